@@ -1,0 +1,12 @@
+//! The store: Spinel's storage engine, shared by every worker thread and both protocols.
+//! (Design notes are filled in with the engine.)
+
+mod clock;
+mod store;
+mod types;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use store::{Reader, Store};
+pub use types::{
+    Change, Config, ConfigError, Expiry, Item, Mode, OwnedItem, Stats, StoreError, WhenFull, MIB,
+};

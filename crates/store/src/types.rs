@@ -1,0 +1,216 @@
+//! The store's public vocabulary: configuration, expiry, write modes, errors and item views.
+
+use std::{fmt, sync::Arc};
+
+use crate::clock::{Clock, SystemClock};
+
+pub const MIB: usize = 1024 * 1024;
+
+/// What a full store does with a write that needs memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenFull {
+    /// Evict items to make room (memcached's default).
+    Evict,
+    /// Refuse the write with [`StoreError::NoSpace`] (memcached `-M`).
+    Refuse,
+}
+
+/// Settings fixed when the store is built.
+#[derive(Clone)]
+pub struct Config {
+    /// The hard limit on item memory and index together (memcached `-m`).
+    pub memory_bytes: usize,
+    /// The largest key + value + header accepted (memcached `-I`).
+    pub item_size_max: usize,
+    pub when_full: WhenFull,
+    /// Size of one log segment; items larger than a quarter of it are stored on their own.
+    pub segment_size_bytes: usize,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            memory_bytes: 64 * MIB,
+            item_size_max: MIB,
+            when_full: WhenFull::Evict,
+            segment_size_bytes: MIB,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("memory_bytes", &self.memory_bytes)
+            .field("item_size_max", &self.item_size_max)
+            .field("when_full", &self.when_full)
+            .field("segment_size_bytes", &self.segment_size_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A configuration the store cannot run with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// When an item stops being visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Expiry {
+    Never,
+    /// Invisible from this Unix millisecond on (an item is expired when `now_ms >= at`).
+    AtMs(u64),
+}
+
+impl Expiry {
+    pub fn is_expired(self, now_ms: u64) -> bool {
+        matches!(self, Expiry::AtMs(at) if now_ms >= at)
+    }
+}
+
+/// How [`crate::Store::store`] treats an existing item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Store unconditionally.
+    Set,
+    /// Store only if the key is absent.
+    Add,
+    /// Store only if the key is present.
+    Replace,
+    /// Add the bytes after the existing value; flags and expiry of the existing item stay.
+    Append,
+    /// Add the bytes before the existing value; flags and expiry of the existing item stay.
+    Prepend,
+    /// Store only if the item's CAS unique still equals this one.
+    Cas(u64),
+}
+
+/// Why an operation did not take effect. Protocol layers map these to their own wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// The key is absent (or expired, or flushed).
+    NotFound,
+    /// A CAS compare failed: the item changed since the client read it.
+    Exists,
+    /// An `Add` found the key present.
+    NotStored,
+    /// Key + value + header exceed the maximum item size.
+    TooLarge { size: usize, max: usize },
+    /// No memory could be found (refuse mode, or every candidate was busy).
+    NoSpace,
+    /// incr/decr on a value that is not a decimal number of the accepted width.
+    NotNumeric,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::NotFound => f.write_str("not found"),
+            StoreError::Exists => f.write_str("exists"),
+            StoreError::NotStored => f.write_str("not stored"),
+            StoreError::TooLarge { size, max } => write!(f, "item of {size} bytes over {max}"),
+            StoreError::NoSpace => f.write_str("out of memory"),
+            StoreError::NotNumeric => f.write_str("not a number"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// A borrowed view of a stored item; valid while the [`crate::Reader`] it came from lives.
+#[derive(Debug, Clone, Copy)]
+pub struct Item<'a> {
+    pub(crate) key: &'a [u8],
+    pub(crate) value: &'a [u8],
+    pub(crate) flags: u32,
+    pub(crate) cas: u64,
+    pub(crate) expiry: Expiry,
+    pub(crate) accessed_before: bool,
+}
+
+impl<'a> Item<'a> {
+    pub fn key(&self) -> &'a [u8] {
+        self.key
+    }
+    pub fn value(&self) -> &'a [u8] {
+        self.value
+    }
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+    pub fn cas(&self) -> u64 {
+        self.cas
+    }
+    pub fn expiry(&self) -> Expiry {
+        self.expiry
+    }
+    /// Whether the item was read since it was written (memcached meta `h`).
+    pub fn accessed_before(&self) -> bool {
+        self.accessed_before
+    }
+    pub fn to_owned(&self) -> OwnedItem {
+        OwnedItem {
+            key: self.key.to_vec(),
+            value: self.value.to_vec(),
+            flags: self.flags,
+            cas: self.cas,
+            expiry: self.expiry,
+        }
+    }
+}
+
+/// An item copied out of the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedItem {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    pub flags: u32,
+    pub cas: u64,
+    pub expiry: Expiry,
+}
+
+/// What a [`crate::Store::modify`] closure decides, given the current item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Leave the item as it is.
+    Keep,
+    /// Replace (or create) the item.
+    Write { value: Vec<u8>, flags: u32, expiry: Expiry },
+    /// Remove the item.
+    Delete,
+}
+
+/// Counters, summed on demand.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Live items (expired ones not yet reclaimed are still counted, as memcached does).
+    pub items: u64,
+    /// Key + value bytes of the items counted above.
+    pub item_bytes: u64,
+    /// Bytes charged against the memory limit: segments, index and large items.
+    pub memory_used_bytes: u64,
+    pub memory_limit_bytes: u64,
+    pub index_bytes: u64,
+    pub index_slots: u64,
+    pub segments_in_use: u64,
+    pub segments_max: u64,
+    /// Items removed to make room while still valid.
+    pub evictions: u64,
+    /// Expired items removed by the background reclaim, unread since they were written.
+    pub expired_unfetched: u64,
+    /// Expired items removed (by reclaim or on access).
+    pub expired_reclaimed: u64,
+    /// Items copied forward during eviction because they were read (kept).
+    pub evict_kept: u64,
+    /// Items that were written since the store started.
+    pub total_items: u64,
+}
