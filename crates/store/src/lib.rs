@@ -8,5 +8,6 @@ mod types;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use store::{Reader, Store};
 pub use types::{
-    Change, Config, ConfigError, Expiry, Item, Mode, OwnedItem, Stats, StoreError, WhenFull, MIB,
+    Change, Config, ConfigError, EvictObserver, Expiry, Item, Mode, OwnedItem, Stats, StoreError,
+    WhenFull, KEY_LEN_MAX, MIB,
 };

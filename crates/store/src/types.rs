@@ -6,6 +6,12 @@ use crate::clock::{Clock, SystemClock};
 
 pub const MIB: usize = 1024 * 1024;
 
+/// The longest key the store accepts. Protocols set their own, smaller limits (memcached: 250).
+pub const KEY_LEN_MAX: usize = 64 * 1024;
+
+/// Called with the key of every item evicted while still valid (not for deletes or expiry).
+pub type EvictObserver = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// What a full store does with a write that needs memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenFull {
@@ -26,6 +32,8 @@ pub struct Config {
     /// Size of one log segment; items larger than a quarter of it are stored on their own.
     pub segment_size_bytes: usize,
     pub clock: Arc<dyn Clock>,
+    /// For tests and tracing; `None` in production.
+    pub on_evict: Option<EvictObserver>,
 }
 
 impl Default for Config {
@@ -36,6 +44,7 @@ impl Default for Config {
             when_full: WhenFull::Evict,
             segment_size_bytes: MIB,
             clock: Arc::new(SystemClock),
+            on_evict: None,
         }
     }
 }
@@ -103,7 +112,9 @@ pub enum StoreError {
     Exists,
     /// An `Add` found the key present.
     NotStored,
-    /// Key + value + header exceed the maximum item size.
+    /// The key is longer than [`KEY_LEN_MAX`].
+    KeyTooLong { len: usize },
+    /// Key + value exceed the maximum item size.
     TooLarge { size: usize, max: usize },
     /// No memory could be found (refuse mode, or every candidate was busy).
     NoSpace,
@@ -117,6 +128,7 @@ impl fmt::Display for StoreError {
             StoreError::NotFound => f.write_str("not found"),
             StoreError::Exists => f.write_str("exists"),
             StoreError::NotStored => f.write_str("not stored"),
+            StoreError::KeyTooLong { len } => write!(f, "key of {len} bytes too long"),
             StoreError::TooLarge { size, max } => write!(f, "item of {size} bytes over {max}"),
             StoreError::NoSpace => f.write_str("out of memory"),
             StoreError::NotNumeric => f.write_str("not a number"),
