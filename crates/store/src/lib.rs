@@ -2,6 +2,10 @@
 //! (Design notes are filled in with the engine.)
 
 mod clock;
+mod index;
+mod item;
+mod mem;
+mod segment;
 mod store;
 mod types;
 

@@ -1,0 +1,639 @@
+//! The hash index: key hash -> item location, read without locks, grown without a global
+//! rehash.
+//!
+//! ```text
+//! hash (64 bits):  [ sub:6 | pos:32 | stripe:11 | tag:14 ]
+//!                    63..58  57..26   25..15      13..0
+//! slot (64 bits):  [ tag:14 | valid:1 | freq:2 | unused:3 | location:44 ]
+//! location:        [ segment id:24 | offset:20 ]    (segment id 0xFFFFFF: large item)
+//! ```
+//! The index is 64 sub-tables chosen by the top hash bits. A sub-table is an array of 64-byte
+//! buckets of 8 slots, cut into blocks of about 64 buckets. A key has two candidate buckets in
+//! one block: its home, `pos * buckets >> 32`, and a second one picked by other hash bits; it
+//! is inserted into the emptier (two choices balance buckets, so tables fill to their load
+//! limit before any bucket overflows). Bucket order, and so block order, is hash order at
+//! every table size, so a scan that walks whole blocks in order of `pos` sees every key once
+//! per pass even while tables grow. (Linear probing over a window of 4 or 8 buckets was
+//! tried first: clustering filled windows at 60-77% load, measured with 300k keys.)
+//!
+//! Growth: a sub-table over its load limit gets a larger table; entries move over in bounded
+//! chunks driven by writers, while readers look in both. An entry moves by being inserted in
+//! the new table, then the sub-table's `version` is bumped, then it is cleared from the old
+//! one; a reader that misses rechecks `version` and retries, so a move never shows as a miss.
+//! Writers of one key serialise on that key's stripe lock (held by the caller), so a key has at
+//! most one entry across both tables.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
+
+use crate::mem::Region;
+
+pub(crate) const SUBTABLES: usize = 64;
+pub(crate) const SLOTS_PER_BUCKET: usize = 8;
+/// Buckets per block (the last blocks of a table may be a little larger).
+const BLOCK_BUCKETS: usize = 64;
+const BUCKET_BYTES: usize = 64;
+/// Grow when a sub-table is this full (percent of slots), plus 0..=8 by sub-table: keys
+/// spread evenly, so equal thresholds made all 64 sub-tables grow, and hold old and new
+/// tables, at the same moment (measured: the index took 1.8x its size during that spike).
+const LOAD_GROW_PCT_MIN: usize = 82;
+/// A grown table is this much larger (percent), or sized for this load if that is larger.
+const GROWTH_PCT: usize = 115;
+const LOAD_AFTER_GROWTH_PCT: usize = 78;
+
+const TAG_SHIFT: u32 = 50;
+const VALID: u64 = 1 << 49;
+const FREQ_SHIFT: u32 = 47;
+const FREQ_MASK: u64 = 0b11 << FREQ_SHIFT;
+pub(crate) const FREQ_MAX: u8 = 3;
+const LOCATION_MASK: u64 = (1 << 44) - 1;
+pub(crate) const OFFSET_BITS: u32 = 20;
+pub(crate) const LARGE_SEGMENT: u32 = (1 << 24) - 1;
+
+/// The parts of a key's hash, each from its own bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HashParts {
+    pub(crate) sub: usize,
+    pub(crate) pos: u32,
+    pub(crate) tag: u16,
+    pub(crate) stripe_bits: u32,
+}
+
+impl HashParts {
+    pub(crate) fn of(key: &[u8]) -> HashParts {
+        let h = xxhash_rust::xxh3::xxh3_64(key);
+        HashParts {
+            sub: (h >> 58) as usize,
+            pos: (h >> 26) as u32,
+            tag: (h & 0x3fff) as u16,
+            stripe_bits: ((h >> 14) & 0x7ff) as u32,
+        }
+    }
+}
+
+/// Where an item is: a segment and offset, or a large-item slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Location {
+    pub(crate) segment: u32,
+    pub(crate) offset: u32,
+}
+
+impl Location {
+    pub(crate) fn pack(self) -> u64 {
+        debug_assert!(self.segment <= LARGE_SEGMENT && self.offset < 1 << OFFSET_BITS);
+        (u64::from(self.segment) << OFFSET_BITS) | u64::from(self.offset)
+    }
+    fn unpack(bits: u64) -> Location {
+        Location {
+            segment: ((bits & LOCATION_MASK) >> OFFSET_BITS) as u32,
+            offset: (bits & ((1 << OFFSET_BITS) - 1)) as u32,
+        }
+    }
+}
+
+/// One index entry as stored in a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot(pub(crate) u64);
+
+impl Slot {
+    pub(crate) fn new(tag: u16, location: Location, freq: u8) -> Slot {
+        Slot(
+            (u64::from(tag) << TAG_SHIFT)
+                | VALID
+                | (u64::from(freq) << FREQ_SHIFT)
+                | location.pack(),
+        )
+    }
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 & VALID == 0
+    }
+    pub(crate) fn tag(self) -> u16 {
+        (self.0 >> TAG_SHIFT) as u16
+    }
+    pub(crate) fn freq(self) -> u8 {
+        ((self.0 & FREQ_MASK) >> FREQ_SHIFT) as u8
+    }
+    pub(crate) fn with_freq(self, freq: u8) -> Slot {
+        Slot((self.0 & !FREQ_MASK) | (u64::from(freq) << FREQ_SHIFT))
+    }
+    pub(crate) fn location(self) -> Location {
+        Location::unpack(self.0)
+    }
+}
+
+#[repr(C, align(64))]
+struct Bucket([AtomicU64; SLOTS_PER_BUCKET]);
+
+const _: () = assert!(std::mem::size_of::<Bucket>() == BUCKET_BYTES);
+
+pub(crate) struct Table {
+    region: Region,
+    buckets: usize,
+}
+
+impl Table {
+    pub(crate) fn bytes_for(buckets: usize) -> usize {
+        buckets * BUCKET_BYTES
+    }
+
+    pub(crate) fn new(buckets: usize) -> std::io::Result<Table> {
+        assert!(buckets >= 2);
+        Ok(Table { region: Region::new(Self::bytes_for(buckets))?, buckets })
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.region.len()
+    }
+
+    pub(crate) fn slots(&self) -> usize {
+        self.buckets * SLOTS_PER_BUCKET
+    }
+
+    fn bucket(&self, index: usize) -> &Bucket {
+        assert!(index < self.buckets);
+        // SAFETY: the region holds `buckets` zero-initialised, 64-byte aligned buckets (mmap
+        // is page aligned); AtomicU64 has the layout of u64 and zero is a valid value.
+        unsafe { &*self.region.ptr().cast::<Bucket>().add(index) }
+    }
+
+    fn home(&self, pos: u32) -> usize {
+        ((u64::from(pos) * self.buckets as u64) >> 32) as usize
+    }
+
+    /// The first hash position whose home bucket is `bucket` (2^32 past the last bucket).
+    fn first_pos(&self, bucket: usize) -> u64 {
+        ((bucket as u64) << 32).div_ceil(self.buckets as u64)
+    }
+
+    fn blocks(&self) -> usize {
+        (self.buckets / BLOCK_BUCKETS).max(1)
+    }
+
+    /// The block holding `bucket`, as a range of buckets.
+    fn block_of(&self, bucket: usize) -> std::ops::Range<usize> {
+        let blocks = self.blocks();
+        let block = bucket * blocks / self.buckets;
+        let start = (block * self.buckets).div_ceil(blocks);
+        let end = ((block + 1) * self.buckets).div_ceil(blocks);
+        start..end
+    }
+
+    /// The two buckets a key may live in (equal only in a one-bucket block, never here).
+    fn candidates(&self, hash: HashParts) -> [usize; 2] {
+        let home = self.home(hash.pos);
+        let block = self.block_of(home);
+        let size = block.len();
+        let step = 1 + (hash.stripe_bits as usize ^ hash.tag as usize) % (size - 1);
+        [home, block.start + (home - block.start + step) % size]
+    }
+
+    /// Slots a key may live in, home bucket first.
+    fn cells(&self, hash: HashParts) -> impl Iterator<Item = &AtomicU64> + '_ {
+        self.candidates(hash).into_iter().flat_map(move |b| self.bucket(b).0.iter())
+    }
+}
+
+/// A found entry: the slot it is in and the value read from it.
+pub(crate) struct Found<'g> {
+    pub(crate) slot: &'g AtomicU64,
+    pub(crate) value: Slot,
+    pub(crate) in_old_table: bool,
+}
+
+#[repr(align(128))]
+pub(crate) struct Sub {
+    current: Atomic<Table>,
+    old: Atomic<Table>,
+    /// Bumped around every move between tables; readers recheck it on a miss.
+    version: AtomicU64,
+    /// Entries in both tables together.
+    count: AtomicUsize,
+    /// Next old bucket to claim for migration, and old buckets finished.
+    migrate_next: AtomicUsize,
+    migrate_done: AtomicUsize,
+}
+
+pub(crate) struct Index {
+    subs: Box<[Sub]>,
+}
+
+/// A chunk of old buckets claimed for migration.
+pub(crate) struct MigrationChunk<'g> {
+    pub(crate) sub: usize,
+    table: &'g Table,
+    pub(crate) buckets: std::ops::Range<usize>,
+}
+
+impl<'g> MigrationChunk<'g> {
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &'g AtomicU64> + '_ {
+        let table = self.table;
+        self.buckets.clone().flat_map(move |b| table.bucket(b).0.iter())
+    }
+}
+
+pub(crate) enum Insert {
+    Done,
+    /// Both of the key's buckets are full; the caller must make room.
+    Full,
+}
+
+impl Index {
+    pub(crate) fn new(buckets_per_sub: usize) -> std::io::Result<Index> {
+        let subs = (0..SUBTABLES)
+            .map(|_| {
+                Ok(Sub {
+                    current: Atomic::new(Table::new(buckets_per_sub)?),
+                    old: Atomic::null(),
+                    version: AtomicU64::new(0),
+                    count: AtomicUsize::new(0),
+                    migrate_next: AtomicUsize::new(0),
+                    migrate_done: AtomicUsize::new(0),
+                })
+            })
+            .collect::<std::io::Result<Vec<_>>>()?;
+        Ok(Index { subs: subs.into_boxed_slice() })
+    }
+
+    /// Finds the entry for a key: `is_key` confirms a tag match by reading the item.
+    pub(crate) fn find<'g>(
+        &self,
+        hash: HashParts,
+        guard: &'g Guard,
+        mut is_key: impl FnMut(Slot) -> bool,
+    ) -> Option<Found<'g>> {
+        let sub = &self.subs[hash.sub];
+        // Bounded: a retry needs a concurrent move, and moves are finite per growth.
+        for _ in 0..64 {
+            let version = sub.version.load(Ordering::Acquire);
+            // Load `current` before `old`: growth publishes `old` first, so seeing the new
+            // current table implies seeing the old one too.
+            let current = sub.current.load(Ordering::Acquire, guard);
+            let old = sub.old.load(Ordering::Acquire, guard);
+            for (table, in_old_table) in [(current, false), (old, true)] {
+                // SAFETY: tables are retired only through the epoch, and we are pinned.
+                let Some(table) = (unsafe { table.as_ref() }) else { continue };
+                if let Some(found) = probe(table, hash, &mut is_key) {
+                    return Some(Found { in_old_table, ..found });
+                }
+            }
+            if sub.version.load(Ordering::Acquire) == version {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Inserts a new entry for a key known to be absent. The caller holds the key's stripe.
+    pub(crate) fn insert(&self, hash: HashParts, slot: Slot, guard: &Guard) -> Insert {
+        let sub = &self.subs[hash.sub];
+        let current = sub.current.load(Ordering::Acquire, guard);
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { current.deref() };
+        if claim_slot(table, hash, slot) {
+            sub.count.fetch_add(1, Ordering::Relaxed);
+            Insert::Done
+        } else {
+            Insert::Full
+        }
+    }
+
+    /// Replaces a found entry's value (new location or freq). An entry still in the old table
+    /// moves to the current one. Returns false if its buckets there are full (entry kept).
+    pub(crate) fn replace(
+        &self,
+        hash: HashParts,
+        found: &Found<'_>,
+        slot: Slot,
+        guard: &Guard,
+    ) -> bool {
+        if !found.in_old_table {
+            found.slot.store(slot.0, Ordering::Release);
+            return true;
+        }
+        let sub = &self.subs[hash.sub];
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        if !claim_slot(table, hash, slot) {
+            return false;
+        }
+        sub.version.fetch_add(1, Ordering::AcqRel);
+        found.slot.store(0, Ordering::Release);
+        true
+    }
+
+    /// Removes a found entry. The caller holds the key's stripe.
+    pub(crate) fn remove(&self, hash: HashParts, found: &Found<'_>) {
+        found.slot.store(0, Ordering::Release);
+        self.subs[hash.sub].count.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Counts an access: raises the entry's frequency unless it is at the maximum. A lost
+    /// race only loses one count, so there is no retry.
+    pub(crate) fn touch_freq(found: &Found<'_>) {
+        let freq = found.value.freq();
+        if freq < FREQ_MAX {
+            let bumped = found.value.with_freq(freq + 1);
+            let _ = found.slot.compare_exchange(
+                found.value.0,
+                bumped.0,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// The number of buckets a sub-table should grow to, if it is over its load limit (or
+    /// `forced`: a key found both its buckets full) and not already growing.
+    pub(crate) fn wants_growth(&self, sub: usize, forced: bool, guard: &Guard) -> Option<usize> {
+        let sub_index = sub;
+        let sub = &self.subs[sub];
+        if !sub.old.load(Ordering::Acquire, guard).is_null() {
+            return None;
+        }
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        let count = sub.count.load(Ordering::Relaxed);
+        let grow_pct = LOAD_GROW_PCT_MIN + sub_index * 9 / SUBTABLES;
+        if !forced && count * 100 < table.slots() * grow_pct {
+            return None;
+        }
+        let for_load = (count * 100 / LOAD_AFTER_GROWTH_PCT).div_ceil(SLOTS_PER_BUCKET);
+        Some(for_load.max(table.buckets * GROWTH_PCT / 100 + 1))
+    }
+
+    /// Installs `table` as the sub-table's new current table and starts migration. Returns
+    /// the table back if the sub-table is already growing.
+    pub(crate) fn start_growth(
+        &self,
+        sub: usize,
+        table: Table,
+        guard: &Guard,
+    ) -> Result<(), Table> {
+        let sub = &self.subs[sub];
+        let current = sub.current.load(Ordering::Acquire, guard);
+        if sub
+            .old
+            .compare_exchange(Shared::null(), current, Ordering::AcqRel, Ordering::Acquire, guard)
+            .is_err()
+        {
+            return Err(table);
+        }
+        sub.migrate_next.store(0, Ordering::Relaxed);
+        sub.migrate_done.store(0, Ordering::Relaxed);
+        sub.current.store(Owned::new(table), Ordering::Release);
+        sub.version.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Claims up to `buckets` old buckets of a growing sub-table for migration.
+    pub(crate) fn claim_migration<'g>(
+        &self,
+        sub: usize,
+        buckets: usize,
+        guard: &'g Guard,
+    ) -> Option<MigrationChunk<'g>> {
+        let s = &self.subs[sub];
+        // SAFETY: pinned; old tables are retired only through the epoch.
+        let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() }?;
+        let start = s.migrate_next.fetch_add(buckets, Ordering::AcqRel);
+        if start >= old.buckets {
+            return None;
+        }
+        Some(MigrationChunk { sub, table: old, buckets: start..(start + buckets).min(old.buckets) })
+    }
+
+    /// Marks a claimed chunk migrated; when it was the last, retires the old table and
+    /// returns its size in bytes (to give back to the memory budget).
+    pub(crate) fn finish_migration(
+        &self,
+        chunk: MigrationChunk<'_>,
+        guard: &Guard,
+    ) -> Option<usize> {
+        let s = &self.subs[chunk.sub];
+        let n = chunk.buckets.len();
+        let done = s.migrate_done.fetch_add(n, Ordering::AcqRel) + n;
+        if done < chunk.table.buckets {
+            return None;
+        }
+        let bytes = chunk.table.bytes();
+        let old = s.old.swap(Shared::null(), Ordering::AcqRel, guard);
+        s.version.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: `old` is unlinked; readers still holding it are pinned, so it is dropped
+        // only after they unpin.
+        unsafe { guard.defer_destroy(old) };
+        Some(bytes)
+    }
+
+    /// Whether a sub-table is migrating.
+    pub(crate) fn is_growing(&self, sub: usize, guard: &Guard) -> bool {
+        !self.subs[sub].old.load(Ordering::Acquire, guard).is_null()
+    }
+
+    /// Bytes and slots of all tables, including old ones still migrating.
+    pub(crate) fn size(&self, guard: &Guard) -> (usize, usize) {
+        let (mut bytes, mut slots) = (0, 0);
+        for sub in self.subs.iter() {
+            for table in [&sub.current, &sub.old] {
+                // SAFETY: pinned.
+                if let Some(t) = unsafe { table.load(Ordering::Acquire, guard).as_ref() } {
+                    bytes += t.bytes();
+                    slots += t.slots();
+                }
+            }
+        }
+        (bytes, slots)
+    }
+
+    /// Visits the entries of sub-table `sub` in the block holding hash position `pos` (and,
+    /// while it grows, of the old table's blocks over the same positions); returns the first
+    /// position past that block (2^32: sub-table done) and the number of buckets read.
+    pub(crate) fn scan(
+        &self,
+        sub: usize,
+        pos: u64,
+        guard: &Guard,
+        mut visit: impl FnMut(Slot),
+    ) -> (u64, usize) {
+        let s = &self.subs[sub];
+        // SAFETY: pinned; the current table is never null.
+        let current = unsafe { s.current.load(Ordering::Acquire, guard).deref() };
+        // SAFETY: pinned.
+        let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() };
+        let block = current.block_of(current.home(pos.min(u64::from(u32::MAX)) as u32));
+        let next_pos = current.first_pos(block.end);
+        let mut read = block.len();
+        visit_buckets(current, block, &mut visit);
+        if let Some(old) = old {
+            let first = old.block_of(old.home(pos.min(u64::from(u32::MAX)) as u32)).start;
+            let last_pos = (next_pos - 1).min(u64::from(u32::MAX)) as u32;
+            let last = old.block_of(old.home(last_pos)).end;
+            read += last - first;
+            visit_buckets(old, first..last, &mut visit);
+        }
+        (next_pos, read)
+    }
+}
+
+fn visit_buckets(table: &Table, buckets: std::ops::Range<usize>, visit: &mut impl FnMut(Slot)) {
+    for bucket in buckets {
+        for cell in &table.bucket(bucket).0 {
+            let value = Slot(cell.load(Ordering::Acquire));
+            if !value.is_empty() {
+                visit(value);
+            }
+        }
+    }
+}
+
+fn probe<'t>(
+    table: &'t Table,
+    hash: HashParts,
+    is_key: &mut impl FnMut(Slot) -> bool,
+) -> Option<Found<'t>> {
+    for slot in table.cells(hash) {
+        let value = Slot(slot.load(Ordering::Acquire));
+        if !value.is_empty() && value.tag() == hash.tag && is_key(value) {
+            return Some(Found { slot, value, in_old_table: false });
+        }
+    }
+    None
+}
+
+/// Puts `slot` into the emptier of the key's two buckets.
+fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> bool {
+    let [first, second] = table.candidates(hash).map(|b| table.bucket(b));
+    let free = |bucket: &Bucket| bucket.0.iter().filter(|c| c.load(Ordering::Relaxed) == 0).count();
+    let order = if free(second) > free(first) { [second, first] } else { [first, second] };
+    for bucket in order {
+        for cell in &bucket.0 {
+            if cell.load(Ordering::Relaxed) == 0
+                && cell.compare_exchange(0, slot.0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Entries a migration must move: used by the store, which re-derives each key's hash.
+pub(crate) fn slot_value(cell: &AtomicU64) -> Option<Slot> {
+    let value = Slot(cell.load(Ordering::Acquire));
+    (!value.is_empty()).then_some(value)
+}
+
+/// Moves one entry from an old-table cell into the current table. The caller holds the
+/// key's stripe and has checked that `cell` still holds `value`.
+pub(crate) fn move_entry(
+    index: &Index,
+    hash: HashParts,
+    cell: &AtomicU64,
+    value: Slot,
+    guard: &Guard,
+) -> bool {
+    let found = Found { slot: cell, value, in_old_table: true };
+    index.replace(hash, &found, value, guard)
+}
+
+/// Drops an old-table entry that cannot be moved (its new buckets are full).
+pub(crate) fn drop_entry(index: &Index, hash: HashParts, cell: &AtomicU64) {
+    cell.store(0, Ordering::Release);
+    index.subs[hash.sub].count.fetch_sub(1, Ordering::Relaxed);
+}
+
+impl Index {
+    /// The occupied cells of a key's two buckets in the current table, with their values:
+    /// the candidates when both are full and one entry must give way.
+    pub(crate) fn window_entries<'g>(
+        &self,
+        hash: HashParts,
+        guard: &'g Guard,
+    ) -> Vec<(&'g AtomicU64, Slot)> {
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { self.subs[hash.sub].current.load(Ordering::Acquire, guard).deref() };
+        table.cells(hash).filter_map(|cell| slot_value(cell).map(|v| (cell, v))).collect()
+    }
+
+    /// Moves the entry in `cell` (holding `value`, a key with `hash`) to a free slot of its
+    /// other bucket in the current table: one cuckoo step, to free a slot for another key.
+    /// The caller holds the entry's stripe.
+    pub(crate) fn relocate(
+        &self,
+        hash: HashParts,
+        cell: &AtomicU64,
+        value: Slot,
+        guard: &Guard,
+    ) -> bool {
+        let sub = &self.subs[hash.sub];
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        let [first, second] = table.candidates(hash);
+        let in_first = table.bucket(first).0.iter().any(|c| std::ptr::eq(c, cell));
+        let target = table.bucket(if in_first { second } else { first });
+        let Some(free) = target.0.iter().find(|c| {
+            c.load(Ordering::Relaxed) == 0
+                && c.compare_exchange(0, value.0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+        }) else {
+            return false;
+        };
+        // Same order as a move between tables: new copy, version bump, then clear the old.
+        sub.version.fetch_add(1, Ordering::AcqRel);
+        if self.remove_if(hash.sub, cell, value) {
+            sub.count.fetch_add(1, Ordering::Relaxed); // remove_if counted a removal
+            true
+        } else {
+            free.store(0, Ordering::Release);
+            false
+        }
+    }
+
+    /// The occupied cells of the bucket that is the other candidate of the entry in `cell`.
+    pub(crate) fn alternate_entries<'g>(
+        &self,
+        hash: HashParts,
+        cell: &AtomicU64,
+        guard: &'g Guard,
+    ) -> Vec<(&'g AtomicU64, Slot)> {
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { self.subs[hash.sub].current.load(Ordering::Acquire, guard).deref() };
+        let [first, second] = table.candidates(hash);
+        let in_first = table.bucket(first).0.iter().any(|c| std::ptr::eq(c, cell));
+        let other = table.bucket(if in_first { second } else { first });
+        other.0.iter().filter_map(|c| slot_value(c).map(|v| (c, v))).collect()
+    }
+
+    /// Clears `cell` if it still holds `value`; the caller holds the entry's stripe.
+    pub(crate) fn remove_if(&self, sub: usize, cell: &AtomicU64, value: Slot) -> bool {
+        // A reader may have raised the entry's frequency meanwhile: compare locations only.
+        let mut seen = cell.load(Ordering::Acquire);
+        loop {
+            let slot = Slot(seen);
+            if slot.is_empty() || slot.location() != value.location() || slot.tag() != value.tag() {
+                return false;
+            }
+            match cell.compare_exchange(seen, 0, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => seen = now,
+            }
+        }
+        self.subs[sub].count.fetch_sub(1, Ordering::Relaxed);
+        true
+    }
+}
+
+impl Drop for Index {
+    fn drop(&mut self) {
+        for sub in self.subs.iter() {
+            for table in [&sub.current, &sub.old] {
+                // SAFETY: dropping the store: no other thread can hold references.
+                unsafe {
+                    let shared = table.load(Ordering::Relaxed, crossbeam_epoch::unprotected());
+                    if !shared.is_null() {
+                        drop(shared.into_owned());
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Anonymous memory mappings: the only way the store takes memory that it must also be able
+//! to give back to the kernel exactly (segments, index tables and large items).
+
+use std::{io, ptr::NonNull};
+
+/// An anonymous, private, zero-filled mapping. Pages become resident when first touched.
+pub(crate) struct Region {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: Region is a plain owned allocation; sharing it is safe because all access goes
+// through raw pointers whose synchronisation is the caller's (atomics and the epoch).
+unsafe impl Send for Region {}
+// SAFETY: as above.
+unsafe impl Sync for Region {}
+
+impl Region {
+    pub(crate) fn new(len: usize) -> io::Result<Region> {
+        assert!(len > 0);
+        // SAFETY: an anonymous mapping with no address hint has no preconditions.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr.cast::<u8>()).expect("mmap returned null on success");
+        Ok(Region { ptr, len })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Gives the pages of `[offset, offset + len)` back to the kernel; they read as zero after.
+    ///
+    /// # Safety
+    /// Nobody may be reading or writing the range: the caller owns it exclusively.
+    pub(crate) unsafe fn release(&self, offset: usize, len: usize) {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.len));
+        // SAFETY: the range lies inside the mapping (asserted) and the caller owns it.
+        let rc = unsafe { libc::madvise(self.ptr().add(offset).cast(), len, libc::MADV_DONTNEED) };
+        debug_assert_eq!(rc, 0, "madvise failed: {}", io::Error::last_os_error());
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len came from a successful mmap and are unmapped exactly once.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}

@@ -1,0 +1,250 @@
+//! Segments: the log the items live in, and the one memory budget everything is charged to.
+//!
+//! A segment is a fixed-size slice of one large mapping. Writers append to an *active*
+//! segment by reserving bytes with one `fetch_add`; a full segment is *sealed* and joins a
+//! FIFO queue; eviction and expiry take whole segments from the queues and hand them back,
+//! through the epoch, once no reader can still see them.
+//!
+//! ```text
+//!            reserve (fetch_add)            seal                   evict / reclaim
+//!  free ---> active segment per class ---> small or main FIFO ---> (epoch) ---> free
+//! ```
+//!
+//! Memory: `Budget` counts the bytes that are, or may become, resident: segments in use or
+//! free but touched, index tables and large items. It never exceeds the configured limit, so
+//! resident memory is that limit plus fixed overhead (headers, locks, the process itself).
+
+use std::{
+    collections::VecDeque,
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+};
+
+use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
+use parking_lot::Mutex;
+
+use crate::mem::Region;
+
+pub(crate) const SEALED: u64 = 1 << 40;
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Which FIFO a segment belongs to (S3-FIFO's small probation queue, or main).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Queue {
+    Small = 0,
+    Main = 1,
+}
+
+/// Per-segment metadata, kept apart from the segment's bytes.
+#[repr(align(64))]
+pub(crate) struct SegHeader {
+    /// Bytes reserved by writers; `SEALED` once no more may be.
+    pub(crate) write_offset: AtomicU64,
+    /// End of the last successful reservation: items fill `[0, used_end)`.
+    pub(crate) used_end: AtomicU32,
+    /// Writers between their reservation and the end of their copy.
+    pub(crate) inflight: AtomicU32,
+    /// The flush generation the segment was opened in.
+    pub(crate) flush_gen: AtomicU32,
+    /// Opening sequence number: the high bits of the CAS unique of its items.
+    pub(crate) seq: AtomicU64,
+    /// Latest expiry of any item in it (`u64::MAX` if one never expires).
+    pub(crate) max_expiry_ms: AtomicU64,
+    pub(crate) queue: AtomicU32,
+}
+
+impl SegHeader {
+    pub(crate) fn new() -> SegHeader {
+        SegHeader {
+            write_offset: AtomicU64::new(SEALED),
+            used_end: AtomicU32::new(0),
+            inflight: AtomicU32::new(0),
+            flush_gen: AtomicU32::new(0),
+            seq: AtomicU64::new(0),
+            max_expiry_ms: AtomicU64::new(0),
+            queue: AtomicU32::new(0),
+        }
+    }
+
+    /// Prepares a free segment for writing. Publishing `write_offset = 0` last makes the
+    /// other fields visible to every writer whose reservation succeeds.
+    pub(crate) fn open(&self, seq: u64, flush_gen: u32, queue: Queue) {
+        self.used_end.store(0, Ordering::Relaxed);
+        self.flush_gen.store(flush_gen, Ordering::Relaxed);
+        self.seq.store(seq, Ordering::Relaxed);
+        self.max_expiry_ms.store(0, Ordering::Relaxed);
+        self.queue.store(queue as u32, Ordering::Relaxed);
+        self.write_offset.store(0, Ordering::Release);
+    }
+
+    pub(crate) fn seal(&self) {
+        self.write_offset.fetch_or(SEALED, Ordering::AcqRel);
+    }
+
+    /// Waits for writers that reserved space before the seal to finish their copies.
+    pub(crate) fn wait_writers(&self) {
+        let mut spins = 0u32;
+        while self.inflight.load(Ordering::Acquire) != 0 {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    pub(crate) fn queue(&self) -> Queue {
+        if self.queue.load(Ordering::Relaxed) == Queue::Main as u32 {
+            Queue::Main
+        } else {
+            Queue::Small
+        }
+    }
+}
+
+/// An entry of an eviction queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Victim {
+    Segment(u32),
+    /// A large item's slot and the sequence number it was written with (a stale entry,
+    /// whose item was deleted or replaced, no longer matches and is skipped).
+    Large(u32, u64),
+}
+
+/// Segment lists, guarded by one mutex that only segment turnover takes (once per segment of
+/// writes, never per request).
+#[derive(Default)]
+pub(crate) struct Ctl {
+    /// Free segments whose pages may be resident (charged to the budget).
+    pub(crate) free_resident: Vec<u32>,
+    /// Free segments whose pages were given back (not charged).
+    pub(crate) free_unbacked: Vec<u32>,
+    pub(crate) small: VecDeque<Victim>,
+    pub(crate) main: VecDeque<Victim>,
+}
+
+impl Ctl {
+    /// S3-FIFO's choice: evict from the small queue while it holds more than a tenth of the
+    /// cache, else from main.
+    pub(crate) fn pick_victim(&mut self) -> Option<Victim> {
+        let total = self.small.len() + self.main.len();
+        if !self.small.is_empty() && (self.small.len() * 10 > total || self.main.is_empty()) {
+            self.small.pop_front()
+        } else {
+            self.main.pop_front().or_else(|| self.small.pop_front())
+        }
+    }
+
+    pub(crate) fn push(&mut self, queue: Queue, victim: Victim) {
+        match queue {
+            Queue::Small => self.small.push_back(victim),
+            Queue::Main => self.main.push_back(victim),
+        }
+    }
+}
+
+/// An item too large for a segment, in a mapping of its own.
+pub(crate) struct Large {
+    pub(crate) region: Region,
+    pub(crate) seq: u64,
+    pub(crate) flush_gen: u32,
+    pub(crate) expiry_ms: u64,
+}
+
+/// The memory limit and what deferred frees hand back, shared with them because they run on
+/// whatever thread collects the epoch's garbage.
+pub(crate) struct Recycled {
+    /// Large items by slot; a slot is emptied only after its grace period.
+    pub(crate) large: Box<[Atomic<Large>]>,
+    pub(crate) large_free: Mutex<Vec<u32>>,
+    pub(crate) used_bytes: AtomicUsize,
+    pub(crate) limit_bytes: usize,
+    /// Segments past their grace period, waiting to join `Ctl::free_resident`.
+    pub(crate) freed: Mutex<Vec<u32>>,
+    pub(crate) freed_count: AtomicUsize,
+}
+
+impl Recycled {
+    pub(crate) fn new(limit_bytes: usize, large_slots: usize) -> Recycled {
+        Recycled {
+            large: (0..large_slots).map(|_| Atomic::null()).collect(),
+            large_free: Mutex::new((0..large_slots as u32).rev().collect()),
+            used_bytes: AtomicUsize::new(0),
+            limit_bytes,
+            freed: Mutex::new(Vec::new()),
+            freed_count: AtomicUsize::new(0),
+        }
+    }
+
+    /// Charges `bytes` if that leaves at least `headroom` bytes under the limit.
+    pub(crate) fn try_charge(&self, bytes: usize, headroom: usize) -> bool {
+        self.used_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                let after = used.checked_add(bytes)?;
+                (after.saturating_add(headroom) <= self.limit_bytes).then_some(after)
+            })
+            .is_ok()
+    }
+
+    pub(crate) fn uncharge(&self, bytes: usize) {
+        let before = self.used_bytes.fetch_sub(bytes, Ordering::AcqRel);
+        assert!(before >= bytes, "memory budget underflow");
+    }
+
+    pub(crate) fn push_freed(&self, segment: u32) {
+        self.freed.lock().push(segment);
+        self.freed_count.fetch_add(1, Ordering::Release);
+    }
+
+    pub(crate) fn take_freed(&self, into: &mut Vec<u32>) {
+        if self.freed_count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut freed = self.freed.lock();
+        self.freed_count.fetch_sub(freed.len(), Ordering::AcqRel);
+        into.append(&mut freed);
+    }
+}
+
+impl Recycled {
+    /// Publishes a large item in a free slot; returns the slot, or the item if none is free.
+    pub(crate) fn add_large(&self, large: Large) -> Result<u32, Large> {
+        let Some(slot) = self.large_free.lock().pop() else { return Err(large) };
+        self.large[slot as usize].store(Owned::new(large), Ordering::Release);
+        Ok(slot)
+    }
+
+    pub(crate) fn large<'g>(&self, slot: u32, guard: &'g Guard) -> Option<&'g Large> {
+        let shared = self.large[slot as usize].load(Ordering::Acquire, guard);
+        // SAFETY: a large item is destroyed only after its grace period, and we are pinned.
+        unsafe { shared.as_ref() }
+    }
+
+    /// Frees a large slot; call only after the grace period of the unlink (from a deferred
+    /// closure), when no reader can still hold a reference to the item.
+    pub(crate) fn free_large(&self, slot: u32) {
+        // SAFETY: the grace period has passed: nobody else can reach the item any more.
+        let guard = unsafe { crossbeam_epoch::unprotected() };
+        let shared = self.large[slot as usize].swap(Shared::null(), Ordering::AcqRel, guard);
+        if !shared.is_null() {
+            // SAFETY: as above; we hold the only pointer.
+            let large = unsafe { shared.into_owned() };
+            self.uncharge(large.region.len());
+        }
+        self.large_free.lock().push(slot);
+    }
+}
+
+impl Drop for Recycled {
+    fn drop(&mut self) {
+        for slot in self.large.iter() {
+            // SAFETY: dropping the store: no other thread holds references any more.
+            unsafe {
+                let shared = slot.load(Ordering::Relaxed, crossbeam_epoch::unprotected());
+                if !shared.is_null() {
+                    drop(shared.into_owned());
+                }
+            }
+        }
+    }
+}
