@@ -31,6 +31,10 @@ const TTL_CLASSES: usize = 8;
 const RESERVE_SEGMENTS: usize = 1;
 const MIGRATE_CHUNK_BUCKETS: usize = 32;
 const OP_ATTEMPTS: usize = 32;
+/// Writer threads append to their own active segments (by a per-thread shard), so that two
+/// cores never write the same segment header: with one shared segment, 2 threads set at
+/// 1.25x one thread's rate; see `shard()`.
+const WRITE_SHARDS_MAX: usize = 8;
 const PAGE: usize = 4096;
 
 #[derive(Default)]
@@ -138,8 +142,9 @@ pub struct Store {
     large_min: usize,
     region: Region,
     headers: Box<[SegHeader]>,
-    /// The segment each (queue, TTL class) appends to, or NONE.
+    /// The segment each (queue, TTL class, write shard) appends to, or NONE.
     active: Box<[AtomicU32]>,
+    write_shards: usize,
     ctl: Mutex<Ctl>,
     recycled: Arc<Recycled>,
     index: Index,
@@ -201,10 +206,14 @@ impl Store {
             return Err(ConfigError("memory limit too small for the index".into()));
         }
         let ctl = Ctl { free_unbacked: (0..seg_count as u32).rev().collect(), ..Ctl::default() };
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Each shard may hold a partly filled segment per class: keep that under 1/16th.
+        let write_shards = cpus.min(WRITE_SHARDS_MAX).min(seg_count / 16).max(1);
         Ok(Store {
             region: Region::new(seg_count * seg_size).map_err(os_err)?,
             headers: (0..seg_count).map(|_| SegHeader::new()).collect(),
-            active: (0..2 * TTL_CLASSES).map(|_| AtomicU32::new(NONE)).collect(),
+            active: (0..2 * TTL_CLASSES * write_shards).map(|_| AtomicU32::new(NONE)).collect(),
+            write_shards,
             ctl: Mutex::new(ctl),
             recycled,
             index,
@@ -607,7 +616,10 @@ impl Store {
             self.append(Queue::Small, class, &header, ctx.key, item.value, false)
                 .ok_or(OpError::NeedRoom)?
         };
-        let slot = Slot::new(ctx.hash.tag, location, 0);
+        // An overwrite keeps the access count: the key is as hot as it was, and resetting it
+        // made every set cost its next readers a write to the slot.
+        let freq = existing.map_or(0, |(found, _)| found.value.freq());
+        let slot = Slot::new(ctx.hash.tag, location, freq);
         let data_len = (header.key_len + header.value_len) as i64;
         match existing {
             Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
@@ -770,6 +782,15 @@ fn parse_decimal_u64(bytes: &[u8]) -> Option<u64> {
     std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
+/// This thread's write shard: threads are numbered as they first write.
+fn shard() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    SHARD.with(|s| *s)
+}
+
 fn stripe_of(hash: HashParts) -> usize {
     hash.stripe_bits as usize % STRIPES
 }
@@ -864,7 +885,8 @@ impl Store {
     ) -> Option<(Location, u64)> {
         let len = header.item_len();
         debug_assert!(len < self.large_min || for_evict);
-        let active = &self.active[queue as usize * TTL_CLASSES + class];
+        let active_index = self.active_index(queue, class);
+        let active = &self.active[active_index];
         for _ in 0..8 {
             let id = active.load(Ordering::Acquire);
             if id != NONE {
@@ -872,7 +894,7 @@ impl Store {
                     return Some(done);
                 }
             }
-            if !self.roll(queue, class, id, for_evict) {
+            if !self.roll(queue, active_index, id, for_evict) {
                 return None;
             }
         }
@@ -908,7 +930,9 @@ impl Store {
             Expiry::Never => u64::MAX,
             Expiry::AtMs(at) => at,
         };
-        seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
+        if seg.max_expiry_ms.load(Ordering::Relaxed) < expiry_ms {
+            seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
+        }
         let cas = header
             .cas
             .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | offset as u64);
@@ -916,10 +940,14 @@ impl Store {
         Some((Location { segment: id, offset: offset as u32 }, cas))
     }
 
+    fn active_index(&self, queue: Queue, class: usize) -> usize {
+        (queue as usize * TTL_CLASSES + class) * self.write_shards + shard() % self.write_shards
+    }
+
     /// Seals the full active segment `seen` and opens a new one. False if none is free.
-    fn roll(&self, queue: Queue, class: usize, seen: u32, for_evict: bool) -> bool {
+    fn roll(&self, queue: Queue, active_index: usize, seen: u32, for_evict: bool) -> bool {
         let mut ctl = self.ctl.lock();
-        let active = &self.active[queue as usize * TTL_CLASSES + class];
+        let active = &self.active[active_index];
         if active.load(Ordering::Acquire) != seen {
             return true; // another writer rolled it already
         }
