@@ -1,5 +1,41 @@
 //! The store: Spinel's storage engine, shared by every worker thread and both protocols.
-//! (Design notes are filled in with the engine.)
+//!
+//! Goals: the most items in a fixed amount of memory, reads that never wait for writers,
+//! writes that lock one of 1024 stripes briefly, a hard memory bound, a hit ratio above LRU's.
+//! Non-goals: protocols, sockets, threads of its own (`maintain` is called by the server's
+//! loops), persistence.
+//!
+//! ```text
+//!   key --xxh3--> [sub 6 | pos 32 | stripe 11 | tag 14]
+//!                   |        |
+//!                   v        v
+//!   index: 64 sub-tables, each buckets of 8 slots (64 B); two candidate buckets per key
+//!          slot = [tag 14 | valid | freq 2 | - | segment 24 | offset 20]
+//!                                                 |
+//!                                                 v
+//!   segments (256 KiB, one mmap):  [hdr key value][hdr key value]...   append-only
+//!          queues: small FIFO (new items) -> main FIFO (items read again), S3-FIFO style
+//!   large items (>= 1/4 segment): a mapping each
+//! ```
+//!
+//! - Items are appended to per-thread active segments; the CAS unique is the segment's
+//!   sequence number and the item's offset, so it costs no bytes (item.rs).
+//! - Reads pin the epoch (crossbeam-epoch) and take no lock; memory is reused only after
+//!   every reader that could see it has unpinned (store.rs, segment.rs).
+//! - Eviction takes whole segments in S3-FIFO order: from the small queue, items read since
+//!   they were written move to main and the rest leave; from main, read items are copied
+//!   forward once per read. Expiry reclaims whole segments whose items all expired; items
+//!   are grouped by TTL class so that this happens (`maintain`).
+//! - One budget covers segments, index tables and large items; see `segment.rs`.
+//!
+//! ```
+//! use store::{Config, Expiry, Mode, Store};
+//! let store = Store::new(Config::default()).unwrap();
+//! let cas = store.store(b"greeting", b"hello", 0, Expiry::Never, Mode::Set).unwrap();
+//! let reader = store.reader();
+//! let item = reader.get(b"greeting").unwrap();
+//! assert_eq!((item.value(), item.cas()), (&b"hello"[..], cas));
+//! ```
 
 mod clock;
 mod index;

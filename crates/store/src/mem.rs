@@ -18,13 +18,15 @@ unsafe impl Sync for Region {}
 impl Region {
     pub(crate) fn new(len: usize) -> io::Result<Region> {
         assert!(len > 0);
+        // Miri models only plain private anonymous mappings.
+        let no_reserve = if cfg!(miri) { 0 } else { libc::MAP_NORESERVE };
         // SAFETY: an anonymous mapping with no address hint has no preconditions.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | no_reserve,
                 -1,
                 0,
             )
@@ -50,6 +52,12 @@ impl Region {
     /// Nobody may be reading or writing the range: the caller owns it exclusively.
     pub(crate) unsafe fn release(&self, offset: usize, len: usize) {
         assert!(offset.checked_add(len).is_some_and(|end| end <= self.len));
+        if cfg!(miri) {
+            // Miri has no madvise; zeroing has the same effect on what the range reads as.
+            // SAFETY: the range lies inside the mapping (asserted) and the caller owns it.
+            unsafe { std::ptr::write_bytes(self.ptr().add(offset), 0, len) };
+            return;
+        }
         // SAFETY: the range lies inside the mapping (asserted) and the caller owns it.
         let rc = unsafe { libc::madvise(self.ptr().add(offset).cast(), len, libc::MADV_DONTNEED) };
         debug_assert_eq!(rc, 0, "madvise failed: {}", io::Error::last_os_error());
