@@ -162,6 +162,11 @@ pub(crate) struct Recycled {
     /// Segments past their grace period, waiting to join `Ctl::free_resident`.
     pub(crate) freed: Mutex<Vec<u32>>,
     pub(crate) freed_count: AtomicUsize,
+    /// Bumped whenever memory comes back (a segment past its grace, a large item freed):
+    /// writers waiting for room watch it.
+    pub(crate) frees: AtomicUsize,
+    /// Segments cleared but still in their grace period.
+    pub(crate) in_grace: AtomicUsize,
 }
 
 impl Recycled {
@@ -173,6 +178,8 @@ impl Recycled {
             limit_bytes,
             freed: Mutex::new(Vec::new()),
             freed_count: AtomicUsize::new(0),
+            frees: AtomicUsize::new(0),
+            in_grace: AtomicUsize::new(0),
         }
     }
 
@@ -194,6 +201,8 @@ impl Recycled {
     pub(crate) fn push_freed(&self, segment: u32) {
         self.freed.lock().push(segment);
         self.freed_count.fetch_add(1, Ordering::Release);
+        self.in_grace.fetch_sub(1, Ordering::AcqRel);
+        self.frees.fetch_add(1, Ordering::Release);
     }
 
     pub(crate) fn take_freed(&self, into: &mut Vec<u32>) {
@@ -232,6 +241,7 @@ impl Recycled {
             self.uncharge(large.region.len());
         }
         self.large_free.lock().push(slot);
+        self.frees.fetch_add(1, Ordering::Release);
     }
 }
 

@@ -26,7 +26,7 @@ pub enum WhenFull {
 pub struct Config {
     /// The hard limit on item memory and index together (memcached `-m`).
     pub memory_bytes: usize,
-    /// The largest key + value + header accepted (memcached `-I`).
+    /// The largest key + value accepted, in bytes (memcached `-I`).
     pub item_size_max: usize,
     pub when_full: WhenFull,
     /// Size of one log segment; items of a quarter of it or more are stored on their own.

@@ -824,8 +824,7 @@ fn flush_all_immediate() {
     assert!(st.memory_used_bytes <= st.memory_limit_bytes, "{st:?}");
 }
 
-// flush_all(d): old items stay visible until T-1, all items stored before T vanish at T, later
-// ones stay.
+// flush_all(d): items stored before T are visible at T-1 and gone at T; later ones stay.
 #[test]
 fn flush_all_delayed() {
     let f = small();
@@ -979,8 +978,7 @@ fn numbered_value(i: u32, len: usize) -> Vec<u8> {
     v
 }
 
-// Writing 1 KiB values far past 4 MiB evicts old items: every write succeeds, memory stays under
-// the limit, recent keys remain, and whatever is readable is intact.
+// Far past capacity, writes succeed by evicting: memory stays bounded, readable values intact.
 #[test]
 fn eviction_when_full() {
     let f = fixture(4 * MIB, 64 * KIB, MIB);
@@ -1065,8 +1063,7 @@ fn refuse_mode_no_space() {
     assert!(s.get(b"another").is_none());
 }
 
-// maintain reclaims segments whose items all expired: stats().items falls and
-// expired_reclaimed counts them; unexpired items survive.
+// maintain reclaims expired items: stats().items falls, expired_reclaimed > 0, others survive.
 #[test]
 fn maintain_reclaims_expired() {
     let f = small();
