@@ -40,6 +40,7 @@ const BUCKET_BYTES: usize = 64;
 const LOAD_GROW_PCT_MIN: usize = 82;
 /// A grown table is this much larger (percent), or sized for this load if that is larger.
 const GROWTH_PCT: usize = 115;
+const GROWTH_PCT_TIGHT: usize = 110;
 const LOAD_AFTER_GROWTH_PCT: usize = 78;
 
 const TAG_SHIFT: u32 = 50;
@@ -345,7 +346,14 @@ impl Index {
 
     /// The number of buckets a sub-table should grow to, if it is over its load limit (or
     /// `forced`: a key found both its buckets full) and not already growing.
-    pub(crate) fn wants_growth(&self, sub: usize, forced: bool, guard: &Guard) -> Option<usize> {
+    /// `tight`: memory is scarce, so grow in small steps (spare slots cost items).
+    pub(crate) fn wants_growth(
+        &self,
+        sub: usize,
+        forced: bool,
+        tight: bool,
+        guard: &Guard,
+    ) -> Option<usize> {
         let sub_index = sub;
         let sub = &self.subs[sub];
         if !sub.old.load(Ordering::Acquire, guard).is_null() {
@@ -357,6 +365,9 @@ impl Index {
         let grow_pct = LOAD_GROW_PCT_MIN + sub_index * 9 / SUBTABLES;
         if !forced && count * 100 < table.slots() * grow_pct {
             return None;
+        }
+        if tight {
+            return Some(table.buckets * GROWTH_PCT_TIGHT / 100 + 1);
         }
         let for_load = (count * 100 / LOAD_AFTER_GROWTH_PCT).div_ceil(SLOTS_PER_BUCKET);
         Some(for_load.max(table.buckets * GROWTH_PCT / 100 + 1))

@@ -1,12 +1,14 @@
 //! The item layout inside a segment (or a large-item region).
 //!
 //! ```text
-//! +-------+--------+--------+----------+-----------+-----+-------+
-//! | flags | klen   | vlen   | [cflags] | [expiry]  | [cas] | key | value |
-//! | 1 B   | varint | varint | varint   | varint ms | 8 B   |     |       |
-//! +-------+--------+--------+----------+-----------+-------+-----+-------+
+//! +-------------------+---------+--------+----------+-----------+-------+-----+-------+
+//! | kind:2 | klen:6   | [klen]  | vlen   | [extras] | [cflags]  | [exp] | ... | key   | value
+//! | 1 B               | varint  | varint | 1 B      | varint    | varint| 8 B |       |
+//! +-------------------+---------+--------+----------+-----------+-------+-----+-------+
 //! ```
-//! A 20-byte key with a 20-byte value and no client flags or expiry costs 3 header bytes.
+//! `kind` is PLAIN (no client flags, expiry or stored CAS) or EXTENDED (an `extras` byte
+//! says which follow); keys up to 62 bytes keep their length in the first byte (63: a varint
+//! follows). A 20-byte key with a 20-byte value costs 2 header bytes; 32/128 costs 3.
 //! The CAS unique is normally not stored: it is the segment's opening sequence number and the
 //! item's offset, unique per write. Only an item rewritten without a logical change (copied
 //! forward by eviction, or touched) carries its CAS explicitly, so that it keeps it.
@@ -16,10 +18,13 @@ use crate::types::Expiry;
 const HAS_CLIENT_FLAGS: u8 = 1 << 0;
 const HAS_EXPIRY: u8 = 1 << 1;
 const HAS_CAS: u8 = 1 << 2;
-/// The top bits of the flags byte are a fixed pattern, checked on every decode, so that a
-/// location that points anywhere but at an item header is caught rather than misread.
-const MAGIC: u8 = 0b1010_0000;
-const MAGIC_MASK: u8 = 0b1111_0000;
+/// The two kinds; the other two values of the top bits are invalid, and checked on every
+/// decode, so that a location pointing anywhere but at a header is likely caught.
+const KIND_PLAIN: u8 = 0b01 << 6;
+const KIND_EXTENDED: u8 = 0b10 << 6;
+const KIND_MASK: u8 = 0b11 << 6;
+const KEY_LEN_INLINE_MAX: usize = 62;
+const KEY_LEN_ESCAPE: u8 = 63;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Header {
@@ -31,8 +36,28 @@ pub(crate) struct Header {
 }
 
 impl Header {
+    fn extras(&self) -> u8 {
+        let mut extras = 0;
+        if self.client_flags != 0 {
+            extras |= HAS_CLIENT_FLAGS;
+        }
+        if matches!(self.expiry, Expiry::AtMs(_)) {
+            extras |= HAS_EXPIRY;
+        }
+        if self.cas.is_some() {
+            extras |= HAS_CAS;
+        }
+        extras
+    }
+
     pub(crate) fn encoded_len(&self) -> usize {
-        let mut n = 1 + varint_len(self.key_len as u64) + varint_len(self.value_len as u64);
+        let mut n = 1 + varint_len(self.value_len as u64);
+        if self.key_len > KEY_LEN_INLINE_MAX {
+            n += varint_len(self.key_len as u64);
+        }
+        if self.extras() != 0 {
+            n += 1;
+        }
         if self.client_flags != 0 {
             n += varint_len(u64::from(self.client_flags));
         }
@@ -52,20 +77,19 @@ impl Header {
 
     /// Writes the header into `out` (exactly `encoded_len` bytes); returns bytes written.
     pub(crate) fn encode(&self, out: &mut [u8]) -> usize {
-        let mut flags = MAGIC;
-        if self.client_flags != 0 {
-            flags |= HAS_CLIENT_FLAGS;
-        }
-        if matches!(self.expiry, Expiry::AtMs(_)) {
-            flags |= HAS_EXPIRY;
-        }
-        if self.cas.is_some() {
-            flags |= HAS_CAS;
-        }
-        out[0] = flags;
+        let extras = self.extras();
+        let kind = if extras == 0 { KIND_PLAIN } else { KIND_EXTENDED };
+        let inline = self.key_len <= KEY_LEN_INLINE_MAX;
+        out[0] = kind | if inline { self.key_len as u8 } else { KEY_LEN_ESCAPE };
         let mut at = 1;
-        at += put_varint(&mut out[at..], self.key_len as u64);
+        if !inline {
+            at += put_varint(&mut out[at..], self.key_len as u64);
+        }
         at += put_varint(&mut out[at..], self.value_len as u64);
+        if extras != 0 {
+            out[at] = extras;
+            at += 1;
+        }
         if self.client_flags != 0 {
             at += put_varint(&mut out[at..], u64::from(self.client_flags));
         }
@@ -88,11 +112,21 @@ impl Header {
     /// Reads a header byte by byte through `byte(i)`, so that the caller never has to form a
     /// slice over bytes past the header that another thread may be writing.
     pub(crate) fn decode_with(byte: impl Fn(usize) -> u8) -> (Header, usize) {
-        let flags = byte(0);
-        assert_eq!(flags & MAGIC_MASK, MAGIC, "item header magic mismatch");
+        let first = byte(0);
+        let kind = first & KIND_MASK;
+        assert!(kind == KIND_PLAIN || kind == KIND_EXTENDED, "not an item header");
         let mut at = 1;
-        let key_len = get_varint(&byte, &mut at);
+        let key_len = match first & !KIND_MASK {
+            KEY_LEN_ESCAPE => get_varint(&byte, &mut at),
+            inline => u64::from(inline),
+        };
         let value_len = get_varint(&byte, &mut at);
+        let flags = if kind == KIND_EXTENDED {
+            at += 1;
+            byte(at - 1)
+        } else {
+            0
+        };
         let mut client_flags = 0;
         if flags & HAS_CLIENT_FLAGS != 0 {
             client_flags = get_varint(&byte, &mut at) as u32;
@@ -162,7 +196,10 @@ mod tests {
     #[test]
     fn header_round_trip() {
         let cases = [
-            (0u32, Expiry::Never, 20usize, 20usize, None, 3usize),
+            (0u32, Expiry::Never, 20usize, 20usize, None, 2usize),
+            (0, Expiry::Never, 32, 128, None, 3),
+            (0, Expiry::Never, 62, 1, None, 2),
+            (0, Expiry::Never, 63, 1, None, 3),
             (7, Expiry::Never, 32, 128, None, 5),
             (u32::MAX, Expiry::AtMs(1_700_000_000_123), 65536, 64 << 20, Some(u64::MAX), 0),
             (0, Expiry::AtMs(0), 0, 0, Some(1), 12),

@@ -1287,7 +1287,10 @@ impl Store {
     /// Starts growing a sub-table if it needs it (`forced`: a window is full). False if it
     /// did not start, for want of memory or because it is growing already.
     fn grow(&self, sub: usize, forced: bool, guard: &Guard) -> bool {
-        let Some(buckets) = self.index.wants_growth(sub, forced, guard) else { return false };
+        let tight = self.memory_used_bytes() > self.config.memory_bytes / 2;
+        let Some(buckets) = self.index.wants_growth(sub, forced, tight, guard) else {
+            return false;
+        };
         let bytes = Table::bytes_for(buckets);
         // Near the memory limit, index memory competes with items: grow only when a key
         // found no slot even after relocation (at about 95% load), so the index is dense
