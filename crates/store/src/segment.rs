@@ -165,7 +165,7 @@ pub(crate) struct Recycled {
     /// Bumped whenever memory comes back (a segment past its grace, a large item freed):
     /// writers waiting for room watch it.
     pub(crate) frees: AtomicUsize,
-    /// Segments cleared but still in their grace period.
+    /// Segments cleared, and large items unlinked, still in their grace period.
     pub(crate) in_grace: AtomicUsize,
 }
 
@@ -241,6 +241,7 @@ impl Recycled {
             self.uncharge(large.region.len());
         }
         self.large_free.lock().push(slot);
+        self.in_grace.fetch_sub(1, Ordering::AcqRel);
         self.frees.fetch_add(1, Ordering::Release);
     }
 }

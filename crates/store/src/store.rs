@@ -1031,6 +1031,8 @@ impl Store {
         if location.segment == LARGE_SEGMENT {
             let recycled = Arc::clone(&self.recycled);
             let slot = location.offset;
+            // Counted as memory on its way back, like a cleared segment (see `make_room`).
+            recycled.in_grace.fetch_add(1, Ordering::AcqRel);
             guard.defer(move || recycled.free_large(slot));
         }
     }
