@@ -467,20 +467,32 @@ impl Index {
         mut visit: impl FnMut(Slot),
     ) -> (u64, usize) {
         let s = &self.subs[sub];
-        // SAFETY: pinned; the current table is never null.
-        let current = unsafe { s.current.load(Ordering::Acquire, guard).deref() };
-        // SAFETY: pinned.
-        let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() };
-        let block = current.block_of(current.home(pos.min(u64::from(u32::MAX)) as u32));
-        let next_pos = current.first_pos(block.end);
-        let mut read = block.len();
-        visit_buckets(current, block, &mut visit);
-        if let Some(old) = old {
-            let first = old.block_of(old.home(pos.min(u64::from(u32::MAX)) as u32)).start;
-            let last_pos = (next_pos - 1).min(u64::from(u32::MAX)) as u32;
-            let last = old.block_of(old.home(last_pos)).end;
-            read += last - first;
-            visit_buckets(old, first..last, &mut visit);
+        let pos = pos.min(u64::from(u32::MAX)) as u32;
+        let (mut next_pos, mut read) = (0, 0);
+        // A move (growth, migration, cuckoo step) that overlaps the step can carry an entry
+        // past the visit; the version shows it and the step runs again (repeats only add
+        // duplicates, which a scan may return). Bounded: after that the step stands.
+        for _ in 0..16 {
+            let version = s.version.load(Ordering::Acquire);
+            // SAFETY: pinned; the current table is never null.
+            let current = unsafe { s.current.load(Ordering::Acquire, guard).deref() };
+            // SAFETY: pinned.
+            let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() };
+            let block = current.block_of(current.home(pos));
+            next_pos = current.first_pos(block.end);
+            read += block.len();
+            // Old before current: an entry moves by insert-into-current, then clear-from-old.
+            if let Some(old) = old {
+                let first = old.block_of(old.home(pos)).start;
+                let last_pos = (next_pos - 1).min(u64::from(u32::MAX)) as u32;
+                let last = old.block_of(old.home(last_pos)).end;
+                read += last - first;
+                visit_buckets(old, first..last, &mut visit);
+            }
+            visit_buckets(current, block, &mut visit);
+            if s.version.load(Ordering::Acquire) == version {
+                break;
+            }
         }
         (next_pos, read)
     }

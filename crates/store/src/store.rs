@@ -1065,8 +1065,16 @@ impl Store {
             if self.config.when_full == WhenFull::Refuse {
                 return Err(StoreError::NoSpace);
             }
+            // At most EVICT_AHEAD victims per call, and none once memory is back: when the
+            // epoch advances quickly, a count of segments in grace alone never fills up, and
+            // the loop emptied the store (seen in tests).
             let mut evicted = false;
-            while self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD {
+            for _ in 0..EVICT_AHEAD {
+                let memory_back = self.recycled.frees.load(Ordering::Acquire) != frees_before
+                    || self.recycled.freed_count.load(Ordering::Acquire) > 0;
+                if memory_back || self.recycled.in_grace.load(Ordering::Acquire) >= EVICT_AHEAD {
+                    break;
+                }
                 let Some(victim) = self.pick_victim() else { break };
                 self.clear(victim, Clear::Evict);
                 evicted = true;
