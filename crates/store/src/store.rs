@@ -684,14 +684,7 @@ impl Store {
             let r = self.resolve(slot.location(), guard);
             let hash = HashParts::of(r.key());
             let stripe = stripe_of(hash);
-            let _lock = if held.contains(&stripe) {
-                None
-            } else {
-                match self.stripes[stripe].0.try_lock() {
-                    Some(lock) => Some(lock),
-                    None => continue,
-                }
-            };
+            let Some(_lock) = self.try_lock_unless_held(stripe, held) else { continue };
             if self.index.relocate(hash, cell, slot, guard) {
                 return true;
             }
@@ -708,6 +701,19 @@ impl Store {
         false
     }
 
+    /// Locks `stripe` for a second key without waiting: `Some(None)` if this thread holds it
+    /// already, `None` if another thread does.
+    fn try_lock_unless_held(
+        &self,
+        stripe: usize,
+        held: &[usize],
+    ) -> Option<Option<parking_lot::MutexGuard<'_, StripeStats>>> {
+        if held.contains(&stripe) {
+            return Some(None);
+        }
+        self.stripes[stripe].0.try_lock().map(Some)
+    }
+
     /// Both of the key's buckets are full: evict their least-used entry that we can lock.
     fn evict_from_window(&self, ctx: &mut Ctx<'_>) {
         let mut candidates = self.index.window_entries(ctx.hash, ctx.guard);
@@ -715,15 +721,10 @@ impl Store {
         for (cell, slot) in candidates {
             let r = self.resolve(slot.location(), ctx.guard);
             let hash = HashParts::of(r.key());
-            let same_stripe =
-                hash.stripe_bits as usize % STRIPES == ctx.hash.stripe_bits as usize % STRIPES;
-            let mut other = None;
-            if !same_stripe {
-                match self.stripe(hash).0.try_lock() {
-                    Some(guard) => other = Some(guard),
-                    None => continue,
-                }
-            }
+            let held = [stripe_of(ctx.hash)];
+            let Some(mut other) = self.try_lock_unless_held(stripe_of(hash), &held) else {
+                continue;
+            };
             if !self.index.remove_if(hash.sub, cell, slot) {
                 continue;
             }
