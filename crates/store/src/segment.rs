@@ -34,8 +34,10 @@ pub(crate) enum Queue {
     Main = 1,
 }
 
-/// Per-segment metadata, kept apart from the segment's bytes.
-#[repr(align(64))]
+/// Per-segment metadata, kept apart from the segment's bytes. Two cache lines: the fields
+/// writers update on every append, and the fields every read of an item consults, so that
+/// appends on one core do not evict the read-mostly line from the other cores' caches.
+#[repr(C, align(64))]
 pub(crate) struct SegHeader {
     /// Bytes reserved by writers; `SEALED` once no more may be.
     pub(crate) write_offset: AtomicU64,
@@ -43,14 +45,17 @@ pub(crate) struct SegHeader {
     pub(crate) used_end: AtomicU32,
     /// Writers between their reservation and the end of their copy.
     pub(crate) inflight: AtomicU32,
-    /// The flush generation the segment was opened in.
-    pub(crate) flush_gen: AtomicU32,
-    /// Opening sequence number: the high bits of the CAS unique of its items.
-    pub(crate) seq: AtomicU64,
     /// Latest expiry of any item in it (`u64::MAX` if one never expires).
     pub(crate) max_expiry_ms: AtomicU64,
+    _pad: [u8; 40],
+    /// The flush generation the segment was opened in.
+    pub(crate) flush_gen: AtomicU32,
     pub(crate) queue: AtomicU32,
+    /// Opening sequence number: the high bits of the CAS unique of its items.
+    pub(crate) seq: AtomicU64,
 }
+
+const _: () = assert!(std::mem::size_of::<SegHeader>() == 128);
 
 impl SegHeader {
     pub(crate) fn new() -> SegHeader {
@@ -62,6 +67,7 @@ impl SegHeader {
             seq: AtomicU64::new(0),
             max_expiry_ms: AtomicU64::new(0),
             queue: AtomicU32::new(0),
+            _pad: [0; 40],
         }
     }
 
