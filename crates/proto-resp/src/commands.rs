@@ -1,0 +1,587 @@
+//! The declarative command table (Valkey's idea): each command is declared once, and
+//! dispatch, arity checks and `COMMAND` output all come from the declaration.
+//!
+//! Values (arity, flags, key positions, group, version) come from Redis's
+//! `src/commands/*.json`. Arity counts the command name: positive means exactly that many
+//! arguments, negative means at least that many. Key positions are the legacy
+//! (first, last, step) triple of `COMMAND INFO`; last `-1` means "the last argument".
+//! Summaries are our own wording.
+
+use crate::{error::wrong_arity, Reply};
+
+/// Command flags, as in Redis's `CMD_*`. Only the ones our table uses are defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flags(u32);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    /// May modify the data set.
+    pub const WRITE: Flags = Flags(1 << 0);
+    /// Only reads keys.
+    pub const READONLY: Flags = Flags(1 << 1);
+    /// May grow memory use: refused when over the memory limit (Redis's `denyoom`).
+    pub const DENYOOM: Flags = Flags(1 << 2);
+    /// Administrative; not used by the commands in this table yet.
+    pub const ADMIN: Flags = Flags(1 << 3);
+    /// Not allowed inside scripts.
+    pub const NOSCRIPT: Flags = Flags(1 << 4);
+    /// Allowed while the data set is loading.
+    pub const LOADING: Flags = Flags(1 << 5);
+    /// Allowed on a replica with stale data.
+    pub const STALE: Flags = Flags(1 << 6);
+    /// Constant or O(log N) time: never blocks the server for long.
+    pub const FAST: Flags = Flags(1 << 7);
+    /// Allowed before authentication.
+    pub const NO_AUTH: Flags = Flags(1 << 8);
+    /// Allowed while a script or module command is busy.
+    pub const ALLOW_BUSY: Flags = Flags(1 << 9);
+    /// Served by Sentinel too; hidden from `COMMAND INFO`, as in Redis.
+    pub const SENTINEL: Flags = Flags(1 << 10);
+    /// Reads keys it was not given (SCAN, RANDOMKEY); hidden from `COMMAND INFO`.
+    pub const TOUCHES_ARBITRARY_KEYS: Flags = Flags(1 << 11);
+
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+/// Flag names in the order `COMMAND INFO` lists them (Redis's `addReplyFlagsForCommand`).
+const FLAG_NAMES: &[(Flags, &str)] = &[
+    (Flags::WRITE, "write"),
+    (Flags::READONLY, "readonly"),
+    (Flags::DENYOOM, "denyoom"),
+    (Flags::ADMIN, "admin"),
+    (Flags::NOSCRIPT, "noscript"),
+    (Flags::LOADING, "loading"),
+    (Flags::STALE, "stale"),
+    (Flags::FAST, "fast"),
+    (Flags::NO_AUTH, "no_auth"),
+    (Flags::ALLOW_BUSY, "allow_busy"),
+];
+
+/// The `group` of `COMMAND DOCS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Connection,
+    Generic,
+    Server,
+    String,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Connection => "connection",
+            Group::Generic => "generic",
+            Group::Server => "server",
+            Group::String => "string",
+        }
+    }
+}
+
+/// Which command a spec describes; `match` on it to dispatch without comparing names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CommandId {
+    Append,
+    Auth,
+    Client,
+    Command,
+    Config,
+    Dbsize,
+    Decr,
+    Decrby,
+    Del,
+    Echo,
+    Exists,
+    Expire,
+    Expireat,
+    Expiretime,
+    Flushall,
+    Flushdb,
+    Get,
+    Getdel,
+    Getex,
+    Getrange,
+    Getset,
+    Hello,
+    Incr,
+    Incrby,
+    Incrbyfloat,
+    Info,
+    Keys,
+    Mget,
+    Mset,
+    Msetnx,
+    Persist,
+    Pexpire,
+    Pexpireat,
+    Pexpiretime,
+    Ping,
+    Psetex,
+    Pttl,
+    Quit,
+    Randomkey,
+    Rename,
+    Renamenx,
+    Scan,
+    Select,
+    Set,
+    Setex,
+    Setnx,
+    Setrange,
+    Strlen,
+    Time,
+    Ttl,
+    Type,
+    Unlink,
+}
+
+/// One command's declaration.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub id: CommandId,
+    /// Lowercase, as `COMMAND INFO` and the arity error print it.
+    pub name: &'static str,
+    /// Exact argument count if positive, minimum if negative; includes the name.
+    pub arity: i32,
+    pub flags: Flags,
+    /// Position of the first key argument, 0 if none.
+    pub first_key: i32,
+    /// Position of the last key argument; -1 for the last argument; 0 if none.
+    pub last_key: i32,
+    /// Distance between key arguments (2 for MSET's key/value pairs).
+    pub step: i32,
+    pub group: Group,
+    /// The Redis version that introduced the command.
+    pub since: &'static str,
+    pub summary: &'static str,
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn spec(
+    id: CommandId,
+    name: &'static str,
+    arity: i32,
+    group: Group,
+    since: &'static str,
+    (first_key, last_key, step): (i32, i32, i32),
+    flag_list: &[Flags],
+    summary: &'static str,
+) -> CommandSpec {
+    let mut flags = Flags::NONE;
+    let mut index = 0;
+    while index < flag_list.len() {
+        flags = Flags(flags.0 | flag_list[index].0);
+        index += 1;
+    }
+    CommandSpec { id, name, arity, flags, first_key, last_key, step, group, since, summary }
+}
+
+/// Every command, sorted by name (so `lookup` can binary-search).
+#[rustfmt::skip]
+pub static COMMANDS: &[CommandSpec] = {
+    use {CommandId as C, Flags as F, Group as G};
+    &[
+    spec(C::Append, "append", 3, G::String, "2.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Appends a value to a string key."),
+    spec(C::Auth, "auth", -2, G::Connection, "1.0.0", (0, 0, 0),
+        &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
+        "Authenticates the connection."),
+    spec(C::Client, "client", -2, G::Connection, "2.4.0", (0, 0, 0),
+        &[F::SENTINEL],
+        "Subcommands that inspect and manage client connections."),
+    spec(C::Command, "command", -1, G::Server, "2.8.13", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::SENTINEL],
+        "Describes the server's commands."),
+    spec(C::Config, "config", -2, G::Server, "2.0.0", (0, 0, 0),
+        &[],
+        "Subcommands that read and change the configuration."),
+    spec(C::Dbsize, "dbsize", 1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::READONLY, F::FAST],
+        "Counts the keys in the selected database."),
+    spec(C::Decr, "decr", 2, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Decrements an integer key by one."),
+    spec(C::Decrby, "decrby", 3, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Decrements an integer key by an amount."),
+    spec(C::Del, "del", -2, G::Generic, "1.0.0", (1, -1, 1),
+        &[F::WRITE],
+        "Deletes keys."),
+    spec(C::Echo, "echo", 2, G::Connection, "1.0.0", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::FAST],
+        "Replies with the given message."),
+    spec(C::Exists, "exists", -2, G::Generic, "1.0.0", (1, -1, 1),
+        &[F::READONLY, F::FAST],
+        "Counts how many of the given keys exist."),
+    spec(C::Expire, "expire", -3, G::Generic, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Sets a key's time to live in seconds."),
+    spec(C::Expireat, "expireat", -3, G::Generic, "1.2.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Sets a key's expiry as a Unix time in seconds."),
+    spec(C::Expiretime, "expiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns a key's expiry as a Unix time in seconds."),
+    spec(C::Flushall, "flushall", -1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::WRITE],
+        "Deletes every key in every database."),
+    spec(C::Flushdb, "flushdb", -1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::WRITE],
+        "Deletes every key in the selected database."),
+    spec(C::Get, "get", 2, G::String, "1.0.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns the value of a key."),
+    spec(C::Getdel, "getdel", 2, G::String, "6.2.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Returns the value of a key and deletes the key."),
+    spec(C::Getex, "getex", -2, G::String, "6.2.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Returns the value of a key and changes its expiry."),
+    spec(C::Getrange, "getrange", 4, G::String, "2.4.0", (1, 1, 1),
+        &[F::READONLY],
+        "Returns a substring of a string value."),
+    spec(C::Getset, "getset", 3, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Sets a key and returns its previous value."),
+    spec(C::Hello, "hello", -1, G::Connection, "6.0.0", (0, 0, 0),
+        &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
+        "Negotiates the protocol version and optionally authenticates."),
+    spec(C::Incr, "incr", 2, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Increments an integer key by one."),
+    spec(C::Incrby, "incrby", 3, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Increments an integer key by an amount."),
+    spec(C::Incrbyfloat, "incrbyfloat", 3, G::String, "2.6.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Increments a numeric key by a floating point amount."),
+    spec(C::Info, "info", -1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::SENTINEL],
+        "Reports server information and statistics."),
+    spec(C::Keys, "keys", 2, G::Generic, "1.0.0", (0, 0, 0),
+        &[F::READONLY],
+        "Lists the keys that match a glob pattern."),
+    spec(C::Mget, "mget", -2, G::String, "1.0.0", (1, -1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns the values of several keys."),
+    spec(C::Mset, "mset", -3, G::String, "1.0.1", (1, -1, 2),
+        &[F::WRITE, F::DENYOOM],
+        "Sets several keys at once."),
+    spec(C::Msetnx, "msetnx", -3, G::String, "1.0.1", (1, -1, 2),
+        &[F::WRITE, F::DENYOOM],
+        "Sets several keys at once, only if none of them exists."),
+    spec(C::Persist, "persist", 2, G::Generic, "2.2.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Removes a key's expiry."),
+    spec(C::Pexpire, "pexpire", -3, G::Generic, "2.6.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Sets a key's time to live in milliseconds."),
+    spec(C::Pexpireat, "pexpireat", -3, G::Generic, "2.6.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Sets a key's expiry as a Unix time in milliseconds."),
+    spec(C::Pexpiretime, "pexpiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns a key's expiry as a Unix time in milliseconds."),
+    spec(C::Ping, "ping", -1, G::Connection, "1.0.0", (0, 0, 0),
+        &[F::FAST, F::SENTINEL],
+        "Checks that the server is alive."),
+    spec(C::Psetex, "psetex", 4, G::String, "2.6.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM],
+        "Sets a key with a time to live in milliseconds."),
+    spec(C::Pttl, "pttl", 2, G::Generic, "2.6.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns a key's time to live in milliseconds."),
+    spec(C::Quit, "quit", -1, G::Connection, "1.0.0", (0, 0, 0),
+        &[F::ALLOW_BUSY, F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH],
+        "Closes the connection."),
+    spec(C::Randomkey, "randomkey", 1, G::Generic, "1.0.0", (0, 0, 0),
+        &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
+        "Returns a random key."),
+    spec(C::Rename, "rename", 3, G::Generic, "1.0.0", (1, 2, 1),
+        &[F::WRITE],
+        "Renames a key, replacing any existing target."),
+    spec(C::Renamenx, "renamenx", 3, G::Generic, "1.0.0", (1, 2, 1),
+        &[F::WRITE, F::FAST],
+        "Renames a key only if the target does not exist."),
+    spec(C::Scan, "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
+        &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
+        "Iterates over the keys with a cursor."),
+    spec(C::Select, "select", 2, G::Connection, "1.0.0", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::FAST],
+        "Selects the connection's database."),
+    spec(C::Set, "set", -3, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM],
+        "Sets the value of a key, with expiry and condition options."),
+    spec(C::Setex, "setex", 4, G::String, "2.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM],
+        "Sets a key with a time to live in seconds."),
+    spec(C::Setnx, "setnx", 3, G::String, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM, F::FAST],
+        "Sets a key only if it does not exist."),
+    spec(C::Setrange, "setrange", 4, G::String, "2.2.0", (1, 1, 1),
+        &[F::WRITE, F::DENYOOM],
+        "Overwrites part of a string value at an offset."),
+    spec(C::Strlen, "strlen", 2, G::String, "2.2.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns the length of a string value."),
+    spec(C::Time, "time", 1, G::Server, "2.6.0", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::FAST],
+        "Returns the server's clock."),
+    spec(C::Ttl, "ttl", 2, G::Generic, "1.0.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns a key's time to live in seconds."),
+    spec(C::Type, "type", 2, G::Generic, "1.0.0", (1, 1, 1),
+        &[F::READONLY, F::FAST],
+        "Returns the type of the value stored at a key."),
+    spec(C::Unlink, "unlink", -2, G::Generic, "4.0.0", (1, -1, 1),
+        &[F::WRITE, F::FAST],
+        "Deletes keys, freeing their memory in the background."),
+    ]
+};
+
+/// Finds a command by name, ignoring ASCII case, without allocating.
+///
+/// ```
+/// let spec = proto_resp::lookup(b"gEt").unwrap();
+/// assert_eq!((spec.name, spec.arity), ("get", 2));
+/// assert!(proto_resp::lookup(b"nosuch").is_none());
+/// ```
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    COMMANDS
+        .binary_search_by(|spec| {
+            // Compare the lowercase table name with the lowercased input, byte by byte.
+            let lowered = name.iter().map(u8::to_ascii_lowercase);
+            spec.name.bytes().cmp(lowered)
+        })
+        .ok()
+        .map(|index| &COMMANDS[index])
+}
+
+/// An argument count the command does not accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArityError {
+    pub name: &'static str,
+}
+
+impl ArityError {
+    /// `ERR wrong number of arguments for '<name>' command`.
+    pub fn message(self) -> String {
+        wrong_arity(self.name)
+    }
+}
+
+impl std::fmt::Display for ArityError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for ArityError {}
+
+/// Checks `argc` (the name included) against the spec's arity, as Redis does before any
+/// handler runs.
+pub fn check_arity(spec: &'static CommandSpec, argc: usize) -> Result<(), ArityError> {
+    let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+    let arity = i64::from(spec.arity);
+    let ok = if arity >= 0 { argc == arity } else { argc >= -arity };
+    if ok {
+        Ok(())
+    } else {
+        Err(ArityError { name: spec.name })
+    }
+}
+
+/// `COMMAND COUNT`.
+pub fn write_command_count(reply: &mut Reply<'_>) {
+    reply.integer(COMMANDS.len() as i64);
+}
+
+/// One `COMMAND INFO` entry: name, arity, flags, first key, last key, step, ACL
+/// categories, tips, key specs, subcommands. The last four are empty here (Redis fills
+/// them); the shape matches so clients that index into it keep working. `None` writes
+/// the null Redis sends for an unknown name.
+pub fn write_command_info(reply: &mut Reply<'_>, spec: Option<&CommandSpec>) {
+    let Some(spec) = spec else {
+        reply.null();
+        return;
+    };
+    reply.array(10);
+    reply.bulk(spec.name.as_bytes());
+    reply.integer(i64::from(spec.arity));
+    let flags = FLAG_NAMES.iter().filter(|(flag, _)| spec.flags.contains(*flag));
+    reply.set(flags.clone().count());
+    for (_, name) in flags {
+        reply.simple(name.as_bytes());
+    }
+    reply.integer(i64::from(spec.first_key));
+    reply.integer(i64::from(spec.last_key));
+    reply.integer(i64::from(spec.step));
+    for _ in 0..4 {
+        reply.set(0);
+    }
+}
+
+/// `COMMAND INFO` with no names: every command.
+pub fn write_command_info_all(reply: &mut Reply<'_>) {
+    reply.array(COMMANDS.len());
+    for spec in COMMANDS {
+        write_command_info(reply, Some(spec));
+    }
+}
+
+/// One `COMMAND DOCS` pair: the name, then a map of `summary`, `since` and `group`.
+/// Redis also sends `complexity`, `arguments` and history; we do not have them.
+pub fn write_command_docs(reply: &mut Reply<'_>, spec: &CommandSpec) {
+    reply.bulk(spec.name.as_bytes());
+    reply.map(3);
+    reply.bulk(b"summary");
+    reply.bulk(spec.summary.as_bytes());
+    reply.bulk(b"since");
+    reply.bulk(spec.since.as_bytes());
+    reply.bulk(b"group");
+    reply.bulk(spec.group.name().as_bytes());
+}
+
+/// `COMMAND DOCS [name ...]`: a map over the named commands that exist (all commands if
+/// `names` is empty); unknown names are left out, as in Redis.
+pub fn write_command_docs_for<'n>(
+    reply: &mut Reply<'_>,
+    names: impl ExactSizeIterator<Item = &'n [u8]>,
+) {
+    if names.len() == 0 {
+        reply.map(COMMANDS.len());
+        COMMANDS.iter().for_each(|spec| write_command_docs(reply, spec));
+        return;
+    }
+    let found: Vec<&CommandSpec> = names.filter_map(lookup).collect();
+    reply.map(found.len());
+    found.into_iter().for_each(|spec| write_command_docs(reply, spec));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{parse_reply, Protocol, Value};
+
+    #[test]
+    fn table_is_sorted_lowercase_and_complete() {
+        assert!(COMMANDS.windows(2).all(|w| w[0].name < w[1].name), "sorted, no duplicates");
+        for spec in COMMANDS {
+            assert_eq!(spec.name, spec.name.to_ascii_lowercase());
+            assert!(spec.arity != 0);
+            // Key positions must lie inside the arguments a minimal call has.
+            assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
+        }
+        assert_eq!(COMMANDS.len(), 52);
+    }
+
+    /// Goal: lookup ignores case and allocates nothing; every name is found in any case.
+    #[test]
+    fn lookup_any_case() {
+        for spec in COMMANDS {
+            let upper = spec.name.to_ascii_uppercase();
+            let mixed: String = spec
+                .name
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
+                .collect();
+            for name in [spec.name, upper.as_str(), mixed.as_str()] {
+                assert_eq!(lookup(name.as_bytes()).map(|s| s.id), Some(spec.id), "{name}");
+            }
+        }
+        for name in [&b""[..], b"ge", b"gett", b"get ", b"\xc4\xb0ncr", b"GET\0"] {
+            assert!(lookup(name).is_none(), "{name:?}");
+        }
+    }
+
+    /// Goal: the arities Redis declares, checked at and around each edge.
+    #[test]
+    fn arity_table() {
+        let table: &[(&str, usize, bool)] = &[
+            ("get", 1, false),
+            ("get", 2, true),
+            ("get", 3, false),
+            ("set", 2, false),
+            ("set", 3, true),
+            ("set", 9, true),
+            ("ping", 1, true),
+            ("ping", 2, true),
+            ("mset", 3, true),
+            ("mset", 2, false),
+            ("dbsize", 1, true),
+            ("dbsize", 2, false),
+            ("getrange", 4, true),
+            ("getrange", 3, false),
+            ("config", 1, false),
+            ("config", 2, true),
+            ("expire", 3, true),
+            ("expire", 4, true),
+        ];
+        for &(name, argc, accepted) in table {
+            let spec = lookup(name.as_bytes()).unwrap();
+            assert_eq!(check_arity(spec, argc).is_ok(), accepted, "{name} {argc}");
+        }
+        let error = check_arity(lookup(b"GET").unwrap(), 3).unwrap_err();
+        assert_eq!(error.message(), "ERR wrong number of arguments for 'get' command");
+    }
+
+    /// Goal: COMMAND INFO's exact RESP2 shape for one command, and RESP3 set markers.
+    #[test]
+    fn command_info_shape() {
+        let mut out = Vec::new();
+        write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"get"));
+        let want: &[u8] =
+            b"*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
+*0\r\n*0\r\n*0\r\n*0\r\n";
+        assert_eq!(out, want);
+
+        let mut out = Vec::new();
+        write_command_info(&mut Reply::new(&mut out, Protocol::Resp3), lookup(b"mset"));
+        let (value, used) = parse_reply(&out).unwrap();
+        assert_eq!(used, out.len());
+        let Value::Array(items) = value else { panic!("not an array") };
+        assert_eq!(items[1], Value::Integer(-3));
+        assert_eq!(items[2], Value::Set(vec![Value::Simple(b"write"), Value::Simple(b"denyoom")]));
+        assert_eq!(&items[3..6], &[Value::Integer(1), Value::Integer(-1), Value::Integer(2)]);
+
+        let mut out = Vec::new();
+        write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"nosuch"));
+        assert_eq!(out, b"$-1\r\n");
+    }
+
+    #[test]
+    fn command_count_and_docs() {
+        let mut out = Vec::new();
+        write_command_count(&mut Reply::new(&mut out, Protocol::Resp2));
+        assert_eq!(out, b":52\r\n");
+
+        let mut out = Vec::new();
+        let names: [&[u8]; 2] = [b"GET", b"nosuch"];
+        write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp3), names.into_iter());
+        let (value, _) = parse_reply(&out).unwrap();
+        let Value::Map(pairs) = value else { panic!("not a map") };
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(pairs[0].0, Value::Bulk(b"get"));
+        let Value::Map(doc) = &pairs[0].1 else { panic!("doc not a map") };
+        assert_eq!(doc[2], (Value::Bulk(b"group"), Value::Bulk(b"string")));
+
+        let mut out = Vec::new();
+        write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2));
+        let (Value::Array(all), used) = parse_reply(&out).unwrap() else { panic!() };
+        assert_eq!((all.len(), used), (52, out.len()));
+        let mut out = Vec::new();
+        write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp2), std::iter::empty());
+        let (Value::Array(flat), _) = parse_reply(&out).unwrap() else { panic!() };
+        assert_eq!(flat.len(), 104);
+    }
+}
