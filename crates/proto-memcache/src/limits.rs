@@ -1,0 +1,54 @@
+//! Bounds the request parser enforces, handed in as a value (never global state).
+
+/// Limits for [`crate::parse_request`] and [`crate::parse_response`].
+///
+/// The defaults are memcached's: 250-byte keys (`KEY_MAX_LENGTH`), 1 MiB values (`-I`,
+/// `item_size_max`; memcached also counts its item header, we count value bytes only) and
+/// the 2048-byte window in which a command line must show its newline. memcached lets a
+/// `get`/`gets` line grow without bound; we bound it by a key count instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest key, in bytes as sent (a base64 meta key is measured before decoding, as
+    /// memcached does).
+    pub key_len_max: usize,
+    /// Largest data block of a storage command; one byte more gets `SERVER_ERROR object too
+    /// large for cache` and the block is swallowed.
+    pub value_len_max: usize,
+    /// Longest command line, without its `\r\n`. A longer line (even one whose newline has
+    /// not arrived yet) closes the connection, unless it starts with `get ` or `gets `.
+    pub line_len_max: usize,
+    /// Longest `get`/`gets` line, without its `\r\n`; past it the connection is closed.
+    pub get_line_len_max: usize,
+    /// Most keys in one `get`/`gets`/`gat`/`gats`; more gets `CLIENT_ERROR too many keys`.
+    pub keys_per_get_max: usize,
+}
+
+/// memcached's `KEY_MAX_LENGTH`.
+pub const KEY_LEN_MAX_DEFAULT: usize = 250;
+/// memcached's default item size limit (`-I 1m`).
+pub const VALUE_LEN_MAX_DEFAULT: usize = 1024 * 1024;
+/// memcached hangs up after this many bytes without a newline (unless the line is a get).
+pub const LINE_LEN_MAX_DEFAULT: usize = 2048;
+/// Pelikan's default batch size; memcached has no bound at all.
+pub const KEYS_PER_GET_MAX_DEFAULT: usize = 1024;
+/// Room for `gets` plus the most keys, each at the longest, with a space before each.
+pub const GET_LINE_LEN_MAX_DEFAULT: usize =
+    "gets".len() + KEYS_PER_GET_MAX_DEFAULT * (KEY_LEN_MAX_DEFAULT + 1);
+
+// A storage line with the longest key and every number at its widest must fit in a line.
+const _: () = assert!(KEY_LEN_MAX_DEFAULT + 100 < LINE_LEN_MAX_DEFAULT);
+const _: () = assert!(GET_LINE_LEN_MAX_DEFAULT >= LINE_LEN_MAX_DEFAULT);
+// memcached reads the length of a data block as a C int; values must stay below that.
+const _: () = assert!(VALUE_LEN_MAX_DEFAULT < i32::MAX as usize - 2);
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            key_len_max: KEY_LEN_MAX_DEFAULT,
+            value_len_max: VALUE_LEN_MAX_DEFAULT,
+            line_len_max: LINE_LEN_MAX_DEFAULT,
+            get_line_len_max: GET_LINE_LEN_MAX_DEFAULT,
+            keys_per_get_max: KEYS_PER_GET_MAX_DEFAULT,
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! Line framing, tokens and numbers: the pieces every command parser shares (memcached's
+//! `tokenize_command` and `safe_strto*`).
+//!
+//! A command line ends at the first `\n`; one `\r` before it is dropped, so a bare `\n`
+//! works as memcached allows. Tokens are separated by spaces only (a tab is part of a
+//! token, as in memcached).
+
+use crate::{error::ParseError, limits::Limits};
+
+/// One command line, found at the start of the buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Line<'a> {
+    /// The line without its `\r\n` or `\n`.
+    pub content: &'a [u8],
+    /// Bytes the line occupies in the buffer, terminator included.
+    pub len_with_newline: usize,
+}
+
+/// How many leading spaces memcached looks past before deciding a long line is no get.
+const LEADING_SPACES_MAX: usize = 100;
+
+/// Finds the first line of `buf`, or says why there is none.
+///
+/// The outcome depends only on the line, never on how much of it has arrived: a line too
+/// long closes the connection whether or not its newline is already here, so a request
+/// split at any point parses as it does whole.
+pub(crate) fn frame<'a>(buf: &'a [u8], limits: &Limits) -> Result<Line<'a>, ParseError> {
+    // A get line may be longer; no line may be longer than that, so the scan is bounded.
+    let scan_len_max = limits.get_line_len_max.max(limits.line_len_max) + 2;
+    let window = &buf[..buf.len().min(scan_len_max)];
+    let (content, len_with_newline) = match window.iter().position(|&b| b == b'\n') {
+        Some(index) => (strip_cr(&buf[..index]), Some(index + 1)),
+        // A trailing '\r' may yet be the start of the terminator.
+        None => (strip_cr(window), None),
+    };
+    if content.len() > limits.line_len_max {
+        let get_allowed = is_get_line(content) && content.len() <= limits.get_line_len_max;
+        if !get_allowed {
+            return Err(ParseError::Close);
+        }
+    }
+    match len_with_newline {
+        Some(len_with_newline) => Ok(Line { content, len_with_newline }),
+        None => Err(ParseError::Incomplete),
+    }
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// memcached lets only `get` and `gets` lines run past the line limit (large multigets).
+fn is_get_line(content: &[u8]) -> bool {
+    let spaces = content.iter().take_while(|&&b| b == b' ').count();
+    let rest = &content[spaces..];
+    spaces <= LEADING_SPACES_MAX && (rest.starts_with(b"get ") || rest.starts_with(b"gets "))
+}
+
+/// The space-separated tokens of `line`.
+pub(crate) fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> + Clone {
+    line.split(|&b| b == b' ').filter(|token| !token.is_empty())
+}
+
+/// The most tokens any non-get command looks at; memcached's `MAX_TOKENS` is 24.
+pub(crate) const TOKENS_MAX: usize = 24;
+
+/// The first [`TOKENS_MAX`] tokens of a line, and how many there are in all.
+pub(crate) struct Tokens<'a> {
+    items: [&'a [u8]; TOKENS_MAX],
+    /// Every token of the line, even those past [`TOKENS_MAX`].
+    pub count: usize,
+}
+
+impl<'a> Tokens<'a> {
+    pub fn new(line: &'a [u8]) -> Self {
+        let mut items: [&[u8]; TOKENS_MAX] = [&[]; TOKENS_MAX];
+        let mut count = 0;
+        for token in tokens(line) {
+            if count < TOKENS_MAX {
+                items[count] = token;
+            }
+            count += 1;
+        }
+        Tokens { items, count }
+    }
+
+    /// Token `index`, or empty if the line has fewer.
+    pub fn get(&self, index: usize) -> &'a [u8] {
+        self.items.get(index).copied().unwrap_or(&[])
+    }
+
+    /// The tokens from `start` on (at most [`TOKENS_MAX`] in all).
+    pub fn from(&self, start: usize) -> &[&'a [u8]] {
+        let end = self.count.min(TOKENS_MAX);
+        &self.items[start.min(end)..end]
+    }
+
+    /// The last token, where memcached looks for `noreply`.
+    pub fn last(&self) -> &'a [u8] {
+        self.from(0).last().copied().unwrap_or(&[])
+    }
+}
+
+/// The bytes of `line` after its first `skip` tokens, trimmed of spaces: the key list of a
+/// get, the arguments of `stats`.
+pub(crate) fn rest_after(line: &[u8], skip: usize) -> &[u8] {
+    let mut rest = line;
+    for _ in 0..skip {
+        rest = trim_start(rest);
+        let end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    trim_end(trim_start(rest))
+}
+
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+fn trim_end(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().rposition(|&b| b != b' ').map_or(0, |index| index + 1);
+    &bytes[..end]
+}
+
+/// Unsigned decimal as memcached's `safe_strtoull` takes it: an optional `+`, then digits
+/// only; no sign, no overflow.
+pub(crate) fn parse_u64(token: &[u8]) -> Option<u64> {
+    let digits = token.strip_prefix(b"+").unwrap_or(token);
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(value)
+}
+
+pub(crate) fn parse_u32(token: &[u8]) -> Option<u32> {
+    parse_u64(token).and_then(|value| u32::try_from(value).ok())
+}
+
+/// Signed decimal: an optional `-` or `+`, then digits.
+pub(crate) fn parse_i64(token: &[u8]) -> Option<i64> {
+    match token.strip_prefix(b"-") {
+        Some(digits) if !digits.starts_with(b"+") => {
+            let magnitude = parse_u64(digits)?;
+            0i64.checked_sub_unsigned(magnitude)
+        }
+        Some(_) => None,
+        None => parse_u64(token).and_then(|value| i64::try_from(value).ok()),
+    }
+}
+
+/// Appends `value` in decimal without allocating.
+pub(crate) fn push_u64(buf: &mut Vec<u8>, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[start..]);
+}
+
+pub(crate) fn push_i64(buf: &mut Vec<u8>, value: i64) {
+    if value < 0 {
+        buf.push(b'-');
+    }
+    push_u64(buf, value.unsigned_abs());
+}
+
+/// Space-separated words borrowed from the request line: the keys of a get, the arguments
+/// of `stats`. Holding the span, not a list, costs no allocation per key.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Words<'a> {
+    raw: &'a [u8],
+    count: usize,
+}
+
+impl<'a> Words<'a> {
+    /// Words of `raw` (split on spaces; empty words ignored).
+    pub fn new(raw: &'a [u8]) -> Self {
+        Words { raw, count: tokens(raw).count() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone {
+        tokens(self.raw)
+    }
+
+    /// The words as sent, single spaces or not.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.raw
+    }
+}
+
+/// Equal when the words are, however they were spaced.
+impl PartialEq for Words<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Words<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Goal: numbers parse exactly as memcached's safe_strto* accept them; table of cases.
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_u64(b"0"), Some(0));
+        assert_eq!(parse_u64(b"+7"), Some(7));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_u64(b"1x"), None);
+        assert_eq!(parse_u32(b"4294967295"), Some(u32::MAX));
+        assert_eq!(parse_u32(b"4294967296"), None);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"-"), None);
+        assert_eq!(parse_i64(b"-+1"), None);
+        assert_eq!(parse_i64(b"-5"), Some(-5));
+    }
+
+    // Goal: decimal output matches std's formatting at the edges.
+    #[test]
+    fn push_numbers() {
+        for value in [0, 1, 9, 10, 99, 12345, i64::MAX, i64::MIN, -1] {
+            let mut buf = Vec::new();
+            push_i64(&mut buf, value);
+            assert_eq!(buf, value.to_string().as_bytes());
+        }
+        let mut buf = Vec::new();
+        push_u64(&mut buf, u64::MAX);
+        assert_eq!(buf, u64::MAX.to_string().as_bytes());
+    }
+
+    // Goal: the rest of a line after n tokens, as the get and stats parsers use it.
+    #[test]
+    fn rest_after_tokens() {
+        assert_eq!(rest_after(b"  get  a b  ", 1), b"a b");
+        assert_eq!(rest_after(b"gat 10 a", 2), b"a");
+        assert_eq!(rest_after(b"stats", 1), b"");
+    }
+}

@@ -1,0 +1,277 @@
+//! Parsing and composing text-protocol requests, with memcached's checks in memcached's
+//! order (`process_command_ascii` and the `process_*_command` functions).
+//!
+//! Order matters because it decides which error a bad line gets and whether a data block is
+//! swallowed: memcached checks the key and the numbers before it knows the block's length
+//! is usable, so a storage line with a 251-byte key is answered without swallowing its
+//! block (the block then reads as a command of its own), while a block that is too large or
+//! not followed by `\r\n` is skipped whole.
+
+use super::{ArithOp, Retrieve, RetrieveKind, Store, StoreCommand};
+use crate::{
+    error::{ErrorReply, ParseError},
+    error::{BAD_DATA_CHUNK, BAD_DELETE_FORMAT, BAD_DELTA, BAD_EXPTIME, BAD_FORMAT, BAD_KEY},
+    error::{TOO_LARGE, TOO_MANY_KEYS},
+    limits::Limits,
+    line::Words,
+    line::{parse_i64, parse_u32, parse_u64, push_i64, push_u64, rest_after, Line, Tokens},
+    request::Request,
+};
+
+/// memcached reads a block length as a C `int` and keeps room for the `\r\n`.
+const BLOCK_LEN_MAX: i64 = i32::MAX as i64 - 2;
+
+type Parsed<'a> = Result<(Request<'a>, usize), ParseError>;
+
+/// An error reply for this line alone.
+pub(crate) fn reject(line: &Line<'_>, reply: ErrorReply, noreply: bool) -> ParseError {
+    ParseError::Invalid { skip: line.len_with_newline, reply, noreply }
+}
+
+fn client_error(line: &Line<'_>, reason: &'static str, noreply: bool) -> ParseError {
+    reject(line, ErrorReply::ClientError(reason), noreply)
+}
+
+/// The reason a key is refused, if it is.
+pub(crate) fn check_key(key: &[u8], limits: &Limits) -> Result<(), &'static str> {
+    if key.len() > limits.key_len_max {
+        return Err(BAD_FORMAT);
+    }
+    // Not memcached: it would store a key holding CR, which no reply could frame.
+    if key.contains(&b'\r') {
+        return Err(BAD_KEY);
+    }
+    Ok(())
+}
+
+/// Parses the text command on `line`, the first line of `buf`.
+pub(crate) fn parse<'a>(buf: &'a [u8], line: Line<'a>, limits: &Limits) -> Parsed<'a> {
+    let tokens = Tokens::new(line.content);
+    let done = |request| Ok((request, line.len_with_newline));
+    match tokens.get(0) {
+        b"get" => retrieve(&line, &tokens, RetrieveKind::Get, limits),
+        b"gets" => retrieve(&line, &tokens, RetrieveKind::Gets, limits),
+        b"gat" => retrieve(&line, &tokens, RetrieveKind::Gat { exptime: 0 }, limits),
+        b"gats" => retrieve(&line, &tokens, RetrieveKind::Gats { exptime: 0 }, limits),
+        b"set" => store(buf, &line, &tokens, StoreCommand::Set, limits),
+        b"add" => store(buf, &line, &tokens, StoreCommand::Add, limits),
+        b"replace" => store(buf, &line, &tokens, StoreCommand::Replace, limits),
+        b"append" => store(buf, &line, &tokens, StoreCommand::Append, limits),
+        b"prepend" => store(buf, &line, &tokens, StoreCommand::Prepend, limits),
+        b"cas" => store(buf, &line, &tokens, StoreCommand::Cas { cas_unique: 0 }, limits),
+        b"delete" => delete(&line, &tokens, limits),
+        b"incr" => arith(&line, &tokens, ArithOp::Incr, limits),
+        b"decr" => arith(&line, &tokens, ArithOp::Decr, limits),
+        b"touch" => touch(&line, &tokens, limits),
+        b"flush_all" => flush_all(&line, &tokens),
+        b"verbosity" => verbosity(&line, &tokens),
+        // memcached ignores anything after these.
+        b"version" => done(Request::Version),
+        b"quit" => done(Request::Quit),
+        b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
+        _ => Err(unknown(&line, &tokens)),
+    }
+}
+
+/// An unknown command gets `ERROR`, except that a line ending in an HTTP version is an
+/// HTTP request sent to the data port: memcached hangs up on it (`malicious-commands.t`).
+pub(crate) fn unknown(line: &Line<'_>, tokens: &Tokens<'_>) -> ParseError {
+    if tokens.count > 0 && tokens.last().starts_with(b"HTTP/") {
+        return ParseError::Close;
+    }
+    reject(line, ErrorReply::Error, false)
+}
+
+fn retrieve<'a>(
+    line: &Line<'a>,
+    tokens: &Tokens<'a>,
+    mut kind: RetrieveKind,
+    limits: &Limits,
+) -> Parsed<'a> {
+    if tokens.count < 2 {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let keys_start = match &mut kind {
+        RetrieveKind::Gat { exptime } | RetrieveKind::Gats { exptime } => {
+            *exptime = parse_i64(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, false))?;
+            2
+        }
+        RetrieveKind::Get | RetrieveKind::Gets => 1,
+    };
+    let keys = Words::new(rest_after(line.content, keys_start));
+    if keys.len() > limits.keys_per_get_max {
+        return Err(client_error(line, TOO_MANY_KEYS, false));
+    }
+    // memcached sends nothing but the error if any key is bad, even after hits.
+    for key in keys.iter() {
+        check_key(key, limits).map_err(|reason| client_error(line, reason, false))?;
+    }
+    Ok((Request::Retrieve(Retrieve { kind, keys }), line.len_with_newline))
+}
+
+fn store<'a>(
+    buf: &'a [u8],
+    line: &Line<'a>,
+    tokens: &Tokens<'a>,
+    mut command: StoreCommand,
+    limits: &Limits,
+) -> Parsed<'a> {
+    let is_cas = matches!(command, StoreCommand::Cas { .. });
+    let count_min = if is_cas { 6 } else { 5 };
+    if tokens.count != count_min && tokens.count != count_min + 1 {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    // memcached looks at the last token whatever it is, so `set k 0 0 noreply` is a quiet
+    // error and `set k 0 0 1 junk` a loud store.
+    let noreply = tokens.last() == b"noreply";
+    let key = tokens.get(1);
+    check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
+    let bad_format = || client_error(line, BAD_FORMAT, noreply);
+    let flags = parse_u32(tokens.get(2)).ok_or_else(bad_format)?;
+    let exptime = parse_i64(tokens.get(3)).ok_or_else(bad_format)?;
+    let block_len = parse_i64(tokens.get(4)).ok_or_else(bad_format)?;
+    if let StoreCommand::Cas { cas_unique } = &mut command {
+        *cas_unique = parse_u64(tokens.get(5)).ok_or_else(bad_format)?;
+    }
+    if !(0..=BLOCK_LEN_MAX).contains(&block_len) {
+        return Err(bad_format());
+    }
+    let value_len = usize::try_from(block_len).map_err(|_| bad_format())?;
+    let value_start = line.len_with_newline;
+    let block_end = value_start + value_len + 2;
+    if value_len > limits.value_len_max {
+        let reply = ErrorReply::ServerError(TOO_LARGE);
+        return Err(ParseError::Invalid { skip: block_end, reply, noreply });
+    }
+    let value = data_block(buf, value_start, value_len, noreply)?;
+    let store = Store { command, key, flags, exptime, value, noreply };
+    Ok((Request::Store(store), block_end))
+}
+
+/// The data block at `start`, once it and its `\r\n` have arrived.
+pub(crate) fn data_block(
+    buf: &[u8],
+    start: usize,
+    len: usize,
+    noreply: bool,
+) -> Result<&[u8], ParseError> {
+    let end = start + len;
+    let Some(terminator) = buf.get(end..end + 2) else {
+        return Err(ParseError::Incomplete);
+    };
+    if terminator != b"\r\n" {
+        let reply = ErrorReply::ClientError(BAD_DATA_CHUNK);
+        return Err(ParseError::Invalid { skip: end + 2, reply, noreply });
+    }
+    Ok(&buf[start..end])
+}
+
+fn delete<'a>(line: &Line<'a>, tokens: &Tokens<'a>, limits: &Limits) -> Parsed<'a> {
+    if !(2..=4).contains(&tokens.count) {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let noreply = tokens.count > 2 && tokens.last() == b"noreply";
+    if tokens.count > 2 {
+        // Ancient clients send a hold time of 0; memcached still takes it.
+        let hold_is_zero = tokens.get(2) == b"0";
+        let valid = (tokens.count == 3 && (hold_is_zero || noreply))
+            || (tokens.count == 4 && hold_is_zero && noreply);
+        if !valid {
+            return Err(client_error(line, BAD_DELETE_FORMAT, noreply));
+        }
+    }
+    let key = tokens.get(1);
+    check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
+    Ok((Request::Delete { key, noreply }, line.len_with_newline))
+}
+
+fn arith<'a>(line: &Line<'a>, tokens: &Tokens<'a>, op: ArithOp, limits: &Limits) -> Parsed<'a> {
+    if tokens.count != 3 && tokens.count != 4 {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let noreply = tokens.last() == b"noreply";
+    let key = tokens.get(1);
+    check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
+    let delta = parse_u64(tokens.get(2)).ok_or(client_error(line, BAD_DELTA, noreply))?;
+    Ok((Request::Arith { op, key, delta, noreply }, line.len_with_newline))
+}
+
+fn touch<'a>(line: &Line<'a>, tokens: &Tokens<'a>, limits: &Limits) -> Parsed<'a> {
+    if tokens.count != 3 && tokens.count != 4 {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let noreply = tokens.last() == b"noreply";
+    let key = tokens.get(1);
+    check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
+    let exptime = parse_i64(tokens.get(2)).ok_or(client_error(line, BAD_EXPTIME, noreply))?;
+    Ok((Request::Touch { key, exptime, noreply }, line.len_with_newline))
+}
+
+fn flush_all<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
+    if !(1..=3).contains(&tokens.count) {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let noreply = tokens.last() == b"noreply";
+    let has_delay = tokens.count != if noreply { 2 } else { 1 };
+    let delay_secs = if has_delay {
+        Some(parse_i64(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, noreply))?)
+    } else {
+        None
+    };
+    Ok((Request::FlushAll { delay_secs, noreply }, line.len_with_newline))
+}
+
+fn verbosity<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
+    if tokens.count != 2 && tokens.count != 3 {
+        return Err(reject(line, ErrorReply::Error, false));
+    }
+    let noreply = tokens.last() == b"noreply";
+    let level = parse_u32(tokens.get(1)).ok_or(client_error(line, BAD_FORMAT, noreply))?;
+    Ok((Request::Verbosity { level, noreply }, line.len_with_newline))
+}
+
+/// Appends a `get`/`gets`/`gat`/`gats` line for `keys` (the client side).
+pub fn compose_retrieve<'k>(
+    kind: RetrieveKind,
+    keys: impl IntoIterator<Item = &'k [u8]>,
+    buf: &mut Vec<u8>,
+) {
+    buf.extend_from_slice(kind.command());
+    if let Some(exptime) = kind.touch_exptime() {
+        buf.push(b' ');
+        push_i64(buf, exptime);
+    }
+    for key in keys {
+        buf.push(b' ');
+        buf.extend_from_slice(key);
+    }
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Appends a storage command line and its data block (the client side).
+pub fn compose_store(store: &Store<'_>, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(store.command.name());
+    buf.push(b' ');
+    buf.extend_from_slice(store.key);
+    buf.push(b' ');
+    push_u64(buf, u64::from(store.flags));
+    buf.push(b' ');
+    push_i64(buf, store.exptime);
+    buf.push(b' ');
+    push_u64(buf, store.value.len() as u64);
+    if let StoreCommand::Cas { cas_unique } = store.command {
+        buf.push(b' ');
+        push_u64(buf, cas_unique);
+    }
+    push_noreply(store.noreply, buf);
+    buf.extend_from_slice(store.value);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Ends a line, with ` noreply` first if asked.
+pub(crate) fn push_noreply(noreply: bool, buf: &mut Vec<u8>) {
+    if noreply {
+        buf.extend_from_slice(b" noreply");
+    }
+    buf.extend_from_slice(b"\r\n");
+}
