@@ -404,6 +404,34 @@ struct MixSpec {
     batch: usize,
 }
 
+/// Runs `mixed_op` on `threads` threads until `budget` is spent (thread `t` seeded with
+/// `seed_base + t`) and returns the summed tally.
+fn run_mixed(
+    store: &Store,
+    ks: &[Vec<u8>],
+    spec: &MixSpec,
+    budget: &Budget,
+    seed_base: u64,
+    threads: usize,
+) -> Tally {
+    let tallies = run_threads(threads, |t| {
+        let mut rng = Rng::new(seed_base + t as u64);
+        let mut tally = Tally::default();
+        let mut done = 0;
+        while budget.go_on(done) {
+            done += 1;
+            let version = ((t as u64) << 40) | done as u64;
+            mixed_op(store, ks, spec, &mut rng, version, &mut tally);
+        }
+        tally
+    });
+    let mut tally = Tally::default();
+    for t in &tallies {
+        tally.add(t);
+    }
+    tally
+}
+
 /// One random operation on a random key of `keys`; `version` must be unique to this call.
 fn mixed_op(
     store: &Store,
@@ -740,21 +768,7 @@ fn mixed_ops_under_heavy_eviction() {
     let spec =
         MixSpec { value_len: (100, 4000), append_len: (40, 600), no_space_ok: true, batch: 8 };
     let budget = Budget::new(2.5, 40_000);
-    let tallies = run_threads(THREADS, |t| {
-        let mut rng = Rng::new(100 + t as u64);
-        let mut tally = Tally::default();
-        let mut done = 0;
-        while budget.go_on(done) {
-            done += 1;
-            let version = ((t as u64) << 40) | done as u64;
-            mixed_op(&store, &ks, &spec, &mut rng, version, &mut tally);
-        }
-        tally
-    });
-    let mut tally = Tally::default();
-    for t in &tallies {
-        tally.add(t);
-    }
+    let tally = run_mixed(&store, &ks, &spec, &budget, 100, THREADS);
     let mut present = 0;
     for k in &ks {
         if let Some(it) = store.get(k) {
@@ -1020,21 +1034,7 @@ fn large_items_concurrently() {
     };
     // Short: a write that has to evict a large item can stall for a while (see slowest_ms).
     let budget = Budget::new(2.0, 150);
-    let tallies = run_threads(THREADS, |t| {
-        let mut rng = Rng::new(400 + t as u64);
-        let mut tally = Tally::default();
-        let mut done = 0;
-        while budget.go_on(done) {
-            done += 1;
-            let version = ((t as u64) << 40) | done as u64;
-            mixed_op(&store, &ks, &spec, &mut rng, version, &mut tally);
-        }
-        tally
-    });
-    let mut tally = Tally::default();
-    for t in &tallies {
-        tally.add(t);
-    }
+    let tally = run_mixed(&store, &ks, &spec, &budget, 400, THREADS);
     let mut present = 0;
     for k in &ks {
         if let Some(it) = store.get(k) {
