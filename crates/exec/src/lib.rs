@@ -1,0 +1,41 @@
+//! Command semantics: what a memcached or Redis request means for the shared [`store::Store`].
+//!
+//! ```text
+//!   server (per connection)          exec                           store
+//!   proto_memcache::Request  --> memcache::execute --+
+//!                                                    +--> keyspace::encode --> Store
+//!   proto_resp::Command      --> resp::execute ------+
+//! ```
+//!
+//! Cross-protocol meaning lives here and nowhere else: one store serves both protocols, a
+//! value set by memcached `set` is read by Redis `GET`, TTLs agree, and Redis databases
+//! 1-15 are namespaces inside the same store ([`keyspace`]); memcached sees database 0.
+//!
+//! Counters are per worker thread ([`Counters`], single writer, relaxed) and summed on
+//! demand ([`Shared::totals`]).
+
+#![forbid(unsafe_code)]
+
+pub mod counters;
+pub mod keyspace;
+pub mod memcache;
+pub mod resp;
+mod shared;
+
+pub use counters::{Counters, Totals};
+pub use shared::{Settings, Shared};
+
+/// Whether the connection stays open after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Send the replies so far, then close (memcached `quit`, Redis `QUIT`).
+    Close,
+}
+
+/// The memcached version string clients see: a 1.6.x first (clients gate features on it),
+/// then Spinel's own.
+pub const MEMCACHED_VERSION: &str = concat!("1.6.21-spinel-", env!("CARGO_PKG_VERSION"));
+
+/// The Redis version Spinel reports in HELLO and INFO (clients gate commands on it).
+pub const REDIS_VERSION: &str = "7.2.0";

@@ -1,0 +1,131 @@
+//! What all workers share: the store, the settings, the counters.
+
+use std::{
+    sync::{atomic::AtomicU32, Arc},
+    time::{Instant, SystemTime, UNIX_EPOCH},
+};
+
+use parking_lot::Mutex;
+use store::Store;
+
+use crate::counters::{Counters, Totals};
+
+/// The server's settings as `stats settings`, `CONFIG GET` and `INFO` report them. Filled by
+/// the server from its command line; exec only reads them.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// memcached port (`-p`).
+    pub port: u16,
+    /// Redis port (`--resp-port`; 0 = off).
+    pub resp_port: u16,
+    /// Listen addresses as given (`-l`).
+    pub listen: String,
+    pub memory_limit_bytes: u64,
+    pub max_connections: u64,
+    pub threads: u32,
+    pub item_size_max: u64,
+    /// false with `-M` (refuse writes when full).
+    pub evictions: bool,
+    /// false with `-C`.
+    pub cas_enabled: bool,
+    pub backlog: u32,
+    /// `-R`: requests per event before yielding (kept for `stats settings`).
+    pub reqs_per_event: u32,
+    /// `-B`
+    pub binding_protocol: String,
+    /// `io_uring` or `epoll`.
+    pub io_backend: String,
+    pub idle_timeout_secs: u64,
+    pub busy_poll_us: u64,
+    pub pin: bool,
+    /// `-A`: whether `shutdown` is allowed.
+    pub shutdown_command: bool,
+    pub config_file: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            port: 11211,
+            resp_port: 6379,
+            listen: "127.0.0.1".into(),
+            memory_limit_bytes: 64 << 20,
+            max_connections: 1024,
+            threads: 1,
+            item_size_max: 1 << 20,
+            evictions: true,
+            cas_enabled: true,
+            backlog: 1024,
+            reqs_per_event: 20,
+            binding_protocol: "auto-negotiate".into(),
+            io_backend: "epoll".into(),
+            idle_timeout_secs: 0,
+            busy_poll_us: 0,
+            pin: false,
+            shutdown_command: false,
+            config_file: None,
+        }
+    }
+}
+
+/// State shared by every worker; built once by the server.
+pub struct Shared {
+    pub store: Store,
+    pub settings: Settings,
+    pub started: Instant,
+    pub started_unix_secs: u64,
+    /// memcached `verbosity` / `-v` level.
+    pub verbosity: AtomicU32,
+    workers: Vec<Arc<Counters>>,
+    baseline: Mutex<Totals>,
+    /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
+    pub shutdown: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
+    pub fn new(store: Store, settings: Settings, workers: usize) -> Shared {
+        let started_unix_secs =
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        Shared {
+            store,
+            started: Instant::now(),
+            started_unix_secs,
+            verbosity: AtomicU32::new(0),
+            workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
+            baseline: Mutex::new(Totals::default()),
+            shutdown: std::sync::atomic::AtomicBool::new(false),
+            settings,
+        }
+    }
+
+    pub fn counters(&self, worker: usize) -> Arc<Counters> {
+        Arc::clone(&self.workers[worker % self.workers.len()])
+    }
+
+    /// Sums of all workers' counters since the last `stats reset`. Gauges
+    /// (`curr_connections`) are not affected by the reset.
+    pub fn totals(&self) -> Totals {
+        let raw = self.raw_totals();
+        let mut since = raw.since(&self.baseline.lock());
+        since.curr_connections = raw.curr_connections;
+        since
+    }
+
+    /// `stats reset`.
+    pub fn reset_totals(&self) {
+        *self.baseline.lock() = self.raw_totals();
+    }
+
+    fn raw_totals(&self) -> Totals {
+        let mut totals = Totals::default();
+        for worker in &self.workers {
+            worker.add_to(&mut totals);
+        }
+        totals
+    }
+
+    pub fn uptime_secs(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+}

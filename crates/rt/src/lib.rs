@@ -1,0 +1,162 @@
+//! The runtime: one event loop per worker thread, driving TCP connections for a [`Handler`].
+//!
+//! ```text
+//!   listeners (SO_REUSEPORT, one set per loop)
+//!        |  accept
+//!        v
+//!   +-----------+  bytes in   +-----------+
+//!   |  driver   | ----------> |  Handler  |  parses, executes, appends replies to `out`
+//!   | uring or  | <---------- | (server)  |
+//!   |  epoll    |  out: Vec   +-----------+
+//!   +-----------+
+//!   one send per connection per loop turn; one submit (io_uring) per loop turn
+//! ```
+//!
+//! The runtime knows sockets and nothing of protocols or the store. The server implements
+//! [`Handler`]; the load generator may use the same loop.
+//!
+//! Rules the drivers keep:
+//! - An idle connection holds no buffer: received bytes live in the loop's shared receive
+//!   buffers (io_uring provided buffers, or one scratch buffer for epoll); only the unparsed
+//!   tail of a request is copied into a per-connection buffer, freed once it is consumed.
+//!   Output buffers come from a per-loop pool and go back to it once sent.
+//! - All input that arrived in one loop turn is handed to the handler before any reply is
+//!   sent; then every connection with output gets one send.
+//! - A connection whose unsent output passes [`LoopConfig::output_limit_bytes`] is closed
+//!   (a client that does not read its replies must not hold the server's memory).
+//! - A connection idle longer than [`LoopConfig::idle_timeout`] is closed.
+//! - When [`Handler::tick`] returns [`Control::Shutdown`], the loop closes its listeners,
+//!   flushes pending output (bounded by a grace period) and returns.
+
+use std::{io, net::SocketAddr, time::Duration};
+
+/// Which system interface a loop uses to wait for and perform I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Uring,
+    Epoll,
+}
+
+/// What the operator asked for (`--io`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoChoice {
+    /// io_uring if the kernel offers what we need, else epoll (logged).
+    Auto,
+    Uring,
+    Epoll,
+}
+
+/// Settings of one loop.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    pub backend: Backend,
+    /// Pin the loop's thread to this CPU.
+    pub pin_cpu: Option<usize>,
+    /// Spin on the completion queue (or epoll with zero timeout) up to this long before
+    /// sleeping; 0 = never spin.
+    pub busy_poll_us: u64,
+    /// Close connections with no input for this long; `None` = never.
+    pub idle_timeout: Option<Duration>,
+    /// How often [`Handler::tick`] runs (also the bound on noticing a shutdown).
+    pub tick_interval: Duration,
+    /// Unsent output above this closes the connection.
+    pub output_limit_bytes: usize,
+    /// io_uring: provided receive buffers, count (power of two) and size of each.
+    pub recv_buffers: u16,
+    pub recv_buffer_bytes: u32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            backend: Backend::Epoll,
+            pin_cpu: None,
+            busy_poll_us: 0,
+            idle_timeout: None,
+            tick_interval: Duration::from_millis(100),
+            output_limit_bytes: 64 * 1024 * 1024,
+            recv_buffers: 512,
+            recv_buffer_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// A listening socket handed to a loop; `tag` tells the handler which port accepted.
+pub struct Listener {
+    pub socket: std::net::TcpListener,
+    pub tag: u32,
+}
+
+/// What the handler wants after it has seen some input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// Keep the connection.
+    Continue,
+    /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
+    CloseAfterFlush,
+}
+
+/// What [`Handler::tick`] wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    Shutdown,
+}
+
+/// The server side of a loop; one instance per loop, so `&mut self` needs no lock.
+pub trait Handler {
+    /// Per-connection state kept by the handler (keep it small: idle connections cost it).
+    type Conn;
+
+    /// A connection arrived on listener `tag`. `Err(line)` refuses it: the loop sends
+    /// `line` (best effort, without waiting) and closes.
+    fn accept(&mut self, tag: u32, peer: Option<SocketAddr>) -> Result<Self::Conn, &'static [u8]>;
+
+    /// Bytes arrived. The handler parses complete requests from the start of `input`,
+    /// appends their replies to `out`, and returns how many bytes it consumed (at most
+    /// `input.len()`); the rest is kept and offered again, with more bytes after it, on the
+    /// next call.
+    fn receive(&mut self, conn: &mut Self::Conn, input: &[u8], out: &mut Vec<u8>)
+        -> (usize, After);
+
+    /// Bytes were sent (for byte counters).
+    fn sent(&mut self, conn: &mut Self::Conn, bytes: usize);
+
+    /// The connection is gone (peer closed, error, timeout, limit, shutdown).
+    fn close(&mut self, conn: Self::Conn);
+
+    /// Runs every [`LoopConfig::tick_interval`].
+    fn tick(&mut self) -> Control;
+}
+
+/// Whether this kernel lets us use io_uring with the features the driver needs; the error
+/// says why not (seccomp, `kernel.io_uring_disabled`, an old kernel).
+pub fn probe_uring() -> Result<(), String> {
+    todo!()
+}
+
+/// Picks the back end for `choice`: `Err` only when io_uring was asked for explicitly and
+/// is unavailable.
+pub fn choose_backend(choice: IoChoice) -> Result<Backend, String> {
+    todo!()
+}
+
+/// Runs one loop on the calling thread until the handler asks for shutdown.
+pub fn run<H: Handler>(
+    config: &LoopConfig,
+    listeners: Vec<Listener>,
+    handler: H,
+) -> io::Result<()> {
+    todo!()
+}
+
+/// A TCP listener with SO_REUSEADDR and SO_REUSEPORT set (so each loop can have its own
+/// listener on the same port), non-blocking, with the given backlog (memcached `-b`).
+pub fn listen(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
+    todo!()
+}
+
+/// Pins the calling thread to `cpu`.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    todo!()
+}
