@@ -40,6 +40,8 @@ pub struct Settings {
     pub pin: bool,
     /// `-A`: whether `shutdown` is allowed.
     pub shutdown_command: bool,
+    /// false with `-F`: flush_all, FLUSHALL and FLUSHDB are refused.
+    pub flush_enabled: bool,
     pub config_file: Option<String>,
 }
 
@@ -63,6 +65,7 @@ impl Default for Settings {
             busy_poll_us: 0,
             pin: false,
             shutdown_command: false,
+            flush_enabled: true,
             config_file: None,
         }
     }

@@ -1,1 +1,195 @@
-fn main() {}
+//! `spinel`: start-up, listeners, worker threads and shutdown.
+//!
+//! Connections spread over the loops by SO_REUSEPORT: every loop has its own listener on
+//! each port and the kernel hashes each new connection to one of them. No thread hands
+//! connections to another, so there is no accept thread and no cross-thread queue; the
+//! price is that the spread is by hash, not by load.
+
+mod config;
+mod signals;
+mod worker;
+
+use std::{
+    net::{SocketAddr, TcpListener},
+    process::ExitCode,
+    sync::{atomic::AtomicU64, Arc},
+    time::Duration,
+};
+
+use config::{Config, Parsed};
+use exec::{Settings, Shared};
+use worker::{Limits, Worker, TAG_MEMCACHE, TAG_RESP};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match config::parse(&args) {
+        Ok(Parsed::Run(config)) => config,
+        Ok(Parsed::Help) => {
+            print!("{}", config::HELP);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Version) => {
+            println!(
+                "spinel {} (memcached {})",
+                env!("CARGO_PKG_VERSION"),
+                exec::MEMCACHED_VERSION
+            );
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("spinel: {message}\nTry 'spinel --help'.");
+            return ExitCode::from(64);
+        }
+    };
+    match run(&config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("spinel: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(config: &Config) -> Result<(), String> {
+    for warning in &config.warnings {
+        eprintln!("spinel: warning: {warning}");
+    }
+    let backend = rt::choose_backend(config.io)?;
+    if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
+        let reason = rt::probe_uring().err().unwrap_or_default();
+        eprintln!("spinel: io_uring unavailable ({reason}); using epoll");
+    }
+    let shared = Arc::new(build_shared(config, backend)?);
+    let mut listeners = bind_all(config)?;
+    signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    if let Some(user) = &config.user {
+        signals::drop_privileges(user)?;
+    } else if signals::is_root() && config.verbosity > 0 {
+        eprintln!("spinel: warning: running as root; -u USER drops privileges");
+    }
+    if config.verbosity > 0 {
+        eprintln!("spinel: {} | io {:?}", config::describe(config), backend);
+    }
+    let limits = Arc::new(Limits {
+        memcache: proto_memcache::Limits {
+            value_len_max: config.max_item_size_bytes as usize,
+            ..Default::default()
+        },
+        resp: proto_resp::Limits {
+            // A bulk argument can never be stored past the item limit; refusing it at the
+            // length line keeps a client from making us buffer 512 MiB.
+            bulk_len_max: (config.max_item_size_bytes as usize).max(64 * 1024),
+            ..Default::default()
+        },
+        conn_limit: config.conn_limit,
+        open_conns: AtomicU64::new(0),
+    });
+    let mut handles = Vec::new();
+    for index in 0..config.threads {
+        let loop_config = loop_config(config, backend, index);
+        let worker = Worker::new(
+            Arc::clone(&shared),
+            Arc::clone(&limits),
+            index,
+            Arc::new(signals::stop_requested),
+        );
+        let own = std::mem::take(&mut listeners[index]);
+        let handle = std::thread::Builder::new()
+            .name(format!("spinel-w{index}"))
+            .spawn(move || rt::run(&loop_config, own, worker))
+            .map_err(|e| format!("cannot start worker thread: {e}"))?;
+        handles.push(handle);
+    }
+    let mut failure = None;
+    for handle in handles {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => failure = Some(format!("worker failed: {e}")),
+            Err(_) => failure = Some("worker panicked".to_string()),
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String> {
+    let store_config = store::Config {
+        memory_bytes: (config.memory_limit_mib as usize) << 20,
+        item_size_max: config.max_item_size_bytes as usize,
+        when_full: if config.disable_evictions {
+            store::WhenFull::Refuse
+        } else {
+            store::WhenFull::Evict
+        },
+        ..Default::default()
+    };
+    let store = store::Store::new(store_config).map_err(|e| format!("store: {e}"))?;
+    let settings = Settings {
+        port: config.port,
+        resp_port: config.resp_port,
+        listen: config.listen_text.clone(),
+        memory_limit_bytes: config.memory_limit_mib << 20,
+        max_connections: config.conn_limit,
+        threads: config.threads as u32,
+        item_size_max: config.max_item_size_bytes,
+        evictions: !config.disable_evictions,
+        cas_enabled: !config.disable_cas,
+        backlog: config.listen_backlog,
+        reqs_per_event: config.max_reqs_per_event,
+        binding_protocol: config.protocol.clone(),
+        io_backend: match backend {
+            rt::Backend::Uring => "io_uring".into(),
+            rt::Backend::Epoll => "epoll".into(),
+        },
+        idle_timeout_secs: config.idle_timeout_secs,
+        busy_poll_us: config.busy_poll_us,
+        pin: config.pin,
+        shutdown_command: config.enable_shutdown,
+        flush_enabled: !config.disable_flush_all,
+        config_file: config.config_file.clone(),
+    };
+    let shared = Shared::new(store, settings, config.threads);
+    shared.verbosity.store(config.verbosity, std::sync::atomic::Ordering::Relaxed);
+    Ok(shared)
+}
+
+fn loop_config(config: &Config, backend: rt::Backend, index: usize) -> rt::LoopConfig {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    rt::LoopConfig {
+        backend,
+        pin_cpu: config.pin.then_some(index % cpus),
+        busy_poll_us: config.busy_poll_us,
+        idle_timeout: (config.idle_timeout_secs > 0)
+            .then(|| Duration::from_secs(config.idle_timeout_secs)),
+        output_limit_bytes: (config.output_limit_mib as usize) << 20,
+        ..Default::default()
+    }
+}
+
+/// One listener per worker, address and port. With port 0 the first bind picks the port
+/// and the others reuse it, so all workers share it.
+fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
+    let mut per_worker: Vec<Vec<rt::Listener>> = (0..config.threads).map(|_| Vec::new()).collect();
+    let ports = [(config.port, TAG_MEMCACHE, true), (config.resp_port, TAG_RESP, false)];
+    for (port, tag, always) in ports {
+        if port == 0 && !always {
+            continue;
+        }
+        for &ip in &config.listen {
+            let mut addr = SocketAddr::new(ip, port);
+            for listeners in per_worker.iter_mut() {
+                let socket = bind(addr, config.listen_backlog)?;
+                addr = socket.local_addr().map_err(|e| e.to_string())?;
+                listeners.push(rt::Listener { socket, tag });
+            }
+            if config.verbosity > 0 {
+                let name = if tag == TAG_RESP { "resp" } else { "memcache" };
+                eprintln!("spinel: {name} listening on {addr}");
+            }
+        }
+    }
+    Ok(per_worker)
+}
+
+fn bind(addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
+    rt::listen(addr, backlog).map_err(|e| format!("cannot listen on {addr}: {e}"))
+}

@@ -1,0 +1,210 @@
+//! One worker: the [`rt::Handler`] that turns bytes into requests, runs them through
+//! `exec`, and leaves the replies for the loop to send.
+//!
+//! A loop turn hands each connection everything that arrived; every complete request in it
+//! is executed before the loop sends, so a pipeline of N requests costs one receive and
+//! one send.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+};
+
+use exec::{counters, Counters, Flow, Shared};
+use rt::{After, Control};
+
+/// Listener tags.
+pub const TAG_MEMCACHE: u32 = 0;
+pub const TAG_RESP: u32 = 1;
+
+/// Segments reclaimed per tick and worker, at most (bounded work between polls).
+const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
+
+const MEMCACHE_TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
+const RESP_TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
+
+/// What every worker shares beyond `exec::Shared`.
+pub struct Limits {
+    pub memcache: proto_memcache::Limits,
+    pub resp: proto_resp::Limits,
+    pub conn_limit: u64,
+    /// Connections open across all workers (checked against `conn_limit` at accept).
+    pub open_conns: AtomicU64,
+}
+
+pub struct Worker {
+    shared: Arc<Shared>,
+    limits: Arc<Limits>,
+    counters: Arc<Counters>,
+    args: Option<proto_resp::ArgStorage>,
+    /// Shutdown asked from outside (a signal).
+    stop: Arc<dyn Fn() -> bool + Send + Sync>,
+    ticks: u64,
+}
+
+/// A connection's state; an idle connection costs this and the loop's slot, no buffers.
+pub enum Conn {
+    Memcache(MemcacheConn),
+    Resp(exec::resp::Session),
+}
+
+pub struct MemcacheConn {
+    session: exec::memcache::Session,
+    /// Bytes of a rejected data block still to be swallowed (memcached stays in frame).
+    swallow_bytes: usize,
+}
+
+impl Worker {
+    pub fn new(
+        shared: Arc<Shared>,
+        limits: Arc<Limits>,
+        index: usize,
+        stop: Arc<dyn Fn() -> bool + Send + Sync>,
+    ) -> Worker {
+        let counters = shared.counters(index);
+        Worker { shared, limits, counters, args: Some(Default::default()), stop, ticks: 0 }
+    }
+
+    fn receive_memcache(
+        &mut self,
+        conn: &mut MemcacheConn,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, After) {
+        let mut pos = 0;
+        while pos < input.len() {
+            if conn.swallow_bytes > 0 {
+                let n = conn.swallow_bytes.min(input.len() - pos);
+                conn.swallow_bytes -= n;
+                pos += n;
+                continue;
+            }
+            match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
+                Ok((request, used)) => {
+                    pos += used;
+                    let flow = exec::memcache::execute(
+                        &self.shared,
+                        &self.counters,
+                        &mut conn.session,
+                        &request,
+                        out,
+                    );
+                    if flow == Flow::Close {
+                        return (pos, After::CloseAfterFlush);
+                    }
+                }
+                Err(proto_memcache::ParseError::Incomplete) => break,
+                Err(proto_memcache::ParseError::Invalid { skip, reply, noreply }) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    if !noreply {
+                        reply.compose(out);
+                    }
+                    conn.swallow_bytes = skip;
+                }
+                Err(proto_memcache::ParseError::Close) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    return (input.len(), After::CloseAfterFlush);
+                }
+            }
+        }
+        (pos, After::Continue)
+    }
+
+    fn receive_resp(
+        &mut self,
+        session: &mut exec::resp::Session,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, After) {
+        let mut pos = 0;
+        let mut storage = self.args.take().unwrap_or_default();
+        let mut after = After::Continue;
+        while pos < input.len() {
+            match proto_resp::parse_command_in(&input[pos..], &self.limits.resp, storage) {
+                Ok((command, used)) => {
+                    pos += used;
+                    let flow = if command.is_empty() {
+                        Flow::Continue
+                    } else {
+                        exec::resp::execute(&self.shared, &self.counters, session, &command, out)
+                    };
+                    storage = command.into_storage();
+                    if flow == Flow::Close {
+                        after = After::CloseAfterFlush;
+                        break;
+                    }
+                }
+                Err(proto_resp::ParseError::Incomplete) => {
+                    storage = Default::default();
+                    break;
+                }
+                Err(proto_resp::ParseError::Invalid { skip, reason }) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    proto_resp::Reply::new(out, session.protocol).error(reason);
+                    pos += skip.min(input.len() - pos);
+                    storage = Default::default();
+                }
+                Err(proto_resp::ParseError::Close { reply }) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    proto_resp::Reply::new(out, session.protocol).error(reply.message());
+                    pos = input.len();
+                    after = After::CloseAfterFlush;
+                    storage = Default::default();
+                    break;
+                }
+            }
+        }
+        self.args = Some(storage);
+        (pos, after)
+    }
+}
+
+impl rt::Handler for Worker {
+    type Conn = Conn;
+
+    fn accept(&mut self, tag: u32, _peer: Option<SocketAddr>) -> Result<Conn, &'static [u8]> {
+        let open = self.limits.open_conns.fetch_add(1, Ordering::Relaxed);
+        if open >= self.limits.conn_limit {
+            self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
+            counters::bump(&self.counters.rejected_connections, 1);
+            return Err(if tag == TAG_RESP { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
+        }
+        counters::bump(&self.counters.curr_connections, 1);
+        counters::bump(&self.counters.total_connections, 1);
+        Ok(if tag == TAG_RESP {
+            Conn::Resp(exec::resp::Session::default())
+        } else {
+            Conn::Memcache(MemcacheConn { session: Default::default(), swallow_bytes: 0 })
+        })
+    }
+
+    fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
+        let (consumed, after) = match conn {
+            Conn::Memcache(mc) => self.receive_memcache(mc, input, out),
+            Conn::Resp(session) => self.receive_resp(session, input, out),
+        };
+        counters::bump(&self.counters.bytes_read, consumed as u64);
+        (consumed, after)
+    }
+
+    fn sent(&mut self, _conn: &mut Conn, bytes: usize) {
+        counters::bump(&self.counters.bytes_written, bytes as u64);
+    }
+
+    fn close(&mut self, _conn: Conn) {
+        self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
+        counters::drop_by(&self.counters.curr_connections, 1);
+    }
+
+    fn tick(&mut self) -> Control {
+        self.ticks += 1;
+        self.shared.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
+        if (self.stop)() || self.shared.shutdown.load(Ordering::Relaxed) {
+            return Control::Shutdown;
+        }
+        Control::Continue
+    }
+}
