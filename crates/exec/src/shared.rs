@@ -1,14 +1,20 @@
 //! What all workers share: the store, the settings, the counters.
 
 use std::{
-    sync::{atomic::AtomicU32, Arc},
+    sync::{
+        atomic::{AtomicBool, AtomicU32},
+        Arc,
+    },
     time::{Instant, SystemTime, UNIX_EPOCH},
 };
 
 use parking_lot::Mutex;
 use store::Store;
 
-use crate::counters::{Counters, Totals};
+use crate::{
+    counters::{Counters, Totals},
+    resp::ClientRegistry,
+};
 
 /// The server's settings as `stats settings`, `CONFIG GET` and `INFO` report them. Filled by
 /// the server from its command line; exec only reads them.
@@ -83,6 +89,13 @@ pub struct Shared {
     baseline: Mutex<Totals>,
     /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
     pub shutdown: std::sync::atomic::AtomicBool,
+    /// Redis connections, for `CLIENT LIST`; written on connect, close and the rare
+    /// commands that change what it shows (SETNAME, SETINFO, SELECT, HELLO), never per
+    /// command.
+    pub clients: ClientRegistry,
+    /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
+    /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
+    pub nonzero_db_selected: AtomicBool,
 }
 
 impl Shared {
@@ -98,6 +111,8 @@ impl Shared {
             workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
             baseline: Mutex::new(Totals::default()),
             shutdown: std::sync::atomic::AtomicBool::new(false),
+            clients: ClientRegistry::default(),
+            nonzero_db_selected: AtomicBool::new(false),
             settings,
         }
     }

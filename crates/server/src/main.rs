@@ -83,6 +83,7 @@ fn run(config: &Config) -> Result<(), String> {
         },
         conn_limit: config.conn_limit,
         open_conns: AtomicU64::new(0),
+        resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
     });
     let mut handles = Vec::new();
     for index in 0..config.threads {

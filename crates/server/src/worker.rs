@@ -33,6 +33,8 @@ pub struct Limits {
     pub conn_limit: u64,
     /// Connections open across all workers (checked against `conn_limit` at accept).
     pub open_conns: AtomicU64,
+    /// The Redis port's address, as `CLIENT LIST` shows it (`laddr`).
+    pub resp_addr: String,
 }
 
 pub struct Worker {
@@ -165,7 +167,7 @@ impl Worker {
 impl rt::Handler for Worker {
     type Conn = Conn;
 
-    fn accept(&mut self, tag: u32, _peer: Option<SocketAddr>) -> Result<Conn, &'static [u8]> {
+    fn accept(&mut self, tag: u32, peer: Option<SocketAddr>) -> Result<Conn, &'static [u8]> {
         let open = self.limits.open_conns.fetch_add(1, Ordering::Relaxed);
         if open >= self.limits.conn_limit {
             self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
@@ -175,7 +177,8 @@ impl rt::Handler for Worker {
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
         Ok(if tag == TAG_RESP {
-            Conn::Resp(exec::resp::Session::default())
+            let peer = peer.map_or_else(String::new, |addr| addr.to_string());
+            Conn::Resp(exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr))
         } else {
             Conn::Memcache(MemcacheConn { session: Default::default(), swallow_bytes: 0 })
         })
@@ -194,7 +197,10 @@ impl rt::Handler for Worker {
         counters::bump(&self.counters.bytes_written, bytes as u64);
     }
 
-    fn close(&mut self, _conn: Conn) {
+    fn close(&mut self, conn: Conn) {
+        if let Conn::Resp(session) = &conn {
+            session.disconnect(&self.shared);
+        }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
         counters::drop_by(&self.counters.curr_connections, 1);
     }

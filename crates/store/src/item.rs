@@ -11,13 +11,19 @@
 //! follows). A 20-byte key with a 20-byte value costs 2 header bytes; 32/128 costs 3.
 //! The CAS unique is normally not stored: it is the segment's opening sequence number and the
 //! item's offset, unique per write. Only an item rewritten without a logical change (copied
-//! forward by eviction, or touched) carries its CAS explicitly, so that it keeps it.
+//! forward by eviction, or touched) carries its CAS explicitly, so that it keeps it, and so
+//! does one whose CAS the client chose (memcached meta `E`).
+//!
+//! `extras` bits: 0 client flags follow, 1 expiry follows, 2 CAS follows, 3 stale, 4 win
+//! token sent (the last two are memcached meta state, [`MetaState`], and carry no bytes).
 
-use crate::types::Expiry;
+use crate::types::{Expiry, MetaState};
 
 const HAS_CLIENT_FLAGS: u8 = 1 << 0;
 const HAS_EXPIRY: u8 = 1 << 1;
 const HAS_CAS: u8 = 1 << 2;
+const IS_STALE: u8 = 1 << 3;
+const WIN_TOKEN_SENT: u8 = 1 << 4;
 /// The two kinds; the other two values of the top bits are invalid, and checked on every
 /// decode, so that a location pointing anywhere but at a header is likely caught.
 const KIND_PLAIN: u8 = 0b01 << 6;
@@ -33,6 +39,7 @@ pub(crate) struct Header {
     pub(crate) key_len: usize,
     pub(crate) value_len: usize,
     pub(crate) cas: Option<u64>,
+    pub(crate) meta: MetaState,
 }
 
 impl Header {
@@ -46,6 +53,12 @@ impl Header {
         }
         if self.cas.is_some() {
             extras |= HAS_CAS;
+        }
+        if self.meta.stale {
+            extras |= IS_STALE;
+        }
+        if self.meta.win_token_sent {
+            extras |= WIN_TOKEN_SENT;
         }
         extras
     }
@@ -144,12 +157,15 @@ impl Header {
             cas = Some(u64::from_le_bytes(le));
             at += 8;
         }
+        let meta =
+            MetaState { stale: flags & IS_STALE != 0, win_token_sent: flags & WIN_TOKEN_SENT != 0 };
         let header = Header {
             client_flags,
             expiry,
             key_len: key_len as usize,
             value_len: value_len as usize,
             cas,
+            meta,
         };
         (header, at)
     }
@@ -195,17 +211,25 @@ mod tests {
     // Every header shape round-trips, and the common small item costs 3 bytes.
     #[test]
     fn header_round_trip() {
+        let plain = MetaState::default();
+        let stale = MetaState { stale: true, win_token_sent: false };
+        let won = MetaState { stale: false, win_token_sent: true };
+        let both = MetaState { stale: true, win_token_sent: true };
         let cases = [
-            (0u32, Expiry::Never, 20usize, 20usize, None, 2usize),
-            (0, Expiry::Never, 32, 128, None, 3),
-            (0, Expiry::Never, 62, 1, None, 2),
-            (0, Expiry::Never, 63, 1, None, 3),
-            (7, Expiry::Never, 32, 128, None, 5),
-            (u32::MAX, Expiry::AtMs(1_700_000_000_123), 65536, 64 << 20, Some(u64::MAX), 0),
-            (0, Expiry::AtMs(0), 0, 0, Some(1), 12),
+            (0u32, Expiry::Never, 20usize, 20usize, None, plain, 2usize),
+            (0, Expiry::Never, 32, 128, None, plain, 3),
+            (0, Expiry::Never, 62, 1, None, plain, 2),
+            (0, Expiry::Never, 63, 1, None, plain, 3),
+            (7, Expiry::Never, 32, 128, None, plain, 5),
+            (u32::MAX, Expiry::AtMs(1_700_000_000_123), 65536, 64 << 20, Some(u64::MAX), both, 0),
+            (0, Expiry::AtMs(0), 0, 0, Some(1), plain, 12),
+            // Meta state costs the extras byte only.
+            (0, Expiry::Never, 20, 20, None, stale, 3),
+            (0, Expiry::Never, 20, 20, None, won, 3),
+            (7, Expiry::Never, 20, 20, Some(9), both, 12),
         ];
-        for (client_flags, expiry, key_len, value_len, cas, want_len) in cases {
-            let h = Header { client_flags, expiry, key_len, value_len, cas };
+        for (client_flags, expiry, key_len, value_len, cas, meta, want_len) in cases {
+            let h = Header { client_flags, expiry, key_len, value_len, cas, meta };
             let mut buf = [0u8; 64];
             let n = h.encode(&mut buf);
             assert_eq!(n, h.encoded_len());
@@ -215,8 +239,8 @@ mod tests {
             let (d, m) = Header::decode(&buf);
             assert_eq!(m, n);
             assert_eq!(
-                (d.client_flags, d.expiry, d.key_len, d.value_len, d.cas),
-                (client_flags, expiry, key_len, value_len, cas)
+                (d.client_flags, d.expiry, d.key_len, d.value_len, d.cas, d.meta),
+                (client_flags, expiry, key_len, value_len, cas, meta)
             );
         }
     }

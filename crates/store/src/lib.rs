@@ -48,6 +48,6 @@ mod types;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use store::{Reader, Store};
 pub use types::{
-    Change, Config, ConfigError, EvictObserver, Expiry, Item, Mode, OwnedItem, Stats, StoreError,
-    WhenFull, KEY_LEN_MAX, MIB,
+    Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
+    StoreError, StoreOptions, Stored, WhenFull, KEY_LEN_MAX, MIB,
 };

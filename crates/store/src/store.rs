@@ -113,6 +113,7 @@ impl<'a> Resolved<'a> {
             cas: self.cas,
             expiry: self.header.expiry,
             accessed_before: freq > 0,
+            meta: self.header.meta,
         }
     }
 }
@@ -132,8 +133,10 @@ struct NewItem<'v> {
     value: &'v [&'v [u8]],
     flags: u32,
     expiry: Expiry,
-    /// Keep this CAS unique (a rewrite that is not a logical change).
-    keep_cas: Option<u64>,
+    /// This CAS unique instead of a fresh one: a rewrite that is not a logical change keeps
+    /// the old one, and memcached meta clients may choose one.
+    cas: Option<u64>,
+    meta: MetaState,
 }
 
 pub struct Store {
@@ -259,10 +262,27 @@ impl Store {
         expiry: Expiry,
         mode: Mode,
     ) -> Result<u64, StoreError> {
+        let options = StoreOptions::default();
+        self.store_with(key, value, flags, expiry, mode, options).map(|stored| stored.cas)
+    }
+
+    /// [`Store::store`] with memcached meta's extras: a chosen CAS unique, a CAS compare for
+    /// append and prepend, and storing stale on an older CAS.
+    pub fn store_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expiry: Expiry,
+        mode: Mode,
+        options: StoreOptions,
+    ) -> Result<Stored, StoreError> {
         self.check_size(key, value.len())?;
         self.locked_op(key, |s, ctx| {
             let current = s.current(ctx, ctx.guard);
             let existing = current.as_ref().map(|(f, r)| (f, r));
+            let mut meta = MetaState::default();
+            let mut expiry = expiry;
             match (mode, &existing) {
                 (Mode::Add, Some(_)) => return Err(StoreError::NotStored.into()),
                 (Mode::Replace | Mode::Append | Mode::Prepend, None) => {
@@ -270,26 +290,40 @@ impl Store {
                 }
                 (Mode::Cas(_), None) => return Err(StoreError::NotFound.into()),
                 (Mode::Cas(cas), Some((_, r))) if r.cas != cas => {
+                    if !(options.allow_stale && cas < r.cas) {
+                        return Err(StoreError::Exists.into());
+                    }
+                    // An older writer's value is kept, marked stale, for the item's lifetime.
+                    expiry = r.header.expiry;
+                    meta = MetaState { stale: true, ..r.header.meta };
+                }
+                (Mode::Append | Mode::Prepend, Some((_, r)))
+                    if options.compare_cas.is_some_and(|cas| cas != r.cas) =>
+                {
                     return Err(StoreError::Exists.into())
                 }
                 _ => {}
             }
             match (mode, existing) {
                 (Mode::Append | Mode::Prepend, Some((found, r))) => {
-                    s.check_size(key, r.value().len() + value.len())?;
+                    let value_len = r.value().len() + value.len();
+                    s.check_size(key, value_len)?;
                     let parts =
                         if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
                     let item = NewItem {
                         value: &parts,
                         flags: r.header.client_flags,
                         expiry: r.header.expiry,
-                        keep_cas: None,
+                        cas: options.cas,
+                        meta,
                     };
-                    s.put(ctx, Some((found, r)), &item)
+                    let cas = s.put(ctx, Some((found, r)), &item)?;
+                    Ok(Stored { cas, value_len, meta })
                 }
                 (_, existing) => {
-                    let item = NewItem { value: &[value], flags, expiry, keep_cas: None };
-                    s.put(ctx, existing, &item)
+                    let item = NewItem { value: &[value], flags, expiry, cas: options.cas, meta };
+                    let cas = s.put(ctx, existing, &item)?;
+                    Ok(Stored { cas, value_len: value.len(), meta })
                 }
             }
         })
@@ -334,8 +368,9 @@ impl Store {
 
     /// Atomic read-modify-write: `f` sees the current item (None if absent or expired) and
     /// decides; no other write to `key` can come between the read and the write. Returns the
-    /// CAS unique of the written item (`Some`) or `None` for Keep/Delete. `f` may run more
-    /// than once when the write had to wait for memory; only the last decision takes effect.
+    /// CAS unique of the written item (`Some`) or `None` for Keep/Delete (and for a Rewrite
+    /// without an item). `f` may run more than once when the write had to wait for memory;
+    /// only the last decision takes effect.
     pub fn modify<R>(
         &self,
         key: &[u8],
@@ -354,10 +389,24 @@ impl Store {
                     Ok((None, out))
                 }
                 Change::Write { value, flags, expiry } => {
+                    let meta = MetaState::default();
+                    let item = NewItem { value: &[&value], flags, expiry, cas: None, meta };
                     s.check_size(key, value.len())?;
-                    let item = NewItem { value: &[&value], flags, expiry, keep_cas: None };
                     let existing = current.as_ref().map(|(f, r)| (f, r));
                     Ok((Some(s.put(ctx, existing, &item)?), out))
+                }
+                Change::WriteWith { value, flags, expiry, cas, meta } => {
+                    let item = NewItem { value: &[&value], flags, expiry, cas, meta };
+                    s.check_size(key, value.len())?;
+                    let existing = current.as_ref().map(|(f, r)| (f, r));
+                    Ok((Some(s.put(ctx, existing, &item)?), out))
+                }
+                Change::Rewrite { expiry, meta, cas } => {
+                    let Some((found, r)) = &current else { return Ok((None, out)) };
+                    let value = [r.value()];
+                    let flags = r.header.client_flags;
+                    let item = NewItem { value: &value, flags, expiry, cas, meta };
+                    Ok((Some(s.put(ctx, Some((found, r)), &item)?), out))
                 }
             }
         })
@@ -604,14 +653,16 @@ impl Store {
             if let Some((found, r)) = existing {
                 self.unlink(ctx, found, r, Unlink::Deleted);
             }
-            return Ok(self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS);
+            let fresh = || self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS;
+            return Ok(item.cas.unwrap_or_else(fresh));
         }
         let header = Header {
             client_flags: item.flags,
             expiry: item.expiry,
             key_len: ctx.key.len(),
             value_len: item.value.iter().map(|p| p.len()).sum(),
-            cas: item.keep_cas,
+            cas: item.cas,
+            meta: item.meta,
         };
         let (location, cas) = if header.item_len() >= self.large_min {
             self.write_large(&header, ctx.key, item.value, ctx.flush_gen)?
@@ -750,7 +801,8 @@ impl Store {
             value: &[r.value()],
             flags: r.header.client_flags,
             expiry,
-            keep_cas: Some(r.cas),
+            cas: Some(r.cas),
+            meta: r.header.meta,
         };
         let mut owned = r.view(found.value.freq()).to_owned();
         owned.expiry = expiry;
@@ -771,7 +823,8 @@ impl Store {
                 value: &[digits.as_bytes()],
                 flags: r.header.client_flags,
                 expiry: r.header.expiry,
-                keep_cas: None,
+                cas: None,
+                meta: MetaState::default(),
             };
             s.put(ctx, Some((&found, &r)), &item)?;
             Ok(result)

@@ -105,6 +105,42 @@ pub enum Mode {
     Cas(u64),
 }
 
+/// Options of [`crate::Store::store_with`] beyond those of [`crate::Store::store`]; the
+/// default behaves as `store` does. They serve memcached's meta `ms`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// The CAS unique the new item gets; `None` for a fresh one (meta `E`).
+    pub cas: Option<u64>,
+    /// With [`Mode::Append`] or [`Mode::Prepend`]: only if the item's CAS unique equals this
+    /// ([`StoreError::Exists`] if not). Other modes ignore it: `Set` and `Replace` compare
+    /// with [`Mode::Cas`], and `Add` stores only where there is nothing to compare.
+    pub compare_cas: Option<u64>,
+    /// With [`Mode::Cas`]: a CAS unique lower than the item's stores the value anyway, marked
+    /// stale, keeping the item's expiry and win-token state (meta `ms I`).
+    pub allow_stale: bool,
+}
+
+/// What [`crate::Store::store_with`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stored {
+    pub cas: u64,
+    /// The stored value's length (after an append, the whole value).
+    pub value_len: usize,
+    pub meta: MetaState,
+}
+
+/// Per-item state of memcached's meta protocol, kept in two bits of the item header.
+/// A new value resets it; touches, copies made by eviction and [`Change::Rewrite`] keep or
+/// set it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct MetaState {
+    /// Invalidated (`md I`, or `ms I` with an older CAS): readers are told `X` and should
+    /// recache.
+    pub stale: bool,
+    /// A client was handed the recache token (`W`); the others are told `Z`.
+    pub win_token_sent: bool,
+}
+
 /// Why an operation did not take effect. Protocol layers map these to their own wording.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreError {
@@ -149,6 +185,7 @@ pub struct Item<'a> {
     pub(crate) cas: u64,
     pub(crate) expiry: Expiry,
     pub(crate) accessed_before: bool,
+    pub(crate) meta: MetaState,
 }
 
 impl<'a> Item<'a> {
@@ -170,6 +207,10 @@ impl<'a> Item<'a> {
     /// Whether the item was read since it was written (memcached meta `h`).
     pub fn accessed_before(&self) -> bool {
         self.accessed_before
+    }
+    /// memcached meta state: stale, win token sent.
+    pub fn meta_state(&self) -> MetaState {
+        self.meta
     }
     pub fn to_owned(&self) -> OwnedItem {
         OwnedItem {
@@ -199,6 +240,13 @@ pub enum Change {
     Keep,
     /// Replace (or create) the item.
     Write { value: Vec<u8>, flags: u32, expiry: Expiry },
+    /// [`Change::Write`] with the CAS unique the item gets (`None`: a fresh one) and its meta
+    /// state (memcached meta `E`, tombstones of `md x`).
+    WriteWith { value: Vec<u8>, flags: u32, expiry: Expiry, cas: Option<u64>, meta: MetaState },
+    /// Keep the current item's value and flags; set its expiry, meta state and CAS unique
+    /// (`None`: a fresh one; `Some(item.cas())` keeps it). Without a current item, nothing
+    /// happens. memcached meta: `mg` touches and hands out win tokens, `md I` invalidates.
+    Rewrite { expiry: Expiry, meta: MetaState, cas: Option<u64> },
     /// Remove the item.
     Delete,
 }

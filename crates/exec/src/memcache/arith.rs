@@ -1,0 +1,79 @@
+//! `incr` and `decr`: memcached's rules are the store's (a decimal u64 value; incr wraps at
+//! 2^64, decr stops at 0).
+
+use proto_memcache::text::{
+    response::{compose_number, Status},
+    ArithOp,
+};
+use store::StoreError;
+
+use super::{Ctx, Session};
+use crate::counters::bump;
+
+pub(super) const NOT_NUMERIC: &[u8] =
+    b"CLIENT_ERROR cannot increment or decrement non-numeric value";
+const OUT_OF_MEMORY: &[u8] = b"SERVER_ERROR out of memory";
+
+pub(super) fn execute(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    op: ArithOp,
+    key: &[u8],
+    delta: u64,
+    noreply: bool,
+) {
+    let key = session.key(key);
+    let store = &ctx.shared.store;
+    let result = match op {
+        ArithOp::Incr => store.incr(key, delta),
+        ArithOp::Decr => store.decr(key, delta),
+    };
+    count(ctx, op, result.is_ok(), matches!(result, Err(StoreError::NotFound)));
+    match result {
+        Ok(value) if !noreply => compose_number(value, ctx.out),
+        Ok(_) => {}
+        Err(StoreError::NotFound) => ctx.status(Status::NotFound, noreply),
+        Err(StoreError::NotNumeric) => ctx.error(NOT_NUMERIC, noreply),
+        Err(_) => ctx.error(OUT_OF_MEMORY, noreply),
+    }
+}
+
+/// `incr_hits`/`incr_misses` or `decr_hits`/`decr_misses`.
+pub(super) fn count(ctx: &Ctx<'_>, op: ArithOp, hit: bool, miss: bool) {
+    let counters = ctx.counters;
+    let (hits, misses) = match op {
+        ArithOp::Incr => (&counters.incr_hits, &counters.incr_misses),
+        ArithOp::Decr => (&counters.decr_hits, &counters.decr_misses),
+    };
+    if hit {
+        bump(hits, 1);
+    }
+    if miss {
+        bump(misses, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::memcache::tests::Harness;
+
+    // Goal: incr/decr replies: the new value, NOT_FOUND, non-numeric, wrap and floor.
+    #[test]
+    fn incr_and_decr() {
+        let mut h = Harness::new();
+        h.check("incr n 1\r\ndecr n 1\r\n", "NOT_FOUND\r\nNOT_FOUND\r\n");
+        h.check("set n 5 0 2\r\n10\r\nincr n 5\r\ndecr n 100\r\n", "STORED\r\n15\r\n0\r\n");
+        h.check("get n\r\n", "VALUE n 5 1\r\n0\r\nEND\r\n");
+        h.check("set n 0 0 20\r\n18446744073709551615\r\nincr n 2\r\n", "STORED\r\n1\r\n");
+        let reply = "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n";
+        h.check(
+            "set t 0 0 1\r\nx\r\nincr t 1\r\ndecr t 1\r\n",
+            format!("STORED\r\n{reply}{reply}"),
+        );
+        h.check("incr n 1 noreply\r\nincr t 1 noreply\r\nget n\r\n", "VALUE n 0 1\r\n2\r\nEND\r\n");
+        h.check("incr n abc\r\n", "CLIENT_ERROR invalid numeric delta argument\r\n");
+        let totals = h.totals();
+        assert_eq!((totals.incr_hits, totals.incr_misses), (3, 1));
+        assert_eq!((totals.decr_hits, totals.decr_misses), (1, 1));
+    }
+}

@@ -1,0 +1,169 @@
+//! memcached text and meta requests against the store, replying as memcached 1.6 does.
+//!
+//! ```text
+//!   execute --+-- retrieve.rs  get gets gat gats
+//!             +-- storage.rs   set add replace append prepend cas, delete, touch
+//!             +-- arith.rs     incr decr
+//!             +-- admin.rs     flush_all version verbosity quit
+//!             +-- stats.rs     stats [settings|items|slabs|sizes|reset|...]
+//!             +-- meta/        mg ms md ma me mn
+//! ```
+//!
+//! Every key goes through [`crate::keyspace::encode`] for database 0 before it reaches the
+//! store, so memcached and Redis database 0 share items. Times: an exptime of 0 never
+//! expires, a negative one is already past, up to 30 days counts from now, anything larger
+//! is a Unix time ([`expiry`]); the store's clock is the only clock.
+//!
+//! Deliberate differences from memcached are listed where they are made; the larger ones:
+//! `l` (last access) is always 0 and `h` survives overwrites (the store keeps no access time
+//! and keeps an overwritten key's access count), and `stats items`/`stats slabs` describe
+//! the whole store as one slab class.
+
+mod admin;
+mod arith;
+mod meta;
+mod retrieve;
+mod stats;
+mod storage;
+
+#[cfg(test)]
+mod tests;
+
+use proto_memcache::{
+    text::response::{compose_status, Status},
+    Request,
+};
+use store::Expiry;
+
+use crate::{
+    counters::{bump, Counters},
+    keyspace, Flow, Shared,
+};
+
+/// Per-connection state of a memcached connection: buffers reused by every request so that
+/// none allocates once they have grown.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// The stored form of a key, when it needs the keyspace prefix.
+    scratch: Vec<u8>,
+    /// A meta key decoded from base64 (`b`).
+    decoded: Vec<u8>,
+}
+
+impl Session {
+    /// The stored form of a text-protocol key.
+    fn key<'s>(&'s mut self, key: &'s [u8]) -> &'s [u8] {
+        keyspace::encode(0, key, &mut self.scratch)
+    }
+
+    /// The stored form of a meta key: base64-decoded first if the request had `b`.
+    fn meta_key<'s>(&'s mut self, key: &'s [u8], base64_key: bool) -> &'s [u8] {
+        let Session { scratch, decoded } = self;
+        decoded.resize(proto_memcache::base64::decoded_len_max(key.len()), 0);
+        let key = proto_memcache::meta::decoded_key(key, base64_key, decoded)
+            .expect("the buffer holds the longest decoding, and the parser checked the key");
+        keyspace::encode(0, key, scratch)
+    }
+}
+
+/// What every command handler needs besides its request.
+pub(crate) struct Ctx<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) counters: &'a Counters,
+    pub(crate) out: &'a mut Vec<u8>,
+}
+
+impl Ctx<'_> {
+    fn now_ms(&self) -> u64 {
+        self.shared.store.config().clock.now_ms()
+    }
+
+    /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
+    fn visible_cas(&self, cas: u64) -> u64 {
+        if self.shared.settings.cas_enabled {
+            cas
+        } else {
+            0
+        }
+    }
+
+    /// A one-word reply, unless the request said `noreply`.
+    fn status(&mut self, status: Status, noreply: bool) {
+        if !noreply {
+            compose_status(status, self.out);
+        }
+    }
+
+    /// An error line; a text request's `noreply` silences even errors, as in memcached.
+    fn error(&mut self, line: &[u8], noreply: bool) {
+        if !noreply {
+            self.out.extend_from_slice(line);
+            self.out.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
+/// Executes one parsed request, appending its reply (if any) to `out`.
+pub fn execute(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    request: &Request<'_>,
+    out: &mut Vec<u8>,
+) -> Flow {
+    bump(&counters.total_commands, 1);
+    let mut ctx = Ctx { shared, counters, out };
+    match request {
+        Request::Retrieve(retrieve) => retrieve::execute(&mut ctx, session, retrieve),
+        Request::Store(store) => storage::store(&mut ctx, session, store),
+        Request::Delete { key, noreply } => storage::delete(&mut ctx, session, key, *noreply),
+        Request::Touch { key, exptime, noreply } => {
+            storage::touch(&mut ctx, session, key, *exptime, *noreply)
+        }
+        Request::Arith { op, key, delta, noreply } => {
+            arith::execute(&mut ctx, session, *op, key, *delta, *noreply)
+        }
+        Request::FlushAll { delay_secs, noreply } => {
+            admin::flush_all(&mut ctx, *delay_secs, *noreply)
+        }
+        Request::Version => admin::version(&mut ctx),
+        Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
+        Request::Quit => return Flow::Close,
+        Request::Stats { args } => stats::execute(&mut ctx, args),
+        Request::MetaNoop => meta::noop(&mut ctx),
+        Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),
+        Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
+        Request::MetaSet(set) => meta::set::execute(&mut ctx, session, set),
+        Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
+        Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
+    }
+    Flow::Continue
+}
+
+/// memcached's line between relative and absolute exptimes: 30 days in seconds.
+pub const RELATIVE_EXPTIME_MAX_SECS: i64 = 60 * 60 * 24 * 30;
+
+/// The store expiry of a memcached exptime at `now_ms`: 0 never expires, a negative value
+/// is already past, up to [`RELATIVE_EXPTIME_MAX_SECS`] counts from now, and a larger one is
+/// a Unix time in seconds (in the past, it is expired at once).
+pub fn expiry(exptime: i64, now_ms: u64) -> Expiry {
+    match exptime {
+        0 => Expiry::Never,
+        ..=-1 => Expiry::AtMs(0),
+        1..=RELATIVE_EXPTIME_MAX_SECS => {
+            Expiry::AtMs(now_ms.saturating_add(exptime.unsigned_abs() * 1000))
+        }
+        _ => Expiry::AtMs(exptime.unsigned_abs().saturating_mul(1000)),
+    }
+}
+
+/// Seconds left before `expiry` at `now_ms`, rounded up (a TTL set a moment ago reads back
+/// whole), or -1 for none: meta `t` and `me`'s `exp`.
+pub fn ttl_secs(expiry: Expiry, now_ms: u64) -> i64 {
+    match expiry {
+        Expiry::Never => -1,
+        Expiry::AtMs(at_ms) => {
+            i64::try_from(at_ms.saturating_sub(now_ms).div_ceil(1000)).unwrap_or(i64::MAX)
+        }
+    }
+}

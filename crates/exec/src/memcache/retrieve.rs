@@ -1,0 +1,143 @@
+//! `get`, `gets`, `gat`, `gats`: a `VALUE` line per hit, then `END`.
+//!
+//! A get takes one store reader for all its keys (one epoch pin per request) and allocates
+//! nothing per key. A gat touches each hit under its key's lock and writes the `VALUE` line
+//! from the item it touched, so the reply and the new expiry belong to the same item.
+
+use proto_memcache::text::{
+    response::{compose_end, compose_value},
+    Retrieve, RetrieveKind,
+};
+use store::Change;
+
+use super::{expiry, Ctx, Session};
+use crate::counters::bump;
+
+pub(super) fn execute(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
+    match request.kind.touch_exptime() {
+        None => get(ctx, session, request),
+        Some(exptime) => get_and_touch(ctx, session, request, exptime),
+    }
+    compose_end(ctx.out);
+}
+
+fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
+    let returns_cas = request.kind.returns_cas();
+    let reader = ctx.shared.store.reader();
+    let (mut hits, mut misses) = (0, 0);
+    for key in request.keys.iter() {
+        match reader.get(session.key(key)) {
+            Some(item) => {
+                hits += 1;
+                let cas = returns_cas.then(|| ctx.visible_cas(item.cas()));
+                compose_value(key, item.flags(), item.value(), cas, ctx.out);
+            }
+            None => misses += 1,
+        }
+    }
+    bump(&ctx.counters.cmd_get, hits + misses);
+    bump(&ctx.counters.get_hits, hits);
+    bump(&ctx.counters.get_misses, misses);
+}
+
+/// memcached counts a gat as touches, not gets (`cmd_touch`, `touch_hits`).
+fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>, exptime: i64) {
+    let returns_cas = matches!(request.kind, RetrieveKind::Gats { .. });
+    let new_expiry = expiry(exptime, ctx.now_ms());
+    let cas_enabled = ctx.shared.settings.cas_enabled;
+    let (mut hits, mut misses) = (0, 0);
+    for key in request.keys.iter() {
+        let mark = ctx.out.len();
+        let out = &mut *ctx.out;
+        let touched = ctx.shared.store.modify(session.key(key), |current| {
+            // The closure may run again if the write waited for memory.
+            out.truncate(mark);
+            let Some(item) = current else { return (Change::Keep, false) };
+            let cas = returns_cas.then_some(if cas_enabled { item.cas() } else { 0 });
+            compose_value(key, item.flags(), item.value(), cas, out);
+            let keep = Change::Rewrite {
+                expiry: new_expiry,
+                meta: item.meta_state(),
+                cas: Some(item.cas()),
+            };
+            (keep, true)
+        });
+        match touched {
+            Ok((_, true)) => hits += 1,
+            Ok((_, false)) => misses += 1,
+            // Out of memory for the rewrite: report the key as missed, as the touch failed.
+            Err(_) => {
+                ctx.out.truncate(mark);
+                misses += 1;
+            }
+        }
+    }
+    bump(&ctx.counters.cmd_touch, hits + misses);
+    bump(&ctx.counters.touch_hits, hits);
+    bump(&ctx.counters.touch_misses, misses);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{memcache::tests::Harness, Settings};
+
+    // Goal: get/gets answer hits in request order, skip misses, end with END; gets adds CAS.
+    #[test]
+    fn get_and_gets() {
+        let mut h = Harness::new();
+        h.check("get a\r\n", "END\r\n");
+        h.check("set a 5 0 2\r\nhi\r\nset c 0 0 0\r\n\r\n", "STORED\r\nSTORED\r\n");
+        h.check(
+            "get a b c a\r\n",
+            "VALUE a 5 2\r\nhi\r\nVALUE c 0 0\r\n\r\nVALUE a 5 2\r\nhi\r\nEND\r\n",
+        );
+        let cas = h.cas(b"a");
+        h.check("gets a b\r\n", format!("VALUE a 5 2 {cas}\r\nhi\r\nEND\r\n"));
+        let totals = h.totals();
+        assert_eq!((totals.cmd_get, totals.get_hits, totals.get_misses), (7, 4, 3));
+    }
+
+    // Goal: with -C, CAS values read 0 (memcached's `settings.use_cas` off).
+    #[test]
+    fn gets_without_cas() {
+        let mut h = Harness::with_settings(Settings { cas_enabled: false, ..Settings::default() });
+        h.check(
+            "set a 0 0 1\r\nx\r\ngets a\r\ngats 0 a\r\n",
+            "STORED\r\nVALUE a 0 1 0\r\nx\r\nEND\r\nVALUE a 0 1 0\r\nx\r\nEND\r\n",
+        );
+    }
+
+    // Goal: gat/gats return the item and set its TTL, keep its CAS, and count as touches.
+    #[test]
+    fn gat_and_gats() {
+        let mut h = Harness::new();
+        h.check("set a 1 100 1\r\nx\r\n", "STORED\r\n");
+        let cas = h.cas(b"a");
+        h.check("gat 10 a missing\r\n", "VALUE a 1 1\r\nx\r\nEND\r\n");
+        h.check("gats 0 a\r\n", format!("VALUE a 1 1 {cas}\r\nx\r\nEND\r\n"));
+        h.check("gat 10 a\r\n", "VALUE a 1 1\r\nx\r\nEND\r\n");
+        h.advance_secs(9);
+        h.check("get a\r\n", "VALUE a 1 1\r\nx\r\nEND\r\n");
+        h.advance_secs(1);
+        h.check("get a\r\n", "END\r\n");
+        // A negative exptime returns the item one last time.
+        h.check(
+            "set b 0 0 1\r\ny\r\ngat -1 b\r\nget b\r\n",
+            "STORED\r\nVALUE b 0 1\r\ny\r\nEND\r\nEND\r\n",
+        );
+        let totals = h.totals();
+        assert_eq!((totals.cmd_touch, totals.touch_hits, totals.touch_misses), (5, 4, 1));
+        assert_eq!(totals.cmd_get, 3);
+    }
+
+    // Goal: keys reach the store in database 0's namespace: plain keys as they are, keys
+    // starting with a NUL byte escaped, and either way read back as sent.
+    #[test]
+    fn keys_go_through_the_keyspace() {
+        let mut h = Harness::new();
+        h.check("set \0k 0 0 1\r\nx\r\nget \0k\r\n", "STORED\r\nVALUE \0k 0 1\r\nx\r\nEND\r\n");
+        let reader = h.shared.store.reader();
+        assert!(reader.peek(b"\0k").is_none());
+        assert!(reader.peek(b"\0\0\0k").is_some());
+    }
+}

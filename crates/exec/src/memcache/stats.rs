@@ -1,0 +1,381 @@
+//! `stats` and its subcommands, with memcached's names and order.
+//!
+//! The store has no slab classes. `stats items` and `stats slabs` describe it as one class,
+//! number 1, that holds every item (memcached omits empty classes, so an empty store reports
+//! none): monitoring tools that sum over classes get the store's totals. A segment plays the
+//! part of a slab page. Fields the store cannot know (item ages, per-class LRU details) are
+//! left out rather than made up.
+
+use proto_memcache::{
+    text::response::{compose_end, compose_stat, compose_stat_u64, Status},
+    Words,
+};
+
+use super::Ctx;
+use crate::Totals;
+
+/// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
+/// architecture it supports.
+const USER_HZ: u64 = 100;
+
+pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
+    let subcommand = args.iter().next().unwrap_or(b"");
+    match subcommand {
+        b"" => general(ctx),
+        b"reset" => {
+            ctx.shared.reset_totals();
+            return ctx.status(Status::Reset, false);
+        }
+        b"settings" => settings(ctx),
+        b"items" => items(ctx),
+        b"slabs" => slabs(ctx),
+        // memcached with size tracking off, which is its default.
+        b"sizes" => compose_stat(b"sizes_status", b"disabled", ctx.out),
+        // One line per connection needs the server's connection table; report none.
+        b"conns" => {}
+        // Item dumps are not supported; memcached says this when they are disabled (`-X`).
+        b"detail" => return ctx.error(b"CLIENT_ERROR stats detail not allowed", false),
+        b"cachedump" => return ctx.error(b"CLIENT_ERROR stats cachedump not allowed", false),
+        _ => return ctx.error(b"ERROR", false),
+    }
+    compose_end(ctx.out);
+}
+
+fn general(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let totals = shared.totals();
+    let store = shared.store.stats();
+    let out = &mut *ctx.out;
+    let (user, system) = cpu_times();
+    compose_stat_u64(b"pid", u64::from(std::process::id()), out);
+    compose_stat_u64(b"uptime", shared.uptime_secs(), out);
+    compose_stat_u64(b"time", shared.store.config().clock.now_ms() / 1000, out);
+    compose_stat(b"version", crate::MEMCACHED_VERSION.as_bytes(), out);
+    compose_stat_u64(b"pointer_size", usize::BITS.into(), out);
+    compose_stat(b"rusage_user", user.as_bytes(), out);
+    compose_stat(b"rusage_system", system.as_bytes(), out);
+    compose_stat_u64(b"max_connections", shared.settings.max_connections, out);
+    connection_stats(&totals, out);
+    command_stats(&totals, out);
+    compose_stat_u64(b"bytes_read", totals.bytes_read, out);
+    compose_stat_u64(b"bytes_written", totals.bytes_written, out);
+    compose_stat_u64(b"limit_maxbytes", shared.settings.memory_limit_bytes, out);
+    compose_stat_u64(b"threads", shared.settings.threads.into(), out);
+    compose_stat_u64(b"hash_bytes", store.index_bytes, out);
+    compose_stat_u64(b"bytes", store.item_bytes, out);
+    compose_stat_u64(b"curr_items", store.items, out);
+    compose_stat_u64(b"total_items", store.total_items, out);
+    compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
+    compose_stat_u64(b"evictions", store.evictions, out);
+    compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);
+}
+
+fn connection_stats(totals: &Totals, out: &mut Vec<u8>) {
+    compose_stat_u64(b"curr_connections", totals.curr_connections, out);
+    compose_stat_u64(b"total_connections", totals.total_connections, out);
+    compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
+    // memcached's count of connection structures allocated; ours are made per connection.
+    compose_stat_u64(b"connection_structures", totals.curr_connections, out);
+}
+
+fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
+    let fields = [
+        (&b"cmd_get"[..], totals.cmd_get),
+        (b"cmd_set", totals.cmd_set),
+        (b"cmd_flush", totals.cmd_flush),
+        (b"cmd_touch", totals.cmd_touch),
+        (b"get_hits", totals.get_hits),
+        (b"get_misses", totals.get_misses),
+        (b"get_expired", totals.get_expired),
+        (b"get_flushed", totals.get_flushed),
+        (b"delete_misses", totals.delete_misses),
+        (b"delete_hits", totals.delete_hits),
+        (b"incr_misses", totals.incr_misses),
+        (b"incr_hits", totals.incr_hits),
+        (b"decr_misses", totals.decr_misses),
+        (b"decr_hits", totals.decr_hits),
+        (b"cas_misses", totals.cas_misses),
+        (b"cas_hits", totals.cas_hits),
+        (b"cas_badval", totals.cas_badval),
+        (b"touch_hits", totals.touch_hits),
+        (b"touch_misses", totals.touch_misses),
+        // No SASL or ascii auth.
+        (b"auth_cmds", 0),
+        (b"auth_errors", 0),
+    ];
+    for (name, value) in fields {
+        compose_stat_u64(name, value, out);
+    }
+}
+
+/// User and system CPU time as memcached prints them (`seconds.microseconds`), from
+/// `/proc/self/stat` (exec has no unsafe code for `getrusage`); zero where it is unreadable.
+fn cpu_times() -> (String, String) {
+    let ticks = std::fs::read_to_string("/proc/self/stat").ok().and_then(|stat| {
+        // Fields after the command name, which is in parentheses and may hold spaces:
+        // state is field 3, utime field 14 and stime field 15.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut fields = rest.split_ascii_whitespace().skip(11);
+        let user: u64 = fields.next()?.parse().ok()?;
+        let system: u64 = fields.next()?.parse().ok()?;
+        Some((user, system))
+    });
+    let (user, system) = ticks.unwrap_or((0, 0));
+    let format =
+        |ticks: u64| format!("{}.{:06}", ticks / USER_HZ, ticks % USER_HZ * (1_000_000 / USER_HZ));
+    (format(user), format(system))
+}
+
+fn settings(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let s = &shared.settings;
+    let out = &mut *ctx.out;
+    let yes_no = |on: bool| if on { &b"yes"[..] } else { b"no" };
+    let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat_u64(b"maxbytes", s.memory_limit_bytes, out);
+    compose_stat_u64(b"maxconns", s.max_connections, out);
+    compose_stat_u64(b"tcpport", s.port.into(), out);
+    compose_stat_u64(b"udpport", 0, out);
+    compose_stat(b"inter", s.listen.as_bytes(), out);
+    compose_stat_u64(b"verbosity", verbosity.into(), out);
+    compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);
+    compose_stat(b"domain_socket", b"NULL", out);
+    compose_stat(b"shutdown_command", yes_no(s.shutdown_command), out);
+    compose_stat_u64(b"num_threads", s.threads.into(), out);
+    compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);
+    compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
+    compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
+    compose_stat(b"binding_protocol", s.binding_protocol.as_bytes(), out);
+    compose_stat(b"auth_enabled_sasl", b"no", out);
+    compose_stat(b"auth_enabled_ascii", b"no", out);
+    compose_stat_u64(b"item_size_max", s.item_size_max, out);
+    compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
+    compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
+    // Spinel's own, after memcached's.
+    compose_stat_u64(b"resp_port", s.resp_port.into(), out);
+    compose_stat(b"io_backend", s.io_backend.as_bytes(), out);
+    compose_stat_u64(b"busy_poll_us", s.busy_poll_us, out);
+    compose_stat(b"pin_threads", yes_no(s.pin), out);
+    compose_stat_u64(b"segment_size", shared.store.config().segment_size_bytes as u64, out);
+}
+
+fn items(ctx: &mut Ctx<'_>) {
+    let store = ctx.shared.store.stats();
+    if store.items == 0 {
+        return;
+    }
+    let out = &mut *ctx.out;
+    let fields = [
+        (&b"items:1:number"[..], store.items),
+        (b"items:1:mem_requested", store.item_bytes),
+        (b"items:1:evicted", store.evictions),
+        (b"items:1:outofmemory", 0),
+        (b"items:1:reclaimed", store.expired_reclaimed),
+        (b"items:1:expired_unfetched", store.expired_unfetched),
+    ];
+    for (name, value) in fields {
+        compose_stat_u64(name, value, out);
+    }
+}
+
+fn slabs(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let store = shared.store.stats();
+    let totals = shared.totals();
+    let out = &mut *ctx.out;
+    let pages = store.segments_in_use;
+    if pages > 0 {
+        let fields = [
+            (&b"1:chunk_size"[..], shared.store.config().segment_size_bytes as u64),
+            (b"1:chunks_per_page", 1),
+            (b"1:total_pages", pages),
+            (b"1:total_chunks", pages),
+            (b"1:used_chunks", pages),
+            (b"1:free_chunks", 0),
+            (b"1:free_chunks_end", 0),
+            (b"1:get_hits", totals.get_hits),
+            (b"1:cmd_set", totals.cmd_set),
+            (b"1:delete_hits", totals.delete_hits),
+            (b"1:incr_hits", totals.incr_hits),
+            (b"1:decr_hits", totals.decr_hits),
+            (b"1:cas_hits", totals.cas_hits),
+            (b"1:cas_badval", totals.cas_badval),
+            (b"1:touch_hits", totals.touch_hits),
+        ];
+        for (name, value) in fields {
+            compose_stat_u64(name, value, out);
+        }
+    }
+    compose_stat_u64(b"active_slabs", u64::from(pages > 0), out);
+    compose_stat_u64(b"total_malloced", store.memory_used_bytes, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{memcache::tests::Harness, Settings};
+
+    /// `(name, value)` of each STAT line of a reply that must end in END.
+    fn stat_lines(reply: &[u8]) -> Vec<(String, String)> {
+        let text = String::from_utf8(reply.to_vec()).expect("text");
+        let body = text.strip_suffix("END\r\n").expect("ends in END");
+        body.lines()
+            .map(|line| {
+                let rest = line.strip_prefix("STAT ").expect("a STAT line");
+                let (name, value) = rest.split_once(' ').expect("name and value");
+                (name.to_owned(), value.to_owned())
+            })
+            .collect()
+    }
+
+    fn value_of(lines: &[(String, String)], name: &str) -> String {
+        let found = lines.iter().find(|(n, _)| n == name);
+        found.unwrap_or_else(|| panic!("no {name}")).1.clone()
+    }
+
+    // Goal: general stats carry memcached's names in memcached's order, with our counts.
+    #[test]
+    fn general_stats() {
+        let mut h = Harness::new();
+        h.run("set a 0 0 1\r\na\r\nget a b\r\ndelete b\r\n");
+        let lines = stat_lines(&h.run("stats\r\n"));
+        let names: Vec<&str> = lines.iter().map(|(name, _)| name.as_str()).collect();
+        let expected = [
+            "pid",
+            "uptime",
+            "time",
+            "version",
+            "pointer_size",
+            "rusage_user",
+            "rusage_system",
+            "max_connections",
+            "curr_connections",
+            "total_connections",
+            "rejected_connections",
+            "connection_structures",
+            "cmd_get",
+            "cmd_set",
+            "cmd_flush",
+            "cmd_touch",
+            "get_hits",
+            "get_misses",
+            "get_expired",
+            "get_flushed",
+            "delete_misses",
+            "delete_hits",
+            "incr_misses",
+            "incr_hits",
+            "decr_misses",
+            "decr_hits",
+            "cas_misses",
+            "cas_hits",
+            "cas_badval",
+            "touch_hits",
+            "touch_misses",
+            "auth_cmds",
+            "auth_errors",
+            "bytes_read",
+            "bytes_written",
+            "limit_maxbytes",
+            "threads",
+            "hash_bytes",
+            "bytes",
+            "curr_items",
+            "total_items",
+            "expired_unfetched",
+            "evictions",
+            "reclaimed",
+        ];
+        assert_eq!(names, expected);
+        let check = [
+            ("pid", std::process::id().to_string()),
+            ("time", "1700000000".to_owned()),
+            ("version", crate::MEMCACHED_VERSION.to_owned()),
+            ("pointer_size", "64".to_owned()),
+            ("cmd_get", "2".to_owned()),
+            ("get_hits", "1".to_owned()),
+            ("get_misses", "1".to_owned()),
+            ("delete_misses", "1".to_owned()),
+            ("cmd_set", "1".to_owned()),
+            ("curr_items", "1".to_owned()),
+            ("total_items", "1".to_owned()),
+            ("bytes", "2".to_owned()),
+            ("limit_maxbytes", (64u64 << 20).to_string()),
+        ];
+        for (name, value) in check {
+            assert_eq!(value_of(&lines, name), value, "{name}");
+        }
+        let rusage = value_of(&lines, "rusage_user");
+        assert!(rusage.split_once('.').is_some_and(|(_, micros)| micros.len() == 6), "{rusage}");
+    }
+
+    // Goal: stats reset answers RESET and zeroes counters, not items.
+    #[test]
+    fn reset() {
+        let mut h = Harness::new();
+        h.check(
+            "set a 0 0 1\r\na\r\nget a\r\nstats reset\r\n",
+            "STORED\r\nVALUE a 0 1\r\na\r\nEND\r\nRESET\r\n",
+        );
+        let lines = stat_lines(&h.run("stats\r\n"));
+        assert_eq!(value_of(&lines, "cmd_get"), "0");
+        assert_eq!(value_of(&lines, "curr_items"), "1");
+    }
+
+    // Goal: stats settings reports the settings with memcached's names and words.
+    #[test]
+    fn settings() {
+        let settings = Settings { cas_enabled: false, evictions: false, ..Settings::default() };
+        let mut h = Harness::with_settings(settings);
+        let lines = stat_lines(&h.run("stats settings\r\n"));
+        let check = [
+            ("maxbytes", "67108864"),
+            ("maxconns", "1024"),
+            ("tcpport", "11211"),
+            ("evictions", "off"),
+            ("cas_enabled", "no"),
+            ("num_threads", "1"),
+            ("reqs_per_event", "20"),
+            ("tcp_backlog", "1024"),
+            ("binding_protocol", "auto-negotiate"),
+            ("item_size_max", "1048576"),
+            ("io_backend", "epoll"),
+            ("busy_poll_us", "0"),
+        ];
+        for (name, value) in check {
+            assert_eq!(value_of(&lines, name), value, "{name}");
+        }
+    }
+
+    // Goal: items and slabs describe the store as one class; empty means no class.
+    #[test]
+    fn items_and_slabs() {
+        let mut h = Harness::new();
+        h.check("stats items\r\n", "END\r\n");
+        h.check(
+            "stats slabs\r\n",
+            format!(
+                "STAT active_slabs 0\r\nSTAT total_malloced {}\r\nEND\r\n",
+                h.shared.store.stats().memory_used_bytes
+            ),
+        );
+        h.run("set a 0 0 3\r\nabc\r\nget a\r\n");
+        let items = stat_lines(&h.run("stats items\r\n"));
+        assert_eq!(value_of(&items, "items:1:number"), "1");
+        assert_eq!(value_of(&items, "items:1:mem_requested"), "4");
+        let slabs = stat_lines(&h.run("stats slabs\r\n"));
+        assert_eq!(value_of(&slabs, "1:chunk_size"), "65536");
+        assert_eq!(value_of(&slabs, "1:get_hits"), "1");
+        assert_eq!(value_of(&slabs, "active_slabs"), "1");
+    }
+
+    // Goal: the other subcommands answer as memcached does.
+    #[test]
+    fn other_subcommands() {
+        let mut h = Harness::new();
+        h.check("stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n");
+        h.check("stats conns\r\n", "END\r\n");
+        h.check("stats detail dump\r\n", "CLIENT_ERROR stats detail not allowed\r\n");
+        h.check("stats cachedump 1 1\r\n", "CLIENT_ERROR stats cachedump not allowed\r\n");
+        h.check("stats bogus\r\n", "ERROR\r\n");
+    }
+}

@@ -1,0 +1,127 @@
+//! The test harness: a real store on a manual clock, requests parsed from wire bytes as the
+//! server parses them, replies compared byte for byte. The command tests live beside each
+//! command's code.
+
+use std::sync::Arc;
+
+use proto_memcache::{parse_request, Limits, ParseError};
+use store::{Config, ManualClock, Store, WhenFull, MIB};
+
+use super::{execute, Session};
+use crate::{Counters, Flow, Settings, Shared, Totals};
+
+/// Where every test clock starts: 2023-11-14T22:13:20Z, in Unix milliseconds.
+pub(crate) const T0_MS: u64 = 1_700_000_000_000;
+/// The store's item size limit in tests: small, so that "too large" needs no huge value.
+pub(crate) const ITEM_SIZE_MAX: usize = 4096;
+
+pub(crate) struct Harness {
+    pub(crate) shared: Shared,
+    pub(crate) clock: Arc<ManualClock>,
+    counters: Arc<Counters>,
+    session: Session,
+    /// Bytes of a rejected data block still to drop, as the server does.
+    swallow: usize,
+}
+
+impl Harness {
+    pub(crate) fn new() -> Harness {
+        Harness::with(Settings::default(), WhenFull::Evict, 8 * MIB)
+    }
+
+    pub(crate) fn with_settings(settings: Settings) -> Harness {
+        Harness::with(settings, WhenFull::Evict, 8 * MIB)
+    }
+
+    pub(crate) fn with(settings: Settings, when_full: WhenFull, memory_bytes: usize) -> Harness {
+        let clock = Arc::new(ManualClock::new(T0_MS));
+        let config = Config {
+            memory_bytes,
+            item_size_max: ITEM_SIZE_MAX,
+            segment_size_bytes: 64 * 1024,
+            when_full,
+            clock: clock.clone(),
+            ..Config::default()
+        };
+        let shared = Shared::new(Store::new(config).expect("valid config"), settings, 1);
+        let counters = shared.counters(0);
+        Harness { shared, clock, counters, session: Session::default(), swallow: 0 }
+    }
+
+    /// Runs every request in `wire` and returns the replies, with `<close>` where the
+    /// connection would close.
+    pub(crate) fn run(&mut self, wire: impl AsRef<[u8]>) -> Vec<u8> {
+        let wire = wire.as_ref();
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < wire.len() {
+            if self.swallow > 0 {
+                let n = self.swallow.min(wire.len() - pos);
+                (self.swallow, pos) = (self.swallow - n, pos + n);
+                continue;
+            }
+            match parse_request(&wire[pos..], &Limits::default()) {
+                Ok((request, used)) => {
+                    pos += used;
+                    let flow = execute(
+                        &self.shared,
+                        &self.counters,
+                        &mut self.session,
+                        &request,
+                        &mut out,
+                    );
+                    if flow == Flow::Close {
+                        out.extend_from_slice(b"<close>");
+                        break;
+                    }
+                }
+                Err(ParseError::Invalid { skip, reply, noreply }) => {
+                    if !noreply {
+                        reply.compose(&mut out);
+                    }
+                    self.swallow = skip;
+                }
+                Err(error) => panic!("transcript stops parsing at {pos}: {error:?}"),
+            }
+        }
+        out
+    }
+
+    /// Runs `wire` and asserts the replies.
+    #[track_caller]
+    pub(crate) fn check(&mut self, wire: impl AsRef<[u8]>, expected: impl AsRef<[u8]>) {
+        let wire = wire.as_ref();
+        let got = self.run(wire);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected.as_ref()),
+            "request: {}",
+            String::from_utf8_lossy(wire)
+        );
+    }
+
+    /// The CAS unique of a database-0 key as stored.
+    pub(crate) fn cas(&self, key: &[u8]) -> u64 {
+        self.shared.store.reader().peek(key).expect("item present").cas()
+    }
+
+    pub(crate) fn advance_secs(&self, secs: u64) {
+        self.clock.advance_ms(secs * 1000);
+    }
+
+    pub(crate) fn totals(&self) -> Totals {
+        self.shared.totals()
+    }
+}
+
+// Goal: the harness frames requests as the server does (parse errors answered, rejected
+// blocks swallowed, quit closes).
+#[test]
+fn harness_frames_like_the_server() {
+    let mut h = Harness::new();
+    h.check("bogus\r\nversion\r\n", format!("ERROR\r\nVERSION {}\r\n", crate::MEMCACHED_VERSION));
+    // The block and the two bytes after it are dropped, whatever they are.
+    h.check("set k 0 0 1\r\nab\rget k\r\n", "CLIENT_ERROR bad data chunk\r\nEND\r\n");
+    h.check("mn\r\nquit\r\nmn\r\n", "MN\r\n<close>");
+    assert!(h.totals().total_commands >= 4);
+}

@@ -1,0 +1,123 @@
+//! The registry behind `CLIENT LIST`: one entry per open Redis connection.
+//!
+//! Lock rule: the registry's mutex is taken on connect, on close, by the few commands that
+//! change what a listing shows (CLIENT SETNAME / SETINFO, SELECT, HELLO) and by CLIENT LIST
+//! itself; never on the path of an ordinary command. So a listing shows each client's
+//! database and protocol, but not its last command or idle time (those would need a write
+//! per command); it prints `cmd=NULL idle=0` for other connections.
+
+use std::{
+    collections::BTreeMap,
+    fmt::Write as _,
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+use parking_lot::Mutex;
+
+/// What `CLIENT LIST` and `CLIENT INFO` show of one connection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientInfo {
+    /// `CLIENT ID`: unique, from 1, never reused.
+    pub id: u64,
+    /// Peer address, `ip:port`.
+    pub addr: String,
+    /// Local address, `ip:port`.
+    pub laddr: String,
+    /// Unix milliseconds (store clock) when the connection was made.
+    pub connected_ms: u64,
+    pub name: Vec<u8>,
+    pub lib_name: Vec<u8>,
+    pub lib_ver: Vec<u8>,
+    pub db: u8,
+    /// 2 or 3.
+    pub resp: u8,
+}
+
+impl ClientInfo {
+    /// One `CLIENT LIST` line (with its `\n`), in Redis 7.2's field order. Fields Spinel
+    /// does not track (buffers, memory, subscriptions) are reported as Redis reports them
+    /// for an idle client.
+    pub fn write_line(&self, now_ms: u64, cmd: &str, out: &mut Vec<u8>) {
+        let age_secs = now_ms.saturating_sub(self.connected_ms) / 1000;
+        let resp = self.resp.max(2);
+        let mut text = String::with_capacity(320);
+        let _ = writeln!(
+            text,
+            "id={} addr={} laddr={} fd=-1 name={} age={age_secs} idle=0 flags=N db={} sub=0 \
+             psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 \
+             obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={resp} \
+             lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            String::from_utf8_lossy(&self.name),
+            self.db,
+            String::from_utf8_lossy(&self.lib_name),
+            String::from_utf8_lossy(&self.lib_ver),
+        );
+        out.extend_from_slice(text.as_bytes());
+    }
+}
+
+/// Open Redis connections by id.
+#[derive(Debug, Default)]
+pub struct ClientRegistry {
+    last_id: AtomicU64,
+    clients: Mutex<BTreeMap<u64, ClientInfo>>,
+}
+
+impl ClientRegistry {
+    /// Assigns the next id and lists the client; returns it with its id.
+    pub fn register(&self, mut client: ClientInfo) -> ClientInfo {
+        client.id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        self.clients.lock().insert(client.id, client.clone());
+        client
+    }
+
+    /// Replaces a listed client's entry (no-op for an unlisted id).
+    pub fn update(&self, client: &ClientInfo) {
+        if let Some(entry) = self.clients.lock().get_mut(&client.id) {
+            entry.clone_from(client);
+        }
+    }
+
+    pub fn remove(&self, id: u64) {
+        self.clients.lock().remove(&id);
+    }
+
+    /// Every listed client, by id.
+    pub fn snapshot(&self) -> Vec<ClientInfo> {
+        self.clients.lock().values().cloned().collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.clients.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_update_remove() {
+        let registry = ClientRegistry::default();
+        let a = registry.register(ClientInfo { addr: "1.2.3.4:5".into(), ..ClientInfo::default() });
+        let mut b = registry.register(ClientInfo::default());
+        assert_eq!((a.id, b.id), (1, 2));
+        b.name = b"worker".to_vec();
+        registry.update(&b);
+        assert_eq!(registry.snapshot()[1].name, b"worker");
+        registry.remove(a.id);
+        assert_eq!(registry.len(), 1);
+        let mut line = Vec::new();
+        b.write_line(5_000, "NULL", &mut line);
+        let text = String::from_utf8(line).unwrap();
+        assert!(text.starts_with("id=2 addr= laddr= fd=-1 name=worker age=5 idle=0 flags=N db=0"));
+        assert!(text.ends_with("resp=2 lib-name= lib-ver=\n"), "{text}");
+    }
+}

@@ -1,0 +1,527 @@
+//! Generic key commands: DEL UNLINK EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL
+//! EXPIRETIME PEXPIRETIME PERSIST KEYS SCAN RANDOMKEY RENAME RENAMENX.
+//!
+//! KEYS, SCAN and RANDOMKEY walk the whole store (all databases share it) and keep the keys
+//! of the session's database; so SCAN pages may come back empty with a non-zero cursor, which
+//! the SCAN contract allows.
+
+use std::hash::{BuildHasher, Hasher};
+
+use proto_resp::{
+    args::{is_option, parse_i64},
+    error, CommandId,
+};
+use store::{Change, Expiry, Mode, StoreError};
+
+use super::{
+    glob::{self, Case},
+    ttl::{self, Base, Condition, Report, Unit},
+    Ctx,
+};
+use crate::{counters::bump, keyspace, Shared};
+
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: CommandId) {
+    use CommandId as C;
+    match id {
+        C::Del | C::Unlink => del(ctx),
+        C::Exists => exists(ctx),
+        C::Type => key_type(ctx),
+        C::Expire => expire(ctx, Unit::Seconds, Base::Now),
+        C::Pexpire => expire(ctx, Unit::Milliseconds, Base::Now),
+        C::Expireat => expire(ctx, Unit::Seconds, Base::Epoch),
+        C::Pexpireat => expire(ctx, Unit::Milliseconds, Base::Epoch),
+        C::Ttl => ttl(ctx, Unit::Seconds, Report::Remaining),
+        C::Pttl => ttl(ctx, Unit::Milliseconds, Report::Remaining),
+        C::Expiretime => ttl(ctx, Unit::Seconds, Report::Absolute),
+        C::Pexpiretime => ttl(ctx, Unit::Milliseconds, Report::Absolute),
+        C::Persist => persist(ctx),
+        C::Keys => keys(ctx),
+        C::Scan => scan(ctx),
+        C::Randomkey => randomkey(ctx),
+        C::Rename => rename(ctx, Overwrite::Yes),
+        C::Renamenx => rename(ctx, Overwrite::No),
+        other => unreachable!("{other:?} is dispatched in resp::dispatch"),
+    }
+}
+
+/// DEL and UNLINK (the store frees memory without blocking either way).
+fn del(ctx: &mut Ctx<'_>) {
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let mut deleted = 0;
+    for index in 1..ctx.argc() {
+        let found = shared.store.delete(ctx.key(index), None).is_ok();
+        deleted += i64::from(found);
+        bump(if found { &counters.delete_hits } else { &counters.delete_misses }, 1);
+    }
+    ctx.reply().integer(deleted);
+}
+
+/// Counts the arguments that exist; a key named twice counts twice.
+fn exists(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let count = (1..ctx.argc()).filter(|&index| reader.peek(ctx.key(index)).is_some()).count();
+    ctx.reply().integer(count as i64);
+}
+
+fn key_type(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let found = shared.store.reader().peek(ctx.key(1)).is_some();
+    ctx.reply().simple(if found { b"string" } else { b"none" });
+}
+
+/// The EXPIRE family (`expireGenericCommand`): options are checked before the time, the
+/// time before the key; a time at or before now deletes the key and still answers 1.
+fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
+    let condition = match Condition::parse((3..ctx.argc()).map(|index| ctx.arg(index))) {
+        Ok(condition) => condition,
+        Err(message) => return ctx.error(message),
+    };
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let now = ttl::now_ms(shared);
+    let at = match ttl::expire_at_ms(ctx.arg(2), unit, base, now, ctx.spec.name) {
+        Ok(at) => at,
+        Err(message) => return ctx.error(message),
+    };
+    bump(&counters.cmd_touch, 1);
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let Some(item) = current else {
+            return (Change::Keep, 0);
+        };
+        if !condition.allows(ttl::expiry_ms(&item), at) {
+            return (Change::Keep, 0);
+        }
+        let change = match ttl::expiry_at(at, now) {
+            None => Change::Delete,
+            Some(expiry) => {
+                Change::Write { value: item.value().to_vec(), flags: item.flags(), expiry }
+            }
+        };
+        (change, 1)
+    });
+    match result {
+        Ok((_, changed)) => {
+            bump(if changed == 1 { &counters.touch_hits } else { &counters.touch_misses }, 1);
+            ctx.reply().integer(changed);
+        }
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
+    let shared = ctx.shared;
+    let now = ttl::now_ms(shared);
+    let reader = shared.store.reader();
+    let item = reader.peek(ctx.key(1));
+    let answer = ttl::ttl_reply(item.as_ref(), now, unit, report);
+    ctx.reply().integer(answer);
+}
+
+fn persist(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| match current {
+        Some(item) if item.expiry() != Expiry::Never => {
+            let value = item.value().to_vec();
+            (Change::Write { value, flags: item.flags(), expiry: Expiry::Never }, 1)
+        }
+        _ => (Change::Keep, 0),
+    });
+    match result {
+        Ok((_, changed)) => ctx.reply().integer(changed),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// Keys the store visits per `Store::scan` step when walking everything.
+const WALK_STEP: usize = 1024;
+
+/// Calls `f` with every key of `db` (client form); one pass over the whole store, so it
+/// costs time in proportion to all keys of all databases.
+pub(super) fn for_each_key(shared: &Shared, db: u8, mut f: impl FnMut(&[u8])) {
+    let mut cursor = 0;
+    loop {
+        cursor = shared.store.scan(cursor, WALK_STEP, |stored| {
+            if let Some((key_db, key)) = keyspace::decode(stored) {
+                if key_db == db {
+                    f(key);
+                }
+            }
+        });
+        if cursor == 0 {
+            return;
+        }
+    }
+}
+
+/// KEYS: every key of the database that matches, in store order.
+fn keys(ctx: &mut Ctx<'_>) {
+    let pattern = ctx.arg(1);
+    let match_all = pattern == b"*";
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    for_each_key(ctx.shared, ctx.session.db, |key| {
+        if match_all || glob::matches(pattern, key, Case::Sensitive) {
+            found.push(key.to_vec());
+        }
+    });
+    let mut reply = ctx.reply();
+    reply.array(found.len());
+    found.iter().for_each(|key| reply.bulk(key));
+}
+
+/// SCAN's options.
+struct ScanArgs<'a> {
+    cursor: u64,
+    pattern: Option<&'a [u8]>,
+    count: usize,
+    /// TYPE given and not "string": nothing can match.
+    other_type: bool,
+}
+
+/// `parseScanCursorOrReply` and `scanGenericCommand`'s option loop.
+fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<ScanArgs<'a>, &'static str> {
+    let cursor = std::str::from_utf8(ctx.arg(1))
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok())
+        .ok_or("ERR invalid cursor")?;
+    let mut args = ScanArgs { cursor, pattern: None, count: 10, other_type: false };
+    let mut index = 2;
+    while index < ctx.argc() {
+        if index + 1 >= ctx.argc() {
+            return Err(error::SYNTAX);
+        }
+        let (option, value) = (ctx.arg(index), ctx.arg(index + 1));
+        if is_option(option, "COUNT") {
+            let count = parse_i64(value).map_err(|e| e.message())?;
+            args.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
+        } else if is_option(option, "MATCH") {
+            args.pattern = Some(value).filter(|p| *p != b"*");
+        } else if is_option(option, "TYPE") {
+            args.other_type = !value.eq_ignore_ascii_case(b"string");
+        } else {
+            return Err(error::SYNTAX);
+        }
+        index += 2;
+    }
+    Ok(args)
+}
+
+fn scan(ctx: &mut Ctx<'_>) {
+    let args = match parse_scan(ctx) {
+        Ok(args) => args,
+        Err(message) => return ctx.error(message),
+    };
+    let db = ctx.session.db;
+    let mut found: Vec<Vec<u8>> = Vec::new();
+    let next = ctx.shared.store.scan(args.cursor, args.count, |stored| {
+        let Some((key_db, key)) = keyspace::decode(stored) else {
+            return;
+        };
+        let wanted = args.pattern.is_none_or(|p| glob::matches(p, key, Case::Sensitive));
+        if key_db == db && !args.other_type && wanted {
+            found.push(key.to_vec());
+        }
+    });
+    let mut reply = ctx.reply();
+    reply.array(2);
+    reply.bulk(next.to_string().as_bytes());
+    reply.array(found.len());
+    found.iter().for_each(|key| reply.bulk(key));
+}
+
+/// A random starting point for a store scan. The store's cursor is a position in hash
+/// order (sub-table in the bits above 33, position below), so any value in 39 bits is a
+/// valid place to start; a value the store does not expect only ends that scan early.
+fn random_cursor() -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    hasher.write_u64(nanos.map_or(0, |d| d.as_nanos() as u64));
+    hasher.finish() & ((1 << 39) - 1)
+}
+
+/// RANDOMKEY: scans from a random point to the first page holding keys of this database
+/// and picks one of them. Bounded: after wrapping past the end once more, the database is
+/// empty. Not uniform (keys after long empty stretches are picked more often), as Redis's
+/// bucket sampling is not either.
+fn randomkey(ctx: &mut Ctx<'_>) {
+    let (shared, db) = (ctx.shared, ctx.session.db);
+    let mut cursor = random_cursor();
+    let mut wraps = 0;
+    let chosen = loop {
+        let mut page: Vec<Vec<u8>> = Vec::new();
+        cursor = shared.store.scan(cursor, 64, |stored| {
+            if let Some((key_db, key)) = keyspace::decode(stored) {
+                if key_db == db {
+                    page.push(key.to_vec());
+                }
+            }
+        });
+        if !page.is_empty() {
+            let pick = (random_cursor() as usize) % page.len();
+            break Some(page.swap_remove(pick));
+        }
+        if cursor == 0 {
+            wraps += 1;
+            if wraps == 2 {
+                break None;
+            }
+        }
+    };
+    ctx.bulk_or_null(chosen.as_deref());
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Overwrite {
+    Yes,
+    No,
+}
+
+/// RENAME and RENAMENX. The source is taken out with one `modify` (read and delete), then
+/// written under the target; if that write fails the source is put back. Between the two
+/// steps neither key is visible to other clients (Redis does it in one step).
+fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
+    let (shared, db) = (ctx.shared, ctx.session.db);
+    let mut target_scratch = Vec::new();
+    let target = keyspace::encode(db, ctx.arg(2), &mut target_scratch);
+    let source = ctx.key(1);
+    let no = || if overwrite == Overwrite::Yes { Answer::Ok } else { Answer::Integer(0) };
+    let answer = {
+        let reader = shared.store.reader();
+        if reader.peek(source).is_none() {
+            Some(Answer::Error(error::NO_SUCH_KEY))
+        } else if source == target {
+            Some(no())
+        } else if overwrite == Overwrite::No && reader.peek(target).is_some() {
+            Some(Answer::Integer(0))
+        } else {
+            None
+        }
+    };
+    let answer = answer.unwrap_or_else(|| move_item(shared, source, target, overwrite));
+    match answer {
+        Answer::Ok => ctx.reply().ok(),
+        Answer::Integer(n) => ctx.reply().integer(n),
+        Answer::Error(message) => ctx.error(message),
+        Answer::Store(e) => ctx.store_error(e),
+    }
+}
+
+enum Answer {
+    Ok,
+    Integer(i64),
+    Error(&'static str),
+    Store(StoreError),
+}
+
+fn move_item(shared: &Shared, source: &[u8], target: &[u8], overwrite: Overwrite) -> Answer {
+    let taken = shared.store.modify(source, |current| match current {
+        Some(item) => (Change::Delete, Some(item.to_owned())),
+        None => (Change::Keep, None),
+    });
+    let item = match taken {
+        Ok((_, Some(item))) => item,
+        Ok((_, None)) => return Answer::Error(error::NO_SUCH_KEY),
+        Err(e) => return Answer::Store(e),
+    };
+    let mode = if overwrite == Overwrite::Yes { Mode::Set } else { Mode::Add };
+    match shared.store.store(target, &item.value, item.flags, item.expiry, mode) {
+        Ok(_) if overwrite == Overwrite::Yes => Answer::Ok,
+        Ok(_) => Answer::Integer(1),
+        Err(e) => {
+            // Put the source back; `Add`, so a newer write to it wins.
+            let _ = shared.store.store(source, &item.value, item.flags, item.expiry, Mode::Add);
+            match e {
+                StoreError::NotStored => Answer::Integer(0),
+                other => Answer::Store(other),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{Harness, START_MS};
+
+    #[test]
+    fn del_exists_type() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("MSET a 1 b 2 c 3", "+OK\r\n"),
+            ("EXISTS a a b zz", ":3\r\n"),
+            ("TYPE a", "+string\r\n"),
+            ("TYPE zz", "+none\r\n"),
+            ("DEL a zz a", ":1\r\n"),
+            ("UNLINK b c", ":2\r\n"),
+            ("EXISTS a b c", ":0\r\n"),
+        ]);
+        let totals = h.shared.totals();
+        assert_eq!((totals.delete_hits, totals.delete_misses), (3, 2));
+    }
+
+    /// Goal: the EXPIRE family's options, error order and the delete-on-past rule.
+    #[test]
+    fn expire_family() {
+        let mut h = Harness::new();
+        let now_secs = START_MS / 1000;
+        h.check(&[
+            ("EXPIRE missing 10", ":0\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("EXPIRE k 100", ":1\r\n"),
+            ("TTL k", ":100\r\n"),
+            ("PEXPIRE k 1500", ":1\r\n"),
+            ("PTTL k", ":1500\r\n"),
+            ("TTL k", ":2\r\n"),
+            (&format!("EXPIREAT k {}", now_secs + 30), ":1\r\n"),
+            ("EXPIRETIME k", &format!(":{}\r\n", now_secs + 30)),
+            ("PEXPIRETIME k", &format!(":{}\r\n", START_MS + 30_000)),
+            (&format!("PEXPIREAT k {}", START_MS + 40_000), ":1\r\n"),
+            ("TTL k", ":40\r\n"),
+            ("EXPIRE k 10 NX", ":0\r\n"),
+            ("EXPIRE k 10 XX", ":1\r\n"),
+            ("EXPIRE k 20 LT", ":0\r\n"),
+            ("EXPIRE k 5 LT", ":1\r\n"),
+            ("EXPIRE k 5 GT", ":0\r\n"),
+            ("EXPIRE k 50 GT", ":1\r\n"),
+            ("TTL k", ":50\r\n"),
+            ("PERSIST k", ":1\r\n"),
+            ("PERSIST k", ":0\r\n"),
+            ("PERSIST missing", ":0\r\n"),
+            ("TTL k", ":-1\r\n"),
+            ("EXPIRETIME k", ":-1\r\n"),
+            ("EXPIRE k 10 GT", ":0\r\n"),
+            ("EXPIRE k 10 XX", ":0\r\n"),
+            ("EXPIRE k 10 LT", ":1\r\n"),
+            ("EXPIRE k 10 NX", ":0\r\n"),
+        ]);
+        h.check(&[
+            (
+                "EXPIRE k 10 NX XX",
+                "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n",
+            ),
+            ("EXPIRE k 10 GT LT", "-ERR GT and LT options at the same time are not compatible\r\n"),
+            ("EXPIRE k 10 FOO", "-ERR Unsupported option FOO\r\n"),
+            ("EXPIRE k x FOO", "-ERR Unsupported option FOO\r\n"),
+            ("EXPIRE k x", "-ERR value is not an integer or out of range\r\n"),
+            ("EXPIRE k 9223372036854775807", "-ERR invalid expire time in 'expire' command\r\n"),
+            ("PEXPIRE k 9223372036854775807", "-ERR invalid expire time in 'pexpire' command\r\n"),
+            (
+                "EXPIREAT k 9223372036854775807",
+                "-ERR invalid expire time in 'expireat' command\r\n",
+            ),
+            ("TTL missing", ":-2\r\n"),
+            ("PTTL missing", ":-2\r\n"),
+            ("EXPIRETIME missing", ":-2\r\n"),
+            ("PEXPIRETIME missing", ":-2\r\n"),
+            ("EXISTS k", ":1\r\n"),
+            ("EXPIRE k 0", ":1\r\n"),
+            ("EXISTS k", ":0\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("PEXPIREAT k -5", ":1\r\n"),
+            ("EXISTS k", ":0\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("EXPIRE k -1", ":1\r\n"),
+            ("GET k", "$-1\r\n"),
+        ]);
+    }
+
+    /// Goal: TTLs follow the store's clock; TTL rounds to the nearest second.
+    #[test]
+    fn ttl_counts_down() {
+        let mut h = Harness::new();
+        h.check(&[("SET k v PX 2400", "+OK\r\n"), ("TTL k", ":2\r\n")]);
+        h.clock.advance_ms(900);
+        h.check(&[("PTTL k", ":1500\r\n"), ("TTL k", ":2\r\n")]);
+        h.clock.advance_ms(1000);
+        h.check(&[("TTL k", ":1\r\n")]);
+        h.clock.advance_ms(500);
+        h.check(&[("TTL k", ":-2\r\n"), ("GET k", "$-1\r\n")]);
+    }
+
+    #[test]
+    fn keys_and_scan() {
+        let mut h = Harness::new();
+        h.check(&[("MSET hello 1 hallo 2 hxllo 3 world 4", "+OK\r\n")]);
+        let keys = sorted_array(&h.run("KEYS h[ae]llo"));
+        assert_eq!(keys, ["hallo", "hello"]);
+        assert_eq!(sorted_array(&h.run("KEYS *")).len(), 4);
+        assert_eq!(h.run("KEYS nomatch*"), "*0\r\n");
+        // A full SCAN, page by page, sees every key exactly as KEYS does.
+        let mut seen = Vec::new();
+        let mut cursor = "0".to_owned();
+        for _ in 0..10_000 {
+            let reply = h.run(&format!("SCAN {cursor} COUNT 2 MATCH h*"));
+            let lines: Vec<&str> = reply.split("\r\n").collect();
+            cursor = lines[2].to_owned();
+            seen.extend(lines[4..].iter().skip(1).step_by(2).map(|s| s.to_string()));
+            if cursor == "0" {
+                break;
+            }
+        }
+        seen.retain(|s| !s.is_empty());
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen, ["hallo", "hello", "hxllo"]);
+        h.check(&[
+            ("SCAN 0 TYPE hash COUNT 100000", "*2\r\n$1\r\n0\r\n*0\r\n"),
+            ("SCAN x", "-ERR invalid cursor\r\n"),
+            ("SCAN -1", "-ERR invalid cursor\r\n"),
+            ("SCAN 0 COUNT 0", "-ERR syntax error\r\n"),
+            ("SCAN 0 COUNT x", "-ERR value is not an integer or out of range\r\n"),
+            ("SCAN 0 MATCH", "-ERR syntax error\r\n"),
+            ("SCAN 0 FOO bar", "-ERR syntax error\r\n"),
+        ]);
+        let all = h.run("SCAN 0 COUNT 100000 TYPE string");
+        assert!(all.starts_with("*2\r\n$1\r\n0\r\n*4\r\n"), "{all}");
+    }
+
+    /// The bulk strings of a flat array reply, sorted.
+    fn sorted_array(reply: &str) -> Vec<String> {
+        let mut items: Vec<String> = reply
+            .split("\r\n")
+            .skip(2)
+            .step_by(2)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        items.sort();
+        items
+    }
+
+    #[test]
+    fn randomkey() {
+        let mut h = Harness::new();
+        h.check(&[("RANDOMKEY", "$-1\r\n")]);
+        h.check3(&[("RANDOMKEY", "_\r\n")]);
+        h.check(&[("SET only v", "+OK\r\n"), ("RANDOMKEY", "$4\r\nonly\r\n")]);
+        h.check(&[("MSET a 1 b 2 c 3", "+OK\r\n")]);
+        for _ in 0..20 {
+            let reply = h.run("RANDOMKEY");
+            assert!(["$4\r\nonly\r\n", "$1\r\na\r\n", "$1\r\nb\r\n", "$1\r\nc\r\n"]
+                .contains(&reply.as_str()));
+        }
+    }
+
+    #[test]
+    fn rename_and_renamenx() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("RENAME missing x", "-ERR no such key\r\n"),
+            ("RENAMENX missing x", "-ERR no such key\r\n"),
+            ("SET a 1 EX 100", "+OK\r\n"),
+            ("RENAME a a", "+OK\r\n"),
+            ("RENAMENX a a", ":0\r\n"),
+            ("RENAME a b", "+OK\r\n"),
+            ("EXISTS a", ":0\r\n"),
+            ("GET b", "$1\r\n1\r\n"),
+            ("TTL b", ":100\r\n"),
+            ("SET c 3", "+OK\r\n"),
+            ("RENAMENX b c", ":0\r\n"),
+            ("GET b", "$1\r\n1\r\n"),
+            ("RENAMENX b d", ":1\r\n"),
+            ("RENAME d c", "+OK\r\n"),
+            ("GET c", "$1\r\n1\r\n"),
+            ("TTL c", ":100\r\n"),
+        ]);
+    }
+}

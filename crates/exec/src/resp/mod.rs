@@ -1,0 +1,300 @@
+//! Redis commands against the store.
+//!
+//! ```text
+//!   Command --lookup + check_arity--> CommandId --dispatch--> handler(Ctx)
+//!                                                                |
+//!        keyspace::encode(session.db, key) <---------------------+
+//!                 |                                              |
+//!               Store (reader / store / modify / scan)      Reply (RESP2 or RESP3)
+//! ```
+//!
+//! Goals: Redis 7's replies and error texts for the string and generic-key commands, so
+//! client libraries work unchanged; every read-modify-write in one `Store::modify`.
+//! Non-goals: types other than strings, ACLs, persistence, replication, pub/sub.
+//!
+//! Handlers live by command group: `strings`, `keys`, `connection` (PING ... CLIENT),
+//! `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`, `info`; `ttl` holds the expiry
+//! arithmetic they share, `glob` the pattern matcher of KEYS, SCAN and CONFIG GET.
+//!
+//! Values written here carry memcached client flags 0; any item is readable whatever its
+//! flags, so a value set over memcached is a Redis string. Integers are stored as decimal
+//! text, so memcached `incr` and Redis `INCR` see the same number.
+
+use std::mem;
+
+use proto_resp::{check_arity, error, lookup, Command, CommandId, CommandSpec, Protocol, Reply};
+use store::StoreError;
+
+use crate::{counters::bump, Counters, Flow, Shared};
+
+mod clients;
+mod config;
+mod connection;
+mod glob;
+mod info;
+mod keys;
+mod server;
+mod strings;
+mod ttl;
+
+#[cfg(test)]
+mod testkit;
+
+pub use clients::{ClientInfo, ClientRegistry};
+
+/// Per-connection state of a Redis connection.
+#[derive(Debug, Default)]
+pub struct Session {
+    pub db: u8,
+    pub protocol: Protocol,
+    /// What `CLIENT INFO` shows of this connection; `client.id` is 0 for a session that
+    /// was made with `Default` rather than [`Session::connect`].
+    pub client: ClientInfo,
+    /// Reused for encoded keys of databases other than 0.
+    key_scratch: Vec<u8>,
+}
+
+impl Session {
+    /// A session for a new connection, listed by `CLIENT LIST` until
+    /// [`Session::disconnect`]. `addr` and `laddr` are the peer and local addresses as
+    /// `ip:port`.
+    pub fn connect(shared: &Shared, addr: &str, laddr: &str) -> Session {
+        let client = ClientInfo {
+            addr: addr.to_owned(),
+            laddr: laddr.to_owned(),
+            connected_ms: ttl::now_ms(shared),
+            resp: 2,
+            ..ClientInfo::default()
+        };
+        let client = shared.clients.register(client);
+        Session { client, ..Session::default() }
+    }
+
+    /// Removes the connection from `CLIENT LIST`; call once, when it closes.
+    pub fn disconnect(&self, shared: &Shared) {
+        shared.clients.remove(self.client.id);
+    }
+}
+
+/// Executes one parsed command, appending its reply to `out`.
+pub fn execute(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    out: &mut Vec<u8>,
+) -> Flow {
+    let Some(name) = command.name() else {
+        return Flow::Continue;
+    };
+    bump(&counters.total_commands, 1);
+    let start = out.len();
+    let flow = match lookup(name) {
+        None => {
+            let text = error::unknown_command(name, command.args().skip(1));
+            Reply::new(out, session.protocol).error(text);
+            Flow::Continue
+        }
+        Some(spec) => match check_arity(spec, command.argc()) {
+            Err(arity) => {
+                Reply::new(out, session.protocol).error(arity.message());
+                Flow::Continue
+            }
+            Ok(()) => run(shared, counters, session, command, spec, out),
+        },
+    };
+    if out.get(start) == Some(&b'-') {
+        bump(&counters.protocol_errors, 1);
+    }
+    flow
+}
+
+fn run(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    spec: &'static CommandSpec,
+    out: &mut Vec<u8>,
+) -> Flow {
+    let key_scratch = mem::take(&mut session.key_scratch);
+    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
+    let flow = dispatch(&mut ctx);
+    ctx.session.key_scratch = ctx.key_scratch;
+    flow
+}
+
+fn dispatch(ctx: &mut Ctx<'_>) -> Flow {
+    use CommandId as C;
+    match ctx.spec.id {
+        C::Quit => return connection::quit(ctx),
+        C::Ping => connection::ping(ctx),
+        C::Echo => connection::echo(ctx),
+        C::Hello => connection::hello(ctx),
+        C::Select => connection::select(ctx),
+        C::Auth => connection::auth(ctx),
+        C::Client => connection::client(ctx),
+        C::Command => server::command(ctx),
+        C::Info => info::info(ctx),
+        C::Config => config::config(ctx),
+        C::Dbsize => server::dbsize(ctx),
+        C::Flushdb => server::flushdb(ctx),
+        C::Flushall => server::flushall(ctx),
+        C::Time => server::time(ctx),
+        id => return dispatch_data(ctx, id),
+    }
+    Flow::Continue
+}
+
+/// The commands that read or write keys.
+fn dispatch_data(ctx: &mut Ctx<'_>, id: CommandId) -> Flow {
+    use CommandId as C;
+    match id {
+        C::Get => strings::get(ctx),
+        C::Set => strings::set(ctx),
+        C::Setnx => strings::setnx(ctx),
+        C::Setex => strings::setex(ctx, ttl::Unit::Seconds),
+        C::Psetex => strings::setex(ctx, ttl::Unit::Milliseconds),
+        C::Getset => strings::getset(ctx),
+        C::Getdel => strings::getdel(ctx),
+        C::Getex => strings::getex(ctx),
+        C::Mget => strings::mget(ctx),
+        C::Mset => strings::mset(ctx),
+        C::Msetnx => strings::msetnx(ctx),
+        C::Append => strings::append(ctx),
+        C::Strlen => strings::strlen(ctx),
+        C::Getrange => strings::getrange(ctx),
+        C::Setrange => strings::setrange(ctx),
+        C::Incr => strings::incr(ctx, strings::Delta::One),
+        C::Decr => strings::incr(ctx, strings::Delta::MinusOne),
+        C::Incrby => strings::incr(ctx, strings::Delta::By),
+        C::Decrby => strings::incr(ctx, strings::Delta::NegatedBy),
+        C::Incrbyfloat => strings::incrbyfloat(ctx),
+        id => keys::dispatch(ctx, id),
+    }
+    Flow::Continue
+}
+
+/// Everything a handler needs for one command.
+pub(crate) struct Ctx<'a> {
+    shared: &'a Shared,
+    counters: &'a Counters,
+    session: &'a mut Session,
+    cmd: &'a Command<'a>,
+    spec: &'static CommandSpec,
+    out: &'a mut Vec<u8>,
+    /// Taken from the session for the command; `key(i)` encodes into it.
+    key_scratch: Vec<u8>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Argument `index`; the arity check guarantees the ones a handler reads exist.
+    fn arg(&self, index: usize) -> &'a [u8] {
+        self.cmd.arg(index).expect("arity checked before the handler runs")
+    }
+
+    fn argc(&self) -> usize {
+        self.cmd.argc()
+    }
+
+    /// The stored form of key argument `index` in the session's database.
+    fn key(&mut self, index: usize) -> &[u8] {
+        let key = self.cmd.arg(index).expect("arity checked before the handler runs");
+        crate::keyspace::encode(self.session.db, key, &mut self.key_scratch)
+    }
+
+    fn reply(&mut self) -> Reply<'_> {
+        Reply::new(self.out, self.session.protocol)
+    }
+
+    fn error(&mut self, message: impl AsRef<[u8]>) {
+        self.reply().error(message);
+    }
+
+    /// A store error in Redis's words.
+    fn store_error(&mut self, error: StoreError) {
+        match error {
+            // Redis's limit on a string is `proto-max-bulk-len`; ours is the store's item
+            // size, which CONFIG GET reports under that name.
+            StoreError::TooLarge { .. } => self.error(STRING_TOO_LONG),
+            StoreError::NoSpace => self.error(OOM),
+            StoreError::KeyTooLong { .. } => self.error(KEY_TOO_LONG),
+            other => self.error(format!("ERR {other}")),
+        }
+    }
+
+    fn bulk_or_null(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(value) => self.reply().bulk(value),
+            None => self.reply().null(),
+        }
+    }
+}
+
+/// `checkStringLength`.
+const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+/// `shared.oomerr`.
+const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// Redis has no key limit below 512 MB; the store's is 64 KiB.
+const KEY_TOO_LONG: &str = "ERR key too long";
+
+/// `ERR wrong number of arguments for '<container>|<sub>' command`, as Redis 7 words it for
+/// subcommands.
+fn sub_arity_error(container: &str, sub: &[u8]) -> String {
+    let sub = String::from_utf8_lossy(sub).to_ascii_lowercase();
+    error::wrong_arity(&format!("{container}|{sub}"))
+}
+
+/// Whether `argc` satisfies `arity` (Redis's convention: negative means at least).
+fn arity_ok(argc: usize, arity: i32) -> bool {
+    let wanted = arity.unsigned_abs() as usize;
+    if arity < 0 {
+        argc >= wanted
+    } else {
+        argc == wanted
+    }
+}
+
+/// Counts a read for `INFO` (`keyspace_hits`/`keyspace_misses`) and memcached `stats`.
+fn count_read(counters: &Counters, found: bool) {
+    bump(&counters.cmd_get, 1);
+    bump(if found { &counters.get_hits } else { &counters.get_misses }, 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::Harness;
+
+    /// Goal: dispatch-level errors keep Redis's wording. Method: wire table.
+    #[test]
+    fn unknown_command_and_arity() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("FOO a b", "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n"),
+            ("GET", "-ERR wrong number of arguments for 'get' command\r\n"),
+            ("get a b", "-ERR wrong number of arguments for 'get' command\r\n"),
+            ("SET k", "-ERR wrong number of arguments for 'set' command\r\n"),
+        ]);
+        let totals = h.shared.totals();
+        assert_eq!((totals.total_commands, totals.protocol_errors), (4, 4));
+    }
+
+    /// Goal: a key over the store's limit is refused on write and simply absent on read.
+    #[test]
+    fn key_too_long() {
+        let mut h = Harness::new();
+        let key = vec![b'k'; store::KEY_LEN_MAX + 1];
+        assert_eq!(h.run_args(&[b"SET", &key, b"v"]), b"-ERR key too long\r\n");
+        assert_eq!(h.run_args(&[b"INCR", &key]), b"-ERR key too long\r\n");
+        assert_eq!(h.run_args(&[b"GET", &key]), b"$-1\r\n");
+        assert_eq!(h.run_args(&[b"DEL", &key]), b":0\r\n");
+    }
+
+    /// Goal: an empty command gets no reply and is not counted.
+    #[test]
+    fn empty_command_is_silent() {
+        let mut h = Harness::new();
+        assert_eq!(h.run_raw(b"*0\r\n"), b"");
+        assert_eq!(h.shared.totals().total_commands, 0);
+    }
+}

@@ -1,0 +1,292 @@
+//! Server commands: COMMAND, DBSIZE, FLUSHDB, FLUSHALL, TIME (INFO and CONFIG have files
+//! of their own).
+//!
+//! Databases share one store. Until some connection SELECTs a database other than 0
+//! (`Shared::nonzero_db_selected`), database 0 is the whole store: DBSIZE is `Store::len`
+//! and FLUSHDB is `Store::flush_all`, both cheap. After that, DBSIZE and FLUSHDB walk every
+//! key of every database (time in proportion to the whole store) to pick out theirs.
+
+use std::sync::atomic::Ordering;
+
+use proto_resp::{commands, error, COMMANDS};
+
+use super::{
+    arity_ok,
+    glob::{self, Case},
+    keys::for_each_key,
+    sub_arity_error, ttl, Ctx,
+};
+use crate::{counters::bump, keyspace, Shared};
+
+/// COMMAND subcommands and their arities (Redis 7's `command|*`).
+const COMMAND_SUBCOMMANDS: &[(&str, i32)] =
+    &[("COUNT", 2), ("INFO", -2), ("DOCS", -2), ("LIST", -2)];
+
+pub(super) fn command(ctx: &mut Ctx<'_>) {
+    if ctx.argc() == 1 {
+        return commands::write_command_info_all(&mut ctx.reply());
+    }
+    let sub = ctx.arg(1).to_ascii_uppercase();
+    let Some(&(name, arity)) = COMMAND_SUBCOMMANDS.iter().find(|(n, _)| n.as_bytes() == sub) else {
+        return ctx.error(error::unknown_subcommand(b"command", ctx.arg(1)));
+    };
+    if !arity_ok(ctx.argc(), arity) {
+        return ctx.error(sub_arity_error("command", &sub));
+    }
+    let names: Vec<&[u8]> = (2..ctx.argc()).map(|index| ctx.arg(index)).collect();
+    match name {
+        "COUNT" => commands::write_command_count(&mut ctx.reply()),
+        "INFO" if names.is_empty() => commands::write_command_info_all(&mut ctx.reply()),
+        "INFO" => {
+            let mut reply = ctx.reply();
+            reply.array(names.len());
+            for name in names {
+                commands::write_command_info(&mut reply, proto_resp::lookup(name));
+            }
+        }
+        "DOCS" => commands::write_command_docs_for(&mut ctx.reply(), names.into_iter()),
+        _ => command_list(ctx, &names),
+    }
+}
+
+/// COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p]. Spinel has no modules and
+/// no ACL categories, so those filters match nothing.
+fn command_list(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
+    let pattern = match args {
+        [] => None,
+        [filterby, kind, value] if filterby.eq_ignore_ascii_case(b"FILTERBY") => {
+            if kind.eq_ignore_ascii_case(b"PATTERN") {
+                Some(Some(*value))
+            } else if kind.eq_ignore_ascii_case(b"MODULE") || kind.eq_ignore_ascii_case(b"ACLCAT") {
+                Some(None)
+            } else {
+                return ctx.error(error::SYNTAX);
+            }
+        }
+        _ => return ctx.error(error::SYNTAX),
+    };
+    let names: Vec<&str> = COMMANDS
+        .iter()
+        .map(|spec| spec.name)
+        .filter(|name| match pattern {
+            None => true,
+            Some(None) => false,
+            Some(Some(p)) => glob::matches(p, name.as_bytes(), Case::Insensitive),
+        })
+        .collect();
+    let mut reply = ctx.reply();
+    reply.array(names.len());
+    names.iter().for_each(|name| reply.bulk(name.as_bytes()));
+}
+
+/// Whether database 0 holds every key of the store.
+fn db0_is_everything(shared: &Shared, db: u8) -> bool {
+    db == 0 && !shared.nonzero_db_selected.load(Ordering::SeqCst)
+}
+
+pub(super) fn dbsize(ctx: &mut Ctx<'_>) {
+    let (shared, db) = (ctx.shared, ctx.session.db);
+    let count = if db0_is_everything(shared, db) {
+        shared.store.len()
+    } else {
+        let mut count = 0;
+        for_each_key(shared, db, |_| count += 1);
+        count
+    };
+    ctx.reply().integer(count as i64);
+}
+
+/// `getFlushCommandFlags`: nothing, SYNC or ASYNC (both flush at once here).
+fn flush_args_ok(ctx: &mut Ctx<'_>) -> bool {
+    let ok = match ctx.argc() {
+        1 => true,
+        2 => {
+            let mode = ctx.arg(1);
+            mode.eq_ignore_ascii_case(b"SYNC") || mode.eq_ignore_ascii_case(b"ASYNC")
+        }
+        _ => false,
+    };
+    if !ok {
+        ctx.error(error::SYNTAX);
+    }
+    ok
+}
+
+pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
+    if !flush_args_ok(ctx) {
+        return;
+    }
+    let (shared, db) = (ctx.shared, ctx.session.db);
+    bump(&ctx.counters.cmd_flush, 1);
+    if db0_is_everything(shared, db) {
+        shared.store.flush_all(0);
+    } else {
+        delete_db(shared, db);
+    }
+    ctx.reply().ok();
+}
+
+/// Deletes every key of `db`, a page of the store at a time (deleting inside the scan
+/// callback would write to the index while the scan reads it).
+fn delete_db(shared: &Shared, db: u8) {
+    let mut cursor = 0;
+    let mut page: Vec<Vec<u8>> = Vec::new();
+    loop {
+        cursor = shared.store.scan(cursor, 1024, |stored| {
+            if keyspace::decode(stored).is_some_and(|(key_db, _)| key_db == db) {
+                page.push(stored.to_vec());
+            }
+        });
+        for stored in page.drain(..) {
+            let _ = shared.store.delete(&stored, None);
+        }
+        if cursor == 0 {
+            return;
+        }
+    }
+}
+
+pub(super) fn flushall(ctx: &mut Ctx<'_>) {
+    if !flush_args_ok(ctx) {
+        return;
+    }
+    bump(&ctx.counters.cmd_flush, 1);
+    ctx.shared.store.flush_all(0);
+    ctx.reply().ok();
+}
+
+/// TIME from the store's clock (the one TTLs use), so its microseconds are whole
+/// milliseconds.
+pub(super) fn time(ctx: &mut Ctx<'_>) {
+    let now = ttl::now_ms(ctx.shared);
+    let (secs, micros) = ((now / 1000).to_string(), (now % 1000 * 1000).to_string());
+    let mut reply = ctx.reply();
+    reply.array(2);
+    reply.bulk(secs.as_bytes());
+    reply.bulk(micros.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::Harness;
+
+    #[test]
+    fn command_introspection() {
+        let mut h = Harness::new();
+        let count = proto_resp::COMMANDS.len();
+        h.check(&[
+            ("COMMAND COUNT", &format!(":{count}\r\n")),
+            (
+                "COMMAND INFO get nosuch",
+                "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
+                 *0\r\n*0\r\n*0\r\n*0\r\n$-1\r\n",
+            ),
+            (
+                "COMMAND LIST FILTERBY PATTERN get*",
+                "*5\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n\
+                 $6\r\ngetset\r\n",
+            ),
+            ("COMMAND LIST FILTERBY ACLCAT string", "*0\r\n"),
+            ("COMMAND LIST FILTERBY FOO x", "-ERR syntax error\r\n"),
+            ("COMMAND COUNT x", "-ERR wrong number of arguments for 'command|count' command\r\n"),
+            ("COMMAND FOO", "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"),
+        ]);
+        assert!(h.run("COMMAND").starts_with(&format!("*{count}\r\n*10\r\n")));
+        assert!(h.run("COMMAND INFO").starts_with(&format!("*{count}\r\n")));
+        assert!(h.run("COMMAND LIST").starts_with(&format!("*{count}\r\n")));
+        let docs = h.run("COMMAND DOCS get");
+        assert!(docs.starts_with("*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n"), "{docs}");
+        h.session.protocol = proto_resp::Protocol::Resp3;
+        assert!(h.run("COMMAND DOCS get").starts_with("%1\r\n$3\r\nget\r\n%3\r\n"));
+    }
+
+    #[test]
+    fn dbsize_flush_time() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("DBSIZE", ":0\r\n"),
+            ("MSET a 1 b 2", "+OK\r\n"),
+            ("DBSIZE", ":2\r\n"),
+            ("FLUSHDB", "+OK\r\n"),
+            ("DBSIZE", ":0\r\n"),
+            ("SET a 1", "+OK\r\n"),
+            ("FLUSHDB ASYNC", "+OK\r\n"),
+            ("EXISTS a", ":0\r\n"),
+            ("FLUSHDB sync", "+OK\r\n"),
+            ("FLUSHDB x", "-ERR syntax error\r\n"),
+            ("FLUSHDB SYNC x", "-ERR syntax error\r\n"),
+            ("FLUSHALL x", "-ERR syntax error\r\n"),
+            ("SET a 1", "+OK\r\n"),
+            ("FLUSHALL ASYNC", "+OK\r\n"),
+            ("DBSIZE", ":0\r\n"),
+            ("TIME", "*2\r\n$10\r\n1700000000\r\n$1\r\n0\r\n"),
+        ]);
+        h.clock.advance_ms(1234);
+        h.check(&[("TIME", "*2\r\n$10\r\n1700000001\r\n$6\r\n234000\r\n")]);
+        assert_eq!(h.shared.totals().cmd_flush, 4);
+    }
+
+    /// Goal: databases are separate namespaces for every key command, DBSIZE and FLUSHDB
+    /// count and delete only their own, and FLUSHALL empties all of them. Includes a
+    /// database-0 key that starts with byte 0x00 (the escape of the key encoding).
+    #[test]
+    fn databases_are_namespaces() {
+        let mut h = Harness::new();
+        h.check(&[("SET k zero", "+OK\r\n"), ("SET \"\\x00k\" escaped", "+OK\r\n")]);
+        h.check(&[
+            ("SELECT 1", "+OK\r\n"),
+            ("GET k", "$-1\r\n"),
+            ("GET \"\\x00k\"", "$-1\r\n"),
+            ("EXISTS k", ":0\r\n"),
+            ("SET k one", "+OK\r\n"),
+            ("SET only1 x", "+OK\r\n"),
+            ("GET k", "$3\r\none\r\n"),
+            ("DBSIZE", ":2\r\n"),
+            ("RENAME only1 moved", "+OK\r\n"),
+        ]);
+        assert_eq!(sorted_keys(&mut h), ["k", "moved"]);
+        assert_eq!(h.shared.store.get(b"\x00\x01k").map(|i| i.value), Some(b"one".to_vec()));
+        h.check(&[
+            ("SELECT 0", "+OK\r\n"),
+            ("GET k", "$4\r\nzero\r\n"),
+            ("GET \"\\x00k\"", "$7\r\nescaped\r\n"),
+            ("EXISTS only1 moved", ":0\r\n"),
+            ("DBSIZE", ":2\r\n"),
+        ]);
+        assert_eq!(sorted_keys(&mut h), ["\0k", "k"]);
+        let stored = h.shared.store.get(b"\x00\x00\x00k").map(|i| i.value);
+        assert_eq!(stored, Some(b"escaped".to_vec()));
+        h.check(&[
+            ("FLUSHDB", "+OK\r\n"),
+            ("DBSIZE", ":0\r\n"),
+            ("SELECT 1", "+OK\r\n"),
+            ("DBSIZE", ":2\r\n"),
+            ("DEL moved", ":1\r\n"),
+            ("RANDOMKEY", "$1\r\nk\r\n"),
+            ("FLUSHALL", "+OK\r\n"),
+            ("DBSIZE", ":0\r\n"),
+            ("SELECT 0", "+OK\r\n"),
+            ("SET a 1", "+OK\r\n"),
+            ("DBSIZE", ":1\r\n"),
+        ]);
+    }
+
+    /// KEYS * and a one-page SCAN of the session's database agree; returns the keys sorted.
+    fn sorted_keys(h: &mut Harness) -> Vec<String> {
+        let parse = |reply: &str, skip: usize| {
+            let mut keys: Vec<String> = reply
+                .split("\r\n")
+                .skip(skip)
+                .step_by(2)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            keys.sort();
+            keys
+        };
+        let keys = parse(&h.run("KEYS *"), 2);
+        let scanned = parse(&h.run("SCAN 0 COUNT 100000"), 5);
+        assert_eq!(keys, scanned);
+        keys
+    }
+}

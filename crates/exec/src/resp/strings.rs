@@ -1,0 +1,862 @@
+//! String commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND
+//! STRLEN GETRANGE SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT.
+//!
+//! Every read-modify-write runs inside one `Store::modify`, so it is atomic per key. MSET
+//! and MSETNX are not atomic across keys (see their docs).
+
+use proto_resp::{
+    args::{match_option, parse_f64, parse_i64},
+    error,
+};
+use store::{Change, Expiry, Item, Mode, StoreError};
+
+use super::{
+    count_read,
+    ttl::{self, Base, TimeArg, Unit},
+    Ctx, STRING_TOO_LONG,
+};
+use crate::counters::bump;
+
+pub(super) fn get(ctx: &mut Ctx<'_>) {
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let key = ctx.key(1);
+    let reader = shared.store.reader();
+    let item = reader.get(key);
+    count_read(counters, item.is_some());
+    ctx.bulk_or_null(item.as_ref().map(Item::value));
+}
+
+/// SET's and GETEX's options, parsed as `parseExtendedStringArgumentsOrReply` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Extended<'a> {
+    condition: Condition,
+    get: bool,
+    ttl: TtlOption<'a>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Condition {
+    #[default]
+    Always,
+    IfAbsent,
+    IfPresent,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum TtlOption<'a> {
+    /// No TTL option: SET clears the TTL, GETEX leaves it.
+    #[default]
+    Unspecified,
+    KeepTtl,
+    Persist,
+    At(TimeArg<'a>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Set,
+    GetEx,
+}
+
+const TTL_OPTIONS: [(&str, Unit, Base); 4] = [
+    ("EX", Unit::Seconds, Base::Now),
+    ("PX", Unit::Milliseconds, Base::Now),
+    ("EXAT", Unit::Seconds, Base::Epoch),
+    ("PXAT", Unit::Milliseconds, Base::Epoch),
+];
+
+/// Parses the options from argument `from` on; `Err` means `ERR syntax error`. As in Redis,
+/// an option may repeat, but options that contradict each other may not be combined.
+fn parse_extended<'a>(ctx: &Ctx<'a>, from: usize, kind: Kind) -> Result<Extended<'a>, ()> {
+    let mut opts = Extended::default();
+    let mut j = from;
+    while j < ctx.argc() {
+        let opt = ctx.arg(j).to_ascii_uppercase();
+        let ttl_free = |allowed| opts.ttl == TtlOption::Unspecified || opts.ttl == allowed;
+        match (opt.as_slice(), kind) {
+            (b"NX", Kind::Set) if opts.condition != Condition::IfPresent => {
+                opts.condition = Condition::IfAbsent
+            }
+            (b"XX", Kind::Set) if opts.condition != Condition::IfAbsent => {
+                opts.condition = Condition::IfPresent
+            }
+            (b"GET", Kind::Set) => opts.get = true,
+            (b"KEEPTTL", Kind::Set) if ttl_free(TtlOption::KeepTtl) => {
+                opts.ttl = TtlOption::KeepTtl
+            }
+            (b"PERSIST", Kind::GetEx) if ttl_free(TtlOption::Persist) => {
+                opts.ttl = TtlOption::Persist
+            }
+            (name, _) => {
+                let Some(index) = match_option(name, &TTL_OPTIONS.map(|(n, ..)| n)) else {
+                    return Err(());
+                };
+                let (_, unit, base) = TTL_OPTIONS[index];
+                let same_kind =
+                    matches!(opts.ttl, TtlOption::At(a) if a.unit == unit && a.base == base);
+                if j + 1 >= ctx.argc() || !(opts.ttl == TtlOption::Unspecified || same_kind) {
+                    return Err(());
+                }
+                j += 1;
+                opts.ttl = TtlOption::At(TimeArg { text: ctx.arg(j), unit, base });
+            }
+        }
+        j += 1;
+    }
+    Ok(opts)
+}
+
+/// The TTL a write gives its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NewTtl {
+    /// No expiry (SET without options, GETSET).
+    Clear,
+    /// The key's current expiry (KEEPTTL).
+    Keep,
+    /// Absolute Unix milliseconds; at or before now means the key is gone at once.
+    At(i64),
+}
+
+/// One string write and what it found.
+#[derive(Clone, Copy, Debug)]
+struct Write<'v> {
+    value: &'v [u8],
+    condition: Condition,
+    /// Return the old value.
+    get: bool,
+    ttl: NewTtl,
+}
+
+/// (written, old value if asked for).
+type Written = (bool, Option<Vec<u8>>);
+
+/// Writes `w` under key argument `key_index`. A plain write goes through `Store::store`;
+/// one that must see the old item (GET, KEEPTTL) or that expires at once uses `modify`.
+fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Written, StoreError> {
+    let shared = ctx.shared;
+    bump(&ctx.counters.cmd_set, 1);
+    let now = ttl::now_ms(shared);
+    let key = ctx.key(key_index);
+    let fixed_expiry = match w.ttl {
+        NewTtl::Clear => Some(Expiry::Never),
+        NewTtl::Keep => None,
+        NewTtl::At(at) => ttl::expiry_at(at, now),
+    };
+    if let (false, Some(expiry)) = (w.get, fixed_expiry) {
+        let mode = match w.condition {
+            Condition::Always => Mode::Set,
+            Condition::IfAbsent => Mode::Add,
+            Condition::IfPresent => Mode::Replace,
+        };
+        return match shared.store.store(key, w.value, 0, expiry, mode) {
+            Ok(_) => Ok((true, None)),
+            Err(StoreError::NotStored) => Ok((false, None)),
+            Err(e) => Err(e),
+        };
+    }
+    let (_, written) = shared.store.modify(key, |current| {
+        let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
+        let allowed = match w.condition {
+            Condition::Always => true,
+            Condition::IfAbsent => current.is_none(),
+            Condition::IfPresent => current.is_some(),
+        };
+        if !allowed {
+            return (Change::Keep, (false, old));
+        }
+        let expiry = match w.ttl {
+            NewTtl::Clear => Some(Expiry::Never),
+            NewTtl::Keep => Some(current.map_or(Expiry::Never, |item| item.expiry())),
+            NewTtl::At(at) => ttl::expiry_at(at, now),
+        };
+        let change = match expiry {
+            Some(expiry) => Change::Write { value: w.value.to_vec(), flags: 0, expiry },
+            None => Change::Delete,
+        };
+        (change, (true, old))
+    })?;
+    Ok(written)
+}
+
+pub(super) fn set(ctx: &mut Ctx<'_>) {
+    let Ok(opts) = parse_extended(ctx, 3, Kind::Set) else {
+        return ctx.error(error::SYNTAX);
+    };
+    let ttl = match opts.ttl {
+        TtlOption::Unspecified | TtlOption::Persist => NewTtl::Clear,
+        TtlOption::KeepTtl => NewTtl::Keep,
+        TtlOption::At(arg) => match ttl::deadline_ms(arg, ttl::now_ms(ctx.shared), "set") {
+            Ok(at) => NewTtl::At(at),
+            Err(message) => return ctx.error(message),
+        },
+    };
+    let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
+    match write_string(ctx, 1, w) {
+        Err(e) => ctx.store_error(e),
+        Ok((_, old)) if opts.get => ctx.bulk_or_null(old.as_deref()),
+        Ok((true, _)) => ctx.reply().ok(),
+        Ok((false, _)) => ctx.reply().null(),
+    }
+}
+
+pub(super) fn setnx(ctx: &mut Ctx<'_>) {
+    let w =
+        Write { value: ctx.arg(2), condition: Condition::IfAbsent, get: false, ttl: NewTtl::Clear };
+    match write_string(ctx, 1, w) {
+        Ok((written, _)) => ctx.reply().integer(i64::from(written)),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// SETEX (seconds) and PSETEX (milliseconds).
+pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
+    let arg = TimeArg { text: ctx.arg(2), unit, base: Base::Now };
+    let at = match ttl::deadline_ms(arg, ttl::now_ms(ctx.shared), ctx.spec.name) {
+        Ok(at) => at,
+        Err(message) => return ctx.error(message),
+    };
+    let w =
+        Write { value: ctx.arg(3), condition: Condition::Always, get: false, ttl: NewTtl::At(at) };
+    match write_string(ctx, 1, w) {
+        Ok(_) => ctx.reply().ok(),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+pub(super) fn getset(ctx: &mut Ctx<'_>) {
+    let w =
+        Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
+    match write_string(ctx, 1, w) {
+        Ok((_, old)) => ctx.bulk_or_null(old.as_deref()),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+pub(super) fn getdel(ctx: &mut Ctx<'_>) {
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let key = ctx.key(1);
+    let taken = shared.store.modify(key, |current| match current {
+        Some(item) => (Change::Delete, Some(item.value().to_vec())),
+        None => (Change::Keep, None),
+    });
+    match taken {
+        Ok((_, old)) => {
+            count_read(counters, old.is_some());
+            ctx.bulk_or_null(old.as_deref());
+        }
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+pub(super) fn getex(ctx: &mut Ctx<'_>) {
+    let Ok(opts) = parse_extended(ctx, 2, Kind::GetEx) else {
+        return ctx.error(error::SYNTAX);
+    };
+    let now = ttl::now_ms(ctx.shared);
+    // `Some(None)`: the key expires at once.
+    let new_expiry: Option<Option<Expiry>> = match opts.ttl {
+        TtlOption::Unspecified | TtlOption::KeepTtl => return get(ctx),
+        TtlOption::Persist => Some(Some(Expiry::Never)),
+        TtlOption::At(arg) => match ttl::deadline_ms(arg, now, "getex") {
+            Ok(at) => Some(ttl::expiry_at(at, now)),
+            Err(message) => return ctx.error(message),
+        },
+    };
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let Some(item) = current else {
+            return (Change::Keep, None);
+        };
+        let change = match new_expiry.flatten() {
+            None => Change::Delete,
+            Some(expiry) if expiry == item.expiry() => Change::Keep,
+            Some(expiry) => {
+                Change::Write { value: item.value().to_vec(), flags: item.flags(), expiry }
+            }
+        };
+        (change, Some(item.value().to_vec()))
+    });
+    match result {
+        Ok((_, value)) => {
+            count_read(counters, value.is_some());
+            ctx.bulk_or_null(value.as_deref());
+        }
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+pub(super) fn mget(ctx: &mut Ctx<'_>) {
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let reader = shared.store.reader();
+    let count = ctx.argc() - 1;
+    ctx.reply().array(count);
+    for index in 1..=count {
+        let item = reader.get(ctx.key(index));
+        count_read(counters, item.is_some());
+        ctx.bulk_or_null(item.as_ref().map(Item::value));
+    }
+}
+
+/// MSET and MSETNX take key/value pairs: the arity check only knows "at least 3".
+fn pairs_ok(ctx: &mut Ctx<'_>) -> bool {
+    if ctx.argc() % 2 == 1 {
+        return true;
+    }
+    ctx.error(error::wrong_arity(ctx.spec.name));
+    false
+}
+
+/// Checks every pair against the item size limit before anything is written, so that a
+/// too-large value does not leave the command half applied.
+fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
+    let limit = ctx.shared.store.config().item_size_max;
+    let too_large =
+        (1..ctx.argc()).step_by(2).any(|i| ctx.arg(i).len() + 2 + ctx.arg(i + 1).len() > limit);
+    if too_large {
+        ctx.error(STRING_TOO_LONG);
+    }
+    !too_large
+}
+
+/// Sets every pair. Not atomic across keys: a reader may see some pairs set and not
+/// others while it runs (Redis runs it as one step).
+pub(super) fn mset(ctx: &mut Ctx<'_>) {
+    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+        return;
+    }
+    if let Err(e) = set_pairs(ctx, Mode::Set) {
+        return ctx.store_error(e);
+    }
+    ctx.reply().ok();
+}
+
+/// Sets every pair if no key exists. The check and the writes are not one atomic step:
+/// a key created by another client in between is not overwritten (each write is an
+/// add), and then the reply is 0 although the other pairs were set.
+pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
+    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+        return;
+    }
+    let shared = ctx.shared;
+    let any_exists = {
+        let reader = shared.store.reader();
+        (1..ctx.argc()).step_by(2).any(|i| reader.peek(ctx.key(i)).is_some())
+    };
+    if any_exists {
+        return ctx.reply().integer(0);
+    }
+    match set_pairs(ctx, Mode::Add) {
+        Ok(all) => ctx.reply().integer(i64::from(all)),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// Stores each pair with `mode`; returns whether every one was stored.
+fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, StoreError> {
+    let shared = ctx.shared;
+    let mut all = true;
+    for index in (1..ctx.argc()).step_by(2) {
+        bump(&ctx.counters.cmd_set, 1);
+        let value = ctx.arg(index + 1);
+        match shared.store.store(ctx.key(index), value, 0, Expiry::Never, mode) {
+            Ok(_) => {}
+            Err(StoreError::NotStored) => all = false,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(all)
+}
+
+pub(super) fn strlen(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let len = reader.get(ctx.key(1)).map_or(0, |item| item.value().len());
+    ctx.reply().integer(len as i64);
+}
+
+pub(super) fn getrange(ctx: &mut Ctx<'_>) {
+    let (Ok(start), Ok(end)) = (parse_i64(ctx.arg(2)), parse_i64(ctx.arg(3))) else {
+        return ctx.error(error::NOT_INTEGER);
+    };
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let item = reader.get(ctx.key(1));
+    let value = item.as_ref().map_or(&[][..], Item::value);
+    let range = substring(value.len(), start, end);
+    ctx.reply().bulk(range.map_or(&[][..], |r| &value[r]));
+}
+
+/// GETRANGE's index rules (`getrangeCommand`): negative counts from the end, both ends
+/// inclusive and clamped; `None` for an empty result.
+fn substring(len: usize, mut start: i64, mut end: i64) -> Option<std::ops::Range<usize>> {
+    let len = len as i64;
+    if start < 0 && end < 0 && start > end {
+        return None;
+    }
+    if start < 0 {
+        start += len;
+    }
+    if end < 0 {
+        end += len;
+    }
+    let start = start.max(0);
+    let end = end.max(0).min(len - 1);
+    (len > 0 && start <= end).then(|| start as usize..end as usize + 1)
+}
+
+pub(super) fn append(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    bump(&ctx.counters.cmd_set, 1);
+    let limit = shared.store.config().item_size_max;
+    let tail = ctx.arg(2);
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let head = current.as_ref().map_or(&[][..], Item::value);
+        let len = head.len() + tail.len();
+        if key.len() + len > limit {
+            return (Change::Keep, Err(StoreError::TooLarge { size: key.len() + len, max: limit }));
+        }
+        let mut value = Vec::with_capacity(len);
+        value.extend_from_slice(head);
+        value.extend_from_slice(tail);
+        (rewrite(current.as_ref(), value), Ok(len))
+    });
+    match result.and_then(|(_, r)| r) {
+        Ok(len) => ctx.reply().integer(len as i64),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// A new value for a key, keeping the item's flags and expiry (a new key gets flags 0 and
+/// no expiry).
+fn rewrite(current: Option<&Item<'_>>, value: Vec<u8>) -> Change {
+    let flags = current.map_or(0, Item::flags);
+    let expiry = current.map_or(Expiry::Never, Item::expiry);
+    Change::Write { value, flags, expiry }
+}
+
+pub(super) fn setrange(ctx: &mut Ctx<'_>) {
+    let offset = match parse_i64(ctx.arg(2)) {
+        Err(e) => return ctx.error(e.message()),
+        Ok(offset) if offset < 0 => return ctx.error("ERR offset is out of range"),
+        Ok(offset) => offset as u64,
+    };
+    let shared = ctx.shared;
+    bump(&ctx.counters.cmd_set, 1);
+    let limit = shared.store.config().item_size_max as u64;
+    let patch = ctx.arg(3);
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let old = current.as_ref().map_or(&[][..], Item::value);
+        if patch.is_empty() {
+            return (Change::Keep, Ok(old.len()));
+        }
+        // Checked before anything is allocated: the offset may be huge.
+        let end = offset + patch.len() as u64;
+        let size = key.len() as u64 + end.max(old.len() as u64);
+        if size > limit {
+            return (
+                Change::Keep,
+                Err(StoreError::TooLarge { size: size as usize, max: limit as usize }),
+            );
+        }
+        let (start, end) = (offset as usize, end as usize);
+        let mut value = old.to_vec();
+        if value.len() < end {
+            value.resize(end, 0);
+        }
+        value[start..end].copy_from_slice(patch);
+        let len = value.len();
+        (rewrite(current.as_ref(), value), Ok(len))
+    });
+    match result.and_then(|(_, r)| r) {
+        Ok(len) => ctx.reply().integer(len as i64),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// Where INCR-family commands get their delta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Delta {
+    One,
+    MinusOne,
+    /// INCRBY: argument 2.
+    By,
+    /// DECRBY: argument 2, negated.
+    NegatedBy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NumberError {
+    NotInteger,
+    Overflow,
+}
+
+pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
+    let delta = match delta {
+        Delta::One => 1,
+        Delta::MinusOne => -1,
+        Delta::By | Delta::NegatedBy => match parse_i64(ctx.arg(2)) {
+            Err(e) => return ctx.error(e.message()),
+            Ok(i64::MIN) if delta == Delta::NegatedBy => return ctx.error(error::DECR_OVERFLOW),
+            Ok(n) if delta == Delta::NegatedBy => -n,
+            Ok(n) => n,
+        },
+    };
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let old = match current.as_ref().map(|item| parse_i64(item.value())) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return (Change::Keep, Err(NumberError::NotInteger)),
+        };
+        let Some(new) = old.checked_add(delta) else {
+            return (Change::Keep, Err(NumberError::Overflow));
+        };
+        (rewrite(current.as_ref(), new.to_string().into_bytes()), Ok((new, current.is_some())))
+    });
+    match result {
+        Err(e) => ctx.store_error(e),
+        Ok((_, Err(NumberError::NotInteger))) => ctx.error(error::NOT_INTEGER),
+        Ok((_, Err(NumberError::Overflow))) => ctx.error(error::INCR_OVERFLOW),
+        Ok((_, Ok((new, existed)))) => {
+            let hit = if delta >= 0 {
+                if existed {
+                    &counters.incr_hits
+                } else {
+                    &counters.incr_misses
+                }
+            } else if existed {
+                &counters.decr_hits
+            } else {
+                &counters.decr_misses
+            };
+            bump(hit, 1);
+            ctx.reply().integer(new);
+        }
+    }
+}
+
+pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
+    let Ok(delta) = parse_f64(ctx.arg(2)) else {
+        return ctx.error(error::NOT_FLOAT);
+    };
+    let shared = ctx.shared;
+    let key = ctx.key(1);
+    let result = shared.store.modify(key, |current| {
+        let old = match current.as_ref().map(|item| parse_f64(item.value())) {
+            None => 0.0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return (Change::Keep, Err(error::NOT_FLOAT)),
+        };
+        let sum = old + delta;
+        if !sum.is_finite() {
+            return (Change::Keep, Err(error::INCR_NAN_OR_INF));
+        }
+        let text = format_human(sum).into_bytes();
+        (rewrite(current.as_ref(), text.clone()), Ok(text))
+    });
+    match result {
+        Err(e) => ctx.store_error(e),
+        Ok((_, Err(message))) => ctx.error(message),
+        // A bulk string in RESP3 too: Redis replies with the stored text.
+        Ok((_, Ok(text))) => ctx.reply().bulk(&text),
+    }
+}
+
+/// INCRBYFLOAT's text (Redis's `ld2string` in human mode: `%.17Lf`, trailing zeros and a
+/// trailing dot removed, never an exponent, `-0` as `0`). Redis computes in `long double`;
+/// we use `f64` and its shortest round-trip digits, which give the same text for the sums
+/// people write (10.5 + 0.1 = "10.6") but may differ in the last digits of others.
+fn format_human(value: f64) -> String {
+    let mut text = format!("{value}");
+    if let Some(dot) = text.find('.') {
+        if text.len() - dot - 1 > 17 {
+            text = format!("{value:.17}");
+            let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
+            text.truncate(trimmed);
+        }
+    }
+    if text == "-0" {
+        text = "0".into();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{super::testkit::Harness, *};
+
+    /// Goal: GET and SET with every option, in RESP2. Method: wire table.
+    #[test]
+    fn set_and_get() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("GET k", "$-1\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("GET k", "$1\r\nv\r\n"),
+            ("SET k v2 NX", "$-1\r\n"),
+            ("SET n v NX", "+OK\r\n"),
+            ("SET missing v XX", "$-1\r\n"),
+            ("SET k v3 XX", "+OK\r\n"),
+            ("SET k v4 GET", "$2\r\nv3\r\n"),
+            ("SET fresh v GET", "$-1\r\n"),
+            ("SET k v5 NX GET", "$2\r\nv4\r\n"),
+            ("GET k", "$2\r\nv4\r\n"),
+            ("SET k v6 xx get", "$2\r\nv4\r\n"),
+            ("SET k \"\"", "+OK\r\n"),
+            ("GET k", "$0\r\n\r\n"),
+        ]);
+        h.check3(&[
+            ("GET nothing", "_\r\n"),
+            ("SET k v NX", "_\r\n"),
+            ("SET k w GET", "$0\r\n\r\n"),
+        ]);
+    }
+
+    /// Goal: Redis's validation of SET's options, errors in Redis's order.
+    #[test]
+    fn set_option_errors() {
+        let mut h = Harness::new();
+        let syntax = "-ERR syntax error\r\n";
+        let not_int = "-ERR value is not an integer or out of range\r\n";
+        let invalid = "-ERR invalid expire time in 'set' command\r\n";
+        h.check(&[
+            ("SET k v NX XX", syntax),
+            ("SET k v XX NX", syntax),
+            ("SET k v EX 10 PX 100", syntax),
+            ("SET k v EX 10 KEEPTTL", syntax),
+            ("SET k v KEEPTTL EX 10", syntax),
+            ("SET k v EXAT 10 PXAT 100", syntax),
+            ("SET k v EX", syntax),
+            ("SET k v PERSIST", syntax),
+            ("SET k v FOO", syntax),
+            ("SET k v EX x NX XX", syntax),
+            ("SET k v EX x", not_int),
+            ("SET k v EX 0", invalid),
+            ("SET k v PX -5", invalid),
+            ("SET k v EX 9223372036854775807", invalid),
+            ("SET k v PX 9223372036854775807", invalid),
+            ("SET k v EX 10 EX 20", "+OK\r\n"),
+            ("SET k v NX NX", "$-1\r\n"),
+            ("SET k v KEEPTTL KEEPTTL", "+OK\r\n"),
+        ]);
+        assert_eq!(h.shared.totals().protocol_errors, 15);
+    }
+
+    /// Goal: SET's expiry options, KEEPTTL, and that a plain SET clears the TTL.
+    #[test]
+    fn set_expiry_options() {
+        let mut h = Harness::new();
+        let now_secs = super::super::testkit::START_MS / 1000;
+        h.check(&[
+            ("SET k v EX 100", "+OK\r\n"),
+            ("TTL k", ":100\r\n"),
+            ("SET k v PX 1500", "+OK\r\n"),
+            ("PTTL k", ":1500\r\n"),
+            ("SET k v2 KEEPTTL", "+OK\r\n"),
+            ("PTTL k", ":1500\r\n"),
+            ("SET k v3", "+OK\r\n"),
+            ("TTL k", ":-1\r\n"),
+        ]);
+        h.check(&[
+            (&format!("SET k v EXAT {}", now_secs + 50), "+OK\r\n"),
+            ("TTL k", ":50\r\n"),
+            (&format!("SET k v PXAT {}", now_secs * 1000 + 70), "+OK\r\n"),
+            ("PTTL k", ":70\r\n"),
+            // A time in the past: the key is gone at once, but SET still says OK.
+            (&format!("SET k v EXAT {}", now_secs - 1), "+OK\r\n"),
+            ("GET k", "$-1\r\n"),
+            ("SET k v EX 1", "+OK\r\n"),
+        ]);
+        h.clock.advance_ms(1000);
+        h.check(&[("GET k", "$-1\r\n"), ("SET k v KEEPTTL", "+OK\r\n"), ("TTL k", ":-1\r\n")]);
+    }
+
+    #[test]
+    fn setnx_setex_psetex_getset() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("SETNX k a", ":1\r\n"),
+            ("SETNX k b", ":0\r\n"),
+            ("GET k", "$1\r\na\r\n"),
+            ("SETEX k 10 b", "+OK\r\n"),
+            ("TTL k", ":10\r\n"),
+            ("PSETEX k 2500 c", "+OK\r\n"),
+            ("PTTL k", ":2500\r\n"),
+            ("SETEX k 0 v", "-ERR invalid expire time in 'setex' command\r\n"),
+            ("PSETEX k -1 v", "-ERR invalid expire time in 'psetex' command\r\n"),
+            ("SETEX k x v", "-ERR value is not an integer or out of range\r\n"),
+            ("GETSET k d", "$1\r\nc\r\n"),
+            ("TTL k", ":-1\r\n"),
+            ("GETSET new e", "$-1\r\n"),
+            ("GET new", "$1\r\ne\r\n"),
+        ]);
+    }
+
+    #[test]
+    fn getdel_and_getex() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("SET k v", "+OK\r\n"),
+            ("GETDEL k", "$1\r\nv\r\n"),
+            ("GETDEL k", "$-1\r\n"),
+            ("GETEX k", "$-1\r\n"),
+            ("GETEX k EX 10", "$-1\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("GETEX k", "$1\r\nv\r\n"),
+            ("GETEX k EX 10", "$1\r\nv\r\n"),
+            ("TTL k", ":10\r\n"),
+            ("GETEX k PX 500", "$1\r\nv\r\n"),
+            ("PTTL k", ":500\r\n"),
+            ("GETEX k PERSIST", "$1\r\nv\r\n"),
+            ("TTL k", ":-1\r\n"),
+            ("GETEX k EXAT 1", "$1\r\nv\r\n"),
+            ("GET k", "$-1\r\n"),
+            ("SET k v", "+OK\r\n"),
+            ("GETEX k EX 0", "-ERR invalid expire time in 'getex' command\r\n"),
+            ("GETEX k EX 10 PERSIST", "-ERR syntax error\r\n"),
+            ("GETEX k NX", "-ERR syntax error\r\n"),
+            ("GETEX k KEEPTTL", "-ERR syntax error\r\n"),
+            ("GETEX k PX", "-ERR syntax error\r\n"),
+            ("GETEX k PXAT 1700000000000500", "$1\r\nv\r\n"),
+        ]);
+        h.check3(&[("GETDEL nothing", "_\r\n"), ("GETEX nothing PERSIST", "_\r\n")]);
+    }
+
+    #[test]
+    fn mget_mset_msetnx() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("MSET a 1 b 2", "+OK\r\n"),
+            ("MGET a b c", "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n"),
+            ("MSET a 1 b", "-ERR wrong number of arguments for 'mset' command\r\n"),
+            ("MSETNX a 1 b", "-ERR wrong number of arguments for 'msetnx' command\r\n"),
+            ("MSETNX c 3 a 9", ":0\r\n"),
+            ("GET c", "$-1\r\n"),
+            ("MSETNX c 3 d 4", ":1\r\n"),
+            ("MGET c d", "*2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
+        ]);
+        h.check3(&[("MGET a zz", "*2\r\n$1\r\n1\r\n_\r\n")]);
+        let totals = h.shared.totals();
+        assert_eq!((totals.get_hits, totals.get_misses), (5, 3));
+    }
+
+    #[test]
+    fn append_strlen_ranges() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("APPEND k Hello", ":5\r\n"),
+            ("APPEND k \" World\"", ":11\r\n"),
+            ("STRLEN k", ":11\r\n"),
+            ("STRLEN none", ":0\r\n"),
+            ("GETRANGE k 0 3", "$4\r\nHell\r\n"),
+            ("GETRANGE k -3 -1", "$3\r\nrld\r\n"),
+            ("GETRANGE k 0 -1", "$11\r\nHello World\r\n"),
+            ("GETRANGE k 10 100", "$1\r\nd\r\n"),
+            ("GETRANGE k 5 2", "$0\r\n\r\n"),
+            ("GETRANGE k -1 -5", "$0\r\n\r\n"),
+            ("GETRANGE k -100 1", "$2\r\nHe\r\n"),
+            ("GETRANGE none 0 -1", "$0\r\n\r\n"),
+            ("GETRANGE k a 1", "-ERR value is not an integer or out of range\r\n"),
+            ("SETRANGE k 6 Redis", ":11\r\n"),
+            ("GET k", "$11\r\nHello Redis\r\n"),
+            ("SETRANGE pad 3 x", ":4\r\n"),
+            ("SETRANGE empty 3 \"\"", ":0\r\n"),
+            ("EXISTS empty", ":0\r\n"),
+            ("SETRANGE k 0 \"\"", ":11\r\n"),
+            ("SETRANGE k -1 x", "-ERR offset is out of range\r\n"),
+            ("SETRANGE k x x", "-ERR value is not an integer or out of range\r\n"),
+            ("SETRANGE k 536870911 xx", &format!("-{STRING_TOO_LONG}\r\n")),
+            ("SETRANGE k 2000000 x", &format!("-{STRING_TOO_LONG}\r\n")),
+        ]);
+        assert_eq!(h.run_raw(b"GET pad\r\n"), b"$4\r\n\0\0\0x\r\n");
+        // APPEND and SETRANGE keep the TTL.
+        h.check(&[("EXPIRE k 100", ":1\r\n"), ("APPEND k !", ":12\r\n"), ("TTL k", ":100\r\n")]);
+        h.check(&[("SETRANGE k 0 J", ":12\r\n"), ("TTL k", ":100\r\n")]);
+    }
+
+    /// Goal: a value over the store's item size is refused with Redis's length error.
+    #[test]
+    fn too_large_values() {
+        let mut h = Harness::new();
+        let big = vec![b'x'; 600 * 1024];
+        let bigger = vec![b'x'; 1200 * 1024];
+        let too_long = format!("-{STRING_TOO_LONG}\r\n").into_bytes();
+        assert_eq!(h.run_args(&[b"SET", b"k", &big]), b"+OK\r\n");
+        assert_eq!(h.run_args(&[b"APPEND", b"k", &big]), too_long);
+        assert_eq!(h.run_args(&[b"SET", b"k", &bigger]), too_long);
+        assert_eq!(h.run_args(&[b"MSET", b"a", b"1", b"b", &bigger]), too_long);
+        assert_eq!(h.run("EXISTS a"), ":0\r\n");
+        assert_eq!(h.run("STRLEN k"), ":614400\r\n");
+    }
+
+    #[test]
+    fn incr_family() {
+        let mut h = Harness::new();
+        let not_int = "-ERR value is not an integer or out of range\r\n";
+        h.check(&[
+            ("INCR n", ":1\r\n"),
+            ("INCRBY n 10", ":11\r\n"),
+            ("DECR n", ":10\r\n"),
+            ("DECRBY n 20", ":-10\r\n"),
+            ("GET n", "$3\r\n-10\r\n"),
+            ("INCRBY n x", not_int),
+            ("DECRBY n 9223372036854775808", not_int),
+            ("DECRBY n -9223372036854775808", "-ERR decrement would overflow\r\n"),
+            ("SET s abc", "+OK\r\n"),
+            ("INCR s", not_int),
+            ("SET s \" 1\"", "+OK\r\n"),
+            ("INCR s", not_int),
+            ("SET s 01", "+OK\r\n"),
+            ("INCR s", not_int),
+            ("SET m 9223372036854775807", "+OK\r\n"),
+            ("INCR m", "-ERR increment or decrement would overflow\r\n"),
+            ("SET m -9223372036854775808", "+OK\r\n"),
+            ("DECR m", "-ERR increment or decrement would overflow\r\n"),
+            ("SET t 5 EX 100", "+OK\r\n"),
+            ("INCR t", ":6\r\n"),
+            ("TTL t", ":100\r\n"),
+        ]);
+    }
+
+    #[test]
+    fn incrbyfloat() {
+        let mut h = Harness::new();
+        let not_float = "-ERR value is not a valid float\r\n";
+        h.check(&[
+            ("SET f 10.50", "+OK\r\n"),
+            ("INCRBYFLOAT f 0.1", "$4\r\n10.6\r\n"),
+            ("INCRBYFLOAT f -5", "$3\r\n5.6\r\n"),
+            ("SET f 5.0e3", "+OK\r\n"),
+            ("INCRBYFLOAT f 2.0e2", "$4\r\n5200\r\n"),
+            ("INCRBYFLOAT new 3", "$1\r\n3\r\n"),
+            ("INCRBYFLOAT new -3", "$1\r\n0\r\n"),
+            ("INCRBYFLOAT new x", not_float),
+            ("INCRBYFLOAT new nan", not_float),
+            ("INCRBYFLOAT new inf", "-ERR increment would produce NaN or Infinity\r\n"),
+            ("SET s abc", "+OK\r\n"),
+            ("INCRBYFLOAT s 1", not_float),
+        ]);
+        h.check3(&[("INCRBYFLOAT new 1.5", "$3\r\n1.5\r\n")]);
+        assert_eq!(format_human(1.5e-20), "0");
+        assert_eq!(format_human(-1.5e-20), "0");
+        assert_eq!(format_human(1e20), "100000000000000000000");
+        assert_eq!(format_human(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    /// Goal: a value written over memcached with flags is a Redis string, and INCR keeps
+    /// its flags so memcached still reads it as it was.
+    #[test]
+    fn memcached_values_are_strings() {
+        let mut h = Harness::new();
+        h.shared.store.store(b"mc", b"41", 7, Expiry::Never, Mode::Set).unwrap();
+        h.check(&[("GET mc", "$2\r\n41\r\n"), ("INCR mc", ":42\r\n")]);
+        let item = h.shared.store.get(b"mc").unwrap();
+        assert_eq!((item.value.as_slice(), item.flags), (&b"42"[..], 7));
+        assert_eq!(h.shared.store.incr(b"mc", 1), Ok(43));
+        h.check(&[("GET mc", "$2\r\n43\r\n")]);
+    }
+}
