@@ -176,7 +176,7 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
             continue;
         }
         for &ip in &config.listen {
-            let mut addr = SocketAddr::new(ip, port);
+            let mut addr = exclusive_probe(SocketAddr::new(ip, port))?;
             for listeners in per_worker.iter_mut() {
                 let socket = bind(addr, config.listen_backlog)?;
                 addr = socket.local_addr().map_err(|e| e.to_string())?;
@@ -189,6 +189,14 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
         }
     }
     Ok(per_worker)
+}
+
+/// SO_REUSEPORT would let a second server bind a port that one already serves, and the two
+/// would split its connections. A plain bind first (std sets only SO_REUSEADDR) fails with
+/// "address in use" as memcached would; it also picks the port when `addr` has port 0.
+fn exclusive_probe(addr: SocketAddr) -> Result<SocketAddr, String> {
+    let probe = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    probe.local_addr().map_err(|e| e.to_string())
 }
 
 fn bind(addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
