@@ -37,6 +37,8 @@ pub enum Request<'a> {
     Verbosity { level: u32, noreply: bool },
     /// `quit`: close the connection without a reply.
     Quit,
+    /// `shutdown [graceful]`: stop the server (only when enabled with `-A`).
+    Shutdown { graceful: bool },
     /// `stats [args]*`; which arguments exist is the server's business.
     Stats { args: Words<'a> },
     /// `mn`: reply `MN` (clients use it to mark the end of a pipeline of quiet commands).
@@ -141,6 +143,8 @@ impl<'a> Request<'a> {
                 push_noreply(*noreply, buf);
             }
             Request::Version => buf.extend_from_slice(b"version\r\n"),
+            Request::Shutdown { graceful: false } => buf.extend_from_slice(b"shutdown\r\n"),
+            Request::Shutdown { graceful: true } => buf.extend_from_slice(b"shutdown graceful\r\n"),
             Request::Quit => buf.extend_from_slice(b"quit\r\n"),
             Request::Stats { args } => {
                 buf.extend_from_slice(b"stats");

@@ -26,6 +26,17 @@ pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: boo
     ctx.status(Status::Ok, noreply);
 }
 
+/// memcached `shutdown`: refused unless started with `-A`; otherwise every loop is asked to
+/// stop (replies in flight still leave) and this connection closes without a reply.
+pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
+    if !ctx.shared.settings.shutdown_command {
+        ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
+        return crate::Flow::Continue;
+    }
+    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    crate::Flow::Close
+}
+
 pub(super) fn version(ctx: &mut Ctx<'_>) {
     compose_version(crate::MEMCACHED_VERSION.as_bytes(), ctx.out);
 }
@@ -43,6 +54,18 @@ mod tests {
         memcache::tests::{Harness, T0_MS},
         Settings,
     };
+
+    // Goal: shutdown is refused without -A and stops the server with it.
+    #[test]
+    fn shutdown() {
+        let mut h = Harness::new();
+        h.check("shutdown\r\n", "ERROR: shutdown not enabled\r\n");
+        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
+        let mut h =
+            Harness::with_settings(Settings { shutdown_command: true, ..Settings::default() });
+        h.check("shutdown graceful\r\n", "<close>");
+        assert!(h.shared.shutdown.load(Ordering::Relaxed));
+    }
 
     // Goal: flush_all now, later, at a Unix time, quietly; refused with -F.
     #[test]

@@ -68,6 +68,8 @@ pub(crate) fn parse<'a>(buf: &'a [u8], line: Line<'a>, limits: &Limits) -> Parse
         // memcached ignores anything after these.
         b"version" => done(Request::Version),
         b"quit" => done(Request::Quit),
+        // `shutdown [graceful]`; whether it is allowed (-A) is the server's business.
+        b"shutdown" => done(Request::Shutdown { graceful: tokens.get(1) == b"graceful" }),
         b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
         _ => Err(unknown(&line, &tokens)),
     }
