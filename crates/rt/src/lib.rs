@@ -27,8 +27,24 @@
 //! - A connection idle longer than [`LoopConfig::idle_timeout`] is closed.
 //! - When [`Handler::tick`] returns [`Control::Shutdown`], the loop closes its listeners,
 //!   flushes pending output (bounded by a grace period) and returns.
+//! - The handler is offered input again, in the same turn, while it consumes some and
+//!   leaves some (at most 64 calls per connection and turn; the rest next turn), so a
+//!   handler may stop after any number of requests.
+//! - After `After::CloseAfterFlush` no more input is read or offered; queued output is sent,
+//!   then the connection closes. A peer that closes or resets loses its unsent output.
+//!
+//! Modules: `conn` (slot table with generations, pending input, output pool; shared by both
+//! drivers), `uring` and `epoll` (the drivers; each documents its turn and ownership rules
+//! at the top), `sys` (socket, epoll and affinity system calls).
+//!
+//! Non-goals: TLS, UDP, timers other than the tick, cross-loop work stealing.
 
 use std::{io, net::SocketAddr, time::Duration};
+
+mod conn;
+mod epoll;
+mod sys;
+mod uring;
 
 /// Which system interface a loop uses to wait for and perform I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,9 +77,13 @@ pub struct LoopConfig {
     pub tick_interval: Duration,
     /// Unsent output above this closes the connection.
     pub output_limit_bytes: usize,
-    /// io_uring: provided receive buffers, count (power of two) and size of each.
+    /// io_uring: provided receive buffers, count (power of two, at most 32768) and size of
+    /// each. They are shared by all connections of the loop (epoll uses one 64 KiB buffer).
     pub recv_buffers: u16,
     pub recv_buffer_bytes: u32,
+    /// After [`Control::Shutdown`], how long connections may take to flush their output
+    /// before they are closed regardless.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for LoopConfig {
@@ -77,6 +97,7 @@ impl Default for LoopConfig {
             output_limit_bytes: 64 * 1024 * 1024,
             recv_buffers: 512,
             recv_buffer_bytes: 16 * 1024,
+            shutdown_grace: Duration::from_secs(1),
         }
     }
 }
@@ -132,31 +153,50 @@ pub trait Handler {
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error
 /// says why not (seccomp, `kernel.io_uring_disabled`, an old kernel).
 pub fn probe_uring() -> Result<(), String> {
-    todo!()
+    uring::probe()
 }
 
 /// Picks the back end for `choice`: `Err` only when io_uring was asked for explicitly and
 /// is unavailable.
 pub fn choose_backend(choice: IoChoice) -> Result<Backend, String> {
-    todo!()
+    match choice {
+        IoChoice::Epoll => Ok(Backend::Epoll),
+        IoChoice::Uring => probe_uring().map(|()| Backend::Uring),
+        IoChoice::Auto => Ok(if probe_uring().is_ok() { Backend::Uring } else { Backend::Epoll }),
+    }
 }
 
 /// Runs one loop on the calling thread until the handler asks for shutdown.
+///
+/// Errors come from setting the loop up (ring, buffer registration, epoll, pinning) or from
+/// the wait system call failing; a connection's I/O errors only close that connection.
+/// With io_uring, the thread that ran the loop may see one spurious EINTR from a blocking
+/// call after `run` returns (ring teardown leaves it task work); loop threads normally just
+/// exit.
 pub fn run<H: Handler>(
     config: &LoopConfig,
     listeners: Vec<Listener>,
     handler: H,
 ) -> io::Result<()> {
-    todo!()
+    if config.tick_interval.is_zero() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "tick_interval must not be 0"));
+    }
+    if let Some(cpu) = config.pin_cpu {
+        pin_current_thread(cpu)?;
+    }
+    match config.backend {
+        Backend::Uring => uring::run(config, listeners, handler),
+        Backend::Epoll => epoll::run(config, listeners, handler),
+    }
 }
 
 /// A TCP listener with SO_REUSEADDR and SO_REUSEPORT set (so each loop can have its own
 /// listener on the same port), non-blocking, with the given backlog (memcached `-b`).
 pub fn listen(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
-    todo!()
+    sys::listen(addr, backlog)
 }
 
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    todo!()
+    sys::pin_current_thread(cpu)
 }

@@ -60,7 +60,7 @@ fn run(config: &Config) -> Result<(), String> {
         eprintln!("spinel: io_uring unavailable ({reason}); using epoll");
     }
     let shared = Arc::new(build_shared(config, backend)?);
-    let mut listeners = bind_all(config)?;
+    let listeners = bind_all(config)?;
     signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     if let Some(user) = &config.user {
         signals::drop_privileges(user)?;
@@ -83,10 +83,13 @@ fn run(config: &Config) -> Result<(), String> {
         },
         conn_limit: config.conn_limit,
         open_conns: AtomicU64::new(0),
+        // Room for the largest item plus a full multiget line, with margin; Redis's
+        // client-query-buffer-limit plays the same role (1 GiB there).
+        input_limit_bytes: (2 * config.max_item_size_bytes as usize).max(16 << 20),
         resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
     });
     let mut handles = Vec::new();
-    for index in 0..config.threads {
+    for (index, own) in listeners.into_iter().enumerate() {
         let loop_config = loop_config(config, backend, index);
         let worker = Worker::new(
             Arc::clone(&shared),
@@ -94,7 +97,6 @@ fn run(config: &Config) -> Result<(), String> {
             index,
             Arc::new(signals::stop_requested),
         );
-        let own = std::mem::take(&mut listeners[index]);
         let handle = std::thread::Builder::new()
             .name(format!("spinel-w{index}"))
             .spawn(move || rt::run(&loop_config, own, worker))

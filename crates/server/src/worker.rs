@@ -33,6 +33,8 @@ pub struct Limits {
     pub conn_limit: u64,
     /// Connections open across all workers (checked against `conn_limit` at accept).
     pub open_conns: AtomicU64,
+    /// Unconsumed input above this closes the connection.
+    pub input_limit_bytes: usize,
     /// The Redis port's address, as `CLIENT LIST` shows it (`laddr`).
     pub resp_addr: String,
 }
@@ -185,6 +187,12 @@ impl rt::Handler for Worker {
     }
 
     fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
+        if input.len() > self.limits.input_limit_bytes {
+            // An unfinished request larger than any legal one (the parsers bound lines and
+            // values; this bounds everything else, such as a huge RESP argument count).
+            counters::bump(&self.counters.conns_cut_off, 1);
+            return (input.len(), After::CloseAfterFlush);
+        }
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache(mc, input, out),
             Conn::Resp(session) => self.receive_resp(session, input, out),

@@ -1,0 +1,255 @@
+//! Thin wrappers over the system calls both drivers share: sockets, addresses, CPU pinning.
+//!
+//! Every `unsafe` here is a single libc call on plain values or on memory this module owns for
+//! the duration of the call; nothing outlives the call.
+
+use std::{
+    io,
+    mem::{size_of, MaybeUninit},
+    net::{SocketAddr, SocketAddrV4, SocketAddrV6, TcpListener},
+    os::fd::{FromRawFd, OwnedFd, RawFd},
+};
+
+/// Turns a libc return value into `io::Result`, reading `errno` on -1.
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn check_size(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// Sets an integer socket option.
+fn set_int_option(fd: RawFd, level: libc::c_int, name: libc::c_int, value: i32) -> io::Result<()> {
+    // SAFETY: `value` lives on the stack for the whole call and the length passed is its size.
+    let ret = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const i32).cast(),
+            size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    check(ret).map(drop)
+}
+
+/// A `sockaddr_storage` filled from `addr`, and the length that is valid in it.
+fn sockaddr_from(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero bytes are a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for every sockaddr type.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr { s6_addr: a.ip().octets() },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for every sockaddr type.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+/// Reads a socket address the kernel wrote into `storage`; `None` for families other than
+/// IPv4 and IPv6 (or a short length).
+pub(crate) fn sockaddr_to(
+    storage: &libc::sockaddr_storage,
+    len: libc::socklen_t,
+) -> Option<SocketAddr> {
+    let len = len as usize;
+    match storage.ss_family as libc::c_int {
+        libc::AF_INET if len >= size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in, and storage is aligned
+            // for it.
+            let sin =
+                unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let ip = std::net::Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
+        }
+        libc::AF_INET6 if len >= size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in6, and storage is aligned
+            // for it.
+            let sin6 = unsafe {
+                &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+            };
+            let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            let port = u16::from_be(sin6.sin6_port);
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                port,
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// See [`crate::listen`].
+pub(crate) fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let domain = match addr {
+        SocketAddr::V4(_) => libc::AF_INET,
+        SocketAddr::V6(_) => libc::AF_INET6,
+    };
+    let flags = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: plain system call on integer arguments.
+    let fd = check(unsafe { libc::socket(domain, flags, 0) })?;
+    // SAFETY: `fd` was just returned by socket(2) and nothing else owns it.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    let (storage, len) = sockaddr_from(&addr);
+    // SAFETY: `storage` holds a valid sockaddr of `len` bytes for the whole call.
+    check(unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) })?;
+    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: plain system call on integer arguments.
+    check(unsafe { libc::listen(fd, backlog) })?;
+    Ok(TcpListener::from(owned))
+}
+
+/// See [`crate::pin_current_thread`].
+pub(crate) fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    let bits = 8 * size_of::<libc::cpu_set_t>();
+    if cpu >= bits {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("cpu {cpu} >= {bits}")));
+    }
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { MaybeUninit::zeroed().assume_init() };
+    // SAFETY: `cpu` is below the set's capacity (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the calling thread.
+    check(unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) }).map(drop)
+}
+
+/// Disables Nagle on an accepted socket: replies must leave at once, not wait for an ACK.
+pub(crate) fn set_nodelay(fd: RawFd) -> io::Result<()> {
+    set_int_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+}
+
+/// The peer address of a connected socket.
+pub(crate) fn peer_addr(fd: RawFd) -> Option<SocketAddr> {
+    // SAFETY: sockaddr_storage is plain old data; all-zero bytes are a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: `storage` and `len` are valid for writes for the whole call; `len` says how
+    // many bytes the kernel may write.
+    let ret = unsafe {
+        libc::getpeername(fd, (&mut storage as *mut libc::sockaddr_storage).cast(), &mut len)
+    };
+    check(ret).ok().and_then(|_| sockaddr_to(&storage, len))
+}
+
+/// accept4(2) with a non-blocking, close-on-exec result.
+pub(crate) fn accept(listener: RawFd) -> io::Result<(RawFd, Option<SocketAddr>)> {
+    // SAFETY: sockaddr_storage is plain old data; all-zero bytes are a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { MaybeUninit::zeroed().assume_init() };
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: `storage` and `len` are valid for writes for the whole call.
+    let fd = check(unsafe {
+        libc::accept4(
+            listener,
+            (&mut storage as *mut libc::sockaddr_storage).cast(),
+            &mut len,
+            flags,
+        )
+    })?;
+    Ok((fd, sockaddr_to(&storage, len)))
+}
+
+/// recv(2) into `buf`; `Ok(0)` is the peer's end of stream.
+pub(crate) fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes for the whole call.
+    check_size(unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) })
+}
+
+/// send(2) that neither blocks nor raises SIGPIPE.
+pub(crate) fn send_nowait(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes for the whole call.
+    check_size(unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) })
+}
+
+/// Closes a descriptor the caller owns and no pending kernel operation uses.
+pub(crate) fn close(fd: RawFd) {
+    // SAFETY: the caller owns `fd` and drops it here; close errors on sockets carry no data
+    // to recover, so the result is ignored.
+    unsafe { libc::close(fd) };
+}
+
+/// Sends `line` without waiting (the refusal of [`crate::Handler::accept`]) and closes.
+pub(crate) fn refuse(fd: RawFd, line: &[u8]) {
+    let _ = send_nowait(fd, line);
+    close(fd);
+}
+
+/// A new epoll instance.
+pub(crate) fn epoll_create() -> io::Result<OwnedFd> {
+    // SAFETY: plain system call on an integer argument.
+    let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+    // SAFETY: `fd` was just returned by epoll_create1 and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// epoll_ctl(2) with `events` and `token` as the event's data.
+pub(crate) fn epoll_ctl(
+    epfd: RawFd,
+    op: libc::c_int,
+    fd: RawFd,
+    events: u32,
+    token: u64,
+) -> io::Result<()> {
+    let mut event = libc::epoll_event { events, u64: token };
+    // SAFETY: `event` is valid for the whole call (the kernel copies it).
+    check(unsafe { libc::epoll_ctl(epfd, op, fd, &mut event) }).map(drop)
+}
+
+/// epoll_wait(2) into `events` (its spare capacity); `events` holds the ready ones after.
+pub(crate) fn epoll_wait(
+    epfd: RawFd,
+    events: &mut Vec<libc::epoll_event>,
+    timeout_ms: i32,
+) -> io::Result<()> {
+    events.clear();
+    let capacity = events.capacity().min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: the kernel writes at most `capacity` events into the vector's spare capacity.
+    let n = unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), capacity, timeout_ms) };
+    match check(n) {
+        Ok(n) => {
+            // SAFETY: the kernel initialised the first `n` entries (n <= capacity).
+            unsafe { events.set_len(n as usize) };
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether an error only means "not now" (the socket buffer is full or empty).
+pub(crate) fn is_would_block(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::WouldBlock
+}

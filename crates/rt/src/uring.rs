@@ -1,0 +1,853 @@
+//! The io_uring driver.
+//!
+//! ```text
+//!   turn:  drain CQ ──> handler.receive per completion ──> tick / idle scan
+//!            │            (buffer back to the ring at once)        │
+//!            └──────────────── one send per dirty connection <─────┘
+//!                               then ONE submit_with_args(wait 1, timeout = next tick)
+//! ```
+//!
+//! Waking for send completions alone would cost a second enter per request in a
+//! request/response exchange (the sends of a turn usually complete inline, during the very
+//! enter that submits them). On kernels with `IORING_FEAT_MIN_TIMEOUT` (6.12+) the wait asks
+//! for one completion more than the sends it submits, but settles for any completion after
+//! [`SEND_REAP_WAIT_US`] (in case a send is blocked on a full socket buffer). That halves the
+//! enters of a ping-pong exchange: one `io_uring_enter` per request.
+//!
+//! Operations and their ownership (user data = kind | generation | slot index):
+//! - ACCEPT: one multishot accept per listener, re-armed when the kernel ends it.
+//! - RECV: one multishot receive per open connection, buffers picked by the kernel from the
+//!   loop's provided-buffer ring ([`BufRing`]); an idle connection holds no buffer. Re-armed
+//!   when it ends (no `IORING_CQE_F_MORE`, e.g. after ENOBUFS).
+//! - SEND: at most one per connection, reading `Conn::sending`; that vector is not touched
+//!   until the completion arrives. Replies produced meanwhile go to `Conn::out` and are sent
+//!   after it, so ordering holds. A partial send continues from the offset.
+//! - CANCEL, CLOSE: fire and forget; counted only so the loop knows when the kernel is done.
+//!
+//! Closing a connection: the handler is told at once; if the kernel still has a receive or a
+//! send for it, one cancel (all ops on the fd) is issued and the slot stays a zombie (so its
+//! generation cannot be reused and `sending` stays alive) until the last completion; then a
+//! CLOSE op releases the fd and the slot is freed.
+
+use std::{
+    alloc::{self, Layout},
+    io,
+    mem::{self, size_of},
+    net::TcpListener,
+    os::fd::AsRawFd,
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicU16, Ordering},
+    time::{Duration, Instant},
+};
+
+use io_uring::{
+    cqueue, opcode,
+    types::{CancelBuilder, Fd, SubmitArgs, Timespec},
+    IoUring, Probe, Submitter,
+};
+
+use crate::{
+    conn::{deliver, flag, Conn, Delivered, Key, OutPool, Slots, GEN_MASK},
+    sys, Control, Handler, Listener, LoopConfig,
+};
+
+const SQ_ENTRIES: u32 = 1024;
+const CQ_ENTRIES: u32 = 8192;
+/// The provided-buffer group of receive buffers (one group per ring).
+const BUF_GROUP: u16 = 0;
+/// How long, after the shutdown grace, the loop waits for the kernel to finish cancelled
+/// operations before it gives up and leaks their memory rather than free it under the kernel.
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
+
+/// See [`Driver::wait`].
+const SEND_REAP_WAIT_US: u32 = 50;
+
+const KIND_ACCEPT: u64 = 1;
+const KIND_RECV: u64 = 2;
+const KIND_SEND: u64 = 3;
+const KIND_CANCEL: u64 = 4;
+const KIND_CLOSE: u64 = 5;
+
+fn user_data(kind: u64, key: Key) -> u64 {
+    debug_assert!(key.gen <= GEN_MASK);
+    (kind << 56) | (u64::from(key.gen) << 32) | u64::from(key.index)
+}
+
+fn decode(user_data: u64) -> (u64, Key) {
+    let key = Key { index: user_data as u32, gen: (user_data >> 32) as u32 & GEN_MASK };
+    (user_data >> 56, key)
+}
+
+/// A ring with the setup flags we like (single issuer, task work deferred to our waits),
+/// or, on a kernel that refuses them, a plain one.
+fn build_ring(entries: u32) -> io::Result<IoUring> {
+    let tuned = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .setup_submit_all()
+        .setup_cqsize(entries.max(CQ_ENTRIES))
+        .build(entries);
+    match tuned {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        other => other,
+    }
+}
+
+/// Why io_uring_setup failed, in words an operator can act on.
+fn describe_setup_error(e: &io::Error) -> String {
+    let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+        .unwrap_or_default();
+    match e.raw_os_error() {
+        Some(libc::EPERM) => format!(
+            "io_uring_setup refused (EPERM): io_uring is disabled by the sysctl \
+             kernel.io_uring_disabled{sysctl} or blocked by a seccomp filter (container runtime)"
+        ),
+        Some(libc::ENOSYS) => format!(
+            "io_uring_setup not available (ENOSYS): kernel built without io_uring, or a seccomp \
+             filter hides it{sysctl}"
+        ),
+        _ => format!("io_uring_setup failed: {e}{sysctl}"),
+    }
+}
+
+/// See [`crate::probe_uring`].
+///
+/// The probe ring lives on a helper thread: tearing a ring down leaves work for the thread
+/// that used it, which later interrupts that thread's next blocking socket call (a `recv`
+/// with SO_RCVTIMEO fails with EINTR; seen on Linux 6.18). The caller's thread stays clean.
+pub(crate) fn probe() -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("rt-uring-probe".into())
+        .spawn(probe_here)
+        .map_err(|e| format!("cannot start the io_uring probe thread: {e}"))?
+        .join()
+        .unwrap_or_else(|_| Err("the io_uring probe panicked".into()))
+}
+
+fn probe_here() -> Result<(), String> {
+    let ring = build_ring(8).map_err(|e| describe_setup_error(&e))?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err("kernel lacks IORING_FEAT_EXT_ARG (timed waits; Linux 5.11+)".into());
+    }
+    let mut probe = Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("io_uring opcode probe failed: {e}"))?;
+    let needed = [
+        (opcode::AcceptMulti::CODE, "accept"),
+        (opcode::RecvMulti::CODE, "recv"),
+        (opcode::Send::CODE, "send"),
+        (opcode::AsyncCancel::CODE, "async cancel"),
+        (opcode::Close::CODE, "close"),
+        // Multishot receive (6.0) has no opcode of its own; SEND_ZC arrived in the same
+        // release, so its presence stands for it.
+        (opcode::SendZc::CODE, "send_zc (stands for multishot recv, Linux 6.0+)"),
+    ];
+    for (code, name) in needed {
+        if !probe.is_supported(code) {
+            return Err(format!("io_uring lacks the {name} opcode"));
+        }
+    }
+    let mut bufs = BufRing::new(&ring.submitter(), 2, 64)
+        .map_err(|e| format!("io_uring buffer ring registration failed: {e}"))?;
+    if ring.submitter().unregister_buf_ring(BUF_GROUP).is_ok() {
+        bufs.free();
+    }
+    Ok(())
+}
+
+/// The first entry's `resv` field doubles as the ring tail (kernel `struct io_uring_buf`).
+#[repr(C)]
+struct RingEntry {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    resv: u16,
+}
+
+const _: () = assert!(size_of::<RingEntry>() == 16);
+
+/// The loop's receive buffers, registered as a provided-buffer ring: `count` buffers of
+/// `buf_bytes` in one allocation, and the ring of entries the kernel takes them from.
+///
+/// Ownership: a buffer is the kernel's from the moment its entry is published (tail store)
+/// until a completion names its id; then it is ours until [`BufRing::recycle`]. The memory is
+/// freed only after the ring is unregistered with no operation in flight ([`BufRing::free`]);
+/// otherwise it is leaked on purpose.
+struct BufRing {
+    entries: NonNull<RingEntry>,
+    entries_layout: Layout,
+    data: NonNull<u8>,
+    data_layout: Layout,
+    count: u16,
+    buf_bytes: u32,
+    tail: u16,
+    freed: bool,
+}
+
+impl BufRing {
+    fn new(submitter: &Submitter<'_>, count: u16, buf_bytes: u32) -> io::Result<BufRing> {
+        let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, what.to_string());
+        if !count.is_power_of_two() || count > 32768 {
+            return Err(invalid("recv_buffers must be a power of two, at most 32768"));
+        }
+        if buf_bytes == 0 {
+            return Err(invalid("recv_buffer_bytes must not be 0"));
+        }
+        let page = 4096;
+        let entries_layout = Layout::from_size_align(usize::from(count) * 16, page)
+            .map_err(|_| invalid("buffer ring too large"))?;
+        let data_layout = Layout::from_size_align(usize::from(count) * buf_bytes as usize, page)
+            .map_err(|_| invalid("receive buffers too large"))?;
+        // SAFETY: both layouts have a non-zero size (count >= 1, buf_bytes >= 1).
+        let (entries, data) =
+            unsafe { (alloc::alloc_zeroed(entries_layout), alloc::alloc(data_layout)) };
+        let (Some(entries), Some(data)) = (NonNull::new(entries.cast()), NonNull::new(data)) else {
+            alloc::handle_alloc_error(entries_layout);
+        };
+        let mut ring = BufRing {
+            entries,
+            entries_layout,
+            data,
+            data_layout,
+            count,
+            buf_bytes,
+            tail: 0,
+            freed: false,
+        };
+        // SAFETY: the entry array is page aligned, holds `count` entries, and stays allocated
+        // until `free`, which runs only after a successful unregister (or never).
+        let registered = unsafe {
+            submitter.register_buf_ring_with_flags(entries.as_ptr() as u64, count, BUF_GROUP, 0)
+        };
+        if let Err(e) = registered {
+            ring.free();
+            return Err(e);
+        }
+        for bid in 0..count {
+            ring.write_entry(bid);
+        }
+        ring.publish();
+        Ok(ring)
+    }
+
+    /// Fills the entry just past the published tail with buffer `bid`.
+    fn write_entry(&mut self, bid: u16) {
+        assert!(bid < self.count, "buffer id out of range");
+        let index = usize::from(self.tail & (self.count - 1));
+        let addr = self.data.as_ptr() as u64 + u64::from(bid) * u64::from(self.buf_bytes);
+        // SAFETY: index < count, so the entry is inside the allocation. It lies past the
+        // published tail, so the kernel does not read it now. Raw field writes leave the
+        // first entry's `resv` (the tail) alone.
+        unsafe {
+            let entry = self.entries.as_ptr().add(index);
+            ptr::addr_of_mut!((*entry).addr).write(addr);
+            ptr::addr_of_mut!((*entry).len).write(self.buf_bytes);
+            ptr::addr_of_mut!((*entry).bid).write(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    /// Makes the written entries visible to the kernel.
+    fn publish(&self) {
+        // SAFETY: the tail is the first entry's `resv`, a 2-byte aligned u16 inside the
+        // allocation; the kernel only reads it (atomically), we are the only writer.
+        let tail = unsafe { AtomicU16::from_ptr(ptr::addr_of_mut!((*self.entries.as_ptr()).resv)) };
+        tail.store(self.tail, Ordering::Release);
+    }
+
+    /// Gives buffer `bid` back to the kernel.
+    fn recycle(&mut self, bid: u16) {
+        self.write_entry(bid);
+        self.publish();
+    }
+
+    /// The first `len` bytes of buffer `bid`.
+    ///
+    /// # Safety
+    ///
+    /// A completion named `bid` and reported `len` bytes, and `bid` has not been recycled
+    /// since (so the kernel neither owns nor writes it).
+    unsafe fn filled(&self, bid: u16, len: usize) -> &[u8] {
+        assert!(bid < self.count && len <= self.buf_bytes as usize);
+        let offset = usize::from(bid) * self.buf_bytes as usize;
+        // SAFETY: the range is inside the allocation (checked above) and initialised by the
+        // kernel (the caller's contract); nothing writes it while the slice lives.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().add(offset), len) }
+    }
+
+    /// Frees the memory. Call only when the kernel no longer knows the ring (never
+    /// registered, or unregistered) and no receive is in flight.
+    fn free(&mut self) {
+        if mem::replace(&mut self.freed, true) {
+            return;
+        }
+        // SAFETY: both pointers came from `alloc` with these layouts and are freed once
+        // (`freed` guards); the caller guarantees the kernel is done with them.
+        unsafe {
+            alloc::dealloc(self.entries.as_ptr().cast(), self.entries_layout);
+            alloc::dealloc(self.data.as_ptr(), self.data_layout);
+        }
+    }
+}
+
+struct ListenSlot {
+    socket: Option<TcpListener>,
+    tag: u32,
+    armed: bool,
+    /// The accept ended with an error (EMFILE and kin): re-arm at the next tick, not at once.
+    rearm_at_tick: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Running,
+    /// Shutdown: no input is read, queued output is sent, connections close as they drain.
+    Draining {
+        deadline: Instant,
+    },
+}
+
+struct Driver<'a, H: Handler> {
+    ring: IoUring,
+    bufs: BufRing,
+    conns: Slots<H::Conn>,
+    pool: OutPool,
+    listeners: Vec<ListenSlot>,
+    /// Connections with output to send (or a send to continue, or a flush-then-close).
+    dirty: Vec<Key>,
+    /// Connections with leftover input the handler should see again next turn.
+    backlog: Vec<Key>,
+    handler: H,
+    config: &'a LoopConfig,
+    /// Operations the kernel holds (multishot ones count once, until their last CQE).
+    in_flight: usize,
+    /// Connections the handler still knows (zombies excluded).
+    open: usize,
+    now: Instant,
+    mode: Mode,
+    /// Sends queued this turn; see [`Driver::wait`].
+    sends_this_turn: u32,
+    /// The kernel has `IORING_FEAT_MIN_TIMEOUT` (6.12+).
+    min_timeout: bool,
+}
+
+/// See [`crate::run`].
+pub(crate) fn run<H: Handler>(
+    config: &LoopConfig,
+    listeners: Vec<Listener>,
+    handler: H,
+) -> io::Result<()> {
+    let ring = build_ring(SQ_ENTRIES)?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "io_uring lacks EXT_ARG"));
+    }
+    let min_timeout = ring.params().is_feature_min_timeout();
+    let bufs = BufRing::new(&ring.submitter(), config.recv_buffers, config.recv_buffer_bytes)?;
+    let listeners = listeners
+        .into_iter()
+        .map(|l| ListenSlot {
+            socket: Some(l.socket),
+            tag: l.tag,
+            armed: false,
+            rearm_at_tick: false,
+        })
+        .collect();
+    let mut driver = Driver {
+        ring,
+        bufs,
+        conns: Slots::new(),
+        pool: OutPool::new(),
+        listeners,
+        dirty: Vec::new(),
+        backlog: Vec::new(),
+        handler,
+        config,
+        in_flight: 0,
+        open: 0,
+        now: Instant::now(),
+        mode: Mode::Running,
+        sends_this_turn: 0,
+        min_timeout,
+    };
+    for index in 0..driver.listeners.len() {
+        driver.arm_accept(index)?;
+    }
+    driver.run_loop()?;
+    driver.finish()
+}
+
+impl<H: Handler> Driver<'_, H> {
+    fn run_loop(&mut self) -> io::Result<()> {
+        let mut cqes: Vec<cqueue::Entry> = Vec::with_capacity(CQ_ENTRIES as usize);
+        let mut next_tick = Instant::now() + self.config.tick_interval;
+        loop {
+            self.now = Instant::now();
+            cqes.clear();
+            cqes.extend(self.ring.completion());
+            for cqe in &cqes {
+                self.complete(cqe)?;
+            }
+            self.offer_backlog()?;
+            if self.now >= next_tick {
+                next_tick = self.now + self.config.tick_interval;
+                match self.mode {
+                    Mode::Running => self.tick()?,
+                    Mode::Draining { deadline } if self.now >= deadline => return Ok(()),
+                    Mode::Draining { .. } => {}
+                }
+            }
+            self.flush()?;
+            if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
+                return Ok(());
+            }
+            self.wait(next_tick)?;
+        }
+    }
+
+    /// Runs the handler's tick, the idle scan and delayed accept re-arms.
+    fn tick(&mut self) -> io::Result<()> {
+        if self.handler.tick() == Control::Shutdown {
+            return self.begin_shutdown();
+        }
+        if let Some(idle) = self.config.idle_timeout {
+            for key in self.conns.keys() {
+                let Some(conn) = self.conns.get_mut(key) else { continue };
+                if conn.is_open() && self.now.duration_since(conn.last_input) > idle {
+                    self.close(key)?;
+                }
+            }
+        }
+        for index in 0..self.listeners.len() {
+            if mem::take(&mut self.listeners[index].rearm_at_tick) {
+                self.arm_accept(index)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for completions: spins first if asked, then one submit-and-wait bounded by the
+    /// next tick. Also hands the kernel every SQE queued this turn.
+    fn wait(&mut self, next_tick: Instant) -> io::Result<()> {
+        let mut sends = mem::take(&mut self.sends_this_turn);
+        if !self.backlog.is_empty() || !self.ring.completion().is_empty() {
+            return self.submit();
+        }
+        if self.config.busy_poll_us > 0 {
+            self.submit()?;
+            sends = 0;
+            let spin = Duration::from_micros(self.config.busy_poll_us);
+            let until = (self.now + spin).min(next_tick);
+            loop {
+                if !self.ring.completion().is_empty() {
+                    return Ok(());
+                }
+                if Instant::now() >= until {
+                    break;
+                }
+                if self.ring.submission().taskrun() {
+                    // Completions are waiting as deferred task work; an enter posts them.
+                    self.submit()?;
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let timeout = next_tick.saturating_duration_since(Instant::now());
+        let ts = Timespec::from(timeout);
+        let mut args = SubmitArgs::new().timespec(&ts);
+        let mut want = 1;
+        if self.min_timeout && sends > 0 {
+            // Most sends complete inline during this very call; waking for their completions
+            // alone would cost a second enter per turn. So wait for one completion beyond
+            // them, but after SEND_REAP_WAIT_US settle for any (a send may be blocked).
+            want += sends as usize;
+            args = args.min_wait_usec(SEND_REAP_WAIT_US);
+        }
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn submit(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Queues one SQE, submitting first if the queue is full.
+    ///
+    /// Every caller passes an entry whose memory (send buffer, buffer ring) stays valid until
+    /// its completion; that is the contract of `SubmissionQueue::push`.
+    fn push(&mut self, entry: io_uring::squeue::Entry) -> io::Result<()> {
+        for _ in 0..64 {
+            // SAFETY: the entry refers only to memory that lives until its completion (see the
+            // module docs: `sending` stays untouched while SEND_IN_FLIGHT, the buffer ring is
+            // leaked rather than freed while operations are in flight).
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                self.in_flight += 1;
+                return Ok(());
+            }
+            self.submit()?;
+        }
+        Err(io::Error::other("io_uring submission queue stays full"))
+    }
+
+    fn arm_accept(&mut self, index: usize) -> io::Result<()> {
+        let slot = &mut self.listeners[index];
+        let Some(socket) = &slot.socket else { return Ok(()) };
+        if slot.armed {
+            return Ok(());
+        }
+        slot.armed = true;
+        let key = Key { index: index as u32, gen: 0 };
+        let entry = opcode::AcceptMulti::new(Fd(socket.as_raw_fd()))
+            .flags(libc::SOCK_CLOEXEC)
+            .build()
+            .user_data(user_data(KIND_ACCEPT, key));
+        self.push(entry)
+    }
+
+    fn arm_recv(&mut self, key: Key) -> io::Result<()> {
+        let conn = self.conns.get_mut(key).expect("arming a live connection");
+        debug_assert!(!conn.has(flag::RECV_ARMED));
+        conn.set(flag::RECV_ARMED);
+        let entry = opcode::RecvMulti::new(Fd(conn.fd), BUF_GROUP)
+            .build()
+            .user_data(user_data(KIND_RECV, key));
+        self.push(entry)
+    }
+
+    fn cancel(&mut self, target: u64) -> io::Result<()> {
+        let entry = opcode::AsyncCancel::new(target)
+            .build()
+            .user_data(user_data(KIND_CANCEL, Key { index: 0, gen: 0 }));
+        self.push(entry)
+    }
+
+    fn mark_dirty(&mut self, key: Key) {
+        if let Some(conn) = self.conns.get_mut(key) {
+            if !conn.has(flag::DIRTY) {
+                conn.set(flag::DIRTY);
+                self.dirty.push(key);
+            }
+        }
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> io::Result<()> {
+        let (kind, key) = decode(cqe.user_data());
+        let (res, flags) = (cqe.result(), cqe.flags());
+        match kind {
+            KIND_ACCEPT => self.on_accept(key.index as usize, res, flags),
+            KIND_RECV => self.on_recv(key, res, flags),
+            KIND_SEND => self.on_send(key, res),
+            KIND_CANCEL | KIND_CLOSE => {
+                self.in_flight -= 1;
+                Ok(())
+            }
+            _ => unreachable!("unknown completion kind {kind}"),
+        }
+    }
+
+    fn on_accept(&mut self, index: usize, res: i32, flags: u32) -> io::Result<()> {
+        if !cqueue::more(flags) {
+            self.in_flight -= 1;
+            let slot = &mut self.listeners[index];
+            slot.armed = false;
+            if self.mode == Mode::Running && res != -libc::ECANCELED {
+                if res < 0 {
+                    slot.rearm_at_tick = true;
+                } else {
+                    self.arm_accept(index)?;
+                }
+            }
+        }
+        if res < 0 {
+            return Ok(());
+        }
+        let fd = res;
+        if self.mode != Mode::Running {
+            sys::close(fd);
+            return Ok(());
+        }
+        let _ = sys::set_nodelay(fd);
+        let peer = sys::peer_addr(fd);
+        match self.handler.accept(self.listeners[index].tag, peer) {
+            Err(line) => {
+                sys::refuse(fd, line);
+                Ok(())
+            }
+            Ok(state) => {
+                let key = self.conns.insert(Conn::new(fd, state, self.now));
+                self.open += 1;
+                self.arm_recv(key)
+            }
+        }
+    }
+
+    fn on_recv(&mut self, key: Key, res: i32, flags: u32) -> io::Result<()> {
+        let bid = cqueue::buffer_select(flags);
+        let Some(conn) = self.conns.get_mut(key) else {
+            unreachable!("receive completion for a freed slot");
+        };
+        if !cqueue::more(flags) {
+            conn.clear(flag::RECV_ARMED);
+            self.in_flight -= 1;
+        }
+        let mut delivered = None;
+        if let Some(bid) = bid {
+            if res > 0 && conn.is_open() {
+                conn.last_input = self.now;
+                // SAFETY: this completion names `bid` and reports `res` bytes; the buffer is
+                // recycled only below, after the handler is done with it.
+                let data = unsafe { self.bufs.filled(bid, res as usize) };
+                let limit = self.config.output_limit_bytes;
+                delivered = Some(deliver(&mut self.handler, conn, data, &mut self.pool, limit));
+            }
+            self.bufs.recycle(bid);
+        }
+        if let Some(d) = delivered {
+            self.after_deliver(key, d)?;
+        }
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if !conn.is_open() {
+            return self.settle(key);
+        }
+        let rearm = match res {
+            0 => return self.close(key), // the peer closed its side
+            r if r > 0 => true,
+            r if r == -libc::ENOBUFS => true,
+            r if r == -libc::ECANCELED => false,
+            _ => return self.close(key), // ECONNRESET and other socket errors
+        };
+        if rearm
+            && !conn.has(flag::RECV_ARMED | flag::CLOSE_AFTER_FLUSH)
+            && self.mode == Mode::Running
+        {
+            self.arm_recv(key)?;
+        }
+        Ok(())
+    }
+
+    /// Acts on what [`deliver`] reported for an open connection.
+    fn after_deliver(&mut self, key: Key, d: Delivered) -> io::Result<()> {
+        if d.over_limit {
+            return self.close(key);
+        }
+        if d.has_output || d.close_after_flush {
+            self.mark_dirty(key);
+        }
+        let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        if d.backlog && !conn.has(flag::BACKLOG) {
+            conn.set(flag::BACKLOG);
+            self.backlog.push(key);
+        }
+        if d.close_after_flush && conn.has(flag::RECV_ARMED) {
+            self.cancel(user_data(KIND_RECV, key))?;
+        }
+        Ok(())
+    }
+
+    fn offer_backlog(&mut self) -> io::Result<()> {
+        let mut backlog = mem::take(&mut self.backlog);
+        for &key in &backlog {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            conn.clear(flag::BACKLOG);
+            if !conn.is_open() {
+                continue;
+            }
+            let limit = self.config.output_limit_bytes;
+            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, limit);
+            self.after_deliver(key, d)?;
+        }
+        backlog.clear();
+        if self.backlog.is_empty() {
+            self.backlog = backlog;
+        }
+        Ok(())
+    }
+
+    fn on_send(&mut self, key: Key, res: i32) -> io::Result<()> {
+        self.in_flight -= 1;
+        let conn = self.conns.get_mut(key).expect("send completion for a freed slot");
+        assert!(conn.has(flag::SEND_IN_FLIGHT));
+        conn.clear(flag::SEND_IN_FLIGHT);
+        if !conn.is_open() {
+            self.pool.give(mem::take(&mut conn.sending));
+            conn.sending_sent = 0;
+            return self.settle(key);
+        }
+        if res <= 0 {
+            // EPIPE, ECONNRESET, cancelled: the peer will not get the rest.
+            return self.close(key);
+        }
+        let sent = res as usize;
+        conn.sending_sent += sent;
+        assert!(conn.sending_sent <= conn.sending.len(), "kernel sent more than asked");
+        if let Some(state) = conn.handler.as_mut() {
+            self.handler.sent(state, sent);
+        }
+        if conn.sending_sent == conn.sending.len() {
+            self.pool.give(mem::take(&mut conn.sending));
+            conn.sending_sent = 0;
+        }
+        if conn.pending_bytes() > 0 || conn.has(flag::CLOSE_AFTER_FLUSH) {
+            self.mark_dirty(key);
+        }
+        Ok(())
+    }
+
+    /// One send per dirty connection: the rest of `sending`, or else all of `out`.
+    fn flush(&mut self) -> io::Result<()> {
+        let mut dirty = mem::take(&mut self.dirty);
+        for &key in &dirty {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            conn.clear(flag::DIRTY);
+            if !conn.is_open() || conn.has(flag::SEND_IN_FLIGHT) {
+                continue; // the send's completion marks it dirty again
+            }
+            if conn.sending_sent == conn.sending.len() && !conn.out.is_empty() {
+                self.pool.give(mem::take(&mut conn.sending));
+                conn.sending = mem::take(&mut conn.out);
+                conn.sending_sent = 0;
+            }
+            if conn.sending_sent < conn.sending.len() {
+                let rest = &conn.sending[conn.sending_sent..];
+                let len = rest.len().min(u32::MAX as usize) as u32;
+                let entry = opcode::Send::new(Fd(conn.fd), rest.as_ptr(), len)
+                    .flags(libc::MSG_NOSIGNAL)
+                    .build()
+                    .user_data(user_data(KIND_SEND, key));
+                conn.set(flag::SEND_IN_FLIGHT);
+                self.sends_this_turn += 1;
+                self.push(entry)?;
+            } else if conn.has(flag::CLOSE_AFTER_FLUSH) {
+                self.close(key)?;
+            }
+        }
+        dirty.clear();
+        if self.dirty.is_empty() {
+            self.dirty = dirty;
+        }
+        Ok(())
+    }
+
+    /// Closes a connection: tells the handler, drops unsent output, and cancels what the
+    /// kernel still does for it; the slot is freed once the kernel is done ([`Self::settle`]).
+    fn close(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if let Some(state) = conn.handler.take() {
+            self.open -= 1;
+            self.handler.close(state);
+        }
+        conn.input = Vec::new();
+        self.pool.give(mem::take(&mut conn.out));
+        conn.out_sent = 0;
+        if !conn.has(flag::SEND_IN_FLIGHT) {
+            self.pool.give(mem::take(&mut conn.sending));
+            conn.sending_sent = 0;
+        }
+        if conn.has(flag::RECV_ARMED | flag::SEND_IN_FLIGHT) {
+            if !conn.has(flag::CANCELLED) {
+                conn.set(flag::CANCELLED);
+                let builder = CancelBuilder::fd(Fd(conn.fd)).all();
+                let entry = opcode::AsyncCancel2::new(builder)
+                    .build()
+                    .user_data(user_data(KIND_CANCEL, key));
+                self.push(entry)?;
+            }
+            return Ok(());
+        }
+        self.settle(key)
+    }
+
+    /// Frees a closed connection's slot once the kernel has no operation left on it.
+    fn settle(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if conn.is_open() || conn.has(flag::RECV_ARMED | flag::SEND_IN_FLIGHT) {
+            return Ok(());
+        }
+        let conn = self.conns.remove(key);
+        self.pool.give(conn.sending);
+        let entry = opcode::Close::new(Fd(conn.fd)).build().user_data(user_data(KIND_CLOSE, key));
+        self.push(entry)
+    }
+
+    /// Stops accepting and reading; every connection flushes what it has, then closes.
+    fn begin_shutdown(&mut self) -> io::Result<()> {
+        self.mode = Mode::Draining { deadline: self.now + self.config.shutdown_grace };
+        for index in 0..self.listeners.len() {
+            let key = Key { index: index as u32, gen: 0 };
+            if self.listeners[index].armed {
+                self.cancel(user_data(KIND_ACCEPT, key))?;
+            }
+            // The accept op holds its own reference until the cancel completes, so closing
+            // our descriptor now is safe.
+            self.listeners[index].socket = None;
+        }
+        for key in self.conns.keys() {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if !conn.is_open() {
+                continue;
+            }
+            conn.set(flag::CLOSE_AFTER_FLUSH);
+            conn.input = Vec::new();
+            if conn.has(flag::RECV_ARMED) {
+                self.cancel(user_data(KIND_RECV, key))?;
+            }
+            self.mark_dirty(key);
+        }
+        Ok(())
+    }
+
+    /// Closes what is still open and waits (bounded) for the kernel to finish.
+    fn finish(&mut self) -> io::Result<()> {
+        if self.mode == Mode::Running {
+            self.begin_shutdown()?;
+        }
+        for key in self.conns.keys() {
+            self.close(key)?;
+        }
+        let deadline = Instant::now() + DRAIN_WAIT;
+        let mut cqes: Vec<cqueue::Entry> = Vec::with_capacity(CQ_ENTRIES as usize);
+        while self.in_flight > 0 && Instant::now() < deadline {
+            let ts = Timespec::from(Duration::from_millis(10));
+            let args = SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e) if is_transient(&e) => {}
+                Err(e) => return Err(e),
+            }
+            self.now = Instant::now();
+            cqes.clear();
+            cqes.extend(self.ring.completion());
+            for cqe in &cqes {
+                self.complete(cqe)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<H: Handler> Drop for Driver<'_, H> {
+    fn drop(&mut self) {
+        if self.in_flight == 0 && self.ring.submitter().unregister_buf_ring(BUF_GROUP).is_ok() {
+            self.bufs.free();
+        } else {
+            // The kernel may still read `sending` vectors or write receive buffers: leak them
+            // rather than free memory under it (the ring's own teardown finishes the ops).
+            mem::forget(mem::replace(&mut self.conns, Slots::new()));
+        }
+    }
+}
+
+/// Errors of io_uring_enter that only mean "look again": timeout, signal, CQ overflow.
+fn is_transient(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN))
+}

@@ -1,0 +1,262 @@
+//! A line-protocol handler and a harness that runs one loop on its own thread.
+//!
+//! Protocol (one request per `\n`-terminated line):
+//! - `big N`  → N bytes of `a..z` repeated, then `\n`
+//! - `tag`    → the accepting listener's tag, then `\n`
+//! - `quit`   → `bye\n`, then close after the flush
+//! - anything else → the line echoed back
+
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::{
+    io::{self, Read, Write},
+    net::{SocketAddr, TcpStream},
+    sync::{
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc,
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
+
+use rt::{After, Backend, Control, Handler, Listener, LoopConfig};
+
+#[derive(Default)]
+pub struct Stats {
+    pub accepted: AtomicUsize,
+    pub refused: AtomicUsize,
+    pub closed: AtomicUsize,
+    pub sent_bytes: AtomicUsize,
+    pub receive_calls: AtomicUsize,
+}
+
+pub struct Lines {
+    pub stop: Arc<AtomicBool>,
+    pub stats: Arc<Stats>,
+    /// Refuse every connection with this line.
+    pub refuse: Option<&'static [u8]>,
+    /// Answer at most one line per `receive` call (tests that the tail is offered again).
+    pub one_line_per_call: bool,
+}
+
+pub struct LineConn {
+    tag: u32,
+}
+
+pub fn big_reply(n: usize) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+    v.push(b'\n');
+    v
+}
+
+impl Handler for Lines {
+    type Conn = LineConn;
+
+    fn accept(&mut self, tag: u32, _peer: Option<SocketAddr>) -> Result<LineConn, &'static [u8]> {
+        if let Some(line) = self.refuse {
+            self.stats.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(line);
+        }
+        self.stats.accepted.fetch_add(1, Ordering::Relaxed);
+        Ok(LineConn { tag })
+    }
+
+    fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
+        self.stats.receive_calls.fetch_add(1, Ordering::Relaxed);
+        let mut consumed = 0;
+        while let Some(i) = input[consumed..].iter().position(|&b| b == b'\n') {
+            let line = &input[consumed..consumed + i];
+            consumed += i + 1;
+            if line == b"quit" {
+                out.extend_from_slice(b"bye\n");
+                return (consumed, After::CloseAfterFlush);
+            } else if line == b"tag" {
+                out.extend_from_slice(format!("{}\n", conn.tag).as_bytes());
+            } else if let Some(n) = line.strip_prefix(b"big ") {
+                let n: usize = std::str::from_utf8(n).unwrap().parse().unwrap();
+                out.extend_from_slice(&big_reply(n));
+            } else {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+            if self.one_line_per_call {
+                break;
+            }
+        }
+        (consumed, After::Continue)
+    }
+
+    fn sent(&mut self, _conn: &mut LineConn, bytes: usize) {
+        self.stats.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn close(&mut self, _conn: LineConn) {
+        self.stats.closed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn tick(&mut self) -> Control {
+        if self.stop.load(Ordering::Relaxed) {
+            Control::Shutdown
+        } else {
+            Control::Continue
+        }
+    }
+}
+
+/// A loop running on its own thread; dropping it stops it.
+pub struct Server {
+    pub addrs: Vec<SocketAddr>,
+    pub stop: Arc<AtomicBool>,
+    pub stats: Arc<Stats>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+pub fn config(backend: Backend) -> LoopConfig {
+    LoopConfig {
+        backend,
+        tick_interval: Duration::from_millis(10),
+        recv_buffers: 64,
+        recv_buffer_bytes: 4096,
+        ..Default::default()
+    }
+}
+
+pub fn listener(tag: u32) -> Listener {
+    let socket = rt::listen("127.0.0.1:0".parse().unwrap(), 128).unwrap();
+    Listener { socket, tag }
+}
+
+pub struct Options {
+    pub refuse: Option<&'static [u8]>,
+    pub one_line_per_call: bool,
+}
+
+pub const PLAIN: Options = Options { refuse: None, one_line_per_call: false };
+
+pub fn start(config: LoopConfig, listeners: Vec<Listener>, options: Options) -> Server {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stats = Arc::new(Stats::default());
+    let addrs = listeners.iter().map(|l| l.socket.local_addr().unwrap()).collect();
+    let handler = Lines {
+        stop: stop.clone(),
+        stats: stats.clone(),
+        refuse: options.refuse,
+        one_line_per_call: options.one_line_per_call,
+    };
+    let thread = std::thread::spawn(move || rt::run(&config, listeners, handler));
+    Server { addrs, stop, stats, thread: Some(thread) }
+}
+
+pub fn serve(backend: Backend) -> Server {
+    start(config(backend), vec![listener(0)], PLAIN)
+}
+
+impl Server {
+    pub fn addr(&self) -> SocketAddr {
+        self.addrs[0]
+    }
+
+    /// Asks the loop to stop and waits (bounded) for `run` to return.
+    pub fn shutdown(mut self) -> io::Result<()> {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> io::Result<()> {
+        self.stop.store(true, Ordering::Relaxed);
+        let Some(thread) = self.thread.take() else { return Ok(()) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !thread.is_finished() {
+            assert!(Instant::now() < deadline, "loop did not stop within 5 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        thread.join().expect("loop thread panicked")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.stop_and_join().expect("loop failed");
+        } else {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+pub fn read_exact(s: &mut TcpStream, n: usize) -> Vec<u8> {
+    let mut buf = vec![0; n];
+    s.read_exact(&mut buf).unwrap();
+    buf
+}
+
+/// Reads until the peer closes (or resets); returns what arrived.
+pub fn read_to_end(s: &mut TcpStream) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0; 65536];
+    loop {
+        match s.read(&mut chunk) {
+            Ok(0) => return buf,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return buf,
+            Err(e) => panic!("read failed after {} bytes: {e}", buf.len()),
+        }
+    }
+}
+
+pub fn request(s: &mut TcpStream, line: &[u8], reply_len: usize) -> Vec<u8> {
+    s.write_all(line).unwrap();
+    read_exact(s, reply_len)
+}
+
+/// Polls `cond` until it holds or `limit` passes.
+pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Why io_uring tests cannot run here, if they cannot.
+pub fn uring_skip_reason() -> Option<String> {
+    rt::probe_uring().err()
+}
+
+/// Expands to a module with one test per back end; the io_uring one skips (with a printed
+/// reason) when the kernel does not offer it.
+#[macro_export]
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn uring() {
+                    if let Some(reason) = $crate::common::uring_skip_reason() {
+                        eprintln!("skipping {}::uring: {reason}", stringify!($name));
+                        return;
+                    }
+                    super::$name(rt::Backend::Uring);
+                }
+
+                #[test]
+                fn epoll() {
+                    super::$name(rt::Backend::Epoll);
+                }
+            }
+        )*
+    };
+}

@@ -1,0 +1,376 @@
+//! The event loop against real sockets on 127.0.0.1: every scenario runs once per back end.
+
+mod common;
+
+use std::{
+    io::{Read, Write},
+    net::Shutdown,
+    sync::atomic::Ordering,
+    time::{Duration, Instant},
+};
+
+use common::*;
+use rt::{Backend, IoChoice};
+
+both_backends!(
+    echo_split_at_every_byte,
+    partial_consumer_tail_is_offered_again,
+    partial_consumer_beyond_call_budget,
+    many_connections,
+    large_reply_to_slow_reader,
+    non_reader_cut_off_at_output_limit,
+    idle_timeout_closes,
+    accept_refusal_sends_line,
+    close_after_flush,
+    shutdown_flushes_replies_in_flight,
+    listeners_carry_tags,
+    two_loops_share_a_port,
+    peer_reset_during_large_send,
+    input_while_send_in_flight_keeps_order,
+    tiny_receive_ring_rearms,
+    busy_poll_serves,
+    blocked_send_does_not_delay_others,
+    shutdown_with_stuck_reader_is_bounded,
+);
+
+/// Pipelined requests split at every byte boundary into two writes all get their answers,
+/// in order.
+fn echo_split_at_every_byte(backend: Backend) {
+    let server = serve(backend);
+    let mut s = connect(server.addr());
+    let input = b"hello\nworld 12\n\nthree lines\n";
+    for split in 0..=input.len() {
+        s.write_all(&input[..split]).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+        s.write_all(&input[split..]).unwrap();
+        assert_eq!(read_exact(&mut s, input.len()), input, "split at {split}");
+    }
+}
+
+/// A handler that answers one line per call still sees every buffered line, without more
+/// input arriving.
+fn partial_consumer_tail_is_offered_again(backend: Backend) {
+    let options = Options { refuse: None, one_line_per_call: true };
+    let server = start(config(backend), vec![listener(0)], options);
+    let mut s = connect(server.addr());
+    let input: Vec<u8> = (0..20).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+    s.write_all(&input).unwrap();
+    assert_eq!(read_exact(&mut s, input.len()), input);
+}
+
+/// More buffered lines than the loop offers in one turn (64 calls) are answered in later turns.
+fn partial_consumer_beyond_call_budget(backend: Backend) {
+    let options = Options { refuse: None, one_line_per_call: true };
+    let server = start(config(backend), vec![listener(0)], options);
+    let mut s = connect(server.addr());
+    let input: Vec<u8> = (0..500).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    s.write_all(&input).unwrap();
+    assert_eq!(read_exact(&mut s, input.len()), input);
+}
+
+/// 200 connections open at once each get their own answer.
+fn many_connections(backend: Backend) {
+    let server = serve(backend);
+    let mut clients: Vec<_> = (0..200).map(|_| connect(server.addr())).collect();
+    for (i, c) in clients.iter_mut().enumerate() {
+        c.write_all(format!("client {i}\n").as_bytes()).unwrap();
+    }
+    for (i, c) in clients.iter_mut().enumerate() {
+        let want = format!("client {i}\n");
+        assert_eq!(read_exact(c, want.len()), want.as_bytes());
+    }
+    assert!(
+        eventually(Duration::from_secs(2), || server.stats.accepted.load(Ordering::Relaxed) == 200)
+    );
+}
+
+/// A multi-megabyte reply to a reader that starts late and reads slowly arrives whole (the
+/// loop continues partial sends), and `sent` accounts for every byte.
+fn large_reply_to_slow_reader(backend: Backend) {
+    let server = serve(backend);
+    let mut s = connect(server.addr());
+    let n = 6_000_000;
+    s.write_all(format!("big {n}\nafter\n").as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut got = Vec::with_capacity(n + 7);
+    let mut chunk = vec![0; 256 * 1024];
+    while got.len() < n + 7 {
+        let k = s.read(&mut chunk).unwrap();
+        assert!(k > 0, "closed early after {} bytes", got.len());
+        got.extend_from_slice(&chunk[..k]);
+        if got.len() < 1_000_000 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut want = big_reply(n);
+    want.extend_from_slice(b"after\n");
+    assert!(got == want, "reply differs");
+    assert!(eventually(Duration::from_secs(2), || server.stats.sent_bytes.load(Ordering::Relaxed)
+        == want.len()));
+}
+
+/// A client that sends requests but never reads is disconnected once unsent output passes
+/// the limit.
+fn non_reader_cut_off_at_output_limit(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.output_limit_bytes = 1 << 20;
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut s = connect(server.addr());
+    let request = b"big 400000\n".repeat(60); // 24 MB of replies
+    s.write_all(&request).unwrap();
+    assert!(
+        eventually(Duration::from_secs(3), || server.stats.closed.load(Ordering::Relaxed) == 1),
+        "connection was not closed"
+    );
+    let got = read_to_end(&mut s);
+    assert!(got.len() < 60 * 400_001, "all output arrived ({} bytes)", got.len());
+    // The loop still serves others.
+    let mut other = connect(server.addr());
+    assert_eq!(request_line(&mut other, b"ping\n"), b"ping\n");
+}
+
+fn request_line(s: &mut std::net::TcpStream, line: &[u8]) -> Vec<u8> {
+    request(s, line, line.len())
+}
+
+/// An idle connection is closed after the idle timeout; an active one is kept.
+fn idle_timeout_closes(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.idle_timeout = Some(Duration::from_millis(300));
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut idle = connect(server.addr());
+    let mut active = connect(server.addr());
+    assert_eq!(request_line(&mut idle, b"x\n"), b"x\n");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(700) {
+        assert_eq!(request_line(&mut active, b"y\n"), b"y\n");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut buf = [0; 16];
+    assert_eq!(idle.read(&mut buf).unwrap(), 0, "idle connection still open");
+    assert_eq!(request_line(&mut active, b"z\n"), b"z\n");
+    assert_eq!(server.stats.closed.load(Ordering::Relaxed), 1);
+}
+
+/// A refused connection receives the refusal line, then end of stream.
+fn accept_refusal_sends_line(backend: Backend) {
+    let options = Options { refuse: Some(b"SERVER_ERROR too many connections\r\n"), ..PLAIN };
+    let server = start(config(backend), vec![listener(0)], options);
+    for _ in 0..3 {
+        let mut s = connect(server.addr());
+        assert_eq!(read_to_end(&mut s), b"SERVER_ERROR too many connections\r\n");
+    }
+    assert_eq!(server.stats.refused.load(Ordering::Relaxed), 3);
+    assert_eq!(server.stats.accepted.load(Ordering::Relaxed), 0);
+}
+
+/// `quit` gets its reply, input after it is ignored, then the connection closes.
+fn close_after_flush(backend: Backend) {
+    let server = serve(backend);
+    let mut s = connect(server.addr());
+    s.write_all(b"a\nquit\nb\n").unwrap();
+    assert_eq!(read_to_end(&mut s), b"a\nbye\n");
+    assert!(eventually(Duration::from_secs(1), || server.stats.closed.load(Ordering::Relaxed) == 1));
+    // Same with a large reply queued before the quit.
+    let mut s = connect(server.addr());
+    s.write_all(b"big 3000000\nquit\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut want = big_reply(3_000_000);
+    want.extend_from_slice(b"bye\n");
+    let got = read_to_end(&mut s);
+    assert!(got == want, "got {} bytes", got.len());
+}
+
+/// On shutdown the loop stops accepting, sends replies already queued (a reader that keeps
+/// reading gets all of them), closes every connection and returns.
+fn shutdown_flushes_replies_in_flight(backend: Backend) {
+    let server = serve(backend);
+    let addr = server.addr();
+    let mut s = connect(addr);
+    let mut idle = connect(addr);
+    assert_eq!(request_line(&mut idle, b"hi\n"), b"hi\n");
+    s.write_all(b"big 4000000\n").unwrap();
+    let first = read_exact(&mut s, 1000);
+    assert_eq!(first, big_reply(4_000_000)[..1000]);
+    let stats = server.stats.clone();
+    let stopper = std::thread::spawn(move || server.shutdown());
+    let rest = read_to_end(&mut s);
+    assert_eq!(1000 + rest.len(), 4_000_001, "reply cut short");
+    assert_eq!(read_to_end(&mut idle), b"");
+    stopper.join().unwrap().expect("run returned an error");
+    assert_eq!(stats.closed.load(Ordering::Relaxed), 2);
+    assert!(std::net::TcpStream::connect(addr).is_err(), "listener still open");
+}
+
+/// Each listener's tag reaches the handler.
+fn listeners_carry_tags(backend: Backend) {
+    let server = start(config(backend), vec![listener(7), listener(9)], PLAIN);
+    let mut a = connect(server.addrs[0]);
+    let mut b = connect(server.addrs[1]);
+    assert_eq!(request(&mut a, b"tag\n", 2), b"7\n");
+    assert_eq!(request(&mut b, b"tag\n", 2), b"9\n");
+}
+
+/// Two loops listen on one port (SO_REUSEPORT); the kernel spreads connections over both.
+fn two_loops_share_a_port(backend: Backend) {
+    let first = rt::listen("127.0.0.1:0".parse().unwrap(), 128).unwrap();
+    let addr = first.local_addr().unwrap();
+    let second = rt::listen(addr, 128).unwrap();
+    let a = start(config(backend), vec![rt::Listener { socket: first, tag: 1 }], PLAIN);
+    let b = start(config(backend), vec![rt::Listener { socket: second, tag: 2 }], PLAIN);
+    let mut seen = [0; 3];
+    for _ in 0..64 {
+        let mut s = connect(addr);
+        let reply = request(&mut s, b"tag\n", 2);
+        seen[(reply[0] - b'0') as usize] += 1;
+    }
+    assert!(seen[1] > 0 && seen[2] > 0, "one loop got nothing: {seen:?}");
+    drop((a, b));
+}
+
+/// A peer that asks for a large reply and resets the connection mid-send is closed cleanly
+/// and the loop keeps serving.
+fn peer_reset_during_large_send(backend: Backend) {
+    let server = serve(backend);
+    for _ in 0..5 {
+        let mut s = connect(server.addr());
+        s.write_all(b"big 8000000\n").unwrap();
+        let _ = read_exact(&mut s, 10);
+        // Unread data in the receive queue makes close send RST.
+        drop(s);
+    }
+    assert!(eventually(Duration::from_secs(3), || server.stats.closed.load(Ordering::Relaxed) == 5));
+    let mut s = connect(server.addr());
+    assert_eq!(request_line(&mut s, b"still\n"), b"still\n");
+}
+
+/// Requests sent while a large reply is still being sent are answered after it, in order.
+fn input_while_send_in_flight_keeps_order(backend: Backend) {
+    let server = serve(backend);
+    let mut s = connect(server.addr());
+    s.write_all(b"big 2000000\n").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    for i in 0..10 {
+        s.write_all(format!("n{i}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    s.write_all(b"big 100000\nend\n").unwrap();
+    let mut want = big_reply(2_000_000);
+    for i in 0..10 {
+        want.extend_from_slice(format!("n{i}\n").as_bytes());
+    }
+    want.extend_from_slice(&big_reply(100_000));
+    want.extend_from_slice(b"end\n");
+    let got = read_exact(&mut s, want.len());
+    assert!(got == want, "reply out of order");
+    s.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(read_to_end(&mut s), b"");
+}
+
+/// With 2 provided buffers of 64 bytes and 50 clients sending at once, receives run out of
+/// buffers (ENOBUFS) and are re-armed; every client still gets all its answers.
+fn tiny_receive_ring_rearms(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.recv_buffers = 2;
+    cfg.recv_buffer_bytes = 64;
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut clients: Vec<_> = (0..50).map(|_| connect(server.addr())).collect();
+    let input: Vec<u8> = (0..100).flat_map(|i| format!("request {i}\n").into_bytes()).collect();
+    for c in &mut clients {
+        c.write_all(&input).unwrap();
+    }
+    for c in &mut clients {
+        assert_eq!(read_exact(c, input.len()), input);
+    }
+}
+
+/// Busy polling before sleeping changes nothing visible: requests are answered, ticks run.
+fn busy_poll_serves(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.busy_poll_us = 200;
+    cfg.idle_timeout = Some(Duration::from_millis(200));
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut s = connect(server.addr());
+    for i in 0..100 {
+        let line = format!("{i}\n");
+        assert_eq!(request_line(&mut s, line.as_bytes()), line.as_bytes());
+    }
+    // The idle timeout (checked at tick) still fires while the loop spins.
+    let mut buf = [0; 4];
+    assert_eq!(s.read(&mut buf).unwrap(), 0);
+}
+
+/// A send stuck on a full socket buffer must not hold back other connections' replies
+/// until the next tick (the tick here is 1 s; 50 round trips must take far less).
+fn blocked_send_does_not_delay_others(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.tick_interval = Duration::from_secs(1);
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut stuck = connect(server.addr());
+    stuck.write_all(b"big 20000000\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut s = connect(server.addr());
+    let start = Instant::now();
+    for i in 0..50 {
+        let line = format!("{i}\n");
+        assert_eq!(request_line(&mut s, line.as_bytes()), line.as_bytes());
+        // Keep the stuck connection's send in flight, woken now and then by a little reading.
+        if i % 10 == 0 {
+            let _ = read_exact(&mut stuck, 100);
+        }
+    }
+    assert!(start.elapsed() < Duration::from_millis(500), "took {:?}", start.elapsed());
+    drop(stuck);
+}
+
+/// A client that never reads cannot hold up shutdown: after the grace period its send is
+/// cancelled, the handler is told, and `run` returns.
+fn shutdown_with_stuck_reader_is_bounded(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.shutdown_grace = Duration::from_millis(300);
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut stuck = connect(server.addr());
+    stuck.write_all(b"big 20000000\n").unwrap();
+    let _ = read_exact(&mut stuck, 10);
+    let stats = server.stats.clone();
+    let start = Instant::now();
+    server.shutdown().expect("run returned an error");
+    assert!(start.elapsed() < Duration::from_secs(2), "shutdown took {:?}", start.elapsed());
+    assert_eq!(stats.closed.load(Ordering::Relaxed), 1);
+    drop(stuck);
+}
+
+/// On this machine (Linux 6.18, io_uring enabled) Auto picks io_uring.
+#[test]
+fn auto_chooses_uring() {
+    if let Err(reason) = rt::probe_uring() {
+        eprintln!("skipping auto_chooses_uring: io_uring unavailable: {reason}");
+        assert_eq!(rt::choose_backend(IoChoice::Auto), Ok(Backend::Epoll));
+        assert!(rt::choose_backend(IoChoice::Uring).is_err());
+        return;
+    }
+    assert_eq!(rt::choose_backend(IoChoice::Auto), Ok(Backend::Uring));
+    assert_eq!(rt::choose_backend(IoChoice::Uring), Ok(Backend::Uring));
+    assert_eq!(rt::choose_backend(IoChoice::Epoll), Ok(Backend::Epoll));
+}
+
+/// `listen` works for IPv6 too (skipped when the host has no ::1).
+#[test]
+fn listen_ipv6() {
+    match rt::listen("[::1]:0".parse().unwrap(), 16) {
+        Ok(l) => {
+            let addr = l.local_addr().unwrap();
+            assert!(addr.is_ipv6() && addr.port() != 0);
+            let again = rt::listen(addr, 16).expect("SO_REUSEPORT allows a second listener");
+            drop(again);
+        }
+        Err(e) => eprintln!("skipping listen_ipv6: {e}"),
+    }
+}
+
+/// The thread is pinned where asked.
+#[test]
+fn pin_to_cpu_zero() {
+    std::thread::spawn(|| rt::pin_current_thread(0).unwrap()).join().unwrap();
+    assert!(rt::pin_current_thread(1 << 20).is_err());
+}
