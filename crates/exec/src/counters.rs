@@ -73,6 +73,9 @@ counters! {
     cas_badval,
     touch_hits,
     touch_misses,
+    /// Items stored by memcached storage commands (memcached's `total_items`: not incr,
+    /// decr or touch, which memcached does in place).
+    total_items,
     /// Every request or command executed, of either protocol.
     total_commands,
     /// Requests answered with an error.

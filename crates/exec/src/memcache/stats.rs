@@ -64,7 +64,7 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"hash_bytes", store.index_bytes, out);
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
-    compose_stat_u64(b"total_items", store.total_items, out);
+    compose_stat_u64(b"total_items", totals.total_items, out);
     compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
     compose_stat_u64(b"evictions", store.evictions, out);
     compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);

@@ -65,6 +65,9 @@ pub(super) fn count_store<T>(ctx: &Ctx<'_>, mode: Mode, result: &Result<T, Store
     if !matches!(result, Err(StoreError::TooLarge { .. })) {
         bump(&counters.cmd_set, 1);
     }
+    if result.is_ok() {
+        bump(&counters.total_items, 1);
+    }
     if let Mode::Cas(_) = mode {
         match result {
             Ok(_) => bump(&counters.cas_hits, 1),

@@ -311,6 +311,18 @@ mod tests {
         assert_eq!(h.last_flow, crate::Flow::Close);
     }
 
+    /// Goal: the lines a browser sends (POST, Host:) close the connection without a reply.
+    #[test]
+    fn http_probe_closes() {
+        let mut h = Harness::new();
+        h.check(&[("GET / HTTP/1.1", "-ERR wrong number of arguments for 'get' command\r\n")]);
+        assert_eq!(h.last_flow, crate::Flow::Continue);
+        h.check(&[("Host: example.com", "")]);
+        assert_eq!(h.last_flow, crate::Flow::Close);
+        h.check(&[("POST / HTTP/1.1", "")]);
+        assert_eq!(h.last_flow, crate::Flow::Close);
+    }
+
     /// Goal: HELLO switches the protocol and answers in the new one; errors in Redis's words.
     #[test]
     fn hello() {

@@ -76,6 +76,10 @@ impl Session {
     }
 }
 
+fn is_http_probe(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"post") || name.eq_ignore_ascii_case(b"host:")
+}
+
 /// Executes one parsed command, appending its reply to `out`.
 pub fn execute(
     shared: &Shared,
@@ -88,6 +92,11 @@ pub fn execute(
         return Flow::Continue;
     };
     bump(&counters.total_commands, 1);
+    if is_http_probe(name) {
+        // Redis's defence against cross-protocol scripting: a browser made to POST to the
+        // Redis port sends `POST` and `Host:` lines; hang up without a reply.
+        return Flow::Close;
+    }
     let start = out.len();
     let flow = match lookup(name) {
         None => {
