@@ -178,6 +178,10 @@ impl rt::Handler for Worker {
         }
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
+        if self.shared.verbosity.load(Ordering::Relaxed) >= 2 {
+            let port = if tag == TAG_RESP { "resp" } else { "memcache" };
+            eprintln!("spinel: new {port} connection from {peer:?}");
+        }
         Ok(if tag == TAG_RESP {
             let peer = peer.map_or_else(String::new, |addr| addr.to_string());
             Conn::Resp(exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr))
@@ -206,6 +210,9 @@ impl rt::Handler for Worker {
     }
 
     fn close(&mut self, conn: Conn) {
+        if self.shared.verbosity.load(Ordering::Relaxed) >= 2 {
+            eprintln!("spinel: connection closed");
+        }
         if let Conn::Resp(session) = &conn {
             session.disconnect(&self.shared);
         }
