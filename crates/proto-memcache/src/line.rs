@@ -28,7 +28,7 @@ pub(crate) fn frame<'a>(buf: &'a [u8], limits: &Limits) -> Result<Line<'a>, Pars
     // A get line may be longer; no line may be longer than that, so the scan is bounded.
     let scan_len_max = limits.get_line_len_max.max(limits.line_len_max) + 2;
     let window = &buf[..buf.len().min(scan_len_max)];
-    let (content, len_with_newline) = match window.iter().position(|&b| b == b'\n') {
+    let (content, len_with_newline) = match memchr::memchr(b'\n', window) {
         Some(index) => (strip_cr(&buf[..index]), Some(index + 1)),
         // A trailing '\r' may yet be the start of the terminator.
         None => (strip_cr(window), None),
@@ -56,9 +56,37 @@ fn is_get_line(content: &[u8]) -> bool {
     spaces <= LEADING_SPACES_MAX && (rest.starts_with(b"get ") || rest.starts_with(b"gets "))
 }
 
-/// The space-separated tokens of `line`.
-pub(crate) fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> + Clone {
-    line.split(|&b| b == b' ').filter(|token| !token.is_empty())
+/// The space-separated tokens of `line` (runs of spaces separate; none are empty).
+pub(crate) fn tokens(line: &[u8]) -> SpaceSplit<'_> {
+    SpaceSplit { rest: line }
+}
+
+/// Iterator of [`tokens`]: each separator found with `memchr` (fewer instructions per key
+/// than `split` + `filter`, measured with callgrind on 48-key gets).
+#[derive(Clone, Debug)]
+pub(crate) struct SpaceSplit<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for SpaceSplit<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let start = self.rest.iter().position(|&b| b != b' ')?;
+        let rest = &self.rest[start..];
+        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let (token, after) = rest.split_at(end);
+        self.rest = after;
+        Some(token)
+    }
+}
+
+/// The first space-separated word of `line` and the bytes after it (starting with the space
+/// that ended the word, if any): enough to dispatch a command without tokenizing the line.
+pub(crate) fn first_word(line: &[u8]) -> (&[u8], &[u8]) {
+    let rest = trim_start(line);
+    let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+    rest.split_at(end)
 }
 
 /// The most tokens any non-get command looks at; memcached's `MAX_TOKENS` is 24.
@@ -113,12 +141,12 @@ pub(crate) fn rest_after(line: &[u8], skip: usize) -> &[u8] {
     trim_end(trim_start(rest))
 }
 
-fn trim_start(bytes: &[u8]) -> &[u8] {
+pub(crate) fn trim_start(bytes: &[u8]) -> &[u8] {
     let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
     &bytes[start..]
 }
 
-fn trim_end(bytes: &[u8]) -> &[u8] {
+pub(crate) fn trim_end(bytes: &[u8]) -> &[u8] {
     let end = bytes.iter().rposition(|&b| b != b' ').map_or(0, |index| index + 1);
     &bytes[..end]
 }
@@ -156,19 +184,14 @@ pub(crate) fn parse_i64(token: &[u8]) -> Option<i64> {
     }
 }
 
-/// Appends `value` in decimal without allocating.
-pub(crate) fn push_u64(buf: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
+/// Appends `value` in decimal without allocating (single digits, such as flags 0, take a
+/// shortcut; replies carry several numbers per value).
+pub(crate) fn push_u64(buf: &mut Vec<u8>, value: u64) {
+    if value < 10 {
+        buf.push(b'0' + value as u8);
+        return;
     }
-    buf.extend_from_slice(&digits[start..]);
+    buf.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
 }
 
 pub(crate) fn push_i64(buf: &mut Vec<u8>, value: i64) {
@@ -190,6 +213,12 @@ impl<'a> Words<'a> {
     /// Words of `raw` (split on spaces; empty words ignored).
     pub fn new(raw: &'a [u8]) -> Self {
         Words { raw, count: tokens(raw).count() }
+    }
+
+    /// Words of `raw` whose count the caller has just taken (saves a second pass).
+    pub(crate) fn with_count(raw: &'a [u8], count: usize) -> Self {
+        debug_assert_eq!(count, tokens(raw).count());
+        Words { raw, count }
     }
 
     pub fn len(&self) -> usize {

@@ -87,15 +87,16 @@ pub fn parse_request<'a>(
         Some(_) => {}
     }
     let line = line::frame(buf, limits)?;
-    let tokens = Tokens::new(line.content);
-    let command = tokens.get(0);
+    // Dispatch on the first word; only commands that need it tokenize the whole line (a
+    // get's keys are checked in one pass and read again only by the executor).
+    let (command, after) = line::first_word(line.content);
     if command.len() == 2 && command[0] == b'm' {
-        return meta::request::parse(buf, line, &tokens, limits);
+        return meta::request::parse(buf, line, &Tokens::new(line.content), limits);
     }
     if command.len() < 2 {
-        return Err(text::request::unknown(&line, &tokens));
+        return Err(text::request::unknown(&line, &Tokens::new(line.content)));
     }
-    text::request::parse(buf, line, limits)
+    text::request::parse(buf, line, command, after, limits)
 }
 
 impl<'a> Request<'a> {

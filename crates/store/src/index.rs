@@ -127,6 +127,8 @@ impl Slot {
 struct Bucket([AtomicU64; SLOTS_PER_BUCKET]);
 
 const _: () = assert!(std::mem::size_of::<Bucket>() == BUCKET_BYTES);
+// The tag (14 bits) fills the slot's top bits, which the probe's mask relies on.
+const _: () = assert!(TAG_SHIFT + 14 == 64);
 
 pub(crate) struct Table {
     region: Region,
@@ -514,10 +516,15 @@ fn probe<'t>(
     hash: HashParts,
     is_key: &mut impl FnMut(Slot) -> bool,
 ) -> Option<Found<'t>> {
-    for slot in table.cells(hash) {
-        let value = Slot(slot.load(Ordering::Acquire));
-        if !value.is_empty() && value.tag() == hash.tag && is_key(value) {
-            return Some(Found { slot, value, in_old_table: false });
+    // One mask and compare per cell checks "valid and same tag" (tags fill the top bits).
+    const TAG_VALID_MASK: u64 = (u64::MAX << TAG_SHIFT) | VALID;
+    let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
+    for bucket in table.candidates(hash) {
+        for slot in &table.bucket(bucket).0 {
+            let value = slot.load(Ordering::Acquire);
+            if value & TAG_VALID_MASK == want && is_key(Slot(value)) {
+                return Some(Found { slot, value: Slot(value), in_old_table: false });
+            }
         }
     }
     None

@@ -14,7 +14,8 @@ use crate::{
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
-    line::{parse_i64, parse_u32, parse_u64, push_i64, push_u64, rest_after, Line, Tokens},
+    line::{first_word, parse_i64, parse_u32, parse_u64, push_i64, push_u64, rest_after},
+    line::{tokens, trim_end, trim_start, Line, Tokens},
     request::Request,
 };
 
@@ -45,14 +46,25 @@ pub(crate) fn check_key(key: &[u8], limits: &Limits) -> Result<(), &'static str>
 }
 
 /// Parses the text command on `line`, the first line of `buf`.
-pub(crate) fn parse<'a>(buf: &'a [u8], line: Line<'a>, limits: &Limits) -> Parsed<'a> {
+///
+/// `command` is the line's first word and `after` the rest of the line.
+pub(crate) fn parse<'a>(
+    buf: &'a [u8],
+    line: Line<'a>,
+    command: &'a [u8],
+    after: &'a [u8],
+    limits: &Limits,
+) -> Parsed<'a> {
+    match command {
+        b"get" => return retrieve(&line, after, RetrieveKind::Get, limits),
+        b"gets" => return retrieve(&line, after, RetrieveKind::Gets, limits),
+        b"gat" => return retrieve(&line, after, RetrieveKind::Gat { exptime: 0 }, limits),
+        b"gats" => return retrieve(&line, after, RetrieveKind::Gats { exptime: 0 }, limits),
+        _ => {}
+    }
     let tokens = Tokens::new(line.content);
     let done = |request| Ok((request, line.len_with_newline));
-    match tokens.get(0) {
-        b"get" => retrieve(&line, &tokens, RetrieveKind::Get, limits),
-        b"gets" => retrieve(&line, &tokens, RetrieveKind::Gets, limits),
-        b"gat" => retrieve(&line, &tokens, RetrieveKind::Gat { exptime: 0 }, limits),
-        b"gats" => retrieve(&line, &tokens, RetrieveKind::Gats { exptime: 0 }, limits),
+    match command {
         b"set" => store(buf, &line, &tokens, StoreCommand::Set, limits),
         b"add" => store(buf, &line, &tokens, StoreCommand::Add, limits),
         b"replace" => store(buf, &line, &tokens, StoreCommand::Replace, limits),
@@ -86,28 +98,44 @@ pub(crate) fn unknown(line: &Line<'_>, tokens: &Tokens<'_>) -> ParseError {
 
 fn retrieve<'a>(
     line: &Line<'a>,
-    tokens: &Tokens<'a>,
+    after: &'a [u8],
     mut kind: RetrieveKind,
     limits: &Limits,
 ) -> Parsed<'a> {
-    if tokens.count < 2 {
+    let mut keys_raw = trim_start(after);
+    if keys_raw.is_empty() {
         return Err(reject(line, ErrorReply::Error, false));
     }
-    let keys_start = match &mut kind {
-        RetrieveKind::Gat { exptime } | RetrieveKind::Gats { exptime } => {
-            *exptime = parse_i64(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, false))?;
-            2
+    if let RetrieveKind::Gat { exptime } | RetrieveKind::Gats { exptime } = &mut kind {
+        let (token, rest) = first_word(keys_raw);
+        *exptime = parse_i64(token).ok_or(client_error(line, BAD_EXPTIME, false))?;
+        keys_raw = trim_start(rest);
+    }
+    let keys_raw = trim_end(keys_raw);
+    // One pass counts the keys and finds the first bad one; the count is checked first,
+    // as memcached does.
+    // A CR anywhere among the keys is rare: look once, and check each key only if found.
+    let has_cr = memchr::memchr(b'\r', keys_raw).is_some();
+    let mut count = 0;
+    let mut bad_key = None;
+    for key in tokens(keys_raw) {
+        count += 1;
+        if bad_key.is_none() {
+            bad_key = if has_cr {
+                check_key(key, limits).err()
+            } else {
+                (key.len() > limits.key_len_max).then_some(BAD_FORMAT)
+            };
         }
-        RetrieveKind::Get | RetrieveKind::Gets => 1,
-    };
-    let keys = Words::new(rest_after(line.content, keys_start));
-    if keys.len() > limits.keys_per_get_max {
+    }
+    if count > limits.keys_per_get_max {
         return Err(client_error(line, TOO_MANY_KEYS, false));
     }
     // memcached sends nothing but the error if any key is bad, even after hits.
-    for key in keys.iter() {
-        check_key(key, limits).map_err(|reason| client_error(line, reason, false))?;
+    if let Some(reason) = bad_key {
+        return Err(client_error(line, reason, false));
     }
+    let keys = Words::with_count(keys_raw, count);
     Ok((Request::Retrieve(Retrieve { kind, keys }), line.len_with_newline))
 }
 

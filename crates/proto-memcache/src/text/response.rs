@@ -63,6 +63,8 @@ pub fn compose_status(status: Status, buf: &mut Vec<u8>) {
 
 /// Appends one item of a get reply; `cas` for `gets`/`gats`.
 pub fn compose_value(key: &[u8], flags: u32, data: &[u8], cas: Option<u64>, buf: &mut Vec<u8>) {
+    // "VALUE " + key + up to three numbers with their spaces + two CRLFs: one reservation.
+    buf.reserve(key.len() + data.len() + 6 + 3 * 21 + 4);
     buf.extend_from_slice(b"VALUE ");
     buf.extend_from_slice(key);
     buf.push(b' ');
