@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Server memory per idle connection: RSS growth of a server while N clients sit idle.
 
-    scripts/idle_conn_memory.py [--conns 10000] [--servers spinel,memcached,redis]
-                                [--spinel target/release/spinel]
+    scripts/idle_conn_memory.py [--conns 10000] [--servers spinel,spinel-resp,memcached,redis]
+                                [--spinel target/release/spinel] [--spinel-args '--io epoll']
+
+spinel is measured on its memcached port, spinel-resp on its Redis port.
 
 Each server is started on a free loopback port with room for the connections, given one
 request on every connection (so each has been read from and written to once, as a pooled
@@ -47,10 +49,14 @@ def wait_port(port, deadline):
     raise RuntimeError(f"port {port} did not open")
 
 
-def command(name, port, conns, spinel):
+def command(name, port, conns, spinel, spinel_args):
     limit = conns + 100
     if name == "spinel":
-        return "mc", [spinel, "-p", str(port), "--resp-port", "0", "-t", "1", "-c", str(limit)]
+        return "mc", [spinel, "-p", str(port), "--resp-port", "0", "-t", "1", "-c", str(limit),
+                      *spinel_args]
+    if name == "spinel-resp":
+        return "resp", [spinel, "-p", "0", "--resp-port", str(port), "-t", "1", "-c", str(limit),
+                        *spinel_args]
     if name == "memcached":
         return "mc", ["memcached", "-u", "root", "-l", "127.0.0.1", "-p", str(port), "-U", "0",
                       "-t", "1", "-c", str(limit)]
@@ -58,9 +64,9 @@ def command(name, port, conns, spinel):
                     "--appendonly", "no", "--maxclients", str(limit), "--logfile", ""]
 
 
-def measure(name, conns, spinel):
+def measure(name, conns, spinel, spinel_args):
     port = free_port()
-    proto, argv = command(name, port, conns, spinel)
+    proto, argv = command(name, port, conns, spinel, spinel_args)
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     socks = []
     try:
@@ -93,6 +99,7 @@ def main():
     parser.add_argument("--conns", type=int, default=10000)
     parser.add_argument("--servers", default="spinel,memcached,redis")
     parser.add_argument("--spinel", default="target/release/spinel")
+    parser.add_argument("--spinel-args", default="", help="extra spinel flags, e.g. '--io epoll'")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = 2 * args.conns + 1000
@@ -101,12 +108,12 @@ def main():
     print(f"{'server':10} {'conns':>6} {'rss_before_kib':>14} {'rss_after_kib':>13} "
           f"{'bytes_per_conn':>14}")
     for name in args.servers.split(","):
-        exe = args.spinel if name == "spinel" else {"memcached": "memcached",
+        exe = args.spinel if name.startswith("spinel") else {"memcached": "memcached",
                                                      "redis": "redis-server"}[name]
         if not (os.path.exists(exe) or shutil.which(exe)):
             print(f"{name:10} skipped: {exe} not found")
             continue
-        before, after = measure(name, args.conns, args.spinel)
+        before, after = measure(name, args.conns, args.spinel, args.spinel_args.split())
         per_conn = (after - before) * 1024 / args.conns
         print(f"{name:10} {args.conns:>6} {before:>14} {after:>13} {per_conn:>14.0f}")
     return 0

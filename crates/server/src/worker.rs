@@ -52,7 +52,9 @@ pub struct Worker {
 /// A connection's state; an idle connection costs this and the loop's slot, no buffers.
 pub enum Conn {
     Memcache(MemcacheConn),
-    Resp(exec::resp::Session),
+    /// Boxed: a Redis session (client name, addresses) is several times the size of a
+    /// memcached one, and every connection's slot is as large as the largest variant.
+    Resp(Box<exec::resp::Session>),
 }
 
 pub struct MemcacheConn {
@@ -184,7 +186,8 @@ impl rt::Handler for Worker {
         }
         Ok(if tag == TAG_RESP {
             let peer = peer.map_or_else(String::new, |addr| addr.to_string());
-            Conn::Resp(exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr))
+            let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
+            Conn::Resp(Box::new(session))
         } else {
             Conn::Memcache(MemcacheConn { session: Default::default(), swallow_bytes: 0 })
         })

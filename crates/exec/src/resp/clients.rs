@@ -9,7 +9,10 @@
 use std::{
     collections::BTreeMap,
     fmt::Write as _,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
 };
 
 use parking_lot::Mutex;
@@ -59,35 +62,36 @@ impl ClientInfo {
     }
 }
 
+/// A connection's entry, shared by its session and the registry: one copy per connection
+/// (an idle connection's memory is a measured target), and the session's changes
+/// (SETNAME, SELECT, HELLO) show in listings without a second write.
+pub type SharedClient = Arc<Mutex<ClientInfo>>;
+
 /// Open Redis connections by id.
 #[derive(Debug, Default)]
 pub struct ClientRegistry {
     last_id: AtomicU64,
-    clients: Mutex<BTreeMap<u64, ClientInfo>>,
+    clients: Mutex<BTreeMap<u64, SharedClient>>,
 }
 
 impl ClientRegistry {
-    /// Assigns the next id and lists the client; returns it with its id.
-    pub fn register(&self, mut client: ClientInfo) -> ClientInfo {
+    /// Assigns the next id and lists the client; returns its shared entry.
+    pub fn register(&self, mut client: ClientInfo) -> SharedClient {
         client.id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.clients.lock().insert(client.id, client.clone());
-        client
-    }
-
-    /// Replaces a listed client's entry (no-op for an unlisted id).
-    pub fn update(&self, client: &ClientInfo) {
-        if let Some(entry) = self.clients.lock().get_mut(&client.id) {
-            entry.clone_from(client);
-        }
+        let id = client.id;
+        let shared = Arc::new(Mutex::new(client));
+        self.clients.lock().insert(id, Arc::clone(&shared));
+        shared
     }
 
     pub fn remove(&self, id: u64) {
         self.clients.lock().remove(&id);
     }
 
-    /// Every listed client, by id.
+    /// Every listed client, by id. Lock order: the registry, then each entry; a caller must
+    /// not hold an entry's lock.
     pub fn snapshot(&self) -> Vec<ClientInfo> {
-        self.clients.lock().values().cloned().collect()
+        self.clients.lock().values().map(|client| client.lock().clone()).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -107,15 +111,15 @@ mod tests {
     fn register_update_remove() {
         let registry = ClientRegistry::default();
         let a = registry.register(ClientInfo { addr: "1.2.3.4:5".into(), ..ClientInfo::default() });
-        let mut b = registry.register(ClientInfo::default());
-        assert_eq!((a.id, b.id), (1, 2));
-        b.name = b"worker".to_vec();
-        registry.update(&b);
+        let b = registry.register(ClientInfo::default());
+        let (a_id, b_id) = (a.lock().id, b.lock().id);
+        assert_eq!((a_id, b_id), (1, 2));
+        b.lock().name = b"worker".to_vec();
         assert_eq!(registry.snapshot()[1].name, b"worker");
-        registry.remove(a.id);
+        registry.remove(a_id);
         assert_eq!(registry.len(), 1);
         let mut line = Vec::new();
-        b.write_line(5_000, "NULL", &mut line);
+        b.lock().write_line(5_000, "NULL", &mut line);
         let text = String::from_utf8(line).unwrap();
         assert!(text.starts_with("id=2 addr= laddr= fd=-1 name=worker age=5 idle=0 flags=N db=0"));
         assert!(text.ends_with("resp=2 lib-name= lib-ver=\n"), "{text}");

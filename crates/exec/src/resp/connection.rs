@@ -53,9 +53,9 @@ pub(super) fn select(ctx: &mut Ctx<'_>) {
 /// Copies the session's database and protocol into its `CLIENT LIST` entry.
 fn sync_client(ctx: &mut Ctx<'_>) {
     let session = &mut *ctx.session;
-    session.client.db = session.db;
-    session.client.resp = protocol_number(session.protocol) as u8;
-    ctx.shared.clients.update(&session.client);
+    let mut client = session.client.lock();
+    client.db = session.db;
+    client.resp = protocol_number(session.protocol) as u8;
 }
 
 fn protocol_number(protocol: Protocol) -> i64 {
@@ -146,7 +146,8 @@ pub(super) fn hello(ctx: &mut Ctx<'_>) {
 
 /// The HELLO map, in the protocol just chosen.
 fn write_hello(ctx: &mut Ctx<'_>) {
-    let (id, proto) = (ctx.session.client.id as i64, protocol_number(ctx.session.protocol));
+    let id = ctx.session.client.lock().id as i64;
+    let proto = protocol_number(ctx.session.protocol);
     let mut reply = ctx.reply();
     reply.map(7);
     for (field, value) in [("server", "redis"), ("version", REDIS_VERSION)] {
@@ -175,8 +176,7 @@ fn set_name(ctx: &mut Ctx<'_>, name: &[u8]) -> Result<(), &'static str> {
     if !valid_attr(name) {
         return Err("ERR Client names cannot contain spaces, newlines or special characters.");
     }
-    ctx.session.client.name = name.to_vec();
-    ctx.shared.clients.update(&ctx.session.client);
+    ctx.session.client.lock().name = name.to_vec();
     Ok(())
 }
 
@@ -194,11 +194,11 @@ pub(super) fn client(ctx: &mut Ctx<'_>) {
     }
     match name {
         "ID" => {
-            let id = ctx.session.client.id as i64;
+            let id = ctx.session.client.lock().id as i64;
             ctx.reply().integer(id);
         }
         "GETNAME" => {
-            let name = ctx.session.client.name.clone();
+            let name = ctx.session.client.lock().name.clone();
             ctx.bulk_or_null(Some(name.as_slice()).filter(|n| !n.is_empty()));
         }
         "SETNAME" => {
@@ -212,7 +212,7 @@ pub(super) fn client(ctx: &mut Ctx<'_>) {
         "INFO" => {
             let mut line = Vec::new();
             let now = ttl::now_ms(ctx.shared);
-            ctx.session.client.write_line(now, "client|info", &mut line);
+            ctx.session.client.lock().write_line(now, "client|info", &mut line);
             ctx.reply().verbatim(b"txt", &line);
         }
         _ => client_setinfo(ctx),
@@ -222,7 +222,8 @@ pub(super) fn client(ctx: &mut Ctx<'_>) {
 fn client_setinfo(ctx: &mut Ctx<'_>) {
     let (attribute, value) = (ctx.arg(2), ctx.arg(3));
     let shown = String::from_utf8_lossy(attribute);
-    let client = &mut ctx.session.client;
+    let client = std::sync::Arc::clone(&ctx.session.client);
+    let mut client = client.lock();
     let field = if attribute.eq_ignore_ascii_case(b"LIB-NAME") {
         &mut client.lib_name
     } else if attribute.eq_ignore_ascii_case(b"LIB-VER") {
@@ -235,7 +236,7 @@ fn client_setinfo(ctx: &mut Ctx<'_>) {
             .error(format!("ERR {shown} cannot contain spaces, newlines or special characters."));
     }
     *field = value.to_vec();
-    ctx.shared.clients.update(&ctx.session.client);
+    drop(client);
     ctx.reply().ok();
 }
 
@@ -275,7 +276,7 @@ fn client_list(ctx: &mut Ctx<'_>) {
 
 fn list_text(ctx: &Ctx<'_>, normal: bool, ids: Option<&[u64]>) -> Vec<u8> {
     let now = ttl::now_ms(ctx.shared);
-    let me = &ctx.session.client;
+    let me = ctx.session.client.lock().clone();
     let mut clients = ctx.shared.clients.snapshot();
     // A session made without `connect` (tests, embedders) still lists itself.
     if !clients.iter().any(|c| c.id == me.id) {

@@ -40,7 +40,7 @@ mod ttl;
 #[cfg(test)]
 mod testkit;
 
-pub use clients::{ClientInfo, ClientRegistry};
+pub use clients::{ClientInfo, ClientRegistry, SharedClient};
 
 /// Per-connection state of a Redis connection.
 #[derive(Debug, Default)]
@@ -49,7 +49,7 @@ pub struct Session {
     pub protocol: Protocol,
     /// What `CLIENT INFO` shows of this connection; `client.id` is 0 for a session that
     /// was made with `Default` rather than [`Session::connect`].
-    pub client: ClientInfo,
+    pub client: SharedClient,
     /// Reused for encoded keys of databases other than 0.
     key_scratch: Vec<u8>,
 }
@@ -72,7 +72,7 @@ impl Session {
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&self, shared: &Shared) {
-        shared.clients.remove(self.client.id);
+        shared.clients.remove(self.client.lock().id);
     }
 }
 
