@@ -13,7 +13,7 @@
 # /tmp/memtier/memtier_benchmark (../shared/bench/build_memtier.sh SRC), /tmp/nullmc
 # (cc -O2 -o /tmp/nullmc ../shared/bench/nullmc.c -lpthread). Results: one KVB line per run
 # on stdout and JSON lines in $KVB_JSON_OUT (default /tmp/bench_server.jsonl); summarize with
-# ../shared/bench/summarize.py.
+# ../shared/bench/summarize.py, and per-repetition ratios with scripts/bench_ratios.py.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 reps=${1:-3}
@@ -27,7 +27,7 @@ run() {  # name server-kind command proto args...
     local name=$1 kind=$2 cmd=$3 proto=$4
     shift 4
     KVB_SERVER_CMD="$cmd" KVB_PROTO="$proto" timeout 150 "$bench/kvbench.py" --server "$kind" \
-        --duration "$duration" --retries 0 --label "$name" "$@" || echo "run failed: $name $*"
+        --duration "$duration" --retries 0 --label "$name/r$rep" "$@" || echo "run failed: $name $*"
 }
 
 for rep in $(seq 1 "$reps"); do
