@@ -37,12 +37,18 @@
 //! drivers), `uring` and `epoll` (the drivers; each documents its turn and ownership rules
 //! at the top), `sys` (socket, epoll and affinity system calls).
 //!
+//! Clients that open their own connections and send on their own schedule (the load
+//! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`].
+//!
 //! Non-goals: TLS, UDP, timers other than the tick, cross-loop work stealing.
 
 use std::{io, net::SocketAddr, time::Duration};
 
+pub use poll::{set_timer_slack, Event, Interest, Poller};
+
 mod conn;
 mod epoll;
+mod poll;
 mod sys;
 mod uring;
 

@@ -249,6 +249,49 @@ pub(crate) fn epoll_wait(
     }
 }
 
+/// epoll_pwait2(2): epoll_wait with a nanosecond timeout (Linux 5.11+; ENOSYS before).
+pub(crate) fn epoll_pwait2(
+    epfd: RawFd,
+    events: &mut Vec<libc::epoll_event>,
+    timeout: std::time::Duration,
+) -> io::Result<()> {
+    events.clear();
+    let capacity = events.capacity().min(i32::MAX as usize) as libc::c_int;
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    // SAFETY: the kernel writes at most `capacity` events into the vector's spare capacity;
+    // `ts` lives for the whole call; a null signal mask means "leave the mask alone".
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_epoll_pwait2,
+            epfd,
+            events.as_mut_ptr(),
+            capacity,
+            &ts as *const libc::timespec,
+            std::ptr::null::<libc::sigset_t>(),
+            0usize,
+        )
+    };
+    match check_size(n as libc::ssize_t) {
+        Ok(n) => {
+            // SAFETY: the kernel initialised the first `n` entries (n <= capacity).
+            unsafe { events.set_len(n) };
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// prctl(PR_SET_TIMERSLACK) for the calling thread.
+pub(crate) fn set_timer_slack(slack: std::time::Duration) -> io::Result<()> {
+    let ns = slack.as_nanos().clamp(1, libc::c_ulong::MAX as u128) as libc::c_ulong;
+    // SAFETY: plain system call on integer arguments.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns, 0, 0, 0) }).map(drop)
+}
+
 /// Whether an error only means "not now" (the socket buffer is full or empty).
 pub(crate) fn is_would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock

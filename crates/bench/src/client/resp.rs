@@ -1,0 +1,157 @@
+//! Redis: `GET k`, `MGET k1 k2 ...`, `SET k v [EX ttl]`.
+//!
+//! An MGET reply is read element by element (the array header here, each element with
+//! `proto_resp::parse_reply`), so no vector of values is built per reply.
+
+use proto_resp::{compose_command, parse_reply, ParseError, Value};
+
+use super::{ErrorKind, KeyCursor, Parsed, Scratch, SetArgs, Tally};
+use crate::workload::KeyFormat;
+
+/// MGETs up to this many keys compose from a stack array of argument slices; larger ones
+/// build a vector (one allocation per request).
+const STACK_ARGS_MAX: usize = 128;
+
+pub(super) fn compose_get(
+    keys: &[u64],
+    format: &KeyFormat,
+    scratch: &mut Scratch,
+    out: &mut Vec<u8>,
+) {
+    if let [key] = keys {
+        compose_command(&[b"GET", format.key(*key).as_bytes()], out);
+        return;
+    }
+    let bytes = scratch.keys(keys, format);
+    let chunks = bytes.chunks_exact(format.key_size());
+    if keys.len() < STACK_ARGS_MAX {
+        let mut args: [&[u8]; STACK_ARGS_MAX] = [&[]; STACK_ARGS_MAX];
+        args[0] = b"MGET";
+        for (slot, key) in args[1..].iter_mut().zip(chunks) {
+            *slot = key;
+        }
+        compose_command(&args[..=keys.len()], out);
+    } else {
+        let args: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(chunks).collect();
+        compose_command(&args, out);
+    }
+}
+
+pub(super) fn compose_set(
+    key: u64,
+    set: &SetArgs,
+    format: &KeyFormat,
+    scratch: &mut Scratch,
+    out: &mut Vec<u8>,
+) {
+    let key_buf = format.key(key);
+    let value = scratch.value(key, set);
+    if set.ttl_secs == 0 {
+        compose_command(&[b"SET", key_buf.as_bytes(), value], out);
+        return;
+    }
+    let mut digits = [0u8; 10];
+    let ttl = decimal(set.ttl_secs, &mut digits);
+    compose_command(&[b"SET", key_buf.as_bytes(), value, b"EX", ttl], out);
+}
+
+fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
+fn reply(input: &[u8]) -> Result<(Value<'_>, usize), Parsed> {
+    match parse_reply(input) {
+        Ok(ok) => Ok(ok),
+        Err(ParseError::Incomplete) => Err(Parsed::Incomplete),
+        Err(_) => Err(Parsed::Broken("malformed RESP reply")),
+    }
+}
+
+pub(super) fn parse_get<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Parsed
+where
+    I: Iterator<Item = u64> + Clone,
+{
+    let count = keys.clone().count();
+    if count > 1 && input.first() == Some(&b'*') {
+        return parse_mget(keys, count, format, input);
+    }
+    let (value, used) = match reply(input) {
+        Ok(ok) => ok,
+        Err(parsed) => return parsed,
+    };
+    if let Value::Error(_) | Value::BulkError(_) = value {
+        return Parsed::Reply {
+            tally: Tally::default(),
+            error: Some(ErrorKind::ServerError),
+            used,
+        };
+    }
+    if count > 1 {
+        return Parsed::Broken("MGET answered with something other than an array");
+    }
+    let mut cursor = KeyCursor::new(keys, format);
+    let outcome = match value {
+        Value::Bulk(data) => cursor.next_value(Some(data)),
+        Value::NullBulk | Value::Null => cursor.next_value(None),
+        _ => Err("GET answered with something other than a bulk string or null"),
+    };
+    match outcome {
+        Ok(()) => Parsed::Reply { tally: cursor.finish(), error: None, used },
+        Err(why) => Parsed::Broken(why),
+    }
+}
+
+fn parse_mget<I: Iterator<Item = u64>>(
+    keys: I,
+    count: usize,
+    format: &KeyFormat,
+    input: &[u8],
+) -> Parsed {
+    let Some(end) = input.windows(2).position(|w| w == b"\r\n") else {
+        return Parsed::Incomplete;
+    };
+    let n: Option<usize> = std::str::from_utf8(&input[1..end]).ok().and_then(|s| s.parse().ok());
+    if n != Some(count) {
+        return Parsed::Broken("MGET reply has a different number of elements than keys");
+    }
+    let mut used = end + 2;
+    let mut cursor = KeyCursor::new(keys, format);
+    for _ in 0..count {
+        let (value, n) = match reply(&input[used..]) {
+            Ok(ok) => ok,
+            Err(parsed) => return parsed,
+        };
+        used += n;
+        let outcome = match value {
+            Value::Bulk(data) => cursor.next_value(Some(data)),
+            Value::NullBulk | Value::Null => cursor.next_value(None),
+            _ => Err("MGET element is not a bulk string or null"),
+        };
+        if let Err(why) = outcome {
+            return Parsed::Broken(why);
+        }
+    }
+    Parsed::Reply { tally: cursor.finish(), error: None, used }
+}
+
+pub(super) fn parse_set(input: &[u8]) -> Parsed {
+    let (value, used) = match reply(input) {
+        Ok(ok) => ok,
+        Err(parsed) => return parsed,
+    };
+    let error = match value {
+        Value::Simple(b"OK") => None,
+        Value::NullBulk | Value::Null => Some(ErrorKind::NotStored),
+        Value::Error(_) | Value::BulkError(_) => Some(ErrorKind::ServerError),
+        _ => return Parsed::Broken("SET answered with something other than OK"),
+    };
+    Parsed::Reply { tally: Tally::default(), error, used }
+}

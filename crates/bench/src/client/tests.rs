@@ -1,0 +1,193 @@
+//! Compose and parse against hand-written wire bytes, for each protocol.
+
+use super::*;
+
+fn format() -> KeyFormat {
+    KeyFormat::new(8, 1000).unwrap()
+}
+
+fn val(key: u64, len: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    value::write(key, 3, len, &mut v);
+    v
+}
+
+fn compose_to_vec(protocol: Protocol, kind: OpKind, keys: &[u64], set: Option<SetArgs>) -> Vec<u8> {
+    let mut out = Vec::new();
+    compose(protocol, kind, keys, set, &format(), &mut Scratch::default(), &mut out);
+    out
+}
+
+/// Goal: requests look as each server expects them.
+#[test]
+fn compose_table() {
+    let set = Some(SetArgs { version: 0, value_len: 2, ttl_secs: 0 });
+    let v = val(5, 2);
+    type Row = (Protocol, OpKind, Vec<u64>, Option<SetArgs>, Vec<u8>);
+    let table: Vec<Row> = vec![
+        (Protocol::Memcache, OpKind::Get, vec![1, 2], None, b"get key:0001 key:0002\r\n".to_vec()),
+        (
+            Protocol::Memcache,
+            OpKind::Set,
+            vec![5],
+            set,
+            [&b"set key:0005 0 0 2\r\n"[..], &v, b"\r\n"].concat(),
+        ),
+        (Protocol::Meta, OpKind::Get, vec![1], None, b"mg key:0001 v\r\n".to_vec()),
+        (
+            Protocol::Meta,
+            OpKind::Get,
+            vec![1, 2],
+            None,
+            b"mg key:0001 v k q\r\nmg key:0002 v k q\r\nmn\r\n".to_vec(),
+        ),
+        (
+            Protocol::Meta,
+            OpKind::Set,
+            vec![5],
+            set,
+            [&b"ms key:0005 2\r\n"[..], &v, b"\r\n"].concat(),
+        ),
+        (
+            Protocol::Resp,
+            OpKind::Get,
+            vec![1],
+            None,
+            b"*2\r\n$3\r\nGET\r\n$8\r\nkey:0001\r\n".to_vec(),
+        ),
+        (
+            Protocol::Resp,
+            OpKind::Get,
+            vec![1, 2],
+            None,
+            b"*3\r\n$4\r\nMGET\r\n$8\r\nkey:0001\r\n$8\r\nkey:0002\r\n".to_vec(),
+        ),
+        (
+            Protocol::Resp,
+            OpKind::Set,
+            vec![5],
+            set,
+            [&b"*3\r\n$3\r\nSET\r\n$8\r\nkey:0005\r\n$2\r\n"[..], &v, b"\r\n"].concat(),
+        ),
+    ];
+    for (protocol, kind, keys, set, want) in table {
+        let got = compose_to_vec(protocol, kind, &keys, set);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{protocol:?} {kind:?}"
+        );
+    }
+    let ttl = Some(SetArgs { version: 0, value_len: 2, ttl_secs: 60 });
+    assert!(compose_to_vec(Protocol::Meta, OpKind::Set, &[5], ttl)
+        .starts_with(b"ms key:0005 2 T60\r\n"));
+    assert!(compose_to_vec(Protocol::Resp, OpKind::Set, &[5], ttl)
+        .ends_with(b"$2\r\nEX\r\n$2\r\n60\r\n"));
+    assert!(compose_to_vec(Protocol::Memcache, OpKind::Set, &[5], ttl)
+        .starts_with(b"set key:0005 0 60 2\r\n"));
+}
+
+fn parse_all(protocol: Protocol, kind: OpKind, keys: &[u64], wire: &[u8]) -> Parsed {
+    // Every proper prefix is incomplete; the whole is used up exactly.
+    for cut in 0..wire.len() {
+        let p = parse(protocol, kind, keys.iter().copied(), &format(), &wire[..cut]);
+        assert_eq!(p, Parsed::Incomplete, "{protocol:?} cut {cut}");
+    }
+    parse(protocol, kind, keys.iter().copied(), &format(), wire)
+}
+
+fn reply(hits: u32, misses: u32, corrupt: u32, used: usize) -> Parsed {
+    Parsed::Reply { tally: Tally { hits, misses, corrupt }, error: None, used }
+}
+
+fn item(key: u64, data: &[u8]) -> Vec<u8> {
+    [format!("VALUE key:{key:04} 0 {}\r\n", data.len()).as_bytes(), data, b"\r\n"].concat()
+}
+
+/// Goal: multiget replies count hits, misses (skipped keys) and corrupt values.
+#[test]
+fn memcache_get() {
+    let mut bad = val(2, 30);
+    bad[12] ^= 1;
+    let wire = [item(1, &val(1, 20)), item(2, &bad), b"END\r\n".to_vec()].concat();
+    assert_eq!(
+        parse_all(Protocol::Memcache, OpKind::Get, &[1, 2, 3], &wire),
+        reply(1, 2, 1, wire.len())
+    );
+    let other_key = [item(9, &val(9, 20)), b"END\r\n".to_vec()].concat();
+    assert!(matches!(
+        parse_all(Protocol::Memcache, OpKind::Get, &[1], &other_key),
+        Parsed::Broken(_)
+    ));
+    let wrong_value = [item(1, &val(2, 20)), b"END\r\n".to_vec()].concat();
+    assert_eq!(
+        parse_all(Protocol::Memcache, OpKind::Get, &[1], &wrong_value),
+        reply(0, 1, 1, wrong_value.len())
+    );
+    let err = b"SERVER_ERROR out of memory\r\n";
+    assert_eq!(
+        parse_all(Protocol::Memcache, OpKind::Get, &[1], err),
+        Parsed::Reply {
+            tally: Tally::default(),
+            error: Some(ErrorKind::ServerError),
+            used: err.len()
+        }
+    );
+    assert!(matches!(
+        parse(Protocol::Memcache, OpKind::Get, [1].into_iter(), &format(), b"STORED\r\n"),
+        Parsed::Broken(_)
+    ));
+}
+
+#[test]
+fn memcache_set() {
+    assert_eq!(parse_all(Protocol::Memcache, OpKind::Set, &[1], b"STORED\r\n"), reply(0, 0, 0, 8));
+    let p = parse_all(Protocol::Memcache, OpKind::Set, &[1], b"NOT_STORED\r\n");
+    assert_eq!(
+        p,
+        Parsed::Reply { tally: Tally::default(), error: Some(ErrorKind::NotStored), used: 12 }
+    );
+    let p = parse_all(Protocol::Memcache, OpKind::Set, &[1], b"ERROR\r\n");
+    assert_eq!(
+        p,
+        Parsed::Reply { tally: Tally::default(), error: Some(ErrorKind::Error), used: 7 }
+    );
+}
+
+#[test]
+fn meta_get() {
+    let v = val(1, 20);
+    let single = [&b"VA 20\r\n"[..], &v, b"\r\n"].concat();
+    assert_eq!(parse_all(Protocol::Meta, OpKind::Get, &[1], &single), reply(1, 0, 0, single.len()));
+    assert_eq!(parse_all(Protocol::Meta, OpKind::Get, &[1], b"EN\r\n"), reply(0, 1, 0, 4));
+    let v2 = val(2, 9);
+    let multi = [&b"VA 9 kkey:0002\r\n"[..], &v2, b"\r\nMN\r\n"].concat();
+    assert_eq!(
+        parse_all(Protocol::Meta, OpKind::Get, &[1, 2, 3], &multi),
+        reply(1, 2, 0, multi.len())
+    );
+    assert_eq!(parse_all(Protocol::Meta, OpKind::Set, &[1], b"HD\r\n"), reply(0, 0, 0, 4));
+}
+
+#[test]
+fn resp_get() {
+    let v = val(1, 20);
+    let single = [&b"$20\r\n"[..], &v, b"\r\n"].concat();
+    assert_eq!(parse_all(Protocol::Resp, OpKind::Get, &[1], &single), reply(1, 0, 0, single.len()));
+    assert_eq!(parse_all(Protocol::Resp, OpKind::Get, &[1], b"$-1\r\n"), reply(0, 1, 0, 5));
+    let multi = [&b"*3\r\n$-1\r\n$20\r\n"[..], &val(2, 20), b"\r\n$3\r\nabc\r\n"].concat();
+    assert_eq!(
+        parse_all(Protocol::Resp, OpKind::Get, &[1, 2, 3], &multi),
+        reply(1, 2, 1, multi.len())
+    );
+    assert!(matches!(
+        parse(Protocol::Resp, OpKind::Get, [1, 2].into_iter(), &format(), b"*3\r\n"),
+        Parsed::Broken(_)
+    ));
+    assert_eq!(parse_all(Protocol::Resp, OpKind::Set, &[1], b"+OK\r\n"), reply(0, 0, 0, 5));
+    let p = parse_all(Protocol::Resp, OpKind::Set, &[1], b"-OOM no\r\n");
+    assert_eq!(
+        p,
+        Parsed::Reply { tally: Tally::default(), error: Some(ErrorKind::ServerError), used: 9 }
+    );
+}

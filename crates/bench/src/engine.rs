@@ -1,0 +1,525 @@
+//! One client thread: its connections, its op slots and its loop.
+//!
+//! ```text
+//!   client c (one per --connections) = one connection per server, up to --pipeline ops
+//!   op slot  = (client, j < pipeline); free slots wait in `ready` (FIFO)
+//!   issue:   take a free slot (closed loop: at once; open loop: when the schedule says a
+//!            request is due), draw an op, route each key by ketama, append one part per
+//!            server to that connection's output
+//!   turn:    wait (epoll) -> read and parse replies -> complete ops, free slots -> issue
+//!            -> one write per connection with output
+//! ```
+//!
+//! An op completes when its last part's reply has been parsed; its latency runs from its
+//! start (open loop: its intended send time) to then. A connection that fails or sends a
+//! reply that cannot be trusted is closed, and its client retires: its slots are not reused.
+
+use std::{
+    collections::VecDeque,
+    sync::{atomic::Ordering, mpsc::Sender},
+    time::Duration,
+};
+
+use rt::{Interest, Poller};
+
+use crate::{
+    client::{self, ErrorKind, Parsed, Scratch, SetArgs, Tally},
+    conn::{Conn, Part, ReadResult},
+    ratelimit::Schedule,
+    runner::{Shared, Stop},
+    stats::Stats,
+    workload::{Generator, Op, OpKind},
+};
+
+/// Reads per readiness event per connection, so one busy connection cannot starve others.
+const READS_PER_EVENT: usize = 4;
+/// The shared receive buffer of a thread.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// How long in-flight requests may take to finish after the run's end.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// Live-report interval.
+pub const INTERVAL_NS: u64 = 1_000_000_000;
+
+/// An op in flight (or a free slot).
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    parts_left: u32,
+    kind: Option<OpKind>,
+    key_count: u32,
+    start_ns: u64,
+    measured: bool,
+    tally: Tally,
+}
+
+/// Where ops come from in a phase.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    Workload,
+    /// Set every key in `next..end` once.
+    Preload {
+        next: u64,
+        end: u64,
+    },
+}
+
+/// One phase of the thread's work.
+pub struct Phase {
+    pub source: Source,
+    /// Ops started at or after this are recorded (warm-up ends here).
+    pub measure_from_ns: u64,
+    pub stop: Stop,
+    /// Ends the measured part in `Stop::Duration` mode.
+    pub end_ns: u64,
+    pub schedule: Option<Schedule>,
+}
+
+/// Sent to the runner each interval.
+pub struct IntervalMsg {
+    pub index: u64,
+    pub stats: Stats,
+}
+
+/// What a thread hands back at the end.
+#[derive(Debug, Default)]
+pub struct PhaseEnd {
+    /// Ops still in flight when the drain timed out.
+    pub unanswered: u64,
+    /// Open loop: requests that were due before the end but never sent.
+    pub behind: u64,
+}
+
+pub struct Engine<'a> {
+    shared: &'a Shared,
+    poller: Poller,
+    conns: Vec<Conn>,
+    server_count: usize,
+    pipeline: usize,
+    slots: Vec<Slot>,
+    ready: VecDeque<u32>,
+    client_dead: Vec<bool>,
+    generator: Generator,
+    keys: Vec<u64>,
+    part_keys: Vec<u64>,
+    read_buf: Box<[u8]>,
+    scratch: Scratch,
+    dirty: Vec<u32>,
+    version: u32,
+    /// Stats of the current interval (measured ops only).
+    pub stats: Stats,
+    /// Everything counted outside measurement (preload, warm-up), for error reporting.
+    pub unmeasured: Stats,
+    in_flight: u64,
+    issued_measured: u64,
+}
+
+impl<'a> Engine<'a> {
+    /// Connects this thread's clients: `connections` × one connection per server.
+    pub fn connect(shared: &'a Shared, thread: usize) -> Result<Engine<'a>, String> {
+        let config = &shared.config;
+        let poller = Poller::new().map_err(|e| format!("epoll: {e}"))?;
+        let mut conns = Vec::new();
+        for _ in 0..config.connections {
+            for addr in &shared.addrs {
+                let conn = Conn::connect(*addr, config.pipeline, config.workload.keys_per_get)
+                    .map_err(|e| format!("connect {addr}: {e}"))?;
+                let token = conns.len() as u64;
+                poller
+                    .add(&conn.stream, token, Interest::Read)
+                    .map_err(|e| format!("epoll: {e}"))?;
+                conns.push(conn);
+            }
+        }
+        let slot_count = config.connections * config.pipeline;
+        let seed = config.seed ^ (thread as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let start = config.workload.keyspace / config.threads as u64 * thread as u64;
+        Ok(Engine {
+            shared,
+            poller,
+            conns,
+            server_count: shared.addrs.len(),
+            pipeline: config.pipeline,
+            slots: vec![Slot::default(); slot_count],
+            ready: (0..slot_count as u32).collect(),
+            client_dead: vec![false; config.connections],
+            generator: Generator::new(&config.workload, seed, start),
+            keys: Vec::with_capacity(config.workload.keys_per_get),
+            part_keys: Vec::with_capacity(config.workload.keys_per_get),
+            read_buf: vec![0; READ_BUFFER_BYTES].into_boxed_slice(),
+            scratch: Scratch::default(),
+            dirty: Vec::with_capacity(slot_count),
+            version: (thread as u32) << 24,
+            stats: Stats::default(),
+            unmeasured: Stats::default(),
+            in_flight: 0,
+            issued_measured: 0,
+        })
+    }
+
+    /// Runs `phase` until it ends and its ops are answered (or the drain times out),
+    /// sending interval stats to `intervals` when given.
+    pub fn run(&mut self, mut phase: Phase, intervals: Option<&Sender<IntervalMsg>>) -> PhaseEnd {
+        self.issued_measured = 0;
+        let mut next_interval = phase.measure_from_ns.saturating_add(INTERVAL_NS);
+        let mut drain_deadline = None;
+        loop {
+            let now = self.shared.now_ns();
+            if self.live_clients() == 0 {
+                break;
+            }
+            if let Some(tx) = intervals {
+                while now >= next_interval {
+                    let index = (next_interval - phase.measure_from_ns) / INTERVAL_NS - 1;
+                    let _ = tx.send(IntervalMsg { index, stats: self.take_stats() });
+                    next_interval += INTERVAL_NS;
+                }
+            }
+            let issuing = self.may_issue(&phase, now);
+            if issuing {
+                self.issue(&mut phase, now);
+            } else if self.in_flight == 0 || self.live_clients() == 0 {
+                break;
+            } else {
+                let drain_ns = DRAIN_TIMEOUT.as_nanos() as u64;
+                let deadline = *drain_deadline.get_or_insert(now.saturating_add(drain_ns));
+                if now >= deadline {
+                    break;
+                }
+            }
+            self.flush();
+            let wake = self.wake_at(&phase, next_interval, intervals.is_some(), issuing);
+            let timeout = Duration::from_nanos(wake.saturating_sub(self.shared.now_ns()));
+            if self.poller.wait(Some(timeout.min(Duration::from_millis(100)))).is_err() {
+                break;
+            }
+            self.on_events();
+        }
+        let behind = match &phase.schedule {
+            Some(s) if self.may_issue_at_end(&phase) => {
+                let mut probe = s.clone();
+                let end = phase.end_ns.min(self.shared.now_ns()).saturating_sub(1);
+                std::iter::from_fn(|| probe.take_due(end)).count() as u64
+            }
+            _ => 0,
+        };
+        PhaseEnd { unanswered: self.in_flight, behind }
+    }
+
+    fn may_issue_at_end(&self, phase: &Phase) -> bool {
+        matches!(phase.stop, Stop::Duration(_)) && matches!(phase.source, Source::Workload)
+    }
+
+    fn take_stats(&mut self) -> Stats {
+        let stats = self.stats.clone();
+        self.stats.clear();
+        stats
+    }
+
+    fn live_clients(&self) -> usize {
+        self.client_dead.iter().filter(|&&dead| !dead).count()
+    }
+
+    /// Whether the phase still starts ops at `now`.
+    fn may_issue(&self, phase: &Phase, now: u64) -> bool {
+        if self.shared.abort.load(Ordering::Relaxed) {
+            return false;
+        }
+        match (phase.source, phase.stop) {
+            (Source::Preload { next, end }, _) => next < end,
+            (Source::Workload, Stop::Duration(_)) => now < phase.end_ns,
+            (Source::Workload, Stop::Requests(quota)) => self.issued_measured < quota,
+        }
+    }
+
+    /// When the loop must wake even without I/O.
+    fn wake_at(&self, phase: &Phase, next_interval: u64, reporting: bool, issuing: bool) -> u64 {
+        let mut wake = u64::MAX;
+        if reporting {
+            wake = wake.min(next_interval);
+        }
+        if issuing && matches!(phase.stop, Stop::Duration(_)) {
+            wake = wake.min(phase.end_ns);
+        }
+        if let (true, Some(schedule)) = (issuing && !self.ready.is_empty(), &phase.schedule) {
+            wake = wake.min(schedule.next_ns());
+        }
+        wake
+    }
+
+    /// Starts ops on free slots, as the mode allows.
+    fn issue(&mut self, phase: &mut Phase, now: u64) {
+        while let Some(&slot) = self.ready.front() {
+            if !self.may_issue(phase, now) {
+                return;
+            }
+            let start_ns = match &mut phase.schedule {
+                Some(schedule) => match schedule.take_due(now) {
+                    Some(intended) => intended,
+                    None => return,
+                },
+                None => now,
+            };
+            self.ready.pop_front();
+            let op = match &mut phase.source {
+                Source::Workload => self.generator.next(&mut self.keys),
+                Source::Preload { next, .. } => {
+                    *next += 1;
+                    self.generator.set_of(*next - 1, &mut self.keys)
+                }
+            };
+            let measured =
+                matches!(phase.source, Source::Workload) && start_ns >= phase.measure_from_ns;
+            if measured {
+                self.issued_measured += 1;
+            }
+            self.start_op(slot, op, start_ns, measured);
+        }
+    }
+
+    fn start_op(&mut self, slot: u32, op: Op, start_ns: u64, measured: bool) {
+        let client = slot as usize / self.pipeline;
+        let set = (op.kind == OpKind::Set).then(|| {
+            self.version = self.version.wrapping_add(1);
+            SetArgs {
+                version: self.version,
+                value_len: op.value_len,
+                ttl_secs: self.shared.config.workload.ttl_secs,
+            }
+        });
+        let key_count = self.keys.len() as u32;
+        let mut parts = 0;
+        for server in 0..self.server_count {
+            self.part_keys.clear();
+            if self.server_count == 1 {
+                self.part_keys.extend_from_slice(&self.keys);
+            } else {
+                let format = &self.shared.format;
+                let ring = &self.shared.ring;
+                let mine = |&&id: &&u64| ring.server_for_key(format.key(id).as_bytes()) == server;
+                self.part_keys.extend(self.keys.iter().filter(mine));
+            }
+            if self.part_keys.is_empty() {
+                continue;
+            }
+            parts += 1;
+            self.send_part(client * self.server_count + server, slot, op.kind, set);
+        }
+        self.slots[slot as usize] = Slot {
+            parts_left: parts,
+            kind: Some(op.kind),
+            key_count,
+            start_ns,
+            measured,
+            tally: Tally::default(),
+        };
+        self.in_flight += 1;
+    }
+
+    fn send_part(&mut self, index: usize, slot: u32, kind: OpKind, set: Option<SetArgs>) {
+        let conn = &mut self.conns[index];
+        let before = conn.out.len();
+        let protocol = self.shared.config.protocol;
+        let format = &self.shared.format;
+        client::compose(
+            protocol,
+            kind,
+            &self.part_keys,
+            set,
+            format,
+            &mut self.scratch,
+            &mut conn.out,
+        );
+        conn.pending.push_back(Part { kind, key_count: self.part_keys.len() as u32, slot });
+        conn.keys.extend(self.part_keys.iter().copied());
+        let sent = (conn.out.len() - before) as u64;
+        if !conn.dirty {
+            conn.dirty = true;
+            self.dirty.push(index as u32);
+        }
+        self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
+    }
+
+    fn stats_for(&mut self, measured: bool) -> &mut Stats {
+        if measured {
+            &mut self.stats
+        } else {
+            &mut self.unmeasured
+        }
+    }
+
+    /// One write per connection with output.
+    fn flush(&mut self) {
+        let mut dirty = std::mem::take(&mut self.dirty);
+        for &index in &dirty {
+            let index = index as usize;
+            let conn = &mut self.conns[index];
+            conn.dirty = false;
+            if conn.dead {
+                continue;
+            }
+            if let Err(_e) = conn.write() {
+                self.kill(index, ErrorKind::Connection);
+                continue;
+            }
+            let conn = &mut self.conns[index];
+            let want = conn.has_unsent();
+            if want != conn.want_write {
+                conn.want_write = want;
+                let interest = if want { Interest::ReadWrite } else { Interest::Read };
+                let _ = self.poller.modify(&conn.stream, index as u64, interest);
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+    }
+
+    fn on_events(&mut self) {
+        for i in 0..self.poller.event_count() {
+            let event = self.poller.event(i);
+            let (index, readable, writable) =
+                (event.token as usize, event.readable, event.writable);
+            if self.conns[index].dead {
+                continue;
+            }
+            if writable && !self.conns[index].dirty {
+                self.conns[index].dirty = true;
+                self.dirty.push(index as u32);
+            }
+            if readable {
+                self.on_readable(index);
+            }
+        }
+    }
+
+    fn on_readable(&mut self, index: usize) {
+        for _ in 0..READS_PER_EVENT {
+            let n = match self.conns[index].read(&mut self.read_buf) {
+                ReadResult::Data(n) => n,
+                ReadResult::WouldBlock => return,
+                ReadResult::Closed(_) => return self.kill(index, ErrorKind::Connection),
+            };
+            self.received(index, n);
+            if self.conns[index].dead || n < self.read_buf.len() {
+                return;
+            }
+        }
+    }
+
+    /// `n` bytes arrived in the read buffer: parse replies, keep the unparsed tail.
+    fn received(&mut self, index: usize, n: usize) {
+        let mut input = std::mem::take(&mut self.conns[index].input);
+        let used = if input.is_empty() {
+            let buf = std::mem::take(&mut self.read_buf);
+            let used = self.parse_replies(index, &buf[..n]);
+            if let Some(used) = used {
+                input.extend_from_slice(&buf[used..n]);
+            }
+            self.read_buf = buf;
+            used.map(|_| 0)
+        } else {
+            input.extend_from_slice(&self.read_buf[..n]);
+            self.parse_replies(index, &input)
+        };
+        match used {
+            Some(used) => {
+                input.drain(..used);
+                if input.is_empty() {
+                    input = Vec::new(); // an idle connection holds no input buffer
+                }
+                self.conns[index].input = input;
+            }
+            None => self.kill(index, ErrorKind::Protocol),
+        }
+        // Bytes count toward the measurement once this thread has started measured ops.
+        self.stats_for(self.issued_measured > 0).counts.bytes_received += n as u64;
+    }
+
+    /// Parses complete replies from `input`; returns bytes consumed, or `None` when the
+    /// stream broke.
+    fn parse_replies(&mut self, index: usize, input: &[u8]) -> Option<usize> {
+        let protocol = self.shared.config.protocol;
+        let mut used = 0;
+        // Bounded: each round consumes one reply, at least one byte.
+        while let Some(&part) = self.conns[index].pending.front() {
+            let conn = &self.conns[index];
+            let keys = conn.keys.iter().copied().take(part.key_count as usize);
+            let parsed =
+                client::parse(protocol, part.kind, keys, &self.shared.format, &input[used..]);
+            match parsed {
+                Parsed::Incomplete => break,
+                Parsed::Broken(_why) => return None,
+                Parsed::Reply { tally, error, used: n } => {
+                    used += n;
+                    let conn = &mut self.conns[index];
+                    conn.pending.pop_front();
+                    conn.keys.drain(..part.key_count as usize);
+                    self.part_done(part.slot, tally, error);
+                }
+            }
+        }
+        if self.conns[index].pending.is_empty() && used < input.len() {
+            return None; // bytes nobody asked for
+        }
+        Some(used)
+    }
+
+    fn part_done(&mut self, slot: u32, tally: Tally, error: Option<ErrorKind>) {
+        let s = &mut self.slots[slot as usize];
+        s.tally.hits += tally.hits;
+        s.tally.misses += tally.misses;
+        s.tally.corrupt += tally.corrupt;
+        s.parts_left -= 1;
+        let s = *s;
+        if let Some(error) = error {
+            self.stats_for(s.measured).counts.errors[error.index()] += 1;
+        }
+        if s.parts_left == 0 {
+            self.op_done(slot, s);
+        }
+    }
+
+    fn op_done(&mut self, slot: u32, s: Slot) {
+        let now = self.shared.now_ns();
+        let stats = self.stats_for(s.measured);
+        match s.kind {
+            Some(OpKind::Get) => {
+                stats.counts.gets += 1;
+                stats.counts.get_keys += u64::from(s.key_count);
+            }
+            Some(OpKind::Set) => stats.counts.sets += 1,
+            None => unreachable!("a finished op has a kind"),
+        }
+        stats.counts.hits += u64::from(s.tally.hits);
+        stats.counts.misses += u64::from(s.tally.misses);
+        stats.counts.corrupt += u64::from(s.tally.corrupt);
+        stats.latency_ns.record(now.saturating_sub(s.start_ns));
+        self.in_flight -= 1;
+        if !self.client_dead[slot as usize / self.pipeline] {
+            self.ready.push_back(slot);
+        }
+    }
+
+    /// Closes a connection and retires its client; its ops in flight fail.
+    fn kill(&mut self, index: usize, why: ErrorKind) {
+        let conn = &mut self.conns[index];
+        if conn.dead {
+            return;
+        }
+        conn.dead = true;
+        let _ = self.poller.delete(&conn.stream);
+        let _ = conn.stream.shutdown(std::net::Shutdown::Both);
+        let parts: Vec<Part> = conn.pending.drain(..).collect();
+        conn.keys.clear();
+        let client = index / self.server_count;
+        self.client_dead[client] = true;
+        self.ready.retain(|&slot| slot as usize / self.pipeline != client);
+        self.stats_for(self.issued_measured > 0).counts.errors[why.index()] += 1;
+        for part in parts {
+            let s = &mut self.slots[part.slot as usize];
+            s.parts_left -= 1;
+            if s.parts_left == 0 {
+                self.in_flight -= 1;
+            }
+        }
+        self.shared.note_failure(why);
+    }
+}

@@ -1,0 +1,50 @@
+//! `spinel-bench`: see `--help` and the `bench` library docs.
+
+#![forbid(unsafe_code)]
+
+use std::{io::IsTerminal, process::ExitCode};
+
+use bench::{cli, report, runner};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (config, output) = match cli::parse(&args) {
+        Ok(cli::Command::Run(config, output)) => (config, output),
+        Ok(cli::Command::Help) => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("spinel-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let live = !output.quiet && std::io::stderr().is_terminal();
+    let result = runner::run(&config, |interval| {
+        if live {
+            eprintln!("{}", report::live_line(interval));
+        }
+    });
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(e) => {
+            eprintln!("spinel-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if output.json {
+        println!("{}", report::json(&summary));
+    } else {
+        print!("{}", report::text(&summary));
+    }
+    let counts = &summary.stats.counts;
+    if counts.corrupt > 0 || counts.errors_total() > 0 {
+        eprintln!(
+            "spinel-bench: {} corrupt values, {} errors",
+            counts.corrupt,
+            counts.errors_total()
+        );
+        return ExitCode::from(3);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,257 @@
+//! Key choice (uniform, zipf, sequential) and the key bytes for a key id.
+//!
+//! Key ids are `0..keyspace`. A key id becomes `key:000…<id>` padded with zeros to the key
+//! size (or only digits when the size leaves no room for the prefix), so every key has
+//! exactly the requested length.
+
+use crate::rng::Rng;
+
+/// memcached's key limit; the longest key composed here.
+pub const KEY_LEN_MAX: usize = 250;
+const PREFIX: &[u8] = b"key:";
+
+/// How keys are drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyDistribution {
+    Uniform,
+    /// Rank r (1 = hottest, key id r-1) drawn with probability proportional to r^-exponent.
+    Zipf {
+        exponent: f64,
+    },
+    /// Key ids in order, wrapping at the end of the key space.
+    Sequential,
+}
+
+/// Draws key ids for one thread.
+#[derive(Debug, Clone)]
+pub struct KeyPicker {
+    keyspace: u64,
+    kind: Picker,
+}
+
+#[derive(Debug, Clone)]
+enum Picker {
+    Uniform,
+    Zipf(Zipf),
+    Sequential { next: u64 },
+}
+
+impl KeyPicker {
+    /// `start` is where a sequential walk begins (threads start at different offsets).
+    pub fn new(distribution: KeyDistribution, keyspace: u64, start: u64) -> KeyPicker {
+        assert!(keyspace > 0, "an empty key space");
+        let kind = match distribution {
+            KeyDistribution::Uniform => Picker::Uniform,
+            KeyDistribution::Zipf { exponent } => Picker::Zipf(Zipf::new(keyspace, exponent)),
+            KeyDistribution::Sequential => Picker::Sequential { next: start % keyspace },
+        };
+        KeyPicker { keyspace, kind }
+    }
+
+    pub fn next(&mut self, rng: &mut Rng) -> u64 {
+        match &mut self.kind {
+            Picker::Uniform => rng.below(self.keyspace),
+            Picker::Zipf(zipf) => zipf.sample(rng) - 1,
+            Picker::Sequential { next } => {
+                let id = *next;
+                *next = (id + 1) % self.keyspace;
+                id
+            }
+        }
+    }
+}
+
+/// Zipf over ranks `1..=n` by rejection-inversion (W. Hörmann and G. Derflinger, "Rejection-
+/// inversion to generate variates from monotone discrete distributions", 1996): O(1) memory
+/// and a few floating-point operations per draw for any `n`, exponents >= 0.
+#[derive(Debug, Clone)]
+struct Zipf {
+    n: f64,
+    exponent: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    s: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, exponent: f64) -> Zipf {
+        assert!(exponent >= 0.0 && exponent.is_finite(), "zipf exponent must be >= 0");
+        let mut z = Zipf { n: n as f64, exponent, h_integral_x1: 0.0, h_integral_n: 0.0, s: 0.0 };
+        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        z.h_integral_n = z.h_integral(z.n + 0.5);
+        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        // Bounded: the acceptance probability is high for every exponent (> 0.5 even in the
+        // worst case), so 64 rounds failing is beyond reason; fall back to the hottest key.
+        for _ in 0..64 {
+            let u = self.h_integral_n + rng.unit_f64() * (self.h_integral_x1 - self.h_integral_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+        1
+    }
+
+    /// H(x) = integral of h from 1 to x, h(x) = x^-exponent (written to stay exact near
+    /// exponent 1).
+    fn h_integral(&self, x: f64) -> f64 {
+        let log_x = x.ln();
+        helper2((1.0 - self.exponent) * log_x) * log_x
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.exponent * x.ln()).exp()
+    }
+
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.exponent)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+}
+
+/// ln(1+x)/x, continuous at 0.
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+/// (e^x - 1)/x, continuous at 0.
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
+    }
+}
+
+/// Turns key ids into key bytes of one fixed length.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyFormat {
+    key_size: usize,
+    prefix_len: usize,
+}
+
+/// A composed key on the stack (no allocation per request).
+pub struct KeyBuf {
+    bytes: [u8; KEY_LEN_MAX],
+    len: usize,
+}
+
+impl KeyBuf {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+impl KeyFormat {
+    /// Fails when `key_size` cannot hold the largest key id of `keyspace`.
+    pub fn new(key_size: usize, keyspace: u64) -> Result<KeyFormat, String> {
+        let need = digits(keyspace.saturating_sub(1));
+        if key_size > KEY_LEN_MAX || key_size < need {
+            return Err(format!(
+                "--key-size {key_size}: must be {need}..={KEY_LEN_MAX} for a key space of {keyspace}"
+            ));
+        }
+        let prefix_len = if key_size >= need + PREFIX.len() { PREFIX.len() } else { 0 };
+        Ok(KeyFormat { key_size, prefix_len })
+    }
+
+    pub fn key_size(&self) -> usize {
+        self.key_size
+    }
+
+    pub fn key(&self, id: u64) -> KeyBuf {
+        let mut buf = KeyBuf { bytes: [b'0'; KEY_LEN_MAX], len: self.key_size };
+        buf.bytes[..self.prefix_len].copy_from_slice(&PREFIX[..self.prefix_len]);
+        let mut n = id;
+        let mut at = self.key_size;
+        while at > self.prefix_len {
+            at -= 1;
+            buf.bytes[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(d: KeyDistribution, keyspace: u64, draws: usize) -> Vec<u64> {
+        let mut picker = KeyPicker::new(d, keyspace, 0);
+        let mut rng = Rng::new(42);
+        let mut counts = vec![0u64; keyspace as usize];
+        for _ in 0..draws {
+            counts[picker.next(&mut rng) as usize] += 1;
+        }
+        counts
+    }
+
+    /// Goal: uniform draws cover the key space evenly (every bucket within 10% of the mean).
+    #[test]
+    fn uniform_is_flat() {
+        let c = counts(KeyDistribution::Uniform, 100, 200_000);
+        assert!(c.iter().all(|&n| (1800..2200).contains(&n)), "{c:?}");
+    }
+
+    /// Goal: zipf draws follow r^-s. Method: compare the empirical share of the top ranks
+    /// with the exact probabilities (generalised harmonic number) for s = 0.99 and 1.5, and
+    /// s = 0 (uniform).
+    #[test]
+    fn zipf_shape() {
+        let n = 1000u64;
+        for s in [0.99, 1.5, 0.0] {
+            let draws = 400_000;
+            let c = counts(KeyDistribution::Zipf { exponent: s }, n, draws);
+            let norm: f64 = (1..=n).map(|r| (r as f64).powf(-s)).sum();
+            for rank in [1u64, 2, 3, 10, 100] {
+                let want = (rank as f64).powf(-s) / norm;
+                let got = c[(rank - 1) as usize] as f64 / draws as f64;
+                let tolerance = 0.05 * want + 4.0 * (want / draws as f64).sqrt();
+                assert!((got - want).abs() < tolerance, "s {s} rank {rank}: {got} vs {want}");
+            }
+        }
+    }
+
+    /// Goal: sequential walks the key space in order from its start and wraps.
+    #[test]
+    fn sequential_wraps() {
+        let mut picker = KeyPicker::new(KeyDistribution::Sequential, 5, 3);
+        let mut rng = Rng::new(0);
+        let ids: Vec<u64> = (0..7).map(|_| picker.next(&mut rng)).collect();
+        assert_eq!(ids, vec![3, 4, 0, 1, 2, 3, 4]);
+    }
+
+    /// Goal: keys have exactly the requested size, with the prefix when there is room.
+    #[test]
+    fn key_format() {
+        let f = KeyFormat::new(12, 1000).unwrap();
+        assert_eq!(f.key(7).as_bytes(), b"key:00000007");
+        assert_eq!(f.key(999).as_bytes(), b"key:00000999");
+        let tight = KeyFormat::new(4, 10_000).unwrap();
+        assert_eq!(tight.key(42).as_bytes(), b"0042");
+        assert!(KeyFormat::new(3, 10_000).is_err());
+        assert!(KeyFormat::new(251, 10).is_err());
+    }
+}
