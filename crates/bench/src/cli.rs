@@ -10,6 +10,7 @@ use crate::{
 
 pub const USAGE: &str = "\
 usage: spinel-bench [options]
+       spinel-bench compare [--quick] [options]   (see spinel-bench compare --help)
 
   -s, --server HOST:PORT[,HOST:PORT...]  servers; several are sharded by ketama (default 127.0.0.1:11211)
   -P, --protocol memcache|meta|resp      wire protocol (default memcache)
@@ -47,7 +48,10 @@ pub struct Output {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Run(Box<Config>, Output),
+    /// `spinel-bench compare ...`
+    Compare(Box<crate::compare::Options>),
     Help,
+    CompareHelp,
 }
 
 /// Parses a duration: `5s`, `500ms`, `250us`, `2m`, `1.5s`, or bare seconds.
@@ -86,6 +90,12 @@ fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
 
 /// Parses the arguments after the program name.
 pub fn parse(args: &[String]) -> Result<Command, String> {
+    if args.first().map(String::as_str) == Some("compare") {
+        return Ok(match crate::compare::options::parse(&args[1..])? {
+            Some(options) => Command::Compare(Box::new(options)),
+            None => Command::CompareHelp,
+        });
+    }
     let mut config = Config::default();
     let mut output = Output::default();
     let mut pipeline = None;

@@ -29,6 +29,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod conn;
 pub mod engine;
 pub mod histogram;

@@ -4,7 +4,7 @@
 
 use std::{io::IsTerminal, process::ExitCode};
 
-use bench::{cli, report, runner};
+use bench::{cli, compare, report, runner};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,6 +14,11 @@ fn main() -> ExitCode {
             print!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
+        Ok(cli::Command::CompareHelp) => {
+            print!("{}", compare::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Ok(cli::Command::Compare(options)) => return run_compare(&options),
         Err(e) => {
             eprintln!("spinel-bench: {e}");
             return ExitCode::from(2);
@@ -47,4 +52,25 @@ fn main() -> ExitCode {
         return ExitCode::from(3);
     }
     ExitCode::SUCCESS
+}
+
+/// `spinel-bench compare`: progress on stderr, the table on stdout.
+fn run_compare(options: &compare::Options) -> ExitCode {
+    match compare::run(options, &mut |line| eprintln!("{line}")) {
+        Ok(outcome) => {
+            print!("{}", outcome.markdown);
+            if !outcome.sweep.is_empty() {
+                println!();
+                print!("{}", compare::report_md::sweep_markdown(&outcome.sweep));
+            }
+            for path in &outcome.files {
+                eprintln!("wrote {}", path.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("spinel-bench compare: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,314 @@
+//! The workloads of a comparison (the studies' matrix), one measured run of one workload on
+//! one server ([`Sample`]), and the statistics over repetitions ([`Row`]: medians with their
+//! spread).
+
+use crate::workload::Ratio;
+
+/// Get/set mix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// 100 % gets.
+    Get,
+    /// 9 gets : 1 set (in requests).
+    Mix91,
+}
+
+impl Pattern {
+    pub fn ratio(self) -> Ratio {
+        match self {
+            Pattern::Get => Ratio { sets: 0, gets: 1 },
+            Pattern::Mix91 => Ratio { sets: 1, gets: 9 },
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Get => "get",
+            Pattern::Mix91 => "9:1",
+        }
+    }
+}
+
+/// One workload of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub pattern: Pattern,
+    /// 1 = single get; above 1 = a multiget of that many keys.
+    pub keys_per_get: usize,
+    pub key_size: usize,
+    pub value_size: usize,
+}
+
+impl Cell {
+    /// `get 20/20`, `9:1 mget48 64/1024`.
+    pub fn name(&self) -> String {
+        let mget = if self.keys_per_get > 1 {
+            format!(" mget{}", self.keys_per_get)
+        } else {
+            String::new()
+        };
+        format!("{}{mget} {}/{}", self.pattern.name(), self.key_size, self.value_size)
+    }
+}
+
+/// Key/value sizes of the matrix, in bytes.
+pub const SIZES: [(usize, usize); 4] = [(20, 20), (32, 128), (64, 1024), (64, 10000)];
+/// Keys per multiget.
+pub const MULTIGET_KEYS: usize = 48;
+
+/// The full matrix: {get, 9:1} × {single, 48-key multiget} × the four sizes (16 cells).
+pub fn full_matrix() -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for pattern in [Pattern::Get, Pattern::Mix91] {
+        for keys_per_get in [1, MULTIGET_KEYS] {
+            for (key_size, value_size) in SIZES {
+                cells.push(Cell { pattern, keys_per_get, key_size, value_size });
+            }
+        }
+    }
+    cells
+}
+
+/// The `--quick` matrix (7 cells): single gets at all four sizes (the value-size sweep),
+/// 48-key multigets at 20/20, and the 9:1 mix at 20/20, single and multiget. It drops the
+/// 9:1 mix at the three larger sizes and multigets at the three larger sizes.
+pub fn quick_matrix() -> Vec<Cell> {
+    let mut cells: Vec<Cell> = SIZES
+        .iter()
+        .map(|&(key_size, value_size)| Cell {
+            pattern: Pattern::Get,
+            keys_per_get: 1,
+            key_size,
+            value_size,
+        })
+        .collect();
+    let small =
+        |pattern, keys_per_get| Cell { pattern, keys_per_get, key_size: 20, value_size: 20 };
+    cells.push(small(Pattern::Get, MULTIGET_KEYS));
+    cells.push(small(Pattern::Mix91, 1));
+    cells.push(small(Pattern::Mix91, MULTIGET_KEYS));
+    cells
+}
+
+/// The workload of the server-threads sweep.
+pub fn sweep_cell() -> Cell {
+    Cell { pattern: Pattern::Get, keys_per_get: 1, key_size: 20, value_size: 20 }
+}
+
+/// One measured run of one workload against one server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sample {
+    pub secs: f64,
+    pub requests: u64,
+    /// Keys asked for by gets plus keys set.
+    pub keys: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub errors: u64,
+    pub corrupt: u64,
+    pub bytes_received: u64,
+    pub latency_us_p50: f64,
+    pub latency_us_p99: f64,
+    pub latency_us_p999: f64,
+    pub server_cpu_secs: f64,
+    pub client_cpu_secs: f64,
+    pub foreign_pct: f64,
+    pub noisy: bool,
+}
+
+impl Sample {
+    pub fn req_per_sec(&self) -> f64 {
+        ratio(self.requests as f64, self.secs)
+    }
+    pub fn keys_per_sec(&self) -> f64 {
+        ratio(self.keys as f64, self.secs)
+    }
+    pub fn req_per_server_cpu_sec(&self) -> f64 {
+        ratio(self.requests as f64, self.server_cpu_secs)
+    }
+    pub fn keys_per_server_cpu_sec(&self) -> f64 {
+        ratio(self.keys as f64, self.server_cpu_secs)
+    }
+    pub fn req_per_client_cpu_sec(&self) -> f64 {
+        ratio(self.requests as f64, self.client_cpu_secs)
+    }
+    /// Megabytes per second from the server (replies: the values, for gets).
+    pub fn mb_per_sec(&self) -> f64 {
+        ratio(self.bytes_received as f64 / 1e6, self.secs)
+    }
+    /// Server CPU over wall time (1.0 = one core busy).
+    pub fn server_utilization(&self) -> f64 {
+        ratio(self.server_cpu_secs, self.secs)
+    }
+    pub fn hit_ratio(&self) -> f64 {
+        ratio(self.hits as f64, (self.hits + self.misses) as f64)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// The median of the finite values (the mean of the middle two for an even count); NaN
+/// when there are none.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
+}
+
+/// (max - min) / median of the finite values; 0 for one value, NaN for none.
+pub fn spread(values: &[f64]) -> f64 {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let m = median(&v);
+    if v.is_empty() || m == 0.0 {
+        return f64::NAN;
+    }
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    (max - min) / m
+}
+
+/// A median with the range it came from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Stat {
+        let finite = values.iter().copied().filter(|x| x.is_finite());
+        let (min, max) = finite.fold((f64::NAN, f64::NAN), |(lo, hi), x| (x.min(lo), x.max(hi)));
+        Stat { median: median(values), min, max }
+    }
+}
+
+/// Everything reported for one workload on one server, over the repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Workload name (`get 20/20`) or sweep point (`get 20/20, -t 2`).
+    pub workload: String,
+    pub cell: Cell,
+    /// Target label: `spinel`, `memcached`, `redis`, `spinel-resp`.
+    pub server: String,
+    /// Server worker threads.
+    pub threads: usize,
+    pub runs: usize,
+    pub noisy_runs: usize,
+    pub errors: u64,
+    pub req_per_sec: Stat,
+    pub keys_per_sec: Stat,
+    pub req_per_server_cpu_sec: Stat,
+    pub keys_per_server_cpu_sec: Stat,
+    pub req_per_client_cpu_sec: f64,
+    pub mb_per_sec: Stat,
+    pub server_utilization: f64,
+    pub latency_us_p50: f64,
+    pub latency_us_p99: f64,
+    pub latency_us_p999: f64,
+    pub hit_ratio: f64,
+    /// (max - min) / median of requests/s.
+    pub spread_req: f64,
+    /// (max - min) / median of requests per server CPU-second.
+    pub spread_eff: f64,
+}
+
+impl Row {
+    pub fn new(cell: Cell, server: &str, threads: usize, samples: &[Sample]) -> Row {
+        let of = |f: fn(&Sample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
+        let rate = of(Sample::req_per_sec);
+        let eff = of(Sample::req_per_server_cpu_sec);
+        Row {
+            workload: cell.name(),
+            cell,
+            server: server.to_string(),
+            threads,
+            runs: samples.len(),
+            noisy_runs: samples.iter().filter(|s| s.noisy).count(),
+            errors: samples.iter().map(|s| s.errors + s.corrupt).sum(),
+            req_per_sec: Stat::of(&rate),
+            keys_per_sec: Stat::of(&of(Sample::keys_per_sec)),
+            req_per_server_cpu_sec: Stat::of(&eff),
+            keys_per_server_cpu_sec: Stat::of(&of(Sample::keys_per_server_cpu_sec)),
+            req_per_client_cpu_sec: median(&of(Sample::req_per_client_cpu_sec)),
+            mb_per_sec: Stat::of(&of(Sample::mb_per_sec)),
+            server_utilization: median(&of(Sample::server_utilization)),
+            latency_us_p50: median(&of(|s| s.latency_us_p50)),
+            latency_us_p99: median(&of(|s| s.latency_us_p99)),
+            latency_us_p999: median(&of(|s| s.latency_us_p999)),
+            hit_ratio: median(&of(Sample::hit_ratio)),
+            spread_req: spread(&rate),
+            spread_eff: spread(&eff),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: median and spread follow their definitions, ignore NaN (a run without CPU
+    /// time) and handle the odd, even, single and empty cases.
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[7.0]), 7.0);
+        assert!(median(&[]).is_nan());
+        assert_eq!(median(&[f64::NAN, 5.0, 1.0]), 3.0);
+        assert_eq!(spread(&[90.0, 100.0, 110.0]), 0.2);
+        assert_eq!(spread(&[5.0]), 0.0);
+        assert!(spread(&[]).is_nan());
+        let s = Stat::of(&[3.0, f64::NAN, 1.0, 2.0]);
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+    }
+
+    #[test]
+    fn matrices() {
+        let full = full_matrix();
+        assert_eq!(full.len(), 16);
+        assert!(full.iter().any(|c| c.pattern == Pattern::Mix91 && c.keys_per_get == 48));
+        let quick = quick_matrix();
+        assert_eq!(quick.len(), 7);
+        assert!(quick.iter().all(|c| full.contains(c)));
+        assert_eq!(full[4].name(), "get mget48 20/20");
+        assert_eq!(full[15].name(), "9:1 mget48 64/10000");
+    }
+
+    /// Goal: a row takes medians of the per-run rates and counts noisy runs.
+    #[test]
+    fn row_from_samples() {
+        let sample = |requests: u64, cpu: f64, noisy| Sample {
+            secs: 2.0,
+            requests,
+            keys: requests * 2,
+            hits: 9,
+            misses: 1,
+            server_cpu_secs: cpu,
+            noisy,
+            ..Sample::default()
+        };
+        let samples = [sample(200, 1.0, false), sample(180, 1.0, true), sample(220, 0.0, false)];
+        let row = Row::new(sweep_cell(), "spinel", 1, &samples);
+        assert_eq!(row.req_per_sec.median, 100.0);
+        assert_eq!(row.keys_per_sec.median, 200.0);
+        assert_eq!(row.req_per_server_cpu_sec.median, 190.0, "NaN (no CPU time) left out");
+        assert!((row.spread_req - 0.2).abs() < 1e-12, "(110 - 90) / 100");
+        assert_eq!((row.runs, row.noisy_runs), (3, 1));
+        assert_eq!(row.hit_ratio, 0.9);
+    }
+}

@@ -1,0 +1,501 @@
+//! `spinel-bench compare`: Spinel, memcached and Redis side by side on the machine at hand,
+//! measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU, load to
+//! another, server CPU from /proc/PID/stat around the measured phase, an idle-machine check
+//! and a noisy flag from /proc/stat, interleaved repetitions, medians with spread).
+//!
+//! ```text
+//!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
+//!   for rep in 1..=R:                                   repetitions outermost
+//!     for workload in matrix:
+//!       for server in servers (rotated each workload):  interleaved within the workload
+//!         wait for an idle machine (bounded)
+//!         preload + warm-up run (unmeasured)
+//!         sample CPU: server pid, this process, /proc/stat
+//!         measured run (load threads pinned to CLIENT_CPUS)
+//!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
+//!   stop servers; thread sweep: Spinel and memcached with -t 1..N, get 20/20, R times
+//!   medians + spread -> compare.md, compare.csv, compare.html (inline SVG)
+//! ```
+//!
+//! Goals: one command, bounded time (an estimate is printed first; every run and every
+//! wait has a limit), no process left behind (see [`servers`]), and the CPU-normalized
+//! rate, which survives a client that cannot saturate the server.
+//! Non-goals: latency at a fixed offered rate (use `spinel-bench --rate` for that), other
+//! machines than loopback.
+
+pub mod cpu;
+pub mod matrix;
+pub mod options;
+pub mod report_html;
+pub mod report_md;
+pub mod servers;
+
+use std::{
+    path::PathBuf,
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+pub use options::{Options, USAGE};
+
+use self::{
+    cpu::CpuSnapshot,
+    matrix::{Cell, Row, Sample},
+    servers::{Kind, Launch, Running},
+};
+use crate::{
+    client::Protocol,
+    runner::{self, Config, Stop, Summary},
+    workload::{KeyDistribution, ValueSizes, Workload},
+};
+
+/// Busy CPU below this (% of one core, whole machine) counts as idle before a run.
+const IDLE_PCT: f64 = 10.0;
+/// Extra time a run may take beyond its warm-up and duration before it is abandoned.
+const RUN_SLACK: Duration = Duration::from_secs(30);
+
+/// What a comparison produced.
+pub struct Outcome {
+    pub rows: Vec<Row>,
+    pub sweep: Vec<Row>,
+    /// Servers not measured, with the reason.
+    pub skipped: Vec<(String, String)>,
+    /// Runs that failed (server, workload, why); they are left out of the medians.
+    pub failures: Vec<String>,
+    /// compare.md's table (also printed by the command).
+    pub markdown: String,
+    pub files: Vec<PathBuf>,
+    pub elapsed: Duration,
+}
+
+/// One thing to measure: a server and the port and protocol to speak to it on.
+struct Target {
+    label: String,
+    server: usize,
+    port: u16,
+    protocol: Protocol,
+}
+
+/// The seconds a run of `o` takes, roughly: idle check, preload, warm-up, measure, drain.
+fn run_secs(o: &Options) -> f64 {
+    0.9 + o.warmup.as_secs_f64() + o.duration.as_secs_f64()
+}
+
+/// A rough upper estimate of the whole comparison, in seconds.
+pub fn estimate_secs(o: &Options) -> f64 {
+    let targets = o.servers.len() + usize::from(o.spinel_resp && o.servers.contains(&Kind::Spinel));
+    let matrix = (o.repeat * o.cells.len() * targets) as f64 * run_secs(o);
+    let sweepers = o.servers.iter().filter(|k| **k != Kind::Redis).count();
+    let sweep = (o.repeat * o.sweep_threads * sweepers) as f64 * (run_secs(o) + 0.5);
+    matrix + sweep + 3.0
+}
+
+fn workload_config(
+    o: &Options,
+    cell: &Cell,
+    port: u16,
+    protocol: Protocol,
+    cpus: &[usize],
+) -> Config {
+    Config {
+        servers: vec![format!("127.0.0.1:{port}")],
+        protocol,
+        threads: o.client_threads,
+        connections: o.connections.div_ceil(o.client_threads),
+        pipeline: 1,
+        workload: Workload {
+            keyspace: o.keyspace,
+            key_size: cell.key_size,
+            key_distribution: KeyDistribution::Uniform,
+            value_sizes: ValueSizes::Fixed(cell.value_size),
+            ratio: cell.pattern.ratio(),
+            keys_per_get: cell.keys_per_get,
+            ttl_secs: 0,
+        },
+        preload: false,
+        warmup: Duration::ZERO,
+        stop: Stop::Duration(o.duration),
+        rate_per_sec: None,
+        seed: 1,
+        ketama_names: runner::KetamaNames::Twemproxy,
+        pin_cpus: cpus.to_vec(),
+    }
+}
+
+/// Runs `config` on its own thread and gives up after `limit` (the servers are stopped by
+/// the caller then, which ends the stuck run's connections).
+fn run_bounded(config: Config, limit: Duration) -> Result<Summary, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("compare-run".into())
+        .spawn(move || {
+            let _ = tx.send(runner::run(&config, |_| {}));
+        })
+        .map_err(|e| format!("spawn: {e}"))?;
+    rx.recv_timeout(limit)
+        .map_err(|_| format!("the run did not finish within {} s", limit.as_secs()))?
+}
+
+/// The CPUs whose foreign load disturbs a run: the servers' and the client's.
+fn watched_cpus(server: &[usize], client: &[usize]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = server.iter().chain(client).copied().collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// Preloads, warms up and measures one workload on one target.
+fn measure(
+    o: &Options,
+    cell: &Cell,
+    target: &Target,
+    servers: &[Running],
+    server_cpus: &[usize],
+) -> Result<Sample, String> {
+    let ours = || servers.iter().map(Running::cpu_secs).sum::<f64>();
+    let _ = cpu::wait_idle(o.idle_wait, IDLE_PCT, ours);
+    let mut config = workload_config(o, cell, target.port, target.protocol, &o.client_cpus);
+    let limit = o.duration + o.warmup + RUN_SLACK;
+    // Unmeasured: set every key, then run the workload for the warm-up.
+    let mut warm = config.clone();
+    warm.preload = true;
+    warm.stop = Stop::Duration(o.warmup.max(Duration::from_millis(100)));
+    let warmed = run_bounded(warm, limit)?;
+    let preload_errors = warmed.preload.as_ref().map_or(0, |p| p.stats.counts.errors_total());
+    if preload_errors > 0 {
+        return Err(format!("preload: {preload_errors} errors"));
+    }
+    config.seed = 2;
+    let server = &servers[target.server];
+    let (stat0, ours0, server0, self0) =
+        (CpuSnapshot::read(), ours(), server.cpu_secs(), cpu::self_cpu_secs());
+    let wall = Instant::now();
+    let summary = run_bounded(config, limit)?;
+    let wall = wall.elapsed();
+    let (stat1, ours1, server1, self1) =
+        (CpuSnapshot::read(), ours(), server.cpu_secs(), cpu::self_cpu_secs());
+    let client_cpu_secs = self1 - self0;
+    let cpus = watched_cpus(server_cpus, &o.client_cpus);
+    let noise =
+        cpu::noise(&stat0, &stat1, &cpus, ours1 - ours0 + client_cpu_secs, wall, o.noise_pct);
+    let c = &summary.stats.counts;
+    let h = &summary.stats.latency_ns;
+    Ok(Sample {
+        secs: summary.elapsed.as_secs_f64(),
+        requests: c.requests(),
+        keys: c.get_keys + c.sets,
+        hits: c.hits,
+        misses: c.misses,
+        errors: c.errors_total(),
+        corrupt: c.corrupt,
+        bytes_received: c.bytes_received,
+        latency_us_p50: h.quantile(0.5) as f64 / 1e3,
+        latency_us_p99: h.quantile(0.99) as f64 / 1e3,
+        latency_us_p999: h.quantile(0.999) as f64 / 1e3,
+        server_cpu_secs: server1 - server0,
+        client_cpu_secs,
+        foreign_pct: noise.foreign_pct,
+        noisy: noise.noisy,
+    })
+}
+
+fn progress_line(rep: usize, o: &Options, what: &str, result: &Result<Sample, String>) -> String {
+    let head = format!("[{}/{}] {what:<34}", rep + 1, o.repeat);
+    match result {
+        Ok(s) => format!(
+            "{head} {:>9} req/s {:>9} keys/s {:>9} req/srv-CPU-s  srv CPU {:.2}  foreign {:.1}%{}{}",
+            report_md::si(s.req_per_sec()),
+            report_md::si(s.keys_per_sec()),
+            report_md::si(s.req_per_server_cpu_sec()),
+            s.server_utilization(),
+            s.foreign_pct,
+            if s.noisy { "  NOISY" } else { "" },
+            if s.errors + s.corrupt > 0 {
+                format!("  ERRORS {} corrupt {}", s.errors, s.corrupt)
+            } else {
+                String::new()
+            }
+        ),
+        Err(e) => format!("{head} FAILED: {e}"),
+    }
+}
+
+/// The CPUs for a server with `threads` threads in the sweep: the server CPUs first, then
+/// the others (so above the server CPU count, the server shares the client's CPUs).
+fn sweep_cpus(o: &Options, threads: usize) -> Vec<usize> {
+    let mut order = o.server_cpus.clone();
+    for cpu in options::online_cpus() {
+        if !order.contains(&cpu) {
+            order.push(cpu);
+        }
+    }
+    order.truncate(threads.max(o.server_cpus.len()).min(order.len()));
+    order
+}
+
+fn launch(o: &Options) -> Launch {
+    Launch {
+        spinel_bin: o.spinel_bin.clone(),
+        memory_mib: o.memory_mib,
+        max_connections: (o.connections * 2 + 64).max(1024),
+        spinel_resp: o.spinel_resp,
+        log_dir: o.out_dir.join("logs"),
+    }
+}
+
+/// The matrix: start the servers, measure every workload on each, `repeat` times.
+fn run_matrix(
+    o: &Options,
+    progress: &mut dyn FnMut(&str),
+    skipped: &mut Vec<(String, String)>,
+    failures: &mut Vec<String>,
+) -> Result<Vec<Row>, String> {
+    let launch = launch(o);
+    let mut servers: Vec<Running> = Vec::new();
+    for &kind in &o.servers {
+        match servers::start(kind, &launch, o.server_threads, &o.server_cpus) {
+            Ok(s) => {
+                progress(&format!("started {} (pid {}, port {})", kind.name(), s.pid(), s.port));
+                servers.push(s);
+            }
+            Err(why) => {
+                progress(&format!("skipped {}: {why}", kind.name()));
+                skipped.push((kind.name().to_string(), why));
+            }
+        }
+    }
+    if servers.is_empty() {
+        return Err("no server could be started".into());
+    }
+    let mut targets = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        targets.push(Target {
+            label: s.kind.name().into(),
+            server: i,
+            port: s.port,
+            protocol: s.protocol(),
+        });
+        if let Some(port) = s.resp_port {
+            targets.push(Target {
+                label: "spinel-resp".into(),
+                server: i,
+                port,
+                protocol: Protocol::Resp,
+            });
+        }
+    }
+    let mut samples: Vec<Vec<Vec<Sample>>> = vec![vec![Vec::new(); targets.len()]; o.cells.len()];
+    let mut dead = vec![false; servers.len()];
+    for rep in 0..o.repeat {
+        for (ci, cell) in o.cells.iter().enumerate() {
+            // Rotate the order so no server always runs first (or right after another).
+            for k in 0..targets.len() {
+                let ti = (k + rep + ci) % targets.len();
+                let target = &targets[ti];
+                if dead[target.server] {
+                    continue;
+                }
+                let result = measure(o, cell, target, &servers, &o.server_cpus);
+                let what = format!("{} {}", cell.name(), target.label);
+                progress(&progress_line(rep, o, &what, &result));
+                match result {
+                    Ok(sample) => samples[ci][ti].push(sample),
+                    Err(e) => failures.push(format!("{what} (rep {}): {e}", rep + 1)),
+                }
+                if !servers[target.server].alive() {
+                    dead[target.server] = true;
+                    let why = "died during the comparison (see logs/)".to_string();
+                    progress(&format!("{} {why}", target.label));
+                    failures.push(format!("{}: {why}", target.label));
+                }
+            }
+        }
+    }
+    drop(servers);
+    let mut rows = Vec::new();
+    for (ci, cell) in o.cells.iter().enumerate() {
+        for (ti, target) in targets.iter().enumerate() {
+            if !samples[ci][ti].is_empty() {
+                rows.push(Row::new(*cell, &target.label, o.server_threads, &samples[ci][ti]));
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The thread sweep: Spinel and memcached with -t 1..N on get 20/20, `repeat` times.
+fn run_sweep(
+    o: &Options,
+    skipped: &[(String, String)],
+    progress: &mut dyn FnMut(&str),
+    failures: &mut Vec<String>,
+) -> Vec<Row> {
+    let kinds: Vec<Kind> = o
+        .servers
+        .iter()
+        .copied()
+        .filter(|k| *k != Kind::Redis && !skipped.iter().any(|(name, _)| name == k.name()))
+        .collect();
+    let mut launch = launch(o);
+    launch.spinel_resp = false;
+    let cell = matrix::sweep_cell();
+    let points: Vec<(Kind, usize)> =
+        (1..=o.sweep_threads).flat_map(|t| kinds.iter().map(move |k| (*k, t))).collect();
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); points.len()];
+    for rep in 0..o.repeat {
+        for (pi, &(kind, threads)) in points.iter().enumerate() {
+            let cpus = sweep_cpus(o, threads);
+            let what = format!("{} {} -t {threads}", cell.name(), kind.name());
+            let result = servers::start(kind, &launch, threads, &cpus).and_then(|server| {
+                let target = Target {
+                    label: kind.name().into(),
+                    server: 0,
+                    port: server.port,
+                    protocol: server.protocol(),
+                };
+                measure(o, &cell, &target, std::slice::from_ref(&server), &cpus)
+            });
+            progress(&progress_line(rep, o, &what, &result));
+            match result {
+                Ok(sample) => samples[pi].push(sample),
+                Err(e) => failures.push(format!("{what} (rep {}): {e}", rep + 1)),
+            }
+        }
+    }
+    points
+        .iter()
+        .zip(&samples)
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(&(kind, threads), s)| Row::new(cell, kind.name(), threads, s))
+        .collect()
+}
+
+fn machine_note() -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_default();
+    format!("machine: {} CPUs ({model}), Linux {}", options::online_cpus().len(), kernel.trim())
+}
+
+fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
+    let cpus = |c: &[usize]| c.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let mut notes = vec![
+        format!("command: {}", o.command),
+        machine_note(),
+        format!(
+            "method: servers pinned to CPU {} (-t {}), load on CPU {} ({} thread(s)), {} \
+             connections, pipeline 1, closed loop; key space {} keys, all preloaded; {} s \
+             measured after {} s warm-up; {} repetition(s), servers interleaved within each \
+             workload; medians, spread = (max-min)/median of req/s and of req per server \
+             CPU-s; server CPU = utime+stime from /proc/PID/stat; a run is noisy when other \
+             processes used more than {}% of a core on those CPUs (or steal > 2%)",
+            cpus(&o.server_cpus),
+            o.server_threads,
+            cpus(&o.client_cpus),
+            o.client_threads,
+            o.connections,
+            o.keyspace,
+            o.duration.as_secs_f64(),
+            o.warmup.as_secs_f64(),
+            o.repeat,
+            o.noise_pct
+        ),
+        "protocols: memcache text for Spinel and memcached, RESP for Redis (and spinel-resp); \
+         keys/s counts every key of a multiget and every set"
+            .to_string(),
+    ];
+    if o.quick {
+        notes.push(
+            "--quick: one repetition of 2 s runs; of the 16 workloads it keeps single gets at \
+             all four sizes, 48-key multigets at 20/20 and the 9:1 mix at 20/20 (single and \
+             multiget); it drops 9:1 and multigets at 32/128, 64/1024 and 64/10000"
+                .to_string(),
+        );
+    }
+    if o.sweep_threads > 0 {
+        notes.push(format!(
+            "thread sweep: -t 1..{} with the server on CPUs {} first; above {} thread(s) \
+             the server shares the load generator's CPUs, so read req per server CPU-s there",
+            o.sweep_threads,
+            cpus(&sweep_cpus(o, o.sweep_threads)),
+            o.server_cpus.len()
+        ));
+    }
+    for (name, why) in &outcome.skipped {
+        notes.push(format!("skipped {name}: {why}"));
+    }
+    for failure in &outcome.failures {
+        notes.push(format!("failed run: {failure}"));
+    }
+    notes.push(format!("took {:.0} s", outcome.elapsed.as_secs_f64()));
+    notes
+}
+
+/// Runs the comparison and writes the report files; `progress` sees one line per step.
+pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, String> {
+    let start = Instant::now();
+    std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("{}: {e}", o.out_dir.display()))?;
+    progress(&format!(
+        "compare: {} workload(s) x {} server(s) x {} repetition(s), thread sweep 1..{}; \
+         estimated {:.0} s",
+        o.cells.len(),
+        o.servers.len() + usize::from(o.spinel_resp),
+        o.repeat,
+        o.sweep_threads,
+        estimate_secs(o)
+    ));
+    let (mut skipped, mut failures) = (Vec::new(), Vec::new());
+    let rows = run_matrix(o, progress, &mut skipped, &mut failures)?;
+    let sweep = run_sweep(o, &skipped, progress, &mut failures);
+    let mut outcome = Outcome {
+        markdown: report_md::markdown(&rows),
+        rows,
+        sweep,
+        skipped,
+        failures,
+        files: Vec::new(),
+        elapsed: start.elapsed(),
+    };
+    let notes = notes(o, &outcome);
+    let mut md = String::from("# spinel-bench compare\n\n");
+    for note in &notes {
+        md.push_str(&format!("- {note}\n"));
+    }
+    md.push('\n');
+    md.push_str(&outcome.markdown);
+    if !outcome.sweep.is_empty() {
+        md.push('\n');
+        md.push_str(&report_md::sweep_markdown(&outcome.sweep));
+    }
+    let meta = report_html::Meta { title: "spinel-bench compare", notes: &notes };
+    let files = [
+        ("compare.md", md),
+        ("compare.csv", report_md::csv(&outcome.rows, &outcome.sweep)),
+        ("compare.html", report_html::html(&meta, &outcome.rows, &outcome.sweep)),
+    ];
+    for (name, text) in files {
+        let path = o.out_dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        outcome.files.push(path);
+    }
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_is_bounded() {
+        let quick = options::parse(&["--quick".to_string()]).unwrap().unwrap();
+        assert!(estimate_secs(&quick) < 170.0, "{}", estimate_secs(&quick));
+        let full = options::parse(&[]).unwrap().unwrap();
+        assert!(estimate_secs(&full) < 30.0 * 60.0, "{}", estimate_secs(&full));
+        assert_eq!(watched_cpus(&[1], &[0, 1]), vec![0, 1]);
+    }
+}

@@ -1,0 +1,336 @@
+//! The servers under test: find each binary, start it on a free loopback port pinned to the
+//! server CPUs, wait until it answers, and stop it by pid.
+//!
+//! Never leave a process behind:
+//! - [`Running`] stops its server when dropped (error paths and panics included):
+//!   SIGTERM, then SIGKILL after two seconds.
+//! - Servers stay in our process group, so a Ctrl-C on the terminal reaches them too.
+//! - When `setpriv` is installed, the server is started as `setpriv --pdeathsig KILL --
+//!   taskset -c CPUS server ...` (both exec, so the pid is the server's): the kernel kills
+//!   it if the thread that started it dies, even by SIGKILL. Servers are started from the
+//!   thread that drives the comparison and lives until it ends.
+//!
+//! Every wait is bounded: start-up 10 s, stop 2 s + 2 s.
+
+use std::{
+    fs::File,
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use crate::client::Protocol;
+
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+const STOP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A server program the comparison knows how to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Spinel,
+    Memcached,
+    Redis,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Spinel, Kind::Memcached, Kind::Redis];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Spinel => "spinel",
+            Kind::Memcached => "memcached",
+            Kind::Redis => "redis",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Kind, String> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == text || (text == "redis-server" && *k == Kind::Redis))
+            .ok_or(format!("unknown server {text:?}: want spinel, memcached or redis"))
+    }
+}
+
+/// How to start the servers: resources and where Spinel is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub spinel_bin: Option<PathBuf>,
+    pub memory_mib: u64,
+    pub max_connections: usize,
+    /// Also open Spinel's RESP port (for a "spinel-resp" target).
+    pub spinel_resp: bool,
+    /// Server logs go here.
+    pub log_dir: PathBuf,
+}
+
+/// A started server; stopped by pid when dropped.
+pub struct Running {
+    pub kind: Kind,
+    pub threads: usize,
+    pub port: u16,
+    /// Spinel's RESP port, if opened.
+    pub resp_port: Option<u16>,
+    child: Child,
+}
+
+impl Running {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// CPU seconds the server has used so far (0 if it is gone).
+    pub fn cpu_secs(&self) -> f64 {
+        super::cpu::process_cpu_secs(self.pid()).unwrap_or(0.0)
+    }
+
+    /// Still running?
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The protocol the comparison speaks to it on its main port.
+    pub fn protocol(&self) -> Protocol {
+        match self.kind {
+            Kind::Redis => Protocol::Resp,
+            Kind::Spinel | Kind::Memcached => Protocol::Memcache,
+        }
+    }
+
+    fn stop(&mut self) {
+        if !self.alive() {
+            return;
+        }
+        // SIGTERM first, so servers can exit cleanly; then SIGKILL, by pid, bounded.
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if !self.alive() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline && self.alive() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A program on PATH (or in /usr/bin, /usr/sbin).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/bin".into(), "/usr/sbin".into(), "/usr/local/bin".into()])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Spinel's binary: the explicit path, else `$SPINEL_BIN`, else next to this executable,
+/// else `target/{release,debug}/spinel` under the current directory, else `spinel` on PATH.
+pub fn find_spinel(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    if let Some(path) = std::env::var_os("SPINEL_BIN") {
+        return Some(PathBuf::from(path));
+    }
+    let beside = std::env::current_exe().ok().and_then(|exe| {
+        let dir = exe.parent()?;
+        // Test binaries live in target/<profile>/deps.
+        [dir.join("spinel"), dir.parent()?.join("spinel")].into_iter().find(|p| p.is_file())
+    });
+    beside
+        .or_else(|| {
+            ["target/release/spinel", "target/debug/spinel"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+        })
+        .or_else(|| find_program("spinel"))
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
+    listener.local_addr().map(|a| a.port()).map_err(|e| format!("bind: {e}"))
+}
+
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The program and arguments for `kind` (without pinning).
+fn command_line(
+    kind: Kind,
+    launch: &Launch,
+    threads: usize,
+    port: u16,
+    resp_port: Option<u16>,
+) -> Result<(PathBuf, Vec<String>), String> {
+    let (port, mem, conns) =
+        (port.to_string(), launch.memory_mib.to_string(), launch.max_connections.to_string());
+    let threads = threads.to_string();
+    let strings = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match kind {
+        Kind::Spinel => {
+            let program = find_spinel(launch.spinel_bin.as_deref()).filter(|p| p.is_file()).ok_or(
+                "binary not found (build it: cargo build --release -p server; or set \
+                        SPINEL_BIN / --spinel-bin)",
+            )?;
+            let resp = resp_port.map_or("0".to_string(), |p| p.to_string());
+            let args =
+                ["-p", &port, "--resp-port", &resp, "-t", &threads, "-m", &mem, "-c", &conns];
+            Ok((program, strings(&args)))
+        }
+        Kind::Memcached => {
+            let program = find_program("memcached").ok_or("binary not found (memcached)")?;
+            let args = [
+                "-u",
+                "root",
+                "-l",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "0",
+                "-t",
+                &threads,
+                "-m",
+                &mem,
+                "-c",
+                &conns,
+            ];
+            Ok((program, strings(&args)))
+        }
+        Kind::Redis => {
+            let program = find_program("redis-server").ok_or("binary not found (redis-server)")?;
+            let args = [
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+                "--maxclients",
+                &conns,
+                "--daemonize",
+                "no",
+                "--logfile",
+                "",
+            ];
+            Ok((program, strings(&args)))
+        }
+    }
+}
+
+/// Starts `kind` with `threads` worker threads, pinned to `cpus`, and waits until it
+/// answers. The error says why it could not (binary not found, failed to start).
+pub fn start(
+    kind: Kind,
+    launch: &Launch,
+    threads: usize,
+    cpus: &[usize],
+) -> Result<Running, String> {
+    let port = free_port()?;
+    let resp_port = (kind == Kind::Spinel && launch.spinel_resp).then(free_port).transpose()?;
+    let (program, args) = command_line(kind, launch, threads, port, resp_port)?;
+    let mut argv: Vec<String> = Vec::new();
+    if find_program("setpriv").is_some() {
+        argv.extend(["setpriv", "--pdeathsig", "KILL", "--"].map(String::from));
+    }
+    if !cpus.is_empty() {
+        if find_program("taskset").is_none() {
+            return Err("taskset not found (util-linux); cannot pin the server".into());
+        }
+        argv.extend(["taskset".to_string(), "-c".to_string(), cpu_list(cpus)]);
+    }
+    argv.push(program.display().to_string());
+    argv.extend(args);
+    let _ = std::fs::create_dir_all(&launch.log_dir);
+    let log_path = launch.log_dir.join(format!("{}-t{threads}-{port}.log", kind.name()));
+    let log = File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let log_err = log.try_clone().map_err(|e| format!("log: {e}"))?;
+    let child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .spawn()
+        .map_err(|e| format!("failed to start {}: {e}", argv.join(" ")))?;
+    let mut running = Running { kind, threads, port, resp_port, child };
+    let protocol = running.protocol();
+    let deadline = Instant::now() + START_TIMEOUT;
+    let ports: Vec<(u16, Protocol)> =
+        std::iter::once((port, protocol)).chain(resp_port.map(|p| (p, Protocol::Resp))).collect();
+    for (port, protocol) in ports {
+        loop {
+            if !running.alive() {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(3).collect();
+                return Err(format!(
+                    "failed to start (exited; log {}: {})",
+                    log_path.display(),
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ));
+            }
+            if answers(port, protocol) {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("failed to start (not answering on port {port} after 10 s)"));
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+    Ok(running)
+}
+
+/// Does a server on `port` answer `version` / `PING`?
+fn answers(port: u16, protocol: Protocol) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    let ping: &[u8] = if protocol == Protocol::Resp { b"PING\r\n" } else { b"version\r\n" };
+    let mut buf = [0u8; 256];
+    stream.write_all(ping).is_ok() && matches!(stream.read(&mut buf), Ok(n) if n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_command_lines() {
+        assert_eq!(Kind::parse("redis-server"), Ok(Kind::Redis));
+        assert!(Kind::parse("nginx").is_err());
+        let launch = Launch {
+            spinel_bin: Some("/nonexistent/spinel".into()),
+            memory_mib: 64,
+            max_connections: 100,
+            spinel_resp: false,
+            log_dir: std::env::temp_dir(),
+        };
+        let e = command_line(Kind::Spinel, &launch, 1, 1, None).unwrap_err();
+        assert!(e.contains("binary not found"), "{e}");
+        if let Ok((_, args)) = command_line(Kind::Redis, &launch, 1, 7000, None) {
+            assert!(args.windows(2).any(|w| w == ["--save", ""]), "{args:?}");
+        }
+        assert_eq!(cpu_list(&[1, 3]), "1,3");
+    }
+}

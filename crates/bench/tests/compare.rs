@@ -1,0 +1,66 @@
+//! Runs `spinel-bench compare` with tiny settings (one workload, 1 s runs, Spinel and
+//! memcached, no thread sweep) against the real servers, bounded to about 20 s, and checks
+//! that the report files exist and show both servers.
+
+use std::{path::PathBuf, time::Duration};
+
+use bench::compare::{self, matrix, servers::Kind, Options};
+
+fn spinel_bin() -> Option<PathBuf> {
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    std::env::var_os("SPINEL_BIN")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([target.join("release/spinel"), target.join("debug/spinel")])
+        .find(|p| p.is_file())
+}
+
+/// Goal: a tiny comparison completes and its markdown, CSV and HTML name both servers with
+/// measured rates. Method: the library entry point with one 1 s workload per server.
+#[test]
+fn tiny_compare_writes_reports_with_both_servers() {
+    let Some(spinel) = spinel_bin() else {
+        eprintln!("SKIP: no Spinel binary (set SPINEL_BIN or cargo build --release -p server)");
+        return;
+    };
+    if compare::servers::find_program("memcached").is_none() {
+        eprintln!("SKIP: memcached is not installed (apt-get install memcached)");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("spinel-compare-test-{}", std::process::id()));
+    let options = Options {
+        repeat: 1,
+        duration: Duration::from_secs(1),
+        warmup: Duration::from_millis(200),
+        connections: 10,
+        keyspace: 1000,
+        servers: vec![Kind::Spinel, Kind::Memcached],
+        spinel_bin: Some(spinel),
+        sweep_threads: 0,
+        memory_mib: 64,
+        idle_wait: Duration::from_secs(1),
+        out_dir: out_dir.clone(),
+        cells: vec![matrix::sweep_cell()],
+        command: "tiny compare (test)".into(),
+        ..Options::defaults(true)
+    };
+    let started = std::time::Instant::now();
+    let outcome = compare::run(&options, &mut |line| eprintln!("{line}")).expect("compare runs");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(outcome.skipped.is_empty(), "{:?}", outcome.skipped);
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    assert_eq!(outcome.rows.len(), 2);
+    for row in &outcome.rows {
+        assert!(row.req_per_sec.median > 1000.0, "{row:?}");
+        assert!(row.req_per_server_cpu_sec.median.is_finite(), "{row:?}");
+        assert_eq!((row.errors, row.hit_ratio), (0, 1.0), "{row:?}");
+    }
+    for name in ["compare.md", "compare.csv", "compare.html"] {
+        let text = std::fs::read_to_string(out_dir.join(name)).expect(name);
+        assert!(text.contains("spinel") && text.contains("memcached"), "{name}");
+        assert!(text.contains("get 20/20"), "{name}");
+    }
+    let html = std::fs::read_to_string(out_dir.join("compare.html")).unwrap();
+    assert!(html.contains("<svg") && !html.contains("http"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+}

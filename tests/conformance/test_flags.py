@@ -1,0 +1,119 @@
+"""memcached flags with a meaning in spinel, each checked on the running server: -l with
+several addresses, -u, a port already in use, -F, -A, -C, -M, -I at its edge (spinel only;
+these run once, not per matrix entry)."""
+
+import os
+import pwd
+import socket
+import time
+
+import pytest
+
+from conftest import Server, free_port
+from test_cli import base_args, run, start
+from wire import Conn
+
+pytestmark = pytest.mark.spinel_only
+
+
+def with_server(extra, check):
+    mc, resp = free_port(), free_port()
+    server = start(base_args(mc, resp) + extra, mc, resp)
+    try:
+        check(server, mc, resp)
+    finally:
+        server.cleanup()
+
+
+def test_listen_on_two_addresses():
+    def check(server, mc, resp):
+        for host in ("127.0.0.1", "127.0.0.2"):
+            with socket.create_connection((host, mc), timeout=3) as s:
+                s.sendall(b"mn\r\n")
+                assert s.recv(16) == b"MN\r\n"
+    with_server(["-l", "127.0.0.1,127.0.0.2"], check)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="-u switches users only when started as root")
+def test_user_drops_privileges():
+    nobody = pwd.getpwnam("nobody")
+
+    def check(server, mc, resp):
+        with open(f"/proc/{server.pid}/status") as f:
+            uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+        assert all(int(uid) == nobody.pw_uid for uid in uids), uids
+        with Conn(mc) as c:
+            c.rt(b"set u 0 0 1\r\nx\r\n", b"STORED\r\n")
+    with_server(["-u", "nobody"], check)
+
+
+def test_port_in_use_refuses_to_start():
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = run(base_args(port, free_port()))
+    assert result.returncode != 0
+    assert b"in use" in result.stderr, result.stderr
+
+
+def test_disable_flush_all():
+    def check(server, mc, resp):
+        with Conn(mc) as c:
+            c.rt(b"flush_all\r\n", b"CLIENT_ERROR flush_all not allowed\r\n")
+            c.rt(b"mn\r\n", b"MN\r\n")
+    with_server(["-F"], check)
+
+
+def test_shutdown_needs_enable_shutdown():
+    def refused(server, mc, resp):
+        with Conn(mc) as c:
+            c.rt(b"shutdown\r\n", b"ERROR: shutdown not enabled\r\n")
+    with_server([], refused)
+
+    mc, resp = free_port(), free_port()
+    server = start(base_args(mc, resp) + ["-A"], mc, resp)
+    try:
+        with Conn(mc) as c:
+            c.send(b"shutdown\r\n")
+        server.proc.wait(timeout=5)
+        assert server.proc.returncode == 0
+    finally:
+        server.cleanup()
+
+
+def test_disable_cas_reports_zero():
+    def check(server, mc, resp):
+        with Conn(mc) as c:
+            c.rt(b"set c 0 0 1\r\nx\r\n", b"STORED\r\n")
+            c.rt(b"gets c\r\n", b"VALUE c 0 1 0\r\nx\r\nEND\r\n")
+    with_server(["-C"], check)
+
+
+def test_disable_evictions_refuses_writes_when_full():
+    value = b"v" * 100_000
+
+    def check(server, mc, resp):
+        with Conn(mc) as c:
+            replies = []
+            for i in range(200):  # 20 MB into 8 MiB
+                c.send(b"set full%d 0 0 %d\r\n%s\r\n" % (i, len(value), value))
+                replies.append(c.read_line())
+            assert b"SERVER_ERROR out of memory storing object\r\n" in replies, replies[-3:]
+            # Nothing stored before the refusals was evicted.
+            c.send(b"get full0\r\n")
+            assert c.read_line().startswith(b"VALUE full0 0 100000")
+    with_server(["-M", "-m", "8"], check)
+
+
+def test_item_size_edge():
+    def check(server, mc, resp):
+        key = b"edge"
+        fits = 2048 - len(key)
+        with Conn(mc) as c:
+            c.rt(b"set edge 0 0 %d\r\n%s\r\n" % (fits, b"a" * fits), b"STORED\r\n")
+            c.rt(b"set edge 0 0 %d\r\n%s\r\n" % (fits + 1, b"a" * (fits + 1)),
+                 b"SERVER_ERROR object too large for cache\r\n")
+            c.rt(b"get edge\r\n", b"END\r\n")  # the failed set removed the old value
+            c.rt(b"mn\r\n", b"MN\r\n")  # the rejected block was swallowed
+    with_server(["-I", "2k"], check)
