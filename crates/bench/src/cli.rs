@@ -19,7 +19,7 @@ usage: spinel-bench [options]
       --pipeline N                       requests in flight per connection (default 1; 16 with --rate)
       --ratio SET:GET                    e.g. 1:9 (default) or 0:1
       --keys-per-get N                   keys per get: a multiget above 1 (default 1)
-      --key-size N                       key length in bytes (default 20)
+      --key-size N|MIN-MAX               key length in bytes, fixed or a uniform range (default 20)
       --value-size N|MIN-MAX|S:W,S:W     value length: fixed, uniform range, weighted list (default 20)
       --keyspace N                       number of distinct keys (default 10000)
       --key-distribution uniform|zipf:S|sequential   (default uniform; zipf exponent S, e.g. zipf:0.99)
@@ -84,6 +84,14 @@ fn parse_distribution(text: &str) -> Result<KeyDistribution, String> {
     }
 }
 
+/// `N` or `MIN-MAX`: (shortest, longest; 0 when fixed).
+fn key_sizes(flag: &str, text: &str) -> Result<(usize, usize), String> {
+    match text.split_once('-') {
+        Some((min, max)) => Ok((number(flag, min)?, number(flag, max)?)),
+        None => Ok((number(flag, text)?, 0)),
+    }
+}
+
 fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
     text.parse().map_err(|_| format!("{flag} {text}: not a number"))
 }
@@ -126,7 +134,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             "--pipeline" => pipeline = Some(number(&flag, &value()?)?),
             "--ratio" => w.ratio = Ratio::parse(&value()?)?,
             "--keys-per-get" => w.keys_per_get = number(&flag, &value()?)?,
-            "--key-size" => w.key_size = number(&flag, &value()?)?,
+            "--key-size" => (w.key_size, w.key_size_max) = key_sizes(&flag, &value()?)?,
             "--value-size" | "--data-size" => w.value_sizes = ValueSizes::parse(&value()?)?,
             "--keyspace" => w.keyspace = number(&flag, &value()?)?,
             "--key-distribution" | "--key-pattern" => {

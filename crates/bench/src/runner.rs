@@ -166,7 +166,8 @@ fn prepare(config: &Config) -> Result<Shared, String> {
     if config.rate_per_sec == Some(0) {
         return Err("--rate must be above 0".into());
     }
-    let format = KeyFormat::new(config.workload.key_size, config.workload.keyspace)?;
+    let w = &config.workload;
+    let format = KeyFormat::with_range(w.key_size, w.key_size_max.max(w.key_size), w.keyspace)?;
     let mut addrs = Vec::new();
     let mut names = Vec::new();
     for server in &config.servers {

@@ -20,7 +20,9 @@ fn config(servers: Vec<String>, protocol: Protocol) -> Config {
         pipeline: 2,
         workload: Workload {
             keyspace: 2000,
-            key_size: 24,
+            // Keys of 16 to 30 bytes: every get must ask for the key its set wrote.
+            key_size: 16,
+            key_size_max: 30,
             key_distribution: KeyDistribution::Zipf { exponent: 0.99 },
             value_sizes: ValueSizes::Weighted(vec![(20, 3), (700, 1)]),
             ratio: Ratio { sets: 1, gets: 9 },
@@ -102,7 +104,7 @@ fn ketama_sharding_over_two_servers() {
         (bench::ketama::twemproxy_name("127.0.0.1", a.port), 1),
         (bench::ketama::twemproxy_name("127.0.0.1", b.port), 1),
     ]);
-    let format = bench::workload::KeyFormat::new(24, 2000).unwrap();
+    let format = bench::workload::KeyFormat::with_range(16, 30, 2000).unwrap();
     let on_a = (0..2000).filter(|&id| ring.server_for_key(format.key(id).as_bytes()) == 0).count();
     assert!(on_a > 400 && on_a < 1600, "{on_a}");
     assert_eq!(common::memcached_stat(a.port, "curr_items"), on_a as u64);

@@ -21,6 +21,7 @@ fn config(server: String, protocol: Protocol, keys_per_get: usize) -> Config {
         workload: Workload {
             keyspace: 1000,
             key_size: 16,
+            key_size_max: 0,
             value_sizes: ValueSizes::Range { min: 1, max: 3000 },
             ratio: Ratio { sets: 1, gets: 4 },
             keys_per_get,

@@ -15,8 +15,7 @@ pub(super) fn compose_get(
     scratch: &mut Scratch,
     out: &mut Vec<u8>,
 ) {
-    let bytes = scratch.keys(keys, format);
-    compose_retrieve(RetrieveKind::Get, bytes.chunks_exact(format.key_size()), out);
+    compose_retrieve(RetrieveKind::Get, scratch.keys(keys, format), out);
 }
 
 pub(super) fn compose_set(

@@ -20,8 +20,7 @@ pub(super) fn compose_get(
         compose_meta(MetaCommand::Get, format.key(*key).as_bytes(), [Flag::ReturnValue], b"", out);
         return;
     }
-    let bytes = scratch.keys(keys, format);
-    for key in bytes.chunks_exact(format.key_size()) {
+    for key in scratch.keys(keys, format) {
         let flags = [Flag::ReturnValue, Flag::ReturnKey, Flag::Quiet];
         compose_meta(MetaCommand::Get, key, flags, b"", out);
     }

@@ -124,20 +124,26 @@ pub struct SetArgs {
     pub ttl_secs: u32,
 }
 
-/// Reusable buffers for composing: the keys of a request side by side, and a value.
+/// Reusable buffers for composing: the keys of a request side by side (with where each
+/// ends, since keys may differ in length), and a value.
 #[derive(Debug, Default)]
 pub struct Scratch {
     key_bytes: Vec<u8>,
+    key_ends: Vec<usize>,
     value: Vec<u8>,
 }
 
 impl Scratch {
-    fn keys(&mut self, ids: &[u64], format: &KeyFormat) -> &[u8] {
+    fn keys(&mut self, ids: &[u64], format: &KeyFormat) -> impl Iterator<Item = &[u8]> + Clone {
         self.key_bytes.clear();
+        self.key_ends.clear();
         for &id in ids {
             self.key_bytes.extend_from_slice(format.key(id).as_bytes());
+            self.key_ends.push(self.key_bytes.len());
         }
-        &self.key_bytes
+        let bytes = &self.key_bytes;
+        let starts = std::iter::once(0).chain(self.key_ends.iter().copied());
+        starts.zip(self.key_ends.iter().copied()).map(move |(start, end)| &bytes[start..end])
     }
 
     fn value(&mut self, key: u64, set: &SetArgs) -> &[u8] {

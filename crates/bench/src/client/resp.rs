@@ -22,8 +22,7 @@ pub(super) fn compose_get(
         compose_command(&[b"GET", format.key(*key).as_bytes()], out);
         return;
     }
-    let bytes = scratch.keys(keys, format);
-    let chunks = bytes.chunks_exact(format.key_size());
+    let chunks = scratch.keys(keys, format);
     if keys.len() < STACK_ARGS_MAX {
         let mut args: [&[u8]; STACK_ARGS_MAX] = [&[]; STACK_ARGS_MAX];
         args[0] = b"MGET";

@@ -106,6 +106,7 @@ fn workload_config(
         workload: Workload {
             keyspace: o.keyspace,
             key_size: cell.key_size,
+            key_size_max: 0,
             key_distribution: KeyDistribution::Uniform,
             value_sizes: ValueSizes::Fixed(cell.value_size),
             ratio: cell.pattern.ratio(),

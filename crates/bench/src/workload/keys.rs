@@ -132,11 +132,15 @@ fn helper2(x: f64) -> f64 {
     }
 }
 
-/// Turns key ids into key bytes of one fixed length.
+/// Turns key ids into key bytes: of one fixed length, or of a length in a range that is a
+/// fixed function of the id (so every get asks for the key a set wrote).
 #[derive(Debug, Clone, Copy)]
 pub struct KeyFormat {
     key_size: usize,
-    prefix_len: usize,
+    /// Longest key; equal to `key_size` for fixed-size keys.
+    key_size_max: usize,
+    /// Digits the largest id needs.
+    digits_needed: usize,
 }
 
 /// A composed key on the stack (no allocation per request).
@@ -163,26 +167,51 @@ fn digits(mut n: u64) -> usize {
 impl KeyFormat {
     /// Fails when `key_size` cannot hold the largest key id of `keyspace`.
     pub fn new(key_size: usize, keyspace: u64) -> Result<KeyFormat, String> {
-        let need = digits(keyspace.saturating_sub(1));
-        if key_size > KEY_LEN_MAX || key_size < need {
-            return Err(format!(
-                "--key-size {key_size}: must be {need}..={KEY_LEN_MAX} for a key space of {keyspace}"
-            ));
-        }
-        let prefix_len = if key_size >= need + PREFIX.len() { PREFIX.len() } else { 0 };
-        Ok(KeyFormat { key_size, prefix_len })
+        KeyFormat::with_range(key_size, key_size, keyspace)
     }
 
+    /// Keys of `key_size_min..=key_size_max` bytes, uniformly spread over key ids.
+    pub fn with_range(
+        key_size_min: usize,
+        key_size_max: usize,
+        keyspace: u64,
+    ) -> Result<KeyFormat, String> {
+        let need = digits(keyspace.saturating_sub(1));
+        if key_size_max > KEY_LEN_MAX || key_size_min < need || key_size_min > key_size_max {
+            return Err(format!(
+                "--key-size {key_size_min}-{key_size_max}: must be within {need}..={KEY_LEN_MAX} \
+                 for a key space of {keyspace}"
+            ));
+        }
+        Ok(KeyFormat { key_size: key_size_min, key_size_max, digits_needed: need })
+    }
+
+    /// The shortest key (the only size, for fixed-size keys).
     pub fn key_size(&self) -> usize {
         self.key_size
     }
 
+    /// The length of key `id`: fixed, or a hash of the id into the range.
+    fn len_of(&self, id: u64) -> usize {
+        let span = (self.key_size_max - self.key_size + 1) as u64;
+        if span == 1 {
+            return self.key_size;
+        }
+        let mixed = id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+        self.key_size + (mixed % span) as usize
+    }
+
+    /// Key `id`: `key:` and the zero-padded id when there is room for the prefix, else the
+    /// padded id alone. Distinct ids give distinct keys whatever their lengths: the digits
+    /// spell the id, and prefixed keys start with a letter.
     pub fn key(&self, id: u64) -> KeyBuf {
-        let mut buf = KeyBuf { bytes: [b'0'; KEY_LEN_MAX], len: self.key_size };
-        buf.bytes[..self.prefix_len].copy_from_slice(&PREFIX[..self.prefix_len]);
+        let len = self.len_of(id);
+        let prefix_len = if len >= self.digits_needed + PREFIX.len() { PREFIX.len() } else { 0 };
+        let mut buf = KeyBuf { bytes: [b'0'; KEY_LEN_MAX], len };
+        buf.bytes[..prefix_len].copy_from_slice(&PREFIX[..prefix_len]);
         let mut n = id;
-        let mut at = self.key_size;
-        while at > self.prefix_len {
+        let mut at = len;
+        while at > prefix_len {
             at -= 1;
             buf.bytes[at] = b'0' + (n % 10) as u8;
             n /= 10;
@@ -253,5 +282,20 @@ mod tests {
         assert_eq!(tight.key(42).as_bytes(), b"0042");
         assert!(KeyFormat::new(3, 10_000).is_err());
         assert!(KeyFormat::new(251, 10).is_err());
+    }
+
+    /// Goal: a key size range gives every length in it, the same length for an id every
+    /// time, and no two ids the same key.
+    #[test]
+    fn key_size_range() {
+        let f = KeyFormat::with_range(8, 16, 1000).unwrap();
+        let keys: Vec<Vec<u8>> = (0..1000).map(|id| f.key(id).as_bytes().to_vec()).collect();
+        let lengths: std::collections::BTreeSet<usize> = keys.iter().map(Vec::len).collect();
+        assert_eq!(lengths, (8..=16).collect());
+        assert_eq!(f.key(77).as_bytes(), keys[77].as_slice());
+        let distinct: std::collections::HashSet<&Vec<u8>> = keys.iter().collect();
+        assert_eq!(distinct.len(), 1000);
+        assert!(KeyFormat::with_range(9, 8, 10).is_err());
+        assert!(KeyFormat::with_range(2, 8, 1000).is_err());
     }
 }

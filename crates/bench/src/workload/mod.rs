@@ -33,7 +33,10 @@ impl Ratio {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     pub keyspace: u64,
+    /// Key length, or the shortest when `key_size_max` is larger.
     pub key_size: usize,
+    /// Longest key of a `MIN-MAX` range; 0 (or `key_size`) for fixed-size keys.
+    pub key_size_max: usize,
     pub key_distribution: KeyDistribution,
     pub value_sizes: ValueSizes,
     pub ratio: Ratio,
@@ -48,6 +51,7 @@ impl Default for Workload {
         Workload {
             keyspace: 10_000,
             key_size: 20,
+            key_size_max: 0,
             key_distribution: KeyDistribution::Uniform,
             value_sizes: ValueSizes::Fixed(20),
             ratio: Ratio { sets: 1, gets: 9 },
