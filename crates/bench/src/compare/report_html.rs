@@ -22,7 +22,11 @@ const LEFT: f64 = 76.0;
 const RIGHT: f64 = 76.0;
 const TOP: f64 = 46.0;
 const BOTTOM: f64 = 86.0;
-const PALETTE: [&str; 6] = ["#d9480f", "#1971c2", "#2f9e44", "#ae3ec9", "#f59f00", "#495057"];
+/// Distinct colours for up to 12 series (the latency chart has 3 percentiles x 3-4 servers).
+const PALETTE: [&str; 12] = [
+    "#d9480f", "#1971c2", "#2f9e44", "#ae3ec9", "#f59f00", "#495057", "#e64980", "#0c8599",
+    "#74b816", "#5f3dc4", "#862e9c", "#a61e4d",
+];
 
 /// Picks one statistic of a row.
 type RowStat = fn(&Row) -> Stat;
