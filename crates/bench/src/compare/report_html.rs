@@ -103,18 +103,25 @@ fn y_axis(out: &mut String, top: f64, step: f64, label: &str, side_right: bool) 
 }
 
 fn legend(out: &mut String, items: &[(String, &str, bool)]) {
-    let mut x = LEFT;
+    // About 7 px per character at the 11 px tick font; a row that would run past the
+    // right edge wraps (the latency chart has nine series).
+    let (mut x, mut y) = (LEFT, 32.0);
     for (name, color, dashed) in items {
+        let width = 28.0 + 7.0 * name.len() as f64;
+        if x > LEFT && x + width > WIDTH - 8.0 {
+            (x, y) = (LEFT, y + 12.0);
+        }
         let dash = if *dashed { " stroke-dasharray=\"5 3\"" } else { "" };
         let _ = write!(
             out,
-            "<line x1=\"{x}\" x2=\"{}\" y1=\"32\" y2=\"32\" stroke=\"{color}\" \
-             stroke-width=\"6\"{dash}/><text x=\"{}\" y=\"36\" class=\"tick\">{}</text>",
+            "<line x1=\"{x}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\" stroke=\"{color}\" \
+             stroke-width=\"6\"{dash}/><text x=\"{}\" y=\"{}\" class=\"tick\">{}</text>",
             x + 16.0,
             x + 20.0,
+            y + 4.0,
             escape(name)
         );
-        x += 28.0 + 7.0 * name.len() as f64;
+        x += width;
     }
 }
 
