@@ -97,6 +97,45 @@ fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
 }
 
 /// Parses the arguments after the program name.
+/// Walks a command line: `--flag value`, `--flag=value` and `-f value` (shared by the load
+/// command and `compare`).
+pub(crate) struct Args<'a> {
+    args: &'a [String],
+    next: usize,
+}
+
+impl<'a> Args<'a> {
+    pub(crate) fn new(args: &'a [String]) -> Self {
+        Args { args, next: 0 }
+    }
+
+    /// The next flag, and the value given with it after `=`, if any.
+    pub(crate) fn next_flag(&mut self) -> Option<(String, Option<String>)> {
+        let arg = self.args.get(self.next)?;
+        self.next += 1;
+        Some(match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_string(), Some(value.to_string()))
+            }
+            _ => (arg.clone(), None),
+        })
+    }
+
+    /// The flag's value: the one given after `=`, else the next argument.
+    pub(crate) fn value(
+        &mut self,
+        flag: &str,
+        inline: &mut Option<String>,
+    ) -> Result<String, String> {
+        if let Some(value) = inline.take() {
+            return Ok(value);
+        }
+        let value = self.args.get(self.next).cloned().ok_or(format!("{flag} needs a value"))?;
+        self.next += 1;
+        Ok(value)
+    }
+}
+
 pub fn parse(args: &[String]) -> Result<Command, String> {
     if args.first().map(String::as_str) == Some("compare") {
         return Ok(match crate::compare::options::parse(&args[1..])? {
@@ -107,21 +146,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let mut config = Config::default();
     let mut output = Output::default();
     let mut pipeline = None;
-    let mut i = 0;
-    while i < args.len() {
-        let (flag, inline) = match args[i].split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (args[i].clone(), None),
-        };
-        i += 1;
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            let v = args.get(i).cloned().ok_or(format!("{flag} needs a value"))?;
-            i += 1;
-            Ok(v)
-        };
+    let mut cursor = Args::new(args);
+    while let Some((flag, mut inline)) = cursor.next_flag() {
+        let mut value = || cursor.value(&flag, &mut inline);
         let w = &mut config.workload;
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),

@@ -6,7 +6,7 @@ use super::{
     matrix::{full_matrix, quick_matrix, Cell},
     servers::Kind,
 };
-use crate::cli::parse_duration;
+use crate::cli::{parse_duration, Args};
 
 pub const USAGE: &str = "\
 usage: spinel-bench compare [options]
@@ -143,21 +143,9 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
         .collect::<Vec<_>>()
         .join(" ");
     let mut client_threads = None;
-    let mut i = 0;
-    while i < args.len() {
-        let (flag, inline) = match args[i].split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (args[i].clone(), None),
-        };
-        i += 1;
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            let v = args.get(i).cloned().ok_or(format!("{flag} needs a value"))?;
-            i += 1;
-            Ok(v)
-        };
+    let mut cursor = Args::new(args);
+    while let Some((flag, mut inline)) = cursor.next_flag() {
+        let mut value = || cursor.value(&flag, &mut inline);
         match flag.as_str() {
             "-h" | "--help" => return Ok(None),
             "--quick" => {}
