@@ -42,7 +42,8 @@ fn limits() -> Limits {
     Limits { value_len_max: usize::MAX / 2, ..Limits::default() }
 }
 
-fn response(input: &[u8]) -> Result<(Response<'_>, usize), Parsed> {
+/// Parses one reply (text and meta share the codec's response parser).
+pub(super) fn response(input: &[u8]) -> Result<(Response<'_>, usize), Parsed> {
     match parse_response(input, &limits()) {
         Ok(ok) => Ok(ok),
         Err(ResponseError::Incomplete) => Err(Parsed::Incomplete),
@@ -50,8 +51,8 @@ fn response(input: &[u8]) -> Result<(Response<'_>, usize), Parsed> {
     }
 }
 
-/// The error replies any request may get.
-fn error_of(response: &Response<'_>) -> Option<ErrorKind> {
+/// The error replies any request may get, in either dialect.
+pub(super) fn error_of(response: &Response<'_>) -> Option<ErrorKind> {
     match response {
         Response::ServerError(_) => Some(ErrorKind::ServerError),
         Response::ClientError(_) => Some(ErrorKind::ClientError),

@@ -4,10 +4,13 @@
 
 use proto_memcache::{
     meta::{compose_meta, Flag, MetaCommand, MetaStatus},
-    parse_response, Limits, Response, ResponseError,
+    Response,
 };
 
-use super::{ErrorKind, KeyCursor, Parsed, Scratch, SetArgs, Tally};
+use super::{
+    memcache::{error_of, response},
+    ErrorKind, KeyCursor, Parsed, Scratch, SetArgs, Tally,
+};
 use crate::workload::KeyFormat;
 
 pub(super) fn compose_get(
@@ -37,27 +40,6 @@ pub(super) fn compose_set(
     let ttl = (set.ttl_secs > 0).then_some(Flag::UpdateTtl { ttl_secs: i64::from(set.ttl_secs) });
     let value = scratch.value(key, set);
     compose_meta(MetaCommand::Set, format.key(key).as_bytes(), ttl, value, out);
-}
-
-fn limits() -> Limits {
-    Limits { value_len_max: usize::MAX / 2, ..Limits::default() }
-}
-
-fn response(input: &[u8]) -> Result<(Response<'_>, usize), Parsed> {
-    match parse_response(input, &limits()) {
-        Ok(ok) => Ok(ok),
-        Err(ResponseError::Incomplete) => Err(Parsed::Incomplete),
-        Err(ResponseError::Malformed { reason }) => Err(Parsed::Broken(reason)),
-    }
-}
-
-fn error_of(response: &Response<'_>) -> Option<ErrorKind> {
-    match response {
-        Response::ServerError(_) => Some(ErrorKind::ServerError),
-        Response::ClientError(_) => Some(ErrorKind::ClientError),
-        Response::Error => Some(ErrorKind::Error),
-        _ => None,
-    }
 }
 
 pub(super) fn parse_get<I>(mut keys: I, format: &KeyFormat, input: &[u8]) -> Parsed

@@ -282,23 +282,21 @@ pub fn dual_line_chart(
 
 /// Servers in order of first appearance.
 fn servers_of(rows: &[Row]) -> Vec<String> {
-    let mut servers: Vec<String> = Vec::new();
-    for r in rows {
-        if !servers.contains(&r.server) {
-            servers.push(r.server.clone());
-        }
-    }
-    servers
+    distinct_in_order(rows, |r| &r.server)
 }
 
 fn workloads_of(rows: &[Row]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in rows {
-        if !names.contains(&r.workload) {
-            names.push(r.workload.clone());
+    distinct_in_order(rows, |r| &r.workload)
+}
+
+fn distinct_in_order(rows: &[Row], field: impl Fn(&Row) -> &String) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for row in rows {
+        if !seen.contains(field(row)) {
+            seen.push(field(row).clone());
         }
     }
-    names
+    seen
 }
 
 fn find<'a>(rows: &'a [Row], workload: &str, server: &str) -> Option<&'a Row> {
