@@ -24,14 +24,11 @@ use std::{os::fd::RawFd, time::Instant};
 
 use crate::{After, Handler};
 
-/// The handler is asked again, in the same turn, while it makes progress on leftover input;
-/// past this many calls the rest waits for the next turn (a bound per connection and turn).
-const RECEIVE_CALLS_MAX: usize = 64;
-
 /// Output buffers bigger than this are freed rather than pooled.
 const POOLED_CAPACITY_MAX: usize = 1 << 20;
-/// At most this many bytes of capacity sit in the pool.
-const POOLED_BYTES_MAX: usize = 32 << 20;
+/// At most this many bytes of capacity sit in the pool (they count against the process-wide
+/// buffer budget, so the pool keeps little).
+const POOLED_BYTES_MAX: usize = 8 << 20;
 /// At most this many buffers sit in the pool: enough for every connection that sends in one
 /// turn under load, while a burst (10,000 connections answered at once, each send in flight
 /// with io_uring) does not leave 10,000 idle buffers behind.
@@ -43,26 +40,52 @@ const OUT_CAPACITY_INITIAL: usize = 1024;
 pub(crate) mod flag {
     /// The handler returned `After::CloseAfterFlush` (or the loop is shutting down): read no
     /// more input, send what is queued, then close.
-    pub const CLOSE_AFTER_FLUSH: u8 = 1 << 0;
+    pub const CLOSE_AFTER_FLUSH: u16 = 1 << 0;
     /// The connection is in the loop's dirty list (it has output or a send to continue).
-    pub const DIRTY: u8 = 1 << 1;
-    /// The connection is in the loop's backlog (leftover input to offer again).
-    pub const BACKLOG: u8 = 1 << 2;
+    pub const DIRTY: u16 = 1 << 1;
+    /// The handler yielded with input left: offer it again next turn (the loop's backlog).
+    pub const BACKLOG: u16 = 1 << 2;
     /// io_uring: a multishot receive is armed.
-    pub const RECV_ARMED: u8 = 1 << 3;
+    pub const RECV_ARMED: u16 = 1 << 3;
     /// io_uring: a send is in flight (the kernel reads `sending`).
-    pub const SEND_IN_FLIGHT: u8 = 1 << 4;
+    pub const SEND_IN_FLIGHT: u16 = 1 << 4;
     /// io_uring: a cancel of all operations was issued.
-    pub const CANCELLED: u8 = 1 << 5;
-    /// epoll: EPOLLOUT is registered (a write was partial).
-    pub const WANT_OUT: u8 = 1 << 6;
+    pub const CANCELLED: u16 = 1 << 5;
+    /// epoll: a write was partial; the rest waits for EPOLLOUT.
+    pub const WANT_OUT: u16 = 1 << 6;
     /// epoll: EPOLLOUT fired this turn.
-    pub const OUT_READY: u8 = 1 << 7;
+    pub const OUT_READY: u16 = 1 << 7;
+    /// The peer shut down its sending side (a read returned 0). Input already received is
+    /// still executed and answered, in order; once that is done and sent, the connection
+    /// closes. An incomplete request left at that point is dropped, as memcached does.
+    pub const PEER_EOF: u16 = 1 << 8;
+    /// Backpressure: unsent output passed the pause threshold. Input is neither read nor
+    /// offered to the handler until the peer has drained it below half the threshold.
+    pub const PAUSED: u16 = 1 << 9;
+    /// io_uring: a cancel of the multishot receive was issued (reading stopped).
+    pub const RECV_CANCELLING: u16 = 1 << 10;
+    /// epoll: EPOLLIN is registered.
+    pub const WANT_IN: u16 = 1 << 11;
+    /// epoll: EPOLLOUT is registered.
+    pub const REG_OUT: u16 = 1 << 12;
+}
+
+/// The per-connection bounds a loop applies (from [`crate::LoopConfig`]; the pause threshold
+/// tightens while the process-wide buffer budget is exceeded).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// Unsent output at or above this pauses the connection (backpressure).
+    pub pause_bytes: usize,
+    /// Unsent output above this closes the connection (one handler call produced more than
+    /// any client should be sent in one go).
+    pub limit_bytes: usize,
+    /// While the handler has yielded with this much input or more buffered, no more is read.
+    pub hold_bytes: usize,
 }
 
 pub(crate) struct Conn<C> {
     pub fd: RawFd,
-    pub flags: u8,
+    pub flags: u16,
     pub handler: Option<C>,
     pub input: Vec<u8>,
     pub out: Vec<u8>,
@@ -87,16 +110,47 @@ impl<C> Conn<C> {
         }
     }
 
-    pub fn has(&self, f: u8) -> bool {
+    pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
     }
 
-    pub fn set(&mut self, f: u8) {
+    pub fn set(&mut self, f: u16) {
         self.flags |= f;
     }
 
-    pub fn clear(&mut self, f: u8) {
+    pub fn clear(&mut self, f: u16) {
         self.flags &= !f;
+    }
+
+    /// Whether the loop should read from the socket now: open, not closing, not paused by
+    /// backpressure, and not already holding a yielded backlog of `hold_bytes` or more.
+    pub fn wants_input(&self, bounds: &Bounds) -> bool {
+        self.is_open()
+            && !self.has(flag::CLOSE_AFTER_FLUSH | flag::PEER_EOF | flag::PAUSED)
+            && !(self.has(flag::BACKLOG) && self.input.len() >= bounds.hold_bytes)
+    }
+
+    /// Whether the connection has nothing left to do but send what is queued, then close:
+    /// it asked to close, or the peer half-closed and every complete request was executed.
+    pub fn finishing(&self) -> bool {
+        self.has(flag::CLOSE_AFTER_FLUSH)
+            || (self.has(flag::PEER_EOF) && !self.has(flag::BACKLOG | flag::PAUSED))
+    }
+
+    /// Backpressure release: a paused connection whose unsent output fell below half the
+    /// pause threshold resumes. Returns true when it did and has buffered input to offer
+    /// (the caller puts it in the backlog).
+    pub fn try_resume(&mut self, bounds: &Bounds) -> bool {
+        if !self.has(flag::PAUSED) || self.pending_bytes() >= bounds.pause_bytes / 2 {
+            return false;
+        }
+        self.clear(flag::PAUSED);
+        !self.input.is_empty() && self.is_open() && !self.has(flag::CLOSE_AFTER_FLUSH)
+    }
+
+    /// Heap bytes this connection's buffers hold.
+    pub fn buffer_bytes(&self) -> usize {
+        self.input.capacity() + self.out.capacity() + self.sending.capacity()
     }
 
     /// Bytes the handler produced that the peer has not got yet.
@@ -130,11 +184,31 @@ pub(crate) struct Slots<C> {
     slots: Vec<Slot<C>>,
     free: Vec<u32>,
     live: usize,
+    /// Generation for a slot pushed anew: counts every push, so a slot created again after
+    /// [`Slots::shrink`] cut it off cannot take the generation a stale key remembers.
+    fresh_gen: u32,
 }
+
+/// [`Slots::shrink`] gives memory back only when at least this many slots are free at the
+/// end of the table.
+const SHRINK_SLOTS_MIN: usize = 1024;
 
 impl<C> Slots<C> {
     pub fn new() -> Self {
-        Slots { slots: Vec::new(), free: Vec::new(), live: 0 }
+        Slots { slots: Vec::new(), free: Vec::new(), live: 0, fresh_gen: 0 }
+    }
+
+    /// After a burst of connections has gone, drops the empty slots at the end of the table
+    /// and gives their memory back (a slot table sized for the peak would stay resident).
+    pub fn shrink(&mut self) {
+        let used_len = self.slots.iter().rposition(|s| s.conn.is_some()).map_or(0, |i| i + 1);
+        if self.slots.len() - used_len < SHRINK_SLOTS_MIN.max(used_len) {
+            return;
+        }
+        self.slots.truncate(used_len);
+        self.slots.shrink_to_fit();
+        self.free.retain(|&index| (index as usize) < used_len);
+        self.free.shrink_to_fit();
     }
 
     pub fn insert(&mut self, conn: Conn<C>) -> Key {
@@ -146,8 +220,10 @@ impl<C> Slots<C> {
             return Key { index, gen: slot.gen };
         }
         let index = u32::try_from(self.slots.len()).expect("fewer than 2^32 connections");
-        self.slots.push(Slot { gen: 0, conn: Some(conn) });
-        Key { index, gen: 0 }
+        let gen = self.fresh_gen;
+        self.fresh_gen = (self.fresh_gen + 1) & GEN_MASK;
+        self.slots.push(Slot { gen, conn: Some(conn) });
+        Key { index, gen }
     }
 
     pub fn get_mut(&mut self, key: Key) -> Option<&mut Conn<C>> {
@@ -174,6 +250,11 @@ impl<C> Slots<C> {
         self.live
     }
 
+    /// Heap bytes held by all connections' buffers.
+    pub fn buffer_bytes(&self) -> usize {
+        self.slots.iter().filter_map(|s| s.conn.as_ref()).map(Conn::buffer_bytes).sum()
+    }
+
     /// Keys of all occupied slots (a snapshot, so the caller may close while walking).
     pub fn keys(&self) -> Vec<Key> {
         let mut keys = Vec::with_capacity(self.live);
@@ -191,17 +272,39 @@ impl<C> Slots<C> {
 pub(crate) struct OutPool {
     free: Vec<Vec<u8>>,
     bytes: usize,
+    /// The fewest buffers the pool held since the last [`OutPool::trim`]: that many were
+    /// not needed for a whole tick.
+    idle_count: usize,
 }
 
 impl OutPool {
     pub fn new() -> Self {
-        OutPool { free: Vec::new(), bytes: 0 }
+        OutPool { free: Vec::new(), bytes: 0, idle_count: 0 }
+    }
+
+    /// Frees the buffers nobody needed since the last call (run at each tick), so a burst's
+    /// buffers do not stay resident once it is over.
+    pub fn trim(&mut self) {
+        let idle = self.idle_count.min(self.free.len());
+        for buf in self.free.drain(..idle) {
+            self.bytes -= buf.capacity();
+        }
+        if self.free.is_empty() {
+            self.free = Vec::new();
+        }
+        self.idle_count = self.free.len();
+    }
+
+    /// Capacity held by pooled buffers.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     pub fn take(&mut self) -> Vec<u8> {
         match self.free.pop() {
             Some(buf) => {
                 self.bytes -= buf.capacity();
+                self.idle_count = self.idle_count.min(self.free.len());
                 buf
             }
             None => Vec::with_capacity(OUT_CAPACITY_INITIAL),
@@ -230,7 +333,7 @@ impl OutPool {
 pub(crate) struct Delivered {
     /// `out` has bytes: queue the connection for the turn's send.
     pub has_output: bool,
-    /// The handler still made progress when its call budget ran out: offer again next turn.
+    /// The handler yielded with input left: offer it again next turn.
     pub backlog: bool,
     /// Unsent output is above the limit: close now.
     pub over_limit: bool,
@@ -239,17 +342,24 @@ pub(crate) struct Delivered {
 }
 
 /// Offers `data` (bytes that just arrived, possibly empty to re-offer a backlog) to the
-/// handler, after any tail kept from before. The unconsumed rest is copied into `conn.input`;
-/// `data` may be reused by the caller as soon as this returns.
+/// handler, after any tail kept from before: one handler call, which bounds the work one
+/// connection gets per turn (the handler yields after its own request budget). The
+/// unconsumed rest is copied into `conn.input`; `data` may be reused by the caller as soon
+/// as this returns. A paused connection (backpressure) only keeps `data` for later.
 pub(crate) fn deliver<H: Handler>(
     handler: &mut H,
     conn: &mut Conn<H::Conn>,
     data: &[u8],
     pool: &mut OutPool,
-    output_limit_bytes: usize,
+    bounds: &Bounds,
 ) -> Delivered {
     let mut result = Delivered::default();
     if conn.has(flag::CLOSE_AFTER_FLUSH) {
+        return result;
+    }
+    if conn.has(flag::PAUSED) {
+        // Bytes the kernel handed over before reading stopped; offered once it resumes.
+        conn.input.extend_from_slice(data);
         return result;
     }
     let Conn { handler: Some(state), input, out, .. } = conn else {
@@ -258,56 +368,51 @@ pub(crate) fn deliver<H: Handler>(
     if out.capacity() == 0 {
         *out = pool.take();
     }
-    let (after, progress) = if input.is_empty() {
-        let (consumed, after, progress) = offer(handler, state, data, out);
+    let after = if input.is_empty() {
+        let (consumed, after) = call(handler, state, data, out);
         input.extend_from_slice(&data[consumed..]);
-        (after, progress)
+        after
     } else {
         input.extend_from_slice(data);
-        let (consumed, after, progress) = offer(handler, state, input, out);
+        let (consumed, after) = call(handler, state, input, out);
         input.drain(..consumed);
         if input.is_empty() {
             // Freed rather than kept: an idle connection must not hold a buffer.
             *input = Vec::new();
         }
-        (after, progress)
+        after
     };
     if out.is_empty() {
         pool.give(std::mem::take(out));
     }
-    if after == After::CloseAfterFlush {
-        conn.set(flag::CLOSE_AFTER_FLUSH);
-        conn.input = Vec::new();
-        result.close_after_flush = true;
-    } else if progress && !conn.input.is_empty() {
-        result.backlog = true;
+    match after {
+        After::CloseAfterFlush => {
+            conn.set(flag::CLOSE_AFTER_FLUSH);
+            conn.input = Vec::new();
+            result.close_after_flush = true;
+        }
+        After::Yield => result.backlog = !conn.input.is_empty(),
+        After::Continue => {}
     }
     result.has_output = !conn.out.is_empty();
-    result.over_limit = conn.pending_bytes() > output_limit_bytes;
+    let pending = conn.pending_bytes();
+    result.over_limit = pending > bounds.limit_bytes;
+    if pending >= bounds.pause_bytes {
+        conn.set(flag::PAUSED);
+    }
     result
 }
 
-/// Calls the handler on `input` while it makes progress; returns bytes consumed, what it
-/// asked for, and whether the call budget ran out while it was still making progress.
-fn offer<H: Handler>(
+/// One handler call on `input`; returns the bytes consumed and what it asked for.
+fn call<H: Handler>(
     handler: &mut H,
     state: &mut H::Conn,
     input: &[u8],
     out: &mut Vec<u8>,
-) -> (usize, After, bool) {
-    let mut start = 0;
-    for _ in 0..RECEIVE_CALLS_MAX {
-        let (consumed, after) = handler.receive(state, &input[start..], out);
-        assert!(consumed <= input.len() - start, "handler consumed more than it was given");
-        start += consumed;
-        if after == After::CloseAfterFlush {
-            return (start, after, false);
-        }
-        if consumed == 0 || start == input.len() {
-            return (start, After::Continue, false);
-        }
-    }
-    (start, After::Continue, true)
+) -> (usize, After) {
+    let (consumed, after) = handler.receive(state, input, out);
+    assert!(consumed <= input.len(), "handler consumed more than it was given");
+    (consumed, after)
 }
 
 #[cfg(test)]
@@ -328,7 +433,8 @@ mod tests {
                 Some(i) if &input[..i] == b"quit" => (i + 1, After::CloseAfterFlush),
                 Some(i) => {
                     out.extend_from_slice(&input[..=i]);
-                    (i + 1, After::Continue)
+                    let after = if i + 1 < input.len() { After::Yield } else { After::Continue };
+                    (i + 1, after)
                 }
                 None => (0, After::Continue),
             }
@@ -340,17 +446,28 @@ mod tests {
         }
     }
 
+    const UNBOUNDED: Bounds =
+        Bounds { pause_bytes: usize::MAX, limit_bytes: usize::MAX, hold_bytes: usize::MAX };
+
+    fn output_bounds(pause_bytes: usize, limit_bytes: usize) -> Bounds {
+        Bounds { pause_bytes, limit_bytes, ..UNBOUNDED }
+    }
+
     #[test]
     fn tail_is_kept_and_freed_once_consumed() {
         let mut pool = OutPool::new();
         let mut conn = Conn::new(-1, (), Instant::now());
-        let d = deliver(&mut OneLine, &mut conn, b"ab\ncd", &mut pool, usize::MAX);
-        assert!(d.has_output && !d.backlog);
+        let d = deliver(&mut OneLine, &mut conn, b"ab\ncd", &mut pool, &UNBOUNDED);
+        assert!(d.has_output && d.backlog);
         assert_eq!(conn.out, b"ab\n");
         assert_eq!(conn.input, b"cd");
-        let d = deliver(&mut OneLine, &mut conn, b"\nef\ngh\n", &mut pool, usize::MAX);
-        assert!(d.has_output && !d.backlog);
-        assert_eq!(conn.out, b"ab\ncd\nef\ngh\n");
+        let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
+        assert!(!d.backlog, "an incomplete line is not a backlog");
+        let d = deliver(&mut OneLine, &mut conn, b"\nef\n", &mut pool, &UNBOUNDED);
+        assert!(d.has_output && d.backlog);
+        let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
+        assert!(!d.backlog);
+        assert_eq!(conn.out, b"ab\ncd\nef\n");
         assert_eq!(conn.input.capacity(), 0);
     }
 
@@ -358,35 +475,91 @@ mod tests {
     fn no_output_returns_the_buffer() {
         let mut pool = OutPool::new();
         let mut conn = Conn::new(-1, (), Instant::now());
-        let d = deliver(&mut OneLine, &mut conn, b"partial", &mut pool, usize::MAX);
+        let d = deliver(&mut OneLine, &mut conn, b"partial", &mut pool, &UNBOUNDED);
         assert!(!d.has_output);
         assert_eq!(conn.out.capacity(), 0);
         assert_eq!(pool.free.len(), 1);
     }
 
+    /// One handler call per delivery: a yielding handler gets the rest in later calls.
     #[test]
-    fn budget_exhaustion_asks_for_backlog() {
+    fn yield_asks_for_backlog() {
         let mut pool = OutPool::new();
         let mut conn = Conn::new(-1, (), Instant::now());
-        let input = b"x\n".repeat(RECEIVE_CALLS_MAX + 3);
-        let d = deliver(&mut OneLine, &mut conn, &input, &mut pool, usize::MAX);
+        let input = b"x\n".repeat(5);
+        let d = deliver(&mut OneLine, &mut conn, &input, &mut pool, &UNBOUNDED);
         assert!(d.backlog);
-        assert_eq!(conn.input.len(), 6);
-        let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, usize::MAX);
-        assert!(!d.backlog);
+        assert_eq!(conn.input.len(), 8);
+        for left in (0..4).rev() {
+            let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
+            assert_eq!(d.backlog, left > 0);
+        }
         assert!(conn.input.is_empty());
         assert_eq!(conn.out.len(), input.len());
+    }
+
+    /// Output at the pause threshold pauses the connection: later input is kept, not
+    /// offered, until the output drains below half the threshold.
+    #[test]
+    fn backpressure_pauses_and_resumes() {
+        let mut pool = OutPool::new();
+        let mut conn = Conn::new(-1, (), Instant::now());
+        let bounds = output_bounds(8, usize::MAX);
+        deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &bounds);
+        assert!(conn.has(flag::PAUSED));
+        assert!(!conn.wants_input(&bounds));
+        let d = deliver(&mut OneLine, &mut conn, b"more\n", &mut pool, &bounds);
+        assert!(!d.has_output && !d.backlog);
+        assert_eq!(conn.input, b"more\n");
+        assert!(!conn.try_resume(&bounds), "11 bytes still unsent");
+        conn.out_sent = 8; // the peer read most of it
+        assert!(conn.try_resume(&bounds));
+        assert!(conn.wants_input(&bounds));
+        deliver(&mut OneLine, &mut conn, b"", &mut pool, &bounds);
+        assert_eq!(&conn.out[8..], b"89\nmore\n");
+    }
+
+    /// After the peer's EOF, the connection finishes once its backlog is done.
+    #[test]
+    fn eof_finishes_after_backlog() {
+        let mut pool = OutPool::new();
+        let mut conn = Conn::new(-1, (), Instant::now());
+        deliver(&mut OneLine, &mut conn, b"a\nb\n", &mut pool, &UNBOUNDED);
+        conn.set(flag::PEER_EOF | flag::BACKLOG);
+        assert!(!conn.finishing() && !conn.wants_input(&UNBOUNDED));
+        conn.clear(flag::BACKLOG);
+        deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
+        assert!(conn.finishing());
+        assert_eq!(conn.out, b"a\nb\n");
+    }
+
+    #[test]
+    fn slots_shrink_after_a_burst() {
+        let mut slots = Slots::new();
+        let keys: Vec<_> =
+            (0..5000).map(|i| slots.insert(Conn::new(i, (), Instant::now()))).collect();
+        for &key in &keys[1..] {
+            slots.remove(key);
+        }
+        slots.shrink();
+        assert_eq!(slots.slots.len(), 1);
+        assert!(slots.free.is_empty());
+        let again = slots.insert(Conn::new(9, (), Instant::now()));
+        assert!(slots.get_mut(keys[1]).is_none(), "a stale key must not name the new slot");
+        assert_eq!(slots.get_mut(again).map(|c| c.fd), Some(9));
     }
 
     #[test]
     fn close_after_flush_drops_input_and_ignores_more() {
         let mut pool = OutPool::new();
         let mut conn = Conn::new(-1, (), Instant::now());
-        let d = deliver(&mut OneLine, &mut conn, b"a\nquit\nb\n", &mut pool, usize::MAX);
+        let d = deliver(&mut OneLine, &mut conn, b"a\nquit\nb\n", &mut pool, &UNBOUNDED);
+        assert!(d.backlog);
+        let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
         assert!(d.close_after_flush);
         assert_eq!(conn.out, b"a\n");
         assert!(conn.input.is_empty());
-        let d = deliver(&mut OneLine, &mut conn, b"c\n", &mut pool, usize::MAX);
+        let d = deliver(&mut OneLine, &mut conn, b"c\n", &mut pool, &UNBOUNDED);
         assert!(!d.has_output && !d.close_after_flush);
     }
 
@@ -394,8 +567,24 @@ mod tests {
     fn over_limit_is_reported() {
         let mut pool = OutPool::new();
         let mut conn = Conn::new(-1, (), Instant::now());
-        let d = deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, 10);
+        let d =
+            deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &output_bounds(100, 10));
         assert!(d.over_limit);
+    }
+
+    #[test]
+    fn pool_trims_what_a_tick_did_not_use() {
+        let mut pool = OutPool::new();
+        for _ in 0..4 {
+            pool.give(Vec::with_capacity(100));
+        }
+        pool.trim(); // the first trim only starts the count
+        assert_eq!(pool.free.len(), 4);
+        let buf = pool.take();
+        pool.give(buf);
+        pool.trim();
+        assert_eq!(pool.free.len(), 1, "three buffers were idle for a whole tick");
+        assert_eq!(pool.bytes(), 100);
     }
 
     #[test]

@@ -6,11 +6,13 @@
 //!          ──> tick / idle scan ──> one send per connection with output
 //! ```
 //!
-//! Interest is level-triggered. A connection is registered for EPOLLIN only; when a send is
-//! partial it is switched to EPOLLIN|EPOLLOUT (`WANT_OUT`) and the rest is sent when EPOLLOUT
-//! fires, then switched back. A connection that is flushing before it closes drops EPOLLIN,
-//! so unread input cannot make the loop spin. Level triggering lets a read batch stop early
-//! (a short read, or the per-event bound) without losing the wake-up for what is left.
+//! Interest is level-triggered and follows what the connection wants ([`Driver::sync_interest`]):
+//! EPOLLIN while it wants input (not paused by backpressure, not closing, peer not at EOF, no
+//! large yielded backlog; `WANT_IN`), EPOLLOUT while a send was partial (`WANT_OUT`). So
+//! unread input or an EOF cannot make the loop spin, and a paused peer's bytes stay in the
+//! kernel, where TCP flow control pushes back on the client. Level triggering lets a read
+//! batch stop early (a short read, or the per-event bound) without losing the wake-up for
+//! what is left. Errors and hang-ups are reported whatever the interest.
 //!
 //! Output uses one buffer per connection (`Conn::out`, from the pool): the kernel copies on
 //! send, so new replies can be appended behind the unsent part (`out_sent` marks it).
@@ -23,7 +25,7 @@ use std::{
 };
 
 use crate::{
-    conn::{deliver, flag, Conn, Delivered, Key, OutPool, Slots},
+    conn::{deliver, flag, Bounds, Conn, Delivered, Key, OutPool, Slots},
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -69,6 +71,10 @@ struct Driver<'a, H: Handler> {
     config: &'a LoopConfig,
     now: Instant,
     mode: Mode,
+    /// Backpressure and input bounds in force (tightened while the buffer budget is over).
+    bounds: Bounds,
+    /// This loop's share of the process-wide buffer budget, as last published.
+    published_buffer_bytes: usize,
 }
 
 /// See [`crate::run`].
@@ -99,6 +105,8 @@ pub(crate) fn run<H: Handler>(
         config,
         now: Instant::now(),
         mode: Mode::Running,
+        bounds: config.bounds(),
+        published_buffer_bytes: 0,
     };
     let result = driver.run_loop();
     driver.finish();
@@ -168,6 +176,11 @@ impl<H: Handler> Driver<'_, H> {
             self.begin_shutdown();
             return Ok(());
         }
+        self.conns.shrink();
+        self.pool.trim();
+        let held = self.conns.buffer_bytes() + self.pool.bytes();
+        self.config.buffers.publish(&mut self.published_buffer_bytes, held);
+        self.bounds = self.config.bounds();
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
@@ -214,7 +227,9 @@ impl<H: Handler> Driver<'_, H> {
                     continue;
                 }
             };
-            let key = self.conns.insert(Conn::new(fd, state, self.now));
+            let mut conn = Conn::new(fd, state, self.now);
+            conn.set(flag::WANT_IN);
+            let key = self.conns.insert(conn);
             let epfd = self.epfd.as_raw_fd();
             let added =
                 sys::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, token(key));
@@ -231,31 +246,31 @@ impl<H: Handler> Driver<'_, H> {
             conn.set(flag::OUT_READY);
             self.mark_dirty(key);
         }
-        let readable = (libc::EPOLLIN | libc::EPOLLHUP | libc::EPOLLERR) as u32;
-        if bits & readable == 0 {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if bits & libc::EPOLLERR as u32 != 0
+            || (bits & libc::EPOLLHUP as u32 != 0 && !conn.wants_input(&self.bounds))
+        {
+            // Reset, or both directions shut: nobody will read what is left.
+            self.close(key);
             return Ok(());
         }
-        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        if conn.has(flag::CLOSE_AFTER_FLUSH) {
-            // Input is no longer read; stop hearing about it. Errors surface on the send.
-            conn.set(flag::WANT_OUT);
-            let epfd = self.epfd.as_raw_fd();
-            sys::epoll_ctl(epfd, libc::EPOLL_CTL_MOD, conn.fd, libc::EPOLLOUT as u32, token(key))?;
-            self.mark_dirty(key);
+        if bits & (libc::EPOLLIN | libc::EPOLLHUP) as u32 == 0 {
             return Ok(());
         }
         for _ in 0..READS_PER_EVENT {
             let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-            if conn.has(flag::CLOSE_AFTER_FLUSH) {
-                return Ok(());
+            if !conn.wants_input(&self.bounds) {
+                break; // an event from before the interest changed
             }
             let n = match sys::recv(conn.fd, &mut self.scratch) {
                 Ok(0) => {
-                    self.close(key); // the peer closed its side
-                    return Ok(());
+                    // The peer shut down its side: answer what it sent, then close.
+                    conn.set(flag::PEER_EOF);
+                    self.mark_dirty(key);
+                    break;
                 }
                 Ok(n) => n,
-                Err(e) if sys::is_would_block(&e) => return Ok(()),
+                Err(e) if sys::is_would_block(&e) => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     self.close(key);
@@ -263,15 +278,15 @@ impl<H: Handler> Driver<'_, H> {
                 }
             };
             conn.last_input = self.now;
-            let limit = self.config.output_limit_bytes;
-            let d = deliver(&mut self.handler, conn, &self.scratch[..n], &mut self.pool, limit);
+            let d =
+                deliver(&mut self.handler, conn, &self.scratch[..n], &mut self.pool, &self.bounds);
             self.after_deliver(key, d);
             if n < self.scratch.len() {
                 // A short read drained the socket; another recv would only say EAGAIN.
-                return Ok(());
+                break;
             }
         }
-        Ok(())
+        self.sync_interest(key)
     }
 
     fn after_deliver(&mut self, key: Key, d: Delivered) {
@@ -279,15 +294,13 @@ impl<H: Handler> Driver<'_, H> {
             self.close(key);
             return;
         }
-        if d.has_output || d.close_after_flush {
-            self.mark_dirty(key);
+        let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        if d.backlog && !conn.has(flag::BACKLOG) {
+            conn.set(flag::BACKLOG);
+            self.backlog.push(key);
         }
-        if d.backlog {
-            let conn = self.conns.get_mut(key).expect("delivered to a live connection");
-            if !conn.has(flag::BACKLOG) {
-                conn.set(flag::BACKLOG);
-                self.backlog.push(key);
-            }
+        if d.has_output || conn.finishing() {
+            self.mark_dirty(key);
         }
     }
 
@@ -296,15 +309,38 @@ impl<H: Handler> Driver<'_, H> {
         for &key in &backlog {
             let Some(conn) = self.conns.get_mut(key) else { continue };
             conn.clear(flag::BACKLOG);
-            let limit = self.config.output_limit_bytes;
-            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, limit);
+            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, &self.bounds);
             self.after_deliver(key, d);
+            self.sync_interest(key)?;
         }
         backlog.clear();
         if self.backlog.is_empty() {
             self.backlog = backlog;
         }
         Ok(())
+    }
+
+    /// Registers EPOLLIN exactly while the connection wants input and EPOLLOUT while a send
+    /// is partial (`WANT_OUT`); one `epoll_ctl` only when that changes (`WANT_IN`, `REG_OUT`
+    /// say what is registered).
+    fn sync_interest(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        let want_in = conn.wants_input(&self.bounds) && self.mode == Mode::Running;
+        let want_out = conn.has(flag::WANT_OUT);
+        if want_in == conn.has(flag::WANT_IN) && want_out == conn.has(flag::REG_OUT) {
+            return Ok(());
+        }
+        let mut events = 0;
+        conn.clear(flag::WANT_IN | flag::REG_OUT);
+        if want_in {
+            conn.set(flag::WANT_IN);
+            events |= libc::EPOLLIN as u32;
+        }
+        if want_out {
+            conn.set(flag::REG_OUT);
+            events |= libc::EPOLLOUT as u32;
+        }
+        sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_MOD, conn.fd, events, token(key))
     }
 
     fn mark_dirty(&mut self, key: Key) {
@@ -342,31 +378,38 @@ impl<H: Handler> Driver<'_, H> {
                     }
                 }
             }
-            let epfd = self.epfd.as_raw_fd();
-            if conn.out_sent == conn.out.len() {
-                self.pool.give(mem::take(&mut conn.out));
-                conn.out_sent = 0;
-                if conn.has(flag::CLOSE_AFTER_FLUSH) {
-                    self.close(key);
-                } else if conn.has(flag::WANT_OUT) {
-                    conn.clear(flag::WANT_OUT);
-                    let events = libc::EPOLLIN as u32;
-                    sys::epoll_ctl(epfd, libc::EPOLL_CTL_MOD, conn.fd, events, token(key))?;
-                }
-            } else if !conn.has(flag::WANT_OUT) {
-                conn.set(flag::WANT_OUT);
-                let mut events = libc::EPOLLOUT as u32;
-                if !conn.has(flag::CLOSE_AFTER_FLUSH) {
-                    events |= libc::EPOLLIN as u32;
-                }
-                sys::epoll_ctl(epfd, libc::EPOLL_CTL_MOD, conn.fd, events, token(key))?;
-            }
+            self.after_send(key)?;
         }
         dirty.clear();
         if self.dirty.is_empty() {
             self.dirty = dirty;
         }
         Ok(())
+    }
+
+    /// After a send: frees a drained buffer, resumes a paused connection, closes a finished
+    /// one, and asks for EPOLLOUT exactly while output is left.
+    fn after_send(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        let drained = conn.out_sent == conn.out.len();
+        if drained {
+            self.pool.give(mem::take(&mut conn.out));
+            conn.out_sent = 0;
+        }
+        if conn.try_resume(&self.bounds) && !conn.has(flag::BACKLOG) {
+            conn.set(flag::BACKLOG);
+            self.backlog.push(key);
+        }
+        if drained && conn.finishing() {
+            self.close(key);
+            return Ok(());
+        }
+        if drained {
+            conn.clear(flag::WANT_OUT);
+        } else {
+            conn.set(flag::WANT_OUT);
+        }
+        self.sync_interest(key)
     }
 
     /// Closes at once: the handler is told, unsent output is dropped, the fd is closed (which
@@ -393,6 +436,7 @@ impl<H: Handler> Driver<'_, H> {
             conn.set(flag::CLOSE_AFTER_FLUSH);
             conn.input = Vec::new();
             self.mark_dirty(key);
+            let _ = self.sync_interest(key);
         }
     }
 

@@ -22,16 +22,27 @@
 //!   Output buffers come from a per-loop pool and go back to it once sent.
 //! - All input that arrived in one loop turn is handed to the handler before any reply is
 //!   sent; then every connection with output gets one send.
-//! - A connection whose unsent output passes [`LoopConfig::output_limit_bytes`] is closed
-//!   (a client that does not read its replies must not hold the server's memory).
+//! - Backpressure: a connection whose unsent output reaches [`LoopConfig::output_pause_bytes`]
+//!   is paused: its input is neither read nor offered until the peer has drained the output
+//!   below half of that; then it resumes by itself. A client that never reads thus holds at
+//!   most about the threshold plus one batch of replies, and never makes the server buffer
+//!   without bound. While the process-wide [`BufferBudget`] is exceeded, the threshold drops
+//!   to [`OUTPUT_PAUSE_TIGHT_BYTES`] on every loop.
+//! - A connection whose unsent output passes [`LoopConfig::output_limit_bytes`] (one batch
+//!   produced that much) is closed.
 //! - A connection idle longer than [`LoopConfig::idle_timeout`] is closed.
 //! - When [`Handler::tick`] returns [`Control::Shutdown`], the loop closes its listeners,
 //!   flushes pending output (bounded by a grace period) and returns.
-//! - The handler is offered input again, in the same turn, while it consumes some and
-//!   leaves some (at most 64 calls per connection and turn; the rest next turn), so a
-//!   handler may stop after any number of requests.
+//! - Fairness: the handler is called once per connection per delivery; it bounds its own work
+//!   per call (requests per event) and returns [`After::Yield`] to get the rest of the input
+//!   offered again next turn, after the other connections had theirs. While a yielded
+//!   connection holds [`LoopConfig::input_hold_bytes`] of input, no more is read from it.
+//! - Half-close: when the peer shuts down its sending side, every complete request already
+//!   received is still executed and answered, in order; then the connection closes (an
+//!   incomplete request is dropped unanswered, as memcached does).
 //! - After `After::CloseAfterFlush` no more input is read or offered; queued output is sent,
-//!   then the connection closes. A peer that closes or resets loses its unsent output.
+//!   then the connection closes. A peer that resets loses its unsent output, and the
+//!   connection's buffers are freed at once.
 //!
 //! Modules: `conn` (slot table with generations, pending input, output pool; shared by both
 //! drivers), `uring` and `epoll` (the drivers; each documents its turn and ownership rules
@@ -42,7 +53,15 @@
 //!
 //! Non-goals: TLS, UDP, timers other than the tick, cross-loop work stealing.
 
-use std::{io, net::SocketAddr, time::Duration};
+use std::{
+    io,
+    net::SocketAddr,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 
@@ -81,8 +100,14 @@ pub struct LoopConfig {
     pub idle_timeout: Option<Duration>,
     /// How often [`Handler::tick`] runs (also the bound on noticing a shutdown).
     pub tick_interval: Duration,
+    /// Unsent output at or above this pauses reading from the connection (backpressure).
+    pub output_pause_bytes: usize,
     /// Unsent output above this closes the connection.
     pub output_limit_bytes: usize,
+    /// A connection whose handler yielded is not read while it holds this much input.
+    pub input_hold_bytes: usize,
+    /// The process-wide bound on connection buffers, shared by every loop.
+    pub buffers: Arc<BufferBudget>,
     /// io_uring: provided receive buffers, count (power of two, at most 32768) and size of
     /// each. They are shared by all connections of the loop (epoll uses one 64 KiB buffer).
     pub recv_buffers: u16,
@@ -90,6 +115,21 @@ pub struct LoopConfig {
     /// After [`Control::Shutdown`], how long connections may take to flush their output
     /// before they are closed regardless.
     pub shutdown_grace: Duration,
+}
+
+impl LoopConfig {
+    /// The per-connection bounds in force now (see [`OUTPUT_PAUSE_TIGHT_BYTES`]).
+    pub(crate) fn bounds(&self) -> conn::Bounds {
+        let mut pause_bytes = self.output_pause_bytes;
+        if self.buffers.exceeded() {
+            pause_bytes = pause_bytes.min(OUTPUT_PAUSE_TIGHT_BYTES);
+        }
+        conn::Bounds {
+            pause_bytes,
+            limit_bytes: self.output_limit_bytes,
+            hold_bytes: self.input_hold_bytes,
+        }
+    }
 }
 
 impl Default for LoopConfig {
@@ -100,11 +140,56 @@ impl Default for LoopConfig {
             busy_poll_us: 0,
             idle_timeout: None,
             tick_interval: Duration::from_millis(100),
+            output_pause_bytes: 256 * 1024,
             output_limit_bytes: 64 * 1024 * 1024,
-            recv_buffers: 512,
+            input_hold_bytes: 64 * 1024,
+            buffers: Arc::new(BufferBudget::new(usize::MAX)),
+            recv_buffers: 128,
             recv_buffer_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(1),
         }
+    }
+}
+
+/// The pause threshold every loop applies while the [`BufferBudget`] is exceeded.
+pub const OUTPUT_PAUSE_TIGHT_BYTES: usize = 16 * 1024;
+
+/// The process-wide bound on what connection buffers (input, output, each loop's output
+/// pool) hold. Each loop recounts its own at every tick and publishes the difference, so
+/// the total is at most one tick old; growth within a tick is bounded per connection by
+/// the pause threshold.
+#[derive(Debug)]
+pub struct BufferBudget {
+    limit_bytes: usize,
+    used_bytes: AtomicUsize,
+}
+
+impl BufferBudget {
+    pub fn new(limit_bytes: usize) -> BufferBudget {
+        BufferBudget { limit_bytes, used_bytes: AtomicUsize::new(0) }
+    }
+
+    /// Bytes held by connection buffers across all loops, as of their last ticks.
+    pub fn used_bytes(&self) -> usize {
+        self.used_bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn limit_bytes(&self) -> usize {
+        self.limit_bytes
+    }
+
+    pub(crate) fn exceeded(&self) -> bool {
+        self.used_bytes() > self.limit_bytes
+    }
+
+    /// Replaces this loop's share, `*published`, by `now_bytes`.
+    pub(crate) fn publish(&self, published: &mut usize, now_bytes: usize) {
+        if now_bytes >= *published {
+            self.used_bytes.fetch_add(now_bytes - *published, Ordering::Relaxed);
+        } else {
+            self.used_bytes.fetch_sub(*published - now_bytes, Ordering::Relaxed);
+        }
+        *published = now_bytes;
     }
 }
 
@@ -117,8 +202,12 @@ pub struct Listener {
 /// What the handler wants after it has seen some input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum After {
-    /// Keep the connection.
+    /// Keep the connection; any input left over is an incomplete request (offered again
+    /// when more bytes arrive).
     Continue,
+    /// The handler stopped early by its own budget (requests per event) with input left:
+    /// offer the rest again next turn, after the other connections.
+    Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,
 }

@@ -47,7 +47,7 @@ use io_uring::{
 };
 
 use crate::{
-    conn::{deliver, flag, Conn, Delivered, Key, OutPool, Slots, GEN_MASK},
+    conn::{deliver, flag, Bounds, Conn, Delivered, Key, OutPool, Slots, GEN_MASK},
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -332,6 +332,10 @@ struct Driver<'a, H: Handler> {
     sends_this_turn: u32,
     /// The kernel has `IORING_FEAT_MIN_TIMEOUT` (6.12+).
     min_timeout: bool,
+    /// Backpressure and input bounds in force (tightened while the buffer budget is over).
+    bounds: Bounds,
+    /// This loop's share of the process-wide buffer budget, as last published.
+    published_buffer_bytes: usize,
 }
 
 /// See [`crate::run`].
@@ -371,6 +375,8 @@ pub(crate) fn run<H: Handler>(
         mode: Mode::Running,
         sends_this_turn: 0,
         min_timeout,
+        bounds: config.bounds(),
+        published_buffer_bytes: 0,
     };
     for index in 0..driver.listeners.len() {
         driver.arm_accept(index)?;
@@ -412,6 +418,11 @@ impl<H: Handler> Driver<'_, H> {
         if self.handler.tick() == Control::Shutdown {
             return self.begin_shutdown();
         }
+        self.conns.shrink();
+        self.pool.trim();
+        let held = self.conns.buffer_bytes() + self.pool.bytes();
+        self.config.buffers.publish(&mut self.published_buffer_bytes, held);
+        self.bounds = self.config.bounds();
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
@@ -597,7 +608,7 @@ impl<H: Handler> Driver<'_, H> {
             unreachable!("receive completion for a freed slot");
         };
         if !cqueue::more(flags) {
-            conn.clear(flag::RECV_ARMED);
+            conn.clear(flag::RECV_ARMED | flag::RECV_CANCELLING);
             self.in_flight -= 1;
         }
         let mut delivered = None;
@@ -607,8 +618,8 @@ impl<H: Handler> Driver<'_, H> {
                 // SAFETY: this completion names `bid` and reports `res` bytes; the buffer is
                 // recycled only below, after the handler is done with it.
                 let data = unsafe { self.bufs.filled(bid, res as usize) };
-                let limit = self.config.output_limit_bytes;
-                delivered = Some(deliver(&mut self.handler, conn, data, &mut self.pool, limit));
+                delivered =
+                    Some(deliver(&mut self.handler, conn, data, &mut self.pool, &self.bounds));
             }
             self.bufs.recycle(bid);
         }
@@ -619,18 +630,29 @@ impl<H: Handler> Driver<'_, H> {
         if !conn.is_open() {
             return self.settle(key);
         }
-        let rearm = match res {
-            0 => return self.close(key), // the peer closed its side
-            r if r > 0 => true,
-            r if r == -libc::ENOBUFS => true,
-            r if r == -libc::ECANCELED => false,
+        match res {
+            0 => {
+                // The peer shut down its side: answer what it sent, then close.
+                conn.set(flag::PEER_EOF);
+                self.mark_dirty(key);
+            }
+            r if r > 0 || r == -libc::ENOBUFS || r == -libc::ECANCELED => {}
             _ => return self.close(key), // ECONNRESET and other socket errors
-        };
-        if rearm
-            && !conn.has(flag::RECV_ARMED | flag::CLOSE_AFTER_FLUSH)
-            && self.mode == Mode::Running
-        {
-            self.arm_recv(key)?;
+        }
+        self.sync_reading(key)
+    }
+
+    /// Arms or cancels the connection's receive so that it reads exactly when it wants input
+    /// (not paused, not closing, no large yielded backlog, peer not at EOF).
+    fn sync_reading(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        let wants = conn.wants_input(&self.bounds) && self.mode == Mode::Running;
+        if wants && !conn.has(flag::RECV_ARMED) {
+            return self.arm_recv(key);
+        }
+        if !wants && conn.has(flag::RECV_ARMED) && !conn.has(flag::RECV_CANCELLING) {
+            conn.set(flag::RECV_CANCELLING);
+            return self.cancel(user_data(KIND_RECV, key));
         }
         Ok(())
     }
@@ -640,18 +662,15 @@ impl<H: Handler> Driver<'_, H> {
         if d.over_limit {
             return self.close(key);
         }
-        if d.has_output || d.close_after_flush {
-            self.mark_dirty(key);
-        }
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
         if d.backlog && !conn.has(flag::BACKLOG) {
             conn.set(flag::BACKLOG);
             self.backlog.push(key);
         }
-        if d.close_after_flush && conn.has(flag::RECV_ARMED) {
-            self.cancel(user_data(KIND_RECV, key))?;
+        if d.has_output || conn.finishing() {
+            self.mark_dirty(key);
         }
-        Ok(())
+        self.sync_reading(key)
     }
 
     fn offer_backlog(&mut self) -> io::Result<()> {
@@ -662,8 +681,7 @@ impl<H: Handler> Driver<'_, H> {
             if !conn.is_open() {
                 continue;
             }
-            let limit = self.config.output_limit_bytes;
-            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, limit);
+            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, &self.bounds);
             self.after_deliver(key, d)?;
         }
         backlog.clear();
@@ -671,6 +689,23 @@ impl<H: Handler> Driver<'_, H> {
             self.backlog = backlog;
         }
         Ok(())
+    }
+
+    /// A paused connection whose output drained resumes: its buffered input goes to the
+    /// backlog and reading starts again.
+    fn resume_if_drained(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if !conn.has(flag::PAUSED) {
+            return Ok(());
+        }
+        if conn.try_resume(&self.bounds) && !conn.has(flag::BACKLOG) {
+            conn.set(flag::BACKLOG);
+            self.backlog.push(key);
+        }
+        if conn.finishing() {
+            self.mark_dirty(key);
+        }
+        self.sync_reading(key)
     }
 
     fn on_send(&mut self, key: Key, res: i32) -> io::Result<()> {
@@ -697,10 +732,10 @@ impl<H: Handler> Driver<'_, H> {
             self.pool.give(mem::take(&mut conn.sending));
             conn.sending_sent = 0;
         }
-        if conn.pending_bytes() > 0 || conn.has(flag::CLOSE_AFTER_FLUSH) {
+        if conn.pending_bytes() > 0 || conn.finishing() {
             self.mark_dirty(key);
         }
-        Ok(())
+        self.resume_if_drained(key)
     }
 
     /// One send per dirty connection: the rest of `sending`, or else all of `out`.
@@ -727,7 +762,7 @@ impl<H: Handler> Driver<'_, H> {
                 conn.set(flag::SEND_IN_FLIGHT);
                 self.sends_this_turn += 1;
                 self.push(entry)?;
-            } else if conn.has(flag::CLOSE_AFTER_FLUSH) {
+            } else if conn.finishing() {
                 self.close(key)?;
             }
         }
@@ -798,9 +833,7 @@ impl<H: Handler> Driver<'_, H> {
             }
             conn.set(flag::CLOSE_AFTER_FLUSH);
             conn.input = Vec::new();
-            if conn.has(flag::RECV_ARMED) {
-                self.cancel(user_data(KIND_RECV, key))?;
-            }
+            self.sync_reading(key)?;
             self.mark_dirty(key);
         }
         Ok(())

@@ -19,6 +19,10 @@ both_backends!(
     many_connections,
     large_reply_to_slow_reader,
     non_reader_cut_off_at_output_limit,
+    non_reader_is_paused_then_resumes,
+    half_close_gets_every_reply,
+    half_close_drops_incomplete_request,
+    reset_frees_paused_connections,
     idle_timeout_closes,
     accept_refusal_sends_line,
     close_after_flush,
@@ -58,7 +62,7 @@ fn partial_consumer_tail_is_offered_again(backend: Backend) {
     assert_eq!(read_exact(&mut s, input.len()), input);
 }
 
-/// More buffered lines than the loop offers in one turn (64 calls) are answered in later turns.
+/// Many buffered lines, one per call and turn, are all answered in later turns.
 fn partial_consumer_beyond_call_budget(backend: Backend) {
     let options = Options { refuse: None, one_line_per_call: true };
     let server = start(config(backend), vec![listener(0)], options);
@@ -109,24 +113,140 @@ fn large_reply_to_slow_reader(backend: Backend) {
         == want.len()));
 }
 
-/// A client that sends requests but never reads is disconnected once unsent output passes
-/// the limit.
+/// A single batch whose output passes the limit closes the connection.
 fn non_reader_cut_off_at_output_limit(backend: Backend) {
     let mut cfg = config(backend);
     cfg.output_limit_bytes = 1 << 20;
     let server = start(cfg, vec![listener(0)], PLAIN);
     let mut s = connect(server.addr());
-    let request = b"big 400000\n".repeat(60); // 24 MB of replies
-    s.write_all(&request).unwrap();
+    s.write_all(b"big 2000000\n").unwrap();
     assert!(
         eventually(Duration::from_secs(3), || server.stats.closed.load(Ordering::Relaxed) == 1),
         "connection was not closed"
     );
     let got = read_to_end(&mut s);
-    assert!(got.len() < 60 * 400_001, "all output arrived ({} bytes)", got.len());
+    assert!(got.len() < 2_000_001, "all output arrived ({} bytes)", got.len());
     // The loop still serves others.
     let mut other = connect(server.addr());
     assert_eq!(request_line(&mut other, b"ping\n"), b"ping\n");
+}
+
+/// A client that pipelines 24 MB of replies without reading is paused, not buffered: the
+/// loop holds about the pause threshold for it, serves others meanwhile, and once the client
+/// reads, every reply arrives.
+fn non_reader_is_paused_then_resumes(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.output_pause_bytes = 64 * 1024;
+    let buffers = cfg.buffers.clone();
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut s = connect(server.addr());
+    let request = b"big 400000\n".repeat(60);
+    let writer = {
+        let mut s = s.try_clone().unwrap();
+        std::thread::spawn(move || s.write_all(&request))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let held = buffers.used_bytes();
+    assert!(held < 2 << 20, "the loop buffers {held} bytes for a client that does not read");
+    let mut other = connect(server.addr());
+    assert_eq!(request_line(&mut other, b"ping\n"), b"ping\n");
+    let mut got = 0;
+    let mut chunk = vec![0; 1 << 20];
+    while got < 60 * 400_001 {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed after {got} bytes");
+        got += n;
+    }
+    writer.join().unwrap().unwrap();
+    assert_eq!(server.stats.closed.load(Ordering::Relaxed), 0);
+}
+
+/// The client sends its requests and shuts down its side: every reply arrives, in order,
+/// then EOF; at depths 1, 100 and 1,000 and with replies from 2 bytes to 10 KB.
+fn half_close_gets_every_reply(backend: Backend) {
+    let server = serve(backend);
+    for depth in [1, 100, 1000] {
+        for size in [1, 10_000] {
+            let mut s = connect(server.addr());
+            let mut want = Vec::new();
+            let mut request = Vec::new();
+            for i in 0..depth {
+                if size == 1 {
+                    request.extend_from_slice(format!("{i}\n").as_bytes());
+                    want.extend_from_slice(format!("{i}\n").as_bytes());
+                } else {
+                    request.extend_from_slice(format!("big {size}\n").as_bytes());
+                    want.extend_from_slice(&big_reply(size));
+                }
+            }
+            s.write_all(&request).unwrap();
+            s.shutdown(Shutdown::Write).unwrap();
+            let got = read_to_end(&mut s);
+            assert!(
+                got == want,
+                "depth {depth} size {size}: {} of {} bytes",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+}
+
+/// An incomplete request before EOF is dropped unanswered; the complete ones are answered.
+fn half_close_drops_incomplete_request(backend: Backend) {
+    let server = serve(backend);
+    let mut s = connect(server.addr());
+    s.write_all(b"one\ntwo\nthr").unwrap();
+    s.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(read_to_end(&mut s), b"one\ntwo\n");
+    assert!(eventually(Duration::from_secs(2), || server.stats.closed.load(Ordering::Relaxed) == 1));
+}
+
+/// Resetting paused connections frees what they held at once; others are still served.
+fn reset_frees_paused_connections(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.output_pause_bytes = 64 * 1024;
+    let buffers = cfg.buffers.clone();
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let clients: Vec<_> = (0..20)
+        .map(|_| {
+            let mut s = connect(server.addr());
+            s.write_all(&b"big 100000\n".repeat(40)).unwrap();
+            s
+        })
+        .collect();
+    assert!(eventually(Duration::from_secs(2), || buffers.used_bytes() > 20 * 64 * 1024));
+    for s in clients {
+        close_with_reset(s);
+    }
+    assert!(
+        eventually(Duration::from_secs(2), || server.stats.closed.load(Ordering::Relaxed) == 20),
+        "reset connections not closed"
+    );
+    assert!(
+        eventually(Duration::from_secs(2), || buffers.used_bytes() < 1 << 20),
+        "{} bytes still held",
+        buffers.used_bytes()
+    );
+    let mut other = connect(server.addr());
+    assert_eq!(request_line(&mut other, b"ping\n"), b"ping\n");
+}
+
+/// Closes with SO_LINGER 0, so the peer sees a reset rather than a FIN.
+fn close_with_reset(s: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: a valid socket fd and a correctly sized linger struct.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0);
 }
 
 fn request_line(s: &mut std::net::TcpStream, line: &[u8]) -> Vec<u8> {

@@ -32,11 +32,21 @@ pub struct Config {
     pub pin: bool,
     pub busy_poll_us: u64,
     pub idle_timeout_secs: u64,
-    /// Pending output above this cuts a connection off (a client that does not read).
+    /// Pending output above this cuts a connection off (one batch produced that much).
     pub output_limit_mib: u64,
+    /// Pending output at or above this stops reading from a connection (backpressure).
+    pub output_pause_kib: u64,
+    /// All connections' buffers together: above this every connection pauses sooner.
+    pub conn_buffers_mib: u64,
     pub config_file: Option<String>,
     /// Start-up warnings (ignored memcached suboptions), printed once logging is set up.
     pub warnings: Vec<String>,
+}
+
+impl Config {
+    pub fn output_pause_bytes(&self) -> usize {
+        (self.output_pause_kib as usize) << 10
+    }
 }
 
 impl Default for Config {
@@ -64,6 +74,8 @@ impl Default for Config {
             busy_poll_us: 0,
             idle_timeout_secs: 0,
             output_limit_mib: 64,
+            output_pause_kib: 64,
+            conn_buffers_mib: 64,
             config_file: None,
             warnings: Vec::new(),
         }
@@ -181,8 +193,8 @@ memcached-compatible options:
   -F, --disable-flush-all       refuse flush_all / FLUSHALL / FLUSHDB
   -B, --protocol <name>         auto or ascii (binary is not spoken)
   -b, --listen-backlog <num>    listen backlog (default 1024)
-  -R, --max-reqs-per-event <n>  accepted for compatibility; every complete request in a
-                                batch is executed before replies are sent
+  -R, --max-reqs-per-event <n>  requests executed for one connection before the others get
+                                their turn (default 20); the rest of its input waits a turn
   -A, --enable-shutdown         allow the `shutdown` command
   -h, --help                    this text
   -V, --version                 print the version
@@ -194,7 +206,12 @@ Spinel options:
       --pin                     pin worker thread i to CPU i
       --busy-poll-us <us>       spin up to this long for completions before sleeping (0: off)
       --idle-timeout <secs>     close connections idle this long (0: never; default 0)
-      --output-limit <mib>      close a connection whose unsent replies pass this (default 64)
+      --output-pause <kib>      stop reading a connection whose unsent replies reach this,
+                                until the client has read half of them (default 64)
+      --output-limit <mib>      close a connection whose unsent replies pass this in one
+                                batch (default 64)
+      --conn-buffers <mib>      bound on all connections' buffers together; past it every
+                                connection pauses at 16 KiB of unsent replies (default 64)
       --config <file>           TOML file; keys are the long option names
                                 (port = 11211, listen = \"127.0.0.1\", memory-limit = 64, ...)
 
@@ -334,6 +351,8 @@ const LONG_NAMES: &[&str] = &[
     "busy-poll-us",
     "idle-timeout",
     "output-limit",
+    "output-pause",
+    "conn-buffers",
     "config",
 ];
 
@@ -393,6 +412,12 @@ fn apply(config: &mut Config, name: &str, value: &str) -> Result<(), String> {
             config.idle_timeout_secs = value.parse().map_err(|_| bad("expected seconds"))?
         }
         "output-limit" => config.output_limit_mib = positive(value).map_err(|e| bad(&e))?,
+        "output-pause" => {
+            config.output_pause_kib = positive(value).map_err(|e| bad(&e))?.min(1 << 20)
+        }
+        "conn-buffers" => {
+            config.conn_buffers_mib = positive(value).map_err(|e| bad(&e))?.min(1 << 30)
+        }
         "verbose" => config.verbosity = value.parse().map_err(|_| bad("expected a level"))?,
         "config" => {}
         switch if is_switch(switch) => {

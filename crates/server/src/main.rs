@@ -87,10 +87,13 @@ fn run(config: &Config) -> Result<(), String> {
         // client-query-buffer-limit plays the same role (1 GiB there).
         input_limit_bytes: (2 * config.max_item_size_bytes as usize).max(16 << 20),
         resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
+        reqs_per_event: config.max_reqs_per_event as usize,
+        yield_output_bytes: config.output_pause_bytes(),
     });
+    let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
-        let loop_config = loop_config(config, backend, index);
+        let loop_config = loop_config(config, backend, index, &buffers);
         let worker = Worker::new(
             Arc::clone(&shared),
             Arc::clone(&limits),
@@ -155,7 +158,12 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
     Ok(shared)
 }
 
-fn loop_config(config: &Config, backend: rt::Backend, index: usize) -> rt::LoopConfig {
+fn loop_config(
+    config: &Config,
+    backend: rt::Backend,
+    index: usize,
+    buffers: &Arc<rt::BufferBudget>,
+) -> rt::LoopConfig {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     rt::LoopConfig {
         backend,
@@ -163,7 +171,9 @@ fn loop_config(config: &Config, backend: rt::Backend, index: usize) -> rt::LoopC
         busy_poll_us: config.busy_poll_us,
         idle_timeout: (config.idle_timeout_secs > 0)
             .then(|| Duration::from_secs(config.idle_timeout_secs)),
+        output_pause_bytes: config.output_pause_bytes(),
         output_limit_bytes: (config.output_limit_mib as usize) << 20,
+        buffers: Arc::clone(buffers),
         ..Default::default()
     }
 }

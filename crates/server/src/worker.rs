@@ -37,6 +37,19 @@ pub struct Limits {
     pub input_limit_bytes: usize,
     /// The Redis port's address, as `CLIENT LIST` shows it (`laddr`).
     pub resp_addr: String,
+    /// Requests executed per receive call before yielding to other connections (`-R`).
+    pub reqs_per_event: usize,
+    /// Output in the buffer at or above which a receive call yields (the loop's pause
+    /// threshold: more would only be buffered, not sent).
+    pub yield_output_bytes: usize,
+}
+
+impl Limits {
+    /// Whether a receive call that has executed `requests` and has `out_len` bytes of output
+    /// should stop and let other connections run.
+    fn should_yield(&self, requests: usize, out_len: usize) -> bool {
+        requests >= self.reqs_per_event || out_len >= self.yield_output_bytes
+    }
 }
 
 pub struct Worker {
@@ -81,7 +94,11 @@ impl Worker {
         out: &mut Vec<u8>,
     ) -> (usize, After) {
         let mut pos = 0;
+        let mut requests = 0;
         while pos < input.len() {
+            if self.limits.should_yield(requests, out.len()) {
+                return (pos, After::Yield);
+            }
             if conn.swallow_bytes > 0 {
                 let n = conn.swallow_bytes.min(input.len() - pos);
                 conn.swallow_bytes -= n;
@@ -91,6 +108,7 @@ impl Worker {
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
                 Ok((request, used)) => {
                     pos += used;
+                    requests += 1;
                     let flow = exec::memcache::execute(
                         &self.shared,
                         &self.counters,
@@ -128,10 +146,16 @@ impl Worker {
         let mut pos = 0;
         let mut storage = self.args.take().unwrap_or_default();
         let mut after = After::Continue;
+        let mut requests = 0;
         while pos < input.len() {
+            if self.limits.should_yield(requests, out.len()) {
+                after = After::Yield;
+                break;
+            }
             match proto_resp::parse_command_in(&input[pos..], &self.limits.resp, storage) {
                 Ok((command, used)) => {
                     pos += used;
+                    requests += 1;
                     let flow = if command.is_empty() {
                         Flow::Continue
                     } else {

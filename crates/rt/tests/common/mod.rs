@@ -43,6 +43,9 @@ pub struct LineConn {
     tag: u32,
 }
 
+/// The handler yields once a call has produced this much output.
+pub const YIELD_OUTPUT_BYTES: usize = 64 * 1024;
+
 pub fn big_reply(n: usize) -> Vec<u8> {
     let mut v: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
     v.push(b'\n');
@@ -65,6 +68,10 @@ impl Handler for Lines {
         self.stats.receive_calls.fetch_add(1, Ordering::Relaxed);
         let mut consumed = 0;
         while let Some(i) = input[consumed..].iter().position(|&b| b == b'\n') {
+            if out.len() >= YIELD_OUTPUT_BYTES {
+                // As the server does: more output would only be buffered, not sent.
+                return (consumed, After::Yield);
+            }
             let line = &input[consumed..consumed + i];
             consumed += i + 1;
             if line == b"quit" {
@@ -79,8 +86,8 @@ impl Handler for Lines {
                 out.extend_from_slice(line);
                 out.push(b'\n');
             }
-            if self.one_line_per_call {
-                break;
+            if self.one_line_per_call && consumed < input.len() {
+                return (consumed, After::Yield);
             }
         }
         (consumed, After::Continue)
