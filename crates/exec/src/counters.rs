@@ -80,6 +80,9 @@ counters! {
     total_commands,
     /// Requests answered with an error.
     protocol_errors,
+    /// Times a connection yielded to the others after `-R` requests or a threshold of
+    /// output in one turn (memcached's `conn_yields`).
+    conn_yields,
 }
 
 /// Adds `n` to a counter this thread owns (no atomic read-modify-write needed).

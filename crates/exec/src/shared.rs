@@ -2,7 +2,7 @@
 
 use std::{
     sync::{
-        atomic::{AtomicBool, AtomicU32},
+        atomic::{AtomicBool, AtomicU32, AtomicU64},
         Arc,
     },
     time::{Instant, SystemTime, UNIX_EPOCH},
@@ -96,6 +96,9 @@ pub struct Shared {
     /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
     /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
     pub nonzero_db_selected: AtomicBool,
+    /// Bytes all connections' input and output buffers hold, as the server last counted
+    /// them (a gauge it refreshes every tick); reported beside the store's memory.
+    pub conn_buffer_bytes: AtomicU64,
 }
 
 impl Shared {
@@ -113,6 +116,7 @@ impl Shared {
             shutdown: std::sync::atomic::AtomicBool::new(false),
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),
+            conn_buffer_bytes: AtomicU64::new(0),
             settings,
         }
     }

@@ -172,15 +172,17 @@ impl<H: Handler> Driver<'_, H> {
     }
 
     fn tick(&mut self) -> io::Result<()> {
-        if self.handler.tick() == Control::Shutdown {
-            self.begin_shutdown();
-            return Ok(());
-        }
+        // Before the handler's tick, so that memory freed here can be given back there.
         self.conns.shrink();
         self.pool.trim();
         let held = self.conns.buffer_bytes() + self.pool.bytes();
         self.config.buffers.publish(&mut self.published_buffer_bytes, held);
         self.bounds = self.config.bounds();
+        if self.handler.tick() == Control::Shutdown {
+            self.begin_shutdown();
+            return Ok(());
+        }
+
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };

@@ -296,3 +296,20 @@ pub(crate) fn set_timer_slack(slack: std::time::Duration) -> io::Result<()> {
 pub(crate) fn is_would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock
 }
+
+/// See [`crate::release_free_memory`].
+pub(crate) fn malloc_trim() {
+    // SAFETY: malloc_trim has no preconditions; it only returns free pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// See [`crate::tune_allocator`].
+pub(crate) fn fix_malloc_thresholds(mmap_bytes: i32, trim_bytes: i32) {
+    // SAFETY: mallopt only changes allocator parameters; valid at any time.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, mmap_bytes);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, trim_bytes);
+    }
+}

@@ -51,6 +51,7 @@ fn main() -> ExitCode {
 }
 
 fn run(config: &Config) -> Result<(), String> {
+    rt::tune_allocator();
     for warning in &config.warnings {
         eprintln!("spinel: warning: {warning}");
     }
@@ -70,6 +71,7 @@ fn run(config: &Config) -> Result<(), String> {
     if config.verbosity > 0 {
         eprintln!("spinel: {} | io {:?}", config::describe(config), backend);
     }
+    let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let limits = Arc::new(Limits {
         memcache: proto_memcache::Limits {
             value_len_max: config.max_item_size_bytes as usize,
@@ -89,8 +91,8 @@ fn run(config: &Config) -> Result<(), String> {
         resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
         reqs_per_event: config.max_reqs_per_event as usize,
         yield_output_bytes: config.output_pause_bytes(),
+        buffers: Arc::clone(&buffers),
     });
-    let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
         let loop_config = loop_config(config, backend, index, &buffers);

@@ -42,6 +42,8 @@ pub struct Limits {
     /// Output in the buffer at or above which a receive call yields (the loop's pause
     /// threshold: more would only be buffered, not sent).
     pub yield_output_bytes: usize,
+    /// What all connections' buffers hold (reported by `stats` and `INFO`).
+    pub buffers: Arc<rt::BufferBudget>,
 }
 
 impl Limits {
@@ -60,7 +62,20 @@ pub struct Worker {
     /// Shutdown asked from outside (a signal).
     stop: Arc<dyn Fn() -> bool + Send + Sync>,
     ticks: u64,
+    /// Worker 0 gives freed memory back to the kernel after a drop in connections.
+    trims_memory: bool,
+    /// Most connections open since the last drop was noticed.
+    conns_peak: u64,
+    /// The tick at which to trim: a few after the last noticed drop, so that every loop has
+    /// freed its share (each shrinks its tables at its own tick) and the closing is over.
+    trim_at_tick: Option<u64>,
 }
+
+/// Ticks between the last noticed drop in connections and the trim.
+const TRIM_DELAY_TICKS: u64 = 3;
+
+/// A trim follows a drop of at least this many open connections from their peak.
+const TRIM_AFTER_CONNS_DROP: u64 = 1000;
 
 /// A connection's state; an idle connection costs this and the loop's slot, no buffers.
 pub enum Conn {
@@ -84,7 +99,17 @@ impl Worker {
         stop: Arc<dyn Fn() -> bool + Send + Sync>,
     ) -> Worker {
         let counters = shared.counters(index);
-        Worker { shared, limits, counters, args: Some(Default::default()), stop, ticks: 0 }
+        Worker {
+            shared,
+            limits,
+            counters,
+            args: Some(Default::default()),
+            stop,
+            ticks: 0,
+            trims_memory: index == 0,
+            conns_peak: 0,
+            trim_at_tick: None,
+        }
     }
 
     fn receive_memcache(
@@ -97,6 +122,7 @@ impl Worker {
         let mut requests = 0;
         while pos < input.len() {
             if self.limits.should_yield(requests, out.len()) {
+                counters::bump(&self.counters.conn_yields, 1);
                 return (pos, After::Yield);
             }
             if conn.swallow_bytes > 0 {
@@ -149,6 +175,7 @@ impl Worker {
         let mut requests = 0;
         while pos < input.len() {
             if self.limits.should_yield(requests, out.len()) {
+                counters::bump(&self.counters.conn_yields, 1);
                 after = After::Yield;
                 break;
             }
@@ -189,6 +216,24 @@ impl Worker {
         }
         self.args = Some(storage);
         (pos, after)
+    }
+}
+
+impl Worker {
+    /// After a burst of connections has closed, the memory their state and buffers used is
+    /// free but still resident (freed by several threads into several malloc arenas); give
+    /// it back.
+    fn trim_after_burst(&mut self) {
+        let open = self.limits.open_conns.load(Ordering::Relaxed);
+        self.conns_peak = self.conns_peak.max(open);
+        if self.conns_peak - open >= TRIM_AFTER_CONNS_DROP.min(self.conns_peak / 2 + 1) {
+            self.trim_at_tick = Some(self.ticks + TRIM_DELAY_TICKS);
+            self.conns_peak = open;
+        }
+        if self.trim_at_tick == Some(self.ticks) {
+            rt::release_free_memory();
+            self.trim_at_tick = None;
+        }
     }
 }
 
@@ -250,6 +295,11 @@ impl rt::Handler for Worker {
     fn tick(&mut self) -> Control {
         self.ticks += 1;
         self.shared.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
+        if self.trims_memory {
+            self.trim_after_burst();
+            let buffers = self.limits.buffers.used_bytes() as u64;
+            self.shared.conn_buffer_bytes.store(buffers, Ordering::Relaxed);
+        }
         if (self.stop)() || self.shared.shutdown.load(Ordering::Relaxed) {
             return Control::Shutdown;
         }

@@ -61,6 +61,7 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
     compose_stat_u64(b"limit_maxbytes", shared.settings.memory_limit_bytes, out);
     compose_stat_u64(b"threads", shared.settings.threads.into(), out);
+    compose_stat_u64(b"conn_yields", totals.conn_yields, out);
     compose_stat_u64(b"hash_bytes", store.index_bytes, out);
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
@@ -68,6 +69,8 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
     compose_stat_u64(b"evictions", store.evictions, out);
     compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);
+    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat_u64(b"conn_buffer_bytes", buffers, out);
 }
 
 fn connection_stats(totals: &Totals, out: &mut Vec<u8>) {
@@ -277,6 +280,7 @@ mod tests {
             "bytes_written",
             "limit_maxbytes",
             "threads",
+            "conn_yields",
             "hash_bytes",
             "bytes",
             "curr_items",
@@ -284,6 +288,7 @@ mod tests {
             "expired_unfetched",
             "evictions",
             "reclaimed",
+            "conn_buffer_bytes",
         ];
         assert_eq!(names, expected);
         let check = [

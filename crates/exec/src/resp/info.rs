@@ -85,7 +85,9 @@ fn clients(shared: &Shared, text: &mut String) {
 }
 
 fn memory(shared: &Shared, text: &mut String) {
-    field(text, "used_memory", shared.store.memory_used_bytes());
+    let clients_bytes = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "used_memory", shared.store.memory_used_bytes() as u64 + clients_bytes);
+    field(text, "mem_clients_normal", clients_bytes);
     field(text, "maxmemory", shared.settings.memory_limit_bytes);
     field(text, "maxmemory_policy", super::config::eviction_policy(shared));
 }
