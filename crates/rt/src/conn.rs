@@ -68,6 +68,10 @@ pub(crate) mod flag {
     pub const WANT_IN: u16 = 1 << 11;
     /// epoll: EPOLLOUT is registered.
     pub const REG_OUT: u16 = 1 << 12;
+    /// Input arrived (io_uring) or was signalled (epoll) while the connection was paused:
+    /// stop reading until it resumes. Until then a paused connection stays armed, so the
+    /// common pause (one large reply, no request behind it) costs no cancel and re-arm.
+    pub const INPUT_WAITING: u16 = 1 << 13;
 }
 
 /// The per-connection bounds a loop applies (from [`crate::LoopConfig`]; the pause threshold
@@ -130,6 +134,21 @@ impl<C> Conn<C> {
             && !(self.has(flag::BACKLOG) && self.input.len() >= bounds.hold_bytes)
     }
 
+    /// Whether the driver keeps the socket armed for input (io_uring receive, epoll
+    /// EPOLLIN): as [`Conn::wants_input`], except that a paused connection stays armed until
+    /// input actually waits for it (`INPUT_WAITING`).
+    pub fn keeps_reading(&self, bounds: &Bounds) -> bool {
+        if self.has(flag::PAUSED) {
+            if self.has(flag::INPUT_WAITING) || !self.input.is_empty() {
+                return false;
+            }
+            return self.is_open()
+                && !self.has(flag::CLOSE_AFTER_FLUSH | flag::PEER_EOF)
+                && !(self.has(flag::BACKLOG) && self.input.len() >= bounds.hold_bytes);
+        }
+        self.wants_input(bounds)
+    }
+
     /// Whether the connection has nothing left to do but send what is queued, then close:
     /// it asked to close, or the peer half-closed and every complete request was executed.
     pub fn finishing(&self) -> bool {
@@ -144,7 +163,7 @@ impl<C> Conn<C> {
         if !self.has(flag::PAUSED) || self.pending_bytes() >= bounds.pause_bytes / 2 {
             return false;
         }
-        self.clear(flag::PAUSED);
+        self.clear(flag::PAUSED | flag::INPUT_WAITING);
         !self.input.is_empty() && self.is_open() && !self.has(flag::CLOSE_AFTER_FLUSH)
     }
 
@@ -358,8 +377,11 @@ pub(crate) fn deliver<H: Handler>(
         return result;
     }
     if conn.has(flag::PAUSED) {
-        // Bytes the kernel handed over before reading stopped; offered once it resumes.
+        // Bytes the kernel handed over while paused; offered once it resumes.
         conn.input.extend_from_slice(data);
+        if !data.is_empty() {
+            conn.set(flag::INPUT_WAITING);
+        }
         return result;
     }
     let Conn { handler: Some(state), input, out, .. } = conn else {
@@ -508,8 +530,10 @@ mod tests {
         deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &bounds);
         assert!(conn.has(flag::PAUSED));
         assert!(!conn.wants_input(&bounds));
+        assert!(conn.keeps_reading(&bounds), "armed until input waits");
         let d = deliver(&mut OneLine, &mut conn, b"more\n", &mut pool, &bounds);
         assert!(!d.has_output && !d.backlog);
+        assert!(!conn.keeps_reading(&bounds));
         assert_eq!(conn.input, b"more\n");
         assert!(!conn.try_resume(&bounds), "11 bytes still unsent");
         conn.out_sent = 8; // the peer read most of it

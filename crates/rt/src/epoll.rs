@@ -259,6 +259,11 @@ impl<H: Handler> Driver<'_, H> {
         if bits & (libc::EPOLLIN | libc::EPOLLHUP) as u32 == 0 {
             return Ok(());
         }
+        if conn.has(flag::PAUSED) {
+            // Input waits while the connection is paused: stop hearing about it.
+            conn.set(flag::INPUT_WAITING);
+            return self.sync_interest(key);
+        }
         for _ in 0..READS_PER_EVENT {
             let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
             if !conn.wants_input(&self.bounds) {
@@ -327,7 +332,7 @@ impl<H: Handler> Driver<'_, H> {
     /// say what is registered).
     fn sync_interest(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        let want_in = conn.wants_input(&self.bounds) && self.mode == Mode::Running;
+        let want_in = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
         let want_out = conn.has(flag::WANT_OUT);
         if want_in == conn.has(flag::WANT_IN) && want_out == conn.has(flag::REG_OUT) {
             return Ok(());

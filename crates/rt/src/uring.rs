@@ -648,7 +648,7 @@ impl<H: Handler> Driver<'_, H> {
     /// (not paused, not closing, no large yielded backlog, peer not at EOF).
     fn sync_reading(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        let wants = conn.wants_input(&self.bounds) && self.mode == Mode::Running;
+        let wants = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
         if wants && !conn.has(flag::RECV_ARMED) {
             return self.arm_recv(key);
         }

@@ -1,9 +1,11 @@
 //! One worker: the [`rt::Handler`] that turns bytes into requests, runs them through
 //! `exec`, and leaves the replies for the loop to send.
 //!
-//! A loop turn hands each connection everything that arrived; every complete request in it
-//! is executed before the loop sends, so a pipeline of N requests costs one receive and
-//! one send.
+//! A loop turn hands each connection everything that arrived; its complete requests are
+//! executed before the loop sends, so a pipeline of N requests costs one receive and one
+//! send, up to `-R` requests (or the pause threshold of output) per connection and turn:
+//! then the receive call yields and the rest waits for the next turn, after the other
+//! connections.
 
 use std::{
     net::SocketAddr,
