@@ -140,7 +140,7 @@ impl Default for LoopConfig {
             busy_poll_us: 0,
             idle_timeout: None,
             tick_interval: Duration::from_millis(100),
-            output_pause_bytes: 256 * 1024,
+            output_pause_bytes: 32 * 1024,
             output_limit_bytes: 64 * 1024 * 1024,
             input_hold_bytes: 64 * 1024,
             buffers: Arc::new(BufferBudget::new(usize::MAX)),

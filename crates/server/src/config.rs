@@ -74,7 +74,7 @@ impl Default for Config {
             busy_poll_us: 0,
             idle_timeout_secs: 0,
             output_limit_mib: 64,
-            output_pause_kib: 64,
+            output_pause_kib: 32,
             conn_buffers_mib: 64,
             config_file: None,
             warnings: Vec::new(),
@@ -207,7 +207,7 @@ Spinel options:
       --busy-poll-us <us>       spin up to this long for completions before sleeping (0: off)
       --idle-timeout <secs>     close connections idle this long (0: never; default 0)
       --output-pause <kib>      stop reading a connection whose unsent replies reach this,
-                                until the client has read half of them (default 64)
+                                until the client has read half of them (default 32)
       --output-limit <mib>      close a connection whose unsent replies pass this in one
                                 batch (default 64)
       --conn-buffers <mib>      bound on all connections' buffers together; past it every
