@@ -203,8 +203,9 @@ pub(crate) struct Slots<C> {
     slots: Vec<Slot<C>>,
     free: Vec<u32>,
     live: usize,
-    /// Generation for a slot pushed anew: counts every push, so a slot created again after
-    /// [`Slots::shrink`] cut it off cannot take the generation a stale key remembers.
+    /// Generation for a slot pushed anew: counts every push and is raised past the
+    /// generations of slots [`Slots::shrink`] cuts off, so a slot created again at such an
+    /// index cannot take a generation a stale key remembers.
     fresh_gen: u32,
 }
 
@@ -224,6 +225,9 @@ impl<C> Slots<C> {
         if self.slots.len() - used_len < SHRINK_SLOTS_MIN.max(used_len) {
             return;
         }
+        // A slot created again at a cut-off index starts past every generation it had.
+        let newest = self.slots[used_len..].iter().map(|s| s.gen).max().unwrap_or(0);
+        self.fresh_gen = self.fresh_gen.max((newest + 1) & GEN_MASK);
         self.slots.truncate(used_len);
         self.slots.shrink_to_fit();
         self.free.retain(|&index| (index as usize) < used_len);
