@@ -149,6 +149,13 @@ impl<C> Conn<C> {
         self.wants_input(bounds)
     }
 
+    /// Whether this turn's send should wait: the handler yielded with requests left, whose
+    /// replies will join these in one send next turn (unless the output is already at the
+    /// pause threshold). Keeps "one send per batch" for deep pipelines.
+    pub fn defers_send(&self, bounds: &Bounds) -> bool {
+        self.has(flag::BACKLOG) && self.pending_bytes() < bounds.pause_bytes
+    }
+
     /// Whether the connection has nothing left to do but send what is queued, then close:
     /// it asked to close, or the peer half-closed and every complete request was executed.
     pub fn finishing(&self) -> bool {

@@ -67,6 +67,8 @@ struct Driver<'a, H: Handler> {
     events: Vec<libc::epoll_event>,
     dirty: Vec<Key>,
     backlog: Vec<Key>,
+    /// Scratch for [`Driver::flush`]: dirty connections whose send waits a turn.
+    deferred: Vec<Key>,
     handler: H,
     config: &'a LoopConfig,
     now: Instant,
@@ -101,6 +103,7 @@ pub(crate) fn run<H: Handler>(
         events: Vec::with_capacity(EVENTS_MAX),
         dirty: Vec::new(),
         backlog: Vec::new(),
+        deferred: Vec::new(),
         handler,
         config,
         now: Instant::now(),
@@ -362,8 +365,13 @@ impl<H: Handler> Driver<'_, H> {
     /// One send per dirty connection (skipped while waiting for EPOLLOUT).
     fn flush(&mut self) -> io::Result<()> {
         let mut dirty = mem::take(&mut self.dirty);
+        let mut deferred = mem::take(&mut self.deferred);
         for &key in &dirty {
             let Some(conn) = self.conns.get_mut(key) else { continue };
+            if conn.defers_send(&self.bounds) {
+                deferred.push(key); // stays DIRTY
+                continue;
+            }
             conn.clear(flag::DIRTY);
             if conn.has(flag::WANT_OUT) && !conn.has(flag::OUT_READY) {
                 continue;
@@ -391,6 +399,8 @@ impl<H: Handler> Driver<'_, H> {
         if self.dirty.is_empty() {
             self.dirty = dirty;
         }
+        self.dirty.append(&mut deferred);
+        self.deferred = deferred;
         Ok(())
     }
 

@@ -320,6 +320,8 @@ struct Driver<'a, H: Handler> {
     dirty: Vec<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
+    /// Scratch for [`Driver::flush`]: dirty connections whose send waits a turn.
+    deferred: Vec<Key>,
     handler: H,
     config: &'a LoopConfig,
     /// Operations the kernel holds (multishot ones count once, until their last CQE).
@@ -367,6 +369,7 @@ pub(crate) fn run<H: Handler>(
         listeners,
         dirty: Vec::new(),
         backlog: Vec::new(),
+        deferred: Vec::new(),
         handler,
         config,
         in_flight: 0,
@@ -743,8 +746,13 @@ impl<H: Handler> Driver<'_, H> {
     /// One send per dirty connection: the rest of `sending`, or else all of `out`.
     fn flush(&mut self) -> io::Result<()> {
         let mut dirty = mem::take(&mut self.dirty);
+        let mut deferred = mem::take(&mut self.deferred);
         for &key in &dirty {
             let Some(conn) = self.conns.get_mut(key) else { continue };
+            if conn.defers_send(&self.bounds) {
+                deferred.push(key); // stays DIRTY
+                continue;
+            }
             conn.clear(flag::DIRTY);
             if !conn.is_open() || conn.has(flag::SEND_IN_FLIGHT) {
                 continue; // the send's completion marks it dirty again
@@ -772,6 +780,8 @@ impl<H: Handler> Driver<'_, H> {
         if self.dirty.is_empty() {
             self.dirty = dirty;
         }
+        self.dirty.append(&mut deferred);
+        self.deferred = deferred;
         Ok(())
     }
 
