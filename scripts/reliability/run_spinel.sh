@@ -11,7 +11,7 @@ run() {  # run MEM SCRIPT ARGS...
     "$BIN" -p "$P" --resp-port "$R" -m "$mem" -t 2 >/dev/null 2>&1 &
     pid=$!
     sleep 0.5
-    python3 "$DIR/$@"
+    timeout 300 python3 -u "$DIR/$@"
     kill "$pid"; wait "$pid" 2>/dev/null
 }
 run 64 drift.py --port "$P" --resp-port "$R"

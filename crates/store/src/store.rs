@@ -27,6 +27,8 @@ use crate::{
 
 mod reclaim;
 
+use reclaim::{Need, Room};
+
 const STRIPES: usize = 1024;
 const TTL_CLASSES: usize = 8;
 /// Free segments kept back from ordinary writers so that eviction can copy kept items.
@@ -76,7 +78,7 @@ enum Clear {
 /// A write that must wait for memory, or a result.
 enum OpError {
     Store(StoreError),
-    NeedRoom,
+    NeedRoom(Need),
 }
 
 impl From<StoreError> for OpError {
@@ -128,6 +130,8 @@ struct Ctx<'a> {
     now_ms: u64,
     flush_gen: u32,
     stats: &'a mut StripeStats,
+    /// Memory claimed for this write by earlier attempts.
+    room: &'a mut Room,
 }
 
 /// A new item's content: the value may come in parts (append, prepend).
@@ -577,6 +581,19 @@ impl Store {
         mut body: impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
     ) -> Result<R, StoreError> {
         let hash = HashParts::of(key);
+        let mut room = Room::default();
+        let result = self.locked_attempts(key, hash, &mut room, &mut body);
+        self.give_back(room);
+        result
+    }
+
+    fn locked_attempts<R>(
+        &self,
+        key: &[u8],
+        hash: HashParts,
+        room: &mut Room,
+        body: &mut impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
         for _ in 0..OP_ATTEMPTS {
             let now_ms = self.config.clock.now_ms();
             self.check_flush(now_ms);
@@ -590,6 +607,7 @@ impl Store {
                     now_ms,
                     flush_gen: self.flush_gen.load(Ordering::Acquire),
                     stats: &mut stats,
+                    room: &mut *room,
                 };
                 body(self, &mut ctx)
             };
@@ -598,7 +616,7 @@ impl Store {
             match result {
                 Ok(r) => return Ok(r),
                 Err(OpError::Store(e)) => return Err(e),
-                Err(OpError::NeedRoom) => self.make_room()?,
+                Err(OpError::NeedRoom(need)) => self.make_room(need, room)?,
             }
         }
         Err(StoreError::NoSpace)
@@ -667,11 +685,11 @@ impl Store {
             meta: item.meta,
         };
         let (location, cas) = if header.item_len() >= self.large_min {
-            self.write_large(&header, ctx.key, item.value, ctx.flush_gen)?
+            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
         } else {
             let class = ttl_class(item.expiry, ctx.now_ms);
-            self.append(Queue::Small, class, &header, ctx.key, item.value, false)
-                .ok_or(OpError::NeedRoom)?
+            self.append(Queue::Small, class, &header, ctx.key, item.value, Some(ctx.room))
+                .ok_or(OpError::NeedRoom(Need::Segment))?
         };
         // An overwrite keeps the access count: the key is as hot as it was, and resetting it
         // made every set cost its next readers a write to the slot.
@@ -933,7 +951,8 @@ impl Store {
     }
 
     /// Appends an item to the active segment of (queue, class); None if no segment can be
-    /// had without evicting. `for_evict` lets eviction use the reserved segments.
+    /// had without evicting. `room`: a client write's claimed memory; None for eviction's
+    /// own copies, which may use the reserved segments.
     fn append(
         &self,
         queue: Queue,
@@ -941,10 +960,10 @@ impl Store {
         header: &Header,
         key: &[u8],
         value: &[&[u8]],
-        for_evict: bool,
+        mut room: Option<&mut Room>,
     ) -> Option<(Location, u64)> {
         let len = header.item_len();
-        debug_assert!(len < self.large_min || for_evict);
+        debug_assert!(len < self.large_min || room.is_none());
         let active_index = self.active_index(queue, class);
         let active = &self.active[active_index];
         for _ in 0..8 {
@@ -954,7 +973,7 @@ impl Store {
                     return Some(done);
                 }
             }
-            if !self.roll(queue, active_index, id, for_evict) {
+            if !self.roll(queue, active_index, id, room.as_deref_mut()) {
                 return None;
             }
         }
@@ -1005,7 +1024,7 @@ impl Store {
     }
 
     /// Seals the full active segment `seen` and opens a new one. False if none is free.
-    fn roll(&self, queue: Queue, active_index: usize, seen: u32, for_evict: bool) -> bool {
+    fn roll(&self, queue: Queue, active_index: usize, seen: u32, room: Option<&mut Room>) -> bool {
         let mut ctl = self.ctl.lock();
         let active = &self.active[active_index];
         if active.load(Ordering::Acquire) != seen {
@@ -1017,20 +1036,32 @@ impl Store {
             ctl.push(seg.queue(), Victim::Segment(seen));
             active.store(NONE, Ordering::Release);
         }
-        let Some(id) = self.take_segment(&mut ctl, for_evict) else { return false };
+        let id = match room {
+            Some(room) => room.segment.take().or_else(|| {
+                let reserve = self.writer_reserve();
+                self.take_segment(&mut ctl, reserve)
+            }),
+            None => self.take_segment(&mut ctl, 0),
+        };
+        let Some(id) = id else { return false };
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         self.headers[id as usize].open(seq, self.flush_gen.load(Ordering::Acquire), queue);
         active.store(id, Ordering::Release);
         true
     }
 
-    fn take_segment(&self, ctl: &mut Ctl, for_evict: bool) -> Option<u32> {
-        self.recycled.take_freed(&mut ctl.free_resident);
-        let reserve = if for_evict || self.config.when_full == WhenFull::Refuse {
+    /// Free segments a client write leaves for eviction's copies.
+    fn writer_reserve(&self) -> usize {
+        if self.config.when_full == WhenFull::Refuse {
             0
         } else {
             RESERVE_SEGMENTS
-        };
+        }
+    }
+
+    /// A free segment, leaving `reserve` of them.
+    fn take_segment(&self, ctl: &mut Ctl, reserve: usize) -> Option<u32> {
+        self.recycled.take_freed(&mut ctl.free_resident);
         if ctl.free_resident.len() > reserve {
             return ctl.free_resident.pop();
         }
@@ -1047,11 +1078,14 @@ impl Store {
         key: &[u8],
         value: &[&[u8]],
         flush_gen: u32,
+        room: &mut Room,
     ) -> Result<(Location, u64), OpError> {
         let len = header.item_len();
         let bytes = len.div_ceil(PAGE) * PAGE;
-        if !self.charge_other(bytes) {
-            return Err(OpError::NeedRoom);
+        if room.bytes >= bytes {
+            room.bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
         }
         let region = match Region::new(bytes) {
             Ok(region) => region,

@@ -14,39 +14,91 @@ use crate::{
 };
 
 impl Store {
-    /// Frees memory for a write that found none: reclaims dead segments, or (unless the
-    /// store refuses writes when full) evicts, then waits for the grace period. It evicts
-    /// ahead, keeping up to `EVICT_AHEAD` segments in their grace period, so that the next
-    /// write usually finds one already free instead of waiting for every pinned thread
+    /// Gets a write the memory it asked for (`need`) into `room`, where no other writer can
+    /// take it: first what is free, then dead segments, then (unless the store refuses writes
+    /// when full) victims in S3-FIFO order until what they free covers the need, and waits
+    /// for their grace period. Victims that free nothing (an item kept for a second chance,
+    /// a queue entry of a large item replaced since) do not count towards the need. It also
+    /// evicts one segment ahead while fewer than `EVICT_AHEAD` are in their grace period, so
+    /// that the next write usually finds one free instead of waiting for every pinned thread
     /// (measured: 1-3 s write stalls with 6 threads on 2 cores without it).
-    pub(super) fn make_room(&self) -> Result<(), StoreError> {
-        let frees_before = self.recycled.frees.load(Ordering::Acquire);
-        if self.maintain(2) == 0 {
-            if self.config.when_full == WhenFull::Refuse {
-                return Err(StoreError::NoSpace);
+    ///
+    /// Fails only when nothing is left to evict and nothing is on its way back, or with
+    /// `WhenFull::Refuse` when nothing dead can be reclaimed.
+    pub(super) fn make_room(&self, need: Need, room: &mut Room) -> Result<(), StoreError> {
+        let need_bytes = match need {
+            Need::Segment => self.seg_size,
+            Need::Bytes(bytes) => bytes,
+        };
+        // A bound that only a bug reaches: every round consumes a queue entry or waits for
+        // memory already on its way back, and kept items lose a count each time.
+        let rounds_max = 4 * (self.seg_count + self.recycled.large.len()) + 64;
+        for _ in 0..rounds_max {
+            let frees_before = self.recycled.frees.load(Ordering::Acquire);
+            if self.claim(need, room) {
+                return Ok(());
             }
-            // At most EVICT_AHEAD victims per call, and none once memory is back: when the
-            // epoch advances quickly, a count of segments in grace alone never fills up, and
-            // the loop emptied the store (seen in tests).
-            let mut evicted = false;
-            for _ in 0..EVICT_AHEAD {
-                let memory_back = self.recycled.frees.load(Ordering::Acquire) != frees_before
-                    || self.recycled.freed_count.load(Ordering::Acquire) > 0;
-                if memory_back || self.recycled.in_grace.load(Ordering::Acquire) >= EVICT_AHEAD {
-                    break;
+            let now_ms = self.config.clock.now_ms();
+            let mut coming = 0;
+            for victim in self.take_dead(now_ms, 2) {
+                coming += self.clear(victim, Clear::Reclaim);
+            }
+            if self.config.when_full == WhenFull::Evict {
+                let wanted = need_bytes.saturating_sub(room.bytes);
+                let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD;
+                while coming < wanted || std::mem::take(&mut ahead) {
+                    let Some(victim) = self.pick_victim() else { break };
+                    coming += self.clear(victim, Clear::Evict);
                 }
-                let Some(victim) = self.pick_victim() else { break };
-                self.clear(victim, Clear::Evict);
-                evicted = true;
             }
-            let waiting = self.recycled.in_grace.load(Ordering::Acquire) > 0
+            let on_its_way = self.recycled.in_grace.load(Ordering::Acquire) > 0
                 || self.recycled.freed_count.load(Ordering::Acquire) > 0;
-            if !evicted && !waiting {
+            if coming == 0 && !on_its_way {
                 return Err(StoreError::NoSpace);
+            }
+            self.wait_for_frees(frees_before);
+        }
+        Err(StoreError::NoSpace)
+    }
+
+    /// Moves free memory into `room` until it covers `need`; true when it does.
+    fn claim(&self, need: Need, room: &mut Room) -> bool {
+        match need {
+            Need::Segment => {
+                if room.segment.is_none() {
+                    let mut ctl = self.ctl.lock();
+                    room.segment = self.take_segment(&mut ctl, self.writer_reserve());
+                }
+                room.segment.is_some()
+            }
+            Need::Bytes(bytes) => {
+                if room.bytes >= bytes || self.recycled.try_charge(bytes - room.bytes, 0) {
+                    room.bytes = room.bytes.max(bytes);
+                    return true;
+                }
+                // Free segments' charge moves to the room as their pages go back.
+                let mut ctl = self.ctl.lock();
+                self.recycled.take_freed(&mut ctl.free_resident);
+                while room.bytes < bytes {
+                    let Some(id) = ctl.free_resident.pop() else { return false };
+                    // SAFETY: a free segment is past its grace period: nobody uses it.
+                    unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
+                    ctl.free_unbacked.push(id);
+                    room.bytes += self.seg_size;
+                }
+                true
             }
         }
-        self.wait_for_frees(frees_before);
-        Ok(())
+    }
+
+    /// Returns what a write claimed and did not use.
+    pub(super) fn give_back(&self, room: Room) {
+        if let Some(id) = room.segment {
+            self.ctl.lock().free_resident.push(id);
+        }
+        if room.bytes > 0 {
+            self.recycled.uncharge(room.bytes);
+        }
     }
 
     /// The next eviction victim; when the queues are empty because every segment is still
@@ -88,17 +140,23 @@ impl Store {
 
     /// Empties a segment or large item taken off its queue: every index entry still pointing
     /// into it is removed (or, for read items under eviction, copied forward), then the
-    /// memory goes back to the free list after the grace period.
-    pub(super) fn clear(&self, victim: Victim, mode: Clear) {
+    /// memory goes back to the free list after the grace period. Returns the bytes on their
+    /// way back (0 when nothing was freed: a large item kept, or replaced since).
+    pub(super) fn clear(&self, victim: Victim, mode: Clear) -> usize {
         match victim {
             Victim::Segment(id) => self.clear_segment(id, mode),
             Victim::Large(slot, seq) => self.clear_large(slot, seq, mode),
         }
     }
 
-    fn clear_segment(&self, id: u32, mode: Clear) {
+    fn clear_segment(&self, id: u32, mode: Clear) -> usize {
         let seg = &self.headers[id as usize];
         seg.wait_writers();
+        if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
+            // A writer that reserved space before the seal stored a live item after all.
+            self.ctl.lock().push(seg.queue(), Victim::Segment(id));
+            return 0;
+        }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
         let from_small = seg.queue() == Queue::Small;
         let guard = epoch::pin();
@@ -113,20 +171,28 @@ impl Store {
         recycled.in_grace.fetch_add(1, Ordering::AcqRel);
         guard.defer(move || recycled.push_freed(id));
         guard.flush();
+        self.seg_size
     }
 
-    fn clear_large(&self, slot: u32, seq: u64, mode: Clear) {
+    fn clear_large(&self, slot: u32, seq: u64, mode: Clear) -> usize {
         let guard = epoch::pin();
-        let Some(large) = self.recycled.large(slot, &guard) else { return };
+        let Some(large) = self.recycled.large(slot, &guard) else { return 0 };
         if large.seq != seq {
-            return; // the item was replaced or deleted; its slot holds another now
+            return 0; // the item was replaced or deleted; its slot holds another now
         }
         let location = Location { segment: LARGE_SEGMENT, offset: slot };
         let r = self.resolve(location, &guard);
-        self.clear_item(location, &r, mode, false, &guard);
+        let unlinked = self.clear_item(location, &r, mode, false, &guard);
+        guard.flush();
+        if unlinked {
+            large.region.len()
+        } else {
+            0
+        }
     }
 
     /// One item of a victim: drop it, or keep it if it was read since it was (re)written.
+    /// True if it left the index here.
     fn clear_item(
         &self,
         location: Location,
@@ -134,12 +200,12 @@ impl Store {
         mode: Clear,
         from_small: bool,
         guard: &Guard,
-    ) {
+    ) -> bool {
         let key = r.key();
         let hash = HashParts::of(key);
         let mut stats = self.stripe(hash).0.lock();
         let Some(found) = self.index.find(hash, guard, |slot| slot.location() == location) else {
-            return; // overwritten or deleted since: garbage
+            return false; // overwritten or deleted since: garbage
         };
         let now_ms = self.config.clock.now_ms();
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
@@ -148,14 +214,14 @@ impl Store {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
             self.retire(location, guard);
-            return;
+            return true;
         }
         if mode == Clear::Evict
             && freq > 0
             && self.keep(location, r, &found, hash, from_small, guard)
         {
             stats.evict_kept += 1;
-            return;
+            return false;
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
@@ -164,6 +230,7 @@ impl Store {
         if let Some(observer) = &self.config.on_evict {
             observer(key);
         }
+        true
     }
 
     /// S3-FIFO's second chance: an item read while on probation moves to main with its
@@ -191,7 +258,7 @@ impl Store {
         let header = Header { cas: Some(r.cas), ..r.header };
         let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
         let Some((moved, _)) =
-            self.append(Queue::Main, class, &header, r.key(), &[r.value()], true)
+            self.append(Queue::Main, class, &header, r.key(), &[r.value()], None)
         else {
             return false;
         };
@@ -203,11 +270,7 @@ impl Store {
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
         let guard = epoch::pin();
         let is_dead = |victim: &Victim| match *victim {
-            Victim::Segment(id) => {
-                let seg = &self.headers[id as usize];
-                seg.flush_gen.load(Ordering::Acquire) != flush_gen
-                    || seg.max_expiry_ms.load(Ordering::Acquire) <= now_ms
-            }
+            Victim::Segment(id) => self.segment_dead(id, now_ms),
             Victim::Large(slot, seq) => match self.recycled.large(slot, &guard) {
                 Some(large) if large.seq == seq => {
                     large.flush_gen != flush_gen || large.expiry_ms <= now_ms
@@ -230,4 +293,31 @@ impl Store {
         }
         dead
     }
+
+    /// Whether every item of a segment is expired or flushed.
+    fn segment_dead(&self, id: u32, now_ms: u64) -> bool {
+        let seg = &self.headers[id as usize];
+        seg.flush_gen.load(Ordering::Acquire) != self.flush_gen.load(Ordering::Acquire)
+            || seg.max_expiry_ms.load(Ordering::Acquire) <= now_ms
+    }
+}
+
+/// What a write that found no memory asks `make_room` for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    /// A free segment, to roll its active segment onto.
+    Segment,
+    /// Budget for a large item's own mapping.
+    Bytes(usize),
+}
+
+/// Memory claimed for one write across its attempts, so that what eviction frees for it
+/// goes to it and not to whichever writer looks first. What the write does not use is
+/// given back (`give_back`).
+#[derive(Debug, Default)]
+pub(super) struct Room {
+    /// A free segment, charged to the budget.
+    pub(super) segment: Option<u32>,
+    /// Bytes charged to the budget.
+    pub(super) bytes: usize,
 }
