@@ -129,6 +129,36 @@ fn appends_from_many_threads_are_never_refused_nor_lost() {
     assert_eq!(total, 4 * 6_000 * 12);
 }
 
+// Most of the cache is a warm set, read every round, so S3-FIFO's main queue holds it and
+// new items pass through the small queue (a tenth of the cache). A key appended to once per
+// 2,000 cold sets (2 MiB, more than the small queue holds) must never be the one evicted: a
+// rewrite counts as an access, so its new copy is not taken for a cold newcomer.
+#[test]
+fn a_key_rewritten_often_survives_cold_churn() {
+    const COLD_PER_ROUND: usize = 5_000;
+    let store = small_store(8 * MIB, MIB);
+    let value = vec![1u8; KIB];
+    for i in 0..4_000usize {
+        set(&store, &format!("warm{i}"), &value).expect("warm set");
+    }
+    set(&store, "hot", b"").expect("create");
+    for round in 0..40usize {
+        let token = format!("{round:012}");
+        store
+            .store(b"hot", token.as_bytes(), 0, Expiry::Never, Mode::Append)
+            .unwrap_or_else(|e| panic!("hot key gone at round {round}: {e:?}"));
+        let reader = store.reader();
+        for i in 0..4_000usize {
+            reader.get(format!("warm{i}").as_bytes());
+        }
+        drop(reader);
+        for i in 0..COLD_PER_ROUND {
+            set(&store, &format!("cold{round}:{i}"), &value).expect("cold set");
+        }
+    }
+    assert_eq!(store.get(b"hot").expect("hot kept").value.len(), 40 * 12);
+}
+
 // `-M`: a full store still refuses writes instead of evicting.
 #[test]
 fn refuse_mode_still_refuses_when_full() {
