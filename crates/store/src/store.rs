@@ -495,6 +495,7 @@ impl Store {
                 }
             }
         }
+        self.seal_dead_actives(now_ms);
         let dead = self.take_dead(now_ms, segments_max);
         for victim in &dead {
             self.clear(*victim, Clear::Reclaim);

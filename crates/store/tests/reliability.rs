@@ -10,7 +10,7 @@ use std::sync::{
     Arc,
 };
 
-use store::{Config, Expiry, Mode, Store, StoreError, WhenFull, MIB};
+use store::{Clock, Config, Expiry, ManualClock, Mode, Store, StoreError, WhenFull, MIB};
 
 const KIB: usize = 1024;
 
@@ -157,6 +157,33 @@ fn a_key_rewritten_often_survives_cold_churn() {
         }
     }
     assert_eq!(store.get(b"hot").expect("hot kept").value.len(), 40 * 12);
+}
+
+// Items with TTLs of 1-3 s, never read: after they expire, `maintain` alone (bounded calls)
+// brings the item count to zero and gives their segments back, including the segment that
+// was still active (open for writes) when the burst ended.
+#[test]
+fn expired_items_are_reclaimed_without_reads() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let store =
+        Store::new(Config { memory_bytes: 64 * MIB, clock: clock.clone(), ..Config::default() })
+            .expect("valid config");
+    set(&store, "forever", b"stays").expect("set");
+    for i in 0..20_000u64 {
+        let at = clock.now_ms() + 1_000 + (i % 3) * 1_000;
+        store
+            .store(format!("ttl{i}").as_bytes(), &[0u8; 100], 0, Expiry::AtMs(at), Mode::Set)
+            .expect("set");
+    }
+    assert_eq!(store.len(), 20_001);
+    let in_use = store.stats().segments_in_use;
+    clock.advance_ms(3_001);
+    for _ in 0..100 {
+        store.maintain(8);
+    }
+    assert_eq!(store.len(), 1, "{:?}", store.stats());
+    assert!(store.stats().segments_in_use < in_use, "{:?}", store.stats());
+    assert_eq!(store.get(b"forever").expect("kept").value, b"stays");
 }
 
 // `-M`: a full store still refuses writes instead of evicting.

@@ -123,6 +123,31 @@ impl Store {
         }
     }
 
+    /// Seals active segments whose items are all dead, so that `take_dead` finds them: a
+    /// segment that stops receiving writes (a burst of short-lived items, then no more of
+    /// that TTL class) would otherwise stay active, and its items counted, for ever.
+    /// Bounded: one pass over the active table, which is small (2 queues x TTL classes x
+    /// write shards); `ctl` is taken only for a segment to seal.
+    pub(super) fn seal_dead_actives(&self, now_ms: u64) {
+        for active in self.active.iter() {
+            let id = active.load(Ordering::Acquire);
+            if id == NONE
+                || self.headers[id as usize].used_end.load(Ordering::Acquire) == 0
+                || !self.segment_dead(id, now_ms)
+            {
+                continue;
+            }
+            let mut ctl = self.ctl.lock();
+            if active.load(Ordering::Acquire) != id {
+                continue; // rolled meanwhile: it is queued already
+            }
+            let seg = &self.headers[id as usize];
+            seg.seal();
+            active.store(NONE, Ordering::Release);
+            ctl.push(seg.queue(), Victim::Segment(id));
+        }
+    }
+
     /// Waits until memory comes back (segments past their grace, large items freed).
     fn wait_for_frees(&self, frees_before: usize) {
         for spin in 0..100_000 {
