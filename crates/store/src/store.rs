@@ -1140,6 +1140,10 @@ impl Store {
             }
             let mut ctl = self.ctl.lock();
             self.recycled.take_freed(&mut ctl.free_resident);
+            // The reserve stays: eviction copies the items it keeps into it.
+            if ctl.free_resident.len() <= self.writer_reserve() {
+                return false;
+            }
             let Some(id) = ctl.free_resident.pop() else { return false };
             // SAFETY: a free segment is past its grace period: no reader or writer uses it.
             unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };

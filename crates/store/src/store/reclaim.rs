@@ -40,6 +40,7 @@ impl Store {
             }
             let now_ms = self.config.clock.now_ms();
             let mut coming = 0;
+            let mut victims_left = true;
             for victim in self.take_dead(now_ms, 2) {
                 coming += self.clear(victim, Clear::Reclaim);
             }
@@ -47,18 +48,46 @@ impl Store {
                 let wanted = need_bytes.saturating_sub(room.bytes);
                 let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD;
                 while coming < wanted || std::mem::take(&mut ahead) {
-                    let Some(victim) = self.pick_victim() else { break };
+                    // A victim's read items are copied into a free segment; without one they
+                    // would be evicted with the rest. Wait for memory in its grace period
+                    // rather than drop hot items (seen under load: a hot key lost when the
+                    // second victim of a call found the reserve used by the first).
+                    if (coming > 0 || self.memory_on_its_way()) && !self.room_for_copies() {
+                        break;
+                    }
+                    let Some(victim) = self.pick_victim() else {
+                        victims_left = false;
+                        break;
+                    };
                     coming += self.clear(victim, Clear::Evict);
                 }
             }
-            let on_its_way = self.recycled.in_grace.load(Ordering::Acquire) > 0
-                || self.recycled.freed_count.load(Ordering::Acquire) > 0;
-            if coming == 0 && !on_its_way {
-                return Err(StoreError::NoSpace);
+            let evictable = victims_left && self.config.when_full == WhenFull::Evict;
+            if coming == 0 && !self.memory_on_its_way() {
+                if !evictable {
+                    return Err(StoreError::NoSpace);
+                }
+                continue; // what was on its way went to another writer: evict again
             }
             self.wait_for_frees(frees_before);
         }
         Err(StoreError::NoSpace)
+    }
+
+    /// Whether memory is in its grace period or freed and not yet on a free list.
+    fn memory_on_its_way(&self) -> bool {
+        self.recycled.in_grace.load(Ordering::Acquire) > 0
+            || self.recycled.freed_count.load(Ordering::Acquire) > 0
+    }
+
+    /// Whether eviction could open a segment for the items it keeps.
+    fn room_for_copies(&self) -> bool {
+        let mut ctl = self.ctl.lock();
+        self.recycled.take_freed(&mut ctl.free_resident);
+        !ctl.free_resident.is_empty()
+            || (!ctl.free_unbacked.is_empty()
+                && self.recycled.used_bytes.load(Ordering::Acquire) + self.seg_size
+                    <= self.recycled.limit_bytes)
     }
 
     /// Moves free memory into `room` until it covers `need`; true when it does.
@@ -80,6 +109,9 @@ impl Store {
                 let mut ctl = self.ctl.lock();
                 self.recycled.take_freed(&mut ctl.free_resident);
                 while room.bytes < bytes {
+                    if ctl.free_resident.len() <= self.writer_reserve() {
+                        return false; // the reserve is for eviction's copies
+                    }
                     let Some(id) = ctl.free_resident.pop() else { return false };
                     // SAFETY: a free segment is past its grace period: nobody uses it.
                     unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
