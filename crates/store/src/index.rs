@@ -23,7 +23,7 @@
 //! Writers of one key serialise on that key's stripe lock (held by the caller), so a key has at
 //! most one entry across both tables.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 
@@ -212,10 +212,18 @@ pub(crate) struct Sub {
     version: AtomicU64,
     /// Entries in both tables together.
     count: AtomicUsize,
-    /// Next old bucket to claim for migration, and old buckets finished.
-    migrate_next: AtomicUsize,
+    /// Held from the start of a growth to the end of its migration: one at a time.
+    growing: AtomicBool,
+    /// The migration's generation (high 32 bits) and the next old bucket to claim (low 32
+    /// bits, `NOT_READY` until the new table is current). A claim compares both, so one
+    /// that read a finished migration's state cannot take buckets of the next one.
+    migrate_next: AtomicU64,
+    /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
 }
+
+const NOT_READY: u64 = u32::MAX as u64;
+const NEXT_MASK: u64 = u32::MAX as u64;
 
 pub(crate) struct Index {
     subs: Box<[Sub]>,
@@ -250,7 +258,8 @@ impl Index {
                     old: Atomic::null(),
                     version: AtomicU64::new(0),
                     count: AtomicUsize::new(0),
-                    migrate_next: AtomicUsize::new(0),
+                    growing: AtomicBool::new(false),
+                    migrate_next: AtomicU64::new(NOT_READY),
                     migrate_done: AtomicUsize::new(0),
                 })
             })
@@ -384,18 +393,23 @@ impl Index {
         guard: &Guard,
     ) -> Result<(), Table> {
         let sub = &self.subs[sub];
-        let current = sub.current.load(Ordering::Acquire, guard);
-        if sub
-            .old
-            .compare_exchange(Shared::null(), current, Ordering::AcqRel, Ordering::Acquire, guard)
-            .is_err()
-        {
+        if sub.growing.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return Err(table);
         }
-        sub.migrate_next.store(0, Ordering::Relaxed);
-        sub.migrate_done.store(0, Ordering::Relaxed);
+        assert!(sub.old.load(Ordering::Acquire, guard).is_null(), "growth while migrating");
+        // Counters first, closed to claims; then the old table (lookups search both), the
+        // new current one, and only then claims open. Before, `old` was published first and
+        // the counters reset after: a claim in between took a stale range of the table into
+        // itself, chunks were counted twice, and a second `finish_migration` destroyed the
+        // next growth's table (double free, seen with 4 threads growing the index).
+        let gen = (sub.migrate_next.load(Ordering::Acquire) >> 32).wrapping_add(1) & NEXT_MASK;
+        sub.migrate_next.store(gen << 32 | NOT_READY, Ordering::Release);
+        sub.migrate_done.store(0, Ordering::Release);
+        let current = sub.current.load(Ordering::Acquire, guard);
+        sub.old.store(current, Ordering::Release);
         sub.current.store(Owned::new(table), Ordering::Release);
         sub.version.fetch_add(1, Ordering::AcqRel);
+        sub.migrate_next.store(gen << 32, Ordering::Release);
         Ok(())
     }
 
@@ -407,13 +421,30 @@ impl Index {
         guard: &'g Guard,
     ) -> Option<MigrationChunk<'g>> {
         let s = &self.subs[sub];
+        let old_shared = s.old.load(Ordering::Acquire, guard);
         // SAFETY: pinned; old tables are retired only through the epoch.
-        let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() }?;
-        let start = s.migrate_next.fetch_add(buckets, Ordering::AcqRel);
-        if start >= old.buckets {
-            return None;
+        let old = unsafe { old_shared.as_ref() }?;
+        loop {
+            let state = s.migrate_next.load(Ordering::Acquire);
+            let next = state & NEXT_MASK;
+            // While `old` is still this table, `state` is its migration's: a later growth
+            // publishes a different old table (this one cannot be freed while we are pinned).
+            if next == NOT_READY || s.old.load(Ordering::Acquire, guard) != old_shared {
+                return None;
+            }
+            let start = next as usize;
+            if start >= old.buckets {
+                return None;
+            }
+            let end = (start + buckets).min(old.buckets);
+            let claimed = (state & !NEXT_MASK) | end as u64;
+            if s.migrate_next
+                .compare_exchange_weak(state, claimed, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Some(MigrationChunk { sub, table: old, buckets: start..end });
+            }
         }
-        Some(MigrationChunk { sub, table: old, buckets: start..(start + buckets).min(old.buckets) })
     }
 
     /// Marks a claimed chunk migrated; when it was the last, retires the old table and
@@ -429,12 +460,15 @@ impl Index {
         if done < chunk.table.buckets {
             return None;
         }
+        assert_eq!(done, chunk.table.buckets, "old buckets migrated twice");
         let bytes = chunk.table.bytes();
         let old = s.old.swap(Shared::null(), Ordering::AcqRel, guard);
+        assert!(std::ptr::eq(old.as_raw(), chunk.table), "finished another growth's table");
         s.version.fetch_add(1, Ordering::AcqRel);
         // SAFETY: `old` is unlinked; readers still holding it are pinned, so it is dropped
         // only after they unpin.
         unsafe { guard.defer_destroy(old) };
+        s.growing.store(false, Ordering::Release);
         Some(bytes)
     }
 

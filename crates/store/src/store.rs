@@ -25,6 +25,10 @@ use crate::{
     types::*,
 };
 
+mod reclaim;
+
+use reclaim::{Need, Room};
+
 const STRIPES: usize = 1024;
 const TTL_CLASSES: usize = 8;
 /// Free segments kept back from ordinary writers so that eviction can copy kept items.
@@ -74,7 +78,7 @@ enum Clear {
 /// A write that must wait for memory, or a result.
 enum OpError {
     Store(StoreError),
-    NeedRoom,
+    NeedRoom(Need),
 }
 
 impl From<StoreError> for OpError {
@@ -126,6 +130,8 @@ struct Ctx<'a> {
     now_ms: u64,
     flush_gen: u32,
     stats: &'a mut StripeStats,
+    /// Memory claimed for this write by earlier attempts.
+    room: &'a mut Room,
 }
 
 /// A new item's content: the value may come in parts (append, prepend).
@@ -489,6 +495,7 @@ impl Store {
                 }
             }
         }
+        self.seal_dead_actives(now_ms);
         let dead = self.take_dead(now_ms, segments_max);
         for victim in &dead {
             self.clear(*victim, Clear::Reclaim);
@@ -575,6 +582,19 @@ impl Store {
         mut body: impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
     ) -> Result<R, StoreError> {
         let hash = HashParts::of(key);
+        let mut room = Room::default();
+        let result = self.locked_attempts(key, hash, &mut room, &mut body);
+        self.give_back(room);
+        result
+    }
+
+    fn locked_attempts<R>(
+        &self,
+        key: &[u8],
+        hash: HashParts,
+        room: &mut Room,
+        body: &mut impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
         for _ in 0..OP_ATTEMPTS {
             let now_ms = self.config.clock.now_ms();
             self.check_flush(now_ms);
@@ -588,6 +608,7 @@ impl Store {
                     now_ms,
                     flush_gen: self.flush_gen.load(Ordering::Acquire),
                     stats: &mut stats,
+                    room: &mut *room,
                 };
                 body(self, &mut ctx)
             };
@@ -596,7 +617,7 @@ impl Store {
             match result {
                 Ok(r) => return Ok(r),
                 Err(OpError::Store(e)) => return Err(e),
-                Err(OpError::NeedRoom) => self.make_room()?,
+                Err(OpError::NeedRoom(need)) => self.make_room(need, room)?,
             }
         }
         Err(StoreError::NoSpace)
@@ -665,15 +686,18 @@ impl Store {
             meta: item.meta,
         };
         let (location, cas) = if header.item_len() >= self.large_min {
-            self.write_large(&header, ctx.key, item.value, ctx.flush_gen)?
+            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
         } else {
             let class = ttl_class(item.expiry, ctx.now_ms);
-            self.append(Queue::Small, class, &header, ctx.key, item.value, false)
-                .ok_or(OpError::NeedRoom)?
+            self.append(Queue::Small, class, &header, ctx.key, item.value, Some(ctx.room))
+                .ok_or(OpError::NeedRoom(Need::Segment))?
         };
-        // An overwrite keeps the access count: the key is as hot as it was, and resetting it
-        // made every set cost its next readers a write to the slot.
-        let freq = existing.map_or(0, |(found, _)| found.value.freq());
+        // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a
+        // key written every few milliseconds is as hot as one read that often, and its new
+        // copy must not start cold in the small queue, where S3-FIFO drops unaccessed items
+        // (measured: appended keys lost while 90% of the cache was cold). Keeping the count
+        // also spares the next readers a write to the slot.
+        let freq = existing.map_or(0, |(found, _)| (found.value.freq() + 1).min(index::FREQ_MAX));
         let slot = Slot::new(ctx.hash.tag, location, freq);
         let data_len = (header.key_len + header.value_len) as i64;
         match existing {
@@ -931,7 +955,8 @@ impl Store {
     }
 
     /// Appends an item to the active segment of (queue, class); None if no segment can be
-    /// had without evicting. `for_evict` lets eviction use the reserved segments.
+    /// had without evicting. `room`: a client write's claimed memory; None for eviction's
+    /// own copies, which may use the reserved segments.
     fn append(
         &self,
         queue: Queue,
@@ -939,10 +964,10 @@ impl Store {
         header: &Header,
         key: &[u8],
         value: &[&[u8]],
-        for_evict: bool,
+        mut room: Option<&mut Room>,
     ) -> Option<(Location, u64)> {
         let len = header.item_len();
-        debug_assert!(len < self.large_min || for_evict);
+        debug_assert!(len < self.large_min || room.is_none());
         let active_index = self.active_index(queue, class);
         let active = &self.active[active_index];
         for _ in 0..8 {
@@ -952,7 +977,7 @@ impl Store {
                     return Some(done);
                 }
             }
-            if !self.roll(queue, active_index, id, for_evict) {
+            if !self.roll(queue, active_index, id, room.as_deref_mut()) {
                 return None;
             }
         }
@@ -1003,7 +1028,7 @@ impl Store {
     }
 
     /// Seals the full active segment `seen` and opens a new one. False if none is free.
-    fn roll(&self, queue: Queue, active_index: usize, seen: u32, for_evict: bool) -> bool {
+    fn roll(&self, queue: Queue, active_index: usize, seen: u32, room: Option<&mut Room>) -> bool {
         let mut ctl = self.ctl.lock();
         let active = &self.active[active_index];
         if active.load(Ordering::Acquire) != seen {
@@ -1015,20 +1040,32 @@ impl Store {
             ctl.push(seg.queue(), Victim::Segment(seen));
             active.store(NONE, Ordering::Release);
         }
-        let Some(id) = self.take_segment(&mut ctl, for_evict) else { return false };
+        let id = match room {
+            Some(room) => room.segment.take().or_else(|| {
+                let reserve = self.writer_reserve();
+                self.take_segment(&mut ctl, reserve)
+            }),
+            None => self.take_segment(&mut ctl, 0),
+        };
+        let Some(id) = id else { return false };
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         self.headers[id as usize].open(seq, self.flush_gen.load(Ordering::Acquire), queue);
         active.store(id, Ordering::Release);
         true
     }
 
-    fn take_segment(&self, ctl: &mut Ctl, for_evict: bool) -> Option<u32> {
-        self.recycled.take_freed(&mut ctl.free_resident);
-        let reserve = if for_evict || self.config.when_full == WhenFull::Refuse {
+    /// Free segments a client write leaves for eviction's copies.
+    fn writer_reserve(&self) -> usize {
+        if self.config.when_full == WhenFull::Refuse {
             0
         } else {
             RESERVE_SEGMENTS
-        };
+        }
+    }
+
+    /// A free segment, leaving `reserve` of them.
+    fn take_segment(&self, ctl: &mut Ctl, reserve: usize) -> Option<u32> {
+        self.recycled.take_freed(&mut ctl.free_resident);
         if ctl.free_resident.len() > reserve {
             return ctl.free_resident.pop();
         }
@@ -1045,11 +1082,14 @@ impl Store {
         key: &[u8],
         value: &[&[u8]],
         flush_gen: u32,
+        room: &mut Room,
     ) -> Result<(Location, u64), OpError> {
         let len = header.item_len();
         let bytes = len.div_ceil(PAGE) * PAGE;
-        if !self.charge_other(bytes) {
-            return Err(OpError::NeedRoom);
+        if room.bytes >= bytes {
+            room.bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
         }
         let region = match Region::new(bytes) {
             Ok(region) => region,
@@ -1100,83 +1140,15 @@ impl Store {
             }
             let mut ctl = self.ctl.lock();
             self.recycled.take_freed(&mut ctl.free_resident);
+            // The reserve stays: eviction copies the items it keeps into it.
+            if ctl.free_resident.len() <= self.writer_reserve() {
+                return false;
+            }
             let Some(id) = ctl.free_resident.pop() else { return false };
             // SAFETY: a free segment is past its grace period: no reader or writer uses it.
             unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
             self.recycled.uncharge(self.seg_size);
             ctl.free_unbacked.push(id);
-        }
-    }
-
-    /// Frees memory for a write that found none: reclaims dead segments, or (unless the
-    /// store refuses writes when full) evicts, then waits for the grace period. It evicts
-    /// ahead, keeping up to `EVICT_AHEAD` segments in their grace period, so that the next
-    /// write usually finds one already free instead of waiting for every pinned thread
-    /// (measured: 1-3 s write stalls with 6 threads on 2 cores without it).
-    fn make_room(&self) -> Result<(), StoreError> {
-        let frees_before = self.recycled.frees.load(Ordering::Acquire);
-        if self.maintain(2) == 0 {
-            if self.config.when_full == WhenFull::Refuse {
-                return Err(StoreError::NoSpace);
-            }
-            // At most EVICT_AHEAD victims per call, and none once memory is back: when the
-            // epoch advances quickly, a count of segments in grace alone never fills up, and
-            // the loop emptied the store (seen in tests).
-            let mut evicted = false;
-            for _ in 0..EVICT_AHEAD {
-                let memory_back = self.recycled.frees.load(Ordering::Acquire) != frees_before
-                    || self.recycled.freed_count.load(Ordering::Acquire) > 0;
-                if memory_back || self.recycled.in_grace.load(Ordering::Acquire) >= EVICT_AHEAD {
-                    break;
-                }
-                let Some(victim) = self.pick_victim() else { break };
-                self.clear(victim, Clear::Evict);
-                evicted = true;
-            }
-            let waiting = self.recycled.in_grace.load(Ordering::Acquire) > 0
-                || self.recycled.freed_count.load(Ordering::Acquire) > 0;
-            if !evicted && !waiting {
-                return Err(StoreError::NoSpace);
-            }
-        }
-        self.wait_for_frees(frees_before);
-        Ok(())
-    }
-
-    /// The next eviction victim; when the queues are empty because every segment is still
-    /// active (a tiny store), the active segments are sealed so that they can be evicted.
-    fn pick_victim(&self) -> Option<Victim> {
-        let mut ctl = self.ctl.lock();
-        if let Some(victim) = ctl.pick_victim() {
-            return Some(victim);
-        }
-        self.seal_actives(&mut ctl);
-        ctl.pick_victim()
-    }
-
-    fn seal_actives(&self, ctl: &mut Ctl) {
-        for active in self.active.iter() {
-            let id = active.swap(NONE, Ordering::AcqRel);
-            if id != NONE {
-                let seg = &self.headers[id as usize];
-                seg.seal();
-                ctl.push(seg.queue(), Victim::Segment(id));
-            }
-        }
-    }
-
-    /// Waits until memory comes back (segments past their grace, large items freed).
-    fn wait_for_frees(&self, frees_before: usize) {
-        for spin in 0..100_000 {
-            if self.recycled.frees.load(Ordering::Acquire) != frees_before
-                || self.recycled.freed_count.load(Ordering::Acquire) > 0
-            {
-                return;
-            }
-            epoch::pin().flush();
-            if spin > 16 {
-                std::thread::yield_now();
-            }
         }
     }
 }
@@ -1192,153 +1164,8 @@ fn write_item(out: &mut [u8], header: &Header, key: &[u8], value: &[&[u8]]) {
     assert_eq!(at, out.len(), "item length mismatch");
 }
 
-// Eviction, reclaim, index growth and flush.
+// Index growth and flush (eviction and reclaim are in `reclaim.rs`).
 impl Store {
-    /// Empties a segment or large item taken off its queue: every index entry still pointing
-    /// into it is removed (or, for read items under eviction, copied forward), then the
-    /// memory goes back to the free list after the grace period.
-    fn clear(&self, victim: Victim, mode: Clear) {
-        match victim {
-            Victim::Segment(id) => self.clear_segment(id, mode),
-            Victim::Large(slot, seq) => self.clear_large(slot, seq, mode),
-        }
-    }
-
-    fn clear_segment(&self, id: u32, mode: Clear) {
-        let seg = &self.headers[id as usize];
-        seg.wait_writers();
-        let end = seg.used_end.load(Ordering::Acquire) as usize;
-        let from_small = seg.queue() == Queue::Small;
-        let guard = epoch::pin();
-        let mut offset = 0;
-        while offset < end {
-            let location = Location { segment: id, offset: offset as u32 };
-            let r = self.resolve(location, &guard);
-            offset += r.bytes.len();
-            self.clear_item(location, &r, mode, from_small, &guard);
-        }
-        let recycled = Arc::clone(&self.recycled);
-        recycled.in_grace.fetch_add(1, Ordering::AcqRel);
-        guard.defer(move || recycled.push_freed(id));
-        guard.flush();
-    }
-
-    fn clear_large(&self, slot: u32, seq: u64, mode: Clear) {
-        let guard = epoch::pin();
-        let Some(large) = self.recycled.large(slot, &guard) else { return };
-        if large.seq != seq {
-            return; // the item was replaced or deleted; its slot holds another now
-        }
-        let location = Location { segment: LARGE_SEGMENT, offset: slot };
-        let r = self.resolve(location, &guard);
-        self.clear_item(location, &r, mode, false, &guard);
-    }
-
-    /// One item of a victim: drop it, or keep it if it was read since it was (re)written.
-    fn clear_item(
-        &self,
-        location: Location,
-        r: &Resolved<'_>,
-        mode: Clear,
-        from_small: bool,
-        guard: &Guard,
-    ) {
-        let key = r.key();
-        let hash = HashParts::of(key);
-        let mut stats = self.stripe(hash).0.lock();
-        let Some(found) = self.index.find(hash, guard, |slot| slot.location() == location) else {
-            return; // overwritten or deleted since: garbage
-        };
-        let now_ms = self.config.clock.now_ms();
-        let flush_gen = self.flush_gen.load(Ordering::Acquire);
-        let freq = found.value.freq();
-        if !r.visible(now_ms, flush_gen) {
-            self.index.remove(hash, &found);
-            count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
-            self.retire(location, guard);
-            return;
-        }
-        if mode == Clear::Evict
-            && freq > 0
-            && self.keep(location, r, &found, hash, from_small, guard)
-        {
-            stats.evict_kept += 1;
-            return;
-        }
-        self.index.remove(hash, &found);
-        count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
-        self.retire(location, guard);
-        drop(stats);
-        if let Some(observer) = &self.config.on_evict {
-            observer(key);
-        }
-    }
-
-    /// S3-FIFO's second chance: an item read while on probation moves to main with its
-    /// count reset; one in main is reinserted with its count lowered. Large items are not
-    /// moved, only queued again.
-    fn keep(
-        &self,
-        location: Location,
-        r: &Resolved<'_>,
-        found: &Found<'_>,
-        hash: HashParts,
-        from_small: bool,
-        guard: &Guard,
-    ) -> bool {
-        let freq = if from_small { 0 } else { found.value.freq() - 1 };
-        if location.segment == LARGE_SEGMENT {
-            let Some(large) = self.recycled.large(location.offset, guard) else { return false };
-            let slot = found.value.with_freq(freq);
-            if !self.index.replace(hash, found, slot, guard) {
-                return false;
-            }
-            self.ctl.lock().push(Queue::Main, Victim::Large(location.offset, large.seq));
-            return true;
-        }
-        let header = Header { cas: Some(r.cas), ..r.header };
-        let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
-        let Some((moved, _)) =
-            self.append(Queue::Main, class, &header, r.key(), &[r.value()], true)
-        else {
-            return false;
-        };
-        self.index.replace(hash, found, Slot::new(hash.tag, moved, freq), guard)
-    }
-
-    /// Takes up to `max` queued segments (or large items) whose items are all dead.
-    fn take_dead(&self, now_ms: u64, max: usize) -> Vec<Victim> {
-        let flush_gen = self.flush_gen.load(Ordering::Acquire);
-        let guard = epoch::pin();
-        let is_dead = |victim: &Victim| match *victim {
-            Victim::Segment(id) => {
-                let seg = &self.headers[id as usize];
-                seg.flush_gen.load(Ordering::Acquire) != flush_gen
-                    || seg.max_expiry_ms.load(Ordering::Acquire) <= now_ms
-            }
-            Victim::Large(slot, seq) => match self.recycled.large(slot, &guard) {
-                Some(large) if large.seq == seq => {
-                    large.flush_gen != flush_gen || large.expiry_ms <= now_ms
-                }
-                _ => true,
-            },
-        };
-        let mut ctl = self.ctl.lock();
-        let ctl = &mut *ctl;
-        let mut dead = Vec::new();
-        for queue in [&mut ctl.small, &mut ctl.main] {
-            let mut i = 0;
-            while i < queue.len() && dead.len() < max {
-                if is_dead(&queue[i]) {
-                    dead.extend(queue.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-        }
-        dead
-    }
-
     /// After a write: move a chunk of a growing sub-table, or start growing a full one.
     fn after_write(&self, sub: usize, guard: &Guard) {
         if self.index.is_growing(sub, guard) {

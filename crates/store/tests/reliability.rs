@@ -1,0 +1,204 @@
+//! Issue 16 ("Reliability first"), the store's part: in evict mode a write that fits is never
+//! refused, whatever was stored before it and however many threads write; keys written every
+//! few operations survive a cold churn; expired items leave without being read.
+//!
+//! Each test is bounded by an operation count, not by time, so that a slow machine makes it
+//! slower but not flaky.
+
+use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+};
+
+use store::{Clock, Config, Expiry, ManualClock, Mode, Store, StoreError, WhenFull, MIB};
+
+const KIB: usize = 1024;
+
+fn small_store(memory_bytes: usize, item_size_max: usize) -> Store {
+    Store::new(Config {
+        memory_bytes,
+        segment_size_bytes: 64 * KIB,
+        item_size_max,
+        ..Config::default()
+    })
+    .expect("valid config")
+}
+
+fn set(store: &Store, key: &str, value: &[u8]) -> Result<u64, StoreError> {
+    store.store(key.as_bytes(), value, 0, Expiry::Never, Mode::Set)
+}
+
+// Large items (own mappings), each read once so S3-FIFO holds them for a second chance: once
+// memory is full, the next set must still be stored. It was refused because every victim
+// merely lost its read bit, and a write gave up after 32 rounds of 2 victims each.
+#[test]
+fn large_items_that_were_read_are_evicted_for_the_next_one() {
+    let store = small_store(16 * MIB, MIB);
+    let value = vec![7u8; 20 * KIB]; // large: at least a quarter of a 64 KiB segment
+    for i in 0..2_000 {
+        let key = format!("large{i}");
+        set(&store, &key, &value).unwrap_or_else(|e| panic!("set {i} refused: {e:?}"));
+        assert_eq!(store.get(key.as_bytes()).expect("just stored").value, value);
+    }
+    assert!(store.stats().evictions > 0);
+}
+
+// One key rewritten with small values, another with large ones: the store holds two items and
+// the rest is garbage or stale queue entries. A large item needing several segments' worth of
+// memory must then be stored, and the stale entries must not count as memory made.
+#[test]
+fn large_item_fits_after_churn_of_other_sizes() {
+    let store = small_store(8 * MIB, 2 * MIB);
+    for i in 0..2_000u32 {
+        set(&store, "small", &[(i % 251) as u8; 8 * KIB]).expect("8 KiB set");
+    }
+    for i in 0..200u32 {
+        set(&store, "mid", &[(i % 251) as u8; 100 * KIB]).expect("100 KiB set");
+    }
+    for size in [600 * KIB, MIB + 100, 2 * MIB - 16] {
+        let value = vec![3u8; size];
+        set(&store, "big", &value).unwrap_or_else(|e| panic!("{size} B refused: {e:?}"));
+        assert_eq!(store.get(b"big").expect("big stored").value, value);
+    }
+}
+
+// Several threads write values whose sizes drift (tiny, large, tiny, anything up to the item
+// limit) into a small store: no write may be refused.
+#[test]
+fn drifting_sizes_from_many_threads_are_never_refused() {
+    let store = Arc::new(small_store(8 * MIB, MIB));
+    let refused = AtomicUsize::new(0);
+    let phases: [(usize, usize); 4] = [(100, 100), (100 * KIB, 500 * KIB), (50, 50), (1, MIB - 64)];
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let (store, refused) = (&store, &refused);
+            scope.spawn(move || {
+                let mut rng = t.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                let mut next = move || {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng
+                };
+                let blob = vec![t as u8; MIB];
+                for (lo, hi) in phases {
+                    let ops = if lo > 10 * KIB || hi > 10 * KIB { 300 } else { 20_000 };
+                    for _ in 0..ops {
+                        let size = lo + (next() as usize) % (hi - lo + 1);
+                        let key = format!("drift{}", next() % 50_000);
+                        match set(store, &key, &blob[..size]) {
+                            Ok(_) => {}
+                            Err(StoreError::NoSpace) => _ = refused.fetch_add(1, Ordering::Relaxed),
+                            Err(e) => panic!("unexpected {e:?}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(refused.load(Ordering::Relaxed), 0, "{:?}", store.stats());
+}
+
+// Threads append small tokens to a few keys until the values are large (own mappings) while
+// the garbage of every rewrite fills the store many times over: no append may be refused, and
+// no key may be lost (an append to a vanished key is NotStored).
+#[test]
+fn appends_from_many_threads_are_never_refused_nor_lost() {
+    let store = Arc::new(small_store(8 * MIB, MIB));
+    let keys = 16;
+    for k in 0..keys {
+        set(&store, &format!("app{k}"), b"").expect("create");
+    }
+    std::thread::scope(|scope| {
+        for t in 0..4usize {
+            let store = &store;
+            scope.spawn(move || {
+                for i in 0..6_000usize {
+                    let key = format!("app{}", (i * 7 + t) % keys);
+                    let token = format!("{t:02}{i:010}");
+                    store
+                        .store(key.as_bytes(), token.as_bytes(), 0, Expiry::Never, Mode::Append)
+                        .unwrap_or_else(|e| panic!("append {i} of thread {t}: {e:?}"));
+                }
+            });
+        }
+    });
+    let total: usize = (0..keys)
+        .map(|k| store.get(format!("app{k}").as_bytes()).expect("key kept").value.len())
+        .sum();
+    assert_eq!(total, 4 * 6_000 * 12);
+}
+
+// Most of the cache is a warm set, read every round, so S3-FIFO's main queue holds it and
+// new items pass through the small queue (a tenth of the cache). A key appended to once per
+// 2,000 cold sets (2 MiB, more than the small queue holds) must never be the one evicted: a
+// rewrite counts as an access, so its new copy is not taken for a cold newcomer.
+#[test]
+fn a_key_rewritten_often_survives_cold_churn() {
+    const COLD_PER_ROUND: usize = 5_000;
+    let store = small_store(8 * MIB, MIB);
+    let value = vec![1u8; KIB];
+    for i in 0..4_000usize {
+        set(&store, &format!("warm{i}"), &value).expect("warm set");
+    }
+    set(&store, "hot", b"").expect("create");
+    for round in 0..40usize {
+        let token = format!("{round:012}");
+        store
+            .store(b"hot", token.as_bytes(), 0, Expiry::Never, Mode::Append)
+            .unwrap_or_else(|e| panic!("hot key gone at round {round}: {e:?}"));
+        let reader = store.reader();
+        for i in 0..4_000usize {
+            reader.get(format!("warm{i}").as_bytes());
+        }
+        drop(reader);
+        for i in 0..COLD_PER_ROUND {
+            set(&store, &format!("cold{round}:{i}"), &value).expect("cold set");
+        }
+    }
+    assert_eq!(store.get(b"hot").expect("hot kept").value.len(), 40 * 12);
+}
+
+// Items with TTLs of 1-3 s, never read: after they expire, `maintain` alone (bounded calls)
+// brings the item count to zero and gives their segments back, including the segment that
+// was still active (open for writes) when the burst ended.
+#[test]
+fn expired_items_are_reclaimed_without_reads() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let store =
+        Store::new(Config { memory_bytes: 64 * MIB, clock: clock.clone(), ..Config::default() })
+            .expect("valid config");
+    set(&store, "forever", b"stays").expect("set");
+    for i in 0..20_000u64 {
+        let at = clock.now_ms() + 1_000 + (i % 3) * 1_000;
+        store
+            .store(format!("ttl{i}").as_bytes(), &[0u8; 100], 0, Expiry::AtMs(at), Mode::Set)
+            .expect("set");
+    }
+    assert_eq!(store.len(), 20_001);
+    let in_use = store.stats().segments_in_use;
+    clock.advance_ms(3_001);
+    for _ in 0..100 {
+        store.maintain(8);
+    }
+    assert_eq!(store.len(), 1, "{:?}", store.stats());
+    assert!(store.stats().segments_in_use < in_use, "{:?}", store.stats());
+    assert_eq!(store.get(b"forever").expect("kept").value, b"stays");
+}
+
+// `-M`: a full store still refuses writes instead of evicting.
+#[test]
+fn refuse_mode_still_refuses_when_full() {
+    let store = Store::new(Config {
+        memory_bytes: 4 * MIB,
+        segment_size_bytes: 64 * KIB,
+        item_size_max: MIB,
+        when_full: WhenFull::Refuse,
+        ..Config::default()
+    })
+    .expect("valid config");
+    let value = vec![0u8; 4 * KIB];
+    let refused = (0..2_000).any(|i| set(&store, &format!("k{i}"), &value).is_err());
+    assert!(refused);
+    assert_eq!(store.stats().evictions, 0);
+}
