@@ -445,6 +445,8 @@ fn call<H: Handler>(
 ) -> (usize, After) {
     let (consumed, after) = handler.receive(state, input, out);
     assert!(consumed <= input.len(), "handler consumed more than it was given");
+    // A yield without progress would be offered the same input forever.
+    assert!(after != After::Yield || consumed > 0, "handler yielded without consuming");
     (consumed, after)
 }
 

@@ -206,7 +206,8 @@ pub enum After {
     /// when more bytes arrive).
     Continue,
     /// The handler stopped early by its own budget (requests per event) with input left:
-    /// offer the rest again next turn, after the other connections.
+    /// offer the rest again next turn, after the other connections. Only after consuming
+    /// something: a handler that yields counts its budget from the start of the call.
     Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,

@@ -21,6 +21,7 @@ both_backends!(
     non_reader_cut_off_at_output_limit,
     non_reader_is_paused_then_resumes,
     half_close_gets_every_reply,
+    paused_pipeline_drains_completely,
     half_close_drops_incomplete_request,
     reset_frees_paused_connections,
     idle_timeout_closes,
@@ -159,6 +160,19 @@ fn non_reader_is_paused_then_resumes(backend: Backend) {
     }
     writer.join().unwrap().unwrap();
     assert_eq!(server.stats.closed.load(Ordering::Relaxed), 0);
+}
+
+/// 600 pipelined 10 KB replies to a client that reads only after a while: the connection is
+/// paused and resumed many times (partial sends included) and every reply arrives in order.
+fn paused_pipeline_drains_completely(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.output_pause_bytes = 32 * 1024;
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut s = connect(server.addr());
+    s.write_all(&b"big 10000\n".repeat(600)).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let want: Vec<u8> = (0..600).flat_map(|_| big_reply(10_000)).collect();
+    assert!(read_exact(&mut s, want.len()) == want, "replies differ");
 }
 
 /// The client sends its requests and shuts down its side: every reply arrives, in order,

@@ -49,10 +49,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Whether a receive call that has executed `requests` and has `out_len` bytes of output
-    /// should stop and let other connections run.
-    fn should_yield(&self, requests: usize, out_len: usize) -> bool {
-        requests >= self.reqs_per_event || out_len >= self.yield_output_bytes
+    /// Whether a receive call that has executed `requests` and produced `produced_bytes` of
+    /// output should stop and let other connections run. Counts only this call's output:
+    /// `out` may still hold earlier replies (sent or not), and a call that yields before
+    /// executing anything would never make progress.
+    fn should_yield(&self, requests: usize, produced_bytes: usize) -> bool {
+        requests >= self.reqs_per_event || produced_bytes >= self.yield_output_bytes
     }
 }
 
@@ -122,8 +124,9 @@ impl Worker {
     ) -> (usize, After) {
         let mut pos = 0;
         let mut requests = 0;
+        let out_start = out.len();
         while pos < input.len() {
-            if self.limits.should_yield(requests, out.len()) {
+            if self.limits.should_yield(requests, out.len() - out_start) {
                 counters::bump(&self.counters.conn_yields, 1);
                 return (pos, After::Yield);
             }
@@ -175,8 +178,9 @@ impl Worker {
         let mut storage = self.args.take().unwrap_or_default();
         let mut after = After::Continue;
         let mut requests = 0;
+        let out_start = out.len();
         while pos < input.len() {
-            if self.limits.should_yield(requests, out.len()) {
+            if self.limits.should_yield(requests, out.len() - out_start) {
                 counters::bump(&self.counters.conn_yields, 1);
                 after = After::Yield;
                 break;

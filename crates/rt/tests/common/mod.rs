@@ -67,8 +67,9 @@ impl Handler for Lines {
     fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
         self.stats.receive_calls.fetch_add(1, Ordering::Relaxed);
         let mut consumed = 0;
+        let out_start = out.len();
         while let Some(i) = input[consumed..].iter().position(|&b| b == b'\n') {
-            if out.len() >= YIELD_OUTPUT_BYTES {
+            if out.len() - out_start >= YIELD_OUTPUT_BYTES {
                 // As the server does: more output would only be buffered, not sent.
                 return (consumed, After::Yield);
             }
