@@ -18,6 +18,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+PID_SCRIPTS = {"half_close.py", "unread.py", "crowd.py", "churn.py"}
 TARGETS = ["spinel-uring", "spinel-epoll", "memcached", "redis"]
 HEADER = {"spinel-uring": "Spinel io_uring", "spinel-epoll": "Spinel epoll",
           "memcached": "memcached", "redis": "Redis"}
@@ -120,7 +121,8 @@ def one_run(target, row, which, spinel_bin):
         else:
             listen = [port, resp_port]
         wait_listening(listen, proc)
-        args = ["--pid", str(proc.pid)]
+        # The store scripts (drift.py ...) take no --pid; the connection ones read RSS with it.
+        args = ["--pid", str(proc.pid)] if row.script in PID_SCRIPTS else []
         if which in ("mc", "both") and target != "redis":
             args += ["--port", str(port)]
         if which in ("resp", "both") and target != "memcached":
