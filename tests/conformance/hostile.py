@@ -42,7 +42,29 @@ def reset_peak(pid):
         return False
 
 
-class PeakWatch:
+class Background:
+    """A sampling thread run as a context manager: `_run` loops until `_stop` is set; leaving
+    the block stops it and waits up to `join_s`."""
+
+    join_s = 5
+
+    def __init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(self.join_s)
+
+
+class PeakWatch(Background):
     """Samples a server's RSS every few ms in a thread; `peak_kib` is the highest seen (also
     VmHWM where clear_refs worked). When RSS passes `abort_kib` it calls `on_abort` once, so a
     runaway server cannot eat the shared machine before the test fails."""
@@ -56,8 +78,7 @@ class PeakWatch:
         self.start_kib = rss_kib(pid)
         self.peak_kib = self.start_kib
         self.aborted = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _run(self):
         while not self._stop.is_set():
@@ -72,13 +93,8 @@ class PeakWatch:
                     self.on_abort()
             self._stop.wait(self.period_s)
 
-    def __enter__(self):
-        self._thread.start()
-        return self
-
     def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(5)
+        super().__exit__(*exc)
         if self.hwm_ok:
             try:
                 self.peak_kib = max(self.peak_kib, proc_status_kib(self.pid, "VmHWM"))
@@ -261,10 +277,12 @@ def timed_roundtrip(port, request, reply_end, timeout=5.0):
         return time.monotonic() - start
 
 
-class LatencyProbe:
+class LatencyProbe(Background):
     """A thread that keeps doing a tiny round trip (`version` / `PING`) on a fresh connection
     every `period_s`, recording the longest wait: how long another client waits while the
     hostile ones run."""
+
+    join_s = 15
 
     def __init__(self, port, proto, period_s=0.02):
         self.port = port
@@ -274,8 +292,7 @@ class LatencyProbe:
         self.max_s = 0.0
         self.count = 0
         self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _run(self):
         # One long-lived connection: connection setup would measure accept, not service.
@@ -302,14 +319,6 @@ class LatencyProbe:
                 self.max_s = max(self.max_s, time.monotonic() - start)
                 self.count += 1
                 self._stop.wait(self.period_s)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(15)
 
 
 def raise_nofile(want):

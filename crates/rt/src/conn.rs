@@ -174,6 +174,15 @@ impl<C> Conn<C> {
         !self.input.is_empty() && self.is_open() && !self.has(flag::CLOSE_AFTER_FLUSH)
     }
 
+    /// Puts the connection in the loop's backlog (its input is offered again next turn),
+    /// once: the `BACKLOG` flag and the list stay in step.
+    pub fn enqueue_backlog(&mut self, key: Key, backlog: &mut Vec<Key>) {
+        if !self.has(flag::BACKLOG) {
+            self.set(flag::BACKLOG);
+            backlog.push(key);
+        }
+    }
+
     /// Heap bytes this connection's buffers hold.
     pub fn buffer_bytes(&self) -> usize {
         self.input.capacity() + self.out.capacity() + self.sending.capacity()

@@ -305,9 +305,8 @@ impl<H: Handler> Driver<'_, H> {
             return;
         }
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
-        if d.backlog && !conn.has(flag::BACKLOG) {
-            conn.set(flag::BACKLOG);
-            self.backlog.push(key);
+        if d.backlog {
+            conn.enqueue_backlog(key, &mut self.backlog);
         }
         if d.has_output || conn.finishing() {
             self.mark_dirty(key);
@@ -413,9 +412,8 @@ impl<H: Handler> Driver<'_, H> {
             self.pool.give(mem::take(&mut conn.out));
             conn.out_sent = 0;
         }
-        if conn.try_resume(&self.bounds) && !conn.has(flag::BACKLOG) {
-            conn.set(flag::BACKLOG);
-            self.backlog.push(key);
+        if conn.try_resume(&self.bounds) {
+            conn.enqueue_backlog(key, &mut self.backlog);
         }
         if drained && conn.finishing() {
             self.close(key);
