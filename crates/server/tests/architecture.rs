@@ -1,0 +1,169 @@
+//! The architecture as a test: the workspace's dependency arrows, the length of source files
+//! and where `unsafe` may appear. docs/ARCHITECTURE.md draws the same map; when the two
+//! disagree, this test is the one that fails.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every allowed arrow between workspace crates (normal, build and dev dependencies alike).
+/// Layers point one way: server -> exec -> protocols, store; server -> rt; the load generator
+/// reuses the codecs and the runtime; codecs and store know no other workspace crate.
+const ALLOWED_ARROWS: &[(&str, &[&str])] = &[
+    ("server", &["exec", "rt", "proto-memcache", "proto-resp", "store"]),
+    ("exec", &["proto-memcache", "proto-resp", "store"]),
+    ("bench", &["proto-memcache", "proto-resp", "rt"]),
+    ("rt", &[]),
+    ("proto-memcache", &[]),
+    ("proto-resp", &[]),
+    ("store", &[]),
+];
+
+/// The longest a file under `crates/*/src` may be.
+const MAX_FILE_LINES: usize = 800;
+
+/// Files over [`MAX_FILE_LINES`] today, each with the length it may not exceed. The list may only
+/// shrink: a listed file that has come under the limit must be removed from it, and a listed
+/// file may not grow.
+const LONG_FILES: &[(&str, usize)] =
+    &[("crates/store/src/store.rs", 1352), ("crates/exec/src/resp/strings.rs", 862)];
+
+/// The crates allowed to contain `unsafe`: the store (segments, lock-free index) and the
+/// runtime (system calls). Every other crate root declares `#![forbid(unsafe_code)]`.
+const UNSAFE_CRATES: &[&str] = &["store", "rt", "server"];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// One workspace package as `cargo metadata` describes it.
+struct Package {
+    name: String,
+    dir: PathBuf,
+    workspace_deps: BTreeSet<String>,
+    roots: Vec<PathBuf>,
+}
+
+fn workspace_packages() -> Vec<Package> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let names: BTreeSet<String> =
+        packages.iter().map(|p| p["name"].as_str().unwrap().to_owned()).collect();
+    packages.iter().map(|p| package(p, &names)).collect()
+}
+
+fn package(p: &serde_json::Value, workspace: &BTreeSet<String>) -> Package {
+    let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
+    let workspace_deps = p["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_owned())
+        .filter(|name| workspace.contains(name))
+        .collect();
+    let roots = p["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "lib" || k == "bin"))
+        .map(|t| PathBuf::from(t["src_path"].as_str().unwrap()))
+        .collect();
+    let name = p["name"].as_str().unwrap().to_owned();
+    Package { name, dir: manifest.parent().unwrap().to_owned(), workspace_deps, roots }
+}
+
+#[test]
+fn dependency_arrows_are_the_documented_ones() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED_ARROWS.iter().copied().collect();
+    let mut wrong = Vec::new();
+    for package in workspace_packages() {
+        let Some(targets) = allowed.get(package.name.as_str()) else {
+            wrong.push(format!("crate `{}` is not in ALLOWED_ARROWS", package.name));
+            continue;
+        };
+        for dep in &package.workspace_deps {
+            if !targets.contains(&dep.as_str()) {
+                wrong.push(format!("{} -> {} is not an allowed arrow", package.name, dep));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "architecture drift:\n  {}", wrong.join("\n  "));
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn source_files() -> Vec<(String, usize)> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for package in workspace_packages() {
+        rust_files(&package.dir.join("src"), &mut files);
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+            (path.strip_prefix(&root).unwrap().to_string_lossy().into_owned(), lines)
+        })
+        .collect()
+}
+
+#[test]
+fn source_files_stay_short() {
+    let allowed: BTreeMap<&str, usize> = LONG_FILES.iter().copied().collect();
+    let lengths: BTreeMap<String, usize> = source_files().into_iter().collect();
+    let mut wrong = Vec::new();
+    for (path, &lines) in &lengths {
+        match allowed.get(path.as_str()) {
+            None if lines > MAX_FILE_LINES => {
+                wrong.push(format!("{path}: {lines} lines (limit {MAX_FILE_LINES}); split it"))
+            }
+            Some(&cap) if lines > cap => {
+                wrong.push(format!("{path}: {lines} lines, grew past its allowance of {cap}"))
+            }
+            Some(_) if lines <= MAX_FILE_LINES => {
+                wrong.push(format!("{path}: {lines} lines; remove it from LONG_FILES"))
+            }
+            _ => {}
+        }
+    }
+    for path in allowed.keys() {
+        if !lengths.contains_key(*path) {
+            wrong.push(format!("{path}: listed in LONG_FILES but gone; remove it"));
+        }
+    }
+    assert!(wrong.is_empty(), "file length ratchet:\n  {}", wrong.join("\n  "));
+}
+
+#[test]
+fn unsafe_code_only_in_store_and_rt() {
+    let mut wrong = Vec::new();
+    for package in workspace_packages() {
+        if UNSAFE_CRATES.contains(&package.name.as_str()) {
+            continue;
+        }
+        for root in &package.roots {
+            let text = std::fs::read_to_string(root).unwrap();
+            if !text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]") {
+                wrong.push(format!("{}: missing #![forbid(unsafe_code)]", root.display()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "unsafe outside store and rt:\n  {}", wrong.join("\n  "));
+}
