@@ -46,7 +46,8 @@ pub struct Settings {
     pub pin: bool,
     /// `-A`: whether `shutdown` is allowed.
     pub shutdown_command: bool,
-    /// false with `-F`: flush_all, FLUSHALL and FLUSHDB are refused.
+    /// false with `-F`: memcached `flush_all` is refused (Redis FLUSHALL and FLUSHDB are
+    /// not; see `core::flush::Switch`).
     pub flush_enabled: bool,
     pub config_file: Option<String>,
 }

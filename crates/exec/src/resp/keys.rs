@@ -18,7 +18,11 @@ use super::{
     ttl::{self, Base, Condition, Report, Unit},
     Ctx,
 };
-use crate::{counters::bump, keyspace, Shared};
+use crate::{
+    core::delete::{self, DeleteOutcome},
+    counters::bump,
+    keyspace, Shared,
+};
 
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: CommandId) {
     use CommandId as C;
@@ -44,14 +48,14 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: CommandId) {
     }
 }
 
-/// DEL and UNLINK (the store frees memory without blocking either way).
+/// DEL and UNLINK (the store frees memory without blocking either way): the delete core
+/// per key, as memcached `delete`.
 fn del(ctx: &mut Ctx<'_>) {
     let (shared, counters) = (ctx.shared, ctx.counters);
     let mut deleted = 0;
     for index in 1..ctx.argc() {
-        let found = shared.store.delete(ctx.key(index), None).is_ok();
-        deleted += i64::from(found);
-        bump(if found { &counters.delete_hits } else { &counters.delete_misses }, 1);
+        let outcome = delete::delete(&shared.store, counters, ctx.key(index), None);
+        deleted += i64::from(outcome == DeleteOutcome::Deleted);
     }
     ctx.reply().integer(deleted);
 }

@@ -25,12 +25,13 @@ use std::mem;
 use proto_resp::{check_arity, error, lookup, Command, CommandId, CommandSpec, Protocol, Reply};
 use store::StoreError;
 
-use crate::{counters::bump, Counters, Flow, Shared};
+use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
 mod clients;
 mod config;
 mod connection;
 mod glob;
+mod incr;
 mod info;
 mod keys;
 mod server;
@@ -174,11 +175,11 @@ fn dispatch_data(ctx: &mut Ctx<'_>, id: CommandId) -> Flow {
         C::Strlen => strings::strlen(ctx),
         C::Getrange => strings::getrange(ctx),
         C::Setrange => strings::setrange(ctx),
-        C::Incr => strings::incr(ctx, strings::Delta::One),
-        C::Decr => strings::incr(ctx, strings::Delta::MinusOne),
-        C::Incrby => strings::incr(ctx, strings::Delta::By),
-        C::Decrby => strings::incr(ctx, strings::Delta::NegatedBy),
-        C::Incrbyfloat => strings::incrbyfloat(ctx),
+        C::Incr => incr::incr(ctx, incr::Delta::One),
+        C::Decr => incr::incr(ctx, incr::Delta::MinusOne),
+        C::Incrby => incr::incr(ctx, incr::Delta::By),
+        C::Decrby => incr::incr(ctx, incr::Delta::NegatedBy),
+        C::Incrbyfloat => incr::incrbyfloat(ctx),
         id => keys::dispatch(ctx, id),
     }
     Flow::Continue
@@ -208,8 +209,14 @@ impl<'a> Ctx<'a> {
 
     /// The stored form of key argument `index` in the session's database.
     fn key(&mut self, index: usize) -> &[u8] {
+        self.key_and_out(index).0
+    }
+
+    /// [`Ctx::key`] and the reply buffer together, for a core that composes the reply
+    /// under the key's lock.
+    fn key_and_out(&mut self, index: usize) -> (&[u8], &mut Vec<u8>) {
         let key = self.cmd.arg(index).expect("arity checked before the handler runs");
-        crate::keyspace::encode(self.session.db, key, &mut self.key_scratch)
+        (crate::keyspace::encode(self.session.db, key, &mut self.key_scratch), &mut *self.out)
     }
 
     fn reply(&mut self) -> Reply<'_> {
@@ -222,14 +229,21 @@ impl<'a> Ctx<'a> {
 
     /// A store error in Redis's words.
     fn store_error(&mut self, error: StoreError) {
-        match error {
+        match Refusal::of(&error) {
+            Some(refusal) => self.refused(refusal),
+            None => self.error(format!("ERR {error}")),
+        }
+    }
+
+    /// A refused write in Redis's words.
+    fn refused(&mut self, refusal: Refusal) {
+        self.error(match refusal {
             // Redis's limit on a string is `proto-max-bulk-len`; ours is the store's item
             // size, which CONFIG GET reports under that name.
-            StoreError::TooLarge { .. } => self.error(STRING_TOO_LONG),
-            StoreError::NoSpace => self.error(OOM),
-            StoreError::KeyTooLong { .. } => self.error(KEY_TOO_LONG),
-            other => self.error(format!("ERR {other}")),
-        }
+            Refusal::TooLarge => error::STRING_TOO_LONG,
+            Refusal::NoMemory => error::OOM,
+            Refusal::KeyTooLong => KEY_TOO_LONG,
+        });
     }
 
     fn bulk_or_null(&mut self, value: Option<&[u8]>) {
@@ -240,10 +254,6 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// `checkStringLength`.
-const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-/// `shared.oomerr`.
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// Redis has no key limit below 512 MB; the store's is 64 KiB.
 const KEY_TOO_LONG: &str = "ERR key too long";
 
@@ -264,10 +274,10 @@ fn arity_ok(argc: usize, arity: i32) -> bool {
     }
 }
 
-/// Counts a read for `INFO` (`keyspace_hits`/`keyspace_misses`) and memcached `stats`.
+/// Counts a read for `INFO` (`keyspace_hits`/`keyspace_misses`) and memcached `stats`, as
+/// the get core counts its own.
 fn count_read(counters: &Counters, found: bool) {
-    bump(&counters.cmd_get, 1);
-    bump(if found { &counters.get_hits } else { &counters.get_misses }, 1);
+    crate::core::get::count(counters, u64::from(found), u64::from(!found));
 }
 
 #[cfg(test)]

@@ -16,7 +16,11 @@ use super::{
     keys::for_each_key,
     sub_arity_error, ttl, Ctx,
 };
-use crate::{counters::bump, keyspace, Shared};
+use crate::{
+    core::flush::{self, Switch},
+    counters::bump,
+    keyspace, Shared,
+};
 
 /// COMMAND subcommands and their arities (Redis 7's `command|*`).
 const COMMAND_SUBCOMMANDS: &[(&str, i32)] =
@@ -117,10 +121,10 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
         return;
     }
     let (shared, db) = (ctx.shared, ctx.session.db);
-    bump(&ctx.counters.cmd_flush, 1);
     if db0_is_everything(shared, db) {
-        shared.store.flush_all(0);
+        flush::flush_all(shared, ctx.counters, 0, Switch::Ignore);
     } else {
+        bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
     }
     ctx.reply().ok();
@@ -150,8 +154,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
     if !flush_args_ok(ctx) {
         return;
     }
-    bump(&ctx.counters.cmd_flush, 1);
-    ctx.shared.store.flush_all(0);
+    flush::flush_all(ctx.shared, ctx.counters, 0, Switch::Ignore);
     ctx.reply().ok();
 }
 
