@@ -341,15 +341,6 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     gets.finish(counters);
 }
 
-/// MSET and MSETNX take key/value pairs: the arity check only knows "at least 3".
-fn pairs_ok(ctx: &mut Ctx<'_>) -> bool {
-    if ctx.argc() % 2 == 1 {
-        return true;
-    }
-    ctx.error(error::wrong_arity(ctx.spec.name));
-    false
-}
-
 /// Checks every pair against the item size limit before anything is written, so that a
 /// too-large value does not leave the command half applied.
 fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
@@ -365,7 +356,7 @@ fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
 /// Sets every pair. Not atomic across keys: a reader may see some pairs set and not
 /// others while it runs (Redis runs it as one step).
 pub(super) fn mset(ctx: &mut Ctx<'_>) {
-    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+    if !pairs_fit(ctx) {
         return;
     }
     if let Err(refusal) = set_pairs(ctx, Mode::Set) {
@@ -378,7 +369,7 @@ pub(super) fn mset(ctx: &mut Ctx<'_>) {
 /// a key created by another client in between is not overwritten (each write is an
 /// add), and then the reply is 0 although the other pairs were set.
 pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
-    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+    if !pairs_fit(ctx) {
         return;
     }
     let shared = ctx.shared;
