@@ -61,7 +61,7 @@ impl Default for Settings {
             memory_limit_bytes: 64 << 20,
             max_connections: 1024,
             threads: 1,
-            item_size_max: 1 << 20,
+            item_size_max: proto_memcache::limits::VALUE_LEN_MAX_DEFAULT as u64,
             evictions: true,
             cas_enabled: true,
             backlog: 1024,

@@ -11,7 +11,7 @@
 
 use std::io::Write as _;
 
-use proto_memcache::text::ArithOp;
+use proto_memcache::{limits::NUMBER_DIGITS_MAX, text::ArithOp};
 use store::{Change, Expiry, Item, MetaState, Store};
 
 use crate::counters::{bump, Counters};
@@ -125,17 +125,16 @@ fn write(arith: &Arith, value: u64, flags: u32, expiry: Expiry) -> Change {
 
 /// The decimal text of a number, as incr stores it and meta `v` returns it.
 pub(crate) fn decimal(value: u64) -> Vec<u8> {
-    let mut digits = Vec::with_capacity(U64_DIGITS_MAX);
+    let mut digits = Vec::with_capacity(NUMBER_DIGITS_MAX);
     write!(digits, "{value}").expect("writing to a Vec cannot fail");
     digits
 }
 
-/// Digits of the largest u64.
-const U64_DIGITS_MAX: usize = 20;
-
-/// memcached's operand rule: 1 to 20 ASCII digits that fit in a u64 (no sign, no spaces).
+/// memcached's operand rule: 1 to 20 ASCII digits that fit in a u64 (no sign, no spaces;
+/// the request tokens also take a `+`, which a stored value may not have).
 pub(crate) fn decimal_u64(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > U64_DIGITS_MAX || !bytes.iter().all(u8::is_ascii_digit) {
+    if bytes.is_empty() || bytes.len() > NUMBER_DIGITS_MAX || !bytes.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     bytes.iter().try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))

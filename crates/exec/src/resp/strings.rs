@@ -715,4 +715,24 @@ mod tests {
         assert_eq!(h.run("EXISTS a"), ":0\r\n");
         assert_eq!(h.run("STRLEN k"), ":614400\r\n");
     }
+
+    /// Goal: the commands that share memcached's cores treat a memcached item as memcached
+    /// would: APPEND keeps its flags and expiry, GETEX keeps its flags and CAS unique (a
+    /// touch), DEL counts as a delete. Method: write over the store, read back the item.
+    #[test]
+    fn shared_cores_keep_memcached_state() {
+        let mut h = Harness::new();
+        let in_100_secs = Expiry::AtMs(super::super::testkit::START_MS + 100_000);
+        h.shared.store.store(b"mc", b"ab", 7, in_100_secs, Mode::Set).unwrap();
+        h.check(&[("APPEND mc cd", ":4\r\n"), ("TTL mc", ":100\r\n")]);
+        let item = h.shared.store.get(b"mc").unwrap();
+        assert_eq!((item.value.as_slice(), item.flags), (&b"abcd"[..], 7));
+        h.check(&[("GETEX mc EX 50", "$4\r\nabcd\r\n"), ("TTL mc", ":50\r\n")]);
+        let touched = h.shared.store.get(b"mc").unwrap();
+        assert_eq!((touched.flags, touched.cas), (7, item.cas));
+        h.check(&[("GETEX mc PXAT 1", "$4\r\nabcd\r\n"), ("DBSIZE", ":0\r\n")]);
+        h.check(&[("APPEND fresh x", ":1\r\n"), ("TTL fresh", ":-1\r\n"), ("DEL fresh", ":1\r\n")]);
+        let totals = h.shared.totals();
+        assert_eq!((totals.delete_hits, totals.get_hits, totals.cmd_touch), (1, 2, 0));
+    }
 }
