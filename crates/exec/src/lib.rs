@@ -1,11 +1,15 @@
 //! Command semantics: what a memcached or Redis request means for the shared [`store::Store`].
 //!
 //! ```text
-//!   server (per connection)          exec                           store
+//!   server (per connection)          exec                                         store
 //!   proto_memcache::Request  --> memcache::execute --+
-//!                                                    +--> keyspace::encode --> Store
-//!   proto_resp::Command      --> resp::execute ------+
+//!                                                    +--> keyspace::encode --> core --> Store
+//!   proto_resp::Command      --> resp::execute ------+   (and Redis-only handlers)
 //! ```
+//!
+//! Each memcached operation (get, store, arith, delete, touch, flush) has one executor in
+//! `core` returning a typed outcome; text, meta and the Redis commands that mean the
+//! same thing only decode requests and compose replies from the outcomes.
 //!
 //! Cross-protocol meaning lives here and nowhere else: one store serves both protocols, a
 //! value set by memcached `set` is read by Redis `GET`, TTLs agree, and Redis databases
@@ -16,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+mod core;
 pub mod counters;
 pub mod keyspace;
 pub mod memcache;

@@ -46,7 +46,8 @@ pub struct Settings {
     pub pin: bool,
     /// `-A`: whether `shutdown` is allowed.
     pub shutdown_command: bool,
-    /// false with `-F`: flush_all, FLUSHALL and FLUSHDB are refused.
+    /// false with `-F`: memcached `flush_all` is refused (Redis FLUSHALL and FLUSHDB are
+    /// not; see `core::flush::Switch`).
     pub flush_enabled: bool,
     pub config_file: Option<String>,
 }
@@ -60,7 +61,7 @@ impl Default for Settings {
             memory_limit_bytes: 64 << 20,
             max_connections: 1024,
             threads: 1,
-            item_size_max: 1 << 20,
+            item_size_max: proto_memcache::limits::VALUE_LEN_MAX_DEFAULT as u64,
             evictions: true,
             cas_enabled: true,
             backlog: 1024,

@@ -80,8 +80,22 @@ pub const BAD_FORMAT: &str = "bad command line format";
 pub const BAD_DELETE_FORMAT: &str = "bad command line format.  Usage: delete <key> [noreply]";
 /// The data block is not followed by `\r\n`.
 pub const BAD_DATA_CHUNK: &str = "bad data chunk";
-/// A data block longer than [`crate::Limits::value_len_max`] (a `SERVER_ERROR`).
+/// A data block longer than [`crate::Limits::value_len_max`], or a value over the store's
+/// item size (a `SERVER_ERROR`).
 pub const TOO_LARGE: &str = "object too large for cache";
+/// A write the store refused for want of memory (a `SERVER_ERROR`): storage commands.
+pub const OUT_OF_MEMORY_STORING: &str = "out of memory storing object";
+/// A write the store refused for want of memory (a `SERVER_ERROR`): `incr`/`decr` and the
+/// meta commands other than `ms`.
+pub const OUT_OF_MEMORY: &str = "out of memory";
+/// `incr`/`decr`/`ma` on a value that is not a decimal u64.
+pub const NOT_NUMERIC: &str = "cannot increment or decrement non-numeric value";
+/// `flush_all` while `-F` disables it.
+pub const FLUSH_DISABLED: &str = "flush_all not allowed";
+/// `stats detail`, which memcached refuses unless enabled (we never enable it).
+pub const STATS_DETAIL: &str = "stats detail not allowed";
+/// `stats cachedump`, which memcached refuses when item dumps are disabled (`-X`).
+pub const STATS_CACHEDUMP: &str = "stats cachedump not allowed";
 /// `touch`, `gat`, `gats` or `flush_all` with an exptime that is not a number.
 pub const BAD_EXPTIME: &str = "invalid exptime argument";
 /// `incr`/`decr` with a delta that is not an unsigned 64-bit number.

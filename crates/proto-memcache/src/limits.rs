@@ -31,6 +31,9 @@ pub const VALUE_LEN_MAX_DEFAULT: usize = 1024 * 1024;
 pub const LINE_LEN_MAX_DEFAULT: usize = 2048;
 /// Pelikan's default batch size; memcached has no bound at all.
 pub const KEYS_PER_GET_MAX_DEFAULT: usize = 1024;
+/// Most digits in a memcached number (`safe_strtoull`: a u64 has at most 20): the
+/// request tokens the codec parses, and the stored value `incr`/`decr` reads.
+pub const NUMBER_DIGITS_MAX: usize = 20;
 /// Room for `gets` plus the most keys, each at the longest, with a space before each.
 pub const GET_LINE_LEN_MAX_DEFAULT: usize =
     "gets".len() + KEYS_PER_GET_MAX_DEFAULT * (KEY_LEN_MAX_DEFAULT + 1);
@@ -40,6 +43,8 @@ const _: () = assert!(KEY_LEN_MAX_DEFAULT + 100 < LINE_LEN_MAX_DEFAULT);
 const _: () = assert!(GET_LINE_LEN_MAX_DEFAULT >= LINE_LEN_MAX_DEFAULT);
 // memcached reads the length of a data block as a C int; values must stay below that.
 const _: () = assert!(VALUE_LEN_MAX_DEFAULT < i32::MAX as usize - 2);
+// `u64::MAX` has exactly that many digits.
+const _: () = assert!(u64::MAX / 10u64.pow(NUMBER_DIGITS_MAX as u32 - 1) > 0);
 
 impl Default for Limits {
     fn default() -> Self {

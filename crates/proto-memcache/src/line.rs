@@ -5,7 +5,10 @@
 //! works as memcached allows. Tokens are separated by spaces only (a tab is part of a
 //! token, as in memcached).
 
-use crate::{error::ParseError, limits::Limits};
+use crate::{
+    error::ParseError,
+    limits::{Limits, NUMBER_DIGITS_MAX},
+};
 
 /// One command line, found at the start of the buffer.
 #[derive(Clone, Copy, Debug)]
@@ -155,7 +158,7 @@ pub(crate) fn trim_end(bytes: &[u8]) -> &[u8] {
 /// only; no sign, no overflow.
 pub(crate) fn parse_u64(token: &[u8]) -> Option<u64> {
     let digits = token.strip_prefix(b"+").unwrap_or(token);
-    if digits.is_empty() || digits.len() > 20 {
+    if digits.is_empty() || digits.len() > NUMBER_DIGITS_MAX {
         return None;
     }
     let mut value: u64 = 0;

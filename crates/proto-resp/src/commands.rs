@@ -1,13 +1,20 @@
 //! The declarative command table (Valkey's idea): each command is declared once, and
 //! dispatch, arity checks and `COMMAND` output all come from the declaration.
 //!
+//! A command either runs a handler of its own ([`Run::Command`], a [`CommandId`]) or is a
+//! container whose first argument names a subcommand ([`Run::Subcommands`], each a
+//! [`SubcommandId`] with its own arity), as Redis 7 declares `CLIENT`, `COMMAND` and
+//! `CONFIG`. [`crate::route`] checks names and argument counts against this table once,
+//! before anything runs, so a handler never checks arity and a dispatcher can `match`
+//! every id without a fallback arm.
+//!
 //! Values (arity, flags, key positions, group, version) come from Redis's
 //! `src/commands/*.json`. Arity counts the command name: positive means exactly that many
 //! arguments, negative means at least that many. Key positions are the legacy
 //! (first, last, step) triple of `COMMAND INFO`; last `-1` means "the last argument".
 //! Summaries are our own wording.
 
-use crate::{error::wrong_arity, Reply};
+use crate::Reply;
 
 /// Command flags, as in Redis's `CMD_*`. Only the ones our table uses are defined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,14 +93,12 @@ impl Group {
     }
 }
 
-/// Which command a spec describes; `match` on it to dispatch without comparing names.
+/// A command with a handler of its own; `match` on it to dispatch without comparing names.
+/// Containers (`CLIENT`, `COMMAND`, `CONFIG`) have no id: their subcommands do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CommandId {
     Append,
     Auth,
-    Client,
-    Command,
-    Config,
     Dbsize,
     Decr,
     Decrby,
@@ -143,14 +148,88 @@ pub enum CommandId {
     Unlink,
 }
 
+/// A subcommand of a container command (Redis 7's `client|list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubcommandId {
+    ClientGetname,
+    ClientId,
+    ClientInfo,
+    ClientList,
+    ClientSetinfo,
+    ClientSetname,
+    CommandCount,
+    CommandDocs,
+    CommandInfo,
+    CommandList,
+    ConfigGet,
+    ConfigResetstat,
+    ConfigRewrite,
+    ConfigSet,
+}
+
+/// What a table entry runs.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Run {
+    /// A handler of its own.
+    Command(CommandId),
+    /// A container: the first argument names one of `table` (ignoring case); without
+    /// one, `bare` runs if the container has a bare form (`COMMAND` alone is `COMMAND
+    /// INFO` of every command), and the container's arity must allow that.
+    Subcommands { table: &'static [SubcommandSpec], bare: Option<SubcommandId> },
+}
+
+/// Argument-count rules beyond the arity, which Redis checks inside the command (with the
+/// same arity error), declared here so that arity is checked in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgRule {
+    /// Only the arity.
+    None,
+    /// At most this many arguments, the name included (PING takes one message at most).
+    AtMost(usize),
+    /// The arguments from this index on come in pairs (MSET's keys and values, CONFIG
+    /// SET's parameters and values).
+    PairsFrom(usize),
+}
+
+impl ArgRule {
+    /// Whether `argc` (the name included) satisfies the rule.
+    pub fn allows(self, argc: usize) -> bool {
+        match self {
+            ArgRule::None => true,
+            ArgRule::AtMost(max) => argc <= max,
+            ArgRule::PairsFrom(from) => argc.saturating_sub(from) % 2 == 0,
+        }
+    }
+}
+
+/// One subcommand's declaration.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SubcommandSpec {
+    pub id: SubcommandId,
+    /// Redis's full name, lowercase: `<container>|<subcommand>`, as the arity error
+    /// prints it.
+    pub name: &'static str,
+    /// As [`CommandSpec::arity`], counting the container's name and the subcommand's.
+    pub arity: i32,
+    pub rule: ArgRule,
+}
+
+impl SubcommandSpec {
+    /// The part after the `|`, which clients send as the first argument.
+    pub fn short_name(&self) -> &'static str {
+        self.name.split_once('|').map_or(self.name, |(_, sub)| sub)
+    }
+}
+
 /// One command's declaration.
 #[derive(Debug, PartialEq, Eq)]
 pub struct CommandSpec {
-    pub id: CommandId,
+    pub run: Run,
     /// Lowercase, as `COMMAND INFO` and the arity error print it.
     pub name: &'static str,
     /// Exact argument count if positive, minimum if negative; includes the name.
     pub arity: i32,
+    pub rule: ArgRule,
     pub flags: Flags,
     /// Position of the first key argument, 0 if none.
     pub first_key: i32,
@@ -166,7 +245,7 @@ pub struct CommandSpec {
 
 #[allow(clippy::too_many_arguments)]
 const fn spec(
-    id: CommandId,
+    run: Run,
     name: &'static str,
     arity: i32,
     group: Group,
@@ -181,168 +260,218 @@ const fn spec(
         flags = Flags(flags.0 | flag_list[index].0);
         index += 1;
     }
-    CommandSpec { id, name, arity, flags, first_key, last_key, step, group, since, summary }
+    let rule = ArgRule::None;
+    CommandSpec { run, name, arity, rule, flags, first_key, last_key, step, group, since, summary }
 }
+
+impl CommandSpec {
+    /// The same declaration with an argument rule beyond its arity.
+    const fn with_rule(self, rule: ArgRule) -> CommandSpec {
+        CommandSpec { rule, ..self }
+    }
+}
+
+const fn sub(id: SubcommandId, name: &'static str, arity: i32) -> SubcommandSpec {
+    SubcommandSpec { id, name, arity, rule: ArgRule::None }
+}
+
+/// `CLIENT` subcommands (Redis 7's `client|*` declarations), sorted by name.
+pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ClientGetname, "client|getname", 2),
+        sub(S::ClientId, "client|id", 2),
+        sub(S::ClientInfo, "client|info", 2),
+        sub(S::ClientList, "client|list", -2),
+        sub(S::ClientSetinfo, "client|setinfo", 4),
+        sub(S::ClientSetname, "client|setname", 3),
+    ]
+};
+
+/// `COMMAND` subcommands (Redis 7's `command|*`), sorted by name.
+pub static COMMAND_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::CommandCount, "command|count", 2),
+        sub(S::CommandDocs, "command|docs", -2),
+        sub(S::CommandInfo, "command|info", -2),
+        sub(S::CommandList, "command|list", -2),
+    ]
+};
+
+/// `CONFIG` subcommands (Redis 7's `config|*`), sorted by name.
+pub static CONFIG_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ConfigGet, "config|get", -3),
+        sub(S::ConfigResetstat, "config|resetstat", 2),
+        sub(S::ConfigRewrite, "config|rewrite", 2),
+        SubcommandSpec { rule: ArgRule::PairsFrom(2), ..sub(S::ConfigSet, "config|set", -4) },
+    ]
+};
 
 /// Every command, sorted by name (so `lookup` can binary-search).
 #[rustfmt::skip]
 pub static COMMANDS: &[CommandSpec] = {
-    use {CommandId as C, Flags as F, Group as G};
+    use {CommandId as C, Flags as F, Group as G, Run::Command as R, SubcommandId as S};
+    const fn subs(table: &'static [SubcommandSpec], bare: Option<SubcommandId>) -> Run {
+        Run::Subcommands { table, bare }
+    }
     &[
-    spec(C::Append, "append", 3, G::String, "2.0.0", (1, 1, 1),
+    spec(R(C::Append), "append", 3, G::String, "2.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Appends a value to a string key."),
-    spec(C::Auth, "auth", -2, G::Connection, "1.0.0", (0, 0, 0),
+    spec(R(C::Auth), "auth", -2, G::Connection, "1.0.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
         "Authenticates the connection."),
-    spec(C::Client, "client", -2, G::Connection, "2.4.0", (0, 0, 0),
+    spec(subs(CLIENT_SUBCOMMANDS, None), "client", -2, G::Connection, "2.4.0", (0, 0, 0),
         &[F::SENTINEL],
         "Subcommands that inspect and manage client connections."),
-    spec(C::Command, "command", -1, G::Server, "2.8.13", (0, 0, 0),
+    spec(subs(COMMAND_SUBCOMMANDS, Some(S::CommandInfo)), "command", -1, G::Server, "2.8.13", (0, 0, 0),
         &[F::LOADING, F::STALE, F::SENTINEL],
         "Describes the server's commands."),
-    spec(C::Config, "config", -2, G::Server, "2.0.0", (0, 0, 0),
+    spec(subs(CONFIG_SUBCOMMANDS, None), "config", -2, G::Server, "2.0.0", (0, 0, 0),
         &[],
         "Subcommands that read and change the configuration."),
-    spec(C::Dbsize, "dbsize", 1, G::Server, "1.0.0", (0, 0, 0),
+    spec(R(C::Dbsize), "dbsize", 1, G::Server, "1.0.0", (0, 0, 0),
         &[F::READONLY, F::FAST],
         "Counts the keys in the selected database."),
-    spec(C::Decr, "decr", 2, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Decr), "decr", 2, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Decrements an integer key by one."),
-    spec(C::Decrby, "decrby", 3, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Decrby), "decrby", 3, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Decrements an integer key by an amount."),
-    spec(C::Del, "del", -2, G::Generic, "1.0.0", (1, -1, 1),
+    spec(R(C::Del), "del", -2, G::Generic, "1.0.0", (1, -1, 1),
         &[F::WRITE],
         "Deletes keys."),
-    spec(C::Echo, "echo", 2, G::Connection, "1.0.0", (0, 0, 0),
+    spec(R(C::Echo), "echo", 2, G::Connection, "1.0.0", (0, 0, 0),
         &[F::LOADING, F::STALE, F::FAST],
         "Replies with the given message."),
-    spec(C::Exists, "exists", -2, G::Generic, "1.0.0", (1, -1, 1),
+    spec(R(C::Exists), "exists", -2, G::Generic, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Counts how many of the given keys exist."),
-    spec(C::Expire, "expire", -3, G::Generic, "1.0.0", (1, 1, 1),
+    spec(R(C::Expire), "expire", -3, G::Generic, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Sets a key's time to live in seconds."),
-    spec(C::Expireat, "expireat", -3, G::Generic, "1.2.0", (1, 1, 1),
+    spec(R(C::Expireat), "expireat", -3, G::Generic, "1.2.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Sets a key's expiry as a Unix time in seconds."),
-    spec(C::Expiretime, "expiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
+    spec(R(C::Expiretime), "expiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns a key's expiry as a Unix time in seconds."),
-    spec(C::Flushall, "flushall", -1, G::Server, "1.0.0", (0, 0, 0),
+    spec(R(C::Flushall), "flushall", -1, G::Server, "1.0.0", (0, 0, 0),
         &[F::WRITE],
         "Deletes every key in every database."),
-    spec(C::Flushdb, "flushdb", -1, G::Server, "1.0.0", (0, 0, 0),
+    spec(R(C::Flushdb), "flushdb", -1, G::Server, "1.0.0", (0, 0, 0),
         &[F::WRITE],
         "Deletes every key in the selected database."),
-    spec(C::Get, "get", 2, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Get), "get", 2, G::String, "1.0.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns the value of a key."),
-    spec(C::Getdel, "getdel", 2, G::String, "6.2.0", (1, 1, 1),
+    spec(R(C::Getdel), "getdel", 2, G::String, "6.2.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Returns the value of a key and deletes the key."),
-    spec(C::Getex, "getex", -2, G::String, "6.2.0", (1, 1, 1),
+    spec(R(C::Getex), "getex", -2, G::String, "6.2.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Returns the value of a key and changes its expiry."),
-    spec(C::Getrange, "getrange", 4, G::String, "2.4.0", (1, 1, 1),
+    spec(R(C::Getrange), "getrange", 4, G::String, "2.4.0", (1, 1, 1),
         &[F::READONLY],
         "Returns a substring of a string value."),
-    spec(C::Getset, "getset", 3, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Getset), "getset", 3, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Sets a key and returns its previous value."),
-    spec(C::Hello, "hello", -1, G::Connection, "6.0.0", (0, 0, 0),
+    spec(R(C::Hello), "hello", -1, G::Connection, "6.0.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
         "Negotiates the protocol version and optionally authenticates."),
-    spec(C::Incr, "incr", 2, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Incr), "incr", 2, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Increments an integer key by one."),
-    spec(C::Incrby, "incrby", 3, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Incrby), "incrby", 3, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Increments an integer key by an amount."),
-    spec(C::Incrbyfloat, "incrbyfloat", 3, G::String, "2.6.0", (1, 1, 1),
+    spec(R(C::Incrbyfloat), "incrbyfloat", 3, G::String, "2.6.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Increments a numeric key by a floating point amount."),
-    spec(C::Info, "info", -1, G::Server, "1.0.0", (0, 0, 0),
+    spec(R(C::Info), "info", -1, G::Server, "1.0.0", (0, 0, 0),
         &[F::LOADING, F::STALE, F::SENTINEL],
         "Reports server information and statistics."),
-    spec(C::Keys, "keys", 2, G::Generic, "1.0.0", (0, 0, 0),
+    spec(R(C::Keys), "keys", 2, G::Generic, "1.0.0", (0, 0, 0),
         &[F::READONLY],
         "Lists the keys that match a glob pattern."),
-    spec(C::Mget, "mget", -2, G::String, "1.0.0", (1, -1, 1),
+    spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),
-    spec(C::Mset, "mset", -3, G::String, "1.0.1", (1, -1, 2),
+    spec(R(C::Mset), "mset", -3, G::String, "1.0.1", (1, -1, 2),
         &[F::WRITE, F::DENYOOM],
-        "Sets several keys at once."),
-    spec(C::Msetnx, "msetnx", -3, G::String, "1.0.1", (1, -1, 2),
+        "Sets several keys at once.").with_rule(ArgRule::PairsFrom(1)),
+    spec(R(C::Msetnx), "msetnx", -3, G::String, "1.0.1", (1, -1, 2),
         &[F::WRITE, F::DENYOOM],
-        "Sets several keys at once, only if none of them exists."),
-    spec(C::Persist, "persist", 2, G::Generic, "2.2.0", (1, 1, 1),
+        "Sets several keys at once, only if none of them exists.").with_rule(ArgRule::PairsFrom(1)),
+    spec(R(C::Persist), "persist", 2, G::Generic, "2.2.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Removes a key's expiry."),
-    spec(C::Pexpire, "pexpire", -3, G::Generic, "2.6.0", (1, 1, 1),
+    spec(R(C::Pexpire), "pexpire", -3, G::Generic, "2.6.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Sets a key's time to live in milliseconds."),
-    spec(C::Pexpireat, "pexpireat", -3, G::Generic, "2.6.0", (1, 1, 1),
+    spec(R(C::Pexpireat), "pexpireat", -3, G::Generic, "2.6.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Sets a key's expiry as a Unix time in milliseconds."),
-    spec(C::Pexpiretime, "pexpiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
+    spec(R(C::Pexpiretime), "pexpiretime", 2, G::Generic, "7.0.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns a key's expiry as a Unix time in milliseconds."),
-    spec(C::Ping, "ping", -1, G::Connection, "1.0.0", (0, 0, 0),
+    spec(R(C::Ping), "ping", -1, G::Connection, "1.0.0", (0, 0, 0),
         &[F::FAST, F::SENTINEL],
-        "Checks that the server is alive."),
-    spec(C::Psetex, "psetex", 4, G::String, "2.6.0", (1, 1, 1),
+        "Checks that the server is alive.").with_rule(ArgRule::AtMost(2)),
+    spec(R(C::Psetex), "psetex", 4, G::String, "2.6.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM],
         "Sets a key with a time to live in milliseconds."),
-    spec(C::Pttl, "pttl", 2, G::Generic, "2.6.0", (1, 1, 1),
+    spec(R(C::Pttl), "pttl", 2, G::Generic, "2.6.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns a key's time to live in milliseconds."),
-    spec(C::Quit, "quit", -1, G::Connection, "1.0.0", (0, 0, 0),
+    spec(R(C::Quit), "quit", -1, G::Connection, "1.0.0", (0, 0, 0),
         &[F::ALLOW_BUSY, F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH],
         "Closes the connection."),
-    spec(C::Randomkey, "randomkey", 1, G::Generic, "1.0.0", (0, 0, 0),
+    spec(R(C::Randomkey), "randomkey", 1, G::Generic, "1.0.0", (0, 0, 0),
         &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
         "Returns a random key."),
-    spec(C::Rename, "rename", 3, G::Generic, "1.0.0", (1, 2, 1),
+    spec(R(C::Rename), "rename", 3, G::Generic, "1.0.0", (1, 2, 1),
         &[F::WRITE],
         "Renames a key, replacing any existing target."),
-    spec(C::Renamenx, "renamenx", 3, G::Generic, "1.0.0", (1, 2, 1),
+    spec(R(C::Renamenx), "renamenx", 3, G::Generic, "1.0.0", (1, 2, 1),
         &[F::WRITE, F::FAST],
         "Renames a key only if the target does not exist."),
-    spec(C::Scan, "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
+    spec(R(C::Scan), "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
         &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
         "Iterates over the keys with a cursor."),
-    spec(C::Select, "select", 2, G::Connection, "1.0.0", (0, 0, 0),
+    spec(R(C::Select), "select", 2, G::Connection, "1.0.0", (0, 0, 0),
         &[F::LOADING, F::STALE, F::FAST],
         "Selects the connection's database."),
-    spec(C::Set, "set", -3, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Set), "set", -3, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM],
         "Sets the value of a key, with expiry and condition options."),
-    spec(C::Setex, "setex", 4, G::String, "2.0.0", (1, 1, 1),
+    spec(R(C::Setex), "setex", 4, G::String, "2.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM],
         "Sets a key with a time to live in seconds."),
-    spec(C::Setnx, "setnx", 3, G::String, "1.0.0", (1, 1, 1),
+    spec(R(C::Setnx), "setnx", 3, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Sets a key only if it does not exist."),
-    spec(C::Setrange, "setrange", 4, G::String, "2.2.0", (1, 1, 1),
+    spec(R(C::Setrange), "setrange", 4, G::String, "2.2.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM],
         "Overwrites part of a string value at an offset."),
-    spec(C::Strlen, "strlen", 2, G::String, "2.2.0", (1, 1, 1),
+    spec(R(C::Strlen), "strlen", 2, G::String, "2.2.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns the length of a string value."),
-    spec(C::Time, "time", 1, G::Server, "2.6.0", (0, 0, 0),
+    spec(R(C::Time), "time", 1, G::Server, "2.6.0", (0, 0, 0),
         &[F::LOADING, F::STALE, F::FAST],
         "Returns the server's clock."),
-    spec(C::Ttl, "ttl", 2, G::Generic, "1.0.0", (1, 1, 1),
+    spec(R(C::Ttl), "ttl", 2, G::Generic, "1.0.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns a key's time to live in seconds."),
-    spec(C::Type, "type", 2, G::Generic, "1.0.0", (1, 1, 1),
+    spec(R(C::Type), "type", 2, G::Generic, "1.0.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns the type of the value stored at a key."),
-    spec(C::Unlink, "unlink", -2, G::Generic, "4.0.0", (1, -1, 1),
+    spec(R(C::Unlink), "unlink", -2, G::Generic, "4.0.0", (1, -1, 1),
         &[F::WRITE, F::FAST],
         "Deletes keys, freeing their memory in the background."),
     ]
@@ -364,40 +493,6 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
         })
         .ok()
         .map(|index| &COMMANDS[index])
-}
-
-/// An argument count the command does not accept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ArityError {
-    pub name: &'static str,
-}
-
-impl ArityError {
-    /// `ERR wrong number of arguments for '<name>' command`.
-    pub fn message(self) -> String {
-        wrong_arity(self.name)
-    }
-}
-
-impl std::fmt::Display for ArityError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message())
-    }
-}
-
-impl std::error::Error for ArityError {}
-
-/// Checks `argc` (the name included) against the spec's arity, as Redis does before any
-/// handler runs.
-pub fn check_arity(spec: &'static CommandSpec, argc: usize) -> Result<(), ArityError> {
-    let argc = i64::try_from(argc).unwrap_or(i64::MAX);
-    let arity = i64::from(spec.arity);
-    let ok = if arity >= 0 { argc == arity } else { argc >= -arity };
-    if ok {
-        Ok(())
-    } else {
-        Err(ArityError { name: spec.name })
-    }
 }
 
 /// `COMMAND COUNT`.
@@ -470,7 +565,7 @@ pub fn write_command_docs_for<'n>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{parse_reply, Protocol, Value};
+    use crate::{check_arity, parse_reply, Protocol, Value};
 
     #[test]
     fn table_is_sorted_lowercase_and_complete() {
@@ -496,7 +591,7 @@ mod tests {
                 .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
                 .collect();
             for name in [spec.name, upper.as_str(), mixed.as_str()] {
-                assert_eq!(lookup(name.as_bytes()).map(|s| s.id), Some(spec.id), "{name}");
+                assert_eq!(lookup(name.as_bytes()).map(|s| s.name), Some(spec.name), "{name}");
             }
         }
         for name in [&b""[..], b"ge", b"gett", b"get ", b"\xc4\xb0ncr", b"GET\0"] {

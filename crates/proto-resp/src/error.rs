@@ -110,6 +110,10 @@ pub const INCR_OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const DECR_OVERFLOW: &str = "ERR decrement would overflow";
 /// `incrbyfloatCommand` when the sum is NaN or infinite.
 pub const INCR_NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
+/// `checkStringLength` (APPEND, SETRANGE; Spinel also for SET: a value over the item size).
+pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+/// `shared.oomerr`: a write refused for want of memory.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// `shared.wrongtypeerr`.
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 /// `selectCommand` (and MOVE, COPY, SWAPDB) with a bad index.

@@ -5,7 +5,7 @@
 //! ```text
 //!  server:  socket bytes --parse_command--> Command<'_> --(exec)--> Reply --> Vec<u8>
 //!                              |                  |
-//!                          Limits            commands::lookup + check_arity
+//!                          Limits            route: lookup, subcommand, arity (once)
 //!
 //!  client:  &[&[u8]] --compose_command--> Vec<u8> ... bytes --parse_reply--> Value<'_>
 //! ```
@@ -31,6 +31,7 @@ mod inline;
 pub mod limits;
 mod parse;
 pub mod reply;
+mod route;
 pub mod value;
 
 #[cfg(test)]
@@ -39,7 +40,9 @@ mod proptests;
 mod testutil;
 
 pub use client::{compose_command, parse_reply};
-pub use commands::{check_arity, lookup, ArityError, CommandId, CommandSpec, COMMANDS};
+pub use commands::{
+    lookup, ArgRule, CommandId, CommandSpec, Run, SubcommandId, SubcommandSpec, COMMANDS,
+};
 pub use error::{ParseError, ProtocolError};
 pub use limits::Limits;
 /// The fuzz target's invariant checks (shared with the in-crate randomized test).
@@ -47,6 +50,7 @@ pub use limits::Limits;
 pub use parse::fuzz_check;
 pub use parse::{parse_command, parse_command_in, ArgStorage, Command};
 pub use reply::Reply;
+pub use route::{check_arity, route, ArityError, Route, RouteError, Routed};
 pub use value::Value;
 
 /// The protocol version a connection speaks; chosen by `HELLO`, RESP2 until then.

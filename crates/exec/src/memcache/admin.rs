@@ -2,10 +2,14 @@
 
 use std::sync::atomic::Ordering;
 
-use proto_memcache::text::response::{compose_version, Status};
+use proto_memcache::{
+    error,
+    text::response::{compose_version, Status},
+    ErrorReply,
+};
 
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
-use crate::counters::bump;
+use crate::core::flush::{self, FlushOutcome, Switch};
 
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
 const VERBOSITY_MAX: u32 = 2;
@@ -13,17 +17,17 @@ const VERBOSITY_MAX: u32 = 2;
 /// `flush_all [delay]`: everything stored before now + delay becomes invisible then. The
 /// delay follows exptime rules (over 30 days it is a Unix time); 0 or negative is now.
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    bump(&ctx.counters.cmd_flush, 1);
-    if !ctx.shared.settings.flush_enabled {
-        return ctx.error(b"CLIENT_ERROR flush_all not allowed", noreply);
-    }
     let delay_ms = match delay_secs.unwrap_or(0) {
         ..=0 => 0,
         secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => secs.unsigned_abs() * 1000,
         unix_secs => unix_secs.unsigned_abs().saturating_mul(1000).saturating_sub(ctx.now_ms()),
     };
-    ctx.shared.store.flush_all(delay_ms);
-    ctx.status(Status::Ok, noreply);
+    match flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour) {
+        FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
+        FlushOutcome::Disabled => {
+            ctx.error(ErrorReply::ClientError(error::FLUSH_DISABLED), noreply)
+        }
+    }
 }
 
 /// memcached `shutdown`: refused unless started with `-A`; otherwise every loop is asked to

@@ -1,18 +1,12 @@
-//! `incr` and `decr`: memcached's rules are the store's (a decimal u64 value; incr wraps at
-//! 2^64, decr stops at 0).
+//! `incr` and `decr`: the arith core with no options; the reply is the new value.
 
 use proto_memcache::text::{
     response::{compose_number, Status},
     ArithOp,
 };
-use store::StoreError;
 
-use super::{Ctx, Session};
-use crate::counters::bump;
-
-pub(super) const NOT_NUMERIC: &[u8] =
-    b"CLIENT_ERROR cannot increment or decrement non-numeric value";
-const OUT_OF_MEMORY: &[u8] = b"SERVER_ERROR out of memory";
+use super::{Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY};
+use crate::core::arith::{self, Arith, ArithOutcome};
 
 pub(super) fn execute(
     ctx: &mut Ctx<'_>,
@@ -23,33 +17,13 @@ pub(super) fn execute(
     noreply: bool,
 ) {
     let key = session.key(key);
-    let store = &ctx.shared.store;
-    let result = match op {
-        ArithOp::Incr => store.incr(key, delta),
-        ArithOp::Decr => store.decr(key, delta),
-    };
-    count(ctx, op, result.is_ok(), matches!(result, Err(StoreError::NotFound)));
-    match result {
-        Ok(value) if !noreply => compose_number(value, ctx.out),
-        Ok(_) => {}
-        Err(StoreError::NotFound) => ctx.status(Status::NotFound, noreply),
-        Err(StoreError::NotNumeric) => ctx.error(NOT_NUMERIC, noreply),
-        Err(_) => ctx.error(OUT_OF_MEMORY, noreply),
-    }
-}
-
-/// `incr_hits`/`incr_misses` or `decr_hits`/`decr_misses`.
-pub(super) fn count(ctx: &Ctx<'_>, op: ArithOp, hit: bool, miss: bool) {
-    let counters = ctx.counters;
-    let (hits, misses) = match op {
-        ArithOp::Incr => (&counters.incr_hits, &counters.incr_misses),
-        ArithOp::Decr => (&counters.decr_hits, &counters.decr_misses),
-    };
-    if hit {
-        bump(hits, 1);
-    }
-    if miss {
-        bump(misses, 1);
+    match arith::apply(&ctx.shared.store, ctx.counters, key, &Arith::plain(op, delta)) {
+        ArithOutcome::Value { value, .. } if !noreply => compose_number(value, ctx.out),
+        ArithOutcome::Value { .. } => {}
+        ArithOutcome::NotFound => ctx.status(Status::NotFound, noreply),
+        ArithOutcome::NotNumeric => ctx.error(NOT_NUMERIC, noreply),
+        ArithOutcome::Exists => unreachable!("a plain incr compares no CAS unique"),
+        ArithOutcome::NoMemory => ctx.error(OUT_OF_MEMORY, noreply),
     }
 }
 

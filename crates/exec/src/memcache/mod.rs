@@ -1,5 +1,9 @@
 //! memcached text and meta requests against the store, replying as memcached 1.6 does.
 //!
+//! Text and meta only decode and encode: what each operation does is in `crate::core`
+//! (one executor per operation, a typed outcome each), and both dialects compose their
+//! replies from those outcomes.
+//!
 //! ```text
 //!   execute --+-- retrieve.rs  get gets gat gats
 //!             +-- storage.rs   set add replace append prepend cas, delete, touch
@@ -30,12 +34,14 @@ mod storage;
 mod tests;
 
 use proto_memcache::{
+    error,
     text::response::{compose_status, Status},
-    Request,
+    ErrorReply, Request,
 };
 use store::Expiry;
 
 use crate::{
+    core::Refusal,
     counters::{bump, Counters},
     keyspace, Flow, Shared,
 };
@@ -80,11 +86,7 @@ impl Ctx<'_> {
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
     fn visible_cas(&self, cas: u64) -> u64 {
-        if self.shared.settings.cas_enabled {
-            cas
-        } else {
-            0
-        }
+        visible_cas(self.shared, cas)
     }
 
     /// A one-word reply, unless the request said `noreply`.
@@ -95,11 +97,34 @@ impl Ctx<'_> {
     }
 
     /// An error line; a text request's `noreply` silences even errors, as in memcached.
-    fn error(&mut self, line: &[u8], noreply: bool) {
+    fn error(&mut self, reply: ErrorReply, noreply: bool) {
         if !noreply {
-            self.out.extend_from_slice(line);
-            self.out.extend_from_slice(b"\r\n");
+            reply.compose(self.out);
         }
+    }
+}
+
+/// memcached's line for a write the store refused: storage commands and `touch`.
+fn storing_refusal(refusal: Refusal) -> ErrorReply {
+    match refusal {
+        Refusal::TooLarge => ErrorReply::ServerError(error::TOO_LARGE),
+        Refusal::NoMemory => ErrorReply::ServerError(error::OUT_OF_MEMORY_STORING),
+        // The codec's key limit is far below the store's; kept for completeness.
+        Refusal::KeyTooLong => ErrorReply::ClientError(error::BAD_FORMAT),
+    }
+}
+
+/// memcached's line for a refused write of `incr`/`decr` and the meta commands but `ms`.
+const OUT_OF_MEMORY: ErrorReply = ErrorReply::ServerError(error::OUT_OF_MEMORY);
+/// `incr`/`decr`/`ma` on a value that is not a decimal u64.
+const NOT_NUMERIC: ErrorReply = ErrorReply::ClientError(error::NOT_NUMERIC);
+
+/// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
+fn visible_cas(shared: &Shared, cas: u64) -> u64 {
+    if shared.settings.cas_enabled {
+        cas
+    } else {
+        0
     }
 }
 

@@ -1,17 +1,19 @@
 //! `get`, `gets`, `gat`, `gats`: a `VALUE` line per hit, then `END`.
 //!
-//! A get takes one store reader for all its keys (one epoch pin per request) and allocates
-//! nothing per key. A gat touches each hit under its key's lock and writes the `VALUE` line
-//! from the item it touched, so the reply and the new expiry belong to the same item.
+//! A get reads all its keys through one [`Gets`] (one store reader, no allocation per
+//! key). A gat touches each hit with the touch core, which composes the `VALUE` line from
+//! the item it touched, so the reply and the new expiry belong to the same item.
 
 use proto_memcache::text::{
     response::{compose_end, compose_value},
     Retrieve, RetrieveKind,
 };
-use store::Change;
 
-use super::{expiry, Ctx, Session};
-use crate::counters::bump;
+use super::{expiry, visible_cas, Ctx, Session};
+use crate::core::{
+    get::Gets,
+    touch::{self, Retime, TouchOutcome},
+};
 
 pub(super) fn execute(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
     match request.kind.touch_exptime() {
@@ -23,58 +25,35 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrie
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
     let returns_cas = request.kind.returns_cas();
-    let reader = ctx.shared.store.reader();
-    let (mut hits, mut misses) = (0, 0);
+    let shared = ctx.shared;
+    let mut gets = Gets::new(&shared.store);
     for key in request.keys.iter() {
-        match reader.get(session.key(key)) {
-            Some(item) => {
-                hits += 1;
-                let cas = returns_cas.then(|| ctx.visible_cas(item.cas()));
-                compose_value(key, item.flags(), item.value(), cas, ctx.out);
-            }
-            None => misses += 1,
+        if let Some(item) = gets.get(session.key(key)) {
+            let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+            compose_value(key, item.flags(), item.value(), cas, ctx.out);
         }
     }
-    bump(&ctx.counters.cmd_get, hits + misses);
-    bump(&ctx.counters.get_hits, hits);
-    bump(&ctx.counters.get_misses, misses);
+    gets.finish(ctx.counters);
 }
 
 /// memcached counts a gat as touches, not gets (`cmd_touch`, `touch_hits`).
 fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>, exptime: i64) {
     let returns_cas = matches!(request.kind, RetrieveKind::Gats { .. });
-    let new_expiry = expiry(exptime, ctx.now_ms());
-    let cas_enabled = ctx.shared.settings.cas_enabled;
-    let (mut hits, mut misses) = (0, 0);
+    let retime = Retime::To(expiry(exptime, ctx.now_ms()));
+    let shared = ctx.shared;
     for key in request.keys.iter() {
-        let mark = ctx.out.len();
-        let out = &mut *ctx.out;
-        let touched = ctx.shared.store.modify(session.key(key), |current| {
-            // The closure may run again if the write waited for memory.
-            out.truncate(mark);
-            let Some(item) = current else { return (Change::Keep, false) };
-            let cas = returns_cas.then_some(if cas_enabled { item.cas() } else { 0 });
-            compose_value(key, item.flags(), item.value(), cas, out);
-            let keep = Change::Rewrite {
-                expiry: new_expiry,
-                meta: item.meta_state(),
-                cas: Some(item.cas()),
-            };
-            (keep, true)
-        });
-        match touched {
-            Ok((_, true)) => hits += 1,
-            Ok((_, false)) => misses += 1,
-            // Out of memory for the rewrite: report the key as missed, as the touch failed.
-            Err(_) => {
-                ctx.out.truncate(mark);
-                misses += 1;
-            }
-        }
+        let outcome =
+            touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
+                let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+                compose_value(key, item.flags(), item.value(), cas, out);
+            });
+        // A refused rewrite leaves the key out of the reply: count it as missed.
+        let counted = match outcome {
+            TouchOutcome::Refused(_) => TouchOutcome::NotFound,
+            outcome => outcome,
+        };
+        touch::count(ctx.counters, counted);
     }
-    bump(&ctx.counters.cmd_touch, hits + misses);
-    bump(&ctx.counters.touch_hits, hits);
-    bump(&ctx.counters.touch_misses, misses);
 }
 
 #[cfg(test)]

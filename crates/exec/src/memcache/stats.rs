@@ -7,8 +7,9 @@
 //! left out rather than made up.
 
 use proto_memcache::{
+    error,
     text::response::{compose_end, compose_stat, compose_stat_u64, Status},
-    Words,
+    ErrorReply, Words,
 };
 
 use super::Ctx;
@@ -34,9 +35,9 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         // One line per connection needs the server's connection table; report none.
         b"conns" => {}
         // Item dumps are not supported; memcached says this when they are disabled (`-X`).
-        b"detail" => return ctx.error(b"CLIENT_ERROR stats detail not allowed", false),
-        b"cachedump" => return ctx.error(b"CLIENT_ERROR stats cachedump not allowed", false),
-        _ => return ctx.error(b"ERROR", false),
+        b"detail" => return ctx.error(ErrorReply::ClientError(error::STATS_DETAIL), false),
+        b"cachedump" => return ctx.error(ErrorReply::ClientError(error::STATS_CACHEDUMP), false),
+        _ => return ctx.error(ErrorReply::Error, false),
     }
     compose_end(ctx.out);
 }

@@ -1,30 +1,15 @@
-//! `set`, `add`, `replace`, `append`, `prepend`, `cas`; `delete`; `touch`.
+//! `set`, `add`, `replace`, `append`, `prepend`, `cas`; `delete`; `touch`: each a call to
+//! its core, replying with one status word.
 
 use proto_memcache::text::{response::Status, Store, StoreCommand};
-use store::{Mode, StoreError};
+use store::{Mode, StoreOptions};
 
-use super::{expiry, Ctx, Session};
-use crate::counters::bump;
-
-/// memcached's reply when a value cannot be stored for its size.
-pub(super) const TOO_LARGE: &[u8] = b"SERVER_ERROR object too large for cache";
-/// memcached's reply when there is no memory for a value.
-pub(super) const OUT_OF_MEMORY: &[u8] = b"SERVER_ERROR out of memory storing object";
-const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format";
-
-/// The error line for a store failure that is not a plain "not stored" outcome.
-pub(super) fn failure_line(error: &StoreError) -> &'static [u8] {
-    match error {
-        StoreError::TooLarge { .. } => TOO_LARGE,
-        StoreError::NoSpace => OUT_OF_MEMORY,
-        // The codec's key limit is far below the store's; kept for completeness.
-        StoreError::KeyTooLong { .. } => BAD_FORMAT,
-        StoreError::NotFound
-        | StoreError::Exists
-        | StoreError::NotStored
-        | StoreError::NotNumeric => unreachable!("{error} is an outcome, not a failure"),
-    }
-}
+use super::{expiry, storing_refusal, Ctx, Session};
+use crate::core::{
+    delete::{self, DeleteOutcome},
+    storage::{self, OnRefusal, StoreOutcome, Write},
+    touch::{self, TouchOutcome},
+};
 
 pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_>) {
     let mode = match request.command {
@@ -35,59 +20,34 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
-    let expiry = expiry(request.exptime, ctx.now_ms());
-    let key = session.key(request.key);
-    let shared = ctx.shared;
-    let store = &shared.store;
-    let result = store.store(key, request.value, request.flags, expiry, mode);
-    count_store(ctx, mode, &result);
-    let status = match result {
-        Ok(_) => Status::Stored,
-        Err(StoreError::NotStored) => Status::NotStored,
-        Err(StoreError::Exists) => Status::Exists,
-        Err(StoreError::NotFound) => Status::NotFound,
-        Err(error) => {
-            // memcached drops the old value of a failed set, so that a reader cannot keep
-            // seeing data the client meant to replace.
-            if mode == Mode::Set {
-                let _ = store.delete(key, None);
-            }
-            return ctx.error(failure_line(&error), request.noreply);
+    let write = Write {
+        key: session.key(request.key),
+        value: request.value,
+        flags: request.flags,
+        expiry: expiry(request.exptime, ctx.now_ms()),
+        mode,
+        options: StoreOptions::default(),
+        vivify: None,
+        on_refusal: OnRefusal::DropOldIfSet,
+    };
+    let outcome = storage::store(&ctx.shared.store, &write);
+    storage::count(ctx.counters, mode, &outcome);
+    let status = match outcome {
+        StoreOutcome::Stored(_) => Status::Stored,
+        StoreOutcome::NotStored => Status::NotStored,
+        StoreOutcome::Exists => Status::Exists,
+        StoreOutcome::NotFound => Status::NotFound,
+        StoreOutcome::Refused(refusal) => {
+            return ctx.error(storing_refusal(refusal), request.noreply)
         }
     };
     ctx.status(status, request.noreply);
 }
 
-/// `cmd_set` counts every storage command memcached could allocate an item for (all but
-/// too-large ones); `cas` also counts hits, bad values and misses.
-pub(super) fn count_store<T>(ctx: &Ctx<'_>, mode: Mode, result: &Result<T, StoreError>) {
-    let counters = ctx.counters;
-    if !matches!(result, Err(StoreError::TooLarge { .. })) {
-        bump(&counters.cmd_set, 1);
-    }
-    if result.is_ok() {
-        bump(&counters.total_items, 1);
-    }
-    if let Mode::Cas(_) = mode {
-        match result {
-            Ok(_) => bump(&counters.cas_hits, 1),
-            Err(StoreError::Exists) => bump(&counters.cas_badval, 1),
-            Err(StoreError::NotFound) => bump(&counters.cas_misses, 1),
-            Err(_) => {}
-        }
-    }
-}
-
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
-    let status = match ctx.shared.store.delete(session.key(key), None) {
-        Ok(()) => {
-            bump(&ctx.counters.delete_hits, 1);
-            Status::Deleted
-        }
-        Err(_) => {
-            bump(&ctx.counters.delete_misses, 1);
-            Status::NotFound
-        }
+    let status = match delete::delete(&ctx.shared.store, ctx.counters, session.key(key), None) {
+        DeleteOutcome::Deleted => Status::Deleted,
+        DeleteOutcome::NotFound | DeleteOutcome::Exists => Status::NotFound,
     };
     ctx.status(status, noreply);
 }
@@ -100,17 +60,12 @@ pub(super) fn touch(
     noreply: bool,
 ) {
     let expiry = expiry(exptime, ctx.now_ms());
-    bump(&ctx.counters.cmd_touch, 1);
-    match ctx.shared.store.touch(session.key(key), expiry) {
-        Ok(_) => {
-            bump(&ctx.counters.touch_hits, 1);
-            ctx.status(Status::Touched, noreply);
-        }
-        Err(StoreError::NotFound) => {
-            bump(&ctx.counters.touch_misses, 1);
-            ctx.status(Status::NotFound, noreply);
-        }
-        Err(error) => ctx.error(failure_line(&error), noreply),
+    let outcome = touch::touch(&ctx.shared.store, session.key(key), expiry);
+    touch::count(ctx.counters, outcome);
+    match outcome {
+        TouchOutcome::Touched => ctx.status(Status::Touched, noreply),
+        TouchOutcome::NotFound => ctx.status(Status::NotFound, noreply),
+        TouchOutcome::Refused(refusal) => ctx.error(storing_refusal(refusal), noreply),
     }
 }
 

@@ -6,12 +6,9 @@
 //! commonly send `CONFIG SET save ""` or `appendonly no`) and otherwise answers with
 //! Redis's error for an immutable setting.
 
-use proto_resp::error;
-
 use super::{
-    arity_ok,
     glob::{self, Case},
-    sub_arity_error, Ctx,
+    Ctx,
 };
 use crate::Shared;
 
@@ -53,31 +50,17 @@ pub(super) fn eviction_policy(shared: &Shared) -> &'static str {
     }
 }
 
-/// CONFIG subcommands and their arities (Redis 7's `config|*`).
-const SUBCOMMANDS: &[(&str, i32)] = &[("GET", -3), ("SET", -4), ("RESETSTAT", 2), ("REWRITE", 2)];
+pub(super) fn config_resetstat(ctx: &mut Ctx<'_>) {
+    ctx.shared.reset_totals();
+    ctx.reply().ok();
+}
 
-pub(super) fn config(ctx: &mut Ctx<'_>) {
-    let sub = ctx.arg(1).to_ascii_uppercase();
-    let Some(&(name, arity)) = SUBCOMMANDS.iter().find(|(n, _)| n.as_bytes() == sub) else {
-        return ctx.error(error::unknown_subcommand(b"config", ctx.arg(1)));
-    };
-    // CONFIG SET takes parameter/value pairs: an odd count is an arity error too.
-    if !arity_ok(ctx.argc(), arity) || (name == "SET" && ctx.argc() % 2 == 1) {
-        return ctx.error(sub_arity_error("config", &sub));
-    }
-    match name {
-        "GET" => config_get(ctx),
-        "SET" => config_set(ctx),
-        "RESETSTAT" => {
-            ctx.shared.reset_totals();
-            ctx.reply().ok();
-        }
-        _ => ctx.error("ERR The server is running without a config file"),
-    }
+pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
+    ctx.error("ERR The server is running without a config file");
 }
 
 /// Every parameter matching any of the patterns (case-insensitive), each once.
-fn config_get(ctx: &mut Ctx<'_>) {
+pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
     let found: Vec<(&str, String)> = PARAMETERS
@@ -95,7 +78,8 @@ fn config_get(ctx: &mut Ctx<'_>) {
     }
 }
 
-fn config_set(ctx: &mut Ctx<'_>) {
+/// Parameter/value pairs (the table checks that they are pairs).
+pub(super) fn config_set(ctx: &mut Ctx<'_>) {
     for index in (2..ctx.argc()).step_by(2) {
         let (name, value) = (ctx.arg(index), ctx.arg(index + 1));
         let shown = String::from_utf8_lossy(name).into_owned();

@@ -8,17 +8,15 @@ use std::sync::atomic::Ordering;
 
 use proto_resp::{args::parse_i64, error, Protocol};
 
-use super::{arity_ok, sub_arity_error, ttl, Ctx};
+use super::{ttl, Ctx};
 use crate::{keyspace::DATABASES, Flow, REDIS_VERSION};
 
+/// PING [message]; the table allows at most one message.
 pub(super) fn ping(ctx: &mut Ctx<'_>) {
-    match ctx.argc() {
-        1 => ctx.reply().simple(b"PONG"),
-        2 => {
-            let message = ctx.arg(1);
-            ctx.reply().bulk(message);
-        }
-        _ => ctx.error(error::wrong_arity("ping")),
+    let cmd = ctx.cmd;
+    match cmd.arg(1) {
+        None => ctx.reply().simple(b"PONG"),
+        Some(message) => ctx.reply().bulk(message),
     }
 }
 
@@ -180,46 +178,32 @@ fn set_name(ctx: &mut Ctx<'_>, name: &[u8]) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// CLIENT subcommands and their arities (Redis 7's `client|*` declarations).
-const CLIENT_SUBCOMMANDS: &[(&str, i32)] =
-    &[("ID", 2), ("GETNAME", 2), ("SETNAME", 3), ("LIST", -2), ("INFO", 2), ("SETINFO", 4)];
+pub(super) fn client_id(ctx: &mut Ctx<'_>) {
+    let id = ctx.session.client.lock().id as i64;
+    ctx.reply().integer(id);
+}
 
-pub(super) fn client(ctx: &mut Ctx<'_>) {
-    let sub = ctx.arg(1).to_ascii_uppercase();
-    let Some(&(name, arity)) = CLIENT_SUBCOMMANDS.iter().find(|(n, _)| n.as_bytes() == sub) else {
-        return ctx.error(error::unknown_subcommand(b"client", ctx.arg(1)));
-    };
-    if !arity_ok(ctx.argc(), arity) {
-        return ctx.error(sub_arity_error("client", &sub));
-    }
-    match name {
-        "ID" => {
-            let id = ctx.session.client.lock().id as i64;
-            ctx.reply().integer(id);
-        }
-        "GETNAME" => {
-            let name = ctx.session.client.lock().name.clone();
-            ctx.bulk_or_null(Some(name.as_slice()).filter(|n| !n.is_empty()));
-        }
-        "SETNAME" => {
-            let name = ctx.arg(2);
-            match set_name(ctx, name) {
-                Ok(()) => ctx.reply().ok(),
-                Err(message) => ctx.error(message),
-            }
-        }
-        "LIST" => client_list(ctx),
-        "INFO" => {
-            let mut line = Vec::new();
-            let now = ttl::now_ms(ctx.shared);
-            ctx.session.client.lock().write_line(now, "client|info", &mut line);
-            ctx.reply().verbatim(b"txt", &line);
-        }
-        _ => client_setinfo(ctx),
+pub(super) fn client_getname(ctx: &mut Ctx<'_>) {
+    let name = ctx.session.client.lock().name.clone();
+    ctx.bulk_or_null(Some(name.as_slice()).filter(|n| !n.is_empty()));
+}
+
+pub(super) fn client_setname(ctx: &mut Ctx<'_>) {
+    let name = ctx.arg(2);
+    match set_name(ctx, name) {
+        Ok(()) => ctx.reply().ok(),
+        Err(message) => ctx.error(message),
     }
 }
 
-fn client_setinfo(ctx: &mut Ctx<'_>) {
+pub(super) fn client_info(ctx: &mut Ctx<'_>) {
+    let mut line = Vec::new();
+    let now = ttl::now_ms(ctx.shared);
+    ctx.session.client.lock().write_line(now, "client|info", &mut line);
+    ctx.reply().verbatim(b"txt", &line);
+}
+
+pub(super) fn client_setinfo(ctx: &mut Ctx<'_>) {
     let (attribute, value) = (ctx.arg(2), ctx.arg(3));
     let shown = String::from_utf8_lossy(attribute);
     let client = std::sync::Arc::clone(&ctx.session.client);
@@ -241,7 +225,7 @@ fn client_setinfo(ctx: &mut Ctx<'_>) {
 }
 
 /// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
-fn client_list(ctx: &mut Ctx<'_>) {
+pub(super) fn client_list(ctx: &mut Ctx<'_>) {
     let mut ids: Option<Vec<u64>> = None;
     let mut normal = true;
     let mut index = 2;

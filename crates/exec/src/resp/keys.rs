@@ -9,7 +9,7 @@ use std::hash::{BuildHasher, Hasher};
 
 use proto_resp::{
     args::{is_option, parse_i64},
-    error, CommandId,
+    error,
 };
 use store::{Change, Expiry, Mode, StoreError};
 
@@ -18,53 +18,33 @@ use super::{
     ttl::{self, Base, Condition, Report, Unit},
     Ctx,
 };
-use crate::{counters::bump, keyspace, Shared};
+use crate::{
+    core::delete::{self, DeleteOutcome},
+    counters::bump,
+    keyspace, Shared,
+};
 
-pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: CommandId) {
-    use CommandId as C;
-    match id {
-        C::Del | C::Unlink => del(ctx),
-        C::Exists => exists(ctx),
-        C::Type => key_type(ctx),
-        C::Expire => expire(ctx, Unit::Seconds, Base::Now),
-        C::Pexpire => expire(ctx, Unit::Milliseconds, Base::Now),
-        C::Expireat => expire(ctx, Unit::Seconds, Base::Epoch),
-        C::Pexpireat => expire(ctx, Unit::Milliseconds, Base::Epoch),
-        C::Ttl => ttl(ctx, Unit::Seconds, Report::Remaining),
-        C::Pttl => ttl(ctx, Unit::Milliseconds, Report::Remaining),
-        C::Expiretime => ttl(ctx, Unit::Seconds, Report::Absolute),
-        C::Pexpiretime => ttl(ctx, Unit::Milliseconds, Report::Absolute),
-        C::Persist => persist(ctx),
-        C::Keys => keys(ctx),
-        C::Scan => scan(ctx),
-        C::Randomkey => randomkey(ctx),
-        C::Rename => rename(ctx, Overwrite::Yes),
-        C::Renamenx => rename(ctx, Overwrite::No),
-        other => unreachable!("{other:?} is dispatched in resp::dispatch"),
-    }
-}
-
-/// DEL and UNLINK (the store frees memory without blocking either way).
-fn del(ctx: &mut Ctx<'_>) {
+/// DEL and UNLINK (the store frees memory without blocking either way): the delete core
+/// per key, as memcached `delete`.
+pub(super) fn del(ctx: &mut Ctx<'_>) {
     let (shared, counters) = (ctx.shared, ctx.counters);
     let mut deleted = 0;
     for index in 1..ctx.argc() {
-        let found = shared.store.delete(ctx.key(index), None).is_ok();
-        deleted += i64::from(found);
-        bump(if found { &counters.delete_hits } else { &counters.delete_misses }, 1);
+        let outcome = delete::delete(&shared.store, counters, ctx.key(index), None);
+        deleted += i64::from(outcome == DeleteOutcome::Deleted);
     }
     ctx.reply().integer(deleted);
 }
 
 /// Counts the arguments that exist; a key named twice counts twice.
-fn exists(ctx: &mut Ctx<'_>) {
+pub(super) fn exists(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
     let count = (1..ctx.argc()).filter(|&index| reader.peek(ctx.key(index)).is_some()).count();
     ctx.reply().integer(count as i64);
 }
 
-fn key_type(ctx: &mut Ctx<'_>) {
+pub(super) fn key_type(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let found = shared.store.reader().peek(ctx.key(1)).is_some();
     ctx.reply().simple(if found { b"string" } else { b"none" });
@@ -72,7 +52,7 @@ fn key_type(ctx: &mut Ctx<'_>) {
 
 /// The EXPIRE family (`expireGenericCommand`): options are checked before the time, the
 /// time before the key; a time at or before now deletes the key and still answers 1.
-fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
+pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
     let condition = match Condition::parse((3..ctx.argc()).map(|index| ctx.arg(index))) {
         Ok(condition) => condition,
         Err(message) => return ctx.error(message),
@@ -109,7 +89,7 @@ fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
     }
 }
 
-fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
+pub(super) fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
     let shared = ctx.shared;
     let now = ttl::now_ms(shared);
     let reader = shared.store.reader();
@@ -118,7 +98,7 @@ fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
     ctx.reply().integer(answer);
 }
 
-fn persist(ctx: &mut Ctx<'_>) {
+pub(super) fn persist(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let key = ctx.key(1);
     let result = shared.store.modify(key, |current| match current {
@@ -156,7 +136,7 @@ pub(super) fn for_each_key(shared: &Shared, db: u8, mut f: impl FnMut(&[u8])) {
 }
 
 /// KEYS: every key of the database that matches, in store order.
-fn keys(ctx: &mut Ctx<'_>) {
+pub(super) fn keys(ctx: &mut Ctx<'_>) {
     let pattern = ctx.arg(1);
     let match_all = pattern == b"*";
     let mut found: Vec<Vec<u8>> = Vec::new();
@@ -207,7 +187,7 @@ fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<ScanArgs<'a>, &'static str> {
     Ok(args)
 }
 
-fn scan(ctx: &mut Ctx<'_>) {
+pub(super) fn scan(ctx: &mut Ctx<'_>) {
     let args = match parse_scan(ctx) {
         Ok(args) => args,
         Err(message) => return ctx.error(message),
@@ -244,7 +224,7 @@ fn random_cursor() -> u64 {
 /// and picks one of them. Bounded: after wrapping past the end once more, the database is
 /// empty. Not uniform (keys after long empty stretches are picked more often), as Redis's
 /// bucket sampling is not either.
-fn randomkey(ctx: &mut Ctx<'_>) {
+pub(super) fn randomkey(ctx: &mut Ctx<'_>) {
     let (shared, db) = (ctx.shared, ctx.session.db);
     let mut cursor = random_cursor();
     let mut wraps = 0;
@@ -272,7 +252,7 @@ fn randomkey(ctx: &mut Ctx<'_>) {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Overwrite {
+pub(super) enum Overwrite {
     Yes,
     No,
 }
@@ -280,7 +260,7 @@ enum Overwrite {
 /// RENAME and RENAMENX. The source is taken out with one `modify` (read and delete), then
 /// written under the target; if that write fails the source is put back. Between the two
 /// steps neither key is visible to other clients (Redis does it in one step).
-fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
+pub(super) fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
     let (shared, db) = (ctx.shared, ctx.session.db);
     let mut target_scratch = Vec::new();
     let target = keyspace::encode(db, ctx.arg(2), &mut target_scratch);

@@ -1,7 +1,7 @@
 //! Redis commands against the store.
 //!
 //! ```text
-//!   Command --lookup + check_arity--> CommandId --dispatch--> handler(Ctx)
+//!   Command --proto_resp::route--> Route --dispatch--> handler(Ctx)
 //!                                                                |
 //!        keyspace::encode(session.db, key) <---------------------+
 //!                 |                                              |
@@ -22,15 +22,18 @@
 
 use std::mem;
 
-use proto_resp::{check_arity, error, lookup, Command, CommandId, CommandSpec, Protocol, Reply};
+use proto_resp::{
+    error, route, Command, CommandId, CommandSpec, Protocol, Reply, Route, Routed, SubcommandId,
+};
 use store::StoreError;
 
-use crate::{counters::bump, Counters, Flow, Shared};
+use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
 mod clients;
 mod config;
 mod connection;
 mod glob;
+mod incr;
 mod info;
 mod keys;
 mod server;
@@ -98,19 +101,12 @@ pub fn execute(
         return Flow::Close;
     }
     let start = out.len();
-    let flow = match lookup(name) {
-        None => {
-            let text = error::unknown_command(name, command.args().skip(1));
-            Reply::new(out, session.protocol).error(text);
+    let flow = match route(command) {
+        Err(refused) => {
+            Reply::new(out, session.protocol).error(refused.message(command));
             Flow::Continue
         }
-        Some(spec) => match check_arity(spec, command.argc()) {
-            Err(arity) => {
-                Reply::new(out, session.protocol).error(arity.message());
-                Flow::Continue
-            }
-            Ok(()) => run(shared, counters, session, command, spec, out),
-        },
+        Ok(routed) => run(shared, counters, session, command, routed, out),
     };
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
@@ -123,63 +119,89 @@ fn run(
     counters: &Counters,
     session: &mut Session,
     command: &Command<'_>,
-    spec: &'static CommandSpec,
+    routed: Routed,
     out: &mut Vec<u8>,
 ) -> Flow {
     let key_scratch = mem::take(&mut session.key_scratch);
+    let spec = routed.spec;
     let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
-    let flow = dispatch(&mut ctx);
+    let flow = dispatch(&mut ctx, routed.route);
     ctx.session.key_scratch = ctx.key_scratch;
     flow
 }
 
-fn dispatch(ctx: &mut Ctx<'_>) -> Flow {
-    use CommandId as C;
-    match ctx.spec.id {
-        C::Quit => return connection::quit(ctx),
-        C::Ping => connection::ping(ctx),
-        C::Echo => connection::echo(ctx),
-        C::Hello => connection::hello(ctx),
-        C::Select => connection::select(ctx),
-        C::Auth => connection::auth(ctx),
-        C::Client => connection::client(ctx),
-        C::Command => server::command(ctx),
-        C::Info => info::info(ctx),
-        C::Config => config::config(ctx),
-        C::Dbsize => server::dbsize(ctx),
-        C::Flushdb => server::flushdb(ctx),
-        C::Flushall => server::flushall(ctx),
-        C::Time => server::time(ctx),
-        id => return dispatch_data(ctx, id),
-    }
-    Flow::Continue
-}
-
-/// The commands that read or write keys.
-fn dispatch_data(ctx: &mut Ctx<'_>, id: CommandId) -> Flow {
-    use CommandId as C;
-    match id {
-        C::Get => strings::get(ctx),
-        C::Set => strings::set(ctx),
-        C::Setnx => strings::setnx(ctx),
-        C::Setex => strings::setex(ctx, ttl::Unit::Seconds),
-        C::Psetex => strings::setex(ctx, ttl::Unit::Milliseconds),
-        C::Getset => strings::getset(ctx),
-        C::Getdel => strings::getdel(ctx),
-        C::Getex => strings::getex(ctx),
-        C::Mget => strings::mget(ctx),
-        C::Mset => strings::mset(ctx),
-        C::Msetnx => strings::msetnx(ctx),
-        C::Append => strings::append(ctx),
-        C::Strlen => strings::strlen(ctx),
-        C::Getrange => strings::getrange(ctx),
-        C::Setrange => strings::setrange(ctx),
-        C::Incr => strings::incr(ctx, strings::Delta::One),
-        C::Decr => strings::incr(ctx, strings::Delta::MinusOne),
-        C::Incrby => strings::incr(ctx, strings::Delta::By),
-        C::Decrby => strings::incr(ctx, strings::Delta::NegatedBy),
-        C::Incrbyfloat => strings::incrbyfloat(ctx),
-        id => keys::dispatch(ctx, id),
+/// One arm per command and subcommand, no fallback: a new id in proto-resp's table does
+/// not compile until it has a handler. Arity was checked by `route`, so no handler checks
+/// it again.
+fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
+    use {CommandId as C, SubcommandId as S};
+    match route {
+        Route::Command(id) => match id {
+            C::Quit => return connection::quit(ctx),
+            C::Ping => connection::ping(ctx),
+            C::Echo => connection::echo(ctx),
+            C::Hello => connection::hello(ctx),
+            C::Select => connection::select(ctx),
+            C::Auth => connection::auth(ctx),
+            C::Info => info::info(ctx),
+            C::Dbsize => server::dbsize(ctx),
+            C::Flushdb => server::flushdb(ctx),
+            C::Flushall => server::flushall(ctx),
+            C::Time => server::time(ctx),
+            C::Get => strings::get(ctx),
+            C::Set => strings::set(ctx),
+            C::Setnx => strings::setnx(ctx),
+            C::Setex => strings::setex(ctx, ttl::Unit::Seconds),
+            C::Psetex => strings::setex(ctx, ttl::Unit::Milliseconds),
+            C::Getset => strings::getset(ctx),
+            C::Getdel => strings::getdel(ctx),
+            C::Getex => strings::getex(ctx),
+            C::Mget => strings::mget(ctx),
+            C::Mset => strings::mset(ctx),
+            C::Msetnx => strings::msetnx(ctx),
+            C::Append => strings::append(ctx),
+            C::Strlen => strings::strlen(ctx),
+            C::Getrange => strings::getrange(ctx),
+            C::Setrange => strings::setrange(ctx),
+            C::Incr => incr::incr(ctx, incr::Delta::One),
+            C::Decr => incr::incr(ctx, incr::Delta::MinusOne),
+            C::Incrby => incr::incr(ctx, incr::Delta::By),
+            C::Decrby => incr::incr(ctx, incr::Delta::NegatedBy),
+            C::Incrbyfloat => incr::incrbyfloat(ctx),
+            C::Del | C::Unlink => keys::del(ctx),
+            C::Exists => keys::exists(ctx),
+            C::Type => keys::key_type(ctx),
+            C::Expire => keys::expire(ctx, ttl::Unit::Seconds, ttl::Base::Now),
+            C::Pexpire => keys::expire(ctx, ttl::Unit::Milliseconds, ttl::Base::Now),
+            C::Expireat => keys::expire(ctx, ttl::Unit::Seconds, ttl::Base::Epoch),
+            C::Pexpireat => keys::expire(ctx, ttl::Unit::Milliseconds, ttl::Base::Epoch),
+            C::Ttl => keys::ttl(ctx, ttl::Unit::Seconds, ttl::Report::Remaining),
+            C::Pttl => keys::ttl(ctx, ttl::Unit::Milliseconds, ttl::Report::Remaining),
+            C::Expiretime => keys::ttl(ctx, ttl::Unit::Seconds, ttl::Report::Absolute),
+            C::Pexpiretime => keys::ttl(ctx, ttl::Unit::Milliseconds, ttl::Report::Absolute),
+            C::Persist => keys::persist(ctx),
+            C::Keys => keys::keys(ctx),
+            C::Scan => keys::scan(ctx),
+            C::Randomkey => keys::randomkey(ctx),
+            C::Rename => keys::rename(ctx, keys::Overwrite::Yes),
+            C::Renamenx => keys::rename(ctx, keys::Overwrite::No),
+        },
+        Route::Subcommand(sub) => match sub {
+            S::ClientId => connection::client_id(ctx),
+            S::ClientGetname => connection::client_getname(ctx),
+            S::ClientSetname => connection::client_setname(ctx),
+            S::ClientList => connection::client_list(ctx),
+            S::ClientInfo => connection::client_info(ctx),
+            S::ClientSetinfo => connection::client_setinfo(ctx),
+            S::CommandCount => server::command_count(ctx),
+            S::CommandInfo => server::command_info(ctx),
+            S::CommandDocs => server::command_docs(ctx),
+            S::CommandList => server::command_list(ctx),
+            S::ConfigGet => config::config_get(ctx),
+            S::ConfigSet => config::config_set(ctx),
+            S::ConfigResetstat => config::config_resetstat(ctx),
+            S::ConfigRewrite => config::config_rewrite(ctx),
+        },
     }
     Flow::Continue
 }
@@ -208,8 +230,14 @@ impl<'a> Ctx<'a> {
 
     /// The stored form of key argument `index` in the session's database.
     fn key(&mut self, index: usize) -> &[u8] {
+        self.key_and_out(index).0
+    }
+
+    /// [`Ctx::key`] and the reply buffer together, for a core that composes the reply
+    /// under the key's lock.
+    fn key_and_out(&mut self, index: usize) -> (&[u8], &mut Vec<u8>) {
         let key = self.cmd.arg(index).expect("arity checked before the handler runs");
-        crate::keyspace::encode(self.session.db, key, &mut self.key_scratch)
+        (crate::keyspace::encode(self.session.db, key, &mut self.key_scratch), &mut *self.out)
     }
 
     fn reply(&mut self) -> Reply<'_> {
@@ -222,14 +250,21 @@ impl<'a> Ctx<'a> {
 
     /// A store error in Redis's words.
     fn store_error(&mut self, error: StoreError) {
-        match error {
+        match Refusal::of(&error) {
+            Some(refusal) => self.refused(refusal),
+            None => self.error(format!("ERR {error}")),
+        }
+    }
+
+    /// A refused write in Redis's words.
+    fn refused(&mut self, refusal: Refusal) {
+        self.error(match refusal {
             // Redis's limit on a string is `proto-max-bulk-len`; ours is the store's item
             // size, which CONFIG GET reports under that name.
-            StoreError::TooLarge { .. } => self.error(STRING_TOO_LONG),
-            StoreError::NoSpace => self.error(OOM),
-            StoreError::KeyTooLong { .. } => self.error(KEY_TOO_LONG),
-            other => self.error(format!("ERR {other}")),
-        }
+            Refusal::TooLarge => error::STRING_TOO_LONG,
+            Refusal::NoMemory => error::OOM,
+            Refusal::KeyTooLong => KEY_TOO_LONG,
+        });
     }
 
     fn bulk_or_null(&mut self, value: Option<&[u8]>) {
@@ -240,34 +275,13 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// `checkStringLength`.
-const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-/// `shared.oomerr`.
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// Redis has no key limit below 512 MB; the store's is 64 KiB.
 const KEY_TOO_LONG: &str = "ERR key too long";
 
-/// `ERR wrong number of arguments for '<container>|<sub>' command`, as Redis 7 words it for
-/// subcommands.
-fn sub_arity_error(container: &str, sub: &[u8]) -> String {
-    let sub = String::from_utf8_lossy(sub).to_ascii_lowercase();
-    error::wrong_arity(&format!("{container}|{sub}"))
-}
-
-/// Whether `argc` satisfies `arity` (Redis's convention: negative means at least).
-fn arity_ok(argc: usize, arity: i32) -> bool {
-    let wanted = arity.unsigned_abs() as usize;
-    if arity < 0 {
-        argc >= wanted
-    } else {
-        argc == wanted
-    }
-}
-
-/// Counts a read for `INFO` (`keyspace_hits`/`keyspace_misses`) and memcached `stats`.
+/// Counts a read for `INFO` (`keyspace_hits`/`keyspace_misses`) and memcached `stats`, as
+/// the get core counts its own.
 fn count_read(counters: &Counters, found: bool) {
-    bump(&counters.cmd_get, 1);
-    bump(if found { &counters.get_hits } else { &counters.get_misses }, 1);
+    crate::core::get::count(counters, u64::from(found), u64::from(!found));
 }
 
 #[cfg(test)]

@@ -11,48 +11,49 @@ use std::sync::atomic::Ordering;
 use proto_resp::{commands, error, COMMANDS};
 
 use super::{
-    arity_ok,
     glob::{self, Case},
     keys::for_each_key,
-    sub_arity_error, ttl, Ctx,
+    ttl, Ctx,
 };
-use crate::{counters::bump, keyspace, Shared};
+use crate::{
+    core::flush::{self, Switch},
+    counters::bump,
+    keyspace, Shared,
+};
 
-/// COMMAND subcommands and their arities (Redis 7's `command|*`).
-const COMMAND_SUBCOMMANDS: &[(&str, i32)] =
-    &[("COUNT", 2), ("INFO", -2), ("DOCS", -2), ("LIST", -2)];
+pub(super) fn command_count(ctx: &mut Ctx<'_>) {
+    commands::write_command_count(&mut ctx.reply());
+}
 
-pub(super) fn command(ctx: &mut Ctx<'_>) {
-    if ctx.argc() == 1 {
+/// COMMAND INFO [name ...], and COMMAND alone (the table routes it here): every command
+/// without names.
+pub(super) fn command_info(ctx: &mut Ctx<'_>) {
+    let names = command_names(ctx);
+    if names.is_empty() {
         return commands::write_command_info_all(&mut ctx.reply());
     }
-    let sub = ctx.arg(1).to_ascii_uppercase();
-    let Some(&(name, arity)) = COMMAND_SUBCOMMANDS.iter().find(|(n, _)| n.as_bytes() == sub) else {
-        return ctx.error(error::unknown_subcommand(b"command", ctx.arg(1)));
-    };
-    if !arity_ok(ctx.argc(), arity) {
-        return ctx.error(sub_arity_error("command", &sub));
+    let mut reply = ctx.reply();
+    reply.array(names.len());
+    for name in names {
+        commands::write_command_info(&mut reply, proto_resp::lookup(name));
     }
-    let names: Vec<&[u8]> = (2..ctx.argc()).map(|index| ctx.arg(index)).collect();
-    match name {
-        "COUNT" => commands::write_command_count(&mut ctx.reply()),
-        "INFO" if names.is_empty() => commands::write_command_info_all(&mut ctx.reply()),
-        "INFO" => {
-            let mut reply = ctx.reply();
-            reply.array(names.len());
-            for name in names {
-                commands::write_command_info(&mut reply, proto_resp::lookup(name));
-            }
-        }
-        "DOCS" => commands::write_command_docs_for(&mut ctx.reply(), names.into_iter()),
-        _ => command_list(ctx, &names),
-    }
+}
+
+pub(super) fn command_docs(ctx: &mut Ctx<'_>) {
+    let names = command_names(ctx);
+    commands::write_command_docs_for(&mut ctx.reply(), names.into_iter());
+}
+
+/// The arguments after `COMMAND <subcommand>`.
+fn command_names<'a>(ctx: &Ctx<'a>) -> Vec<&'a [u8]> {
+    (2..ctx.argc()).map(|index| ctx.arg(index)).collect()
 }
 
 /// COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p]. Spinel has no modules and
 /// no ACL categories, so those filters match nothing.
-fn command_list(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
-    let pattern = match args {
+pub(super) fn command_list(ctx: &mut Ctx<'_>) {
+    let args = command_names(ctx);
+    let pattern = match args.as_slice() {
         [] => None,
         [filterby, kind, value] if filterby.eq_ignore_ascii_case(b"FILTERBY") => {
             if kind.eq_ignore_ascii_case(b"PATTERN") {
@@ -117,10 +118,10 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
         return;
     }
     let (shared, db) = (ctx.shared, ctx.session.db);
-    bump(&ctx.counters.cmd_flush, 1);
     if db0_is_everything(shared, db) {
-        shared.store.flush_all(0);
+        flush::flush_all(shared, ctx.counters, 0, Switch::Ignore);
     } else {
+        bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
     }
     ctx.reply().ok();
@@ -150,8 +151,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
     if !flush_args_ok(ctx) {
         return;
     }
-    bump(&ctx.counters.cmd_flush, 1);
-    ctx.shared.store.flush_all(0);
+    flush::flush_all(ctx.shared, ctx.counters, 0, Switch::Ignore);
     ctx.reply().ok();
 }
 

@@ -1,29 +1,47 @@
 //! String commands: GET SET SETNX SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX APPEND
-//! STRLEN GETRANGE SETRANGE INCR DECR INCRBY DECRBY INCRBYFLOAT.
+//! STRLEN GETRANGE SETRANGE (the INCR family is in `incr.rs`).
 //!
-//! Every read-modify-write runs inside one `Store::modify`, so it is atomic per key. MSET
-//! and MSETNX are not atomic across keys (see their docs).
+//! Where a command means what a memcached one does, it runs that command's core: GET and
+//! MGET the get core, SET (plain, NX, XX) and MSET/MSETNX the store core as set, add and
+//! replace, APPEND the store core's append-or-create, GETEX the touch core. What is
+//! Redis-only (SET GET and KEEPTTL, GETDEL, SETRANGE) runs in one `Store::modify`, so every
+//! read-modify-write is atomic per key. MSET and MSETNX are not atomic across keys (see
+//! their docs).
 
 use proto_resp::{
-    args::{match_option, parse_f64, parse_i64},
-    error,
+    args::{match_option, parse_i64},
+    error::{self, STRING_TOO_LONG},
+    Reply,
 };
-use store::{Change, Expiry, Item, Mode, StoreError};
+use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions};
 
 use super::{
     count_read,
     ttl::{self, Base, TimeArg, Unit},
-    Ctx, STRING_TOO_LONG,
+    Ctx,
 };
-use crate::counters::bump;
+use crate::{
+    core::{
+        get::Gets,
+        storage::{self, OnRefusal, StoreOutcome},
+        touch::{self, Retime, TouchOutcome},
+        Refusal,
+    },
+    counters::bump,
+    Shared,
+};
 
+/// GET: the get core, as memcached `get`.
 pub(super) fn get(ctx: &mut Ctx<'_>) {
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let key = ctx.key(1);
-    let reader = shared.store.reader();
-    let item = reader.get(key);
-    count_read(counters, item.is_some());
-    ctx.bulk_or_null(item.as_ref().map(Item::value));
+    let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
+    let mut gets = Gets::new(&shared.store);
+    let (key, out) = ctx.key_and_out(1);
+    let mut reply = Reply::new(out, protocol);
+    match gets.get(key) {
+        Some(item) => reply.bulk(item.value()),
+        None => reply.null(),
+    }
+    gets.finish(counters);
 }
 
 /// SET's and GETEX's options, parsed as `parseExtendedStringArgumentsOrReply` does.
@@ -132,7 +150,7 @@ type Written = (bool, Option<Vec<u8>>);
 
 /// Writes `w` under key argument `key_index`. A plain write goes through `Store::store`;
 /// one that must see the old item (GET, KEEPTTL) or that expires at once uses `modify`.
-fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Written, StoreError> {
+fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Written, Refusal> {
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
     let now = ttl::now_ms(shared);
@@ -143,39 +161,70 @@ fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Wri
         NewTtl::At(at) => ttl::expiry_at(at, now),
     };
     if let (false, Some(expiry)) = (w.get, fixed_expiry) {
+        // SET, NX and XX mean memcached's set, add and replace.
         let mode = match w.condition {
             Condition::Always => Mode::Set,
             Condition::IfAbsent => Mode::Add,
             Condition::IfPresent => Mode::Replace,
         };
-        return match shared.store.store(key, w.value, 0, expiry, mode) {
-            Ok(_) => Ok((true, None)),
-            Err(StoreError::NotStored) => Ok((false, None)),
-            Err(e) => Err(e),
-        };
+        return store_plain(shared, key, w.value, expiry, mode).map(|stored| (stored, None));
     }
-    let (_, written) = shared.store.modify(key, |current| {
-        let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
-        let allowed = match w.condition {
-            Condition::Always => true,
-            Condition::IfAbsent => current.is_none(),
-            Condition::IfPresent => current.is_some(),
-        };
-        if !allowed {
-            return (Change::Keep, (false, old));
-        }
-        let expiry = match w.ttl {
-            NewTtl::Clear => Some(Expiry::Never),
-            NewTtl::Keep => Some(current.map_or(Expiry::Never, |item| item.expiry())),
-            NewTtl::At(at) => ttl::expiry_at(at, now),
-        };
-        let change = match expiry {
-            Some(expiry) => Change::Write { value: w.value.to_vec(), flags: 0, expiry },
-            None => Change::Delete,
-        };
-        (change, (true, old))
-    })?;
+    // GET and KEEPTTL need the old item, and a past deadline deletes: Redis-only steps.
+    let (_, written) = shared
+        .store
+        .modify(key, |current| {
+            let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
+            let allowed = match w.condition {
+                Condition::Always => true,
+                Condition::IfAbsent => current.is_none(),
+                Condition::IfPresent => current.is_some(),
+            };
+            if !allowed {
+                return (Change::Keep, (false, old));
+            }
+            let expiry = match w.ttl {
+                NewTtl::Clear => Some(Expiry::Never),
+                NewTtl::Keep => Some(current.map_or(Expiry::Never, |item| item.expiry())),
+                NewTtl::At(at) => ttl::expiry_at(at, now),
+            };
+            let change = match expiry {
+                Some(expiry) => Change::Write { value: w.value.to_vec(), flags: 0, expiry },
+                None => Change::Delete,
+            };
+            (change, (true, old))
+        })
+        .map_err(Refusal::of_modify)?;
     Ok(written)
+}
+
+/// A write with the store core and Redis's rules: flags 0, and a refused write leaves the
+/// old value. Returns whether it was stored (NX and XX may decline). Redis counts
+/// `cmd_set` itself, at every attempt, and no `total_items` (memcached's rule differs).
+fn store_plain(
+    shared: &Shared,
+    key: &[u8],
+    value: &[u8],
+    expiry: Expiry,
+    mode: Mode,
+) -> Result<bool, Refusal> {
+    let write = storage::Write {
+        key,
+        value,
+        flags: 0,
+        expiry,
+        mode,
+        options: StoreOptions::default(),
+        vivify: None,
+        on_refusal: OnRefusal::KeepOld,
+    };
+    match storage::store(&shared.store, &write) {
+        StoreOutcome::Stored(_) => Ok(true),
+        StoreOutcome::NotStored => Ok(false),
+        StoreOutcome::Refused(refusal) => Err(refusal),
+        StoreOutcome::Exists | StoreOutcome::NotFound => {
+            unreachable!("set, add and replace compare no CAS unique")
+        }
+    }
 }
 
 pub(super) fn set(ctx: &mut Ctx<'_>) {
@@ -192,7 +241,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>) {
     };
     let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
     match write_string(ctx, 1, w) {
-        Err(e) => ctx.store_error(e),
+        Err(refusal) => ctx.refused(refusal),
         Ok((_, old)) if opts.get => ctx.bulk_or_null(old.as_deref()),
         Ok((true, _)) => ctx.reply().ok(),
         Ok((false, _)) => ctx.reply().null(),
@@ -204,7 +253,7 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>) {
         Write { value: ctx.arg(2), condition: Condition::IfAbsent, get: false, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
         Ok((written, _)) => ctx.reply().integer(i64::from(written)),
-        Err(e) => ctx.store_error(e),
+        Err(refusal) => ctx.refused(refusal),
     }
 }
 
@@ -219,7 +268,7 @@ pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
         Write { value: ctx.arg(3), condition: Condition::Always, get: false, ttl: NewTtl::At(at) };
     match write_string(ctx, 1, w) {
         Ok(_) => ctx.reply().ok(),
-        Err(e) => ctx.store_error(e),
+        Err(refusal) => ctx.refused(refusal),
     }
 }
 
@@ -228,7 +277,7 @@ pub(super) fn getset(ctx: &mut Ctx<'_>) {
         Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
         Ok((_, old)) => ctx.bulk_or_null(old.as_deref()),
-        Err(e) => ctx.store_error(e),
+        Err(refusal) => ctx.refused(refusal),
     }
 }
 
@@ -253,58 +302,43 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
         return ctx.error(error::SYNTAX);
     };
     let now = ttl::now_ms(ctx.shared);
-    // `Some(None)`: the key expires at once.
-    let new_expiry: Option<Option<Expiry>> = match opts.ttl {
+    // The touch core, as memcached `gat`, with Redis's differences: a past deadline
+    // deletes the key, an unchanged expiry writes nothing, and it counts as a read.
+    let retime = match opts.ttl {
         TtlOption::Unspecified | TtlOption::KeepTtl => return get(ctx),
-        TtlOption::Persist => Some(Some(Expiry::Never)),
+        TtlOption::Persist => Retime::ToIfChanged(Expiry::Never),
         TtlOption::At(arg) => match ttl::deadline_ms(arg, now, "getex") {
-            Ok(at) => Some(ttl::expiry_at(at, now)),
+            Ok(at) => ttl::expiry_at(at, now).map_or(Retime::Remove, Retime::ToIfChanged),
             Err(message) => return ctx.error(message),
         },
     };
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
-        let Some(item) = current else {
-            return (Change::Keep, None);
-        };
-        let change = match new_expiry.flatten() {
-            None => Change::Delete,
-            Some(expiry) if expiry == item.expiry() => Change::Keep,
-            Some(expiry) => {
-                Change::Write { value: item.value().to_vec(), flags: item.flags(), expiry }
-            }
-        };
-        (change, Some(item.value().to_vec()))
+    let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
+    let (key, out) = ctx.key_and_out(1);
+    let outcome = touch::get_and_touch(&shared.store, key, retime, out, |item, out| {
+        Reply::new(out, protocol).bulk(item.value());
     });
-    match result {
-        Ok((_, value)) => {
-            count_read(counters, value.is_some());
-            ctx.bulk_or_null(value.as_deref());
-        }
-        Err(e) => ctx.store_error(e),
+    count_read(counters, outcome == TouchOutcome::Touched);
+    match outcome {
+        TouchOutcome::Touched => {}
+        TouchOutcome::NotFound => ctx.reply().null(),
+        TouchOutcome::Refused(refusal) => ctx.refused(refusal),
     }
 }
 
 pub(super) fn mget(ctx: &mut Ctx<'_>) {
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let reader = shared.store.reader();
+    let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
+    let mut gets = Gets::new(&shared.store);
     let count = ctx.argc() - 1;
     ctx.reply().array(count);
     for index in 1..=count {
-        let item = reader.get(ctx.key(index));
-        count_read(counters, item.is_some());
-        ctx.bulk_or_null(item.as_ref().map(Item::value));
+        let (key, out) = ctx.key_and_out(index);
+        let mut reply = Reply::new(out, protocol);
+        match gets.get(key) {
+            Some(item) => reply.bulk(item.value()),
+            None => reply.null(),
+        }
     }
-}
-
-/// MSET and MSETNX take key/value pairs: the arity check only knows "at least 3".
-fn pairs_ok(ctx: &mut Ctx<'_>) -> bool {
-    if ctx.argc() % 2 == 1 {
-        return true;
-    }
-    ctx.error(error::wrong_arity(ctx.spec.name));
-    false
+    gets.finish(counters);
 }
 
 /// Checks every pair against the item size limit before anything is written, so that a
@@ -322,11 +356,11 @@ fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
 /// Sets every pair. Not atomic across keys: a reader may see some pairs set and not
 /// others while it runs (Redis runs it as one step).
 pub(super) fn mset(ctx: &mut Ctx<'_>) {
-    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+    if !pairs_fit(ctx) {
         return;
     }
-    if let Err(e) = set_pairs(ctx, Mode::Set) {
-        return ctx.store_error(e);
+    if let Err(refusal) = set_pairs(ctx, Mode::Set) {
+        return ctx.refused(refusal);
     }
     ctx.reply().ok();
 }
@@ -335,7 +369,7 @@ pub(super) fn mset(ctx: &mut Ctx<'_>) {
 /// a key created by another client in between is not overwritten (each write is an
 /// add), and then the reply is 0 although the other pairs were set.
 pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
-    if !pairs_ok(ctx) || !pairs_fit(ctx) {
+    if !pairs_fit(ctx) {
         return;
     }
     let shared = ctx.shared;
@@ -348,22 +382,18 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
     }
     match set_pairs(ctx, Mode::Add) {
         Ok(all) => ctx.reply().integer(i64::from(all)),
-        Err(e) => ctx.store_error(e),
+        Err(refusal) => ctx.refused(refusal),
     }
 }
 
 /// Stores each pair with `mode`; returns whether every one was stored.
-fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, StoreError> {
+fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, Refusal> {
     let shared = ctx.shared;
     let mut all = true;
     for index in (1..ctx.argc()).step_by(2) {
         bump(&ctx.counters.cmd_set, 1);
         let value = ctx.arg(index + 1);
-        match shared.store.store(ctx.key(index), value, 0, Expiry::Never, mode) {
-            Ok(_) => {}
-            Err(StoreError::NotStored) => all = false,
-            Err(e) => return Err(e),
-        }
+        all &= store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
     }
     Ok(all)
 }
@@ -405,32 +435,34 @@ fn substring(len: usize, mut start: i64, mut end: i64) -> Option<std::ops::Range
     (len > 0 && start <= end).then(|| start as usize..end as usize + 1)
 }
 
+/// APPEND: the store core's append, creating a missing key (as meta `ms MA N` does) with
+/// flags 0 and no expiry; the reply is the new length.
 pub(super) fn append(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
-    let limit = shared.store.config().item_size_max;
-    let tail = ctx.arg(2);
-    let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
-        let head = current.as_ref().map_or(&[][..], Item::value);
-        let len = head.len() + tail.len();
-        if key.len() + len > limit {
-            return (Change::Keep, Err(StoreError::TooLarge { size: key.len() + len, max: limit }));
+    let value = ctx.arg(2);
+    let write = storage::Write {
+        key: ctx.key(1),
+        value,
+        flags: 0,
+        expiry: Expiry::Never,
+        mode: Mode::Append,
+        options: StoreOptions::default(),
+        vivify: Some(Expiry::Never),
+        on_refusal: OnRefusal::KeepOld,
+    };
+    match storage::store(&shared.store, &write) {
+        StoreOutcome::Stored(stored) => ctx.reply().integer(stored.value_len as i64),
+        StoreOutcome::Refused(refusal) => ctx.refused(refusal),
+        StoreOutcome::NotStored | StoreOutcome::Exists | StoreOutcome::NotFound => {
+            unreachable!("an append that creates and compares nothing always stores")
         }
-        let mut value = Vec::with_capacity(len);
-        value.extend_from_slice(head);
-        value.extend_from_slice(tail);
-        (rewrite(current.as_ref(), value), Ok(len))
-    });
-    match result.and_then(|(_, r)| r) {
-        Ok(len) => ctx.reply().integer(len as i64),
-        Err(e) => ctx.store_error(e),
     }
 }
 
 /// A new value for a key, keeping the item's flags and expiry (a new key gets flags 0 and
 /// no expiry).
-fn rewrite(current: Option<&Item<'_>>, value: Vec<u8>) -> Change {
+pub(super) fn rewrite(current: Option<&Item<'_>>, value: Vec<u8>) -> Change {
     let flags = current.map_or(0, Item::flags);
     let expiry = current.map_or(Expiry::Never, Item::expiry);
     Change::Write { value, flags, expiry }
@@ -474,115 +506,6 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
         Ok(len) => ctx.reply().integer(len as i64),
         Err(e) => ctx.store_error(e),
     }
-}
-
-/// Where INCR-family commands get their delta.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Delta {
-    One,
-    MinusOne,
-    /// INCRBY: argument 2.
-    By,
-    /// DECRBY: argument 2, negated.
-    NegatedBy,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum NumberError {
-    NotInteger,
-    Overflow,
-}
-
-pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
-    let delta = match delta {
-        Delta::One => 1,
-        Delta::MinusOne => -1,
-        Delta::By | Delta::NegatedBy => match parse_i64(ctx.arg(2)) {
-            Err(e) => return ctx.error(e.message()),
-            Ok(i64::MIN) if delta == Delta::NegatedBy => return ctx.error(error::DECR_OVERFLOW),
-            Ok(n) if delta == Delta::NegatedBy => -n,
-            Ok(n) => n,
-        },
-    };
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
-        let old = match current.as_ref().map(|item| parse_i64(item.value())) {
-            None => 0,
-            Some(Ok(n)) => n,
-            Some(Err(_)) => return (Change::Keep, Err(NumberError::NotInteger)),
-        };
-        let Some(new) = old.checked_add(delta) else {
-            return (Change::Keep, Err(NumberError::Overflow));
-        };
-        (rewrite(current.as_ref(), new.to_string().into_bytes()), Ok((new, current.is_some())))
-    });
-    match result {
-        Err(e) => ctx.store_error(e),
-        Ok((_, Err(NumberError::NotInteger))) => ctx.error(error::NOT_INTEGER),
-        Ok((_, Err(NumberError::Overflow))) => ctx.error(error::INCR_OVERFLOW),
-        Ok((_, Ok((new, existed)))) => {
-            let hit = if delta >= 0 {
-                if existed {
-                    &counters.incr_hits
-                } else {
-                    &counters.incr_misses
-                }
-            } else if existed {
-                &counters.decr_hits
-            } else {
-                &counters.decr_misses
-            };
-            bump(hit, 1);
-            ctx.reply().integer(new);
-        }
-    }
-}
-
-pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
-    let Ok(delta) = parse_f64(ctx.arg(2)) else {
-        return ctx.error(error::NOT_FLOAT);
-    };
-    let shared = ctx.shared;
-    let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
-        let old = match current.as_ref().map(|item| parse_f64(item.value())) {
-            None => 0.0,
-            Some(Ok(n)) => n,
-            Some(Err(_)) => return (Change::Keep, Err(error::NOT_FLOAT)),
-        };
-        let sum = old + delta;
-        if !sum.is_finite() {
-            return (Change::Keep, Err(error::INCR_NAN_OR_INF));
-        }
-        let text = format_human(sum).into_bytes();
-        (rewrite(current.as_ref(), text.clone()), Ok(text))
-    });
-    match result {
-        Err(e) => ctx.store_error(e),
-        Ok((_, Err(message))) => ctx.error(message),
-        // A bulk string in RESP3 too: Redis replies with the stored text.
-        Ok((_, Ok(text))) => ctx.reply().bulk(&text),
-    }
-}
-
-/// INCRBYFLOAT's text (Redis's `ld2string` in human mode: `%.17Lf`, trailing zeros and a
-/// trailing dot removed, never an exponent, `-0` as `0`). Redis computes in `long double`;
-/// we use `f64` and its shortest round-trip digits, which give the same text for the sums
-/// people write (10.5 + 0.1 = "10.6") but may differ in the last digits of others.
-fn format_human(value: f64) -> String {
-    let mut text = format!("{value}");
-    if let Some(dot) = text.find('.') {
-        if text.len() - dot - 1 > 17 {
-            text = format!("{value:.17}");
-            let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
-            text.truncate(trimmed);
-        }
-    }
-    if text == "-0" {
-        text = "0".into();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -793,70 +716,23 @@ mod tests {
         assert_eq!(h.run("STRLEN k"), ":614400\r\n");
     }
 
+    /// Goal: the commands that share memcached's cores treat a memcached item as memcached
+    /// would: APPEND keeps its flags and expiry, GETEX keeps its flags and CAS unique (a
+    /// touch), DEL counts as a delete. Method: write over the store, read back the item.
     #[test]
-    fn incr_family() {
+    fn shared_cores_keep_memcached_state() {
         let mut h = Harness::new();
-        let not_int = "-ERR value is not an integer or out of range\r\n";
-        h.check(&[
-            ("INCR n", ":1\r\n"),
-            ("INCRBY n 10", ":11\r\n"),
-            ("DECR n", ":10\r\n"),
-            ("DECRBY n 20", ":-10\r\n"),
-            ("GET n", "$3\r\n-10\r\n"),
-            ("INCRBY n x", not_int),
-            ("DECRBY n 9223372036854775808", not_int),
-            ("DECRBY n -9223372036854775808", "-ERR decrement would overflow\r\n"),
-            ("SET s abc", "+OK\r\n"),
-            ("INCR s", not_int),
-            ("SET s \" 1\"", "+OK\r\n"),
-            ("INCR s", not_int),
-            ("SET s 01", "+OK\r\n"),
-            ("INCR s", not_int),
-            ("SET m 9223372036854775807", "+OK\r\n"),
-            ("INCR m", "-ERR increment or decrement would overflow\r\n"),
-            ("SET m -9223372036854775808", "+OK\r\n"),
-            ("DECR m", "-ERR increment or decrement would overflow\r\n"),
-            ("SET t 5 EX 100", "+OK\r\n"),
-            ("INCR t", ":6\r\n"),
-            ("TTL t", ":100\r\n"),
-        ]);
-    }
-
-    #[test]
-    fn incrbyfloat() {
-        let mut h = Harness::new();
-        let not_float = "-ERR value is not a valid float\r\n";
-        h.check(&[
-            ("SET f 10.50", "+OK\r\n"),
-            ("INCRBYFLOAT f 0.1", "$4\r\n10.6\r\n"),
-            ("INCRBYFLOAT f -5", "$3\r\n5.6\r\n"),
-            ("SET f 5.0e3", "+OK\r\n"),
-            ("INCRBYFLOAT f 2.0e2", "$4\r\n5200\r\n"),
-            ("INCRBYFLOAT new 3", "$1\r\n3\r\n"),
-            ("INCRBYFLOAT new -3", "$1\r\n0\r\n"),
-            ("INCRBYFLOAT new x", not_float),
-            ("INCRBYFLOAT new nan", not_float),
-            ("INCRBYFLOAT new inf", "-ERR increment would produce NaN or Infinity\r\n"),
-            ("SET s abc", "+OK\r\n"),
-            ("INCRBYFLOAT s 1", not_float),
-        ]);
-        h.check3(&[("INCRBYFLOAT new 1.5", "$3\r\n1.5\r\n")]);
-        assert_eq!(format_human(1.5e-20), "0");
-        assert_eq!(format_human(-1.5e-20), "0");
-        assert_eq!(format_human(1e20), "100000000000000000000");
-        assert_eq!(format_human(0.1 + 0.2), "0.30000000000000004");
-    }
-
-    /// Goal: a value written over memcached with flags is a Redis string, and INCR keeps
-    /// its flags so memcached still reads it as it was.
-    #[test]
-    fn memcached_values_are_strings() {
-        let mut h = Harness::new();
-        h.shared.store.store(b"mc", b"41", 7, Expiry::Never, Mode::Set).unwrap();
-        h.check(&[("GET mc", "$2\r\n41\r\n"), ("INCR mc", ":42\r\n")]);
+        let in_100_secs = Expiry::AtMs(super::super::testkit::START_MS + 100_000);
+        h.shared.store.store(b"mc", b"ab", 7, in_100_secs, Mode::Set).unwrap();
+        h.check(&[("APPEND mc cd", ":4\r\n"), ("TTL mc", ":100\r\n")]);
         let item = h.shared.store.get(b"mc").unwrap();
-        assert_eq!((item.value.as_slice(), item.flags), (&b"42"[..], 7));
-        assert_eq!(h.shared.store.incr(b"mc", 1), Ok(43));
-        h.check(&[("GET mc", "$2\r\n43\r\n")]);
+        assert_eq!((item.value.as_slice(), item.flags), (&b"abcd"[..], 7));
+        h.check(&[("GETEX mc EX 50", "$4\r\nabcd\r\n"), ("TTL mc", ":50\r\n")]);
+        let touched = h.shared.store.get(b"mc").unwrap();
+        assert_eq!((touched.flags, touched.cas), (7, item.cas));
+        h.check(&[("GETEX mc PXAT 1", "$4\r\nabcd\r\n"), ("DBSIZE", ":0\r\n")]);
+        h.check(&[("APPEND fresh x", ":1\r\n"), ("TTL fresh", ":-1\r\n"), ("DEL fresh", ":1\r\n")]);
+        let totals = h.shared.totals();
+        assert_eq!((totals.delete_hits, totals.get_hits, totals.cmd_touch), (1, 2, 0));
     }
 }

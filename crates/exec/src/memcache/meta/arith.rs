@@ -1,34 +1,18 @@
 //! `ma <key> <flags>*`: incr (`MI`, `M+`, default) or decr (`MD`, `M-`) by `D` (default 1);
 //! `N` creates a missing item with the value `J` (default 0) and that TTL; `C` guards, `E`
 //! chooses the new CAS unique, `T` sets the TTL on success. Returns `c` and `t`, and with
-//! `v` the new value.
+//! `v` the new value. The arith core does the work; this file maps flags and replies.
 //!
 //! Not memcached: `t` reports the TTL after `T` even when `t` comes first in the request
 //! (memcached reports the TTL as of that point in its flag loop).
 
-use std::io::Write;
+use proto_memcache::meta::{Flag, ItemInfo, MetaArith, MetaCommand, MetaStatus, RecacheState};
 
-use proto_memcache::{
-    meta::{Flag, ItemInfo, MetaArith, MetaCommand, MetaFlags, MetaStatus, RecacheState},
-    text::ArithOp,
+use super::{error, Echo};
+use crate::{
+    core::arith::{self, Arith, ArithOutcome},
+    memcache::{expiry, ttl_secs, Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY},
 };
-use store::{Change, Expiry, Item, MetaState};
-
-use super::{error, Echo, OUT_OF_MEMORY};
-use crate::memcache::{arith, expiry, ttl_secs, Ctx, Session};
-
-/// What the locked step found or did.
-enum Outcome {
-    Missing,
-    CasMismatch,
-    NotNumeric,
-    /// The new value and expiry (an existing item changed, or one created by `N`).
-    Written {
-        value: u64,
-        expiry: Expiry,
-        created: bool,
-    },
-}
 
 pub(in crate::memcache) fn execute(
     ctx: &mut Ctx<'_>,
@@ -38,94 +22,41 @@ pub(in crate::memcache) fn execute(
     let flags = request.flags;
     let key = session.meta_key(request.key, flags.base64_key);
     let now_ms = ctx.now_ms();
-    let result = ctx.shared.store.modify(key, |current| match current {
-        None => create(request, now_ms),
-        Some(item) => apply(request, &item, now_ms),
+    let vivify = flags.vivify_ttl_secs.map(|_| {
+        // The created item's TTL is the last of `N` and `T` in the request (memcached
+        // applies them in order).
+        let ttl = flags.iter().filter_map(|flag| match flag {
+            Flag::Vivify { ttl_secs } | Flag::UpdateTtl { ttl_secs } => Some(ttl_secs),
+            _ => None,
+        });
+        (request.initial(), expiry(ttl.last().unwrap_or(0), now_ms))
     });
-    let echo = Echo { command: MetaCommand::Arith, flags, key: request.key };
-    let (cas, outcome) = match result {
-        Ok(done) => done,
-        Err(_) => return error(ctx, OUT_OF_MEMORY),
+    let arith = Arith {
+        op: request.mode,
+        delta: request.delta(),
+        compare_cas: flags.compare_cas,
+        new_cas: flags.new_cas,
+        new_expiry: flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms)),
+        vivify,
     };
-    match outcome {
-        Outcome::Missing => {
-            arith::count(ctx, request.mode, false, true);
-            echo.status(ctx.out, MetaStatus::Nf);
-        }
-        Outcome::CasMismatch => echo.status(ctx.out, MetaStatus::Ex),
-        Outcome::NotNumeric => error(ctx, arith::NOT_NUMERIC),
-        Outcome::Written { value, expiry, created } => {
-            arith::count(ctx, request.mode, !created, false);
-            let cas = ctx.visible_cas(cas.expect("a written item has a CAS unique"));
+    let echo = Echo { command: MetaCommand::Arith, flags, key: request.key };
+    match arith::apply(&ctx.shared.store, ctx.counters, key, &arith) {
+        ArithOutcome::NotFound => echo.status(ctx.out, MetaStatus::Nf),
+        ArithOutcome::Exists => echo.status(ctx.out, MetaStatus::Ex),
+        ArithOutcome::NotNumeric => error(ctx, NOT_NUMERIC),
+        ArithOutcome::NoMemory => error(ctx, OUT_OF_MEMORY),
+        ArithOutcome::Value { value, cas, expiry, .. } => {
             let info = ItemInfo {
-                cas: Some(cas),
+                cas: Some(ctx.visible_cas(cas)),
                 ttl_secs: Some(ttl_secs(expiry, now_ms)),
                 ..ItemInfo::default()
             };
-            let digits = decimal(value);
+            let digits = arith::decimal(value);
             let value = flags.return_value.then_some(&digits[..]);
             let status = if value.is_some() { MetaStatus::Va } else { MetaStatus::Hd };
             echo.reply(ctx.out, status, &info, RecacheState::default(), value);
         }
     }
-}
-
-/// A miss: with `N`, the item is created holding `J`, its TTL from the last of `N` and `T`
-/// in the request (memcached applies them in order).
-fn create(request: &MetaArith<'_>, now_ms: u64) -> (Change, Outcome) {
-    if request.flags.vivify_ttl_secs.is_none() {
-        return (Change::Keep, Outcome::Missing);
-    }
-    let ttl = request.flags.iter().filter_map(|flag| match flag {
-        Flag::Vivify { ttl_secs } | Flag::UpdateTtl { ttl_secs } => Some(ttl_secs),
-        _ => None,
-    });
-    let expiry = expiry(ttl.last().unwrap_or(0), now_ms);
-    let value = request.initial();
-    let change = write(&request.flags, value, 0, expiry);
-    (change, Outcome::Written { value, expiry, created: true })
-}
-
-fn apply(request: &MetaArith<'_>, item: &Item<'_>, now_ms: u64) -> (Change, Outcome) {
-    let flags = &request.flags;
-    if flags.compare_cas.is_some_and(|cas| cas != item.cas()) {
-        return (Change::Keep, Outcome::CasMismatch);
-    }
-    let Some(number) = decimal_u64(item.value()) else {
-        return (Change::Keep, Outcome::NotNumeric);
-    };
-    let value = match request.mode {
-        ArithOp::Incr => number.wrapping_add(request.delta()),
-        ArithOp::Decr => number.saturating_sub(request.delta()),
-    };
-    let expiry = flags.update_ttl_secs.map_or(item.expiry(), |ttl| expiry(ttl, now_ms));
-    let change = write(flags, value, item.flags(), expiry);
-    (change, Outcome::Written { value, expiry, created: false })
-}
-
-fn write(flags: &MetaFlags<'_>, value: u64, client_flags: u32, expiry: Expiry) -> Change {
-    let meta = MetaState::default();
-    Change::WriteWith {
-        value: decimal(value),
-        flags: client_flags,
-        expiry,
-        cas: flags.new_cas,
-        meta,
-    }
-}
-
-fn decimal(value: u64) -> Vec<u8> {
-    let mut digits = Vec::with_capacity(20);
-    write!(digits, "{value}").expect("writing to a Vec cannot fail");
-    digits
-}
-
-/// memcached's operand rule, as the store's incr: 1 to 20 ASCII digits that fit in a u64.
-fn decimal_u64(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    bytes.iter().try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
 }
 
 #[cfg(test)]

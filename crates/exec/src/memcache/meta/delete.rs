@@ -5,10 +5,11 @@
 use proto_memcache::meta::{MetaCommand, MetaDelete, MetaFlags, MetaStatus};
 use store::{Change, Expiry, Item, MetaState};
 
-use super::{error, Echo, OUT_OF_MEMORY};
+use super::{error, Echo};
 use crate::{
+    core::delete::{self, DeleteOutcome},
     counters::bump,
-    memcache::{expiry, Ctx, Session},
+    memcache::{expiry, Ctx, Session, OUT_OF_MEMORY},
 };
 
 const INVALIDATED: MetaState = MetaState { stale: true, win_token_sent: false };
@@ -20,6 +21,16 @@ pub(in crate::memcache) fn execute(
 ) {
     let flags = request.flags;
     let key = session.meta_key(request.key, flags.base64_key);
+    let echo = Echo { command: MetaCommand::Delete, flags, key: request.key };
+    if !flags.invalidate && !flags.remove_value {
+        let status = match delete::delete(&ctx.shared.store, ctx.counters, key, flags.compare_cas) {
+            DeleteOutcome::Deleted => MetaStatus::Hd,
+            DeleteOutcome::NotFound => MetaStatus::Nf,
+            DeleteOutcome::Exists => MetaStatus::Ex,
+        };
+        return echo.status(ctx.out, status);
+    }
+    // `I` and `x` keep an item (stale, or emptied): not a delete, so done here.
     let new_ttl = flags.update_ttl_secs.map(|ttl| expiry(ttl, ctx.now_ms()));
     let result = ctx.shared.store.modify(key, |current| match current {
         None => (Change::Keep, MetaStatus::Nf),
@@ -32,36 +43,33 @@ pub(in crate::memcache) fn execute(
         Ok((_, status)) => status,
         Err(_) => return error(ctx, OUT_OF_MEMORY),
     };
-    // memcached counts a delete or a tombstone as a hit; invalidation as neither.
+    // memcached counts a tombstone as a delete hit; invalidation as neither.
     match status {
         MetaStatus::Hd if flags.invalidate => {}
         MetaStatus::Hd => bump(&ctx.counters.delete_hits, 1),
         _ => bump(&ctx.counters.delete_misses, 1),
     }
-    let echo = Echo { command: MetaCommand::Delete, flags, key: request.key };
     echo.status(ctx.out, status);
 }
 
+/// `x` (a tombstone, stale too with `I`) or `I` alone (the item marked stale).
 fn change(flags: &MetaFlags<'_>, item: &Item<'_>, new_ttl: Option<Expiry>) -> Change {
-    if flags.remove_value {
-        // The tombstone is a new item; invalidating it as well gives it a new CAS too.
-        let (cas, meta) = match flags.invalidate {
-            true => (flags.new_cas, INVALIDATED),
-            false => (Some(flags.new_cas.unwrap_or(item.cas())), MetaState::default()),
-        };
-        return Change::WriteWith {
-            value: Vec::new(),
-            flags: flags.set_flags.unwrap_or(0),
-            expiry: new_ttl.unwrap_or(Expiry::Never),
-            cas,
-            meta,
-        };
-    }
-    if flags.invalidate {
+    if !flags.remove_value {
         let expiry = new_ttl.unwrap_or(item.expiry());
         return Change::Rewrite { expiry, meta: INVALIDATED, cas: flags.new_cas };
     }
-    Change::Delete
+    // The tombstone is a new item; invalidating it as well gives it a new CAS too.
+    let (cas, meta) = match flags.invalidate {
+        true => (flags.new_cas, INVALIDATED),
+        false => (Some(flags.new_cas.unwrap_or(item.cas())), MetaState::default()),
+    };
+    Change::WriteWith {
+        value: Vec::new(),
+        flags: flags.set_flags.unwrap_or(0),
+        expiry: new_ttl.unwrap_or(Expiry::Never),
+        cas,
+        meta,
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,11 @@
 use proto_memcache::meta::{ItemInfo, MetaCommand, MetaGet, MetaStatus, RecacheState};
 use store::{Change, Expiry, Item, MetaState};
 
-use super::{error, Echo, OUT_OF_MEMORY};
+use super::{error, Echo};
 use crate::{
-    counters::bump,
-    memcache::{expiry, ttl_secs, Ctx, Session},
+    core::{get, get::Gets, modify_composing, touch},
+    memcache::{expiry, ttl_secs, visible_cas, Ctx, Session, OUT_OF_MEMORY},
+    Shared,
 };
 
 /// What the locked path found.
@@ -57,20 +58,23 @@ enum Read {
 /// Answers from a reader, without a write.
 fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let found = if request.flags.no_bump { reader.peek(key) } else { reader.get(key) };
+    let mut gets = Gets::new(&shared.store);
+    let found = if request.flags.no_bump { gets.peek(key) } else { gets.get(key) };
     let Some(item) = found else {
-        miss(ctx, request);
+        echo(request).status(ctx.out, MetaStatus::En);
+        gets.finish(ctx.counters);
         return Read::Answered;
     };
     let meta = item.meta_state();
     if meta.stale && !meta.win_token_sent {
+        // The locked path answers and counts.
         return Read::NeedsLock { hit_before: item.accessed_before() };
     }
     let recache = RecacheState { already_won: meta.win_token_sent, stale: meta.stale, won: false };
-    let now_ms = ctx.now_ms();
-    compose_hit(ctx, request, &item, item.expiry(), now_ms, item.accessed_before(), recache);
-    count(ctx, request, true);
+    let hit =
+        Hit { expiry: item.expiry(), now_ms: ctx.now_ms(), hit_before: item.accessed_before() };
+    compose_hit(shared, ctx.out, request, &item, hit, recache);
+    gets.finish(ctx.counters);
     Read::Answered
 }
 
@@ -80,11 +84,8 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
     let now_ms = ctx.now_ms();
     let new_expiry = flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let recache_at = flags.recache_ttl_secs.map(|ttl| expiry(ttl, now_ms));
-    let mark = ctx.out.len();
     let shared = ctx.shared;
-    let result = shared.store.modify(key, |current| {
-        // The closure runs again if the write had to wait for memory.
-        ctx.out.truncate(mark);
+    let result = modify_composing(&shared.store, key, ctx.out, |current, out| {
         let Some(item) = current else {
             return vivify(flags.vivify_ttl_secs, flags.new_cas, now_ms);
         };
@@ -93,7 +94,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
         let won = !before.win_token_sent && (before.stale || recache_due(&item, recache_at));
         let recache = RecacheState { already_won: before.win_token_sent, stale: before.stale, won };
         let hit_before = hit_before.unwrap_or(item.accessed_before());
-        compose_hit(ctx, request, &item, expiry, now_ms, hit_before, recache);
+        compose_hit(shared, out, request, &item, Hit { expiry, now_ms, hit_before }, recache);
         if new_expiry.is_none() && !won {
             return (Change::Keep, Outcome::Hit);
         }
@@ -101,7 +102,10 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
         (Change::Rewrite { expiry, meta, cas: Some(item.cas()) }, Outcome::Hit)
     });
     match result {
-        Ok((_, Outcome::Miss)) => miss(ctx, request),
+        Ok((_, Outcome::Miss)) => {
+            echo(request).status(ctx.out, MetaStatus::En);
+            count(ctx, request, false);
+        }
         Ok((_, Outcome::Hit)) => {
             if !flags.no_bump {
                 // The locked read does not count as an access; count it now.
@@ -114,10 +118,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
             compose_vivified(ctx, request, cas, expiry, now_ms);
             count(ctx, request, true);
         }
-        Err(_) => {
-            ctx.out.truncate(mark);
-            error(ctx, OUT_OF_MEMORY);
-        }
+        Err(_) => error(ctx, OUT_OF_MEMORY),
     }
 }
 
@@ -135,13 +136,21 @@ fn recache_due(item: &Item<'_>, recache_at: Option<Expiry>) -> bool {
     matches!((item.expiry(), recache_at), (Expiry::AtMs(at), Some(Expiry::AtMs(due))) if at < due)
 }
 
-fn compose_hit(
-    ctx: &mut Ctx<'_>,
-    request: &MetaGet<'_>,
-    item: &Item<'_>,
+/// What a hit's reply reports besides the item: its expiry (new, with `T`), the clock, and
+/// the access bit from before this request.
+#[derive(Clone, Copy)]
+struct Hit {
     expiry: Expiry,
     now_ms: u64,
     hit_before: bool,
+}
+
+fn compose_hit(
+    shared: &Shared,
+    out: &mut Vec<u8>,
+    request: &MetaGet<'_>,
+    item: &Item<'_>,
+    hit: Hit,
     recache: RecacheState,
 ) {
     let flags = &request.flags;
@@ -149,15 +158,15 @@ fn compose_hit(
     let value_wanted = flags.return_value && flags.compare_cas != Some(item.cas());
     let value = value_wanted.then_some(item.value());
     let info = ItemInfo {
-        cas: Some(ctx.visible_cas(item.cas())),
+        cas: Some(visible_cas(shared, item.cas())),
         client_flags: Some(item.flags()),
-        hit_before: Some(hit_before),
+        hit_before: Some(hit.hit_before),
         last_access_secs: Some(0),
         value_len: Some(item.value().len()),
-        ttl_secs: Some(ttl_secs(expiry, now_ms)),
+        ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
     };
     let status = if value.is_some() { MetaStatus::Va } else { MetaStatus::Hd };
-    echo(request).reply(ctx.out, status, &info, recache, value);
+    echo(request).reply(out, status, &info, recache, value);
 }
 
 fn compose_vivified(
@@ -183,24 +192,17 @@ fn compose_vivified(
     echo(request).reply(ctx.out, status, &info, recache, value);
 }
 
-fn miss(ctx: &mut Ctx<'_>, request: &MetaGet<'_>) {
-    echo(request).status(ctx.out, MetaStatus::En);
-    count(ctx, request, false);
-}
-
 fn echo<'r>(request: &MetaGet<'r>) -> Echo<'r> {
     Echo { command: MetaCommand::Get, flags: request.flags, key: request.key }
 }
 
-/// memcached counts an `mg` that touched a hit as a touch, anything else as a get.
+/// Counts an `mg` that went through the lock: one that touched a hit (`T`) as a touch
+/// (memcached does), anything else as a get.
 fn count(ctx: &Ctx<'_>, request: &MetaGet<'_>, hit: bool) {
-    let counters = ctx.counters;
     if hit && request.flags.update_ttl_secs.is_some() {
-        bump(&counters.cmd_touch, 1);
-        bump(&counters.touch_hits, 1);
+        touch::count(ctx.counters, touch::TouchOutcome::Touched);
     } else {
-        bump(&counters.cmd_get, 1);
-        bump(if hit { &counters.get_hits } else { &counters.get_misses }, 1);
+        get::count(ctx.counters, u64::from(hit), u64::from(!hit));
     }
 }
 

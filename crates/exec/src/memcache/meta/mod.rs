@@ -15,15 +15,15 @@ pub(super) mod delete;
 pub(super) mod get;
 pub(super) mod set;
 
-use proto_memcache::meta::{
-    compose_meta_reply, quiet_suppresses, ItemInfo, MetaCommand, MetaFlags, MetaStatus,
-    RecacheState,
+use proto_memcache::{
+    meta::{
+        compose_meta_reply, quiet_suppresses, ItemInfo, MetaCommand, MetaFlags, MetaStatus,
+        RecacheState,
+    },
+    ErrorReply,
 };
 
 use super::Ctx;
-
-/// memcached's reply when a meta command cannot get memory for its write.
-const OUT_OF_MEMORY: &[u8] = b"SERVER_ERROR out of memory";
 
 /// `mn`: marks the end of a pipeline of quiet commands.
 pub(super) fn noop(ctx: &mut Ctx<'_>) {
@@ -62,6 +62,6 @@ impl Echo<'_> {
 }
 
 /// Meta errors are sent even in quiet mode.
-fn error(ctx: &mut Ctx<'_>, line: &[u8]) {
-    ctx.error(line, false);
+fn error(ctx: &mut Ctx<'_>, reply: ErrorReply) {
+    ctx.error(reply, false);
 }

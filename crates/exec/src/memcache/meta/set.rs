@@ -7,18 +7,13 @@
 //! and TTL. The reply returns `c` (0 when nothing was stored) and `s`.
 
 use proto_memcache::meta::{ItemInfo, MetaCommand, MetaSet, MetaStatus, RecacheState, SetMode};
-use store::{Mode, StoreError, StoreOptions, Stored};
+use store::{Mode, StoreOptions};
 
 use super::{error, Echo};
-use crate::memcache::{
-    expiry,
-    storage::{count_store, failure_line},
-    Ctx, Session,
+use crate::{
+    core::storage::{self, OnRefusal, StoreOutcome, Write},
+    memcache::{expiry, storing_refusal, Ctx, Session},
 };
-
-/// Tries of append-or-create: each failure means another client created or removed the item
-/// between our two steps, so a few tries settle it.
-const VIVIFY_ATTEMPTS: usize = 4;
 
 pub(in crate::memcache) fn execute(
     ctx: &mut Ctx<'_>,
@@ -34,63 +29,37 @@ pub(in crate::memcache) fn execute(
         (SetMode::Append, _) => Mode::Append,
         (SetMode::Prepend, _) => Mode::Prepend,
     };
-    let key = session.meta_key(request.key, flags.base64_key);
-    let result = store(ctx, key, request, mode);
-    count_store(ctx, mode, &result);
+    let now_ms = ctx.now_ms();
+    let write = Write {
+        key: session.meta_key(request.key, flags.base64_key),
+        value: request.value,
+        flags: flags.set_flags.unwrap_or(0),
+        expiry: expiry(flags.update_ttl_secs.unwrap_or(0), now_ms),
+        mode,
+        options: StoreOptions {
+            cas: flags.new_cas,
+            compare_cas: flags.compare_cas,
+            allow_stale: flags.invalidate,
+        },
+        // `N` means something to append and prepend only; the store core ignores it
+        // elsewhere.
+        vivify: flags.vivify_ttl_secs.map(|ttl| expiry(ttl, now_ms)),
+        on_refusal: OnRefusal::DropOld,
+    };
+    let outcome = storage::store(&ctx.shared.store, &write);
+    storage::count(ctx.counters, mode, &outcome);
     let echo = Echo { command: MetaCommand::Set, flags: request.flags, key: request.key };
-    let (status, cas, value_len) = match result {
-        Ok(stored) => (MetaStatus::Hd, ctx.visible_cas(stored.cas), stored.value_len),
-        Err(StoreError::NotStored) => (MetaStatus::Ns, 0, request.value.len()),
-        Err(StoreError::Exists) => (MetaStatus::Ex, 0, request.value.len()),
-        Err(StoreError::NotFound) => (MetaStatus::Nf, 0, request.value.len()),
-        Err(failure) => {
-            // As memcached: a value that could not be stored must not leave the old one.
-            let _ = ctx.shared.store.delete(key, None);
-            return error(ctx, failure_line(&failure));
+    let (status, cas, value_len) = match outcome {
+        StoreOutcome::Stored(stored) => {
+            (MetaStatus::Hd, ctx.visible_cas(stored.cas), stored.value_len)
         }
+        StoreOutcome::NotStored => (MetaStatus::Ns, 0, request.value.len()),
+        StoreOutcome::Exists => (MetaStatus::Ex, 0, request.value.len()),
+        StoreOutcome::NotFound => (MetaStatus::Nf, 0, request.value.len()),
+        StoreOutcome::Refused(refusal) => return error(ctx, storing_refusal(refusal)),
     };
     let info = ItemInfo { cas: Some(cas), value_len: Some(value_len), ..ItemInfo::default() };
     echo.reply(ctx.out, status, &info, RecacheState::default(), None);
-}
-
-fn store(
-    ctx: &Ctx<'_>,
-    key: &[u8],
-    request: &MetaSet<'_>,
-    mode: Mode,
-) -> Result<Stored, StoreError> {
-    let flags = &request.flags;
-    let now_ms = ctx.now_ms();
-    let options = StoreOptions {
-        cas: flags.new_cas,
-        compare_cas: flags.compare_cas,
-        allow_stale: flags.invalidate,
-    };
-    let store = &ctx.shared.store;
-    let client_flags = flags.set_flags.unwrap_or(0);
-    let ttl = expiry(flags.update_ttl_secs.unwrap_or(0), now_ms);
-    let value = request.value;
-    let vivify_ttl = match mode {
-        Mode::Append | Mode::Prepend => flags.vivify_ttl_secs,
-        _ => None,
-    };
-    let Some(vivify_ttl) = vivify_ttl else {
-        return store.store_with(key, value, client_flags, ttl, mode, options);
-    };
-    // Append or prepend, else create with N's TTL.
-    let created_expiry = expiry(vivify_ttl, now_ms);
-    let mut result = Err(StoreError::NotStored);
-    for _ in 0..VIVIFY_ATTEMPTS {
-        result = store.store_with(key, value, client_flags, ttl, mode, options);
-        if result != Err(StoreError::NotStored) {
-            break;
-        }
-        result = store.store_with(key, value, client_flags, created_expiry, Mode::Add, options);
-        if result != Err(StoreError::NotStored) {
-            break;
-        }
-    }
-    result
 }
 
 #[cfg(test)]

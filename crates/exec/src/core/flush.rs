@@ -1,0 +1,40 @@
+//! Flushes: memcached `flush_all [delay]`, Redis FLUSHALL and FLUSHDB (of a database 0
+//! that holds every key).
+
+use crate::{
+    counters::{bump, Counters},
+    Shared,
+};
+
+/// Whether `-F` (`Settings::flush_enabled` false) refuses the flush.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Switch {
+    /// memcached `flush_all`.
+    Honour,
+    /// Redis FLUSHALL and FLUSHDB, which `-F` has never refused (memcached's switch).
+    Ignore,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FlushOutcome {
+    Flushed,
+    /// Refused by `-F`.
+    Disabled,
+}
+
+/// Makes every item stored before now + `delay_ms` invisible from then on (each dialect
+/// turns its own time into the delay); counts `cmd_flush`, refused or not, as memcached
+/// does.
+pub(crate) fn flush_all(
+    shared: &Shared,
+    counters: &Counters,
+    delay_ms: u64,
+    switch: Switch,
+) -> FlushOutcome {
+    bump(&counters.cmd_flush, 1);
+    if switch == Switch::Honour && !shared.settings.flush_enabled {
+        return FlushOutcome::Disabled;
+    }
+    shared.store.flush_all(delay_ms);
+    FlushOutcome::Flushed
+}
