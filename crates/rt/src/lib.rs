@@ -4,10 +4,10 @@
 //!   listeners (SO_REUSEPORT, one set per loop)
 //!        |  accept
 //!        v
-//!   +-----------+  bytes in   +-----------+
-//!   |  driver   | ----------> |  Handler  |  parses, executes, appends replies to `out`
-//!   | uring or  | <---------- | (server)  |
-//!   |  epoll    |  out: Vec   +-----------+
+//!   +-----------+  events   +------------+  bytes in   +-----------+
+//!   |  driver   | --------> | event loop | ----------> |  Handler  |  parses, executes,
+//!   | uring or  | <-------- |  (generic) | <---------- | (server)  |  appends replies
+//!   |  epoll    |  send     +------------+  out: Vec   +-----------+
 //!   +-----------+
 //!   one send per connection per loop turn; one submit (io_uring) per loop turn
 //! ```
@@ -15,7 +15,7 @@
 //! The runtime knows sockets and nothing of protocols or the store. The server implements
 //! [`Handler`]; the load generator may use the same loop.
 //!
-//! Rules the drivers keep:
+//! Rules the loop keeps, whichever driver it runs on:
 //! - An idle connection holds no buffer: received bytes live in the loop's shared receive
 //!   buffers (io_uring provided buffers, or one scratch buffer for epoll); only the unparsed
 //!   tail of a request is copied into a per-connection buffer, freed once it is consumed.
