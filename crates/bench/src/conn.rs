@@ -2,21 +2,26 @@
 //! its input, and the requests in flight on it, oldest first.
 //!
 //! ```text
-//!   out:      [sent .. | unsent ...]            one write per loop turn; EPOLLOUT only
-//!                                                while a write was partial
-//!   input:    unparsed tail of earlier reads     empty (no allocation) when all parsed
+//!   out:      rt::OutBuf [sent .. | unsent ...]  written once per loop turn (until the
+//!                                                socket is full); EPOLLOUT only while a
+//!                                                write was partial
+//!   input:    rt::InputTail                      unparsed tail of earlier reads; empty (no
+//!                                                allocation) when all parsed
 //!   pending:  [Part, Part, ...]                  replies arrive in this order
 //!   keys:     key ids of the pending gets, back to back (Part::key_count each)
 //! ```
-//! Every buffer is reused for the life of the connection: no allocation per request once
-//! the buffers have grown to the run's largest request and reply.
+//! The output and input buffers are the ones the server loop keeps per connection (rt's).
+//! The output buffer is reused for the life of the connection: no allocation per request
+//! once it has grown to the run's largest request.
 
 use std::{
     collections::VecDeque,
-    io::{self, Read, Write},
+    io::{self, Read},
     net::{SocketAddr, TcpStream},
     time::Duration,
 };
+
+use rt::{InputTail, OutBuf};
 
 use crate::workload::OpKind;
 
@@ -33,13 +38,12 @@ pub struct Part {
 #[derive(Debug)]
 pub struct Conn {
     pub stream: TcpStream,
-    pub out: Vec<u8>,
-    pub out_sent: usize,
+    pub out: OutBuf,
     /// EPOLLOUT is registered (the last write was partial).
     pub want_write: bool,
     /// Already in the loop's dirty list.
     pub dirty: bool,
-    pub input: Vec<u8>,
+    pub input: InputTail,
     pub pending: VecDeque<Part>,
     pub keys: VecDeque<u64>,
     /// Closed after an error; owns nothing in flight any more.
@@ -63,11 +67,10 @@ impl Conn {
         stream.set_nonblocking(true)?;
         Ok(Conn {
             stream,
-            out: Vec::with_capacity(4096),
-            out_sent: 0,
+            out: OutBuf::with_capacity(4096),
             want_write: false,
             dirty: false,
-            input: Vec::new(),
+            input: InputTail::new(),
             pending: VecDeque::with_capacity(pipeline),
             keys: VecDeque::with_capacity(pipeline * keys_per_get),
             dead: false,
@@ -88,26 +91,10 @@ impl Conn {
 
     /// Writes what it can of the unsent output; returns the bytes written.
     pub fn write(&mut self) -> io::Result<usize> {
-        let mut written = 0;
-        while self.out_sent < self.out.len() {
-            match self.stream.write(&self.out[self.out_sent..]) {
-                Ok(n) => {
-                    self.out_sent += n;
-                    written += n;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        if self.out_sent == self.out.len() {
-            self.out.clear();
-            self.out_sent = 0;
-        }
-        Ok(written)
+        self.out.write_to(&mut self.stream)
     }
 
     pub fn has_unsent(&self) -> bool {
-        self.out_sent < self.out.len()
+        self.out.has_unsent()
     }
 }

@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use rt::{Interest, Poller};
+use rt::{DirtyList, Interest, Poller};
 
 use crate::{
     client::{self, ErrorKind, Parsed, Scratch, SetArgs, Tally},
@@ -102,7 +102,8 @@ pub struct Engine<'a> {
     part_keys: Vec<u64>,
     read_buf: Box<[u8]>,
     scratch: Scratch,
-    dirty: Vec<u32>,
+    /// Connections (by index) with output to write this turn.
+    dirty: DirtyList<u32>,
     version: u32,
     /// Stats of the current interval (measured ops only).
     pub stats: Stats,
@@ -146,7 +147,7 @@ impl<'a> Engine<'a> {
             part_keys: Vec::with_capacity(config.workload.keys_per_get),
             read_buf: vec![0; READ_BUFFER_BYTES].into_boxed_slice(),
             scratch: Scratch::default(),
-            dirty: Vec::with_capacity(slot_count),
+            dirty: DirtyList::with_capacity(slot_count),
             version: (thread as u32) << 24,
             stats: Stats::default(),
             unmeasured: Stats::default(),
@@ -316,25 +317,15 @@ impl<'a> Engine<'a> {
 
     fn send_part(&mut self, index: usize, slot: u32, kind: OpKind, set: Option<SetArgs>) {
         let conn = &mut self.conns[index];
-        let before = conn.out.len();
+        let out = conn.out.buf_mut();
+        let before = out.len();
         let protocol = self.shared.config.protocol;
         let format = &self.shared.format;
-        client::compose(
-            protocol,
-            kind,
-            &self.part_keys,
-            set,
-            format,
-            &mut self.scratch,
-            &mut conn.out,
-        );
+        client::compose(protocol, kind, &self.part_keys, set, format, &mut self.scratch, out);
+        let sent = (out.len() - before) as u64;
         conn.pending.push_back(Part { kind, key_count: self.part_keys.len() as u32, slot });
         conn.keys.extend(self.part_keys.iter().copied());
-        let sent = (conn.out.len() - before) as u64;
-        if !conn.dirty {
-            conn.dirty = true;
-            self.dirty.push(index as u32);
-        }
+        self.dirty.mark(index as u32, &mut conn.dirty);
         self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
     }
 
@@ -348,8 +339,8 @@ impl<'a> Engine<'a> {
 
     /// One write per connection with output.
     fn flush(&mut self) {
-        let mut dirty = std::mem::take(&mut self.dirty);
-        for &index in &dirty {
+        let pass = self.dirty.begin_pass();
+        for &index in &pass {
             let index = index as usize;
             let conn = &mut self.conns[index];
             conn.dirty = false;
@@ -368,8 +359,7 @@ impl<'a> Engine<'a> {
                 let _ = self.poller.modify(&conn.stream, index as u64, interest);
             }
         }
-        dirty.clear();
-        self.dirty = dirty;
+        self.dirty.end_pass(pass);
     }
 
     fn on_events(&mut self) {
@@ -380,9 +370,8 @@ impl<'a> Engine<'a> {
             if self.conns[index].dead {
                 continue;
             }
-            if writable && !self.conns[index].dirty {
-                self.conns[index].dirty = true;
-                self.dirty.push(index as u32);
+            if writable {
+                self.dirty.mark(index as u32, &mut self.conns[index].dirty);
             }
             if readable {
                 self.on_readable(index);
@@ -404,30 +393,20 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// `n` bytes arrived in the read buffer: parse replies, keep the unparsed tail.
+    /// `n` bytes arrived in the read buffer: parse replies, keep the unparsed tail (the
+    /// server loop's `InputTail`: parsed in place when there is no tail, freed once empty).
     fn received(&mut self, index: usize, n: usize) {
         let mut input = std::mem::take(&mut self.conns[index].input);
-        let used = if input.is_empty() {
-            let buf = std::mem::take(&mut self.read_buf);
-            let used = self.parse_replies(index, &buf[..n]);
-            if let Some(used) = used {
-                input.extend_from_slice(&buf[used..n]);
-            }
-            self.read_buf = buf;
-            used.map(|_| 0)
+        let buf = std::mem::take(&mut self.read_buf);
+        let intact = input.offer(&buf[..n], |bytes| match self.parse_replies(index, bytes) {
+            Some(used) => (used, true),
+            None => (0, false),
+        });
+        self.read_buf = buf;
+        if intact {
+            self.conns[index].input = input;
         } else {
-            input.extend_from_slice(&self.read_buf[..n]);
-            self.parse_replies(index, &input)
-        };
-        match used {
-            Some(used) => {
-                input.drain(..used);
-                if input.is_empty() {
-                    input = Vec::new(); // an idle connection holds no input buffer
-                }
-                self.conns[index].input = input;
-            }
-            None => self.kill(index, ErrorKind::Protocol),
+            self.kill(index, ErrorKind::Protocol); // its input is dropped with `input`
         }
         // Bytes count toward the measurement once this thread has started measured ops.
         self.stats_for(self.issued_measured > 0).counts.bytes_received += n as u64;

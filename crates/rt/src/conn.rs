@@ -1,48 +1,37 @@
-//! What both drivers keep per connection, and the input/output bookkeeping they share.
+//! What the loop keeps per connection, and the input/output bookkeeping of a delivery.
 //!
 //! ```text
 //!   Slots: Vec<Slot>  (index + generation name a connection; a freed slot bumps its generation)
 //!   Slot { gen, conn: Option<Conn> }
 //!   Conn {
-//!     fd, flags, last_input,
+//!     fd, flags, dirty, last_input,
 //!     handler: Option<H::Conn>   None once the handler was told `close` (a "zombie" that
 //!                                waits for the kernel to finish its operations)
-//!     input:   Vec               unconsumed tail of earlier input; empty (no allocation) when
+//!     input:   InputTail         unconsumed tail of earlier input; empty (no allocation) when
 //!                                the handler consumed everything
-//!     out:     Vec               replies not yet handed to the kernel; from the OutPool,
-//!                                empty (no allocation) when there is nothing to send
-//!     out_sent                   epoll: bytes of `out` already written
-//!     sending: Vec, sending_sent io_uring: the buffer a send operation reads from; it is not
+//!     out:     OutBuf            replies not yet handed to the kernel; from the OutPool,
+//!                                empty (no allocation) when there is nothing to send. The
+//!                                epoll driver writes from it in place (its `sent` offset)
+//!     sending: OutBuf            io_uring: the buffer a send operation reads from; it is not
 //!                                touched while the send is in flight, so new replies go to
 //!                                `out` and are sent after it (ordering kept)
 //!   }
 //! ```
 //!
-//! An idle connection holds no buffer: all three vectors are empty (24 bytes each, no heap).
+//! An idle connection holds no buffer: all three are empty (no heap).
 
 use std::{os::fd::RawFd, time::Instant};
 
-use crate::{After, Handler};
-
-/// Output buffers bigger than this are freed rather than pooled.
-const POOLED_CAPACITY_MAX: usize = 1 << 20;
-/// At most this many bytes of capacity sit in the pool (they count against the process-wide
-/// buffer budget, so the pool keeps little).
-const POOLED_BYTES_MAX: usize = 8 << 20;
-/// At most this many buffers sit in the pool: enough for every connection that sends in one
-/// turn under load, while a burst (10,000 connections answered at once, each send in flight
-/// with io_uring) does not leave 10,000 idle buffers behind.
-const POOLED_COUNT_MAX: usize = 1024;
-/// Capacity of a fresh output buffer.
-const OUT_CAPACITY_INITIAL: usize = 1024;
+use crate::{
+    buf::{InputTail, OutBuf, OutPool},
+    After, Handler,
+};
 
 /// Connection flags (a byte, not a row of bools, to keep the slot small).
 pub(crate) mod flag {
     /// The handler returned `After::CloseAfterFlush` (or the loop is shutting down): read no
     /// more input, send what is queued, then close.
     pub const CLOSE_AFTER_FLUSH: u16 = 1 << 0;
-    /// The connection is in the loop's dirty list (it has output or a send to continue).
-    pub const DIRTY: u16 = 1 << 1;
     /// The handler yielded with input left: offer it again next turn (the loop's backlog).
     pub const BACKLOG: u16 = 1 << 2;
     /// io_uring: a multishot receive is armed.
@@ -90,12 +79,12 @@ pub(crate) struct Bounds {
 pub(crate) struct Conn<C> {
     pub fd: RawFd,
     pub flags: u16,
+    /// The connection is in the loop's dirty list (it has output or a send to continue).
+    pub dirty: bool,
     pub handler: Option<C>,
-    pub input: Vec<u8>,
-    pub out: Vec<u8>,
-    pub out_sent: usize,
-    pub sending: Vec<u8>,
-    pub sending_sent: usize,
+    pub input: InputTail,
+    pub out: OutBuf,
+    pub sending: OutBuf,
     pub last_input: Instant,
 }
 
@@ -104,12 +93,11 @@ impl<C> Conn<C> {
         Conn {
             fd,
             flags: 0,
+            dirty: false,
             handler: Some(handler),
-            input: Vec::new(),
-            out: Vec::new(),
-            out_sent: 0,
-            sending: Vec::new(),
-            sending_sent: 0,
+            input: InputTail::new(),
+            out: OutBuf::new(),
+            sending: OutBuf::new(),
             last_input: now,
         }
     }
@@ -190,7 +178,29 @@ impl<C> Conn<C> {
 
     /// Bytes the handler produced that the peer has not got yet.
     pub fn pending_bytes(&self) -> usize {
-        (self.out.len() - self.out_sent) + (self.sending.len() - self.sending_sent)
+        self.out.unsent_len() + self.sending.unsent_len()
+    }
+
+    /// Records `bytes` written from the front of the output: from `sending` while it has
+    /// unsent bytes (io_uring), else from `out` in place (epoll). A buffer written to the end
+    /// goes back to the pool.
+    pub fn advance_output(&mut self, bytes: usize, pool: &mut OutPool) {
+        let buf = if self.sending.has_unsent() { &mut self.sending } else { &mut self.out };
+        buf.advance(bytes);
+        if buf.is_drained() {
+            pool.give(buf.take_vec());
+        }
+    }
+
+    /// io_uring: a send operation reads `sending` (never set with epoll).
+    pub fn send_in_flight(&self) -> bool {
+        self.has(flag::SEND_IN_FLIGHT)
+    }
+
+    /// io_uring: the kernel still holds an operation on this connection, so its slot and
+    /// buffers must wait for the completions (never set with epoll).
+    pub fn ops_in_flight(&self) -> bool {
+        self.has(flag::RECV_ARMED | flag::SEND_IN_FLIGHT)
     }
 
     /// Whether the handler still owns state here (false for a zombie).
@@ -284,11 +294,6 @@ impl<C> Slots<C> {
         conn
     }
 
-    /// Connections in the table, zombies included.
-    pub fn len(&self) -> usize {
-        self.live
-    }
-
     /// Heap bytes held by all connections' buffers.
     pub fn buffer_bytes(&self) -> usize {
         self.slots.iter().filter_map(|s| s.conn.as_ref()).map(Conn::buffer_bytes).sum()
@@ -303,67 +308,6 @@ impl<C> Slots<C> {
             }
         }
         keys
-    }
-}
-
-/// Output buffers shared by all connections of a loop: taken when a handler needs to write,
-/// given back once their bytes are sent.
-pub(crate) struct OutPool {
-    free: Vec<Vec<u8>>,
-    bytes: usize,
-    /// The fewest buffers the pool held since the last [`OutPool::trim`]: that many were
-    /// not needed for a whole tick.
-    idle_count: usize,
-}
-
-impl OutPool {
-    pub fn new() -> Self {
-        OutPool { free: Vec::new(), bytes: 0, idle_count: 0 }
-    }
-
-    /// Frees the buffers nobody needed since the last call (run at each tick), so a burst's
-    /// buffers do not stay resident once it is over.
-    pub fn trim(&mut self) {
-        let idle = self.idle_count.min(self.free.len());
-        for buf in self.free.drain(..idle) {
-            self.bytes -= buf.capacity();
-        }
-        if self.free.is_empty() {
-            self.free = Vec::new();
-        }
-        self.idle_count = self.free.len();
-    }
-
-    /// Capacity held by pooled buffers.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    pub fn take(&mut self) -> Vec<u8> {
-        match self.free.pop() {
-            Some(buf) => {
-                self.bytes -= buf.capacity();
-                self.idle_count = self.idle_count.min(self.free.len());
-                buf
-            }
-            None => Vec::with_capacity(OUT_CAPACITY_INITIAL),
-        }
-    }
-
-    /// Gives `buf` back; a big buffer, or one that would push the pool over its byte budget,
-    /// is freed instead.
-    pub fn give(&mut self, mut buf: Vec<u8>) {
-        let capacity = buf.capacity();
-        if capacity == 0
-            || capacity > POOLED_CAPACITY_MAX
-            || self.bytes + capacity > POOLED_BYTES_MAX
-            || self.free.len() >= POOLED_COUNT_MAX
-        {
-            return;
-        }
-        buf.clear();
-        self.bytes += capacity;
-        self.free.push(buf);
     }
 }
 
@@ -398,7 +342,7 @@ pub(crate) fn deliver<H: Handler>(
     }
     if conn.has(flag::PAUSED) {
         // Bytes the kernel handed over while paused; offered once it resumes.
-        conn.input.extend_from_slice(data);
+        conn.input.keep(data);
         if !data.is_empty() {
             conn.set(flag::INPUT_WAITING);
         }
@@ -408,29 +352,16 @@ pub(crate) fn deliver<H: Handler>(
         return result;
     };
     if out.capacity() == 0 {
-        *out = pool.take();
+        *out = OutBuf::from(pool.take());
     }
-    let after = if input.is_empty() {
-        let (consumed, after) = call(handler, state, data, out);
-        input.extend_from_slice(&data[consumed..]);
-        after
-    } else {
-        input.extend_from_slice(data);
-        let (consumed, after) = call(handler, state, input, out);
-        input.drain(..consumed);
-        if input.is_empty() {
-            // Freed rather than kept: an idle connection must not hold a buffer.
-            *input = Vec::new();
-        }
-        after
-    };
+    let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
     if out.is_empty() {
-        pool.give(std::mem::take(out));
+        pool.give(out.take_vec());
     }
     match after {
         After::CloseAfterFlush => {
             conn.set(flag::CLOSE_AFTER_FLUSH);
-            conn.input = Vec::new();
+            conn.input.free();
             result.close_after_flush = true;
         }
         After::Yield => result.backlog = !conn.input.is_empty(),
@@ -503,15 +434,15 @@ mod tests {
         let mut conn = Conn::new(-1, (), Instant::now());
         let d = deliver(&mut OneLine, &mut conn, b"ab\ncd", &mut pool, &UNBOUNDED);
         assert!(d.has_output && d.backlog);
-        assert_eq!(conn.out, b"ab\n");
-        assert_eq!(conn.input, b"cd");
+        assert_eq!(conn.out.bytes(), b"ab\n");
+        assert_eq!(conn.input.bytes(), b"cd");
         let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
         assert!(!d.backlog, "an incomplete line is not a backlog");
         let d = deliver(&mut OneLine, &mut conn, b"\nef\n", &mut pool, &UNBOUNDED);
         assert!(d.has_output && d.backlog);
         let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
         assert!(!d.backlog);
-        assert_eq!(conn.out, b"ab\ncd\nef\n");
+        assert_eq!(conn.out.bytes(), b"ab\ncd\nef\n");
         assert_eq!(conn.input.capacity(), 0);
     }
 
@@ -522,7 +453,7 @@ mod tests {
         let d = deliver(&mut OneLine, &mut conn, b"partial", &mut pool, &UNBOUNDED);
         assert!(!d.has_output);
         assert_eq!(conn.out.capacity(), 0);
-        assert_eq!(pool.free.len(), 1);
+        assert_eq!(pool.len(), 1);
     }
 
     /// One handler call per delivery: a yielding handler gets the rest in later calls.
@@ -539,7 +470,7 @@ mod tests {
             assert_eq!(d.backlog, left > 0);
         }
         assert!(conn.input.is_empty());
-        assert_eq!(conn.out.len(), input.len());
+        assert_eq!(conn.out.bytes().len(), input.len());
     }
 
     /// Output at the pause threshold pauses the connection: later input is kept, not
@@ -556,13 +487,13 @@ mod tests {
         let d = deliver(&mut OneLine, &mut conn, b"more\n", &mut pool, &bounds);
         assert!(!d.has_output && !d.backlog);
         assert!(!conn.keeps_reading(&bounds));
-        assert_eq!(conn.input, b"more\n");
+        assert_eq!(conn.input.bytes(), b"more\n");
         assert!(!conn.try_resume(&bounds), "11 bytes still unsent");
-        conn.out_sent = 8; // the peer read most of it
+        conn.out.advance(8); // the peer read most of it
         assert!(conn.try_resume(&bounds));
         assert!(conn.wants_input(&bounds));
         deliver(&mut OneLine, &mut conn, b"", &mut pool, &bounds);
-        assert_eq!(&conn.out[8..], b"89\nmore\n");
+        assert_eq!(conn.out.unsent(), b"89\nmore\n");
     }
 
     /// After the peer's EOF, the connection finishes once its backlog is done.
@@ -576,7 +507,7 @@ mod tests {
         conn.clear(flag::BACKLOG);
         deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
         assert!(conn.finishing());
-        assert_eq!(conn.out, b"a\nb\n");
+        assert_eq!(conn.out.bytes(), b"a\nb\n");
     }
 
     #[test]
@@ -603,7 +534,7 @@ mod tests {
         assert!(d.backlog);
         let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
         assert!(d.close_after_flush);
-        assert_eq!(conn.out, b"a\n");
+        assert_eq!(conn.out.bytes(), b"a\n");
         assert!(conn.input.is_empty());
         let d = deliver(&mut OneLine, &mut conn, b"c\n", &mut pool, &UNBOUNDED);
         assert!(!d.has_output && !d.close_after_flush);
@@ -616,32 +547,6 @@ mod tests {
         let d =
             deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &output_bounds(100, 10));
         assert!(d.over_limit);
-    }
-
-    #[test]
-    fn pool_trims_what_a_tick_did_not_use() {
-        let mut pool = OutPool::new();
-        for _ in 0..4 {
-            pool.give(Vec::with_capacity(100));
-        }
-        pool.trim(); // the first trim only starts the count
-        assert_eq!(pool.free.len(), 4);
-        let buf = pool.take();
-        pool.give(buf);
-        pool.trim();
-        assert_eq!(pool.free.len(), 1, "three buffers were idle for a whole tick");
-        assert_eq!(pool.bytes(), 100);
-    }
-
-    #[test]
-    fn pool_is_bounded() {
-        let mut pool = OutPool::new();
-        pool.give(Vec::with_capacity(POOLED_CAPACITY_MAX + 1));
-        assert!(pool.free.is_empty());
-        for _ in 0..(POOLED_BYTES_MAX / POOLED_CAPACITY_MAX + 5) {
-            pool.give(Vec::with_capacity(POOLED_CAPACITY_MAX));
-        }
-        assert!(pool.bytes <= POOLED_BYTES_MAX);
     }
 
     /// The loop's part of an idle connection stays small (the handler's state comes on top).

@@ -4,10 +4,10 @@
 //!   listeners (SO_REUSEPORT, one set per loop)
 //!        |  accept
 //!        v
-//!   +-----------+  bytes in   +-----------+
-//!   |  driver   | ----------> |  Handler  |  parses, executes, appends replies to `out`
-//!   | uring or  | <---------- | (server)  |
-//!   |  epoll    |  out: Vec   +-----------+
+//!   +-----------+  events   +------------+  bytes in   +-----------+
+//!   |  driver   | --------> | event loop | ----------> |  Handler  |  parses, executes,
+//!   | uring or  | <-------- |  (generic) | <---------- | (server)  |  appends replies
+//!   |  epoll    |  send     +------------+  out: Vec   +-----------+
 //!   +-----------+
 //!   one send per connection per loop turn; one submit (io_uring) per loop turn
 //! ```
@@ -15,7 +15,7 @@
 //! The runtime knows sockets and nothing of protocols or the store. The server implements
 //! [`Handler`]; the load generator may use the same loop.
 //!
-//! Rules the drivers keep:
+//! Rules the loop keeps, whichever driver it runs on:
 //! - An idle connection holds no buffer: received bytes live in the loop's shared receive
 //!   buffers (io_uring provided buffers, or one scratch buffer for epoll); only the unparsed
 //!   tail of a request is copied into a per-connection buffer, freed once it is consumed.
@@ -44,12 +44,22 @@
 //!   then the connection closes. A peer that resets loses its unsent output, and the
 //!   connection's buffers are freed at once.
 //!
-//! Modules: `conn` (slot table with generations, pending input, output pool; shared by both
-//! drivers), `uring` and `epoll` (the drivers; each documents its turn and ownership rules
-//! at the top), `sys` (socket, epoll and affinity system calls).
+//! Modules:
+//! - `event_loop`: the loop, written once and generic over its driver (monomorphized): the
+//!   turn, delivery, backpressure, fairness, half-close, ticks, budget, shutdown. Its module
+//!   docs name the seam where a TLS session layer would sit.
+//! - `driver`: the `Driver` trait and its two implementations, `driver::uring` (completions;
+//!   `uring/bufring.rs`, the provided-buffer ring) and `driver::epoll` (readiness, then the
+//!   system call). Each documents its turn and ownership rules at the top.
+//! - `conn`: the slot table with generations and the per-connection state and flags.
+//! - `buf`: [`OutBuf`], [`InputTail`] and [`DirtyList`], also used by clients that drive
+//!   their own sockets, and the loop's output pool.
+//! - `sys`: socket, epoll and affinity system calls; `process`: signals and the process's
+//!   user, so that the server needs no `unsafe`.
 //!
 //! Clients that open their own connections and send on their own schedule (the load
-//! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`].
+//! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`], with the same
+//! [`OutBuf`], [`InputTail`] and [`DirtyList`] the loop keeps per connection.
 //!
 //! Non-goals: TLS, UDP, timers other than the tick, cross-loop work stealing.
 
@@ -63,13 +73,16 @@ use std::{
     time::Duration,
 };
 
+pub use buf::{DirtyList, InputTail, OutBuf};
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 
+mod buf;
 mod conn;
-mod epoll;
+mod driver;
+mod event_loop;
 mod poll;
+pub mod process;
 mod sys;
-mod uring;
 
 /// Which system interface a loop uses to wait for and perform I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,7 +262,7 @@ pub trait Handler {
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error
 /// says why not (seccomp, `kernel.io_uring_disabled`, an old kernel).
 pub fn probe_uring() -> Result<(), String> {
-    uring::probe()
+    driver::uring::probe()
 }
 
 /// Picks the back end for `choice`: `Err` only when io_uring was asked for explicitly and
@@ -281,8 +294,8 @@ pub fn run<H: Handler>(
         pin_current_thread(cpu)?;
     }
     match config.backend {
-        Backend::Uring => uring::run(config, listeners, handler),
-        Backend::Epoll => epoll::run(config, listeners, handler),
+        Backend::Uring => event_loop::run::<driver::uring::Uring, H>(config, listeners, handler),
+        Backend::Epoll => event_loop::run::<driver::epoll::Epoll, H>(config, listeners, handler),
     }
 }
 

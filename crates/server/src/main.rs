@@ -5,6 +5,8 @@
 //! connections to another, so there is no accept thread and no cross-thread queue; the
 //! price is that the spread is by hash, not by load.
 
+#![forbid(unsafe_code)]
+
 mod config;
 mod signals;
 mod worker;

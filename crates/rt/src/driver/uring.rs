@@ -1,0 +1,580 @@
+//! The io_uring driver: completions are the loop's events.
+//!
+//! ```text
+//!   turn:  CQEs taken at the last wait ──> one Event each (receive: the buffer goes back to
+//!          the ring once the handler saw it) ──> loop: backlog, tick, one send per dirty
+//!          connection (SQEs queued) ──> ONE submit_with_args(wait, timeout = next tick)
+//! ```
+//!
+//! Waking for send completions alone would cost a second enter per request in a
+//! request/response exchange (the sends of a turn usually complete inline, during the very
+//! enter that submits them). On kernels with `IORING_FEAT_MIN_TIMEOUT` (6.12+) the wait asks
+//! for one completion more than the sends it submits, but settles for any completion after
+//! [`SEND_REAP_WAIT_US`] (in case a send is blocked on a full socket buffer). That halves the
+//! enters of a ping-pong exchange: one `io_uring_enter` per request.
+//!
+//! Operations and their ownership (user data = kind | generation | slot index):
+//! - ACCEPT: one multishot accept per listener, re-armed when the kernel ends it.
+//! - RECV: one multishot receive per open connection, buffers picked by the kernel from the
+//!   loop's provided-buffer ring ([`BufRing`]); an idle connection holds no buffer. Re-armed
+//!   when it ends (no `IORING_CQE_F_MORE`, e.g. after ENOBUFS).
+//! - SEND: at most one per connection, reading `Conn::sending`; that vector is not touched
+//!   until the completion arrives. Replies produced meanwhile go to `Conn::out` and are sent
+//!   after it, so ordering holds. A partial send continues from the offset.
+//! - CANCEL, CLOSE: fire and forget; counted only so the loop knows when the kernel is done.
+//!
+//! Closing a connection: the handler is told at once; if the kernel still has a receive or a
+//! send for it, one cancel (all ops on the fd) is issued and the slot stays a zombie (so its
+//! generation cannot be reused and `sending` stays alive) until the last completion; then a
+//! CLOSE op releases the fd and the slot is freed.
+
+use std::{
+    io, mem,
+    net::TcpListener,
+    os::fd::{AsRawFd, RawFd},
+    time::{Duration, Instant},
+};
+
+use io_uring::{
+    cqueue, opcode,
+    types::{CancelBuilder, Fd, SubmitArgs, Timespec},
+    IoUring, Probe,
+};
+
+use bufring::BufRing;
+
+use super::{Driver, Event, Sending};
+use crate::{
+    buf::OutPool,
+    conn::{flag, Bounds, Conn, Key, Slots, GEN_MASK},
+    sys, Listener, LoopConfig,
+};
+
+mod bufring;
+
+const SQ_ENTRIES: u32 = 1024;
+const CQ_ENTRIES: u32 = 8192;
+/// The provided-buffer group of receive buffers (one group per ring).
+const BUF_GROUP: u16 = 0;
+/// How long one [`Driver::wait_for_ops`] waits.
+const OPS_WAIT: Duration = Duration::from_millis(10);
+
+/// See [`Uring::enter`].
+const SEND_REAP_WAIT_US: u32 = 50;
+
+const KIND_ACCEPT: u64 = 1;
+const KIND_RECV: u64 = 2;
+const KIND_SEND: u64 = 3;
+const KIND_CANCEL: u64 = 4;
+const KIND_CLOSE: u64 = 5;
+
+fn user_data(kind: u64, key: Key) -> u64 {
+    debug_assert!(key.gen <= GEN_MASK);
+    (kind << 56) | (u64::from(key.gen) << 32) | u64::from(key.index)
+}
+
+fn decode(user_data: u64) -> (u64, Key) {
+    let key = Key { index: user_data as u32, gen: (user_data >> 32) as u32 & GEN_MASK };
+    (user_data >> 56, key)
+}
+
+/// A ring with the setup flags we like (single issuer, task work deferred to our waits),
+/// or, on a kernel that refuses them, a plain one.
+fn build_ring(entries: u32) -> io::Result<IoUring> {
+    let tuned = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_taskrun_flag()
+        .setup_submit_all()
+        .setup_cqsize(entries.max(CQ_ENTRIES))
+        .build(entries);
+    match tuned {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        other => other,
+    }
+}
+
+/// Why io_uring_setup failed, in words an operator can act on.
+fn describe_setup_error(e: &io::Error) -> String {
+    let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+        .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+        .unwrap_or_default();
+    match e.raw_os_error() {
+        Some(libc::EPERM) => format!(
+            "io_uring_setup refused (EPERM): io_uring is disabled by the sysctl \
+             kernel.io_uring_disabled{sysctl} or blocked by a seccomp filter (container runtime)"
+        ),
+        Some(libc::ENOSYS) => format!(
+            "io_uring_setup not available (ENOSYS): kernel built without io_uring, or a seccomp \
+             filter hides it{sysctl}"
+        ),
+        _ => format!("io_uring_setup failed: {e}{sysctl}"),
+    }
+}
+
+/// See [`crate::probe_uring`].
+///
+/// The probe ring lives on a helper thread: tearing a ring down leaves work for the thread
+/// that used it, which later interrupts that thread's next blocking socket call (a `recv`
+/// with SO_RCVTIMEO fails with EINTR; seen on Linux 6.18). The caller's thread stays clean.
+pub(crate) fn probe() -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("rt-uring-probe".into())
+        .spawn(probe_here)
+        .map_err(|e| format!("cannot start the io_uring probe thread: {e}"))?
+        .join()
+        .unwrap_or_else(|_| Err("the io_uring probe panicked".into()))
+}
+
+fn probe_here() -> Result<(), String> {
+    let ring = build_ring(8).map_err(|e| describe_setup_error(&e))?;
+    if !ring.params().is_feature_ext_arg() {
+        return Err("kernel lacks IORING_FEAT_EXT_ARG (timed waits; Linux 5.11+)".into());
+    }
+    let mut probe = Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("io_uring opcode probe failed: {e}"))?;
+    let needed = [
+        (opcode::AcceptMulti::CODE, "accept"),
+        (opcode::RecvMulti::CODE, "recv"),
+        (opcode::Send::CODE, "send"),
+        (opcode::AsyncCancel::CODE, "async cancel"),
+        (opcode::Close::CODE, "close"),
+        // Multishot receive (6.0) has no opcode of its own; SEND_ZC arrived in the same
+        // release, so its presence stands for it.
+        (opcode::SendZc::CODE, "send_zc (stands for multishot recv, Linux 6.0+)"),
+    ];
+    for (code, name) in needed {
+        if !probe.is_supported(code) {
+            return Err(format!("io_uring lacks the {name} opcode"));
+        }
+    }
+    let mut bufs = BufRing::new(&ring.submitter(), 2, 64)
+        .map_err(|e| format!("io_uring buffer ring registration failed: {e}"))?;
+    if ring.submitter().unregister_buf_ring(BUF_GROUP).is_ok() {
+        bufs.free();
+    }
+    Ok(())
+}
+
+struct ListenSlot {
+    socket: Option<TcpListener>,
+    tag: u32,
+    armed: bool,
+    /// The accept ended with an error (EMFILE and kin): re-arm at the next tick, not at once.
+    rearm_at_tick: bool,
+}
+
+/// A received buffer: its id in the ring and the bytes the kernel wrote.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecvBuf {
+    bid: u16,
+    len: usize,
+}
+
+pub(crate) struct Uring {
+    ring: IoUring,
+    bufs: BufRing,
+    listeners: Vec<ListenSlot>,
+    /// False once shutdown began: an accepted descriptor is closed at once.
+    accepting: bool,
+    /// Completions of this turn, taken from the queue at the end of [`Driver::wait`], and
+    /// the index of the next one to hand out.
+    cqes: Vec<cqueue::Entry>,
+    next_cqe: usize,
+    /// Operations the kernel holds (multishot ones count once, until their last CQE).
+    in_flight: usize,
+    /// Sends queued this turn; see [`Uring::enter`].
+    sends_this_turn: u32,
+    /// The kernel has `IORING_FEAT_MIN_TIMEOUT` (6.12+).
+    min_timeout: bool,
+    busy_poll: Duration,
+}
+
+impl Driver for Uring {
+    type Input = RecvBuf;
+
+    fn new(config: &LoopConfig, listeners: Vec<Listener>) -> io::Result<Self> {
+        let ring = build_ring(SQ_ENTRIES)?;
+        if !ring.params().is_feature_ext_arg() {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "io_uring lacks EXT_ARG"));
+        }
+        let min_timeout = ring.params().is_feature_min_timeout();
+        let bufs = BufRing::new(&ring.submitter(), config.recv_buffers, config.recv_buffer_bytes)?;
+        let listeners = listeners
+            .into_iter()
+            .map(|l| ListenSlot {
+                socket: Some(l.socket),
+                tag: l.tag,
+                armed: false,
+                rearm_at_tick: false,
+            })
+            .collect();
+        let mut driver = Uring {
+            ring,
+            bufs,
+            listeners,
+            accepting: true,
+            cqes: Vec::with_capacity(CQ_ENTRIES as usize),
+            next_cqe: 0,
+            in_flight: 0,
+            sends_this_turn: 0,
+            min_timeout,
+            busy_poll: Duration::from_micros(config.busy_poll_us),
+        };
+        for index in 0..driver.listeners.len() {
+            driver.arm_accept(index)?;
+        }
+        Ok(driver)
+    }
+
+    fn next_event<C>(
+        &mut self,
+        conns: &mut Slots<C>,
+        _bounds: &Bounds,
+    ) -> io::Result<Option<Event<RecvBuf>>> {
+        while let Some(cqe) = self.cqes.get(self.next_cqe) {
+            self.next_cqe += 1;
+            let (kind, key) = decode(cqe.user_data());
+            let (res, flags) = (cqe.result(), cqe.flags());
+            let event = match kind {
+                KIND_ACCEPT => self.on_accept(key.index as usize, res, flags)?,
+                KIND_RECV => self.on_recv(key, res, flags, conns),
+                KIND_SEND => self.on_send(key, res, conns),
+                KIND_CANCEL | KIND_CLOSE => {
+                    self.in_flight -= 1;
+                    None
+                }
+                _ => unreachable!("unknown completion kind {kind}"),
+            };
+            if event.is_some() {
+                return Ok(event);
+            }
+        }
+        Ok(None)
+    }
+
+    fn input(&self, input: &RecvBuf) -> &[u8] {
+        // SAFETY: a completion named `bid` and reported `len` bytes (`on_recv`); the buffer
+        // goes back to the kernel only in `release`, after the loop is done with it.
+        unsafe { self.bufs.filled(input.bid, input.len) }
+    }
+
+    fn release(&mut self, input: RecvBuf) {
+        self.bufs.recycle(input.bid);
+    }
+
+    fn watch<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<bool> {
+        self.arm_recv(key, conn)?;
+        Ok(true)
+    }
+
+    fn set_reading<C>(&mut self, key: Key, conn: &mut Conn<C>, want: bool) -> io::Result<()> {
+        if want && !conn.has(flag::RECV_ARMED) {
+            return self.arm_recv(key, conn);
+        }
+        if !want && conn.has(flag::RECV_ARMED) && !conn.has(flag::RECV_CANCELLING) {
+            conn.set(flag::RECV_CANCELLING);
+            return self.cancel_op(user_data(KIND_RECV, key));
+        }
+        Ok(())
+    }
+
+    /// The rest of `sending`, or else all of `out` (which then becomes `sending`).
+    fn send<C>(&mut self, key: Key, conn: &mut Conn<C>, pool: &mut OutPool) -> io::Result<Sending> {
+        if conn.has(flag::SEND_IN_FLIGHT) {
+            return Ok(Sending::Blocked); // its completion marks the connection dirty again
+        }
+        if conn.sending.is_drained() && !conn.out.is_empty() {
+            pool.give(conn.sending.take_vec());
+            conn.sending = mem::take(&mut conn.out);
+        }
+        if !conn.sending.has_unsent() {
+            return Ok(Sending::Wrote(0));
+        }
+        let rest = conn.sending.unsent();
+        let len = rest.len().min(u32::MAX as usize) as u32;
+        let entry = opcode::Send::new(Fd(conn.fd), rest.as_ptr(), len)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(user_data(KIND_SEND, key));
+        conn.set(flag::SEND_IN_FLIGHT);
+        self.sends_this_turn += 1;
+        self.push(entry)?;
+        Ok(Sending::InFlight)
+    }
+
+    fn output_left<C>(&mut self, _conn: &mut Conn<C>, left: bool) -> bool {
+        left
+    }
+
+    fn cancel<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {
+        if conn.has(flag::CANCELLED) {
+            return Ok(());
+        }
+        conn.set(flag::CANCELLED);
+        let builder = CancelBuilder::fd(Fd(conn.fd)).all();
+        let entry =
+            opcode::AsyncCancel2::new(builder).build().user_data(user_data(KIND_CANCEL, key));
+        self.push(entry)
+    }
+
+    fn close_fd(&mut self, key: Key, fd: RawFd) -> io::Result<()> {
+        self.push(opcode::Close::new(Fd(fd)).build().user_data(user_data(KIND_CLOSE, key)))
+    }
+
+    fn stop_accepting(&mut self) -> io::Result<()> {
+        self.accepting = false;
+        for index in 0..self.listeners.len() {
+            let key = Key { index: index as u32, gen: 0 };
+            if self.listeners[index].armed {
+                self.cancel_op(user_data(KIND_ACCEPT, key))?;
+            }
+            // The accept op holds its own reference until the cancel completes, so closing
+            // our descriptor now is safe.
+            self.listeners[index].socket = None;
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self) -> io::Result<()> {
+        for index in 0..self.listeners.len() {
+            if mem::take(&mut self.listeners[index].rearm_at_tick) {
+                self.arm_accept(index)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+        self.enter(now, next_tick, work_waiting)?;
+        self.collect();
+        Ok(())
+    }
+
+    fn ops_in_flight(&self) -> bool {
+        self.in_flight > 0
+    }
+
+    fn wait_for_ops(&mut self) -> io::Result<()> {
+        let ts = Timespec::from(OPS_WAIT);
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => {}
+            Err(e) if is_transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+        self.collect();
+        Ok(())
+    }
+
+    fn release_memory(&mut self) -> bool {
+        if self.in_flight == 0 && self.ring.submitter().unregister_buf_ring(BUF_GROUP).is_ok() {
+            self.bufs.free();
+            return true;
+        }
+        // The kernel may still read `sending` vectors or write receive buffers: both are
+        // leaked rather than freed under it (the ring's own teardown finishes the ops).
+        false
+    }
+}
+
+impl Uring {
+    /// Takes the completions that are ready: the next turn's events.
+    fn collect(&mut self) {
+        self.cqes.clear();
+        self.cqes.extend(self.ring.completion());
+        self.next_cqe = 0;
+    }
+
+    /// Spins first if asked, then one submit-and-wait bounded by the next tick. Also hands
+    /// the kernel every SQE queued this turn.
+    ///
+    /// Most sends complete inline, during the very enter that submits them; waking for
+    /// their completions alone would cost a second enter per turn. So where the kernel has
+    /// min-wait, the wait asks for one completion beyond them, but after
+    /// [`SEND_REAP_WAIT_US`] settles for any (a send may be blocked on a full socket).
+    fn enter(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+        let mut sends = mem::take(&mut self.sends_this_turn);
+        if work_waiting || !self.ring.completion().is_empty() {
+            return self.submit();
+        }
+        if !self.busy_poll.is_zero() {
+            self.submit()?;
+            sends = 0;
+            if self.spin((now + self.busy_poll).min(next_tick))? {
+                return Ok(());
+            }
+        }
+        let timeout = next_tick.saturating_duration_since(Instant::now());
+        let ts = Timespec::from(timeout);
+        let mut args = SubmitArgs::new().timespec(&ts);
+        let mut want = 1;
+        if self.min_timeout && sends > 0 {
+            want += sends as usize;
+            args = args.min_wait_usec(SEND_REAP_WAIT_US);
+        }
+        match self.ring.submitter().submit_with_args(want, &args) {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Busy-polls the completion queue until `until`; true when a completion arrived.
+    fn spin(&mut self, until: Instant) -> io::Result<bool> {
+        loop {
+            if !self.ring.completion().is_empty() {
+                return Ok(true);
+            }
+            if Instant::now() >= until {
+                return Ok(false);
+            }
+            if self.ring.submission().taskrun() {
+                // Completions are waiting as deferred task work; an enter posts them.
+                self.submit()?;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn submit(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if is_transient(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Queues one SQE, submitting first if the queue is full.
+    ///
+    /// Every caller passes an entry whose memory (send buffer, buffer ring) stays valid until
+    /// its completion; that is the contract of `SubmissionQueue::push`.
+    fn push(&mut self, entry: io_uring::squeue::Entry) -> io::Result<()> {
+        for _ in 0..64 {
+            // SAFETY: the entry refers only to memory that lives until its completion (see the
+            // module docs: `sending` stays untouched while SEND_IN_FLIGHT, the buffer ring and
+            // the connections are leaked rather than freed while operations are in flight).
+            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
+                self.in_flight += 1;
+                return Ok(());
+            }
+            self.submit()?;
+        }
+        Err(io::Error::other("io_uring submission queue stays full"))
+    }
+
+    fn arm_accept(&mut self, index: usize) -> io::Result<()> {
+        let slot = &mut self.listeners[index];
+        let Some(socket) = &slot.socket else { return Ok(()) };
+        if slot.armed {
+            return Ok(());
+        }
+        slot.armed = true;
+        let key = Key { index: index as u32, gen: 0 };
+        let entry = opcode::AcceptMulti::new(Fd(socket.as_raw_fd()))
+            .flags(libc::SOCK_CLOEXEC)
+            .build()
+            .user_data(user_data(KIND_ACCEPT, key));
+        self.push(entry)
+    }
+
+    fn arm_recv<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {
+        debug_assert!(!conn.has(flag::RECV_ARMED));
+        conn.set(flag::RECV_ARMED);
+        let entry = opcode::RecvMulti::new(Fd(conn.fd), BUF_GROUP)
+            .build()
+            .user_data(user_data(KIND_RECV, key));
+        self.push(entry)
+    }
+
+    fn cancel_op(&mut self, target: u64) -> io::Result<()> {
+        let entry = opcode::AsyncCancel::new(target)
+            .build()
+            .user_data(user_data(KIND_CANCEL, Key { index: 0, gen: 0 }));
+        self.push(entry)
+    }
+
+    fn on_accept(
+        &mut self,
+        index: usize,
+        res: i32,
+        flags: u32,
+    ) -> io::Result<Option<Event<RecvBuf>>> {
+        if !cqueue::more(flags) {
+            self.in_flight -= 1;
+            let slot = &mut self.listeners[index];
+            slot.armed = false;
+            if self.accepting && res != -libc::ECANCELED {
+                if res < 0 {
+                    slot.rearm_at_tick = true;
+                } else {
+                    self.arm_accept(index)?;
+                }
+            }
+        }
+        if res < 0 {
+            return Ok(None);
+        }
+        let fd = res;
+        if !self.accepting {
+            sys::close(fd);
+            return Ok(None);
+        }
+        let peer = sys::peer_addr(fd);
+        Ok(Some(Event::Accepted { tag: self.listeners[index].tag, fd, peer }))
+    }
+
+    fn on_recv<C>(
+        &mut self,
+        key: Key,
+        res: i32,
+        flags: u32,
+        conns: &mut Slots<C>,
+    ) -> Option<Event<RecvBuf>> {
+        let bid = cqueue::buffer_select(flags);
+        let Some(conn) = conns.get_mut(key) else {
+            unreachable!("receive completion for a freed slot");
+        };
+        if !cqueue::more(flags) {
+            conn.clear(flag::RECV_ARMED | flag::RECV_CANCELLING);
+            self.in_flight -= 1;
+        }
+        if let (Some(bid), true) = (bid, res > 0 && conn.is_open()) {
+            return Some(Event::Received { key, input: RecvBuf { bid, len: res as usize } });
+        }
+        if let Some(bid) = bid {
+            self.bufs.recycle(bid);
+        }
+        if !conn.is_open() {
+            return Some(Event::Settled(key));
+        }
+        Some(match res {
+            0 => Event::Eof(key),
+            r if r > 0 || r == -libc::ENOBUFS || r == -libc::ECANCELED => Event::RecvStopped(key),
+            _ => Event::Failed(key), // ECONNRESET and other socket errors
+        })
+    }
+
+    fn on_send<C>(&mut self, key: Key, res: i32, conns: &mut Slots<C>) -> Option<Event<RecvBuf>> {
+        self.in_flight -= 1;
+        let conn = conns.get_mut(key).expect("send completion for a freed slot");
+        assert!(conn.has(flag::SEND_IN_FLIGHT));
+        conn.clear(flag::SEND_IN_FLIGHT);
+        Some(if !conn.is_open() {
+            Event::Settled(key)
+        } else if res <= 0 {
+            // EPIPE, ECONNRESET, cancelled: the peer will not get the rest.
+            Event::Failed(key)
+        } else {
+            Event::Sent { key, bytes: res as usize }
+        })
+    }
+}
+
+/// Errors of io_uring_enter that only mean "look again": timeout, signal, CQ overflow.
+fn is_transient(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN))
+}

@@ -1,0 +1,395 @@
+//! The event loop, written once for both drivers: connections, delivery to the handler,
+//! backpressure, fairness, half-close, ticks, the buffer budget and shutdown.
+//!
+//! ```text
+//!   turn:  events of the last wait, one at a time ──> accept / deliver to the handler /
+//!          account sends ──> offer the backlog (yielded input) ──> tick (every
+//!          tick_interval) ──> flush: one send per dirty connection ──> driver.wait
+//! ```
+//!
+//! The [`Driver`] owns the kernel side and reports what happened as [`Event`]s; the loop
+//! owns everything else. Per connection the loop keeps the [`Conn`] (input tail, output,
+//! flags), lists it in `dirty` when it has output (every reply of one batch leaves in one
+//! send), in `backlog` when the handler yielded with input left, and frees its slot once
+//! the driver holds nothing for it (io_uring's cancelled operations finish first).
+//!
+//! Where a TLS session layer goes: between the driver's bytes and the handler. A per
+//! connection `Session` (kept beside `Conn::handler`) would decrypt in
+//! [`EventLoop::on_received`], before [`deliver`] hands the plaintext to the handler, and
+//! encrypt in [`EventLoop::flush`], turning `Conn::out` into records just before
+//! [`Driver::send`]; handshake bytes it must send mark the connection dirty like replies
+//! do. The drivers and the handler stay as they are; both protocols get it for free.
+//! (Not implemented: TLS is a non-goal for now.)
+
+use std::{
+    io, mem,
+    net::SocketAddr,
+    os::fd::RawFd,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    buf::{DirtyList, OutPool},
+    conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
+    driver::{Driver, Event, Sending},
+    sys, Control, Handler, Listener, LoopConfig,
+};
+
+/// How long, after the shutdown grace, the loop waits for the kernel to finish cancelled
+/// operations before it gives up and leaks their memory rather than free it under the kernel.
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Running,
+    /// Shutdown: no input is read, queued output is sent, connections close as they drain.
+    Draining {
+        deadline: Instant,
+    },
+}
+
+/// One loop: a driver, the connections, and the handler. See the module docs.
+pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
+    /// First, so that it drops (closing the ring) before the connections it may still use.
+    driver: D,
+    conns: Slots<H::Conn>,
+    pool: OutPool,
+    /// Connections with output to send (or a send to continue, or a flush-then-close).
+    dirty: DirtyList<Key>,
+    /// Connections with leftover input the handler should see again next turn.
+    backlog: Vec<Key>,
+    handler: H,
+    config: &'a LoopConfig,
+    /// Connections the handler still knows (zombies excluded).
+    open: usize,
+    now: Instant,
+    mode: Mode,
+    /// Backpressure and input bounds in force (tightened while the buffer budget is over).
+    bounds: Bounds,
+    /// This loop's share of the process-wide buffer budget, as last published.
+    published_buffer_bytes: usize,
+}
+
+/// See [`crate::run`].
+pub(crate) fn run<D: Driver, H: Handler>(
+    config: &LoopConfig,
+    listeners: Vec<Listener>,
+    handler: H,
+) -> io::Result<()> {
+    let mut event_loop = EventLoop {
+        driver: D::new(config, listeners)?,
+        conns: Slots::new(),
+        pool: OutPool::new(),
+        dirty: DirtyList::new(),
+        backlog: Vec::new(),
+        handler,
+        config,
+        open: 0,
+        now: Instant::now(),
+        mode: Mode::Running,
+        bounds: config.bounds(),
+        published_buffer_bytes: 0,
+    };
+    match event_loop.turns() {
+        Ok(()) => event_loop.finish(),
+        Err(e) => {
+            event_loop.abandon();
+            Err(e)
+        }
+    }
+}
+
+impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
+    fn turns(&mut self) -> io::Result<()> {
+        let mut next_tick = Instant::now() + self.config.tick_interval;
+        loop {
+            self.now = Instant::now();
+            self.handle_events()?;
+            self.offer_backlog()?;
+            if self.now >= next_tick {
+                next_tick = self.now + self.config.tick_interval;
+                match self.mode {
+                    Mode::Running => self.tick()?,
+                    Mode::Draining { deadline } if self.now >= deadline => return Ok(()),
+                    Mode::Draining { .. } => {}
+                }
+            }
+            self.flush()?;
+            if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
+                return Ok(());
+            }
+            self.driver.wait(self.now, next_tick, !self.backlog.is_empty())?;
+        }
+    }
+
+    /// Handles every event the last wait collected.
+    fn handle_events(&mut self) -> io::Result<()> {
+        while let Some(event) = self.driver.next_event(&mut self.conns, &self.bounds)? {
+            match event {
+                Event::Accepted { tag, fd, peer } => self.on_accepted(tag, fd, peer)?,
+                Event::Received { key, input } => self.on_received(key, input)?,
+                Event::Eof(key) => self.on_eof(key)?,
+                Event::RecvStopped(key) => self.sync_reading(key)?,
+                Event::InputWaiting(key) => {
+                    if let Some(conn) = self.conns.get_mut(key) {
+                        conn.set(flag::INPUT_WAITING);
+                    }
+                    self.sync_reading(key)?;
+                }
+                Event::Sent { key, bytes } => self.after_send(key, bytes)?,
+                Event::Writable(key) => self.mark_dirty(key),
+                Event::Failed(key) => self.close(key)?,
+                Event::Settled(key) => self.settle(key)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the handler's tick, the idle scan and delayed accept re-arms.
+    fn tick(&mut self) -> io::Result<()> {
+        // Before the handler's tick, so that memory freed here can be given back there.
+        self.conns.shrink();
+        self.pool.trim();
+        let held = self.conns.buffer_bytes() + self.pool.bytes();
+        self.config.buffers.publish(&mut self.published_buffer_bytes, held);
+        self.bounds = self.config.bounds();
+        if self.handler.tick() == Control::Shutdown {
+            return self.begin_shutdown();
+        }
+        if let Some(idle) = self.config.idle_timeout {
+            for key in self.conns.keys() {
+                let Some(conn) = self.conns.get_mut(key) else { continue };
+                if conn.is_open() && self.now.duration_since(conn.last_input) > idle {
+                    self.close(key)?;
+                }
+            }
+        }
+        self.driver.tick()
+    }
+
+    fn on_accepted(&mut self, tag: u32, fd: RawFd, peer: Option<SocketAddr>) -> io::Result<()> {
+        let _ = sys::set_nodelay(fd);
+        match self.handler.accept(tag, peer) {
+            Err(line) => {
+                sys::refuse(fd, line);
+                Ok(())
+            }
+            Ok(state) => {
+                let key = self.conns.insert(Conn::new(fd, state, self.now));
+                self.open += 1;
+                let conn = self.conns.get_mut(key).expect("just inserted");
+                if !self.driver.watch(key, conn)? {
+                    self.close(key)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Bytes arrived: one handler call on them (after any tail kept from before).
+    ///
+    /// The TLS seam (see the module docs): a session would decrypt `bytes` here.
+    fn on_received(&mut self, key: Key, input: D::Input) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else {
+            self.driver.release(input);
+            return Ok(());
+        };
+        conn.last_input = self.now;
+        let bytes = self.driver.input(&input);
+        let d = deliver(&mut self.handler, conn, bytes, &mut self.pool, &self.bounds);
+        self.driver.release(input);
+        self.after_deliver(key, d)
+    }
+
+    /// The peer shut down its side: answer what it sent, then close.
+    fn on_eof(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        conn.set(flag::PEER_EOF);
+        self.mark_dirty(key);
+        self.sync_reading(key)
+    }
+
+    /// Reads the connection exactly when it wants input (not paused, not closing, no large
+    /// yielded backlog, peer not at EOF) and the loop is not shutting down.
+    fn sync_reading(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        let want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
+        self.driver.set_reading(key, conn, want)
+    }
+
+    /// Acts on what [`deliver`] reported for an open connection.
+    fn after_deliver(&mut self, key: Key, d: Delivered) -> io::Result<()> {
+        if d.over_limit {
+            return self.close(key);
+        }
+        let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        if d.backlog {
+            conn.enqueue_backlog(key, &mut self.backlog);
+        }
+        if d.has_output || conn.finishing() {
+            self.mark_dirty(key);
+        }
+        self.sync_reading(key)
+    }
+
+    /// Offers each yielded connection's input again (one handler call each).
+    fn offer_backlog(&mut self) -> io::Result<()> {
+        let mut backlog = mem::take(&mut self.backlog);
+        for &key in &backlog {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            conn.clear(flag::BACKLOG);
+            if !conn.is_open() {
+                continue;
+            }
+            let d = deliver(&mut self.handler, conn, &[], &mut self.pool, &self.bounds);
+            self.after_deliver(key, d)?;
+        }
+        backlog.clear();
+        if self.backlog.is_empty() {
+            self.backlog = backlog;
+        }
+        Ok(())
+    }
+
+    fn mark_dirty(&mut self, key: Key) {
+        if let Some(conn) = self.conns.get_mut(key) {
+            self.dirty.mark(key, &mut conn.dirty);
+        }
+    }
+
+    /// One send per dirty connection; a connection whose handler yielded waits a turn, so
+    /// the replies of the rest of its batch leave in the same send.
+    ///
+    /// The TLS seam (see the module docs): a session would encrypt `Conn::out` here.
+    fn flush(&mut self) -> io::Result<()> {
+        let pass = self.dirty.begin_pass();
+        for &key in &pass {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if conn.defers_send(&self.bounds) {
+                self.dirty.keep(key);
+                continue;
+            }
+            conn.dirty = false;
+            if !conn.is_open() {
+                continue;
+            }
+            match self.driver.send(key, conn, &mut self.pool)? {
+                Sending::InFlight | Sending::Blocked => {}
+                Sending::Wrote(bytes) => self.after_send(key, bytes)?,
+                Sending::Failed => self.close(key)?,
+            }
+        }
+        self.dirty.end_pass(pass);
+        Ok(())
+    }
+
+    /// `bytes` of output left (a completion, or a send that wrote at once): gives drained
+    /// buffers back, resumes a paused connection, closes a finished one, and has the rest
+    /// sent.
+    fn after_send(&mut self, key: Key, bytes: usize) -> io::Result<()> {
+        let conn = self.conns.get_mut(key).expect("sent on a live connection");
+        conn.advance_output(bytes, &mut self.pool);
+        if bytes > 0 {
+            if let Some(state) = conn.handler.as_mut() {
+                self.handler.sent(state, bytes);
+            }
+        }
+        if conn.try_resume(&self.bounds) {
+            conn.enqueue_backlog(key, &mut self.backlog);
+        }
+        let left = conn.pending_bytes() > 0;
+        if !left && conn.finishing() {
+            return self.close(key);
+        }
+        if self.driver.output_left(conn, left) {
+            self.mark_dirty(key);
+        }
+        self.sync_reading(key)
+    }
+
+    /// Closes a connection: tells the handler, drops its input and unsent output, and has
+    /// the driver cancel what the kernel still does for it; the slot is freed once the
+    /// kernel is done ([`Self::settle`]).
+    fn close(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if let Some(state) = conn.handler.take() {
+            self.open -= 1;
+            self.handler.close(state);
+        }
+        conn.input.free();
+        self.pool.give(conn.out.take_vec());
+        if !conn.send_in_flight() {
+            self.pool.give(conn.sending.take_vec());
+        }
+        if conn.ops_in_flight() {
+            return self.driver.cancel(key, conn);
+        }
+        self.settle(key)
+    }
+
+    /// Frees a closed connection's slot once the kernel has no operation left on it.
+    fn settle(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if conn.is_open() {
+            return Ok(());
+        }
+        if !conn.send_in_flight() {
+            self.pool.give(conn.sending.take_vec());
+        }
+        if conn.ops_in_flight() {
+            return Ok(());
+        }
+        let conn = self.conns.remove(key);
+        self.driver.close_fd(key, conn.fd)
+    }
+
+    /// Stops accepting and reading; every connection flushes what it has, then closes.
+    fn begin_shutdown(&mut self) -> io::Result<()> {
+        self.mode = Mode::Draining { deadline: self.now + self.config.shutdown_grace };
+        self.driver.stop_accepting()?;
+        for key in self.conns.keys() {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if !conn.is_open() {
+                continue;
+            }
+            conn.set(flag::CLOSE_AFTER_FLUSH);
+            conn.input.free();
+            self.sync_reading(key)?;
+            self.mark_dirty(key);
+        }
+        Ok(())
+    }
+
+    /// After the drain: closes what is still open and waits (bounded) for the kernel to
+    /// finish what it holds.
+    fn finish(&mut self) -> io::Result<()> {
+        for key in self.conns.keys() {
+            self.close(key)?;
+        }
+        let deadline = Instant::now() + DRAIN_WAIT;
+        while self.driver.ops_in_flight() && Instant::now() < deadline {
+            self.driver.wait_for_ops()?;
+            self.now = Instant::now();
+            self.handle_events()?;
+        }
+        Ok(())
+    }
+
+    /// After an error: closes every connection, best effort (the handler is told, the
+    /// descriptors the kernel holds nothing for are closed).
+    fn abandon(&mut self) {
+        for key in self.conns.keys() {
+            let _ = self.close(key);
+        }
+    }
+}
+
+impl<D: Driver, H: Handler> Drop for EventLoop<'_, D, H> {
+    fn drop(&mut self) {
+        if !self.driver.release_memory() {
+            // The kernel may still read `sending` vectors: leak them rather than free memory
+            // under it.
+            mem::forget(mem::replace(&mut self.conns, Slots::new()));
+        }
+    }
+}
