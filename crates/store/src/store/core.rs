@@ -1,0 +1,313 @@
+//! The locked core: what one operation does with its key's stripe held (memcached's `do_`
+//! functions). Functions taking a `Ctx` run with the key's stripe held; the public wrappers
+//! in `ops.rs` lock and retry.
+
+use std::sync::atomic::Ordering;
+
+use crossbeam_epoch::{self as epoch, Guard};
+
+use super::{
+    count_unlink, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store, Stripe, Unlink,
+    OP_ATTEMPTS, STRIPES,
+};
+use crate::{
+    index::{self, Found, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
+    item::Header,
+    segment::Queue,
+    types::*,
+};
+
+impl Store {
+    pub(super) fn check_key(&self, key: &[u8]) -> Result<(), StoreError> {
+        if key.len() > KEY_LEN_MAX {
+            return Err(StoreError::KeyTooLong { len: key.len() });
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_size(&self, key: &[u8], value_len: usize) -> Result<(), StoreError> {
+        self.check_key(key)?;
+        let size = key.len() + value_len;
+        if size > self.config.item_size_max {
+            return Err(StoreError::TooLarge { size, max: self.config.item_size_max });
+        }
+        Ok(())
+    }
+
+    pub(super) fn stripe(&self, hash: HashParts) -> &Stripe {
+        &self.stripes[hash.stripe_bits as usize % STRIPES]
+    }
+
+    /// Runs `body` with the key's stripe locked; when it needs memory, makes room with no
+    /// lock held and no epoch pinned, then runs it again.
+    pub(super) fn locked_op<R>(
+        &self,
+        key: &[u8],
+        mut body: impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
+        let hash = HashParts::of(key);
+        let mut room = Room::default();
+        let result = self.locked_attempts(key, hash, &mut room, &mut body);
+        self.give_back(room);
+        result
+    }
+
+    pub(super) fn locked_attempts<R>(
+        &self,
+        key: &[u8],
+        hash: HashParts,
+        room: &mut Room,
+        body: &mut impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
+        for _ in 0..OP_ATTEMPTS {
+            let now_ms = self.config.clock.now_ms();
+            self.check_flush(now_ms);
+            let guard = epoch::pin();
+            let result = {
+                let mut stats = self.stripe(hash).0.lock();
+                let mut ctx = Ctx {
+                    key,
+                    hash,
+                    guard: &guard,
+                    now_ms,
+                    flush_gen: self.flush_gen.load(Ordering::Acquire),
+                    stats: &mut stats,
+                    room: &mut *room,
+                };
+                body(self, &mut ctx)
+            };
+            self.after_write(hash.sub, &guard);
+            drop(guard);
+            match result {
+                Ok(r) => return Ok(r),
+                Err(OpError::Store(e)) => return Err(e),
+                Err(OpError::NeedRoom(need)) => self.make_room(need, room)?,
+            }
+        }
+        Err(StoreError::NoSpace)
+    }
+
+    /// Finds the entry and item for a key, visible or not.
+    pub(super) fn find_item<'g>(
+        &'g self,
+        key: &[u8],
+        hash: HashParts,
+        guard: &'g Guard,
+    ) -> Option<(Found<'g>, Resolved<'g>)> {
+        let mut item = None;
+        let found = self.index.find(hash, guard, |slot| {
+            let r = self.resolve(slot.location(), guard);
+            let matches = r.key() == key;
+            if matches {
+                item = Some(r);
+            }
+            matches
+        })?;
+        Some((found, item.expect("find matched without an item")))
+    }
+
+    /// The key's visible item; an invisible one (expired, flushed) is unlinked on the way.
+    pub(super) fn current<'g>(
+        &'g self,
+        ctx: &mut Ctx<'_>,
+        guard: &'g Guard,
+    ) -> Option<(Found<'g>, Resolved<'g>)> {
+        let (found, r) = self.find_item(ctx.key, ctx.hash, guard)?;
+        if r.visible(ctx.now_ms, ctx.flush_gen) {
+            return Some((found, r));
+        }
+        self.unlink(ctx, &found, &r, Unlink::Dead);
+        None
+    }
+
+    pub(super) fn unlink(
+        &self,
+        ctx: &mut Ctx<'_>,
+        found: &Found<'_>,
+        r: &Resolved<'_>,
+        why: Unlink,
+    ) {
+        self.index.remove(ctx.hash, found);
+        count_unlink(ctx.stats, r, found.value.freq(), why, ctx.flush_gen);
+        self.retire(found.value.location(), ctx.guard);
+    }
+
+    /// Writes a new item for the key and points the index at it; returns its CAS unique.
+    pub(super) fn put(
+        &self,
+        ctx: &mut Ctx<'_>,
+        existing: Option<(&Found<'_>, &Resolved<'_>)>,
+        item: &NewItem<'_>,
+    ) -> Result<u64, OpError> {
+        if item.expiry.is_expired(ctx.now_ms) {
+            // Stored and at once expired, as memcached does with a negative TTL.
+            if let Some((found, r)) = existing {
+                self.unlink(ctx, found, r, Unlink::Deleted);
+            }
+            let fresh = || self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS;
+            return Ok(item.cas.unwrap_or_else(fresh));
+        }
+        let header = Header {
+            client_flags: item.flags,
+            expiry: item.expiry,
+            key_len: ctx.key.len(),
+            value_len: item.value.iter().map(|p| p.len()).sum(),
+            cas: item.cas,
+            meta: item.meta,
+        };
+        let (location, cas) = if header.item_len() >= self.large_min {
+            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
+        } else {
+            let class = ttl_class(item.expiry, ctx.now_ms);
+            self.append(Queue::Small, class, &header, ctx.key, item.value, Some(ctx.room))
+                .ok_or(OpError::NeedRoom(Need::Segment))?
+        };
+        // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a
+        // key written every few milliseconds is as hot as one read that often, and its new
+        // copy must not start cold in the small queue, where S3-FIFO drops unaccessed items
+        // (measured: appended keys lost while 90% of the cache was cold). Keeping the count
+        // also spares the next readers a write to the slot.
+        let freq = existing.map_or(0, |(found, _)| (found.value.freq() + 1).min(index::FREQ_MAX));
+        let slot = Slot::new(ctx.hash.tag, location, freq);
+        let data_len = (header.key_len + header.value_len) as i64;
+        match existing {
+            Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
+                ctx.stats.item_bytes += data_len - r.data_len();
+                self.retire(found.value.location(), ctx.guard);
+            }
+            Some((found, r)) => {
+                // Moving out of a migrating table found no room: drop the old entry first.
+                self.unlink(ctx, found, r, Unlink::Deleted);
+                self.insert_new(ctx, slot, data_len);
+            }
+            None => self.insert_new(ctx, slot, data_len),
+        }
+        ctx.stats.total_items += 1;
+        Ok(cas)
+    }
+
+    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, data_len: i64) {
+        for _ in 0..4 {
+            if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
+                ctx.stats.items += 1;
+                ctx.stats.item_bytes += data_len;
+                return;
+            }
+            // Both buckets are full before the table reached its load limit: grow
+            // now (a sub-table is 1/64 of the index), or, without memory to, make way.
+            if !self.relocate_from_buckets(ctx.hash, ctx.guard)
+                && !self.grow(ctx.hash.sub, true, ctx.guard)
+            {
+                self.evict_from_window(ctx);
+            }
+        }
+        // Nothing in the window could give way (all stripes busy): the new item is dropped
+        // as if evicted at once. Growth of the table (after this write) makes it rare.
+        ctx.stats.evictions += 1;
+        self.retire(slot.location(), ctx.guard);
+    }
+
+    /// Rewrites the item with a new expiry, keeping value, flags and CAS unique.
+    pub(super) fn retouch(
+        &self,
+        ctx: &mut Ctx<'_>,
+        expiry: Expiry,
+    ) -> Result<(u64, OwnedItem), OpError> {
+        let Some((found, r)) = self.current(ctx, ctx.guard) else {
+            return Err(StoreError::NotFound.into());
+        };
+        let item = NewItem {
+            value: &[r.value()],
+            flags: r.header.client_flags,
+            expiry,
+            cas: Some(r.cas),
+            meta: r.header.meta,
+        };
+        let mut owned = r.view(found.value.freq()).to_owned();
+        owned.expiry = expiry;
+        self.put(ctx, Some((&found, &r)), &item)?;
+        Ok((r.cas, owned))
+    }
+
+    pub(super) fn add_decimal(
+        &self,
+        key: &[u8],
+        op: impl Fn(u64) -> u64,
+    ) -> Result<u64, StoreError> {
+        self.check_key(key)?;
+        self.locked_op(key, |s, ctx| {
+            let Some((found, r)) = s.current(ctx, ctx.guard) else {
+                return Err(StoreError::NotFound.into());
+            };
+            let number = parse_decimal_u64(r.value()).ok_or(StoreError::NotNumeric)?;
+            let result = op(number);
+            let digits = result.to_string();
+            let item = NewItem {
+                value: &[digits.as_bytes()],
+                flags: r.header.client_flags,
+                expiry: r.header.expiry,
+                cas: None,
+                meta: MetaState::default(),
+            };
+            s.put(ctx, Some((&found, &r)), &item)?;
+            Ok(result)
+        })
+    }
+}
+
+/// memcached's rule for incr/decr operands: 1 to 20 ASCII digits that fit in a u64.
+pub(super) fn parse_decimal_u64(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+impl Store {
+    /// Reads the item at `location`. The caller is pinned and the location was read from
+    /// the index while pinned, so the memory cannot be reused before `guard` is dropped.
+    pub(super) fn resolve<'g>(&'g self, location: Location, guard: &'g Guard) -> Resolved<'g> {
+        if location.segment == LARGE_SEGMENT {
+            let large = self
+                .recycled
+                .large(location.offset, guard)
+                .expect("index points at a freed large item");
+            let base = large.region.ptr();
+            // SAFETY: the item was fully written before it was published; the region is live.
+            let (header, header_len) = Header::decode_with(|i| unsafe { *base.add(i) });
+            let len = header_len + header.key_len + header.value_len;
+            assert!(len <= large.region.len());
+            // SAFETY: as above: `len` bytes from `base` are the item, immutable from now on.
+            let bytes = unsafe { std::slice::from_raw_parts(base, len) };
+            let cas = header.cas.unwrap_or(large.seq << index::OFFSET_BITS);
+            return Resolved { bytes, header, header_len, cas, flush_gen: large.flush_gen };
+        }
+        let segment = location.segment as usize;
+        let offset = location.offset as usize;
+        assert!(segment < self.seg_count && offset < self.seg_size);
+        // SAFETY: inside the region (asserted above).
+        let base = unsafe { self.region.ptr().add(segment * self.seg_size + offset) };
+        let room = self.seg_size - offset;
+        let (header, header_len) = Header::decode_with(|i| {
+            assert!(i < room, "item header runs past its segment");
+            // SAFETY: in bounds (asserted); the header was written before its publication.
+            unsafe { *base.add(i) }
+        });
+        let len = header_len + header.key_len + header.value_len;
+        assert!(len <= room, "item runs past its segment");
+        // SAFETY: these bytes are the published item; nobody writes them until the segment
+        // is reused, which waits for our epoch.
+        let bytes = unsafe { std::slice::from_raw_parts(base, len) };
+        let seg = &self.headers[segment];
+        let cas = header
+            .cas
+            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | offset as u64);
+        Resolved {
+            bytes,
+            header,
+            header_len,
+            cas,
+            flush_gen: seg.flush_gen.load(Ordering::Acquire),
+        }
+    }
+}

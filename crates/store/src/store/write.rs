@@ -1,0 +1,232 @@
+//! The write path's memory: appending items to active segments, rolling to a new segment,
+//! large items in mappings of their own, and the one memory budget.
+
+use std::sync::{atomic::Ordering, Arc};
+
+use crossbeam_epoch::Guard;
+
+use super::{shard, Need, OpError, Room, Store, PAGE, RESERVE_SEGMENTS, TTL_CLASSES};
+use crate::{
+    index::{self, Location, LARGE_SEGMENT},
+    item::Header,
+    mem::Region,
+    segment::{Ctl, Large, Queue, Victim, NONE},
+    types::*,
+};
+
+impl Store {
+    /// Appends an item to the active segment of (queue, class); None if no segment can be
+    /// had without evicting. `room`: a client write's claimed memory; None for eviction's
+    /// own copies, which may use the reserved segments.
+    pub(super) fn append(
+        &self,
+        queue: Queue,
+        class: usize,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+        mut room: Option<&mut Room>,
+    ) -> Option<(Location, u64)> {
+        let len = header.item_len();
+        debug_assert!(len < self.large_min || room.is_none());
+        let active_index = self.active_index(queue, class);
+        let active = &self.active[active_index];
+        for _ in 0..8 {
+            let id = active.load(Ordering::Acquire);
+            if id != NONE {
+                if let Some(done) = self.try_append(id, header, key, value) {
+                    return Some(done);
+                }
+            }
+            if !self.roll(queue, active_index, id, room.as_deref_mut()) {
+                return None;
+            }
+        }
+        None
+    }
+
+    pub(super) fn try_append(
+        &self,
+        id: u32,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+    ) -> Option<(Location, u64)> {
+        let seg = &self.headers[id as usize];
+        let len = header.item_len();
+        seg.inflight.fetch_add(1, Ordering::AcqRel);
+        let offset = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel) as usize;
+        if offset + len > self.seg_size {
+            seg.inflight.fetch_sub(1, Ordering::Release);
+            return None;
+        }
+        // SAFETY: `[offset, offset + len)` of this segment was reserved by the fetch_add
+        // above for this writer alone, and lies inside the region.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.region.ptr().add(id as usize * self.seg_size + offset),
+                len,
+            )
+        };
+        write_item(out, header, key, value);
+        seg.used_end.fetch_max((offset + len) as u32, Ordering::AcqRel);
+        let expiry_ms = match header.expiry {
+            Expiry::Never => u64::MAX,
+            Expiry::AtMs(at) => at,
+        };
+        if seg.max_expiry_ms.load(Ordering::Relaxed) < expiry_ms {
+            seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
+        }
+        let cas = header
+            .cas
+            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | offset as u64);
+        seg.inflight.fetch_sub(1, Ordering::Release);
+        Some((Location { segment: id, offset: offset as u32 }, cas))
+    }
+
+    pub(super) fn active_index(&self, queue: Queue, class: usize) -> usize {
+        (queue as usize * TTL_CLASSES + class) * self.write_shards + shard() % self.write_shards
+    }
+
+    /// Seals the full active segment `seen` and opens a new one. False if none is free.
+    pub(super) fn roll(
+        &self,
+        queue: Queue,
+        active_index: usize,
+        seen: u32,
+        room: Option<&mut Room>,
+    ) -> bool {
+        let mut ctl = self.ctl.lock();
+        let active = &self.active[active_index];
+        if active.load(Ordering::Acquire) != seen {
+            return true; // another writer rolled it already
+        }
+        if seen != NONE {
+            let seg = &self.headers[seen as usize];
+            seg.seal();
+            ctl.push(seg.queue(), Victim::Segment(seen));
+            active.store(NONE, Ordering::Release);
+        }
+        let id = match room {
+            Some(room) => room.segment.take().or_else(|| {
+                let reserve = self.writer_reserve();
+                self.take_segment(&mut ctl, reserve)
+            }),
+            None => self.take_segment(&mut ctl, 0),
+        };
+        let Some(id) = id else { return false };
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.headers[id as usize].open(seq, self.flush_gen.load(Ordering::Acquire), queue);
+        active.store(id, Ordering::Release);
+        true
+    }
+
+    /// Free segments a client write leaves for eviction's copies.
+    pub(super) fn writer_reserve(&self) -> usize {
+        if self.config.when_full == WhenFull::Refuse {
+            0
+        } else {
+            RESERVE_SEGMENTS
+        }
+    }
+
+    /// A free segment, leaving `reserve` of them.
+    pub(super) fn take_segment(&self, ctl: &mut Ctl, reserve: usize) -> Option<u32> {
+        self.recycled.take_freed(&mut ctl.free_resident);
+        if ctl.free_resident.len() > reserve {
+            return ctl.free_resident.pop();
+        }
+        let headroom = reserve.saturating_sub(ctl.free_resident.len()) * self.seg_size;
+        if !ctl.free_unbacked.is_empty() && self.recycled.try_charge(self.seg_size, headroom) {
+            return ctl.free_unbacked.pop();
+        }
+        None
+    }
+
+    pub(super) fn write_large(
+        &self,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+        flush_gen: u32,
+        room: &mut Room,
+    ) -> Result<(Location, u64), OpError> {
+        let len = header.item_len();
+        let bytes = len.div_ceil(PAGE) * PAGE;
+        if room.bytes >= bytes {
+            room.bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
+        }
+        let region = match Region::new(bytes) {
+            Ok(region) => region,
+            Err(_) => {
+                self.recycled.uncharge(bytes);
+                return Err(StoreError::NoSpace.into());
+            }
+        };
+        // SAFETY: a fresh private mapping of at least `len` bytes.
+        let out = unsafe { std::slice::from_raw_parts_mut(region.ptr(), len) };
+        write_item(out, header, key, value);
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let expiry_ms = match header.expiry {
+            Expiry::Never => u64::MAX,
+            Expiry::AtMs(at) => at,
+        };
+        let large = Large { region, seq, flush_gen, expiry_ms };
+        let slot = match self.recycled.add_large(large) {
+            Ok(slot) => slot,
+            Err(large) => {
+                self.recycled.uncharge(large.region.len());
+                return Err(StoreError::NoSpace.into());
+            }
+        };
+        self.ctl.lock().push(Queue::Main, Victim::Large(slot, seq));
+        let cas = header.cas.unwrap_or(seq << index::OFFSET_BITS);
+        Ok((Location { segment: LARGE_SEGMENT, offset: slot }, cas))
+    }
+
+    /// Called when an index entry stops pointing at `location`: a large item's memory is
+    /// freed after the grace period (segment bytes simply become garbage until eviction).
+    pub(super) fn retire(&self, location: Location, guard: &Guard) {
+        if location.segment == LARGE_SEGMENT {
+            let recycled = Arc::clone(&self.recycled);
+            let slot = location.offset;
+            // Counted as memory on its way back, like a cleared segment (see `make_room`).
+            recycled.in_grace.fetch_add(1, Ordering::AcqRel);
+            guard.defer(move || recycled.free_large(slot));
+        }
+    }
+
+    /// Charges memory that is not a segment (index tables, large items), giving back free
+    /// segments' pages to the kernel when that is what it takes.
+    pub(super) fn charge_other(&self, bytes: usize) -> bool {
+        loop {
+            if self.recycled.try_charge(bytes, 0) {
+                return true;
+            }
+            let mut ctl = self.ctl.lock();
+            self.recycled.take_freed(&mut ctl.free_resident);
+            // The reserve stays: eviction copies the items it keeps into it.
+            if ctl.free_resident.len() <= self.writer_reserve() {
+                return false;
+            }
+            let Some(id) = ctl.free_resident.pop() else { return false };
+            // SAFETY: a free segment is past its grace period: no reader or writer uses it.
+            unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
+            self.recycled.uncharge(self.seg_size);
+            ctl.free_unbacked.push(id);
+        }
+    }
+}
+
+pub(super) fn write_item(out: &mut [u8], header: &Header, key: &[u8], value: &[&[u8]]) {
+    let mut at = header.encode(out);
+    out[at..at + key.len()].copy_from_slice(key);
+    at += key.len();
+    for part in value {
+        out[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
+    assert_eq!(at, out.len(), "item length mismatch");
+}
