@@ -160,6 +160,12 @@ struct NewItem<'v> {
     meta: MetaState,
 }
 
+impl NewItem<'_> {
+    fn value_len(&self) -> usize {
+        self.value.iter().map(|part| part.len()).sum()
+    }
+}
+
 pub struct Store {
     config: Config,
     seg_size: usize,

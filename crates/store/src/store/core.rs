@@ -139,6 +139,7 @@ impl Store {
         existing: Option<(&Found<'_>, &Resolved<'_>)>,
         item: &NewItem<'_>,
     ) -> Result<u64, OpError> {
+        self.check_size(ctx.key, item.value_len())?;
         if item.expiry.is_expired(ctx.now_ms) {
             // Stored and at once expired, as memcached does with a negative TTL.
             if let Some((found, r)) = existing {
@@ -151,7 +152,7 @@ impl Store {
             client_flags: item.flags,
             expiry: item.expiry,
             key_len: ctx.key.len(),
-            value_len: item.value.iter().map(|p| p.len()).sum(),
+            value_len: item.value_len(),
             cas: item.cas,
             meta: item.meta,
         };
@@ -205,28 +206,6 @@ impl Store {
         // as if evicted at once. Growth of the table (after this write) makes it rare.
         ctx.stats.evictions += 1;
         self.retire(slot.location(), ctx.guard);
-    }
-
-    /// Rewrites the item with a new expiry, keeping value, flags and CAS unique.
-    pub(super) fn retouch(
-        &self,
-        ctx: &mut Ctx<'_>,
-        expiry: Expiry,
-    ) -> Result<(u64, OwnedItem), OpError> {
-        let Some((found, r)) = self.current(ctx, ctx.guard) else {
-            return Err(StoreError::NotFound.into());
-        };
-        let item = NewItem {
-            value: &[r.value()],
-            flags: r.header.client_flags,
-            expiry,
-            cas: Some(r.cas),
-            meta: r.header.meta,
-        };
-        let mut owned = r.view(found.value.freq()).to_owned();
-        owned.expiry = expiry;
-        self.put(ctx, Some((&found, &r)), &item)?;
-        Ok((r.cas, owned))
     }
 
     pub(super) fn add_decimal(

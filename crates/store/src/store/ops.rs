@@ -76,56 +76,55 @@ impl Store {
                 }
                 _ => {}
             }
-            match (mode, existing) {
-                (Mode::Append | Mode::Prepend, Some((found, r))) => {
-                    let value_len = r.value().len() + value.len();
-                    s.check_size(key, value_len)?;
-                    let parts =
+            let parts: [&[u8]; 2];
+            let item = match (mode, existing) {
+                (Mode::Append | Mode::Prepend, Some((_, r))) => {
+                    parts =
                         if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
-                    let item = NewItem {
-                        value: &parts,
-                        flags: r.header.client_flags,
-                        expiry: r.header.expiry,
-                        cas: options.cas,
-                        meta,
-                    };
-                    let cas = s.put(ctx, Some((found, r)), &item)?;
-                    Ok(Stored { cas, value_len, meta })
+                    let (flags, expiry) = (r.header.client_flags, r.header.expiry);
+                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta }
                 }
-                (_, existing) => {
-                    let item = NewItem { value: &[value], flags, expiry, cas: options.cas, meta };
-                    let cas = s.put(ctx, existing, &item)?;
-                    Ok(Stored { cas, value_len: value.len(), meta })
+                _ => {
+                    parts = [value, &[]];
+                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta }
                 }
-            }
+            };
+            let cas = s.put(ctx, existing, &item)?;
+            Ok(Stored { cas, value_len: item.value_len(), meta })
         })
     }
 
     /// Deletes `key`; with `cas`, only if the item's CAS unique still equals it.
     pub fn delete(&self, key: &[u8], cas: Option<u64>) -> Result<(), StoreError> {
-        self.check_key(key)?;
-        self.locked_op(key, |s, ctx| {
-            let Some((found, r)) = s.current(ctx, ctx.guard) else {
-                return Err(StoreError::NotFound.into());
-            };
-            if cas.is_some_and(|c| c != r.cas) {
-                return Err(StoreError::Exists.into());
+        let (_, deleted) = self.modify(key, |current| match current {
+            None => (Change::Keep, Err(StoreError::NotFound)),
+            Some(item) if cas.is_some_and(|c| c != item.cas()) => {
+                (Change::Keep, Err(StoreError::Exists))
             }
-            s.unlink(ctx, &found, &r, Unlink::Deleted);
-            Ok(())
-        })
+            Some(_) => (Change::Delete, Ok(())),
+        })?;
+        deleted
     }
 
     /// Sets a new expiry; returns the item's CAS unique, which a touch does not change.
     pub fn touch(&self, key: &[u8], expiry: Expiry) -> Result<u64, StoreError> {
-        self.check_key(key)?;
-        self.locked_op(key, |s, ctx| s.retouch(ctx, expiry).map(|(cas, _)| cas))
+        let (_, cas) = self.modify(key, |current| match current {
+            None => (Change::Keep, None),
+            Some(item) => (retouch(&item, expiry), Some(item.cas())),
+        })?;
+        cas.ok_or(StoreError::NotFound)
     }
 
     /// Reads an item and sets its expiry in one step (memcached gat).
     pub fn get_and_touch(&self, key: &[u8], expiry: Expiry) -> Option<OwnedItem> {
-        self.check_key(key).ok()?;
-        self.locked_op(key, |s, ctx| s.retouch(ctx, expiry).map(|(_, item)| item)).ok()
+        let touched = self.modify(key, |current| match current {
+            None => (Change::Keep, None),
+            Some(item) => {
+                let owned = OwnedItem { expiry, ..item.to_owned() };
+                (retouch(&item, expiry), Some(owned))
+            }
+        });
+        touched.ok()?.1
     }
 
     /// memcached incr: the value must be a decimal u64; the sum wraps at 2^64.
@@ -143,6 +142,9 @@ impl Store {
     /// CAS unique of the written item (`Some`) or `None` for Keep/Delete (and for a Rewrite
     /// without an item). `f` may run more than once when the write had to wait for memory;
     /// only the last decision takes effect.
+    ///
+    /// The store's one generic write: `delete`, `touch` and `get_and_touch` are made of it,
+    /// and protocol layers build theirs on it (incr/decr, meta arithmetic, SETRANGE).
     pub fn modify<R>(
         &self,
         key: &[u8],
@@ -151,36 +153,35 @@ impl Store {
         self.check_key(key)?;
         self.locked_op(key, |s, ctx| {
             let current = s.current(ctx, ctx.guard);
-            let (change, out) = f(current.as_ref().map(|(found, r)| r.view(found.value.freq())));
-            match change {
-                Change::Keep => Ok((None, out)),
+            let existing = current.as_ref().map(|(f, r)| (f, r));
+            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq())));
+            let parts: [&[u8]; 1];
+            let item = match &change {
+                Change::Keep => return Ok((None, out)),
                 Change::Delete => {
-                    if let Some((found, r)) = &current {
+                    if let Some((found, r)) = existing {
                         s.unlink(ctx, found, r, Unlink::Deleted);
                     }
-                    Ok((None, out))
+                    return Ok((None, out));
                 }
                 Change::Write { value, flags, expiry } => {
+                    parts = [value];
                     let meta = MetaState::default();
-                    let item = NewItem { value: &[&value], flags, expiry, cas: None, meta };
-                    s.check_size(key, value.len())?;
-                    let existing = current.as_ref().map(|(f, r)| (f, r));
-                    Ok((Some(s.put(ctx, existing, &item)?), out))
+                    NewItem { value: &parts, flags: *flags, expiry: *expiry, cas: None, meta }
                 }
                 Change::WriteWith { value, flags, expiry, cas, meta } => {
-                    let item = NewItem { value: &[&value], flags, expiry, cas, meta };
-                    s.check_size(key, value.len())?;
-                    let existing = current.as_ref().map(|(f, r)| (f, r));
-                    Ok((Some(s.put(ctx, existing, &item)?), out))
+                    parts = [value];
+                    let (flags, expiry, cas, meta) = (*flags, *expiry, *cas, *meta);
+                    NewItem { value: &parts, flags, expiry, cas, meta }
                 }
                 Change::Rewrite { expiry, meta, cas } => {
-                    let Some((found, r)) = &current else { return Ok((None, out)) };
-                    let value = [r.value()];
+                    let Some((_, r)) = existing else { return Ok((None, out)) };
+                    parts = [r.value()];
                     let flags = r.header.client_flags;
-                    let item = NewItem { value: &value, flags, expiry, cas, meta };
-                    Ok((Some(s.put(ctx, Some((found, r)), &item)?), out))
+                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta }
                 }
-            }
+            };
+            Ok((Some(s.put(ctx, existing, &item)?), out))
         })
     }
 
@@ -295,4 +296,9 @@ impl Store {
         stats.segments_max = self.seg_count as u64;
         stats
     }
+}
+
+/// A touch: the same value, flags, meta state and CAS unique, with a new expiry.
+fn retouch(item: &Item<'_>, expiry: Expiry) -> Change {
+    Change::Rewrite { expiry, meta: item.meta_state(), cas: Some(item.cas()) }
 }
