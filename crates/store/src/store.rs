@@ -81,6 +81,13 @@ enum Unlink {
     Dead,
 }
 
+/// Whether a read counts as an access for eviction (`Reader::get`) or not (`Reader::peek`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Count,
+    DontCount,
+}
+
 /// What a clear pass over a segment does with items that are still valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Clear {
@@ -88,6 +95,24 @@ enum Clear {
     Evict,
     /// The segment is known dead (expired or flushed); anything valid found is evicted.
     Reclaim,
+}
+
+/// Who appends an item to a segment.
+enum Writer<'r> {
+    /// A client's write, with the memory it claimed so far; it leaves the reserved
+    /// segments to eviction.
+    Client(&'r mut Room),
+    /// Eviction copying an item it keeps; it may use the reserved segments.
+    Eviction,
+}
+
+impl Writer<'_> {
+    fn reborrow(&mut self) -> Writer<'_> {
+        match self {
+            Writer::Client(room) => Writer::Client(room),
+            Writer::Eviction => Writer::Eviction,
+        }
+    }
 }
 
 /// A write that must wait for memory, or a result.
@@ -198,21 +223,21 @@ pub struct Reader<'s> {
 impl Reader<'_> {
     /// Looks a key up and counts the read for eviction.
     pub fn get(&self, key: &[u8]) -> Option<Item<'_>> {
-        self.lookup(key, true)
+        self.lookup(key, Access::Count)
     }
 
     /// Looks a key up without counting it as an access.
     pub fn peek(&self, key: &[u8]) -> Option<Item<'_>> {
-        self.lookup(key, false)
+        self.lookup(key, Access::DontCount)
     }
 
-    fn lookup(&self, key: &[u8], count_access: bool) -> Option<Item<'_>> {
+    fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
         let hash = HashParts::of(key);
         let (found, item) = self.store.find_item(key, hash, &self.guard)?;
         if !item.visible(self.now_ms, self.flush_gen) {
             return None;
         }
-        if count_access {
+        if access == Access::Count {
             Index::touch_freq(&found);
         }
         Some(item.view(found.value.freq()))

@@ -8,10 +8,10 @@ use crossbeam_epoch::{self as epoch, Guard};
 
 use super::{
     count_unlink, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store, Stripe, Unlink,
-    OP_ATTEMPTS, STRIPES,
+    Writer, OP_ATTEMPTS, STRIPES,
 };
 use crate::{
-    index::{self, Found, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
+    index::{self, Found, GrowWhen, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
     item::Header,
     segment::Queue,
     types::*,
@@ -160,7 +160,7 @@ impl Store {
             self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
         } else {
             let class = ttl_class(item.expiry, ctx.now_ms);
-            self.append(Queue::Small, class, &header, ctx.key, item.value, Some(ctx.room))
+            self.append(Queue::Small, class, &header, ctx.key, item.value, Writer::Client(ctx.room))
                 .ok_or(OpError::NeedRoom(Need::Segment))?
         };
         // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a
@@ -197,7 +197,7 @@ impl Store {
             // Both buckets are full before the table reached its load limit: grow
             // now (a sub-table is 1/64 of the index), or, without memory to, make way.
             if !self.relocate_from_buckets(ctx.hash, ctx.guard)
-                && !self.grow(ctx.hash.sub, true, ctx.guard)
+                && !self.grow(ctx.hash.sub, GrowWhen::BucketsFull, ctx.guard)
             {
                 self.evict_from_window(ctx);
             }

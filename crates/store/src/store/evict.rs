@@ -5,7 +5,7 @@ use std::sync::{atomic::Ordering, Arc};
 
 use crossbeam_epoch::{self as epoch, Guard};
 
-use super::{count_unlink, ttl_class, Clear, Resolved, Store, Unlink, EVICT_AHEAD};
+use super::{count_unlink, ttl_class, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD};
 use crate::{
     index::{Found, HashParts, Location, Slot, LARGE_SEGMENT},
     item::Header,
@@ -179,14 +179,14 @@ impl Store {
             return 0;
         }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
-        let from_small = seg.queue() == Queue::Small;
+        let queue = seg.queue();
         let guard = epoch::pin();
         let mut offset = 0;
         while offset < end {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, &guard);
             offset += r.bytes.len();
-            self.clear_item(location, &r, mode, from_small, &guard);
+            self.clear_item(location, &r, mode, queue, &guard);
         }
         let recycled = Arc::clone(&self.recycled);
         recycled.in_grace.fetch_add(1, Ordering::AcqRel);
@@ -203,7 +203,8 @@ impl Store {
         }
         let location = Location { segment: LARGE_SEGMENT, offset: slot };
         let r = self.resolve(location, &guard);
-        let unlinked = self.clear_item(location, &r, mode, false, &guard);
+        // Large items are queued in main only.
+        let unlinked = self.clear_item(location, &r, mode, Queue::Main, &guard);
         guard.flush();
         if unlinked {
             large.region.len()
@@ -219,7 +220,7 @@ impl Store {
         location: Location,
         r: &Resolved<'_>,
         mode: Clear,
-        from_small: bool,
+        queue: Queue,
         guard: &Guard,
     ) -> bool {
         let key = r.key();
@@ -237,10 +238,7 @@ impl Store {
             self.retire(location, guard);
             return true;
         }
-        if mode == Clear::Evict
-            && freq > 0
-            && self.keep(location, r, &found, hash, from_small, guard)
-        {
+        if mode == Clear::Evict && freq > 0 && self.keep(location, r, &found, hash, queue, guard) {
             stats.evict_kept += 1;
             return false;
         }
@@ -263,10 +261,10 @@ impl Store {
         r: &Resolved<'_>,
         found: &Found<'_>,
         hash: HashParts,
-        from_small: bool,
+        queue: Queue,
         guard: &Guard,
     ) -> bool {
-        let freq = if from_small { 0 } else { found.value.freq() - 1 };
+        let freq = if queue == Queue::Small { 0 } else { found.value.freq() - 1 };
         if location.segment == LARGE_SEGMENT {
             let Some(large) = self.recycled.large(location.offset, guard) else { return false };
             let slot = found.value.with_freq(freq);
@@ -279,7 +277,7 @@ impl Store {
         let header = Header { cas: Some(r.cas), ..r.header };
         let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
         let Some((moved, _)) =
-            self.append(Queue::Main, class, &header, r.key(), &[r.value()], None)
+            self.append(Queue::Main, class, &header, r.key(), &[r.value()], Writer::Eviction)
         else {
             return false;
         };

@@ -9,7 +9,7 @@ use std::sync::{
 use crossbeam_epoch::Guard;
 
 use super::{count_unlink, stripe_of, Ctx, Store, StripeStats, Unlink, MIGRATE_CHUNK_BUCKETS};
-use crate::index::{self, HashParts, Slot, Table};
+use crate::index::{self, GrowStep, GrowWhen, HashParts, Slot, Table};
 
 impl Store {
     /// Both of the key's buckets are full: move one of their entries to its other bucket,
@@ -97,14 +97,18 @@ impl Store {
             self.migrate_step(sub, guard);
             return;
         }
-        self.grow(sub, false, guard);
+        self.grow(sub, GrowWhen::OverLoadLimit, guard);
     }
 
-    /// Starts growing a sub-table if it needs it (`forced`: a window is full). False if it
-    /// did not start, for want of memory or because it is growing already.
-    pub(super) fn grow(&self, sub: usize, forced: bool, guard: &Guard) -> bool {
-        let tight = self.memory_used_bytes() > self.config.memory_bytes / 2;
-        let Some(buckets) = self.index.wants_growth(sub, forced, tight, guard) else {
+    /// Starts growing a sub-table if `when` says it needs it. False if it did not start, for
+    /// want of memory or because it is growing already.
+    pub(super) fn grow(&self, sub: usize, when: GrowWhen, guard: &Guard) -> bool {
+        let step = if self.memory_used_bytes() > self.config.memory_bytes / 2 {
+            GrowStep::Small
+        } else {
+            GrowStep::Normal
+        };
+        let Some(buckets) = self.index.wants_growth(sub, when, step, guard) else {
             return false;
         };
         let bytes = Table::bytes_for(buckets);
@@ -112,7 +116,7 @@ impl Store {
         // found no slot even after relocation (at about 95% load), so the index is dense
         // exactly when memory is scarce.
         let used = self.memory_used_bytes();
-        if !forced && used + bytes > self.config.memory_bytes / 8 * 7 {
+        if when == GrowWhen::OverLoadLimit && used + bytes > self.config.memory_bytes / 8 * 7 {
             return false;
         }
         if !self.charge_other(bytes) {

@@ -5,7 +5,7 @@ use std::sync::{atomic::Ordering, Arc};
 
 use crossbeam_epoch::Guard;
 
-use super::{shard, Need, OpError, Room, Store, PAGE, RESERVE_SEGMENTS, TTL_CLASSES};
+use super::{shard, Need, OpError, Room, Store, Writer, PAGE, RESERVE_SEGMENTS, TTL_CLASSES};
 use crate::{
     index::{self, Location, LARGE_SEGMENT},
     item::Header,
@@ -16,8 +16,7 @@ use crate::{
 
 impl Store {
     /// Appends an item to the active segment of (queue, class); None if no segment can be
-    /// had without evicting. `room`: a client write's claimed memory; None for eviction's
-    /// own copies, which may use the reserved segments.
+    /// had without evicting.
     pub(super) fn append(
         &self,
         queue: Queue,
@@ -25,10 +24,10 @@ impl Store {
         header: &Header,
         key: &[u8],
         value: &[&[u8]],
-        mut room: Option<&mut Room>,
+        mut writer: Writer<'_>,
     ) -> Option<(Location, u64)> {
         let len = header.item_len();
-        debug_assert!(len < self.large_min || room.is_none());
+        debug_assert!(len < self.large_min || matches!(writer, Writer::Eviction));
         let active_index = self.active_index(queue, class);
         let active = &self.active[active_index];
         for _ in 0..8 {
@@ -38,7 +37,7 @@ impl Store {
                     return Some(done);
                 }
             }
-            if !self.roll(queue, active_index, id, room.as_deref_mut()) {
+            if !self.roll(queue, active_index, id, writer.reborrow()) {
                 return None;
             }
         }
@@ -94,7 +93,7 @@ impl Store {
         queue: Queue,
         active_index: usize,
         seen: u32,
-        room: Option<&mut Room>,
+        writer: Writer<'_>,
     ) -> bool {
         let mut ctl = self.ctl.lock();
         let active = &self.active[active_index];
@@ -107,12 +106,12 @@ impl Store {
             ctl.push(seg.queue(), Victim::Segment(seen));
             active.store(NONE, Ordering::Release);
         }
-        let id = match room {
-            Some(room) => room.segment.take().or_else(|| {
+        let id = match writer {
+            Writer::Client(room) => room.segment.take().or_else(|| {
                 let reserve = self.writer_reserve();
                 self.take_segment(&mut ctl, reserve)
             }),
-            None => self.take_segment(&mut ctl, 0),
+            Writer::Eviction => self.take_segment(&mut ctl, 0),
         };
         let Some(id) = id else { return false };
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
