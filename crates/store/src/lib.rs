@@ -37,6 +37,7 @@
 //! assert_eq!((item.value(), item.cas()), (&b"hello"[..], cas));
 //! ```
 
+mod bytes;
 mod clock;
 mod index;
 mod item;

@@ -28,10 +28,10 @@ use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
 
 use crate::{
+    bytes::Segments,
     index::{self, HashParts, Index, Table, LARGE_SEGMENT},
     item::Header,
-    mem::Region,
-    segment::{Ctl, Recycled, SegHeader, NONE},
+    segment::{Ctl, Recycled, NONE},
     types::*,
 };
 
@@ -197,8 +197,7 @@ pub struct Store {
     seg_count: usize,
     /// Items of this many bytes (header included) or more get a mapping of their own.
     large_min: usize,
-    region: Region,
-    headers: Box<[SegHeader]>,
+    segments: Segments,
     /// The segment each (queue, TTL class, write shard) appends to, or NONE.
     active: Box<[AtomicU32]>,
     write_shards: usize,
@@ -267,8 +266,7 @@ impl Store {
         // Each shard may hold a partly filled segment per class: keep that under 1/16th.
         let write_shards = cpus.min(WRITE_SHARDS_MAX).min(seg_count / 16).max(1);
         Ok(Store {
-            region: Region::new(seg_count * seg_size).map_err(os_err)?,
-            headers: (0..seg_count).map(|_| SegHeader::new()).collect(),
+            segments: Segments::new(seg_count, seg_size).map_err(os_err)?,
             active: (0..2 * TTL_CLASSES * write_shards).map(|_| AtomicU32::new(NONE)).collect(),
             write_shards,
             ctl: Mutex::new(ctl),

@@ -11,6 +11,7 @@ use super::{
     Writer, OP_ATTEMPTS, STRIPES,
 };
 use crate::{
+    bytes::{self, RawItem},
     index::{self, Found, GrowWhen, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
     item::Header,
     segment::Queue,
@@ -251,36 +252,16 @@ impl Store {
                 .recycled
                 .large(location.offset, guard)
                 .expect("index points at a freed large item");
-            let base = large.region.ptr();
-            // SAFETY: the item was fully written before it was published; the region is live.
-            let (header, header_len) = Header::decode_with(|i| unsafe { *base.add(i) });
-            let len = header_len + header.key_len + header.value_len;
-            assert!(len <= large.region.len());
-            // SAFETY: as above: `len` bytes from `base` are the item, immutable from now on.
-            let bytes = unsafe { std::slice::from_raw_parts(base, len) };
+            let RawItem { header, header_len, bytes } = bytes::large_item(&large.region);
             let cas = header.cas.unwrap_or(large.seq << index::OFFSET_BITS);
             return Resolved { bytes, header, header_len, cas, flush_gen: large.flush_gen };
         }
-        let segment = location.segment as usize;
-        let offset = location.offset as usize;
-        assert!(segment < self.seg_count && offset < self.seg_size);
-        // SAFETY: inside the region (asserted above).
-        let base = unsafe { self.region.ptr().add(segment * self.seg_size + offset) };
-        let room = self.seg_size - offset;
-        let (header, header_len) = Header::decode_with(|i| {
-            assert!(i < room, "item header runs past its segment");
-            // SAFETY: in bounds (asserted); the header was written before its publication.
-            unsafe { *base.add(i) }
-        });
-        let len = header_len + header.key_len + header.value_len;
-        assert!(len <= room, "item runs past its segment");
-        // SAFETY: these bytes are the published item; nobody writes them until the segment
-        // is reused, which waits for our epoch.
-        let bytes = unsafe { std::slice::from_raw_parts(base, len) };
-        let seg = &self.headers[segment];
-        let cas = header
-            .cas
-            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | offset as u64);
+        let RawItem { header, header_len, bytes } =
+            self.segments.item(location.segment, location.offset, guard);
+        let seg = self.segments.header(location.segment);
+        let cas = header.cas.unwrap_or(
+            (seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(location.offset),
+        );
         Resolved {
             bytes,
             header,

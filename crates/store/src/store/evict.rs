@@ -107,15 +107,10 @@ impl Store {
                 }
                 // Free segments' charge moves to the room as their pages go back.
                 let mut ctl = self.ctl.lock();
-                self.recycled.take_freed(&mut ctl.free_resident);
                 while room.bytes < bytes {
-                    if ctl.free_resident.len() <= self.writer_reserve() {
+                    if !self.unback_free_segment(&mut ctl) {
                         return false; // the reserve is for eviction's copies
                     }
-                    let Some(id) = ctl.free_resident.pop() else { return false };
-                    // SAFETY: a free segment is past its grace period: nobody uses it.
-                    unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
-                    ctl.free_unbacked.push(id);
                     room.bytes += self.seg_size;
                 }
                 true
@@ -171,7 +166,7 @@ impl Store {
     }
 
     pub(super) fn clear_segment(&self, id: u32, mode: Clear) -> usize {
-        let seg = &self.headers[id as usize];
+        let seg = self.segments.header(id);
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
             // A writer that reserved space before the seal stored a live item after all.

@@ -13,7 +13,7 @@ impl Store {
         for active in self.active.iter() {
             let id = active.swap(NONE, Ordering::AcqRel);
             if id != NONE {
-                let seg = &self.headers[id as usize];
+                let seg = self.segments.header(id);
                 seg.seal();
                 ctl.push(seg.queue(), Victim::Segment(id));
             }
@@ -29,7 +29,7 @@ impl Store {
         for active in self.active.iter() {
             let id = active.load(Ordering::Acquire);
             if id == NONE
-                || self.headers[id as usize].used_end.load(Ordering::Acquire) == 0
+                || self.segments.header(id).used_end.load(Ordering::Acquire) == 0
                 || !self.segment_dead(id, now_ms)
             {
                 continue;
@@ -38,7 +38,7 @@ impl Store {
             if active.load(Ordering::Acquire) != id {
                 continue; // rolled meanwhile: it is queued already
             }
-            let seg = &self.headers[id as usize];
+            let seg = self.segments.header(id);
             seg.seal();
             active.store(NONE, Ordering::Release);
             ctl.push(seg.queue(), Victim::Segment(id));
@@ -76,7 +76,7 @@ impl Store {
 
     /// Whether every item of a segment is expired or flushed.
     pub(super) fn segment_dead(&self, id: u32, now_ms: u64) -> bool {
-        let seg = &self.headers[id as usize];
+        let seg = self.segments.header(id);
         seg.flush_gen.load(Ordering::Acquire) != self.flush_gen.load(Ordering::Acquire)
             || seg.max_expiry_ms.load(Ordering::Acquire) <= now_ms
     }

@@ -7,6 +7,7 @@ use crossbeam_epoch::Guard;
 
 use super::{shard, Need, OpError, Room, Store, Writer, PAGE, RESERVE_SEGMENTS, TTL_CLASSES};
 use crate::{
+    bytes,
     index::{self, Location, LARGE_SEGMENT},
     item::Header,
     mem::Region,
@@ -51,24 +52,10 @@ impl Store {
         key: &[u8],
         value: &[&[u8]],
     ) -> Option<(Location, u64)> {
-        let seg = &self.headers[id as usize];
-        let len = header.item_len();
-        seg.inflight.fetch_add(1, Ordering::AcqRel);
-        let offset = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel) as usize;
-        if offset + len > self.seg_size {
-            seg.inflight.fetch_sub(1, Ordering::Release);
-            return None;
-        }
-        // SAFETY: `[offset, offset + len)` of this segment was reserved by the fetch_add
-        // above for this writer alone, and lies inside the region.
-        let out = unsafe {
-            std::slice::from_raw_parts_mut(
-                self.region.ptr().add(id as usize * self.seg_size + offset),
-                len,
-            )
-        };
-        write_item(out, header, key, value);
-        seg.used_end.fetch_max((offset + len) as u32, Ordering::AcqRel);
+        let seg = self.segments.header(id);
+        let reservation = self.segments.reserve(id, header.item_len())?;
+        reservation.write(header, key, value);
+        let offset = reservation.offset();
         let expiry_ms = match header.expiry {
             Expiry::Never => u64::MAX,
             Expiry::AtMs(at) => at,
@@ -78,9 +65,10 @@ impl Store {
         }
         let cas = header
             .cas
-            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | offset as u64);
-        seg.inflight.fetch_sub(1, Ordering::Release);
-        Some((Location { segment: id, offset: offset as u32 }, cas))
+            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(offset));
+        // Dropping the reservation ends the write: the segment may be cleared from now on.
+        drop(reservation);
+        Some((Location { segment: id, offset }, cas))
     }
 
     pub(super) fn active_index(&self, queue: Queue, class: usize) -> usize {
@@ -101,7 +89,7 @@ impl Store {
             return true; // another writer rolled it already
         }
         if seen != NONE {
-            let seg = &self.headers[seen as usize];
+            let seg = self.segments.header(seen);
             seg.seal();
             ctl.push(seg.queue(), Victim::Segment(seen));
             active.store(NONE, Ordering::Release);
@@ -115,7 +103,7 @@ impl Store {
         };
         let Some(id) = id else { return false };
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        self.headers[id as usize].open(seq, self.flush_gen.load(Ordering::Acquire), queue);
+        self.segments.header(id).open(seq, self.flush_gen.load(Ordering::Acquire), queue);
         active.store(id, Ordering::Release);
         true
     }
@@ -157,16 +145,14 @@ impl Store {
         } else if !self.charge_other(bytes) {
             return Err(OpError::NeedRoom(Need::Bytes(bytes)));
         }
-        let region = match Region::new(bytes) {
+        let mut region = match Region::new(bytes) {
             Ok(region) => region,
             Err(_) => {
                 self.recycled.uncharge(bytes);
                 return Err(StoreError::NoSpace.into());
             }
         };
-        // SAFETY: a fresh private mapping of at least `len` bytes.
-        let out = unsafe { std::slice::from_raw_parts_mut(region.ptr(), len) };
-        write_item(out, header, key, value);
+        bytes::write_large_item(&mut region, header, key, value);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let expiry_ms = match header.expiry {
             Expiry::Never => u64::MAX,
@@ -204,28 +190,25 @@ impl Store {
             if self.recycled.try_charge(bytes, 0) {
                 return true;
             }
-            let mut ctl = self.ctl.lock();
-            self.recycled.take_freed(&mut ctl.free_resident);
-            // The reserve stays: eviction copies the items it keeps into it.
-            if ctl.free_resident.len() <= self.writer_reserve() {
+            if !self.unback_free_segment(&mut self.ctl.lock()) {
                 return false;
             }
-            let Some(id) = ctl.free_resident.pop() else { return false };
-            // SAFETY: a free segment is past its grace period: no reader or writer uses it.
-            unsafe { self.region.release(id as usize * self.seg_size, self.seg_size) };
             self.recycled.uncharge(self.seg_size);
-            ctl.free_unbacked.push(id);
         }
     }
-}
 
-pub(super) fn write_item(out: &mut [u8], header: &Header, key: &[u8], value: &[&[u8]]) {
-    let mut at = header.encode(out);
-    out[at..at + key.len()].copy_from_slice(key);
-    at += key.len();
-    for part in value {
-        out[at..at + part.len()].copy_from_slice(part);
-        at += part.len();
+    /// Gives one free segment's pages back to the kernel, keeping the reserve (eviction
+    /// copies the items it keeps into it); false if none can go. The segment's charge stays:
+    /// the caller moves it where the memory is needed.
+    pub(super) fn unback_free_segment(&self, ctl: &mut Ctl) -> bool {
+        self.recycled.take_freed(&mut ctl.free_resident);
+        if ctl.free_resident.len() <= self.writer_reserve() {
+            return false;
+        }
+        let Some(id) = ctl.free_resident.pop() else { return false };
+        // SAFETY: a free segment is past its grace period: no reader or writer uses it.
+        unsafe { self.segments.release(id) };
+        ctl.free_unbacked.push(id);
+        true
     }
-    assert_eq!(at, out.len(), "item length mismatch");
 }
