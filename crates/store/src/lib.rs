@@ -50,5 +50,5 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use store::{Reader, Store};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
-    StoreError, StoreOptions, Stored, WhenFull, KEY_LEN_MAX, MIB,
+    StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB,
 };

@@ -158,6 +158,7 @@ impl<'a> Resolved<'a> {
             expiry: self.header.expiry,
             accessed_before: freq > 0,
             meta: self.header.meta,
+            kind: self.header.kind,
         }
     }
 }
@@ -183,6 +184,8 @@ struct NewItem<'v> {
     /// the old one, and memcached meta clients may choose one.
     cas: Option<u64>,
     meta: MetaState,
+    /// String for every new value; a rewrite of the same value keeps its kind.
+    kind: ValueKind,
 }
 
 impl NewItem<'_> {

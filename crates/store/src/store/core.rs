@@ -156,6 +156,7 @@ impl Store {
             value_len: item.value_len(),
             cas: item.cas,
             meta: item.meta,
+            kind: item.kind,
         };
         let (location, cas) = if header.item_len() >= self.large_min {
             self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
@@ -228,6 +229,7 @@ impl Store {
                 expiry: r.header.expiry,
                 cas: None,
                 meta: MetaState::default(),
+                kind: ValueKind::String,
             };
             s.put(ctx, Some((&found, &r)), &item)?;
             Ok(result)

@@ -82,11 +82,13 @@ impl Store {
                     parts =
                         if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
                     let (flags, expiry) = (r.header.client_flags, r.header.expiry);
-                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta }
+                    let kind = r.header.kind;
+                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta, kind }
                 }
                 _ => {
                     parts = [value, &[]];
-                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta }
+                    let kind = ValueKind::String;
+                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta, kind }
                 }
             };
             let cas = s.put(ctx, existing, &item)?;
@@ -166,19 +168,20 @@ impl Store {
                 }
                 Change::Write { value, flags, expiry } => {
                     parts = [value];
-                    let meta = MetaState::default();
-                    NewItem { value: &parts, flags: *flags, expiry: *expiry, cas: None, meta }
+                    let (flags, expiry) = (*flags, *expiry);
+                    let (meta, kind) = (MetaState::default(), ValueKind::String);
+                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind }
                 }
                 Change::WriteWith { value, flags, expiry, cas, meta } => {
                     parts = [value];
                     let (flags, expiry, cas, meta) = (*flags, *expiry, *cas, *meta);
-                    NewItem { value: &parts, flags, expiry, cas, meta }
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind: ValueKind::String }
                 }
                 Change::Rewrite { expiry, meta, cas } => {
                     let Some((_, r)) = existing else { return Ok((None, out)) };
                     parts = [r.value()];
-                    let flags = r.header.client_flags;
-                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta }
+                    let (flags, kind) = (r.header.client_flags, r.header.kind);
+                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta, kind }
                 }
             };
             Ok((Some(s.put(ctx, existing, &item)?), out))

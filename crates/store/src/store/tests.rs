@@ -73,3 +73,35 @@ fn readers_never_see_freed_memory() {
         }
     });
 }
+
+// Every value kind written through the core reads back as written; touches and eviction's
+// copies keep it, and a new value through the public API is a String again.
+#[test]
+fn value_kind_round_trips_through_the_store() {
+    let store = tiny_store();
+    let kinds = [ValueKind::List, ValueKind::Hash, ValueKind::Set, ValueKind::ZSet];
+    for kind in kinds {
+        let key = format!("{kind:?}");
+        store
+            .locked_op(key.as_bytes(), |s, ctx| {
+                let current = s.current(ctx, ctx.guard);
+                let existing = current.as_ref().map(|(f, r)| (f, r));
+                let item = NewItem {
+                    value: &[b"v"],
+                    flags: 3,
+                    expiry: Expiry::Never,
+                    cas: None,
+                    meta: MetaState::default(),
+                    kind,
+                };
+                s.put(ctx, existing, &item)
+            })
+            .expect("put");
+        let kind_of = |key: &str| store.reader().get(key.as_bytes()).map(|it| it.value_kind());
+        assert_eq!(kind_of(&key), Some(kind));
+        store.touch(key.as_bytes(), Expiry::AtMs(u64::MAX - 1)).expect("touch");
+        assert_eq!(kind_of(&key), Some(kind), "a touch changed the kind");
+    }
+    store.store(b"List", b"s", 0, Expiry::Never, Mode::Set).expect("set");
+    assert_eq!(store.reader().get(b"List").map(|it| it.value_kind()), Some(ValueKind::String));
+}
