@@ -192,7 +192,8 @@ pub enum StoreError {
     TooLarge { size: usize, max: usize },
     /// No memory could be found (refuse mode, or every candidate was busy).
     NoSpace,
-    /// incr/decr on a value that is not a decimal number of the accepted width.
+    /// A value is not a number where one is required. The store itself never returns it:
+    /// it is for read-modify-writes built on [`crate::Store::modify`] (memcached incr/decr).
     NotNumeric,
 }
 

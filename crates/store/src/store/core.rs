@@ -209,40 +209,6 @@ impl Store {
         ctx.stats.evictions += 1;
         self.retire(slot.location(), ctx.guard);
     }
-
-    pub(super) fn add_decimal(
-        &self,
-        key: &[u8],
-        op: impl Fn(u64) -> u64,
-    ) -> Result<u64, StoreError> {
-        self.check_key(key)?;
-        self.locked_op(key, |s, ctx| {
-            let Some((found, r)) = s.current(ctx, ctx.guard) else {
-                return Err(StoreError::NotFound.into());
-            };
-            let number = parse_decimal_u64(r.value()).ok_or(StoreError::NotNumeric)?;
-            let result = op(number);
-            let digits = result.to_string();
-            let item = NewItem {
-                value: &[digits.as_bytes()],
-                flags: r.header.client_flags,
-                expiry: r.header.expiry,
-                cas: None,
-                meta: MetaState::default(),
-                kind: ValueKind::String,
-            };
-            s.put(ctx, Some((&found, &r)), &item)?;
-            Ok(result)
-        })
-    }
-}
-
-/// memcached's rule for incr/decr operands: 1 to 20 ASCII digits that fit in a u64.
-pub(super) fn parse_decimal_u64(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 20 || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
 impl Store {

@@ -129,16 +129,6 @@ impl Store {
         touched.ok()?.1
     }
 
-    /// memcached incr: the value must be a decimal u64; the sum wraps at 2^64.
-    pub fn incr(&self, key: &[u8], delta: u64) -> Result<u64, StoreError> {
-        self.add_decimal(key, |n| n.wrapping_add(delta))
-    }
-
-    /// memcached decr: the value must be a decimal u64; the result stops at 0.
-    pub fn decr(&self, key: &[u8], delta: u64) -> Result<u64, StoreError> {
-        self.add_decimal(key, |n| n.saturating_sub(delta))
-    }
-
     /// Atomic read-modify-write: `f` sees the current item (None if absent or expired) and
     /// decides; no other write to `key` can come between the read and the write. Returns the
     /// CAS unique of the written item (`Some`) or `None` for Keep/Delete (and for a Rewrite
@@ -146,7 +136,8 @@ impl Store {
     /// only the last decision takes effect.
     ///
     /// The store's one generic write: `delete`, `touch` and `get_and_touch` are made of it,
-    /// and protocol layers build theirs on it (incr/decr, meta arithmetic, SETRANGE).
+    /// and protocol layers build theirs on it (memcached incr/decr and meta arithmetic, Redis
+    /// INCRBY and SETRANGE).
     pub fn modify<R>(
         &self,
         key: &[u8],
