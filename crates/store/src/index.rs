@@ -243,6 +243,24 @@ impl<'g> MigrationChunk<'g> {
     }
 }
 
+/// When a sub-table grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GrowWhen {
+    /// Once it is over its load limit (checked after every write).
+    OverLoadLimit,
+    /// Now: a key found both its buckets full (and no entry could move).
+    BucketsFull,
+}
+
+/// How much a growing table adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GrowStep {
+    /// Room for its load to fall well under the limit.
+    Normal,
+    /// Memory is scarce: a small step, since spare slots cost items.
+    Small,
+}
+
 pub(crate) enum Insert {
     Done,
     /// Both of the key's buckets are full; the caller must make room.
@@ -355,14 +373,13 @@ impl Index {
         }
     }
 
-    /// The number of buckets a sub-table should grow to, if it is over its load limit (or
-    /// `forced`: a key found both its buckets full) and not already growing.
-    /// `tight`: memory is scarce, so grow in small steps (spare slots cost items).
+    /// The number of buckets a sub-table should grow to, if `when` says it should and it is
+    /// not already growing.
     pub(crate) fn wants_growth(
         &self,
         sub: usize,
-        forced: bool,
-        tight: bool,
+        when: GrowWhen,
+        step: GrowStep,
         guard: &Guard,
     ) -> Option<usize> {
         let sub_index = sub;
@@ -374,10 +391,10 @@ impl Index {
         let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
         let count = sub.count.load(Ordering::Relaxed);
         let grow_pct = LOAD_GROW_PCT_MIN + sub_index * 9 / SUBTABLES;
-        if !forced && count * 100 < table.slots() * grow_pct {
+        if when == GrowWhen::OverLoadLimit && count * 100 < table.slots() * grow_pct {
             return None;
         }
-        if tight {
+        if step == GrowStep::Small {
             return Some(table.buckets * GROWTH_PCT_TIGHT / 100 + 1);
         }
         let for_load = (count * 100 / LOAD_AFTER_GROWTH_PCT).div_ceil(SLOTS_PER_BUCKET);

@@ -1,34 +1,49 @@
 //! The item layout inside a segment (or a large-item region).
 //!
 //! ```text
-//! +-------------------+---------+--------+----------+-----------+-------+-----+-------+
-//! | kind:2 | klen:6   | [klen]  | vlen   | [extras] | [cflags]  | [exp] | ... | key   | value
-//! | 1 B               | varint  | varint | 1 B      | varint    | varint| 8 B |       |
-//! +-------------------+---------+--------+----------+-----------+-------+-----+-------+
+//!   [byte 0] [key len] [value len] [extras] [client flags] [expiry] [CAS]  key  value
+//!     1 B     varint     varint     1 B       varint        varint   8 B
+//!            if 63 in             EXTENDED  if extras bit 0  bit 1   bit 2
+//!            byte 0               only
+//!
+//!   byte 0:   7   6   5 ........... 0
+//!           +-------+-----------------+
+//!           | form  | key len 0..=62  |   form 01 PLAIN: nothing optional follows
+//!           +-------+-----------------+        10 EXTENDED: an extras byte follows
+//!                     63: varint after         00, 11 invalid (checked on every decode)
+//!
+//!   extras:   7   6   5    4      3       2       1        0
+//!           +-----------+------+-------+-------+--------+--------+
+//!           |value kind | win  | stale | CAS   | expiry | client |
+//!           |  3 bits   | token|       |follows|follows | flags  |
+//!           +-----------+------+-------+-------+--------+--------+
+//!           value kind: 0 String, 1 List, 2 Hash, 3 Set, 4 ZSet, 5..=7 invalid
 //! ```
-//! `kind` is PLAIN (no client flags, expiry or stored CAS) or EXTENDED (an `extras` byte
-//! says which follow); keys up to 62 bytes keep their length in the first byte (63: a varint
-//! follows). A 20-byte key with a 20-byte value costs 2 header bytes; 32/128 costs 3.
+//! Keys up to 62 bytes keep their length in byte 0. A 20-byte key with a 20-byte value costs
+//! 2 header bytes; 32/128 costs 3. A string with no client flags, expiry, stored CAS or meta
+//! state is PLAIN: its value kind costs nothing, since String is 0 and a PLAIN header has no
+//! extras byte to hold it; other kinds make the header EXTENDED (one byte more).
 //! The CAS unique is normally not stored: it is the segment's opening sequence number and the
 //! item's offset, unique per write. Only an item rewritten without a logical change (copied
 //! forward by eviction, or touched) carries its CAS explicitly, so that it keeps it, and so
 //! does one whose CAS the client chose (memcached meta `E`).
 //!
-//! `extras` bits: 0 client flags follow, 1 expiry follows, 2 CAS follows, 3 stale, 4 win
-//! token sent (the last two are memcached meta state, [`MetaState`], and carry no bytes).
+//! The stale and win-token bits are memcached meta state ([`MetaState`]) and carry no bytes.
 
-use crate::types::{Expiry, MetaState};
+use crate::types::{Expiry, MetaState, ValueKind};
 
 const HAS_CLIENT_FLAGS: u8 = 1 << 0;
 const HAS_EXPIRY: u8 = 1 << 1;
 const HAS_CAS: u8 = 1 << 2;
 const IS_STALE: u8 = 1 << 3;
 const WIN_TOKEN_SENT: u8 = 1 << 4;
-/// The two kinds; the other two values of the top bits are invalid, and checked on every
+/// The value kind's place in the extras byte.
+const VALUE_KIND_SHIFT: u32 = 5;
+/// The two forms; the other two values of the top bits are invalid, and checked on every
 /// decode, so that a location pointing anywhere but at a header is likely caught.
-const KIND_PLAIN: u8 = 0b01 << 6;
-const KIND_EXTENDED: u8 = 0b10 << 6;
-const KIND_MASK: u8 = 0b11 << 6;
+const FORM_PLAIN: u8 = 0b01 << 6;
+const FORM_EXTENDED: u8 = 0b10 << 6;
+const FORM_MASK: u8 = 0b11 << 6;
 const KEY_LEN_INLINE_MAX: usize = 62;
 const KEY_LEN_ESCAPE: u8 = 63;
 
@@ -40,7 +55,11 @@ pub(crate) struct Header {
     pub(crate) value_len: usize,
     pub(crate) cas: Option<u64>,
     pub(crate) meta: MetaState,
+    pub(crate) kind: ValueKind,
 }
+
+const _: () = assert!((ValueKind::MAX as u32) < 1 << (8 - VALUE_KIND_SHIFT));
+const _: () = assert!(WIN_TOKEN_SENT < 1 << VALUE_KIND_SHIFT);
 
 impl Header {
     fn extras(&self) -> u8 {
@@ -60,7 +79,7 @@ impl Header {
         if self.meta.win_token_sent {
             extras |= WIN_TOKEN_SENT;
         }
-        extras
+        extras | (self.kind as u8) << VALUE_KIND_SHIFT
     }
 
     pub(crate) fn encoded_len(&self) -> usize {
@@ -91,9 +110,9 @@ impl Header {
     /// Writes the header into `out` (exactly `encoded_len` bytes); returns bytes written.
     pub(crate) fn encode(&self, out: &mut [u8]) -> usize {
         let extras = self.extras();
-        let kind = if extras == 0 { KIND_PLAIN } else { KIND_EXTENDED };
+        let form = if extras == 0 { FORM_PLAIN } else { FORM_EXTENDED };
         let inline = self.key_len <= KEY_LEN_INLINE_MAX;
-        out[0] = kind | if inline { self.key_len as u8 } else { KEY_LEN_ESCAPE };
+        out[0] = form | if inline { self.key_len as u8 } else { KEY_LEN_ESCAPE };
         let mut at = 1;
         if !inline {
             at += put_varint(&mut out[at..], self.key_len as u64);
@@ -126,19 +145,22 @@ impl Header {
     /// slice over bytes past the header that another thread may be writing.
     pub(crate) fn decode_with(byte: impl Fn(usize) -> u8) -> (Header, usize) {
         let first = byte(0);
-        let kind = first & KIND_MASK;
-        assert!(kind == KIND_PLAIN || kind == KIND_EXTENDED, "not an item header");
+        let form = first & FORM_MASK;
+        assert!(form == FORM_PLAIN || form == FORM_EXTENDED, "not an item header");
         let mut at = 1;
-        let key_len = match first & !KIND_MASK {
+        let key_len = match first & !FORM_MASK {
             KEY_LEN_ESCAPE => get_varint(&byte, &mut at),
             inline => u64::from(inline),
         };
         let value_len = get_varint(&byte, &mut at);
-        let flags = if kind == KIND_EXTENDED {
+        // The value kind is read only in the EXTENDED branch, which exists anyway: a PLAIN
+        // header (the common string) takes no step for it.
+        let (flags, kind) = if form == FORM_EXTENDED {
             at += 1;
-            byte(at - 1)
+            let extras = byte(at - 1);
+            (extras, ValueKind::from_bits(extras >> VALUE_KIND_SHIFT))
         } else {
-            0
+            (0, ValueKind::String)
         };
         let mut client_flags = 0;
         if flags & HAS_CLIENT_FLAGS != 0 {
@@ -166,6 +188,7 @@ impl Header {
             value_len: value_len as usize,
             cas,
             meta,
+            kind,
         };
         (header, at)
     }
@@ -229,7 +252,8 @@ mod tests {
             (7, Expiry::Never, 20, 20, Some(9), both, 12),
         ];
         for (client_flags, expiry, key_len, value_len, cas, meta, want_len) in cases {
-            let h = Header { client_flags, expiry, key_len, value_len, cas, meta };
+            let kind = ValueKind::String;
+            let h = Header { client_flags, expiry, key_len, value_len, cas, meta, kind };
             let mut buf = [0u8; 64];
             let n = h.encode(&mut buf);
             assert_eq!(n, h.encoded_len());
@@ -239,9 +263,60 @@ mod tests {
             let (d, m) = Header::decode(&buf);
             assert_eq!(m, n);
             assert_eq!(
-                (d.client_flags, d.expiry, d.key_len, d.value_len, d.cas, d.meta),
-                (client_flags, expiry, key_len, value_len, cas, meta)
+                (d.client_flags, d.expiry, d.key_len, d.value_len, d.cas, d.meta, d.kind),
+                (client_flags, expiry, key_len, value_len, cas, meta, kind)
             );
         }
+    }
+
+    // Every value kind round-trips, alone and beside every optional field; a String costs
+    // nothing (a 20/20 item keeps its 2-byte header), another kind costs the extras byte.
+    #[test]
+    fn value_kind_round_trip() {
+        let kinds =
+            [ValueKind::String, ValueKind::List, ValueKind::Hash, ValueKind::Set, ValueKind::ZSet];
+        let both = MetaState { stale: true, win_token_sent: true };
+        for kind in kinds {
+            let plain = Header {
+                client_flags: 0,
+                expiry: Expiry::Never,
+                key_len: 20,
+                value_len: 20,
+                cas: None,
+                meta: MetaState::default(),
+                kind,
+            };
+            let full = Header {
+                client_flags: u32::MAX,
+                expiry: Expiry::AtMs(1_700_000_000_123),
+                key_len: 300,
+                value_len: 1 << 20,
+                cas: Some(7),
+                meta: both,
+                kind,
+            };
+            for h in [plain, full] {
+                let mut buf = [0u8; 64];
+                let n = h.encode(&mut buf);
+                assert_eq!(n, h.encoded_len());
+                let (d, m) = Header::decode(&buf);
+                assert_eq!(m, n);
+                assert_eq!(
+                    (d.kind, d.client_flags, d.expiry, d.key_len, d.value_len, d.cas, d.meta),
+                    (kind, h.client_flags, h.expiry, h.key_len, h.value_len, h.cas, h.meta),
+                );
+            }
+            let want = if kind == ValueKind::String { 2 } else { 3 };
+            assert_eq!(plain.encoded_len(), want, "{kind:?}");
+        }
+    }
+
+    // The codes past ZSet are not a kind: a header carrying one is refused as corrupt.
+    #[test]
+    #[should_panic(expected = "not an item header")]
+    fn value_kind_reserved_codes_are_refused() {
+        // EXTENDED, key length 1; value length 1; extras: kind 5.
+        let bytes = [FORM_EXTENDED | 1, 1, 5 << VALUE_KIND_SHIFT, b'k', b'v'];
+        let _ = Header::decode(&bytes);
     }
 }

@@ -37,6 +37,7 @@
 //! assert_eq!((item.value(), item.cas()), (&b"hello"[..], cas));
 //! ```
 
+mod bytes;
 mod clock;
 mod index;
 mod item;
@@ -49,5 +50,5 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use store::{Reader, Store};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
-    StoreError, StoreOptions, Stored, WhenFull, KEY_LEN_MAX, MIB,
+    StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB,
 };

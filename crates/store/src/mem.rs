@@ -46,6 +46,14 @@ impl Region {
         self.len
     }
 
+    /// The whole mapping as bytes, to fill it before anyone else can see it: `&mut self`
+    /// is the proof that nobody else reads or writes it.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` and `len` describe this mapping, readable and writable, and
+        // `&mut self` gives exclusive access to it for the borrow's lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
     /// Gives the pages of `[offset, offset + len)` back to the kernel; they read as zero after.
     ///
     /// # Safety

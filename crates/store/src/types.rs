@@ -129,6 +129,42 @@ pub struct Stored {
     pub meta: MetaState,
 }
 
+/// What an item's value holds, kept in three bits of its header (see `item.rs`). Every
+/// write stores a [`ValueKind::String`] today; the other kinds reserve their codes for
+/// Redis collections, so that adding one needs no change of the header layout.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ValueKind {
+    /// Bytes, as memcached and Redis strings are. Costs no header byte.
+    #[default]
+    String = 0,
+    /// Reserved: a Redis list.
+    List = 1,
+    /// Reserved: a Redis hash.
+    Hash = 2,
+    /// Reserved: a Redis set.
+    Set = 3,
+    /// Reserved: a Redis sorted set.
+    ZSet = 4,
+}
+
+impl ValueKind {
+    /// The highest code in use.
+    pub(crate) const MAX: ValueKind = ValueKind::ZSet;
+
+    /// The kind with this code; a code no kind has means the header is corrupt.
+    pub(crate) fn from_bits(bits: u8) -> ValueKind {
+        match bits {
+            0 => ValueKind::String,
+            1 => ValueKind::List,
+            2 => ValueKind::Hash,
+            3 => ValueKind::Set,
+            4 => ValueKind::ZSet,
+            _ => panic!("not an item header: value kind {bits}"),
+        }
+    }
+}
+
 /// Per-item state of memcached's meta protocol, kept in two bits of the item header.
 /// A new value resets it; touches, copies made by eviction and [`Change::Rewrite`] keep or
 /// set it.
@@ -156,7 +192,8 @@ pub enum StoreError {
     TooLarge { size: usize, max: usize },
     /// No memory could be found (refuse mode, or every candidate was busy).
     NoSpace,
-    /// incr/decr on a value that is not a decimal number of the accepted width.
+    /// A value is not a number where one is required. The store itself never returns it:
+    /// it is for read-modify-writes built on [`crate::Store::modify`] (memcached incr/decr).
     NotNumeric,
 }
 
@@ -186,6 +223,7 @@ pub struct Item<'a> {
     pub(crate) expiry: Expiry,
     pub(crate) accessed_before: bool,
     pub(crate) meta: MetaState,
+    pub(crate) kind: ValueKind,
 }
 
 impl<'a> Item<'a> {
@@ -211,6 +249,11 @@ impl<'a> Item<'a> {
     /// memcached meta state: stale, win token sent.
     pub fn meta_state(&self) -> MetaState {
         self.meta
+    }
+    /// What the value holds; every item is a [`ValueKind::String`] until the store gains
+    /// collections.
+    pub fn value_kind(&self) -> ValueKind {
+        self.kind
     }
     pub fn to_owned(&self) -> OwnedItem {
         OwnedItem {

@@ -2,8 +2,11 @@
 //! sent), CAS uniques chosen by the client, `store_with` options and `Change::Rewrite`. Each
 //! test writes through the public API and reads the item back; time is a `ManualClock`.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::incr;
 use store::*;
 
 const T0: u64 = 1_700_000_000_000;
@@ -74,7 +77,7 @@ fn touch_keeps_and_new_values_reset_meta_state() {
         assert_eq!(meta_of(&s, b"k"), Some(MetaState::default()), "{mode:?}");
     }
     rewrite(&s, b"k", Expiry::Never, WON, None);
-    s.incr(b"k", 1).expect("incr");
+    incr(&s, b"k", 1).expect("incr");
     assert_eq!(meta_of(&s, b"k"), Some(MetaState::default()));
 }
 

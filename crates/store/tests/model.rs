@@ -10,6 +10,8 @@
 //! a failure that involves eviction may need a few tries.
 //! `STORE_MODEL_OPS=<n>` changes the number of operations per run (default: per profile).
 
+mod common;
+
 use std::{
     collections::{HashMap, HashSet},
     fmt::Debug,
@@ -747,7 +749,11 @@ impl Harness {
         self.report.what =
             format!("{} {key_s} {delta}", if incr { "incr" } else { "decr" }, key_s = show(key));
         let live = self.live(key);
-        let result = if incr { self.store.incr(key, delta) } else { self.store.decr(key, delta) };
+        let result = if incr {
+            common::incr(&self.store, key, delta)
+        } else {
+            common::decr(&self.store, key, delta)
+        };
         let if_present = match live.as_ref().and_then(|e| parse_counter(&e.value)) {
             None => Err(StoreError::NotNumeric),
             Some(n) if incr => Ok(n.wrapping_add(delta)),

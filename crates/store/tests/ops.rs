@@ -1,6 +1,9 @@
 //! One test per store operation and per edge case, against the semantics the engine promises:
-//! write modes, CAS, expiry at the exact millisecond, incr/decr rules, flush, scan, eviction,
+//! write modes, CAS, expiry at the exact millisecond, incr/decr rules (built on `modify`, as
+//! the protocol layer builds them: `common/mod.rs`), flush, scan, eviction,
 //! refuse mode and reclaim. Time comes from a `ManualClock`, so nothing here sleeps.
+
+mod common;
 
 use std::{
     collections::HashSet,
@@ -10,6 +13,7 @@ use std::{
     },
 };
 
+use common::{decr, incr};
 use store::*;
 
 /// A fixed Unix millisecond to start every clock at.
@@ -150,8 +154,8 @@ fn key_length_limit() {
     assert_eq!(s.store(&long, b"", 0, Expiry::Never, Mode::Set), too_long);
     assert_eq!(s.delete(&long, None), Err(StoreError::KeyTooLong { len: KEY_LEN_MAX + 1 }));
     assert_eq!(s.touch(&long, Expiry::Never), too_long);
-    assert_eq!(s.incr(&long, 1), too_long);
-    assert_eq!(s.decr(&long, 1), too_long);
+    assert_eq!(incr(s, &long, 1), too_long);
+    assert_eq!(decr(s, &long, 1), too_long);
     assert_eq!(
         s.modify(&long, |_| (Change::Keep, ())).map(|(cas, ())| cas),
         Err(StoreError::KeyTooLong { len: KEY_LEN_MAX + 1 })
@@ -529,32 +533,32 @@ fn incr_decr_basic() {
     let s = &f.store;
     s.store(b"n", b"10", 42, Expiry::AtMs(T0 + 1000), Mode::Set).unwrap();
     let before = s.get(b"n").unwrap().cas;
-    assert_eq!(s.incr(b"n", 5), Ok(15));
+    assert_eq!(incr(s, b"n", 5), Ok(15));
     let it = s.get(b"n").unwrap();
     assert_eq!(
         (it.value.as_slice(), it.flags, it.expiry),
         (&b"15"[..], 42, Expiry::AtMs(T0 + 1000))
     );
     assert_ne!(it.cas, before, "incr is a write: new CAS");
-    assert_eq!(s.decr(b"n", 3), Ok(12));
+    assert_eq!(decr(s, b"n", 3), Ok(12));
     assert_eq!(value_of(s, b"n").unwrap(), b"12");
-    assert_eq!(s.decr(b"n", 3), Ok(9));
+    assert_eq!(decr(s, b"n", 3), Ok(9));
     assert_eq!(value_of(s, b"n").unwrap(), b"9");
-    assert_eq!(s.incr(b"n", 0), Ok(9));
-    assert_eq!(s.incr(b"n", 991), Ok(1000));
+    assert_eq!(incr(s, b"n", 0), Ok(9));
+    assert_eq!(incr(s, b"n", 991), Ok(1000));
     assert_eq!(value_of(s, b"n").unwrap(), b"1000");
     // Leading zeros and the full 20 digits are accepted.
     set(s, b"z", b"007");
-    assert_eq!(s.incr(b"z", 1), Ok(8));
+    assert_eq!(incr(s, b"z", 1), Ok(8));
     assert_eq!(value_of(s, b"z").unwrap(), b"8");
     set(s, b"z", b"00000000000000000001");
-    assert_eq!(s.incr(b"z", 1), Ok(2));
+    assert_eq!(incr(s, b"z", 1), Ok(2));
     set(s, b"z", b"0");
-    assert_eq!(s.incr(b"z", u64::MAX), Ok(u64::MAX));
+    assert_eq!(incr(s, b"z", u64::MAX), Ok(u64::MAX));
     assert_eq!(value_of(s, b"z").unwrap(), u64::MAX.to_string().as_bytes());
     // Expiry is kept: the counter still expires when the original item would have.
     f.clock.set_ms(T0 + 1000);
-    assert_eq!(s.incr(b"n", 1), Err(StoreError::NotFound));
+    assert_eq!(incr(s, b"n", 1), Err(StoreError::NotFound));
 }
 
 // incr/decr of an absent key is NotFound and does not create it.
@@ -562,8 +566,8 @@ fn incr_decr_basic() {
 fn incr_decr_absent() {
     let f = small();
     let s = &f.store;
-    assert_eq!(s.incr(b"n", 1), Err(StoreError::NotFound));
-    assert_eq!(s.decr(b"n", 1), Err(StoreError::NotFound));
+    assert_eq!(incr(s, b"n", 1), Err(StoreError::NotFound));
+    assert_eq!(decr(s, b"n", 1), Err(StoreError::NotFound));
     assert!(s.get(b"n").is_none());
 }
 
@@ -590,8 +594,8 @@ fn incr_decr_not_numeric() {
     ];
     for value in bad {
         s.store(b"n", value, 5, Expiry::Never, Mode::Set).unwrap();
-        assert_eq!(s.incr(b"n", 1), Err(StoreError::NotNumeric), "incr of {value:?}");
-        assert_eq!(s.decr(b"n", 1), Err(StoreError::NotNumeric), "decr of {value:?}");
+        assert_eq!(incr(s, b"n", 1), Err(StoreError::NotNumeric), "incr of {value:?}");
+        assert_eq!(decr(s, b"n", 1), Err(StoreError::NotNumeric), "decr of {value:?}");
         let it = s.get(b"n").unwrap();
         assert_eq!((it.value.as_slice(), it.flags), (value, 5), "NotNumeric changed the item");
     }
@@ -603,13 +607,13 @@ fn incr_wraps_at_u64_max() {
     let f = small();
     let s = &f.store;
     set(s, b"n", b"18446744073709551615");
-    assert_eq!(s.incr(b"n", 1), Ok(0));
+    assert_eq!(incr(s, b"n", 1), Ok(0));
     assert_eq!(value_of(s, b"n").unwrap(), b"0");
     set(s, b"n", (u64::MAX - 1).to_string().as_bytes());
-    assert_eq!(s.incr(b"n", 5), Ok(3));
+    assert_eq!(incr(s, b"n", 5), Ok(3));
     assert_eq!(value_of(s, b"n").unwrap(), b"3");
     set(s, b"n", b"1");
-    assert_eq!(s.incr(b"n", u64::MAX), Ok(0));
+    assert_eq!(incr(s, b"n", u64::MAX), Ok(0));
 }
 
 // decr of 0 stays 0.
@@ -618,9 +622,9 @@ fn decr_at_zero() {
     let f = small();
     let s = &f.store;
     set(s, b"n", b"0");
-    assert_eq!(s.decr(b"n", 1), Ok(0));
+    assert_eq!(decr(s, b"n", 1), Ok(0));
     assert_eq!(value_of(s, b"n").unwrap(), b"0");
-    assert_eq!(s.decr(b"n", u64::MAX), Ok(0));
+    assert_eq!(decr(s, b"n", u64::MAX), Ok(0));
     assert_eq!(value_of(s, b"n").unwrap(), b"0");
 }
 
@@ -630,13 +634,13 @@ fn decr_saturates() {
     let f = small();
     let s = &f.store;
     set(s, b"n", b"5");
-    assert_eq!(s.decr(b"n", 10), Ok(0));
+    assert_eq!(decr(s, b"n", 10), Ok(0));
     assert_eq!(value_of(s, b"n").unwrap(), b"0");
     set(s, b"n", b"100");
-    assert_eq!(s.decr(b"n", 1), Ok(99));
+    assert_eq!(decr(s, b"n", 1), Ok(99));
     assert_eq!(value_of(s, b"n").unwrap(), b"99");
     set(s, b"n", u64::MAX.to_string().as_bytes());
-    assert_eq!(s.decr(b"n", u64::MAX), Ok(0));
+    assert_eq!(decr(s, b"n", u64::MAX), Ok(0));
     assert_eq!(value_of(s, b"n").unwrap(), b"0");
 }
 
@@ -655,13 +659,13 @@ fn expiry_at_exact_millisecond() {
     f.clock.set_ms(t - 1);
     assert_eq!(s.get(b"k").unwrap().expiry, Expiry::AtMs(t));
     assert!(s.reader().get(b"k").is_some());
-    assert_eq!(s.incr(b"n", 1), Ok(2));
+    assert_eq!(incr(s, b"n", 1), Ok(2));
     f.clock.set_ms(t);
     assert!(s.get(b"k").is_none(), "visible at its expiry millisecond");
     assert!(s.reader().get(b"k").is_none());
     assert!(s.get_and_touch(b"k", Expiry::Never).is_none());
     assert_eq!(s.touch(b"k", Expiry::Never), Err(StoreError::NotFound));
-    assert_eq!(s.incr(b"n", 1), Err(StoreError::NotFound));
+    assert_eq!(incr(s, b"n", 1), Err(StoreError::NotFound));
     assert_eq!(s.store(b"k", b"x", 0, Expiry::Never, Mode::Replace), Err(StoreError::NotStored));
     assert_eq!(s.store(b"k", b"x", 0, Expiry::Never, Mode::Append), Err(StoreError::NotStored));
     let seen = s.modify(b"k", |cur| (Change::Keep, cur.is_some())).unwrap().1;

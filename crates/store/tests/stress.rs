@@ -16,6 +16,8 @@
 //! Each test is bounded by an operation count and a deadline (a few seconds in a debug build).
 //! Run with `cargo test -p store --test stress -- --nocapture` to see per-test summaries.
 
+mod common;
+
 use std::{
     sync::{
         atomic::{AtomicU64, AtomicUsize, Ordering},
@@ -25,6 +27,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::{decr, incr};
 use store::{
     Change, Config, EvictObserver, Expiry, Item, Mode, OwnedItem, Store, StoreError, SystemClock,
     WhenFull, MIB,
@@ -509,7 +512,7 @@ fn one_mixed_op(
             tally.write("delete", key, r, ok, nsok);
         }
         81..=83 => {
-            let r = if rng.chance(50) { store.incr(key, 1) } else { store.decr(key, 1) };
+            let r = if rng.chance(50) { incr(store, key, 1) } else { decr(store, key, 1) };
             match r {
                 Err(StoreError::NotNumeric | StoreError::NotFound) => tally.refused += 1,
                 other => panic!("incr/decr on framed value {}: {other:?}", show(key)),
@@ -685,7 +688,7 @@ fn mixed_ops_without_eviction() {
                 85..=94 => {
                     let j = rng.below(counters.len());
                     let delta = rng.between(1, 4) as u64;
-                    let n = store.incr(&counters[j], delta).unwrap();
+                    let n = incr(&store, &counters[j], delta).unwrap();
                     assert!(
                         n >= counter_seen[j] + delta,
                         "{}: incr returned {n}",
@@ -835,7 +838,7 @@ fn concurrent_incr_loses_nothing() {
             match rng.below(100) {
                 0..=59 => {
                     let j = rng.below(units.len());
-                    let n = store.incr(&units[j], 1).unwrap();
+                    let n = incr(&store, &units[j], 1).unwrap();
                     assert!(
                         n > last[j],
                         "{}: incr returned {n} after {}",
@@ -848,18 +851,18 @@ fn concurrent_incr_loses_nothing() {
                 60..=69 => {
                     let d = rng.between(1, 10) as u64;
                     if rng.chance(50) {
-                        store.incr(net, d).unwrap();
+                        incr(&store, net, d).unwrap();
                         out.net += d as i64;
                     } else {
-                        store.decr(net, d).unwrap();
+                        decr(&store, net, d).unwrap();
                         out.net -= d as i64;
                     }
                 }
                 70..=77 => {
-                    store.incr(wrap, 1).unwrap();
+                    incr(&store, wrap, 1).unwrap();
                     out.wraps += 1;
                 }
-                78..=87 => out.sat_returns.push(store.decr(sat, 1).unwrap()),
+                78..=87 => out.sat_returns.push(decr(&store, sat, 1).unwrap()),
                 _ => {
                     let j = rng.below(units.len());
                     let it = store.get(&units[j]).expect("counter vanished");

@@ -1,0 +1,192 @@
+//! Item bytes: the one place where a location becomes bytes in memory.
+//!
+//! Every read and write of an item's bytes, in the segments' mapping or in a large item's
+//! own mapping, goes through this file, so the pointer arithmetic and its `unsafe` blocks are
+//! here and nowhere else; the store's callers are safe code.
+//!
+//! ```text
+//!   Segments: one mapping of `count` segments of `size` bytes, and a header per segment
+//!   +-----------------------+-----------------------+-----
+//!   | [hdr key value][hdr.. | [hdr key value]...    | ...
+//!   +-----------------------+-----------------------+-----
+//!   ^ id 0                  ^ id 1 = 1 * size
+//!   read:  item(id, offset, &guard) -> header, key and value, borrowed for the pin
+//!   write: reserve(id, len) -> Reservation (this writer's range alone) -> write(..)
+//! ```
+//!
+//! Checked here, on every access: the location lies inside the mapping, every header byte
+//! read lies inside the segment (or the large item's mapping), and the item's length fits
+//! in what is left of it. They are `assert!`, not `debug_assert!`, and they are the checks
+//! the read path made before this type gathered them (one compare per header byte, as the
+//! header is read byte by byte, and one for the decoded length), so reads pay nothing new.
+//! Large items gained the per-byte check; they are at least 1/4 of a segment long, so it
+//! is noise next to copying them.
+//!
+//! Not checkable here, and guaranteed by the store (the lock rules at the top of
+//! `store.rs`):
+//! - A read names an item that was fully written before it was published (an index slot
+//!   read while pinned, or a sealed segment's used range after its writers finished), and
+//!   the memory is not reused while the reader is pinned: segments and large items are
+//!   handed back through the epoch. The `&Guard` argument ties the bytes to that pin.
+//! - A write goes to a range that `Segments::reserve` handed to that writer alone, in a
+//!   segment that is not freed while a reservation is open (`SegHeader::wait_writers`).
+
+use std::{io, sync::atomic::Ordering};
+
+use crossbeam_epoch::Guard;
+
+use crate::{item::Header, mem::Region, segment::SegHeader};
+
+/// The segments' memory and their headers.
+pub(crate) struct Segments {
+    region: Region,
+    headers: Box<[SegHeader]>,
+    size: usize,
+}
+
+/// An item as it lies in memory: its decoded header and all of its bytes (header, key,
+/// value), borrowed for as long as the reader stays pinned.
+pub(crate) struct RawItem<'a> {
+    pub(crate) header: Header,
+    pub(crate) header_len: usize,
+    pub(crate) bytes: &'a [u8],
+}
+
+impl Segments {
+    pub(crate) fn new(count: usize, size: usize) -> io::Result<Segments> {
+        let region = Region::new(count * size)?;
+        Ok(Segments { region, headers: (0..count).map(|_| SegHeader::new()).collect(), size })
+    }
+
+    pub(crate) fn header(&self, id: u32) -> &SegHeader {
+        &self.headers[id as usize]
+    }
+
+    /// Reads the item at `offset` of segment `id`. The caller read the location from the
+    /// index while pinned by `guard`, or is clearing a sealed segment whose writers are done
+    /// (see the module doc); the bytes stay valid while the pin lasts.
+    #[inline]
+    pub(crate) fn item<'g>(&'g self, id: u32, offset: u32, _guard: &'g Guard) -> RawItem<'g> {
+        let (id, offset) = (id as usize, offset as usize);
+        assert!(id < self.headers.len() && offset < self.size, "location outside the segments");
+        // SAFETY: inside the mapping: `id * size + offset` < `count * size` (asserted).
+        let base = unsafe { self.region.ptr().add(id * self.size + offset) };
+        // SAFETY: `size - offset` bytes from `base` lie inside the mapping, and the item
+        // there is published and not reused before `'g` ends (the caller's contract above).
+        unsafe { read_item(base, self.size - offset) }
+    }
+
+    /// Reserves `len` bytes at the end of segment `id` for this writer alone. None if the
+    /// segment is sealed or has no room left; the segment then needs sealing (a failed
+    /// reservation still moves its write offset past the end).
+    pub(crate) fn reserve(&self, id: u32, len: usize) -> Option<Reservation<'_>> {
+        let seg = self.header(id);
+        seg.inflight.fetch_add(1, Ordering::AcqRel);
+        let offset = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel);
+        // A sealed segment's offset has the SEALED bit set, so it fails here too.
+        if offset.saturating_add(len as u64) > self.size as u64 {
+            seg.inflight.fetch_sub(1, Ordering::Release);
+            return None;
+        }
+        Some(Reservation { segments: self, id, offset: offset as usize, len })
+    }
+
+    /// Gives the pages of segment `id` back to the kernel; it reads as zeros afterwards.
+    ///
+    /// # Safety
+    /// Nobody may be reading or writing the segment: it is free and past its grace period.
+    pub(crate) unsafe fn release(&self, id: u32) {
+        assert!((id as usize) < self.headers.len());
+        // SAFETY: the range is the segment's, inside the mapping (asserted); the caller
+        // guarantees that nobody uses it.
+        unsafe { self.region.release(id as usize * self.size, self.size) };
+    }
+}
+
+/// Reads the item at the start of a large item's mapping. The mapping comes from the large
+/// item table while pinned, and stays valid while the pin lasts (see the module doc).
+pub(crate) fn large_item(region: &Region) -> RawItem<'_> {
+    // SAFETY: the mapping is `len` bytes from `ptr`, and the item in it was written before
+    // it was published and is never written again; it lives as long as the borrow.
+    unsafe { read_item(region.ptr(), region.len()) }
+}
+
+/// Writes an item into a fresh large-item mapping, which nobody else can see yet.
+pub(crate) fn write_large_item(region: &mut Region, header: &Header, key: &[u8], value: &[&[u8]]) {
+    let out = region.as_mut_slice();
+    let len = header.item_len();
+    assert!(len <= out.len(), "large item larger than its mapping");
+    write_item(&mut out[..len], header, key, value);
+}
+
+/// A range of a segment that one writer reserved; it counts as in flight (so the segment
+/// is not cleared) until dropped.
+pub(crate) struct Reservation<'s> {
+    segments: &'s Segments,
+    id: u32,
+    offset: usize,
+    len: usize,
+}
+
+impl Reservation<'_> {
+    pub(crate) fn offset(&self) -> u32 {
+        self.offset as u32
+    }
+
+    /// Writes the item into the reserved range (exactly its length) and extends the
+    /// segment's used range over it.
+    pub(crate) fn write(&self, header: &Header, key: &[u8], value: &[&[u8]]) {
+        let segments = self.segments;
+        debug_assert!(self.offset + self.len <= segments.size, "checked by reserve");
+        // SAFETY: `[offset, offset + len)` of segment `id` lies inside the mapping (checked
+        // by `reserve`) and was reserved by its `fetch_add` for this writer alone; nobody
+        // reads it before the item is published, and the segment is not reused while the
+        // reservation is open.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(
+                segments.region.ptr().add(self.id as usize * segments.size + self.offset),
+                self.len,
+            )
+        };
+        write_item(out, header, key, value);
+        let end = (self.offset + self.len) as u32;
+        segments.header(self.id).used_end.fetch_max(end, Ordering::AcqRel);
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.segments.header(self.id).inflight.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Decodes the item at `base`, with `room` bytes to the end of its memory.
+///
+/// # Safety
+/// `room` bytes from `base` are mapped, and the item there was published and is not
+/// written or reused during `'a`.
+#[inline]
+unsafe fn read_item<'a>(base: *const u8, room: usize) -> RawItem<'a> {
+    let (header, header_len) = Header::decode_with(|i| {
+        assert!(i < room, "item header runs past its memory");
+        // SAFETY: in bounds (asserted); the header was written before its publication.
+        unsafe { *base.add(i) }
+    });
+    let len = header_len + header.key_len + header.value_len;
+    assert!(len <= room, "item runs past its memory");
+    // SAFETY: `len` bytes from `base` are the published item (in bounds: asserted), which
+    // nobody writes before the memory is reused, after `'a`.
+    let bytes = unsafe { std::slice::from_raw_parts(base, len) };
+    RawItem { header, header_len, bytes }
+}
+
+fn write_item(out: &mut [u8], header: &Header, key: &[u8], value: &[&[u8]]) {
+    let mut at = header.encode(out);
+    out[at..at + key.len()].copy_from_slice(key);
+    at += key.len();
+    for part in value {
+        out[at..at + part.len()].copy_from_slice(part);
+        at += part.len();
+    }
+    assert_eq!(at, out.len(), "item length mismatch");
+}

@@ -1,0 +1,241 @@
+//! The locked core: what one operation does with its key's stripe held (memcached's `do_`
+//! functions). Functions taking a `Ctx` run with the key's stripe held; the public wrappers
+//! in `ops.rs` lock and retry.
+
+use std::sync::atomic::Ordering;
+
+use crossbeam_epoch::{self as epoch, Guard};
+
+use super::{
+    count_unlink, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store, Stripe, Unlink,
+    Writer, OP_ATTEMPTS, STRIPES,
+};
+use crate::{
+    bytes::{self, RawItem},
+    index::{self, Found, GrowWhen, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
+    item::Header,
+    segment::Queue,
+    types::*,
+};
+
+impl Store {
+    pub(super) fn check_key(&self, key: &[u8]) -> Result<(), StoreError> {
+        if key.len() > KEY_LEN_MAX {
+            return Err(StoreError::KeyTooLong { len: key.len() });
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_size(&self, key: &[u8], value_len: usize) -> Result<(), StoreError> {
+        self.check_key(key)?;
+        let size = key.len() + value_len;
+        if size > self.config.item_size_max {
+            return Err(StoreError::TooLarge { size, max: self.config.item_size_max });
+        }
+        Ok(())
+    }
+
+    pub(super) fn stripe(&self, hash: HashParts) -> &Stripe {
+        &self.stripes[hash.stripe_bits as usize % STRIPES]
+    }
+
+    /// Runs `body` with the key's stripe locked; when it needs memory, makes room with no
+    /// lock held and no epoch pinned, then runs it again.
+    pub(super) fn locked_op<R>(
+        &self,
+        key: &[u8],
+        mut body: impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
+        let hash = HashParts::of(key);
+        let mut room = Room::default();
+        let result = self.locked_attempts(key, hash, &mut room, &mut body);
+        self.give_back(room);
+        result
+    }
+
+    pub(super) fn locked_attempts<R>(
+        &self,
+        key: &[u8],
+        hash: HashParts,
+        room: &mut Room,
+        body: &mut impl FnMut(&Store, &mut Ctx<'_>) -> Result<R, OpError>,
+    ) -> Result<R, StoreError> {
+        for _ in 0..OP_ATTEMPTS {
+            let now_ms = self.config.clock.now_ms();
+            self.check_flush(now_ms);
+            let guard = epoch::pin();
+            let result = {
+                let mut stats = self.stripe(hash).0.lock();
+                let mut ctx = Ctx {
+                    key,
+                    hash,
+                    guard: &guard,
+                    now_ms,
+                    flush_gen: self.flush_gen.load(Ordering::Acquire),
+                    stats: &mut stats,
+                    room: &mut *room,
+                };
+                body(self, &mut ctx)
+            };
+            self.after_write(hash.sub, &guard);
+            drop(guard);
+            match result {
+                Ok(r) => return Ok(r),
+                Err(OpError::Store(e)) => return Err(e),
+                Err(OpError::NeedRoom(need)) => self.make_room(need, room)?,
+            }
+        }
+        Err(StoreError::NoSpace)
+    }
+
+    /// Finds the entry and item for a key, visible or not.
+    pub(super) fn find_item<'g>(
+        &'g self,
+        key: &[u8],
+        hash: HashParts,
+        guard: &'g Guard,
+    ) -> Option<(Found<'g>, Resolved<'g>)> {
+        let mut item = None;
+        let found = self.index.find(hash, guard, |slot| {
+            let r = self.resolve(slot.location(), guard);
+            let matches = r.key() == key;
+            if matches {
+                item = Some(r);
+            }
+            matches
+        })?;
+        Some((found, item.expect("find matched without an item")))
+    }
+
+    /// The key's visible item; an invisible one (expired, flushed) is unlinked on the way.
+    pub(super) fn current<'g>(
+        &'g self,
+        ctx: &mut Ctx<'_>,
+        guard: &'g Guard,
+    ) -> Option<(Found<'g>, Resolved<'g>)> {
+        let (found, r) = self.find_item(ctx.key, ctx.hash, guard)?;
+        if r.visible(ctx.now_ms, ctx.flush_gen) {
+            return Some((found, r));
+        }
+        self.unlink(ctx, &found, &r, Unlink::Dead);
+        None
+    }
+
+    pub(super) fn unlink(
+        &self,
+        ctx: &mut Ctx<'_>,
+        found: &Found<'_>,
+        r: &Resolved<'_>,
+        why: Unlink,
+    ) {
+        self.index.remove(ctx.hash, found);
+        count_unlink(ctx.stats, r, found.value.freq(), why, ctx.flush_gen);
+        self.retire(found.value.location(), ctx.guard);
+    }
+
+    /// Writes a new item for the key and points the index at it; returns its CAS unique.
+    pub(super) fn put(
+        &self,
+        ctx: &mut Ctx<'_>,
+        existing: Option<(&Found<'_>, &Resolved<'_>)>,
+        item: &NewItem<'_>,
+    ) -> Result<u64, OpError> {
+        self.check_size(ctx.key, item.value_len())?;
+        if item.expiry.is_expired(ctx.now_ms) {
+            // Stored and at once expired, as memcached does with a negative TTL.
+            if let Some((found, r)) = existing {
+                self.unlink(ctx, found, r, Unlink::Deleted);
+            }
+            let fresh = || self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS;
+            return Ok(item.cas.unwrap_or_else(fresh));
+        }
+        let header = Header {
+            client_flags: item.flags,
+            expiry: item.expiry,
+            key_len: ctx.key.len(),
+            value_len: item.value_len(),
+            cas: item.cas,
+            meta: item.meta,
+            kind: item.kind,
+        };
+        let (location, cas) = if header.item_len() >= self.large_min {
+            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
+        } else {
+            let class = ttl_class(item.expiry, ctx.now_ms);
+            self.append(Queue::Small, class, &header, ctx.key, item.value, Writer::Client(ctx.room))
+                .ok_or(OpError::NeedRoom(Need::Segment))?
+        };
+        // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a
+        // key written every few milliseconds is as hot as one read that often, and its new
+        // copy must not start cold in the small queue, where S3-FIFO drops unaccessed items
+        // (measured: appended keys lost while 90% of the cache was cold). Keeping the count
+        // also spares the next readers a write to the slot.
+        let freq = existing.map_or(0, |(found, _)| (found.value.freq() + 1).min(index::FREQ_MAX));
+        let slot = Slot::new(ctx.hash.tag, location, freq);
+        let data_len = (header.key_len + header.value_len) as i64;
+        match existing {
+            Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
+                ctx.stats.item_bytes += data_len - r.data_len();
+                self.retire(found.value.location(), ctx.guard);
+            }
+            Some((found, r)) => {
+                // Moving out of a migrating table found no room: drop the old entry first.
+                self.unlink(ctx, found, r, Unlink::Deleted);
+                self.insert_new(ctx, slot, data_len);
+            }
+            None => self.insert_new(ctx, slot, data_len),
+        }
+        ctx.stats.total_items += 1;
+        Ok(cas)
+    }
+
+    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, data_len: i64) {
+        for _ in 0..4 {
+            if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
+                ctx.stats.items += 1;
+                ctx.stats.item_bytes += data_len;
+                return;
+            }
+            // Both buckets are full before the table reached its load limit: grow
+            // now (a sub-table is 1/64 of the index), or, without memory to, make way.
+            if !self.relocate_from_buckets(ctx.hash, ctx.guard)
+                && !self.grow(ctx.hash.sub, GrowWhen::BucketsFull, ctx.guard)
+            {
+                self.evict_from_window(ctx);
+            }
+        }
+        // Nothing in the window could give way (all stripes busy): the new item is dropped
+        // as if evicted at once. Growth of the table (after this write) makes it rare.
+        ctx.stats.evictions += 1;
+        self.retire(slot.location(), ctx.guard);
+    }
+}
+
+impl Store {
+    /// Reads the item at `location`. The caller is pinned and the location was read from
+    /// the index while pinned, so the memory cannot be reused before `guard` is dropped.
+    pub(super) fn resolve<'g>(&'g self, location: Location, guard: &'g Guard) -> Resolved<'g> {
+        if location.segment == LARGE_SEGMENT {
+            let large = self
+                .recycled
+                .large(location.offset, guard)
+                .expect("index points at a freed large item");
+            let RawItem { header, header_len, bytes } = bytes::large_item(&large.region);
+            let cas = header.cas.unwrap_or(large.seq << index::OFFSET_BITS);
+            return Resolved { bytes, header, header_len, cas, flush_gen: large.flush_gen };
+        }
+        let RawItem { header, header_len, bytes } =
+            self.segments.item(location.segment, location.offset, guard);
+        let seg = self.segments.header(location.segment);
+        let cas = header.cas.unwrap_or(
+            (seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(location.offset),
+        );
+        Resolved {
+            bytes,
+            header,
+            header_len,
+            cas,
+            flush_gen: seg.flush_gen.load(Ordering::Acquire),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The index side of writes: growing a sub-table, moving its entries over in chunks, and
+//! making way when both of a key's buckets are full (cuckoo steps, or evicting an entry).
+
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc,
+};
+
+use crossbeam_epoch::Guard;
+
+use super::{count_unlink, stripe_of, Ctx, Store, StripeStats, Unlink, MIGRATE_CHUNK_BUCKETS};
+use crate::index::{self, GrowStep, GrowWhen, HashParts, Slot, Table};
+
+impl Store {
+    /// Both of the key's buckets are full: move one of their entries to its other bucket,
+    /// making room there first if need be (cuckoo steps, two deep). With only one step,
+    /// tables could not fill past about 86%, as two-choice insertion fills buckets evenly.
+    /// The caller holds the stripe of `held`.
+    pub(super) fn relocate_from_buckets(&self, held: HashParts, guard: &Guard) -> bool {
+        let entries = self.index.window_entries(held, guard);
+        self.relocate_one_of(&entries, &[stripe_of(held)], 1, guard)
+    }
+
+    /// Moves one of `entries` to its alternate bucket; `held` are the stripes this thread
+    /// holds already. Other stripes are only tried, never waited for.
+    pub(super) fn relocate_one_of(
+        &self,
+        entries: &[(&AtomicU64, Slot)],
+        held: &[usize],
+        depth: usize,
+        guard: &Guard,
+    ) -> bool {
+        for &(cell, slot) in entries {
+            let r = self.resolve(slot.location(), guard);
+            let hash = HashParts::of(r.key());
+            let stripe = stripe_of(hash);
+            let Some(_lock) = self.try_lock_unless_held(stripe, held) else { continue };
+            if self.index.relocate(hash, cell, slot, guard) {
+                return true;
+            }
+            if depth > 0 {
+                let next = self.index.alternate_entries(hash, cell, guard);
+                let held: Vec<usize> = held.iter().copied().chain([stripe]).collect();
+                if self.relocate_one_of(&next, &held, depth - 1, guard)
+                    && self.index.relocate(hash, cell, slot, guard)
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Locks `stripe` for a second key without waiting: `Some(None)` if this thread holds it
+    /// already, `None` if another thread does.
+    pub(super) fn try_lock_unless_held(
+        &self,
+        stripe: usize,
+        held: &[usize],
+    ) -> Option<Option<parking_lot::MutexGuard<'_, StripeStats>>> {
+        if held.contains(&stripe) {
+            return Some(None);
+        }
+        self.stripes[stripe].0.try_lock().map(Some)
+    }
+
+    /// Both of the key's buckets are full: evict their least-used entry that we can lock.
+    pub(super) fn evict_from_window(&self, ctx: &mut Ctx<'_>) {
+        let mut candidates = self.index.window_entries(ctx.hash, ctx.guard);
+        candidates.sort_by_key(|(_, slot)| slot.freq());
+        for (cell, slot) in candidates {
+            let r = self.resolve(slot.location(), ctx.guard);
+            let hash = HashParts::of(r.key());
+            let held = [stripe_of(ctx.hash)];
+            let Some(mut other) = self.try_lock_unless_held(stripe_of(hash), &held) else {
+                continue;
+            };
+            if !self.index.remove_if(hash.sub, cell, slot) {
+                continue;
+            }
+            let stats = match other.as_mut() {
+                Some(g) => &mut **g,
+                None => &mut *ctx.stats,
+            };
+            count_unlink(stats, &r, slot.freq(), Unlink::Evicted, ctx.flush_gen);
+            if let Some(observer) = &self.config.on_evict {
+                observer(r.key());
+            }
+            self.retire(slot.location(), ctx.guard);
+            return;
+        }
+    }
+
+    /// After a write: move a chunk of a growing sub-table, or start growing a full one.
+    pub(super) fn after_write(&self, sub: usize, guard: &Guard) {
+        if self.index.is_growing(sub, guard) {
+            self.migrate_step(sub, guard);
+            return;
+        }
+        self.grow(sub, GrowWhen::OverLoadLimit, guard);
+    }
+
+    /// Starts growing a sub-table if `when` says it needs it. False if it did not start, for
+    /// want of memory or because it is growing already.
+    pub(super) fn grow(&self, sub: usize, when: GrowWhen, guard: &Guard) -> bool {
+        let step = if self.memory_used_bytes() > self.config.memory_bytes / 2 {
+            GrowStep::Small
+        } else {
+            GrowStep::Normal
+        };
+        let Some(buckets) = self.index.wants_growth(sub, when, step, guard) else {
+            return false;
+        };
+        let bytes = Table::bytes_for(buckets);
+        // Near the memory limit, index memory competes with items: grow only when a key
+        // found no slot even after relocation (at about 95% load), so the index is dense
+        // exactly when memory is scarce.
+        let used = self.memory_used_bytes();
+        if when == GrowWhen::OverLoadLimit && used + bytes > self.config.memory_bytes / 8 * 7 {
+            return false;
+        }
+        if !self.charge_other(bytes) {
+            return false; // no memory to spare: the table stays fuller
+        }
+        let started = Table::new(buckets)
+            .ok()
+            .is_some_and(|table| self.index.start_growth(sub, table, guard).is_ok());
+        if !started {
+            self.recycled.uncharge(bytes);
+        }
+        started
+    }
+
+    pub(super) fn migrate_step(&self, sub: usize, guard: &Guard) {
+        let Some(chunk) = self.index.claim_migration(sub, MIGRATE_CHUNK_BUCKETS, guard) else {
+            return;
+        };
+        for cell in chunk.slots() {
+            self.migrate_cell(cell, guard);
+        }
+        if let Some(bytes) = self.index.finish_migration(chunk, guard) {
+            let recycled = Arc::clone(&self.recycled);
+            guard.defer(move || recycled.uncharge(bytes));
+        }
+    }
+
+    pub(super) fn migrate_cell(&self, cell: &AtomicU64, guard: &Guard) {
+        // Bounded: the value changes only by readers raising its frequency (at most 3 times)
+        // or by its removal.
+        while let Some(value) = index::slot_value(cell) {
+            let r = self.resolve(value.location(), guard);
+            let hash = HashParts::of(r.key());
+            let mut stats = self.stripe(hash).0.lock();
+            if cell.load(Ordering::Acquire) != value.0 {
+                continue;
+            }
+            let moved = index::move_entry(&self.index, hash, cell, value, guard)
+                || (self.relocate_from_buckets(hash, guard)
+                    && index::move_entry(&self.index, hash, cell, value, guard));
+            if !moved {
+                index::drop_entry(&self.index, hash, cell);
+                let flush_gen = self.flush_gen.load(Ordering::Acquire);
+                count_unlink(&mut stats, &r, value.freq(), Unlink::Evicted, flush_gen);
+                self.retire(value.location(), guard);
+                drop(stats);
+                if let Some(observer) = &self.config.on_evict {
+                    observer(r.key());
+                }
+            }
+            return;
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The public operations. Each is a thin wrapper: it checks its arguments and runs one
+//! locked step of the core (`core.rs`) for its key.
+
+use std::sync::atomic::Ordering;
+
+use crossbeam_epoch as epoch;
+
+use super::{Clear, NewItem, Reader, Store, Unlink};
+use crate::{index, types::*};
+
+impl Store {
+    pub fn reader(&self) -> Reader<'_> {
+        let now_ms = self.config.clock.now_ms();
+        self.check_flush(now_ms);
+        Reader {
+            store: self,
+            guard: epoch::pin(),
+            now_ms,
+            flush_gen: self.flush_gen.load(Ordering::Acquire),
+        }
+    }
+
+    /// Copying get, for callers that do not batch.
+    pub fn get(&self, key: &[u8]) -> Option<OwnedItem> {
+        self.reader().get(key).map(|it| it.to_owned())
+    }
+
+    /// Stores `value` under `key` as `mode` says; returns the new CAS unique.
+    pub fn store(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expiry: Expiry,
+        mode: Mode,
+    ) -> Result<u64, StoreError> {
+        let options = StoreOptions::default();
+        self.store_with(key, value, flags, expiry, mode, options).map(|stored| stored.cas)
+    }
+
+    /// [`Store::store`] with memcached meta's extras: a chosen CAS unique, a CAS compare for
+    /// append and prepend, and storing stale on an older CAS.
+    pub fn store_with(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+        expiry: Expiry,
+        mode: Mode,
+        options: StoreOptions,
+    ) -> Result<Stored, StoreError> {
+        self.check_size(key, value.len())?;
+        self.locked_op(key, |s, ctx| {
+            let current = s.current(ctx, ctx.guard);
+            let existing = current.as_ref().map(|(f, r)| (f, r));
+            let mut meta = MetaState::default();
+            let mut expiry = expiry;
+            match (mode, &existing) {
+                (Mode::Add, Some(_)) => return Err(StoreError::NotStored.into()),
+                (Mode::Replace | Mode::Append | Mode::Prepend, None) => {
+                    return Err(StoreError::NotStored.into())
+                }
+                (Mode::Cas(_), None) => return Err(StoreError::NotFound.into()),
+                (Mode::Cas(cas), Some((_, r))) if r.cas != cas => {
+                    if !(options.allow_stale && cas < r.cas) {
+                        return Err(StoreError::Exists.into());
+                    }
+                    // An older writer's value is kept, marked stale, for the item's lifetime.
+                    expiry = r.header.expiry;
+                    meta = MetaState { stale: true, ..r.header.meta };
+                }
+                (Mode::Append | Mode::Prepend, Some((_, r)))
+                    if options.compare_cas.is_some_and(|cas| cas != r.cas) =>
+                {
+                    return Err(StoreError::Exists.into())
+                }
+                _ => {}
+            }
+            let parts: [&[u8]; 2];
+            let item = match (mode, existing) {
+                (Mode::Append | Mode::Prepend, Some((_, r))) => {
+                    parts =
+                        if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
+                    let (flags, expiry) = (r.header.client_flags, r.header.expiry);
+                    let kind = r.header.kind;
+                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta, kind }
+                }
+                _ => {
+                    parts = [value, &[]];
+                    let kind = ValueKind::String;
+                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta, kind }
+                }
+            };
+            let cas = s.put(ctx, existing, &item)?;
+            Ok(Stored { cas, value_len: item.value_len(), meta })
+        })
+    }
+
+    /// Deletes `key`; with `cas`, only if the item's CAS unique still equals it.
+    pub fn delete(&self, key: &[u8], cas: Option<u64>) -> Result<(), StoreError> {
+        let (_, deleted) = self.modify(key, |current| match current {
+            None => (Change::Keep, Err(StoreError::NotFound)),
+            Some(item) if cas.is_some_and(|c| c != item.cas()) => {
+                (Change::Keep, Err(StoreError::Exists))
+            }
+            Some(_) => (Change::Delete, Ok(())),
+        })?;
+        deleted
+    }
+
+    /// Sets a new expiry; returns the item's CAS unique, which a touch does not change.
+    pub fn touch(&self, key: &[u8], expiry: Expiry) -> Result<u64, StoreError> {
+        let (_, cas) = self.modify(key, |current| match current {
+            None => (Change::Keep, None),
+            Some(item) => (retouch(&item, expiry), Some(item.cas())),
+        })?;
+        cas.ok_or(StoreError::NotFound)
+    }
+
+    /// Reads an item and sets its expiry in one step (memcached gat).
+    pub fn get_and_touch(&self, key: &[u8], expiry: Expiry) -> Option<OwnedItem> {
+        let touched = self.modify(key, |current| match current {
+            None => (Change::Keep, None),
+            Some(item) => {
+                let owned = OwnedItem { expiry, ..item.to_owned() };
+                (retouch(&item, expiry), Some(owned))
+            }
+        });
+        touched.ok()?.1
+    }
+
+    /// Atomic read-modify-write: `f` sees the current item (None if absent or expired) and
+    /// decides; no other write to `key` can come between the read and the write. Returns the
+    /// CAS unique of the written item (`Some`) or `None` for Keep/Delete (and for a Rewrite
+    /// without an item). `f` may run more than once when the write had to wait for memory;
+    /// only the last decision takes effect.
+    ///
+    /// The store's one generic write: `delete`, `touch` and `get_and_touch` are made of it,
+    /// and protocol layers build theirs on it (memcached incr/decr and meta arithmetic, Redis
+    /// INCRBY and SETRANGE).
+    pub fn modify<R>(
+        &self,
+        key: &[u8],
+        mut f: impl FnMut(Option<Item<'_>>) -> (Change, R),
+    ) -> Result<(Option<u64>, R), StoreError> {
+        self.check_key(key)?;
+        self.locked_op(key, |s, ctx| {
+            let current = s.current(ctx, ctx.guard);
+            let existing = current.as_ref().map(|(f, r)| (f, r));
+            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq())));
+            let parts: [&[u8]; 1];
+            let item = match &change {
+                Change::Keep => return Ok((None, out)),
+                Change::Delete => {
+                    if let Some((found, r)) = existing {
+                        s.unlink(ctx, found, r, Unlink::Deleted);
+                    }
+                    return Ok((None, out));
+                }
+                Change::Write { value, flags, expiry } => {
+                    parts = [value];
+                    let (flags, expiry) = (*flags, *expiry);
+                    let (meta, kind) = (MetaState::default(), ValueKind::String);
+                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind }
+                }
+                Change::WriteWith { value, flags, expiry, cas, meta } => {
+                    parts = [value];
+                    let (flags, expiry, cas, meta) = (*flags, *expiry, *cas, *meta);
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind: ValueKind::String }
+                }
+                Change::Rewrite { expiry, meta, cas } => {
+                    let Some((_, r)) = existing else { return Ok((None, out)) };
+                    parts = [r.value()];
+                    let (flags, kind) = (r.header.client_flags, r.header.kind);
+                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta, kind }
+                }
+            };
+            Ok((Some(s.put(ctx, existing, &item)?), out))
+        })
+    }
+
+    /// Makes every item stored before `now + delay_ms` invisible from that time on.
+    pub fn flush_all(&self, delay_ms: u64) {
+        // A delayed flush that has come due takes effect before this one replaces it.
+        self.check_flush(self.config.clock.now_ms());
+        if delay_ms == 0 {
+            self.flush_at_ms.store(u64::MAX, Ordering::Release);
+            self.flush_now();
+            // Reclaim what the flush killed, in bounded steps; other threads go on meanwhile.
+            while self.maintain(64) > 0 {}
+        } else {
+            let at = self.config.clock.now_ms().saturating_add(delay_ms);
+            self.flush_at_ms.store(at, Ordering::Release);
+        }
+    }
+
+    /// Number of live items (expired ones not yet reclaimed included).
+    pub fn len(&self) -> usize {
+        self.stripes.iter().map(|s| s.0.lock().items).sum::<i64>().max(0) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes charged against the memory limit.
+    pub fn memory_used_bytes(&self) -> usize {
+        self.recycled.used_bytes.load(Ordering::Acquire)
+    }
+
+    /// Visits up to about `count` keys from `cursor` on (0 starts); returns the next cursor,
+    /// 0 when done. Keys present for the whole scan are visited at least once, even while
+    /// others are written and the index grows (the cursor is a hash position, and bucket
+    /// order is hash order at every table size).
+    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8])) -> u64 {
+        let reader = self.reader();
+        let mut sub = (cursor >> 33) as usize;
+        let mut pos = cursor & ((1 << 33) - 1);
+        let buckets_wanted = count.max(1).div_ceil(6);
+        let mut buckets_read = 0;
+        while sub < index::SUBTABLES && buckets_read < buckets_wanted {
+            let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, |slot| {
+                let r = self.resolve(slot.location(), &reader.guard);
+                if r.visible(reader.now_ms, reader.flush_gen) {
+                    f(r.key());
+                }
+            });
+            buckets_read += read;
+            pos = next_pos;
+            if pos >= 1 << 32 {
+                sub += 1;
+                pos = 0;
+            }
+        }
+        if sub >= index::SUBTABLES {
+            0
+        } else {
+            ((sub as u64) << 33) | pos
+        }
+    }
+
+    /// Background work in bounded steps: moves index entries of growing tables, and reclaims
+    /// at most `segments_max` segments whose items are all expired or flushed. Returns how
+    /// many segments were reclaimed.
+    pub fn maintain(&self, segments_max: usize) -> usize {
+        let now_ms = self.config.clock.now_ms();
+        self.check_flush(now_ms);
+        {
+            let guard = epoch::pin();
+            for sub in 0..index::SUBTABLES {
+                for _ in 0..16 {
+                    if !self.index.is_growing(sub, &guard) {
+                        break;
+                    }
+                    self.migrate_step(sub, &guard);
+                }
+            }
+        }
+        self.seal_dead_actives(now_ms);
+        let dead = self.take_dead(now_ms, segments_max);
+        for victim in &dead {
+            self.clear(*victim, Clear::Reclaim);
+        }
+        dead.len()
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut stats = Stats::default();
+        for stripe in self.stripes.iter() {
+            let s = stripe.0.lock();
+            stats.items += s.items.max(0) as u64;
+            stats.item_bytes += s.item_bytes.max(0) as u64;
+            stats.total_items += s.total_items;
+            stats.evictions += s.evictions;
+            stats.expired_reclaimed += s.expired_reclaimed;
+            stats.expired_unfetched += s.expired_unfetched;
+            stats.evict_kept += s.evict_kept;
+        }
+        let guard = epoch::pin();
+        let (index_bytes, index_slots) = self.index.size(&guard);
+        stats.index_bytes = index_bytes as u64;
+        stats.index_slots = index_slots as u64;
+        stats.memory_used_bytes = self.memory_used_bytes() as u64;
+        stats.memory_limit_bytes = self.config.memory_bytes as u64;
+        let ctl = self.ctl.lock();
+        let free = ctl.free_resident.len()
+            + ctl.free_unbacked.len()
+            + self.recycled.freed_count.load(Ordering::Acquire);
+        stats.segments_in_use = (self.seg_count - free.min(self.seg_count)) as u64;
+        stats.segments_max = self.seg_count as u64;
+        stats
+    }
+}
+
+/// A touch: the same value, flags, meta state and CAS unique, with a new expiry.
+fn retouch(item: &Item<'_>, expiry: Expiry) -> Change {
+    Change::Rewrite { expiry, meta: item.meta_state(), cas: Some(item.cas()) }
+}

@@ -1,0 +1,214 @@
+//! The write path's memory: appending items to active segments, rolling to a new segment,
+//! large items in mappings of their own, and the one memory budget.
+
+use std::sync::{atomic::Ordering, Arc};
+
+use crossbeam_epoch::Guard;
+
+use super::{shard, Need, OpError, Room, Store, Writer, PAGE, RESERVE_SEGMENTS, TTL_CLASSES};
+use crate::{
+    bytes,
+    index::{self, Location, LARGE_SEGMENT},
+    item::Header,
+    mem::Region,
+    segment::{Ctl, Large, Queue, Victim, NONE},
+    types::*,
+};
+
+impl Store {
+    /// Appends an item to the active segment of (queue, class); None if no segment can be
+    /// had without evicting.
+    pub(super) fn append(
+        &self,
+        queue: Queue,
+        class: usize,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+        mut writer: Writer<'_>,
+    ) -> Option<(Location, u64)> {
+        let len = header.item_len();
+        debug_assert!(len < self.large_min || matches!(writer, Writer::Eviction));
+        let active_index = self.active_index(queue, class);
+        let active = &self.active[active_index];
+        for _ in 0..8 {
+            let id = active.load(Ordering::Acquire);
+            if id != NONE {
+                if let Some(done) = self.try_append(id, header, key, value) {
+                    return Some(done);
+                }
+            }
+            if !self.roll(queue, active_index, id, writer.reborrow()) {
+                return None;
+            }
+        }
+        None
+    }
+
+    pub(super) fn try_append(
+        &self,
+        id: u32,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+    ) -> Option<(Location, u64)> {
+        let seg = self.segments.header(id);
+        let reservation = self.segments.reserve(id, header.item_len())?;
+        reservation.write(header, key, value);
+        let offset = reservation.offset();
+        let expiry_ms = match header.expiry {
+            Expiry::Never => u64::MAX,
+            Expiry::AtMs(at) => at,
+        };
+        if seg.max_expiry_ms.load(Ordering::Relaxed) < expiry_ms {
+            seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
+        }
+        let cas = header
+            .cas
+            .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(offset));
+        // Dropping the reservation ends the write: the segment may be cleared from now on.
+        drop(reservation);
+        Some((Location { segment: id, offset }, cas))
+    }
+
+    pub(super) fn active_index(&self, queue: Queue, class: usize) -> usize {
+        (queue as usize * TTL_CLASSES + class) * self.write_shards + shard() % self.write_shards
+    }
+
+    /// Seals the full active segment `seen` and opens a new one. False if none is free.
+    pub(super) fn roll(
+        &self,
+        queue: Queue,
+        active_index: usize,
+        seen: u32,
+        writer: Writer<'_>,
+    ) -> bool {
+        let mut ctl = self.ctl.lock();
+        let active = &self.active[active_index];
+        if active.load(Ordering::Acquire) != seen {
+            return true; // another writer rolled it already
+        }
+        if seen != NONE {
+            let seg = self.segments.header(seen);
+            seg.seal();
+            ctl.push(seg.queue(), Victim::Segment(seen));
+            active.store(NONE, Ordering::Release);
+        }
+        let id = match writer {
+            Writer::Client(room) => room.segment.take().or_else(|| {
+                let reserve = self.writer_reserve();
+                self.take_segment(&mut ctl, reserve)
+            }),
+            Writer::Eviction => self.take_segment(&mut ctl, 0),
+        };
+        let Some(id) = id else { return false };
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        self.segments.header(id).open(seq, self.flush_gen.load(Ordering::Acquire), queue);
+        active.store(id, Ordering::Release);
+        true
+    }
+
+    /// Free segments a client write leaves for eviction's copies.
+    pub(super) fn writer_reserve(&self) -> usize {
+        if self.config.when_full == WhenFull::Refuse {
+            0
+        } else {
+            RESERVE_SEGMENTS
+        }
+    }
+
+    /// A free segment, leaving `reserve` of them.
+    pub(super) fn take_segment(&self, ctl: &mut Ctl, reserve: usize) -> Option<u32> {
+        self.recycled.take_freed(&mut ctl.free_resident);
+        if ctl.free_resident.len() > reserve {
+            return ctl.free_resident.pop();
+        }
+        let headroom = reserve.saturating_sub(ctl.free_resident.len()) * self.seg_size;
+        if !ctl.free_unbacked.is_empty() && self.recycled.try_charge(self.seg_size, headroom) {
+            return ctl.free_unbacked.pop();
+        }
+        None
+    }
+
+    pub(super) fn write_large(
+        &self,
+        header: &Header,
+        key: &[u8],
+        value: &[&[u8]],
+        flush_gen: u32,
+        room: &mut Room,
+    ) -> Result<(Location, u64), OpError> {
+        let len = header.item_len();
+        let bytes = len.div_ceil(PAGE) * PAGE;
+        if room.bytes >= bytes {
+            room.bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
+        }
+        let mut region = match Region::new(bytes) {
+            Ok(region) => region,
+            Err(_) => {
+                self.recycled.uncharge(bytes);
+                return Err(StoreError::NoSpace.into());
+            }
+        };
+        bytes::write_large_item(&mut region, header, key, value);
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let expiry_ms = match header.expiry {
+            Expiry::Never => u64::MAX,
+            Expiry::AtMs(at) => at,
+        };
+        let large = Large { region, seq, flush_gen, expiry_ms };
+        let slot = match self.recycled.add_large(large) {
+            Ok(slot) => slot,
+            Err(large) => {
+                self.recycled.uncharge(large.region.len());
+                return Err(StoreError::NoSpace.into());
+            }
+        };
+        self.ctl.lock().push(Queue::Main, Victim::Large(slot, seq));
+        let cas = header.cas.unwrap_or(seq << index::OFFSET_BITS);
+        Ok((Location { segment: LARGE_SEGMENT, offset: slot }, cas))
+    }
+
+    /// Called when an index entry stops pointing at `location`: a large item's memory is
+    /// freed after the grace period (segment bytes simply become garbage until eviction).
+    pub(super) fn retire(&self, location: Location, guard: &Guard) {
+        if location.segment == LARGE_SEGMENT {
+            let recycled = Arc::clone(&self.recycled);
+            let slot = location.offset;
+            // Counted as memory on its way back, like a cleared segment (see `make_room`).
+            recycled.in_grace.fetch_add(1, Ordering::AcqRel);
+            guard.defer(move || recycled.free_large(slot));
+        }
+    }
+
+    /// Charges memory that is not a segment (index tables, large items), giving back free
+    /// segments' pages to the kernel when that is what it takes.
+    pub(super) fn charge_other(&self, bytes: usize) -> bool {
+        loop {
+            if self.recycled.try_charge(bytes, 0) {
+                return true;
+            }
+            if !self.unback_free_segment(&mut self.ctl.lock()) {
+                return false;
+            }
+            self.recycled.uncharge(self.seg_size);
+        }
+    }
+
+    /// Gives one free segment's pages back to the kernel, keeping the reserve (eviction
+    /// copies the items it keeps into it); false if none can go. The segment's charge stays:
+    /// the caller moves it where the memory is needed.
+    pub(super) fn unback_free_segment(&self, ctl: &mut Ctl) -> bool {
+        self.recycled.take_freed(&mut ctl.free_resident);
+        if ctl.free_resident.len() <= self.writer_reserve() {
+            return false;
+        }
+        let Some(id) = ctl.free_resident.pop() else { return false };
+        // SAFETY: a free segment is past its grace period: no reader or writer uses it.
+        unsafe { self.segments.release(id) };
+        ctl.free_unbacked.push(id);
+        true
+    }
+}
