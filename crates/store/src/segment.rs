@@ -26,6 +26,9 @@ use crate::mem::Region;
 
 pub(crate) const SEALED: u64 = 1 << 40;
 pub(crate) const NONE: u32 = u32::MAX;
+/// Items are grouped by remaining lifetime into this many classes (powers of ten of
+/// seconds; see `store::ttl_class`), each with its own active segments and queues.
+pub(crate) const TTL_CLASSES: usize = 8;
 
 /// Which FIFO a segment belongs to (S3-FIFO's small probation queue, or main).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ pub(crate) struct SegHeader {
     /// The flush generation the segment was opened in.
     pub(crate) flush_gen: AtomicU32,
     pub(crate) queue: AtomicU32,
+    /// The TTL class of its items.
+    pub(crate) class: AtomicU32,
     /// Opening sequence number: the high bits of the CAS unique of its items.
     pub(crate) seq: AtomicU64,
 }
@@ -67,18 +72,20 @@ impl SegHeader {
             seq: AtomicU64::new(0),
             max_expiry_ms: AtomicU64::new(0),
             queue: AtomicU32::new(0),
+            class: AtomicU32::new(0),
             _pad: [0; 40],
         }
     }
 
     /// Prepares a free segment for writing. Publishing `write_offset = 0` last makes the
     /// other fields visible to every writer whose reservation succeeds.
-    pub(crate) fn open(&self, seq: u64, flush_gen: u32, queue: Queue) {
+    pub(crate) fn open(&self, seq: u64, flush_gen: u32, queue: Queue, class: usize) {
         self.used_end.store(0, Ordering::Relaxed);
         self.flush_gen.store(flush_gen, Ordering::Relaxed);
         self.seq.store(seq, Ordering::Relaxed);
         self.max_expiry_ms.store(0, Ordering::Relaxed);
         self.queue.store(queue as u32, Ordering::Relaxed);
+        self.class.store(class as u32, Ordering::Relaxed);
         self.write_offset.store(0, Ordering::Release);
     }
 
@@ -106,6 +113,10 @@ impl SegHeader {
             Queue::Small
         }
     }
+
+    pub(crate) fn class(&self) -> usize {
+        self.class.load(Ordering::Relaxed) as usize
+    }
 }
 
 /// An entry of an eviction queue.
@@ -119,32 +130,126 @@ pub(crate) enum Victim {
 
 /// Segment lists, guarded by one mutex that only segment turnover takes (once per segment of
 /// writes, never per request).
+///
+/// ```text
+///   small: class 0 [s3][s9]...     main: class 0 [s1][s7]...     dead: [s4]
+///          class 1 [s5]...               class 1 [s2][L8]...     (known dead, not queued)
+///          ...                           ...
+///   eviction: the oldest head (by push stamp) of the queue S3-FIFO picks
+///   reclaim:  the dead list, then heads that are dead, class by class; never a scan
+/// ```
+///
+/// Each eviction queue is one FIFO per TTL class, merged by age: every entry carries the
+/// stamp of its push, and eviction takes the oldest head, so the eviction order is that of a
+/// single FIFO. Within a class, segments die in about the order they were sealed (their
+/// items' lifetimes are within a factor of ten), and a flush kills every entry queued before
+/// it, so dead entries gather at the class heads, where reclaim finds them by looking at
+/// 2 x `TTL_CLASSES` heads, as Pelikan's TTL buckets do: work bounded by what is dead, not by
+/// what is queued. A dead segment behind a live head of its own class waits for that head
+/// (at most the class's lifetime spread) or for eviction, which takes it like any other.
 #[derive(Default)]
 pub(crate) struct Ctl {
     /// Free segments whose pages may be resident (charged to the budget).
     pub(crate) free_resident: Vec<u32>,
     /// Free segments whose pages were given back (not charged).
     pub(crate) free_unbacked: Vec<u32>,
-    pub(crate) small: VecDeque<Victim>,
-    pub(crate) main: VecDeque<Victim>,
+    small: Fifo,
+    main: Fifo,
+    /// Segments sealed because they were found dead: reclaimed before any queue head.
+    dead: Vec<Victim>,
+    /// The next push's stamp.
+    stamp: u64,
 }
 
 impl Ctl {
+    /// Segment lists with every segment free and unbacked (none touched yet).
+    pub(crate) fn new(segments: usize) -> Ctl {
+        Ctl { free_unbacked: (0..segments as u32).rev().collect(), ..Ctl::default() }
+    }
+
     /// S3-FIFO's choice: evict from the small queue while it holds more than a tenth of the
     /// cache, else from main.
     pub(crate) fn pick_victim(&mut self) -> Option<Victim> {
-        let total = self.small.len() + self.main.len();
-        if !self.small.is_empty() && (self.small.len() * 10 > total || self.main.is_empty()) {
-            self.small.pop_front()
+        let total = self.small.len + self.main.len;
+        if self.small.len > 0 && (self.small.len * 10 > total || self.main.len == 0) {
+            self.small.pop_oldest()
         } else {
-            self.main.pop_front().or_else(|| self.small.pop_front())
+            self.main.pop_oldest().or_else(|| self.small.pop_oldest())
         }
     }
 
-    pub(crate) fn push(&mut self, queue: Queue, victim: Victim) {
+    pub(crate) fn push(&mut self, queue: Queue, class: usize, victim: Victim) {
+        self.stamp += 1;
         match queue {
-            Queue::Small => self.small.push_back(victim),
-            Queue::Main => self.main.push_back(victim),
+            Queue::Small => self.small.push(self.stamp, class, victim),
+            Queue::Main => self.main.push(self.stamp, class, victim),
+        }
+    }
+
+    /// Queues a sealed segment in its queue and class.
+    pub(crate) fn push_segment(&mut self, id: u32, header: &SegHeader) {
+        self.push(header.queue(), header.class(), Victim::Segment(id));
+    }
+
+    /// Queues a segment known to be dead where reclaim looks first.
+    pub(crate) fn push_dead(&mut self, victim: Victim) {
+        self.dead.push(victim);
+    }
+
+    /// Takes up to `max` dead entries: the dead list, then the class heads of both queues
+    /// while `is_dead` says so. Looks at no more than `max` entries plus one head per class.
+    pub(crate) fn take_dead(
+        &mut self,
+        max: usize,
+        mut is_dead: impl FnMut(&Victim) -> bool,
+    ) -> Vec<Victim> {
+        let from_list = self.dead.len().min(max);
+        let mut out: Vec<Victim> = self.dead.drain(self.dead.len() - from_list..).collect();
+        self.small.pop_dead_heads(max, &mut is_dead, &mut out);
+        self.main.pop_dead_heads(max, &mut is_dead, &mut out);
+        out
+    }
+}
+
+/// One eviction queue: a FIFO per TTL class, and the number of entries in all of them.
+#[derive(Default)]
+struct Fifo {
+    classes: [VecDeque<(u64, Victim)>; TTL_CLASSES],
+    len: usize,
+}
+
+impl Fifo {
+    fn push(&mut self, stamp: u64, class: usize, victim: Victim) {
+        self.classes[class].push_back((stamp, victim));
+        self.len += 1;
+    }
+
+    /// The entry pushed first, across classes.
+    fn pop_oldest(&mut self) -> Option<Victim> {
+        let class = (0..TTL_CLASSES)
+            .filter_map(|c| self.classes[c].front().map(|&(stamp, _)| (stamp, c)))
+            .min()?
+            .1;
+        self.len -= 1;
+        self.classes[class].pop_front().map(|(_, victim)| victim)
+    }
+
+    fn pop_dead_heads(
+        &mut self,
+        max: usize,
+        is_dead: &mut impl FnMut(&Victim) -> bool,
+        out: &mut Vec<Victim>,
+    ) {
+        for class in self.classes.iter_mut() {
+            while out.len() < max {
+                match class.front() {
+                    Some((_, victim)) if is_dead(victim) => {
+                        out.extend(class.pop_front().map(|(_, victim)| victim));
+                        self.len -= 1;
+                    }
+                    _ => break,
+                }
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ use crate::{
     bytes::Segments,
     index::{self, HashParts, Index, Table, LARGE_SEGMENT},
     item::Header,
-    segment::{Ctl, Recycled, NONE},
+    segment::{Ctl, Recycled, NONE, TTL_CLASSES},
     types::*,
 };
 
@@ -45,7 +45,6 @@ mod write;
 use evict::{Need, Room};
 
 const STRIPES: usize = 1024;
-const TTL_CLASSES: usize = 8;
 /// Free segments kept back from ordinary writers so that eviction can copy kept items.
 const RESERVE_SEGMENTS: usize = 1;
 const MIGRATE_CHUNK_BUCKETS: usize = 32;
@@ -60,6 +59,10 @@ const PAGE: usize = 4096;
 
 #[derive(Default)]
 struct StripeStats {
+    /// The flush generation that `items` and `item_bytes` count. Items of older ones are
+    /// gone for every reader at once, however long their memory takes to reclaim, so
+    /// `len` drops to 0 at a flush; the first count of a newer generation starts afresh.
+    gen: u32,
     items: i64,
     item_bytes: i64,
     total_items: u64,
@@ -67,6 +70,30 @@ struct StripeStats {
     expired_reclaimed: u64,
     expired_unfetched: u64,
     evict_kept: u64,
+}
+
+impl StripeStats {
+    /// Counts `items` (+1 or -1) of `bytes` of flush generation `gen`. An older generation
+    /// than the one counted is ignored: it was zeroed when the newer one started.
+    fn count(&mut self, gen: u32, items: i64, bytes: i64) {
+        if gen != self.gen {
+            if (gen.wrapping_sub(self.gen) as i32) < 0 {
+                return;
+            }
+            (self.gen, self.items, self.item_bytes) = (gen, 0, 0);
+        }
+        self.items += items;
+        self.item_bytes += bytes;
+    }
+
+    /// Items and bytes of generation `gen` (which is the newest).
+    fn live(&self, gen: u32) -> (i64, i64) {
+        if self.gen == gen {
+            (self.items, self.item_bytes)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 #[repr(align(64))]
@@ -264,7 +291,7 @@ impl Store {
         if !recycled.try_charge(index_bytes, (RESERVE_SEGMENTS + 4) * seg_size) {
             return Err(ConfigError("memory limit too small for the index".into()));
         }
-        let ctl = Ctl { free_unbacked: (0..seg_count as u32).rev().collect(), ..Ctl::default() };
+        let ctl = Ctl::new(seg_count);
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // Each shard may hold a partly filled segment per class: keep that under 1/16th.
         let write_shards = cpus.min(WRITE_SHARDS_MAX).min(seg_count / 16).max(1);
@@ -326,8 +353,7 @@ fn stripe_of(hash: HashParts) -> usize {
 }
 
 fn count_unlink(stats: &mut StripeStats, r: &Resolved<'_>, freq: u8, why: Unlink, gen: u32) {
-    stats.items -= 1;
-    stats.item_bytes -= r.data_len();
+    stats.count(r.flush_gen, -1, -r.data_len());
     match why {
         Unlink::Deleted => {}
         Unlink::Evicted => stats.evictions += 1,
@@ -351,6 +377,12 @@ fn ttl_class(expiry: Expiry, now_ms: u64) -> usize {
             (1 + (ttl_ms.ilog10() as usize).saturating_sub(3)).min(TTL_CLASSES - 1)
         }
     }
+}
+
+/// [`ttl_class`] of a large item's expiry in Unix ms (`u64::MAX`: never).
+fn ttl_class_ms(expiry_ms: u64, now_ms: u64) -> usize {
+    let expiry = if expiry_ms == u64::MAX { Expiry::Never } else { Expiry::AtMs(expiry_ms) };
+    ttl_class(expiry, now_ms)
 }
 
 impl Drop for Store {

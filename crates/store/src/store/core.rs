@@ -158,10 +158,10 @@ impl Store {
             meta: item.meta,
             kind: item.kind,
         };
+        let class = ttl_class(item.expiry, ctx.now_ms);
         let (location, cas) = if header.item_len() >= self.large_min {
-            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, ctx.room)?
+            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, class, ctx.room)?
         } else {
-            let class = ttl_class(item.expiry, ctx.now_ms);
             self.append(Queue::Small, class, &header, ctx.key, item.value, Writer::Client(ctx.room))
                 .ok_or(OpError::NeedRoom(Need::Segment))?
         };
@@ -173,27 +173,34 @@ impl Store {
         let freq = existing.map_or(0, |(found, _)| (found.value.freq() + 1).min(index::FREQ_MAX));
         let slot = Slot::new(ctx.hash.tag, location, freq);
         let data_len = (header.key_len + header.value_len) as i64;
+        // The item is counted in the generation of the memory it landed in: a segment opened
+        // before a flush that came while this write ran holds it invisible, and uncounted.
+        let gen = if location.segment == LARGE_SEGMENT {
+            ctx.flush_gen
+        } else {
+            self.segments.header(location.segment).flush_gen.load(Ordering::Acquire)
+        };
         match existing {
             Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
-                ctx.stats.item_bytes += data_len - r.data_len();
+                ctx.stats.count(r.flush_gen, -1, -r.data_len());
+                ctx.stats.count(gen, 1, data_len);
                 self.retire(found.value.location(), ctx.guard);
             }
             Some((found, r)) => {
                 // Moving out of a migrating table found no room: drop the old entry first.
                 self.unlink(ctx, found, r, Unlink::Deleted);
-                self.insert_new(ctx, slot, data_len);
+                self.insert_new(ctx, slot, gen, data_len);
             }
-            None => self.insert_new(ctx, slot, data_len),
+            None => self.insert_new(ctx, slot, gen, data_len),
         }
         ctx.stats.total_items += 1;
         Ok(cas)
     }
 
-    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, data_len: i64) {
+    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, gen: u32, data_len: i64) {
         for _ in 0..4 {
             if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
-                ctx.stats.items += 1;
-                ctx.stats.item_bytes += data_len;
+                ctx.stats.count(gen, 1, data_len);
                 return;
             }
             // Both buckets are full before the table reached its load limit: grow

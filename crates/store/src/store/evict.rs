@@ -5,7 +5,9 @@ use std::sync::{atomic::Ordering, Arc};
 
 use crossbeam_epoch::{self as epoch, Guard};
 
-use super::{count_unlink, ttl_class, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD};
+use super::{
+    count_unlink, ttl_class, ttl_class_ms, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD,
+};
 use crate::{
     index::{Found, HashParts, Location, Slot, LARGE_SEGMENT},
     item::Header,
@@ -170,7 +172,7 @@ impl Store {
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
             // A writer that reserved space before the seal stored a live item after all.
-            self.ctl.lock().push(seg.queue(), Victim::Segment(id));
+            self.ctl.lock().push_segment(id, seg);
             return 0;
         }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
@@ -266,7 +268,8 @@ impl Store {
             if !self.index.replace(hash, found, slot, guard) {
                 return false;
             }
-            self.ctl.lock().push(Queue::Main, Victim::Large(location.offset, large.seq));
+            let class = ttl_class_ms(large.expiry_ms, self.config.clock.now_ms());
+            self.ctl.lock().push(Queue::Main, class, Victim::Large(location.offset, large.seq));
             return true;
         }
         let header = Header { cas: Some(r.cas), ..r.header };

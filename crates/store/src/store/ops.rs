@@ -185,18 +185,25 @@ impl Store {
         self.check_flush(self.config.clock.now_ms());
         if delay_ms == 0 {
             self.flush_at_ms.store(u64::MAX, Ordering::Release);
+            // One bounded step: what the flush killed is reclaimed later, by `maintain` on
+            // the workers' ticks and by writes that need its memory (`make_room`).
             self.flush_now();
-            // Reclaim what the flush killed, in bounded steps; other threads go on meanwhile.
-            while self.maintain(64) > 0 {}
         } else {
             let at = self.config.clock.now_ms().saturating_add(delay_ms);
             self.flush_at_ms.store(at, Ordering::Release);
         }
     }
 
-    /// Number of live items (expired ones not yet reclaimed included).
+    /// Number of live items (expired ones not yet reclaimed included; flushed ones not).
     pub fn len(&self) -> usize {
-        self.stripes.iter().map(|s| s.0.lock().items).sum::<i64>().max(0) as usize
+        let gen = self.current_flush_gen();
+        self.stripes.iter().map(|s| s.0.lock().live(gen).0).sum::<i64>().max(0) as usize
+    }
+
+    /// The flush generation after applying a delayed flush that has come due.
+    fn current_flush_gen(&self) -> u32 {
+        self.check_flush(self.config.clock.now_ms());
+        self.flush_gen.load(Ordering::Acquire)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -261,15 +268,20 @@ impl Store {
         for victim in &dead {
             self.clear(*victim, Clear::Reclaim);
         }
+        // Push the epoch on, so that memory cleared by earlier ticks leaves its grace period
+        // even in a store that nothing else reads (a worker's ticks keep going when idle).
+        epoch::pin().flush();
         dead.len()
     }
 
     pub fn stats(&self) -> Stats {
         let mut stats = Stats::default();
+        let gen = self.current_flush_gen();
         for stripe in self.stripes.iter() {
             let s = stripe.0.lock();
-            stats.items += s.items.max(0) as u64;
-            stats.item_bytes += s.item_bytes.max(0) as u64;
+            let (items, item_bytes) = s.live(gen);
+            stats.items += items.max(0) as u64;
+            stats.item_bytes += item_bytes.max(0) as u64;
             stats.total_items += s.total_items;
             stats.evictions += s.evictions;
             stats.expired_reclaimed += s.expired_reclaimed;

@@ -1,5 +1,13 @@
 //! Dead memory: segments (and large items) whose items are all expired or flushed, and the
 //! flush generation that makes every earlier item invisible at once.
+//!
+//! Work is bounded by what is dead, never by what is queued (all under `ctl`, which every
+//! segment roll takes): `take_dead` looks at the dead list and at the head of each TTL class
+//! of both queues (see `Ctl`), and takes at most the `max` its caller asks for: `maintain`
+//! (8 per worker tick) and `make_room` (2 per round, on the write path). A flush is one
+//! step: it bumps the generation, which makes every earlier item invisible at once, and
+//! seals the active segments; its dead segments then sit at the class heads, ahead of
+//! anything written since, and go back in those bounded steps.
 
 use std::sync::atomic::Ordering;
 
@@ -15,12 +23,13 @@ impl Store {
             if id != NONE {
                 let seg = self.segments.header(id);
                 seg.seal();
-                ctl.push(seg.queue(), Victim::Segment(id));
+                ctl.push_segment(id, seg);
             }
         }
     }
 
-    /// Seals active segments whose items are all dead, so that `take_dead` finds them: a
+    /// Seals active segments whose items are all dead, onto the dead list where `take_dead`
+    /// looks first: a
     /// segment that stops receiving writes (a burst of short-lived items, then no more of
     /// that TTL class) would otherwise stay active, and its items counted, for ever.
     /// Bounded: one pass over the active table, which is small (2 queues x TTL classes x
@@ -41,11 +50,12 @@ impl Store {
             let seg = self.segments.header(id);
             seg.seal();
             active.store(NONE, Ordering::Release);
-            ctl.push(seg.queue(), Victim::Segment(id));
+            ctl.push_dead(Victim::Segment(id));
         }
     }
 
-    /// Takes up to `max` queued segments (or large items) whose items are all dead.
+    /// Takes up to `max` segments (or large items) whose items are all dead, from the dead
+    /// list and the queues' class heads (see the module doc): no scan of the queues.
     pub(super) fn take_dead(&self, now_ms: u64, max: usize) -> Vec<Victim> {
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
         let guard = epoch::pin();
@@ -58,20 +68,7 @@ impl Store {
                 _ => true,
             },
         };
-        let mut ctl = self.ctl.lock();
-        let ctl = &mut *ctl;
-        let mut dead = Vec::new();
-        for queue in [&mut ctl.small, &mut ctl.main] {
-            let mut i = 0;
-            while i < queue.len() && dead.len() < max {
-                if is_dead(&queue[i]) {
-                    dead.extend(queue.remove(i));
-                } else {
-                    i += 1;
-                }
-            }
-        }
-        dead
+        self.ctl.lock().take_dead(max, is_dead)
     }
 
     /// Whether every item of a segment is expired or flushed.
@@ -94,7 +91,8 @@ impl Store {
     }
 
     /// Starts a new flush generation: items of earlier ones are invisible from now on, and
-    /// their segments are reclaimed by `maintain`.
+    /// their segments are reclaimed by `maintain` and `make_room` in bounded steps. O(1) in
+    /// the number of items: one pass over the small active-segment table.
     pub(super) fn flush_now(&self) {
         let mut ctl = self.ctl.lock();
         self.flush_gen.fetch_add(1, Ordering::AcqRel);

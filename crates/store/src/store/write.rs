@@ -38,7 +38,7 @@ impl Store {
                     return Some(done);
                 }
             }
-            if !self.roll(queue, active_index, id, writer.reborrow()) {
+            if !self.roll(queue, class, active_index, id, writer.reborrow()) {
                 return None;
             }
         }
@@ -79,6 +79,7 @@ impl Store {
     pub(super) fn roll(
         &self,
         queue: Queue,
+        class: usize,
         active_index: usize,
         seen: u32,
         writer: Writer<'_>,
@@ -91,7 +92,7 @@ impl Store {
         if seen != NONE {
             let seg = self.segments.header(seen);
             seg.seal();
-            ctl.push(seg.queue(), Victim::Segment(seen));
+            ctl.push_segment(seen, seg);
             active.store(NONE, Ordering::Release);
         }
         let id = match writer {
@@ -103,7 +104,8 @@ impl Store {
         };
         let Some(id) = id else { return false };
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-        self.segments.header(id).open(seq, self.flush_gen.load(Ordering::Acquire), queue);
+        let flush_gen = self.flush_gen.load(Ordering::Acquire);
+        self.segments.header(id).open(seq, flush_gen, queue, class);
         active.store(id, Ordering::Release);
         true
     }
@@ -136,6 +138,7 @@ impl Store {
         key: &[u8],
         value: &[&[u8]],
         flush_gen: u32,
+        class: usize,
         room: &mut Room,
     ) -> Result<(Location, u64), OpError> {
         let len = header.item_len();
@@ -166,7 +169,16 @@ impl Store {
                 return Err(StoreError::NoSpace.into());
             }
         };
-        self.ctl.lock().push(Queue::Main, Victim::Large(slot, seq));
+        let victim = Victim::Large(slot, seq);
+        let mut ctl = self.ctl.lock();
+        if self.flush_gen.load(Ordering::Acquire) == flush_gen {
+            ctl.push(Queue::Main, class, victim);
+        } else {
+            // A flush came between the start of this write and now: the item is dead
+            // already, and the flush's entries are ahead of its class head.
+            ctl.push_dead(victim);
+        }
+        drop(ctl);
         let cas = header.cas.unwrap_or(seq << index::OFFSET_BITS);
         Ok((Location { segment: LARGE_SEGMENT, offset: slot }, cas))
     }
