@@ -167,7 +167,7 @@ impl Drop for Reservation<'_> {
 /// written or reused during `'a`.
 #[inline]
 unsafe fn read_item<'a>(base: *const u8, room: usize) -> RawItem<'a> {
-    let (header, header_len) = Header::decode_with(|i| {
+    let (header, header_len) = Header::decode_with(move |i| {
         assert!(i < room, "item header runs past its memory");
         // SAFETY: in bounds (asserted); the header was written before its publication.
         unsafe { *base.add(i) }

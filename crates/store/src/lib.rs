@@ -21,11 +21,13 @@
 //! - Items are appended to per-thread active segments; the CAS unique is the segment's
 //!   sequence number and the item's offset, so it costs no bytes (item.rs).
 //! - Reads pin the epoch (crossbeam-epoch) and take no lock; memory is reused only after
-//!   every reader that could see it has unpinned (store.rs, segment.rs).
+//!   every reader that could see it has unpinned (store.rs, segment.rs). Item bytes are
+//!   read and written only through bytes.rs, which holds the store's pointer arithmetic.
 //! - Eviction takes whole segments in S3-FIFO order: from the small queue, items read since
 //!   they were written move to main and the rest leave; from main, read items are copied
 //!   forward once per read. Expiry reclaims whole segments whose items all expired; items
-//!   are grouped by TTL class so that this happens (`maintain`).
+//!   are grouped by TTL class so that this happens, and dead segments gather at the heads of
+//!   their class's queue, where `maintain` and writes find them without a scan (store/reclaim.rs).
 //! - One budget covers segments, index tables and large items; see `segment.rs`.
 //!
 //! ```

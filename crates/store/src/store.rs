@@ -275,6 +275,16 @@ impl Reader<'_> {
 
 impl Store {
     pub fn new(config: Config) -> Result<Store, ConfigError> {
+        // Start the index sized for 2 KiB items; it grows if items are smaller.
+        let slots = config.memory_bytes / 2048;
+        let buckets_per_sub =
+            (slots / index::SUBTABLES / index::SLOTS_PER_BUCKET).max(16).next_power_of_two();
+        Store::with_index_buckets(config, buckets_per_sub)
+    }
+
+    /// [`Store::new`] with sub-tables of `buckets_per_sub` buckets to start with (tests
+    /// start tiny, so that a few keys make the index grow).
+    fn with_index_buckets(config: Config, buckets_per_sub: usize) -> Result<Store, ConfigError> {
         let seg_size = config.segment_size_bytes;
         check_config(&config)?;
         let seg_count = config.memory_bytes / seg_size;
@@ -282,10 +292,6 @@ impl Store {
         let large_slots = (config.memory_bytes / large_min + 16).min((1 << index::OFFSET_BITS) - 1);
         let recycled = Arc::new(Recycled::new(config.memory_bytes, large_slots));
         let os_err = |e: std::io::Error| ConfigError(format!("cannot map memory: {e}"));
-        // Start the index sized for 2 KiB items; it grows if items are smaller.
-        let slots = config.memory_bytes / 2048;
-        let buckets_per_sub =
-            (slots / index::SUBTABLES / index::SLOTS_PER_BUCKET).max(16).next_power_of_two();
         let index = Index::new(buckets_per_sub).map_err(os_err)?;
         let index_bytes = Table::bytes_for(buckets_per_sub) * index::SUBTABLES;
         if !recycled.try_charge(index_bytes, (RESERVE_SEGMENTS + 4) * seg_size) {

@@ -134,13 +134,14 @@ impl Store {
     }
 
     /// Writes a new item for the key and points the index at it; returns its CAS unique.
+    /// The caller checked the item's size (`check_size`).
     pub(super) fn put(
         &self,
         ctx: &mut Ctx<'_>,
         existing: Option<(&Found<'_>, &Resolved<'_>)>,
         item: &NewItem<'_>,
     ) -> Result<u64, OpError> {
-        self.check_size(ctx.key, item.value_len())?;
+        let value_len = item.value_len();
         if item.expiry.is_expired(ctx.now_ms) {
             // Stored and at once expired, as memcached does with a negative TTL.
             if let Some((found, r)) = existing {
@@ -153,7 +154,7 @@ impl Store {
             client_flags: item.flags,
             expiry: item.expiry,
             key_len: ctx.key.len(),
-            value_len: item.value_len(),
+            value_len,
             cas: item.cas,
             meta: item.meta,
             kind: item.kind,
@@ -182,8 +183,12 @@ impl Store {
         };
         match existing {
             Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
-                ctx.stats.count(r.flush_gen, -1, -r.data_len());
-                ctx.stats.count(gen, 1, data_len);
+                if r.flush_gen == gen {
+                    ctx.stats.count(gen, 0, data_len - r.data_len());
+                } else {
+                    ctx.stats.count(r.flush_gen, -1, -r.data_len());
+                    ctx.stats.count(gen, 1, data_len);
+                }
                 self.retire(found.value.location(), ctx.guard);
             }
             Some((found, r)) => {

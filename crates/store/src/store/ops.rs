@@ -83,6 +83,7 @@ impl Store {
                         if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
                     let (flags, expiry) = (r.header.client_flags, r.header.expiry);
                     let kind = r.header.kind;
+                    s.check_size(key, r.value().len() + value.len())?;
                     NewItem { value: &parts, flags, expiry, cas: options.cas, meta, kind }
                 }
                 _ => {
@@ -175,6 +176,7 @@ impl Store {
                     NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta, kind }
                 }
             };
+            s.check_size(key, item.value_len())?;
             Ok((Some(s.put(ctx, existing, &item)?), out))
         })
     }

@@ -1,19 +1,24 @@
 //! Small enough for Miri: these exercise every `unsafe` path of the store (segment
 //! writes and reads, large items, eviction and memory reuse, concurrent readers during
-//! eviction). Run: `cargo +nightly miri test -p store --lib`.
+//! eviction and during index growth, reclaim of flushed and expired segments). The
+//! command is in `docs/ARCHITECTURE.md` (Unsafe); `cargo +nightly miri test -p store --lib`.
 
 use std::sync::Arc;
 
 use super::*;
+use crate::ManualClock;
 
-fn tiny_store() -> Store {
-    Store::new(Config {
+fn tiny_config() -> Config {
+    Config {
         memory_bytes: 16 * 64 * 1024,
         segment_size_bytes: 64 * 1024,
         item_size_max: 200 * 1024,
         ..Config::default()
-    })
-    .expect("valid config")
+    }
+}
+
+fn tiny_store() -> Store {
+    Store::new(tiny_config()).expect("valid config")
 }
 
 // Writes past capacity so segments are evicted and reused; every value read back intact.
@@ -104,4 +109,107 @@ fn value_kind_round_trips_through_the_store() {
     }
     store.store(b"List", b"s", 0, Expiry::Never, Mode::Set).expect("set");
     assert_eq!(store.reader().get(b"List").map(|it| it.value_kind()), Some(ValueKind::String));
+}
+
+// Keys of one sub-table outgrow its 2-bucket table several times, while another thread
+// reads them: growth (forced by full buckets, and by load), cuckoo relocation, chunked
+// migration with readers in both tables, and the old table's free through the epoch.
+#[test]
+fn index_grows_and_migrates_under_readers() {
+    let store = Store::with_index_buckets(tiny_config(), 2).expect("valid config");
+    let keys: Vec<Vec<u8>> = (0..)
+        .map(|i| format!("g{i}").into_bytes())
+        .filter(|key| HashParts::of(key).sub == 0)
+        .take(if cfg!(miri) { 48 } else { 200 })
+        .collect();
+    let slots = |store: &Store| store.index.size(&epoch::pin()).1;
+    let slots_before = slots(&store);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for _ in 0..3 {
+                for key in &keys {
+                    if let Some(item) = store.reader().get(key) {
+                        assert_eq!(item.value(), &key[..]);
+                    }
+                }
+                // A scan walks both tables of a growing sub-table.
+                let mut cursor = store.scan(0, 64, |_| {});
+                while cursor != 0 {
+                    cursor = store.scan(cursor, 64, |_| {});
+                }
+            }
+        });
+        for key in &keys {
+            store.store(key, key, 0, Expiry::Never, Mode::Set).expect("set");
+        }
+    });
+    for _ in 0..4 {
+        store.maintain(1);
+    }
+    let guard = epoch::pin();
+    assert!(!store.index.is_growing(0, &guard), "a migration did not finish");
+    // Sub-table 0 went from 16 slots to room for every key; the others stayed.
+    assert!(slots(&store) >= slots_before + keys.len() - 16, "the index did not grow");
+    for key in &keys {
+        assert_eq!(store.get(key).expect("a key was lost in growth").value, *key);
+    }
+}
+
+// Flushed and expired segments and large items are reclaimed by ticks, not by the flush
+// call, and their memory is written again: clear_segment's reclaim path, large items freed
+// through the epoch, released pages reused.
+#[test]
+fn flushed_and_expired_memory_is_reclaimed_and_reused() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let store = Store::new(Config { clock: clock.clone(), ..tiny_config() }).expect("valid config");
+    let items = if cfg!(miri) { 60 } else { 600 };
+    for round in 0..3u8 {
+        let expiry = if round == 1 { Expiry::AtMs(1_000_000 + 10_000) } else { Expiry::Never };
+        let value = vec![round + 1; 900];
+        for i in 0..items {
+            store.store(format!("k{i}").as_bytes(), &value, 0, expiry, Mode::Set).expect("set");
+        }
+        store.store(b"big", &vec![round + 1; 20 * 1024], 0, expiry, Mode::Set).expect("set");
+        assert_eq!(store.get(b"k3").expect("present").value, value);
+        match round {
+            0 => store.flush_all(0),
+            1 => clock.advance_ms(10_000),
+            _ => break,
+        }
+        assert!(store.get(b"k3").is_none() && store.get(b"big").is_none());
+        // Flushed items stop counting at once; expired ones when they are reclaimed.
+        assert_eq!(store.is_empty(), round == 0, "round {round}");
+        let mut ticks = 0;
+        while store.maintain(2) > 0 {
+            ticks += 1;
+        }
+        assert!(ticks > 0, "round {round}: nothing reclaimed");
+        assert_eq!(store.len(), 0, "round {round}: dead items still counted");
+    }
+    assert_eq!(store.stats().evictions, 0, "dead memory was not reused");
+}
+
+// With memory nearly all used by items, tables may grow only when a key finds both its
+// buckets full: then entries are relocated (cuckoo steps), the forced growth takes pages
+// back from free segments (released to the kernel), or an entry of the full buckets is
+// evicted. Large items take their memory from free segments' pages too. Every value read
+// back is intact.
+#[test]
+fn index_grows_under_memory_pressure() {
+    let store = Store::with_index_buckets(tiny_config(), 2).expect("valid config");
+    let keys = if cfg!(miri) { 1_200 } else { 12_000 };
+    for i in 0..keys {
+        // One in 50 is a large item: its mapping takes the pages of free segments.
+        let len = if i % 50 == 0 { 20 * 1024 } else { 900 };
+        let value = vec![(i % 251) as u8 + 1; len];
+        store.store(format!("p{i}").as_bytes(), &value, 0, Expiry::Never, Mode::Set).expect("set");
+        if i % 7 == 0 {
+            if let Some(item) = store.get(format!("p{}", i / 2).as_bytes()) {
+                assert!(item.value.iter().all(|b| *b == item.value[0]));
+            }
+        }
+    }
+    let stats = store.stats();
+    assert!(stats.memory_used_bytes <= stats.memory_limit_bytes, "{stats:?}");
+    assert!(stats.index_slots > 64 * 16, "the index never grew: {stats:?}");
 }
