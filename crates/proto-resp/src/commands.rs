@@ -193,6 +193,7 @@ pub enum ArgRule {
 
 impl ArgRule {
     /// Whether `argc` (the name included) satisfies the rule.
+    #[inline]
     pub fn allows(self, argc: usize) -> bool {
         match self {
             ArgRule::None => true,

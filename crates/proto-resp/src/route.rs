@@ -11,7 +11,7 @@
 use std::fmt;
 
 use crate::{
-    commands::{lookup, ArgRule, CommandId, CommandSpec, Run, SubcommandId},
+    commands::{lookup, ArgRule, CommandId, CommandSpec, Run, SubcommandId, SubcommandSpec},
     error::{unknown_command, unknown_subcommand, wrong_arity},
     Command,
 };
@@ -95,36 +95,46 @@ impl From<ArityError> for RouteError {
 /// let routed = route(&command).unwrap();
 /// assert_eq!(routed.route, Route::Subcommand(SubcommandId::ConfigResetstat));
 /// ```
+#[inline]
 pub fn route(command: &Command<'_>) -> Result<Routed, RouteError> {
     let spec = command.name().and_then(lookup).ok_or(RouteError::UnknownCommand)?;
-    let argc = command.argc();
-    let route = match (&spec.run, command.arg(1)) {
-        (Run::Command(id), _) => {
-            check_arity(spec, argc)?;
+    let route = match &spec.run {
+        Run::Command(id) => {
+            check_arity(spec, command.argc())?;
             Route::Command(*id)
         }
-        (Run::Subcommands { table, .. }, Some(name)) => {
-            let sub = table
-                .iter()
-                .find(|sub| sub.short_name().as_bytes().eq_ignore_ascii_case(name))
-                .ok_or(RouteError::UnknownSubcommand { container: spec })?;
-            if !arity_ok(sub.arity, sub.rule, argc) {
-                return Err(RouteError::Arity(ArityError { name: sub.name }));
-            }
-            Route::Subcommand(sub.id)
-        }
-        (Run::Subcommands { bare, .. }, None) => {
-            check_arity(spec, argc)?;
-            // A container without a bare form needs a subcommand, as its arity says.
-            let bare = bare.ok_or(RouteError::Arity(ArityError { name: spec.name }))?;
-            Route::Subcommand(bare)
-        }
+        Run::Subcommands { table, bare } => route_subcommand(spec, table, *bare, command)?,
     };
     Ok(Routed { spec, route })
 }
 
+/// A container's subcommand: named by the first argument, or the bare form without one.
+fn route_subcommand(
+    spec: &'static CommandSpec,
+    table: &'static [SubcommandSpec],
+    bare: Option<SubcommandId>,
+    command: &Command<'_>,
+) -> Result<Route, RouteError> {
+    let argc = command.argc();
+    let Some(name) = command.arg(1) else {
+        check_arity(spec, argc)?;
+        // A container without a bare form needs a subcommand, as its arity says.
+        let bare = bare.ok_or(RouteError::Arity(ArityError { name: spec.name }))?;
+        return Ok(Route::Subcommand(bare));
+    };
+    let sub = table
+        .iter()
+        .find(|sub| sub.short_name().as_bytes().eq_ignore_ascii_case(name))
+        .ok_or(RouteError::UnknownSubcommand { container: spec })?;
+    if !arity_ok(sub.arity, sub.rule, argc) {
+        return Err(RouteError::Arity(ArityError { name: sub.name }));
+    }
+    Ok(Route::Subcommand(sub.id))
+}
+
 /// Checks `argc` (the name included) against the spec's arity and argument rule, as Redis
 /// does before any handler runs.
+#[inline]
 pub fn check_arity(spec: &'static CommandSpec, argc: usize) -> Result<(), ArityError> {
     if arity_ok(spec.arity, spec.rule, argc) {
         Ok(())
@@ -134,6 +144,7 @@ pub fn check_arity(spec: &'static CommandSpec, argc: usize) -> Result<(), ArityE
 }
 
 /// Redis's arity convention (positive: exactly; negative: at least), then the rule.
+#[inline]
 fn arity_ok(arity: i32, rule: ArgRule, argc: usize) -> bool {
     let wanted = arity.unsigned_abs() as usize;
     let count_ok = if arity < 0 { argc >= wanted } else { argc == wanted };

@@ -23,7 +23,8 @@
 use std::mem;
 
 use proto_resp::{
-    error, route, Command, CommandId, CommandSpec, Protocol, Reply, Route, Routed, SubcommandId,
+    error, route, Command, CommandId, CommandSpec, Protocol, Reply, Route, RouteError, Routed,
+    SubcommandId,
 };
 use store::StoreError;
 
@@ -91,22 +92,22 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    let Some(name) = command.name() else {
+    if command.is_empty() {
         return Flow::Continue;
-    };
-    bump(&counters.total_commands, 1);
-    if is_http_probe(name) {
-        // Redis's defence against cross-protocol scripting: a browser made to POST to the
-        // Redis port sends `POST` and `Host:` lines; hang up without a reply.
-        return Flow::Close;
     }
+    bump(&counters.total_commands, 1);
     let start = out.len();
     let flow = match route(command) {
+        Ok(routed) => run(shared, counters, session, command, routed, out),
+        Err(RouteError::UnknownCommand) if command.name().is_some_and(is_http_probe) => {
+            // Redis's defence against cross-protocol scripting: a browser made to POST to
+            // the Redis port sends `POST` and `Host:` lines; hang up without a reply.
+            return Flow::Close;
+        }
         Err(refused) => {
             Reply::new(out, session.protocol).error(refused.message(command));
             Flow::Continue
         }
-        Ok(routed) => run(shared, counters, session, command, routed, out),
     };
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
@@ -230,7 +231,8 @@ impl<'a> Ctx<'a> {
 
     /// The stored form of key argument `index` in the session's database.
     fn key(&mut self, index: usize) -> &[u8] {
-        self.key_and_out(index).0
+        let key = self.cmd.arg(index).expect("arity checked before the handler runs");
+        crate::keyspace::encode(self.session.db, key, &mut self.key_scratch)
     }
 
     /// [`Ctx::key`] and the reply buffer together, for a core that composes the reply
