@@ -2,15 +2,12 @@
 //! agrees) only decode requests into these calls and encode the outcomes as replies.
 //!
 //! ```text
-//!   text  get/gets ---------+                          +--> VALUE ... END
-//!   meta  mg (plain read) --+--> get::Gets ------------+--> VA/HD/EN
-//!   Redis GET, MGET --------+                          +--> $len / null
-//!
-//!   text  set..cas, meta ms, Redis SET/MSET/APPEND --> storage::store --> StoreOutcome
-//!   text  incr/decr, meta ma ------------------------> arith::apply  --> ArithOutcome
-//!   text  delete, meta md, Redis DEL/UNLINK ---------> delete::delete --> DeleteOutcome
-//!   text  touch/gat/gats, Redis GETEX ---------------> touch::touch   --> TouchOutcome
-//!   text  flush_all, Redis FLUSHALL/FLUSHDB ---------> flush::flush_all
+//!   text get/gets, meta mg (plain), Redis GET/MGET ---> get::Gets          (counts itself)
+//!   text set..cas, meta ms, Redis SET/MSET/APPEND ----> storage::store     -> StoreOutcome
+//!   text incr/decr, meta ma --------------------------> arith::apply       -> ArithOutcome
+//!   text delete, meta md (no I/x), Redis DEL/UNLINK --> delete::delete     -> DeleteOutcome
+//!   text touch/gat/gats, Redis GETEX -----------------> touch::get_and_touch -> TouchOutcome
+//!   text flush_all, Redis FLUSHALL/FLUSHDB -----------> flush::flush_all   -> FlushOutcome
 //! ```
 //!
 //! A core takes store keys (already through [`crate::keyspace`]) and store expiries

@@ -1,20 +1,24 @@
 //! Redis commands against the store.
 //!
 //! ```text
-//!   Command --proto_resp::route--> Route --dispatch--> handler(Ctx)
-//!                                                                |
-//!        keyspace::encode(session.db, key) <---------------------+
-//!                 |                                              |
-//!               Store (reader / store / modify / scan)      Reply (RESP2 or RESP3)
+//!   Command --proto_resp::route--> Route --dispatch (one arm per id)--> handler(Ctx)
+//!     (name, subcommand, arity: checked once, from the table)            |
+//!        keyspace::encode(session.db, key) <------------------------------+
+//!                 |                                                       |
+//!   crate::core (where memcached means the same) / Store::modify     Reply (RESP2 or 3)
 //! ```
 //!
 //! Goals: Redis 7's replies and error texts for the string and generic-key commands, so
-//! client libraries work unchanged; every read-modify-write in one `Store::modify`.
-//! Non-goals: types other than strings, ACLs, persistence, replication, pub/sub.
+//! client libraries work unchanged; every read-modify-write atomic per key (one core call
+//! or one `Store::modify`). Non-goals: types other than strings, ACLs, persistence,
+//! replication, pub/sub.
 //!
-//! Handlers live by command group: `strings`, `keys`, `connection` (PING ... CLIENT),
-//! `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`, `info`; `ttl` holds the expiry
-//! arithmetic they share, `glob` the pattern matcher of KEYS, SCAN and CONFIG GET.
+//! Handlers live by command group: `strings`, `incr` (the INCR family), `keys`,
+//! `connection` (PING ... CLIENT), `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`,
+//! `info`; `ttl` holds the expiry arithmetic they share, `glob` the pattern matcher of
+//! KEYS, SCAN and CONFIG GET. Commands that mean what a memcached one does run its core
+//! (GET/MGET: get; SET/MSET/APPEND: store; GETEX: touch; DEL/UNLINK: delete; FLUSHALL,
+//! FLUSHDB: flush); where Redis differs, the call site says how.
 //!
 //! Values written here carry memcached client flags 0; any item is readable whatever its
 //! flags, so a value set over memcached is a Redis string. Integers are stored as decimal
