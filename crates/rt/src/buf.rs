@@ -32,6 +32,7 @@ impl From<Vec<u8>> for OutBuf {
 }
 
 impl OutBuf {
+    #[inline]
     pub const fn new() -> Self {
         OutBuf { buf: Vec::new(), sent: 0 }
     }
@@ -41,55 +42,66 @@ impl OutBuf {
     }
 
     /// The buffer to append to. Its front may hold bytes already written; append only.
+    #[inline]
     pub fn buf_mut(&mut self) -> &mut Vec<u8> {
         &mut self.buf
     }
 
     /// Every byte queued since the buffer was last emptied, written ones included.
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         &self.buf
     }
 
     /// Bytes queued and not yet written.
+    #[inline]
     pub fn unsent(&self) -> &[u8] {
         &self.buf[self.sent..]
     }
 
+    #[inline]
     pub fn unsent_len(&self) -> usize {
         self.buf.len() - self.sent
     }
 
+    #[inline]
     pub fn has_unsent(&self) -> bool {
         self.sent < self.buf.len()
     }
 
     /// Whether the buffer holds no bytes at all, written or not.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
 
     /// Whether every queued byte was written (also true when nothing is queued).
+    #[inline]
     pub fn is_drained(&self) -> bool {
         self.sent == self.buf.len()
     }
 
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.buf.capacity()
     }
 
     /// Records that the front `bytes` of the unsent part were written.
+    #[inline]
     pub fn advance(&mut self, bytes: usize) {
         assert!(bytes <= self.unsent_len(), "wrote more than was queued");
         self.sent += bytes;
     }
 
     /// Forgets every byte, keeping the allocation.
+    #[inline]
     pub fn clear(&mut self) {
         self.buf.clear();
         self.sent = 0;
     }
 
     /// Takes the vector out (to pool or free it), leaving an empty buffer with no allocation.
+    #[inline]
     pub fn take_vec(&mut self) -> Vec<u8> {
         self.sent = 0;
         mem::take(&mut self.buf)
@@ -123,33 +135,40 @@ impl OutBuf {
 pub struct InputTail(Vec<u8>);
 
 impl InputTail {
+    #[inline]
     pub const fn new() -> Self {
         InputTail(Vec::new())
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.0.capacity()
     }
 
     /// The kept bytes.
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         &self.0
     }
 
     /// Keeps `data` behind the tail without offering it (a paused connection).
+    #[inline]
     pub fn keep(&mut self, data: &[u8]) {
         self.0.extend_from_slice(data);
     }
 
     /// Drops the tail and its allocation.
+    #[inline]
     pub fn free(&mut self) {
         self.0 = Vec::new();
     }
@@ -158,6 +177,7 @@ impl InputTail {
     /// from the start, and a value handed back to the caller; the rest is kept for the next
     /// call. With no tail, `data` is offered in place and only the rest is copied. A tail
     /// consumed to the end is freed, not kept: an idle connection must not hold a buffer.
+    #[inline]
     pub fn offer<R>(&mut self, data: &[u8], consume: impl FnOnce(&[u8]) -> (usize, R)) -> R {
         if self.0.is_empty() {
             let (used, result) = consume(data);
@@ -195,6 +215,7 @@ impl<K: Copy> Default for DirtyList<K> {
 }
 
 impl<K: Copy> DirtyList<K> {
+    #[inline]
     pub const fn new() -> Self {
         DirtyList { listed: Vec::new(), kept: Vec::new() }
     }
@@ -204,6 +225,7 @@ impl<K: Copy> DirtyList<K> {
     }
 
     /// Lists `key` unless its bit says it already is, and sets the bit.
+    #[inline]
     pub fn mark(&mut self, key: K, listed: &mut bool) {
         if !*listed {
             *listed = true;
@@ -211,28 +233,34 @@ impl<K: Copy> DirtyList<K> {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.listed.is_empty() && self.kept.is_empty()
     }
 
     /// Starts a pass over the keys listed so far. The caller clears each key's bit as it
     /// handles it (or keeps the key), then hands the vector to [`DirtyList::end_pass`].
+    #[inline]
     pub fn begin_pass(&mut self) -> Vec<K> {
         mem::take(&mut self.listed)
     }
 
     /// Lists a key of the current pass again for the next one (its bit stays set).
+    #[inline]
     pub fn keep(&mut self, key: K) {
         self.kept.push(key);
     }
 
     /// Ends a pass: reuses its vector, and lists the kept keys after any marked meanwhile.
+    #[inline]
     pub fn end_pass(&mut self, mut pass: Vec<K>) {
         pass.clear();
         if self.listed.is_empty() {
-            self.listed = pass;
+            mem::swap(&mut self.listed, &mut pass);
         }
-        self.listed.append(&mut self.kept);
+        if !self.kept.is_empty() {
+            self.listed.append(&mut self.kept);
+        }
     }
 }
 

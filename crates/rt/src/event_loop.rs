@@ -23,7 +23,6 @@
 
 use std::{
     io, mem,
-    net::SocketAddr,
     os::fd::RawFd,
     time::{Duration, Instant},
 };
@@ -126,7 +125,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     fn handle_events(&mut self) -> io::Result<()> {
         while let Some(event) = self.driver.next_event(&mut self.conns, &self.bounds)? {
             match event {
-                Event::Accepted { tag, fd, peer } => self.on_accepted(tag, fd, peer)?,
+                Event::Accepted { tag, fd } => self.on_accepted(tag, fd)?,
                 Event::Received { key, input } => self.on_received(key, input)?,
                 Event::Eof(key) => self.on_eof(key)?,
                 Event::RecvStopped(key) => self.sync_reading(key)?,
@@ -167,8 +166,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.driver.tick()
     }
 
-    fn on_accepted(&mut self, tag: u32, fd: RawFd, peer: Option<SocketAddr>) -> io::Result<()> {
+    fn on_accepted(&mut self, tag: u32, fd: RawFd) -> io::Result<()> {
         let _ = sys::set_nodelay(fd);
+        let peer = self.driver.peer(fd);
         match self.handler.accept(tag, peer) {
             Err(line) => {
                 sys::refuse(fd, line);
@@ -189,6 +189,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// Bytes arrived: one handler call on them (after any tail kept from before).
     ///
     /// The TLS seam (see the module docs): a session would decrypt `bytes` here.
+    #[inline]
     fn on_received(&mut self, key: Key, input: D::Input) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else {
             self.driver.release(input);
@@ -211,6 +212,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
 
     /// Reads the connection exactly when it wants input (not paused, not closing, no large
     /// yielded backlog, peer not at EOF) and the loop is not shutting down.
+    #[inline]
     fn sync_reading(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
         let want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
@@ -218,6 +220,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     }
 
     /// Acts on what [`deliver`] reported for an open connection.
+    #[inline]
     fn after_deliver(&mut self, key: Key, d: Delivered) -> io::Result<()> {
         if d.over_limit {
             return self.close(key);
@@ -251,6 +254,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         Ok(())
     }
 
+    #[inline]
     fn mark_dirty(&mut self, key: Key) {
         if let Some(conn) = self.conns.get_mut(key) {
             self.dirty.mark(key, &mut conn.dirty);
@@ -286,6 +290,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// `bytes` of output left (a completion, or a send that wrote at once): gives drained
     /// buffers back, resumes a paused connection, closes a finished one, and has the rest
     /// sent.
+    #[inline]
     fn after_send(&mut self, key: Key, bytes: usize) -> io::Result<()> {
         let conn = self.conns.get_mut(key).expect("sent on a live connection");
         conn.advance_output(bytes, &mut self.pool);

@@ -22,7 +22,7 @@
 
 use std::{
     io, mem,
-    net::TcpListener,
+    net::{SocketAddr, TcpListener},
     os::fd::{AsRawFd, OwnedFd, RawFd},
     time::{Duration, Instant},
 };
@@ -84,6 +84,8 @@ pub(crate) struct Epoll {
     /// The next of `events` to translate.
     next: usize,
     cursor: Cursor,
+    /// The peer accept4 reported for the last [`Event::Accepted`].
+    accepted_peer: Option<SocketAddr>,
     busy_poll: Duration,
 }
 
@@ -112,10 +114,12 @@ impl Driver for Epoll {
             events: Vec::with_capacity(EVENTS_MAX),
             next: 0,
             cursor: Cursor::Next,
+            accepted_peer: None,
             busy_poll: Duration::from_micros(config.busy_poll_us),
         })
     }
 
+    #[inline]
     fn next_event<C>(
         &mut self,
         conns: &mut Slots<C>,
@@ -127,14 +131,12 @@ impl Driver for Epoll {
                     let Some(ready) = self.events.get(self.next) else { return Ok(None) };
                     self.next += 1;
                     let (bits, token) = (ready.events, ready.u64);
-                    self.cursor = if token & TOKEN_LISTENER != 0 {
-                        let index = (token & !TOKEN_LISTENER) as usize;
-                        Cursor::Accepting { index, accepts_left: ACCEPTS_PER_EVENT }
+                    if token & TOKEN_LISTENER != 0 {
+                        self.accept((token & !TOKEN_LISTENER) as usize, ACCEPTS_PER_EVENT)
                     } else {
                         let key = Key { index: token as u32, gen: (token >> 32) as u32 };
-                        Cursor::Conn { key, bits }
-                    };
-                    continue;
+                        self.readiness(key, bits, conns, bounds)
+                    }
                 }
                 Cursor::Conn { key, bits } => self.readiness(key, bits, conns, bounds),
                 Cursor::Reading { key, reads_left } => self.read(key, reads_left, conns, bounds),
@@ -146,10 +148,16 @@ impl Driver for Epoll {
         }
     }
 
+    fn peer(&mut self, _fd: RawFd) -> Option<SocketAddr> {
+        self.accepted_peer.take()
+    }
+
+    #[inline]
     fn input(&self, input: &usize) -> &[u8] {
         &self.scratch[..*input]
     }
 
+    #[inline]
     fn release(&mut self, _input: usize) {}
 
     fn watch<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<bool> {
@@ -162,6 +170,7 @@ impl Driver for Epoll {
     /// Registers EPOLLIN exactly while `want` and EPOLLOUT while a send is partial
     /// (`WANT_OUT`); one `epoll_ctl` only when that changes (`WANT_IN`, `REG_OUT` say what
     /// is registered).
+    #[inline]
     fn set_reading<C>(&mut self, key: Key, conn: &mut Conn<C>, want: bool) -> io::Result<()> {
         let want_out = conn.has(flag::WANT_OUT);
         if want == conn.has(flag::WANT_IN) && want_out == conn.has(flag::REG_OUT) {
@@ -181,6 +190,7 @@ impl Driver for Epoll {
     }
 
     /// One send(2) of all unsent output (skipped while waiting for EPOLLOUT).
+    #[inline]
     fn send<C>(
         &mut self,
         _key: Key,
@@ -204,6 +214,7 @@ impl Driver for Epoll {
 
     /// Asks for EPOLLOUT exactly while output is left (registered by the loop's
     /// [`Epoll::set_reading`] that follows).
+    #[inline]
     fn output_left<C>(&mut self, conn: &mut Conn<C>, left: bool) -> bool {
         if left {
             conn.set(flag::WANT_OUT);
@@ -242,6 +253,7 @@ impl Driver for Epoll {
         Ok(())
     }
 
+    #[inline]
     fn wait(&mut self, _now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
         self.next = 0;
         self.cursor = Cursor::Next;
@@ -283,6 +295,7 @@ impl Driver for Epoll {
 
 impl Epoll {
     /// A connection's readiness: EPOLLOUT first, then errors, then input.
+    #[inline]
     fn readiness<C>(
         &mut self,
         key: Key,
@@ -308,11 +321,11 @@ impl Epoll {
             // Input waits while the connection is paused: stop hearing about it.
             return Some(Event::InputWaiting(key));
         }
-        self.cursor = Cursor::Reading { key, reads_left: READS_PER_EVENT };
-        None
+        self.read(key, READS_PER_EVENT, conns, bounds)
     }
 
     /// One read of a ready connection, if it still wants input.
+    #[inline]
     fn read<C>(
         &mut self,
         key: Key,
@@ -353,7 +366,8 @@ impl Epoll {
             match sys::accept(listen_fd) {
                 Ok((fd, peer)) => {
                     self.cursor = Cursor::Accepting { index, accepts_left };
-                    return Some(Event::Accepted { tag: slot.tag, fd, peer });
+                    self.accepted_peer = peer;
+                    return Some(Event::Accepted { tag: slot.tag, fd });
                 }
                 Err(e) if sys::is_would_block(&e) => return None,
                 Err(e) => match e.raw_os_error() {

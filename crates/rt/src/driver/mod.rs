@@ -34,9 +34,9 @@ pub(crate) mod uring;
 /// What the kernel reported, in the loop's terms.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event<I> {
-    /// A listener produced a connection: the listener's tag, the descriptor (ours now) and
-    /// the peer, where known.
-    Accepted { tag: u32, fd: RawFd, peer: Option<SocketAddr> },
+    /// A listener produced a connection: the listener's tag and the descriptor (ours now);
+    /// [`Driver::peer`] tells who connected.
+    Accepted { tag: u32, fd: RawFd },
     /// Bytes arrived for an open connection. Read them with [`Driver::input`], then hand
     /// them back with [`Driver::release`].
     Received { key: Key, input: I },
@@ -57,6 +57,11 @@ pub(crate) enum Event<I> {
     /// An operation on a closed connection ended: its slot may be freed once none is left.
     Settled(Key),
 }
+
+// Events are returned by value, two or three per request: keep them small.
+const _: () = assert!(
+    std::mem::size_of::<Event<usize>>() <= 24 && std::mem::size_of::<Event<uring::RecvBuf>>() <= 24
+);
 
 /// What [`Driver::send`] did with a connection's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +93,10 @@ pub(crate) trait Driver: Sized {
         conns: &mut Slots<C>,
         bounds: &Bounds,
     ) -> io::Result<Option<Event<Self::Input>>>;
+
+    /// The peer of the connection the last [`Event::Accepted`] reported (epoll: as accept4
+    /// returned it; io_uring: asks the kernel).
+    fn peer(&mut self, fd: RawFd) -> Option<SocketAddr>;
 
     /// The bytes of an [`Event::Received`].
     fn input(&self, input: &Self::Input) -> &[u8];

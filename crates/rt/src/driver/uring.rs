@@ -30,7 +30,7 @@
 
 use std::{
     io, mem,
-    net::TcpListener,
+    net::{SocketAddr, TcpListener},
     os::fd::{AsRawFd, RawFd},
     time::{Duration, Instant},
 };
@@ -170,7 +170,7 @@ struct ListenSlot {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecvBuf {
     bid: u16,
-    len: usize,
+    len: u32,
 }
 
 pub(crate) struct Uring {
@@ -229,6 +229,7 @@ impl Driver for Uring {
         Ok(driver)
     }
 
+    #[inline]
     fn next_event<C>(
         &mut self,
         conns: &mut Slots<C>,
@@ -255,12 +256,18 @@ impl Driver for Uring {
         Ok(None)
     }
 
+    fn peer(&mut self, fd: RawFd) -> Option<SocketAddr> {
+        sys::peer_addr(fd)
+    }
+
+    #[inline]
     fn input(&self, input: &RecvBuf) -> &[u8] {
         // SAFETY: a completion named `bid` and reported `len` bytes (`on_recv`); the buffer
         // goes back to the kernel only in `release`, after the loop is done with it.
-        unsafe { self.bufs.filled(input.bid, input.len) }
+        unsafe { self.bufs.filled(input.bid, input.len as usize) }
     }
 
+    #[inline]
     fn release(&mut self, input: RecvBuf) {
         self.bufs.recycle(input.bid);
     }
@@ -270,6 +277,7 @@ impl Driver for Uring {
         Ok(true)
     }
 
+    #[inline]
     fn set_reading<C>(&mut self, key: Key, conn: &mut Conn<C>, want: bool) -> io::Result<()> {
         if want && !conn.has(flag::RECV_ARMED) {
             return self.arm_recv(key, conn);
@@ -282,6 +290,7 @@ impl Driver for Uring {
     }
 
     /// The rest of `sending`, or else all of `out` (which then becomes `sending`).
+    #[inline]
     fn send<C>(&mut self, key: Key, conn: &mut Conn<C>, pool: &mut OutPool) -> io::Result<Sending> {
         if conn.has(flag::SEND_IN_FLIGHT) {
             return Ok(Sending::Blocked); // its completion marks the connection dirty again
@@ -305,6 +314,7 @@ impl Driver for Uring {
         Ok(Sending::InFlight)
     }
 
+    #[inline]
     fn output_left<C>(&mut self, _conn: &mut Conn<C>, left: bool) -> bool {
         left
     }
@@ -523,10 +533,10 @@ impl Uring {
             sys::close(fd);
             return Ok(None);
         }
-        let peer = sys::peer_addr(fd);
-        Ok(Some(Event::Accepted { tag: self.listeners[index].tag, fd, peer }))
+        Ok(Some(Event::Accepted { tag: self.listeners[index].tag, fd }))
     }
 
+    #[inline]
     fn on_recv<C>(
         &mut self,
         key: Key,
@@ -543,7 +553,7 @@ impl Uring {
             self.in_flight -= 1;
         }
         if let (Some(bid), true) = (bid, res > 0 && conn.is_open()) {
-            return Some(Event::Received { key, input: RecvBuf { bid, len: res as usize } });
+            return Some(Event::Received { key, input: RecvBuf { bid, len: res as u32 } });
         }
         if let Some(bid) = bid {
             self.bufs.recycle(bid);
@@ -558,6 +568,7 @@ impl Uring {
         })
     }
 
+    #[inline]
     fn on_send<C>(&mut self, key: Key, res: i32, conns: &mut Slots<C>) -> Option<Event<RecvBuf>> {
         self.in_flight -= 1;
         let conn = conns.get_mut(key).expect("send completion for a freed slot");
