@@ -13,6 +13,7 @@ real peers. Every process started here is recorded and stopped by its own pid; n
 ever signalled.
 """
 
+import collections
 import os
 import shutil
 import signal
@@ -125,11 +126,20 @@ def _uring_usable():
 # Processes
 
 
+_RECENT_PORTS = collections.deque(maxlen=256)
+
+
 def free_port():
-    """A loopback port that was free a moment ago (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port that was free a moment ago (the kernel picks it). The kernel may
+    hand the same port out twice in a row once the first socket is closed, so ports
+    given out recently are skipped: two calls for one server never collide."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _RECENT_PORTS:
+            _RECENT_PORTS.append(port)
+            return port
 
 
 def spinel_bin():

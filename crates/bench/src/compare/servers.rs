@@ -248,8 +248,11 @@ pub fn start(
     threads: usize,
     cpus: &[usize],
 ) -> Result<Running, String> {
-    let port = free_port()?;
+    // Both probes stay open until both ports are known, so the two cannot be equal.
+    let probe = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
+    let port = probe.local_addr().map_err(|e| format!("bind: {e}"))?.port();
     let resp_port = (kind == Kind::Spinel && launch.spinel_resp).then(free_port).transpose()?;
+    drop(probe);
     let (program, args) = command_line(kind, launch, threads, port, resp_port)?;
     let mut argv: Vec<String> = Vec::new();
     if find_program("setpriv").is_some() {

@@ -40,6 +40,14 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Two distinct free ports: both probes are held open at once, so the kernel cannot hand
+/// the same port out twice.
+pub fn free_port_pair() -> (u16, u16) {
+    let first = TcpListener::bind("127.0.0.1:0").unwrap();
+    let second = TcpListener::bind("127.0.0.1:0").unwrap();
+    (first.local_addr().unwrap().port(), second.local_addr().unwrap().port())
+}
+
 fn wait_listening(port: u16) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
@@ -127,7 +135,7 @@ pub fn spinel() -> Option<Server> {
         );
         return None;
     }
-    let (port, resp_port) = (free_port(), free_port());
+    let (port, resp_port) = free_port_pair();
     let args: Vec<String> =
         ["-p", &port.to_string(), "--resp-port", &resp_port.to_string(), "-t", "1"]
             .iter()
