@@ -18,7 +18,7 @@
 //! `host:port` ([`twemproxy_name`]). The placement test vectors below were produced by a
 //! real twemproxy 0.5.0 (Debian `nutcracker`) routing `set`s to three memcached instances.
 
-use crate::md5;
+use md5::{Digest, Md5};
 
 /// Points per server per unit of relative weight (both libraries' constant).
 const POINTS_PER_SERVER: f32 = 160.0;
@@ -41,7 +41,7 @@ pub fn twemproxy_name(host: &str, port: u16) -> String {
 
 /// The key hash: the first four bytes of the key's MD5, little-endian.
 pub fn key_hash(key: &[u8]) -> u32 {
-    let d = md5::digest(key);
+    let d = Md5::digest(key);
     u32::from_le_bytes([d[0], d[1], d[2], d[3]])
 }
 
@@ -63,7 +63,7 @@ impl Ketama {
         for (index, (name, weight)) in servers.iter().enumerate() {
             let count = points_for(*weight, total, servers.len());
             for j in 0..count / POINTS_PER_HASH {
-                let d = md5::digest(format!("{name}-{j}").as_bytes());
+                let d = Md5::digest(format!("{name}-{j}").as_bytes());
                 for a in d.chunks_exact(4) {
                     let value = u32::from_le_bytes([a[0], a[1], a[2], a[3]]);
                     points.push((value, index as u32));

@@ -34,7 +34,6 @@ pub mod conn;
 pub mod engine;
 pub mod histogram;
 pub mod ketama;
-mod md5;
 pub mod ratelimit;
 pub mod report;
 pub mod rng;
