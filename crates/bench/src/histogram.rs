@@ -138,7 +138,7 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
+    use crate::rng::{self, RngExt};
 
     /// Goal: bucket boundaries are continuous and every value's bucket holds it.
     #[test]
@@ -157,11 +157,11 @@ mod tests {
     /// random log-spread values, compared with a sorted copy.
     #[test]
     fn percentiles_within_bound() {
-        let mut rng = Rng::new(1);
+        let mut rng = rng::seeded(1);
         let mut h = Histogram::new();
         let mut exact = Vec::new();
         for _ in 0..100_000 {
-            let v = 1000 + (rng.unit_f64().powi(4) * 50_000_000.0) as u64;
+            let v = 1000 + (rng.random::<f64>().powi(4) * 50_000_000.0) as u64;
             h.record(v);
             exact.push(v);
         }

@@ -98,12 +98,14 @@ pub fn text(summary: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} {}: {} thread(s) x {} connection(s), pipeline {}, {mode}, {secs:.2} s measured",
+        "{} {}: {} thread(s) x {} connection(s), pipeline {}, {mode}, {secs:.2} s measured, \
+         seed {}",
         c.protocol.name(),
         c.servers.join(","),
         c.threads,
         c.connections,
-        c.pipeline
+        c.pipeline,
+        c.seed
     );
     let _ = writeln!(
         out,

@@ -4,7 +4,7 @@
 //! size (or only digits when the size leaves no room for the prefix), so every key has
 //! exactly the requested length.
 
-use crate::rng::Rng;
+use crate::rng::{Rng, RngExt};
 
 /// memcached's key limit; the longest key composed here.
 pub const KEY_LEN_MAX: usize = 250;
@@ -50,7 +50,7 @@ impl KeyPicker {
 
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         match &mut self.kind {
-            Picker::Uniform => rng.below(self.keyspace),
+            Picker::Uniform => rng.random_range(0..self.keyspace),
             Picker::Zipf(zipf) => zipf.sample(rng) - 1,
             Picker::Sequential { next } => {
                 let id = *next;
@@ -87,7 +87,8 @@ impl Zipf {
         // Bounded: the acceptance probability is high for every exponent (> 0.5 even in the
         // worst case), so 64 rounds failing is beyond reason; fall back to the hottest key.
         for _ in 0..64 {
-            let u = self.h_integral_n + rng.unit_f64() * (self.h_integral_x1 - self.h_integral_n);
+            let u =
+                self.h_integral_n + rng.random::<f64>() * (self.h_integral_x1 - self.h_integral_n);
             let x = self.h_integral_inverse(u);
             let k = (x + 0.5).floor().clamp(1.0, self.n);
             if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
@@ -229,7 +230,7 @@ mod tests {
 
     fn counts(d: KeyDistribution, keyspace: u64, draws: usize) -> Vec<u64> {
         let mut picker = KeyPicker::new(d, keyspace, 0);
-        let mut rng = Rng::new(42);
+        let mut rng = crate::rng::seeded(42);
         let mut counts = vec![0u64; keyspace as usize];
         for _ in 0..draws {
             counts[picker.next(&mut rng) as usize] += 1;
@@ -267,7 +268,7 @@ mod tests {
     #[test]
     fn sequential_wraps() {
         let mut picker = KeyPicker::new(KeyDistribution::Sequential, 5, 3);
-        let mut rng = Rng::new(0);
+        let mut rng = crate::rng::seeded(0);
         let ids: Vec<u64> = (0..7).map(|_| picker.next(&mut rng)).collect();
         assert_eq!(ids, vec![3, 4, 0, 1, 2, 3, 4]);
     }

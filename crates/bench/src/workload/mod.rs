@@ -7,7 +7,7 @@ mod values;
 pub use keys::{KeyBuf, KeyDistribution, KeyFormat, KeyPicker, KEY_LEN_MAX};
 pub use values::ValueSizes;
 
-use crate::rng::Rng;
+use crate::rng::{self, Rng};
 
 /// Sets to gets, as `--ratio SET:GET` (memtier's order): `1:9` is one set per nine gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ impl Generator {
     /// `start` offsets a sequential walk; `seed` makes the draws repeatable.
     pub fn new(workload: &Workload, seed: u64, start: u64) -> Generator {
         Generator {
-            rng: Rng::new(seed),
+            rng: rng::seeded(seed),
             picker: KeyPicker::new(workload.key_distribution, workload.keyspace, start),
             ratio: workload.ratio,
             keys_per_get: workload.keys_per_get.max(1),

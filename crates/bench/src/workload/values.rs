@@ -1,7 +1,7 @@
 //! Value sizes: fixed, a uniform range, or a weighted list (`100:3,1000:1`: three of every
 //! four values are 100 bytes).
 
-use crate::rng::Rng;
+use crate::rng::{Rng, RngExt};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValueSizes {
@@ -53,10 +53,12 @@ impl ValueSizes {
     pub fn pick(&self, rng: &mut Rng) -> usize {
         match self {
             ValueSizes::Fixed(n) => *n,
-            ValueSizes::Range { min, max } => min + rng.below((max - min + 1) as u64) as usize,
+            ValueSizes::Range { min, max } => {
+                min + rng.random_range(0..(max - min + 1) as u64) as usize
+            }
             ValueSizes::Weighted(list) => {
                 let total: u64 = list.iter().map(|&(_, w)| u64::from(w)).sum();
-                let mut at = rng.below(total);
+                let mut at = rng.random_range(0..total);
                 for &(size, weight) in list {
                     if at < u64::from(weight) {
                         return size;
@@ -89,7 +91,7 @@ mod tests {
     /// Goal: draws respect the range and the weights.
     #[test]
     fn draws() {
-        let mut rng = Rng::new(3);
+        let mut rng = crate::rng::seeded(3);
         let range = ValueSizes::Range { min: 10, max: 12 };
         let mut seen = [0u32; 13];
         for _ in 0..3000 {
