@@ -470,7 +470,7 @@ impl<'a> Engine<'a> {
         stats.counts.hits += u64::from(s.tally.hits);
         stats.counts.misses += u64::from(s.tally.misses);
         stats.counts.corrupt += u64::from(s.tally.corrupt);
-        stats.latency_ns.record(now.saturating_sub(s.start_ns));
+        stats.latency_ns.saturating_record(now.saturating_sub(s.start_ns));
         self.in_flight -= 1;
         if !self.client_dead[slot as usize / self.pipeline] {
             self.ready.push_back(slot);

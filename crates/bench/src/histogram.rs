@@ -1,138 +1,71 @@
-//! A log-linear latency histogram in the HDR style: bounded relative error, fixed memory,
-//! O(1) record, mergeable across threads by adding counts.
+//! Latency histograms: `hdrhistogram` with the bounds and precision this tool uses, and
+//! the text form compare writes so that runs can be merged later.
 //!
 //! ```text
-//!   value v (ns)            bucket
-//!   v < 2^B                 v                                  exact
-//!   2^e <= v < 2^(e+1)      (e-B+1) * 2^B + (v >> (e-B)) - 2^B  width 2^(e-B): error < 2^-B
-//!   B = SUB_BUCKET_BITS = 7 -> relative error below 1/128 (0.78%), 7424 buckets (58 KiB)
+//!   values: nanoseconds, 1 ns .. 1 hour tracked (above that, recorded as 1 hour)
+//!   precision: 3 significant digits -> a reported value is within 0.1% of the true one
+//!   percentile: the highest value of its bucket, so it never understates a latency
+//!   text form: hdrhistogram's V2 serialization, base64 (standard alphabet, padded)
 //! ```
-//!
-//! A percentile is reported as the highest value its bucket can hold (clamped to the
-//! largest value recorded), so it never understates a latency.
 
-/// Bits of linear resolution within each power of two.
-const SUB_BUCKET_BITS: u32 = 7;
-const SUB_BUCKETS: u64 = 1 << SUB_BUCKET_BITS;
-/// Buckets needed to cover every u64.
-const BUCKETS: usize = ((64 - SUB_BUCKET_BITS + 1) as usize) << SUB_BUCKET_BITS;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 
+/// The histogram type every latency goes into.
+pub type Histogram = hdrhistogram::Histogram<u64>;
+
+/// Significant decimal digits kept: 3 bounds the relative error by 0.1%.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+/// The largest latency told apart; longer ones are recorded as this.
+pub const LATENCY_NS_MAX: u64 = 3_600 * 1_000_000_000;
 /// The largest relative error of a reported percentile.
-pub const RELATIVE_ERROR_MAX: f64 = 1.0 / SUB_BUCKETS as f64;
+pub const RELATIVE_ERROR_MAX: f64 = 1e-3;
 
-#[derive(Clone)]
-pub struct Histogram {
-    counts: Box<[u64]>,
-    count: u64,
-    sum: u128,
-    min: u64,
-    max: u64,
+/// An empty latency histogram (ns).
+pub fn latency_ns() -> Histogram {
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, SIGNIFICANT_DIGITS)
+        .expect("the bounds are constants that hdrhistogram accepts")
 }
 
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram::new()
-    }
+/// Adds `from`'s counts to `into`. Both come from [`latency_ns`], so their ranges match
+/// and the addition cannot fail.
+pub fn add(into: &mut Histogram, from: &Histogram) {
+    into.add(from).expect("latency histograms share their bounds");
 }
 
-impl std::fmt::Debug for Histogram {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Histogram").field("count", &self.count).field("max", &self.max).finish()
+/// The value at quantile `q` (0..=1); 0 when empty.
+pub fn quantile(histogram: &Histogram, q: f64) -> u64 {
+    if histogram.is_empty() {
+        return 0;
     }
+    histogram.value_at_quantile(q.clamp(0.0, 1.0))
 }
 
-fn bucket_of(value: u64) -> usize {
-    if value < SUB_BUCKETS {
-        return value as usize;
-    }
-    let exponent = 63 - value.leading_zeros();
-    let shift = exponent - SUB_BUCKET_BITS;
-    (((shift + 1) as usize) << SUB_BUCKET_BITS) + ((value >> shift) - SUB_BUCKETS) as usize
+/// The V2 serialization of `histogram`, base64-encoded.
+pub fn to_base64(histogram: &Histogram) -> String {
+    let mut bytes = Vec::new();
+    V2Serializer::new()
+        .serialize(histogram, &mut bytes)
+        .expect("serializing into memory does not fail for a bounded histogram");
+    STANDARD.encode(bytes)
 }
 
-/// The highest value that falls in `bucket`.
-fn bucket_high(bucket: usize) -> u64 {
-    let group = (bucket >> SUB_BUCKET_BITS) as u32;
-    if group == 0 {
-        return bucket as u64;
-    }
-    let mantissa = (bucket as u64 & (SUB_BUCKETS - 1)) + SUB_BUCKETS;
-    let shift = group - 1;
-    (mantissa << shift) + ((1u64 << shift) - 1)
+/// Reads back what [`to_base64`] wrote.
+pub fn from_base64(text: &str) -> Result<Histogram, String> {
+    let bytes = STANDARD.decode(text.trim()).map_err(|e| format!("histogram base64: {e}"))?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("histogram V2 data: {e:?}"))
 }
 
-impl Histogram {
-    pub fn new() -> Histogram {
-        Histogram { counts: vec![0; BUCKETS].into_boxed_slice(), count: 0, sum: 0, min: 0, max: 0 }
+/// Merges serialized histograms (e.g. the same workload from two compare runs) into one.
+pub fn merge_base64<'a>(texts: impl IntoIterator<Item = &'a str>) -> Result<Histogram, String> {
+    let mut merged = latency_ns();
+    for text in texts {
+        let histogram = from_base64(text)?;
+        merged.add(&histogram).map_err(|e| format!("histogram out of range: {e:?}"))?;
     }
-
-    pub fn record(&mut self, value: u64) {
-        self.counts[bucket_of(value)] += 1;
-        if self.count == 0 || value < self.min {
-            self.min = value;
-        }
-        self.max = self.max.max(value);
-        self.count += 1;
-        self.sum += u128::from(value);
-    }
-
-    /// Adds `other`'s counts to this one (threads merge at the end of each interval).
-    pub fn merge(&mut self, other: &Histogram) {
-        if other.count == 0 {
-            return;
-        }
-        for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {
-            *mine += theirs;
-        }
-        self.min = if self.count == 0 { other.min } else { self.min.min(other.min) };
-        self.max = self.max.max(other.max);
-        self.count += other.count;
-        self.sum += other.sum;
-    }
-
-    pub fn clear(&mut self) {
-        if self.count > 0 {
-            self.counts.fill(0);
-        }
-        (self.count, self.sum, self.min, self.max) = (0, 0, 0, 0);
-    }
-
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
-    pub fn max(&self) -> u64 {
-        self.max
-    }
-
-    pub fn min(&self) -> u64 {
-        self.min
-    }
-
-    pub fn mean(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.count as f64
-        }
-    }
-
-    /// The value at quantile `q` (0..=1): the smallest recorded bucket's high end such that
-    /// at least `ceil(q * count)` values are at or below it; 0 when empty.
-    pub fn quantile(&self, q: f64) -> u64 {
-        if self.count == 0 {
-            return 0;
-        }
-        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
-        let mut seen = 0;
-        for (bucket, &n) in self.counts.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return bucket_high(bucket).min(self.max);
-            }
-        }
-        self.max
-    }
+    Ok(merged)
 }
 
 #[cfg(test)]
@@ -140,66 +73,58 @@ mod tests {
     use super::*;
     use crate::rng::{self, RngExt};
 
-    /// Goal: bucket boundaries are continuous and every value's bucket holds it.
-    #[test]
-    fn buckets_are_contiguous() {
-        for value in (0..100_000u64).chain([u64::MAX, u64::MAX - 1, 1 << 40, (1 << 40) - 1]) {
-            let b = bucket_of(value);
-            assert!(b < BUCKETS);
-            assert!(bucket_high(b) >= value, "{value}");
-            if b > 0 {
-                assert!(bucket_high(b - 1) < value, "{value}");
-            }
-        }
-    }
-
-    /// Goal: percentiles are within the stated relative error of the exact ones. Method:
-    /// random log-spread values, compared with a sorted copy.
+    /// Goal: percentiles are within the stated relative error of the exact ones and never
+    /// below them. Method: random log-spread values, compared with a sorted copy.
     #[test]
     fn percentiles_within_bound() {
         let mut rng = rng::seeded(1);
-        let mut h = Histogram::new();
+        let mut histogram = latency_ns();
         let mut exact = Vec::new();
         for _ in 0..100_000 {
-            let v = 1000 + (rng.random::<f64>().powi(4) * 50_000_000.0) as u64;
-            h.record(v);
-            exact.push(v);
+            let value = 1000 + (rng.random::<f64>().powi(4) * 50_000_000.0) as u64;
+            histogram.saturating_record(value);
+            exact.push(value);
         }
         exact.sort_unstable();
         for q in [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
             let rank = ((q * exact.len() as f64).ceil() as usize).max(1);
             let want = exact[rank - 1] as f64;
-            let got = h.quantile(q) as f64;
+            let got = quantile(&histogram, q) as f64;
             assert!(got >= want && got <= want * (1.0 + RELATIVE_ERROR_MAX), "q {q}");
         }
-        assert_eq!(h.quantile(1.0), *exact.last().unwrap());
-        assert_eq!(h.min(), exact[0]);
+        assert_eq!(quantile(&latency_ns(), 0.5), 0);
     }
 
     /// Goal: merging per-thread histograms equals recording everything in one.
     #[test]
-    fn merge_equals_single() {
-        let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
+    fn add_equals_single() {
+        let (mut a, mut b, mut all) = (latency_ns(), latency_ns(), latency_ns());
         for v in 0..5000u64 {
             let v = v * v;
-            if v % 3 == 0 {
-                a.record(v)
-            } else {
-                b.record(v)
-            }
-            all.record(v);
+            let part = if v % 3 == 0 { &mut a } else { &mut b };
+            part.saturating_record(v);
+            all.saturating_record(v);
         }
-        let mut merged = Histogram::new();
-        merged.merge(&a);
-        merged.merge(&b);
-        assert_eq!(merged.count(), all.count());
-        assert_eq!((merged.min(), merged.max()), (all.min(), all.max()));
-        for q in [0.1, 0.5, 0.99, 0.9999] {
-            assert_eq!(merged.quantile(q), all.quantile(q));
-        }
-        merged.clear();
-        assert_eq!((merged.count(), merged.quantile(0.5)), (0, 0));
-        merged.record(7);
-        assert_eq!((merged.min(), merged.max()), (7, 7));
+        let mut merged = latency_ns();
+        add(&mut merged, &a);
+        add(&mut merged, &b);
+        assert_eq!(merged, all);
+        merged.saturating_record(u64::MAX);
+        assert!(merged.max() >= LATENCY_NS_MAX && merged.max() < LATENCY_NS_MAX / 500 * 501);
+    }
+
+    /// Goal: the text form survives a round trip, and two runs' histograms merged from it
+    /// count every value of both.
+    #[test]
+    fn base64_round_trip_and_merge() {
+        let (mut first, mut second) = (latency_ns(), latency_ns());
+        (1..=1000).for_each(|v| first.saturating_record(v * 1000));
+        (1..=500).for_each(|v| second.saturating_record(v * 7919));
+        let (first_text, second_text) = (to_base64(&first), to_base64(&second));
+        assert_eq!(from_base64(&first_text).unwrap(), first);
+        let merged = merge_base64([first_text.as_str(), second_text.as_str()]).unwrap();
+        assert_eq!(merged.len(), 1500);
+        assert_eq!(merged.max(), second.max());
+        assert!(from_base64("not base64!").is_err());
     }
 }

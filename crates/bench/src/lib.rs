@@ -14,7 +14,7 @@
 //!   worker can serve; no allocation per request (buffers are reused per connection).
 //! - Trustworthy numbers: values derived from key and version are checked on every get;
 //!   errors are counted by kind and printed; an open-loop rate measures latency from each
-//!   request's intended send time (no coordinated omission); HDR-style percentiles.
+//!   request's intended send time (no coordinated omission); hdrhistogram percentiles.
 //! - Usable as a library: `runner::run(&Config, on_interval)` returns a [`runner::Summary`]
 //!   that `report` prints as text or JSON (`spinel-bench compare` builds on this).
 //!

@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 
 use crate::{
     client::ErrorKind,
+    histogram,
     runner::{Interval, Summary},
     stats::{Counts, Stats},
     workload::ValueSizes,
@@ -54,7 +55,7 @@ pub fn live_line(interval: &Interval) -> String {
         "[{:>4}s] {:>9} req/s  hit {hit:>7}  p99 {:.3} ms  errors {}",
         interval.index + 1,
         counts.requests(),
-        ms(latency_ns.quantile(0.99)),
+        ms(histogram::quantile(latency_ns, 0.99)),
         counts.errors_total()
     );
     if counts.corrupt > 0 {
@@ -136,7 +137,7 @@ pub fn text(summary: &Summary) -> String {
     let h = &summary.stats.latency_ns;
     let _ = write!(out, "latency ms  ");
     for (q, name) in PERCENTILES {
-        let _ = write!(out, " {name} {:.3}", ms(h.quantile(q)));
+        let _ = write!(out, " {name} {:.3}", ms(histogram::quantile(h, q)));
     }
     let _ = writeln!(out, " max {:.3}", ms(h.max()));
     let _ = writeln!(out, "errors       {}", errors_text(counts));
@@ -262,7 +263,7 @@ pub fn json(summary: &Summary) -> String {
     let h = &summary.stats.latency_ns;
     let mut latency = Json::new();
     for (q, name) in PERCENTILES {
-        latency.f64(name, h.quantile(q) as f64 / 1e3);
+        latency.f64(name, histogram::quantile(h, q) as f64 / 1e3);
     }
     latency.f64("max", h.max() as f64 / 1e3).f64("mean", h.mean() / 1e3);
     j.raw("latency_us", &latency.finish());

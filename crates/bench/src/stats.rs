@@ -1,7 +1,10 @@
 //! Counters and latencies of a run, kept per thread and merged: per interval for the live
 //! line, in total for the summary.
 
-use crate::{client::ErrorKind, histogram::Histogram};
+use crate::{
+    client::ErrorKind,
+    histogram::{self, Histogram},
+};
 
 /// Counts of completed requests and what they found. All plain sums, so merging is adding.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -56,20 +59,26 @@ impl Counts {
 }
 
 /// Counts plus the latency histogram (ns).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Stats {
     pub counts: Counts,
     pub latency_ns: Histogram,
 }
 
+impl Default for Stats {
+    fn default() -> Self {
+        Stats { counts: Counts::default(), latency_ns: histogram::latency_ns() }
+    }
+}
+
 impl Stats {
     pub fn merge(&mut self, other: &Stats) {
         self.counts.add(&other.counts);
-        self.latency_ns.merge(&other.latency_ns);
+        histogram::add(&mut self.latency_ns, &other.latency_ns);
     }
 
     pub fn clear(&mut self) {
         self.counts = Counts::default();
-        self.latency_ns.clear();
+        self.latency_ns.reset();
     }
 }

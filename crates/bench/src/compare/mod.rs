@@ -45,6 +45,7 @@ use self::{
 };
 use crate::{
     client::Protocol,
+    histogram,
     runner::{self, Config, Stop, Summary},
     workload::{KeyDistribution, ValueSizes, Workload},
 };
@@ -190,9 +191,9 @@ fn measure(
         errors: c.errors_total(),
         corrupt: c.corrupt,
         bytes_received: c.bytes_received,
-        latency_us_p50: h.quantile(0.5) as f64 / 1e3,
-        latency_us_p99: h.quantile(0.99) as f64 / 1e3,
-        latency_us_p999: h.quantile(0.999) as f64 / 1e3,
+        latency_us_p50: histogram::quantile(h, 0.5) as f64 / 1e3,
+        latency_us_p99: histogram::quantile(h, 0.99) as f64 / 1e3,
+        latency_us_p999: histogram::quantile(h, 0.999) as f64 / 1e3,
         server_cpu_secs: server1 - server0,
         client_cpu_secs,
         foreign_pct: noise.foreign_pct,
