@@ -1,6 +1,7 @@
 //! Runs `spinel-bench compare` with tiny settings (one workload, 1 s runs, Spinel and
 //! memcached, no thread sweep) against the real servers, bounded to about 20 s, and checks
-//! that the report files exist and show both servers.
+//! that the report files exist and show both servers, and that compare.json parses with
+//! one latency per measured request in each row's histogram.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -55,10 +56,26 @@ fn tiny_compare_writes_reports_with_both_servers() {
         assert!(row.req_per_server_cpu_sec.median.is_finite(), "{row:?}");
         assert_eq!((row.errors, row.hit_ratio), (0, 1.0), "{row:?}");
     }
-    for name in ["compare.md", "compare.csv", "compare.html"] {
+    for name in ["compare.md", "compare.csv", "compare.html", "compare.json"] {
         let text = std::fs::read_to_string(out_dir.join(name)).expect(name);
         assert!(text.contains("spinel") && text.contains("memcached"), "{name}");
         assert!(text.contains("get 20/20"), "{name}");
+    }
+    let json = std::fs::read_to_string(out_dir.join("compare.json")).expect("compare.json");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("compare.json parses");
+    let rows = report["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        // Every measured request left one latency in the row's histogram.
+        let text = row["latency_histogram"].as_str().expect("a histogram");
+        let latencies = bench::histogram::from_base64(text).expect("it decodes").len();
+        let requests: u64 = row["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["requests"].as_u64().unwrap())
+            .sum();
+        assert_eq!(latencies, requests, "{}", row["server"]);
     }
     let html = std::fs::read_to_string(out_dir.join("compare.html")).unwrap();
     assert!(html.contains("<svg") && !html.contains("http"));

@@ -2,14 +2,18 @@
 //! one server ([`Sample`]), and the statistics over repetitions ([`Row`]: medians with their
 //! spread).
 
-use crate::workload::Ratio;
+use serde::Serialize;
+
+use crate::{histogram, workload::Ratio};
 
 /// Get/set mix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Pattern {
     /// 100 % gets.
+    #[serde(rename = "get")]
     Get,
     /// 9 gets : 1 set (in requests).
+    #[serde(rename = "9:1")]
     Mix91,
 }
 
@@ -30,7 +34,7 @@ impl Pattern {
 }
 
 /// One workload of the matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Cell {
     pub pattern: Pattern,
     /// 1 = single get; above 1 = a multiget of that many keys.
@@ -96,7 +100,7 @@ pub fn sweep_cell() -> Cell {
 }
 
 /// One measured run of one workload against one server.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Sample {
     pub secs: f64,
     pub requests: u64,
@@ -114,6 +118,9 @@ pub struct Sample {
     pub client_cpu_secs: f64,
     pub foreign_pct: f64,
     pub noisy: bool,
+    /// The run's latency histogram (ns): hdrhistogram V2, base64 (see [`histogram`]);
+    /// empty when none was kept.
+    pub latency_histogram: String,
 }
 
 impl Sample {
@@ -182,7 +189,7 @@ pub fn spread(values: &[f64]) -> f64 {
 }
 
 /// A median with the range it came from.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Stat {
     pub median: f64,
     pub min: f64,
@@ -198,7 +205,7 @@ impl Stat {
 }
 
 /// Everything reported for one workload on one server, over the repetitions.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// Workload name (`get 20/20`) or sweep point (`get 20/20, -t 2`).
     pub workload: String,
@@ -225,6 +232,11 @@ pub struct Row {
     pub spread_req: f64,
     /// (max - min) / median of requests per server CPU-second.
     pub spread_eff: f64,
+    /// All repetitions' latencies in one histogram (ns), as in [`Sample`]; merge rows of
+    /// several comparisons with [`histogram::merge_base64`].
+    pub latency_histogram: String,
+    /// The repetitions themselves.
+    pub samples: Vec<Sample>,
 }
 
 impl Row {
@@ -253,7 +265,18 @@ impl Row {
             hit_ratio: median(&of(Sample::hit_ratio)),
             spread_req: spread(&rate),
             spread_eff: spread(&eff),
+            latency_histogram: merged_histogram(samples),
+            samples: samples.to_vec(),
         }
+    }
+}
+
+/// The samples' histograms merged, in the same text form; empty when none has one.
+fn merged_histogram(samples: &[Sample]) -> String {
+    let texts = samples.iter().map(|s| s.latency_histogram.as_str()).filter(|t| !t.is_empty());
+    match histogram::merge_base64(texts) {
+        Ok(merged) if !merged.is_empty() => histogram::to_base64(&merged),
+        _ => String::new(),
     }
 }
 

@@ -14,7 +14,8 @@
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
 //!   stop servers; thread sweep: Spinel and memcached with -t 1..N, get 20/20, R times
-//!   medians + spread -> compare.md, compare.csv, compare.html (inline SVG)
+//!   medians + spread -> compare.md, compare.csv, compare.html (inline SVG), compare.json
+//!   (with each run's latency histogram)
 //! ```
 //!
 //! Goals: one command, bounded time (an estimate is printed first; every run and every
@@ -27,6 +28,7 @@ pub mod cpu;
 pub mod matrix;
 pub mod options;
 pub mod report_html;
+pub mod report_json;
 pub mod report_md;
 pub mod servers;
 
@@ -198,6 +200,7 @@ fn measure(
         client_cpu_secs,
         foreign_pct: noise.foreign_pct,
         noisy: noise.noisy,
+        latency_histogram: histogram::to_base64(h),
     })
 }
 
@@ -479,6 +482,7 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
         ("compare.md", md),
         ("compare.csv", report_md::csv(&outcome.rows, &outcome.sweep)),
         ("compare.html", report_html::html(&meta, &outcome.rows, &outcome.sweep)),
+        ("compare.json", report_json::json(&o.command, &notes, &outcome)),
     ];
     for (name, text) in files {
         let path = o.out_dir.join(name);

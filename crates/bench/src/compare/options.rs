@@ -18,7 +18,8 @@ them to the server CPUs and the load to the client CPUs, and runs the matrix: 10
 (servers interleaved within each workload, repetitions outermost), reports medians with
 their spread, requests per server CPU-second (/proc/PID/stat), and flags runs disturbed by
 other load. Then sweeps server threads 1..N (Spinel, memcached; get 20/20).
-Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html; prints the table.
+Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
+latency histograms); prints the table.
 
       --quick                  under 3 minutes: 2 s runs, one repetition, 7 of the 16
                                workloads (single gets at all sizes, 20/20 multiget and 9:1)
