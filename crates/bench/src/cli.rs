@@ -1,41 +1,144 @@
-//! Command-line flags in the memtier style, turned into a [`Config`].
+//! The command line (clap): the load run's flags in the memtier style, turned into a
+//! [`Config`], and `compare`'s (see [`crate::compare::options`]).
+//!
+//! A usage error (unknown flag, bad value, contradictory flags) is reported on one line
+//! and exits with [`EX_USAGE`] (64, sysexits.h), so scripts can tell it from a failed run.
 
 use std::time::Duration;
 
+use clap::{error::ErrorKind, Args, CommandFactory, Parser, Subcommand};
+
 use crate::{
     client::Protocol,
+    compare::options::{parse_cpu_list, CompareArgs, CpuList},
     runner::{Config, KetamaNames, Stop},
-    workload::{KeyDistribution, Ratio, ValueSizes},
+    workload::{KeyDistribution, Ratio, ValueSizes, Workload},
 };
 
-pub const USAGE: &str = "\
-usage: spinel-bench [options]
-       spinel-bench compare [--quick] [options]   (see spinel-bench compare --help)
+/// Exit status of a usage error (sysexits.h `EX_USAGE`).
+pub const EX_USAGE: u8 = 64;
 
-  -s, --server HOST:PORT[,HOST:PORT...]  servers; several are sharded by ketama (default 127.0.0.1:11211)
-  -P, --protocol memcache|meta|resp      wire protocol (default memcache)
-  -t, --threads N                        client threads (default 1)
-  -c, --connections N                    connections per thread, per server (default 50)
-      --pipeline N                       requests in flight per connection (default 1; 16 with --rate)
-      --ratio SET:GET                    e.g. 1:9 (default) or 0:1
-      --keys-per-get N                   keys per get: a multiget above 1 (default 1)
-      --key-size N|MIN-MAX               key length in bytes, fixed or a uniform range (default 20)
-      --value-size N|MIN-MAX|S:W,S:W     value length: fixed, uniform range, weighted list (default 20)
-      --keyspace N                       number of distinct keys (default 10000)
-      --key-distribution uniform|zipf:S|sequential   (default uniform; zipf exponent S, e.g. zipf:0.99)
-      --ttl SECS                         TTL on sets (default 0: none)
-      --preload                          set every key once before measuring
-      --warmup DURATION                  run unmeasured first (e.g. 1s; default 0)
-      --duration DURATION                measured time (e.g. 5s, 500ms; default 5s)
-      --requests N                       stop after N measured requests instead
-      --rate N                           open loop: N requests/s in total, latency from intended send time
-      --seed N                           seed for keys, sizes and the mix (default 1)
-      --ketama-names twemproxy|libmemcached   server names on the ring (default twemproxy)
-      --cpus LIST                        pin threads to these CPUs, e.g. 0 or 0,2
-      --json                             print one JSON object instead of the summary
-  -q, --quiet                            no live line
-  -h, --help                             this text
-";
+/// Pipeline depth of an open-loop run when `--pipeline` is not given: enough requests in
+/// flight that a connection keeps to the schedule while earlier replies are outstanding.
+const OPEN_LOOP_PIPELINE: usize = 16;
+
+/// spinel-bench: a load generator for memcached (text and meta) and Redis servers, with
+/// verified values, ketama sharding and open-loop rates.
+#[derive(Debug, Parser)]
+#[command(
+    name = "spinel-bench",
+    version,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Sub {
+    Compare(CompareArgs),
+}
+
+/// Flags of a load run. Defaults are those of [`Config::default`] (a test checks).
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Servers, comma-separated; several are sharded by ketama
+    #[arg(
+        short = 's',
+        long = "server",
+        visible_alias = "servers",
+        value_name = "HOST:PORT,...",
+        default_value = "127.0.0.1:11211",
+        help_heading = "Servers"
+    )]
+    servers: String,
+    /// Wire protocol: memcache, meta or resp
+    #[arg(short = 'P', long, value_parser = Protocol::parse, default_value = "memcache",
+          help_heading = "Servers")]
+    protocol: Protocol,
+    /// Server names on the ketama ring: twemproxy or libmemcached
+    #[arg(long, value_name = "NAMES", value_parser = parse_ketama_names, default_value = "twemproxy",
+          help_heading = "Servers")]
+    ketama_names: KetamaNames,
+
+    /// Client threads
+    #[arg(short = 't', long, value_name = "N", default_value_t = 1, help_heading = "Load")]
+    threads: usize,
+    /// Connections per thread, per server
+    #[arg(
+        short = 'c',
+        long,
+        visible_alias = "clients",
+        value_name = "N",
+        default_value_t = 50,
+        help_heading = "Load"
+    )]
+    connections: usize,
+    /// Requests in flight per connection [default: 1; 16 with --rate]
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pipeline: Option<usize>,
+    /// Open loop: N requests/s in total, latency from each request's intended send time
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    rate: Option<u64>,
+    /// Pin threads to these CPUs, e.g. 0 or 0,2
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list_arg, help_heading = "Load")]
+    cpus: Option<CpuList>,
+
+    /// Sets to gets, e.g. 1:9 or 0:1
+    #[arg(long, value_name = "SET:GET", value_parser = Ratio::parse, default_value = "1:9",
+          help_heading = "Workload")]
+    ratio: Ratio,
+    /// Keys per get: a multiget above 1
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
+    keys_per_get: usize,
+    /// Key length in bytes, fixed or a uniform range
+    #[arg(long, value_name = "N|MIN-MAX", value_parser = parse_key_sizes, default_value = "20",
+          help_heading = "Workload")]
+    key_size: (usize, usize),
+    /// Value length: fixed (N), uniform range (MIN-MAX) or weighted list (S:W,S:W)
+    #[arg(long, visible_alias = "data-size", value_name = "SIZES",
+          value_parser = ValueSizes::parse, default_value = "20", help_heading = "Workload")]
+    value_size: ValueSizes,
+    /// Number of distinct keys
+    #[arg(long, value_name = "N", default_value_t = 10_000, help_heading = "Workload")]
+    keyspace: u64,
+    /// uniform, zipf:S (exponent S, e.g. zipf:0.99) or sequential
+    #[arg(long, visible_alias = "key-pattern", value_name = "DIST",
+          value_parser = parse_distribution, default_value = "uniform", help_heading = "Workload")]
+    key_distribution: KeyDistribution,
+    /// TTL on sets, in seconds (0: none)
+    #[arg(long, value_name = "SECS", default_value_t = 0, help_heading = "Workload")]
+    ttl: u32,
+    /// Seed for keys, sizes and values; printed with the results to repeat a run
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
+    seed: u64,
+
+    /// Set every key once before measuring
+    #[arg(long, help_heading = "Phases")]
+    preload: bool,
+    /// Run unmeasured first, e.g. 1s
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s",
+          help_heading = "Phases")]
+    warmup: Duration,
+    /// Measured time, e.g. 5s or 500ms
+    #[arg(long, visible_alias = "test-time", value_name = "DURATION",
+          value_parser = parse_duration, default_value = "5s", help_heading = "Phases")]
+    duration: Duration,
+    /// Stop after N measured requests instead of after --duration
+    #[arg(long, value_name = "N", conflicts_with = "duration", help_heading = "Phases")]
+    requests: Option<u64>,
+
+    /// Print one JSON object instead of the summary
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// No live line
+    #[arg(short = 'q', long, help_heading = "Output")]
+    quiet: bool,
+}
 
 /// Flags that only change the output, not the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,8 +153,6 @@ pub enum Command {
     Run(Box<Config>, Output),
     /// `spinel-bench compare ...`
     Compare(Box<crate::compare::Options>),
-    Help,
-    CompareHelp,
 }
 
 /// Parses a duration: `5s`, `500ms`, `250us`, `2m`, `1.5s`, or bare seconds.
@@ -78,177 +179,111 @@ fn parse_distribution(text: &str) -> Result<KeyDistribution, String> {
                 .strip_prefix("zipf:")
                 .and_then(|e| e.parse::<f64>().ok())
                 .filter(|e| *e >= 0.0 && e.is_finite())
-                .ok_or(format!("--key-distribution {text}: want uniform, zipf:S or sequential"))?;
+                .ok_or("want uniform, zipf:S or sequential")?;
             Ok(KeyDistribution::Zipf { exponent })
         }
     }
 }
 
+fn parse_ketama_names(text: &str) -> Result<KetamaNames, String> {
+    match text {
+        "twemproxy" => Ok(KetamaNames::Twemproxy),
+        "libmemcached" => Ok(KetamaNames::Libmemcached),
+        _ => Err("want twemproxy or libmemcached".into()),
+    }
+}
+
 /// `N` or `MIN-MAX`: (shortest, longest; 0 when fixed).
-fn key_sizes(flag: &str, text: &str) -> Result<(usize, usize), String> {
+fn parse_key_sizes(text: &str) -> Result<(usize, usize), String> {
+    let number = |t: &str| t.trim().parse::<usize>().map_err(|_| format!("{t:?}: not a number"));
     match text.split_once('-') {
-        Some((min, max)) => Ok((number(flag, min)?, number(flag, max)?)),
-        None => Ok((number(flag, text)?, 0)),
+        Some((min, max)) => Ok((number(min)?, number(max)?)),
+        None => Ok((number(text)?, 0)),
     }
 }
 
-fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
-    text.parse().map_err(|_| format!("{flag} {text}: not a number"))
+pub(crate) fn parse_cpu_list_arg(text: &str) -> Result<CpuList, String> {
+    parse_cpu_list(text).map(CpuList)
 }
 
-/// Parses the arguments after the program name.
-/// Walks a command line: `--flag value`, `--flag=value` and `-f value` (shared by the load
-/// command and `compare`).
-pub(crate) struct Args<'a> {
-    args: &'a [String],
-    next: usize,
-}
-
-impl<'a> Args<'a> {
-    pub(crate) fn new(args: &'a [String]) -> Self {
-        Args { args, next: 0 }
-    }
-
-    /// The next flag, and the value given with it after `=`, if any.
-    pub(crate) fn next_flag(&mut self) -> Option<(String, Option<String>)> {
-        let arg = self.args.get(self.next)?;
-        self.next += 1;
-        Some(match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        })
-    }
-
-    /// The flag's value: the one given after `=`, else the next argument.
-    pub(crate) fn value(
-        &mut self,
-        flag: &str,
-        inline: &mut Option<String>,
-    ) -> Result<String, String> {
-        if let Some(value) = inline.take() {
-            return Ok(value);
-        }
-        let value = self.args.get(self.next).cloned().ok_or(format!("{flag} needs a value"))?;
-        self.next += 1;
-        Ok(value)
-    }
-}
-
-pub fn parse(args: &[String]) -> Result<Command, String> {
-    if args.first().map(String::as_str) == Some("compare") {
-        return Ok(match crate::compare::options::parse(&args[1..])? {
-            Some(options) => Command::Compare(Box::new(options)),
-            None => Command::CompareHelp,
-        });
-    }
-    let mut config = Config::default();
-    let mut output = Output::default();
-    let mut pipeline = None;
-    let mut cursor = Args::new(args);
-    while let Some((flag, mut inline)) = cursor.next_flag() {
-        let mut value = || cursor.value(&flag, &mut inline);
-        let w = &mut config.workload;
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "-s" | "--server" | "--servers" => {
-                config.servers = value()?.split(',').map(|s| s.trim().to_string()).collect()
-            }
-            "-P" | "--protocol" => config.protocol = Protocol::parse(&value()?)?,
-            "-t" | "--threads" => config.threads = number(&flag, &value()?)?,
-            "-c" | "--connections" | "--clients" => config.connections = number(&flag, &value()?)?,
-            "--pipeline" => pipeline = Some(number(&flag, &value()?)?),
-            "--ratio" => w.ratio = Ratio::parse(&value()?)?,
-            "--keys-per-get" => w.keys_per_get = number(&flag, &value()?)?,
-            "--key-size" => (w.key_size, w.key_size_max) = key_sizes(&flag, &value()?)?,
-            "--value-size" | "--data-size" => w.value_sizes = ValueSizes::parse(&value()?)?,
-            "--keyspace" => w.keyspace = number(&flag, &value()?)?,
-            "--key-distribution" | "--key-pattern" => {
-                w.key_distribution = parse_distribution(&value()?)?
-            }
-            "--ttl" => w.ttl_secs = number(&flag, &value()?)?,
-            "--preload" => config.preload = true,
-            "--warmup" => config.warmup = parse_duration(&value()?)?,
-            "--duration" | "--test-time" => {
-                config.stop = Stop::Duration(parse_duration(&value()?)?)
-            }
-            "--requests" => config.stop = Stop::Requests(number(&flag, &value()?)?),
-            "--rate" => config.rate_per_sec = Some(number(&flag, &value()?)?),
-            "--seed" => config.seed = number(&flag, &value()?)?,
-            "--ketama-names" => {
-                config.ketama_names = match value()?.as_str() {
-                    "twemproxy" => KetamaNames::Twemproxy,
-                    "libmemcached" => KetamaNames::Libmemcached,
-                    other => {
-                        return Err(format!(
-                            "--ketama-names {other}: want twemproxy or libmemcached"
-                        ))
-                    }
-                }
-            }
-            "--cpus" => {
-                config.pin_cpus = value()?
-                    .split(',')
-                    .map(|c| number("--cpus", c.trim()))
-                    .collect::<Result<_, _>>()?
-            }
-            "--json" => output.json = true,
-            "-q" | "--quiet" => output.quiet = true,
-            other => return Err(format!("unknown option {other} (see --help)")),
+impl RunArgs {
+    fn config(self) -> Config {
+        let stop = match self.requests {
+            Some(requests) => Stop::Requests(requests),
+            None => Stop::Duration(self.duration),
+        };
+        let open_loop = self.rate.is_some();
+        Config {
+            servers: self.servers.split(',').map(|s| s.trim().to_string()).collect(),
+            protocol: self.protocol,
+            threads: self.threads,
+            connections: self.connections,
+            pipeline: self.pipeline.unwrap_or(if open_loop { OPEN_LOOP_PIPELINE } else { 1 }),
+            workload: Workload {
+                keyspace: self.keyspace,
+                key_size: self.key_size.0,
+                key_size_max: self.key_size.1,
+                key_distribution: self.key_distribution,
+                value_sizes: self.value_size,
+                ratio: self.ratio,
+                keys_per_get: self.keys_per_get,
+                ttl_secs: self.ttl,
+            },
+            preload: self.preload,
+            warmup: self.warmup,
+            stop,
+            rate_per_sec: self.rate,
+            seed: self.seed,
+            ketama_names: self.ketama_names,
+            pin_cpus: self.cpus.map_or_else(Vec::new, |c| c.0),
         }
     }
-    config.pipeline = pipeline.unwrap_or(if config.rate_per_sec.is_some() { 16 } else { 1 });
-    Ok(Command::Run(Box::new(config), output))
+}
+
+/// Parses a whole command line, program name first. Help and version requests come back
+/// as errors of kind `DisplayHelp` / `DisplayVersion`: see [`exit_for`].
+pub fn parse<I, T>(argv: I) -> Result<Command, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
+    let cli = Cli::try_parse_from(&argv)?;
+    let Some(Sub::Compare(args)) = cli.command else {
+        let output = Output { json: cli.run.json, quiet: cli.run.quiet };
+        return Ok(Command::Run(Box::new(cli.run.config()), output));
+    };
+    // The command line as typed, for the report's notes.
+    let typed = argv.iter().skip(2).map(|a| a.to_string_lossy().into_owned());
+    let command = std::iter::once("spinel-bench compare".to_string()).chain(typed);
+    let options = args
+        .options(command.collect::<Vec<_>>().join(" "))
+        .map_err(|why| Cli::command().error(ErrorKind::ValueValidation, why))?;
+    Ok(Command::Compare(Box::new(options)))
+}
+
+/// A parse error as one line without the `error: ` prefix, e.g.
+/// `unexpected argument '--bogus' found`.
+pub fn one_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+/// What to do with a parse error: print help or the version to stdout and succeed, or
+/// print the one-line error to stderr and exit with [`EX_USAGE`]. Returns the exit status.
+pub fn exit_for(err: &clap::Error) -> u8 {
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            0
+        }
+        _ => {
+            eprintln!("spinel-bench: {}", one_line(err));
+            EX_USAGE
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
-
-    /// Goal: the issue's example command line parses to the intended configuration.
-    #[test]
-    fn memtier_style_line() {
-        let line = "--server 127.0.0.1:11211 --protocol memcache --connections 50 --ratio 0:1 \
-                    --key-size 20 --value-size 20 --keyspace 10000 --duration 5s --json";
-        let Ok(Command::Run(config, output)) = parse(&args(line)) else { panic!("parses") };
-        assert!(output.json && !output.quiet);
-        assert_eq!(config.connections, 50);
-        assert_eq!(config.workload.ratio, Ratio { sets: 0, gets: 1 });
-        assert_eq!(config.stop, Stop::Duration(Duration::from_secs(5)));
-        assert_eq!(config.pipeline, 1);
-    }
-
-    #[test]
-    fn other_flags() {
-        let line =
-            "-s a:1,b:2 -P resp --rate=1000 --key-distribution zipf:1.2 --value-size 100:3,1000:1 \
-                    --requests 500 --warmup 250ms --cpus 0,1 --preload --ttl 60";
-        let Ok(Command::Run(config, _)) = parse(&args(line)) else { panic!("parses") };
-        assert_eq!(config.servers, vec!["a:1", "b:2"]);
-        assert_eq!(config.protocol, Protocol::Resp);
-        assert_eq!((config.rate_per_sec, config.pipeline), (Some(1000), 16));
-        assert_eq!(config.workload.key_distribution, KeyDistribution::Zipf { exponent: 1.2 });
-        assert_eq!(config.stop, Stop::Requests(500));
-        assert_eq!(config.warmup, Duration::from_millis(250));
-        assert_eq!(config.pin_cpus, vec![0, 1]);
-        assert!(config.preload);
-        assert_eq!(config.workload.ttl_secs, 60);
-        assert!(parse(&args("--bogus")).is_err());
-        assert!(parse(&args("--threads")).is_err());
-        assert_eq!(parse(&args("-h")), Ok(Command::Help));
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
-        assert!(parse_duration("x").is_err());
-    }
-}
+mod tests;

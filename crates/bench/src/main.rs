@@ -7,22 +7,10 @@ use std::{io::IsTerminal, process::ExitCode};
 use bench::{cli, compare, report, runner};
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (config, output) = match cli::parse(&args) {
+    let (config, output) = match cli::parse(std::env::args_os()) {
         Ok(cli::Command::Run(config, output)) => (config, output),
-        Ok(cli::Command::Help) => {
-            print!("{}", cli::USAGE);
-            return ExitCode::SUCCESS;
-        }
-        Ok(cli::Command::CompareHelp) => {
-            print!("{}", compare::USAGE);
-            return ExitCode::SUCCESS;
-        }
         Ok(cli::Command::Compare(options)) => return run_compare(&options),
-        Err(e) => {
-            eprintln!("spinel-bench: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return ExitCode::from(cli::exit_for(&e)),
     };
     let live = !output.quiet && std::io::stderr().is_terminal();
     let result = runner::run(&config, |interval| {

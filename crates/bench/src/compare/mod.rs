@@ -38,7 +38,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub use options::{Options, USAGE};
+pub use options::Options;
 
 use self::{
     cpu::CpuSnapshot,
@@ -498,9 +498,9 @@ mod tests {
 
     #[test]
     fn estimate_is_bounded() {
-        let quick = options::parse(&["--quick".to_string()]).unwrap().unwrap();
+        let quick = Options::defaults(true);
         assert!(estimate_secs(&quick) < 170.0, "{}", estimate_secs(&quick));
-        let full = options::parse(&[]).unwrap().unwrap();
+        let full = Options::defaults(false);
         assert!(estimate_secs(&full) < 30.0 * 60.0, "{}", estimate_secs(&full));
         assert_eq!(watched_cpus(&[1], &[0, 1]), vec![0, 1]);
     }

@@ -2,48 +2,92 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use clap::Args;
+
 use super::{
     matrix::{full_matrix, quick_matrix, Cell},
     servers::Kind,
 };
-use crate::cli::{parse_duration, Args};
+use crate::cli::{parse_cpu_list_arg, parse_duration};
 
-pub const USAGE: &str = "\
-usage: spinel-bench compare [options]
+/// A CPU list as given on the command line (`0`, `0,2`, `0-3,6`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
 
-Starts Spinel, memcached and redis-server (those installed) on free loopback ports, pins
-them to the server CPUs and the load to the client CPUs, and runs the matrix: 100% get and
-9:1 get:set; single get and 48-key multiget; key/value sizes 20/20, 32/128, 64/1024 and
-64/10000 bytes. Memcache text for Spinel and memcached, RESP for Redis. Repeats the matrix
-(servers interleaved within each workload, repetitions outermost), reports medians with
-their spread, requests per server CPU-second (/proc/PID/stat), and flags runs disturbed by
-other load. Then sweeps server threads 1..N (Spinel, memcached; get 20/20).
-Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
-latency histograms); prints the table.
+/// Spinel, memcached and Redis side by side on this machine
+///
+/// Starts Spinel, memcached and redis-server (those installed) on free loopback ports, pins
+/// them to the server CPUs and the load to the client CPUs, and runs the matrix: 100% get
+/// and 9:1 get:set; single get and 48-key multiget; key/value sizes 20/20, 32/128, 64/1024
+/// and 64/10000 bytes. Memcache text for Spinel and memcached, RESP for Redis. Repeats the
+/// matrix (servers interleaved within each workload, repetitions outermost), reports medians
+/// with their spread, requests per server CPU-second (/proc/PID/stat), and flags runs
+/// disturbed by other load. Then sweeps server threads 1..N (Spinel, memcached; get 20/20).
+/// Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
+/// latency histograms); prints the table.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Under 3 minutes: 2 s runs, one repetition, 7 of the 16 workloads (single gets at
+    /// all sizes, 20/20 multiget and 9:1)
+    #[arg(long, help_heading = "Runs")]
+    quick: bool,
+    /// Repetitions of the whole matrix [default: 3; 1 with --quick]
+    #[arg(long, value_name = "N", help_heading = "Runs")]
+    repeat: Option<usize>,
+    /// Measured time per run [default: 3s; 2s with --quick]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Runs")]
+    duration: Option<Duration>,
+    /// Unmeasured time after the preload [default: 500ms; 300ms with --quick]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "Runs")]
+    warmup: Option<Duration>,
+    /// Connections per run [default: 50]
+    #[arg(short = 'c', long, value_name = "N", help_heading = "Runs")]
+    connections: Option<usize>,
+    /// Keys per workload, all preloaded [default: 10000]
+    #[arg(long, value_name = "N", help_heading = "Runs")]
+    keyspace: Option<u64>,
 
-      --quick                  under 3 minutes: 2 s runs, one repetition, 7 of the 16
-                               workloads (single gets at all sizes, 20/20 multiget and 9:1)
-      --repeat N               repetitions of the whole matrix (default 3)
-      --duration DURATION      measured time per run (default 3s)
-      --warmup DURATION        unmeasured time after the preload (default 500ms)
-  -c, --connections N          connections per run (default 50)
-      --keyspace N             keys per workload, all preloaded (default 10000)
-      --servers LIST           from spinel,memcached,redis (default all)
-      --spinel-resp            also measure Spinel over RESP (its Redis port)
-      --spinel-bin PATH        Spinel binary (default $SPINEL_BIN, beside this binary,
-                               target/release/spinel, target/debug/spinel)
-      --server-cpus LIST       CPUs for the servers (default 1 on a 2-core machine)
-      --client-cpus LIST       CPUs for the load threads (default 0)
-      --client-threads N       load threads (default: one per client CPU)
-      --server-threads N       worker threads of each server in the matrix (default 1)
-      --sweep-threads N        thread sweep 1..N (default: CPU count; 0 = no sweep)
-      --memory MIB             server memory limit (default 1024)
-      --idle-wait DURATION     wait at most this for an idle machine before each run
-                               (default 5s; 2s with --quick)
-      --noise-pct X            flag a run noisy above X% of a core of foreign CPU (default 5)
-      --out DIR                output directory (default ./bench-report)
-  -h, --help                   this text
-";
+    /// Servers from spinel,memcached,redis [default: all]
+    #[arg(long, value_name = "LIST", value_delimiter = ',',
+          value_parser = |s: &str| Kind::parse(s.trim()), help_heading = "Servers")]
+    servers: Option<Vec<Kind>>,
+    /// Also measure Spinel over RESP (its Redis port)
+    #[arg(long, help_heading = "Servers")]
+    spinel_resp: bool,
+    /// Spinel binary [default: $SPINEL_BIN, beside this binary, target/release/spinel,
+    /// target/debug/spinel]
+    #[arg(long, value_name = "PATH", help_heading = "Servers")]
+    spinel_bin: Option<PathBuf>,
+    /// Worker threads of each server in the matrix [default: 1]
+    #[arg(long, value_name = "N", help_heading = "Servers")]
+    server_threads: Option<usize>,
+    /// Thread sweep 1..N [default: CPU count, at most 8; 0 = no sweep]
+    #[arg(long, value_name = "N", help_heading = "Servers")]
+    sweep_threads: Option<usize>,
+    /// Server memory limit in MiB [default: 1024]
+    #[arg(long = "memory", value_name = "MIB", help_heading = "Servers")]
+    memory_mib: Option<u64>,
+
+    /// CPUs for the servers [default: 1 on a 2-core machine]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list_arg, help_heading = "CPUs")]
+    server_cpus: Option<CpuList>,
+    /// CPUs for the load threads [default: 0]
+    #[arg(long, value_name = "LIST", value_parser = parse_cpu_list_arg, help_heading = "CPUs")]
+    client_cpus: Option<CpuList>,
+    /// Load threads [default: one per client CPU]
+    #[arg(long, value_name = "N", help_heading = "CPUs")]
+    client_threads: Option<usize>,
+    /// Wait at most this for an idle machine before each run [default: 5s; 2s with --quick]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, help_heading = "CPUs")]
+    idle_wait: Option<Duration>,
+    /// Flag a run noisy above X% of a core of foreign CPU [default: 5]
+    #[arg(long, value_name = "X", help_heading = "CPUs")]
+    noise_pct: Option<f64>,
+
+    /// Output directory [default: ./bench-report]
+    #[arg(long = "out", value_name = "DIR", help_heading = "Output")]
+    out_dir: Option<PathBuf>,
+}
 
 /// Everything `compare` needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,84 +175,81 @@ impl Options {
     }
 }
 
-fn number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
-    text.parse().map_err(|_| format!("{flag} {text}: not a number"))
-}
-
-/// Parses the arguments after `compare`; `Ok(None)` asks for the help text.
-pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
-    let quick = args.iter().any(|a| a == "--quick");
-    let mut o = Options::defaults(quick);
-    o.command = std::iter::once("spinel-bench compare".to_string())
-        .chain(args.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut client_threads = None;
-    let mut cursor = Args::new(args);
-    while let Some((flag, mut inline)) = cursor.next_flag() {
-        let mut value = || cursor.value(&flag, &mut inline);
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--quick" => {}
-            "--repeat" => o.repeat = number(&flag, &value()?)?,
-            "--duration" => o.duration = parse_duration(&value()?)?,
-            "--warmup" => o.warmup = parse_duration(&value()?)?,
-            "-c" | "--connections" => o.connections = number(&flag, &value()?)?,
-            "--keyspace" => o.keyspace = number(&flag, &value()?)?,
-            "--servers" => {
-                o.servers =
-                    value()?.split(',').map(|s| Kind::parse(s.trim())).collect::<Result<_, _>>()?
-            }
-            "--spinel-resp" => o.spinel_resp = true,
-            "--spinel-bin" => o.spinel_bin = Some(PathBuf::from(value()?)),
-            "--server-cpus" => o.server_cpus = parse_cpu_list(&value()?)?,
-            "--client-cpus" => o.client_cpus = parse_cpu_list(&value()?)?,
-            "--client-threads" => client_threads = Some(number(&flag, &value()?)?),
-            "--server-threads" => o.server_threads = number(&flag, &value()?)?,
-            "--sweep-threads" => o.sweep_threads = number(&flag, &value()?)?,
-            "--memory" => o.memory_mib = number(&flag, &value()?)?,
-            "--idle-wait" => o.idle_wait = parse_duration(&value()?)?,
-            "--noise-pct" => o.noise_pct = number(&flag, &value()?)?,
-            "--out" => o.out_dir = PathBuf::from(value()?),
-            other => return Err(format!("compare: unknown option {other} (see compare --help)")),
+impl CompareArgs {
+    /// The options: what was given, the defaults (of a quick run with `--quick`) for the
+    /// rest. `command` is the command line, for the report.
+    pub fn options(self, command: String) -> Result<Options, String> {
+        let d = Options::defaults(self.quick);
+        let client_cpus = self.client_cpus.map_or(d.client_cpus, |c| c.0);
+        let o = Options {
+            repeat: self.repeat.unwrap_or(d.repeat),
+            duration: self.duration.unwrap_or(d.duration),
+            warmup: self.warmup.unwrap_or(d.warmup),
+            connections: self.connections.unwrap_or(d.connections),
+            keyspace: self.keyspace.unwrap_or(d.keyspace),
+            servers: self.servers.unwrap_or(d.servers),
+            spinel_resp: self.spinel_resp,
+            spinel_bin: self.spinel_bin,
+            server_cpus: self.server_cpus.map_or(d.server_cpus, |c| c.0),
+            client_threads: self.client_threads.unwrap_or(client_cpus.len().max(1)),
+            client_cpus,
+            server_threads: self.server_threads.unwrap_or(d.server_threads),
+            sweep_threads: self.sweep_threads.unwrap_or(d.sweep_threads),
+            memory_mib: self.memory_mib.unwrap_or(d.memory_mib),
+            idle_wait: self.idle_wait.unwrap_or(d.idle_wait),
+            noise_pct: self.noise_pct.unwrap_or(d.noise_pct),
+            out_dir: self.out_dir.unwrap_or(d.out_dir),
+            command,
+            ..d
+        };
+        if o.repeat == 0 || o.connections == 0 || o.client_threads == 0 || o.server_threads == 0 {
+            return Err("--repeat, --connections and thread counts must be at least 1".into());
         }
+        if o.duration.is_zero() || o.keyspace == 0 || o.servers.is_empty() {
+            return Err("--duration, --keyspace and --servers must not be empty".into());
+        }
+        Ok(o)
     }
-    o.client_threads = client_threads.unwrap_or(o.client_cpus.len().max(1));
-    if o.repeat == 0 || o.connections == 0 || o.client_threads == 0 || o.server_threads == 0 {
-        return Err("compare: --repeat, --connections and thread counts must be at least 1".into());
-    }
-    if o.duration.is_zero() || o.keyspace == 0 || o.servers.is_empty() {
-        return Err("compare: --duration, --keyspace and --servers must not be empty".into());
-    }
-    Ok(Some(o))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{self, Command};
 
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
+    /// `compare` options from a command line (after `spinel-bench compare`).
+    fn parse(line: &str) -> Result<Options, String> {
+        let argv = ["spinel-bench", "compare"].into_iter().chain(line.split_whitespace());
+        match cli::parse(argv) {
+            Ok(Command::Compare(options)) => Ok(*options),
+            Ok(other) => panic!("not compare: {other:?}"),
+            Err(e) => Err(cli::one_line(&e)),
+        }
     }
 
     #[test]
     fn flags() {
-        let o = parse(&args(
+        let o = parse(
             "--quick --servers spinel,memcached --out /tmp/x --server-cpus 1 \
-                             --client-cpus 0 --repeat 2 --duration 1s",
-        ))
-        .unwrap()
+             --client-cpus 0 --repeat 2 --duration 1s",
+        )
         .unwrap();
         assert!(o.quick);
         assert_eq!(o.servers, vec![Kind::Spinel, Kind::Memcached]);
         assert_eq!((o.server_cpus, o.client_cpus, o.client_threads), (vec![1], vec![0], 1));
         assert_eq!((o.repeat, o.duration), (2, Duration::from_secs(1)));
         assert_eq!(o.cells, quick_matrix());
-        let full = parse(&[]).unwrap().unwrap();
+        assert_eq!(o.out_dir, PathBuf::from("/tmp/x"));
+        assert!(o.command.starts_with("spinel-bench compare --quick --servers"));
+        let full = parse("").unwrap();
         assert_eq!((full.repeat, full.cells.len()), (3, 16));
-        assert_eq!(parse(&args("-h")), Ok(None));
-        assert!(parse(&args("--servers nginx")).is_err());
-        assert!(parse(&args("--repeat 0")).is_err());
+        assert_eq!(
+            full,
+            Options { command: "spinel-bench compare".into(), ..Options::defaults(false) }
+        );
+        assert!(parse("--servers nginx").unwrap_err().contains("nginx"));
+        assert!(parse("--repeat 0").unwrap_err().contains("--repeat"));
+        assert!(parse("--memory 12 --noise-pct 2.5 --idle-wait 1s --spinel-resp").is_ok());
         assert_eq!(parse_cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
     }
 }
