@@ -13,28 +13,15 @@
 //! softirq context, and with IRQ time accounting that time is charged to no process: it
 //! would otherwise show up as foreign CPU in every run.
 
-use std::{
-    process::Command,
-    sync::OnceLock,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 /// Steal above this share of the cores' time marks a run noisy (the hypervisor took CPU).
 pub const STEAL_PCT_MAX: f64 = 2.0;
 
-/// Clock ticks per second of /proc times (`getconf CLK_TCK`; Linux reports USER_HZ, 100).
+/// Clock ticks per second of /proc times (`sysconf(_SC_CLK_TCK)`; Linux reports USER_HZ,
+/// 100).
 pub fn ticks_per_sec() -> f64 {
-    static TICKS: OnceLock<f64> = OnceLock::new();
-    *TICKS.get_or_init(|| {
-        Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|t| *t > 0.0)
-            .unwrap_or(100.0)
-    })
+    rustix::param::clock_ticks_per_second() as f64
 }
 
 /// utime + stime, in ticks, from the text of `/proc/PID/stat`. The command name (field 2)

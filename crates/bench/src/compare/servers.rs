@@ -21,6 +21,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use rustix::process::{kill_process, Pid, Signal};
+
 use crate::client::Protocol;
 
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -103,11 +105,10 @@ impl Running {
             return;
         }
         // SIGTERM first, so servers can exit cleanly; then SIGKILL, by pid, bounded.
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.pid().to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let pid = i32::try_from(self.pid()).ok().and_then(Pid::from_raw);
+        if let Some(pid) = pid {
+            let _ = kill_process(pid, Signal::TERM);
+        }
         let deadline = Instant::now() + STOP_TIMEOUT;
         while Instant::now() < deadline {
             if !self.alive() {
