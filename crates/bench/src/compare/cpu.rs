@@ -15,13 +15,18 @@
 
 use std::time::{Duration, Instant};
 
+use nix::unistd::{sysconf, SysconfVar};
+
 /// Steal above this share of the cores' time marks a run noisy (the hypervisor took CPU).
 pub const STEAL_PCT_MAX: f64 = 2.0;
 
 /// Clock ticks per second of /proc times (`sysconf(_SC_CLK_TCK)`; Linux reports USER_HZ,
 /// 100).
 pub fn ticks_per_sec() -> f64 {
-    rustix::param::clock_ticks_per_second() as f64
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(ticks)) if ticks > 0 => ticks as f64,
+        _ => 100.0,
+    }
 }
 
 /// utime + stime, in ticks, from the text of `/proc/PID/stat`. The command name (field 2)

@@ -21,7 +21,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use rustix::process::{kill_process, Pid, Signal};
+use nix::{
+    sys::signal::{kill, Signal},
+    unistd::Pid,
+};
 
 use crate::client::Protocol;
 
@@ -105,9 +108,8 @@ impl Running {
             return;
         }
         // SIGTERM first, so servers can exit cleanly; then SIGKILL, by pid, bounded.
-        let pid = i32::try_from(self.pid()).ok().and_then(Pid::from_raw);
-        if let Some(pid) = pid {
-            let _ = kill_process(pid, Signal::TERM);
+        if let Ok(pid) = i32::try_from(self.pid()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGTERM);
         }
         let deadline = Instant::now() + STOP_TIMEOUT;
         while Instant::now() < deadline {
