@@ -26,20 +26,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match config::parse(&args) {
         Ok(Parsed::Run(config)) => config,
-        Ok(Parsed::Help) => {
-            print!("{}", config::HELP);
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Version) => {
-            println!(
-                "spinel {} (memcached {})",
-                env!("CARGO_PKG_VERSION"),
-                exec::MEMCACHED_VERSION
-            );
+        Ok(Parsed::Print(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("spinel: {message}\nTry 'spinel --help'.");
+            // One line naming the flag, and EX_USAGE as sysexits.h has it for usage errors.
+            eprintln!("spinel: {message} (see 'spinel --help')");
             return ExitCode::from(64);
         }
     };
