@@ -305,10 +305,10 @@ fn effective_options(config: &Config) -> Options {
         verbose: config.verbosity.min(u32::from(u8::MAX)) as u8,
         user: config.user.clone(),
         udp_port: None,
-        extended: (!suboptions.is_empty())
-            .then(|| extended::Extended(suboptions))
-            .into_iter()
-            .collect(),
+        extended: match suboptions.is_empty() {
+            true => Vec::new(),
+            false => vec![extended::Extended(suboptions)],
+        },
         disable_flush_all: config.disable_flush_all,
         protocol: Some(Protocol(config.protocol.clone())),
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),

@@ -101,7 +101,12 @@ pub struct Options {
     /// (slab_*, lru_*, hashpower, ext_*, ssl_*, ...) are accepted with a start-up warning;
     /// unknown ones refuse to start.
     #[arg(short = 'o', long, value_name = "K=V,...", help_heading = MEMCACHED)]
-    #[serde(default, deserialize_with = "text::list", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "text::list",
+        serialize_with = "text::joined",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub extended: Vec<Extended>,
 
     /// Refuse flush_all, FLUSHALL and FLUSHDB

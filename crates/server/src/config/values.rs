@@ -208,7 +208,7 @@ impl Serialize for Protocol {
 pub mod text {
     use std::{fmt::Display, str::FromStr};
 
-    use serde::{de::Error, Deserialize, Deserializer};
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -284,5 +284,12 @@ pub mod text {
             Err(_) => return Err(D::Error::custom("expected a string or a list of strings")),
         };
         items.into_iter().map(|s| s.into_text().parse().map_err(D::Error::custom)).collect()
+    }
+
+    /// A repeatable option written back as one comma-separated string, as memcached's -o
+    /// takes it.
+    pub fn joined<S: Serializer, T: Display>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
+        let texts: Vec<String> = items.iter().map(T::to_string).collect();
+        s.serialize_str(&texts.join(","))
     }
 }
