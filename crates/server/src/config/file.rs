@@ -8,10 +8,13 @@ use super::{effective_options, options::Generate, Config, Options};
 pub fn read(path: &str) -> Result<Options, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read config file {path}: {e}"))?;
-    parse_text(&text).map_err(|e| format!("config file {path} {e}"))
+    parse_text(&text).map_err(|e| match e.starts_with("line ") {
+        true => format!("config file {path} {e}"),
+        false => format!("config file {path}: {e}"),
+    })
 }
 
-/// Parses a file's text; an error names the line and the key.
+/// Parses a file's text; an error names the line (`line N: ...`) and the key.
 pub fn parse_text(text: &str) -> Result<Options, String> {
     toml::from_str(text).map_err(|e| describe_error(text, &e))
 }
@@ -21,7 +24,7 @@ pub fn parse_text(text: &str) -> Result<Options, String> {
 fn describe_error(text: &str, error: &toml::de::Error) -> String {
     let message = error.message().trim().replace('\n', "; ");
     let Some(span) = error.span() else {
-        return format!(": {message}");
+        return message;
     };
     let line_number = text[..span.start].matches('\n').count() + 1;
     if let Some(rest) = message.strip_prefix("unknown field ") {
