@@ -192,22 +192,6 @@ fn one_line(error: &clap::Error) -> String {
     line
 }
 
-impl Options {
-    /// `-o idle_timeout=N` sets `--idle-timeout` unless this layer gives that too: within one
-    /// layer the long option wins, and a command line's -o still wins over the file.
-    fn fold_idle_timeout(mut self) -> Options {
-        let from_suboption =
-            self.extended.iter().flat_map(|e| &e.0).rev().find_map(
-                |(k, v)| match extended::effect(k, v) {
-                    Ok(Effect::IdleTimeout(secs)) => Some(secs),
-                    _ => None,
-                },
-            );
-        self.idle_timeout = self.idle_timeout.or(from_suboption);
-        self
-    }
-}
-
 /// Fills the defaults in under `options` and checks the combination.
 fn resolve(options: Options) -> Result<Config, String> {
     // Destructured, not read field by field, so a new option that is not handled here does

@@ -7,7 +7,7 @@ use clap::{ArgAction, Parser, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    extended::Extended,
+    extended::{self, Effect, Extended},
     values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol, UdpOff},
 };
 
@@ -255,5 +255,19 @@ impl Options {
             print_config: cli.print_config,
             generate: cli.generate,
         }
+    }
+
+    /// `-o idle_timeout=N` sets `--idle-timeout` unless this layer gives that too: within one
+    /// layer the long option wins, and a command line's -o still wins over the file.
+    pub fn fold_idle_timeout(mut self) -> Options {
+        let from_suboption =
+            self.extended.iter().flat_map(|e| &e.0).rev().find_map(
+                |(k, v)| match extended::effect(k, v) {
+                    Ok(Effect::IdleTimeout(secs)) => Some(secs),
+                    _ => None,
+                },
+            );
+        self.idle_timeout = self.idle_timeout.or(from_suboption);
+        self
     }
 }
