@@ -145,7 +145,8 @@ fn command() -> clap::Command {
 
 /// Parses `args` (without the program name), reading the `--config` file if one is given.
 pub fn parse(args: &[String]) -> Result<Parsed, String> {
-    let argv = std::iter::once("spinel".to_string()).chain(args.iter().cloned());
+    let argv =
+        std::iter::once("spinel".to_string()).chain(args.iter().map(|arg| drop_verbose_value(arg)));
     let matches = match command().try_get_matches_from(argv) {
         Ok(matches) => matches,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
@@ -169,6 +170,15 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         return Ok(Parsed::Print(file::render(&config)));
     }
     Ok(Parsed::Run(Box::new(config)))
+}
+
+/// memcached's `--verbose` takes an optional value and ignores it (one level, as -v), and
+/// the hand-written parser did the same; clap's counter takes no value.
+fn drop_verbose_value(arg: &str) -> String {
+    match arg.starts_with("--verbose=") {
+        true => "--verbose".to_string(),
+        false => arg.to_string(),
+    }
 }
 
 /// Re-reads the configuration file and re-applies the original command line over it, as a

@@ -163,6 +163,7 @@ fn verbosity_levels() {
         (&["-vvv"], 3),
         (&["-v", "-v"], 2),
         (&["--verbose", "-vv"], 3),
+        (&["--verbose=3"], 1), // memcached ignores the value, and so did the old parser
         (&[], 0),
     ] {
         assert_eq!(run(list).unwrap().verbosity, level, "{list:?}");
