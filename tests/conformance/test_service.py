@@ -25,14 +25,15 @@ TIMESTAMP = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z ")
 class Notified:
     """A spinel process started with NOTIFY_SOCKET pointing at a socket we read."""
 
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), argv=None):
         self.dir = tempfile.TemporaryDirectory()
         path = os.path.join(self.dir.name, "notify.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(path)
         self.mc, self.resp = free_port(), free_port()
         env = dict(os.environ, NOTIFY_SOCKET=path)
-        self.proc = subprocess.Popen(base_args(self.mc, self.resp) + list(extra), env=env,
+        argv = argv or base_args(self.mc, self.resp) + list(extra)
+        self.proc = subprocess.Popen(argv, env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
 
