@@ -47,6 +47,18 @@ pub fn render(config: &Config) -> String {
     format!("# spinel {}: effective configuration\n{body}", super::version_text())
 }
 
+/// The keys whose effective values differ between two configurations (file key names).
+pub fn changed_keys(before: &Config, after: &Config) -> Vec<String> {
+    let table =
+        |config: &Config| toml::Table::try_from(effective_options(config)).unwrap_or_default();
+    let (before, after) = (table(before), table(after));
+    let mut keys: Vec<String> = before.keys().chain(after.keys()).cloned().collect();
+    keys.sort();
+    keys.dedup();
+    keys.retain(|key| before.get(key) != after.get(key));
+    keys
+}
+
 /// `--generate`: the man page, or a shell's completion script.
 pub fn generate(what: Generate, mut command: clap::Command) -> String {
     let mut out = Vec::new();

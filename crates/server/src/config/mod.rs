@@ -24,6 +24,7 @@ use clap::{
 };
 use rt::IoChoice;
 
+pub use file::changed_keys;
 pub use values::LogFormat;
 
 use extended::Effect;
@@ -183,7 +184,6 @@ fn drop_verbose_value(arg: &str) -> String {
 
 /// Re-reads the configuration file and re-applies the original command line over it, as a
 /// SIGHUP reload does. The caller decides which of the changed settings it can apply live.
-#[allow(dead_code)] // The SIGHUP handler that calls it is being wired separately.
 pub fn reload(config: &Config) -> Result<Config, String> {
     match parse(&config.args)? {
         Parsed::Run(config) => Ok(*config),
