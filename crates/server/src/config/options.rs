@@ -109,7 +109,7 @@ pub struct Options {
     )]
     pub extended: Vec<Extended>,
 
-    /// Refuse flush_all, FLUSHALL and FLUSHDB
+    /// Refuse memcached's flush_all (Redis FLUSHALL and FLUSHDB are not affected)
     #[arg(short = 'F', long, help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::switch")]
     pub disable_flush_all: bool,
