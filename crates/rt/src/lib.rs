@@ -54,8 +54,7 @@
 //! - `conn`: the slot table with generations and the per-connection state and flags.
 //! - `buf`: [`OutBuf`], [`InputTail`] and [`DirtyList`], also used by clients that drive
 //!   their own sockets, and the loop's output pool.
-//! - `sys`: socket, epoll and affinity system calls; `process`: signals and the process's
-//!   user, so that the server needs no `unsafe`.
+//! - `sys`: socket, epoll and affinity system calls.
 //!
 //! Clients that open their own connections and send on their own schedule (the load
 //! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`], with the same
@@ -81,7 +80,6 @@ mod conn;
 mod driver;
 mod event_loop;
 mod poll;
-pub mod process;
 mod sys;
 
 /// Which system interface a loop uses to wait for and perform I/O.

@@ -8,13 +8,18 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod log;
+mod service;
 mod signals;
 mod worker;
 
 use std::{
     net::{SocketAddr, TcpListener},
     process::ExitCode,
-    sync::{atomic::AtomicU64, Arc},
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc,
+    },
     time::Duration,
 };
 
@@ -26,20 +31,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match config::parse(&args) {
         Ok(Parsed::Run(config)) => config,
-        Ok(Parsed::Help) => {
-            print!("{}", config::HELP);
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Version) => {
-            println!(
-                "spinel {} (memcached {})",
-                env!("CARGO_PKG_VERSION"),
-                exec::MEMCACHED_VERSION
-            );
+        Ok(Parsed::Print(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("spinel: {message}\nTry 'spinel --help'.");
+            // One line naming the flag, and EX_USAGE as sysexits.h has it for usage errors.
+            eprintln!("spinel: {message} (see 'spinel --help')");
             return ExitCode::from(64);
         }
     };
@@ -54,25 +52,27 @@ fn main() -> ExitCode {
 
 fn run(config: &Config) -> Result<(), String> {
     rt::tune_allocator();
-    for warning in &config.warnings {
-        eprintln!("spinel: warning: {warning}");
-    }
     let backend = rt::choose_backend(config.io)?;
+    let shared = Arc::new(build_shared(config, backend)?);
+    log::init(Arc::clone(&shared), config.log_format);
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
     if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
         let reason = rt::probe_uring().err().unwrap_or_default();
-        eprintln!("spinel: io_uring unavailable ({reason}); using epoll");
+        tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
-    let shared = Arc::new(build_shared(config, backend)?);
     let listeners = bind_all(config)?;
-    signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (reload_shared, started) = (Arc::clone(&shared), config.clone());
+    signals::install(Arc::clone(&stop), move || reload(&reload_shared, &started))
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     if let Some(user) = &config.user {
         signals::drop_privileges(user)?;
-    } else if signals::is_root() && config.verbosity > 0 {
-        eprintln!("spinel: warning: running as root; -u USER drops privileges");
+    } else if signals::is_root() {
+        tracing::info!("running as root; -u USER drops privileges");
     }
-    if config.verbosity > 0 {
-        eprintln!("spinel: {} | io {:?}", config::describe(config), backend);
-    }
+    tracing::info!("{} | io {:?}", config::describe(config), backend);
     let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let limits = Arc::new(Limits {
         memcache: proto_memcache::Limits {
@@ -98,18 +98,16 @@ fn run(config: &Config) -> Result<(), String> {
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
         let loop_config = loop_config(config, backend, index, &buffers);
-        let worker = Worker::new(
-            Arc::clone(&shared),
-            Arc::clone(&limits),
-            index,
-            Arc::new(signals::stop_requested),
-        );
+        let stop = Arc::clone(&stop);
+        let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
+        let worker = Worker::new(Arc::clone(&shared), Arc::clone(&limits), index, stop_requested);
         let handle = std::thread::Builder::new()
             .name(format!("spinel-w{index}"))
             .spawn(move || rt::run(&loop_config, own, worker))
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         handles.push(handle);
     }
+    service::ready();
     let mut failure = None;
     for handle in handles {
         match handle.join() {
@@ -119,6 +117,25 @@ fn run(config: &Config) -> Result<(), String> {
         }
     }
     failure.map_or(Ok(()), Err)
+}
+
+/// SIGHUP: re-reads the configuration file and applies what can change while running: the
+/// log level. Every other changed key is named, and applies at the next restart.
+fn reload(shared: &Shared, started: &Config) {
+    let reloaded = match config::reload(started) {
+        Ok(reloaded) => reloaded,
+        Err(message) => {
+            tracing::error!("reload refused, the running configuration stays: {message}");
+            return;
+        }
+    };
+    shared.verbosity.store(reloaded.verbosity, Ordering::Relaxed);
+    for key in config::changed_keys(started, &reloaded) {
+        if key != "verbose" {
+            tracing::warn!("reload: `{key}` changed; it applies at the next restart");
+        }
+    }
+    tracing::info!("configuration reloaded");
 }
 
 fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String> {
@@ -158,7 +175,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         config_file: config.config_file.clone(),
     };
     let shared = Shared::new(store, settings, config.threads);
-    shared.verbosity.store(config.verbosity, std::sync::atomic::Ordering::Relaxed);
+    shared.verbosity.store(config.verbosity, Ordering::Relaxed);
     Ok(shared)
 }
 
@@ -198,10 +215,8 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
                 addr = socket.local_addr().map_err(|e| e.to_string())?;
                 listeners.push(rt::Listener { socket, tag });
             }
-            if config.verbosity > 0 {
-                let name = if tag == TAG_RESP { "resp" } else { "memcache" };
-                eprintln!("spinel: {name} listening on {addr}");
-            }
+            let name = if tag == TAG_RESP { "resp" } else { "memcache" };
+            tracing::info!("{name} listening on {addr}");
         }
     }
     Ok(per_worker)

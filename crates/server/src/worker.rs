@@ -255,10 +255,8 @@ impl rt::Handler for Worker {
         }
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
-        if self.shared.verbosity.load(Ordering::Relaxed) >= 2 {
-            let port = if tag == TAG_RESP { "resp" } else { "memcache" };
-            eprintln!("spinel: new {port} connection from {peer:?}");
-        }
+        let protocol = if tag == TAG_RESP { "resp" } else { "memcache" };
+        tracing::debug!(protocol, peer = %peer.map_or_else(|| "-".into(), |a| a.to_string()), "connection opened");
         Ok(if tag == TAG_RESP {
             let peer = peer.map_or_else(String::new, |addr| addr.to_string());
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
@@ -288,9 +286,7 @@ impl rt::Handler for Worker {
     }
 
     fn close(&mut self, conn: Conn) {
-        if self.shared.verbosity.load(Ordering::Relaxed) >= 2 {
-            eprintln!("spinel: connection closed");
-        }
+        tracing::debug!("connection closed");
         if let Conn::Resp(session) = &conn {
             session.disconnect(&self.shared);
         }

@@ -1,0 +1,358 @@
+//! The command line and the optional TOML file: memcached's flags, so an operator's existing
+//! command line works, plus Spinel's own long options.
+//!
+//! Both are read into one [`Options`] struct (clap for the command line, serde for the file),
+//! then layered: defaults, then the file (`--config FILE`), then the command line; the result
+//! is checked once and becomes the [`Config`] the server runs with.
+
+mod extended;
+mod file;
+mod options;
+mod refused;
+mod values;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_flags;
+
+use std::{fmt::Write as _, net::IpAddr, sync::OnceLock};
+
+use clap::{
+    error::{ContextKind, ContextValue, ErrorKind},
+    CommandFactory, FromArgMatches,
+};
+use rt::IoChoice;
+
+pub use file::changed_keys;
+pub use values::LogFormat;
+
+use extended::Effect;
+use options::Options;
+use values::{Io, ItemSize, Listen, Positive, Protocol};
+
+/// Everything the server is told at start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub port: u16,
+    pub listen: Vec<IpAddr>,
+    pub listen_text: String,
+    pub memory_limit_mib: u64,
+    pub conn_limit: u64,
+    pub threads: usize,
+    pub max_item_size_bytes: u64,
+    pub disable_evictions: bool,
+    pub disable_cas: bool,
+    pub verbosity: u32,
+    pub user: Option<String>,
+    pub disable_flush_all: bool,
+    pub protocol: String,
+    pub listen_backlog: u32,
+    pub max_reqs_per_event: u32,
+    pub enable_shutdown: bool,
+    pub resp_port: u16,
+    pub io: IoChoice,
+    pub pin: bool,
+    pub busy_poll_us: u64,
+    pub idle_timeout_secs: u64,
+    /// Pending output above this cuts a connection off (one batch produced that much).
+    pub output_limit_mib: u64,
+    /// Pending output at or above this stops reading from a connection (backpressure).
+    pub output_pause_kib: u64,
+    /// All connections' buffers together: above this every connection pauses sooner.
+    pub conn_buffers_mib: u64,
+    /// How log lines are written.
+    pub log_format: LogFormat,
+    pub config_file: Option<String>,
+    /// memcached `-o` suboptions given that have no effect here, kept for `--print-config`.
+    pub ignored_suboptions: Vec<(String, String)>,
+    /// Start-up warnings (ignored memcached suboptions), printed once logging is set up.
+    pub warnings: Vec<String>,
+    /// The command line as given (without the program name), for [`reload`].
+    pub args: Vec<String>,
+}
+
+impl Config {
+    pub fn output_pause_bytes(&self) -> usize {
+        (self.output_pause_kib as usize) << 10
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 11211,
+            listen: vec![IpAddr::from([127, 0, 0, 1])],
+            listen_text: "127.0.0.1".into(),
+            memory_limit_mib: 64,
+            conn_limit: 1024,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_item_size_bytes: 1 << 20,
+            disable_evictions: false,
+            disable_cas: false,
+            verbosity: 0,
+            user: None,
+            disable_flush_all: false,
+            protocol: "auto".into(),
+            listen_backlog: 1024,
+            max_reqs_per_event: 20,
+            enable_shutdown: false,
+            resp_port: 6379,
+            io: IoChoice::Auto,
+            pin: false,
+            busy_poll_us: 0,
+            idle_timeout_secs: 0,
+            output_limit_mib: 64,
+            output_pause_kib: 32,
+            conn_buffers_mib: 64,
+            log_format: LogFormat::Text,
+            config_file: None,
+            ignored_suboptions: Vec::new(),
+            warnings: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    Run(Box<Config>),
+    /// Text for stdout, then exit 0: help, version, `--print-config`, `--generate`.
+    Print(String),
+}
+
+/// Threads beyond this are refused (memcached warns past 64; 256 loops is plenty).
+pub const THREADS_MAX: usize = 256;
+
+/// `--version`: Spinel's version, the commit it was built from, and the memcached version
+/// it reports to clients (`version`, `stats`).
+pub fn version_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        format!(
+            "{} (git {}, memcached {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("SPINEL_GIT_COMMIT"),
+            exec::MEMCACHED_VERSION
+        )
+    })
+}
+
+/// The full command definition: the options plus memcached's refused flags (hidden).
+fn command() -> clap::Command {
+    refused::add_to(Options::command())
+}
+
+/// Parses `args` (without the program name), reading the `--config` file if one is given.
+pub fn parse(args: &[String]) -> Result<Parsed, String> {
+    let argv =
+        std::iter::once("spinel".to_string()).chain(args.iter().map(|arg| drop_verbose_value(arg)));
+    let matches = match command().try_get_matches_from(argv) {
+        Ok(matches) => matches,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.render().to_string()))
+        }
+        Err(e) => return Err(one_line(&e)),
+    };
+    refused::check(&matches)?;
+    let cli = Options::from_arg_matches(&matches).map_err(|e| one_line(&e))?;
+    if let Some(what) = cli.generate {
+        return Ok(Parsed::Print(file::generate(what, command())));
+    }
+    let from_file = match &cli.config {
+        Some(path) => file::read(path)?,
+        None => Options::default(),
+    };
+    let print_config = cli.print_config;
+    let mut config = resolve(from_file.fold_idle_timeout().under(cli.fold_idle_timeout()))?;
+    config.args = args.to_vec();
+    if print_config {
+        return Ok(Parsed::Print(file::render(&config)));
+    }
+    Ok(Parsed::Run(Box::new(config)))
+}
+
+/// memcached's `--verbose` takes an optional value and ignores it (one level, as -v), and
+/// the hand-written parser did the same; clap's counter takes no value.
+fn drop_verbose_value(arg: &str) -> String {
+    match arg.starts_with("--verbose=") {
+        true => "--verbose".to_string(),
+        false => arg.to_string(),
+    }
+}
+
+/// Re-reads the configuration file and re-applies the original command line over it, as a
+/// SIGHUP reload does. The caller decides which of the changed settings it can apply live.
+pub fn reload(config: &Config) -> Result<Config, String> {
+    match parse(&config.args)? {
+        Parsed::Run(config) => Ok(*config),
+        Parsed::Print(_) => Err("the command line asks to print, not to run".into()),
+    }
+}
+
+/// clap's error as one line: its first line, plus its suggestion when it has one.
+fn one_line(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let mut line = first.trim_start_matches("error: ").to_string();
+    if let Some(ContextValue::String(similar)) = error.get(ContextKind::SuggestedArg) {
+        let _ = write!(line, " (did you mean '{similar}'?)");
+    }
+    line
+}
+
+/// Fills the defaults in under `options` and checks the combination.
+fn resolve(options: Options) -> Result<Config, String> {
+    // Destructured, not read field by field, so a new option that is not handled here does
+    // not compile.
+    let Options {
+        port,
+        listen,
+        memory_limit,
+        conn_limit,
+        threads,
+        max_item_size,
+        disable_evictions,
+        disable_cas,
+        verbose,
+        user,
+        udp_port: _,
+        extended,
+        disable_flush_all,
+        protocol,
+        listen_backlog,
+        max_reqs_per_event,
+        enable_shutdown,
+        resp_port,
+        io,
+        pin,
+        busy_poll_us,
+        idle_timeout,
+        output_limit,
+        output_pause,
+        conn_buffers,
+        log_format,
+        config,
+        print_config: _,
+        generate: _,
+    } = options;
+    let default = Config::default();
+    let listen = listen.unwrap_or(Listen { addrs: default.listen, text: default.listen_text });
+    let ignored_suboptions: Vec<(String, String)> = extended
+        .into_iter()
+        .flat_map(|e| e.0)
+        .filter(|(k, v)| matches!(extended::effect(k, v), Ok(Effect::Ignored)))
+        .collect();
+    let warnings = ignored_suboptions
+        .iter()
+        .map(|(key, _)| format!("-o {key}: memcached option with no effect in Spinel"))
+        .collect();
+    let config = Config {
+        port: port.unwrap_or(default.port),
+        listen: listen.addrs,
+        listen_text: listen.text,
+        memory_limit_mib: memory_limit.map_or(default.memory_limit_mib, |m| m.0),
+        conn_limit: conn_limit.map_or(default.conn_limit, |c| c.0),
+        threads: threads.map_or(default.threads, |t| t.0 as usize),
+        max_item_size_bytes: max_item_size.map_or(default.max_item_size_bytes, |s| s.0),
+        disable_evictions,
+        disable_cas,
+        verbosity: u32::from(verbose),
+        user,
+        disable_flush_all,
+        protocol: protocol.map_or(default.protocol, |p| p.0),
+        listen_backlog: listen_backlog.map_or(default.listen_backlog, |b| b.0.min(65535) as u32),
+        max_reqs_per_event: max_reqs_per_event
+            .map_or(default.max_reqs_per_event, |r| r.0.min(1 << 20) as u32),
+        enable_shutdown,
+        resp_port: resp_port.unwrap_or(default.resp_port),
+        io: io.map_or(default.io, |i| i.0),
+        pin,
+        busy_poll_us: busy_poll_us.unwrap_or(default.busy_poll_us),
+        idle_timeout_secs: idle_timeout.unwrap_or(default.idle_timeout_secs),
+        output_limit_mib: output_limit.map_or(default.output_limit_mib, |o| o.0),
+        output_pause_kib: output_pause.map_or(default.output_pause_kib, |o| o.0.min(1 << 20)),
+        conn_buffers_mib: conn_buffers.map_or(default.conn_buffers_mib, |c| c.0.min(1 << 30)),
+        log_format: log_format.unwrap_or(default.log_format),
+        config_file: config,
+        ignored_suboptions,
+        warnings,
+        args: Vec::new(),
+    };
+    validate(&config)?;
+    Ok(config)
+}
+
+/// The options that reproduce `config`, for `--print-config`.
+fn effective_options(config: &Config) -> Options {
+    let suboptions = config.ignored_suboptions.clone();
+    Options {
+        port: Some(config.port),
+        listen: Some(Listen { addrs: config.listen.clone(), text: config.listen_text.clone() }),
+        memory_limit: Some(Positive(config.memory_limit_mib)),
+        conn_limit: Some(Positive(config.conn_limit)),
+        threads: Some(Positive(config.threads as u64)),
+        max_item_size: Some(ItemSize(config.max_item_size_bytes)),
+        disable_evictions: config.disable_evictions,
+        disable_cas: config.disable_cas,
+        verbose: config.verbosity.min(u32::from(u8::MAX)) as u8,
+        user: config.user.clone(),
+        udp_port: None,
+        extended: match suboptions.is_empty() {
+            true => Vec::new(),
+            false => vec![extended::Extended(suboptions)],
+        },
+        disable_flush_all: config.disable_flush_all,
+        protocol: Some(Protocol(config.protocol.clone())),
+        listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
+        max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
+        enable_shutdown: config.enable_shutdown,
+        resp_port: Some(config.resp_port),
+        io: Some(Io(config.io)),
+        pin: config.pin,
+        busy_poll_us: Some(config.busy_poll_us),
+        idle_timeout: Some(config.idle_timeout_secs),
+        output_limit: Some(Positive(config.output_limit_mib)),
+        output_pause: Some(Positive(config.output_pause_kib)),
+        conn_buffers: Some(Positive(config.conn_buffers_mib)),
+        log_format: Some(config.log_format),
+        config: None,
+        print_config: false,
+        generate: None,
+    }
+}
+
+fn validate(config: &Config) -> Result<(), String> {
+    if config.threads > THREADS_MAX {
+        return Err(format!("-t {}: at most {THREADS_MAX} threads", config.threads));
+    }
+    let memory_bytes = config.memory_limit_mib.saturating_mul(1 << 20);
+    if config.max_item_size_bytes > memory_bytes / 2 {
+        return Err(format!(
+            "-I {} is more than half of -m {} MiB: raise -m or lower -I",
+            config.max_item_size_bytes, config.memory_limit_mib
+        ));
+    }
+    if config.resp_port != 0 && config.resp_port == config.port && config.port != 0 {
+        return Err("--resp-port and -p must differ".into());
+    }
+    Ok(())
+}
+
+/// A one-line summary for the start-up log.
+pub fn describe(config: &Config) -> String {
+    let mut line = String::new();
+    let _ = write!(
+        line,
+        "memcached port {} resp port {} on {} | {} MiB | {} threads | item max {} | conns {}",
+        config.port,
+        config.resp_port,
+        config.listen_text,
+        config.memory_limit_mib,
+        config.threads,
+        config.max_item_size_bytes,
+        config.conn_limit
+    );
+    line
+}

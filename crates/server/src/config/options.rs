@@ -1,0 +1,273 @@
+//! The one list of options: the command line (clap) and the TOML file (serde) are both
+//! read into [`Options`], so a key cannot exist in one and be missing from the other. The
+//! doc comment of each field is its `--help` text, its man page entry and its documentation.
+//! TOML keys are the long flag names.
+
+use clap::{ArgAction, Parser, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    extended::{self, Effect, Extended},
+    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol, UdpOff},
+};
+
+const MEMCACHED: &str = "memcached options";
+const REDIS: &str = "Redis options";
+const SPINEL: &str = "Spinel options";
+
+/// Every option. `None` (or `false`, `0`, empty) means "not given here", so a file and a
+/// command line can be layered: defaults, then the file, then the command line.
+#[derive(Parser, Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+#[command(
+    name = "spinel",
+    version = super::version_text(),
+    about = "An in-memory cache speaking memcached (text + meta) and Redis (RESP2/3) on one store",
+    after_help = "Signals: SIGTERM or SIGINT stop accepting, send replies in flight and exit 0.",
+    // memcached's last-one-wins: `-m 64 ... -m 128` is a bigger cache, not an error.
+    args_override_self = true,
+    // `-m -5` is a bad value for -m, not an unknown flag -5.
+    allow_negative_numbers = true,
+    max_term_width = 100
+)]
+pub struct Options {
+    /// memcached TCP port [default: 11211]
+    #[arg(short = 'p', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+
+    /// Addresses to listen on, comma-separated [default: 127.0.0.1]
+    ///
+    /// Not every interface by default, unlike memcached: give 0.0.0.0 to expose the server.
+    #[arg(short = 'l', long, value_name = "ADDR,...", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub listen: Option<Listen>,
+
+    /// Item memory in MiB, index included [default: 64]
+    #[arg(short = 'm', long, value_name = "MIB", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<Positive>,
+
+    /// Open connections at most [default: 1024]
+    ///
+    /// One more is told `ERROR Too many open connections` (Redis port: `-ERR max number of
+    /// clients reached`) and closed.
+    #[arg(short = 'c', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub conn_limit: Option<Positive>,
+
+    /// Worker threads, one event loop each [default: the number of CPUs; at most 256]
+    #[arg(short = 't', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Positive>,
+
+    /// Largest item, key + value: bytes, or a k or m suffix [default: 1m; 1k..1024m]
+    ///
+    /// At most half of the memory limit.
+    #[arg(short = 'I', long, value_name = "SIZE", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub max_item_size: Option<ItemSize>,
+
+    /// Return an error when memory is full instead of evicting
+    #[arg(short = 'M', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_evictions: bool,
+
+    /// Do not report CAS values (they are still kept)
+    #[arg(short = 'C', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_cas: bool,
+
+    /// Log start-up details (-v), and connections (-vv); repeat to raise [default: 0]
+    ///
+    /// In the file, the level as a number; a -v on the command line adds to it.
+    #[arg(short = 'v', long, action = ArgAction::Count, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::value")]
+    pub verbose: u8,
+
+    /// Drop privileges to this user after binding (when started as root)
+    #[arg(short = 'u', long, value_name = "NAME", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+
+    /// UDP port: only 0 is accepted, Spinel does not speak UDP [default: 0]
+    #[arg(short = 'U', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub udp_port: Option<UdpOff>,
+
+    /// memcached suboptions, comma-separated, repeatable
+    ///
+    /// idle_timeout=SECS applies (--idle-timeout wins over it); the ones that mean nothing here
+    /// (slab_*, lru_*, hashpower, ext_*, ssl_*, ...) are accepted with a start-up warning;
+    /// unknown ones refuse to start.
+    #[arg(short = 'o', long, value_name = "K=V,...", help_heading = MEMCACHED)]
+    #[serde(
+        default,
+        deserialize_with = "text::list",
+        serialize_with = "text::joined",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub extended: Vec<Extended>,
+
+    /// Refuse memcached's flush_all (Redis FLUSHALL and FLUSHDB are not affected)
+    #[arg(short = 'F', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_flush_all: bool,
+
+    /// Binding protocol: auto or ascii; binary is not spoken [default: auto]
+    #[arg(short = 'B', long, value_name = "NAME", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<Protocol>,
+
+    /// Listen backlog, capped at 65535 [default: 1024]
+    #[arg(short = 'b', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub listen_backlog: Option<Positive>,
+
+    /// Requests run for one connection before the others get a turn [default: 20]
+    ///
+    /// The rest of its input waits for its next turn.
+    #[arg(short = 'R', long, value_name = "NUM", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub max_reqs_per_event: Option<Positive>,
+
+    /// Allow the `shutdown` command
+    #[arg(short = 'A', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub enable_shutdown: bool,
+
+    /// Redis (RESP) TCP port; 0 disables it [default: 6379]
+    #[arg(long, value_name = "NUM", help_heading = REDIS)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub resp_port: Option<u16>,
+
+    /// I/O back end: auto, uring or epoll [default: auto]
+    ///
+    /// auto takes io_uring when the kernel allows it, else epoll, and logs which.
+    #[arg(long, value_name = "auto|uring|epoll", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub io: Option<Io>,
+
+    /// Pin worker thread i to CPU i
+    #[arg(long, help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub pin: bool,
+
+    /// Spin up to this long for completions before sleeping; 0 is off [default: 0]
+    #[arg(long, value_name = "US", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
+
+    /// Close connections idle this long; 0 is never [default: 0]
+    #[arg(long, value_name = "SECS", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<u64>,
+
+    /// Close a connection whose unsent replies pass this in one batch [default: 64]
+    #[arg(long, value_name = "MIB", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub output_limit: Option<Positive>,
+
+    /// Stop reading a connection whose unsent replies reach this [default: 32]
+    ///
+    /// Reading resumes once the client has read half of them.
+    #[arg(long, value_name = "KIB", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub output_pause: Option<Positive>,
+
+    /// Bound on all connections' buffers together [default: 64]
+    ///
+    /// Past it every connection pauses at 16 KiB of unsent replies.
+    #[arg(long, value_name = "MIB", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub conn_buffers: Option<Positive>,
+
+    /// Log line format: text or json [default: text]
+    #[arg(long, value_name = "FORMAT", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<LogFormat>,
+
+    /// TOML file of options; keys are the long option names (port = 11211, ...)
+    ///
+    /// The command line wins over the file. In a file this key is ignored.
+    #[arg(long, value_name = "FILE", help_heading = SPINEL)]
+    #[serde(default, skip_serializing)]
+    pub config: Option<String>,
+
+    /// Print the effective configuration (defaults, file, flags) as TOML, and exit
+    #[arg(long, help_heading = SPINEL)]
+    #[serde(skip)]
+    pub print_config: bool,
+
+    /// Write a man page or shell completions to stdout, and exit
+    #[arg(long, value_name = "WHAT", help_heading = SPINEL)]
+    #[serde(skip)]
+    pub generate: Option<Generate>,
+}
+
+/// What `--generate` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generate {
+    Man,
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The options that exist only on the command line: they ask for an action, not a setting.
+#[cfg(test)]
+pub const COMMAND_LINE_ONLY: &[&str] = &["print_config", "generate", "help", "version"];
+
+impl Options {
+    /// The file's options (`self`) under the command line's: a value the command line gives
+    /// wins. Every field is listed, so a new one cannot be forgotten here.
+    pub fn under(self, cli: Options) -> Options {
+        Options {
+            port: cli.port.or(self.port),
+            listen: cli.listen.or(self.listen),
+            memory_limit: cli.memory_limit.or(self.memory_limit),
+            conn_limit: cli.conn_limit.or(self.conn_limit),
+            threads: cli.threads.or(self.threads),
+            max_item_size: cli.max_item_size.or(self.max_item_size),
+            disable_evictions: cli.disable_evictions || self.disable_evictions,
+            disable_cas: cli.disable_cas || self.disable_cas,
+            // Kept from the hand-written parser: each -v adds a level to the file's.
+            verbose: self.verbose.saturating_add(cli.verbose),
+            user: cli.user.or(self.user),
+            udp_port: cli.udp_port.or(self.udp_port),
+            // Suboptions accumulate like repeated -o: the file's first, then the command line's.
+            extended: [self.extended, cli.extended].concat(),
+            disable_flush_all: cli.disable_flush_all || self.disable_flush_all,
+            protocol: cli.protocol.or(self.protocol),
+            listen_backlog: cli.listen_backlog.or(self.listen_backlog),
+            max_reqs_per_event: cli.max_reqs_per_event.or(self.max_reqs_per_event),
+            enable_shutdown: cli.enable_shutdown || self.enable_shutdown,
+            resp_port: cli.resp_port.or(self.resp_port),
+            io: cli.io.or(self.io),
+            pin: cli.pin || self.pin,
+            busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),
+            idle_timeout: cli.idle_timeout.or(self.idle_timeout),
+            output_limit: cli.output_limit.or(self.output_limit),
+            output_pause: cli.output_pause.or(self.output_pause),
+            conn_buffers: cli.conn_buffers.or(self.conn_buffers),
+            log_format: cli.log_format.or(self.log_format),
+            config: cli.config.or(self.config),
+            print_config: cli.print_config,
+            generate: cli.generate,
+        }
+    }
+
+    /// `-o idle_timeout=N` sets `--idle-timeout` unless this layer gives that too: within one
+    /// layer the long option wins, and a command line's -o still wins over the file.
+    pub fn fold_idle_timeout(mut self) -> Options {
+        let from_suboption =
+            self.extended.iter().flat_map(|e| &e.0).rev().find_map(
+                |(k, v)| match extended::effect(k, v) {
+                    Ok(Effect::IdleTimeout(secs)) => Some(secs),
+                    _ => None,
+                },
+            );
+        self.idle_timeout = self.idle_timeout.or(from_suboption);
+        self
+    }
+}
