@@ -1,9 +1,11 @@
 """memcached flags with a meaning in spinel, each checked on the running server: -l with
-several addresses, -u, a port already in use, -F, -A, -C, -M, -I at its edge (spinel only;
-these run once, not per matrix entry)."""
+several addresses, -u, a port already in use, -F, -A, -C, -M, -I at its edge, -d with -P,
+-k, -r; and the flags with no meaning here, which start with a warning (spinel only; these
+run once, not per matrix entry)."""
 
 import os
 import pwd
+import signal
 import socket
 import time
 
@@ -117,3 +119,81 @@ def test_item_size_edge():
             c.rt(b"get edge\r\n", b"END\r\n")  # the failed set removed the old value
             c.rt(b"mn\r\n", b"MN\r\n")  # the rejected block was swallowed
     with_server(["-I", "2k"], check)
+
+
+def wait_gone(pid, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_daemon_detaches_once_listening_and_keeps_a_pidfile(tmp_path):
+    mc, resp = free_port(), free_port()
+    pidfile = tmp_path / "spinel.pid"
+    # The command returns only once the server listens: no retry loop before the first use.
+    result = run(base_args(mc, resp) + ["-d", "-P", str(pidfile)], timeout=10)
+    assert result.returncode == 0, result.stderr
+    pid = int(pidfile.read_text())
+    try:
+        with Conn(mc) as c:
+            c.rt(b"set d 0 0 1\r\nx\r\n", b"STORED\r\n")
+        with open(f"/proc/{pid}/stat") as f:
+            # Detached: a session of its own, and not the child of the command we ran.
+            fields = f.read().rsplit(")", 1)[1].split()
+        ppid, session = int(fields[1]), int(fields[3])
+        assert session == pid and ppid != os.getpid(), (ppid, session)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    assert wait_gone(pid), "the daemon did not stop on SIGTERM"
+    assert not pidfile.exists(), "the pid file outlived a clean exit"
+
+
+def test_pidfile_without_daemon(tmp_path):
+    pidfile = tmp_path / "spinel.pid"
+
+    def check(server, mc, resp):
+        assert int(pidfile.read_text()) == server.pid
+    with_server(["-P", str(pidfile)], check)
+    assert not pidfile.exists()
+
+
+def proc_field(pid, path, name):
+    with open(f"/proc/{pid}/{path}") as f:
+        return next(line for line in f if line.startswith(name))
+
+
+def test_lock_memory_locks_pages():
+    def check(server, mc, resp):
+        locked_kib = int(proc_field(server.pid, "status", "VmLck:").split()[1])
+        assert locked_kib > 0 or "-k: cannot lock memory" in server.stderr(), server.describe()
+    with_server(["-k"], check)
+
+
+def test_enable_coredumps_raises_the_core_limit():
+    def check(server, mc, resp):
+        soft, hard = proc_field(server.pid, "limits", "Max core file size").split()[4:6]
+        assert soft == hard, (soft, hard)
+    with_server(["-r"], check)
+
+
+@pytest.mark.parametrize("flags,name", [
+    (["-f", "1.25"], "-f/--slab-growth-factor"),
+    (["-n", "48"], "-n/--slab-min-size"),
+    (["-L"], "-L/--enable-largepages"),
+    (["-D", ":"], "-D"),
+    (["-X"], "-X/--disable-dumping"),
+    (["-W"], "-W/--disable-watch"),
+    (["-e", "/tmp/spinel-memfile"], "-e/--memory-file"),
+    (["-N", "2"], "-N/--napi_ids"),
+])
+def test_memcached_flags_without_meaning_start_with_a_warning(flags, name):
+    def check(server, mc, resp):
+        with Conn(mc) as c:
+            c.rt(b"set f 0 0 1\r\nx\r\n", b"STORED\r\n")
+        assert name in server.stderr(), server.describe()
+    with_server(flags, check)

@@ -9,6 +9,7 @@
 
 mod config;
 mod log;
+mod process;
 mod service;
 mod signals;
 mod worker;
@@ -63,6 +64,7 @@ fn run(config: &Config) -> Result<(), String> {
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
     let listeners = bind_all(config)?;
+    let _pidfile = apply_process_flags(config)?;
     let stop = Arc::new(AtomicBool::new(false));
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
     signals::install(Arc::clone(&stop), move || reload(&reload_shared, &started))
@@ -117,6 +119,27 @@ fn run(config: &Config) -> Result<(), String> {
         }
     }
     failure.map_or(Ok(()), Err)
+}
+
+/// memcached's `-r`, `-d`, `-P` and `-k`, in memcached's order, once the ports listen and
+/// before any thread starts. The pid file is removed when the returned guard drops.
+fn apply_process_flags(config: &Config) -> Result<Option<process::PidFile>, String> {
+    if config.enable_coredumps {
+        process::raise_core_limit();
+    }
+    if config.daemon {
+        process::detach(config.verbosity > 0)?;
+    }
+    let pidfile = match &config.pidfile {
+        Some(path) => Some(
+            process::PidFile::write(path).map_err(|e| format!("-P {path}: cannot write: {e}"))?,
+        ),
+        None => None,
+    };
+    if config.lock_memory {
+        process::lock_memory();
+    }
+    Ok(pidfile)
 }
 
 /// SIGHUP: re-reads the configuration file and applies what can change while running: the

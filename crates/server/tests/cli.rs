@@ -27,7 +27,7 @@ fn usage_errors_exit_64_with_one_line_naming_the_flag() {
         (&["--frobnicate"][..], "--frobnicate"),
         (&["-p", "notaport"], "notaport"),
         (&["-o", "unknown_option=1"], "unknown_option"),
-        (&["-d"], "--daemon"),
+        (&["-Y", "/tmp/auth"], "--auth-file"),
         (&["--config", "/nonexistent.toml"], "/nonexistent.toml"),
     ] {
         let output = spinel(args);

@@ -45,6 +45,14 @@ pub struct Config {
     pub disable_cas: bool,
     pub verbosity: u32,
     pub user: Option<String>,
+    /// memcached `-d`: detach into the background once the ports listen.
+    pub daemon: bool,
+    /// memcached `-P`: where to write the process id.
+    pub pidfile: Option<String>,
+    /// memcached `-k`: mlockall.
+    pub lock_memory: bool,
+    /// memcached `-r`: raise the core size limit to the hard limit.
+    pub enable_coredumps: bool,
     pub disable_flush_all: bool,
     pub protocol: String,
     pub listen_backlog: u32,
@@ -92,6 +100,10 @@ impl Default for Config {
             disable_cas: false,
             verbosity: 0,
             user: None,
+            daemon: false,
+            pidfile: None,
+            lock_memory: false,
+            enable_coredumps: false,
             disable_flush_all: false,
             protocol: "auto".into(),
             listen_backlog: 1024,
@@ -121,6 +133,15 @@ pub enum Parsed {
     /// Text for stdout, then exit 0: help, version, `--print-config`, `--generate`.
     Print(String),
 }
+
+/// `-i`: memcached prints its own and libevent's license; this is Spinel's.
+const LICENSE_TEXT: &str = concat!(
+    "spinel ",
+    env!("CARGO_PKG_VERSION"),
+    " is licensed under the ",
+    env!("CARGO_PKG_LICENSE"),
+    " license; the crates it is built from carry their own licenses (cargo metadata lists them).\n"
+);
 
 /// Threads beyond this are refused (memcached warns past 64; 256 loops is plenty).
 pub const THREADS_MAX: usize = 256;
@@ -160,6 +181,9 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
     if let Some(what) = cli.generate {
         return Ok(Parsed::Print(file::generate(what, command())));
     }
+    if cli.license {
+        return Ok(Parsed::Print(LICENSE_TEXT.to_string()));
+    }
     let from_file = match &cli.config {
         Some(path) => file::read(path)?,
         None => Options::default(),
@@ -167,6 +191,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
     let print_config = cli.print_config;
     let mut config = resolve(from_file.fold_idle_timeout().under(cli.fold_idle_timeout()))?;
     config.args = args.to_vec();
+    config.warnings.extend(refused::warnings(&matches));
     if print_config {
         return Ok(Parsed::Print(file::render(&config)));
     }
@@ -217,6 +242,10 @@ fn resolve(options: Options) -> Result<Config, String> {
         disable_cas,
         verbose,
         user,
+        daemon,
+        pidfile,
+        lock_memory,
+        enable_coredumps,
         udp_port: _,
         extended,
         disable_flush_all,
@@ -236,6 +265,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         config,
         print_config: _,
         generate: _,
+        license: _,
     } = options;
     let default = Config::default();
     let listen = listen.unwrap_or(Listen { addrs: default.listen, text: default.listen_text });
@@ -260,6 +290,10 @@ fn resolve(options: Options) -> Result<Config, String> {
         disable_cas,
         verbosity: u32::from(verbose),
         user,
+        daemon,
+        pidfile,
+        lock_memory,
+        enable_coredumps,
         disable_flush_all,
         protocol: protocol.map_or(default.protocol, |p| p.0),
         listen_backlog: listen_backlog.map_or(default.listen_backlog, |b| b.0.min(65535) as u32),
@@ -298,6 +332,10 @@ fn effective_options(config: &Config) -> Options {
         disable_cas: config.disable_cas,
         verbose: config.verbosity.min(u32::from(u8::MAX)) as u8,
         user: config.user.clone(),
+        daemon: config.daemon,
+        pidfile: config.pidfile.clone(),
+        lock_memory: config.lock_memory,
+        enable_coredumps: config.enable_coredumps,
         udp_port: None,
         extended: match suboptions.is_empty() {
             true => Vec::new(),
@@ -320,6 +358,7 @@ fn effective_options(config: &Config) -> Options {
         config: None,
         print_config: false,
         generate: None,
+        license: false,
     }
 }
 

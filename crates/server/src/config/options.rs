@@ -90,6 +90,31 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
 
+    /// Run in the background: detach from the terminal once the ports listen
+    ///
+    /// The command returns when the server is listening, so a bind error still reaches the
+    /// caller. Standard input, output and error go to /dev/null unless -v is given.
+    #[arg(short = 'd', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub daemon: bool,
+
+    /// Write the process id to this file once running; it is removed at a clean exit
+    #[arg(short = 'P', long, value_name = "FILE", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pidfile: Option<String>,
+
+    /// Lock all memory in RAM (mlockall), so no item is ever paged out
+    ///
+    /// When the lock fails (RLIMIT_MEMLOCK, no CAP_IPC_LOCK) the server warns and runs on.
+    #[arg(short = 'k', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub lock_memory: bool,
+
+    /// Raise the core file size limit to the hard limit, so a crash leaves a core file
+    #[arg(short = 'r', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub enable_coredumps: bool,
+
     /// UDP port: only 0 is accepted, Spinel does not speak UDP [default: 0]
     #[arg(short = 'U', long, value_name = "NUM", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
@@ -199,6 +224,11 @@ pub struct Options {
     #[serde(skip)]
     pub print_config: bool,
 
+    /// Print the license and exit
+    #[arg(short = 'i', long, help_heading = MEMCACHED)]
+    #[serde(skip)]
+    pub license: bool,
+
     /// Write a man page or shell completions to stdout, and exit
     #[arg(long, value_name = "WHAT", help_heading = SPINEL)]
     #[serde(skip)]
@@ -216,7 +246,7 @@ pub enum Generate {
 
 /// The options that exist only on the command line: they ask for an action, not a setting.
 #[cfg(test)]
-pub const COMMAND_LINE_ONLY: &[&str] = &["print_config", "generate", "help", "version"];
+pub const COMMAND_LINE_ONLY: &[&str] = &["print_config", "generate", "license", "help", "version"];
 
 impl Options {
     /// The file's options (`self`) under the command line's: a value the command line gives
@@ -234,6 +264,10 @@ impl Options {
             // Kept from the hand-written parser: each -v adds a level to the file's.
             verbose: self.verbose.saturating_add(cli.verbose),
             user: cli.user.or(self.user),
+            daemon: cli.daemon || self.daemon,
+            pidfile: cli.pidfile.or(self.pidfile),
+            lock_memory: cli.lock_memory || self.lock_memory,
+            enable_coredumps: cli.enable_coredumps || self.enable_coredumps,
             udp_port: cli.udp_port.or(self.udp_port),
             // Suboptions accumulate like repeated -o: the file's first, then the command line's.
             extended: [self.extended, cli.extended].concat(),
@@ -254,6 +288,7 @@ impl Options {
             config: cli.config.or(self.config),
             print_config: cli.print_config,
             generate: cli.generate,
+            license: cli.license,
         }
     }
 

@@ -1,49 +1,86 @@
 //! memcached flags that Spinel does not honour. They are known to the parser (hidden from
-//! `--help`) so that each is refused by name with the reason, not as an unknown option, and
-//! so that the value of one that takes a value is not mistaken for a stray argument.
+//! `--help`) so that the value of one that takes a value is not mistaken for a stray
+//! argument. Those with no meaning in Spinel's design (slab sizing, large pages, dump and
+//! watch switches) are accepted with a start-up warning that names them, so an init script
+//! written for memcached starts Spinel unchanged; the rest are refused by name with the
+//! reason, not as an unknown option.
 
 use clap::{parser::ValueSource, Arg, ArgAction, ArgMatches, Command};
 
-/// One refused flag: short, long (memcached's name, when it has one), whether it takes a
-/// value, and why it is refused. `id` names it for clap: the long name, or a made-up one.
+/// What Spinel does with a memcached flag it does not honour.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Handling {
+    /// Starts anyway, with a warning naming the flag.
+    Ignore,
+    /// Refuses to start.
+    Refuse,
+}
+
+use Handling::*;
+
+/// One such flag: short, long (memcached's name, when it has one), whether it takes a
+/// value, what Spinel does with it and why. `id` names it for clap: the long name, or a
+/// made-up one.
 struct Refused {
     id: &'static str,
     short: char,
     long: Option<&'static str>,
     takes_value: bool,
+    handling: Handling,
     why: &'static str,
 }
 
-const fn flag(short: char, long: &'static str, takes_value: bool, why: &'static str) -> Refused {
-    Refused { id: long, short, long: Some(long), takes_value, why }
+const fn flag(
+    short: char,
+    long: &'static str,
+    takes_value: bool,
+    handling: Handling,
+    why: &'static str,
+) -> Refused {
+    Refused { id: long, short, long: Some(long), takes_value, handling, why }
 }
 
 const REFUSED: &[Refused] = &[
-    flag('s', "unix-socket", true, "Unix sockets are not served; use -l and -p"),
-    flag('a', "unix-mask", true, "Unix sockets are not served; use -l and -p"),
-    flag('d', "daemon", false, "run Spinel under a service manager instead"),
-    flag('r', "enable-coredumps", false, "set the core size limit with ulimit -c instead"),
-    flag('k', "lock-memory", false, "locking memory is not supported"),
-    flag('i', "license", false, "see the LICENSE file"),
-    flag('P', "pidfile", true, "it only serves -d, which is not supported"),
-    flag('f', "slab-growth-factor", true, "Spinel has no slab classes"),
-    flag('n', "slab-min-size", true, "Spinel has no slab classes"),
-    flag('L', "enable-largepages", false, "large pages are not supported"),
+    flag('s', "unix-socket", true, Refuse, "Unix sockets are not served; use -l and -p"),
+    flag('a', "unix-mask", true, Refuse, "Unix sockets are not served; use -l and -p"),
+    flag('f', "slab-growth-factor", true, Ignore, "Spinel has no slab classes"),
+    flag('n', "slab-min-size", true, Ignore, "Spinel has no slab classes"),
+    flag('L', "enable-largepages", false, Ignore, "the store maps its memory itself"),
     Refused {
         id: "prefix-delimiter",
         short: 'D',
         long: None,
         takes_value: true,
+        handling: Ignore,
         why: "per-prefix statistics are not kept",
     },
-    flag('S', "enable-sasl", false, "SASL authentication is not supported"),
-    flag('X', "disable-dumping", false, "not supported"),
-    flag('W', "disable-watch", false, "not supported"),
-    flag('Y', "auth-file", true, "authentication is not supported"),
-    flag('e', "memory-file", true, "a restartable cache is not supported"),
-    flag('Z', "enable-ssl", false, "TLS is not supported"),
-    flag('N', "napi_ids", true, "not supported"),
+    flag('S', "enable-sasl", false, Refuse, "SASL authentication is not supported"),
+    flag('X', "disable-dumping", false, Ignore, "Spinel has no dump commands to disable"),
+    flag('W', "disable-watch", false, Ignore, "Spinel has no watch command to disable"),
+    flag('Y', "auth-file", true, Refuse, "authentication is not supported"),
+    flag('e', "memory-file", true, Ignore, "the cache starts empty at every start"),
+    flag('Z', "enable-ssl", false, Refuse, "TLS is not supported"),
+    flag('N', "napi_ids", true, Ignore, "connections are spread by SO_REUSEPORT"),
 ];
+
+fn name(flag: &Refused) -> String {
+    match flag.long {
+        Some(long) => format!("-{}/--{long}", flag.short),
+        None => format!("-{}", flag.short),
+    }
+}
+
+fn given<'a>(matches: &'a ArgMatches) -> impl Iterator<Item = &'a Refused> + 'a {
+    REFUSED.iter().filter(|flag| matches.value_source(flag.id) == Some(ValueSource::CommandLine))
+}
+
+/// Warnings for the ignored memcached flags on the command line.
+pub fn warnings(matches: &ArgMatches) -> Vec<String> {
+    given(matches)
+        .filter(|flag| flag.handling == Ignore)
+        .map(|flag| format!("memcached's {} has no effect in Spinel: {}", name(flag), flag.why))
+        .collect()
+}
 
 /// `command` with the refused flags added, hidden.
 pub fn add_to(command: Command) -> Command {
@@ -62,19 +99,15 @@ pub fn add_to(command: Command) -> Command {
 
 /// The error for the first refused flag on the command line, if any.
 pub fn check(matches: &ArgMatches) -> Result<(), String> {
-    for refused in REFUSED {
-        if matches.value_source(refused.id) == Some(ValueSource::CommandLine) {
-            let name = match refused.long {
-                Some(long) => format!("-{}/--{long}", refused.short),
-                None => format!("-{}", refused.short),
-            };
-            return Err(format!("memcached's {name} is not supported by Spinel: {}", refused.why));
+    match given(matches).find(|flag| flag.handling == Refuse) {
+        Some(flag) => {
+            Err(format!("memcached's {} is not supported by Spinel: {}", name(flag), flag.why))
         }
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// The refused short flags, for the table-driven test.
+/// The short flags this module handles, for the table-driven test.
 #[cfg(test)]
 pub fn shorts() -> Vec<char> {
     REFUSED.iter().map(|r| r.short).collect()

@@ -113,7 +113,7 @@ fn errors_are_one_line_and_name_the_flag() {
         (&["-m", "-5"], "-5"),
         (&["-p", "notaport"], "notaport"),
         (&["-o", "unknown_option=1"], "unknown_option"),
-        (&["-d"], "-d/--daemon"),
+        (&["-S"], "-S/--enable-sasl"),
     ] {
         let message = run(list).unwrap_err();
         assert!(!message.contains('\n'), "{list:?}: more than one line: {message}");
