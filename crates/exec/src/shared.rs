@@ -24,6 +24,8 @@ pub struct Settings {
     pub port: u16,
     /// Redis port (`--resp-port`; 0 = off).
     pub resp_port: u16,
+    /// memcached UDP port (`-U`; 0 = off).
+    pub udp_port: u16,
     /// Listen addresses as given (`-l`).
     pub listen: String,
     pub memory_limit_bytes: u64,
@@ -57,6 +59,7 @@ impl Default for Settings {
         Settings {
             port: 11211,
             resp_port: 6379,
+            udp_port: 0,
             listen: "127.0.0.1".into(),
             memory_limit_bytes: 64 << 20,
             max_connections: 1024,

@@ -12,6 +12,7 @@ mod log;
 mod process;
 mod service;
 mod signals;
+mod udp;
 mod worker;
 
 use std::{
@@ -63,9 +64,10 @@ fn run(config: &Config) -> Result<(), String> {
         let reason = rt::probe_uring().err().unwrap_or_default();
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
-    let listeners = bind_all(config)?;
-    let _pidfile = apply_process_flags(config)?;
     let stop = Arc::new(AtomicBool::new(false));
+    let listeners = bind_all(config)?;
+    let udp_servers = bind_udp(config, &shared, &stop)?;
+    let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
     signals::install(Arc::clone(&stop), move || reload(&reload_shared, &started))
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -77,10 +79,7 @@ fn run(config: &Config) -> Result<(), String> {
     tracing::info!("{} | io {:?}", config::describe(config), backend);
     let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let limits = Arc::new(Limits {
-        memcache: proto_memcache::Limits {
-            value_len_max: config.max_item_size_bytes as usize,
-            ..Default::default()
-        },
+        memcache: memcache_limits(config),
         resp: proto_resp::Limits {
             // A bulk argument can never be stored past the item limit; refusing it at the
             // length line keeps a client from making us buffer 512 MiB.
@@ -109,6 +108,10 @@ fn run(config: &Config) -> Result<(), String> {
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
         handles.push(handle);
     }
+    let udp_handles = udp_servers
+        .into_iter()
+        .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
     service::ready();
     let mut failure = None;
     for handle in handles {
@@ -118,7 +121,50 @@ fn run(config: &Config) -> Result<(), String> {
             Err(_) => failure = Some("worker panicked".to_string()),
         }
     }
+    // The workers stopped on the stop flag or `shutdown`; the UDP threads see either within
+    // one poll, and the flag is set here so that a worker failure stops them too.
+    stop.store(true, Ordering::Relaxed);
+    for handle in udp_handles {
+        if handle.join().is_err() {
+            failure = Some("UDP thread panicked".to_string());
+        }
+    }
     failure.map_or(Ok(()), Err)
+}
+
+fn memcache_limits(config: &Config) -> proto_memcache::Limits {
+    proto_memcache::Limits {
+        value_len_max: config.max_item_size_bytes as usize,
+        ..Default::default()
+    }
+}
+
+/// UDP threads, one per `-l` address: they count on the counters after the workers'.
+fn udp_thread_count(config: &Config) -> usize {
+    match config.udp_port {
+        0 => 0,
+        _ => config.listen.len(),
+    }
+}
+
+/// `-U`: one UDP socket per `-l` address, bound before privileges drop.
+fn bind_udp(
+    config: &Config,
+    shared: &Arc<Shared>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<udp::UdpServer>, String> {
+    let mut servers = Vec::new();
+    for (index, &ip) in config.listen.iter().enumerate().take(udp_thread_count(config)) {
+        let counters = shared.counters(config.threads + index);
+        let addr = SocketAddr::new(ip, config.udp_port);
+        let limits = memcache_limits(config);
+        let server =
+            udp::UdpServer::bind(addr, Arc::clone(shared), counters, limits, Arc::clone(stop))?;
+        let local = server.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("memcache (udp) listening on {local}");
+        servers.push(server);
+    }
+    Ok(servers)
 }
 
 /// memcached's `-r`, `-d`, `-P` and `-k`, in memcached's order, once the ports listen and
@@ -176,6 +222,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
     let settings = Settings {
         port: config.port,
         resp_port: config.resp_port,
+        udp_port: config.udp_port,
         listen: config.listen_text.clone(),
         memory_limit_bytes: config.memory_limit_mib << 20,
         max_connections: config.conn_limit,
@@ -197,7 +244,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         flush_enabled: !config.disable_flush_all,
         config_file: config.config_file.clone(),
     };
-    let shared = Shared::new(store, settings, config.threads);
+    let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);
     Ok(shared)
 }

@@ -139,7 +139,7 @@ fn settings(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"maxbytes", s.memory_limit_bytes, out);
     compose_stat_u64(b"maxconns", s.max_connections, out);
     compose_stat_u64(b"tcpport", s.port.into(), out);
-    compose_stat_u64(b"udpport", 0, out);
+    compose_stat_u64(b"udpport", shared.settings.udp_port.into(), out);
     compose_stat(b"inter", s.listen.as_bytes(), out);
     compose_stat_u64(b"verbosity", verbosity.into(), out);
     compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);

@@ -45,6 +45,8 @@ pub struct Config {
     pub disable_cas: bool,
     pub verbosity: u32,
     pub user: Option<String>,
+    /// memcached `-U`: the UDP port (0 = off).
+    pub udp_port: u16,
     /// memcached `-d`: detach into the background once the ports listen.
     pub daemon: bool,
     /// memcached `-P`: where to write the process id.
@@ -100,6 +102,7 @@ impl Default for Config {
             disable_cas: false,
             verbosity: 0,
             user: None,
+            udp_port: 0,
             daemon: false,
             pidfile: None,
             lock_memory: false,
@@ -246,7 +249,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         pidfile,
         lock_memory,
         enable_coredumps,
-        udp_port: _,
+        udp_port,
         extended,
         disable_flush_all,
         protocol,
@@ -279,7 +282,12 @@ fn resolve(options: Options) -> Result<Config, String> {
         .map(|(key, _)| format!("-o {key}: memcached option with no effect in Spinel"))
         .collect();
     let config = Config {
-        port: port.unwrap_or(default.port),
+        // memcached: -U without -p moves the TCP port too.
+        port: port.unwrap_or(match udp_port {
+            Some(udp) if udp != 0 => udp,
+            _ => default.port,
+        }),
+        udp_port: udp_port.unwrap_or(default.udp_port),
         listen: listen.addrs,
         listen_text: listen.text,
         memory_limit_mib: memory_limit.map_or(default.memory_limit_mib, |m| m.0),
@@ -336,7 +344,7 @@ fn effective_options(config: &Config) -> Options {
         pidfile: config.pidfile.clone(),
         lock_memory: config.lock_memory,
         enable_coredumps: config.enable_coredumps,
-        udp_port: None,
+        udp_port: Some(config.udp_port),
         extended: match suboptions.is_empty() {
             true => Vec::new(),
             false => vec![extended::Extended(suboptions)],

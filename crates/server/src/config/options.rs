@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     extended::{self, Effect, Extended},
-    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol, UdpOff},
+    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol},
 };
 
 const MEMCACHED: &str = "memcached options";
@@ -115,10 +115,14 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::switch")]
     pub enable_coredumps: bool,
 
-    /// UDP port: only 0 is accepted, Spinel does not speak UDP [default: 0]
+    /// UDP port for the text protocol; 0 is off [default: 0]
+    ///
+    /// Off unless asked for, as in memcached 1.6: a UDP reply can be far larger than its
+    /// request, so a reachable UDP port can be used to amplify a spoofed-source attack. Bound
+    /// only to the -l addresses. Given without -p, it also sets the TCP port, as memcached.
     #[arg(short = 'U', long, value_name = "NUM", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
-    pub udp_port: Option<UdpOff>,
+    pub udp_port: Option<u16>,
 
     /// memcached suboptions, comma-separated, repeatable
     ///

@@ -85,7 +85,7 @@ fn invalid_values_are_refused() {
         &["-l", "nonsense"],
         &["-o", "no_such_option=1"],
         &["-o", "idle_timeout=soon"],
-        &["-U", "11211"],
+        &["-U", "70000"],
         &["-I", "512"],
         &["-I", "2g"],
         &["-p", "70000"],

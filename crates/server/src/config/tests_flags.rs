@@ -80,7 +80,8 @@ const MEMCACHED_FLAGS: &[Flag] = &[
     row('o', Some("extended"), Some("ext_path=/d:1G"), Warns("ext_path")),
     row('N', Some("napi_ids"), Some("2"), Warns("-N/--napi_ids")),
     // Values that memcached takes and Spinel refuses, or that neither takes.
-    row('U', Some("udp-port"), Some("11211"), Refused("UDP")),
+    row('U', Some("udp-port"), Some("11311"), Sets(|c| c.udp_port == 11311 && c.port == 11311)),
+    row('U', Some("udp-port"), Some("notaport"), Refused("'notaport'")),
     row('B', Some("protocol"), Some("binary"), Refused("binary")),
     row('I', Some("max-item-size"), Some("512"), Refused("'512'")),
     row('o', Some("extended"), Some("frobnicate=1"), Refused("frobnicate")),

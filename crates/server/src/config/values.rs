@@ -132,26 +132,6 @@ impl fmt::Display for Io {
     }
 }
 
-/// `-U`: only 0 (UDP off) is accepted, so memcached command lines that turn UDP off start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UdpOff;
-
-impl FromStr for UdpOff {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "0" => Ok(UdpOff),
-            _ => Err("Spinel does not speak UDP; only -U 0 is accepted".into()),
-        }
-    }
-}
-
-impl Serialize for UdpOff {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(0)
-    }
-}
-
 /// How log lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LogFormat {
