@@ -52,6 +52,7 @@ pub mod meta;
 mod request;
 mod response;
 pub mod text;
+pub mod udp;
 
 #[cfg(test)]
 mod tests;
