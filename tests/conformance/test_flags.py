@@ -1,12 +1,14 @@
 """memcached flags with a meaning in spinel, each checked on the running server: -l with
 several addresses, -u, a port already in use, -F, -A, -C, -M, -I at its edge, -d with -P,
--k, -r; and the flags with no meaning here, which start with a warning (spinel only; these
+-k, -r, -s with -a; and the flags with no meaning here, which start with a warning (spinel only; these
 run once, not per matrix entry)."""
 
 import os
 import pwd
 import signal
 import socket
+import stat
+import subprocess
 import time
 
 import pytest
@@ -138,6 +140,11 @@ def test_daemon_detaches_once_listening_and_keeps_a_pidfile(tmp_path):
     # The command returns only once the server listens: no retry loop before the first use.
     result = run(base_args(mc, resp) + ["-d", "-P", str(pidfile)], timeout=10)
     assert result.returncode == 0, result.stderr
+    # The detached process writes the file just after the command returns (as memcached).
+    deadline = time.monotonic() + 5
+    while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
+        assert time.monotonic() < deadline, "no pid file"
+        time.sleep(0.02)
     pid = int(pidfile.read_text())
     try:
         with Conn(mc) as c:
@@ -197,3 +204,61 @@ def test_memcached_flags_without_meaning_start_with_a_warning(flags, name):
             c.rt(b"set f 0 0 1\r\nx\r\n", b"STORED\r\n")
         assert name in server.stderr(), server.describe()
     with_server(flags, check)
+
+
+def test_unix_socket_replaces_the_tcp_port(tmp_path):
+    path = str(tmp_path / "spinel.sock")
+    mc, resp = free_port(), free_port()
+    proc = subprocess.Popen(base_args(mc, resp) + ["-s", path, "-a", "770"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(path):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.05)
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o770
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(5)
+            s.connect(path)
+            s.sendall(b"set u 0 0 1\r\nx\r\nget u\r\nstats settings\r\n")
+            reply = b""
+            while not reply.endswith(b"END\r\n") or reply.count(b"END\r\n") < 2:
+                chunk = s.recv(65536)
+                assert chunk, reply
+                reply += chunk
+        assert reply.startswith(b"STORED\r\nVALUE u 0 1\r\nx\r\nEND\r\n"), reply
+        assert f"STAT domain_socket {path}\r\n".encode() in reply
+        # memcached's -s turns the network port off.
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", mc), timeout=1).close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert proc.returncode == 0
+
+
+def test_unix_socket_replaces_a_stale_socket_file(tmp_path):
+    path = str(tmp_path / "stale.sock")
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)
+    stale.close()  # the file stays, as after a crash
+    mc, resp = free_port(), free_port()
+    proc = subprocess.Popen(base_args(mc, resp) + ["-s", path], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.connect(path)
+                    s.sendall(b"mn\r\n")
+                    assert s.recv(16) == b"MN\r\n"
+                break
+            except (ConnectionRefusedError, FileNotFoundError):
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+                time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -26,6 +26,8 @@ pub struct Settings {
     pub resp_port: u16,
     /// memcached UDP port (`-U`; 0 = off).
     pub udp_port: u16,
+    /// memcached `-s`: the Unix socket path, when it replaces TCP.
+    pub unix_socket: Option<String>,
     /// Listen addresses as given (`-l`).
     pub listen: String,
     pub memory_limit_bytes: u64,
@@ -60,6 +62,7 @@ impl Default for Settings {
             port: 11211,
             resp_port: 6379,
             udp_port: 0,
+            unix_socket: None,
             listen: "127.0.0.1".into(),
             memory_limit_bytes: 64 << 20,
             max_connections: 1024,

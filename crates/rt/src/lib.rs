@@ -206,8 +206,46 @@ impl BufferBudget {
 
 /// A listening socket handed to a loop; `tag` tells the handler which port accepted.
 pub struct Listener {
-    pub socket: std::net::TcpListener,
+    pub socket: ListenSocket,
     pub tag: u32,
+}
+
+/// What a loop accepts on: TCP, or a Unix stream socket (memcached's `-s`). The loops only
+/// accept on it, so both look the same to them; a Unix peer has no address.
+#[derive(Debug)]
+pub enum ListenSocket {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
+}
+
+impl ListenSocket {
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        match self {
+            ListenSocket::Tcp(socket) => socket.set_nonblocking(nonblocking),
+            ListenSocket::Unix(socket) => socket.set_nonblocking(nonblocking),
+        }
+    }
+}
+
+impl std::os::fd::AsRawFd for ListenSocket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            ListenSocket::Tcp(socket) => socket.as_raw_fd(),
+            ListenSocket::Unix(socket) => socket.as_raw_fd(),
+        }
+    }
+}
+
+impl From<std::net::TcpListener> for ListenSocket {
+    fn from(socket: std::net::TcpListener) -> Self {
+        ListenSocket::Tcp(socket)
+    }
+}
+
+impl From<std::os::unix::net::UnixListener> for ListenSocket {
+    fn from(socket: std::os::unix::net::UnixListener) -> Self {
+        ListenSocket::Unix(socket)
+    }
 }
 
 /// What the handler wants after it has seen some input.

@@ -352,8 +352,8 @@ fn two_loops_share_a_port(backend: Backend) {
     let first = rt::listen("127.0.0.1:0".parse().unwrap(), 128).unwrap();
     let addr = first.local_addr().unwrap();
     let second = rt::listen(addr, 128).unwrap();
-    let a = start(config(backend), vec![rt::Listener { socket: first, tag: 1 }], PLAIN);
-    let b = start(config(backend), vec![rt::Listener { socket: second, tag: 2 }], PLAIN);
+    let a = start(config(backend), vec![rt::Listener { socket: first.into(), tag: 1 }], PLAIN);
+    let b = start(config(backend), vec![rt::Listener { socket: second.into(), tag: 2 }], PLAIN);
     let mut seen = [0; 3];
     for _ in 0..64 {
         let mut s = connect(addr);

@@ -17,6 +17,7 @@ mod worker;
 
 use std::{
     net::{SocketAddr, TcpListener},
+    os::unix::net::UnixListener,
     process::ExitCode,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -141,8 +142,8 @@ fn memcache_limits(config: &Config) -> proto_memcache::Limits {
 
 /// UDP threads, one per `-l` address: they count on the counters after the workers'.
 fn udp_thread_count(config: &Config) -> usize {
-    match config.udp_port {
-        0 => 0,
+    match (config.udp_port, &config.unix_socket) {
+        (0, _) | (_, Some(_)) => 0,
         _ => config.listen.len(),
     }
 }
@@ -223,6 +224,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         port: config.port,
         resp_port: config.resp_port,
         udp_port: config.udp_port,
+        unix_socket: config.unix_socket.clone(),
         listen: config.listen_text.clone(),
         memory_limit_bytes: config.memory_limit_mib << 20,
         max_connections: config.conn_limit,
@@ -273,9 +275,19 @@ fn loop_config(
 /// and the others reuse it, so all workers share it.
 fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
     let mut per_worker: Vec<Vec<rt::Listener>> = (0..config.threads).map(|_| Vec::new()).collect();
-    let ports = [(config.port, TAG_MEMCACHE, true), (config.resp_port, TAG_RESP, false)];
+    // memcached's -s replaces its TCP port (and UDP) with the Unix socket.
+    let memcache_tcp = config.unix_socket.is_none();
+    if let Some(path) = &config.unix_socket {
+        let socket = bind_unix(path, config.unix_mask)?;
+        for listeners in per_worker.iter_mut() {
+            let own = socket.try_clone().map_err(|e| format!("-s {path}: {e}"))?;
+            listeners.push(rt::Listener { socket: own.into(), tag: TAG_MEMCACHE });
+        }
+        tracing::info!("memcache listening on unix socket {path}");
+    }
+    let ports = [(config.port, TAG_MEMCACHE, memcache_tcp), (config.resp_port, TAG_RESP, false)];
     for (port, tag, always) in ports {
-        if port == 0 && !always {
+        if (port == 0 && !always) || (tag == TAG_MEMCACHE && !memcache_tcp) {
             continue;
         }
         for &ip in &config.listen {
@@ -283,7 +295,7 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
             for listeners in per_worker.iter_mut() {
                 let socket = bind(addr, config.listen_backlog)?;
                 addr = socket.local_addr().map_err(|e| e.to_string())?;
-                listeners.push(rt::Listener { socket, tag });
+                listeners.push(rt::Listener { socket: socket.into(), tag });
             }
             let name = if tag == TAG_RESP { "resp" } else { "memcache" };
             tracing::info!("{name} listening on {addr}");
@@ -298,6 +310,21 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
 fn exclusive_probe(addr: SocketAddr) -> Result<SocketAddr, String> {
     let probe = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     probe.local_addr().map_err(|e| e.to_string())
+}
+
+/// memcached `-s`: a stale socket file at `path` is replaced (anything else there is an
+/// error), and the file gets `-a`'s permission bits. Every worker accepts on the one socket.
+fn bind_unix(path: &str, mask: u32) -> Result<UnixListener, String> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_socket() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    let socket = UnixListener::bind(path).map_err(|e| format!("cannot listen on {path}: {e}"))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mask))
+        .map_err(|e| format!("-a: cannot set the mode of {path}: {e}"))?;
+    Ok(socket)
 }
 
 fn bind(addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {

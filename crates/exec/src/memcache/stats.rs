@@ -143,7 +143,8 @@ fn settings(ctx: &mut Ctx<'_>) {
     compose_stat(b"inter", s.listen.as_bytes(), out);
     compose_stat_u64(b"verbosity", verbosity.into(), out);
     compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);
-    compose_stat(b"domain_socket", b"NULL", out);
+    let socket = s.unix_socket.as_deref().unwrap_or("NULL");
+    compose_stat(b"domain_socket", socket.as_bytes(), out);
     compose_stat(b"shutdown_command", yes_no(s.shutdown_command), out);
     compose_stat_u64(b"num_threads", s.threads.into(), out);
     compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);

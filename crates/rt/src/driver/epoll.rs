@@ -22,7 +22,7 @@
 
 use std::{
     io, mem,
-    net::{SocketAddr, TcpListener},
+    net::SocketAddr,
     os::fd::{AsRawFd, OwnedFd, RawFd},
     time::{Duration, Instant},
 };
@@ -31,7 +31,7 @@ use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
     conn::{flag, Bounds, Conn, Key, Slots},
-    sys, Listener, LoopConfig,
+    sys, ListenSocket, Listener, LoopConfig,
 };
 
 /// Size of the loop's one receive buffer.
@@ -55,7 +55,7 @@ const ERR: u32 = libc::EPOLLERR as u32;
 const HUP: u32 = libc::EPOLLHUP as u32;
 
 struct ListenSlot {
-    socket: Option<TcpListener>,
+    socket: Option<ListenSocket>,
     tag: u32,
     /// Removed from epoll after EMFILE and kin, to be added back at the next tick (a
     /// level-triggered listener would otherwise wake the loop in a tight circle).

@@ -30,7 +30,7 @@
 
 use std::{
     io, mem,
-    net::{SocketAddr, TcpListener},
+    net::SocketAddr,
     os::fd::{AsRawFd, RawFd},
     time::{Duration, Instant},
 };
@@ -47,7 +47,7 @@ use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
     conn::{flag, Bounds, Conn, Key, Slots, GEN_MASK},
-    sys, Listener, LoopConfig,
+    sys, ListenSocket, Listener, LoopConfig,
 };
 
 mod bufring;
@@ -159,7 +159,7 @@ fn probe_here() -> Result<(), String> {
 }
 
 struct ListenSlot {
-    socket: Option<TcpListener>,
+    socket: Option<ListenSocket>,
     tag: u32,
     armed: bool,
     /// The accept ended with an error (EMFILE and kin): re-arm at the next tick, not at once.

@@ -131,7 +131,7 @@ pub fn config(backend: Backend) -> LoopConfig {
 
 pub fn listener(tag: u32) -> Listener {
     let socket = rt::listen("127.0.0.1:0".parse().unwrap(), 128).unwrap();
-    Listener { socket, tag }
+    Listener { socket: socket.into(), tag }
 }
 
 pub struct Options {
@@ -144,7 +144,13 @@ pub const PLAIN: Options = Options { refuse: None, one_line_per_call: false };
 pub fn start(config: LoopConfig, listeners: Vec<Listener>, options: Options) -> Server {
     let stop = Arc::new(AtomicBool::new(false));
     let stats = Arc::new(Stats::default());
-    let addrs = listeners.iter().map(|l| l.socket.local_addr().unwrap()).collect();
+    let addrs = listeners
+        .iter()
+        .map(|l| match &l.socket {
+            rt::ListenSocket::Tcp(socket) => socket.local_addr().unwrap(),
+            rt::ListenSocket::Unix(_) => unreachable!("the tests listen on TCP"),
+        })
+        .collect();
     let handler = Lines {
         stop: stop.clone(),
         stats: stats.clone(),

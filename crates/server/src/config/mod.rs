@@ -47,6 +47,10 @@ pub struct Config {
     pub user: Option<String>,
     /// memcached `-U`: the UDP port (0 = off).
     pub udp_port: u16,
+    /// memcached `-s`: a Unix socket path instead of the memcached TCP and UDP ports.
+    pub unix_socket: Option<String>,
+    /// memcached `-a`: the socket file's permission bits.
+    pub unix_mask: u32,
     /// memcached `-d`: detach into the background once the ports listen.
     pub daemon: bool,
     /// memcached `-P`: where to write the process id.
@@ -103,6 +107,8 @@ impl Default for Config {
             verbosity: 0,
             user: None,
             udp_port: 0,
+            unix_socket: None,
+            unix_mask: 0o700,
             daemon: false,
             pidfile: None,
             lock_memory: false,
@@ -245,6 +251,8 @@ fn resolve(options: Options) -> Result<Config, String> {
         disable_cas,
         verbose,
         user,
+        unix_socket,
+        unix_mask,
         daemon,
         pidfile,
         lock_memory,
@@ -298,6 +306,8 @@ fn resolve(options: Options) -> Result<Config, String> {
         disable_cas,
         verbosity: u32::from(verbose),
         user,
+        unix_socket,
+        unix_mask: unix_mask.map_or(default.unix_mask, |m| m.0),
         daemon,
         pidfile,
         lock_memory,
@@ -340,6 +350,8 @@ fn effective_options(config: &Config) -> Options {
         disable_cas: config.disable_cas,
         verbose: config.verbosity.min(u32::from(u8::MAX)) as u8,
         user: config.user.clone(),
+        unix_socket: config.unix_socket.clone(),
+        unix_mask: Some(values::UnixMask(config.unix_mask)),
         daemon: config.daemon,
         pidfile: config.pidfile.clone(),
         lock_memory: config.lock_memory,

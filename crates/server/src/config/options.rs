@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     extended::{self, Effect, Extended},
-    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol},
+    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol, UnixMask},
 };
 
 const MEMCACHED: &str = "memcached options";
@@ -89,6 +89,18 @@ pub struct Options {
     #[arg(short = 'u', long, value_name = "NAME", help_heading = MEMCACHED)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+
+    /// Unix socket path to listen on instead of TCP and UDP for memcached
+    ///
+    /// A stale socket file left at the path is replaced. The Redis port is not affected.
+    #[arg(short = 's', long, value_name = "FILE", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_socket: Option<String>,
+
+    /// Access mask of the -s socket file, in octal [default: 700]
+    #[arg(short = 'a', long, value_name = "MASK", help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub unix_mask: Option<UnixMask>,
 
     /// Run in the background: detach from the terminal once the ports listen
     ///
@@ -268,6 +280,8 @@ impl Options {
             // Kept from the hand-written parser: each -v adds a level to the file's.
             verbose: self.verbose.saturating_add(cli.verbose),
             user: cli.user.or(self.user),
+            unix_socket: cli.unix_socket.or(self.unix_socket),
+            unix_mask: cli.unix_mask.or(self.unix_mask),
             daemon: cli.daemon || self.daemon,
             pidfile: cli.pidfile.or(self.pidfile),
             lock_memory: cli.lock_memory || self.lock_memory,

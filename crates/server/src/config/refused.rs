@@ -41,8 +41,6 @@ const fn flag(
 }
 
 const REFUSED: &[Refused] = &[
-    flag('s', "unix-socket", true, Refuse, "Unix sockets are not served; use -l and -p"),
-    flag('a', "unix-mask", true, Refuse, "Unix sockets are not served; use -l and -p"),
     flag('f', "slab-growth-factor", true, Ignore, "Spinel has no slab classes"),
     flag('n', "slab-min-size", true, Ignore, "Spinel has no slab classes"),
     flag('L', "enable-largepages", false, Ignore, "the store maps its memory itself"),

@@ -41,8 +41,9 @@ const fn row(
 const MEMCACHED_FLAGS: &[Flag] = &[
     row('p', Some("port"), Some("11212"), Sets(|c| c.port == 11212)),
     row('U', Some("udp-port"), Some("0"), Sets(|c| c.warnings.is_empty())),
-    row('s', Some("unix-socket"), Some("/tmp/mc.sock"), Refused("-s/--unix-socket")),
-    row('a', Some("unix-mask"), Some("700"), Refused("-a/--unix-mask")),
+    row('s', Some("unix-socket"), Some("/tmp/mc.sock"), Sets(|c| c.unix_socket.is_some())),
+    row('a', Some("unix-mask"), Some("770"), Sets(|c| c.unix_mask == 0o770)),
+    row('a', Some("unix-mask"), Some("999"), Refused("octal")),
     row('A', Some("enable-shutdown"), None, Sets(|c| c.enable_shutdown)),
     row('l', Some("listen"), Some("127.0.0.2,::1"), Sets(|c| c.listen.len() == 2)),
     row('d', Some("daemon"), None, Sets(|c| c.daemon)),

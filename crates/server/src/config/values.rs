@@ -132,6 +132,26 @@ impl fmt::Display for Io {
     }
 }
 
+/// `-a`: the socket file's permission bits, in octal as memcached takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnixMask(pub u32);
+
+impl FromStr for UnixMask {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match u32::from_str_radix(text, 8) {
+            Ok(mask) if mask <= 0o777 => Ok(UnixMask(mask)),
+            _ => Err("expected octal permission bits, such as 700".into()),
+        }
+    }
+}
+
+impl Serialize for UnixMask {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{:o}", self.0))
+    }
+}
+
 /// How log lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LogFormat {
