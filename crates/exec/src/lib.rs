@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod binary;
 mod core;
 pub mod counters;
 pub mod keyspace;

@@ -166,6 +166,8 @@ pub enum Status {
     InvalidArguments = 0x0004,
     NotStored = 0x0005,
     NonNumeric = 0x0006,
+    /// memcached's answer to Flush while `-F` disables it.
+    AuthError = 0x0020,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
 }
@@ -181,6 +183,7 @@ impl Status {
             Status::InvalidArguments => "Invalid arguments",
             Status::NotStored => "Not stored.",
             Status::NonNumeric => "Non-numeric server-side value for incr or decr",
+            Status::AuthError => "Auth failure.",
             Status::UnknownCommand => "Unknown command",
             Status::OutOfMemory => "Out of memory",
         }
@@ -196,6 +199,7 @@ impl Status {
             InvalidArguments,
             NotStored,
             NonNumeric,
+            AuthError,
             UnknownCommand,
             OutOfMemory,
         ]

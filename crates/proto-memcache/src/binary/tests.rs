@@ -137,7 +137,7 @@ fn responses() {
         parse_response(&out[..30], &Limits::default()),
         Err(crate::ResponseError::Incomplete)
     );
-    for status in [0u16, 1, 2, 3, 4, 5, 6, 0x81, 0x82] {
+    for status in [0u16, 1, 2, 3, 4, 5, 6, 0x20, 0x81, 0x82] {
         assert_eq!(Status::from_u16(status).map(|s| s as u16), Some(status));
     }
 }
