@@ -146,6 +146,11 @@ pub fn parse_request<'a>(
     Ok((request, total))
 }
 
+/// SASL opcodes, which memcached answers `Unknown command` unless started with `-S`.
+const SASL_LIST_MECHS: u8 = 0x20;
+const SASL_AUTH: u8 = 0x21;
+const SASL_STEP: u8 = 0x22;
+
 /// Every check memcached makes, from the header alone.
 fn check_header(header: &Header, limits: &Limits) -> Result<Opcode, BinParseError> {
     if header.magic != REQUEST_MAGIC {
@@ -164,7 +169,16 @@ fn check_header(header: &Header, limits: &Limits) -> Result<Opcode, BinParseErro
         return Err(reject(Status::UnknownCommand, true));
     }
     let Some(opcode) = Opcode::from_u8(header.opcode) else {
-        return Err(reject(Status::UnknownCommand, false));
+        // SASL without `-S`: memcached checks the packet's shape before refusing it.
+        let sasl_shape_ok = match header.opcode {
+            SASL_LIST_MECHS => key == 0 && extras == 0 && body == 0,
+            SASL_AUTH | SASL_STEP => key > 0 && extras == 0,
+            _ => true,
+        };
+        return Err(reject(
+            if sasl_shape_ok { Status::UnknownCommand } else { Status::InvalidArguments },
+            !sasl_shape_ok,
+        ));
     };
     if key > limits.key_len_max || !shape_ok(opcode.loud().0, key, extras, body) {
         return Err(reject(Status::InvalidArguments, true));

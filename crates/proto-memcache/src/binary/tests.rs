@@ -95,6 +95,9 @@ fn rejections() {
     assert_eq!(rejection(&packet(0x30, b"", b"abc", b"xyz")), (UnknownCommand, false));
     assert_eq!(rejection(&packet(0x1b, b"", b"", b"")), (UnknownCommand, false));
     assert_eq!(rejection(&packet(0x20, b"", b"", b"")), (UnknownCommand, false));
+    assert_eq!(rejection(&packet(0x20, b"", b"x", b"")), (InvalidArguments, true));
+    assert_eq!(rejection(&packet(0x21, b"", b"PLAIN", b"x")), (UnknownCommand, false));
+    assert_eq!(rejection(&packet(0x22, b"", b"", b"")), (InvalidArguments, true));
     assert_eq!(rejection(&packet(0x00, b"1234", b"a", b"")), (InvalidArguments, true));
     assert_eq!(rejection(&packet(0x00, b"", b"", b"")), (InvalidArguments, true));
     assert_eq!(rejection(&packet(0x00, b"", &[b'a'; 251], b"")), (InvalidArguments, true));
