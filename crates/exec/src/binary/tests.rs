@@ -5,6 +5,8 @@ use proto_memcache::{
     Limits,
 };
 
+use store::{WhenFull, MIB};
+
 use crate::{
     memcache::tests::{Harness, ITEM_SIZE_MAX},
     Flow, Settings,
@@ -228,4 +230,22 @@ fn admin() {
         (statuses(&p), p[0].6.as_slice()),
         (vec![(0x08, Status::AuthError as u16)], &b"Auth failure."[..])
     );
+}
+
+// Goal: a full store that may not evict answers Out of memory (0x82), quiet or not.
+#[test]
+fn out_of_memory() {
+    let settings = Settings { evictions: false, ..Settings::default() };
+    let mut h = Harness::with(settings, WhenFull::Refuse, MIB / 2);
+    let value = vec![b'v'; 4000];
+    let mut last = Vec::new();
+    for i in 0..400 {
+        let key = format!("k{i}");
+        last = run(&mut h, &req(Opcode::SetQ, &set_extras(0, 0), key.as_bytes(), &value, 0)).0;
+        if !last.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(statuses(&last), [(0x11, Status::OutOfMemory as u16)]);
+    assert_eq!(last[0].6, b"Out of memory");
 }
