@@ -447,3 +447,21 @@ def test_binding_binary_refuses_text(make_server):
     with Conn(server.mc_port) as c:
         c.send(req(NOOP))
         expect(c, NOOP)
+
+
+def test_out_of_memory(make_server):
+    """-M: a full store refuses writes with ENOMEM and memcached's storing message."""
+    server = make_server(extra=["-M", "-m", "2"])
+    with Conn(server.mc_port) as c:
+        value = b"v" * 100_000
+        c.send(b"".join(req(SETQ, b"k%d" % i, store_extras(), value) for i in range(60))
+               + req(NOOP))
+        replies = []
+        while True:
+            got = read_packet(c)
+            if got[1] == NOOP:
+                break
+            replies.append(got)
+        assert replies, "the store never filled"
+        for got in replies:
+            assert got == resp(SETQ, ENOMEM, value=b"Out of memory allocating item"), got

@@ -2,7 +2,10 @@
 //! text protocol's stats groups), replying with memcached's binary statuses.
 
 use proto_memcache::{
-    binary::{compose_response, BinRequest, Opcode, Reply, Status},
+    binary::{
+        compose_error_message, compose_response, BinRequest, Opcode, Reply, Status,
+        OUT_OF_MEMORY_STORING,
+    },
     text::ArithOp,
 };
 use store::{Mode, StoreOptions};
@@ -14,6 +17,7 @@ use crate::{
         delete::{self, DeleteOutcome},
         flush::{self, FlushOutcome, Switch},
         storage::{self, OnRefusal, StoreOutcome, Write},
+        Refusal,
     },
     memcache::{admin::flush_delay_ms, expiry, stats, Session},
 };
@@ -64,6 +68,11 @@ pub(super) fn store(
             Opcode::Replace => Status::KeyNotFound,
             _ => Status::NotStored,
         },
+        StoreOutcome::Refused(Refusal::NoMemory) => {
+            let (opcode, opaque) = (ctx.opcode, ctx.opaque);
+            let message = OUT_OF_MEMORY_STORING;
+            return compose_error_message(opcode, Status::OutOfMemory, opaque, message, ctx.out);
+        }
         StoreOutcome::Refused(refusal) => refusal_status(refusal),
     };
     ctx.error(status);

@@ -247,5 +247,5 @@ fn out_of_memory() {
         }
     }
     assert_eq!(statuses(&last), [(0x11, Status::OutOfMemory as u16)]);
-    assert_eq!(last[0].6, b"Out of memory");
+    assert_eq!(last[0].6, b"Out of memory allocating item");
 }

@@ -20,7 +20,9 @@ mod response;
 mod tests;
 
 pub use request::{compose_request, parse_request, BinParseError, BinRequest};
-pub use response::{compose_error, compose_response, parse_response, BinResponse, Reply};
+pub use response::{
+    compose_error, compose_error_message, compose_response, parse_response, BinResponse, Reply,
+};
 
 /// The first byte of every request packet.
 pub const REQUEST_MAGIC: u8 = 0x80;
@@ -154,6 +156,10 @@ impl Opcode {
         (loud, true)
     }
 }
+
+/// The message of [`Status::OutOfMemory`] for a store-family write (memcached words it
+/// apart from other out-of-memory errors).
+pub const OUT_OF_MEMORY_STORING: &str = "Out of memory allocating item";
 
 /// Response statuses memcached sends (without SASL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -30,8 +30,19 @@ pub fn compose_response(reply: &Reply, extras: &[u8], key: &[u8], value: &[u8], 
 /// Appends an error response as memcached sends it: the status's message as the value,
 /// CAS 0, no extras or key.
 pub fn compose_error(opcode: u8, status: Status, opaque: u32, out: &mut Vec<u8>) {
+    compose_error_message(opcode, status, opaque, status.message(), out);
+}
+
+/// As [`compose_error`], with another message than the status's usual one.
+pub fn compose_error_message(
+    opcode: u8,
+    status: Status,
+    opaque: u32,
+    message: &str,
+    out: &mut Vec<u8>,
+) {
     let reply = Reply { opcode, status, opaque, cas: 0 };
-    compose_response(&reply, b"", b"", status.message().as_bytes(), out);
+    compose_response(&reply, b"", b"", message.as_bytes(), out);
 }
 
 /// One response packet, borrowing its body from the input.
