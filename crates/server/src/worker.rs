@@ -158,7 +158,8 @@ impl Worker {
         out: &mut Vec<u8>,
     ) -> (usize, After) {
         if conn.dialect == Dialect::Undecided {
-            let binary = input.first() == Some(&proto_memcache::binary::REQUEST_MAGIC);
+            let Some(&first) = input.first() else { return (0, After::Continue) };
+            let binary = first == proto_memcache::binary::REQUEST_MAGIC;
             conn.dialect = match (self.limits.binding, binary) {
                 (Binding::Auto | Binding::Binary, true) => Dialect::Binary,
                 // Text parsing hangs up on the binary magic itself.

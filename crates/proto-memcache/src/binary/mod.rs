@@ -129,8 +129,9 @@ impl Opcode {
         ]
     };
 
+    /// The opcode of a byte, by a table lookup (this runs once per request).
     pub fn from_u8(byte: u8) -> Option<Opcode> {
-        Opcode::ALL.iter().copied().find(|op| *op as u8 == byte)
+        OPCODES[usize::from(byte)]
     }
 
     /// The loud opcode a quiet one stands for, and whether it was quiet.
@@ -160,6 +161,17 @@ impl Opcode {
 /// The message of [`Status::OutOfMemory`] for a store-family write (memcached words it
 /// apart from other out-of-memory errors).
 pub const OUT_OF_MEMORY_STORING: &str = "Out of memory allocating item";
+
+/// [`Opcode::from_u8`]'s table: each byte's opcode, if any.
+const OPCODES: [Option<Opcode>; 256] = {
+    let mut table = [None; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        table[Opcode::ALL[i] as usize] = Some(Opcode::ALL[i]);
+        i += 1;
+    }
+    table
+};
 
 /// Response statuses memcached sends (without SASL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
