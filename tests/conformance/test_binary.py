@@ -465,3 +465,19 @@ def test_out_of_memory(make_server):
         assert replies, "the store never filled"
         for got in replies:
             assert got == resp(SETQ, ENOMEM, value=b"Out of memory allocating item"), got
+
+
+@pytest.mark.spinel_only
+def test_quiet_multiget_is_one_pass(make_server):
+    """A run of quiet gets is one multiget: it does not yield to other connections after -R
+    requests (`conn_yields` stays 0), as a text `get k1 k2 ...` would not."""
+    server = make_server()
+    with Conn(server.mc_port) as c:
+        c.send(req(SETQ, b"hit", store_extras(), b"v"))
+        keys = [b"key%d" % i for i in range(200)] + [b"hit"]
+        c.send(b"".join(req(GETKQ, one) for one in keys) + req(NOOP))
+        got = read_packet(c)
+        assert got[24 + 4:] == b"hitv", got
+        expect(c, NOOP)
+        c.send(req(STAT))
+        assert read_stats(c)[b"conn_yields"] == b"0"
