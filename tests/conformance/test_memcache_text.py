@@ -427,11 +427,13 @@ def test_http_request_closes(c):
 
 
 @pytest.mark.spinel_only
-def test_binary_protocol_magic_closes(c):
-    # Spinel does not speak the binary protocol. memcached 1.6.18 does (it answers a binary
-    # NOOP), and with `-B ascii` it answers `ERROR` instead; spinel hangs up.
-    c.send(b"\x80\x0a" + b"\x00" * 22)
-    c.read_all_until_close(5.0)
+def test_binary_protocol_magic_closes_with_binding_ascii(make_server):
+    # By default both servers answer a binary NOOP (test_binary.py). With `-B ascii`
+    # memcached 1.6.18 answers `ERROR` (or hangs up); spinel hangs up.
+    server = make_server(extra=["-B", "ascii"])
+    with Conn(server.mc_port) as c:
+        c.send(b"\x80\x0a" + b"\x00" * 22)
+        c.read_all_until_close(5.0)
 
 
 # ------------------------------------------------------------------------------------------

@@ -3,13 +3,13 @@
 //! ```text
 //!   server (per connection)          exec                                         store
 //!   proto_memcache::Request  --> memcache::execute --+
-//!                                                    +--> keyspace::encode --> core --> Store
+//!   binary::BinRequest       --> binary::execute ----+--> keyspace::encode --> core --> Store
 //!   proto_resp::Command      --> resp::execute ------+   (and Redis-only handlers)
 //! ```
 //!
 //! Each memcached operation (get, store, arith, delete, touch, flush) has one executor in
-//! `core` returning a typed outcome; text, meta and the Redis commands that mean the
-//! same thing only decode requests and compose replies from the outcomes.
+//! `core` returning a typed outcome; text, meta, binary and the Redis commands that mean
+//! the same thing only decode requests and compose replies from the outcomes.
 //!
 //! Cross-protocol meaning lives here and nowhere else: one store serves both protocols, a
 //! value set by memcached `set` is read by Redis `GET`, TTLs agree, and Redis databases
@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod binary;
 mod core;
 pub mod counters;
 pub mod keyspace;

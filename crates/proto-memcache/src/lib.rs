@@ -1,4 +1,4 @@
-//! Sans-IO codec for the memcached text and meta protocols: bytes in, requests out; replies
+//! Sans-IO codec for the memcached text, meta and binary protocols: bytes in, requests out; replies
 //! composed into a buffer. Both directions are here (Pelikan's idea), so the server, the
 //! load generator and the round-trip tests share one codec.
 //!
@@ -20,9 +20,11 @@
 //!   multiget's keys are a span walked on demand ([`Words`]).
 //! - Every bound comes from [`Limits`]; every loop is bounded by the input length.
 //!
+//! The binary protocol has its own parser and composers in [`binary`]; [`parse_request`]
+//! (text and meta) hangs up on its magic byte, so a server picks the dialect per connection.
+//!
 //! Non-goals: sockets, threads, the store, command semantics (what `ms` with `MA` and `N`
-//! does is the `exec` layer's business), the binary protocol (its magic byte closes the
-//! connection, as memcached does when binary is disabled), SASL and `-Y` authentication,
+//! does is the `exec` layer's business), SASL and `-Y` authentication,
 //! admin commands beyond `stats`, `version`, `verbosity`, `flush_all` and `quit` (`slabs`,
 //! `lru_crawler`, `watch`, ... get `ERROR`).
 //!
@@ -44,6 +46,7 @@
 #![forbid(unsafe_code)]
 
 pub mod base64;
+pub mod binary;
 pub mod error;
 pub mod invariants;
 pub mod limits;

@@ -64,7 +64,8 @@ pub enum Request<'a> {
 /// - a line longer than `limits.line_len_max` closes the connection, whether or not its
 ///   newline has arrived, unless it starts with `get ` or `gets ` (then
 ///   `limits.get_line_len_max` applies);
-/// - a first byte of 0x80 (binary protocol, which we do not speak) closes the connection;
+/// - a first byte of 0x80 (a binary-protocol packet, for [`crate::binary::parse_request`];
+///   the server picks the parser per connection) closes the connection;
 /// - an unknown command whose last token starts with `HTTP/` closes the connection,
 ///   any other unknown command gets `ERROR`;
 /// - a key containing `\r` is refused with `CLIENT_ERROR bad command line format`

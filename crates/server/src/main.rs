@@ -96,6 +96,7 @@ fn run(config: &Config) -> Result<(), String> {
         reqs_per_event: config.max_reqs_per_event as usize,
         yield_output_bytes: config.output_pause_bytes(),
         buffers: Arc::clone(&buffers),
+        binding: worker::Binding::from_config(&config.protocol),
     });
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
@@ -234,7 +235,11 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         cas_enabled: !config.disable_cas,
         backlog: config.listen_backlog,
         reqs_per_event: config.max_reqs_per_event,
-        binding_protocol: config.protocol.clone(),
+        // memcached's words for `-B` in `stats settings`.
+        binding_protocol: match config.protocol.as_str() {
+            "ascii" | "binary" => config.protocol.clone(),
+            _ => "auto-negotiate".into(),
+        },
         io_backend: match backend {
             rt::Backend::Uring => "io_uring".into(),
             rt::Backend::Epoll => "epoll".into(),

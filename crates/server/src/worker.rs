@@ -46,6 +46,30 @@ pub struct Limits {
     pub yield_output_bytes: usize,
     /// What all connections' buffers hold (reported by `stats` and `INFO`).
     pub buffers: Arc<rt::BufferBudget>,
+    /// Which memcached dialects the memcached port speaks (`-B`).
+    pub binding: Binding,
+}
+
+/// memcached's `-B`: which dialects a memcached connection may speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// Decided per connection by its first byte: 0x80 is binary, anything else text/meta.
+    Auto,
+    /// Text and meta only; a binary packet closes the connection.
+    Ascii,
+    /// Binary only; anything else closes the connection.
+    Binary,
+}
+
+impl Binding {
+    /// From the configuration's `-B` value (checked by the config parser).
+    pub fn from_config(name: &str) -> Binding {
+        match name {
+            "ascii" => Binding::Ascii,
+            "binary" => Binding::Binary,
+            _ => Binding::Auto,
+        }
+    }
 }
 
 impl Limits {
@@ -93,6 +117,16 @@ pub struct MemcacheConn {
     session: exec::memcache::Session,
     /// Bytes of a rejected data block still to be swallowed (memcached stays in frame).
     swallow_bytes: usize,
+    /// Set from the first byte the connection sends (memcached's negotiation).
+    dialect: Dialect,
+}
+
+/// The dialect of a memcached connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Undecided,
+    Text,
+    Binary,
 }
 
 impl Worker {
@@ -114,6 +148,93 @@ impl Worker {
             conns_peak: 0,
             trim_at_tick: None,
         }
+    }
+
+    /// Picks the dialect from the first byte, as memcached does, then parses in it.
+    fn receive_memcache_or_binary(
+        &mut self,
+        conn: &mut MemcacheConn,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, After) {
+        if conn.dialect == Dialect::Undecided {
+            let Some(&first) = input.first() else { return (0, After::Continue) };
+            let binary = first == proto_memcache::binary::REQUEST_MAGIC;
+            conn.dialect = match (self.limits.binding, binary) {
+                (Binding::Auto | Binding::Binary, true) => Dialect::Binary,
+                // Text parsing hangs up on the binary magic itself.
+                (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
+                (Binding::Binary, false) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    return (input.len(), After::CloseAfterFlush);
+                }
+            };
+        }
+        match conn.dialect {
+            Dialect::Binary => self.receive_binary(conn, input, out),
+            _ => self.receive_memcache(conn, input, out),
+        }
+    }
+
+    /// The binary dialect's loop: as the text one, with the codec's rejections answered as
+    /// memcached does (a status packet, then the packet skipped or the connection closed).
+    fn receive_binary(
+        &mut self,
+        conn: &mut MemcacheConn,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> (usize, After) {
+        use proto_memcache::binary::{compose_error, parse_request, BinParseError, Opcode};
+        let mut pos = 0;
+        let mut requests = 0;
+        let out_start = out.len();
+        while pos < input.len() {
+            if self.limits.should_yield(requests, out.len() - out_start) {
+                counters::bump(&self.counters.conn_yields, 1);
+                return (pos, After::Yield);
+            }
+            if conn.swallow_bytes > 0 {
+                let n = conn.swallow_bytes.min(input.len() - pos);
+                conn.swallow_bytes -= n;
+                pos += n;
+                continue;
+            }
+            match parse_request(&input[pos..], &self.limits.memcache) {
+                Ok((request, used)) => {
+                    pos += used;
+                    // A run of quiet gets is one multiget (libmemcached ends it with a noop),
+                    // as a text `get k1 k2 ...` is one request: it is served in one pass and
+                    // its replies leave in one send. The output threshold still bounds it.
+                    if !matches!(request.opcode, Opcode::GetQ | Opcode::GetKQ) {
+                        requests += 1;
+                    }
+                    let flow = exec::binary::execute(
+                        &self.shared,
+                        &self.counters,
+                        &mut conn.session,
+                        &request,
+                        out,
+                    );
+                    if flow == Flow::Close {
+                        return (pos, After::CloseAfterFlush);
+                    }
+                }
+                Err(BinParseError::Incomplete) => break,
+                Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    compose_error(opcode, status, opaque, out);
+                    if close {
+                        return (input.len(), After::CloseAfterFlush);
+                    }
+                    conn.swallow_bytes = skip;
+                }
+                Err(BinParseError::Close) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    return (input.len(), After::CloseAfterFlush);
+                }
+            }
+        }
+        (pos, After::Continue)
     }
 
     fn receive_memcache(
@@ -262,7 +383,11 @@ impl rt::Handler for Worker {
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
             Conn::Resp(Box::new(session))
         } else {
-            Conn::Memcache(MemcacheConn { session: Default::default(), swallow_bytes: 0 })
+            Conn::Memcache(MemcacheConn {
+                session: Default::default(),
+                swallow_bytes: 0,
+                dialect: Dialect::Undecided,
+            })
         })
     }
 
@@ -274,7 +399,7 @@ impl rt::Handler for Worker {
             return (input.len(), After::CloseAfterFlush);
         }
         let (consumed, after) = match conn {
-            Conn::Memcache(mc) => self.receive_memcache(mc, input, out),
+            Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             Conn::Resp(session) => self.receive_resp(session, input, out),
         };
         counters::bump(&self.counters.bytes_read, consumed as u64);

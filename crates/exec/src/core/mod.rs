@@ -1,5 +1,5 @@
-//! One executor per memcached operation; the dialects (text, meta, Redis where the meaning
-//! agrees) only decode requests into these calls and encode the outcomes as replies.
+//! One executor per memcached operation; the dialects (text, meta, binary, Redis where the
+//! meaning agrees) only decode requests into these calls and encode the outcomes as replies.
 //!
 //! ```text
 //!   text get/gets, meta mg (plain), Redis GET/MGET ---> get::Gets          (counts itself)
@@ -8,6 +8,7 @@
 //!   text delete, meta md (no I/x), Redis DEL/UNLINK --> delete::delete     -> DeleteOutcome
 //!   text touch/gat/gats, Redis GETEX -----------------> touch::get_and_touch -> TouchOutcome
 //!   text flush_all, Redis FLUSHALL/FLUSHDB -----------> flush::flush_all   -> FlushOutcome
+//!   binary: Get*/Set..Prepend/Incr/Decr/Delete/Touch/Gat*/Flush, the same cores
 //! ```
 //!
 //! A core takes store keys (already through [`crate::keyspace`]) and store expiries

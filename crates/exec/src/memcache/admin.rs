@@ -17,16 +17,22 @@ const VERBOSITY_MAX: u32 = 2;
 /// `flush_all [delay]`: everything stored before now + delay becomes invisible then. The
 /// delay follows exptime rules (over 30 days it is a Unix time); 0 or negative is now.
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    let delay_ms = match delay_secs.unwrap_or(0) {
-        ..=0 => 0,
-        secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => secs.unsigned_abs() * 1000,
-        unix_secs => unix_secs.unsigned_abs().saturating_mul(1000).saturating_sub(ctx.now_ms()),
-    };
+    let delay_ms = flush_delay_ms(delay_secs.unwrap_or(0), ctx.now_ms());
     match flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour) {
         FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
         FlushOutcome::Disabled => {
             ctx.error(ErrorReply::ClientError(error::FLUSH_DISABLED), noreply)
         }
+    }
+}
+
+/// The delay of a flush at `now_ms`: exptime rules (over 30 days a Unix time), 0 or
+/// negative is now.
+pub(crate) fn flush_delay_ms(delay_secs: i64, now_ms: u64) -> u64 {
+    match delay_secs {
+        ..=0 => 0,
+        secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => secs.unsigned_abs() * 1000,
+        unix_secs => unix_secs.unsigned_abs().saturating_mul(1000).saturating_sub(now_ms),
     }
 }
 

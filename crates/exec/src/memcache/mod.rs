@@ -13,6 +13,9 @@
 //!             +-- meta/        mg ms md ma me mn
 //! ```
 //!
+//! The binary protocol (`crate::binary`) shares this module's [`Session`], exptime rules,
+//! flush delay and stats groups.
+//!
 //! Every key goes through [`crate::keyspace::encode`] for database 0 before it reaches the
 //! store, so memcached and Redis database 0 share items. Times: an exptime of 0 never
 //! expires, a negative one is already past, up to 30 days counts from now, anything larger
@@ -23,15 +26,15 @@
 //! and keeps an overwritten key's access count), and `stats items`/`stats slabs` describe
 //! the whole store as one slab class.
 
-mod admin;
+pub(crate) mod admin;
 mod arith;
 mod meta;
 mod retrieve;
-mod stats;
+pub(crate) mod stats;
 mod storage;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use proto_memcache::{
     error,
@@ -58,7 +61,7 @@ pub struct Session {
 
 impl Session {
     /// The stored form of a text-protocol key.
-    fn key<'s>(&'s mut self, key: &'s [u8]) -> &'s [u8] {
+    pub(crate) fn key<'s>(&'s mut self, key: &'s [u8]) -> &'s [u8] {
         keyspace::encode(0, key, &mut self.scratch)
     }
 
@@ -80,7 +83,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.shared.store.config().clock.now_ms()
     }
 
@@ -120,7 +123,7 @@ const OUT_OF_MEMORY: ErrorReply = ErrorReply::ServerError(error::OUT_OF_MEMORY);
 const NOT_NUMERIC: ErrorReply = ErrorReply::ClientError(error::NOT_NUMERIC);
 
 /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
-fn visible_cas(shared: &Shared, cas: u64) -> u64 {
+pub(crate) fn visible_cas(shared: &Shared, cas: u64) -> u64 {
     if shared.settings.cas_enabled {
         cas
     } else {

@@ -27,11 +27,9 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
             ctx.shared.reset_totals();
             return ctx.status(Status::Reset, false);
         }
-        b"settings" => settings(ctx),
-        b"items" => items(ctx),
-        b"slabs" => slabs(ctx),
-        // memcached with size tracking off, which is its default.
-        b"sizes" => compose_stat(b"sizes_status", b"disabled", ctx.out),
+        b"settings" | b"items" | b"slabs" | b"sizes" => {
+            group(ctx, subcommand);
+        }
         // One line per connection needs the server's connection table; report none.
         b"conns" => {}
         // Item dumps are not supported; memcached says this when they are disabled (`-X`).
@@ -40,6 +38,21 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         _ => return ctx.error(ErrorReply::Error, false),
     }
     compose_end(ctx.out);
+}
+
+/// Composes the `STAT` lines of a group (`b""` for the general stats) without the `END`;
+/// false for a group there is none of. The binary protocol turns the lines into packets.
+pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
+    match name {
+        b"" => general(ctx),
+        b"settings" => settings(ctx),
+        b"items" => items(ctx),
+        b"slabs" => slabs(ctx),
+        // memcached with size tracking off, which is its default.
+        b"sizes" => compose_stat(b"sizes_status", b"disabled", ctx.out),
+        _ => return false,
+    }
+    true
 }
 
 fn general(ctx: &mut Ctx<'_>) {

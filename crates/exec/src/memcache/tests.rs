@@ -18,8 +18,8 @@ pub(crate) const ITEM_SIZE_MAX: usize = 4096;
 pub(crate) struct Harness {
     pub(crate) shared: Shared,
     pub(crate) clock: Arc<ManualClock>,
-    counters: Arc<Counters>,
-    session: Session,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) session: Session,
     /// Bytes of a rejected data block still to drop, as the server does.
     swallow: usize,
 }

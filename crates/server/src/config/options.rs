@@ -155,7 +155,7 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::switch")]
     pub disable_flush_all: bool,
 
-    /// Binding protocol: auto or ascii; binary is not spoken [default: auto]
+    /// Binding protocol: auto (by each connection's first byte), ascii or binary [default: auto]
     #[arg(short = 'B', long, value_name = "NAME", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub protocol: Option<Protocol>,

@@ -96,7 +96,7 @@ fn invalid_values_are_refused() {
         &["-p"],
         &["-m", "1", "-I", "1m"],
         &["-p", "7000", "--resp-port", "7000"],
-        &["-B", "binary"],
+        &["-B", "unicode"],
         &["--pin=false"],
         &["stray"],
     ] {

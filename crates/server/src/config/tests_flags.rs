@@ -83,7 +83,7 @@ const MEMCACHED_FLAGS: &[Flag] = &[
     // Values that memcached takes and Spinel refuses, or that neither takes.
     row('U', Some("udp-port"), Some("11311"), Sets(|c| c.udp_port == 11311 && c.port == 11311)),
     row('U', Some("udp-port"), Some("notaport"), Refused("'notaport'")),
-    row('B', Some("protocol"), Some("binary"), Refused("binary")),
+    row('B', Some("protocol"), Some("binary"), Sets(|c| c.protocol == "binary")),
     row('I', Some("max-item-size"), Some("512"), Refused("'512'")),
     row('o', Some("extended"), Some("frobnicate=1"), Refused("frobnicate")),
     row('o', Some("extended"), Some("hash_algorithm=xxh3"), Refused("hash_algorithm")),

@@ -91,7 +91,8 @@ impl fmt::Display for ItemSize {
     }
 }
 
-/// `-B`: memcached's binding protocol; the binary protocol is not spoken.
+/// `-B`: memcached's binding protocol: auto (by each connection's first byte), ascii
+/// (text and meta) or binary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Protocol(pub String);
 
@@ -99,9 +100,8 @@ impl FromStr for Protocol {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, String> {
         match text {
-            "auto" | "ascii" | "auto-negotiate" => Ok(Protocol(text.to_string())),
-            "binary" => Err("the binary protocol is not spoken; use auto or ascii".into()),
-            _ => Err("expected auto or ascii".into()),
+            "auto" | "ascii" | "binary" | "auto-negotiate" => Ok(Protocol(text.to_string())),
+            _ => Err("expected auto, ascii or binary".into()),
         }
     }
 }

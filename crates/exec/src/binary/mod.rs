@@ -1,0 +1,180 @@
+//! memcached binary-protocol requests against the store, replying as memcached 1.6 does.
+//!
+//! Like text and meta, binary only decodes requests into calls of the shared cores
+//! (`crate::core`) and encodes their outcomes; keys, exptimes, the flush delay and the stats
+//! groups are the text protocol's (`crate::memcache`).
+//!
+//! ```text
+//!   execute --+-- get/gat/touch (here)  Get GetK GetQ GetKQ, Touch, Gat GatK GatQ GatKQ
+//!             +-- ops.rs                Set Add Replace Append Prepend (+Q), Delete(Q),
+//!                                       Increment Decrement (+Q), Flush(Q), Stat
+//!             +-- (here)                Noop Version Quit QuitQ
+//! ```
+//!
+//! memcached's reply rules: every reply echoes the opcode as sent and the opaque; a
+//! success carries the item's CAS unique (0 where there is no item); an error carries CAS
+//! 0 and the status's message as its value, except a GetK/GatK miss, which carries the key
+//! instead. A quiet opcode is silent on success, and GetQ/GetKQ/GatQ/GatKQ also on a miss;
+//! errors are always sent.
+
+mod ops;
+
+#[cfg(test)]
+mod tests;
+
+use proto_memcache::binary::{compose_error, compose_response, BinRequest, Opcode, Reply, Status};
+use store::Item;
+
+use crate::{
+    core::{
+        get::Gets,
+        touch::{self, Retime, TouchOutcome},
+        Refusal,
+    },
+    counters::{bump, Counters},
+    memcache::{expiry, visible_cas, Session},
+    Flow, Shared,
+};
+
+/// What every handler needs besides its request.
+struct Ctx<'a> {
+    shared: &'a Shared,
+    counters: &'a Counters,
+    out: &'a mut Vec<u8>,
+    /// The opcode as sent (quiet or not), echoed in every reply.
+    opcode: u8,
+    opaque: u32,
+    quiet: bool,
+}
+
+impl Ctx<'_> {
+    fn now_ms(&self) -> u64 {
+        self.shared.store.config().clock.now_ms()
+    }
+
+    /// A success: composed unless the opcode is quiet.
+    fn success(&mut self, cas: u64, extras: &[u8], key: &[u8], value: &[u8]) {
+        if !self.quiet {
+            let cas = visible_cas(self.shared, cas);
+            let reply =
+                Reply { opcode: self.opcode, status: Status::NoError, opaque: self.opaque, cas };
+            compose_response(&reply, extras, key, value, self.out);
+        }
+    }
+
+    /// An error: always composed, quiet or not.
+    fn error(&mut self, status: Status) {
+        compose_error(self.opcode, status, self.opaque, self.out);
+    }
+}
+
+/// memcached's status for a write the store refused.
+fn refusal_status(refusal: Refusal) -> Status {
+    match refusal {
+        Refusal::TooLarge => Status::TooLarge,
+        Refusal::NoMemory => Status::OutOfMemory,
+        // The codec's key limit is far below the store's; kept for completeness.
+        Refusal::KeyTooLong => Status::InvalidArguments,
+    }
+}
+
+/// Executes one parsed binary request, appending its reply (if any) to `out`.
+pub fn execute(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    request: &BinRequest<'_>,
+    out: &mut Vec<u8>,
+) -> Flow {
+    bump(&counters.total_commands, 1);
+    let (loud, quiet) = request.opcode.loud();
+    let mut ctx =
+        Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
+    use Opcode::*;
+    match loud {
+        Get | GetK => get(&mut ctx, session, request, loud == GetK),
+        Touch | Gat | GatK => get_and_touch(&mut ctx, session, request, loud),
+        Set | Add | Replace | Append | Prepend => ops::store(&mut ctx, session, request, loud),
+        Delete => ops::delete(&mut ctx, session, request),
+        Increment | Decrement => ops::arith(&mut ctx, session, request, loud),
+        Flush => ops::flush(&mut ctx, request),
+        Stat => ops::stat(&mut ctx, request),
+        Noop => ctx.success(0, b"", b"", b""),
+        Version => ctx.success(0, b"", b"", crate::MEMCACHED_VERSION.as_bytes()),
+        Quit => {
+            ctx.success(0, b"", b"", b"");
+            return Flow::Close;
+        }
+        GetQ | GetKQ | SetQ | AddQ | ReplaceQ | DeleteQ | IncrementQ | DecrementQ | QuitQ
+        | FlushQ | AppendQ | PrependQ | GatQ | GatKQ => unreachable!("loud() is never quiet"),
+    }
+    Flow::Continue
+}
+
+/// A miss: quiet gets say nothing, GetK/GatK answer with the key, the rest `Not found`.
+fn miss(ctx: &mut Ctx<'_>, key: &[u8], with_key: bool) {
+    if ctx.quiet {
+        return;
+    }
+    if with_key {
+        let reply =
+            Reply { opcode: ctx.opcode, status: Status::KeyNotFound, opaque: ctx.opaque, cas: 0 };
+        compose_response(&reply, b"", key, b"", ctx.out);
+    } else {
+        ctx.error(Status::KeyNotFound);
+    }
+}
+
+/// The hit of a get, gat or touch: flags as extras, the key (empty unless a K variant),
+/// the value (unless a touch).
+fn compose_hit(
+    shared: &Shared,
+    (opcode, opaque): (u8, u32),
+    item: &Item<'_>,
+    key: &[u8],
+    value: bool,
+    out: &mut Vec<u8>,
+) {
+    let cas = visible_cas(shared, item.cas());
+    let reply = Reply { opcode, status: Status::NoError, opaque, cas };
+    let value = if value { item.value() } else { b"" };
+    compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);
+}
+
+fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
+    let shared = ctx.shared;
+    let mut gets = Gets::new(&shared.store);
+    let found = match gets.get(session.key(request.key)) {
+        Some(item) => {
+            // A quiet get answers its hits: quiet only means silent on a miss.
+            let key = if with_key { request.key } else { b"" };
+            compose_hit(shared, (ctx.opcode, ctx.opaque), &item, key, true, ctx.out);
+            true
+        }
+        None => false,
+    };
+    gets.finish(ctx.counters);
+    if !found {
+        miss(ctx, request.key, with_key);
+    }
+}
+
+/// Touch answers a hit with its flags and CAS; Gat and GatK with the item as a get does.
+fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, loud: Opcode) {
+    let retime = Retime::To(expiry(i64::from(request.exptime()), ctx.now_ms()));
+    let with_key = loud == Opcode::GatK;
+    let shared = ctx.shared;
+    let head = (ctx.opcode, ctx.opaque);
+    let key = request.key;
+    let reply_key = if with_key { key } else { b"" };
+    let outcome =
+        touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
+            compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
+        });
+    touch::count(ctx.counters, outcome);
+    match outcome {
+        TouchOutcome::Touched => {}
+        TouchOutcome::NotFound => miss(ctx, key, with_key),
+        TouchOutcome::Refused(refusal) => ctx.error(refusal_status(refusal)),
+    }
+}
