@@ -1,4 +1,4 @@
-"""memcached's UDP transport (-U): the 8-byte frame header, one reply unit per key of a get
+"""memcached's UDP transport (-U), text and binary: the 8-byte frame header, one reply unit per key of a get
 (a bare header for a missed key, END with the last), replies cut into 1,400-byte datagrams,
 noreply silent, requests spanning datagrams dropped. Same bytes from spinel and memcached."""
 
@@ -98,3 +98,24 @@ def test_udp_is_off_by_default(make_server):
     client = Udp(server.mc_port)
     assert client.exchange(1, b"version\r\n") == []
     client.sock.close()
+
+
+def binary_request(opcode, key=b"", extras=b"", value=b"", opaque=0):
+    body = extras + key + value
+    return struct.pack(">BBHBBHIIQ", 0x80, opcode, len(key), len(extras), 0, 0, len(body),
+                       opaque, 0) + body
+
+
+def test_binary_requests_are_one_unit_each(udp):
+    set_reply = udp.exchange(1, binary_request(0x01, b"ub", struct.pack(">II", 5, 0), b"v", 7))
+    assert len(set_reply) == 1 and set_reply[0][0] == (1, 0, 1, 0)
+    assert set_reply[0][1][:8] == b"\x81\x01\x00\x00\x00\x00\x00\x00"
+    # get (hit), getq (miss: silent), noop: two units.
+    replies = udp.exchange(2, binary_request(0x00, b"ub", opaque=8)
+                           + binary_request(0x09, b"ub-miss", opaque=9)
+                           + binary_request(0x0a, opaque=10))
+    assert [header for header, _ in replies] == [(2, 0, 1, 0), (2, 0, 1, 0)]
+    get, noop = replies[0][1], replies[1][1]
+    assert get[:2] == b"\x81\x00" and get[12:16] == struct.pack(">I", 8)
+    assert get[24:] == struct.pack(">I", 5) + b"v"
+    assert noop[:2] == b"\x81\x0a" and noop[12:16] == struct.pack(">I", 10)

@@ -1,4 +1,4 @@
-//! memcached's UDP transport (`-U PORT`, off by default): the text protocol in datagrams,
+//! memcached's UDP transport (`-U PORT`, off by default): text and binary requests in datagrams,
 //! each behind an 8-byte frame header (request id, sequence number, datagram count,
 //! reserved; big-endian).
 //!
@@ -84,10 +84,14 @@ impl UdpServer {
         self.stop.load(Ordering::Relaxed) || self.shared.shutdown.load(Ordering::Relaxed)
     }
 
-    /// Runs every whole command in one datagram and sends each reply unit.
+    /// Runs every whole command in one datagram and sends each reply unit. The first byte
+    /// picks the dialect, as on TCP.
     fn answer(&mut self, datagram: &[u8], peer: SocketAddr, out: &mut Vec<u8>) {
         counters::bump(&self.counters.bytes_read, datagram.len() as u64);
         let Some((request_id, payload)) = udp::request_payload(datagram) else { return };
+        if payload[0] == proto_memcache::binary::REQUEST_MAGIC {
+            return self.answer_binary(request_id, payload, peer, out);
+        }
         let mut pos = 0;
         while pos < payload.len() {
             out.clear();
@@ -118,6 +122,50 @@ impl UdpServer {
                         self.send_unit(request_id, out, peer);
                     }
                 }
+            }
+        }
+    }
+
+    /// Binary requests: each reply is one unit (a quiet success or miss sends nothing), as
+    /// memcached frames them; a packet it would hang up on ends the datagram.
+    fn answer_binary(
+        &mut self,
+        request_id: u16,
+        payload: &[u8],
+        peer: SocketAddr,
+        out: &mut Vec<u8>,
+    ) {
+        use proto_memcache::binary::{compose_error, parse_request, BinParseError};
+        let mut pos = 0;
+        while pos < payload.len() {
+            out.clear();
+            match parse_request(&payload[pos..], &self.limits) {
+                Ok((request, used)) => {
+                    pos += used;
+                    let flow = exec::binary::execute(
+                        &self.shared,
+                        &self.counters,
+                        &mut self.session,
+                        &request,
+                        out,
+                    );
+                    if !out.is_empty() {
+                        self.send_unit(request_id, out, peer);
+                    }
+                    if flow == Flow::Close {
+                        return;
+                    }
+                }
+                Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
+                    counters::bump(&self.counters.protocol_errors, 1);
+                    compose_error(opcode, status, opaque, out);
+                    self.send_unit(request_id, out, peer);
+                    if close {
+                        return;
+                    }
+                    pos = pos.saturating_add(skip.max(1));
+                }
+                Err(BinParseError::Incomplete | BinParseError::Close) => return,
             }
         }
     }
