@@ -1,6 +1,7 @@
-"""memcached's UDP transport (-U), text and binary: the 8-byte frame header, one reply unit per key of a get
-(a bare header for a missed key, END with the last), replies cut into 1,400-byte datagrams,
-noreply silent, requests spanning datagrams dropped. Same bytes from spinel and memcached."""
+"""memcached's UDP transport (-U), text and binary: the 8-byte frame header, one reply unit
+per key of a get (a bare header for a missed key, END with the last), one unit per binary
+reply, replies cut into 1,400-byte datagrams, noreply silent, requests spanning datagrams
+dropped. Same bytes from spinel and memcached."""
 
 import socket
 import struct
