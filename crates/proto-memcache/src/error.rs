@@ -100,8 +100,8 @@ pub const STATS_CACHEDUMP: &str = "stats cachedump not allowed";
 pub const BAD_EXPTIME: &str = "invalid exptime argument";
 /// `incr`/`decr` with a delta that is not an unsigned 64-bit number.
 pub const BAD_DELTA: &str = "invalid numeric delta argument";
-/// A multiget with more than [`crate::Limits::keys_per_get_max`] keys (ours; memcached has
-/// no such bound).
+/// A multiget with more than [`crate::Limits::keys_per_get_max`] keys (ours, when a bound
+/// is configured; memcached has none, nor has the default).
 pub const TOO_MANY_KEYS: &str = "too many keys";
 /// A key containing `\r` (ours: memcached would store it, but a key must never hold CR).
 pub const BAD_KEY: &str = "bad command line format";

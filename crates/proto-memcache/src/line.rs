@@ -240,6 +240,20 @@ impl<'a> Words<'a> {
     pub fn as_bytes(&self) -> &'a [u8] {
         self.raw
     }
+
+    /// The words from byte `offset` of [`Words::as_bytes`] on: a multiget answered in
+    /// several chunks resumes where the last one stopped, without counting keys again.
+    pub fn iter_from(&self, offset: usize) -> impl Iterator<Item = &'a [u8]> + Clone {
+        tokens(self.raw.get(offset..).unwrap_or_default())
+    }
+
+    /// The byte offset just past `word`, one of the words [`Words::iter`] or
+    /// [`Words::iter_from`] returned (an offset to resume at).
+    pub fn offset_after(&self, word: &[u8]) -> usize {
+        let start = word.as_ptr() as usize - self.raw.as_ptr() as usize;
+        debug_assert!(start + word.len() <= self.raw.len(), "a word of this span");
+        start + word.len()
+    }
 }
 
 /// Equal when the words are, however they were spaced.

@@ -138,8 +138,10 @@ impl Worker {
             }
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
                 Ok((request, used)) => {
-                    pos += used;
-                    requests += 1;
+                    // A reply chunk at least as large as the request: a resumed multiget
+                    // parses its line again, and that stays a fraction of what it sends.
+                    let chunk = self.limits.yield_output_bytes.max(used);
+                    conn.session.set_reply_chunk(chunk);
                     let flow = exec::memcache::execute(
                         &self.shared,
                         &self.counters,
@@ -147,8 +149,15 @@ impl Worker {
                         &request,
                         out,
                     );
-                    if flow == Flow::Close {
-                        return (pos, After::CloseAfterFlush);
+                    match flow {
+                        Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        Flow::Close => return (pos + used, After::CloseAfterFlush),
+                        // Unfinished: its line stays unconsumed and runs again next turn,
+                        // once the loop has sent (or paused on) this chunk.
+                        Flow::Again => {
+                            counters::bump(&self.counters.conn_yields, 1);
+                            return (pos, After::Yield);
+                        }
                     }
                 }
                 Err(proto_memcache::ParseError::Incomplete) => break,

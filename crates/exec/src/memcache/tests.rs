@@ -19,7 +19,7 @@ pub(crate) struct Harness {
     pub(crate) shared: Shared,
     pub(crate) clock: Arc<ManualClock>,
     counters: Arc<Counters>,
-    session: Session,
+    pub(crate) session: Session,
     /// Bytes of a rejected data block still to drop, as the server does.
     swallow: usize,
 }
@@ -62,7 +62,6 @@ impl Harness {
             }
             match parse_request(&wire[pos..], &Limits::default()) {
                 Ok((request, used)) => {
-                    pos += used;
                     let flow = execute(
                         &self.shared,
                         &self.counters,
@@ -70,9 +69,14 @@ impl Harness {
                         &request,
                         &mut out,
                     );
-                    if flow == Flow::Close {
-                        out.extend_from_slice(b"<close>");
-                        break;
+                    match flow {
+                        Flow::Close => {
+                            out.extend_from_slice(b"<close>");
+                            break;
+                        }
+                        // The same request again, as the worker does once output drained.
+                        Flow::Again => continue,
+                        Flow::Continue => pos += used,
                     }
                 }
                 Err(ParseError::Invalid { skip, reply, noreply }) => {

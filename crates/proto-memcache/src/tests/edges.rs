@@ -54,7 +54,7 @@ fn line_length_edge() {
     assert_eq!(parse(&long[..2049]), Err(ParseError::Close));
     assert_eq!(parse(&[b'x'; 5000]), Err(ParseError::Close));
 
-    let limits = Limits { keys_per_get_max: 100_000, ..Limits::default() };
+    let limits = Limits::default();
     let keys: String = (0..1000).map(|i| format!(" key{i}")).collect();
     let get = format!("get{keys}\r\n");
     assert!(get.len() > 2048);
@@ -67,6 +67,22 @@ fn line_length_edge() {
     assert_eq!(parse_request(gat.as_bytes(), &limits), Err(ParseError::Close));
     let small = Limits { get_line_len_max: 2100, ..limits };
     assert_eq!(parse_request(get.as_bytes(), &small), Err(ParseError::Close));
+}
+
+// Goal: by default a get takes any number of keys (memcached serves 20,000-key gets), up
+// to its line limit; a bound, where one is configured, is refused with our own reason.
+#[test]
+fn many_keys_by_default() {
+    let keys: String = (0..20_000).map(|i| format!(" k{i:05}")).collect();
+    let get = format!("get{keys}\r\n");
+    let Ok((Request::Retrieve(retrieve), used)) = parse(get.as_bytes()) else {
+        panic!("a 20,000-key get parses");
+    };
+    assert_eq!((retrieve.keys.len(), used), (20_000, get.len()));
+    let megabyte: String = (0..100_000).map(|i| format!(" x{i:09}")).collect();
+    assert!(parse(format!("gets{megabyte}\r\n").as_bytes()).is_ok());
+    let over = "k".repeat(Limits::default().get_line_len_max);
+    assert_eq!(parse(format!("get {over}").as_bytes()), Err(ParseError::Close));
 }
 
 // Goal: too many keys in one get is refused with our own reason, at the edge.
