@@ -107,3 +107,38 @@ def test_long_non_get_line_closes_silently(c):
     # Past 2048 bytes without a newline, anything but get/gets is hung up on, no reply.
     c.send(b"set " + b"k" * 3000)
     assert c.read_all_until_close(5.0) == b""
+
+
+# ------------------------------------------------------------------------------------------
+# A too-large write: `set` and `ms` (every mode) remove the old item, the others keep it
+
+TOO_LARGE = b"SERVER_ERROR object too large for cache\r\n"
+HUGE = b"h" * (2 * 1024 * 1024)  # over the default 1 MiB item size of both servers
+
+
+@pytest.mark.parametrize("command,drops_old", [
+    (b"set", True), (b"add", False), (b"replace", False), (b"append", False),
+    (b"prepend", False), (b"cas", False),
+])
+def test_too_large_text_write(c, key, command, drops_old):
+    k = key.encode()
+    cas = b" 1" if command == b"cas" else b""
+    c.rt(b"set %s 3 0 3\r\nold\r\n" % k, b"STORED\r\n")
+    c.send(b"%s %s 0 0 %d%s\r\n%s\r\n" % (command, k, len(HUGE), cas, HUGE))
+    assert c.read_line() == TOO_LARGE
+    kept = b"VALUE %s 3 3\r\nold\r\n" % k
+    c.rt(b"get %s\r\n" % k, (b"" if drops_old else kept) + b"END\r\n")
+    # Quietly too: noreply hides the error, not the removal.
+    c.rt(b"set %s 3 0 3\r\nold\r\n" % k, b"STORED\r\n")
+    c.send(b"%s %s 0 0 %d%s noreply\r\n%s\r\n" % (command, k, len(HUGE), cas, HUGE))
+    c.rt(b"get %s\r\n" % k, (b"" if drops_old else kept) + b"END\r\n")
+
+
+@pytest.mark.parametrize("flags", [b"", b" q", b" T0", b" ME", b" MA", b" MP", b" MR", b" MS"])
+def test_too_large_meta_set_drops_old(c, key, flags):
+    k = key.encode()
+    c.rt(b"set %s 0 0 3\r\nold\r\n" % k, b"STORED\r\n")
+    c.send(b"ms %s %d%s\r\n%s\r\n" % (k, len(HUGE), flags, HUGE))
+    # Meta errors are never quiet, q included.
+    assert c.read_line() == TOO_LARGE
+    c.rt(b"get %s\r\nmn\r\n" % k, b"END\r\nMN\r\n")

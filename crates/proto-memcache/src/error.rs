@@ -20,6 +20,14 @@ pub enum ParseError {
     /// memcached then suppresses even the error (`out_string`). Meta commands always report
     /// errors.
     Invalid { skip: usize, reply: ErrorReply, noreply: bool },
+    /// A data block over [`crate::Limits::value_len_max`] for a command whose refusal also
+    /// removes the key's old item, as memcached's does (text `set`; `ms` in every mode):
+    /// send `SERVER_ERROR object too large for cache` unless `noreply`, drop `skip` bytes as
+    /// for `Invalid`, and delete the key found at `key_start..key_start + key_len` of the
+    /// parsed buffer (base64, to be decoded, if `base64_key`). A failed overwrite must
+    /// never leave the old value to be read. Other storage commands keep the old item and
+    /// get `Invalid`.
+    TooLarge { skip: usize, noreply: bool, key_start: usize, key_len: usize, base64_key: bool },
     /// Hostile or unframeable input (binary-protocol magic, an HTTP request line, a line too
     /// long): hang up without a reply, as memcached does.
     Close,

@@ -168,6 +168,25 @@ impl Worker {
                     }
                     conn.swallow_bytes = skip;
                 }
+                Err(proto_memcache::ParseError::TooLarge {
+                    skip,
+                    noreply,
+                    key_start,
+                    key_len,
+                    base64_key,
+                }) => {
+                    let key = &input[pos + key_start..][..key_len];
+                    let session = &mut conn.session;
+                    exec::memcache::refuse_too_large(
+                        &self.shared,
+                        session,
+                        key,
+                        base64_key,
+                        noreply,
+                        out,
+                    );
+                    conn.swallow_bytes = skip;
+                }
                 Err(proto_memcache::ParseError::Close) => {
                     counters::bump(&self.counters.protocol_errors, 1);
                     return (input.len(), After::CloseAfterFlush);

@@ -30,6 +30,8 @@ mod retrieve;
 mod stats;
 mod storage;
 
+pub use storage::refuse_too_large;
+
 #[cfg(test)]
 mod tests;
 

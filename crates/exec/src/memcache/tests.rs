@@ -7,7 +7,7 @@ use std::sync::Arc;
 use proto_memcache::{parse_request, Limits, ParseError};
 use store::{Config, ManualClock, Store, WhenFull, MIB};
 
-use super::{execute, Session};
+use super::{execute, refuse_too_large, Session};
 use crate::{Counters, Flow, Settings, Shared, Totals};
 
 /// Where every test clock starts: 2023-11-14T22:13:20Z, in Unix milliseconds.
@@ -78,6 +78,12 @@ impl Harness {
                         Flow::Again => continue,
                         Flow::Continue => pos += used,
                     }
+                }
+                Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
+                    let key = &wire[pos + key_start..][..key_len];
+                    let session = &mut self.session;
+                    refuse_too_large(&self.shared, session, key, base64_key, noreply, &mut out);
+                    self.swallow = skip;
                 }
                 Err(ParseError::Invalid { skip, reply, noreply }) => {
                     if !noreply {

@@ -170,12 +170,29 @@ fn store<'a>(
     let value_start = line.len_with_newline;
     let block_end = value_start + value_len + 2;
     if value_len > limits.value_len_max {
-        let reply = ErrorReply::ServerError(TOO_LARGE);
-        return Err(ParseError::Invalid { skip: block_end, reply, noreply });
+        return Err(too_large(buf, key, block_end, noreply, command == StoreCommand::Set, false));
     }
     let value = data_block(buf, value_start, value_len, noreply)?;
     let store = Store { command, key, flags, exptime, value, noreply };
     Ok((Request::Store(store), block_end))
+}
+
+/// The error for a data block over the size limit at `key` in `buf`: a set (`drops_old`)
+/// also removes the old item, the other modes keep it, as in memcached.
+pub(crate) fn too_large(
+    buf: &[u8],
+    key: &[u8],
+    skip: usize,
+    noreply: bool,
+    drops_old: bool,
+    base64_key: bool,
+) -> ParseError {
+    if !drops_old {
+        return ParseError::Invalid { skip, reply: ErrorReply::ServerError(TOO_LARGE), noreply };
+    }
+    // The key is a slice of `buf`; where it starts is all the error can carry.
+    let key_start = key.as_ptr() as usize - buf.as_ptr() as usize;
+    ParseError::TooLarge { skip, noreply, key_start, key_len: key.len(), base64_key }
 }
 
 /// The data block at `start`, once it and its `\r\n` have arrived.
