@@ -142,3 +142,133 @@ def test_too_large_meta_set_drops_old(c, key, flags):
     # Meta errors are never quiet, q included.
     assert c.read_line() == TOO_LARGE
     c.rt(b"get %s\r\nmn\r\n" % k, b"END\r\nMN\r\n")
+
+
+# ------------------------------------------------------------------------------------------
+# flush_all: replies, and what each delay flushes (own server: a delayed flush would empty
+# the shared one under other tests)
+
+
+@pytest.fixture
+def fresh(make_server):
+    with Conn(make_server().mc_port) as conn:
+        yield conn
+
+
+@pytest.mark.parametrize("line,reply", [
+    (b"flush_all", b"OK\r\n"),
+    (b"flush_all noreply", b""),
+    (b"flush_all 0", b"OK\r\n"),
+    (b"flush_all -1", b"OK\r\n"),
+    (b"flush_all +0", b"OK\r\n"),
+    (b"flush_all 0 noreply", b""),
+    (b"flush_all 0 junk", b"OK\r\n"),  # the second token is not looked at
+    (b"flush_all abc", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"flush_all abc noreply", b""),
+    (b"flush_all 1x", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"flush_all 99999999999999999999", b"CLIENT_ERROR invalid exptime argument\r\n"),
+    (b"flush_all 0 noreply x", b"ERROR\r\n"),
+    (b"flush_all 1 2 3", b"ERROR\r\n"),
+])
+def test_flush_all_replies(fresh, line, reply):
+    fresh.send(line + b"\r\n")
+    fresh.rt(b"mn\r\n", reply + b"MN\r\n")
+
+
+def stored_a(conn):
+    conn.rt(b"set a 0 0 1\r\na\r\n", b"STORED\r\n")
+
+
+def has_a(conn):
+    conn.send(b"get a\r\n")
+    return read_reply(conn) != b"END\r\n"
+
+
+@pytest.mark.parametrize("delay", [b"0", b"-1", b"-2592001",
+                                   # a C int: the low 32 bits are negative or 0 (now)
+                                   b"2147483648", b"1099511627776"])
+def test_flush_all_now(fresh, delay):
+    stored_a(fresh)
+    fresh.rt(b"flush_all " + delay + b"\r\n", b"OK\r\n")
+    assert not has_a(fresh)
+    stored_a(fresh)
+    assert has_a(fresh), "what is stored after the flush stays"
+
+
+@pytest.mark.parametrize("delay", [b"1000000000", b"2592001"])
+def test_flush_all_before_server_start_flushes_nothing(fresh, delay):
+    # Over 30 days is a Unix time; one before the server started flushes nothing.
+    stored_a(fresh)
+    fresh.rt(b"flush_all " + delay + b"\r\n", b"OK\r\n")
+    assert has_a(fresh)
+
+
+@pytest.mark.slow
+def test_flush_all_delayed_relative_and_absolute(fresh):
+    for delay in (b"2", None):
+        delay = delay or b"%d" % (int(time.time()) + 3)
+        stored_a(fresh)
+        fresh.rt(b"flush_all " + delay + b"\r\n", b"OK\r\n")
+        assert has_a(fresh), delay
+        time.sleep(3.5)
+        assert not has_a(fresh), delay
+
+
+@pytest.mark.slow
+def test_flush_all_replaces_a_pending_one(fresh):
+    # A flush at a time before the start replaces (cancels) the pending delayed one.
+    stored_a(fresh)
+    fresh.rt(b"flush_all 2\r\nflush_all 1000000000\r\n", b"OK\r\nOK\r\n")
+    time.sleep(3.2)
+    assert has_a(fresh)
+
+
+# ------------------------------------------------------------------------------------------
+# verbosity and shutdown
+
+
+@pytest.mark.parametrize("line,reply", [
+    (b"verbosity", b"ERROR\r\n"),
+    (b"verbosity 1", b"OK\r\n"),
+    (b"verbosity 1 noreply", b""),
+    (b"verbosity noreply", b""),  # the level is `noreply`: a quiet CLIENT_ERROR
+    (b"verbosity abc", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"verbosity -1", b"CLIENT_ERROR bad command line format\r\n"),
+    (b"verbosity 4294967296", b"OK\r\n"),
+    (b"verbosity 1 2", b"OK\r\n"),
+    (b"verbosity 1 2 3", b"ERROR\r\n"),
+])
+def test_verbosity(c, line, reply):
+    c.send(line + b"\r\n")
+    c.rt(b"mn\r\n", reply + b"MN\r\n")
+
+
+@pytest.mark.parametrize("line", [b"shutdown", b"shutdown graceful", b"shutdown foo"])
+def test_shutdown_not_enabled(c, line):
+    c.rt(line + b"\r\n", b"ERROR: shutdown not enabled\r\n")
+
+
+@pytest.mark.parametrize("line", [b"shutdown foo", b"shutdown graceful x",
+                                  b"shutdown graceful noreply", b"shutdown noreply"])
+def test_shutdown_bad_mode_keeps_running(make_server, line):
+    server = make_server(extra=["-A"])
+    with Conn(server.mc_port) as conn:
+        conn.rt(line + b"\r\n", b"CLIENT_ERROR invalid shutdown mode\r\n")
+        conn.send(b"version\r\n")
+        assert conn.read_line().startswith(b"VERSION ")
+
+
+@pytest.mark.parametrize("line", [b"shutdown", b"shutdown graceful", b"shutdown  "])
+def test_shutdown_stops_without_reply(make_server, line):
+    server = make_server(extra=["-A"])
+    with Conn(server.mc_port) as conn:
+        conn.send(line + b"\r\n")
+        assert conn.read_all_until_close(5.0) == b""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", server.mc_port), timeout=0.2).close()
+        except OSError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("server still accepts after shutdown")

@@ -104,6 +104,8 @@ pub const FLUSH_DISABLED: &str = "flush_all not allowed";
 pub const STATS_DETAIL: &str = "stats detail not allowed";
 /// `stats cachedump`, which memcached refuses when item dumps are disabled (`-X`).
 pub const STATS_CACHEDUMP: &str = "stats cachedump not allowed";
+/// `shutdown` with an argument other than `graceful` (when shutdown is enabled).
+pub const BAD_SHUTDOWN_MODE: &str = "invalid shutdown mode";
 /// `touch`, `gat`, `gats` or `flush_all` with an exptime that is not a number.
 pub const BAD_EXPTIME: &str = "invalid exptime argument";
 /// `incr`/`decr` with a delta that is not an unsigned 64-bit number.

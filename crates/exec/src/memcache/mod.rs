@@ -171,7 +171,7 @@ pub fn execute(
         Request::Version => admin::version(&mut ctx),
         Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
         Request::Quit => return Flow::Close,
-        Request::Shutdown { .. } => return admin::shutdown(&mut ctx),
+        Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
         Request::MetaNoop => meta::noop(&mut ctx),
         Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),

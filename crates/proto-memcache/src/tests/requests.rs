@@ -105,7 +105,7 @@ fn text_errors() {
         (b"mx k\r\n", error(6)),
         (b"mg\r\n", error(4)),
         (b"set k x 0 1\r\n", client_error(13, BAD_FORMAT)),
-        (b"set k 4294967296 0 1\r\n", client_error(22, BAD_FORMAT)),
+        (b"set k 18446744073709551616 0 1\r\n", client_error(32, BAD_FORMAT)),
         (b"set k 0 x 1\r\n", client_error(13, BAD_FORMAT)),
         (b"set k 0 0 -1\r\n", client_error(14, BAD_FORMAT)),
         (b"set k 0 0 x\r\n", client_error(13, BAD_FORMAT)),

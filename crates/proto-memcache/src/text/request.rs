@@ -7,14 +7,14 @@
 //! block (the block then reads as a command of its own), while a block that is too large or
 //! not followed by `\r\n` is skipped whole.
 
-use super::{ArithOp, Retrieve, RetrieveKind, Store, StoreCommand};
+use super::{ArithOp, Retrieve, RetrieveKind, ShutdownMode, Store, StoreCommand};
 use crate::{
     error::{ErrorReply, ParseError},
     error::{BAD_DATA_CHUNK, BAD_DELETE_FORMAT, BAD_DELTA, BAD_EXPTIME, BAD_FORMAT, BAD_KEY},
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
-    line::{first_word, parse_i64, parse_u32, parse_u64, push_i64, push_u64, rest_after},
+    line::{first_word, parse_c_i32, parse_c_u32, parse_u64, push_i64, push_u64, rest_after},
     line::{tokens, trim_end, trim_start, Line, Tokens},
     request::Request,
 };
@@ -81,7 +81,7 @@ pub(crate) fn parse<'a>(
         b"version" => done(Request::Version),
         b"quit" => done(Request::Quit),
         // `shutdown [graceful]`; whether it is allowed (-A) is the server's business.
-        b"shutdown" => done(Request::Shutdown { graceful: tokens.get(1) == b"graceful" }),
+        b"shutdown" => done(Request::Shutdown { mode: shutdown_mode(&tokens) }),
         b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
         _ => Err(unknown(&line, &tokens)),
     }
@@ -108,7 +108,7 @@ fn retrieve<'a>(
     }
     if let RetrieveKind::Gat { exptime } | RetrieveKind::Gats { exptime } = &mut kind {
         let (token, rest) = first_word(keys_raw);
-        *exptime = parse_i64(token).ok_or(client_error(line, BAD_EXPTIME, false))?;
+        *exptime = parse_c_i32(token).ok_or(client_error(line, BAD_EXPTIME, false))?;
         keys_raw = trim_start(rest);
     }
     let keys_raw = trim_end(keys_raw);
@@ -157,9 +157,10 @@ fn store<'a>(
     let key = tokens.get(1);
     check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
     let bad_format = || client_error(line, BAD_FORMAT, noreply);
-    let flags = parse_u32(tokens.get(2)).ok_or_else(bad_format)?;
-    let exptime = parse_i64(tokens.get(3)).ok_or_else(bad_format)?;
-    let block_len = parse_i64(tokens.get(4)).ok_or_else(bad_format)?;
+    // memcached keeps the low 32 bits of each (a C int or unsigned int).
+    let flags = parse_c_u32(tokens.get(2)).ok_or_else(bad_format)?;
+    let exptime = parse_c_i32(tokens.get(3)).ok_or_else(bad_format)?;
+    let block_len = parse_c_i32(tokens.get(4)).ok_or_else(bad_format)?;
     if let StoreCommand::Cas { cas_unique } = &mut command {
         *cas_unique = parse_u64(tokens.get(5)).ok_or_else(bad_format)?;
     }
@@ -250,7 +251,7 @@ fn touch<'a>(line: &Line<'a>, tokens: &Tokens<'a>, limits: &Limits) -> Parsed<'a
     let noreply = tokens.last() == b"noreply";
     let key = tokens.get(1);
     check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
-    let exptime = parse_i64(tokens.get(2)).ok_or(client_error(line, BAD_EXPTIME, noreply))?;
+    let exptime = parse_c_i32(tokens.get(2)).ok_or(client_error(line, BAD_EXPTIME, noreply))?;
     Ok((Request::Touch { key, exptime, noreply }, line.len_with_newline))
 }
 
@@ -261,11 +262,20 @@ fn flush_all<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
     let noreply = tokens.last() == b"noreply";
     let has_delay = tokens.count != if noreply { 2 } else { 1 };
     let delay_secs = if has_delay {
-        Some(parse_i64(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, noreply))?)
+        Some(parse_c_i32(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, noreply))?)
     } else {
         None
     };
     Ok((Request::FlushAll { delay_secs, noreply }, line.len_with_newline))
+}
+
+/// memcached takes `shutdown` alone or `shutdown graceful` exactly; nothing else.
+fn shutdown_mode(tokens: &Tokens<'_>) -> ShutdownMode {
+    match (tokens.count, tokens.get(1)) {
+        (1, _) => ShutdownMode::Now,
+        (2, b"graceful") => ShutdownMode::Graceful,
+        _ => ShutdownMode::Invalid,
+    }
 }
 
 fn verbosity<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
@@ -273,7 +283,7 @@ fn verbosity<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
         return Err(reject(line, ErrorReply::Error, false));
     }
     let noreply = tokens.last() == b"noreply";
-    let level = parse_u32(tokens.get(1)).ok_or(client_error(line, BAD_FORMAT, noreply))?;
+    let level = parse_c_u32(tokens.get(1)).ok_or(client_error(line, BAD_FORMAT, noreply))?;
     Ok((Request::Verbosity { level, noreply }, line.len_with_newline))
 }
 
