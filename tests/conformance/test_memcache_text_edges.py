@@ -3,6 +3,7 @@ verbosity and shutdown, and a table of malformed commands. Raw wire transcripts;
 expectation holds for real memcached 1.6.18 (`CONFORMANCE_TARGET=memcached`) and spinel.
 """
 
+import re
 import socket
 import time
 
@@ -272,3 +273,162 @@ def test_shutdown_stops_without_reply(make_server, line):
             return
         time.sleep(0.05)
     raise AssertionError("server still accepts after shutdown")
+
+
+# ------------------------------------------------------------------------------------------
+# Malformed and edge commands: one table, real memcached 1.6.18's replies byte for byte.
+# Each entry: the request (`{k}` a key unique to the test, `<key251>` a 251-byte key; the
+# line's `\r\n` and a `version` probe are added), the reply up to the probe's (`<version>`
+# stands for a VERSION line), and whether the connection closes.
+# Generated from memcached's answers; where Spinel differed, the commit fixing it says so.
+
+ERROR_TABLE = [
+    (b'set', b'ERROR\r\n<version>', False),
+    (b'set {k}', b'ERROR\r\n<version>', False),
+    (b'set {k} 0', b'ERROR\r\n<version>', False),
+    (b'set {k} 0 0', b'ERROR\r\n<version>', False),
+    (b'set {k} 0 0 1 noreply x\r\na', b'ERROR\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 1 2 3\r\na', b'ERROR\r\nERROR\r\n<version>', False),
+    (b'set {k} abc 0 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 abc 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 abc\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 -1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} -1 0 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 -1 1\r\na', b'STORED\r\n<version>', False),
+    (b'set {k} 0 0 1\r\nabc', b'CLIENT_ERROR bad data chunk\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 1 noreply\r\nabc', b'ERROR\r\n<version>', False),
+    (b'set {k} 0 0 1\r\na\rb', b'CLIENT_ERROR bad data chunk\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 1\r\na', b'STORED\r\n<version>', False),
+    (b'set {k} 0 0 0\r\n', b'STORED\r\n<version>', False),
+    (b'set {k} 0 0 2147483647', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'set {k} 0 0 2147483646', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'set {k} 4294967296 0 1\r\na\r\nget {k}', b'STORED\r\nVALUE {k} 0 1\r\na\r\nEND\r\n<version>', False),
+    (b'set {k} 0 0 4294967297\r\na\r\nget {k}', b'STORED\r\nVALUE {k} 0 1\r\na\r\nEND\r\n<version>', False),
+    (b'set {k} 0 2147483648 1\r\na\r\nget {k}', b'STORED\r\nEND\r\n<version>', False),
+    (b'set {k} 0 -1 1\r\na\r\nget {k}', b'STORED\r\nEND\r\n<version>', False),
+    (b'set {k} 18446744073709551616 0 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 9223372036854775808 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set <key251> 0 0 1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'get <key251>', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'get a <key251>', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'gets <key251>', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'delete <key251>', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'incr <key251> 1', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'touch <key251> 1', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'gat 0 <key251>', b'CLIENT_ERROR bad command line format\r\n<version>', False),
+    (b'append {k} 0 0 1 noreply\r\na', b'<version>', False),
+    (b'append {k} 0 0 1\r\na', b'NOT_STORED\r\n<version>', False),
+    (b'prepend {k} 0 0 1\r\na', b'NOT_STORED\r\n<version>', False),
+    (b'replace {k} 0 0 1\r\na', b'NOT_STORED\r\n<version>', False),
+    (b'add {k} 0 0 1\r\na\r\nadd {k} 0 0 1\r\nb', b'STORED\r\nNOT_STORED\r\n<version>', False),
+    (b'foo', b'ERROR\r\n<version>', False),
+    (b'foo bar', b'ERROR\r\n<version>', False),
+    (b'GET {k}', b'ERROR\r\n<version>', False),
+    (b'Set {k} 0 0 1\r\na', b'ERROR\r\nERROR\r\n<version>', False),
+    (b's', b'ERROR\r\n<version>', False),
+    (b'', b'ERROR\r\n<version>', False),
+    (b' ', b'ERROR\r\n<version>', False),
+    (b'get', b'ERROR\r\n<version>', False),
+    (b'get ', b'ERROR\r\n<version>', False),
+    (b'gets', b'ERROR\r\n<version>', False),
+    (b'gat', b'ERROR\r\n<version>', False),
+    (b'gat 0', b'END\r\n<version>', False),
+    (b'gats', b'ERROR\r\n<version>', False),
+    (b'gat abc {k}', b'CLIENT_ERROR invalid exptime argument\r\n<version>', False),
+    (b'gat 1', b'END\r\n<version>', False),
+    (b'gats x {k}', b'CLIENT_ERROR invalid exptime argument\r\n<version>', False),
+    (b'gat 99999999999999999999 {k}', b'CLIENT_ERROR invalid exptime argument\r\n<version>', False),
+    (b'gat 4294967295 {k}', b'END\r\n<version>', False),
+    (b'bget', b'ERROR\r\n<version>', False),
+    (b'bget {k}', b'END\r\n<version>', False),
+    (b'touch', b'ERROR\r\n<version>', False),
+    (b'touch {k}', b'ERROR\r\n<version>', False),
+    (b'touch {k} abc', b'CLIENT_ERROR invalid exptime argument\r\n<version>', False),
+    (b'touch {k} 1 noreply', b'<version>', False),
+    (b'touch {k} 1 2', b'NOT_FOUND\r\n<version>', False),
+    (b'touch {k} 1 2 3', b'ERROR\r\n<version>', False),
+    (b'touch {k} abc noreply', b'<version>', False),
+    (b'incr', b'ERROR\r\n<version>', False),
+    (b'incr {k}', b'ERROR\r\n<version>', False),
+    (b'incr {k} abc', b'CLIENT_ERROR invalid numeric delta argument\r\n<version>', False),
+    (b'incr {k} -1', b'CLIENT_ERROR invalid numeric delta argument\r\n<version>', False),
+    (b'incr {k} 1 2 3', b'ERROR\r\n<version>', False),
+    (b'incr {k} 18446744073709551616', b'CLIENT_ERROR invalid numeric delta argument\r\n<version>', False),
+    (b'decr {k} abc noreply', b'<version>', False),
+    (b'incr {k} 1', b'NOT_FOUND\r\n<version>', False),
+    (b'incr {k} +1', b'NOT_FOUND\r\n<version>', False),
+    (b'incr {k} 1 noreply x', b'ERROR\r\n<version>', False),
+    (b'set {k} 0 0 2\r\nab\r\nincr {k} 1', b'STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n<version>', False),
+    (b'set {k} 0 0 2\r\n12\r\nincr {k} 18446744073709551615', b'STORED\r\n11\r\n<version>', False),
+    (b'set {k} 0 0 20\r\n18446744073709551615\r\nincr {k} 1\r\nget {k}', b'STORED\r\n0\r\nVALUE {k} 0 20\r\n0                   \r\nEND\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n100\r\ndecr {k} 1\r\nget {k}', b'STORED\r\n99\r\nVALUE {k} 0 3\r\n99 \r\nEND\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n 12\r\nincr {k} 1\r\nget {k}', b'STORED\r\n13\r\nVALUE {k} 0 3\r\n13 \r\nEND\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n12 \r\nincr {k} 1', b'STORED\r\n13\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n1 2\r\nincr {k} 1', b'STORED\r\n2\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n+12\r\nincr {k} 1', b'STORED\r\n13\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n-12\r\nincr {k} 1', b'STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n<version>', False),
+    (b'set {k} 0 0 2\r\n-0\r\nincr {k} 1', b'STORED\r\n1\r\n<version>', False),
+    (b'set {k} 0 0 3\r\n12x\r\nincr {k} 1', b'STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n<version>', False),
+    (b'set {k} 0 0 0\r\n\r\nincr {k} 1', b'STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n<version>', False),
+    (b'set {k} 0 0 1\r\n \r\nincr {k} 1', b'STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n<version>', False),
+    (b'set {k} 0 0 21\r\n000000000000000000001\r\nincr {k} 1', b'STORED\r\n2\r\n<version>', False),
+    (b'set {k} 0 0 2\r\n99\r\nincr {k} 1\r\nget {k}', b'STORED\r\n100\r\nVALUE {k} 0 3\r\n100\r\nEND\r\n<version>', False),
+    (b'set {k} 0 0 1\r\n5\r\nincr {k} 01\r\ndecr {k} 100', b'STORED\r\n6\r\n0\r\n<version>', False),
+    (b'cas {k} 0 0 1\r\na', b'ERROR\r\nERROR\r\n<version>', False),
+    (b'cas {k} 0 0 1 abc\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'cas {k} 0 0 1 -1\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'cas {k} 0 0 1 1 noreply\r\na', b'<version>', False),
+    (b'cas {k} 0 0 1 1 2 3\r\na', b'ERROR\r\nERROR\r\n<version>', False),
+    (b'cas {k} 0 0 1 1\r\na', b'NOT_FOUND\r\n<version>', False),
+    (b'cas {k} 0 0 1 18446744073709551616\r\na', b'CLIENT_ERROR bad command line format\r\nERROR\r\n<version>', False),
+    (b'set {k} 0 0 1\r\na\r\ncas {k} 0 0 1 1\r\nb', b'STORED\r\nEXISTS\r\n<version>', False),
+    (b'delete', b'ERROR\r\n<version>', False),
+    (b'delete {k} 0', b'NOT_FOUND\r\n<version>', False),
+    (b'delete {k} 1', b'CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n<version>', False),
+    (b'delete {k} noreply', b'<version>', False),
+    (b'delete {k} 0 noreply', b'<version>', False),
+    (b'delete {k} x y', b'CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n<version>', False),
+    (b'delete {k} 0 0 0', b'ERROR\r\n<version>', False),
+    (b'delete {k} noreply 0', b'CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n<version>', False),
+    (b'version x', b'<version><version>', False),
+    (b'quit x', b'', True),
+    (b'stats nosuch', b'ERROR\r\n<version>', False),
+    (b'stats reset x', b'RESET\r\n<version>', False),
+    (b'mn x', b'MN\r\n<version>', False),
+    (b'mx', b'ERROR\r\n<version>', False),
+    (b'm', b'ERROR\r\n<version>', False),
+    (b'verbosity x noreply', b'<version>', False),
+    (b'get a\tb', b'END\r\n<version>', False),
+    (b'set {k}\t 0 0 1\r\na', b'STORED\r\n<version>', False),
+    (b'flush_all\tx', b'ERROR\r\n<version>', False),
+    (b'set a b c d e f g h i j k l m n o p q r s t u v w x y z', b'ERROR\r\n<version>', False),
+    (b'get {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k}', b'END\r\n<version>', False),
+    (b'set {k} 0 0 1\r\na\r\nget {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k} {k}', b'STORED\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nVALUE {k} 0 1\r\na\r\nEND\r\n<version>', False),
+    (b'lru_crawler', b'ERROR\r\n<version>', False),
+    (b'slabs', b'ERROR\r\n<version>', False),
+    (b'lru', b'ERROR\r\n<version>', False),
+    (b'cache_memlimit', b'ERROR\r\n<version>', False),
+    (b'misbehave', b'ERROR\r\n<version>', False),
+    (b'extstore', b'ERROR\r\n<version>', False),
+    (b'debugtime', b'ERROR\r\n<version>', False),
+    (b'GET / HTTP/1.1', b'', True),
+    (b'foo HTTP/1.0', b'', True),
+    (b'get {k} HTTP/1.1', b'END\r\n<version>', False),
+    (b'set {k} 0 0 1 HTTP/1.1\r\na', b'STORED\r\n<version>', False),
+]
+
+
+@pytest.mark.parametrize("request_,reply,closes", ERROR_TABLE,
+                         ids=[str(i) for i in range(len(ERROR_TABLE))])
+def test_error_table(c, key, request_, reply, closes):
+    k = key.encode()
+    wire = request_.replace(b"{k}", k).replace(b"<key251>", b"x" * 251)
+    c.send(wire + b"\r\nversion\r\n")
+    if closes:
+        assert c.read_all_until_close(5.0) == reply.replace(b"{k}", k)
+        return
+    want = reply.replace(b"{k}", k)
+    got = b""
+    while got.count(b"<version>") < want.count(b"<version>"):
+        got += re.sub(rb"VERSION [^\r]*\r\n", b"<version>", c.read_line())
+    assert got == want

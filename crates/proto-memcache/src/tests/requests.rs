@@ -32,6 +32,7 @@ fn text_commands() {
         (b"get a\r\n", retrieve(RetrieveKind::Get, b"a")),
         (b"get a b  c\r\n", retrieve(RetrieveKind::Get, b"a b c")),
         (b"gets a b\n", retrieve(RetrieveKind::Gets, b"a b")),
+        (b"bget a b\r\n", retrieve(RetrieveKind::Get, b"a b")),
         (b"gat 10 a b\r\n", retrieve(RetrieveKind::Gat { exptime: 10 }, b"a b")),
         (b"gats -1 a\r\n", retrieve(RetrieveKind::Gats { exptime: -1 }, b"a")),
         (b"gat 10\r\n", retrieve(RetrieveKind::Gat { exptime: 10 }, b"")),

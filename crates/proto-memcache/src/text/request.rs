@@ -60,6 +60,8 @@ pub(crate) fn parse<'a>(
         b"gets" => return retrieve(&line, after, RetrieveKind::Gets, limits),
         b"gat" => return retrieve(&line, after, RetrieveKind::Gat { exptime: 0 }, limits),
         b"gats" => return retrieve(&line, after, RetrieveKind::Gats { exptime: 0 }, limits),
+        // A get under the name of a long-removed command, still served by memcached.
+        b"bget" => return retrieve(&line, after, RetrieveKind::Get, limits),
         _ => {}
     }
     let tokens = Tokens::new(line.content);
