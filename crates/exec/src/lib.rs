@@ -37,6 +37,10 @@ pub enum Flow {
     Continue,
     /// Send the replies so far, then close (memcached `quit`, Redis `QUIT`).
     Close,
+    /// The request is not finished: its reply so far is in the buffer. Send that, then
+    /// execute the same request again, with the same session (a multiget streams its hits
+    /// in chunks, so its reply never has to sit in memory whole).
+    Again,
 }
 
 /// The memcached version string clients see: a 1.6.x first (clients gate features on it),

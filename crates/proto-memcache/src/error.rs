@@ -20,6 +20,14 @@ pub enum ParseError {
     /// memcached then suppresses even the error (`out_string`). Meta commands always report
     /// errors.
     Invalid { skip: usize, reply: ErrorReply, noreply: bool },
+    /// A data block over [`crate::Limits::value_len_max`] for a command whose refusal also
+    /// removes the key's old item, as memcached's does (text `set`; `ms` in every mode):
+    /// send `SERVER_ERROR object too large for cache` unless `noreply`, drop `skip` bytes as
+    /// for `Invalid`, and delete the key found at `key_start..key_start + key_len` of the
+    /// parsed buffer (base64, to be decoded, if `base64_key`). A failed overwrite must
+    /// never leave the old value to be read. Other storage commands keep the old item and
+    /// get `Invalid`.
+    TooLarge { skip: usize, noreply: bool, key_start: usize, key_len: usize, base64_key: bool },
     /// Hostile or unframeable input (binary-protocol magic, an HTTP request line, a line too
     /// long): hang up without a reply, as memcached does.
     Close,
@@ -96,12 +104,14 @@ pub const FLUSH_DISABLED: &str = "flush_all not allowed";
 pub const STATS_DETAIL: &str = "stats detail not allowed";
 /// `stats cachedump`, which memcached refuses when item dumps are disabled (`-X`).
 pub const STATS_CACHEDUMP: &str = "stats cachedump not allowed";
+/// `shutdown` with an argument other than `graceful` (when shutdown is enabled).
+pub const BAD_SHUTDOWN_MODE: &str = "invalid shutdown mode";
 /// `touch`, `gat`, `gats` or `flush_all` with an exptime that is not a number.
 pub const BAD_EXPTIME: &str = "invalid exptime argument";
 /// `incr`/`decr` with a delta that is not an unsigned 64-bit number.
 pub const BAD_DELTA: &str = "invalid numeric delta argument";
-/// A multiget with more than [`crate::Limits::keys_per_get_max`] keys (ours; memcached has
-/// no such bound).
+/// A multiget with more than [`crate::Limits::keys_per_get_max`] keys (ours, when a bound
+/// is configured; memcached has none, nor has the default).
 pub const TOO_MANY_KEYS: &str = "too many keys";
 /// A key containing `\r` (ours: memcached would store it, but a key must never hold CR).
 pub const BAD_KEY: &str = "bad command line format";

@@ -36,6 +36,11 @@ pub fn check_parse_request(input: &[u8], limits: &Limits) {
                 assert_eq!(reparsed, Ok((request, composed.len())), "compose round trip");
                 rest = &rest[consumed..];
             }
+            Err(ParseError::TooLarge { skip, key_start, key_len, .. }) => {
+                assert!(key_start + key_len <= rest.len(), "the key lies in the input");
+                assert!(key_len <= limits.key_len_max, "key of {key_len} bytes");
+                rest = &rest[skip.min(rest.len())..];
+            }
             Err(ParseError::Invalid { skip, .. }) => {
                 assert!(skip > 0, "an error skips something");
                 rest = &rest[skip.min(rest.len())..];

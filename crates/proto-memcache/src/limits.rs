@@ -5,7 +5,8 @@
 /// The defaults are memcached's: 250-byte keys (`KEY_MAX_LENGTH`), 1 MiB values (`-I`,
 /// `item_size_max`; memcached also counts its item header, we count value bytes only) and
 /// the 2048-byte window in which a command line must show its newline. memcached lets a
-/// `get`/`gets` line grow without bound; we bound it by a key count instead.
+/// `get`/`gets` line grow without bound and serves any number of keys; we bound the line
+/// (at 4 MiB by default, some 600,000 short keys) but not the key count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Longest key, in bytes as sent (a base64 meta key is measured before decoding, as
@@ -19,7 +20,8 @@ pub struct Limits {
     pub line_len_max: usize,
     /// Longest `get`/`gets` line, without its `\r\n`; past it the connection is closed.
     pub get_line_len_max: usize,
-    /// Most keys in one `get`/`gets`/`gat`/`gats`; more gets `CLIENT_ERROR too many keys`.
+    /// Most keys in one `get`/`gets`/`gat`/`gats`; more gets `CLIENT_ERROR too many keys`
+    /// (no bound by default, as in memcached).
     pub keys_per_get_max: usize,
 }
 
@@ -29,14 +31,14 @@ pub const KEY_LEN_MAX_DEFAULT: usize = 250;
 pub const VALUE_LEN_MAX_DEFAULT: usize = 1024 * 1024;
 /// memcached hangs up after this many bytes without a newline (unless the line is a get).
 pub const LINE_LEN_MAX_DEFAULT: usize = 2048;
-/// Pelikan's default batch size; memcached has no bound at all.
-pub const KEYS_PER_GET_MAX_DEFAULT: usize = 1024;
+/// No bound, as in memcached: clients send tens of thousands of keys in one get.
+pub const KEYS_PER_GET_MAX_DEFAULT: usize = usize::MAX;
 /// Most digits in a memcached number (`safe_strtoull`: a u64 has at most 20): the
 /// request tokens the codec parses, and the stored value `incr`/`decr` reads.
 pub const NUMBER_DIGITS_MAX: usize = 20;
-/// Room for `gets` plus the most keys, each at the longest, with a space before each.
-pub const GET_LINE_LEN_MAX_DEFAULT: usize =
-    "gets".len() + KEYS_PER_GET_MAX_DEFAULT * (KEY_LEN_MAX_DEFAULT + 1);
+/// memcached has no bound; ours keeps the newline scan of a line still arriving cheap and
+/// the line well inside the connection's input limit (16 MiB), while serving 1 MB gets.
+pub const GET_LINE_LEN_MAX_DEFAULT: usize = 4 * 1024 * 1024;
 
 // A storage line with the longest key and every number at its widest must fit in a line.
 const _: () = assert!(KEY_LEN_MAX_DEFAULT + 100 < LINE_LEN_MAX_DEFAULT);

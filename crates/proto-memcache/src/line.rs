@@ -187,6 +187,19 @@ pub(crate) fn parse_i64(token: &[u8]) -> Option<i64> {
     }
 }
 
+/// A number as memcached's `safe_strtol` reads it into an `int32_t` (exptimes, a block
+/// length): any decimal a C `long` holds is taken and only its low 32 bits kept, so
+/// `2147483648` reads as a negative number and `4294967297` as 1.
+pub(crate) fn parse_c_i32(token: &[u8]) -> Option<i64> {
+    parse_i64(token).map(|value| i64::from(value as i32))
+}
+
+/// A number as memcached's `safe_strtoul` reads it into a `uint32_t` (flags, a verbosity
+/// level): any unsigned decimal a C `unsigned long` holds, low 32 bits kept.
+pub(crate) fn parse_c_u32(token: &[u8]) -> Option<u32> {
+    parse_u64(token).map(|value| value as u32)
+}
+
 /// Appends `value` in decimal without allocating (single digits, such as flags 0, take a
 /// shortcut; replies carry several numbers per value).
 pub(crate) fn push_u64(buf: &mut Vec<u8>, value: u64) {
@@ -240,6 +253,20 @@ impl<'a> Words<'a> {
     pub fn as_bytes(&self) -> &'a [u8] {
         self.raw
     }
+
+    /// The words from byte `offset` of [`Words::as_bytes`] on: a multiget answered in
+    /// several chunks resumes where the last one stopped, without counting keys again.
+    pub fn iter_from(&self, offset: usize) -> impl Iterator<Item = &'a [u8]> + Clone {
+        tokens(self.raw.get(offset..).unwrap_or_default())
+    }
+
+    /// The byte offset just past `word`, one of the words [`Words::iter`] or
+    /// [`Words::iter_from`] returned (an offset to resume at).
+    pub fn offset_after(&self, word: &[u8]) -> usize {
+        let start = word.as_ptr() as usize - self.raw.as_ptr() as usize;
+        debug_assert!(start + word.len() <= self.raw.len(), "a word of this span");
+        start + word.len()
+    }
 }
 
 /// Equal when the words are, however they were spaced.
@@ -273,6 +300,12 @@ mod tests {
         assert_eq!(parse_i64(b"-"), None);
         assert_eq!(parse_i64(b"-+1"), None);
         assert_eq!(parse_i64(b"-5"), Some(-5));
+        assert_eq!(parse_c_i32(b"2147483648"), Some(i64::from(i32::MIN)));
+        assert_eq!(parse_c_i32(b"4294967297"), Some(1));
+        assert_eq!(parse_c_i32(b"-1"), Some(-1));
+        assert_eq!(parse_c_i32(b"9223372036854775808"), None);
+        assert_eq!(parse_c_u32(b"4294967296"), Some(0));
+        assert_eq!(parse_c_u32(b"-1"), None);
     }
 
     // Goal: decimal output matches std's formatting at the edges.

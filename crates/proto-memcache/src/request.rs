@@ -9,7 +9,7 @@ use crate::{
     text::{
         self,
         request::{compose_retrieve, compose_store, push_noreply},
-        ArithOp, Retrieve, Store,
+        ArithOp, Retrieve, ShutdownMode, Store,
     },
 };
 
@@ -38,7 +38,7 @@ pub enum Request<'a> {
     /// `quit`: close the connection without a reply.
     Quit,
     /// `shutdown [graceful]`: stop the server (only when enabled with `-A`).
-    Shutdown { graceful: bool },
+    Shutdown { mode: ShutdownMode },
     /// `stats [args]*`; which arguments exist is the server's business.
     Stats { args: Words<'a> },
     /// `mn`: reply `MN` (clients use it to mark the end of a pipeline of quiet commands).
@@ -145,8 +145,11 @@ impl<'a> Request<'a> {
                 push_noreply(*noreply, buf);
             }
             Request::Version => buf.extend_from_slice(b"version\r\n"),
-            Request::Shutdown { graceful: false } => buf.extend_from_slice(b"shutdown\r\n"),
-            Request::Shutdown { graceful: true } => buf.extend_from_slice(b"shutdown graceful\r\n"),
+            Request::Shutdown { mode } => buf.extend_from_slice(match mode {
+                ShutdownMode::Now => b"shutdown\r\n",
+                ShutdownMode::Graceful => b"shutdown graceful\r\n",
+                ShutdownMode::Invalid => b"shutdown invalid\r\n",
+            }),
             Request::Quit => buf.extend_from_slice(b"quit\r\n"),
             Request::Stats { args } => {
                 buf.extend_from_slice(b"stats");

@@ -256,7 +256,9 @@ pub enum After {
     Continue,
     /// The handler stopped early by its own budget (requests per event) with input left:
     /// offer the rest again next turn, after the other connections. Only after consuming
-    /// something: a handler that yields counts its budget from the start of the call.
+    /// something, or producing output (a long reply made in chunks: the same request is
+    /// offered again once the output is sent or drained below the pause threshold): a
+    /// handler that yields counts its budget from the start of the call.
     Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,

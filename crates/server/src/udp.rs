@@ -98,19 +98,29 @@ impl UdpServer {
             match proto_memcache::parse_request(&payload[pos..], &self.limits) {
                 Ok((request, used)) => {
                     pos += used;
-                    let flow = exec::memcache::execute(
-                        &self.shared,
-                        &self.counters,
-                        &mut self.session,
-                        &request,
-                        out,
-                    );
+                    let flow = self.execute_whole(&request, out);
                     for unit in udp::reply_units(&request, out) {
                         self.send_unit(request_id, unit, peer);
                     }
                     if flow == Flow::Close {
                         return;
                     }
+                }
+                Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
+                    let key = &payload[pos + key_start..][..key_len];
+                    let session = &mut self.session;
+                    exec::memcache::refuse_too_large(
+                        &self.shared,
+                        session,
+                        key,
+                        base64_key,
+                        noreply,
+                        out,
+                    );
+                    if !out.is_empty() {
+                        self.send_unit(request_id, out, peer);
+                    }
+                    pos = pos.saturating_add(skip.max(1));
                 }
                 // A TCP connection would close: the rest of the datagram is dropped.
                 Err(ParseError::Incomplete | ParseError::Close) => return,
@@ -122,6 +132,23 @@ impl UdpServer {
                         self.send_unit(request_id, out, peer);
                     }
                 }
+            }
+        }
+    }
+
+    /// Runs one text request to the end: a multiget that streams its reply in chunks on TCP
+    /// (`Flow::Again`) is run until done, since a datagram's reply is cut into units whole.
+    fn execute_whole(&mut self, request: &proto_memcache::Request<'_>, out: &mut Vec<u8>) -> Flow {
+        loop {
+            let flow = exec::memcache::execute(
+                &self.shared,
+                &self.counters,
+                &mut self.session,
+                request,
+                out,
+            );
+            if flow != Flow::Again {
+                return flow;
             }
         }
     }

@@ -259,8 +259,10 @@ impl Worker {
             }
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
                 Ok((request, used)) => {
-                    pos += used;
-                    requests += 1;
+                    // A reply chunk at least as large as the request: a resumed multiget
+                    // parses its line again, and that stays a fraction of what it sends.
+                    let chunk = self.limits.yield_output_bytes.max(used);
+                    conn.session.set_reply_chunk(chunk);
                     let flow = exec::memcache::execute(
                         &self.shared,
                         &self.counters,
@@ -268,8 +270,15 @@ impl Worker {
                         &request,
                         out,
                     );
-                    if flow == Flow::Close {
-                        return (pos, After::CloseAfterFlush);
+                    match flow {
+                        Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        Flow::Close => return (pos + used, After::CloseAfterFlush),
+                        // Unfinished: its line stays unconsumed and runs again next turn,
+                        // once the loop has sent (or paused on) this chunk.
+                        Flow::Again => {
+                            counters::bump(&self.counters.conn_yields, 1);
+                            return (pos, After::Yield);
+                        }
                     }
                 }
                 Err(proto_memcache::ParseError::Incomplete) => break,
@@ -278,6 +287,25 @@ impl Worker {
                     if !noreply {
                         reply.compose(out);
                     }
+                    conn.swallow_bytes = skip;
+                }
+                Err(proto_memcache::ParseError::TooLarge {
+                    skip,
+                    noreply,
+                    key_start,
+                    key_len,
+                    base64_key,
+                }) => {
+                    let key = &input[pos + key_start..][..key_len];
+                    let session = &mut conn.session;
+                    exec::memcache::refuse_too_large(
+                        &self.shared,
+                        session,
+                        key,
+                        base64_key,
+                        noreply,
+                        out,
+                    );
                     conn.swallow_bytes = skip;
                 }
                 Err(proto_memcache::ParseError::Close) => {

@@ -114,8 +114,12 @@ pub(super) fn arith(
 /// Flush, with the delay in its extras if any; `-F` refuses it with memcached's
 /// `Auth failure.`.
 pub(super) fn flush(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
-    let delay_ms = flush_delay_ms(i64::from(request.exptime()), ctx.now_ms());
-    match flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour) {
+    let delay_secs = i64::from(request.exptime());
+    let outcome = match flush_delay_ms(delay_secs, ctx.shared, ctx.now_ms()) {
+        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
+    };
+    match outcome {
         FlushOutcome::Flushed => ctx.success(0, b"", b"", b""),
         FlushOutcome::Disabled => ctx.error(Status::AuthError),
     }

@@ -1,9 +1,11 @@
 //! memcached `incr`/`decr` and meta `ma`, on the store's atomic read-modify-write.
 //!
-//! memcached's rules, written once: the value must be a decimal u64 of 1 to 20 ASCII digits
-//! ([`decimal_u64`]); incr wraps at 2^64 (`wrapping_add`), decr stops at 0
-//! (`saturating_sub`); the item keeps its client flags and expiry, and gets a new CAS
-//! unique and a cleared meta state. Meta adds a CAS guard, a chosen CAS, a new TTL and
+//! memcached's rules, written once: the value must read as a u64 the way memcached's
+//! `strtoull` reads it ([`stored_u64`]); incr wraps at 2^64 (`wrapping_add`), decr stops at
+//! 0 (`saturating_sub`); a result shorter than the old value is padded with spaces to its
+//! length, as memcached rewrites the item in place (`100` decremented reads `99 `); the
+//! item keeps its client flags and expiry, and gets a new CAS unique and a cleared meta
+//! state. Meta adds a CAS guard, a chosen CAS, a new TTL and
 //! creation of a missing item ([`Arith`]'s options; text leaves them all off).
 //!
 //! Redis INCR and friends do not use this: they are signed 64-bit with an overflow error,
@@ -98,7 +100,7 @@ enum Decided {
 
 fn create(arith: &Arith) -> (Change, Decided) {
     let Some((value, expiry)) = arith.vivify else { return (Change::Keep, Decided::Missing) };
-    let change = write(arith, value, 0, expiry);
+    let change = write(arith, value, 0, 0, expiry);
     (change, Decided::Written { value, expiry, created: true })
 }
 
@@ -106,7 +108,7 @@ fn change(arith: &Arith, item: &Item<'_>) -> (Change, Decided) {
     if arith.compare_cas.is_some_and(|cas| cas != item.cas()) {
         return (Change::Keep, Decided::CasMismatch);
     }
-    let Some(number) = decimal_u64(item.value()) else {
+    let Some(number) = stored_u64(item.value()) else {
         return (Change::Keep, Decided::NotNumeric);
     };
     let value = match arith.op {
@@ -114,13 +116,18 @@ fn change(arith: &Arith, item: &Item<'_>) -> (Change, Decided) {
         ArithOp::Decr => number.saturating_sub(arith.delta),
     };
     let expiry = arith.new_expiry.unwrap_or(item.expiry());
-    let change = write(arith, value, item.flags(), expiry);
+    let change = write(arith, value, item.value().len(), item.flags(), expiry);
     (change, Decided::Written { value, expiry, created: false })
 }
 
-fn write(arith: &Arith, value: u64, flags: u32, expiry: Expiry) -> Change {
+/// The new item: `value` in decimal, padded with spaces to `width` if shorter.
+fn write(arith: &Arith, value: u64, width: usize, flags: u32, expiry: Expiry) -> Change {
+    let mut text = decimal(value);
+    if text.len() < width {
+        text.resize(width, b' ');
+    }
     let meta = MetaState::default();
-    Change::WriteWith { value: decimal(value), flags, expiry, cas: arith.new_cas, meta }
+    Change::WriteWith { value: text, flags, expiry, cas: arith.new_cas, meta }
 }
 
 /// The decimal text of a number, as incr stores it and meta `v` returns it.
@@ -130,14 +137,31 @@ pub(crate) fn decimal(value: u64) -> Vec<u8> {
     digits
 }
 
-/// memcached's operand rule: 1 to 20 ASCII digits that fit in a u64 (no sign, no spaces;
-/// the request tokens also take a `+`, which a stored value may not have).
-pub(crate) fn decimal_u64(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > NUMBER_DIGITS_MAX || !bytes.iter().all(u8::is_ascii_digit)
-    {
+/// A stored value as memcached's `safe_strtoull` reads it: C white space, an optional sign,
+/// decimal digits that fit a u64 (leading zeros without limit), then the end or white space
+/// (the rest is not looked at: `1 2` reads 1, and so does the padded `1   ` an earlier decr
+/// left). A result that is negative as a signed number is refused if the value holds a
+/// minus anywhere (so `-1` is refused; `-0` reads 0).
+pub(crate) fn stored_u64(bytes: &[u8]) -> Option<u64> {
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let start = bytes.iter().position(|b| !is_space(b)).unwrap_or(bytes.len());
+    let (negative, rest) = match &bytes[start..] {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        rest => (false, rest),
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits).is_some_and(|b| !is_space(b)) {
         return None;
     }
-    bytes.iter().try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
+    let magnitude = rest[..digits]
+        .iter()
+        .try_fold(0u64, |n, &digit| n.checked_mul(10)?.checked_add(u64::from(digit - b'0')))?;
+    let value = if negative { magnitude.wrapping_neg() } else { magnitude };
+    if (value as i64) < 0 && bytes.contains(&b'-') {
+        return None;
+    }
+    Some(value)
 }
 
 #[cfg(test)]
@@ -152,15 +176,23 @@ mod tests {
             (b"007", Some(7)),
             (b"18446744073709551615", Some(u64::MAX)),
             (b"18446744073709551616", None),
-            (b"000000000000000000001", None),
+            (b"000000000000000000001", Some(1)),
             (b"", None),
-            (b"+1", None),
+            (b" ", None),
+            (b"+1", Some(1)),
             (b"-1", None),
-            (b" 1", None),
-            (b"1 ", None),
+            (b"-0", Some(0)),
+            (b" \t1", Some(1)),
+            (b"1 ", Some(1)),
+            (b"99 ", Some(99)),
+            (b"1 2", Some(1)),
+            (b"1\r\n", Some(1)),
+            (b"1x", None),
+            (b"x1", None),
+            (b"18446744073709551615 -", None),
         ];
         for &(text, want) in table {
-            assert_eq!(decimal_u64(text), want, "{text:?}");
+            assert_eq!(stored_u64(text), want, "{text:?}");
         }
         assert_eq!(decimal(u64::MAX), b"18446744073709551615");
     }

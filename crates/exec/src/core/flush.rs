@@ -38,3 +38,14 @@ pub(crate) fn flush_all(
     shared.store.flush_all(delay_ms);
     FlushOutcome::Flushed
 }
+
+/// A flush that empties nothing but still replaces a pending delayed one (memcached's
+/// `flush_all` at a time before the server started); counted and refused as any flush.
+pub(crate) fn flush_nothing(shared: &Shared, counters: &Counters, switch: Switch) -> FlushOutcome {
+    bump(&counters.cmd_flush, 1);
+    if switch == Switch::Honour && !shared.settings.flush_enabled {
+        return FlushOutcome::Disabled;
+    }
+    shared.store.cancel_delayed_flush();
+    FlushOutcome::Flushed
+}

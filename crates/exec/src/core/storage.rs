@@ -81,7 +81,7 @@ pub(crate) fn store(store: &Store, write: &Write<'_>) -> StoreOutcome {
                 OnRefusal::DropOld => true,
             };
             if drop_old {
-                let _ = store.delete(write.key, None);
+                drop_refused(store, write.key);
             }
             StoreOutcome::Refused(refusal)
         }
@@ -155,4 +155,9 @@ pub(crate) fn count(counters: &Counters, mode: Mode, outcome: &StoreOutcome) {
             _ => {}
         }
     }
+}
+
+/// Removes the old item of a refused write (absent or not: the outcome is the refusal).
+pub(crate) fn drop_refused(store: &Store, key: &[u8]) {
+    let _ = store.delete(key, None);
 }

@@ -4,21 +4,36 @@ use std::sync::atomic::Ordering;
 
 use proto_memcache::{
     error,
-    text::response::{compose_version, Status},
+    text::{
+        response::{compose_version, Status},
+        ShutdownMode,
+    },
     ErrorReply,
 };
 
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
-use crate::core::flush::{self, FlushOutcome, Switch};
+use crate::{
+    core::flush::{self, FlushOutcome, Switch},
+    Shared,
+};
 
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
 const VERBOSITY_MAX: u32 = 2;
 
 /// `flush_all [delay]`: everything stored before now + delay becomes invisible then. The
 /// delay follows exptime rules (over 30 days it is a Unix time); 0 or negative is now.
+///
+/// A Unix time at or before the server's start flushes nothing and cancels a pending
+/// delayed flush (memcached's clock starts there: such a time becomes "older than
+/// anything", which disables its flush). A Unix time between the start and now flushes
+/// everything now; memcached flushes only the items last written or read before it (we
+/// keep no such time per item, and dropping more is the safe side for a cache).
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    let delay_ms = flush_delay_ms(delay_secs.unwrap_or(0), ctx.now_ms());
-    match flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour) {
+    let outcome = match flush_delay_ms(delay_secs.unwrap_or(0), ctx.shared, ctx.now_ms()) {
+        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
+    };
+    match outcome {
         FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
         FlushOutcome::Disabled => {
             ctx.error(ErrorReply::ClientError(error::FLUSH_DISABLED), noreply)
@@ -26,21 +41,34 @@ pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: boo
     }
 }
 
-/// The delay of a flush at `now_ms`: exptime rules (over 30 days a Unix time), 0 or
-/// negative is now.
-pub(crate) fn flush_delay_ms(delay_secs: i64, now_ms: u64) -> u64 {
+/// The delay of a flush, on exptime rules: 0 or negative is now, up to 30 days is relative,
+/// beyond that a Unix time. `None` for a Unix time at or before the server started: that
+/// flushes nothing (and cancels a delayed flush), as in memcached. Text and binary share it.
+pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> Option<u64> {
+    // On the store's clock (a test's clock may not be the system's).
+    let uptime_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let started_ms = now_ms.saturating_sub(uptime_ms);
     match delay_secs {
-        ..=0 => 0,
-        secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => secs.unsigned_abs() * 1000,
-        unix_secs => unix_secs.unsigned_abs().saturating_mul(1000).saturating_sub(now_ms),
+        ..=0 => Some(0),
+        secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => Some(secs.unsigned_abs() * 1000),
+        unix_secs => match unix_secs.unsigned_abs().saturating_mul(1000) {
+            at_ms if at_ms <= started_ms => None,
+            at_ms => Some(at_ms.saturating_sub(now_ms)),
+        },
     }
 }
 
 /// memcached `shutdown`: refused unless started with `-A`; otherwise every loop is asked to
-/// stop (replies in flight still leave) and this connection closes without a reply.
-pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
+/// stop (replies in flight still leave) and this connection closes without a reply. Both
+/// modes stop the same way (nothing is kept across restarts); a bad mode stops nothing.
+/// `noreply` is not looked at, as in memcached.
+pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
     if !ctx.shared.settings.shutdown_command {
         ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
+        return crate::Flow::Continue;
+    }
+    if mode == ShutdownMode::Invalid {
+        ctx.error(ErrorReply::ClientError(error::BAD_SHUTDOWN_MODE), false);
         return crate::Flow::Continue;
     }
     ctx.shared.shutdown.store(true, Ordering::Relaxed);
@@ -73,6 +101,11 @@ mod tests {
         assert!(!h.shared.shutdown.load(Ordering::Relaxed));
         let mut h =
             Harness::with_settings(Settings { shutdown_command: true, ..Settings::default() });
+        h.check(
+            "shutdown foo\r\nshutdown graceful noreply\r\n",
+            "CLIENT_ERROR invalid shutdown mode\r\n".repeat(2),
+        );
+        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
         h.check("shutdown graceful\r\n", "<close>");
         assert!(h.shared.shutdown.load(Ordering::Relaxed));
     }
@@ -94,6 +127,13 @@ mod tests {
         h.advance_secs(1);
         h.check("get a\r\n", "END\r\n");
         assert_eq!(h.totals().cmd_flush, 3);
+        // A time before the start flushes nothing and cancels the pending flush.
+        h.check(
+            format!("set a 0 0 1\r\na\r\nflush_all 5\r\nflush_all {}\r\n", at - 20),
+            "STORED\r\nOK\r\nOK\r\n",
+        );
+        h.advance_secs(6);
+        h.check("get a\r\n", "VALUE a 0 1\r\na\r\nEND\r\n");
         let mut h =
             Harness::with_settings(Settings { flush_enabled: false, ..Settings::default() });
         h.check("flush_all\r\n", "CLIENT_ERROR flush_all not allowed\r\n");

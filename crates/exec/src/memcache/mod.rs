@@ -33,6 +33,8 @@ mod retrieve;
 pub(crate) mod stats;
 mod storage;
 
+pub use storage::refuse_too_large;
+
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -57,9 +59,21 @@ pub struct Session {
     scratch: Vec<u8>,
     /// A meta key decoded from base64 (`b`).
     decoded: Vec<u8>,
+    /// Where the multiget being answered in chunks resumes: a byte offset in its key list
+    /// (0 when none is unfinished).
+    resume_at: usize,
+    /// Reply bytes after which a multiget stops and returns [`Flow::Again`] (0: no bound).
+    reply_chunk_bytes: usize,
 }
 
 impl Session {
+    /// Lets a multiget stop once its call has produced `bytes` of reply and ask to be run
+    /// again ([`Flow::Again`]) after the output drained: a get of 20,000 hits then holds
+    /// about a chunk of reply at a time instead of all of it. 0 turns chunking off.
+    pub fn set_reply_chunk(&mut self, bytes: usize) {
+        self.reply_chunk_bytes = bytes;
+    }
+
     /// The stored form of a text-protocol key.
     pub(crate) fn key<'s>(&'s mut self, key: &'s [u8]) -> &'s [u8] {
         keyspace::encode(0, key, &mut self.scratch)
@@ -67,7 +81,7 @@ impl Session {
 
     /// The stored form of a meta key: base64-decoded first if the request had `b`.
     fn meta_key<'s>(&'s mut self, key: &'s [u8], base64_key: bool) -> &'s [u8] {
-        let Session { scratch, decoded } = self;
+        let Session { scratch, decoded, .. } = self;
         decoded.resize(proto_memcache::base64::decoded_len_max(key.len()), 0);
         let key = proto_memcache::meta::decoded_key(key, base64_key, decoded)
             .expect("the buffer holds the longest decoding, and the parser checked the key");
@@ -139,10 +153,13 @@ pub fn execute(
     request: &Request<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    bump(&counters.total_commands, 1);
+    // A multiget resumed after a chunk is still the one command.
+    if session.resume_at == 0 {
+        bump(&counters.total_commands, 1);
+    }
     let mut ctx = Ctx { shared, counters, out };
     match request {
-        Request::Retrieve(retrieve) => retrieve::execute(&mut ctx, session, retrieve),
+        Request::Retrieve(retrieve) => return retrieve::execute(&mut ctx, session, retrieve),
         Request::Store(store) => storage::store(&mut ctx, session, store),
         Request::Delete { key, noreply } => storage::delete(&mut ctx, session, key, *noreply),
         Request::Touch { key, exptime, noreply } => {
@@ -157,7 +174,7 @@ pub fn execute(
         Request::Version => admin::version(&mut ctx),
         Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
         Request::Quit => return Flow::Close,
-        Request::Shutdown { .. } => return admin::shutdown(&mut ctx),
+        Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
         Request::MetaNoop => meta::noop(&mut ctx),
         Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),

@@ -3,6 +3,11 @@
 //! A get reads all its keys through one [`Gets`] (one store reader, no allocation per
 //! key). A gat touches each hit with the touch core, which composes the `VALUE` line from
 //! the item it touched, so the reply and the new expiry belong to the same item.
+//!
+//! memcached serves any number of keys and streams the reply. Here a call stops once it has
+//! produced the session's reply chunk and returns [`Flow::Again`]; the session remembers
+//! the offset of the next key, and the worker runs the request again once the output has
+//! drained, so a 20,000-hit get never holds its whole reply (nor hits the output limit).
 
 use proto_memcache::text::{
     response::{compose_end, compose_value},
@@ -10,38 +15,70 @@ use proto_memcache::text::{
 };
 
 use super::{expiry, visible_cas, Ctx, Session};
-use crate::core::{
-    get::Gets,
-    touch::{self, Retime, TouchOutcome},
+use crate::{
+    core::{
+        get::Gets,
+        touch::{self, Retime, TouchOutcome},
+    },
+    Flow,
 };
 
-pub(super) fn execute(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
-    match request.kind.touch_exptime() {
-        None => get(ctx, session, request),
-        Some(exptime) => get_and_touch(ctx, session, request, exptime),
+pub(super) fn execute(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) -> Flow {
+    let chunk_end = match session.reply_chunk_bytes {
+        0 => usize::MAX,
+        chunk => ctx.out.len().saturating_add(chunk),
+    };
+    let resume_at = match request.kind.touch_exptime() {
+        None => get(ctx, session, request, chunk_end),
+        Some(exptime) => get_and_touch(ctx, session, request, exptime, chunk_end),
+    };
+    session.resume_at = resume_at.unwrap_or(0);
+    if resume_at.is_some() {
+        return Flow::Again;
     }
     compose_end(ctx.out);
+    Flow::Continue
 }
 
-fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>) {
+/// Answers keys from the session's resume offset on until the reply reaches `chunk_end`;
+/// returns the offset to resume at, or `None` when every key is answered.
+fn get(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Retrieve<'_>,
+    chunk_end: usize,
+) -> Option<usize> {
     let returns_cas = request.kind.returns_cas();
     let shared = ctx.shared;
     let mut gets = Gets::new(&shared.store);
-    for key in request.keys.iter() {
+    let mut resume_at = None;
+    for key in request.keys.iter_from(session.resume_at) {
         if let Some(item) = gets.get(session.key(key)) {
             let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
+            if ctx.out.len() >= chunk_end {
+                resume_at = Some(request.keys.offset_after(key));
+                break;
+            }
         }
     }
     gets.finish(ctx.counters);
+    resume_at
 }
 
-/// memcached counts a gat as touches, not gets (`cmd_touch`, `touch_hits`).
-fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_>, exptime: i64) {
+/// As [`get`], touching each hit. memcached counts a gat as touches, not gets
+/// (`cmd_touch`, `touch_hits`).
+fn get_and_touch(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Retrieve<'_>,
+    exptime: i64,
+    chunk_end: usize,
+) -> Option<usize> {
     let returns_cas = matches!(request.kind, RetrieveKind::Gats { .. });
     let retime = Retime::To(expiry(exptime, ctx.now_ms()));
     let shared = ctx.shared;
-    for key in request.keys.iter() {
+    for key in request.keys.iter_from(session.resume_at) {
         let outcome =
             touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
                 let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
@@ -53,7 +90,11 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Retrieve<'_
             outcome => outcome,
         };
         touch::count(ctx.counters, counted);
+        if ctx.out.len() >= chunk_end {
+            return Some(request.keys.offset_after(key));
+        }
     }
+    None
 }
 
 #[cfg(test)]
@@ -74,6 +115,31 @@ mod tests {
         h.check("gets a b\r\n", format!("VALUE a 5 2 {cas}\r\nhi\r\nEND\r\n"));
         let totals = h.totals();
         assert_eq!((totals.cmd_get, totals.get_hits, totals.get_misses), (7, 4, 3));
+    }
+
+    // Goal: a multiget answered in chunks (the session's reply chunk reached after each
+    // few hits, the request run again) sends the same bytes and counts as one command with
+    // every key read once.
+    #[test]
+    fn chunked_multiget_is_the_same_reply() {
+        let mut h = Harness::new();
+        let mut wire = String::new();
+        for i in 0..50 {
+            wire.push_str(&format!("set k{i} {i} 0 3\r\nv{i:02}\r\n"));
+        }
+        h.run(wire);
+        let keys: String = (0..60).map(|i| format!(" k{i}")).collect();
+        let requests = [format!("get{keys}\r\n"), format!("gat 0{keys}\r\n")];
+        let whole: Vec<_> = requests.iter().map(|request| h.run(request)).collect();
+        let before = h.totals();
+        h.session.set_reply_chunk(40);
+        for (request, whole) in requests.iter().zip(&whole) {
+            assert_eq!(&h.run(request), whole);
+        }
+        let after = h.totals();
+        assert_eq!(after.cmd_get - before.cmd_get, 60);
+        assert_eq!(after.cmd_touch - before.cmd_touch, 60);
+        assert_eq!(after.total_commands - before.total_commands, 2);
     }
 
     // Goal: with -C, CAS values read 0 (memcached's `settings.use_cas` off).

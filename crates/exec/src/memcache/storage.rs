@@ -1,14 +1,21 @@
 //! `set`, `add`, `replace`, `append`, `prepend`, `cas`; `delete`; `touch`: each a call to
 //! its core, replying with one status word.
 
-use proto_memcache::text::{response::Status, Store, StoreCommand};
+use proto_memcache::{
+    error,
+    text::{response::Status, Store, StoreCommand},
+    ErrorReply,
+};
 use store::{Mode, StoreOptions};
 
 use super::{expiry, storing_refusal, Ctx, Session};
-use crate::core::{
-    delete::{self, DeleteOutcome},
-    storage::{self, OnRefusal, StoreOutcome, Write},
-    touch::{self, TouchOutcome},
+use crate::{
+    core::{
+        delete::{self, DeleteOutcome},
+        storage::{self, OnRefusal, StoreOutcome, Write},
+        touch::{self, TouchOutcome},
+    },
+    Shared,
 };
 
 pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_>) {
@@ -42,6 +49,23 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         }
     };
     ctx.status(status, request.noreply);
+}
+
+/// A `set` or `ms` whose data block the parser refused as too large
+/// ([`proto_memcache::ParseError::TooLarge`]): the old item goes too, as when the store
+/// refuses a set, so a failed overwrite never leaves a stale value to be read.
+pub fn refuse_too_large(
+    shared: &Shared,
+    session: &mut Session,
+    key: &[u8],
+    base64_key: bool,
+    noreply: bool,
+    out: &mut Vec<u8>,
+) {
+    storage::drop_refused(&shared.store, session.meta_key(key, base64_key));
+    if !noreply {
+        ErrorReply::ServerError(error::TOO_LARGE).compose(out);
+    }
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
@@ -132,6 +156,20 @@ mod tests {
             format!("{reply}END\r\n"),
         );
         assert_eq!(h.totals().cmd_set, 2);
+        // A block over the parser's 1 MiB limit, swallowed unread: the same rules, and
+        // `ms` drops the old item in every mode (its key decoded from base64 with `b`).
+        let huge = "y".repeat(1024 * 1024 + 1);
+        let len = huge.len();
+        let set_a = "set a 0 0 1\r\na\r\n";
+        h.check(
+            format!("{set_a}replace a 0 0 {len}\r\n{huge}\r\nget a\r\n"),
+            format!("STORED\r\n{reply}VALUE a 0 1\r\na\r\nEND\r\n"),
+        );
+        h.check(format!("set a 0 0 {len} noreply\r\n{huge}\r\nget a\r\n"), "END\r\n");
+        h.check(
+            format!("{set_a}ms YQ== {len} b MA\r\n{huge}\r\nget a\r\n"),
+            format!("STORED\r\n{reply}END\r\n"),
+        );
     }
 
     // Goal: a full store that may not evict answers `out of memory storing object`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use proto_memcache::{parse_request, Limits, ParseError};
 use store::{Config, ManualClock, Store, WhenFull, MIB};
 
-use super::{execute, Session};
+use super::{execute, refuse_too_large, Session};
 use crate::{Counters, Flow, Settings, Shared, Totals};
 
 /// Where every test clock starts: 2023-11-14T22:13:20Z, in Unix milliseconds.
@@ -62,7 +62,6 @@ impl Harness {
             }
             match parse_request(&wire[pos..], &Limits::default()) {
                 Ok((request, used)) => {
-                    pos += used;
                     let flow = execute(
                         &self.shared,
                         &self.counters,
@@ -70,10 +69,21 @@ impl Harness {
                         &request,
                         &mut out,
                     );
-                    if flow == Flow::Close {
-                        out.extend_from_slice(b"<close>");
-                        break;
+                    match flow {
+                        Flow::Close => {
+                            out.extend_from_slice(b"<close>");
+                            break;
+                        }
+                        // The same request again, as the worker does once output drained.
+                        Flow::Again => continue,
+                        Flow::Continue => pos += used,
                     }
+                }
+                Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
+                    let key = &wire[pos + key_start..][..key_len];
+                    let session = &mut self.session;
+                    refuse_too_large(&self.shared, session, key, base64_key, noreply, &mut out);
+                    self.swallow = skip;
                 }
                 Err(ParseError::Invalid { skip, reply, noreply }) => {
                     if !noreply {

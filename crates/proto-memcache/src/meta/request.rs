@@ -12,13 +12,13 @@ use super::{
 use crate::{
     base64,
     error::{ErrorReply, ParseError},
-    error::{BAD_FORMAT, BAD_MA_MODE, BAD_MS_MODE, INVALID_OR_DUPLICATE_FLAG, TOO_LARGE},
+    error::{BAD_FORMAT, BAD_MA_MODE, BAD_MS_MODE, INVALID_OR_DUPLICATE_FLAG},
     error::{MG_TOO_MANY_FLAGS, OPAQUE_TOO_LONG, TOO_MANY_FLAGS},
     limits::Limits,
     line::{parse_i64, push_u64, rest_after, Line, Tokens},
     request::Request,
     text::{
-        request::{check_key, data_block, reject},
+        request::{check_key, data_block, reject, too_large},
         ArithOp,
     },
 };
@@ -188,7 +188,8 @@ fn set<'a>(
         Some(_) => return Err(swallow(ErrorReply::ClientError(BAD_MS_MODE))),
     };
     if block_len > limits.value_len_max {
-        return Err(swallow(ErrorReply::ServerError(TOO_LARGE)));
+        // Meta errors are never quiet; memcached drops the old item in every mode.
+        return Err(too_large(buf, key, block_end, false, true, flags.base64_key));
     }
     // Meta errors are never quiet, a bad chunk included.
     let value = data_block(buf, value_start, block_len, false)?;

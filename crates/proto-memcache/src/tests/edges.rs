@@ -54,7 +54,7 @@ fn line_length_edge() {
     assert_eq!(parse(&long[..2049]), Err(ParseError::Close));
     assert_eq!(parse(&[b'x'; 5000]), Err(ParseError::Close));
 
-    let limits = Limits { keys_per_get_max: 100_000, ..Limits::default() };
+    let limits = Limits::default();
     let keys: String = (0..1000).map(|i| format!(" key{i}")).collect();
     let get = format!("get{keys}\r\n");
     assert!(get.len() > 2048);
@@ -69,6 +69,22 @@ fn line_length_edge() {
     assert_eq!(parse_request(get.as_bytes(), &small), Err(ParseError::Close));
 }
 
+// Goal: by default a get takes any number of keys (memcached serves 20,000-key gets), up
+// to its line limit; a bound, where one is configured, is refused with our own reason.
+#[test]
+fn many_keys_by_default() {
+    let keys: String = (0..20_000).map(|i| format!(" k{i:05}")).collect();
+    let get = format!("get{keys}\r\n");
+    let Ok((Request::Retrieve(retrieve), used)) = parse(get.as_bytes()) else {
+        panic!("a 20,000-key get parses");
+    };
+    assert_eq!((retrieve.keys.len(), used), (20_000, get.len()));
+    let megabyte: String = (0..100_000).map(|i| format!(" x{i:09}")).collect();
+    assert!(parse(format!("gets{megabyte}\r\n").as_bytes()).is_ok());
+    let over = "k".repeat(Limits::default().get_line_len_max);
+    assert_eq!(parse(format!("get {over}").as_bytes()), Err(ParseError::Close));
+}
+
 // Goal: too many keys in one get is refused with our own reason, at the edge.
 #[test]
 fn keys_per_get_edge() {
@@ -78,27 +94,39 @@ fn keys_per_get_edge() {
 }
 
 // Goal: a value of exactly value_len_max is stored; one byte more gets SERVER_ERROR and
-// the whole block is swallowed, even before it arrives.
+// the whole block is swallowed, even before it arrives; set and ms also name the key whose
+// old item goes (memcached unlinks it), the other modes keep it.
 #[test]
 fn value_length_edge() {
     let limits = Limits { value_len_max: 10, ..Limits::default() };
-    for command in ["set k 0 0", "ms k"] {
+    for (command, drops_old) in [("set k 0 0", true), ("add k 0 0", false), ("ms k", true)] {
         let ok = format!("{command} 10\r\n0123456789\r\n");
         assert!(parse_request(ok.as_bytes(), &limits).is_ok(), "{command}");
         let big = format!("{command} 11\r\n0123456789A\r\nversion\r\n");
         let line_len = big.find('\n').expect("a line") + 1;
-        let expected = Err(ParseError::Invalid {
-            skip: line_len + 11 + 2,
-            reply: ErrorReply::ServerError(TOO_LARGE),
-            noreply: false,
+        let skip = line_len + 11 + 2;
+        let expected = Err(if drops_old {
+            let (key_start, key_len, base64_key) = (command.find(" k").unwrap() + 1, 1, false);
+            ParseError::TooLarge { skip, noreply: false, key_start, key_len, base64_key }
+        } else {
+            ParseError::Invalid { skip, reply: ErrorReply::ServerError(TOO_LARGE), noreply: false }
         });
         assert_eq!(parse_request(big.as_bytes(), &limits), expected, "{command}");
         assert_eq!(parse_request(&big.as_bytes()[..line_len], &limits), expected);
-        let Err(ParseError::Invalid { skip, .. }) = expected else { unreachable!() };
         assert_eq!(parse_request(&big.as_bytes()[skip..], &limits), Ok((Request::Version, 9)));
     }
+    // A base64 meta key is handed over as sent, to be decoded.
+    let wire = b"ms  a2V5 11 b q\r\n";
+    let expected = ParseError::TooLarge {
+        skip: wire.len() + 13,
+        noreply: false,
+        key_start: 4,
+        key_len: 4,
+        base64_key: true,
+    };
+    assert_eq!(parse_request(wire, &limits), Err(expected));
     // The default limit is 1 MiB, and the reply is memcached's.
-    let mut wire = b"set k 0 0 1048577 noreply\r\n".to_vec();
+    let mut wire = b"append k 0 0 1048577 noreply\r\n".to_vec();
     wire.resize(wire.len() + 1_048_577, b'v');
     wire.extend_from_slice(b"\r\n");
     let expected = ParseError::Invalid {

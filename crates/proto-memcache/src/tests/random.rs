@@ -85,7 +85,8 @@ fn random_request(rng: &mut Rng) -> Vec<u8> {
                 command: commands[rng.below(6) as usize],
                 key: &key,
                 flags: rng.next_u64() as u32,
-                exptime: rng.next_u64() as i64,
+                // memcached reads an exptime as a C int: only those survive a round trip.
+                exptime: i64::from(rng.next_u64() as i32),
                 value: &value,
                 noreply: rng.chance(2),
             };
@@ -98,7 +99,7 @@ fn random_request(rng: &mut Rng) -> Vec<u8> {
             buf.extend_from_slice(format!("{op} {key_text} {delta}{noreply}\r\n").as_bytes());
         }
         4 => {
-            let exptime = rng.next_u64() as i64;
+            let exptime = rng.next_u64() as i32;
             buf.extend_from_slice(format!("touch {key_text} {exptime}{noreply}\r\n").as_bytes());
         }
         5 => {

@@ -108,6 +108,18 @@ pub struct Store<'a> {
     pub noreply: bool,
 }
 
+/// What `shutdown` asks for (whether it is allowed at all, `-A`, is the server's business).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShutdownMode {
+    /// `shutdown`: stop now (memcached raises SIGINT).
+    Now,
+    /// `shutdown graceful`: stop after the connections drain (memcached raises SIGUSR1).
+    Graceful,
+    /// Any other argument, or more than one: `CLIENT_ERROR invalid shutdown mode`, and the
+    /// server keeps running.
+    Invalid,
+}
+
 /// `incr` or `decr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArithOp {

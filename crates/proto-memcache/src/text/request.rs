@@ -7,14 +7,14 @@
 //! block (the block then reads as a command of its own), while a block that is too large or
 //! not followed by `\r\n` is skipped whole.
 
-use super::{ArithOp, Retrieve, RetrieveKind, Store, StoreCommand};
+use super::{ArithOp, Retrieve, RetrieveKind, ShutdownMode, Store, StoreCommand};
 use crate::{
     error::{ErrorReply, ParseError},
     error::{BAD_DATA_CHUNK, BAD_DELETE_FORMAT, BAD_DELTA, BAD_EXPTIME, BAD_FORMAT, BAD_KEY},
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
-    line::{first_word, parse_i64, parse_u32, parse_u64, push_i64, push_u64, rest_after},
+    line::{first_word, parse_c_i32, parse_c_u32, parse_u64, push_i64, push_u64, rest_after},
     line::{tokens, trim_end, trim_start, Line, Tokens},
     request::Request,
 };
@@ -60,6 +60,8 @@ pub(crate) fn parse<'a>(
         b"gets" => return retrieve(&line, after, RetrieveKind::Gets, limits),
         b"gat" => return retrieve(&line, after, RetrieveKind::Gat { exptime: 0 }, limits),
         b"gats" => return retrieve(&line, after, RetrieveKind::Gats { exptime: 0 }, limits),
+        // A get under the name of a long-removed command, still served by memcached.
+        b"bget" => return retrieve(&line, after, RetrieveKind::Get, limits),
         _ => {}
     }
     let tokens = Tokens::new(line.content);
@@ -81,7 +83,7 @@ pub(crate) fn parse<'a>(
         b"version" => done(Request::Version),
         b"quit" => done(Request::Quit),
         // `shutdown [graceful]`; whether it is allowed (-A) is the server's business.
-        b"shutdown" => done(Request::Shutdown { graceful: tokens.get(1) == b"graceful" }),
+        b"shutdown" => done(Request::Shutdown { mode: shutdown_mode(&tokens) }),
         b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
         _ => Err(unknown(&line, &tokens)),
     }
@@ -108,7 +110,7 @@ fn retrieve<'a>(
     }
     if let RetrieveKind::Gat { exptime } | RetrieveKind::Gats { exptime } = &mut kind {
         let (token, rest) = first_word(keys_raw);
-        *exptime = parse_i64(token).ok_or(client_error(line, BAD_EXPTIME, false))?;
+        *exptime = parse_c_i32(token).ok_or(client_error(line, BAD_EXPTIME, false))?;
         keys_raw = trim_start(rest);
     }
     let keys_raw = trim_end(keys_raw);
@@ -157,9 +159,10 @@ fn store<'a>(
     let key = tokens.get(1);
     check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
     let bad_format = || client_error(line, BAD_FORMAT, noreply);
-    let flags = parse_u32(tokens.get(2)).ok_or_else(bad_format)?;
-    let exptime = parse_i64(tokens.get(3)).ok_or_else(bad_format)?;
-    let block_len = parse_i64(tokens.get(4)).ok_or_else(bad_format)?;
+    // memcached keeps the low 32 bits of each (a C int or unsigned int).
+    let flags = parse_c_u32(tokens.get(2)).ok_or_else(bad_format)?;
+    let exptime = parse_c_i32(tokens.get(3)).ok_or_else(bad_format)?;
+    let block_len = parse_c_i32(tokens.get(4)).ok_or_else(bad_format)?;
     if let StoreCommand::Cas { cas_unique } = &mut command {
         *cas_unique = parse_u64(tokens.get(5)).ok_or_else(bad_format)?;
     }
@@ -170,12 +173,29 @@ fn store<'a>(
     let value_start = line.len_with_newline;
     let block_end = value_start + value_len + 2;
     if value_len > limits.value_len_max {
-        let reply = ErrorReply::ServerError(TOO_LARGE);
-        return Err(ParseError::Invalid { skip: block_end, reply, noreply });
+        return Err(too_large(buf, key, block_end, noreply, command == StoreCommand::Set, false));
     }
     let value = data_block(buf, value_start, value_len, noreply)?;
     let store = Store { command, key, flags, exptime, value, noreply };
     Ok((Request::Store(store), block_end))
+}
+
+/// The error for a data block over the size limit at `key` in `buf`: a set (`drops_old`)
+/// also removes the old item, the other modes keep it, as in memcached.
+pub(crate) fn too_large(
+    buf: &[u8],
+    key: &[u8],
+    skip: usize,
+    noreply: bool,
+    drops_old: bool,
+    base64_key: bool,
+) -> ParseError {
+    if !drops_old {
+        return ParseError::Invalid { skip, reply: ErrorReply::ServerError(TOO_LARGE), noreply };
+    }
+    // The key is a slice of `buf`; where it starts is all the error can carry.
+    let key_start = key.as_ptr() as usize - buf.as_ptr() as usize;
+    ParseError::TooLarge { skip, noreply, key_start, key_len: key.len(), base64_key }
 }
 
 /// The data block at `start`, once it and its `\r\n` have arrived.
@@ -233,7 +253,7 @@ fn touch<'a>(line: &Line<'a>, tokens: &Tokens<'a>, limits: &Limits) -> Parsed<'a
     let noreply = tokens.last() == b"noreply";
     let key = tokens.get(1);
     check_key(key, limits).map_err(|reason| client_error(line, reason, noreply))?;
-    let exptime = parse_i64(tokens.get(2)).ok_or(client_error(line, BAD_EXPTIME, noreply))?;
+    let exptime = parse_c_i32(tokens.get(2)).ok_or(client_error(line, BAD_EXPTIME, noreply))?;
     Ok((Request::Touch { key, exptime, noreply }, line.len_with_newline))
 }
 
@@ -244,11 +264,20 @@ fn flush_all<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
     let noreply = tokens.last() == b"noreply";
     let has_delay = tokens.count != if noreply { 2 } else { 1 };
     let delay_secs = if has_delay {
-        Some(parse_i64(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, noreply))?)
+        Some(parse_c_i32(tokens.get(1)).ok_or(client_error(line, BAD_EXPTIME, noreply))?)
     } else {
         None
     };
     Ok((Request::FlushAll { delay_secs, noreply }, line.len_with_newline))
+}
+
+/// memcached takes `shutdown` alone or `shutdown graceful` exactly; nothing else.
+fn shutdown_mode(tokens: &Tokens<'_>) -> ShutdownMode {
+    match (tokens.count, tokens.get(1)) {
+        (1, _) => ShutdownMode::Now,
+        (2, b"graceful") => ShutdownMode::Graceful,
+        _ => ShutdownMode::Invalid,
+    }
 }
 
 fn verbosity<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
@@ -256,7 +285,7 @@ fn verbosity<'a>(line: &Line<'a>, tokens: &Tokens<'a>) -> Parsed<'a> {
         return Err(reject(line, ErrorReply::Error, false));
     }
     let noreply = tokens.last() == b"noreply";
-    let level = parse_u32(tokens.get(1)).ok_or(client_error(line, BAD_FORMAT, noreply))?;
+    let level = parse_c_u32(tokens.get(1)).ok_or(client_error(line, BAD_FORMAT, noreply))?;
     Ok((Request::Verbosity { level, noreply }, line.len_with_newline))
 }
 

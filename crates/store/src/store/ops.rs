@@ -196,6 +196,14 @@ impl Store {
         }
     }
 
+    /// Drops a delayed flush not yet due (one that is due takes effect first): memcached's
+    /// `flush_all` with a time before the server started flushes nothing and replaces the
+    /// pending one.
+    pub fn cancel_delayed_flush(&self) {
+        self.check_flush(self.config.clock.now_ms());
+        self.flush_at_ms.store(u64::MAX, Ordering::Release);
+    }
+
     /// Number of live items (expired ones not yet reclaimed included; flushed ones not).
     pub fn len(&self) -> usize {
         let gen = self.current_flush_gen();

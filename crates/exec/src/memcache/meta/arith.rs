@@ -75,7 +75,7 @@ mod tests {
             "ma n v M+ D3\r\nma n MI v\r\nma n q v\r\nmn\r\n",
             "VA 1\r\n3\r\nVA 1\r\n4\r\nMN\r\n",
         );
-        h.check("get n\r\n", "VALUE n 5 1\r\n5\r\nEND\r\n");
+        h.check("get n\r\n", "VALUE n 5 2\r\n5 \r\nEND\r\n");
         h.check("set w 0 0 20\r\n18446744073709551615\r\nma w v\r\n", "STORED\r\nVA 1\r\n0\r\n");
         h.check("ma n MZ\r\n", "CLIENT_ERROR invalid mode for ma M token\r\n");
         let totals = h.totals();
