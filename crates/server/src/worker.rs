@@ -121,6 +121,16 @@ pub struct MemcacheConn {
     dialect: Dialect,
 }
 
+impl MemcacheConn {
+    /// Drops up to `available` bytes of a rejected data block still arriving; returns how
+    /// many, so both dialects' loops stay in frame the same way.
+    fn swallow(&mut self, available: usize) -> usize {
+        let n = self.swallow_bytes.min(available);
+        self.swallow_bytes -= n;
+        n
+    }
+}
+
 /// The dialect of a memcached connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dialect {
@@ -194,9 +204,7 @@ impl Worker {
                 return (pos, After::Yield);
             }
             if conn.swallow_bytes > 0 {
-                let n = conn.swallow_bytes.min(input.len() - pos);
-                conn.swallow_bytes -= n;
-                pos += n;
+                pos += conn.swallow(input.len() - pos);
                 continue;
             }
             match parse_request(&input[pos..], &self.limits.memcache) {
@@ -252,9 +260,7 @@ impl Worker {
                 return (pos, After::Yield);
             }
             if conn.swallow_bytes > 0 {
-                let n = conn.swallow_bytes.min(input.len() - pos);
-                conn.swallow_bytes -= n;
-                pos += n;
+                pos += conn.swallow(input.len() - pos);
                 continue;
             }
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
