@@ -61,9 +61,9 @@ pub enum Request<'a> {
 /// Behaves as memcached 1.6 does; where it cannot, or should not, the difference is
 /// documented at the check that makes it:
 /// - a line ends at `\n`, with or without `\r` before it;
-/// - a line longer than `limits.line_len_max` closes the connection, whether or not its
-///   newline has arrived, unless it starts with `get ` or `gets ` (then
-///   `limits.get_line_len_max` applies);
+/// - a line longer than `limits.line_len_max` closes the connection unless it is already
+///   whole in `buf` and no longer than `limits.line_len_max_whole` (memcached's 16 KB read
+///   buffer), or it starts with `get ` or `gets ` (then `limits.get_line_len_max` applies);
 /// - a first byte of 0x80 (a binary-protocol packet, for [`crate::binary::parse_request`];
 ///   the server picks the parser per connection) closes the connection;
 /// - an unknown command whose last token starts with `HTTP/` closes the connection,
