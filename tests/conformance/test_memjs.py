@@ -31,10 +31,13 @@ def node():
 
 def test_memjs_scenarios(node, make_server, key):
     server = make_server()
-    proc = subprocess.run(
-        [node, "check.js", f"127.0.0.1:{server.mc_port}", key],
-        cwd=MEMJS_DIR, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
-    )
+    try:
+        proc = subprocess.run(
+            [node, "check.js", f"127.0.0.1:{server.mc_port}", key],
+            cwd=MEMJS_DIR, capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"check.js ran past {RUN_TIMEOUT_S}s; its output so far:\n{exc.stdout}")
     out = proc.stdout + proc.stderr
     failures = [line for line in out.splitlines() if line.startswith("FAIL ")]
     assert proc.returncode == 0 and not failures, out

@@ -18,6 +18,9 @@ const STATUS_NOT_STORED = 0x05;
 const STATUS_DELTA_BADVAL = 0x06;
 const ITEM_MAX_BYTES = 1024 * 1024;
 const NO_CREATE_EXPIRY = 0xffffffff; // incr/decr extras: fail on a missing key
+// Some memjs calls (stats, flush) wait forever for a reply that never comes; a scenario that
+// takes this long fails instead of hanging the run.
+const SCENARIO_TIMEOUT_MS = 10000;
 
 const [hostPort, prefix] = process.argv.slice(2);
 if (!hostPort || !prefix) {
@@ -213,14 +216,21 @@ async function main() {
   let failed = 0;
   for (const { name, fn } of scenarios) {
     logged.length = 0;
+    let timer;
+    const overdue = new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${SCENARIO_TIMEOUT_MS} ms`)),
+        SCENARIO_TIMEOUT_MS);
+    });
     try {
-      await fn();
+      await Promise.race([fn(), overdue]);
       passed += 1;
       console.log(`ok ${name}`);
     } catch (err) {
       failed += 1;
       const log = logged.length ? ` (memjs logged: ${logged.join(' | ')})` : '';
       console.log(`FAIL ${name}: ${err.message.replace(/\n/g, ' ')}${log}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
   client.close();
