@@ -200,6 +200,28 @@ def test_no_block_behaviors(mc_port, protocol, key):
         c.disconnect_all()
 
 
+def test_noreply_behavior(mc_port, protocol, key):
+    # Binary: quiet opcodes (SETQ, ADDQ, ...), whose failures still get a reply that
+    # libmemcached must skip; text: `noreply`. Reads on the same connection see every write.
+    c = connect(mc_port, protocol, _noreply=True)
+    try:
+        assert c.set(key, b"1") is True
+        assert c.add(key, b"2") is True  # refused; the refusal is not waited for
+        assert c.replace(key + "_missing", b"2") is True
+        assert c.append(key, b"a") is True
+        assert c.prepend(key, b"p") is True
+        assert c.get(key) == b"p1a"
+        assert c.set(key + "_huge", b"x" * (ITEM_MAX_BYTES + 10)) is True  # refused: too large
+        assert c.set_multi({key + "_1": b"1", key + "_2": b"2"}) == []
+        assert c.get_multi([key + "_1", key + "_2", key + "_huge", key + "_missing"]) == {
+            key + "_1": b"1", key + "_2": b"2"}
+        assert c.delete(key) is True
+        assert c.delete_multi([key + "_1", key + "_2"]) is True
+        assert c.get_multi([key, key + "_1", key + "_2"]) == {}
+    finally:
+        c.disconnect_all()
+
+
 def test_two_servers_ketama(make_server, protocol, key):
     # Consistent hashing spreads keys over two servers; each server holds only its share.
     servers = [make_server(), make_server()]
