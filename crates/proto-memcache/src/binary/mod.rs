@@ -15,6 +15,7 @@
 
 mod request;
 mod response;
+pub mod sasl;
 
 #[cfg(test)]
 mod tests;
@@ -173,7 +174,7 @@ const OPCODES: [Option<Opcode>; 256] = {
     table
 };
 
-/// Response statuses memcached sends (without SASL).
+/// Response statuses memcached sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u16)]
 pub enum Status {
@@ -184,8 +185,11 @@ pub enum Status {
     InvalidArguments = 0x0004,
     NotStored = 0x0005,
     NonNumeric = 0x0006,
-    /// memcached's answer to Flush while `-F` disables it.
+    /// memcached's answer to Flush while `-F` disables it, and to a failed or missing
+    /// SASL authentication.
     AuthError = 0x0020,
+    /// A SASL exchange wants another step (no message of its own).
+    AuthContinue = 0x0021,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
 }
@@ -202,6 +206,7 @@ impl Status {
             Status::NotStored => "Not stored.",
             Status::NonNumeric => "Non-numeric server-side value for incr or decr",
             Status::AuthError => "Auth failure.",
+            Status::AuthContinue => "",
             Status::UnknownCommand => "Unknown command",
             Status::OutOfMemory => "Out of memory",
         }
@@ -218,6 +223,7 @@ impl Status {
             NotStored,
             NonNumeric,
             AuthError,
+            AuthContinue,
             UnknownCommand,
             OutOfMemory,
         ]

@@ -146,10 +146,9 @@ pub fn parse_request<'a>(
     Ok((request, total))
 }
 
-/// SASL opcodes, which memcached answers `Unknown command` unless started with `-S`.
-const SASL_LIST_MECHS: u8 = 0x20;
-const SASL_AUTH: u8 = 0x21;
-const SASL_STEP: u8 = 0x22;
+/// SASL opcodes reach this parser only without `-S` (with it, [`super::sasl::gate`] takes
+/// them first), and memcached answers them `Unknown command` then.
+use super::sasl::{SASL_AUTH, SASL_LIST_MECHS, SASL_STEP};
 
 /// Every check memcached makes, from the header alone.
 fn check_header(header: &Header, limits: &Limits) -> Result<Opcode, BinParseError> {
