@@ -496,3 +496,42 @@ def test_sasl_with_auth_file_is_text_authentication(make_server, auth_file, targ
         settings = t.read_until(b"END\r\n")
         assert b"STAT auth_enabled_sasl yes\r\n" in settings
         assert b"STAT binding_protocol ascii\r\n" in settings
+
+
+# ------------------------------------------------------------------------------------------
+# A real client: pylibmc (libmemcached) with binary=True and SASL credentials
+
+
+def _pylibmc():
+    """pylibmc, with its bundled Cyrus library pointed at the system's SASL plugins (the
+    manylinux wheel's own default plugin path does not exist on Debian; libsasl2-modules
+    provides PLAIN in the system one)."""
+    for plugins in ("/usr/lib/x86_64-linux-gnu/sasl2", "/usr/lib/aarch64-linux-gnu/sasl2",
+                    "/usr/lib/sasl2"):
+        if os.path.isdir(plugins):
+            os.environ.setdefault("SASL_PATH", plugins)
+            break
+    return pytest.importorskip("pylibmc")
+
+
+def test_pylibmc_with_sasl(sasl_server, key):
+    pylibmc = _pylibmc()
+    server = [f"127.0.0.1:{sasl_server.mc_port}"]
+    client = pylibmc.Client(server, binary=True, username="alice", password="secret")
+    try:
+        k1, k2, counter = f"{key}_1", f"{key}_2", f"{key}_n"
+        assert client.get(k1) is None
+        assert client.set(k1, b"one") and client.set(k2, "two")
+        assert client.get(k1) == b"one"
+        assert client.set(counter, 41)
+        assert client.incr(counter) == 42
+        assert client.get_multi([k1, k2, counter, f"{key}_absent"]) == {
+            k1: b"one", k2: "two", counter: 42}
+        assert client.delete(k1)
+        assert client.get(k1) is None
+    finally:
+        client.disconnect_all()
+    wrong = pylibmc.Client(server, binary=True, username="alice", password="wrong")
+    with pytest.raises(pylibmc.Error):
+        wrong.get(key)
+    wrong.disconnect_all()
