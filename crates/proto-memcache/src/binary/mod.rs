@@ -6,6 +6,9 @@
 //!                     Limits           BinParseError: Incomplete | Reject{..} | Close
 //!
 //!  client:  compose_request --> Vec<u8>;  bytes --parse_response--> BinResponse<'_>
+//!
+//!  with -S: bytes --sasl::gate--> SaslRequest<'_> (or the refusal before authentication),
+//!           else parse_request as above
 //! ```
 //!
 //! Behaves as memcached 1.6 does (checked against 1.6.18 on the wire): the extras, key and
@@ -81,7 +84,8 @@ impl Header {
 }
 
 /// The opcodes memcached 1.6 serves (without SASL, which it answers `Unknown command`
-/// unless started with `-S`; so does `Verbosity`, which 1.6 lists but does not serve).
+/// unless started with `-S`, and which [`sasl`] parses then; `Verbosity`, which 1.6 lists
+/// but does not serve, is answered `Unknown command` too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Opcode {

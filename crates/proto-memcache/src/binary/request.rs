@@ -1,5 +1,8 @@
 //! Requests: [`parse_request`] for the server, [`compose_request`] for clients.
 
+// SASL opcodes reach this parser only without `-S` (with it, `sasl::gate` takes them
+// first), and memcached answers them `Unknown command` then.
+use super::sasl::{SASL_AUTH, SASL_LIST_MECHS, SASL_STEP};
 use super::{Header, Opcode, Status, HEADER_LEN, REQUEST_MAGIC};
 use crate::Limits;
 
@@ -145,10 +148,6 @@ pub fn parse_request<'a>(
     };
     Ok((request, total))
 }
-
-/// SASL opcodes reach this parser only without `-S` (with it, [`super::sasl::gate`] takes
-/// them first), and memcached answers them `Unknown command` then.
-use super::sasl::{SASL_AUTH, SASL_LIST_MECHS, SASL_STEP};
 
 /// Every check memcached makes, from the header alone.
 fn check_header(header: &Header, limits: &Limits) -> Result<Opcode, BinParseError> {

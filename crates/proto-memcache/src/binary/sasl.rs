@@ -14,13 +14,13 @@
 //! [`MECH_LEN_MAX`] bytes gets `Invalid arguments` with the connection kept, and a value
 //! over the item limit gets `Out of memory` (memcached allocates an item to hold it).
 
-use super::{BinParseError, Header, Status, HEADER_LEN, REQUEST_MAGIC};
+use super::{BinParseError, Header, Opcode, Status, HEADER_LEN, REQUEST_MAGIC};
 use crate::Limits;
 
 pub const SASL_LIST_MECHS: u8 = 0x20;
 pub const SASL_AUTH: u8 = 0x21;
 pub const SASL_STEP: u8 = 0x22;
-const VERSION: u8 = 0x0b;
+const VERSION: u8 = Opcode::Version as u8;
 
 /// memcached's `MAX_SASL_MECH_LEN`: the longest mechanism name (the key of Auth and Step).
 pub const MECH_LEN_MAX: usize = 32;
@@ -140,7 +140,7 @@ pub fn parse_plain(message: &[u8]) -> Option<Plain<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::binary::{compose_request, Opcode};
+    use crate::binary::compose_request;
 
     fn packet(opcode: u8, extras: &[u8], key: &[u8], value: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -374,7 +374,12 @@ fn effective_options(config: &Config) -> Options {
         disable_flush_all: config.disable_flush_all,
         enable_sasl: config.enable_sasl,
         auth_file: config.auth_file.clone(),
-        protocol: Some(Protocol(config.protocol.clone())),
+        // With -S or -Y the protocol follows from them, and naming it could conflict (-S -Y
+        // is ascii, which -S refuses when given as -B).
+        protocol: match config.enable_sasl || config.auth_file.is_some() {
+            true => None,
+            false => Some(Protocol(config.protocol.clone())),
+        },
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
         max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
         enable_shutdown: config.enable_shutdown,

@@ -226,12 +226,19 @@ fn reload_rereads_the_file_under_the_same_command_line() {
 
 #[test]
 fn print_config_reads_back_to_the_same_config() {
-    let list = ["-p", "1234", "-m", "128", "-o", "slab_reassign", "--pin", "-vv", "-u", "nobody"];
-    let text = printed(&[&list[..], &["--print-config"]].concat());
-    let back = resolve(file::parse_text(&text).unwrap()).unwrap();
-    let mut original = run(&list).unwrap();
-    original.args.clear();
-    assert_eq!(back, original);
+    let lists: [&[&str]; 4] = [
+        &["-p", "1234", "-m", "128", "-o", "slab_reassign", "--pin", "-vv", "-u", "nobody"],
+        &["-S"],
+        &["-Y", "/etc/auth"],
+        &["-S", "-Y", "/etc/auth"],
+    ];
+    for list in lists {
+        let text = printed(&[list, &["--print-config"]].concat());
+        let back = resolve(file::parse_text(&text).unwrap()).unwrap();
+        let mut original = run(list).unwrap();
+        original.args.clear();
+        assert_eq!(back, original, "{list:?}");
+    }
 }
 
 #[test]
