@@ -86,3 +86,76 @@ fn plain_ok(shared: &Shared, message: &[u8]) -> bool {
         && !plain.passwd.is_empty()
         && auth.check(plain.authcid, plain.passwd)
 }
+
+#[cfg(test)]
+mod tests {
+    use proto_memcache::{
+        binary::{
+            parse_response,
+            sasl::{SASL_AUTH, SASL_LIST_MECHS, SASL_STEP},
+        },
+        Limits,
+    };
+
+    use super::*;
+    use crate::{
+        auth::{Auth, AuthMode, Credentials},
+        memcache::tests::Harness,
+    };
+
+    fn harness() -> Harness {
+        let mut h = Harness::new();
+        let credentials = Credentials::parse(b"alice:secret\n").unwrap();
+        h.shared.auth = Some(Auth::new(AuthMode::Sasl, credentials));
+        h
+    }
+
+    /// Runs one SASL request; its reply's status and value.
+    fn send(h: &mut Harness, op: SaslOp, mech: &[u8], data: &[u8]) -> (u16, Vec<u8>) {
+        let opcode = match op {
+            SaslOp::ListMechs => SASL_LIST_MECHS,
+            SaslOp::Auth => SASL_AUTH,
+            SaslOp::Step => SASL_STEP,
+        };
+        let request = SaslRequest { op, opcode, opaque: 5, mech, data };
+        let mut out = Vec::new();
+        execute(&h.shared, &h.counters, &mut h.session, &request, &mut out);
+        let (reply, used) = parse_response(&out, &Limits::default()).unwrap();
+        assert_eq!((reply.opcode, reply.opaque, used), (opcode, 5, out.len()));
+        (reply.status, reply.value.to_vec())
+    }
+
+    const OK: (u16, &[u8]) = (0, b"Authenticated");
+    const FAILED: (u16, &[u8]) = (0x20, b"Auth failure.");
+
+    fn is(got: (u16, Vec<u8>), want: (u16, &[u8])) {
+        assert_eq!((got.0, &got.1[..]), want);
+    }
+
+    #[test]
+    fn plain_with_and_without_a_first_message() {
+        let mut h = harness();
+        is(send(&mut h, SaslOp::ListMechs, b"", b""), (0, b"PLAIN"));
+        is(send(&mut h, SaslOp::Auth, b"PLAIN", b"\0alice\0secret"), OK);
+        assert!(h.session.authenticated());
+        is(send(&mut h, SaslOp::Auth, b"PLAIN", b""), (0x21, b""));
+        assert!(!h.session.authenticated());
+        is(send(&mut h, SaslOp::Step, b"", b"\0alice\0wrong"), FAILED);
+        is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), OK);
+        is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), FAILED);
+        assert!(!h.session.authenticated());
+        let totals = h.shared.totals();
+        assert_eq!((totals.auth_cmds, totals.auth_errors), (4, 2));
+    }
+
+    #[test]
+    fn refusals() {
+        let mut h = harness();
+        is(send(&mut h, SaslOp::Step, b"PLAIN", b"\0alice\0secret"), FAILED);
+        is(send(&mut h, SaslOp::Auth, b"LOGIN", b"\0alice\0secret"), FAILED);
+        is(send(&mut h, SaslOp::Auth, b"PLAIN", b"bob\0alice\0secret"), FAILED);
+        is(send(&mut h, SaslOp::Auth, b"plain", b"alice\0alice\0secret"), OK);
+        is(send(&mut h, SaslOp::ListMechs, b"", b""), (0, b"PLAIN"));
+        assert!(!h.session.authenticated(), "every SASL opcode drops the authentication");
+    }
+}

@@ -85,3 +85,61 @@ fn reply(out: &mut Vec<u8>, reply_at: &mut Option<usize>, line: &[u8]) {
     out.truncate(start);
     out.extend_from_slice(line);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        auth::{Auth, AuthMode, Credentials},
+        memcache::tests::Harness,
+    };
+
+    fn harness() -> Harness {
+        let mut h = Harness::new();
+        let credentials = Credentials::parse(b"alice:secret\n").unwrap();
+        h.shared.auth = Some(Auth::new(AuthMode::Ascii, credentials));
+        h
+    }
+
+    /// Feeds one batch of input as the server's loop does; the output and the bytes left.
+    fn batch(h: &mut Harness, input: &[u8]) -> (Vec<u8>, usize) {
+        let (mut out, mut reply_at, mut pos) = (Vec::new(), None, 0);
+        while pos < input.len() && !h.session.authenticated() {
+            let rest = &input[pos..];
+            match unauthenticated(
+                &h.shared,
+                &h.counters,
+                &mut h.session,
+                rest,
+                &mut out,
+                &mut reply_at,
+            ) {
+                AuthStep::Used(used) => pos += used,
+                AuthStep::Incomplete | AuthStep::Close => break,
+            }
+        }
+        (out, input.len() - pos)
+    }
+
+    #[test]
+    fn only_the_last_reply_of_a_batch_is_kept() {
+        let mut h = harness();
+        assert_eq!(batch(&mut h, b"get a\r\nget b\r\n"), (UNAUTHENTICATED.to_vec(), 0));
+        let (out, left) = batch(&mut h, b"set k 0 0 5\r\nalice\r\nget b\r\nset k 0 0 12\r\nalice");
+        assert_eq!((out, left), (UNAUTHENTICATED.to_vec(), 5), "the line of the last set is used");
+        assert_eq!(batch(&mut h, b"alice secret\r\nget k\r\n"), (STORED.to_vec(), 7));
+        assert!(h.session.authenticated());
+        let totals = h.shared.totals();
+        assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 0));
+    }
+
+    #[test]
+    fn failures() {
+        let mut h = harness();
+        assert_eq!(batch(&mut h, b"set k 0 0 11\r\nalice wrong\r\n"), (FAILURE.to_vec(), 0));
+        assert_eq!(batch(&mut h, b"set k 0 0 1\r\nxyz"), (BAD_TERMINATION.to_vec(), 0));
+        assert!(!h.session.authenticated());
+        let totals = h.shared.totals();
+        assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 1));
+    }
+}
