@@ -176,13 +176,11 @@ impl Worker {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
             conn.dialect = match (self.limits.binding, binary) {
-                (Binding::Auto | Binding::Binary, true) => Dialect::Binary,
+                // A binary-only port parses anything as binary: the parser hangs up on a
+                // wrong magic once a whole header is there, as memcached does.
+                (Binding::Auto, true) | (Binding::Binary, _) => Dialect::Binary,
                 // Text parsing hangs up on the binary magic itself.
                 (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
-                (Binding::Binary, false) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    return (input.len(), After::CloseAfterFlush);
-                }
             };
         }
         match conn.dialect {
