@@ -83,6 +83,10 @@ counters! {
     /// Times a connection yielded to the others after `-R` requests or a threshold of
     /// output in one turn (memcached's `conn_yields`).
     conn_yields,
+    /// Authentication attempts (SASL Auth/Step that completed, text `set` of a token).
+    auth_cmds,
+    /// Those that failed.
+    auth_errors,
 }
 
 /// Adds `n` to a counter this thread owns (no atomic read-modify-write needed).

@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod binary;
 mod core;
 pub mod counters;

@@ -54,6 +54,10 @@ pub struct Settings {
     /// not; see `core::flush::Switch`).
     pub flush_enabled: bool,
     pub config_file: Option<String>,
+    /// memcached `-S` (`stats settings`: `auth_enabled_sasl`).
+    pub auth_sasl: bool,
+    /// memcached `-Y FILE` (`stats settings`: `auth_enabled_ascii` shows the path).
+    pub auth_file: Option<String>,
 }
 
 impl Default for Settings {
@@ -80,6 +84,8 @@ impl Default for Settings {
             shutdown_command: false,
             flush_enabled: true,
             config_file: None,
+            auth_sasl: false,
+            auth_file: None,
         }
     }
 }
@@ -106,6 +112,8 @@ pub struct Shared {
     /// Bytes all connections' input and output buffers hold, as the server last counted
     /// them (a gauge it refreshes every tick); reported beside the store's memory.
     pub conn_buffer_bytes: AtomicU64,
+    /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
+    pub auth: Option<crate::auth::Auth>,
 }
 
 impl Shared {
@@ -124,6 +132,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),
             conn_buffer_bytes: AtomicU64::new(0),
+            auth: None,
             settings,
         }
     }

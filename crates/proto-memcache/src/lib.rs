@@ -22,10 +22,12 @@
 //!
 //! The binary protocol has its own parser and composers in [`binary`]; [`parse_request`]
 //! (text and meta) hangs up on its magic byte, so a server picks the dialect per connection.
+//! Authentication's wire forms are here too: binary SASL packets ([`binary::sasl`], `-S`) and
+//! the text protocol's authentication `set` ([`text::auth`], `-Y`); checking credentials and
+//! keeping each connection's state is the `exec` layer's.
 //!
 //! Non-goals: sockets, threads, the store, command semantics (what `ms` with `MA` and `N`
-//! does is the `exec` layer's business), SASL and `-Y` authentication,
-//! admin commands beyond `stats`, `version`, `verbosity`, `flush_all` and `quit` (`slabs`,
+//! does is the `exec` layer's business), admin commands beyond `stats`, `version`, `verbosity`, `flush_all` and `quit` (`slabs`,
 //! `lru_crawler`, `watch`, ... get `ERROR`).
 //!
 //! ```

@@ -15,7 +15,7 @@ use std::{
     },
 };
 
-use exec::{counters, Counters, Flow, Shared};
+use exec::{auth::AuthMode, counters, Counters, Flow, Shared};
 use rt::{After, Control};
 
 /// Listener tags.
@@ -160,6 +160,11 @@ impl Worker {
         }
     }
 
+    /// memcached's `-S` or `-Y`, if given.
+    fn auth_mode(&self) -> Option<AuthMode> {
+        self.shared.auth.as_ref().map(|auth| auth.mode)
+    }
+
     /// Picks the dialect from the first byte, as memcached does, then parses in it.
     fn receive_memcache_or_binary(
         &mut self,
@@ -171,13 +176,11 @@ impl Worker {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
             conn.dialect = match (self.limits.binding, binary) {
-                (Binding::Auto | Binding::Binary, true) => Dialect::Binary,
+                // A binary-only port parses anything as binary: the parser hangs up on a
+                // wrong magic once a whole header is there, as memcached does.
+                (Binding::Auto, true) | (Binding::Binary, _) => Dialect::Binary,
                 // Text parsing hangs up on the binary magic itself.
                 (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
-                (Binding::Binary, false) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    return (input.len(), After::CloseAfterFlush);
-                }
             };
         }
         match conn.dialect {
@@ -194,7 +197,12 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
-        use proto_memcache::binary::{compose_error, parse_request, BinParseError, Opcode};
+        use proto_memcache::binary::{
+            compose_error, parse_request,
+            sasl::{gate, Gate},
+            BinParseError, Opcode,
+        };
+        let sasl = self.auth_mode() == Some(AuthMode::Sasl);
         let mut pos = 0;
         let mut requests = 0;
         let out_start = out.len();
@@ -207,7 +215,30 @@ impl Worker {
                 pos += conn.swallow(input.len() - pos);
                 continue;
             }
-            match parse_request(&input[pos..], &self.limits.memcache) {
+            // With -S, SASL packets and the refusal of anything else before authentication
+            // come first.
+            let gated = match sasl {
+                true => gate(&input[pos..], &self.limits.memcache, conn.session.authenticated()),
+                false => Ok(Gate::Other),
+            };
+            let parsed = match gated {
+                Ok(Gate::Sasl(request, used)) => {
+                    pos += used;
+                    requests += 1;
+                    let session = &mut conn.session;
+                    exec::binary::sasl::execute(
+                        &self.shared,
+                        &self.counters,
+                        session,
+                        &request,
+                        out,
+                    );
+                    continue;
+                }
+                Ok(Gate::Other) => parse_request(&input[pos..], &self.limits.memcache),
+                Err(refused) => Err(refused),
+            };
+            match parsed {
                 Ok((request, used)) => {
                     pos += used;
                     // A run of quiet gets is one multiget (libmemcached ends it with a noop),
@@ -251,6 +282,9 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        let ascii_auth = self.auth_mode() == Some(AuthMode::Ascii);
+        // Where this batch's reply starts while unauthenticated (see exec::memcache::auth).
+        let mut auth_reply_at = None;
         let mut pos = 0;
         let mut requests = 0;
         let out_start = out.len();
@@ -261,6 +295,17 @@ impl Worker {
             }
             if conn.swallow_bytes > 0 {
                 pos += conn.swallow(input.len() - pos);
+                continue;
+            }
+            if ascii_auth && !conn.session.authenticated() {
+                use exec::memcache::auth::{unauthenticated, AuthStep};
+                let (shared, counters) = (&self.shared, &self.counters);
+                let (session, rest) = (&mut conn.session, &input[pos..]);
+                match unauthenticated(shared, counters, session, rest, out, &mut auth_reply_at) {
+                    AuthStep::Used(used) => (pos, requests) = (pos + used, requests + 1),
+                    AuthStep::Incomplete => break,
+                    AuthStep::Close => return (input.len(), After::CloseAfterFlush),
+                }
                 continue;
             }
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {

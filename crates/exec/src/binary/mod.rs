@@ -18,6 +18,7 @@
 //! errors are always sent.
 
 mod ops;
+pub mod sasl;
 
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,7 @@
 
 pub(crate) mod admin;
 mod arith;
+pub mod auth;
 mod meta;
 mod retrieve;
 pub(crate) mod stats;
@@ -64,9 +65,16 @@ pub struct Session {
     resume_at: usize,
     /// Reply bytes after which a multiget stops and returns [`Flow::Again`] (0: no bound).
     reply_chunk_bytes: usize,
+    /// Authentication (`-S`, `-Y`); unused without them.
+    pub(crate) auth: crate::auth::ConnAuth,
 }
 
 impl Session {
+    /// Whether the connection has authenticated (`-S` or `-Y`; meaningless without).
+    pub fn authenticated(&self) -> bool {
+        self.auth.authenticated
+    }
+
     /// Lets a multiget stop once its call has produced `bytes` of reply and ask to be run
     /// again ([`Flow::Again`]) after the output drained: a get of 20,000 hits then holds
     /// about a chunk of reply at a time instead of all of it. 0 turns chunking off.

@@ -116,9 +116,8 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
         (b"cas_badval", totals.cas_badval),
         (b"touch_hits", totals.touch_hits),
         (b"touch_misses", totals.touch_misses),
-        // No SASL or ascii auth.
-        (b"auth_cmds", 0),
-        (b"auth_errors", 0),
+        (b"auth_cmds", totals.auth_cmds),
+        (b"auth_errors", totals.auth_errors),
     ];
     for (name, value) in fields {
         compose_stat_u64(name, value, out);
@@ -164,8 +163,9 @@ fn settings(ctx: &mut Ctx<'_>) {
     compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
     compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
     compose_stat(b"binding_protocol", s.binding_protocol.as_bytes(), out);
-    compose_stat(b"auth_enabled_sasl", b"no", out);
-    compose_stat(b"auth_enabled_ascii", b"no", out);
+    compose_stat(b"auth_enabled_sasl", yes_no(s.auth_sasl), out);
+    let auth_file = s.auth_file.as_deref().unwrap_or("no");
+    compose_stat(b"auth_enabled_ascii", auth_file.as_bytes(), out);
     compose_stat_u64(b"item_size_max", s.item_size_max, out);
     compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
     compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
