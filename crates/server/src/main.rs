@@ -249,6 +249,11 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         pin: config.pin,
         shutdown_command: config.enable_shutdown,
         flush_enabled: !config.disable_flush_all,
+        prefix_delimiter: config.prefix_delimiter.unwrap_or(b':'),
+        detail_enabled: config.prefix_delimiter.is_some(),
+        dump_enabled: !config.disable_dumping,
+        watch_enabled: !config.disable_watch,
+        unix_mask: config.unix_mask,
         config_file: config.config_file.clone(),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));

@@ -111,6 +111,7 @@ impl UdpServer {
                     let session = &mut self.session;
                     exec::memcache::refuse_too_large(
                         &self.shared,
+                        &self.counters,
                         session,
                         key,
                         base64_key,

@@ -306,6 +306,7 @@ impl Worker {
                     let session = &mut conn.session;
                     exec::memcache::refuse_too_large(
                         &self.shared,
+                        &self.counters,
                         session,
                         key,
                         base64_key,

@@ -32,7 +32,10 @@ use crate::{
         Refusal,
     },
     counters::{bump, Counters},
-    memcache::{expiry, visible_cas, Session},
+    memcache::{
+        detail::{self, Event},
+        expiry, visible_cas, Session,
+    },
     Flow, Shared,
 };
 
@@ -154,6 +157,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         None => false,
     };
     gets.finish(ctx.counters);
+    detail::record(&shared.prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -172,6 +176,8 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
             compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);
+    let hit = outcome == TouchOutcome::Touched;
+    detail::record(&shared.prefix_stats, key, Event::Get { hit });
     match outcome {
         TouchOutcome::Touched => {}
         TouchOutcome::NotFound => miss(ctx, key, with_key),

@@ -28,10 +28,14 @@
 
 pub(crate) mod admin;
 mod arith;
+mod cachedump;
+pub mod detail;
 mod meta;
 mod retrieve;
 pub(crate) mod stats;
+mod stats_settings;
 mod storage;
+pub mod tune;
 
 pub use storage::refuse_too_large;
 
@@ -113,6 +117,14 @@ impl Ctx<'_> {
         }
     }
 
+    /// A reply line of memcached's own wording (the `\r\n` is added), unless `noreply`.
+    fn line(&mut self, text: &[u8], noreply: bool) {
+        if !noreply {
+            self.out.extend_from_slice(text);
+            self.out.extend_from_slice(b"\r\n");
+        }
+    }
+
     /// An error line; a text request's `noreply` silences even errors, as in memcached.
     fn error(&mut self, reply: ErrorReply, noreply: bool) {
         if !noreply {
@@ -176,8 +188,13 @@ pub fn execute(
         Request::Quit => return Flow::Close,
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
+        Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
         Request::MetaNoop => meta::noop(&mut ctx),
-        Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),
+        Request::MetaDebug(debug) => {
+            // memcached's `cmd_meta` counts `me` alone.
+            bump(&counters.cmd_meta, 1);
+            meta::debug::execute(&mut ctx, session, debug)
+        }
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
         Request::MetaSet(set) => meta::set::execute(&mut ctx, session, set),
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),

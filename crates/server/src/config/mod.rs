@@ -60,6 +60,12 @@ pub struct Config {
     /// memcached `-r`: raise the core size limit to the hard limit.
     pub enable_coredumps: bool,
     pub disable_flush_all: bool,
+    /// `-X`
+    pub disable_dumping: bool,
+    /// `-W`
+    pub disable_watch: bool,
+    /// `-D`: the prefix delimiter, which also turns `stats detail` on from the start.
+    pub prefix_delimiter: Option<u8>,
     pub protocol: String,
     pub listen_backlog: u32,
     pub max_reqs_per_event: u32,
@@ -114,6 +120,9 @@ impl Default for Config {
             lock_memory: false,
             enable_coredumps: false,
             disable_flush_all: false,
+            disable_dumping: false,
+            disable_watch: false,
+            prefix_delimiter: None,
             protocol: "auto".into(),
             listen_backlog: 1024,
             max_reqs_per_event: 20,
@@ -260,6 +269,9 @@ fn resolve(options: Options) -> Result<Config, String> {
         udp_port,
         extended,
         disable_flush_all,
+        disable_dumping,
+        disable_watch,
+        prefix_delimiter,
         protocol,
         listen_backlog,
         max_reqs_per_event,
@@ -313,6 +325,13 @@ fn resolve(options: Options) -> Result<Config, String> {
         lock_memory,
         enable_coredumps,
         disable_flush_all,
+        disable_dumping,
+        disable_watch,
+        // memcached takes the first byte and refuses an empty value.
+        prefix_delimiter: match prefix_delimiter {
+            Some(text) => Some(*text.as_bytes().first().ok_or("-D: no delimiter specified")?),
+            None => None,
+        },
         protocol: protocol.map_or(default.protocol, |p| p.0),
         listen_backlog: listen_backlog.map_or(default.listen_backlog, |b| b.0.min(65535) as u32),
         max_reqs_per_event: max_reqs_per_event
@@ -362,6 +381,9 @@ fn effective_options(config: &Config) -> Options {
             false => vec![extended::Extended(suboptions)],
         },
         disable_flush_all: config.disable_flush_all,
+        disable_dumping: config.disable_dumping,
+        disable_watch: config.disable_watch,
+        prefix_delimiter: config.prefix_delimiter.map(|b| char::from(b).to_string()),
         protocol: Some(Protocol(config.protocol.clone())),
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
         max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
