@@ -5,6 +5,7 @@ settings`. Every expectation holds for real memcached 1.6.18 (`CONFORMANCE_TARGE
 and for spinel, which may only add fields of its own after memcached's.
 """
 
+import re
 import time
 
 import pytest
@@ -314,3 +315,87 @@ def test_lru_crawler_disable_hides_its_stats(fresh):
     names = [name for name, _ in stats(fresh)]
     assert "lru_crawler_running" not in names and "lru_crawler_starts" not in names
     assert dict(stats(fresh, b"settings"))["lru_crawler"] == "no"
+
+
+# ------------------------------------------------------------------------------------------
+# watch
+
+
+def watch_lines(conn, count, timeout=5.0):
+    """`count` log lines from a watcher, with the parts that vary (time, event number,
+    connection) checked and then dropped."""
+    lines = []
+    for _ in range(count):
+        line = conn.read_until(b"\n", timeout).decode()
+        assert re.fullmatch(r"ts=\d+\.\d+ gid=\d+ type=\S+ .*\n", line), line
+        body = line.split(" ", 2)[2].rstrip("\n")
+        lines.append(re.sub(r" cfd=\d+", "", body))
+    return lines
+
+
+def test_watch_fetchers_and_mutations(make_server):
+    server = make_server()
+    with Conn(server.mc_port) as watcher, Conn(server.mc_port) as c:
+        watcher.rt(b"watch fetchers mutations\r\n", b"OK\r\n")
+        assert dict(stats(c))["log_watchers"] == "1"
+        c.send(b"set w:a 0 0 3\r\nabc\r\nget w:a w:nope\r\nadd w:a 0 0 1\r\nx\r\n"
+               b"replace w:b 0 100 1\r\nx\r\nappend w:a 0 0 1\r\nx\r\n"
+               b"cas w:a 0 0 1 999\r\nx\r\ntouch w:a 10\r\nincr w:a 1\r\ndelete w:a\r\n"
+               b"ms w:m 2 T50\r\nhi\r\nmg w:m v\r\nmn\r\n")
+        c.read_until(b"MN\r\n")
+        get = "type=item_get key=%s status=%s clsid=%d size=%d"
+        store = "type=item_store key=%s status=%s cmd=%s ttl=%d clsid=1 size=%d"
+        assert watch_lines(watcher, 18) == [
+            get % ("w%3Aa", "not_found", 0, 0),
+            store % ("w%3Aa", "stored", "set", 0, 3),
+            get % ("w%3Aa", "found", 1, 3),
+            get % ("w%3Anope", "not_found", 0, 0),
+            get % ("w%3Aa", "found", 1, 3),
+            store % ("w%3Aa", "not_stored", "add", 0, 1),
+            get % ("w%3Ab", "not_found", 0, 0),
+            store % ("w%3Ab", "not_stored", "replace", 100, 1),
+            get % ("w%3Aa", "found", 1, 3),
+            store % ("w%3Aa", "stored", "append", 0, 4),
+            get % ("w%3Aa", "found", 1, 4),
+            store % ("w%3Aa", "exists", "cas", 0, 1),
+            get % ("w%3Aa", "found", 1, 4),
+            get % ("w%3Aa", "found", 1, 4),
+            get % ("w%3Aa", "found", 1, 4),
+            get % ("w%3Am", "not_found", 0, 0),
+            store % ("w%3Am", "stored", "set", 50, 2),
+            get % ("w%3Am", "found", 1, 2),
+        ]
+        # The stream goes on.
+        c.rt(b"get w:m\r\n", b"VALUE w:m 0 2\r\nhi\r\nEND\r\n")
+        assert watch_lines(watcher, 1) == [get % ("w%3Am", "found", 1, 2)]
+
+
+def test_watch_kinds_are_separate(make_server):
+    server = make_server()
+    with Conn(server.mc_port) as mutations, Conn(server.mc_port) as c:
+        mutations.rt(b"watch mutations\r\n", b"OK\r\n")
+        c.rt(b"get w:x\r\nset w:x 0 0 1\r\nx\r\n", b"END\r\nSTORED\r\n")
+        assert watch_lines(mutations, 1) == [
+            "type=item_store key=w%3Ax status=stored cmd=set ttl=0 clsid=1 size=1"]
+        mutations.assert_quiet(0.3)
+
+
+@pytest.mark.parametrize("line,reply", [
+    (b"watch foo", b"ERROR\r\n"),
+    (b"watch fetchers foo", b"ERROR\r\n"),
+    (b"watch fetchers noreply", b""),
+])
+def test_watch_refusals(fresh, line, reply):
+    fresh.send(line + b"\r\n")
+    if reply:
+        assert fresh.read_until(b"\r\n") == reply
+    # Not a watcher: the connection still answers.
+    fresh.send(b"version\r\n")
+    assert fresh.read_until(b"\r\n").startswith(b"VERSION ")
+
+
+def test_disable_watch_flag(make_server):
+    server = make_server(extra=["-W"])
+    with Conn(server.mc_port) as c:
+        c.rt(b"watch\r\n", b"CLIENT_ERROR watch commands not allowed\r\n")
+        c.rt(b"watch mutations\r\n", b"CLIENT_ERROR watch commands not allowed\r\n")

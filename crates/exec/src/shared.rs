@@ -15,6 +15,7 @@ use crate::{
     counters::{Counters, Totals},
     memcache::{detail::PrefixStats, tune::Tunables},
     resp::ClientRegistry,
+    watch::Watchers,
 };
 
 /// The server's settings as `stats settings`, `CONFIG GET` and `INFO` report them. Filled by
@@ -127,6 +128,8 @@ pub struct Shared {
     pub tunables: Mutex<Tunables>,
     /// `stats detail`: per-prefix counts, kept only while switched on.
     pub prefix_stats: PrefixStats,
+    /// memcached `watch`: who wants which item events.
+    pub watchers: Watchers,
 }
 
 impl Shared {
@@ -146,6 +149,7 @@ impl Shared {
             nonzero_db_selected: AtomicBool::new(false),
             conn_buffer_bytes: AtomicU64::new(0),
             tunables: Mutex::new(Tunables::default()),
+            watchers: Watchers::default(),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }

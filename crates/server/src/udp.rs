@@ -102,6 +102,8 @@ impl UdpServer {
                     for unit in udp::reply_units(&request, out) {
                         self.send_unit(request_id, unit, peer);
                     }
+                    // A `watch` (Flow::Watch) has no connection to stream to: it registers
+                    // nothing and answers nothing.
                     if flow == Flow::Close {
                         return;
                     }

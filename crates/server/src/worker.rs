@@ -119,6 +119,9 @@ pub struct MemcacheConn {
     swallow_bytes: usize,
     /// Set from the first byte the connection sends (memcached's negotiation).
     dialect: Dialect,
+    /// After memcached `watch`: the connection only streams log lines; its input is read
+    /// and dropped (so a close is noticed).
+    watcher: Option<exec::watch::WatcherId>,
 }
 
 impl MemcacheConn {
@@ -167,6 +170,9 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        if conn.watcher.is_some() {
+            return (input.len(), After::Continue);
+        }
         if conn.dialect == Dialect::Undecided {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
@@ -278,6 +284,13 @@ impl Worker {
                     );
                     match flow {
                         Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        Flow::Watch(kinds) => {
+                            if self.start_watching(conn, kinds, out) {
+                                // Whatever followed `watch` is not read, as in memcached.
+                                return (input.len(), After::Stream);
+                            }
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
                         Flow::Close => return (pos + used, After::CloseAfterFlush),
                         // Unfinished: its line stays unconsumed and runs again next turn,
                         // once the loop has sent (or paused on) this chunk.
@@ -382,6 +395,22 @@ impl Worker {
 }
 
 impl Worker {
+    /// Registers `conn` as a watcher and answers `OK`; false, with memcached's refusal, when
+    /// the table is full.
+    fn start_watching(&self, conn: &mut MemcacheConn, kinds: u32, out: &mut Vec<u8>) -> bool {
+        match self.shared.watchers.add(kinds) {
+            Ok(id) => {
+                conn.watcher = Some(id);
+                out.extend_from_slice(b"OK\r\n");
+                true
+            }
+            Err(exec::watch::TooMany) => {
+                out.extend_from_slice(b"WATCHER_TOO_MANY log watcher limit reached\r\n");
+                false
+            }
+        }
+    }
+
     /// After a burst of connections has closed, the memory their state and buffers used is
     /// free but still resident (freed by several threads into several malloc arenas); give
     /// it back.
@@ -422,6 +451,7 @@ impl rt::Handler for Worker {
                 session: Default::default(),
                 swallow_bytes: 0,
                 dialect: Dialect::Undecided,
+                watcher: None,
             })
         })
     }
@@ -447,11 +477,21 @@ impl rt::Handler for Worker {
 
     fn close(&mut self, conn: Conn) {
         tracing::debug!("connection closed");
-        if let Conn::Resp(session) = &conn {
-            session.disconnect(&self.shared);
+        match &conn {
+            Conn::Resp(session) => session.disconnect(&self.shared),
+            Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
+                self.shared.watchers.remove(*id);
+            }
+            Conn::Memcache(_) => {}
         }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
         counters::drop_by(&self.counters.curr_connections, 1);
+    }
+
+    fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
+        if let Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) = conn {
+            self.shared.watchers.drain(*id, out);
+        }
     }
 
     fn tick(&mut self) -> Control {

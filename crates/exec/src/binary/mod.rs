@@ -34,7 +34,7 @@ use crate::{
     counters::{bump, Counters},
     memcache::{
         detail::{self, Event},
-        expiry, visible_cas, Session,
+        expiry, visible_cas, watch, Session,
     },
     Flow, Shared,
 };
@@ -91,6 +91,13 @@ pub fn execute(
 ) -> Flow {
     bump(&counters.total_commands, 1);
     let (loud, quiet) = request.opcode.loud();
+    if !request.key.is_empty()
+        && loud != Opcode::Stat
+        && shared.watchers.wants(crate::watch::kind::FETCHERS)
+    {
+        let size = shared.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        watch::item_get(shared, request.key, size, session.conn_number);
+    }
     let mut ctx =
         Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
     use Opcode::*;

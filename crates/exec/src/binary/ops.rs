@@ -22,7 +22,7 @@ use crate::{
     memcache::{
         admin::flush_delay_ms,
         detail::{self, Event},
-        expiry, stats, Session,
+        expiry, stats, watch, Session,
     },
 };
 
@@ -62,6 +62,25 @@ pub(super) fn store(
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        let cmd = match mode {
+            Mode::Add => "add",
+            Mode::Replace => "replace",
+            Mode::Append => "append",
+            Mode::Prepend => "prepend",
+            Mode::Cas(_) => "cas",
+            _ => "set",
+        };
+        let event = watch::StoreEvent {
+            key: request.key,
+            status: watch::store_status(&outcome),
+            cmd,
+            expiry: write.expiry,
+            size: watch::store_size(&outcome, request.value.len()),
+            cfd: session.conn_number,
+        };
+        watch::item_store(ctx.shared, &event, ctx.now_ms());
+    }
     let status = match outcome {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,

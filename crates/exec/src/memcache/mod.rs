@@ -36,6 +36,7 @@ pub(crate) mod stats;
 mod stats_settings;
 mod storage;
 pub mod tune;
+pub(crate) mod watch;
 
 pub use storage::refuse_too_large;
 
@@ -45,6 +46,7 @@ pub(crate) mod tests;
 use proto_memcache::{
     error,
     text::response::{compose_status, Status},
+    text::AdminCommand,
     ErrorReply, Request,
 };
 use store::Expiry;
@@ -57,8 +59,10 @@ use crate::{
 
 /// Per-connection state of a memcached connection: buffers reused by every request so that
 /// none allocates once they have grown.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Session {
+    /// The connection's number, as `watch` lines show it (`cfd`).
+    pub(crate) conn_number: u32,
     /// The stored form of a key, when it needs the keyspace prefix.
     scratch: Vec<u8>,
     /// A meta key decoded from base64 (`b`).
@@ -68,6 +72,22 @@ pub struct Session {
     resume_at: usize,
     /// Reply bytes after which a multiget stops and returns [`Flow::Again`] (0: no bound).
     reply_chunk_bytes: usize,
+}
+
+/// Numbers sessions for `watch` lines.
+static SESSIONS_MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Default for Session {
+    fn default() -> Self {
+        let number = SESSIONS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        Session {
+            conn_number: number,
+            scratch: Vec::new(),
+            decoded: Vec::new(),
+            resume_at: 0,
+            reply_chunk_bytes: 0,
+        }
+    }
 }
 
 impl Session {
@@ -169,6 +189,10 @@ pub fn execute(
     if session.resume_at == 0 {
         bump(&counters.total_commands, 1);
     }
+    if session.resume_at == 0 && shared.watchers.wants(crate::watch::kind::FETCHERS) {
+        watch::before(shared, session, request);
+    }
+    let out_start = out.len();
     let mut ctx = Ctx { shared, counters, out };
     match request {
         Request::Retrieve(retrieve) => return retrieve::execute(&mut ctx, session, retrieve),
@@ -188,6 +212,9 @@ pub fn execute(
         Request::Quit => return Flow::Close,
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
+        Request::Admin { command: AdminCommand::Watch, args } => {
+            return watch::command(&mut ctx, args)
+        }
         Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
         Request::MetaNoop => meta::noop(&mut ctx),
         Request::MetaDebug(debug) => {
@@ -196,7 +223,14 @@ pub fn execute(
             meta::debug::execute(&mut ctx, session, debug)
         }
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
-        Request::MetaSet(set) => meta::set::execute(&mut ctx, session, set),
+        Request::MetaSet(set) => {
+            meta::set::execute(&mut ctx, session, set);
+            if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+                let now_ms = ctx.now_ms();
+                let reply = &ctx.out[out_start..];
+                watch::after_meta_set(shared, session, set, reply, now_ms);
+            }
+        }
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }

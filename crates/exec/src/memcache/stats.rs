@@ -12,6 +12,8 @@ use proto_memcache::{
     ErrorReply, Words,
 };
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use super::{cachedump, detail, Ctx};
 use crate::Totals;
 
@@ -177,14 +179,15 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     }
     compose_stat_u64(b"lru_maintainer_juggles", 0, out);
     compose_stat_u64(b"malloc_fails", 0, out);
+    let watchers = &shared.watchers;
     let logger = [
-        &b"log_worker_dropped"[..],
-        b"log_worker_written",
-        b"log_watcher_skipped",
-        b"log_watcher_sent",
-        b"log_watchers",
+        (&b"log_worker_dropped"[..], 0),
+        (b"log_worker_written", watchers.logged()),
+        (b"log_watcher_skipped", watchers.skipped.load(Relaxed)),
+        (b"log_watcher_sent", watchers.sent.load(Relaxed)),
+        (b"log_watchers", watchers.count() as u64),
     ];
-    logger.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
     compose_stat_u64(b"unexpected_napi_ids", 0, out);
     compose_stat_u64(b"round_robin_fallback", 0, out);
 }

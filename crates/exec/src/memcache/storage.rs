@@ -10,7 +10,7 @@ use store::{Mode, StoreOptions};
 
 use super::{
     detail::{self, Event},
-    expiry, storing_refusal, Ctx, Session,
+    expiry, storing_refusal, watch, Ctx, Session,
 };
 use crate::{
     core::{
@@ -44,6 +44,17 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        let event = watch::StoreEvent {
+            key: request.key,
+            status: watch::store_status(&outcome),
+            cmd: watch::text_cmd(request.command),
+            expiry: write.expiry,
+            size: watch::store_size(&outcome, request.value.len()),
+            cfd: session.conn_number,
+        };
+        watch::item_store(ctx.shared, &event, ctx.now_ms());
+    }
     let status = match outcome {
         StoreOutcome::Stored(_) => Status::Stored,
         StoreOutcome::NotStored => Status::NotStored,
@@ -70,6 +81,18 @@ pub fn refuse_too_large(
 ) {
     storage::drop_refused(&shared.store, session.meta_key(key, base64_key));
     bump(&counters.store_too_large, 1);
+    if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        // As memcached: the item was never made, so no expiry and no size.
+        let event = watch::StoreEvent {
+            key,
+            status: "too_large",
+            cmd: "set",
+            expiry: store::Expiry::Never,
+            size: 0,
+            cfd: session.conn_number,
+        };
+        watch::item_store(shared, &event, shared.store.config().clock.now_ms());
+    }
     if !noreply {
         ErrorReply::ServerError(error::TOO_LARGE).compose(out);
     }

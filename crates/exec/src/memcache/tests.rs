@@ -77,6 +77,10 @@ impl Harness {
                         // The same request again, as the worker does once output drained.
                         Flow::Again => continue,
                         Flow::Continue => pos += used,
+                        Flow::Watch(kinds) => {
+                            out.extend_from_slice(format!("<watch {kinds}>").as_bytes());
+                            pos += used;
+                        }
                     }
                 }
                 Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
