@@ -399,3 +399,56 @@ def test_disable_watch_flag(make_server):
     with Conn(server.mc_port) as c:
         c.rt(b"watch\r\n", b"CLIENT_ERROR watch commands not allowed\r\n")
         c.rt(b"watch mutations\r\n", b"CLIENT_ERROR watch commands not allowed\r\n")
+
+
+# ------------------------------------------------------------------------------------------
+# The binary protocol's Stat: the same groups, and `detail`
+
+
+def binary_stats(conn, group=b""):
+    """[(name, value)] of a binary Stat reply, in order."""
+    from test_binary import STAT, read_packet, req
+    conn.send(req(STAT, group))
+    pairs = []
+    while True:
+        packet = read_packet(conn)
+        assert packet[1] == STAT and packet[6:8] == b"\0\0", packet
+        key_len = int.from_bytes(packet[2:4], "big")
+        if len(packet) == 24:
+            return pairs
+        pairs.append((packet[24:24 + key_len].decode(), packet[24 + key_len:]))
+
+
+def test_binary_stat_names_and_detail(make_server, target):
+    from test_binary import ENOENT, STAT, expect_error, req
+    server = make_server()
+    with Conn(server.mc_port) as c:
+        names = [name for name, _ in binary_stats(c)]
+        assert_memcached_names_first(names, GENERAL, target)
+        names = [name for name, _ in binary_stats(c, b"settings")]
+        assert_memcached_names_first(names, SETTINGS, target)
+        assert binary_stats(c, b"detail on") == []
+        with Conn(server.mc_port) as text:
+            text.rt(b"set bin:1 0 0 1\r\na\r\n", b"STORED\r\n")
+        assert binary_stats(c, b"detail dump") == [
+            ("detailed", b"PREFIX bin get 0 hit 0 set 1 del 0\r\nEND\r\n")]
+        assert binary_stats(c, b"detail off") == []
+        c.send(req(STAT, b"detail bogus"))
+        expect_error(c, STAT, ENOENT)
+
+
+# ------------------------------------------------------------------------------------------
+# stats sizes
+
+
+def test_stats_sizes(fresh):
+    fresh.rt(b"stats sizes\r\n", b"STAT sizes_status disabled\r\nEND\r\n")
+    # memcached answers these two without an END.
+    fresh.rt(b"stats sizes_enable\r\n", b"STAT sizes_status enabled\r\n")
+    assert dict(stats(fresh, b"settings"))["track_sizes"] == "yes"
+    fresh.send(b"set sz:a 0 0 3\r\nabc\r\nset sz:bbbbbbbb 0 0 1\r\nx\r\n"
+               b"set sz:c 0 0 40\r\n" + b"v" * 40 + b"\r\n")
+    fresh.read_until(b"STORED\r\nSTORED\r\nSTORED\r\n")
+    fresh.rt(b"stats sizes\r\n", b"STAT 96 2\r\nSTAT 128 1\r\nEND\r\n")
+    fresh.rt(b"stats sizes_disable\r\n", b"STAT sizes_status disabled\r\n")
+    fresh.rt(b"stats sizes\r\n", b"STAT sizes_status disabled\r\nEND\r\n")

@@ -130,6 +130,8 @@ pub struct Shared {
     pub prefix_stats: PrefixStats,
     /// memcached `watch`: who wants which item events.
     pub watchers: Watchers,
+    /// `stats sizes_enable`: `stats sizes` counts items by size.
+    pub track_sizes: AtomicBool,
 }
 
 impl Shared {
@@ -150,6 +152,7 @@ impl Shared {
             conn_buffer_bytes: AtomicU64::new(0),
             tunables: Mutex::new(Tunables::default()),
             watchers: Watchers::default(),
+            track_sizes: AtomicBool::new(false),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }

@@ -32,6 +32,7 @@ mod cachedump;
 pub mod detail;
 mod meta;
 mod retrieve;
+mod sizes;
 pub(crate) mod stats;
 mod stats_settings;
 mod storage;

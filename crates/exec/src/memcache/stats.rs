@@ -14,7 +14,7 @@ use proto_memcache::{
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{cachedump, detail, Ctx};
+use super::{cachedump, detail, sizes, Ctx};
 use crate::Totals;
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
@@ -35,6 +35,11 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         b"settings" | b"items" | b"slabs" | b"sizes" => {
             group(ctx, subcommand);
         }
+        // memcached sends these without an END.
+        b"sizes_enable" | b"sizes_disable" => {
+            group(ctx, subcommand);
+            return;
+        }
         // One line per connection needs the server's connection table; report none.
         b"conns" => {}
         b"detail" => return detail::execute(ctx, args),
@@ -52,8 +57,9 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
         b"settings" => super::stats_settings::compose(ctx),
         b"items" => items(ctx),
         b"slabs" => slabs(ctx),
-        // memcached with size tracking off, which is its default.
-        b"sizes" => compose_stat(b"sizes_status", b"disabled", ctx.out),
+        b"sizes" => sizes::histogram(ctx),
+        b"sizes_enable" => sizes::enable(ctx),
+        b"sizes_disable" => sizes::disable(ctx),
         _ => return false,
     }
     true
