@@ -452,3 +452,22 @@ def test_stats_sizes(fresh):
     fresh.rt(b"stats sizes\r\n", b"STAT 96 2\r\nSTAT 128 1\r\nEND\r\n")
     fresh.rt(b"stats sizes_disable\r\n", b"STAT sizes_status disabled\r\n")
     fresh.rt(b"stats sizes\r\n", b"STAT sizes_status disabled\r\nEND\r\n")
+
+
+def test_watch_behind_pipelined_replies_is_refused(fresh):
+    fresh.send(b"version\r\nwatch\r\n")
+    assert fresh.read_until(b"\r\n").startswith(b"VERSION ")
+    assert fresh.read_until(b"\r\n") == b"ERROR cannot pipeline other commands before watch\r\n"
+    fresh.rt(b"watch\r\n", b"OK\r\n")
+
+
+def test_watcher_is_not_idle(make_server):
+    # A watcher sends nothing after `watch`; the idle timeout does not close it.
+    server = make_server(idle_timeout=1)
+    with Conn(server.mc_port) as watcher:
+        watcher.rt(b"watch mutations\r\n", b"OK\r\n")
+        time.sleep(2.5)
+        with Conn(server.mc_port) as c:
+            c.rt(b"set w:idle 0 0 1\r\nx\r\n", b"STORED\r\n")
+        assert watch_lines(watcher, 1) == [
+            "type=item_store key=w%3Aidle status=stored cmd=set ttl=0 clsid=1 size=1"]

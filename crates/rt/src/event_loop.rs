@@ -162,7 +162,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
-                if conn.is_open() && self.now.duration_since(conn.last_input) > idle {
+                // A streaming connection (a log watcher) is not expected to send anything.
+                let streaming = conn.has(flag::STREAMING);
+                if conn.is_open() && !streaming && self.now.duration_since(conn.last_input) > idle {
                     self.close(key)?;
                 }
             }

@@ -27,6 +27,7 @@ const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
 
 const MEMCACHE_TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 const RESP_TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
+const WATCH_AFTER_PIPELINE: &[u8] = b"ERROR cannot pipeline other commands before watch\r\n";
 
 /// What every worker shares beyond `exec::Shared`.
 pub struct Limits {
@@ -284,6 +285,11 @@ impl Worker {
                     );
                     match flow {
                         Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        // memcached refuses a watch behind replies not yet sent.
+                        Flow::Watch(_) if out.len() > out_start => {
+                            out.extend_from_slice(WATCH_AFTER_PIPELINE);
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
                         Flow::Watch(kinds) => {
                             if self.start_watching(conn, kinds, out) {
                                 // Whatever followed `watch` is not read, as in memcached.
