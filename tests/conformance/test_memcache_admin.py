@@ -471,3 +471,11 @@ def test_watcher_is_not_idle(make_server):
             c.rt(b"set w:idle 0 0 1\r\nx\r\n", b"STORED\r\n")
         assert watch_lines(watcher, 1) == [
             "type=item_store key=w%3Aidle status=stored cmd=set ttl=0 clsid=1 size=1"]
+
+
+def test_idle_timeout_adds_idle_kicks(make_server, target):
+    server = make_server(idle_timeout=30)
+    with Conn(server.mc_port) as c:
+        names = [name for name, _ in stats(c)]
+    at = GENERAL.index("auth_errors") + 1
+    assert_memcached_names_first(names, GENERAL[:at] + ["idle_kicks"] + GENERAL[at:], target)

@@ -175,6 +175,7 @@ impl Shared {
     pub fn reset_totals(&self) {
         *self.baseline.lock() = self.raw_totals();
         self.prefix_stats.clear();
+        self.watchers.reset_counts();
     }
 
     fn raw_totals(&self) -> Totals {

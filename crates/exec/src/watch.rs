@@ -66,6 +66,8 @@ pub struct Watchers {
     kinds: AtomicU32,
     /// memcached's `gid`: one number per event logged.
     gid: AtomicU64,
+    /// `gid` at the last `stats reset`.
+    logged_at_reset: AtomicU64,
     table: Mutex<Vec<Option<Watcher>>>,
     /// Lines handed to watchers, and lines dropped for want of room (memcached's
     /// `log_watcher_sent` and `log_watcher_skipped`).
@@ -80,9 +82,16 @@ impl Watchers {
         self.kinds.load(Relaxed) & kind != 0
     }
 
-    /// Events logged since the start (memcached's `log_worker_written`).
+    /// Events logged since the last `stats reset` (memcached's `log_worker_written`).
     pub fn logged(&self) -> u64 {
-        self.gid.load(Relaxed)
+        self.gid.load(Relaxed).saturating_sub(self.logged_at_reset.load(Relaxed))
+    }
+
+    /// `stats reset`: the counters start again (the event numbers go on, as in memcached).
+    pub fn reset_counts(&self) {
+        self.logged_at_reset.store(self.gid.load(Relaxed), Relaxed);
+        self.sent.store(0, Relaxed);
+        self.skipped.store(0, Relaxed);
     }
 
     /// How many watchers there are (`log_watchers`).

@@ -9,7 +9,10 @@
 //!             +-- storage.rs   set add replace append prepend cas, delete, touch
 //!             +-- arith.rs     incr decr
 //!             +-- admin.rs     flush_all version verbosity quit
-//!             +-- stats.rs     stats [settings|items|slabs|sizes|reset|...]
+//!             +-- stats.rs     stats [items|slabs|reset|conns]; stats_settings.rs: settings
+//!             |                sizes.rs: sizes[_enable|_disable]; cachedump.rs; detail.rs
+//!             +-- tune.rs      slabs reassign|automove, lru ..., lru_crawler enable|...
+//!             +-- watch.rs     watch (the server streams, see `crate::watch`)
 //!             +-- meta/        mg ms md ma me mn
 //! ```
 //!
