@@ -73,6 +73,12 @@ counters! {
     cas_badval,
     touch_hits,
     touch_misses,
+    /// `me` requests (memcached's `cmd_meta`, which counts only those).
+    cmd_meta,
+    /// Writes refused because the item is over `-I`.
+    store_too_large,
+    /// Writes refused because memory is full and evictions are off (`-M`).
+    store_no_memory,
     /// Items stored by memcached storage commands (memcached's `total_items`: not incr,
     /// decr or touch, which memcached does in place).
     total_items,

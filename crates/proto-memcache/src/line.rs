@@ -196,13 +196,13 @@ pub(crate) fn parse_i64(token: &[u8]) -> Option<i64> {
 /// A number as memcached's `safe_strtol` reads it into an `int32_t` (exptimes, a block
 /// length): any decimal a C `long` holds is taken and only its low 32 bits kept, so
 /// `2147483648` reads as a negative number and `4294967297` as 1.
-pub(crate) fn parse_c_i32(token: &[u8]) -> Option<i64> {
+pub fn parse_c_i32(token: &[u8]) -> Option<i64> {
     parse_i64(token).map(|value| i64::from(value as i32))
 }
 
 /// A number as memcached's `safe_strtoul` reads it into a `uint32_t` (flags, a verbosity
 /// level): any unsigned decimal a C `unsigned long` holds, low 32 bits kept.
-pub(crate) fn parse_c_u32(token: &[u8]) -> Option<u32> {
+pub fn parse_c_u32(token: &[u8]) -> Option<u32> {
     parse_u64(token).map(|value| value as u32)
 }
 

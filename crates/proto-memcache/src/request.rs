@@ -9,7 +9,7 @@ use crate::{
     text::{
         self,
         request::{compose_retrieve, compose_store, push_noreply},
-        ArithOp, Retrieve, ShutdownMode, Store,
+        AdminCommand, ArithOp, Retrieve, ShutdownMode, Store,
     },
 };
 
@@ -41,6 +41,9 @@ pub enum Request<'a> {
     Shutdown { mode: ShutdownMode },
     /// `stats [args]*`; which arguments exist is the server's business.
     Stats { args: Words<'a> },
+    /// `slabs`, `lru`, `lru_crawler`, `watch` and their arguments: tuning and logging
+    /// commands whose arguments, like `stats`'s, are read by the server.
+    Admin { command: AdminCommand, args: Words<'a> },
     /// `mn`: reply `MN` (clients use it to mark the end of a pipeline of quiet commands).
     MetaNoop,
     /// `me <key> [b]`.
@@ -153,6 +156,14 @@ impl<'a> Request<'a> {
             Request::Quit => buf.extend_from_slice(b"quit\r\n"),
             Request::Stats { args } => {
                 buf.extend_from_slice(b"stats");
+                for arg in args.iter() {
+                    buf.push(b' ');
+                    buf.extend_from_slice(arg);
+                }
+                buf.extend_from_slice(b"\r\n");
+            }
+            Request::Admin { command, args } => {
+                buf.extend_from_slice(command.name());
                 for arg in args.iter() {
                     buf.push(b' ');
                     buf.extend_from_slice(arg);

@@ -61,6 +61,8 @@ pub(crate) mod flag {
     /// stop reading until it resumes. Until then a paused connection stays armed, so the
     /// common pause (one large reply, no request behind it) costs no cancel and re-arm.
     pub const INPUT_WAITING: u16 = 1 << 13;
+    /// The handler asked to stream (`After::Stream`): the loop lists it for ticks.
+    pub const STREAMING: u16 = 1 << 14;
 }
 
 /// The per-connection bounds a loop applies (from [`crate::LoopConfig`]; the pause threshold
@@ -322,6 +324,8 @@ pub(crate) struct Delivered {
     pub over_limit: bool,
     /// The handler asked to close after the flush (first time only).
     pub close_after_flush: bool,
+    /// The handler asked to stream (every time it says so).
+    pub stream: bool,
 }
 
 /// Offers `data` (bytes that just arrived, possibly empty to re-offer a backlog) to the
@@ -366,6 +370,7 @@ pub(crate) fn deliver<H: Handler>(
         }
         After::Yield => result.backlog = !conn.input.is_empty(),
         After::Continue => {}
+        After::Stream => result.stream = true,
     }
     result.has_output = !conn.out.is_empty();
     let pending = conn.pending_bytes();

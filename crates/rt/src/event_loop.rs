@@ -57,6 +57,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
+    /// Connections that stream ([`crate::After::Stream`]), offered output at each tick.
+    streaming: Vec<Key>,
     handler: H,
     config: &'a LoopConfig,
     /// Connections the handler still knows (zombies excluded).
@@ -81,6 +83,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         pool: OutPool::new(),
         dirty: DirtyList::new(),
         backlog: Vec::new(),
+        streaming: Vec::new(),
         handler,
         config,
         open: 0,
@@ -155,15 +158,39 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if self.handler.tick() == Control::Shutdown {
             return self.begin_shutdown();
         }
+        self.stream_all();
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
-                if conn.is_open() && self.now.duration_since(conn.last_input) > idle {
+                // A streaming connection (a log watcher) is not expected to send anything.
+                let streaming = conn.has(flag::STREAMING);
+                if conn.is_open() && !streaming && self.now.duration_since(conn.last_input) > idle {
                     self.close(key)?;
                 }
             }
         }
         self.driver.tick()
+    }
+
+    /// Lets each streaming connection below the pause threshold append output.
+    fn stream_all(&mut self) {
+        for i in 0..self.streaming.len() {
+            let key = self.streaming[i];
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if !conn.is_open() || conn.pending_bytes() >= self.bounds.pause_bytes {
+                continue;
+            }
+            let Conn { handler: Some(state), out, .. } = conn else { continue };
+            if out.capacity() == 0 {
+                *out = crate::buf::OutBuf::from(self.pool.take());
+            }
+            self.handler.stream(state, out.buf_mut());
+            if out.is_empty() {
+                self.pool.give(out.take_vec());
+            } else {
+                self.mark_dirty(key);
+            }
+        }
     }
 
     fn on_accepted(&mut self, tag: u32, fd: RawFd) -> io::Result<()> {
@@ -226,6 +253,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             return self.close(key);
         }
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        if d.stream && !conn.has(flag::STREAMING) {
+            conn.set(flag::STREAMING);
+            self.streaming.push(key);
+        }
         if d.backlog {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
@@ -317,6 +348,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// kernel is done ([`Self::settle`]).
     fn close(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if conn.has(flag::STREAMING) {
+            conn.clear(flag::STREAMING);
+            self.streaming.retain(|&k| k != key);
+        }
         if let Some(state) = conn.handler.take() {
             self.open -= 1;
             self.handler.close(state);

@@ -262,6 +262,10 @@ pub enum After {
     Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,
+    /// As `Continue`, and from now on the connection also streams: at every tick the loop
+    /// calls [`Handler::stream`] for it (memcached's `watch`: log lines that no request
+    /// asks for). Nothing is added while its unsent output is at the pause threshold.
+    Stream,
 }
 
 /// What [`Handler::tick`] wants.
@@ -295,6 +299,10 @@ pub trait Handler {
 
     /// Runs every [`LoopConfig::tick_interval`].
     fn tick(&mut self) -> Control;
+
+    /// A connection that asked to stream ([`After::Stream`]) may append output; runs after
+    /// each [`Handler::tick`], once per streaming connection.
+    fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) {}
 }
 
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error

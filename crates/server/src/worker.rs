@@ -27,6 +27,7 @@ const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
 
 const MEMCACHE_TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 const RESP_TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
+const WATCH_AFTER_PIPELINE: &[u8] = b"ERROR cannot pipeline other commands before watch\r\n";
 
 /// What every worker shares beyond `exec::Shared`.
 pub struct Limits {
@@ -119,6 +120,9 @@ pub struct MemcacheConn {
     swallow_bytes: usize,
     /// Set from the first byte the connection sends (memcached's negotiation).
     dialect: Dialect,
+    /// After memcached `watch`: the connection only streams log lines; its input is read
+    /// and dropped (so a close is noticed).
+    watcher: Option<exec::watch::WatcherId>,
 }
 
 impl MemcacheConn {
@@ -172,6 +176,9 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        if conn.watcher.is_some() {
+            return (input.len(), After::Continue);
+        }
         if conn.dialect == Dialect::Undecided {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
@@ -323,6 +330,18 @@ impl Worker {
                     );
                     match flow {
                         Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        // memcached refuses a watch behind replies not yet sent.
+                        Flow::Watch(_) if out.len() > out_start => {
+                            out.extend_from_slice(WATCH_AFTER_PIPELINE);
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
+                        Flow::Watch(kinds) => {
+                            if self.start_watching(conn, kinds, out) {
+                                // Whatever followed `watch` is not read, as in memcached.
+                                return (input.len(), After::Stream);
+                            }
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
                         Flow::Close => return (pos + used, After::CloseAfterFlush),
                         // Unfinished: its line stays unconsumed and runs again next turn,
                         // once the loop has sent (or paused on) this chunk.
@@ -351,6 +370,7 @@ impl Worker {
                     let session = &mut conn.session;
                     exec::memcache::refuse_too_large(
                         &self.shared,
+                        &self.counters,
                         session,
                         key,
                         base64_key,
@@ -426,6 +446,22 @@ impl Worker {
 }
 
 impl Worker {
+    /// Registers `conn` as a watcher and answers `OK`; false, with memcached's refusal, when
+    /// the table is full.
+    fn start_watching(&self, conn: &mut MemcacheConn, kinds: u32, out: &mut Vec<u8>) -> bool {
+        match self.shared.watchers.add(kinds) {
+            Ok(id) => {
+                conn.watcher = Some(id);
+                out.extend_from_slice(b"OK\r\n");
+                true
+            }
+            Err(exec::watch::TooMany) => {
+                out.extend_from_slice(b"WATCHER_TOO_MANY log watcher limit reached\r\n");
+                false
+            }
+        }
+    }
+
     /// After a burst of connections has closed, the memory their state and buffers used is
     /// free but still resident (freed by several threads into several malloc arenas); give
     /// it back.
@@ -466,6 +502,7 @@ impl rt::Handler for Worker {
                 session: Default::default(),
                 swallow_bytes: 0,
                 dialect: Dialect::Undecided,
+                watcher: None,
             })
         })
     }
@@ -491,11 +528,21 @@ impl rt::Handler for Worker {
 
     fn close(&mut self, conn: Conn) {
         tracing::debug!("connection closed");
-        if let Conn::Resp(session) = &conn {
-            session.disconnect(&self.shared);
+        match &conn {
+            Conn::Resp(session) => session.disconnect(&self.shared),
+            Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
+                self.shared.watchers.remove(*id);
+            }
+            Conn::Memcache(_) => {}
         }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
         counters::drop_by(&self.counters.curr_connections, 1);
+    }
+
+    fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
+        if let Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) = conn {
+            self.shared.watchers.drain(*id, out);
+        }
     }
 
     fn tick(&mut self) -> Control {

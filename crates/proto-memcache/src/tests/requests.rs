@@ -5,7 +5,7 @@ use super::{assert_split_points, client_error, error, parse};
 use crate::{
     error::*,
     meta::{Flag, MetaCommand, MetaFlags, SetMode},
-    text::{ArithOp, RetrieveKind, StoreCommand},
+    text::{AdminCommand, ArithOp, RetrieveKind, StoreCommand},
     ErrorReply, ParseError, Request, Words,
 };
 
@@ -70,6 +70,11 @@ fn text_commands() {
         (b"quit\r\n", Request::Quit),
         (b"stats\r\n", Request::Stats { args: Words::new(b"") }),
         (b"stats slabs  x\r\n", Request::Stats { args: Words::new(b"slabs x") }),
+        (
+            b"slabs automove 1\r\n",
+            Request::Admin { command: AdminCommand::Slabs, args: Words::new(b"automove 1") },
+        ),
+        (b"watch\r\n", Request::Admin { command: AdminCommand::Watch, args: Words::new(b"") }),
         (b"mn\r\n", Request::MetaNoop),
     ];
     for (wire, request) in table {

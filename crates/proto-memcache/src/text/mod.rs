@@ -121,6 +121,31 @@ pub enum ShutdownMode {
     Invalid,
 }
 
+/// A tuning or logging command whose arguments the server reads ([`crate::Request::Admin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AdminCommand {
+    /// `slabs reassign|automove ...`
+    Slabs,
+    /// `lru tune|mode|temp_ttl ...`
+    Lru,
+    /// `lru_crawler enable|disable|sleep|tocrawl|crawl|metadump ...`
+    LruCrawler,
+    /// `watch [fetchers|mutations|evictions|...]*`
+    Watch,
+}
+
+impl AdminCommand {
+    /// The command's name on the wire.
+    pub fn name(self) -> &'static [u8] {
+        match self {
+            AdminCommand::Slabs => b"slabs",
+            AdminCommand::Lru => b"lru",
+            AdminCommand::LruCrawler => b"lru_crawler",
+            AdminCommand::Watch => b"watch",
+        }
+    }
+}
+
 /// `incr` or `decr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArithOp {

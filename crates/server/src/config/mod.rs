@@ -64,6 +64,12 @@ pub struct Config {
     pub enable_sasl: bool,
     /// memcached `-Y`: text-protocol authentication from this file.
     pub auth_file: Option<String>,
+    /// `-X`
+    pub disable_dumping: bool,
+    /// `-W`
+    pub disable_watch: bool,
+    /// `-D`: the prefix delimiter, which also turns `stats detail` on from the start.
+    pub prefix_delimiter: Option<u8>,
     pub protocol: String,
     pub listen_backlog: u32,
     pub max_reqs_per_event: u32,
@@ -120,6 +126,9 @@ impl Default for Config {
             disable_flush_all: false,
             enable_sasl: false,
             auth_file: None,
+            disable_dumping: false,
+            disable_watch: false,
+            prefix_delimiter: None,
             protocol: "auto".into(),
             listen_backlog: 1024,
             max_reqs_per_event: 20,
@@ -268,6 +277,9 @@ fn resolve(options: Options) -> Result<Config, String> {
         disable_flush_all,
         enable_sasl,
         auth_file,
+        disable_dumping,
+        disable_watch,
+        prefix_delimiter,
         protocol,
         listen_backlog,
         max_reqs_per_event,
@@ -324,6 +336,13 @@ fn resolve(options: Options) -> Result<Config, String> {
         protocol: binding_protocol(protocol.map(|p| p.0), enable_sasl, auth_file.is_some())?,
         enable_sasl,
         auth_file,
+        disable_dumping,
+        disable_watch,
+        // memcached takes the first byte and refuses an empty value.
+        prefix_delimiter: match prefix_delimiter {
+            Some(text) => Some(*text.as_bytes().first().ok_or("-D: no delimiter specified")?),
+            None => None,
+        },
         listen_backlog: listen_backlog.map_or(default.listen_backlog, |b| b.0.min(65535) as u32),
         max_reqs_per_event: max_reqs_per_event
             .map_or(default.max_reqs_per_event, |r| r.0.min(1 << 20) as u32),
@@ -380,6 +399,9 @@ fn effective_options(config: &Config) -> Options {
             true => None,
             false => Some(Protocol(config.protocol.clone())),
         },
+        disable_dumping: config.disable_dumping,
+        disable_watch: config.disable_watch,
+        prefix_delimiter: config.prefix_delimiter.map(|b| char::from(b).to_string()),
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
         max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
         enable_shutdown: config.enable_shutdown,

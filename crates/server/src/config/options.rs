@@ -175,6 +175,24 @@ pub struct Options {
     #[arg(short = 'Y', long, value_name = "FILE", help_heading = MEMCACHED)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_file: Option<String>,
+    /// Refuse `stats cachedump` and `lru_crawler metadump`
+    #[arg(short = 'X', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_dumping: bool,
+
+    /// Refuse the `watch` command
+    #[arg(short = 'W', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_watch: bool,
+
+    /// Count gets, hits, sets and deletes per key prefix from the start (`stats detail`)
+    ///
+    /// A key's prefix is what comes before the first occurrence of this character; only the
+    /// first character of the value counts, as in memcached [default: off, `:` once turned
+    /// on by `stats detail on`].
+    #[arg(short = 'D', long, value_name = "CHAR", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_delimiter: Option<String>,
 
     /// Binding protocol: auto (by each connection's first byte), ascii or binary [default: auto]
     #[arg(short = 'B', long, value_name = "NAME", help_heading = MEMCACHED)]
@@ -313,6 +331,9 @@ impl Options {
             disable_flush_all: cli.disable_flush_all || self.disable_flush_all,
             enable_sasl: cli.enable_sasl || self.enable_sasl,
             auth_file: cli.auth_file.or(self.auth_file),
+            disable_dumping: cli.disable_dumping || self.disable_dumping,
+            disable_watch: cli.disable_watch || self.disable_watch,
+            prefix_delimiter: cli.prefix_delimiter.or(self.prefix_delimiter),
             protocol: cli.protocol.or(self.protocol),
             listen_backlog: cli.listen_backlog.or(self.listen_backlog),
             max_reqs_per_event: cli.max_reqs_per_event.or(self.max_reqs_per_event),
