@@ -229,15 +229,6 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.driver.set_reading(key, conn, want)
     }
 
-    /// Counts the connection's input tail in the loop's input budget.
-    #[inline]
-    fn account_input(&mut self, key: Key) {
-        if let Some(conn) = self.conns.get_mut(key) {
-            self.inputs.account(key, &mut conn.input_counted, conn.input.len());
-        }
-        self.tighten_reads();
-    }
-
     /// Small reads while the input budget is over, whole ones otherwise.
     #[inline]
     fn tighten_reads(&mut self) {
@@ -282,16 +273,26 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if d.over_limit {
             return self.close(key);
         }
-        self.account_input(key);
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        // Most requests arrive whole: no tail before or after, nothing to count.
+        let tail_changed = conn.input.len() != conn.input_counted;
+        if tail_changed {
+            self.inputs.account(key, &mut conn.input_counted, conn.input.len());
+        }
         if d.backlog {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
         if d.has_output || conn.finishing() {
             self.mark_dirty(key);
         }
+        if tail_changed {
+            self.tighten_reads();
+        }
         self.sync_reading(key)?;
-        self.release_held()
+        if tail_changed {
+            self.release_held()?;
+        }
+        Ok(())
     }
 
     /// Offers each yielded connection's input again (one handler call each).
