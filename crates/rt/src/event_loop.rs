@@ -221,11 +221,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     #[inline]
     fn sync_reading(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        let mut want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
-        if want && self.inputs.holds(key, conn.input.len(), !conn.has(flag::INPUT_HELD)) {
-            conn.set(flag::INPUT_HELD);
-            want = false;
-        }
+        let want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
         self.driver.set_reading(key, conn, want)
     }
 
@@ -274,10 +270,15 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             return self.close(key);
         }
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
-        // Most requests arrive whole: no tail before or after, nothing to count.
+        // Most requests arrive whole: no tail before or after, nothing to count. A tail grows
+        // only here, so this is where the input budget holds a connection (`INPUT_HELD` then
+        // keeps `sync_reading` from reading it, at no cost to the others).
         let tail_changed = conn.input.len() != conn.input_counted;
         if tail_changed {
             self.inputs.account(key, &mut conn.input_counted, conn.input.len());
+            if !conn.has(flag::INPUT_HELD) {
+                hold_if_over(&mut self.inputs, key, conn);
+            }
         }
         if d.backlog {
             conn.enqueue_backlog(key, &mut self.backlog);
@@ -451,6 +452,14 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         for key in self.conns.keys() {
             let _ = self.close(key);
         }
+    }
+}
+
+/// Holds `conn` (not held yet) if the input budget says so.
+#[cold]
+fn hold_if_over<C>(inputs: &mut InputBudget, key: Key, conn: &mut Conn<C>) {
+    if inputs.holds(key, conn.input.len()) {
+        conn.set(flag::INPUT_HELD);
     }
 }
 

@@ -60,10 +60,10 @@ impl InputBudget {
         *counted = now;
     }
 
-    /// Whether connection `key`, with a tail of `tail` bytes, must stop reading now; the
-    /// first such connection while nobody leads becomes the leader instead. `newly` is
-    /// false when the caller already holds it (it is queued once).
-    pub(crate) fn holds(&mut self, key: Key, tail: usize, newly: bool) -> bool {
+    /// Whether connection `key`, not held yet, with a tail of `tail` bytes, must stop
+    /// reading now (it is queued then); the first such connection while nobody leads becomes
+    /// the leader instead.
+    pub(crate) fn holds(&mut self, key: Key, tail: usize) -> bool {
         if tail <= INPUT_SOLO_BYTES || self.used_bytes <= self.limit_bytes {
             return false;
         }
@@ -74,9 +74,7 @@ impl InputBudget {
                 false
             }
             Some(_) => {
-                if newly {
-                    self.held.push_back(key);
-                }
+                self.held.push_back(key);
                 true
             }
         }
@@ -149,10 +147,10 @@ mod tests {
             budget.account(key(i), &mut counted[i as usize], big);
         }
         assert_eq!(budget.used_bytes(), 3 * big);
-        assert!(!budget.holds(key(0), big, true), "the first over the limit leads");
-        assert!(budget.holds(key(1), big, true));
-        assert!(budget.holds(key(2), big, true));
-        assert!(!budget.holds(key(0), big + 1, false));
+        assert!(!budget.holds(key(0), big), "the first over the limit leads");
+        assert!(budget.holds(key(1), big));
+        assert!(budget.holds(key(2), big));
+        assert!(!budget.holds(key(0), big + 1));
         assert_eq!(budget.next_release(), None, "the leader is still busy");
         // The leader's request completes: the oldest held connection leads next.
         budget.account(key(0), &mut counted[0], 0);
@@ -162,7 +160,7 @@ mod tests {
         budget.account(key(1), &mut counted[1], 0);
         assert_eq!(budget.next_release(), Some(key(2)));
         assert_eq!(budget.next_release(), None);
-        assert!(!budget.holds(key(2), big, true));
+        assert!(!budget.holds(key(2), big));
     }
 
     #[test]
@@ -171,15 +169,16 @@ mod tests {
         let (mut c0, mut c1) = (0, 0);
         budget.account(key(0), &mut c0, 50_000);
         budget.account(key(1), &mut c1, 50_000);
-        assert!(!budget.holds(key(0), 50_000, true));
-        assert!(budget.holds(key(1), 50_000, true));
+        assert!(!budget.holds(key(0), 50_000));
+        assert!(budget.holds(key(1), 50_000));
         budget.account(key(0), &mut c0, 60_000);
         assert_eq!(budget.take_stalled_leader(), None, "it progressed");
         assert_eq!(budget.take_stalled_leader(), Some(key(0)));
         assert_eq!(budget.next_release(), Some(key(1)));
         budget.requeue(key(0));
-        assert!(budget.holds(key(0), 60_000, false));
         assert_eq!(budget.take_stalled_leader(), None, "a fresh leader gets a tick");
+        budget.account(key(1), &mut c1, 0);
+        assert_eq!(budget.next_release(), Some(key(0)), "the stalled one leads again");
     }
 
     #[test]
@@ -187,7 +186,7 @@ mod tests {
         let mut budget = InputBudget::new(0);
         let mut counted = 0;
         budget.account(key(0), &mut counted, INPUT_SOLO_BYTES);
-        assert!(!budget.holds(key(0), INPUT_SOLO_BYTES, true));
+        assert!(!budget.holds(key(0), INPUT_SOLO_BYTES));
         budget.forget(key(0));
         assert_eq!(budget.next_release(), None);
     }
