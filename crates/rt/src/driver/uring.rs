@@ -502,8 +502,9 @@ impl Uring {
         // A multishot receive drains the socket into as many buffers as it gets before the
         // loop sees any of them, so a connection about to be held by the input budget could
         // bring in the ring's worth (measured: 15 MiB of tails over 110 held connections).
-        // While the budget is over, one buffer per receive.
-        let entry = if self.one_shot {
+        // While the budget is over, or while a request is partly received, one buffer per
+        // receive.
+        let entry = if self.one_shot || !conn.input.is_empty() {
             opcode::Recv::new(Fd(conn.fd), std::ptr::null_mut(), self.bufs.buf_bytes())
                 .buf_group(BUF_GROUP)
                 .build()
