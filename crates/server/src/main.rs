@@ -306,8 +306,31 @@ fn loop_config(
         output_pause_bytes: config.output_pause_bytes(),
         output_limit_bytes: (config.output_limit_mib as usize) << 20,
         buffers: Arc::clone(buffers),
+        recv_buffers: recv_buffers_per_loop(config.threads),
+        input_budget_bytes: (INPUT_TAILS_TOTAL_BYTES / config.threads.max(1)).max(64 * 1024),
+        recv_buffer_bytes: RECV_BUFFER_BYTES as u32,
         ..Default::default()
     }
+}
+
+/// io_uring receive buffers: every buffer of a loop's ring becomes resident as the kernel
+/// cycles through them, so their total is part of the process's fixed overhead. All loops
+/// together get about this much (each at least `RECV_BUFFERS_MIN` buffers); with 2 loops,
+/// 64 buffers of 8 KiB each (the default before: 128 of 16 KiB, 2 MiB per loop).
+const RECV_RING_TOTAL_BYTES: usize = 1 << 20;
+/// Partly received requests (a large value arriving) of all connections together: past
+/// this, each loop lets one at a time read on (rt's input budget). With the rings, this is
+/// the fixed overhead the process keeps above -m for connection input.
+const INPUT_TAILS_TOTAL_BYTES: usize = 1 << 20;
+const RECV_BUFFER_BYTES: usize = 8 * 1024;
+const RECV_BUFFERS_MIN: usize = 16;
+const RECV_BUFFERS_MAX: usize = 64;
+
+fn recv_buffers_per_loop(threads: usize) -> u16 {
+    let fair = RECV_RING_TOTAL_BYTES / threads.max(1) / RECV_BUFFER_BYTES;
+    // A power of two, as the ring requires: the largest not above the fair share.
+    let pow2 = if fair == 0 { 1 } else { 1 << fair.ilog2() };
+    pow2.clamp(RECV_BUFFERS_MIN, RECV_BUFFERS_MAX) as u16
 }
 
 /// One listener per worker, address and port. With port 0 the first bind picks the port
