@@ -359,18 +359,19 @@ impl Index {
     }
 
     /// Counts an access: raises the entry's frequency unless it is at the maximum. A lost
-    /// race only loses one count, so there is no retry.
-    pub(crate) fn touch_freq(found: &Found<'_>) {
+    /// race only loses one count, so there is no retry. Returns the new count if this read
+    /// raised it: one reader per step.
+    pub(crate) fn touch_freq(found: &Found<'_>) -> Option<u8> {
         let freq = found.value.freq();
-        if freq < FREQ_MAX {
-            let bumped = found.value.with_freq(freq + 1);
-            let _ = found.slot.compare_exchange(
-                found.value.0,
-                bumped.0,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+        if freq >= FREQ_MAX {
+            return None;
         }
+        let bumped = found.value.with_freq(freq + 1);
+        found
+            .slot
+            .compare_exchange(found.value.0, bumped.0, Ordering::Relaxed, Ordering::Relaxed)
+            .ok()
+            .map(|_| freq + 1)
     }
 
     /// The number of buckets a sub-table should grow to, if `when` says it should and it is

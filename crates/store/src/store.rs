@@ -28,7 +28,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
 
 use crate::{
-    bytes::Segments,
+    bytes::{Segments, Stamp},
     index::{self, HashParts, Index, Table, LARGE_SEGMENT},
     item::Header,
     segment::{Ctl, Recycled, NONE, TTL_CLASSES},
@@ -156,6 +156,7 @@ impl From<StoreError> for OpError {
 
 /// An item as read from memory.
 struct Resolved<'a> {
+    stamp: &'a Stamp,
     bytes: &'a [u8],
     header: Header,
     header_len: usize,
@@ -176,8 +177,9 @@ impl<'a> Resolved<'a> {
     fn data_len(&self) -> i64 {
         (self.header.key_len + self.header.value_len) as i64
     }
-    fn view(&self, freq: u8) -> Item<'a> {
+    fn view(&self, freq: u8, now_ms: u64) -> Item<'a> {
         Item {
+            accessed_at_secs: stamp_to_secs(self.stamp.load(), now_ms),
             key: self.key(),
             value: self.value(),
             flags: self.header.client_flags,
@@ -213,6 +215,8 @@ struct NewItem<'v> {
     meta: MetaState,
     /// String for every new value; a rewrite of the same value keeps its kind.
     kind: ValueKind,
+    /// The access stamp it keeps (a touch that is not a second access); `None`: now.
+    stamp: Option<u16>,
 }
 
 impl NewItem<'_> {
@@ -266,10 +270,13 @@ impl Reader<'_> {
         if !item.visible(self.now_ms, self.flush_gen) {
             return None;
         }
-        if access == Access::Count {
-            Index::touch_freq(&found);
+        // The view holds the access time from before this read, as memcached's meta flags do.
+        let view = item.view(found.value.freq(), self.now_ms);
+        if access == Access::Count && Index::touch_freq(&found) == Some(2) {
+            // The second access: memcached's bump of `it->time` (ITEM_FETCHED -> ACTIVE).
+            item.stamp.store(secs_stamp(self.now_ms));
         }
-        Some(item.view(found.value.freq()))
+        Some(view)
     }
 }
 
@@ -352,6 +359,18 @@ fn shard() -> usize {
         static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed);
     }
     SHARD.with(|s| *s)
+}
+
+/// The access stamp of time `now_ms`: Unix seconds modulo 2^16.
+fn secs_stamp(now_ms: u64) -> u16 {
+    (now_ms / 1000) as u16
+}
+
+/// The Unix second of an access stamp, taken as the latest one at or before `now_ms`
+/// (exact for accesses less than 2^16 s, about 18 hours, ago).
+fn stamp_to_secs(stamp: u16, now_ms: u64) -> u64 {
+    let now_secs = now_ms / 1000;
+    now_secs.saturating_sub(u64::from(secs_stamp(now_ms).wrapping_sub(stamp)))
 }
 
 fn stripe_of(hash: HashParts) -> usize {

@@ -84,12 +84,21 @@ impl Store {
                     let (flags, expiry) = (r.header.client_flags, r.header.expiry);
                     let kind = r.header.kind;
                     s.check_size(key, r.value().len() + value.len())?;
-                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta, kind }
+                    NewItem {
+                        value: &parts,
+                        flags,
+                        expiry,
+                        cas: options.cas,
+                        meta,
+                        kind,
+                        stamp: None,
+                    }
                 }
                 _ => {
                     parts = [value, &[]];
                     let kind = ValueKind::String;
-                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta, kind }
+                    let cas = options.cas;
+                    NewItem { value: &parts[..1], flags, expiry, cas, meta, kind, stamp: None }
                 }
             };
             let cas = s.put(ctx, existing, &item)?;
@@ -148,7 +157,8 @@ impl Store {
         self.locked_op(key, |s, ctx| {
             let current = s.current(ctx, ctx.guard);
             let existing = current.as_ref().map(|(f, r)| (f, r));
-            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq())));
+            let now_ms = ctx.now_ms;
+            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq(), now_ms)));
             let parts: [&[u8]; 1];
             let item = match &change {
                 Change::Keep => return Ok((None, out)),
@@ -162,18 +172,22 @@ impl Store {
                     parts = [value];
                     let (flags, expiry) = (*flags, *expiry);
                     let (meta, kind) = (MetaState::default(), ValueKind::String);
-                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind }
+                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind, stamp: None }
                 }
                 Change::WriteWith { value, flags, expiry, cas, meta } => {
                     parts = [value];
                     let (flags, expiry, cas, meta) = (*flags, *expiry, *cas, *meta);
-                    NewItem { value: &parts, flags, expiry, cas, meta, kind: ValueKind::String }
+                    let kind = ValueKind::String;
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp: None }
                 }
                 Change::Rewrite { expiry, meta, cas } => {
-                    let Some((_, r)) = existing else { return Ok((None, out)) };
+                    let Some((found, r)) = existing else { return Ok((None, out)) };
                     parts = [r.value()];
                     let (flags, kind) = (r.header.client_flags, r.header.kind);
-                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta, kind }
+                    // A touch is a read: it moves the access time only as a second read.
+                    let stamp = (found.value.freq() != 1).then(|| r.stamp.load());
+                    let (expiry, cas, meta) = (*expiry, *cas, *meta);
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp }
                 }
             };
             s.check_size(key, item.value_len())?;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::ManualClock;
+use crate::{Clock, ManualClock};
 
 fn tiny_config() -> Config {
     Config {
@@ -98,6 +98,7 @@ fn value_kind_round_trips_through_the_store() {
                     cas: None,
                     meta: MetaState::default(),
                     kind,
+                    stamp: None,
                 };
                 s.put(ctx, existing, &item)
             })
@@ -224,4 +225,42 @@ fn index_grows_under_memory_pressure() {
     }
     let stats = store.stats();
     assert!(stats.memory_used_bytes <= stats.memory_limit_bytes, "{stats:?}");
+}
+
+// The access time is the write, then the second read (memcached's `it->time` bump); a
+// read reports the time from before itself; a peek never moves it; a touch moves it only
+// as a second read; large items keep one too; an 18-hour-old stamp still reads exactly.
+#[test]
+fn access_time_follows_memcached() {
+    let t0_ms = 1_700_000_000_500;
+    let clock = Arc::new(ManualClock::new(t0_ms));
+    let config = Config { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..tiny_config() };
+    let store = Store::new(config).expect("valid config");
+    let t0 = t0_ms / 1000;
+    let at = |key: &[u8]| store.reader().peek(key).map(|it| it.accessed_at_secs());
+    let read = |key: &[u8]| store.reader().get(key).map(|it| it.accessed_at_secs());
+    for (key, len) in [(&b"small"[..], 10), (&b"large"[..], 20_000)] {
+        clock.set_ms(t0_ms);
+        store.store(key, &vec![b'v'; len], 0, Expiry::Never, Mode::Set).unwrap();
+        clock.advance_ms(3000);
+        assert_eq!(at(key), Some(t0), "{key:?}: a peek is no access");
+        assert_eq!(read(key), Some(t0), "first read: FETCHED only");
+        assert_eq!(read(key), Some(t0), "second read reports the time before it");
+        assert_eq!(at(key), Some(t0 + 3), "second read moved it");
+        clock.advance_ms(2000);
+        assert_eq!(read(key), Some(t0 + 3), "later reads do not");
+        assert_eq!(at(key), Some(t0 + 3));
+    }
+    // A touch is a read: moved only when it is the second one.
+    clock.set_ms(t0_ms);
+    store.store(b"t", b"v", 0, Expiry::Never, Mode::Set).unwrap();
+    clock.advance_ms(4000);
+    store.touch(b"t", Expiry::Never).unwrap();
+    assert_eq!(at(b"t"), Some(t0), "a first touch keeps it");
+    clock.advance_ms(1000);
+    store.touch(b"t", Expiry::Never).unwrap();
+    assert_eq!(at(b"t"), Some(t0 + 5), "a second touch moves it");
+    // Stamps are Unix seconds modulo 2^16: exact within that window.
+    clock.advance_ms(65_535 * 1000);
+    assert_eq!(at(b"t"), Some(t0 + 5));
 }
