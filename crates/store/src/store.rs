@@ -38,6 +38,7 @@ use crate::{
 mod core;
 mod evict;
 mod growth;
+mod limit;
 mod ops;
 mod reclaim;
 mod write;

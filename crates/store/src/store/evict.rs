@@ -90,7 +90,7 @@ impl Store {
         !ctl.free_resident.is_empty()
             || (!ctl.free_unbacked.is_empty()
                 && self.recycled.used_bytes.load(Ordering::Acquire) + self.seg_size
-                    <= self.recycled.limit_bytes)
+                    <= self.recycled.limit())
     }
 
     /// Moves free memory into `room` until it covers `need`; true when it does.

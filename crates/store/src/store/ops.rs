@@ -244,6 +244,12 @@ impl Store {
     /// others are written and the index grows (the cursor is a hash position, and bucket
     /// order is hash order at every table size).
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8])) -> u64 {
+        self.scan_items(cursor, count, |item| f(item.key()))
+    }
+
+    /// [`Store::scan`] handing over each visible item (as a peek: no access is counted).
+    /// Lock-free: a step reads a few index blocks under one epoch pin.
+    pub fn scan_items(&self, cursor: u64, count: usize, mut f: impl FnMut(Item<'_>)) -> u64 {
         let reader = self.reader();
         let mut sub = (cursor >> 33) as usize;
         let mut pos = cursor & ((1 << 33) - 1);
@@ -253,7 +259,7 @@ impl Store {
             let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, |slot| {
                 let r = self.resolve(slot.location(), &reader.guard);
                 if r.visible(reader.now_ms, reader.flush_gen) {
-                    f(r.key());
+                    f(r.view(slot.freq(), reader.now_ms));
                 }
             });
             buckets_read += read;
@@ -317,7 +323,7 @@ impl Store {
         stats.index_bytes = index_bytes as u64;
         stats.index_slots = index_slots as u64;
         stats.memory_used_bytes = self.memory_used_bytes() as u64;
-        stats.memory_limit_bytes = self.config.memory_bytes as u64;
+        stats.memory_limit_bytes = self.recycled.limit() as u64;
         let ctl = self.ctl.lock();
         let free = ctl.free_resident.len()
             + ctl.free_unbacked.len()

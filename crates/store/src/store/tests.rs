@@ -264,3 +264,32 @@ fn access_time_follows_memcached() {
     clock.advance_ms(65_535 * 1000);
     assert_eq!(at(b"t"), Some(t0 + 5));
 }
+
+// A lower limit evicts down to it at once and holds for later writes; raising it back
+// lets the store fill again; above the built size or below the index's need is refused.
+#[test]
+fn memory_limit_shrinks_and_grows() {
+    let store = tiny_store();
+    let fill = |from: usize| {
+        for i in from..from + 2000 {
+            let key = format!("key{i}");
+            store.store(key.as_bytes(), &[7u8; 400], 0, Expiry::Never, Mode::Set).expect("set");
+        }
+    };
+    fill(0);
+    let full = store.stats();
+    let limit = 12 * 64 * 1024;
+    store.set_memory_limit(limit).expect("shrink");
+    let shrunk = store.stats();
+    assert_eq!(shrunk.memory_limit_bytes, limit as u64);
+    assert!(shrunk.memory_used_bytes <= limit as u64, "{shrunk:?}");
+    assert!(shrunk.items < full.items && shrunk.evictions > full.evictions, "{shrunk:?}");
+    fill(2000);
+    let after = store.stats();
+    assert!(after.memory_used_bytes <= limit as u64, "{after:?}");
+    assert!(store.set_memory_limit(tiny_config().memory_bytes + 1).is_err());
+    assert!(store.set_memory_limit(64 * 1024).is_err());
+    store.set_memory_limit(tiny_config().memory_bytes).expect("grow back");
+    fill(4000);
+    assert!(store.stats().items > after.items, "the room is used again");
+}
