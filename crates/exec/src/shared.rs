@@ -106,6 +106,8 @@ pub struct Shared {
     /// Bytes all connections' input and output buffers hold, as the server last counted
     /// them (a gauge it refreshes every tick); reported beside the store's memory.
     pub conn_buffer_bytes: AtomicU64,
+    /// `lru_crawler`'s switch and the claim of the one metadump that may run.
+    pub crawler: crate::memcache::crawler::Crawler,
 }
 
 impl Shared {
@@ -124,6 +126,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),
             conn_buffer_bytes: AtomicU64::new(0),
+            crawler: Default::default(),
             settings,
         }
     }

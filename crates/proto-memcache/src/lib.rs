@@ -25,8 +25,8 @@
 //!
 //! Non-goals: sockets, threads, the store, command semantics (what `ms` with `MA` and `N`
 //! does is the `exec` layer's business), SASL and `-Y` authentication,
-//! admin commands beyond `stats`, `version`, `verbosity`, `flush_all` and `quit` (`slabs`,
-//! `lru_crawler`, `watch`, ... get `ERROR`).
+//! admin commands beyond `stats`, `version`, `verbosity`, `flush_all`, `quit`, `lru_crawler`
+//! and `cache_memlimit` (`slabs`, `watch`, ... get `ERROR`).
 //!
 //! ```
 //! use proto_memcache::{parse_request, text::response::compose_status, Limits, Request};

@@ -41,6 +41,10 @@ pub enum Request<'a> {
     Shutdown { mode: ShutdownMode },
     /// `stats [args]*`; which arguments exist is the server's business.
     Stats { args: Words<'a> },
+    /// `lru_crawler <args>*`: `crawl`, `metadump`, ...; checked by the server.
+    LruCrawler { args: Words<'a> },
+    /// `cache_memlimit <megabytes> [noreply]`; checked by the server.
+    CacheMemlimit { args: Words<'a> },
     /// `mn`: reply `MN` (clients use it to mark the end of a pipeline of quiet commands).
     MetaNoop,
     /// `me <key> [b]`.
@@ -151,14 +155,9 @@ impl<'a> Request<'a> {
                 ShutdownMode::Invalid => b"shutdown invalid\r\n",
             }),
             Request::Quit => buf.extend_from_slice(b"quit\r\n"),
-            Request::Stats { args } => {
-                buf.extend_from_slice(b"stats");
-                for arg in args.iter() {
-                    buf.push(b' ');
-                    buf.extend_from_slice(arg);
-                }
-                buf.extend_from_slice(b"\r\n");
-            }
+            Request::Stats { args } => compose_words(b"stats", args, buf),
+            Request::LruCrawler { args } => compose_words(b"lru_crawler", args, buf),
+            Request::CacheMemlimit { args } => compose_words(b"cache_memlimit", args, buf),
             Request::MetaNoop => meta::compose_meta(MetaCommand::Noop, b"", [], b"", buf),
             Request::MetaDebug(debug) => {
                 let flags = debug.base64_key.then_some(meta::Flag::Base64Key);
@@ -205,4 +204,14 @@ impl<'a> Request<'a> {
             _ => None,
         }
     }
+}
+
+/// A command line of a command name and its words.
+fn compose_words(command: &[u8], args: &Words<'_>, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(command);
+    for arg in args.iter() {
+        buf.push(b' ');
+        buf.extend_from_slice(arg);
+    }
+    buf.extend_from_slice(b"\r\n");
 }

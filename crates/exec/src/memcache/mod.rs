@@ -10,6 +10,7 @@
 //!             +-- arith.rs     incr decr
 //!             +-- admin.rs     flush_all version verbosity quit
 //!             +-- stats.rs     stats [settings|items|slabs|sizes|reset|...]
+//!             +-- crawler.rs   lru_crawler metadump|crawl|..., cache_memlimit
 //!             +-- meta/        mg ms md ma me mn
 //! ```
 //!
@@ -22,12 +23,12 @@
 //! is a Unix time ([`expiry`]); the store's clock is the only clock.
 //!
 //! Deliberate differences from memcached are listed where they are made; the larger ones:
-//! `l` (last access) is always 0 and `h` survives overwrites (the store keeps no access time
-//! and keeps an overwritten key's access count), and `stats items`/`stats slabs` describe
-//! the whole store as one slab class.
+//! `h` survives overwrites (the store keeps an overwritten key's access count), and
+//! `stats items`/`stats slabs` describe the whole store as one slab class.
 
 pub(crate) mod admin;
 mod arith;
+pub(crate) mod crawler;
 mod meta;
 mod retrieve;
 pub(crate) mod stats;
@@ -64,6 +65,8 @@ pub struct Session {
     resume_at: usize,
     /// Reply bytes after which a multiget stops and returns [`Flow::Again`] (0: no bound).
     reply_chunk_bytes: usize,
+    /// The `lru_crawler metadump` being streamed, if one is unfinished.
+    dump: Option<crawler::Dump>,
 }
 
 impl Session {
@@ -154,7 +157,7 @@ pub fn execute(
     out: &mut Vec<u8>,
 ) -> Flow {
     // A multiget resumed after a chunk is still the one command.
-    if session.resume_at == 0 {
+    if session.resume_at == 0 && session.dump.is_none() {
         bump(&counters.total_commands, 1);
     }
     let mut ctx = Ctx { shared, counters, out };
@@ -176,6 +179,8 @@ pub fn execute(
         Request::Quit => return Flow::Close,
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
+        Request::LruCrawler { args } => return crawler::lru_crawler(&mut ctx, session, args),
+        Request::CacheMemlimit { args } => crawler::cache_memlimit(&mut ctx, args),
         Request::MetaNoop => meta::noop(&mut ctx),
         Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
@@ -201,6 +206,11 @@ pub fn expiry(exptime: i64, now_ms: u64) -> Expiry {
         }
         _ => Expiry::AtMs(exptime.unsigned_abs().saturating_mul(1000)),
     }
+}
+
+/// Seconds since the item's last access at `now_ms` (meta `l`, `me`'s `la`).
+pub(crate) fn last_access_secs(item: &store::Item<'_>, now_ms: u64) -> u64 {
+    (now_ms / 1000).saturating_sub(item.accessed_at_secs())
 }
 
 /// Seconds left before `expiry` at `now_ms`, rounded up (a TTL set a moment ago reads back

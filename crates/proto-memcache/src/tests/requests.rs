@@ -70,6 +70,12 @@ fn text_commands() {
         (b"quit\r\n", Request::Quit),
         (b"stats\r\n", Request::Stats { args: Words::new(b"") }),
         (b"stats slabs  x\r\n", Request::Stats { args: Words::new(b"slabs x") }),
+        (
+            b"lru_crawler metadump all\r\n",
+            Request::LruCrawler { args: Words::new(b"metadump all") },
+        ),
+        (b"lru_crawler\r\n", Request::LruCrawler { args: Words::new(b"") }),
+        (b"cache_memlimit 64\r\n", Request::CacheMemlimit { args: Words::new(b"64") }),
         (b"mn\r\n", Request::MetaNoop),
     ];
     for (wire, request) in table {

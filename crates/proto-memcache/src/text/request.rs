@@ -85,6 +85,12 @@ pub(crate) fn parse<'a>(
         // `shutdown [graceful]`; whether it is allowed (-A) is the server's business.
         b"shutdown" => done(Request::Shutdown { mode: shutdown_mode(&tokens) }),
         b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
+        b"lru_crawler" => {
+            done(Request::LruCrawler { args: Words::new(rest_after(line.content, 1)) })
+        }
+        b"cache_memlimit" => {
+            done(Request::CacheMemlimit { args: Words::new(rest_after(line.content, 1)) })
+        }
         _ => Err(unknown(&line, &tokens)),
     }
 }
