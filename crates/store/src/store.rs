@@ -172,8 +172,12 @@ impl<'a> Resolved<'a> {
     fn value(&self) -> &'a [u8] {
         &self.bytes[self.header_len + self.header.key_len..]
     }
-    fn visible(&self, now_ms: u64, flush_gen: u32) -> bool {
-        self.flush_gen == flush_gen && !self.header.expiry.is_expired(now_ms)
+    /// Neither expired nor flushed: by generation, or (`through_secs`, 0 for none) as last
+    /// accessed at or before that Unix second.
+    fn visible(&self, now_ms: u64, flush_gen: u32, through_secs: u64) -> bool {
+        self.flush_gen == flush_gen
+            && !self.header.expiry.is_expired(now_ms)
+            && (through_secs == 0 || stamp_to_secs(self.stamp.load(), now_ms) > through_secs)
     }
     fn data_len(&self) -> i64 {
         (self.header.key_len + self.header.value_len) as i64
@@ -200,6 +204,8 @@ struct Ctx<'a> {
     guard: &'a Guard,
     now_ms: u64,
     flush_gen: u32,
+    /// Items last accessed at or before this Unix second are flushed (0: none).
+    flushed_through_secs: u64,
     stats: &'a mut StripeStats,
     /// Memory claimed for this write by earlier attempts.
     room: &'a mut Room,
@@ -243,6 +249,9 @@ pub struct Store {
     seq: AtomicU64,
     flush_gen: AtomicU32,
     flush_at_ms: AtomicU64,
+    /// memcached's `flush_all <past time>` with `-C`: items last accessed at or before this
+    /// Unix second are flushed (0: none).
+    flushed_through_secs: AtomicU64,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -252,6 +261,7 @@ pub struct Reader<'s> {
     guard: Guard,
     now_ms: u64,
     flush_gen: u32,
+    flushed_through_secs: u64,
 }
 
 impl Reader<'_> {
@@ -268,7 +278,7 @@ impl Reader<'_> {
     fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
         let hash = HashParts::of(key);
         let (found, item) = self.store.find_item(key, hash, &self.guard)?;
-        if !item.visible(self.now_ms, self.flush_gen) {
+        if !item.visible(self.now_ms, self.flush_gen, self.flushed_through_secs) {
             return None;
         }
         // The view holds the access time from before this read, as memcached's meta flags do.
@@ -320,6 +330,7 @@ impl Store {
             seq: AtomicU64::new(1),
             flush_gen: AtomicU32::new(0),
             flush_at_ms: AtomicU64::new(u64::MAX),
+            flushed_through_secs: AtomicU64::new(0),
             seg_size,
             seg_count,
             large_min,

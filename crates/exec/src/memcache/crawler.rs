@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   lru_crawler metadump all|hash|<class>[,<class>]*   a line per live item, then END
-//!   lru_crawler crawl all|hash|<class>[,<class>]*      reclaims expired memory; OK
+//!   lru_crawler crawl all|<class>[,<class>]*           reclaims expired memory; OK
 //!   lru_crawler enable|disable|tocrawl <n>|sleep <us>  OK
 //!   cache_memlimit <megabytes> [noreply]               OK; evicts down to a lower limit
 //! ```
@@ -11,18 +11,18 @@
 //! A metadump walks the store with [`store::Store::scan_items`] (lock-free, a few index
 //! blocks at a time) and streams: a call stops once it has produced the session's reply
 //! chunk and returns [`Flow::Again`] with the scan cursor in the session, as a multiget
-//! does, so a dump of millions of items never holds more than a chunk. As in memcached,
-//! one dump runs at a time (`BUSY` for the others); a dump holds that claim as a lease
-//! renewed by every chunk, so a client that vanishes mid-dump frees it within
-//! [`DUMP_LEASE_MS`].
+//! does, so a dump of millions of items never holds more than a chunk.
 //!
-//! Differences from memcached: a `crawl` finishes before its `OK` (so nothing is ever busy
-//! after one), slab classes are those of memcached's default settings (`-f 1.25 -n 48`,
-//! 1 MiB pages), and items of Redis databases and collections are not listed.
+//! Differences from memcached: dumps run side by side. memcached has one crawler thread: a
+//! second dump's request waits (its worker thread blocked) until the first is done, or gets
+//! `BUSY` between two batches of the first; here it is simply served, which is what the
+//! waiting client sees in the end, without a blocked thread. A `crawl` finishes before its
+//! `OK`. Slab classes are those of memcached's default settings (`-f 1.25 -n 48`, 1 MiB
+//! pages). Items of Redis databases other than 0, and collections, are not listed.
 
 use std::{
     io::Write,
-    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
 };
 
 use proto_memcache::Words;
@@ -31,8 +31,6 @@ use store::{Item, ValueKind};
 use super::{visible_cas, Ctx, Session};
 use crate::{keyspace, Flow, Shared};
 
-/// How long a metadump's claim on the crawler lasts without a new chunk.
-pub(crate) const DUMP_LEASE_MS: u64 = 10_000;
 /// Items a scan step visits between checks of the reply size.
 const SCAN_STEP_ITEMS: usize = 64;
 /// memcached's largest `cache_memlimit` argument (megabytes) and its smallest.
@@ -47,40 +45,15 @@ const SLAB_FACTOR: (usize, usize) = (5, 4);
 const SLAB_CHUNK_MAX: usize = 512 * 1024;
 const SLAB_CLASS_COUNT: u64 = 64;
 
-/// The crawler's state, shared by every connection.
+/// The crawler's switch (`lru_crawler enable|disable`), shared by every connection.
 #[derive(Debug)]
 pub struct Crawler {
     enabled: AtomicBool,
-    /// Until when (store clock, ms) a metadump holds the crawler; 0 when none does.
-    busy_until_ms: AtomicU64,
 }
 
 impl Default for Crawler {
     fn default() -> Self {
-        Crawler { enabled: AtomicBool::new(true), busy_until_ms: AtomicU64::new(0) }
-    }
-}
-
-impl Crawler {
-    /// Claims the crawler for a dump (or renews the claim when `renew`); false if busy.
-    fn claim(&self, now_ms: u64, renew: bool) -> bool {
-        let until = now_ms + DUMP_LEASE_MS;
-        let busy = self.busy_until_ms.load(Ordering::Acquire);
-        if renew || busy <= now_ms {
-            return self
-                .busy_until_ms
-                .compare_exchange(busy, until, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok();
-        }
-        false
-    }
-
-    fn release(&self) {
-        self.busy_until_ms.store(0, Ordering::Release);
-    }
-
-    fn busy(&self, now_ms: u64) -> bool {
-        self.busy_until_ms.load(Ordering::Acquire) > now_ms
+        Crawler { enabled: AtomicBool::new(true) }
     }
 }
 
@@ -93,7 +66,6 @@ pub(crate) struct Dump {
 }
 
 const ALL_CLASSES: u64 = u64::MAX;
-const BUSY: &[u8] = b"BUSY currently processing crawler request\r\n";
 const BAD_CLASS: &[u8] = b"BADCLASS invalid class id\r\n";
 const DISABLED: &[u8] = b"CLIENT_ERROR lru crawler disabled\r\n";
 const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
@@ -106,7 +78,7 @@ pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words
     let mut words = args.iter();
     let (sub, arg, extra) = (words.next(), words.next(), words.next());
     let reply: &[u8] = match (sub, arg, extra) {
-        (Some(b"crawl"), Some(arg), None) => crawl(ctx.shared, arg, ctx.now_ms()),
+        (Some(b"crawl"), Some(arg), None) => crawl(ctx.shared, arg),
         (Some(b"metadump"), Some(arg), None) => return metadump_start(ctx, session, arg),
         (Some(b"tocrawl"), Some(arg), None) => number_ok(arg, u32::MAX),
         (Some(b"sleep"), Some(arg), None) => match parse_u32(arg) {
@@ -115,8 +87,11 @@ pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words
             None => BAD_FORMAT,
         },
         (Some(b"enable"), None, None) => {
-            ctx.shared.crawler.enabled.store(true, Ordering::Release);
-            b"OK\r\n"
+            match ctx.shared.crawler.enabled.swap(true, Ordering::AcqRel) {
+                // memcached's second crawler thread fails to start.
+                true => b"ERROR failed to start lru crawler thread\r\n",
+                false => b"OK\r\n",
+            }
         }
         (Some(b"disable"), None, None) => {
             ctx.shared.crawler.enabled.store(false, Ordering::Release);
@@ -172,15 +147,16 @@ fn parse_classes(arg: &[u8]) -> Option<u64> {
 
 /// `crawl`: memcached's crawler reclaims expired items; here every dead segment is
 /// reclaimed now (expired and flushed items are invisible either way).
-fn crawl(shared: &Shared, arg: &[u8], now_ms: u64) -> &'static [u8] {
+fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
     if !shared.crawler.enabled.load(Ordering::Acquire) {
         return DISABLED;
     }
+    if arg == b"hash" {
+        // memcached walks the hash table for metadumps only.
+        return b"ERROR an unknown error happened\r\n";
+    }
     if parse_classes(arg).is_none() {
         return BAD_CLASS;
-    }
-    if shared.crawler.busy(now_ms) {
-        return BUSY;
     }
     shared.store.maintain(usize::MAX);
     b"OK\r\n"
@@ -193,7 +169,6 @@ fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow 
     } else {
         match parse_classes(arg) {
             None => BAD_CLASS,
-            Some(_) if !shared.crawler.claim(ctx.now_ms(), false) => BUSY,
             Some(classes) => {
                 session.dump = Some(Dump { cursor: 0, classes });
                 return metadump_step(ctx, session);
@@ -208,8 +183,6 @@ fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow 
 fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
     let Some(mut dump) = session.dump.take() else { return Flow::Continue };
     let shared = ctx.shared;
-    let now_ms = ctx.now_ms();
-    shared.crawler.claim(now_ms, true);
     let chunk_end = match session.reply_chunk_bytes {
         0 => usize::MAX,
         chunk => ctx.out.len().saturating_add(chunk),
@@ -220,7 +193,6 @@ fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
         });
         if dump.cursor == 0 {
             ctx.out.extend_from_slice(b"END\r\n");
-            shared.crawler.release();
             return Flow::Continue;
         }
         if ctx.out.len() >= chunk_end {
@@ -319,5 +291,164 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
     };
     if !noreply {
         ctx.out.extend_from_slice(reply);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proto_memcache::{parse_request, Limits};
+
+    use crate::{
+        memcache::{execute, tests::Harness, tests::T0_MS},
+        Flow, Settings,
+    };
+
+    // Goal: a metadump line per item with memcached's fields, keys url-encoded; class lists
+    // filter; bad classes and shapes get memcached's replies.
+    #[test]
+    fn metadump_lines_and_errors() {
+        let mut h = Harness::new();
+        h.check("set a/b 5 100 2\r\nhi\r\n", "STORED\r\n");
+        h.check(format!("set big 0 0 3000\r\n{}\r\n", "v".repeat(3000)), "STORED\r\n");
+        h.advance_secs(2);
+        h.run("get big\r\n");
+        let (t0, cas) = (T0_MS / 1000, h.cas(b"a/b"));
+        let line_a = format!(
+            "key=a%2Fb exp={} la={t0} cas={cas} fetch=no cls=1 size={}\n",
+            t0 + 100,
+            48 + 3 + 1 + 4 + 4 + 8
+        );
+        h.check("lru_crawler metadump 1\r\n", format!("{line_a}END\r\n"));
+        let cas = h.cas(b"big");
+        let line_big = format!("key=big exp=-1 la={t0} cas={cas} fetch=yes cls=17 size=3062\n");
+        h.check("lru_crawler metadump 17\r\n", format!("{line_big}END\r\n"));
+        let all = String::from_utf8(h.run("lru_crawler metadump hash\r\n")).unwrap();
+        assert!(all.len() == line_a.len() + line_big.len() + 5 && all.ends_with("\nEND\r\n"));
+        assert!(all.contains(&line_a) && all.contains(&line_big), "{all}");
+        for bad in ["0", "64", "x", "1,y", "-1"] {
+            h.check(format!("lru_crawler metadump {bad}\r\n"), "BADCLASS invalid class id\r\n");
+        }
+        h.check("lru_crawler metadump\r\nlru_crawler metadump 1 2\r\n", "ERROR\r\nERROR\r\n");
+    }
+
+    // Goal: a dump far larger than the reply chunk comes in chunks of about that size, each
+    // item once, END last; the command is counted once.
+    #[test]
+    fn metadump_streams_in_chunks() {
+        let mut h = Harness::new();
+        for i in 0..2000 {
+            h.run(format!("set key{i} 0 0 1 noreply\r\nx\r\n"));
+        }
+        let before = h.totals().total_commands;
+        h.session.set_reply_chunk(1000);
+        let wire = b"lru_crawler metadump all\r\n";
+        let (request, _) = parse_request(wire, &Limits::default()).unwrap();
+        let (mut dump, mut calls) = (Vec::new(), 0);
+        loop {
+            let mut out = Vec::new();
+            let flow = execute(&h.shared, &h.counters, &mut h.session, &request, &mut out);
+            calls += 1;
+            assert!(out.len() < 1000 + 64 * 80, "a chunk of {} bytes", out.len());
+            dump.extend_from_slice(&out);
+            if flow == Flow::Continue {
+                break;
+            }
+            assert_eq!(flow, Flow::Again);
+        }
+        assert!(calls > 50, "{calls} calls");
+        let text = String::from_utf8(dump).unwrap();
+        let mut keys: Vec<&str> =
+            text.lines().filter_map(|l| l.strip_prefix("key=")?.split(' ').next()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), 2000);
+        assert!(text.ends_with("\nEND\r\n"));
+        assert_eq!(h.totals().total_commands, before + 1);
+    }
+
+    // Goal: crawl, enable/disable and the tunables answer as memcached does.
+    #[test]
+    fn crawler_commands() {
+        let mut h = Harness::new();
+        h.check("set gone 0 1 1\r\nx\r\n", "STORED\r\n");
+        h.advance_secs(2);
+        h.check("lru_crawler crawl all\r\nlru_crawler crawl 1,2\r\n", "OK\r\nOK\r\n");
+        h.check("lru_crawler metadump all\r\n", "END\r\n");
+        h.check("lru_crawler crawl 0\r\n", "BADCLASS invalid class id\r\n");
+        h.check("lru_crawler crawl hash\r\n", "ERROR an unknown error happened\r\n");
+        h.check("lru_crawler tocrawl 5\r\nlru_crawler sleep 10\r\n", "OK\r\nOK\r\n");
+        h.check("lru_crawler tocrawl x\r\n", "CLIENT_ERROR bad command line format\r\n");
+        h.check(
+            "lru_crawler sleep 1000001\r\n",
+            "CLIENT_ERROR sleep must be one second or less\r\n",
+        );
+        h.check("lru_crawler\r\nlru_crawler foo\r\n", "ERROR\r\nERROR\r\n");
+        h.check("lru_crawler enable\r\n", "ERROR failed to start lru crawler thread\r\n");
+        h.check("lru_crawler disable\r\nlru_crawler disable\r\n", "OK\r\nOK\r\n");
+        let disabled = "CLIENT_ERROR lru crawler disabled\r\n";
+        h.check("lru_crawler crawl all\r\nlru_crawler metadump all\r\n", disabled.repeat(2));
+        h.check("lru_crawler enable\r\nlru_crawler metadump all\r\n", "OK\r\nEND\r\n");
+    }
+
+    // Goal: cache_memlimit moves the store's limit (and what stats report), evicting down
+    // to a lower one, with memcached's replies for bad input.
+    #[test]
+    fn cache_memlimit() {
+        let mut h = Harness::with(Settings::default(), store::WhenFull::Evict, 32 << 20);
+        let value = "v".repeat(1000);
+        for i in 0..20_000 {
+            h.run(format!("set k{i} 0 0 1000 noreply\r\n{value}\r\n"));
+        }
+        assert_eq!(h.shared.store.stats().items, 20_000);
+        h.check("cache_memlimit 10\r\n", "OK\r\n");
+        assert_eq!(h.shared.store.memory_limit(), 10 << 20);
+        assert!(h.shared.store.memory_used_bytes() <= 10 << 20);
+        let stats = h.shared.store.stats();
+        assert!(stats.items < 10_000 && stats.evictions > 10_000, "{stats:?}");
+        let limit = |h: &mut Harness| {
+            let stats = String::from_utf8(h.run("stats\r\n")).unwrap();
+            stats.lines().find_map(|l| l.strip_prefix("STAT limit_maxbytes ")?.parse().ok())
+        };
+        assert_eq!(limit(&mut h), Some(10u64 << 20));
+        let too_small = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n";
+        h.check("cache_memlimit 7\r\ncache_memlimit 0\r\n", too_small.repeat(2));
+        h.check(
+            "cache_memlimit 1000000001\r\n",
+            "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n",
+        );
+        // Above what the store was built with (its mapping is sized then).
+        h.check(
+            "cache_memlimit 33\r\n",
+            "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
+        );
+        h.check(
+            "cache_memlimit x\r\ncache_memlimit -8\r\ncache_memlimit\r\n",
+            "ERROR\r\n".repeat(3),
+        );
+        h.check("cache_memlimit 9 noreply x\r\ncache_memlimit 16 noreply\r\n", "ERROR\r\n");
+        h.check("cache_memlimit 32 x\r\n", "OK\r\n");
+        assert_eq!(limit(&mut h), Some(32u64 << 20));
+    }
+
+    // Goal: with -C, flush_all at a past time flushes what was last accessed at or before
+    // it; with CAS on, everything.
+    #[test]
+    fn flush_all_past_time_without_cas() {
+        let settings = Settings { cas_enabled: false, ..Settings::default() };
+        let mut h = Harness::with_settings(settings);
+        h.advance_secs(100);
+        let t_old = T0_MS / 1000 + 100;
+        h.check("set old 0 0 1\r\no\r\nset read 0 0 1\r\nr\r\n", "STORED\r\nSTORED\r\n");
+        h.advance_secs(3);
+        h.check("set new 0 0 1\r\nn\r\n", "STORED\r\n");
+        h.run("get read\r\nget read\r\n");
+        h.check(format!("flush_all {}\r\n", t_old + 1), "OK\r\n");
+        h.check("get old new read\r\n", "VALUE new 0 1\r\nn\r\nVALUE read 0 1\r\nr\r\nEND\r\n");
+        let mut h = Harness::new();
+        h.advance_secs(100);
+        h.check("set old 0 0 1\r\no\r\n", "STORED\r\n");
+        h.advance_secs(3);
+        h.check("set new 0 0 1\r\nn\r\n", "STORED\r\n");
+        h.check(format!("flush_all {}\r\nget old new\r\n", T0_MS / 1000 + 101), "OK\r\nEND\r\n");
     }
 }

@@ -72,6 +72,7 @@ impl Store {
                     guard: &guard,
                     now_ms,
                     flush_gen: self.flush_gen.load(Ordering::Acquire),
+                    flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
                     stats: &mut stats,
                     room: &mut *room,
                 };
@@ -114,7 +115,7 @@ impl Store {
         guard: &'g Guard,
     ) -> Option<(Found<'g>, Resolved<'g>)> {
         let (found, r) = self.find_item(ctx.key, ctx.hash, guard)?;
-        if r.visible(ctx.now_ms, ctx.flush_gen) {
+        if r.visible(ctx.now_ms, ctx.flush_gen, ctx.flushed_through_secs) {
             return Some((found, r));
         }
         self.unlink(ctx, &found, &r, Unlink::Dead);

@@ -230,7 +230,8 @@ impl Store {
         let now_ms = self.config.clock.now_ms();
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
         let freq = found.value.freq();
-        if !r.visible(now_ms, flush_gen) {
+        let through_secs = self.flushed_through_secs.load(Ordering::Acquire);
+        if !r.visible(now_ms, flush_gen, through_secs) {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
             self.retire(location, guard);

@@ -17,6 +17,7 @@ impl Store {
             guard: epoch::pin(),
             now_ms,
             flush_gen: self.flush_gen.load(Ordering::Acquire),
+            flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
         }
     }
 
@@ -210,6 +211,13 @@ impl Store {
         }
     }
 
+    /// Flushes the items last accessed (written, or read a second time) at or before Unix
+    /// second `unix_secs`: memcached's `flush_all <past time>` without CAS (`-C`). They are
+    /// invisible from now on and go with their segments, or when a write finds them.
+    pub fn flush_accessed_through(&self, unix_secs: u64) {
+        self.flushed_through_secs.fetch_max(unix_secs, Ordering::AcqRel);
+    }
+
     /// Drops a delayed flush not yet due (one that is due takes effect first): memcached's
     /// `flush_all` with a time before the server started flushes nothing and replaces the
     /// pending one.
@@ -258,7 +266,7 @@ impl Store {
         while sub < index::SUBTABLES && buckets_read < buckets_wanted {
             let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, |slot| {
                 let r = self.resolve(slot.location(), &reader.guard);
-                if r.visible(reader.now_ms, reader.flush_gen) {
+                if r.visible(reader.now_ms, reader.flush_gen, reader.flushed_through_secs) {
                     f(r.view(slot.freq(), reader.now_ms));
                 }
             });

@@ -293,3 +293,29 @@ fn memory_limit_shrinks_and_grows() {
     fill(4000);
     assert!(store.stats().items > after.items, "the room is used again");
 }
+
+// memcached's flush at a past time without CAS: what was last accessed at or before it goes,
+// later writes and second reads stay, and a new write of a flushed key is visible.
+#[test]
+fn flush_accessed_through_keeps_later_accesses() {
+    let t0_ms = 1_700_000_000_000;
+    let clock = Arc::new(ManualClock::new(t0_ms));
+    let config = Config { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..tiny_config() };
+    let store = Store::new(config).expect("valid config");
+    for key in [&b"old"[..], b"read"] {
+        store.store(key, b"v", 0, Expiry::Never, Mode::Set).unwrap();
+    }
+    clock.advance_ms(3000);
+    store.store(b"new", b"v", 0, Expiry::Never, Mode::Set).unwrap();
+    store.get(b"read");
+    store.get(b"read"); // the second read moves its access time past the flush
+    store.flush_accessed_through(t0_ms / 1000 + 1);
+    let live = |key: &[u8]| store.get(key).is_some();
+    assert_eq!((live(b"old"), live(b"read"), live(b"new")), (false, true, true));
+    let mut seen = Vec::new();
+    store.scan_items(0, usize::MAX, |item| seen.push(item.key().to_vec()));
+    seen.sort();
+    assert_eq!(seen, [b"new".to_vec(), b"read".to_vec()]);
+    assert!(store.store(b"old", b"w", 0, Expiry::Never, Mode::Add).is_ok(), "gone for writes");
+    assert!(live(b"old"));
+}
