@@ -15,11 +15,11 @@ use crate::{
     core::{
         arith::{self, Arith, ArithOutcome},
         delete::{self, DeleteOutcome},
-        flush::{self, FlushOutcome, Switch},
+        flush::FlushOutcome,
         storage::{self, OnRefusal, StoreOutcome, Write},
         Refusal,
     },
-    memcache::{admin::flush_delay_ms, expiry, stats, Session},
+    memcache::{admin::flush_by_time, expiry, stats, Session},
 };
 
 /// Incr/Decr with this exptime do not create a missing item (memcached's rule).
@@ -115,10 +115,7 @@ pub(super) fn arith(
 /// `Auth failure.`.
 pub(super) fn flush(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
     let delay_secs = i64::from(request.exptime());
-    let outcome = match flush_delay_ms(delay_secs, ctx.shared, ctx.now_ms()) {
-        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
-    };
+    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs, ctx.now_ms());
     match outcome {
         FlushOutcome::Flushed => ctx.success(0, b"", b"", b""),
         FlushOutcome::Disabled => ctx.error(Status::AuthError),

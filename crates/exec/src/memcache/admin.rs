@@ -14,7 +14,7 @@ use proto_memcache::{
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
 use crate::{
     core::flush::{self, FlushOutcome, Switch},
-    Shared,
+    Counters, Shared,
 };
 
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
@@ -29,21 +29,30 @@ const VERBOSITY_MAX: u32 = 2;
 /// everything now, as memcached does with CAS on (its CAS bound covers every item); with
 /// `-C` memcached flushes only the items last accessed at or before it, and so do we.
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    let delay_secs = delay_secs.unwrap_or(0);
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let outcome = match flush_delay_ms(delay_secs, shared, ctx.now_ms()) {
-        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.settings.cas_enabled => {
-            let unix_secs = delay_secs.unsigned_abs();
-            flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
-        }
-        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
-    };
+    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs.unwrap_or(0), ctx.now_ms());
     match outcome {
         FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
         FlushOutcome::Disabled => {
             ctx.error(ErrorReply::ClientError(error::FLUSH_DISABLED), noreply)
         }
+    }
+}
+
+/// A memcached flush at `delay_secs` (exptime rules), as [`flush_all`] describes; text and
+/// binary share it.
+pub(crate) fn flush_by_time(
+    shared: &Shared,
+    counters: &Counters,
+    delay_secs: i64,
+    now_ms: u64,
+) -> FlushOutcome {
+    match flush_delay_ms(delay_secs, shared, now_ms) {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.settings.cas_enabled => {
+            let unix_secs = delay_secs.unsigned_abs();
+            flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
+        }
+        Some(delay_ms) => flush::flush_all(shared, counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(shared, counters, Switch::Honour),
     }
 }
 
