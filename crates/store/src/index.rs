@@ -510,23 +510,29 @@ impl Index {
         (bytes, slots)
     }
 
-    /// Visits the entries of sub-table `sub` in the block holding hash position `pos` (and,
-    /// while it grows, of the old table's blocks over the same positions); returns the first
-    /// position past that block (2^32: sub-table done) and the number of buckets read.
+    /// Appends to `found` the entries of sub-table `sub` in the block holding hash position
+    /// `pos` (and, while it grows, of the old table's blocks over the same positions);
+    /// returns the first position past that block (2^32: sub-table done) and the number of
+    /// buckets read.
     pub(crate) fn scan(
         &self,
         sub: usize,
         pos: u64,
         guard: &Guard,
-        mut visit: impl FnMut(Slot),
+        found: &mut Vec<Slot>,
     ) -> (u64, usize) {
         let s = &self.subs[sub];
         let pos = pos.min(u64::from(u32::MAX)) as u32;
         let (mut next_pos, mut read) = (0, 0);
+        let start = found.len();
         // A move (growth, migration, cuckoo step) that overlaps the step can carry an entry
-        // past the visit; the version shows it and the step runs again (repeats only add
-        // duplicates, which a scan may return). Bounded: after that the step stands.
-        for _ in 0..16 {
+        // past the visit, or show it twice (in the old table and the new); the version shows
+        // it and the step runs again, its finds so far dropped, so a step on a quiet table
+        // has each entry once. Bounded: after 16 tries the step stands, repeats and all.
+        for attempt in 0..16 {
+            if attempt > 0 {
+                found.truncate(start);
+            }
             let version = s.version.load(Ordering::Acquire);
             // SAFETY: pinned; the current table is never null.
             let current = unsafe { s.current.load(Ordering::Acquire, guard).deref() };
@@ -541,9 +547,9 @@ impl Index {
                 let last_pos = (next_pos - 1).min(u64::from(u32::MAX)) as u32;
                 let last = old.block_of(old.home(last_pos)).end;
                 read += last - first;
-                visit_buckets(old, first..last, &mut visit);
+                visit_buckets(old, first..last, found);
             }
-            visit_buckets(current, block, &mut visit);
+            visit_buckets(current, block, found);
             if s.version.load(Ordering::Acquire) == version {
                 break;
             }
@@ -552,12 +558,12 @@ impl Index {
     }
 }
 
-fn visit_buckets(table: &Table, buckets: std::ops::Range<usize>, visit: &mut impl FnMut(Slot)) {
+fn visit_buckets(table: &Table, buckets: std::ops::Range<usize>, found: &mut Vec<Slot>) {
     for bucket in buckets {
         for cell in &table.bucket(bucket).0 {
             let value = Slot(cell.load(Ordering::Acquire));
             if !value.is_empty() {
-                visit(value);
+                found.push(value);
             }
         }
     }

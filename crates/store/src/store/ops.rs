@@ -263,13 +263,16 @@ impl Store {
         let mut pos = cursor & ((1 << 33) - 1);
         let buckets_wanted = count.max(1).div_ceil(6);
         let mut buckets_read = 0;
+        let mut found = Vec::new();
         while sub < index::SUBTABLES && buckets_read < buckets_wanted {
-            let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, |slot| {
+            found.clear();
+            let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, &mut found);
+            for slot in &found {
                 let r = self.resolve(slot.location(), &reader.guard);
                 if r.visible(reader.now_ms, reader.flush_gen, reader.flushed_through_secs) {
                     f(r.view(slot.freq(), reader.now_ms));
                 }
-            });
+            }
             buckets_read += read;
             pos = next_pos;
             if pos >= 1 << 32 {
