@@ -192,9 +192,6 @@ def test_enable_coredumps_raises_the_core_limit():
     (["-f", "1.25"], "-f/--slab-growth-factor"),
     (["-n", "48"], "-n/--slab-min-size"),
     (["-L"], "-L/--enable-largepages"),
-    (["-D", ":"], "-D"),
-    (["-X"], "-X/--disable-dumping"),
-    (["-W"], "-W/--disable-watch"),
     (["-e", "/tmp/spinel-memfile"], "-e/--memory-file"),
     (["-N", "2"], "-N/--napi_ids"),
 ])

@@ -320,3 +320,9 @@ def test_cache_memlimit_shrink_evicts(make_server):
         fill(b"b")
         assert int(stat(c, "evictions")) > 0
         assert stat(c, "limit_maxbytes") == str(8 << 20)
+
+
+def test_metadump_refused_with_dumping_disabled(make_server):
+    with Conn(make_server(extra=["-X"]).mc_port) as c:
+        c.rt(b"lru_crawler metadump all\r\n", b"ERROR metadump not allowed\r\n")
+        c.rt(b"lru_crawler crawl all\r\n", b"OK\r\n")

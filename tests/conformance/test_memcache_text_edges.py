@@ -59,10 +59,9 @@ def test_20000_key_get_is_served_whole(c, key):
 def test_gat_with_many_keys_in_one_read(c, key):
     # memcached lets only get/gets lines run past 2048 bytes while they arrive (a 140 KB gat
     # is cut off); a gat line that arrives whole within its first read (16 KB) is served.
-    # Spinel serves the short one too (its line limit applies to gat as to other commands,
-    # so this one is sent whole below 2048 bytes).
     prefix = key.encode()[-8:] + b"_"
-    keys = [prefix + k for k in many_keys(b"k", 120)]
+    keys = [prefix + k for k in many_keys(b"k", 600)]
+    assert 2048 < len(b" ".join(keys)) < 16000
     hits = [(k, 0, b"g") for k in keys[::10]]
     set_all(c, hits)
     c.send(b"gat 0 " + b" ".join(keys) + b"\r\n")
@@ -107,6 +106,34 @@ def test_streamed_multiget_stays_under_the_output_limit(make_server):
 def test_long_non_get_line_closes_silently(c):
     # Past 2048 bytes without a newline, anything but get/gets is hung up on, no reply.
     c.send(b"set " + b"k" * 3000)
+    assert c.read_all_until_close(5.0) == b""
+
+
+@pytest.mark.parametrize("line,reply", [
+    (b"version" + b" " * 5000, b"VERSION "),
+    (b"version" + b" " * (16384 - 9), b"VERSION "),
+    (b"mn" + b" " * 9000, b"MN\r\n"),
+    (b"touch nokey 0" + b" " * 4000, b"NOT_FOUND\r\n"),
+])
+def test_long_line_served_when_it_arrives_whole(c, line, reply):
+    # memcached reads into a 16 KB buffer and serves any line it finds whole there, however
+    # far past 2048 bytes; the connection stays open.
+    c.send(line + b"\r\n")
+    assert c.read_line().startswith(reply)
+    c.send(b"mn\r\n")
+    assert c.read_line() == b"MN\r\n"
+
+
+def test_long_line_split_across_reads_closes(c):
+    # The same 5000-byte line, its first 3000 bytes alone in the buffer: hung up on.
+    c.send(b"version" + b" " * 3000)
+    time.sleep(0.3)
+    c.send(b" " * 2000 + b"\r\n")
+    assert c.read_all_until_close(5.0) == b""
+
+
+def test_line_longer_than_the_read_buffer_closes(c):
+    c.send(b"version" + b" " * (16384 - 8) + b"\r\n")
     assert c.read_all_until_close(5.0) == b""
 
 

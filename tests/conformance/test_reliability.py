@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -130,14 +131,21 @@ def test_half_close_nc(shared_server, target, proto, mode, depth, tries, key, re
     nc = nc_binary()
     port = port_of(shared_server, proto)
     request, reply = set_and_get(proto, key, b"x")
-    # The tries run side by side: `nc -q1` lingers a second after its stdin ends.
-    procs = [subprocess.Popen([nc, *mode, "127.0.0.1", str(port)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-             for _ in range(tries)]
+    # The tries run side by side (`nc -q1` lingers a second after its stdin ends): each
+    # reads the request from its own handle on a file, so every one half-closes at once.
+    with tempfile.NamedTemporaryFile() as request_file:
+        request_file.write(request * depth)
+        request_file.flush()
+        procs = []
+        for _ in range(tries):
+            with open(request_file.name, "rb") as stdin:
+                procs.append(subprocess.Popen([nc, *mode, "127.0.0.1", str(port)], stdin=stdin,
+                                              stdout=subprocess.PIPE,
+                                              stderr=subprocess.DEVNULL))
     counts, complete = [], 0
     for proc in procs:
         try:
-            out, _ = proc.communicate(request * depth, timeout=20)
+            out, _ = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()

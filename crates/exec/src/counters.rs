@@ -73,6 +73,12 @@ counters! {
     cas_badval,
     touch_hits,
     touch_misses,
+    /// `me` requests (memcached's `cmd_meta`, which counts only those).
+    cmd_meta,
+    /// Writes refused because the item is over `-I`.
+    store_too_large,
+    /// Writes refused because memory is full and evictions are off (`-M`).
+    store_no_memory,
     /// Items stored by memcached storage commands (memcached's `total_items`: not incr,
     /// decr or touch, which memcached does in place).
     total_items,
@@ -83,6 +89,10 @@ counters! {
     /// Times a connection yielded to the others after `-R` requests or a threshold of
     /// output in one turn (memcached's `conn_yields`).
     conn_yields,
+    /// Authentication attempts (SASL Auth/Step that completed, text `set` of a token).
+    auth_cmds,
+    /// Those that failed.
+    auth_errors,
 }
 
 /// Adds `n` to a counter this thread owns (no atomic read-modify-write needed).

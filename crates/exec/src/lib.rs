@@ -20,6 +20,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod binary;
 mod core;
 pub mod counters;
@@ -27,6 +28,7 @@ pub mod keyspace;
 pub mod memcache;
 pub mod resp;
 mod shared;
+pub mod watch;
 
 pub use counters::{Counters, Totals};
 pub use shared::{Settings, Shared};
@@ -41,6 +43,10 @@ pub enum Flow {
     /// execute the same request again, with the same session (a multiget streams its hits
     /// in chunks, so its reply never has to sit in memory whole).
     Again,
+    /// memcached `watch`: the connection asks to become a watcher of these event kinds
+    /// ([`watch::kind`]). Nothing was answered: the server registers it with
+    /// [`Shared::watchers`] and answers `OK` (or that there are too many), then streams.
+    Watch(u32),
 }
 
 /// The memcached version string clients see: a 1.6.x first (clients gate features on it),

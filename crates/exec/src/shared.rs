@@ -13,7 +13,9 @@ use store::Store;
 
 use crate::{
     counters::{Counters, Totals},
+    memcache::{detail::PrefixStats, tune::Tunables},
     resp::ClientRegistry,
+    watch::Watchers,
 };
 
 /// The server's settings as `stats settings`, `CONFIG GET` and `INFO` report them. Filled by
@@ -28,6 +30,8 @@ pub struct Settings {
     pub udp_port: u16,
     /// memcached `-s`: the Unix socket path, when it replaces TCP.
     pub unix_socket: Option<String>,
+    /// `-a`: the access mask of the `-s` socket file.
+    pub unix_mask: u32,
     /// Listen addresses as given (`-l`).
     pub listen: String,
     pub memory_limit_bytes: u64,
@@ -53,7 +57,19 @@ pub struct Settings {
     /// false with `-F`: memcached `flush_all` is refused (Redis FLUSHALL and FLUSHDB are
     /// not; see `core::flush::Switch`).
     pub flush_enabled: bool,
+    /// `-D`: the byte that ends a key's prefix in `stats detail` (memcached's default `:`).
+    pub prefix_delimiter: u8,
+    /// `-D` given: per-prefix statistics are on from the start.
+    pub detail_enabled: bool,
+    /// false with `-X`: `stats cachedump` and `lru_crawler metadump` are refused.
+    pub dump_enabled: bool,
+    /// false with `-W`: `watch` is refused.
+    pub watch_enabled: bool,
     pub config_file: Option<String>,
+    /// memcached `-S` (`stats settings`: `auth_enabled_sasl`).
+    pub auth_sasl: bool,
+    /// memcached `-Y FILE` (`stats settings`: `auth_enabled_ascii` shows the path).
+    pub auth_file: Option<String>,
 }
 
 impl Default for Settings {
@@ -63,6 +79,7 @@ impl Default for Settings {
             resp_port: 6379,
             udp_port: 0,
             unix_socket: None,
+            unix_mask: 0o700,
             listen: "127.0.0.1".into(),
             memory_limit_bytes: 64 << 20,
             max_connections: 1024,
@@ -79,7 +96,13 @@ impl Default for Settings {
             pin: false,
             shutdown_command: false,
             flush_enabled: true,
+            prefix_delimiter: b':',
+            detail_enabled: false,
+            dump_enabled: true,
+            watch_enabled: true,
             config_file: None,
+            auth_sasl: false,
+            auth_file: None,
         }
     }
 }
@@ -106,8 +129,17 @@ pub struct Shared {
     /// Bytes all connections' input and output buffers hold, as the server last counted
     /// them (a gauge it refreshes every tick); reported beside the store's memory.
     pub conn_buffer_bytes: AtomicU64,
-    /// `lru_crawler`'s switch and the claim of the one metadump that may run.
-    pub crawler: crate::memcache::crawler::Crawler,
+    /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
+    pub auth: Option<crate::auth::Auth>,
+    /// memcached's run-time tuning (`slabs automove`, `lru tune`, `lru_crawler sleep`, ...),
+    /// as `stats settings` reports it.
+    pub tunables: Mutex<Tunables>,
+    /// `stats detail`: per-prefix counts, kept only while switched on.
+    pub prefix_stats: PrefixStats,
+    /// memcached `watch`: who wants which item events.
+    pub watchers: Watchers,
+    /// `stats sizes_enable`: `stats sizes` counts items by size.
+    pub track_sizes: AtomicBool,
 }
 
 impl Shared {
@@ -126,7 +158,11 @@ impl Shared {
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),
             conn_buffer_bytes: AtomicU64::new(0),
-            crawler: Default::default(),
+            auth: None,
+            tunables: Mutex::new(Tunables::default()),
+            watchers: Watchers::default(),
+            track_sizes: AtomicBool::new(false),
+            prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }
     }
@@ -144,9 +180,11 @@ impl Shared {
         since
     }
 
-    /// `stats reset`.
+    /// `stats reset`: the counters, and the per-prefix counts as memcached clears them.
     pub fn reset_totals(&self) {
         *self.baseline.lock() = self.raw_totals();
+        self.prefix_stats.clear();
+        self.watchers.reset_counts();
     }
 
     fn raw_totals(&self) -> Totals {

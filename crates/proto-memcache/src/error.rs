@@ -100,8 +100,12 @@ pub const OUT_OF_MEMORY: &str = "out of memory";
 pub const NOT_NUMERIC: &str = "cannot increment or decrement non-numeric value";
 /// `flush_all` while `-F` disables it.
 pub const FLUSH_DISABLED: &str = "flush_all not allowed";
-/// `stats detail`, which memcached refuses unless enabled (we never enable it).
-pub const STATS_DETAIL: &str = "stats detail not allowed";
+/// `stats detail` without `on`, `off` or `dump`.
+pub const STATS_DETAIL_USAGE: &str = "usage: stats detail on|off|dump";
+/// `stats cachedump` with fewer than two arguments.
+pub const BAD_COMMAND_LINE: &str = "bad command line";
+/// `stats cachedump` of a class number memcached could never have.
+pub const ILLEGAL_SLAB_ID: &str = "Illegal slab id";
 /// `stats cachedump`, which memcached refuses when item dumps are disabled (`-X`).
 pub const STATS_CACHEDUMP: &str = "stats cachedump not allowed";
 /// `shutdown` with an argument other than `graceful` (when shutdown is enabled).

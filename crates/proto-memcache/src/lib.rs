@@ -22,11 +22,14 @@
 //!
 //! The binary protocol has its own parser and composers in [`binary`]; [`parse_request`]
 //! (text and meta) hangs up on its magic byte, so a server picks the dialect per connection.
+//! Authentication's wire forms are here too: binary SASL packets ([`binary::sasl`], `-S`) and
+//! the text protocol's authentication `set` ([`text::auth`], `-Y`); checking credentials and
+//! keeping each connection's state is the `exec` layer's.
 //!
 //! Non-goals: sockets, threads, the store, command semantics (what `ms` with `MA` and `N`
-//! does is the `exec` layer's business), SASL and `-Y` authentication,
-//! admin commands beyond `stats`, `version`, `verbosity`, `flush_all`, `quit`, `lru_crawler`
-//! and `cache_memlimit` (`slabs`, `watch`, ... get `ERROR`).
+//! does is the `exec` layer's business), admin commands beyond `stats`, `version`,
+//! `verbosity`, `flush_all`, `quit` and those of [`Request::Admin`] (`slabs`, `lru`,
+//! `lru_crawler`, `watch`, `cache_memlimit`); any other gets `ERROR`.
 //!
 //! ```
 //! use proto_memcache::{parse_request, text::response::compose_status, Limits, Request};
@@ -62,7 +65,7 @@ mod tests;
 
 pub use error::{ErrorReply, ParseError, ResponseError};
 pub use limits::Limits;
-pub use line::Words;
+pub use line::{parse_c_i32, parse_c_u32, Words};
 pub use request::{parse_request, Request};
 pub use response::{compose_meta_debug, parse_response, Response};
 pub use text::request::{compose_retrieve, compose_store};

@@ -24,28 +24,34 @@ const LEADING_SPACES_MAX: usize = 100;
 
 /// Finds the first line of `buf`, or says why there is none.
 ///
-/// The outcome depends only on the line, never on how much of it has arrived: a line too
-/// long closes the connection whether or not its newline is already here, so a request
-/// split at any point parses as it does whole.
+/// As in memcached, the outcome of a line longer than `line_len_max` depends on how it
+/// arrived: whole in the buffer (up to `line_len_max_whole`) it is served; still arriving
+/// it closes the connection. Only `get`/`gets` lines may grow past both, to their own limit.
 pub(crate) fn frame<'a>(buf: &'a [u8], limits: &Limits) -> Result<Line<'a>, ParseError> {
-    // A get line may be longer; no line may be longer than that, so the scan is bounded.
-    let scan_len_max = limits.get_line_len_max.max(limits.line_len_max) + 2;
+    // No line may be longer than the longest of the limits, so the scan is bounded.
+    let scan_len_max = limits.get_line_len_max.saturating_add(2).max(limits.line_len_max_whole);
     let window = &buf[..buf.len().min(scan_len_max)];
-    let (content, len_with_newline) = match memchr::memchr(b'\n', window) {
-        Some(index) => (strip_cr(&buf[..index]), Some(index + 1)),
+    let Some(index) = memchr::memchr(b'\n', window) else {
         // A trailing '\r' may yet be the start of the terminator.
-        None => (strip_cr(window), None),
-    };
-    if content.len() > limits.line_len_max {
-        let get_allowed = is_get_line(content) && content.len() <= limits.get_line_len_max;
-        if !get_allowed {
+        let content = strip_cr(window);
+        if content.len() > limits.line_len_max && !get_allowed(content, limits) {
             return Err(ParseError::Close);
         }
+        return Err(ParseError::Incomplete);
+    };
+    let content = strip_cr(&buf[..index]);
+    let len_with_newline = index + 1;
+    let fits =
+        content.len() <= limits.line_len_max || len_with_newline <= limits.line_len_max_whole;
+    if !fits && !get_allowed(content, limits) {
+        return Err(ParseError::Close);
     }
-    match len_with_newline {
-        Some(len_with_newline) => Ok(Line { content, len_with_newline }),
-        None => Err(ParseError::Incomplete),
-    }
+    Ok(Line { content, len_with_newline })
+}
+
+/// A get line may run to its own, larger limit.
+fn get_allowed(content: &[u8], limits: &Limits) -> bool {
+    is_get_line(content) && content.len() <= limits.get_line_len_max
 }
 
 fn strip_cr(line: &[u8]) -> &[u8] {
@@ -190,13 +196,13 @@ pub(crate) fn parse_i64(token: &[u8]) -> Option<i64> {
 /// A number as memcached's `safe_strtol` reads it into an `int32_t` (exptimes, a block
 /// length): any decimal a C `long` holds is taken and only its low 32 bits kept, so
 /// `2147483648` reads as a negative number and `4294967297` as 1.
-pub(crate) fn parse_c_i32(token: &[u8]) -> Option<i64> {
+pub fn parse_c_i32(token: &[u8]) -> Option<i64> {
     parse_i64(token).map(|value| i64::from(value as i32))
 }
 
 /// A number as memcached's `safe_strtoul` reads it into a `uint32_t` (flags, a verbosity
 /// level): any unsigned decimal a C `unsigned long` holds, low 32 bits kept.
-pub(crate) fn parse_c_u32(token: &[u8]) -> Option<u32> {
+pub fn parse_c_u32(token: &[u8]) -> Option<u32> {
     parse_u64(token).map(|value| value as u32)
 }
 

@@ -9,7 +9,7 @@ use crate::{
     text::{
         self,
         request::{compose_retrieve, compose_store, push_noreply},
-        ArithOp, Retrieve, ShutdownMode, Store,
+        AdminCommand, ArithOp, Retrieve, ShutdownMode, Store,
     },
 };
 
@@ -41,10 +41,9 @@ pub enum Request<'a> {
     Shutdown { mode: ShutdownMode },
     /// `stats [args]*`; which arguments exist is the server's business.
     Stats { args: Words<'a> },
-    /// `lru_crawler <args>*`: `crawl`, `metadump`, ...; checked by the server.
-    LruCrawler { args: Words<'a> },
-    /// `cache_memlimit <megabytes> [noreply]`; checked by the server.
-    CacheMemlimit { args: Words<'a> },
+    /// `slabs`, `lru`, `lru_crawler`, `watch` and their arguments: tuning and logging
+    /// commands whose arguments, like `stats`'s, are read by the server.
+    Admin { command: AdminCommand, args: Words<'a> },
     /// `mn`: reply `MN` (clients use it to mark the end of a pipeline of quiet commands).
     MetaNoop,
     /// `me <key> [b]`.
@@ -65,9 +64,9 @@ pub enum Request<'a> {
 /// Behaves as memcached 1.6 does; where it cannot, or should not, the difference is
 /// documented at the check that makes it:
 /// - a line ends at `\n`, with or without `\r` before it;
-/// - a line longer than `limits.line_len_max` closes the connection, whether or not its
-///   newline has arrived, unless it starts with `get ` or `gets ` (then
-///   `limits.get_line_len_max` applies);
+/// - a line longer than `limits.line_len_max` closes the connection unless it is already
+///   whole in `buf` and no longer than `limits.line_len_max_whole` (memcached's 16 KB read
+///   buffer), or it starts with `get ` or `gets ` (then `limits.get_line_len_max` applies);
 /// - a first byte of 0x80 (a binary-protocol packet, for [`crate::binary::parse_request`];
 ///   the server picks the parser per connection) closes the connection;
 /// - an unknown command whose last token starts with `HTTP/` closes the connection,
@@ -155,9 +154,22 @@ impl<'a> Request<'a> {
                 ShutdownMode::Invalid => b"shutdown invalid\r\n",
             }),
             Request::Quit => buf.extend_from_slice(b"quit\r\n"),
-            Request::Stats { args } => compose_words(b"stats", args, buf),
-            Request::LruCrawler { args } => compose_words(b"lru_crawler", args, buf),
-            Request::CacheMemlimit { args } => compose_words(b"cache_memlimit", args, buf),
+            Request::Stats { args } => {
+                buf.extend_from_slice(b"stats");
+                for arg in args.iter() {
+                    buf.push(b' ');
+                    buf.extend_from_slice(arg);
+                }
+                buf.extend_from_slice(b"\r\n");
+            }
+            Request::Admin { command, args } => {
+                buf.extend_from_slice(command.name());
+                for arg in args.iter() {
+                    buf.push(b' ');
+                    buf.extend_from_slice(arg);
+                }
+                buf.extend_from_slice(b"\r\n");
+            }
             Request::MetaNoop => meta::compose_meta(MetaCommand::Noop, b"", [], b"", buf),
             Request::MetaDebug(debug) => {
                 let flags = debug.base64_key.then_some(meta::Flag::Base64Key);
@@ -204,14 +216,4 @@ impl<'a> Request<'a> {
             _ => None,
         }
     }
-}
-
-/// A command line of a command name and its words.
-fn compose_words(command: &[u8], args: &Words<'_>, buf: &mut Vec<u8>) {
-    buf.extend_from_slice(command);
-    for arg in args.iter() {
-        buf.push(b' ');
-        buf.extend_from_slice(arg);
-    }
-    buf.extend_from_slice(b"\r\n");
 }

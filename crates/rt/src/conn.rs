@@ -61,6 +61,11 @@ pub(crate) mod flag {
     /// stop reading until it resumes. Until then a paused connection stays armed, so the
     /// common pause (one large reply, no request behind it) costs no cancel and re-arm.
     pub const INPUT_WAITING: u16 = 1 << 13;
+    /// The handler asked to stream (`After::Stream`): the loop lists it for ticks.
+    pub const STREAMING: u16 = 1 << 14;
+    /// The loop's input budget holds this connection: not read until released (see
+    /// `input_budget.rs`); it is in the budget's queue exactly while this is set.
+    pub const INPUT_HELD: u16 = 1 << 15;
 }
 
 /// The per-connection bounds a loop applies (from [`crate::LoopConfig`]; the pause threshold
@@ -74,6 +79,9 @@ pub(crate) struct Bounds {
     pub limit_bytes: usize,
     /// While the handler has yielded with this much input or more buffered, no more is read.
     pub hold_bytes: usize,
+    /// The most one read takes (epoll): small while the loop's input budget is over, so
+    /// that a connection read before it is held brings in little.
+    pub read_bytes: usize,
 }
 
 pub(crate) struct Conn<C> {
@@ -86,6 +94,8 @@ pub(crate) struct Conn<C> {
     pub out: OutBuf,
     pub sending: OutBuf,
     pub last_input: Instant,
+    /// `input`'s length as last counted in the loop's input budget.
+    pub input_counted: usize,
 }
 
 impl<C> Conn<C> {
@@ -99,6 +109,7 @@ impl<C> Conn<C> {
             out: OutBuf::new(),
             sending: OutBuf::new(),
             last_input: now,
+            input_counted: 0,
         }
     }
 
@@ -115,10 +126,11 @@ impl<C> Conn<C> {
     }
 
     /// Whether the loop should read from the socket now: open, not closing, not paused by
-    /// backpressure, and not already holding a yielded backlog of `hold_bytes` or more.
+    /// backpressure or held by the input budget, and not already holding a yielded backlog
+    /// of `hold_bytes` or more.
     pub fn wants_input(&self, bounds: &Bounds) -> bool {
         self.is_open()
-            && !self.has(flag::CLOSE_AFTER_FLUSH | flag::PEER_EOF | flag::PAUSED)
+            && !self.has(flag::CLOSE_AFTER_FLUSH | flag::PEER_EOF | flag::PAUSED | flag::INPUT_HELD)
             && !(self.has(flag::BACKLOG) && self.input.len() >= bounds.hold_bytes)
     }
 
@@ -322,6 +334,8 @@ pub(crate) struct Delivered {
     pub over_limit: bool,
     /// The handler asked to close after the flush (first time only).
     pub close_after_flush: bool,
+    /// The handler asked to stream (every time it says so).
+    pub stream: bool,
 }
 
 /// Offers `data` (bytes that just arrived, possibly empty to re-offer a backlog) to the
@@ -366,6 +380,7 @@ pub(crate) fn deliver<H: Handler>(
         }
         After::Yield => result.backlog = !conn.input.is_empty(),
         After::Continue => {}
+        After::Stream => result.stream = true,
     }
     result.has_output = !conn.out.is_empty();
     let pending = conn.pending_bytes();
@@ -424,8 +439,12 @@ mod tests {
         }
     }
 
-    const UNBOUNDED: Bounds =
-        Bounds { pause_bytes: usize::MAX, limit_bytes: usize::MAX, hold_bytes: usize::MAX };
+    const UNBOUNDED: Bounds = Bounds {
+        pause_bytes: usize::MAX,
+        limit_bytes: usize::MAX,
+        hold_bytes: usize::MAX,
+        read_bytes: usize::MAX,
+    };
 
     fn output_bounds(pause_bytes: usize, limit_bytes: usize) -> Bounds {
         Bounds { pause_bytes, limit_bytes, ..UNBOUNDED }

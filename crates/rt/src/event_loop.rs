@@ -31,6 +31,7 @@ use crate::{
     buf::{DirtyList, OutPool},
     conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
     driver::{Driver, Event, Sending},
+    input_budget::{InputBudget, INPUT_TIGHT_READ_BYTES},
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -57,6 +58,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
+    /// Connections that stream ([`crate::After::Stream`]), offered output at each tick.
+    streaming: Vec<Key>,
     handler: H,
     config: &'a LoopConfig,
     /// Connections the handler still knows (zombies excluded).
@@ -67,6 +70,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     bounds: Bounds,
     /// This loop's share of the process-wide buffer budget, as last published.
     published_buffer_bytes: usize,
+    /// Partly received requests: which connections read while they are over the budget.
+    inputs: InputBudget,
 }
 
 /// See [`crate::run`].
@@ -81,6 +86,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         pool: OutPool::new(),
         dirty: DirtyList::new(),
         backlog: Vec::new(),
+        streaming: Vec::new(),
         handler,
         config,
         open: 0,
@@ -88,6 +94,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         mode: Mode::Running,
         bounds: config.bounds(),
         published_buffer_bytes: 0,
+        inputs: InputBudget::new(config.input_budget_bytes),
     };
     match event_loop.turns() {
         Ok(()) => event_loop.finish(),
@@ -152,18 +159,44 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         let held = self.conns.buffer_bytes() + self.pool.bytes();
         self.config.buffers.publish(&mut self.published_buffer_bytes, held);
         self.bounds = self.config.bounds();
+        self.tighten_reads();
         if self.handler.tick() == Control::Shutdown {
             return self.begin_shutdown();
         }
+        self.stream_all();
+        self.rotate_stalled_input()?;
         if let Some(idle) = self.config.idle_timeout {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
-                if conn.is_open() && self.now.duration_since(conn.last_input) > idle {
+                // A streaming connection (a log watcher) is not expected to send anything.
+                let streaming = conn.has(flag::STREAMING);
+                if conn.is_open() && !streaming && self.now.duration_since(conn.last_input) > idle {
                     self.close(key)?;
                 }
             }
         }
         self.driver.tick()
+    }
+
+    /// Lets each streaming connection below the pause threshold append output.
+    fn stream_all(&mut self) {
+        for i in 0..self.streaming.len() {
+            let key = self.streaming[i];
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            if !conn.is_open() || conn.pending_bytes() >= self.bounds.pause_bytes {
+                continue;
+            }
+            let Conn { handler: Some(state), out, .. } = conn else { continue };
+            if out.capacity() == 0 {
+                *out = crate::buf::OutBuf::from(self.pool.take());
+            }
+            self.handler.stream(state, out.buf_mut());
+            if out.is_empty() {
+                self.pool.give(out.take_vec());
+            } else {
+                self.mark_dirty(key);
+            }
+        }
     }
 
     fn on_accepted(&mut self, tag: u32, fd: RawFd) -> io::Result<()> {
@@ -219,6 +252,44 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.driver.set_reading(key, conn, want)
     }
 
+    /// Small reads while the input budget is over, whole ones otherwise.
+    #[inline]
+    fn tighten_reads(&mut self) {
+        self.bounds.read_bytes =
+            if self.inputs.over() { INPUT_TIGHT_READ_BYTES } else { usize::MAX };
+    }
+
+    /// Lets held connections read again as the input budget allows.
+    fn release_held(&mut self) -> io::Result<()> {
+        self.tighten_reads();
+        while let Some(key) = self.inputs.next_release() {
+            let Some(conn) = self.conns.get_mut(key) else {
+                self.inputs.forget(key); // closed and freed since it was held
+                continue;
+            };
+            conn.clear(flag::INPUT_HELD);
+            if !conn.is_open() {
+                self.inputs.forget(key);
+            }
+            self.sync_reading(key)?;
+        }
+        Ok(())
+    }
+
+    /// At each tick: a leader that received nothing for a whole tick is held again behind
+    /// the others, so that a stalled client cannot stop everyone's large requests.
+    fn rotate_stalled_input(&mut self) -> io::Result<()> {
+        let Some(key) = self.inputs.take_stalled_leader() else { return Ok(()) };
+        self.release_held()?;
+        if let Some(conn) = self.conns.get_mut(key) {
+            if conn.is_open() && !conn.has(flag::INPUT_HELD) {
+                conn.set(flag::INPUT_HELD);
+                self.inputs.requeue(key);
+            }
+        }
+        self.sync_reading(key)
+    }
+
     /// Acts on what [`deliver`] reported for an open connection.
     #[inline]
     fn after_deliver(&mut self, key: Key, d: Delivered) -> io::Result<()> {
@@ -226,13 +297,34 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             return self.close(key);
         }
         let conn = self.conns.get_mut(key).expect("delivered to a live connection");
+        if d.stream && !conn.has(flag::STREAMING) {
+            conn.set(flag::STREAMING);
+            self.streaming.push(key);
+        }
+        // Most requests arrive whole: no tail before or after, nothing to count. A tail grows
+        // only here, so this is where the input budget holds a connection (`INPUT_HELD` then
+        // keeps `sync_reading` from reading it, at no cost to the others).
+        let tail_changed = conn.input.len() != conn.input_counted;
+        if tail_changed {
+            self.inputs.account(key, &mut conn.input_counted, conn.input.len());
+            if !conn.has(flag::INPUT_HELD) {
+                hold_if_over(&mut self.inputs, key, conn);
+            }
+        }
         if d.backlog {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
         if d.has_output || conn.finishing() {
             self.mark_dirty(key);
         }
-        self.sync_reading(key)
+        if tail_changed {
+            self.tighten_reads();
+        }
+        self.sync_reading(key)?;
+        if tail_changed {
+            self.release_held()?;
+        }
+        Ok(())
     }
 
     /// Offers each yielded connection's input again (one handler call each).
@@ -317,6 +409,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// kernel is done ([`Self::settle`]).
     fn close(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if conn.has(flag::STREAMING) {
+            conn.clear(flag::STREAMING);
+            self.streaming.retain(|&k| k != key);
+        }
         if let Some(state) = conn.handler.take() {
             self.open -= 1;
             self.handler.close(state);
@@ -326,10 +422,14 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if !conn.send_in_flight() {
             self.pool.give(conn.sending.take_vec());
         }
+        self.inputs.account(key, &mut conn.input_counted, 0);
+        self.inputs.forget(key);
         if conn.ops_in_flight() {
-            return self.driver.cancel(key, conn);
+            self.driver.cancel(key, conn)?;
+        } else {
+            self.settle(key)?;
         }
-        self.settle(key)
+        self.release_held()
     }
 
     /// Frees a closed connection's slot once the kernel has no operation left on it.
@@ -359,6 +459,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             }
             conn.set(flag::CLOSE_AFTER_FLUSH);
             conn.input.free();
+            self.inputs.account(key, &mut conn.input_counted, 0);
             self.sync_reading(key)?;
             self.mark_dirty(key);
         }
@@ -386,6 +487,14 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         for key in self.conns.keys() {
             let _ = self.close(key);
         }
+    }
+}
+
+/// Holds `conn` (not held yet) if the input budget says so.
+#[cold]
+fn hold_if_over<C>(inputs: &mut InputBudget, key: Key, conn: &mut Conn<C>) {
+    if inputs.holds(key, conn.input.len()) {
+        conn.set(flag::INPUT_HELD);
     }
 }
 

@@ -30,6 +30,9 @@
 //!   to [`OUTPUT_PAUSE_TIGHT_BYTES`] on every loop.
 //! - A connection whose unsent output passes [`LoopConfig::output_limit_bytes`] (one batch
 //!   produced that much) is closed.
+//! - Input tails (partly received requests) of a loop's connections together are bounded by
+//!   [`LoopConfig::input_budget_bytes`]: above it, a connection whose tail grows past 4 KiB
+//!   stops reading, except one that reads on until its request completes (`input_budget`).
 //! - A connection idle longer than [`LoopConfig::idle_timeout`] is closed.
 //! - When [`Handler::tick`] returns [`Control::Shutdown`], the loop closes its listeners,
 //!   flushes pending output (bounded by a grace period) and returns.
@@ -79,6 +82,7 @@ mod buf;
 mod conn;
 mod driver;
 mod event_loop;
+mod input_budget;
 mod poll;
 mod sys;
 
@@ -117,6 +121,9 @@ pub struct LoopConfig {
     pub output_limit_bytes: usize,
     /// A connection whose handler yielded is not read while it holds this much input.
     pub input_hold_bytes: usize,
+    /// Partly received requests (input tails) of all the loop's connections together:
+    /// above this, one connection at a time reads on (see `input_budget.rs`).
+    pub input_budget_bytes: usize,
     /// The process-wide bound on connection buffers, shared by every loop.
     pub buffers: Arc<BufferBudget>,
     /// io_uring: provided receive buffers, count (power of two, at most 32768) and size of
@@ -139,6 +146,7 @@ impl LoopConfig {
             pause_bytes,
             limit_bytes: self.output_limit_bytes,
             hold_bytes: self.input_hold_bytes,
+            read_bytes: usize::MAX,
         }
     }
 }
@@ -154,6 +162,7 @@ impl Default for LoopConfig {
             output_pause_bytes: 32 * 1024,
             output_limit_bytes: 64 * 1024 * 1024,
             input_hold_bytes: 64 * 1024,
+            input_budget_bytes: usize::MAX,
             buffers: Arc::new(BufferBudget::new(usize::MAX)),
             recv_buffers: 128,
             recv_buffer_bytes: 16 * 1024,
@@ -262,6 +271,10 @@ pub enum After {
     Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,
+    /// As `Continue`, and from now on the connection also streams: at every tick the loop
+    /// calls [`Handler::stream`] for it (memcached's `watch`: log lines that no request
+    /// asks for). Nothing is added while its unsent output is at the pause threshold.
+    Stream,
 }
 
 /// What [`Handler::tick`] wants.
@@ -295,6 +308,10 @@ pub trait Handler {
 
     /// Runs every [`LoopConfig::tick_interval`].
     fn tick(&mut self) -> Control;
+
+    /// A connection that asked to stream ([`After::Stream`]) may append output; runs after
+    /// each [`Handler::tick`], once per streaming connection.
+    fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) {}
 }
 
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error

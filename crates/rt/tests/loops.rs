@@ -36,7 +36,25 @@ both_backends!(
     busy_poll_serves,
     blocked_send_does_not_delay_others,
     shutdown_with_stuck_reader_is_bounded,
+    streaming_connection_gets_output_at_ticks,
 );
+
+/// A connection whose handler answered `After::Stream` is offered output at every tick, in
+/// order, with no input; the others are not; closing it ends the streaming.
+fn streaming_connection_gets_output_at_ticks(backend: Backend) {
+    let server = serve(backend);
+    let mut plain = connect(server.addr());
+    let mut s = connect(server.addr());
+    s.write_all(b"stream\n").unwrap();
+    let want = b"streaming\ntick 1\ntick 2\ntick 3\n";
+    assert_eq!(read_exact(&mut s, want.len()), want);
+    plain.write_all(b"hello\n").unwrap();
+    assert_eq!(read_exact(&mut plain, 6), b"hello\n");
+    drop(s);
+    assert!(eventually(Duration::from_secs(2), || server.stats.closed.load(Ordering::Relaxed) == 1));
+    plain.write_all(b"again\n").unwrap();
+    assert_eq!(read_exact(&mut plain, 6), b"again\n");
+}
 
 /// Pipelined requests split at every byte boundary into two writes all get their answers,
 /// in order.

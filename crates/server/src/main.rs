@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod auth_file;
 mod config;
 mod log;
 mod process;
@@ -56,7 +57,11 @@ fn main() -> ExitCode {
 fn run(config: &Config) -> Result<(), String> {
     rt::tune_allocator();
     let backend = rt::choose_backend(config.io)?;
-    let shared = Arc::new(build_shared(config, backend)?);
+    let auth_source = auth_file::source(config)?;
+    let mut shared = build_shared(config, backend)?;
+    // Empty until the file is read, below, as the final user.
+    shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
+    let shared = Arc::new(shared);
     log::init(Arc::clone(&shared), config.log_format);
     for warning in &config.warnings {
         tracing::warn!("{warning}");
@@ -70,12 +75,21 @@ fn run(config: &Config) -> Result<(), String> {
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
-    signals::install(Arc::clone(&stop), move || reload(&reload_shared, &started))
-        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let reload_source = auth_source.clone();
+    signals::install(Arc::clone(&stop), move || {
+        reload_credentials(&reload_shared, reload_source.as_ref());
+        reload(&reload_shared, &started)
+    })
+    .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     if let Some(user) = &config.user {
         signals::drop_privileges(user)?;
     } else if signals::is_root() {
         tracing::info!("running as root; -u USER drops privileges");
+    }
+    if let (Some(source), Some(auth)) = (&auth_source, &shared.auth) {
+        let credentials = auth_file::load(source)?;
+        tracing::info!("{} credentials from {}", credentials.len(), source.path);
+        auth.replace(credentials);
     }
     tracing::info!("{} | io {:?}", config::describe(config), backend);
     let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
@@ -190,6 +204,19 @@ fn apply_process_flags(config: &Config) -> Result<Option<process::PidFile>, Stri
     Ok(pidfile)
 }
 
+/// SIGHUP: re-reads the credentials file (memcached re-reads its `-Y` file); one that
+/// cannot be read or parsed keeps the list in force.
+fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
+    let (Some(source), Some(auth)) = (source, &shared.auth) else { return };
+    match auth_file::load(source) {
+        Ok(credentials) => {
+            tracing::info!("reload: {} credentials from {}", credentials.len(), source.path);
+            auth.replace(credentials);
+        }
+        Err(message) => tracing::error!("reload: {message}; the previous credentials stay"),
+    }
+}
+
 /// SIGHUP: re-reads the configuration file and applies what can change while running: the
 /// log level. Every other changed key is named, and applies at the next restart.
 fn reload(shared: &Shared, started: &Config) {
@@ -249,7 +276,14 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         pin: config.pin,
         shutdown_command: config.enable_shutdown,
         flush_enabled: !config.disable_flush_all,
+        prefix_delimiter: config.prefix_delimiter.unwrap_or(b':'),
+        detail_enabled: config.prefix_delimiter.is_some(),
+        dump_enabled: !config.disable_dumping,
+        watch_enabled: !config.disable_watch,
+        unix_mask: config.unix_mask,
         config_file: config.config_file.clone(),
+        auth_sasl: config.enable_sasl,
+        auth_file: config.auth_file.clone(),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);
@@ -272,8 +306,31 @@ fn loop_config(
         output_pause_bytes: config.output_pause_bytes(),
         output_limit_bytes: (config.output_limit_mib as usize) << 20,
         buffers: Arc::clone(buffers),
+        recv_buffers: recv_buffers_per_loop(config.threads),
+        input_budget_bytes: (INPUT_TAILS_TOTAL_BYTES / config.threads.max(1)).max(64 * 1024),
+        recv_buffer_bytes: RECV_BUFFER_BYTES as u32,
         ..Default::default()
     }
+}
+
+/// io_uring receive buffers: every buffer of a loop's ring becomes resident as the kernel
+/// cycles through them, so their total is part of the process's fixed overhead. All loops
+/// together get about this much (each at least `RECV_BUFFERS_MIN` buffers); with 2 loops,
+/// 64 buffers of 8 KiB each (the default before: 128 of 16 KiB, 2 MiB per loop).
+const RECV_RING_TOTAL_BYTES: usize = 1 << 20;
+/// Partly received requests (a large value arriving) of all connections together: past
+/// this, each loop lets one at a time read on (rt's input budget). With the rings, this is
+/// the fixed overhead the process keeps above -m for connection input.
+const INPUT_TAILS_TOTAL_BYTES: usize = 1 << 20;
+const RECV_BUFFER_BYTES: usize = 8 * 1024;
+const RECV_BUFFERS_MIN: usize = 16;
+const RECV_BUFFERS_MAX: usize = 64;
+
+fn recv_buffers_per_loop(threads: usize) -> u16 {
+    let fair = RECV_RING_TOTAL_BYTES / threads.max(1) / RECV_BUFFER_BYTES;
+    // A power of two, as the ring requires: the largest not above the fair share.
+    let pow2 = if fair == 0 { 1 } else { 1 << fair.ilog2() };
+    pow2.clamp(RECV_BUFFERS_MIN, RECV_BUFFERS_MAX) as u16
 }
 
 /// One listener per worker, address and port. With port 0 the first bind picks the port

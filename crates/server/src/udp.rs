@@ -102,6 +102,8 @@ impl UdpServer {
                     for unit in udp::reply_units(&request, out) {
                         self.send_unit(request_id, unit, peer);
                     }
+                    // A `watch` (Flow::Watch) has no connection to stream to: it registers
+                    // nothing and answers nothing.
                     if flow == Flow::Close {
                         return;
                     }
@@ -111,6 +113,7 @@ impl UdpServer {
                     let session = &mut self.session;
                     exec::memcache::refuse_too_large(
                         &self.shared,
+                        &self.counters,
                         session,
                         key,
                         base64_key,

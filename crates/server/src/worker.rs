@@ -15,7 +15,7 @@ use std::{
     },
 };
 
-use exec::{counters, Counters, Flow, Shared};
+use exec::{auth::AuthMode, counters, Counters, Flow, Shared};
 use rt::{After, Control};
 
 /// Listener tags.
@@ -27,6 +27,7 @@ const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
 
 const MEMCACHE_TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 const RESP_TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
+const WATCH_AFTER_PIPELINE: &[u8] = b"ERROR cannot pipeline other commands before watch\r\n";
 
 /// What every worker shares beyond `exec::Shared`.
 pub struct Limits {
@@ -119,6 +120,9 @@ pub struct MemcacheConn {
     swallow_bytes: usize,
     /// Set from the first byte the connection sends (memcached's negotiation).
     dialect: Dialect,
+    /// After memcached `watch`: the connection only streams log lines; its input is read
+    /// and dropped (so a close is noticed).
+    watcher: Option<exec::watch::WatcherId>,
 }
 
 impl MemcacheConn {
@@ -160,6 +164,11 @@ impl Worker {
         }
     }
 
+    /// memcached's `-S` or `-Y`, if given.
+    fn auth_mode(&self) -> Option<AuthMode> {
+        self.shared.auth.as_ref().map(|auth| auth.mode)
+    }
+
     /// Picks the dialect from the first byte, as memcached does, then parses in it.
     fn receive_memcache_or_binary(
         &mut self,
@@ -167,17 +176,18 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        if conn.watcher.is_some() {
+            return (input.len(), After::Continue);
+        }
         if conn.dialect == Dialect::Undecided {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
             conn.dialect = match (self.limits.binding, binary) {
-                (Binding::Auto | Binding::Binary, true) => Dialect::Binary,
+                // A binary-only port parses anything as binary: the parser hangs up on a
+                // wrong magic once a whole header is there, as memcached does.
+                (Binding::Auto, true) | (Binding::Binary, _) => Dialect::Binary,
                 // Text parsing hangs up on the binary magic itself.
                 (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
-                (Binding::Binary, false) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    return (input.len(), After::CloseAfterFlush);
-                }
             };
         }
         match conn.dialect {
@@ -194,7 +204,12 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
-        use proto_memcache::binary::{compose_error, parse_request, BinParseError, Opcode};
+        use proto_memcache::binary::{
+            compose_error, parse_request,
+            sasl::{gate, Gate},
+            BinParseError, Opcode,
+        };
+        let sasl = self.auth_mode() == Some(AuthMode::Sasl);
         let mut pos = 0;
         let mut requests = 0;
         let out_start = out.len();
@@ -207,7 +222,30 @@ impl Worker {
                 pos += conn.swallow(input.len() - pos);
                 continue;
             }
-            match parse_request(&input[pos..], &self.limits.memcache) {
+            // With -S, SASL packets and the refusal of anything else before authentication
+            // come first.
+            let gated = match sasl {
+                true => gate(&input[pos..], &self.limits.memcache, conn.session.authenticated()),
+                false => Ok(Gate::Other),
+            };
+            let parsed = match gated {
+                Ok(Gate::Sasl(request, used)) => {
+                    pos += used;
+                    requests += 1;
+                    let session = &mut conn.session;
+                    exec::binary::sasl::execute(
+                        &self.shared,
+                        &self.counters,
+                        session,
+                        &request,
+                        out,
+                    );
+                    continue;
+                }
+                Ok(Gate::Other) => parse_request(&input[pos..], &self.limits.memcache),
+                Err(refused) => Err(refused),
+            };
+            match parsed {
                 Ok((request, used)) => {
                     pos += used;
                     // A run of quiet gets is one multiget (libmemcached ends it with a noop),
@@ -251,6 +289,9 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        let ascii_auth = self.auth_mode() == Some(AuthMode::Ascii);
+        // Where this batch's reply starts while unauthenticated (see exec::memcache::auth).
+        let mut auth_reply_at = None;
         let mut pos = 0;
         let mut requests = 0;
         let out_start = out.len();
@@ -261,6 +302,17 @@ impl Worker {
             }
             if conn.swallow_bytes > 0 {
                 pos += conn.swallow(input.len() - pos);
+                continue;
+            }
+            if ascii_auth && !conn.session.authenticated() {
+                use exec::memcache::auth::{unauthenticated, AuthStep};
+                let (shared, counters) = (&self.shared, &self.counters);
+                let (session, rest) = (&mut conn.session, &input[pos..]);
+                match unauthenticated(shared, counters, session, rest, out, &mut auth_reply_at) {
+                    AuthStep::Used(used) => (pos, requests) = (pos + used, requests + 1),
+                    AuthStep::Incomplete => break,
+                    AuthStep::Close => return (input.len(), After::CloseAfterFlush),
+                }
                 continue;
             }
             match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
@@ -278,6 +330,18 @@ impl Worker {
                     );
                     match flow {
                         Flow::Continue => (pos, requests) = (pos + used, requests + 1),
+                        // memcached refuses a watch behind replies not yet sent.
+                        Flow::Watch(_) if out.len() > out_start => {
+                            out.extend_from_slice(WATCH_AFTER_PIPELINE);
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
+                        Flow::Watch(kinds) => {
+                            if self.start_watching(conn, kinds, out) {
+                                // Whatever followed `watch` is not read, as in memcached.
+                                return (input.len(), After::Stream);
+                            }
+                            (pos, requests) = (pos + used, requests + 1);
+                        }
                         Flow::Close => return (pos + used, After::CloseAfterFlush),
                         // Unfinished: its line stays unconsumed and runs again next turn,
                         // once the loop has sent (or paused on) this chunk.
@@ -306,6 +370,7 @@ impl Worker {
                     let session = &mut conn.session;
                     exec::memcache::refuse_too_large(
                         &self.shared,
+                        &self.counters,
                         session,
                         key,
                         base64_key,
@@ -381,6 +446,22 @@ impl Worker {
 }
 
 impl Worker {
+    /// Registers `conn` as a watcher and answers `OK`; false, with memcached's refusal, when
+    /// the table is full.
+    fn start_watching(&self, conn: &mut MemcacheConn, kinds: u32, out: &mut Vec<u8>) -> bool {
+        match self.shared.watchers.add(kinds) {
+            Ok(id) => {
+                conn.watcher = Some(id);
+                out.extend_from_slice(b"OK\r\n");
+                true
+            }
+            Err(exec::watch::TooMany) => {
+                out.extend_from_slice(b"WATCHER_TOO_MANY log watcher limit reached\r\n");
+                false
+            }
+        }
+    }
+
     /// After a burst of connections has closed, the memory their state and buffers used is
     /// free but still resident (freed by several threads into several malloc arenas); give
     /// it back.
@@ -421,6 +502,7 @@ impl rt::Handler for Worker {
                 session: Default::default(),
                 swallow_bytes: 0,
                 dialect: Dialect::Undecided,
+                watcher: None,
             })
         })
     }
@@ -446,11 +528,21 @@ impl rt::Handler for Worker {
 
     fn close(&mut self, conn: Conn) {
         tracing::debug!("connection closed");
-        if let Conn::Resp(session) = &conn {
-            session.disconnect(&self.shared);
+        match &conn {
+            Conn::Resp(session) => session.disconnect(&self.shared),
+            Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
+                self.shared.watchers.remove(*id);
+            }
+            Conn::Memcache(_) => {}
         }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
         counters::drop_by(&self.counters.curr_connections, 1);
+    }
+
+    fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
+        if let Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) = conn {
+            self.shared.watchers.drain(*id, out);
+        }
     }
 
     fn tick(&mut self) -> Control {

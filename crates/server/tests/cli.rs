@@ -27,7 +27,8 @@ fn usage_errors_exit_64_with_one_line_naming_the_flag() {
         (&["--frobnicate"][..], "--frobnicate"),
         (&["-p", "notaport"], "notaport"),
         (&["-o", "unknown_option=1"], "unknown_option"),
-        (&["-Y", "/tmp/auth"], "--auth-file"),
+        (&["-Y", "/tmp/auth", "-B", "binary"], "-Y"),
+        (&["-S", "-U", "11311"], "-S"),
         (&["--config", "/nonexistent.toml"], "/nonexistent.toml"),
     ] {
         let output = spinel(args);

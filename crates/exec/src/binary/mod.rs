@@ -18,6 +18,7 @@
 //! errors are always sent.
 
 mod ops;
+pub mod sasl;
 
 #[cfg(test)]
 mod tests;
@@ -32,7 +33,10 @@ use crate::{
         Refusal,
     },
     counters::{bump, Counters},
-    memcache::{expiry, visible_cas, Session},
+    memcache::{
+        detail::{self, Event},
+        expiry, visible_cas, watch, Session,
+    },
     Flow, Shared,
 };
 
@@ -88,6 +92,13 @@ pub fn execute(
 ) -> Flow {
     bump(&counters.total_commands, 1);
     let (loud, quiet) = request.opcode.loud();
+    if !request.key.is_empty()
+        && loud != Opcode::Stat
+        && shared.watchers.wants(crate::watch::kind::FETCHERS)
+    {
+        let size = shared.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        watch::item_get(shared, request.key, size, session.conn_number);
+    }
     let mut ctx =
         Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
     use Opcode::*;
@@ -154,6 +165,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         None => false,
     };
     gets.finish(ctx.counters);
+    detail::record(&shared.prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -172,6 +184,8 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
             compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);
+    let hit = outcome == TouchOutcome::Touched;
+    detail::record(&shared.prefix_stats, key, Event::Get { hit });
     match outcome {
         TouchOutcome::Touched => {}
         TouchOutcome::NotFound => miss(ctx, key, with_key),

@@ -19,7 +19,11 @@ use crate::{
         storage::{self, OnRefusal, StoreOutcome, Write},
         Refusal,
     },
-    memcache::{admin::flush_by_time, expiry, stats, Session},
+    memcache::{
+        admin::flush_by_time,
+        detail::{self, Event},
+        expiry, stats, watch, Session,
+    },
 };
 
 /// Incr/Decr with this exptime do not create a missing item (memcached's rule).
@@ -45,6 +49,7 @@ pub(super) fn store(
     };
     let options =
         StoreOptions { compare_cas: (cas != 0).then_some(cas), ..StoreOptions::default() };
+    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -57,6 +62,25 @@ pub(super) fn store(
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        let cmd = match mode {
+            Mode::Add => "add",
+            Mode::Replace => "replace",
+            Mode::Append => "append",
+            Mode::Prepend => "prepend",
+            Mode::Cas(_) => "cas",
+            _ => "set",
+        };
+        let event = watch::StoreEvent {
+            key: request.key,
+            status: watch::store_status(&outcome),
+            cmd,
+            expiry: write.expiry,
+            size: watch::store_size(&outcome, request.value.len()),
+            cfd: session.conn_number,
+        };
+        watch::item_store(ctx.shared, &event, ctx.now_ms());
+    }
     let status = match outcome {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
@@ -81,6 +105,7 @@ pub(super) fn store(
 /// Delete, compared with the request's CAS when it has one.
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
+    detail::record(&ctx.shared.prefix_stats, request.key, Event::Delete);
     match delete::delete(&ctx.shared.store, ctx.counters, session.key(request.key), compare) {
         DeleteOutcome::Deleted => ctx.success(0, b"", b"", b""),
         DeleteOutcome::NotFound => ctx.error(Status::KeyNotFound),
@@ -129,6 +154,8 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
     let mut lines = Vec::new();
     if request.key == b"reset" {
         ctx.shared.reset_totals();
+    } else if let Some(detail) = request.key.strip_prefix(b"detail") {
+        return stat_detail(ctx, detail);
     } else {
         let mut text =
             crate::memcache::Ctx { shared: ctx.shared, counters: ctx.counters, out: &mut lines };
@@ -143,6 +170,26 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
         let space = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
         let value = line.get(space + 1..).unwrap_or(b"");
         compose_response(&reply, b"", &line[..space], value, ctx.out);
+    }
+    compose_response(&reply, b"", b"", b"", ctx.out);
+}
+
+/// `detail dump` answers one stat, `detailed`, whose value is the text dump; `detail on`
+/// and `detail off` only the closing packet. memcached compares the word after `detail` by
+/// its prefix, so `detail onward` is `on`.
+fn stat_detail(ctx: &mut Ctx<'_>, detail: &[u8]) {
+    let stats = &ctx.shared.prefix_stats;
+    let reply = Reply { opcode: ctx.opcode, status: Status::NoError, opaque: ctx.opaque, cas: 0 };
+    if detail.starts_with(b" dump") {
+        let mut dump = Vec::new();
+        stats.dump(&mut dump);
+        compose_response(&reply, b"", b"detailed", &dump, ctx.out);
+    } else if detail.starts_with(b" on") {
+        stats.set_enabled(true);
+    } else if detail.starts_with(b" off") {
+        stats.set_enabled(false);
+    } else {
+        return ctx.error(Status::KeyNotFound);
     }
     compose_response(&reply, b"", b"", b"", ctx.out);
 }

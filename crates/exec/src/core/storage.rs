@@ -141,6 +141,11 @@ fn append_or_create(
 /// `total_items`; they keep their own counting.)
 #[inline]
 pub(crate) fn count(counters: &Counters, mode: Mode, outcome: &StoreOutcome) {
+    match outcome {
+        StoreOutcome::Refused(Refusal::TooLarge) => bump(&counters.store_too_large, 1),
+        StoreOutcome::Refused(Refusal::NoMemory) => bump(&counters.store_no_memory, 1),
+        _ => {}
+    }
     if *outcome != StoreOutcome::Refused(Refusal::TooLarge) {
         bump(&counters.cmd_set, 1);
     }

@@ -4,7 +4,7 @@
 //! ```text
 //!   lru_crawler metadump all|hash|<class>[,<class>]*   a line per live item, then END
 //!   lru_crawler crawl all|<class>[,<class>]*           reclaims expired memory; OK
-//!   lru_crawler enable|disable|tocrawl <n>|sleep <us>  OK
+//!   (lru_crawler enable|disable|tocrawl|sleep: tune.rs)
 //!   cache_memlimit <megabytes> [noreply]               OK; evicts down to a lower limit
 //! ```
 //!
@@ -20,10 +20,7 @@
 //! `OK`. Slab classes are those of memcached's default settings (`-f 1.25 -n 48`, 1 MiB
 //! pages). Items of Redis databases other than 0, and collections, are not listed.
 
-use std::{
-    io::Write,
-    sync::atomic::{AtomicBool, Ordering},
-};
+use std::io::Write;
 
 use proto_memcache::Words;
 use store::{Item, ValueKind};
@@ -45,18 +42,6 @@ const SLAB_FACTOR: (usize, usize) = (5, 4);
 const SLAB_CHUNK_MAX: usize = 512 * 1024;
 const SLAB_CLASS_COUNT: u64 = 64;
 
-/// The crawler's switch (`lru_crawler enable|disable`), shared by every connection.
-#[derive(Debug)]
-pub struct Crawler {
-    enabled: AtomicBool,
-}
-
-impl Default for Crawler {
-    fn default() -> Self {
-        Crawler { enabled: AtomicBool::new(true) }
-    }
-}
-
 /// A metadump under way on a connection.
 #[derive(Debug, Clone)]
 pub(crate) struct Dump {
@@ -68,46 +53,34 @@ pub(crate) struct Dump {
 const ALL_CLASSES: u64 = u64::MAX;
 const BAD_CLASS: &[u8] = b"BADCLASS invalid class id\r\n";
 const DISABLED: &[u8] = b"CLIENT_ERROR lru crawler disabled\r\n";
-const BAD_FORMAT: &[u8] = b"CLIENT_ERROR bad command line format\r\n";
 
-/// `lru_crawler <args>`.
+/// Whether an `lru_crawler` request is one of the two that walk the store (`crawl`,
+/// `metadump`, with one argument) or the rest of an unfinished dump; `tune.rs` answers the
+/// others.
+pub(super) fn walks_store(session: &Session, args: &Words<'_>) -> bool {
+    let mut words = args.iter();
+    let (sub, arg, extra) = (words.next(), words.next(), words.next());
+    session.dump.is_some()
+        || (matches!(sub, Some(b"crawl" | b"metadump")) && arg.is_some() && extra.is_none())
+}
+
+/// `lru_crawler crawl|metadump <classes>`, or the next chunk of a dump.
 pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words<'_>) -> Flow {
     if session.dump.is_some() {
         return metadump_step(ctx, session);
     }
     let mut words = args.iter();
-    let (sub, arg, extra) = (words.next(), words.next(), words.next());
-    let reply: &[u8] = match (sub, arg, extra) {
-        (Some(b"crawl"), Some(arg), None) => crawl(ctx.shared, arg),
-        (Some(b"metadump"), Some(arg), None) => return metadump_start(ctx, session, arg),
-        (Some(b"tocrawl"), Some(arg), None) => number_ok(arg, u32::MAX),
-        (Some(b"sleep"), Some(arg), None) => match parse_u32(arg) {
-            Some(us) if us > 1_000_000 => b"CLIENT_ERROR sleep must be one second or less\r\n",
-            Some(_) => b"OK\r\n",
-            None => BAD_FORMAT,
-        },
-        (Some(b"enable"), None, None) => {
-            match ctx.shared.crawler.enabled.swap(true, Ordering::AcqRel) {
-                // memcached's second crawler thread fails to start.
-                true => b"ERROR failed to start lru crawler thread\r\n",
-                false => b"OK\r\n",
-            }
-        }
-        (Some(b"disable"), None, None) => {
-            ctx.shared.crawler.enabled.store(false, Ordering::Release);
-            b"OK\r\n"
-        }
+    let reply: &[u8] = match (words.next(), words.next()) {
+        (Some(b"crawl"), Some(arg)) => crawl(ctx.shared, arg),
+        (Some(b"metadump"), Some(arg)) => return metadump_start(ctx, session, arg),
         _ => b"ERROR\r\n",
     };
     ctx.out.extend_from_slice(reply);
     Flow::Continue
 }
 
-fn number_ok(arg: &[u8], max: u32) -> &'static [u8] {
-    match parse_u32(arg) {
-        Some(n) if n <= max => b"OK\r\n",
-        _ => BAD_FORMAT,
-    }
+fn crawler_enabled(shared: &Shared) -> bool {
+    shared.tunables.lock().lru_crawler
 }
 
 /// memcached's `safe_strtoul` on a token: an optionally signed decimal that fits 64 bits,
@@ -148,7 +121,7 @@ fn parse_classes(arg: &[u8]) -> Option<u64> {
 /// `crawl`: memcached's crawler reclaims expired items; here every dead segment is
 /// reclaimed now (expired and flushed items are invisible either way).
 fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
-    if !shared.crawler.enabled.load(Ordering::Acquire) {
+    if !crawler_enabled(shared) {
         return DISABLED;
     }
     if arg == b"hash" {
@@ -164,8 +137,10 @@ fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
 
 fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow {
     let shared = ctx.shared;
-    let reply: &[u8] = if !shared.crawler.enabled.load(Ordering::Acquire) {
+    let reply: &[u8] = if !crawler_enabled(shared) {
         DISABLED
+    } else if !shared.settings.dump_enabled {
+        b"ERROR metadump not allowed\r\n"
     } else {
         match parse_classes(arg) {
             None => BAD_CLASS,

@@ -9,8 +9,11 @@
 //!             +-- storage.rs   set add replace append prepend cas, delete, touch
 //!             +-- arith.rs     incr decr
 //!             +-- admin.rs     flush_all version verbosity quit
-//!             +-- stats.rs     stats [settings|items|slabs|sizes|reset|...]
-//!             +-- crawler.rs   lru_crawler metadump|crawl|..., cache_memlimit
+//!             +-- stats.rs     stats [items|slabs|reset|conns]; stats_settings.rs: settings
+//!             |                sizes.rs: sizes[_enable|_disable]; cachedump.rs; detail.rs
+//!             +-- tune.rs      slabs reassign|automove, lru ..., lru_crawler enable|...
+//!             +-- crawler.rs   lru_crawler metadump|crawl, cache_memlimit
+//!             +-- watch.rs     watch (the server streams, see `crate::watch`)
 //!             +-- meta/        mg ms md ma me mn
 //! ```
 //!
@@ -28,11 +31,18 @@
 
 pub(crate) mod admin;
 mod arith;
+pub mod auth;
+mod cachedump;
 pub(crate) mod crawler;
+pub mod detail;
 mod meta;
 mod retrieve;
+mod sizes;
 pub(crate) mod stats;
+mod stats_settings;
 mod storage;
+pub mod tune;
+pub(crate) mod watch;
 
 pub use storage::refuse_too_large;
 
@@ -42,6 +52,7 @@ pub(crate) mod tests;
 use proto_memcache::{
     error,
     text::response::{compose_status, Status},
+    text::AdminCommand,
     ErrorReply, Request,
 };
 use store::Expiry;
@@ -54,8 +65,10 @@ use crate::{
 
 /// Per-connection state of a memcached connection: buffers reused by every request so that
 /// none allocates once they have grown.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Session {
+    /// The connection's number, as `watch` lines show it (`cfd`).
+    pub(crate) conn_number: u32,
     /// The stored form of a key, when it needs the keyspace prefix.
     scratch: Vec<u8>,
     /// A meta key decoded from base64 (`b`).
@@ -65,11 +78,36 @@ pub struct Session {
     resume_at: usize,
     /// Reply bytes after which a multiget stops and returns [`Flow::Again`] (0: no bound).
     reply_chunk_bytes: usize,
+    /// Authentication (`-S`, `-Y`); unused without them.
+    pub(crate) auth: crate::auth::ConnAuth,
     /// The `lru_crawler metadump` being streamed, if one is unfinished.
     dump: Option<crawler::Dump>,
 }
 
+/// Numbers sessions for `watch` lines.
+static SESSIONS_MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Default for Session {
+    fn default() -> Self {
+        let number = SESSIONS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        Session {
+            conn_number: number,
+            scratch: Vec::new(),
+            decoded: Vec::new(),
+            resume_at: 0,
+            reply_chunk_bytes: 0,
+            auth: Default::default(),
+            dump: None,
+        }
+    }
+}
+
 impl Session {
+    /// Whether the connection has authenticated (`-S` or `-Y`; meaningless without).
+    pub fn authenticated(&self) -> bool {
+        self.auth.authenticated
+    }
+
     /// Lets a multiget stop once its call has produced `bytes` of reply and ask to be run
     /// again ([`Flow::Again`]) after the output drained: a get of 20,000 hits then holds
     /// about a chunk of reply at a time instead of all of it. 0 turns chunking off.
@@ -113,6 +151,14 @@ impl Ctx<'_> {
     fn status(&mut self, status: Status, noreply: bool) {
         if !noreply {
             compose_status(status, self.out);
+        }
+    }
+
+    /// A reply line of memcached's own wording (the `\r\n` is added), unless `noreply`.
+    fn line(&mut self, text: &[u8], noreply: bool) {
+        if !noreply {
+            self.out.extend_from_slice(text);
+            self.out.extend_from_slice(b"\r\n");
         }
     }
 
@@ -160,6 +206,11 @@ pub fn execute(
     if session.resume_at == 0 && session.dump.is_none() {
         bump(&counters.total_commands, 1);
     }
+    let resumed = session.resume_at != 0 || session.dump.is_some();
+    if !resumed && shared.watchers.wants(crate::watch::kind::FETCHERS) {
+        watch::before(shared, session, request);
+    }
+    let out_start = out.len();
     let mut ctx = Ctx { shared, counters, out };
     match request {
         Request::Retrieve(retrieve) => return retrieve::execute(&mut ctx, session, retrieve),
@@ -179,12 +230,33 @@ pub fn execute(
         Request::Quit => return Flow::Close,
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, args),
-        Request::LruCrawler { args } => return crawler::lru_crawler(&mut ctx, session, args),
-        Request::CacheMemlimit { args } => crawler::cache_memlimit(&mut ctx, args),
+        Request::Admin { command: AdminCommand::Watch, args } => {
+            return watch::command(&mut ctx, args)
+        }
+        Request::Admin { command: AdminCommand::LruCrawler, args }
+            if crawler::walks_store(session, args) =>
+        {
+            return crawler::lru_crawler(&mut ctx, session, args)
+        }
+        Request::Admin { command: AdminCommand::CacheMemlimit, args } => {
+            crawler::cache_memlimit(&mut ctx, args)
+        }
+        Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
         Request::MetaNoop => meta::noop(&mut ctx),
-        Request::MetaDebug(debug) => meta::debug::execute(&mut ctx, session, debug),
+        Request::MetaDebug(debug) => {
+            // memcached's `cmd_meta` counts `me` alone.
+            bump(&counters.cmd_meta, 1);
+            meta::debug::execute(&mut ctx, session, debug)
+        }
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
-        Request::MetaSet(set) => meta::set::execute(&mut ctx, session, set),
+        Request::MetaSet(set) => {
+            meta::set::execute(&mut ctx, session, set);
+            if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+                let now_ms = ctx.now_ms();
+                let reply = &ctx.out[out_start..];
+                watch::after_meta_set(shared, session, set, reply, now_ms);
+            }
+        }
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }

@@ -14,7 +14,10 @@ use proto_memcache::text::{
     Retrieve, RetrieveKind,
 };
 
-use super::{expiry, visible_cas, Ctx, Session};
+use super::{
+    detail::{self, Event},
+    expiry, visible_cas, Ctx, Session,
+};
 use crate::{
     core::{
         get::Gets,
@@ -53,7 +56,9 @@ fn get(
     let mut gets = Gets::new(&shared.store);
     let mut resume_at = None;
     for key in request.keys.iter_from(session.resume_at) {
-        if let Some(item) = gets.get(session.key(key)) {
+        let found = gets.get(session.key(key));
+        detail::record(&shared.prefix_stats, key, Event::Get { hit: found.is_some() });
+        if let Some(item) = found {
             let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
             if ctx.out.len() >= chunk_end {
@@ -90,6 +95,8 @@ fn get_and_touch(
             outcome => outcome,
         };
         touch::count(ctx.counters, counted);
+        let hit = counted == TouchOutcome::Touched;
+        detail::record(&shared.prefix_stats, key, Event::Get { hit });
         if ctx.out.len() >= chunk_end {
             return Some(request.keys.offset_after(key));
         }

@@ -1,23 +1,28 @@
-//! `stats` and its subcommands, with memcached's names and order.
+//! `stats` and its subcommands, with memcached 1.6.18's names in its order.
 //!
 //! The store has no slab classes. `stats items` and `stats slabs` describe it as one class,
 //! number 1, that holds every item (memcached omits empty classes, so an empty store reports
 //! none): monitoring tools that sum over classes get the store's totals. A segment plays the
-//! part of a slab page. Fields the store cannot know (item ages, per-class LRU details) are
-//! left out rather than made up.
+//! part of a slab page. Fields for what Spinel does not have (slab moves, LRU segments, the
+//! crawler, item ages) carry the value memcached shows while that feature is idle, so that
+//! every field a client reads is there.
 
 use proto_memcache::{
-    error,
     text::response::{compose_end, compose_stat, compose_stat_u64, Status},
     ErrorReply, Words,
 };
 
-use super::Ctx;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::{cachedump, detail, sizes, Ctx};
 use crate::Totals;
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
 /// architecture it supports.
 const USER_HZ: u64 = 100;
+
+/// memcached reserves this many descriptors per worker thread (`reserved_fds`).
+const RESERVED_FDS_PER_THREAD: u64 = 5;
 
 pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
     let subcommand = args.iter().next().unwrap_or(b"");
@@ -30,11 +35,15 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         b"settings" | b"items" | b"slabs" | b"sizes" => {
             group(ctx, subcommand);
         }
+        // memcached sends these without an END.
+        b"sizes_enable" | b"sizes_disable" => {
+            group(ctx, subcommand);
+            return;
+        }
         // One line per connection needs the server's connection table; report none.
         b"conns" => {}
-        // Item dumps are not supported; memcached says this when they are disabled (`-X`).
-        b"detail" => return ctx.error(ErrorReply::ClientError(error::STATS_DETAIL), false),
-        b"cachedump" => return ctx.error(ErrorReply::ClientError(error::STATS_CACHEDUMP), false),
+        b"detail" => return detail::execute(ctx, args),
+        b"cachedump" => return cachedump::execute(ctx, args),
         _ => return ctx.error(ErrorReply::Error, false),
     }
     compose_end(ctx.out);
@@ -45,11 +54,12 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
 pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
     match name {
         b"" => general(ctx),
-        b"settings" => settings(ctx),
+        b"settings" => super::stats_settings::compose(ctx),
         b"items" => items(ctx),
         b"slabs" => slabs(ctx),
-        // memcached with size tracking off, which is its default.
-        b"sizes" => compose_stat(b"sizes_status", b"disabled", ctx.out),
+        b"sizes" => sizes::histogram(ctx),
+        b"sizes_enable" => sizes::enable(ctx),
+        b"sizes_disable" => sizes::disable(ctx),
         _ => return false,
     }
     true
@@ -58,41 +68,49 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
 fn general(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let totals = shared.totals();
-    let store = shared.store.stats();
     let out = &mut *ctx.out;
     let (user, system) = cpu_times();
     compose_stat_u64(b"pid", u64::from(std::process::id()), out);
     compose_stat_u64(b"uptime", shared.uptime_secs(), out);
     compose_stat_u64(b"time", shared.store.config().clock.now_ms() / 1000, out);
     compose_stat(b"version", crate::MEMCACHED_VERSION.as_bytes(), out);
+    // memcached's event library; Spinel's loops are its own, on this kernel interface.
+    compose_stat(b"libevent", shared.settings.io_backend.as_bytes(), out);
     compose_stat_u64(b"pointer_size", usize::BITS.into(), out);
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
     compose_stat_u64(b"max_connections", shared.settings.max_connections, out);
-    connection_stats(&totals, out);
+    connection_stats(&totals, shared.settings.threads, out);
     command_stats(&totals, out);
-    compose_stat_u64(b"bytes_read", totals.bytes_read, out);
-    compose_stat_u64(b"bytes_written", totals.bytes_written, out);
-    compose_stat_u64(b"limit_maxbytes", shared.store.memory_limit() as u64, out);
-    compose_stat_u64(b"threads", shared.settings.threads.into(), out);
-    compose_stat_u64(b"conn_yields", totals.conn_yields, out);
-    compose_stat_u64(b"hash_bytes", store.index_bytes, out);
-    compose_stat_u64(b"bytes", store.item_bytes, out);
-    compose_stat_u64(b"curr_items", store.items, out);
-    compose_stat_u64(b"total_items", totals.total_items, out);
-    compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
-    compose_stat_u64(b"evictions", store.evictions, out);
-    compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);
-    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
-    compose_stat_u64(b"conn_buffer_bytes", buffers, out);
+    if shared.settings.idle_timeout_secs > 0 {
+        // Idle connections are closed by the event loop, which does not say why it closed
+        // one; memcached counts them here.
+        compose_stat_u64(b"idle_kicks", 0, out);
+    }
+    server_stats(ctx, &totals);
+    store_stats(ctx, &totals);
 }
 
-fn connection_stats(totals: &Totals, out: &mut Vec<u8>) {
+fn connection_stats(totals: &Totals, threads: u32, out: &mut Vec<u8>) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
     compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
     // memcached's count of connection structures allocated; ours are made per connection.
     compose_stat_u64(b"connection_structures", totals.curr_connections, out);
+    // memcached's response objects and read buffers; Spinel's buffers are counted whole in
+    // `conn_buffer_bytes`, and none of them is ever refused.
+    for name in [
+        &b"response_obj_oom"[..],
+        b"response_obj_count",
+        b"response_obj_bytes",
+        b"read_buf_count",
+        b"read_buf_bytes",
+        b"read_buf_bytes_free",
+        b"read_buf_oom",
+    ] {
+        compose_stat_u64(name, 0, out);
+    }
+    compose_stat_u64(b"reserved_fds", RESERVED_FDS_PER_THREAD * u64::from(threads), out);
 }
 
 fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
@@ -101,6 +119,7 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
         (b"cmd_set", totals.cmd_set),
         (b"cmd_flush", totals.cmd_flush),
         (b"cmd_touch", totals.cmd_touch),
+        (b"cmd_meta", totals.cmd_meta),
         (b"get_hits", totals.get_hits),
         (b"get_misses", totals.get_misses),
         (b"get_expired", totals.get_expired),
@@ -116,13 +135,96 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
         (b"cas_badval", totals.cas_badval),
         (b"touch_hits", totals.touch_hits),
         (b"touch_misses", totals.touch_misses),
-        // No SASL or ascii auth.
-        (b"auth_cmds", 0),
-        (b"auth_errors", 0),
+        (b"store_too_large", totals.store_too_large),
+        (b"store_no_memory", totals.store_no_memory),
+        (b"auth_cmds", totals.auth_cmds),
+        (b"auth_errors", totals.auth_errors),
     ];
     for (name, value) in fields {
         compose_stat_u64(name, value, out);
     }
+}
+
+/// From `bytes_read` to `round_robin_fallback`.
+fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
+    let shared = ctx.shared;
+    let store = shared.store.stats();
+    let crawler = shared.tunables.lock().lru_crawler;
+    let out = &mut *ctx.out;
+    compose_stat_u64(b"bytes_read", totals.bytes_read, out);
+    compose_stat_u64(b"bytes_written", totals.bytes_written, out);
+    compose_stat_u64(b"limit_maxbytes", shared.store.memory_limit() as u64, out);
+    // Spinel never stops accepting to shed load (it refuses over `-c` instead).
+    compose_stat_u64(b"accepting_conns", 1, out);
+    compose_stat_u64(b"listen_disabled_num", 0, out);
+    compose_stat_u64(b"time_in_listen_disabled_us", 0, out);
+    compose_stat_u64(b"threads", shared.settings.threads.into(), out);
+    compose_stat_u64(b"conn_yields", totals.conn_yields, out);
+    // memcached's table size as a power of two, from the index's slots.
+    let power = u64::from(store.index_slots.max(1).ilog2());
+    compose_stat_u64(b"hash_power_level", power, out);
+    compose_stat_u64(b"hash_bytes", store.index_bytes, out);
+    // The index grows in steps at each tick, never blocking; memcached's flag is for its
+    // stop-the-world expansion.
+    compose_stat_u64(b"hash_is_expanding", 0, out);
+    let idle = [
+        &b"slab_reassign_rescues"[..],
+        b"slab_reassign_chunk_rescues",
+        b"slab_reassign_evictions_nomem",
+        b"slab_reassign_inline_reclaim",
+        b"slab_reassign_busy_items",
+        b"slab_reassign_busy_deletes",
+        b"slab_reassign_running",
+        b"slabs_moved",
+    ];
+    idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    if crawler {
+        compose_stat_u64(b"lru_crawler_running", 0, out);
+        compose_stat_u64(b"lru_crawler_starts", 0, out);
+    }
+    compose_stat_u64(b"lru_maintainer_juggles", 0, out);
+    compose_stat_u64(b"malloc_fails", 0, out);
+    let watchers = &shared.watchers;
+    let logger = [
+        (&b"log_worker_dropped"[..], 0),
+        (b"log_worker_written", watchers.logged()),
+        (b"log_watcher_skipped", watchers.skipped.load(Relaxed)),
+        (b"log_watcher_sent", watchers.sent.load(Relaxed)),
+        (b"log_watchers", watchers.count() as u64),
+    ];
+    logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
+    compose_stat_u64(b"unexpected_napi_ids", 0, out);
+    compose_stat_u64(b"round_robin_fallback", 0, out);
+}
+
+/// From `bytes` on: the store's totals (memcached's `get_stats` and `item_stats_totals`),
+/// then Spinel's own.
+fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
+    let shared = ctx.shared;
+    let store = shared.store.stats();
+    let out = &mut *ctx.out;
+    compose_stat_u64(b"bytes", store.item_bytes, out);
+    compose_stat_u64(b"curr_items", store.items, out);
+    compose_stat_u64(b"total_items", totals.total_items, out);
+    compose_stat_u64(b"slab_global_page_pool", 0, out);
+    compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
+    compose_stat_u64(b"evicted_unfetched", 0, out);
+    compose_stat_u64(b"evicted_active", 0, out);
+    compose_stat_u64(b"evictions", store.evictions, out);
+    compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);
+    let idle = [
+        &b"crawler_reclaimed"[..],
+        b"crawler_items_checked",
+        b"lrutail_reflocked",
+        b"moves_to_cold",
+        b"moves_to_warm",
+        b"moves_within_lru",
+        b"direct_reclaims",
+        b"lru_bumps_dropped",
+    ];
+    idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat_u64(b"conn_buffer_bytes", buffers, out);
 }
 
 /// User and system CPU time as memcached prints them (`seconds.microseconds`), from
@@ -143,56 +245,55 @@ fn cpu_times() -> (String, String) {
     (format(user), format(system))
 }
 
-fn settings(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let s = &shared.settings;
-    let out = &mut *ctx.out;
-    let yes_no = |on: bool| if on { &b"yes"[..] } else { b"no" };
-    let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
-    compose_stat_u64(b"maxbytes", shared.store.memory_limit() as u64, out);
-    compose_stat_u64(b"maxconns", s.max_connections, out);
-    compose_stat_u64(b"tcpport", s.port.into(), out);
-    compose_stat_u64(b"udpport", shared.settings.udp_port.into(), out);
-    compose_stat(b"inter", s.listen.as_bytes(), out);
-    compose_stat_u64(b"verbosity", verbosity.into(), out);
-    compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);
-    let socket = s.unix_socket.as_deref().unwrap_or("NULL");
-    compose_stat(b"domain_socket", socket.as_bytes(), out);
-    compose_stat(b"shutdown_command", yes_no(s.shutdown_command), out);
-    compose_stat_u64(b"num_threads", s.threads.into(), out);
-    compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);
-    compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
-    compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
-    compose_stat(b"binding_protocol", s.binding_protocol.as_bytes(), out);
-    compose_stat(b"auth_enabled_sasl", b"no", out);
-    compose_stat(b"auth_enabled_ascii", b"no", out);
-    compose_stat_u64(b"item_size_max", s.item_size_max, out);
-    compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
-    compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
-    // Spinel's own, after memcached's.
-    compose_stat_u64(b"resp_port", s.resp_port.into(), out);
-    compose_stat(b"io_backend", s.io_backend.as_bytes(), out);
-    compose_stat_u64(b"busy_poll_us", s.busy_poll_us, out);
-    compose_stat(b"pin_threads", yes_no(s.pin), out);
-    compose_stat_u64(b"segment_size", shared.store.config().segment_size_bytes as u64, out);
-}
-
 fn items(ctx: &mut Ctx<'_>) {
     let store = ctx.shared.store.stats();
     if store.items == 0 {
         return;
     }
+    let temp_lru = ctx.shared.tunables.lock().temp_lru;
     let out = &mut *ctx.out;
-    let fields = [
-        (&b"items:1:number"[..], store.items),
-        (b"items:1:mem_requested", store.item_bytes),
-        (b"items:1:evicted", store.evictions),
-        (b"items:1:outofmemory", 0),
-        (b"items:1:reclaimed", store.expired_reclaimed),
-        (b"items:1:expired_unfetched", store.expired_unfetched),
+    // One queue, as memcached's flat LRU keeps everything in its cold segment.
+    let mut fields = vec![
+        (&b"number"[..], store.items),
+        (b"number_hot", 0),
+        (b"number_warm", 0),
+        (b"number_cold", store.items),
     ];
-    for (name, value) in fields {
-        compose_stat_u64(name, value, out);
+    if temp_lru {
+        fields.push((b"number_temp", 0));
+    }
+    fields.extend([
+        (&b"age_hot"[..], 0),
+        (b"age_warm", 0),
+        (b"age", 0),
+        (b"mem_requested", store.item_bytes),
+        (b"evicted", store.evictions),
+        (b"evicted_nonzero", 0),
+        (b"evicted_time", 0),
+        (b"outofmemory", 0),
+        (b"tailrepairs", 0),
+        (b"reclaimed", store.expired_reclaimed),
+        (b"expired_unfetched", store.expired_unfetched),
+        (b"evicted_unfetched", 0),
+        (b"evicted_active", 0),
+        (b"crawler_reclaimed", 0),
+        (b"crawler_items_checked", 0),
+        (b"lrutail_reflocked", 0),
+        (b"moves_to_cold", 0),
+        (b"moves_to_warm", 0),
+        (b"moves_within_lru", 0),
+        (b"direct_reclaims", 0),
+        (b"hits_to_hot", 0),
+        (b"hits_to_warm", 0),
+        (b"hits_to_cold", 0),
+        (b"hits_to_temp", 0),
+    ]);
+    let mut name = Vec::new();
+    for (field, value) in fields {
+        name.clear();
+        name.extend_from_slice(b"items:1:");
+        name.extend_from_slice(field);
+        compose_stat_u64(&name, value, out);
     }
 }
 
@@ -262,6 +363,7 @@ mod tests {
             "uptime",
             "time",
             "version",
+            "libevent",
             "pointer_size",
             "rusage_user",
             "rusage_system",
@@ -270,10 +372,19 @@ mod tests {
             "total_connections",
             "rejected_connections",
             "connection_structures",
+            "response_obj_oom",
+            "response_obj_count",
+            "response_obj_bytes",
+            "read_buf_count",
+            "read_buf_bytes",
+            "read_buf_bytes_free",
+            "read_buf_oom",
+            "reserved_fds",
             "cmd_get",
             "cmd_set",
             "cmd_flush",
             "cmd_touch",
+            "cmd_meta",
             "get_hits",
             "get_misses",
             "get_expired",
@@ -289,20 +400,57 @@ mod tests {
             "cas_badval",
             "touch_hits",
             "touch_misses",
+            "store_too_large",
+            "store_no_memory",
             "auth_cmds",
             "auth_errors",
             "bytes_read",
             "bytes_written",
             "limit_maxbytes",
+            "accepting_conns",
+            "listen_disabled_num",
+            "time_in_listen_disabled_us",
             "threads",
             "conn_yields",
+            "hash_power_level",
             "hash_bytes",
+            "hash_is_expanding",
+            "slab_reassign_rescues",
+            "slab_reassign_chunk_rescues",
+            "slab_reassign_evictions_nomem",
+            "slab_reassign_inline_reclaim",
+            "slab_reassign_busy_items",
+            "slab_reassign_busy_deletes",
+            "slab_reassign_running",
+            "slabs_moved",
+            "lru_crawler_running",
+            "lru_crawler_starts",
+            "lru_maintainer_juggles",
+            "malloc_fails",
+            "log_worker_dropped",
+            "log_worker_written",
+            "log_watcher_skipped",
+            "log_watcher_sent",
+            "log_watchers",
+            "unexpected_napi_ids",
+            "round_robin_fallback",
             "bytes",
             "curr_items",
             "total_items",
+            "slab_global_page_pool",
             "expired_unfetched",
+            "evicted_unfetched",
+            "evicted_active",
             "evictions",
             "reclaimed",
+            "crawler_reclaimed",
+            "crawler_items_checked",
+            "lrutail_reflocked",
+            "moves_to_cold",
+            "moves_to_warm",
+            "moves_within_lru",
+            "direct_reclaims",
+            "lru_bumps_dropped",
             "conn_buffer_bytes",
         ];
         assert_eq!(names, expected);
@@ -395,8 +543,6 @@ mod tests {
         let mut h = Harness::new();
         h.check("stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n");
         h.check("stats conns\r\n", "END\r\n");
-        h.check("stats detail dump\r\n", "CLIENT_ERROR stats detail not allowed\r\n");
-        h.check("stats cachedump 1 1\r\n", "CLIENT_ERROR stats cachedump not allowed\r\n");
         h.check("stats bogus\r\n", "ERROR\r\n");
     }
 }

@@ -8,13 +8,17 @@ use proto_memcache::{
 };
 use store::{Mode, StoreOptions};
 
-use super::{expiry, storing_refusal, Ctx, Session};
+use super::{
+    detail::{self, Event},
+    expiry, storing_refusal, watch, Ctx, Session,
+};
 use crate::{
     core::{
         delete::{self, DeleteOutcome},
         storage::{self, OnRefusal, StoreOutcome, Write},
         touch::{self, TouchOutcome},
     },
+    counters::{bump, Counters},
     Shared,
 };
 
@@ -27,6 +31,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
+    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -39,6 +44,17 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        let event = watch::StoreEvent {
+            key: request.key,
+            status: watch::store_status(&outcome),
+            cmd: watch::text_cmd(request.command),
+            expiry: write.expiry,
+            size: watch::store_size(&outcome, request.value.len()),
+            cfd: session.conn_number,
+        };
+        watch::item_store(ctx.shared, &event, ctx.now_ms());
+    }
     let status = match outcome {
         StoreOutcome::Stored(_) => Status::Stored,
         StoreOutcome::NotStored => Status::NotStored,
@@ -56,6 +72,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
 /// refuses a set, so a failed overwrite never leaves a stale value to be read.
 pub fn refuse_too_large(
     shared: &Shared,
+    counters: &Counters,
     session: &mut Session,
     key: &[u8],
     base64_key: bool,
@@ -63,12 +80,26 @@ pub fn refuse_too_large(
     out: &mut Vec<u8>,
 ) {
     storage::drop_refused(&shared.store, session.meta_key(key, base64_key));
+    bump(&counters.store_too_large, 1);
+    if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+        // As memcached: the item was never made, so no expiry and no size.
+        let event = watch::StoreEvent {
+            key,
+            status: "too_large",
+            cmd: "set",
+            expiry: store::Expiry::Never,
+            size: 0,
+            cfd: session.conn_number,
+        };
+        watch::item_store(shared, &event, shared.store.config().clock.now_ms());
+    }
     if !noreply {
         ErrorReply::ServerError(error::TOO_LARGE).compose(out);
     }
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
+    detail::record(&ctx.shared.prefix_stats, key, Event::Delete);
     let status = match delete::delete(&ctx.shared.store, ctx.counters, session.key(key), None) {
         DeleteOutcome::Deleted => Status::Deleted,
         DeleteOutcome::NotFound | DeleteOutcome::Exists => Status::NotFound,

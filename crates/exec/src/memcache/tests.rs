@@ -77,12 +77,17 @@ impl Harness {
                         // The same request again, as the worker does once output drained.
                         Flow::Again => continue,
                         Flow::Continue => pos += used,
+                        Flow::Watch(kinds) => {
+                            out.extend_from_slice(format!("<watch {kinds}>").as_bytes());
+                            pos += used;
+                        }
                     }
                 }
                 Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
                     let key = &wire[pos + key_start..][..key_len];
                     let session = &mut self.session;
-                    refuse_too_large(&self.shared, session, key, base64_key, noreply, &mut out);
+                    let (shared, counters) = (&self.shared, &self.counters);
+                    refuse_too_large(shared, counters, session, key, base64_key, noreply, &mut out);
                     self.swallow = skip;
                 }
                 Err(ParseError::Invalid { skip, reply, noreply }) => {

@@ -9,6 +9,6 @@ use proto_memcache::{invariants::check_parse_request, Limits};
 
 fuzz_target!(|data: &[u8]| {
     let limits =
-        Limits { value_len_max: 64, line_len_max: 256, get_line_len_max: 512, ..Limits::default() };
+        Limits { value_len_max: 64, line_len_max: 256, line_len_max_whole: 384, get_line_len_max: 512, ..Limits::default() };
     check_parse_request(data, &limits);
 });

@@ -6,6 +6,9 @@
 //!                     Limits           BinParseError: Incomplete | Reject{..} | Close
 //!
 //!  client:  compose_request --> Vec<u8>;  bytes --parse_response--> BinResponse<'_>
+//!
+//!  with -S: bytes --sasl::gate--> SaslRequest<'_> (or the refusal before authentication),
+//!           else parse_request as above
 //! ```
 //!
 //! Behaves as memcached 1.6 does (checked against 1.6.18 on the wire): the extras, key and
@@ -15,6 +18,7 @@
 
 mod request;
 mod response;
+pub mod sasl;
 
 #[cfg(test)]
 mod tests;
@@ -80,7 +84,8 @@ impl Header {
 }
 
 /// The opcodes memcached 1.6 serves (without SASL, which it answers `Unknown command`
-/// unless started with `-S`; so does `Verbosity`, which 1.6 lists but does not serve).
+/// unless started with `-S`, and which [`sasl`] parses then; `Verbosity`, which 1.6 lists
+/// but does not serve, is answered `Unknown command` too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Opcode {
@@ -173,7 +178,7 @@ const OPCODES: [Option<Opcode>; 256] = {
     table
 };
 
-/// Response statuses memcached sends (without SASL).
+/// Response statuses memcached sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u16)]
 pub enum Status {
@@ -184,8 +189,11 @@ pub enum Status {
     InvalidArguments = 0x0004,
     NotStored = 0x0005,
     NonNumeric = 0x0006,
-    /// memcached's answer to Flush while `-F` disables it.
+    /// memcached's answer to Flush while `-F` disables it, and to a failed or missing
+    /// SASL authentication.
     AuthError = 0x0020,
+    /// A SASL exchange wants another step (no message of its own).
+    AuthContinue = 0x0021,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
 }
@@ -202,6 +210,7 @@ impl Status {
             Status::NotStored => "Not stored.",
             Status::NonNumeric => "Non-numeric server-side value for incr or decr",
             Status::AuthError => "Auth failure.",
+            Status::AuthContinue => "",
             Status::UnknownCommand => "Unknown command",
             Status::OutOfMemory => "Out of memory",
         }
@@ -218,6 +227,7 @@ impl Status {
             NotStored,
             NonNumeric,
             AuthError,
+            AuthContinue,
             UnknownCommand,
             OutOfMemory,
         ]

@@ -1,5 +1,8 @@
 //! Requests: [`parse_request`] for the server, [`compose_request`] for clients.
 
+// SASL opcodes reach this parser only without `-S` (with it, `sasl::gate` takes them
+// first), and memcached answers them `Unknown command` then.
+use super::sasl::{SASL_AUTH, SASL_LIST_MECHS, SASL_STEP};
 use super::{Header, Opcode, Status, HEADER_LEN, REQUEST_MAGIC};
 use crate::Limits;
 
@@ -109,7 +112,7 @@ pub(super) fn write_packet(
 
 /// Parses the request packet at the start of `input`, and returns how many bytes it took.
 ///
-/// As memcached 1.6: a first byte other than 0x80 hangs up; extras and key longer than the
+/// As memcached 1.6: a header whose first byte is not 0x80 hangs up; extras and key longer than the
 /// body get `Unknown command` and a hang-up; a key over `limits.key_len_max` or extras,
 /// key or body lengths the opcode does not allow get `Invalid arguments` and a hang-up; an
 /// opcode it does not serve gets `Unknown command` and the packet is skipped; a value over
@@ -122,12 +125,8 @@ pub fn parse_request<'a>(
     input: &'a [u8],
     limits: &Limits,
 ) -> Result<(BinRequest<'a>, usize), BinParseError> {
-    let Some(header) = Header::read(input) else {
-        return match input.first() {
-            Some(&magic) if magic != REQUEST_MAGIC => Err(BinParseError::Close),
-            _ => Err(BinParseError::Incomplete),
-        };
-    };
+    // memcached judges the magic once the whole header is there.
+    let Some(header) = Header::read(input) else { return Err(BinParseError::Incomplete) };
     let opcode = check_header(&header, limits)?;
     let total = HEADER_LEN + header.body_len as usize;
     let Some(body) = input.get(HEADER_LEN..total) else { return Err(BinParseError::Incomplete) };
@@ -145,11 +144,6 @@ pub fn parse_request<'a>(
     };
     Ok((request, total))
 }
-
-/// SASL opcodes, which memcached answers `Unknown command` unless started with `-S`.
-const SASL_LIST_MECHS: u8 = 0x20;
-const SASL_AUTH: u8 = 0x21;
-const SASL_STEP: u8 = 0x22;
 
 /// Every check memcached makes, from the header alone.
 fn check_header(header: &Header, limits: &Limits) -> Result<Opcode, BinParseError> {

@@ -119,7 +119,9 @@ fn rejections() {
     let mut wire = packet(0x00, b"", b"abc", b"");
     wire[11] = 2;
     assert_eq!(rejection(&wire[..26]), (UnknownCommand, true));
-    assert_eq!(parse_request(b"\x81", &Limits::default()), Err(BinParseError::Close));
+    // A wrong magic is judged once the whole header is there, as memcached does.
+    assert_eq!(parse_request(b"\x81", &Limits::default()), Err(BinParseError::Incomplete));
+    assert_eq!(parse_request(&[b'g'; 24], &Limits::default()), Err(BinParseError::Close));
 }
 
 // Goal: responses round-trip; an error carries memcached's message and CAS 0.

@@ -209,8 +209,13 @@ const DICTIONARY: &[&[u8]] = &[
 fn parse_invariants_random() {
     let seed = seed();
     let mut rng = Rng::new(seed ^ 0xf00d);
-    let limits =
-        crate::Limits { value_len_max: 64, line_len_max: 256, get_line_len_max: 512, ..limits() };
+    let limits = crate::Limits {
+        value_len_max: 64,
+        line_len_max: 256,
+        line_len_max_whole: 384,
+        get_line_len_max: 512,
+        ..limits()
+    };
     for round in 0..20_000 {
         let mut input = Vec::new();
         match rng.below(4) {

@@ -5,7 +5,7 @@ use super::{assert_split_points, client_error, error, parse};
 use crate::{
     error::*,
     meta::{Flag, MetaCommand, MetaFlags, SetMode},
-    text::{ArithOp, RetrieveKind, StoreCommand},
+    text::{AdminCommand, ArithOp, RetrieveKind, StoreCommand},
     ErrorReply, ParseError, Request, Words,
 };
 
@@ -71,11 +71,14 @@ fn text_commands() {
         (b"stats\r\n", Request::Stats { args: Words::new(b"") }),
         (b"stats slabs  x\r\n", Request::Stats { args: Words::new(b"slabs x") }),
         (
-            b"lru_crawler metadump all\r\n",
-            Request::LruCrawler { args: Words::new(b"metadump all") },
+            b"slabs automove 1\r\n",
+            Request::Admin { command: AdminCommand::Slabs, args: Words::new(b"automove 1") },
         ),
-        (b"lru_crawler\r\n", Request::LruCrawler { args: Words::new(b"") }),
-        (b"cache_memlimit 64\r\n", Request::CacheMemlimit { args: Words::new(b"64") }),
+        (b"watch\r\n", Request::Admin { command: AdminCommand::Watch, args: Words::new(b"") }),
+        (
+            b"cache_memlimit 64\r\n",
+            Request::Admin { command: AdminCommand::CacheMemlimit, args: Words::new(b"64") },
+        ),
         (b"mn\r\n", Request::MetaNoop),
     ];
     for (wire, request) in table {

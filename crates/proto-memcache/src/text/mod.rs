@@ -9,6 +9,7 @@
 //!  verbosity <level> [noreply]           version | quit | stats [args]*
 //! ```
 
+pub mod auth;
 pub(crate) mod request;
 pub mod response;
 
@@ -118,6 +119,34 @@ pub enum ShutdownMode {
     /// Any other argument, or more than one: `CLIENT_ERROR invalid shutdown mode`, and the
     /// server keeps running.
     Invalid,
+}
+
+/// A tuning or logging command whose arguments the server reads ([`crate::Request::Admin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AdminCommand {
+    /// `slabs reassign|automove ...`
+    Slabs,
+    /// `lru tune|mode|temp_ttl ...`
+    Lru,
+    /// `lru_crawler enable|disable|sleep|tocrawl|crawl|metadump ...`
+    LruCrawler,
+    /// `watch [fetchers|mutations|evictions|...]*`
+    Watch,
+    /// `cache_memlimit <megabytes> [noreply]`
+    CacheMemlimit,
+}
+
+impl AdminCommand {
+    /// The command's name on the wire.
+    pub fn name(self) -> &'static [u8] {
+        match self {
+            AdminCommand::Slabs => b"slabs",
+            AdminCommand::Lru => b"lru",
+            AdminCommand::LruCrawler => b"lru_crawler",
+            AdminCommand::Watch => b"watch",
+            AdminCommand::CacheMemlimit => b"cache_memlimit",
+        }
+    }
 }
 
 /// `incr` or `decr`.

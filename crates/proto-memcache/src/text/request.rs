@@ -7,7 +7,7 @@
 //! block (the block then reads as a command of its own), while a block that is too large or
 //! not followed by `\r\n` is skipped whole.
 
-use super::{ArithOp, Retrieve, RetrieveKind, ShutdownMode, Store, StoreCommand};
+use super::{AdminCommand, ArithOp, Retrieve, RetrieveKind, ShutdownMode, Store, StoreCommand};
 use crate::{
     error::{ErrorReply, ParseError},
     error::{BAD_DATA_CHUNK, BAD_DELETE_FORMAT, BAD_DELTA, BAD_EXPTIME, BAD_FORMAT, BAD_KEY},
@@ -85,14 +85,18 @@ pub(crate) fn parse<'a>(
         // `shutdown [graceful]`; whether it is allowed (-A) is the server's business.
         b"shutdown" => done(Request::Shutdown { mode: shutdown_mode(&tokens) }),
         b"stats" => done(Request::Stats { args: Words::new(rest_after(line.content, 1)) }),
-        b"lru_crawler" => {
-            done(Request::LruCrawler { args: Words::new(rest_after(line.content, 1)) })
-        }
-        b"cache_memlimit" => {
-            done(Request::CacheMemlimit { args: Words::new(rest_after(line.content, 1)) })
-        }
+        b"slabs" => admin(&line, AdminCommand::Slabs),
+        b"lru" => admin(&line, AdminCommand::Lru),
+        b"lru_crawler" => admin(&line, AdminCommand::LruCrawler),
+        b"watch" => admin(&line, AdminCommand::Watch),
+        b"cache_memlimit" => admin(&line, AdminCommand::CacheMemlimit),
         _ => Err(unknown(&line, &tokens)),
     }
+}
+
+fn admin<'a>(line: &Line<'a>, command: AdminCommand) -> Parsed<'a> {
+    let args = Words::new(rest_after(line.content, 1));
+    Ok((Request::Admin { command, args }, line.len_with_newline))
 }
 
 /// An unknown command gets `ERROR`, except that a line ending in an HTTP version is an

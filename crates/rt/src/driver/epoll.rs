@@ -339,12 +339,13 @@ impl Epoll {
             if !conn.wants_input(bounds) {
                 break; // an event from before the interest changed
             }
-            return Some(match sys::recv(conn.fd, &mut self.scratch) {
+            let room = self.scratch.len().min(bounds.read_bytes);
+            return Some(match sys::recv(conn.fd, &mut self.scratch[..room]) {
                 // The peer shut down its side: answer what it sent, then close.
                 Ok(0) => Event::Eof(key),
                 Ok(n) => {
                     // A short read drained the socket; another recv would only say EAGAIN.
-                    if n == self.scratch.len() {
+                    if n == room {
                         self.cursor = Cursor::Reading { key, reads_left };
                     }
                     Event::Received { key, input: n }

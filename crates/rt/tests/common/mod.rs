@@ -41,6 +41,8 @@ pub struct Lines {
 
 pub struct LineConn {
     tag: u32,
+    /// Ticks streamed so far, once the connection sent `stream`.
+    streamed: u32,
 }
 
 /// The handler yields once a call has produced this much output.
@@ -61,7 +63,7 @@ impl Handler for Lines {
             return Err(line);
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
-        Ok(LineConn { tag })
+        Ok(LineConn { tag, streamed: 0 })
     }
 
     fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
@@ -78,6 +80,9 @@ impl Handler for Lines {
             if line == b"quit" {
                 out.extend_from_slice(b"bye\n");
                 return (consumed, After::CloseAfterFlush);
+            } else if line == b"stream" {
+                out.extend_from_slice(b"streaming\n");
+                return (input.len(), After::Stream);
             } else if line == b"tag" {
                 out.extend_from_slice(format!("{}\n", conn.tag).as_bytes());
             } else if let Some(n) = line.strip_prefix(b"big ") {
@@ -100,6 +105,11 @@ impl Handler for Lines {
 
     fn close(&mut self, _conn: LineConn) {
         self.stats.closed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) {
+        conn.streamed += 1;
+        out.extend_from_slice(format!("tick {}\n", conn.streamed).as_bytes());
     }
 
     fn tick(&mut self) -> Control {

@@ -60,6 +60,16 @@ pub struct Config {
     /// memcached `-r`: raise the core size limit to the hard limit.
     pub enable_coredumps: bool,
     pub disable_flush_all: bool,
+    /// memcached `-S`: binary SASL, credentials from `MEMCACHED_SASL_PWDB`'s file.
+    pub enable_sasl: bool,
+    /// memcached `-Y`: text-protocol authentication from this file.
+    pub auth_file: Option<String>,
+    /// `-X`
+    pub disable_dumping: bool,
+    /// `-W`
+    pub disable_watch: bool,
+    /// `-D`: the prefix delimiter, which also turns `stats detail` on from the start.
+    pub prefix_delimiter: Option<u8>,
     pub protocol: String,
     pub listen_backlog: u32,
     pub max_reqs_per_event: u32,
@@ -114,6 +124,11 @@ impl Default for Config {
             lock_memory: false,
             enable_coredumps: false,
             disable_flush_all: false,
+            enable_sasl: false,
+            auth_file: None,
+            disable_dumping: false,
+            disable_watch: false,
+            prefix_delimiter: None,
             protocol: "auto".into(),
             listen_backlog: 1024,
             max_reqs_per_event: 20,
@@ -260,6 +275,11 @@ fn resolve(options: Options) -> Result<Config, String> {
         udp_port,
         extended,
         disable_flush_all,
+        enable_sasl,
+        auth_file,
+        disable_dumping,
+        disable_watch,
+        prefix_delimiter,
         protocol,
         listen_backlog,
         max_reqs_per_event,
@@ -313,7 +333,16 @@ fn resolve(options: Options) -> Result<Config, String> {
         lock_memory,
         enable_coredumps,
         disable_flush_all,
-        protocol: protocol.map_or(default.protocol, |p| p.0),
+        protocol: binding_protocol(protocol.map(|p| p.0), enable_sasl, auth_file.is_some())?,
+        enable_sasl,
+        auth_file,
+        disable_dumping,
+        disable_watch,
+        // memcached takes the first byte and refuses an empty value.
+        prefix_delimiter: match prefix_delimiter {
+            Some(text) => Some(*text.as_bytes().first().ok_or("-D: no delimiter specified")?),
+            None => None,
+        },
         listen_backlog: listen_backlog.map_or(default.listen_backlog, |b| b.0.min(65535) as u32),
         max_reqs_per_event: max_reqs_per_event
             .map_or(default.max_reqs_per_event, |r| r.0.min(1 << 20) as u32),
@@ -362,7 +391,17 @@ fn effective_options(config: &Config) -> Options {
             false => vec![extended::Extended(suboptions)],
         },
         disable_flush_all: config.disable_flush_all,
-        protocol: Some(Protocol(config.protocol.clone())),
+        enable_sasl: config.enable_sasl,
+        auth_file: config.auth_file.clone(),
+        // With -S or -Y the protocol follows from them, and naming it could conflict (-S -Y
+        // is ascii, which -S refuses when given as -B).
+        protocol: match config.enable_sasl || config.auth_file.is_some() {
+            true => None,
+            false => Some(Protocol(config.protocol.clone())),
+        },
+        disable_dumping: config.disable_dumping,
+        disable_watch: config.disable_watch,
+        prefix_delimiter: config.prefix_delimiter.map(|b| char::from(b).to_string()),
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
         max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
         enable_shutdown: config.enable_shutdown,
@@ -382,7 +421,33 @@ fn effective_options(config: &Config) -> Options {
     }
 }
 
+/// `-B` as memcached settles it with `-S` and `-Y`: each forces its dialect unless `-B`
+/// names it (naming another is an error), and `-Y` is applied last, so `-S -Y` is the text
+/// protocol with `-Y`'s authentication.
+fn binding_protocol(given: Option<String>, sasl: bool, auth_file: bool) -> Result<String, String> {
+    let forced = match (sasl, auth_file) {
+        (_, true) => "ascii",
+        (true, false) => "binary",
+        (false, false) => return Ok(given.unwrap_or_else(|| Config::default().protocol)),
+    };
+    if sasl && given.as_deref().is_some_and(|p| p != "binary") {
+        return Err("-S: you cannot allow the ASCII protocol while using SASL (-B binary)".into());
+    }
+    if auth_file && given.as_deref().is_some_and(|p| p != "ascii") {
+        return Err("-Y: you cannot allow the BINARY protocol while using ascii authentication \
+             tokens (-B ascii)"
+            .into());
+    }
+    Ok(forced.into())
+}
+
 fn validate(config: &Config) -> Result<(), String> {
+    if config.udp_port != 0 && config.enable_sasl {
+        return Err("-S: cannot enable UDP while using binary SASL authentication (-U 0)".into());
+    }
+    if config.udp_port != 0 && config.auth_file.is_some() {
+        return Err("-Y: cannot use UDP with ascii authentication enabled (-U 0 to disable)".into());
+    }
     if config.threads > THREADS_MAX {
         return Err(format!("-t {}: at most {THREADS_MAX} threads", config.threads));
     }

@@ -155,6 +155,45 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::switch")]
     pub disable_flush_all: bool,
 
+    /// SASL authentication (binary protocol): PLAIN, checked against the file of
+    /// user:password lines that the MEMCACHED_SASL_PWDB environment variable names
+    ///
+    /// As memcached: the memcached port then speaks binary only (-B must be binary if
+    /// given), UDP must be off, and every command but the SASL ones and version is refused
+    /// until the connection authenticates. The file is read at start and again on SIGHUP.
+    /// With -Y as well, -Y decides: text protocol, authenticated from the -Y file.
+    #[arg(short = 'S', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub enable_sasl: bool,
+
+    /// Text protocol authentication from a file of user:password lines
+    ///
+    /// As memcached: the memcached port then speaks text only (-B must be ascii if given),
+    /// UDP must be off, and a connection's lines are refused until it sends
+    /// `set <any> <any> <any> <len>` with `user password` as the data. The file is read at
+    /// start and again on SIGHUP (a file that cannot be read keeps the previous one).
+    #[arg(short = 'Y', long, value_name = "FILE", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_file: Option<String>,
+    /// Refuse `stats cachedump` and `lru_crawler metadump`
+    #[arg(short = 'X', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_dumping: bool,
+
+    /// Refuse the `watch` command
+    #[arg(short = 'W', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub disable_watch: bool,
+
+    /// Count gets, hits, sets and deletes per key prefix from the start (`stats detail`)
+    ///
+    /// A key's prefix is what comes before the first occurrence of this character; only the
+    /// first character of the value counts, as in memcached [default: off, `:` once turned
+    /// on by `stats detail on`].
+    #[arg(short = 'D', long, value_name = "CHAR", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_delimiter: Option<String>,
+
     /// Binding protocol: auto (by each connection's first byte), ascii or binary [default: auto]
     #[arg(short = 'B', long, value_name = "NAME", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
@@ -290,6 +329,11 @@ impl Options {
             // Suboptions accumulate like repeated -o: the file's first, then the command line's.
             extended: [self.extended, cli.extended].concat(),
             disable_flush_all: cli.disable_flush_all || self.disable_flush_all,
+            enable_sasl: cli.enable_sasl || self.enable_sasl,
+            auth_file: cli.auth_file.or(self.auth_file),
+            disable_dumping: cli.disable_dumping || self.disable_dumping,
+            disable_watch: cli.disable_watch || self.disable_watch,
+            prefix_delimiter: cli.prefix_delimiter.or(self.prefix_delimiter),
             protocol: cli.protocol.or(self.protocol),
             listen_backlog: cli.listen_backlog.or(self.listen_backlog),
             max_reqs_per_event: cli.max_reqs_per_event.or(self.max_reqs_per_event),

@@ -1,7 +1,7 @@
 //! memcached flags that Spinel does not honour. They are known to the parser (hidden from
 //! `--help`) so that the value of one that takes a value is not mistaken for a stray
-//! argument. Those with no meaning in Spinel's design (slab sizing, large pages, dump and
-//! watch switches) are accepted with a start-up warning that names them, so an init script
+//! argument. Those with no meaning in Spinel's design (slab sizing, large pages) are
+//! accepted with a start-up warning that names them, so an init script
 //! written for memcached starts Spinel unchanged; the rest are refused by name with the
 //! reason, not as an unknown option.
 
@@ -44,18 +44,6 @@ const REFUSED: &[Refused] = &[
     flag('f', "slab-growth-factor", true, Ignore, "Spinel has no slab classes"),
     flag('n', "slab-min-size", true, Ignore, "Spinel has no slab classes"),
     flag('L', "enable-largepages", false, Ignore, "the store maps its memory itself"),
-    Refused {
-        id: "prefix-delimiter",
-        short: 'D',
-        long: None,
-        takes_value: true,
-        handling: Ignore,
-        why: "per-prefix statistics are not kept",
-    },
-    flag('S', "enable-sasl", false, Refuse, "SASL authentication is not supported"),
-    flag('X', "disable-dumping", false, Ignore, "Spinel has no dump commands to disable"),
-    flag('W', "disable-watch", false, Ignore, "Spinel has no watch command to disable"),
-    flag('Y', "auth-file", true, Refuse, "authentication is not supported"),
     flag('e', "memory-file", true, Ignore, "the cache starts empty at every start"),
     flag('Z', "enable-ssl", false, Refuse, "TLS is not supported"),
     flag('N', "napi_ids", true, Ignore, "connections are spread by SO_REUSEPORT"),

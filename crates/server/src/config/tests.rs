@@ -113,12 +113,38 @@ fn errors_are_one_line_and_name_the_flag() {
         (&["-m", "-5"], "-5"),
         (&["-p", "notaport"], "notaport"),
         (&["-o", "unknown_option=1"], "unknown_option"),
-        (&["-S"], "-S/--enable-sasl"),
+        (&["-S", "-B", "ascii"], "-S"),
+        (&["-Y", "/tmp/auth", "-U", "11211"], "-Y"),
     ] {
         let message = run(list).unwrap_err();
         assert!(!message.contains('\n'), "{list:?}: more than one line: {message}");
         assert!(message.contains(word), "{list:?}: {message} does not name {word}");
     }
+}
+
+/// memcached's rules for -S and -Y: each forces its dialect unless -B names it, naming the
+/// other is refused, -Y decides when both are given, and neither allows UDP.
+#[test]
+fn authentication_settles_the_binding_protocol() {
+    let protocol = |args: &[&str]| run(args).map(|c| c.protocol);
+    assert_eq!(protocol(&["-S"]), Ok("binary".into()));
+    assert_eq!(protocol(&["-S", "-B", "binary"]), Ok("binary".into()));
+    assert_eq!(protocol(&["-Y", "/f"]), Ok("ascii".into()));
+    assert_eq!(protocol(&["-Y", "/f", "-B", "ascii"]), Ok("ascii".into()));
+    assert_eq!(protocol(&["-S", "-Y", "/f"]), Ok("ascii".into()));
+    for refused in [
+        &["-S", "-B", "auto"][..],
+        &["-S", "-B", "ascii"],
+        &["-Y", "/f", "-B", "binary"],
+        &["-Y", "/f", "-B", "auto"],
+        &["-S", "-Y", "/f", "-B", "binary"],
+        &["-S", "-U", "11311"],
+        &["-Y", "/f", "-U", "11311"],
+    ] {
+        assert!(run(refused).is_err(), "{refused:?}");
+    }
+    let both = run(&["-S", "-Y", "/f"]).unwrap();
+    assert!(both.enable_sasl && both.auth_file.as_deref() == Some("/f"));
 }
 
 #[test]
@@ -200,12 +226,19 @@ fn reload_rereads_the_file_under_the_same_command_line() {
 
 #[test]
 fn print_config_reads_back_to_the_same_config() {
-    let list = ["-p", "1234", "-m", "128", "-o", "slab_reassign", "--pin", "-vv", "-u", "nobody"];
-    let text = printed(&[&list[..], &["--print-config"]].concat());
-    let back = resolve(file::parse_text(&text).unwrap()).unwrap();
-    let mut original = run(&list).unwrap();
-    original.args.clear();
-    assert_eq!(back, original);
+    let lists: [&[&str]; 4] = [
+        &["-p", "1234", "-m", "128", "-o", "slab_reassign", "--pin", "-vv", "-u", "nobody"],
+        &["-S"],
+        &["-Y", "/etc/auth"],
+        &["-S", "-Y", "/etc/auth"],
+    ];
+    for list in lists {
+        let text = printed(&[list, &["--print-config"]].concat());
+        let back = resolve(file::parse_text(&text).unwrap()).unwrap();
+        let mut original = run(list).unwrap();
+        original.args.clear();
+        assert_eq!(back, original, "{list:?}");
+    }
 }
 
 #[test]

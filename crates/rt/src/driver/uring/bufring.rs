@@ -118,6 +118,11 @@ impl BufRing {
     }
 
     /// Gives buffer `bid` back to the kernel.
+    /// The size of each buffer.
+    pub(super) fn buf_bytes(&self) -> u32 {
+        self.buf_bytes
+    }
+
     pub(super) fn recycle(&mut self, bid: u16) {
         self.write_entry(bid);
         self.publish();

@@ -1,0 +1,145 @@
+//! `stats settings`: memcached 1.6.18's fields in its order (as built with extstore and TLS,
+//! as distributions ship it), then Spinel's own.
+//!
+//! Settings Spinel has are reported as they are; memcached's run-time tuning (`slabs
+//! automove`, `lru ...`, `lru_crawler ...`, `stats detail`) as last set; the rest (slab
+//! sizing, extstore, TLS, which Spinel does not have) with memcached's defaults.
+
+use proto_memcache::text::response::{compose_stat, compose_stat_u64};
+
+use super::{tune::Tunables, Ctx};
+use crate::Settings;
+
+/// memcached's largest slab chunk (half its 1 MiB page): `slab_chunk_max`.
+const SLAB_CHUNK_MAX_BYTES: u64 = 512 * 1024;
+
+fn yes_no(on: bool) -> &'static [u8] {
+    if on {
+        b"yes"
+    } else {
+        b"no"
+    }
+}
+
+/// A C `%.<digits>f` of a double (Rust spells NaN differently).
+fn fixed(value: f64, digits: usize) -> String {
+    if value.is_nan() {
+        return "nan".into();
+    }
+    format!("{value:.digits$}")
+}
+
+pub(super) fn compose(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let tunables = shared.tunables.lock().clone();
+    let s = &shared.settings;
+    let out = &mut *ctx.out;
+    let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat_u64(b"maxbytes", shared.store.memory_limit() as u64, out);
+    compose_stat_u64(b"maxconns", s.max_connections, out);
+    compose_stat_u64(b"tcpport", s.port.into(), out);
+    compose_stat_u64(b"udpport", s.udp_port.into(), out);
+    compose_stat(b"inter", s.listen.as_bytes(), out);
+    compose_stat_u64(b"verbosity", verbosity.into(), out);
+    compose_stat_u64(b"oldest", 0, out);
+    compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);
+    let socket = s.unix_socket.as_deref().unwrap_or("NULL");
+    compose_stat(b"domain_socket", socket.as_bytes(), out);
+    compose_stat(b"umask", format!("{:o}", s.unix_mask).as_bytes(), out);
+    compose_stat(b"shutdown_command", yes_no(s.shutdown_command), out);
+    compose_stat(b"growth_factor", b"1.25", out);
+    compose_stat_u64(b"chunk_size", 48, out);
+    compose_stat_u64(b"num_threads", s.threads.into(), out);
+    compose_stat_u64(b"num_threads_per_udp", s.threads.into(), out);
+    compose_stat(b"stat_key_prefix", &[shared.prefix_stats.delimiter()], out);
+    compose_stat(b"detail_enabled", yes_no(shared.prefix_stats.enabled()), out);
+    compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);
+    compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
+    compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
+    compose_stat(b"binding_protocol", s.binding_protocol.as_bytes(), out);
+    compose_stat(b"auth_enabled_sasl", yes_no(s.auth_sasl), out);
+    let auth_file = s.auth_file.as_deref().unwrap_or("no");
+    compose_stat(b"auth_enabled_ascii", auth_file.as_bytes(), out);
+    compose_stat_u64(b"item_size_max", s.item_size_max, out);
+    compose_stat(b"maxconns_fast", b"yes", out);
+    compose_stat_u64(b"hashpower_init", 0, out);
+    tuning(s, &tunables, out);
+    compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
+    compose_stat_u64(b"watcher_logbuf_size", 262_144, out);
+    compose_stat_u64(b"worker_logbuf_size", 65_536, out);
+    compose_stat_u64(b"read_buf_mem_limit", 0, out);
+    let track_sizes = shared.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat(b"track_sizes", yes_no(track_sizes), out);
+    compose_stat(b"inline_ascii_response", b"no", out);
+    absent_features(out);
+    spinel(ctx);
+}
+
+/// From `slab_reassign` to `temporary_ttl`.
+fn tuning(s: &Settings, t: &Tunables, out: &mut Vec<u8>) {
+    compose_stat(b"slab_reassign", b"yes", out);
+    compose_stat_u64(b"slab_automove", t.slab_automove.into(), out);
+    compose_stat(b"slab_automove_ratio", fixed(t.slab_automove_ratio, 2).as_bytes(), out);
+    compose_stat_u64(b"slab_automove_window", 30, out);
+    compose_stat_u64(b"slab_chunk_max", SLAB_CHUNK_MAX_BYTES, out);
+    compose_stat(b"lru_crawler", yes_no(t.lru_crawler), out);
+    compose_stat_u64(b"lru_crawler_sleep", t.lru_crawler_sleep_us.into(), out);
+    compose_stat_u64(b"lru_crawler_tocrawl", t.lru_crawler_tocrawl.into(), out);
+    compose_stat_u64(b"tail_repair_time", 0, out);
+    compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
+    compose_stat(b"dump_enabled", yes_no(s.dump_enabled), out);
+    compose_stat(b"hash_algorithm", b"xxh3", out);
+    compose_stat(b"lru_maintainer_thread", b"yes", out);
+    compose_stat(b"lru_segmented", yes_no(t.lru_segmented), out);
+    compose_stat_u64(b"hot_lru_pct", t.hot_lru_pct.into(), out);
+    compose_stat_u64(b"warm_lru_pct", t.warm_lru_pct.into(), out);
+    compose_stat(b"hot_max_factor", fixed(t.hot_max_factor, 2).as_bytes(), out);
+    compose_stat(b"warm_max_factor", fixed(t.warm_max_factor, 2).as_bytes(), out);
+    compose_stat(b"temp_lru", yes_no(t.temp_lru), out);
+    compose_stat_u64(b"temporary_ttl", t.temporary_ttl_secs.unsigned_abs(), out);
+}
+
+/// extstore and TLS, off; memcached's defaults.
+fn absent_features(out: &mut Vec<u8>) {
+    let fields: &[(&[u8], &[u8])] = &[
+        (b"ext_item_size", b"512"),
+        (b"ext_item_age", b"4294967295"),
+        (b"ext_low_ttl", b"0"),
+        (b"ext_recache_rate", b"2000"),
+        (b"ext_wbuf_size", b"4194304"),
+        (b"ext_compact_under", b"0"),
+        (b"ext_drop_under", b"0"),
+        (b"ext_max_sleep", b"1000000"),
+        (b"ext_max_frag", b"0.80"),
+        (b"slab_automove_freeratio", b"0.010"),
+        (b"ext_drop_unread", b"no"),
+        (b"ssl_enabled", b"no"),
+        (b"ssl_chain_cert", b"(null)"),
+        (b"ssl_key", b"(null)"),
+        (b"ssl_verify_mode", b"0"),
+        (b"ssl_keyformat", b"1"),
+        (b"ssl_ciphers", b"NULL"),
+        (b"ssl_ca_cert", b"NULL"),
+        (b"ssl_wbuf_size", b"16384"),
+        (b"ssl_session_cache", b"no"),
+        (b"ssl_kernel_tls", b"no"),
+        (b"ssl_min_version", b"tlsv1.2"),
+        (b"num_napi_ids", b"(null)"),
+        (b"memory_file", b"(null)"),
+    ];
+    for (name, value) in fields {
+        compose_stat(name, value, out);
+    }
+}
+
+/// Spinel's own settings, after memcached's.
+fn spinel(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let s = &shared.settings;
+    let out = &mut *ctx.out;
+    compose_stat_u64(b"resp_port", s.resp_port.into(), out);
+    compose_stat(b"io_backend", s.io_backend.as_bytes(), out);
+    compose_stat_u64(b"busy_poll_us", s.busy_poll_us, out);
+    compose_stat(b"pin_threads", yes_no(s.pin), out);
+    compose_stat_u64(b"segment_size", shared.store.config().segment_size_bytes as u64, out);
+}

@@ -1,0 +1,189 @@
+//! The `watch` command and the item events memcached 1.6 logs to watchers:
+//!
+//! ```text
+//!   ts=<s>.<us> gid=<n> type=item_get key=<uri> status=found|not_found clsid=<c> cfd=<n> size=<n>
+//!   ts=<s>.<us> gid=<n> type=item_store key=<uri> status=<stored|not_stored|exists|not_found|
+//!       too_large|no_memory> cmd=<set|add|replace|append|prepend|cas> ttl=<s> clsid=<c> cfd=<n> size=<n>
+//! ```
+//!
+//! memcached logs an `item_get` for every item lookup a command makes (a set, a delete and
+//! an incr look their key up first), then an `item_store` for each write; the same lines come
+//! here, from one look-up per key before the command runs (only while someone watches
+//! fetchers). `clsid` is 1 (the store's one class) for a found item and 0 otherwise; `cfd`
+//! is the connection's number, not a descriptor. Evictions happen inside the store, which
+//! reports none, so `watch evictions` streams nothing.
+
+use std::io::Write;
+
+use proto_memcache::{
+    meta::{MetaSet, SetMode},
+    text::StoreCommand,
+    Request, Words,
+};
+use store::Expiry;
+
+use super::{ttl_secs, Ctx, Session};
+use crate::{
+    core::{storage::StoreOutcome, Refusal},
+    watch::{kind, push_uriencoded},
+    Flow, Shared,
+};
+
+/// `watch [kind ...]` (fetchers when none is named).
+pub(super) fn command(ctx: &mut Ctx<'_>, args: &Words<'_>) -> Flow {
+    let words: Vec<&[u8]> = args.iter().take(22).collect();
+    let noreply = words.last() == Some(&&b"noreply"[..]);
+    let reply = |ctx: &mut Ctx<'_>, line: &[u8]| ctx.line(line, noreply);
+    if !ctx.shared.settings.watch_enabled {
+        reply(ctx, b"CLIENT_ERROR watch commands not allowed");
+        return Flow::Continue;
+    }
+    let mut kinds = 0;
+    for word in &words {
+        kinds |= match *word {
+            b"rawcmds" => kind::RAWCMDS,
+            b"evictions" => kind::EVICTIONS,
+            b"fetchers" => kind::FETCHERS,
+            b"mutations" => kind::MUTATIONS,
+            b"sysevents" => kind::SYSEVENTS,
+            b"connevents" => kind::CONNEVENTS,
+            b"proxyreqs" => kind::PROXYREQS,
+            b"proxyevents" => kind::PROXYEVENTS,
+            b"proxyuser" => kind::PROXYUSER,
+            // `noreply` too: memcached reads it as an unknown kind (and stays silent).
+            _ => {
+                reply(ctx, b"ERROR");
+                return Flow::Continue;
+            }
+        };
+    }
+    if words.is_empty() {
+        kinds = kind::FETCHERS;
+    }
+    Flow::Watch(kinds)
+}
+
+/// `item_get` lines for the keys `request` looks up, before it runs. Call only while
+/// someone watches fetchers.
+pub(super) fn before(shared: &Shared, session: &mut Session, request: &Request<'_>) {
+    let base64 = match request {
+        Request::MetaGet(r) => r.flags.base64_key,
+        Request::MetaSet(r) => r.flags.base64_key,
+        Request::MetaDelete(r) => r.flags.base64_key,
+        Request::MetaArith(r) => r.flags.base64_key,
+        Request::MetaDebug(_) => return,
+        _ => false,
+    };
+    let cfd = session.conn_number;
+    for key in request.keys() {
+        let stored = session.meta_key(key, base64);
+        let size = shared.store.reader().peek(stored).map(|item| item.value().len());
+        let client_key = crate::keyspace::decode(stored).map_or(key, |(_, k)| k).to_vec();
+        item_get(shared, &client_key, size, cfd);
+    }
+}
+
+/// One `item_get` line; `size` is the value's length when the key was found.
+pub(crate) fn item_get(shared: &Shared, key: &[u8], size: Option<usize>, cfd: u32) {
+    shared.watchers.emit(kind::FETCHERS, |line| {
+        line.extend_from_slice(b"type=item_get key=");
+        push_uriencoded(key, line);
+        let (status, clsid, size) = match size {
+            Some(size) => ("found", 1, size),
+            None => ("not_found", 0, 0),
+        };
+        let _ = write!(line, " status={status} clsid={clsid} cfd={cfd} size={size}");
+    });
+}
+
+/// What an `item_store` line says about a write.
+pub(crate) struct StoreEvent<'a> {
+    pub key: &'a [u8],
+    pub status: &'static str,
+    pub cmd: &'static str,
+    pub expiry: Expiry,
+    pub size: usize,
+    pub cfd: u32,
+}
+
+pub(crate) fn item_store(shared: &Shared, event: &StoreEvent<'_>, now_ms: u64) {
+    shared.watchers.emit(kind::MUTATIONS, |line| {
+        line.extend_from_slice(b"type=item_store key=");
+        push_uriencoded(event.key, line);
+        let ttl = match event.expiry {
+            Expiry::Never => 0,
+            expiry => ttl_secs(expiry, now_ms).max(0),
+        };
+        let (status, cmd, cfd, size) = (event.status, event.cmd, event.cfd, event.size);
+        let _ = write!(line, " status={status} cmd={cmd} ttl={ttl} clsid=1 cfd={cfd} size={size}");
+    });
+}
+
+/// The size an `item_store` line gives: the stored item's (after an append, the whole value),
+/// or the request's value when nothing was stored.
+pub(crate) fn store_size(outcome: &StoreOutcome, value_len: usize) -> usize {
+    match outcome {
+        StoreOutcome::Stored(stored) => stored.value_len,
+        _ => value_len,
+    }
+}
+
+/// memcached's word for a store outcome.
+pub(crate) fn store_status(outcome: &StoreOutcome) -> &'static str {
+    match outcome {
+        StoreOutcome::Stored(_) => "stored",
+        StoreOutcome::NotStored => "not_stored",
+        StoreOutcome::Exists => "exists",
+        StoreOutcome::NotFound => "not_found",
+        StoreOutcome::Refused(Refusal::TooLarge) => "too_large",
+        StoreOutcome::Refused(_) => "no_memory",
+    }
+}
+
+pub(super) fn text_cmd(command: StoreCommand) -> &'static str {
+    match command {
+        StoreCommand::Set => "set",
+        StoreCommand::Add => "add",
+        StoreCommand::Replace => "replace",
+        StoreCommand::Append => "append",
+        StoreCommand::Prepend => "prepend",
+        StoreCommand::Cas { .. } => "cas",
+    }
+}
+
+pub(super) fn meta_cmd(mode: SetMode) -> &'static str {
+    match mode {
+        SetMode::Set => "set",
+        SetMode::Add => "add",
+        SetMode::Replace => "replace",
+        SetMode::Append => "append",
+        SetMode::Prepend => "prepend",
+    }
+}
+
+/// The `item_store` line of an `ms`, read from its reply (the set is the meta module's; its
+/// reply's code says what happened, and a quiet success says nothing).
+pub(super) fn after_meta_set(
+    shared: &Shared,
+    session: &mut Session,
+    set: &MetaSet<'_>,
+    reply: &[u8],
+    now_ms: u64,
+) {
+    let status = match reply.get(..2) {
+        None | Some(b"HD") => "stored",
+        Some(b"NS") => "not_stored",
+        Some(b"EX") => "exists",
+        Some(b"NF") => "not_found",
+        _ if reply.starts_with(b"SERVER_ERROR object too large") => "too_large",
+        _ if reply.starts_with(b"SERVER_ERROR out of memory") => "no_memory",
+        _ => return,
+    };
+    let cmd = if set.flags.compare_cas.is_some() { "cas" } else { meta_cmd(set.mode) };
+    let expiry = super::expiry(set.flags.update_ttl_secs.unwrap_or(0), now_ms);
+    let stored = session.meta_key(set.key, set.flags.base64_key);
+    let key = crate::keyspace::decode(stored).map_or(set.key, |(_, k)| k).to_vec();
+    let cfd = session.conn_number;
+    let event = StoreEvent { key: &key, status, cmd, expiry, size: set.value.len(), cfd };
+    item_store(shared, &event, now_ms);
+}
