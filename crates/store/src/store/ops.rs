@@ -6,7 +6,10 @@ use std::sync::atomic::Ordering;
 use crossbeam_epoch as epoch;
 
 use super::{Clear, NewItem, Reader, Store, Unlink};
-use crate::{index, types::*};
+use crate::{
+    index::{self, HashParts},
+    types::*,
+};
 
 impl Store {
     pub fn reader(&self) -> Reader<'_> {
@@ -266,15 +269,18 @@ impl Store {
         let mut found = Vec::new();
         while sub < index::SUBTABLES && buckets_read < buckets_wanted {
             found.clear();
-            let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, &mut found);
-            for slot in &found {
+            let step = self.index.scan(sub, pos, &reader.guard, &mut found);
+            for (i, slot) in found.iter().enumerate() {
                 let r = self.resolve(slot.location(), &reader.guard);
+                if i < step.checked && !step.covers(HashParts::of(r.key()).pos) {
+                    continue; // another step's: listed there
+                }
                 if r.visible(reader.now_ms, reader.flush_gen, reader.flushed_through_secs) {
                     f(r.view(slot.freq(), reader.now_ms));
                 }
             }
-            buckets_read += read;
-            pos = next_pos;
+            buckets_read += step.read;
+            pos = step.next_pos;
             if pos >= 1 << 32 {
                 sub += 1;
                 pos = 0;
