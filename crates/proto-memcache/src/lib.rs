@@ -27,8 +27,9 @@
 //! keeping each connection's state is the `exec` layer's.
 //!
 //! Non-goals: sockets, threads, the store, command semantics (what `ms` with `MA` and `N`
-//! does is the `exec` layer's business), admin commands beyond `stats`, `version`, `verbosity`, `flush_all` and `quit` (`slabs`,
-//! `lru_crawler`, `watch`, ... get `ERROR`).
+//! does is the `exec` layer's business), admin commands beyond `stats`, `version`,
+//! `verbosity`, `flush_all`, `quit` and those of [`Request::Admin`] (`slabs`, `lru`,
+//! `lru_crawler`, `watch`, `cache_memlimit`); any other gets `ERROR`.
 //!
 //! ```
 //! use proto_memcache::{parse_request, text::response::compose_status, Limits, Request};

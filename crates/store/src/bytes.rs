@@ -7,12 +7,16 @@
 //! ```text
 //!   Segments: one mapping of `count` segments of `size` bytes, and a header per segment
 //!   +-----------------------+-----------------------+-----
-//!   | [hdr key value][hdr.. | [hdr key value]...    | ...
+//!   | [st hdr key value][st.| [st hdr key value]... | ...
 //!   +-----------------------+-----------------------+-----
 //!   ^ id 0                  ^ id 1 = 1 * size
-//!   read:  item(id, offset, &guard) -> header, key and value, borrowed for the pin
+//!   read:  item(id, offset, &guard) -> stamp, header, key and value, borrowed for the pin
 //!   write: reserve(id, len) -> Reservation (this writer's range alone) -> write(..)
 //! ```
+//!
+//! `st` is the item's access stamp ([`Stamp`], 2 bytes): the only item bytes written after
+//! publication, so they lie before the header, outside the `&[u8]` a reader borrows, and
+//! are only ever read and written as atomics once the item is published.
 //!
 //! Checked here, on every access: the location lies inside the mapping, every header byte
 //! read lies inside the segment (or the large item's mapping), and the item's length fits
@@ -31,11 +35,42 @@
 //! - A write goes to a range that `Segments::reserve` handed to that writer alone, in a
 //!   segment that is not freed while a reservation is open (`SegHeader::wait_writers`).
 
-use std::{io, sync::atomic::Ordering};
+use std::{
+    io,
+    sync::atomic::{AtomicU8, Ordering},
+};
 
 use crossbeam_epoch::Guard;
 
 use crate::{item::Header, mem::Region, segment::SegHeader};
+
+/// Bytes of the access stamp in front of every item.
+pub(crate) const STAMP_BYTES: usize = 2;
+
+/// An item's last access time: Unix seconds modulo 2^16, as two atomic bytes (items are
+/// packed unaligned, so an `AtomicU16` cannot be had without padding). It is written once
+/// with the item and again only by the one reader whose frequency CAS makes the item's
+/// second access (memcached bumps `it->time` there too), so a reader can see a torn value
+/// only while that one store is under way.
+#[repr(transparent)]
+pub(crate) struct Stamp([AtomicU8; STAMP_BYTES]);
+
+impl Stamp {
+    pub(crate) fn load(&self) -> u16 {
+        u16::from_le_bytes([self.0[0].load(Ordering::Relaxed), self.0[1].load(Ordering::Relaxed)])
+    }
+
+    pub(crate) fn store(&self, secs: u16) {
+        let [lo, hi] = secs.to_le_bytes();
+        self.0[0].store(lo, Ordering::Relaxed);
+        self.0[1].store(hi, Ordering::Relaxed);
+    }
+}
+
+/// Bytes an item takes in memory: its stamp, header, key and value.
+pub(crate) fn stored_len(header: &Header) -> usize {
+    STAMP_BYTES + header.item_len()
+}
 
 /// The segments' memory and their headers.
 pub(crate) struct Segments {
@@ -44,9 +79,10 @@ pub(crate) struct Segments {
     size: usize,
 }
 
-/// An item as it lies in memory: its decoded header and all of its bytes (header, key,
-/// value), borrowed for as long as the reader stays pinned.
+/// An item as it lies in memory: its stamp, decoded header and the rest of its bytes
+/// (header, key, value), borrowed for as long as the reader stays pinned.
 pub(crate) struct RawItem<'a> {
+    pub(crate) stamp: &'a Stamp,
     pub(crate) header: Header,
     pub(crate) header_len: usize,
     pub(crate) bytes: &'a [u8],
@@ -112,11 +148,17 @@ pub(crate) fn large_item(region: &Region) -> RawItem<'_> {
 }
 
 /// Writes an item into a fresh large-item mapping, which nobody else can see yet.
-pub(crate) fn write_large_item(region: &mut Region, header: &Header, key: &[u8], value: &[&[u8]]) {
+pub(crate) fn write_large_item(
+    region: &mut Region,
+    stamp: u16,
+    header: &Header,
+    key: &[u8],
+    value: &[&[u8]],
+) {
     let out = region.as_mut_slice();
-    let len = header.item_len();
+    let len = stored_len(header);
     assert!(len <= out.len(), "large item larger than its mapping");
-    write_item(&mut out[..len], header, key, value);
+    write_item(&mut out[..len], stamp, header, key, value);
 }
 
 /// A range of a segment that one writer reserved; it counts as in flight (so the segment
@@ -135,7 +177,7 @@ impl Reservation<'_> {
 
     /// Writes the item into the reserved range (exactly its length) and extends the
     /// segment's used range over it.
-    pub(crate) fn write(&self, header: &Header, key: &[u8], value: &[&[u8]]) {
+    pub(crate) fn write(&self, stamp: u16, header: &Header, key: &[u8], value: &[&[u8]]) {
         let segments = self.segments;
         debug_assert!(self.offset + self.len <= segments.size, "checked by reserve");
         // SAFETY: `[offset, offset + len)` of segment `id` lies inside the mapping (checked
@@ -148,7 +190,7 @@ impl Reservation<'_> {
                 self.len,
             )
         };
-        write_item(out, header, key, value);
+        write_item(out, stamp, header, key, value);
         let end = (self.offset + self.len) as u32;
         segments.header(self.id).used_end.fetch_max(end, Ordering::AcqRel);
     }
@@ -160,13 +202,18 @@ impl Drop for Reservation<'_> {
     }
 }
 
-/// Decodes the item at `base`, with `room` bytes to the end of its memory.
+/// Decodes the item (stamp first) at `at`, with `room` bytes to the end of its memory.
 ///
 /// # Safety
-/// `room` bytes from `base` are mapped, and the item there was published and is not
-/// written or reused during `'a`.
+/// `room` bytes from `at` are mapped, and the item there was published and is not
+/// written (but for its stamp, atomically) or reused during `'a`.
 #[inline]
-unsafe fn read_item<'a>(base: *const u8, room: usize) -> RawItem<'a> {
+unsafe fn read_item<'a>(at: *const u8, room: usize) -> RawItem<'a> {
+    assert!(room > STAMP_BYTES, "item stamp runs past its memory");
+    // SAFETY: the stamp's bytes are mapped (asserted) and, once published, only accessed
+    // as atomics; `AtomicU8` has the layout and alignment of `u8`.
+    let stamp = unsafe { &*at.cast::<Stamp>() };
+    let (base, room) = (at.wrapping_add(STAMP_BYTES), room - STAMP_BYTES);
     let (header, header_len) = Header::decode_with(move |i| {
         assert!(i < room, "item header runs past its memory");
         // SAFETY: in bounds (asserted); the header was written before its publication.
@@ -177,11 +224,12 @@ unsafe fn read_item<'a>(base: *const u8, room: usize) -> RawItem<'a> {
     // SAFETY: `len` bytes from `base` are the published item (in bounds: asserted), which
     // nobody writes before the memory is reused, after `'a`.
     let bytes = unsafe { std::slice::from_raw_parts(base, len) };
-    RawItem { header, header_len, bytes }
+    RawItem { stamp, header, header_len, bytes }
 }
 
-fn write_item(out: &mut [u8], header: &Header, key: &[u8], value: &[&[u8]]) {
-    let mut at = header.encode(out);
+fn write_item(out: &mut [u8], stamp: u16, header: &Header, key: &[u8], value: &[&[u8]]) {
+    out[..STAMP_BYTES].copy_from_slice(&stamp.to_le_bytes());
+    let mut at = STAMP_BYTES + header.encode(&mut out[STAMP_BYTES..]);
     out[at..at + key.len()].copy_from_slice(key);
     at += key.len();
     for part in value {

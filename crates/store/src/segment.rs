@@ -284,7 +284,8 @@ pub(crate) struct Recycled {
     pub(crate) large: Box<[Atomic<Large>]>,
     pub(crate) large_free: Mutex<Vec<u32>>,
     pub(crate) used_bytes: AtomicUsize,
-    pub(crate) limit_bytes: usize,
+    /// The memory limit; lowered or raised at run time (`Store::set_memory_limit`).
+    pub(crate) limit_bytes: AtomicUsize,
     /// Segments past their grace period, waiting to join `Ctl::free_resident`.
     pub(crate) freed: Mutex<Vec<u32>>,
     pub(crate) freed_count: AtomicUsize,
@@ -301,7 +302,7 @@ impl Recycled {
             large: (0..large_slots).map(|_| Atomic::null()).collect(),
             large_free: Mutex::new((0..large_slots as u32).rev().collect()),
             used_bytes: AtomicUsize::new(0),
-            limit_bytes,
+            limit_bytes: AtomicUsize::new(limit_bytes),
             freed: Mutex::new(Vec::new()),
             freed_count: AtomicUsize::new(0),
             frees: AtomicUsize::new(0),
@@ -314,9 +315,13 @@ impl Recycled {
         self.used_bytes
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 let after = used.checked_add(bytes)?;
-                (after.saturating_add(headroom) <= self.limit_bytes).then_some(after)
+                (after.saturating_add(headroom) <= self.limit()).then_some(after)
             })
             .is_ok()
+    }
+
+    pub(crate) fn limit(&self) -> usize {
+        self.limit_bytes.load(Ordering::Acquire)
     }
 
     pub(crate) fn uncharge(&self, bytes: usize) {

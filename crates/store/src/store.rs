@@ -28,7 +28,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 use parking_lot::Mutex;
 
 use crate::{
-    bytes::Segments,
+    bytes::{Segments, Stamp},
     index::{self, HashParts, Index, Table, LARGE_SEGMENT},
     item::Header,
     segment::{Ctl, Recycled, NONE, TTL_CLASSES},
@@ -38,6 +38,7 @@ use crate::{
 mod core;
 mod evict;
 mod growth;
+mod limit;
 mod ops;
 mod reclaim;
 mod write;
@@ -156,6 +157,7 @@ impl From<StoreError> for OpError {
 
 /// An item as read from memory.
 struct Resolved<'a> {
+    stamp: &'a Stamp,
     bytes: &'a [u8],
     header: Header,
     header_len: usize,
@@ -170,14 +172,19 @@ impl<'a> Resolved<'a> {
     fn value(&self) -> &'a [u8] {
         &self.bytes[self.header_len + self.header.key_len..]
     }
-    fn visible(&self, now_ms: u64, flush_gen: u32) -> bool {
-        self.flush_gen == flush_gen && !self.header.expiry.is_expired(now_ms)
+    /// Neither expired nor flushed: by generation, or (`through_secs`, 0 for none) as last
+    /// accessed at or before that Unix second.
+    fn visible(&self, now_ms: u64, flush_gen: u32, through_secs: u64) -> bool {
+        self.flush_gen == flush_gen
+            && !self.header.expiry.is_expired(now_ms)
+            && (through_secs == 0 || stamp_to_secs(self.stamp.load(), now_ms) > through_secs)
     }
     fn data_len(&self) -> i64 {
         (self.header.key_len + self.header.value_len) as i64
     }
-    fn view(&self, freq: u8) -> Item<'a> {
+    fn view(&self, freq: u8, now_ms: u64) -> Item<'a> {
         Item {
+            accessed_at_secs: stamp_to_secs(self.stamp.load(), now_ms),
             key: self.key(),
             value: self.value(),
             flags: self.header.client_flags,
@@ -197,6 +204,8 @@ struct Ctx<'a> {
     guard: &'a Guard,
     now_ms: u64,
     flush_gen: u32,
+    /// Items last accessed at or before this Unix second are flushed (0: none).
+    flushed_through_secs: u64,
     stats: &'a mut StripeStats,
     /// Memory claimed for this write by earlier attempts.
     room: &'a mut Room,
@@ -213,6 +222,8 @@ struct NewItem<'v> {
     meta: MetaState,
     /// String for every new value; a rewrite of the same value keeps its kind.
     kind: ValueKind,
+    /// The access stamp it keeps (a touch that is not a second access); `None`: now.
+    stamp: Option<u16>,
 }
 
 impl NewItem<'_> {
@@ -238,6 +249,9 @@ pub struct Store {
     seq: AtomicU64,
     flush_gen: AtomicU32,
     flush_at_ms: AtomicU64,
+    /// memcached's `flush_all <past time>` with `-C`: items last accessed at or before this
+    /// Unix second are flushed (0: none).
+    flushed_through_secs: AtomicU64,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -247,6 +261,7 @@ pub struct Reader<'s> {
     guard: Guard,
     now_ms: u64,
     flush_gen: u32,
+    flushed_through_secs: u64,
 }
 
 impl Reader<'_> {
@@ -263,13 +278,16 @@ impl Reader<'_> {
     fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
         let hash = HashParts::of(key);
         let (found, item) = self.store.find_item(key, hash, &self.guard)?;
-        if !item.visible(self.now_ms, self.flush_gen) {
+        if !item.visible(self.now_ms, self.flush_gen, self.flushed_through_secs) {
             return None;
         }
-        if access == Access::Count {
-            Index::touch_freq(&found);
+        // The view holds the access time from before this read, as memcached's meta flags do.
+        let view = item.view(found.value.freq(), self.now_ms);
+        if access == Access::Count && Index::touch_freq(&found) == Some(2) {
+            // The second access: memcached's bump of `it->time` (ITEM_FETCHED -> ACTIVE).
+            item.stamp.store(secs_stamp(self.now_ms));
         }
-        Some(item.view(found.value.freq()))
+        Some(view)
     }
 }
 
@@ -312,6 +330,7 @@ impl Store {
             seq: AtomicU64::new(1),
             flush_gen: AtomicU32::new(0),
             flush_at_ms: AtomicU64::new(u64::MAX),
+            flushed_through_secs: AtomicU64::new(0),
             seg_size,
             seg_count,
             large_min,
@@ -352,6 +371,18 @@ fn shard() -> usize {
         static SHARD: usize = NEXT.fetch_add(1, Ordering::Relaxed);
     }
     SHARD.with(|s| *s)
+}
+
+/// The access stamp of time `now_ms`: Unix seconds modulo 2^16.
+fn secs_stamp(now_ms: u64) -> u16 {
+    (now_ms / 1000) as u16
+}
+
+/// The Unix second of an access stamp, taken as the latest one at or before `now_ms`
+/// (exact for accesses less than 2^16 s, about 18 hours, ago).
+fn stamp_to_secs(stamp: u16, now_ms: u64) -> u64 {
+    let now_secs = now_ms / 1000;
+    now_secs.saturating_sub(u64::from(secs_stamp(now_ms).wrapping_sub(stamp)))
 }
 
 fn stripe_of(hash: HashParts) -> usize {

@@ -222,6 +222,7 @@ pub struct Item<'a> {
     pub(crate) cas: u64,
     pub(crate) expiry: Expiry,
     pub(crate) accessed_before: bool,
+    pub(crate) accessed_at_secs: u64,
     pub(crate) meta: MetaState,
     pub(crate) kind: ValueKind,
 }
@@ -245,6 +246,11 @@ impl<'a> Item<'a> {
     /// Whether the item was read since it was written (memcached meta `h`).
     pub fn accessed_before(&self) -> bool {
         self.accessed_before
+    }
+    /// The Unix second of the item's last access as memcached counts one (`it->time`): its
+    /// write, or its second read (touches count as reads); exact within about 18 hours.
+    pub fn accessed_at_secs(&self) -> u64 {
+        self.accessed_at_secs
     }
     /// memcached meta state: stale, win token sent.
     pub fn meta_state(&self) -> MetaState {

@@ -15,12 +15,12 @@ use crate::{
     core::{
         arith::{self, Arith, ArithOutcome},
         delete::{self, DeleteOutcome},
-        flush::{self, FlushOutcome, Switch},
+        flush::FlushOutcome,
         storage::{self, OnRefusal, StoreOutcome, Write},
         Refusal,
     },
     memcache::{
-        admin::flush_delay_ms,
+        admin::flush_by_time,
         detail::{self, Event},
         expiry, stats, watch, Session,
     },
@@ -140,10 +140,7 @@ pub(super) fn arith(
 /// `Auth failure.`.
 pub(super) fn flush(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
     let delay_secs = i64::from(request.exptime());
-    let outcome = match flush_delay_ms(delay_secs, ctx.shared, ctx.now_ms()) {
-        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
-    };
+    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs, ctx.now_ms());
     match outcome {
         FlushOutcome::Flushed => ctx.success(0, b"", b"", b""),
         FlushOutcome::Disabled => ctx.error(Status::AuthError),

@@ -49,3 +49,22 @@ pub(crate) fn flush_nothing(shared: &Shared, counters: &Counters, switch: Switch
     shared.store.cancel_delayed_flush();
     FlushOutcome::Flushed
 }
+
+/// memcached's `flush_all <past Unix time>` without CAS (`-C`): flushes the items last
+/// accessed (written, or read a second time) at or before that second, and replaces a
+/// pending delayed flush. With CAS memcached flushes every item older than the command
+/// instead (its CAS bound covers them all), which is [`flush_all`] now.
+pub(crate) fn flush_accessed_through(
+    shared: &Shared,
+    counters: &Counters,
+    unix_secs: u64,
+    switch: Switch,
+) -> FlushOutcome {
+    bump(&counters.cmd_flush, 1);
+    if switch == Switch::Honour && !shared.settings.flush_enabled {
+        return FlushOutcome::Disabled;
+    }
+    shared.store.cancel_delayed_flush();
+    shared.store.flush_accessed_through(unix_secs);
+    FlushOutcome::Flushed
+}

@@ -14,7 +14,7 @@ use proto_memcache::{
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
 use crate::{
     core::flush::{self, FlushOutcome, Switch},
-    Shared,
+    Counters, Shared,
 };
 
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
@@ -26,13 +26,10 @@ const VERBOSITY_MAX: u32 = 2;
 /// A Unix time at or before the server's start flushes nothing and cancels a pending
 /// delayed flush (memcached's clock starts there: such a time becomes "older than
 /// anything", which disables its flush). A Unix time between the start and now flushes
-/// everything now; memcached flushes only the items last written or read before it (we
-/// keep no such time per item, and dropping more is the safe side for a cache).
+/// everything now, as memcached does with CAS on (its CAS bound covers every item); with
+/// `-C` memcached flushes only the items last accessed at or before it, and so do we.
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    let outcome = match flush_delay_ms(delay_secs.unwrap_or(0), ctx.shared, ctx.now_ms()) {
-        Some(delay_ms) => flush::flush_all(ctx.shared, ctx.counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(ctx.shared, ctx.counters, Switch::Honour),
-    };
+    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs.unwrap_or(0), ctx.now_ms());
     match outcome {
         FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
         FlushOutcome::Disabled => {
@@ -41,22 +38,45 @@ pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: boo
     }
 }
 
+/// A memcached flush at `delay_secs` (exptime rules), as [`flush_all`] describes; text and
+/// binary share it.
+pub(crate) fn flush_by_time(
+    shared: &Shared,
+    counters: &Counters,
+    delay_secs: i64,
+    now_ms: u64,
+) -> FlushOutcome {
+    match flush_delay_ms(delay_secs, shared, now_ms) {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.settings.cas_enabled => {
+            let unix_secs = delay_secs.unsigned_abs();
+            flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
+        }
+        Some(delay_ms) => flush::flush_all(shared, counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(shared, counters, Switch::Honour),
+    }
+}
+
 /// The delay of a flush, on exptime rules: 0 or negative is now, up to 30 days is relative,
-/// beyond that a Unix time. `None` for a Unix time at or before the server started: that
-/// flushes nothing (and cancels a delayed flush), as in memcached. Text and binary share it.
+/// beyond that a Unix time. `None` for a Unix time at or before memcached's clock starts:
+/// that flushes nothing (and cancels a delayed flush), as in memcached, whose clock starts
+/// [`CLOCK_LEAD_SECS`] before the process (measured with 1.6.18: a time 61 s before its
+/// start flushes, 62 s does not). Text and binary share it.
 pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> Option<u64> {
     // On the store's clock (a test's clock may not be the system's).
     let uptime_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let started_ms = now_ms.saturating_sub(uptime_ms);
+    let clock_start_secs =
+        (now_ms.saturating_sub(uptime_ms) / 1000).saturating_sub(CLOCK_LEAD_SECS);
     match delay_secs {
         ..=0 => Some(0),
         secs @ 1..=RELATIVE_EXPTIME_MAX_SECS => Some(secs.unsigned_abs() * 1000),
-        unix_secs => match unix_secs.unsigned_abs().saturating_mul(1000) {
-            at_ms if at_ms <= started_ms => None,
-            at_ms => Some(at_ms.saturating_sub(now_ms)),
-        },
+        unix_secs if unix_secs.unsigned_abs() <= clock_start_secs => None,
+        unix_secs => Some(unix_secs.unsigned_abs().saturating_mul(1000).saturating_sub(now_ms)),
     }
 }
+
+/// memcached starts its clock this long before the process (`ITEM_UPDATE_INTERVAL` + 2), so
+/// that no item's time is 0.
+const CLOCK_LEAD_SECS: u64 = 62;
 
 /// memcached `shutdown`: refused unless started with `-A`; otherwise every loop is asked to
 /// stop (replies in flight still leave) and this connection closes without a reply. Both
@@ -127,9 +147,10 @@ mod tests {
         h.advance_secs(1);
         h.check("get a\r\n", "END\r\n");
         assert_eq!(h.totals().cmd_flush, 3);
-        // A time before the start flushes nothing and cancels the pending flush.
+        // A time before memcached's clock starts (62 s before the process) flushes nothing
+        // and cancels the pending flush.
         h.check(
-            format!("set a 0 0 1\r\na\r\nflush_all 5\r\nflush_all {}\r\n", at - 20),
+            format!("set a 0 0 1\r\na\r\nflush_all 5\r\nflush_all {}\r\n", at - 15 - 62),
             "STORED\r\nOK\r\nOK\r\n",
         );
         h.advance_secs(6);

@@ -12,6 +12,7 @@
 //!             +-- stats.rs     stats [items|slabs|reset|conns]; stats_settings.rs: settings
 //!             |                sizes.rs: sizes[_enable|_disable]; cachedump.rs; detail.rs
 //!             +-- tune.rs      slabs reassign|automove, lru ..., lru_crawler enable|...
+//!             +-- crawler.rs   lru_crawler metadump|crawl, cache_memlimit
 //!             +-- watch.rs     watch (the server streams, see `crate::watch`)
 //!             +-- meta/        mg ms md ma me mn
 //! ```
@@ -25,14 +26,14 @@
 //! is a Unix time ([`expiry`]); the store's clock is the only clock.
 //!
 //! Deliberate differences from memcached are listed where they are made; the larger ones:
-//! `l` (last access) is always 0 and `h` survives overwrites (the store keeps no access time
-//! and keeps an overwritten key's access count), and `stats items`/`stats slabs` describe
-//! the whole store as one slab class.
+//! `h` survives overwrites (the store keeps an overwritten key's access count), and
+//! `stats items`/`stats slabs` describe the whole store as one slab class.
 
 pub(crate) mod admin;
 mod arith;
 pub mod auth;
 mod cachedump;
+pub(crate) mod crawler;
 pub mod detail;
 mod meta;
 mod retrieve;
@@ -79,6 +80,8 @@ pub struct Session {
     reply_chunk_bytes: usize,
     /// Authentication (`-S`, `-Y`); unused without them.
     pub(crate) auth: crate::auth::ConnAuth,
+    /// The `lru_crawler metadump` being streamed, if one is unfinished.
+    dump: Option<crawler::Dump>,
 }
 
 /// Numbers sessions for `watch` lines.
@@ -94,6 +97,7 @@ impl Default for Session {
             resume_at: 0,
             reply_chunk_bytes: 0,
             auth: Default::default(),
+            dump: None,
         }
     }
 }
@@ -199,10 +203,11 @@ pub fn execute(
     out: &mut Vec<u8>,
 ) -> Flow {
     // A multiget resumed after a chunk is still the one command.
-    if session.resume_at == 0 {
+    if session.resume_at == 0 && session.dump.is_none() {
         bump(&counters.total_commands, 1);
     }
-    if session.resume_at == 0 && shared.watchers.wants(crate::watch::kind::FETCHERS) {
+    let resumed = session.resume_at != 0 || session.dump.is_some();
+    if !resumed && shared.watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(shared, session, request);
     }
     let out_start = out.len();
@@ -227,6 +232,14 @@ pub fn execute(
         Request::Stats { args } => stats::execute(&mut ctx, args),
         Request::Admin { command: AdminCommand::Watch, args } => {
             return watch::command(&mut ctx, args)
+        }
+        Request::Admin { command: AdminCommand::LruCrawler, args }
+            if crawler::walks_store(session, args) =>
+        {
+            return crawler::lru_crawler(&mut ctx, session, args)
+        }
+        Request::Admin { command: AdminCommand::CacheMemlimit, args } => {
+            crawler::cache_memlimit(&mut ctx, args)
         }
         Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
         Request::MetaNoop => meta::noop(&mut ctx),
@@ -265,6 +278,11 @@ pub fn expiry(exptime: i64, now_ms: u64) -> Expiry {
         }
         _ => Expiry::AtMs(exptime.unsigned_abs().saturating_mul(1000)),
     }
+}
+
+/// Seconds since the item's last access at `now_ms` (meta `l`, `me`'s `la`).
+pub(crate) fn last_access_secs(item: &store::Item<'_>, now_ms: u64) -> u64 {
+    (now_ms / 1000).saturating_sub(item.accessed_at_secs())
 }
 
 /// Seconds left before `expiry` at `now_ms`, rounded up (a TTL set a moment ago reads back

@@ -153,7 +153,7 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes_read", totals.bytes_read, out);
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
-    compose_stat_u64(b"limit_maxbytes", shared.settings.memory_limit_bytes, out);
+    compose_stat_u64(b"limit_maxbytes", shared.store.memory_limit() as u64, out);
     // Spinel never stops accepting to shed load (it refuses over `-c` instead).
     compose_stat_u64(b"accepting_conns", 1, out);
     compose_stat_u64(b"listen_disabled_num", 0, out);
@@ -467,7 +467,8 @@ mod tests {
             ("curr_items", "1".to_owned()),
             ("total_items", "1".to_owned()),
             ("bytes", "2".to_owned()),
-            ("limit_maxbytes", (64u64 << 20).to_string()),
+            // The store's limit (the harness builds an 8 MiB one), which `cache_memlimit` moves.
+            ("limit_maxbytes", (8u64 << 20).to_string()),
         ];
         for (name, value) in check {
             assert_eq!(value_of(&lines, name), value, "{name}");
@@ -496,7 +497,7 @@ mod tests {
         let mut h = Harness::with_settings(settings);
         let lines = stat_lines(&h.run("stats settings\r\n"));
         let check = [
-            ("maxbytes", "67108864"),
+            ("maxbytes", "8388608"),
             ("maxconns", "1024"),
             ("tcpport", "11211"),
             ("evictions", "off"),

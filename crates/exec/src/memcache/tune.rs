@@ -73,8 +73,8 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, command: AdminCommand, args: &Words<'_>
         AdminCommand::Slabs => slabs(ctx, &args),
         AdminCommand::Lru => lru(ctx, &args),
         AdminCommand::LruCrawler => lru_crawler(ctx, &args),
-        // Answered in `mod.rs` (the stream itself is the server's).
-        AdminCommand::Watch => ctx.line(b"ERROR", false),
+        // Answered in `mod.rs` (the stream itself is the server's; the rest by crawler.rs).
+        AdminCommand::Watch | AdminCommand::CacheMemlimit => ctx.line(b"ERROR", false),
     }
 }
 

@@ -75,6 +75,10 @@ fn text_commands() {
             Request::Admin { command: AdminCommand::Slabs, args: Words::new(b"automove 1") },
         ),
         (b"watch\r\n", Request::Admin { command: AdminCommand::Watch, args: Words::new(b"") }),
+        (
+            b"cache_memlimit 64\r\n",
+            Request::Admin { command: AdminCommand::CacheMemlimit, args: Words::new(b"64") },
+        ),
         (b"mn\r\n", Request::MetaNoop),
     ];
     for (wire, request) in table {

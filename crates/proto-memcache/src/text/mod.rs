@@ -132,6 +132,8 @@ pub enum AdminCommand {
     LruCrawler,
     /// `watch [fetchers|mutations|evictions|...]*`
     Watch,
+    /// `cache_memlimit <megabytes> [noreply]`
+    CacheMemlimit,
 }
 
 impl AdminCommand {
@@ -142,6 +144,7 @@ impl AdminCommand {
             AdminCommand::Lru => b"lru",
             AdminCommand::LruCrawler => b"lru_crawler",
             AdminCommand::Watch => b"watch",
+            AdminCommand::CacheMemlimit => b"cache_memlimit",
         }
     }
 }

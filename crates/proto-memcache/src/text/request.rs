@@ -89,6 +89,7 @@ pub(crate) fn parse<'a>(
         b"lru" => admin(&line, AdminCommand::Lru),
         b"lru_crawler" => admin(&line, AdminCommand::LruCrawler),
         b"watch" => admin(&line, AdminCommand::Watch),
+        b"cache_memlimit" => admin(&line, AdminCommand::CacheMemlimit),
         _ => Err(unknown(&line, &tokens)),
     }
 }

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use crossbeam_epoch::{self as epoch, Guard};
 
 use super::{
-    count_unlink, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store, Stripe, Unlink,
-    Writer, OP_ATTEMPTS, STRIPES,
+    count_unlink, secs_stamp, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store,
+    Stripe, Unlink, Writer, OP_ATTEMPTS, STRIPES,
 };
 use crate::{
     bytes::{self, RawItem},
@@ -72,6 +72,7 @@ impl Store {
                     guard: &guard,
                     now_ms,
                     flush_gen: self.flush_gen.load(Ordering::Acquire),
+                    flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
                     stats: &mut stats,
                     room: &mut *room,
                 };
@@ -114,7 +115,7 @@ impl Store {
         guard: &'g Guard,
     ) -> Option<(Found<'g>, Resolved<'g>)> {
         let (found, r) = self.find_item(ctx.key, ctx.hash, guard)?;
-        if r.visible(ctx.now_ms, ctx.flush_gen) {
+        if r.visible(ctx.now_ms, ctx.flush_gen, ctx.flushed_through_secs) {
             return Some((found, r));
         }
         self.unlink(ctx, &found, &r, Unlink::Dead);
@@ -160,10 +161,12 @@ impl Store {
             kind: item.kind,
         };
         let class = ttl_class(item.expiry, ctx.now_ms);
-        let (location, cas) = if header.item_len() >= self.large_min {
-            self.write_large(&header, ctx.key, item.value, ctx.flush_gen, class, ctx.room)?
+        let stamp = item.stamp.unwrap_or_else(|| secs_stamp(ctx.now_ms));
+        let new = (stamp, &header, ctx.key, item.value);
+        let (location, cas) = if bytes::stored_len(&header) >= self.large_min {
+            self.write_large(new, ctx.flush_gen, class, ctx.room)?
         } else {
-            self.append(Queue::Small, class, &header, ctx.key, item.value, Writer::Client(ctx.room))
+            self.append(Queue::Small, class, new, Writer::Client(ctx.room))
                 .ok_or(OpError::NeedRoom(Need::Segment))?
         };
         // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a
@@ -232,17 +235,19 @@ impl Store {
                 .recycled
                 .large(location.offset, guard)
                 .expect("index points at a freed large item");
-            let RawItem { header, header_len, bytes } = bytes::large_item(&large.region);
+            let RawItem { stamp, header, header_len, bytes } = bytes::large_item(&large.region);
             let cas = header.cas.unwrap_or(large.seq << index::OFFSET_BITS);
-            return Resolved { bytes, header, header_len, cas, flush_gen: large.flush_gen };
+            let flush_gen = large.flush_gen;
+            return Resolved { stamp, bytes, header, header_len, cas, flush_gen };
         }
-        let RawItem { header, header_len, bytes } =
+        let RawItem { stamp, header, header_len, bytes } =
             self.segments.item(location.segment, location.offset, guard);
         let seg = self.segments.header(location.segment);
         let cas = header.cas.unwrap_or(
             (seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(location.offset),
         );
         Resolved {
+            stamp,
             bytes,
             header,
             header_len,

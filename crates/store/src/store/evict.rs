@@ -9,6 +9,7 @@ use super::{
     count_unlink, ttl_class, ttl_class_ms, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD,
 };
 use crate::{
+    bytes,
     index::{Found, HashParts, Location, Slot, LARGE_SEGMENT},
     item::Header,
     segment::{Queue, Victim},
@@ -89,7 +90,7 @@ impl Store {
         !ctl.free_resident.is_empty()
             || (!ctl.free_unbacked.is_empty()
                 && self.recycled.used_bytes.load(Ordering::Acquire) + self.seg_size
-                    <= self.recycled.limit_bytes)
+                    <= self.recycled.limit())
     }
 
     /// Moves free memory into `room` until it covers `need`; true when it does.
@@ -182,7 +183,7 @@ impl Store {
         while offset < end {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, &guard);
-            offset += r.bytes.len();
+            offset += bytes::STAMP_BYTES + r.bytes.len();
             self.clear_item(location, &r, mode, queue, &guard);
         }
         let recycled = Arc::clone(&self.recycled);
@@ -229,7 +230,8 @@ impl Store {
         let now_ms = self.config.clock.now_ms();
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
         let freq = found.value.freq();
-        if !r.visible(now_ms, flush_gen) {
+        let through_secs = self.flushed_through_secs.load(Ordering::Acquire);
+        if !r.visible(now_ms, flush_gen, through_secs) {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
             self.retire(location, guard);
@@ -274,9 +276,8 @@ impl Store {
         }
         let header = Header { cas: Some(r.cas), ..r.header };
         let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
-        let Some((moved, _)) =
-            self.append(Queue::Main, class, &header, r.key(), &[r.value()], Writer::Eviction)
-        else {
+        let new = (r.stamp.load(), &header, r.key(), &[r.value()][..]);
+        let Some((moved, _)) = self.append(Queue::Main, class, new, Writer::Eviction) else {
             return false;
         };
         self.index.replace(hash, found, Slot::new(hash.tag, moved, freq), guard)

@@ -6,7 +6,10 @@ use std::sync::atomic::Ordering;
 use crossbeam_epoch as epoch;
 
 use super::{Clear, NewItem, Reader, Store, Unlink};
-use crate::{index, types::*};
+use crate::{
+    index::{self, HashParts},
+    types::*,
+};
 
 impl Store {
     pub fn reader(&self) -> Reader<'_> {
@@ -17,6 +20,7 @@ impl Store {
             guard: epoch::pin(),
             now_ms,
             flush_gen: self.flush_gen.load(Ordering::Acquire),
+            flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
         }
     }
 
@@ -84,12 +88,21 @@ impl Store {
                     let (flags, expiry) = (r.header.client_flags, r.header.expiry);
                     let kind = r.header.kind;
                     s.check_size(key, r.value().len() + value.len())?;
-                    NewItem { value: &parts, flags, expiry, cas: options.cas, meta, kind }
+                    NewItem {
+                        value: &parts,
+                        flags,
+                        expiry,
+                        cas: options.cas,
+                        meta,
+                        kind,
+                        stamp: None,
+                    }
                 }
                 _ => {
                     parts = [value, &[]];
                     let kind = ValueKind::String;
-                    NewItem { value: &parts[..1], flags, expiry, cas: options.cas, meta, kind }
+                    let cas = options.cas;
+                    NewItem { value: &parts[..1], flags, expiry, cas, meta, kind, stamp: None }
                 }
             };
             let cas = s.put(ctx, existing, &item)?;
@@ -148,7 +161,8 @@ impl Store {
         self.locked_op(key, |s, ctx| {
             let current = s.current(ctx, ctx.guard);
             let existing = current.as_ref().map(|(f, r)| (f, r));
-            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq())));
+            let now_ms = ctx.now_ms;
+            let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq(), now_ms)));
             let parts: [&[u8]; 1];
             let item = match &change {
                 Change::Keep => return Ok((None, out)),
@@ -162,18 +176,22 @@ impl Store {
                     parts = [value];
                     let (flags, expiry) = (*flags, *expiry);
                     let (meta, kind) = (MetaState::default(), ValueKind::String);
-                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind }
+                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind, stamp: None }
                 }
                 Change::WriteWith { value, flags, expiry, cas, meta } => {
                     parts = [value];
                     let (flags, expiry, cas, meta) = (*flags, *expiry, *cas, *meta);
-                    NewItem { value: &parts, flags, expiry, cas, meta, kind: ValueKind::String }
+                    let kind = ValueKind::String;
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp: None }
                 }
                 Change::Rewrite { expiry, meta, cas } => {
-                    let Some((_, r)) = existing else { return Ok((None, out)) };
+                    let Some((found, r)) = existing else { return Ok((None, out)) };
                     parts = [r.value()];
                     let (flags, kind) = (r.header.client_flags, r.header.kind);
-                    NewItem { value: &parts, flags, expiry: *expiry, cas: *cas, meta: *meta, kind }
+                    // A touch is a read: it moves the access time only as a second read.
+                    let stamp = (found.value.freq() != 1).then(|| r.stamp.load());
+                    let (expiry, cas, meta) = (*expiry, *cas, *meta);
+                    NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp }
                 }
             };
             s.check_size(key, item.value_len())?;
@@ -194,6 +212,13 @@ impl Store {
             let at = self.config.clock.now_ms().saturating_add(delay_ms);
             self.flush_at_ms.store(at, Ordering::Release);
         }
+    }
+
+    /// Flushes the items last accessed (written, or read a second time) at or before Unix
+    /// second `unix_secs`: memcached's `flush_all <past time>` without CAS (`-C`). They are
+    /// invisible from now on and go with their segments, or when a write finds them.
+    pub fn flush_accessed_through(&self, unix_secs: u64) {
+        self.flushed_through_secs.fetch_max(unix_secs, Ordering::AcqRel);
     }
 
     /// Drops a delayed flush not yet due (one that is due takes effect first): memcached's
@@ -230,20 +255,32 @@ impl Store {
     /// others are written and the index grows (the cursor is a hash position, and bucket
     /// order is hash order at every table size).
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8])) -> u64 {
+        self.scan_items(cursor, count, |item| f(item.key()))
+    }
+
+    /// [`Store::scan`] handing over each visible item (as a peek: no access is counted).
+    /// Lock-free: a step reads a few index blocks under one epoch pin.
+    pub fn scan_items(&self, cursor: u64, count: usize, mut f: impl FnMut(Item<'_>)) -> u64 {
         let reader = self.reader();
         let mut sub = (cursor >> 33) as usize;
         let mut pos = cursor & ((1 << 33) - 1);
         let buckets_wanted = count.max(1).div_ceil(6);
         let mut buckets_read = 0;
+        let mut found = Vec::new();
         while sub < index::SUBTABLES && buckets_read < buckets_wanted {
-            let (next_pos, read) = self.index.scan(sub, pos, &reader.guard, |slot| {
+            found.clear();
+            let step = self.index.scan(sub, pos, &reader.guard, &mut found);
+            for (i, slot) in found.iter().enumerate() {
                 let r = self.resolve(slot.location(), &reader.guard);
-                if r.visible(reader.now_ms, reader.flush_gen) {
-                    f(r.key());
+                if i < step.checked && !step.covers(HashParts::of(r.key()).pos) {
+                    continue; // another step's: listed there
                 }
-            });
-            buckets_read += read;
-            pos = next_pos;
+                if r.visible(reader.now_ms, reader.flush_gen, reader.flushed_through_secs) {
+                    f(r.view(slot.freq(), reader.now_ms));
+                }
+            }
+            buckets_read += step.read;
+            pos = step.next_pos;
             if pos >= 1 << 32 {
                 sub += 1;
                 pos = 0;
@@ -303,7 +340,7 @@ impl Store {
         stats.index_bytes = index_bytes as u64;
         stats.index_slots = index_slots as u64;
         stats.memory_used_bytes = self.memory_used_bytes() as u64;
-        stats.memory_limit_bytes = self.config.memory_bytes as u64;
+        stats.memory_limit_bytes = self.recycled.limit() as u64;
         let ctl = self.ctl.lock();
         let free = ctl.free_resident.len()
             + ctl.free_unbacked.len()

@@ -15,6 +15,9 @@ use crate::{
     types::*,
 };
 
+/// An item to write: its access stamp, header, key and value (in parts).
+pub(super) type NewBytes<'a> = (u16, &'a Header, &'a [u8], &'a [&'a [u8]]);
+
 impl Store {
     /// Appends an item to the active segment of (queue, class); None if no segment can be
     /// had without evicting.
@@ -22,19 +25,17 @@ impl Store {
         &self,
         queue: Queue,
         class: usize,
-        header: &Header,
-        key: &[u8],
-        value: &[&[u8]],
+        new: NewBytes<'_>,
         mut writer: Writer<'_>,
     ) -> Option<(Location, u64)> {
-        let len = header.item_len();
+        let len = bytes::stored_len(new.1);
         debug_assert!(len < self.large_min || matches!(writer, Writer::Eviction));
         let active_index = self.active_index(queue, class);
         let active = &self.active[active_index];
         for _ in 0..8 {
             let id = active.load(Ordering::Acquire);
             if id != NONE {
-                if let Some(done) = self.try_append(id, header, key, value) {
+                if let Some(done) = self.try_append(id, new) {
                     return Some(done);
                 }
             }
@@ -45,16 +46,11 @@ impl Store {
         None
     }
 
-    pub(super) fn try_append(
-        &self,
-        id: u32,
-        header: &Header,
-        key: &[u8],
-        value: &[&[u8]],
-    ) -> Option<(Location, u64)> {
+    pub(super) fn try_append(&self, id: u32, new: NewBytes<'_>) -> Option<(Location, u64)> {
+        let (stamp, header, key, value) = new;
         let seg = self.segments.header(id);
-        let reservation = self.segments.reserve(id, header.item_len())?;
-        reservation.write(header, key, value);
+        let reservation = self.segments.reserve(id, bytes::stored_len(header))?;
+        reservation.write(stamp, header, key, value);
         let offset = reservation.offset();
         let expiry_ms = match header.expiry {
             Expiry::Never => u64::MAX,
@@ -134,14 +130,13 @@ impl Store {
 
     pub(super) fn write_large(
         &self,
-        header: &Header,
-        key: &[u8],
-        value: &[&[u8]],
+        new: NewBytes<'_>,
         flush_gen: u32,
         class: usize,
         room: &mut Room,
     ) -> Result<(Location, u64), OpError> {
-        let len = header.item_len();
+        let (stamp, header, key, value) = new;
+        let len = bytes::stored_len(header);
         let bytes = len.div_ceil(PAGE) * PAGE;
         if room.bytes >= bytes {
             room.bytes -= bytes;
@@ -155,7 +150,7 @@ impl Store {
                 return Err(StoreError::NoSpace.into());
             }
         };
-        bytes::write_large_item(&mut region, header, key, value);
+        bytes::write_large_item(&mut region, stamp, header, key, value);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let expiry_ms = match header.expiry {
             Expiry::Never => u64::MAX,

@@ -13,7 +13,7 @@ use store::{Change, Expiry, Item, MetaState};
 use super::{error, Echo};
 use crate::{
     core::{get, get::Gets, modify_composing, touch},
-    memcache::{expiry, ttl_secs, visible_cas, Ctx, Session, OUT_OF_MEMORY},
+    memcache::{expiry, last_access_secs, ttl_secs, visible_cas, Ctx, Session, OUT_OF_MEMORY},
     Shared,
 };
 
@@ -161,7 +161,7 @@ fn compose_hit(
         cas: Some(visible_cas(shared, item.cas())),
         client_flags: Some(item.flags()),
         hit_before: Some(hit.hit_before),
-        last_access_secs: Some(0),
+        last_access_secs: Some(last_access_secs(item, hit.now_ms)),
         value_len: Some(item.value().len()),
         ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
     };
