@@ -184,7 +184,8 @@ impl<'a> Resolved<'a> {
     }
     fn view(&self, freq: u8, now_ms: u64) -> Item<'a> {
         Item {
-            accessed_at_secs: stamp_to_secs(self.stamp.load(), now_ms),
+            access_stamp: self.stamp.load(),
+            viewed_at_ms: now_ms,
             key: self.key(),
             value: self.value(),
             flags: self.header.client_flags,
@@ -380,7 +381,7 @@ fn secs_stamp(now_ms: u64) -> u16 {
 
 /// The Unix second of an access stamp, taken as the latest one at or before `now_ms`
 /// (exact for accesses less than 2^16 s, about 18 hours, ago).
-fn stamp_to_secs(stamp: u16, now_ms: u64) -> u64 {
+pub(crate) fn stamp_to_secs(stamp: u16, now_ms: u64) -> u64 {
     let now_secs = now_ms / 1000;
     now_secs.saturating_sub(u64::from(secs_stamp(now_ms).wrapping_sub(stamp)))
 }

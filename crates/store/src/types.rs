@@ -222,7 +222,10 @@ pub struct Item<'a> {
     pub(crate) cas: u64,
     pub(crate) expiry: Expiry,
     pub(crate) accessed_before: bool,
-    pub(crate) accessed_at_secs: u64,
+    /// The access stamp as it was before this read, and when the read happened: the time is
+    /// worked out only when asked for (meta `l`, `me`, metadump), off the get path.
+    pub(crate) access_stamp: u16,
+    pub(crate) viewed_at_ms: u64,
     pub(crate) meta: MetaState,
     pub(crate) kind: ValueKind,
 }
@@ -250,7 +253,7 @@ impl<'a> Item<'a> {
     /// The Unix second of the item's last access as memcached counts one (`it->time`): its
     /// write, or its second read (touches count as reads); exact within about 18 hours.
     pub fn accessed_at_secs(&self) -> u64 {
-        self.accessed_at_secs
+        crate::store::stamp_to_secs(self.access_stamp, self.viewed_at_ms)
     }
     /// memcached meta state: stale, win token sent.
     pub fn meta_state(&self) -> MetaState {
