@@ -32,6 +32,10 @@ pub(crate) mod flag {
     /// The handler returned `After::CloseAfterFlush` (or the loop is shutting down): read no
     /// more input, send what is queued, then close.
     pub const CLOSE_AFTER_FLUSH: u16 = 1 << 0;
+    /// A request of more than `INPUT_SOLO_BYTES` was partly received here (a large value):
+    /// from then on io_uring receives one buffer at a time for this connection, so that the
+    /// input budget sees its tail grow (sticky: such clients tend to send more of them).
+    pub const LARGE_INPUT: u16 = 1 << 1;
     /// The handler yielded with input left: offer it again next turn (the loop's backlog).
     pub const BACKLOG: u16 = 1 << 2;
     /// io_uring: a multishot receive is armed.
@@ -89,6 +93,8 @@ pub(crate) struct Conn<C> {
     pub flags: u16,
     /// The connection is in the loop's dirty list (it has output or a send to continue).
     pub dirty: bool,
+    /// io_uring: the armed receive is multishot (else it takes one buffer and ends).
+    pub recv_multi: bool,
     pub handler: Option<C>,
     pub input: InputTail,
     pub out: OutBuf,
@@ -104,6 +110,7 @@ impl<C> Conn<C> {
             fd,
             flags: 0,
             dirty: false,
+            recv_multi: false,
             handler: Some(handler),
             input: InputTail::new(),
             out: OutBuf::new(),

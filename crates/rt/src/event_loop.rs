@@ -31,7 +31,7 @@ use crate::{
     buf::{DirtyList, OutPool},
     conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
     driver::{Driver, Event, Sending},
-    input_budget::{InputBudget, INPUT_TIGHT_READ_BYTES},
+    input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -314,6 +314,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 return self.refuse_tail(key);
             }
             self.inputs.account(key, &mut conn.input_counted, conn.input.len());
+            if conn.input.len() > INPUT_SOLO_BYTES {
+                conn.set(flag::LARGE_INPUT);
+            }
             if !conn.has(flag::INPUT_HELD) {
                 hold_if_over(&mut self.inputs, key, conn);
             }
