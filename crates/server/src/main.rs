@@ -328,13 +328,17 @@ fn input_tails_max(config: &Config) -> usize {
 /// io_uring receive buffers: every buffer of a loop's ring becomes resident as the kernel
 /// cycles through them, so their total is part of the process's fixed overhead. All loops
 /// together get about this much (each at least `RECV_BUFFERS_MIN` buffers); with 2 loops,
-/// 64 buffers of 8 KiB each (the default before: 128 of 16 KiB, 2 MiB per loop).
+/// 32 buffers of 16 KiB each (the default before: 128 of 16 KiB, 2 MiB per loop).
 const RECV_RING_TOTAL_BYTES: usize = 1 << 20;
 /// Partly received requests (a large value arriving) of all connections together: past
 /// this, each loop lets one at a time read on (rt's input budget). With the rings, this is
 /// the fixed overhead the process keeps above -m for connection input.
 const INPUT_TAILS_TOTAL_BYTES: usize = 1 << 20;
-const RECV_BUFFER_BYTES: usize = 8 * 1024;
+/// memcached's read size (`READ_BUFFER_SIZE`): a command line that arrives whole in one read
+/// of up to 16 KiB is served however long it is (proto-memcache's `line_len_max_whole`), so
+/// a read must be able to hold one.
+const RECV_BUFFER_BYTES: usize = 16 * 1024;
+const _: () = assert!(RECV_BUFFER_BYTES >= proto_memcache::limits::LINE_LEN_MAX_WHOLE_DEFAULT);
 const RECV_BUFFERS_MIN: usize = 16;
 const RECV_BUFFERS_MAX: usize = 64;
 
