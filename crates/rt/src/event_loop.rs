@@ -314,7 +314,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 return self.refuse_tail(key);
             }
             self.inputs.account(key, &mut conn.input_counted, conn.input.len());
-            if conn.input.len() > INPUT_SOLO_BYTES {
+            // An incomplete request, not requests left by a yield or kept while paused (a
+            // pipelining client keeps its multishot receive).
+            if conn.input.len() > INPUT_SOLO_BYTES && !d.backlog && !conn.has(flag::PAUSED) {
                 conn.set(flag::LARGE_INPUT);
             }
             if !conn.has(flag::INPUT_HELD) {
