@@ -93,8 +93,6 @@ pub(crate) struct Conn<C> {
     pub flags: u16,
     /// The connection is in the loop's dirty list (it has output or a send to continue).
     pub dirty: bool,
-    /// io_uring: the armed receive is multishot (else it takes one buffer and ends).
-    pub recv_multi: bool,
     pub handler: Option<C>,
     pub input: InputTail,
     pub out: OutBuf,
@@ -110,7 +108,6 @@ impl<C> Conn<C> {
             fd,
             flags: 0,
             dirty: false,
-            recv_multi: false,
             handler: Some(handler),
             input: InputTail::new(),
             out: OutBuf::new(),

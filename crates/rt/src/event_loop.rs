@@ -316,8 +316,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.inputs.account(key, &mut conn.input_counted, conn.input.len());
             // An incomplete request, not requests left by a yield or kept while paused (a
             // pipelining client keeps its multishot receive).
-            if conn.input.len() > INPUT_SOLO_BYTES && !d.backlog && !conn.has(flag::PAUSED) {
+            let large = conn.input.len() > INPUT_SOLO_BYTES && !d.backlog;
+            if large && !conn.has(flag::PAUSED | flag::LARGE_INPUT) {
                 conn.set(flag::LARGE_INPUT);
+                self.driver.large_input(key, conn)?;
             }
             if !conn.has(flag::INPUT_HELD) {
                 hold_if_over(&mut self.inputs, key, conn);

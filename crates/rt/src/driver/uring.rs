@@ -291,9 +291,6 @@ impl Driver for Uring {
             conn.set(flag::RECV_CANCELLING);
             return self.cancel_op(user_data(KIND_RECV, key));
         }
-        if want && conn.recv_multi && conn.has(flag::LARGE_INPUT) {
-            return self.end_multishot(key, conn);
-        }
         Ok(())
     }
 
@@ -363,6 +360,20 @@ impl Driver for Uring {
             }
         }
         Ok(())
+    }
+
+    /// The receive armed now is likely multishot: the kernel would go on filling buffer
+    /// after buffer for this large request (up to the ring's worth in one turn) before the
+    /// loop's input budget could hold it, and a tail past 64 KiB is no longer held (measured
+    /// at -m 64 with 200 connections: 6-7 MiB of tails, peak RSS 76-78 MiB; with this,
+    /// 4-6 MiB and 75-76 MiB). It is cancelled; `arm_recv` re-arms one buffer at a time.
+    #[cold]
+    fn large_input<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {
+        if !conn.has(flag::RECV_ARMED) || conn.has(flag::RECV_CANCELLING) {
+            return Ok(());
+        }
+        conn.set(flag::RECV_CANCELLING);
+        self.cancel_op(user_data(KIND_RECV, key))
     }
 
     fn wait(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
@@ -508,32 +519,14 @@ impl Uring {
         // While the budget is over, while a request is partly received, and on a connection
         // that sent large requests (`LARGE_INPUT`), one buffer per receive.
         let entry = if self.one_shot || !conn.input.is_empty() || conn.has(flag::LARGE_INPUT) {
-            conn.recv_multi = false;
             opcode::Recv::new(Fd(conn.fd), std::ptr::null_mut(), self.bufs.buf_bytes())
                 .buf_group(BUF_GROUP)
                 .build()
                 .flags(io_uring::squeue::Flags::BUFFER_SELECT)
         } else {
-            conn.recv_multi = true;
             opcode::RecvMulti::new(Fd(conn.fd), BUF_GROUP).build()
         };
         self.push(entry.user_data(user_data(KIND_RECV, key)))
-    }
-
-    /// A large request is partly received on a multishot receive: the kernel would go on
-    /// filling buffer after buffer for it (up to the ring's worth in one turn) before the
-    /// loop's input budget could hold it, and a tail past 64 KiB is no longer held (measured:
-    /// 11-24 MiB of tails, peak RSS 77-79 MiB instead of epoll's 72 at -m 64 with 200
-    /// connections). The receive is cancelled; once it ends, `arm_recv` takes one buffer at a
-    /// time.
-    #[cold]
-    fn end_multishot<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {
-        conn.recv_multi = false;
-        if conn.has(flag::RECV_CANCELLING) {
-            return Ok(());
-        }
-        conn.set(flag::RECV_CANCELLING);
-        self.cancel_op(user_data(KIND_RECV, key))
     }
 
     fn cancel_op(&mut self, target: u64) -> io::Result<()> {
@@ -586,7 +579,6 @@ impl Uring {
         };
         if !cqueue::more(flags) {
             conn.clear(flag::RECV_ARMED | flag::RECV_CANCELLING);
-            conn.recv_multi = false;
             self.in_flight -= 1;
         }
         if let (Some(bid), true) = (bid, res > 0 && conn.is_open()) {
