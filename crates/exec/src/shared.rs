@@ -50,6 +50,8 @@ pub struct Settings {
     /// `io_uring` or `epoll`.
     pub io_backend: String,
     pub idle_timeout_secs: u64,
+    /// memcached `-o read_buf_mem_limit`, in bytes (0: none), for `stats settings`.
+    pub read_buf_mem_limit_bytes: u64,
     pub busy_poll_us: u64,
     pub pin: bool,
     /// `-A`: whether `shutdown` is allowed.
@@ -92,6 +94,7 @@ impl Default for Settings {
             binding_protocol: "auto-negotiate".into(),
             io_backend: "epoll".into(),
             idle_timeout_secs: 0,
+            read_buf_mem_limit_bytes: 0,
             busy_poll_us: 0,
             pin: false,
             shutdown_command: false,
@@ -129,6 +132,8 @@ pub struct Shared {
     /// Bytes all connections' input and output buffers hold, as the server last counted
     /// them (a gauge it refreshes every tick); reported beside the store's memory.
     pub conn_buffer_bytes: AtomicU64,
+    /// Partly received requests, memcached's read buffers, as the server last counted them.
+    pub read_bufs: ReadBufs,
     /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
     pub auth: Option<crate::auth::Auth>,
     /// memcached's run-time tuning (`slabs automove`, `lru tune`, `lru_crawler sleep`, ...),
@@ -140,6 +145,19 @@ pub struct Shared {
     pub watchers: Watchers,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
+}
+
+/// memcached's read buffers as Spinel has them: a connection holds one while it has a partly
+/// received request (its input tail); the server refreshes these at every tick.
+#[derive(Debug, Default)]
+pub struct ReadBufs {
+    /// Connections holding a tail (gauge).
+    pub count: AtomicU64,
+    /// The bytes of those tails (gauge).
+    pub bytes: AtomicU64,
+    /// Connections closed because their thread held as many tails as
+    /// `-o read_buf_mem_limit` allows.
+    pub oom: AtomicU64,
 }
 
 impl Shared {
@@ -158,6 +176,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),
             conn_buffer_bytes: AtomicU64::new(0),
+            read_bufs: ReadBufs::default(),
             auth: None,
             tunables: Mutex::new(Tunables::default()),
             watchers: Watchers::default(),

@@ -32,6 +32,10 @@ pub(crate) mod flag {
     /// The handler returned `After::CloseAfterFlush` (or the loop is shutting down): read no
     /// more input, send what is queued, then close.
     pub const CLOSE_AFTER_FLUSH: u16 = 1 << 0;
+    /// A request of more than `INPUT_SOLO_BYTES` was partly received here (a large value):
+    /// from then on io_uring receives one buffer at a time for this connection, so that the
+    /// input budget sees its tail grow (sticky: such clients tend to send more of them).
+    pub const LARGE_INPUT: u16 = 1 << 1;
     /// The handler yielded with input left: offer it again next turn (the loop's backlog).
     pub const BACKLOG: u16 = 1 << 2;
     /// io_uring: a multishot receive is armed.

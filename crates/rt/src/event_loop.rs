@@ -31,7 +31,7 @@ use crate::{
     buf::{DirtyList, OutPool},
     conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
     driver::{Driver, Event, Sending},
-    input_budget::{InputBudget, INPUT_TIGHT_READ_BYTES},
+    input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -72,6 +72,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     published_buffer_bytes: usize,
     /// Partly received requests: which connections read while they are over the budget.
     inputs: InputBudget,
+    /// This loop's tails (count, bytes) as last published to the buffer budget.
+    published_tails: (usize, usize),
 }
 
 /// See [`crate::run`].
@@ -94,7 +96,8 @@ pub(crate) fn run<D: Driver, H: Handler>(
         mode: Mode::Running,
         bounds: config.bounds(),
         published_buffer_bytes: 0,
-        inputs: InputBudget::new(config.input_budget_bytes),
+        inputs: InputBudget::new(config.input_budget_bytes, config.input_tails_max),
+        published_tails: (0, 0),
     };
     match event_loop.turns() {
         Ok(()) => event_loop.finish(),
@@ -158,6 +161,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.pool.trim();
         let held = self.conns.buffer_bytes() + self.pool.bytes();
         self.config.buffers.publish(&mut self.published_buffer_bytes, held);
+        self.config.buffers.publish_tails(&mut self.published_tails, self.inputs.tails());
         self.bounds = self.config.bounds();
         self.tighten_reads();
         if self.handler.tick() == Control::Shutdown {
@@ -306,7 +310,17 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         // keeps `sync_reading` from reading it, at no cost to the others).
         let tail_changed = conn.input.len() != conn.input_counted;
         if tail_changed {
+            if !self.inputs.admits(conn.input_counted) {
+                return self.refuse_tail(key);
+            }
             self.inputs.account(key, &mut conn.input_counted, conn.input.len());
+            // An incomplete request, not requests left by a yield or kept while paused (a
+            // pipelining client keeps its multishot receive).
+            let large = conn.input.len() > INPUT_SOLO_BYTES && !d.backlog;
+            if large && !conn.has(flag::PAUSED | flag::LARGE_INPUT) {
+                conn.set(flag::LARGE_INPUT);
+                self.driver.large_input(key, conn)?;
+            }
             if !conn.has(flag::INPUT_HELD) {
                 hold_if_over(&mut self.inputs, key, conn);
             }
@@ -325,6 +339,14 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.release_held()?;
         }
         Ok(())
+    }
+
+    /// A connection would start a tail while the loop holds as many as it may: it is closed
+    /// without a word, as memcached closes one that finds no free read buffer.
+    #[cold]
+    fn refuse_tail(&mut self, key: Key) -> io::Result<()> {
+        self.config.buffers.count_refused_tail();
+        self.close(key)
     }
 
     /// Offers each yielded connection's input again (one handler call each).

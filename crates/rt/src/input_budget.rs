@@ -39,23 +39,40 @@ pub(crate) struct InputBudget {
     held: VecDeque<Key>,
     /// The leader's tail grew since the last [`InputBudget::take_stalled_leader`].
     leader_progressed: bool,
+    /// Connections holding a tail now, and how many may (memcached's read buffers per
+    /// thread, `-o read_buf_mem_limit`): a connection that would start one more is closed.
+    tails: usize,
+    tails_max: usize,
 }
 
 impl InputBudget {
-    pub(crate) fn new(limit_bytes: usize) -> InputBudget {
+    pub(crate) fn new(limit_bytes: usize, tails_max: usize) -> InputBudget {
         InputBudget {
             limit_bytes,
             used_bytes: 0,
             leader: None,
             held: VecDeque::new(),
             leader_progressed: false,
+            tails: 0,
+            tails_max,
         }
+    }
+
+    /// Whether a connection with no tail yet may start one (`counted` is what it holds).
+    pub(crate) fn admits(&self, counted: usize) -> bool {
+        counted > 0 || self.tails < self.tails_max
+    }
+
+    /// Connections holding a tail, and the bytes of all tails.
+    pub(crate) fn tails(&self) -> (usize, usize) {
+        (self.tails, self.used_bytes)
     }
 
     /// Records that connection `key`'s tail went from `*counted` to `now` bytes. A leader
     /// whose request completed (its tail back under the solo size) leads no more.
     pub(crate) fn account(&mut self, key: Key, counted: &mut usize, now: usize) {
         self.used_bytes = self.used_bytes - *counted + now;
+        self.tails = self.tails + usize::from(now > 0) - usize::from(*counted > 0);
         if self.leader == Some(key) {
             self.leader_progressed |= now > *counted;
             if now <= INPUT_SOLO_BYTES {
@@ -139,13 +156,27 @@ impl InputBudget {
 mod tests {
     use super::*;
 
+    #[test]
+    fn tails_over_the_count_are_refused() {
+        let mut budget = InputBudget::new(usize::MAX, 2);
+        let mut counted = [0usize; 3];
+        assert!(budget.admits(counted[0]));
+        budget.account(key(0), &mut counted[0], 10);
+        budget.account(key(1), &mut counted[1], 20);
+        assert_eq!(budget.tails(), (2, 30));
+        assert!(!budget.admits(counted[2]), "a third tail is over the count");
+        assert!(budget.admits(counted[0]), "a tail that grows is not a new one");
+        budget.account(key(0), &mut counted[0], 0);
+        assert!(budget.admits(counted[2]));
+    }
+
     fn key(index: u32) -> Key {
         Key { index, gen: 0 }
     }
 
     #[test]
     fn one_leader_reads_on_and_the_held_follow_in_order() {
-        let mut budget = InputBudget::new(100 * 1024);
+        let mut budget = InputBudget::new(100 * 1024, usize::MAX);
         let big = 60 * 1024;
         let mut counted = [0usize; 3];
         for i in 0..3u32 {
@@ -170,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_stalled_leader_gives_way() {
-        let mut budget = InputBudget::new(0);
+        let mut budget = InputBudget::new(0, usize::MAX);
         let (mut c0, mut c1) = (0, 0);
         budget.account(key(0), &mut c0, 50_000);
         budget.account(key(1), &mut c1, 50_000);
@@ -188,7 +219,7 @@ mod tests {
 
     #[test]
     fn small_tails_are_never_held() {
-        let mut budget = InputBudget::new(0);
+        let mut budget = InputBudget::new(0, usize::MAX);
         let mut counted = 0;
         budget.account(key(0), &mut counted, INPUT_SOLO_BYTES);
         assert!(!budget.holds(key(0), INPUT_SOLO_BYTES));

@@ -124,6 +124,10 @@ pub struct LoopConfig {
     /// Partly received requests (input tails) of all the loop's connections together:
     /// above this, one connection at a time reads on (see `input_budget.rs`).
     pub input_budget_bytes: usize,
+    /// How many of the loop's connections may hold a tail at once: one that would start
+    /// another is closed (memcached's `-o read_buf_mem_limit`), counted in
+    /// [`BufferBudget::refused_tails`].
+    pub input_tails_max: usize,
     /// The process-wide bound on connection buffers, shared by every loop.
     pub buffers: Arc<BufferBudget>,
     /// io_uring: provided receive buffers, count (power of two, at most 32768) and size of
@@ -163,6 +167,7 @@ impl Default for LoopConfig {
             output_limit_bytes: 64 * 1024 * 1024,
             input_hold_bytes: 64 * 1024,
             input_budget_bytes: usize::MAX,
+            input_tails_max: usize::MAX,
             buffers: Arc::new(BufferBudget::new(usize::MAX)),
             recv_buffers: 128,
             recv_buffer_bytes: 16 * 1024,
@@ -182,11 +187,52 @@ pub const OUTPUT_PAUSE_TIGHT_BYTES: usize = 16 * 1024;
 pub struct BufferBudget {
     limit_bytes: usize,
     used_bytes: AtomicUsize,
+    /// Connections holding an input tail, and the tails' bytes, as of each loop's last tick.
+    tails: AtomicUsize,
+    tail_bytes: AtomicUsize,
+    /// Connections closed because their loop held [`LoopConfig::input_tails_max`] tails.
+    refused_tails: AtomicUsize,
 }
 
 impl BufferBudget {
     pub fn new(limit_bytes: usize) -> BufferBudget {
-        BufferBudget { limit_bytes, used_bytes: AtomicUsize::new(0) }
+        BufferBudget {
+            limit_bytes,
+            used_bytes: AtomicUsize::new(0),
+            tails: AtomicUsize::new(0),
+            tail_bytes: AtomicUsize::new(0),
+            refused_tails: AtomicUsize::new(0),
+        }
+    }
+
+    /// Connections holding a partly received request, and those requests' bytes, across all
+    /// loops as of their last ticks.
+    pub fn tails(&self) -> (usize, usize) {
+        (self.tails.load(Ordering::Relaxed), self.tail_bytes.load(Ordering::Relaxed))
+    }
+
+    /// Connections closed so far for starting a tail over [`LoopConfig::input_tails_max`].
+    pub fn refused_tails(&self) -> usize {
+        self.refused_tails.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count_refused_tail(&self) {
+        self.refused_tails.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Replaces this loop's tails, `*published`, by `now`.
+    pub(crate) fn publish_tails(&self, published: &mut (usize, usize), now: (usize, usize)) {
+        Self::replace(&self.tails, &mut published.0, now.0);
+        Self::replace(&self.tail_bytes, &mut published.1, now.1);
+    }
+
+    fn replace(total: &AtomicUsize, published: &mut usize, now: usize) {
+        if now >= *published {
+            total.fetch_add(now - *published, Ordering::Relaxed);
+        } else {
+            total.fetch_sub(*published - now, Ordering::Relaxed);
+        }
+        *published = now;
     }
 
     /// Bytes held by connection buffers across all loops, as of their last ticks.
@@ -204,12 +250,7 @@ impl BufferBudget {
 
     /// Replaces this loop's share, `*published`, by `now_bytes`.
     pub(crate) fn publish(&self, published: &mut usize, now_bytes: usize) {
-        if now_bytes >= *published {
-            self.used_bytes.fetch_add(now_bytes - *published, Ordering::Relaxed);
-        } else {
-            self.used_bytes.fetch_sub(*published - now_bytes, Ordering::Relaxed);
-        }
-        *published = now_bytes;
+        Self::replace(&self.used_bytes, published, now_bytes);
     }
 }
 

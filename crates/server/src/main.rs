@@ -272,6 +272,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
             rt::Backend::Epoll => "epoll".into(),
         },
         idle_timeout_secs: config.idle_timeout_secs,
+        read_buf_mem_limit_bytes: config.read_buf_mem_limit_mib << 20,
         busy_poll_us: config.busy_poll_us,
         pin: config.pin,
         shutdown_command: config.enable_shutdown,
@@ -308,8 +309,19 @@ fn loop_config(
         buffers: Arc::clone(buffers),
         recv_buffers: recv_buffers_per_loop(config.threads),
         input_budget_bytes: (INPUT_TAILS_TOTAL_BYTES / config.threads.max(1)).max(64 * 1024),
+        input_tails_max: input_tails_max(config),
         recv_buffer_bytes: RECV_BUFFER_BYTES as u32,
         ..Default::default()
+    }
+}
+
+/// memcached's `-o read_buf_mem_limit`: each thread gets limit/threads read buffers of
+/// 16 KiB (at least one), and a connection holds one while it has an incomplete request.
+fn input_tails_max(config: &Config) -> usize {
+    const READ_BUFFER_BYTES: usize = 16 * 1024;
+    match (config.read_buf_mem_limit_mib as usize) << 20 {
+        0 => usize::MAX,
+        bytes => (bytes / config.threads.max(1) / READ_BUFFER_BYTES).max(1),
     }
 }
 

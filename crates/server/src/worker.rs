@@ -552,6 +552,11 @@ impl rt::Handler for Worker {
             self.trim_after_burst();
             let buffers = self.limits.buffers.used_bytes() as u64;
             self.shared.conn_buffer_bytes.store(buffers, Ordering::Relaxed);
+            let (tails, tail_bytes) = self.limits.buffers.tails();
+            let read = &self.shared.read_bufs;
+            read.count.store(tails as u64, Ordering::Relaxed);
+            read.bytes.store(tail_bytes as u64, Ordering::Relaxed);
+            read.oom.store(self.limits.buffers.refused_tails() as u64, Ordering::Relaxed);
         }
         if (self.stop)() || self.shared.shutdown.load(Ordering::Relaxed) {
             return Control::Shutdown;

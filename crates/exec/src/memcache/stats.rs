@@ -15,7 +15,7 @@ use proto_memcache::{
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::{cachedump, detail, sizes, Ctx};
-use crate::Totals;
+use crate::{Shared, Totals};
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
 /// architecture it supports.
@@ -80,7 +80,7 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
     compose_stat_u64(b"max_connections", shared.settings.max_connections, out);
-    connection_stats(&totals, shared.settings.threads, out);
+    connection_stats(shared, &totals, shared.settings.threads, out);
     command_stats(&totals, out);
     if shared.settings.idle_timeout_secs > 0 {
         // Idle connections are closed by the event loop, which does not say why it closed
@@ -91,25 +91,24 @@ fn general(ctx: &mut Ctx<'_>) {
     store_stats(ctx, &totals);
 }
 
-fn connection_stats(totals: &Totals, threads: u32, out: &mut Vec<u8>) {
+fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Vec<u8>) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
     compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
     // memcached's count of connection structures allocated; ours are made per connection.
     compose_stat_u64(b"connection_structures", totals.curr_connections, out);
-    // memcached's response objects and read buffers; Spinel's buffers are counted whole in
-    // `conn_buffer_bytes`, and none of them is ever refused.
-    for name in [
-        &b"response_obj_oom"[..],
-        b"response_obj_count",
-        b"response_obj_bytes",
-        b"read_buf_count",
-        b"read_buf_bytes",
-        b"read_buf_bytes_free",
-        b"read_buf_oom",
-    ] {
+    // memcached's response objects; Spinel's replies go to output buffers counted whole in
+    // `conn_buffer_bytes`, never refused.
+    for name in [&b"response_obj_oom"[..], b"response_obj_count", b"response_obj_bytes"] {
         compose_stat_u64(name, 0, out);
     }
+    // memcached's read buffers are Spinel's input tails: held while a request is partly
+    // received, sized to it (no cache of free ones).
+    let read = &shared.read_bufs;
+    compose_stat_u64(b"read_buf_count", read.count.load(Relaxed), out);
+    compose_stat_u64(b"read_buf_bytes", read.bytes.load(Relaxed), out);
+    compose_stat_u64(b"read_buf_bytes_free", 0, out);
+    compose_stat_u64(b"read_buf_oom", read.oom.load(Relaxed), out);
     compose_stat_u64(b"reserved_fds", RESERVED_FDS_PER_THREAD * u64::from(threads), out);
 }
 

@@ -67,7 +67,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
     compose_stat_u64(b"watcher_logbuf_size", 262_144, out);
     compose_stat_u64(b"worker_logbuf_size", 65_536, out);
-    compose_stat_u64(b"read_buf_mem_limit", 0, out);
+    compose_stat_u64(b"read_buf_mem_limit", s.read_buf_mem_limit_bytes, out);
     let track_sizes = shared.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat(b"track_sizes", yes_no(track_sizes), out);
     compose_stat(b"inline_ascii_response", b"no", out);

@@ -131,6 +131,13 @@ pub(crate) trait Driver: Sized {
     /// Runs every tick: accepting again on listeners that hit EMFILE and kin.
     fn tick(&mut self) -> io::Result<()>;
 
+    /// `conn` has just been marked `LARGE_INPUT` (it sent a large request, partly received
+    /// now): a read that may bring in many buffers at once ends (io_uring's multishot
+    /// receive). Epoll's reads are bounded per call already.
+    fn large_input<C>(&mut self, _key: Key, _conn: &mut Conn<C>) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Hands the kernel what this turn queued and waits until the next tick for events (at
     /// once when `work_waiting`: a backlog is to be offered); collects them for
     /// [`Driver::next_event`].

@@ -1,5 +1,5 @@
-//! memcached's `-o key=value,key2` suboptions: the one with a meaning in Spinel
-//! (`idle_timeout`) applies, the ones that mean nothing here are accepted with a start-up
+//! memcached's `-o key=value,key2` suboptions: the ones with a meaning in Spinel
+//! (`idle_timeout`, `read_buf_mem_limit`) apply, the ones that mean nothing here are accepted with a start-up
 //! warning so an existing command line starts, and any other is refused.
 
 use std::{fmt, str::FromStr};
@@ -7,7 +7,8 @@ use std::{fmt, str::FromStr};
 use serde::{Serialize, Serializer};
 
 /// memcached `-o` suboptions that have no meaning in Spinel: accepted with a warning, so an
-/// existing command line starts. `idle_timeout` is not here: it has a meaning.
+/// existing command line starts. `idle_timeout` and `read_buf_mem_limit` are not here: they
+/// have a meaning.
 const IGNORED_SUBOPTIONS: &[&str] = &[
     "maxconns_fast",
     "no_maxconns_fast",
@@ -42,7 +43,6 @@ const IGNORED_SUBOPTIONS: &[&str] = &[
     "slab_sizes",
     "inline_ascii_response",
     "no_inline_ascii_response",
-    "read_buf_mem_limit",
     "resp_obj_mem_limit",
     "drop_privileges",
     "no_drop_privileges",
@@ -83,6 +83,8 @@ pub struct Extended(pub Vec<(String, String)>);
 /// What one suboption does here.
 pub enum Effect {
     IdleTimeout(u64),
+    /// Megabytes, as memcached reads it.
+    ReadBufMemLimit(u64),
     Ignored,
 }
 
@@ -92,6 +94,11 @@ pub fn effect(key: &str, value: &str) -> Result<Effect, String> {
         let secs =
             value.parse().map_err(|_| format!("invalid value for -o idle_timeout: '{value}'"))?;
         Ok(Effect::IdleTimeout(secs))
+    } else if key == "read_buf_mem_limit" {
+        let mb = value
+            .parse()
+            .map_err(|_| format!("could not parse argument to read_buf_mem_limit: '{value}'"))?;
+        Ok(Effect::ReadBufMemLimit(mb))
     } else if IGNORED_SUBOPTIONS.contains(&key) || key.starts_with("ext_") {
         Ok(Effect::Ignored)
     } else {

@@ -79,6 +79,9 @@ pub struct Config {
     pub pin: bool,
     pub busy_poll_us: u64,
     pub idle_timeout_secs: u64,
+    /// memcached `-o read_buf_mem_limit`: connections holding a partly received request,
+    /// 16 KiB counted each, over all threads; 0 is no limit.
+    pub read_buf_mem_limit_mib: u64,
     /// Pending output above this cuts a connection off (one batch produced that much).
     pub output_limit_mib: u64,
     /// Pending output at or above this stops reading from a connection (backpressure).
@@ -138,6 +141,7 @@ impl Default for Config {
             pin: false,
             busy_poll_us: 0,
             idle_timeout_secs: 0,
+            read_buf_mem_limit_mib: 0,
             output_limit_mib: 64,
             output_pause_kib: 32,
             conn_buffers_mib: 64,
@@ -213,7 +217,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         None => Options::default(),
     };
     let print_config = cli.print_config;
-    let mut config = resolve(from_file.fold_idle_timeout().under(cli.fold_idle_timeout()))?;
+    let mut config = resolve(from_file.fold_suboptions().under(cli.fold_suboptions()))?;
     config.args = args.to_vec();
     config.warnings.extend(refused::warnings(&matches));
     if print_config {
@@ -289,6 +293,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         pin,
         busy_poll_us,
         idle_timeout,
+        read_buf_mem_limit,
         output_limit,
         output_pause,
         conn_buffers,
@@ -352,6 +357,9 @@ fn resolve(options: Options) -> Result<Config, String> {
         pin,
         busy_poll_us: busy_poll_us.unwrap_or(default.busy_poll_us),
         idle_timeout_secs: idle_timeout.unwrap_or(default.idle_timeout_secs),
+        // memcached keeps the bytes in 32 bits.
+        read_buf_mem_limit_mib: read_buf_mem_limit
+            .map_or(default.read_buf_mem_limit_mib, |mb| mb.min(4095)),
         output_limit_mib: output_limit.map_or(default.output_limit_mib, |o| o.0),
         output_pause_kib: output_pause.map_or(default.output_pause_kib, |o| o.0.min(1 << 20)),
         conn_buffers_mib: conn_buffers.map_or(default.conn_buffers_mib, |c| c.0.min(1 << 30)),
@@ -410,6 +418,7 @@ fn effective_options(config: &Config) -> Options {
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),
         idle_timeout: Some(config.idle_timeout_secs),
+        read_buf_mem_limit: Some(config.read_buf_mem_limit_mib),
         output_limit: Some(Positive(config.output_limit_mib)),
         output_pause: Some(Positive(config.output_pause_kib)),
         conn_buffers: Some(Positive(config.conn_buffers_mib)),

@@ -138,7 +138,7 @@ pub struct Options {
 
     /// memcached suboptions, comma-separated, repeatable
     ///
-    /// idle_timeout=SECS applies (--idle-timeout wins over it); the ones that mean nothing here
+    /// idle_timeout=SECS and read_buf_mem_limit=MB apply (the long options win over them); the ones that mean nothing here
     /// (slab_*, lru_*, hashpower, ext_*, ssl_*, ...) are accepted with a start-up warning;
     /// unknown ones refuse to start.
     #[arg(short = 'o', long, value_name = "K=V,...", help_heading = MEMCACHED)]
@@ -243,6 +243,16 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<u64>,
 
+    /// Partly received requests: the worker threads together hold at most this many
+    /// MiB of them, 16 KiB counted per connection; 0 is no limit [default: 0]
+    ///
+    /// memcached's -o read_buf_mem_limit: each thread lets MB/threads/16 KiB connections (at
+    /// least one) hold a partly received request; one more that would start one is closed
+    /// without a message and counted in stats read_buf_oom.
+    #[arg(long, value_name = "MB", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub read_buf_mem_limit: Option<u64>,
+
     /// Close a connection whose unsent replies pass this in one batch [default: 64]
     #[arg(long, value_name = "MIB", help_heading = SPINEL)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
@@ -343,6 +353,7 @@ impl Options {
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),
             idle_timeout: cli.idle_timeout.or(self.idle_timeout),
+            read_buf_mem_limit: cli.read_buf_mem_limit.or(self.read_buf_mem_limit),
             output_limit: cli.output_limit.or(self.output_limit),
             output_pause: cli.output_pause.or(self.output_pause),
             conn_buffers: cli.conn_buffers.or(self.conn_buffers),
@@ -354,17 +365,27 @@ impl Options {
         }
     }
 
-    /// `-o idle_timeout=N` sets `--idle-timeout` unless this layer gives that too: within one
-    /// layer the long option wins, and a command line's -o still wins over the file.
-    pub fn fold_idle_timeout(mut self) -> Options {
-        let from_suboption =
-            self.extended.iter().flat_map(|e| &e.0).rev().find_map(
-                |(k, v)| match extended::effect(k, v) {
-                    Ok(Effect::IdleTimeout(secs)) => Some(secs),
-                    _ => None,
-                },
-            );
-        self.idle_timeout = self.idle_timeout.or(from_suboption);
+    /// `-o idle_timeout=N` sets `--idle-timeout`, `-o read_buf_mem_limit=MB` sets
+    /// `--read-buf-mem-limit`, unless this layer gives that too: within one layer the long
+    /// option wins, and a command line's -o still wins over the file.
+    pub fn fold_suboptions(mut self) -> Options {
+        let effects: Vec<Effect> = self
+            .extended
+            .iter()
+            .flat_map(|e| &e.0)
+            .rev()
+            .filter_map(|(k, v)| extended::effect(k, v).ok())
+            .collect();
+        let idle = effects.iter().find_map(|e| match e {
+            Effect::IdleTimeout(secs) => Some(*secs),
+            _ => None,
+        });
+        let read_buf = effects.iter().find_map(|e| match e {
+            Effect::ReadBufMemLimit(mb) => Some(*mb),
+            _ => None,
+        });
+        self.idle_timeout = self.idle_timeout.or(idle);
+        self.read_buf_mem_limit = self.read_buf_mem_limit.or(read_buf);
         self
     }
 }

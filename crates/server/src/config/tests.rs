@@ -68,6 +68,12 @@ fn repeated_flags_last_wins_and_suboptions_add_up() {
     assert_eq!(c.verbosity, 2);
     let c = run(&["--idle-timeout", "3", "-o", "idle_timeout=5"]).unwrap();
     assert_eq!(c.idle_timeout_secs, 3, "--idle-timeout wins over -o idle_timeout");
+    let c = run(&["-o", "read_buf_mem_limit=2", "-o", "read_buf_mem_limit=5"]).unwrap();
+    assert_eq!(c.read_buf_mem_limit_mib, 5);
+    assert!(c.warnings.is_empty(), "read_buf_mem_limit has a meaning: {:?}", c.warnings);
+    let c = run(&["--read-buf-mem-limit", "1", "-o", "read_buf_mem_limit=5"]).unwrap();
+    assert_eq!(c.read_buf_mem_limit_mib, 1);
+    assert!(run(&["-o", "read_buf_mem_limit=lots"]).is_err());
 }
 
 #[test]

@@ -81,6 +81,12 @@ const MEMCACHED_FLAGS: &[Flag] = &[
     row('e', Some("memory-file"), Some("/tmp/mem"), Warns("-e/--memory-file")),
     row('Z', Some("enable-ssl"), None, Refused("-Z/--enable-ssl")),
     row('o', Some("extended"), Some("idle_timeout=9"), Sets(|c| c.idle_timeout_secs == 9)),
+    row(
+        'o',
+        Some("extended"),
+        Some("read_buf_mem_limit=3"),
+        Sets(|c| c.read_buf_mem_limit_mib == 3),
+    ),
     row('o', Some("extended"), Some("slab_reassign,hashpower=20"), Warns("hashpower")),
     row('o', Some("extended"), Some("ssl_key=k.pem"), Warns("ssl_key")),
     row('o', Some("extended"), Some("ext_path=/d:1G"), Warns("ext_path")),
