@@ -35,6 +35,10 @@ pub struct Settings {
     /// Listen addresses as given (`-l`).
     pub listen: String,
     pub memory_limit_bytes: u64,
+    /// Of `-m`, what the connection buffers' fixed share takes (io_uring rings, input tails,
+    /// output pools): the store gets the rest, so the process stays near `-m`. memcached's
+    /// `limit_maxbytes` and `cache_memlimit` speak of the whole.
+    pub buffer_reserve_bytes: u64,
     pub max_connections: u64,
     pub threads: u32,
     pub item_size_max: u64,
@@ -84,6 +88,7 @@ impl Default for Settings {
             unix_mask: 0o700,
             listen: "127.0.0.1".into(),
             memory_limit_bytes: 64 << 20,
+            buffer_reserve_bytes: 0,
             max_connections: 1024,
             threads: 1,
             item_size_max: proto_memcache::limits::VALUE_LEN_MAX_DEFAULT as u64,
@@ -161,6 +166,17 @@ pub struct ReadBufs {
 }
 
 impl Shared {
+    /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share of `-m`.
+    pub fn maxbytes(&self) -> u64 {
+        self.store.memory_limit() as u64 + self.settings.buffer_reserve_bytes
+    }
+
+    /// memcached's `cache_memlimit`: the store takes the new whole less the buffers' share.
+    pub fn set_maxbytes(&self, bytes: u64) -> Result<(), store::ConfigError> {
+        let store_bytes = bytes.saturating_sub(self.settings.buffer_reserve_bytes);
+        self.store.set_memory_limit(usize::try_from(store_bytes).unwrap_or(usize::MAX))
+    }
+
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
     pub fn new(store: Store, settings: Settings, workers: usize) -> Shared {
         let started_unix_secs =

@@ -271,7 +271,7 @@ impl<K: Copy> DirtyList<K> {
 const POOLED_CAPACITY_MAX: usize = 64 << 10;
 /// At most this many bytes of capacity sit in the pool (they count against the process-wide
 /// buffer budget, so the pool keeps little).
-const POOLED_BYTES_MAX: usize = 1 << 20;
+pub const POOLED_BYTES_MAX: usize = 1 << 20;
 /// At most this many buffers sit in the pool: enough for every connection that sends in one
 /// turn under load, while a burst (10,000 connections answered at once, each send in flight
 /// with io_uring) does not leave 10,000 idle buffers behind.

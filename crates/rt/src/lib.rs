@@ -75,7 +75,7 @@ use std::{
     time::Duration,
 };
 
-pub use buf::{DirtyList, InputTail, OutBuf};
+pub use buf::{DirtyList, InputTail, OutBuf, POOLED_BYTES_MAX as OUTPUT_POOL_BYTES_MAX};
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 
 mod buf;

@@ -259,7 +259,7 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         Some(mb) if mb > MEMLIMIT_MAX_MB => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(mb) => match ctx.shared.store.set_memory_limit((mb as usize) << 20) {
+        Some(mb) => match ctx.shared.set_maxbytes(mb << 20) {
             Ok(()) => b"OK\r\n",
             Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
         },

@@ -152,7 +152,7 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes_read", totals.bytes_read, out);
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
-    compose_stat_u64(b"limit_maxbytes", shared.store.memory_limit() as u64, out);
+    compose_stat_u64(b"limit_maxbytes", shared.maxbytes(), out);
     // Spinel never stops accepting to shed load (it refuses over `-c` instead).
     compose_stat_u64(b"accepting_conns", 1, out);
     compose_stat_u64(b"listen_disabled_num", 0, out);

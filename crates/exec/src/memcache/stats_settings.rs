@@ -35,7 +35,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     let s = &shared.settings;
     let out = &mut *ctx.out;
     let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
-    compose_stat_u64(b"maxbytes", shared.store.memory_limit() as u64, out);
+    compose_stat_u64(b"maxbytes", shared.maxbytes(), out);
     compose_stat_u64(b"maxconns", s.max_connections, out);
     compose_stat_u64(b"tcpport", s.port.into(), out);
     compose_stat_u64(b"udpport", s.udp_port.into(), out);
