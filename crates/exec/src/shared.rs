@@ -136,15 +136,19 @@ pub struct Shared {
     pub tunables: Mutex<Tunables>,
     /// `stats detail`: per-prefix counts, kept only while switched on.
     pub prefix_stats: PrefixStats,
-    /// memcached `watch`: who wants which item events.
-    pub watchers: Watchers,
+    /// memcached `watch`: who wants which item events (shared with the store's eviction
+    /// observer, which logs `watch evictions` lines).
+    pub watchers: Arc<Watchers>,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
 }
 
 impl Shared {
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
-    pub fn new(store: Store, settings: Settings, workers: usize) -> Shared {
+    pub fn new(mut store: Store, settings: Settings, workers: usize) -> Shared {
+        let watchers = Arc::new(Watchers::default());
+        let clock = Arc::clone(&store.config().clock);
+        store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));
         let started_unix_secs =
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         Shared {
@@ -160,7 +164,7 @@ impl Shared {
             conn_buffer_bytes: AtomicU64::new(0),
             auth: None,
             tunables: Mutex::new(Tunables::default()),
-            watchers: Watchers::default(),
+            watchers,
             track_sizes: AtomicBool::new(false),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
