@@ -141,6 +141,9 @@ pub struct Shared {
     pub watchers: Arc<Watchers>,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
+    /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
+    /// what a connection's last command time is kept in, read without a clock call.
+    clock_secs: AtomicU32,
 }
 
 impl Shared {
@@ -166,6 +169,7 @@ impl Shared {
             tunables: Mutex::new(Tunables::default()),
             watchers,
             track_sizes: AtomicBool::new(false),
+            clock_secs: AtomicU32::new(0),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }
@@ -197,6 +201,21 @@ impl Shared {
             worker.add_to(&mut totals);
         }
         totals
+    }
+
+    /// Seconds since start at the last [`Shared::tick_clock`].
+    #[inline]
+    pub fn clock_secs(&self) -> u32 {
+        self.clock_secs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Moves [`Shared::clock_secs`] on; the loops call it at every tick (written only when
+    /// the second changed).
+    pub fn tick_clock(&self) {
+        let secs = u32::try_from(self.uptime_secs()).unwrap_or(u32::MAX);
+        if secs != self.clock_secs() {
+            self.clock_secs.store(secs, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     pub fn uptime_secs(&self) -> u64 {
