@@ -13,6 +13,7 @@
 //! ```
 
 use std::{
+    fmt,
     net::SocketAddr,
     sync::{
         atomic::{AtomicU32, AtomicU8, Ordering::Relaxed},
@@ -59,24 +60,32 @@ impl ConnState {
     }
 }
 
-/// How a connection's addresses are written (memcached's `get_conn_text`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    Tcp,
-    Udp,
+/// An address as `stats conns` shows it, kept unformatted until listed (no allocation per
+/// connection).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Addr {
+    Tcp(SocketAddr),
+    Udp(SocketAddr),
+    /// A Unix socket's path, shared by its listener's entry and its connections'.
+    Unix(Arc<str>),
+    /// A peer with no address (a Unix socket's client).
+    Unnamed,
 }
 
-/// `tcp:1.2.3.4:5`, `tcp6:[::1]:5`, `udp:...`, `udp6:...`: an address as memcached writes it.
-pub fn addr_text(transport: Transport, addr: SocketAddr) -> String {
-    let proto = match (transport, addr) {
-        (Transport::Tcp, SocketAddr::V4(_)) => "tcp",
-        (Transport::Tcp, SocketAddr::V6(_)) => "tcp6",
-        (Transport::Udp, SocketAddr::V4(_)) => "udp",
-        (Transport::Udp, SocketAddr::V6(_)) => "udp6",
-    };
-    match addr {
-        SocketAddr::V4(v4) => format!("{proto}:{}:{}", v4.ip(), v4.port()),
-        SocketAddr::V6(v6) => format!("{proto}:[{}]:{}", v6.ip(), v6.port()),
+impl fmt::Display for Addr {
+    /// memcached's `get_conn_text`: `tcp:1.2.3.4:5`, `tcp6:[::1]:5`, `udp:...`, `unix:PATH`,
+    /// and `?:<AF 0>` for a peer without an address.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (proto, addr) = match self {
+            Addr::Tcp(addr) => (if addr.is_ipv4() { "tcp" } else { "tcp6" }, addr),
+            Addr::Udp(addr) => (if addr.is_ipv4() { "udp" } else { "udp6" }, addr),
+            Addr::Unix(path) => return write!(f, "unix:{path}"),
+            Addr::Unnamed => return f.write_str("?:<AF 0>"),
+        };
+        match addr {
+            SocketAddr::V4(v4) => write!(f, "{proto}:{}:{}", v4.ip(), v4.port()),
+            SocketAddr::V6(v6) => write!(f, "{proto}:[{}]:{}", v6.ip(), v6.port()),
+        }
     }
 }
 
@@ -85,11 +94,10 @@ pub fn addr_text(transport: Transport, addr: SocketAddr) -> String {
 pub struct ConnEntry {
     /// The registry's number (`stats conns` shows it where memcached shows the descriptor).
     pub id: u64,
-    pub udp: bool,
     /// The peer's address; a listener's or UDP port's own.
-    pub addr: String,
-    /// The address the connection came in on (empty for listeners and UDP ports).
-    pub listen_addr: String,
+    pub addr: Addr,
+    /// The listener a connection came in on (None for listeners and UDP ports).
+    pub listener: Option<SharedConn>,
     state: AtomicU8,
     /// [`crate::Shared::clock_secs`] at the last command.
     last_cmd_secs: AtomicU32,
@@ -100,21 +108,32 @@ pub type SharedConn = Arc<ConnEntry>;
 
 impl ConnEntry {
     /// An entry for [`crate::resp::ClientRegistry::register_conn`] (which numbers it).
-    pub fn new(
-        udp: bool,
-        addr: String,
-        listen_addr: String,
-        state: ConnState,
-        now_secs: u32,
-    ) -> Self {
+    pub fn new(addr: Addr, listener: Option<SharedConn>, state: ConnState, now_secs: u32) -> Self {
         ConnEntry {
             id: 0,
-            udp,
             addr,
-            listen_addr,
+            listener,
             state: AtomicU8::new(state as u8),
             last_cmd_secs: AtomicU32::new(now_secs),
         }
+    }
+
+    pub fn udp(&self) -> bool {
+        matches!(self.addr, Addr::Udp(_))
+    }
+
+    /// The address the connection came in on: its listener's; for a wildcard listener and
+    /// a loopback peer, the peer's address (where the kernel answers it).
+    pub fn listen_addr(&self) -> Option<Addr> {
+        let listener = &self.listener.as_ref()?.addr;
+        Some(match (listener, &self.addr) {
+            (Addr::Tcp(local), Addr::Tcp(peer))
+                if local.ip().is_unspecified() && peer.ip().is_loopback() =>
+            {
+                Addr::Tcp(SocketAddr::new(peer.ip(), local.port()))
+            }
+            _ => listener.clone(),
+        })
     }
 
     pub fn state(&self) -> ConnState {
@@ -170,14 +189,24 @@ mod tests {
     fn addresses_as_memcached_writes_them() {
         let v4: SocketAddr = "127.0.0.1:11211".parse().unwrap();
         let v6: SocketAddr = "[::1]:5".parse().unwrap();
-        assert_eq!(addr_text(Transport::Tcp, v4), "tcp:127.0.0.1:11211");
-        assert_eq!(addr_text(Transport::Udp, v4), "udp:127.0.0.1:11211");
-        assert_eq!(addr_text(Transport::Tcp, v6), "tcp6:[::1]:5");
+        assert_eq!(Addr::Tcp(v4).to_string(), "tcp:127.0.0.1:11211");
+        assert_eq!(Addr::Udp(v4).to_string(), "udp:127.0.0.1:11211");
+        assert_eq!(Addr::Tcp(v6).to_string(), "tcp6:[::1]:5");
+        assert_eq!(Addr::Unix("/tmp/s".into()).to_string(), "unix:/tmp/s");
+        let any = Arc::new(ConnEntry::new(
+            Addr::Tcp("0.0.0.0:11211".parse().unwrap()),
+            None,
+            ConnState::Listening,
+            0,
+        ));
+        let peer = Addr::Tcp("127.0.0.2:7".parse().unwrap());
+        let conn = ConnEntry::new(peer, Some(any), ConnState::New, 0);
+        assert_eq!(conn.listen_addr().unwrap().to_string(), "tcp:127.0.0.2:11211");
     }
 
     #[test]
     fn published_writes_only_changes() {
-        let entry = Arc::new(ConnEntry::new(false, "a".into(), "b".into(), ConnState::New, 5));
+        let entry = Arc::new(ConnEntry::new(Addr::Unnamed, None, ConnState::New, 5));
         let mut published = Published::new(Arc::clone(&entry));
         published.note(5, ConnState::Read);
         assert_eq!((entry.last_cmd_secs(), entry.state()), (5, ConnState::Read));

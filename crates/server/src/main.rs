@@ -72,7 +72,7 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (listeners, memcache_addrs) = bind_all(config)?;
-    register_listeners(&shared, config, &memcache_addrs);
+    let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
@@ -112,8 +112,7 @@ fn run(config: &Config) -> Result<(), String> {
         yield_output_bytes: config.output_pause_bytes(),
         buffers: Arc::clone(&buffers),
         binding: worker::Binding::from_config(&config.protocol),
-        memcache_addrs,
-        unix_socket: config.unix_socket.clone(),
+        memcache_listeners,
     });
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
@@ -341,15 +340,17 @@ fn recv_buffers_per_loop(threads: usize) -> u16 {
 }
 
 /// Lists the memcached listeners for `stats conns`, one per address (as memcached has), not
-/// one per worker.
-fn register_listeners(shared: &Shared, config: &Config, memcache_addrs: &[SocketAddr]) {
-    use exec::conns::{addr_text, ConnEntry, ConnState, Transport};
-    let unix = config.unix_socket.iter().map(|path| format!("unix:{path}"));
-    let tcp = memcache_addrs.iter().map(|&addr| addr_text(Transport::Tcp, addr));
-    for addr in unix.chain(tcp) {
-        let entry = ConnEntry::new(false, addr, String::new(), ConnState::Listening, 0);
-        shared.clients.register_conn(entry);
-    }
+/// one per worker; their connections' entries point at them.
+fn register_listeners(
+    shared: &Shared,
+    config: &Config,
+    memcache_addrs: &[SocketAddr],
+) -> Vec<exec::conns::SharedConn> {
+    use exec::conns::{Addr, ConnEntry, ConnState};
+    let unix = config.unix_socket.iter().map(|path| Addr::Unix(path.as_str().into()));
+    let tcp = memcache_addrs.iter().map(|&addr| Addr::Tcp(addr));
+    let listening = |addr| ConnEntry::new(addr, None, ConnState::Listening, 0);
+    unix.chain(tcp).map(|addr| shared.clients.register_conn(listening(addr))).collect()
 }
 
 /// The memcached TCP addresses bound (after port 0 was resolved).

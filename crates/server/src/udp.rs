@@ -56,9 +56,8 @@ impl UdpServer {
             UdpSocket::bind(addr).map_err(|e| format!("cannot listen on UDP {addr}: {e}"))?;
         socket.set_read_timeout(Some(STOP_POLL)).map_err(|e| e.to_string())?;
         let local = socket.local_addr().map_err(|e| e.to_string())?;
-        let addr = exec::conns::addr_text(exec::conns::Transport::Udp, local);
-        let idle = exec::conns::ConnState::Read;
-        let entry = exec::conns::ConnEntry::new(true, addr, String::new(), idle, 0);
+        let (addr, idle) = (exec::conns::Addr::Udp(local), exec::conns::ConnState::Read);
+        let entry = exec::conns::ConnEntry::new(addr, None, idle, 0);
         let session = exec::memcache::Session::connect(&shared, entry);
         Ok(UdpServer { socket, shared, counters, limits, stop, session })
     }

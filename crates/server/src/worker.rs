@@ -49,9 +49,9 @@ pub struct Limits {
     pub buffers: Arc<rt::BufferBudget>,
     /// Which memcached dialects the memcached port speaks (`-B`).
     pub binding: Binding,
-    /// The memcached TCP addresses listened on, and the Unix socket (`stats conns`).
-    pub memcache_addrs: Vec<SocketAddr>,
-    pub unix_socket: Option<String>,
+    /// The memcached listeners' `stats conns` entries (the Unix socket's, or one per
+    /// TCP address).
+    pub memcache_listeners: Vec<exec::conns::SharedConn>,
 }
 
 /// memcached's `-B`: which dialects a memcached connection may speak.
@@ -77,34 +77,25 @@ impl Binding {
 }
 
 impl Limits {
-    /// A new memcached connection's `stats conns` entry: its peer, and the address it came
+    /// A new memcached connection's `stats conns` entry: its peer, and the listener it came
     /// in on. rt hands over the peer only, so that is the listener on the peer's address if
-    /// there is one, else one of its family (a wildcard one shows a loopback peer's address,
-    /// where the kernel answers), else the first.
+    /// there is one, else one of its family, else the first (the Unix socket's, if any).
     fn conn_entry(&self, peer: Option<SocketAddr>, now_secs: u32) -> exec::conns::ConnEntry {
-        use exec::conns::{addr_text, ConnEntry, ConnState, Transport};
-        let (addr, listen_addr) = match (peer, &self.unix_socket) {
-            // memcached's words for a Unix peer, which has no address.
-            (_, Some(path)) => ("?:<AF 0>".to_string(), format!("unix:{path}")),
-            (None, None) => ("?:<AF 0>".to_string(), String::new()),
-            (Some(peer), None) => {
-                let addrs = &self.memcache_addrs;
-                let local = addrs
-                    .iter()
-                    .find(|a| a.ip() == peer.ip())
-                    .or_else(|| addrs.iter().find(|a| a.is_ipv4() == peer.is_ipv4()))
-                    .or(addrs.first())
-                    .map(|&listener| {
-                        match listener.ip().is_unspecified() && peer.ip().is_loopback() {
-                            true => SocketAddr::new(peer.ip(), listener.port()),
-                            false => listener,
-                        }
-                    });
-                let local = local.map_or_else(String::new, |a| addr_text(Transport::Tcp, a));
-                (addr_text(Transport::Tcp, peer), local)
+        use exec::conns::{Addr, ConnEntry, ConnState};
+        let listeners = &self.memcache_listeners;
+        let tcp = |entry: &&exec::conns::SharedConn| match (&entry.addr, peer) {
+            (Addr::Tcp(local), Some(peer)) => {
+                Some((local.ip() == peer.ip(), local.is_ipv4() == peer.is_ipv4()))
             }
+            _ => None,
         };
-        ConnEntry::new(false, addr, listen_addr, ConnState::New, now_secs)
+        let listener = listeners
+            .iter()
+            .find(|l| tcp(l).is_some_and(|(same_ip, _)| same_ip))
+            .or_else(|| listeners.iter().find(|l| tcp(l).is_some_and(|(_, family)| family)))
+            .or(listeners.first());
+        let addr = peer.map_or(Addr::Unnamed, Addr::Tcp);
+        ConnEntry::new(addr, listener.cloned(), ConnState::New, now_secs)
     }
 
     /// Whether a receive call that has executed `requests` and produced `produced_bytes` of

@@ -15,7 +15,7 @@ use proto_memcache::{
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::{cachedump, detail, sizes, Ctx, Session};
-use crate::{conns::ConnState, Totals};
+use crate::Totals;
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
 /// architecture it supports.
@@ -73,16 +73,14 @@ fn conns(ctx: &mut Ctx<'_>, me: u64) {
     let mut text = String::new();
     for conn in ctx.shared.clients.conns() {
         let id = conn.id;
-        if conn.udp {
+        if conn.udp() {
             let _ = write!(text, "STAT {id}:UDP UDP\r\n");
         }
         let _ = write!(text, "STAT {id}:addr {}\r\n", conn.addr);
-        let state = conn.state();
-        let port = state == ConnState::Listening || (conn.udp && state == ConnState::Read);
-        if !port {
-            let _ = write!(text, "STAT {id}:listen_addr {}\r\n", conn.listen_addr);
+        if let Some(listen_addr) = conn.listen_addr() {
+            let _ = write!(text, "STAT {id}:listen_addr {listen_addr}\r\n");
         }
-        let name = if id == me { "conn_parse_cmd" } else { state.name() };
+        let name = if id == me { "conn_parse_cmd" } else { conn.state().name() };
         let _ = write!(text, "STAT {id}:state {name}\r\n");
         let idle_secs = now_secs.saturating_sub(conn.last_cmd_secs());
         let _ = write!(text, "STAT {id}:secs_since_last_cmd {idle_secs}\r\n");
@@ -576,19 +574,23 @@ mod tests {
     #[test]
     fn conns_lists_registered_entries() {
         use crate::{
-            conns::{ConnEntry, ConnState::*},
+            conns::{Addr, ConnEntry, ConnState::*},
             memcache::Session,
         };
+        use std::sync::Arc;
         let mut h = Harness::new();
-        let entry = |udp, addr: &str, listen: &str, state| {
-            ConnEntry::new(udp, addr.into(), listen.into(), state, 0)
+        let addr = |text: &str| text.parse().expect("address");
+        let listen = Addr::Tcp(addr("127.0.0.1:11211"));
+        let listener = h.shared.clients.register_conn(ConnEntry::new(listen, None, Listening, 0));
+        let conn = |port| {
+            let peer = Addr::Tcp(addr(&format!("127.0.0.1:{port}")));
+            ConnEntry::new(peer, Some(Arc::clone(&listener)), New, 0)
         };
-        let listen = "tcp:127.0.0.1:11211";
-        h.shared.clients.register_conn(entry(false, listen, "", Listening));
-        let udp = Session::connect(&h.shared, entry(true, "udp:127.0.0.1:11211", "", Read));
-        let mut idle = Session::connect(&h.shared, entry(false, "tcp:127.0.0.1:5", listen, New));
-        h.session = Session::connect(&h.shared, entry(false, "tcp:127.0.0.1:6", listen, New));
-        let gone = Session::connect(&h.shared, entry(false, "tcp:127.0.0.1:7", listen, New));
+        let udp_addr = Addr::Udp(addr("127.0.0.1:11211"));
+        let udp = Session::connect(&h.shared, ConnEntry::new(udp_addr, None, Read, 0));
+        let mut idle = Session::connect(&h.shared, conn(5));
+        h.session = Session::connect(&h.shared, conn(6));
+        let gone = Session::connect(&h.shared, conn(7));
         gone.disconnect(&h.shared);
         idle.note_activity(&h.shared, DataBlock);
         assert_eq!(udp.conn_number, 2);
