@@ -22,6 +22,7 @@
 
 pub mod auth;
 pub mod binary;
+pub mod conns;
 mod core;
 pub mod counters;
 pub mod keyspace;

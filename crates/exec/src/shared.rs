@@ -146,10 +146,14 @@ pub struct Shared {
     pub tunables: Mutex<Tunables>,
     /// `stats detail`: per-prefix counts, kept only while switched on.
     pub prefix_stats: PrefixStats,
-    /// memcached `watch`: who wants which item events.
-    pub watchers: Watchers,
+    /// memcached `watch`: who wants which item events (shared with the store's eviction
+    /// observer, which logs `watch evictions` lines).
+    pub watchers: Arc<Watchers>,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
+    /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
+    /// what a connection's last command time is kept in, read without a clock call.
+    clock_secs: AtomicU32,
 }
 
 /// memcached's read buffers as Spinel has them: a connection holds one while it has a partly
@@ -178,7 +182,10 @@ impl Shared {
     }
 
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
-    pub fn new(store: Store, settings: Settings, workers: usize) -> Shared {
+    pub fn new(mut store: Store, settings: Settings, workers: usize) -> Shared {
+        let watchers = Arc::new(Watchers::default());
+        let clock = Arc::clone(&store.config().clock);
+        store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));
         let started_unix_secs =
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         Shared {
@@ -195,8 +202,9 @@ impl Shared {
             read_bufs: ReadBufs::default(),
             auth: None,
             tunables: Mutex::new(Tunables::default()),
-            watchers: Watchers::default(),
+            watchers,
             track_sizes: AtomicBool::new(false),
+            clock_secs: AtomicU32::new(0),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }
@@ -228,6 +236,21 @@ impl Shared {
             worker.add_to(&mut totals);
         }
         totals
+    }
+
+    /// Seconds since start at the last [`Shared::tick_clock`].
+    #[inline]
+    pub fn clock_secs(&self) -> u32 {
+        self.clock_secs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Moves [`Shared::clock_secs`] on; the loops call it at every tick (written only when
+    /// the second changed).
+    pub fn tick_clock(&self) {
+        let secs = u32::try_from(self.uptime_secs()).unwrap_or(u32::MAX);
+        if secs != self.clock_secs() {
+            self.clock_secs.store(secs, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     pub fn uptime_secs(&self) -> u64 {

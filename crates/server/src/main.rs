@@ -71,7 +71,8 @@ fn run(config: &Config) -> Result<(), String> {
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let listeners = bind_all(config)?;
+    let (listeners, memcache_addrs) = bind_all(config)?;
+    let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
@@ -111,6 +112,7 @@ fn run(config: &Config) -> Result<(), String> {
         yield_output_bytes: config.output_pause_bytes(),
         buffers: Arc::clone(&buffers),
         binding: worker::Binding::from_config(&config.protocol),
+        memcache_listeners,
     });
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
@@ -362,9 +364,26 @@ fn recv_buffers_per_loop(threads: usize) -> u16 {
     pow2.clamp(RECV_BUFFERS_MIN, RECV_BUFFERS_MAX) as u16
 }
 
+/// Lists the memcached listeners for `stats conns`, one per address (as memcached has), not
+/// one per worker; their connections' entries point at them.
+fn register_listeners(
+    shared: &Shared,
+    config: &Config,
+    memcache_addrs: &[SocketAddr],
+) -> Vec<exec::conns::SharedConn> {
+    use exec::conns::{Addr, ConnEntry, ConnState};
+    let unix = config.unix_socket.iter().map(|path| Addr::Unix(path.as_str().into()));
+    let tcp = memcache_addrs.iter().map(|&addr| Addr::Tcp(addr));
+    let listening = |addr| ConnEntry::new(addr, None, ConnState::Listening, 0);
+    unix.chain(tcp).map(|addr| shared.clients.register_conn(listening(addr))).collect()
+}
+
+/// The memcached TCP addresses bound (after port 0 was resolved).
+type MemcacheAddrs = Vec<SocketAddr>;
+
 /// One listener per worker, address and port. With port 0 the first bind picks the port
 /// and the others reuse it, so all workers share it.
-fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
+fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), String> {
     let mut per_worker: Vec<Vec<rt::Listener>> = (0..config.threads).map(|_| Vec::new()).collect();
     // memcached's -s replaces its TCP port (and UDP) with the Unix socket.
     let memcache_tcp = config.unix_socket.is_none();
@@ -376,6 +395,7 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
         }
         tracing::info!("memcache listening on unix socket {path}");
     }
+    let mut memcache_addrs = Vec::new();
     let ports = [(config.port, TAG_MEMCACHE, memcache_tcp), (config.resp_port, TAG_RESP, false)];
     for (port, tag, always) in ports {
         if (port == 0 && !always) || (tag == TAG_MEMCACHE && !memcache_tcp) {
@@ -390,9 +410,12 @@ fn bind_all(config: &Config) -> Result<Vec<Vec<rt::Listener>>, String> {
             }
             let name = if tag == TAG_RESP { "resp" } else { "memcache" };
             tracing::info!("{name} listening on {addr}");
+            if tag == TAG_MEMCACHE {
+                memcache_addrs.push(addr);
+            }
         }
     }
-    Ok(per_worker)
+    Ok((per_worker, memcache_addrs))
 }
 
 /// SO_REUSEPORT would let a second server bind a port that one already serves, and the two

@@ -55,7 +55,10 @@ impl UdpServer {
         let socket =
             UdpSocket::bind(addr).map_err(|e| format!("cannot listen on UDP {addr}: {e}"))?;
         socket.set_read_timeout(Some(STOP_POLL)).map_err(|e| e.to_string())?;
-        let session = Default::default();
+        let local = socket.local_addr().map_err(|e| e.to_string())?;
+        let (addr, idle) = (exec::conns::Addr::Udp(local), exec::conns::ConnState::Read);
+        let entry = exec::conns::ConnEntry::new(addr, None, idle, 0);
+        let session = exec::memcache::Session::connect(&shared, entry);
         Ok(UdpServer { socket, shared, counters, limits, stop, session })
     }
 
@@ -89,6 +92,7 @@ impl UdpServer {
     fn answer(&mut self, datagram: &[u8], peer: SocketAddr, out: &mut Vec<u8>) {
         counters::bump(&self.counters.bytes_read, datagram.len() as u64);
         let Some((request_id, payload)) = udp::request_payload(datagram) else { return };
+        self.session.note_activity(&self.shared, exec::conns::ConnState::Read);
         if payload[0] == proto_memcache::binary::REQUEST_MAGIC {
             return self.answer_binary(request_id, payload, peer, out);
         }

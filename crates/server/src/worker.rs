@@ -15,7 +15,7 @@ use std::{
     },
 };
 
-use exec::{auth::AuthMode, counters, Counters, Flow, Shared};
+use exec::{auth::AuthMode, conns::ConnState, counters, Counters, Flow, Shared};
 use rt::{After, Control};
 
 /// Listener tags.
@@ -49,6 +49,9 @@ pub struct Limits {
     pub buffers: Arc<rt::BufferBudget>,
     /// Which memcached dialects the memcached port speaks (`-B`).
     pub binding: Binding,
+    /// The memcached listeners' `stats conns` entries (the Unix socket's, or one per
+    /// TCP address).
+    pub memcache_listeners: Vec<exec::conns::SharedConn>,
 }
 
 /// memcached's `-B`: which dialects a memcached connection may speak.
@@ -74,6 +77,27 @@ impl Binding {
 }
 
 impl Limits {
+    /// A new memcached connection's `stats conns` entry: its peer, and the listener it came
+    /// in on. rt hands over the peer only, so that is the listener on the peer's address if
+    /// there is one, else one of its family, else the first (the Unix socket's, if any).
+    fn conn_entry(&self, peer: Option<SocketAddr>, now_secs: u32) -> exec::conns::ConnEntry {
+        use exec::conns::{Addr, ConnEntry, ConnState};
+        let listeners = &self.memcache_listeners;
+        let tcp = |entry: &&exec::conns::SharedConn| match (&entry.addr, peer) {
+            (Addr::Tcp(local), Some(peer)) => {
+                Some((local.ip() == peer.ip(), local.is_ipv4() == peer.is_ipv4()))
+            }
+            _ => None,
+        };
+        let listener = listeners
+            .iter()
+            .find(|l| tcp(l).is_some_and(|(same_ip, _)| same_ip))
+            .or_else(|| listeners.iter().find(|l| tcp(l).is_some_and(|(_, family)| family)))
+            .or(listeners.first());
+        let addr = peer.map_or(Addr::Unnamed, Addr::Tcp);
+        ConnEntry::new(addr, listener.cloned(), ConnState::New, now_secs)
+    }
+
     /// Whether a receive call that has executed `requests` and produced `produced_bytes` of
     /// output should stop and let other connections run. Counts only this call's output:
     /// `out` may still hold earlier replies (sent or not), and a call that yields before
@@ -190,9 +214,27 @@ impl Worker {
                 (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
             };
         }
-        match conn.dialect {
+        conn.session.note_activity(&self.shared, ConnState::Read);
+        let (consumed, after) = match conn.dialect {
             Dialect::Binary => self.receive_binary(conn, input, out),
             _ => self.receive_memcache(conn, input, out),
+        };
+        if consumed < input.len() || conn.swallow_bytes > 0 {
+            self.note_unfinished(conn, &input[consumed..]);
+        }
+        (consumed, after)
+    }
+
+    /// A request left unfinished: `stats conns` shows a connection whose data block is still
+    /// arriving (its command line or binary header is whole) as memcached's `conn_nread`.
+    #[cold]
+    fn note_unfinished(&self, conn: &mut MemcacheConn, rest: &[u8]) {
+        let header_whole = match conn.dialect {
+            Dialect::Binary => rest.len() >= proto_memcache::binary::HEADER_LEN,
+            _ => rest.contains(&b'\n'),
+        };
+        if header_whole || conn.swallow_bytes > 0 {
+            conn.session.note_activity(&self.shared, ConnState::DataBlock);
         }
     }
 
@@ -452,6 +494,7 @@ impl Worker {
         match self.shared.watchers.add(kinds) {
             Ok(id) => {
                 conn.watcher = Some(id);
+                conn.session.note_activity(&self.shared, ConnState::Watch);
                 out.extend_from_slice(b"OK\r\n");
                 true
             }
@@ -498,8 +541,9 @@ impl rt::Handler for Worker {
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
             Conn::Resp(Box::new(session))
         } else {
+            let entry = self.limits.conn_entry(peer, self.shared.clock_secs());
             Conn::Memcache(MemcacheConn {
-                session: Default::default(),
+                session: exec::memcache::Session::connect(&self.shared, entry),
                 swallow_bytes: 0,
                 dialect: Dialect::Undecided,
                 watcher: None,
@@ -530,10 +574,12 @@ impl rt::Handler for Worker {
         tracing::debug!("connection closed");
         match &conn {
             Conn::Resp(session) => session.disconnect(&self.shared),
-            Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
-                self.shared.watchers.remove(*id);
+            Conn::Memcache(mc) => {
+                mc.session.disconnect(&self.shared);
+                if let Some(id) = mc.watcher {
+                    self.shared.watchers.remove(id);
+                }
             }
-            Conn::Memcache(_) => {}
         }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
         counters::drop_by(&self.counters.curr_connections, 1);
@@ -547,6 +593,7 @@ impl rt::Handler for Worker {
 
     fn tick(&mut self) -> Control {
         self.ticks += 1;
+        self.shared.tick_clock();
         self.shared.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
         if self.trims_memory {
             self.trim_after_burst();

@@ -113,7 +113,7 @@ fn main() -> ExitCode {
     let on_evict = {
         let evicted = Arc::clone(&evicted);
         let evicted_keys = Arc::clone(&evicted_keys);
-        Arc::new(move |_key: &[u8]| {
+        Arc::new(move |_item: &store::Item<'_>| {
             evicted.store(true, Ordering::Relaxed);
             evicted_keys.fetch_add(1, Ordering::Relaxed);
         })

@@ -342,6 +342,19 @@ impl Store {
     pub fn config(&self) -> &Config {
         &self.config
     }
+
+    /// Sets (or replaces) the observer of evictions, for an owner that builds it after the
+    /// store (it may refer to state built around the store).
+    pub fn set_eviction_observer(&mut self, observer: EvictObserver) {
+        self.config.on_evict = Some(observer);
+    }
+
+    /// Tells the eviction observer, if any, of an item that left by eviction.
+    fn observe_eviction(&self, r: &Resolved<'_>, freq: u8, now_ms: u64) {
+        if let Some(observer) = &self.config.on_evict {
+            observer(&r.view(freq, now_ms));
+        }
+    }
 }
 
 fn check_config(config: &Config) -> Result<(), ConfigError> {

@@ -9,8 +9,11 @@ pub const MIB: usize = 1024 * 1024;
 /// The longest key the store accepts. Protocols set their own, smaller limits (memcached: 250).
 pub const KEY_LEN_MAX: usize = 64 * 1024;
 
-/// Called with the key of every item evicted while still valid (not for deletes or expiry).
-pub type EvictObserver = Arc<dyn Fn(&[u8]) + Send + Sync>;
+/// Called with every item evicted while still valid (not for deletes or expiry), as it was
+/// just before it left: its key, value, expiry, whether it was read, its last access. Called
+/// on the evicting thread with a stripe lock released, once per item; an observer that is
+/// off most of the time should decide with one cheap check (memcached `watch evictions`).
+pub type EvictObserver = Arc<dyn Fn(&Item<'_>) + Send + Sync>;
 
 /// What a full store does with a write that needs memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +37,9 @@ pub struct Config {
     /// reserved segments (measured: 16.5 vs 21 bytes of overhead per 32/128 item at 64 MiB).
     pub segment_size_bytes: usize,
     pub clock: Arc<dyn Clock>,
-    /// For tests and tracing; `None` in production.
+    /// Eviction events (tests, memcached `watch evictions`); see [`Store::set_eviction_observer`].
+    ///
+    /// [`Store::set_eviction_observer`]: crate::Store::set_eviction_observer
     pub on_evict: Option<EvictObserver>,
 }
 

@@ -237,8 +237,8 @@ impl Harness {
             when_full: WhenFull::Evict,
             segment_size_bytes: 64 * KIB,
             clock: clock.clone(),
-            on_evict: Some(Arc::new(move |key: &[u8]| {
-                sink.lock().unwrap().insert(key.to_vec());
+            on_evict: Some(Arc::new(move |item: &Item<'_>| {
+                sink.lock().unwrap().insert(item.key().to_vec());
             })),
         })
         .expect("valid config");

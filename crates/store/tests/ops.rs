@@ -46,7 +46,9 @@ fn fixture_with(
         when_full,
         segment_size_bytes,
         clock: clock.clone(),
-        on_evict: Some(Arc::new(move |key: &[u8]| log.lock().unwrap().push(key.to_vec()))),
+        on_evict: Some(Arc::new(move |item: &Item<'_>| {
+            log.lock().unwrap().push(item.key().to_vec())
+        })),
     })
     .expect("valid config");
     Fixture { store, clock, evicted }

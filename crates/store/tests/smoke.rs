@@ -57,7 +57,7 @@ fn eviction_keeps_memory_bounded() {
     let s = Store::new(Config {
         memory_bytes: 4 * MIB,
         segment_size_bytes: 64 * 1024,
-        on_evict: Some(Arc::new(move |_k: &[u8]| {
+        on_evict: Some(Arc::new(move |_item: &Item<'_>| {
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         })),
         ..Config::default()

@@ -753,7 +753,8 @@ fn mixed_ops_under_heavy_eviction() {
     let foreign = Arc::new(AtomicU64::new(0));
     let observer: EvictObserver = {
         let (observed, foreign) = (Arc::clone(&observed), Arc::clone(&foreign));
-        Arc::new(move |key: &[u8]| {
+        Arc::new(move |item: &Item<'_>| {
+            let key = item.key();
             observed.fetch_add(1, Ordering::Relaxed);
             let ok = key.len() == 8
                 && key.starts_with(b"ev:")

@@ -58,6 +58,7 @@ use proto_memcache::{
 use store::Expiry;
 
 use crate::{
+    conns::{ConnEntry, ConnState, Published},
     core::Refusal,
     counters::{bump, Counters},
     keyspace, Flow, Shared,
@@ -82,27 +83,52 @@ pub struct Session {
     pub(crate) auth: crate::auth::ConnAuth,
     /// The `lru_crawler metadump` being streamed, if one is unfinished.
     dump: Option<crawler::Dump>,
+    /// The connection's `stats conns` entry (None: a session made with `Default`).
+    conn: Option<Published>,
 }
 
-/// Numbers sessions for `watch` lines.
-static SESSIONS_MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
 impl Default for Session {
+    /// A session listed nowhere, numbered 0 (tests, embedders).
     fn default() -> Self {
-        let number = SESSIONS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         Session {
-            conn_number: number,
+            conn_number: 0,
             scratch: Vec::new(),
             decoded: Vec::new(),
             resume_at: 0,
             reply_chunk_bytes: 0,
             auth: Default::default(),
             dump: None,
+            conn: None,
         }
     }
 }
 
 impl Session {
+    /// A session for a new connection (or a UDP port), listed by `stats conns` until
+    /// [`Session::disconnect`]; `entry` says how (see [`crate::conns`]).
+    pub fn connect(shared: &Shared, entry: ConnEntry) -> Session {
+        let entry = shared.clients.register_conn(entry);
+        let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
+        let conn = Some(Published::new(entry));
+        Session { conn_number, conn, ..Session::default() }
+    }
+
+    /// Removes the connection from `stats conns`; call once, when it closes.
+    pub fn disconnect(&self, shared: &Shared) {
+        if let Some(conn) = &self.conn {
+            shared.clients.remove_conn(conn.entry.id);
+        }
+    }
+
+    /// Input arrived: the last command time (in [`Shared::clock_secs`]) and the state
+    /// `stats conns` shows, written to the shared entry only when they changed.
+    #[inline]
+    pub fn note_activity(&mut self, shared: &Shared, state: ConnState) {
+        if let Some(conn) = &mut self.conn {
+            conn.note(shared.clock_secs(), state);
+        }
+    }
+
     /// Whether the connection has authenticated (`-S` or `-Y`; meaningless without).
     pub fn authenticated(&self) -> bool {
         self.auth.authenticated
@@ -229,7 +255,7 @@ pub fn execute(
         Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
         Request::Quit => return Flow::Close,
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
-        Request::Stats { args } => stats::execute(&mut ctx, args),
+        Request::Stats { args } => stats::execute(&mut ctx, session, args),
         Request::Admin { command: AdminCommand::Watch, args } => {
             return watch::command(&mut ctx, args)
         }

@@ -14,7 +14,7 @@ use proto_memcache::{
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{cachedump, detail, sizes, Ctx};
+use super::{cachedump, detail, sizes, Ctx, Session};
 use crate::{Shared, Totals};
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
@@ -24,7 +24,7 @@ const USER_HZ: u64 = 100;
 /// memcached reserves this many descriptors per worker thread (`reserved_fds`).
 const RESERVED_FDS_PER_THREAD: u64 = 5;
 
-pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
+pub(super) fn execute(ctx: &mut Ctx<'_>, session: &Session, args: &Words<'_>) {
     let subcommand = args.iter().next().unwrap_or(b"");
     match subcommand {
         b"" => general(ctx),
@@ -40,8 +40,7 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
             group(ctx, subcommand);
             return;
         }
-        // One line per connection needs the server's connection table; report none.
-        b"conns" => {}
+        b"conns" => conns(ctx, u64::from(session.conn_number)),
         b"detail" => return detail::execute(ctx, args),
         b"cachedump" => return cachedump::execute(ctx, args),
         _ => return ctx.error(ErrorReply::Error, false),
@@ -63,6 +62,30 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
         _ => return false,
     }
     true
+}
+
+/// `stats conns`: memcached's lines for each listener, UDP port and connection of the
+/// memcached side, by number (where memcached shows descriptors); `me` is the asking
+/// connection's, shown parsing its command as in memcached.
+fn conns(ctx: &mut Ctx<'_>, me: u64) {
+    use std::fmt::Write as _;
+    let now_secs = ctx.shared.clock_secs();
+    let mut text = String::new();
+    for conn in ctx.shared.clients.conns() {
+        let id = conn.id;
+        if conn.udp() {
+            let _ = write!(text, "STAT {id}:UDP UDP\r\n");
+        }
+        let _ = write!(text, "STAT {id}:addr {}\r\n", conn.addr);
+        if let Some(listen_addr) = conn.listen_addr() {
+            let _ = write!(text, "STAT {id}:listen_addr {listen_addr}\r\n");
+        }
+        let name = if id == me { "conn_parse_cmd" } else { conn.state().name() };
+        let _ = write!(text, "STAT {id}:state {name}\r\n");
+        let idle_secs = now_secs.saturating_sub(conn.last_cmd_secs());
+        let _ = write!(text, "STAT {id}:secs_since_last_cmd {idle_secs}\r\n");
+    }
+    ctx.out.extend_from_slice(text.as_bytes());
 }
 
 fn general(ctx: &mut Ctx<'_>) {
@@ -543,5 +566,43 @@ mod tests {
         h.check("stats sizes\r\n", "STAT sizes_status disabled\r\nEND\r\n");
         h.check("stats conns\r\n", "END\r\n");
         h.check("stats bogus\r\n", "ERROR\r\n");
+    }
+
+    // Goal: `stats conns` lists listeners, UDP ports and connections by number in memcached's
+    // line shapes; the asking connection is parsing, a closed one is gone.
+    #[test]
+    fn conns_lists_registered_entries() {
+        use crate::{
+            conns::{Addr, ConnEntry, ConnState::*},
+            memcache::Session,
+        };
+        use std::sync::Arc;
+        let mut h = Harness::new();
+        let addr = |text: &str| text.parse().expect("address");
+        let listen = Addr::Tcp(addr("127.0.0.1:11211"));
+        let listener = h.shared.clients.register_conn(ConnEntry::new(listen, None, Listening, 0));
+        let conn = |port| {
+            let peer = Addr::Tcp(addr(&format!("127.0.0.1:{port}")));
+            ConnEntry::new(peer, Some(Arc::clone(&listener)), New, 0)
+        };
+        let udp_addr = Addr::Udp(addr("127.0.0.1:11211"));
+        let udp = Session::connect(&h.shared, ConnEntry::new(udp_addr, None, Read, 0));
+        let mut idle = Session::connect(&h.shared, conn(5));
+        h.session = Session::connect(&h.shared, conn(6));
+        let gone = Session::connect(&h.shared, conn(7));
+        gone.disconnect(&h.shared);
+        idle.note_activity(&h.shared, DataBlock);
+        assert_eq!(udp.conn_number, 2);
+        h.check(
+            "stats conns\r\n",
+            "STAT 1:addr tcp:127.0.0.1:11211\r\nSTAT 1:state conn_listening\r\n\
+             STAT 1:secs_since_last_cmd 0\r\n\
+             STAT 2:UDP UDP\r\nSTAT 2:addr udp:127.0.0.1:11211\r\nSTAT 2:state conn_read\r\n\
+             STAT 2:secs_since_last_cmd 0\r\n\
+             STAT 3:addr tcp:127.0.0.1:5\r\nSTAT 3:listen_addr tcp:127.0.0.1:11211\r\n\
+             STAT 3:state conn_nread\r\nSTAT 3:secs_since_last_cmd 0\r\n\
+             STAT 4:addr tcp:127.0.0.1:6\r\nSTAT 4:listen_addr tcp:127.0.0.1:11211\r\n\
+             STAT 4:state conn_parse_cmd\r\nSTAT 4:secs_since_last_cmd 0\r\nEND\r\n",
+        );
     }
 }

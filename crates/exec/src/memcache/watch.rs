@@ -10,22 +10,30 @@
 //! an incr look their key up first), then an `item_store` for each write; the same lines come
 //! here, from one look-up per key before the command runs (only while someone watches
 //! fetchers). `clsid` is 1 (the store's one class) for a found item and 0 otherwise; `cfd`
-//! is the connection's number, not a descriptor. Evictions happen inside the store, which
-//! reports none, so `watch evictions` streams nothing.
+//! is the connection's number, not a descriptor.
+//!
+//! ```text
+//!   ts=<s>.<us> gid=<n> type=eviction key=<uri> fetch=yes|no ttl=<s, -1: none> la=<s> clsid=1 size=<n>
+//! ```
+//!
+//! Evictions happen inside the store: its eviction observer (set by `Shared::new`) formats
+//! this line while someone watches evictions, and is one relaxed load per evicted item
+//! otherwise. `fetch` is whether the item was read since it was written, `la` the seconds
+//! since its last access (the store's stamp), `size` its value's bytes.
 
-use std::io::Write;
+use std::{io::Write, sync::Arc};
 
 use proto_memcache::{
     meta::{MetaSet, SetMode},
     text::StoreCommand,
     Request, Words,
 };
-use store::Expiry;
+use store::{Clock, EvictObserver, Expiry, Item};
 
 use super::{ttl_secs, Ctx, Session};
 use crate::{
     core::{storage::StoreOutcome, Refusal},
-    watch::{kind, push_uriencoded},
+    watch::{kind, push_uriencoded, Watchers},
     Flow, Shared,
 };
 
@@ -93,6 +101,30 @@ pub(crate) fn item_get(shared: &Shared, key: &[u8], size: Option<usize>, cfd: u3
             None => ("not_found", 0, 0),
         };
         let _ = write!(line, " status={status} clsid={clsid} cfd={cfd} size={size}");
+    });
+}
+
+/// The store's eviction observer: an `eviction` line per evicted item while someone watches
+/// evictions.
+pub(crate) fn eviction_observer(watchers: &Arc<Watchers>, clock: Arc<dyn Clock>) -> EvictObserver {
+    let watchers = Arc::clone(watchers);
+    Arc::new(move |item: &Item<'_>| {
+        if watchers.wants(kind::EVICTIONS) {
+            eviction(&watchers, item, clock.now_ms());
+        }
+    })
+}
+
+fn eviction(watchers: &Watchers, item: &Item<'_>, now_ms: u64) {
+    watchers.emit(kind::EVICTIONS, |line| {
+        line.extend_from_slice(b"type=eviction key=");
+        let key = crate::keyspace::decode(item.key()).map_or(item.key(), |(_, key)| key);
+        push_uriencoded(key, line);
+        let fetch = if item.accessed_before() { "yes" } else { "no" };
+        let ttl = ttl_secs(item.expiry(), now_ms);
+        let la = super::last_access_secs(item, now_ms);
+        let size = item.value().len();
+        let _ = write!(line, " fetch={fetch} ttl={ttl} la={la} clsid=1 size={size}");
     });
 }
 

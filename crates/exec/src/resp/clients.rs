@@ -1,4 +1,6 @@
-//! The registry behind `CLIENT LIST`: one entry per open Redis connection.
+//! The registry behind `CLIENT LIST`: one entry per open Redis connection; and behind
+//! memcached's `stats conns`: one per memcached connection, listener and UDP port
+//! ([`crate::conns`]). Both kinds are numbered from one counter.
 //!
 //! Lock rule: the registry's mutex is taken on connect, on close, by the few commands that
 //! change what a listing shows (CLIENT SETNAME / SETINFO, SELECT, HELLO) and by CLIENT LIST
@@ -16,6 +18,8 @@ use std::{
 };
 
 use parking_lot::Mutex;
+
+use crate::conns::{ConnEntry, SharedConn};
 
 /// What `CLIENT LIST` and `CLIENT INFO` show of one connection.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,11 +71,12 @@ impl ClientInfo {
 /// (SETNAME, SELECT, HELLO) show in listings without a second write.
 pub type SharedClient = Arc<Mutex<ClientInfo>>;
 
-/// Open Redis connections by id.
+/// Open Redis connections by id, and the memcached side's connections and ports.
 #[derive(Debug, Default)]
 pub struct ClientRegistry {
     last_id: AtomicU64,
     clients: Mutex<BTreeMap<u64, SharedClient>>,
+    conns: Mutex<BTreeMap<u64, SharedConn>>,
 }
 
 impl ClientRegistry {
@@ -94,6 +99,24 @@ impl ClientRegistry {
         self.clients.lock().values().map(|client| client.lock().clone()).collect()
     }
 
+    /// Numbers a memcached connection, listener or UDP port and lists it for `stats conns`.
+    pub fn register_conn(&self, mut entry: ConnEntry) -> SharedConn {
+        entry.id = self.last_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let shared = Arc::new(entry);
+        self.conns.lock().insert(shared.id, Arc::clone(&shared));
+        shared
+    }
+
+    pub fn remove_conn(&self, id: u64) {
+        self.conns.lock().remove(&id);
+    }
+
+    /// The memcached side's entries, by number.
+    pub fn conns(&self) -> Vec<SharedConn> {
+        self.conns.lock().values().cloned().collect()
+    }
+
+    /// Redis clients listed.
     pub fn len(&self) -> usize {
         self.clients.lock().len()
     }

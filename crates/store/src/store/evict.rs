@@ -245,9 +245,7 @@ impl Store {
         count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
         self.retire(location, guard);
         drop(stats);
-        if let Some(observer) = &self.config.on_evict {
-            observer(key);
-        }
+        self.observe_eviction(r, freq, now_ms);
         true
     }
 

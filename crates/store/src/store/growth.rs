@@ -83,9 +83,7 @@ impl Store {
                 None => &mut *ctx.stats,
             };
             count_unlink(stats, &r, slot.freq(), Unlink::Evicted, ctx.flush_gen);
-            if let Some(observer) = &self.config.on_evict {
-                observer(r.key());
-            }
+            self.observe_eviction(&r, slot.freq(), ctx.now_ms);
             self.retire(slot.location(), ctx.guard);
             return;
         }
@@ -163,8 +161,8 @@ impl Store {
                 count_unlink(&mut stats, &r, value.freq(), Unlink::Evicted, flush_gen);
                 self.retire(value.location(), guard);
                 drop(stats);
-                if let Some(observer) = &self.config.on_evict {
-                    observer(r.key());
+                if self.config.on_evict.is_some() {
+                    self.observe_eviction(&r, value.freq(), self.config.clock.now_ms());
                 }
             }
             return;

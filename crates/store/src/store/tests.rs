@@ -39,6 +39,35 @@ fn segments_are_reused_and_values_stay_intact() {
     assert!(store.stats().evictions > 0 || cfg!(miri));
 }
 
+// The eviction observer sees each evicted item as it was: key, value, expiry, last access;
+// as many calls as evictions counted.
+#[test]
+fn eviction_observer_sees_evicted_items() {
+    let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut store = Store::new(Config { clock: clock.clone(), ..tiny_config() }).expect("valid");
+    let log = Arc::clone(&seen);
+    store.set_eviction_observer(Arc::new(move |item: &Item<'_>| {
+        let stamp_secs = item.accessed_at_secs();
+        log.lock().push((item.key().to_vec(), item.value().len(), item.expiry(), stamp_secs));
+    }));
+    let rounds = if cfg!(miri) { 1_500 } else { 3_000 };
+    for i in 0..rounds {
+        let expiry = Expiry::AtMs(clock.now_ms() + 3_600_000);
+        store.store(format!("k{i}").as_bytes(), &[7; 1500], 0, expiry, Mode::Set).expect("set");
+        clock.advance_ms(10);
+    }
+    let seen = seen.lock();
+    assert_eq!(seen.len() as u64, store.stats().evictions);
+    assert!(!seen.is_empty() || cfg!(miri));
+    for (key, len, expiry, accessed_secs) in seen.iter() {
+        let i: u64 = std::str::from_utf8(&key[1..]).expect("utf8").parse().expect("number");
+        let written_ms = 1_700_000_000_000 + 10 * i;
+        assert_eq!((*len, *expiry), (1500, Expiry::AtMs(written_ms + 3_600_000)));
+        assert_eq!(*accessed_secs, written_ms / 1000, "key {i}");
+    }
+}
+
 // Large items live in their own mappings; replacing one frees the old after the grace.
 #[test]
 fn large_items_round_trip_and_free() {
