@@ -242,11 +242,16 @@ fn reload(shared: &Shared, started: &Config) {
 /// near it (peak RSS at -m 64 under drifting sizes: 74-76 MiB on io_uring before, when the
 /// store had all of -m): io_uring's receive rings, the input tails' budget and each loop's
 /// output pool. At most an eighth of -m, so a small cache keeps most of it for items.
+/// (The store's segment size is its default; the server does not change it.)
 fn buffer_reserve_bytes(config: &Config, backend: rt::Backend) -> usize {
     let memory_bytes = (config.memory_limit_mib as usize) << 20;
     let rings = if backend == rt::Backend::Uring { RECV_RING_TOTAL_BYTES } else { 0 };
     let pools = config.threads.max(1) * rt::OUTPUT_POOL_BYTES_MAX;
-    (rings + INPUT_TAILS_TOTAL_BYTES + pools).min(memory_bytes / 8)
+    // The store refuses fewer than 8 segments: a tiny -m (-m 2) keeps them all.
+    let store_bytes_min = 8 * store::Config::default().segment_size_bytes;
+    (rings + INPUT_TAILS_TOTAL_BYTES + pools)
+        .min(memory_bytes / 8)
+        .min(memory_bytes.saturating_sub(store_bytes_min))
 }
 
 fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String> {
