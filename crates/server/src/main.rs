@@ -241,11 +241,15 @@ fn reload(shared: &Shared, started: &Config) {
 /// The connection buffers' fixed share, counted against `-m` so that the whole process stays
 /// near it (peak RSS at -m 64 under drifting sizes: 74-76 MiB on io_uring before, when the
 /// store had all of -m): io_uring's receive rings, the input tails' budget and each loop's
-/// output pool. At most an eighth of -m, so a small cache keeps most of it for items.
+/// output pool, with what they overshoot by (see `BUFFER_SLACK_BYTES`). At most an eighth of
+/// -m, so a small cache keeps most of it for items.
 /// (The store's segment size is its default; the server does not change it.)
 fn buffer_reserve_bytes(config: &Config, backend: rt::Backend) -> usize {
     let memory_bytes = (config.memory_limit_mib as usize) << 20;
-    let rings = if backend == rt::Backend::Uring { RECV_RING_TOTAL_BYTES } else { 0 };
+    let rings = match backend {
+        rt::Backend::Uring => RECV_RING_TOTAL_BYTES + URING_BURST_BYTES,
+        rt::Backend::Epoll => 0,
+    } + BUFFER_SLACK_BYTES;
     let pools = config.threads.max(1) * rt::OUTPUT_POOL_BYTES_MAX;
     // The store refuses fewer than 8 segments: a tiny -m (-m 2) keeps them all.
     let store_bytes_min = 8 * store::Config::default().segment_size_bytes;
@@ -354,6 +358,15 @@ const RECV_RING_TOTAL_BYTES: usize = 1 << 20;
 /// this, each loop lets one at a time read on (rt's input budget). With the rings, this is
 /// the fixed overhead the process keeps above -m for connection input.
 const INPUT_TAILS_TOTAL_BYTES: usize = 1 << 20;
+/// Heap the connection buffers leave behind between bursts (the allocator keeps freed
+/// blocks for reuse). Measured at -m 64 under the drift load: resident memory 1.5-1.6 MiB
+/// above the store's and the buffers' own counts, on either back end, more with a faster
+/// client (CI's machine, 1.7x the sets per second: 1.4 MiB more at the samples).
+const BUFFER_SLACK_BYTES: usize = 2 << 20;
+/// io_uring's multishot receives bring a ring's worth of input in before the loop can hold a
+/// connection: peaks 2 MiB above the sampled steady state (VmHWM 72.5-73.1 MiB against
+/// 70.1-71.8 sampled, -m 64, when this was not counted), more with a faster client.
+const URING_BURST_BYTES: usize = 3 << 20;
 /// memcached's read size (`READ_BUFFER_SIZE`): a command line that arrives whole in one read
 /// of up to 16 KiB is served however long it is (proto-memcache's `line_len_max_whole`), so
 /// a read must be able to hold one.
