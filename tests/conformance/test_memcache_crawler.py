@@ -322,6 +322,44 @@ def test_cache_memlimit_shrink_evicts(make_server):
         assert stat(c, "limit_maxbytes") == str(8 << 20)
 
 
+def test_cache_memlimit_grows_past_the_start_size(make_server):
+    """memcached's own t/dyn-maxbytes.t: from -m 3, 65 KB values evict; raised to 8 MB, one
+    more is stored without evicting and total_malloced grows; raised to 16 MB, 150 values are
+    stored; lowered to 8 MB and emptied, total_malloced comes down."""
+    # memcached gives pages back only with its slab mover working quickly.
+    server = make_server(extra=["-m", "3", "-o", "modern,slab_automove_window=3"])
+    with Conn(server.mc_port) as c:
+        value = b"B" * 66560
+
+        def store(key):
+            c.rt(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value), b"STORED\r\n")
+
+        for i in range(40):
+            store(b"key%d" % i)
+        evicted = int(stat(c, "evictions"))
+        assert evicted > 0
+        c.rt(b"cache_memlimit 8\r\n", b"OK\r\n")
+        assert stat(c, "maxbytes", b"settings") == str(8 << 20)
+        assert stat(c, "limit_maxbytes") == str(8 << 20)
+        malloced = int(stat(c, "total_malloced", b"slabs"))
+        store(b"toast")
+        assert int(stat(c, "total_malloced", b"slabs")) > malloced
+        assert int(stat(c, "evictions")) == evicted
+        c.rt(b"cache_memlimit 16\r\n", b"OK\r\n")
+        for i in range(40, 150):
+            store(b"key%d" % i)
+        assert int(stat(c, "total_malloced", b"slabs")) > 8 << 20, "the new room is used"
+        malloced = int(stat(c, "total_malloced", b"slabs"))
+        c.rt(b"cache_memlimit 8\r\n", b"OK\r\n")
+        for i in range(150):
+            c.send(b"delete key%d\r\n" % i)
+            assert c.read_line() in (b"DELETED\r\n", b"NOT_FOUND\r\n")
+        deadline = time.time() + 6
+        while int(stat(c, "total_malloced", b"slabs")) >= malloced and time.time() < deadline:
+            time.sleep(0.5)
+        assert int(stat(c, "total_malloced", b"slabs")) < malloced
+
+
 def test_metadump_refused_with_dumping_disabled(make_server):
     with Conn(make_server(extra=["-X"]).mc_port) as c:
         c.rt(b"lru_crawler metadump all\r\n", b"ERROR metadump not allowed\r\n")

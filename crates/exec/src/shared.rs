@@ -125,6 +125,9 @@ pub struct Shared {
     pub verbosity: AtomicU32,
     workers: Vec<Arc<Counters>>,
     baseline: Mutex<Totals>,
+    /// memcached's `maxbytes`: `-m`, or the last `cache_memlimit` (the store has it less the
+    /// buffers' share).
+    maxbytes: AtomicU64,
     /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
     pub shutdown: std::sync::atomic::AtomicBool,
     /// Redis connections, for `CLIENT LIST`; written on connect, close and the rare
@@ -170,15 +173,20 @@ pub struct ReadBufs {
 }
 
 impl Shared {
-    /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share of `-m`.
+    /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share.
     pub fn maxbytes(&self) -> u64 {
-        self.store.memory_limit() as u64 + self.settings.buffer_reserve_bytes
+        self.maxbytes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// memcached's `cache_memlimit`: the store takes the new whole less the buffers' share.
+    /// memcached's `cache_memlimit`: the store takes the new whole less the buffers' share,
+    /// which is fixed at start but, as then, at most an eighth of the whole (so that the
+    /// smallest limit, 8 MB, still leaves the store most of it).
     pub fn set_maxbytes(&self, bytes: u64) -> Result<(), store::ConfigError> {
-        let store_bytes = bytes.saturating_sub(self.settings.buffer_reserve_bytes);
-        self.store.set_memory_limit(usize::try_from(store_bytes).unwrap_or(usize::MAX))
+        let reserve_bytes = self.settings.buffer_reserve_bytes.min(bytes / 8);
+        let store_bytes = usize::try_from(bytes - reserve_bytes).unwrap_or(usize::MAX);
+        self.store.set_memory_limit(store_bytes)?;
+        self.maxbytes.store(bytes, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
@@ -186,6 +194,7 @@ impl Shared {
         let watchers = Arc::new(Watchers::default());
         let clock = Arc::clone(&store.config().clock);
         store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));
+        let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let started_unix_secs =
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
         Shared {
@@ -195,6 +204,7 @@ impl Shared {
             verbosity: AtomicU32::new(0),
             workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
             baseline: Mutex::new(Totals::default()),
+            maxbytes: AtomicU64::new(maxbytes),
             shutdown: std::sync::atomic::AtomicBool::new(false),
             clients: ClientRegistry::default(),
             nonzero_db_selected: AtomicBool::new(false),

@@ -238,6 +238,15 @@ fn reload(shared: &Shared, started: &Config) {
     tracing::info!("configuration reloaded");
 }
 
+/// The machine's memory (`MemTotal`), the most `cache_memlimit` may raise the store to: a
+/// cache larger than the memory would swap. memcached takes any value, and would.
+fn physical_memory_bytes() -> Option<usize> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// The connection buffers' fixed share, counted against `-m` so that the whole process stays
 /// near it (peak RSS at -m 64 under drifting sizes: 74-76 MiB on io_uring before, when the
 /// store had all of -m): io_uring's receive rings, the input tails' budget and each loop's
@@ -262,6 +271,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store_config = store::Config {
         memory_bytes: ((config.memory_limit_mib as usize) << 20) - reserve_bytes,
+        memory_max_bytes: physical_memory_bytes().unwrap_or(0),
         item_size_max: config.max_item_size_bytes as usize,
         when_full: if config.disable_evictions {
             store::WhenFull::Refuse
@@ -270,7 +280,11 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         },
         ..Default::default()
     };
-    let store = store::Store::new(store_config).map_err(|e| format!("store: {e}"))?;
+    // Room to grow costs address space only; where even that is refused (a small `ulimit
+    // -v`), the store starts without it and `cache_memlimit` can only lower the limit.
+    let store = store::Store::new(store_config.clone())
+        .or_else(|_| store::Store::new(store::Config { memory_max_bytes: 0, ..store_config }))
+        .map_err(|e| format!("store: {e}"))?;
     let settings = Settings {
         port: config.port,
         resp_port: config.resp_port,

@@ -478,6 +478,7 @@ fn main() -> ExitCode {
     );
     let config = Config {
         memory_bytes,
+        memory_max_bytes: 0,
         item_size_max: MIB.min(memory_bytes / 2),
         when_full: WhenFull::Evict,
         segment_size_bytes,

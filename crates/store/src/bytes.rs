@@ -42,7 +42,11 @@ use std::{
 
 use crossbeam_epoch::Guard;
 
-use crate::{item::Header, mem::Region, segment::SegHeader};
+use crate::{
+    item::Header,
+    mem::{Region, ZeroedArray},
+    segment::SegHeader,
+};
 
 /// Bytes of the access stamp in front of every item.
 pub(crate) const STAMP_BYTES: usize = 2;
@@ -72,10 +76,11 @@ pub(crate) fn stored_len(header: &Header) -> usize {
     STAMP_BYTES + header.item_len()
 }
 
-/// The segments' memory and their headers.
+/// The segments' memory and their headers, mapped for the most segments the store may grow
+/// to (`Config::memory_max_bytes`): only segments in use take memory.
 pub(crate) struct Segments {
     region: Region,
-    headers: Box<[SegHeader]>,
+    headers: ZeroedArray<SegHeader>,
     size: usize,
 }
 
@@ -89,9 +94,24 @@ pub(crate) struct RawItem<'a> {
 }
 
 impl Segments {
-    pub(crate) fn new(count: usize, size: usize) -> io::Result<Segments> {
-        let region = Region::new(count * size)?;
-        Ok(Segments { region, headers: (0..count).map(|_| SegHeader::new()).collect(), size })
+    /// Segments `0..count` ready for use, room for `count_max`.
+    pub(crate) fn new(count: usize, count_max: usize, size: usize) -> io::Result<Segments> {
+        let region = Region::new(count_max * size)?;
+        let segments = Segments { region, headers: ZeroedArray::new(count_max)?, size };
+        segments.init(0..count);
+        Ok(segments)
+    }
+
+    /// Readies the headers of segments not used before (the store grows into them).
+    pub(crate) fn init(&self, ids: std::ops::Range<usize>) {
+        for header in &self.headers[ids] {
+            header.init();
+        }
+    }
+
+    /// The most segments there is room for.
+    pub(crate) fn count_max(&self) -> usize {
+        self.headers.len()
     }
 
     pub(crate) fn header(&self, id: u32) -> &SegHeader {

@@ -78,3 +78,41 @@ impl Drop for Region {
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
+
+/// Types whose all-zero bit pattern is a valid value: atomics, and structs of them.
+///
+/// # Safety
+/// Every field must be valid as zero bytes, and the type must need no drop.
+pub(crate) unsafe trait ZeroValid: Sync {}
+
+// SAFETY: `AtomicPtr` has the bit validity of `*mut T`; zero is the null pointer.
+unsafe impl<T> ZeroValid for std::sync::atomic::AtomicPtr<T> {}
+
+/// A fixed-length array of `T` in its own zero-filled mapping: pages become resident only
+/// where an element is written, so an array sized for the most the store may grow to costs
+/// address space, not memory, until it is used.
+pub(crate) struct ZeroedArray<T: ZeroValid> {
+    region: Region,
+    len: usize,
+    _elements: std::marker::PhantomData<T>,
+}
+
+impl<T: ZeroValid> ZeroedArray<T> {
+    pub(crate) fn new(len: usize) -> io::Result<ZeroedArray<T>> {
+        let bytes = len.max(1).checked_mul(std::mem::size_of::<T>().max(1));
+        let bytes = bytes.ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        assert!(std::mem::align_of::<T>() <= 4096, "a mapping is page-aligned");
+        Ok(ZeroedArray { region: Region::new(bytes)?, len, _elements: std::marker::PhantomData })
+    }
+}
+
+impl<T: ZeroValid> std::ops::Deref for ZeroedArray<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        // SAFETY: the mapping holds `len` elements' bytes, page-aligned (asserted at least as
+        // strict as T's alignment), zero-filled or written only through `&T` (T is Sync
+        // interior-mutable state), and zero is a valid T (`ZeroValid`); it lives as `self`.
+        unsafe { std::slice::from_raw_parts(self.region.ptr().cast::<T>(), self.len) }
+    }
+}

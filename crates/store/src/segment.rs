@@ -16,13 +16,13 @@
 
 use std::{
     collections::VecDeque,
-    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 
-use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
+use crossbeam_epoch::Guard;
 use parking_lot::Mutex;
 
-use crate::mem::Region;
+use crate::mem::{Region, ZeroValid, ZeroedArray};
 
 pub(crate) const SEALED: u64 = 1 << 40;
 pub(crate) const NONE: u32 = u32::MAX;
@@ -62,19 +62,14 @@ pub(crate) struct SegHeader {
 
 const _: () = assert!(std::mem::size_of::<SegHeader>() == 128);
 
+// SAFETY: atomics and padding bytes, all valid as zeros; nothing to drop.
+unsafe impl ZeroValid for SegHeader {}
+
 impl SegHeader {
-    pub(crate) fn new() -> SegHeader {
-        SegHeader {
-            write_offset: AtomicU64::new(SEALED),
-            used_end: AtomicU32::new(0),
-            inflight: AtomicU32::new(0),
-            flush_gen: AtomicU32::new(0),
-            seq: AtomicU64::new(0),
-            max_expiry_ms: AtomicU64::new(0),
-            queue: AtomicU32::new(0),
-            class: AtomicU32::new(0),
-            _pad: [0; 40],
-        }
+    /// Makes a zeroed header that of a free segment: sealed, so no writer reserves in it
+    /// before it is opened.
+    pub(crate) fn init(&self) {
+        self.write_offset.store(SEALED, Ordering::Release);
     }
 
     /// Prepares a free segment for writing. Publishing `write_offset = 0` last makes the
@@ -173,9 +168,18 @@ impl Ctl {
     pub(crate) fn new(segments: usize) -> Ctl {
         Ctl {
             free_unbacked: (0..segments as u32).rev().collect(),
-            small_share_min: segments / 10 + PROBATION_SLACK,
+            small_share_min: Ctl::small_share_min(segments),
             ..Ctl::default()
         }
+    }
+
+    /// The memory limit changed: it is now `segments` segments' worth.
+    pub(crate) fn set_limit_segments(&mut self, segments: usize) {
+        self.small_share_min = Ctl::small_share_min(segments);
+    }
+
+    fn small_share_min(segments: usize) -> usize {
+        segments / 10 + PROBATION_SLACK
     }
 
     /// S3-FIFO's choice: evict from the small queue while it holds more than a tenth of the
@@ -280,8 +284,11 @@ pub(crate) struct Large {
 /// The memory limit and what deferred frees hand back, shared with them because they run on
 /// whatever thread collects the epoch's garbage.
 pub(crate) struct Recycled {
-    /// Large items by slot; a slot is emptied only after its grace period.
-    pub(crate) large: Box<[Atomic<Large>]>,
+    /// Large items by slot (owned boxes, or null); a slot is emptied only after its grace
+    /// period. Mapped for the most the store may grow to; slots `0..large_slots` are in use.
+    large: ZeroedArray<AtomicPtr<Large>>,
+    /// Slots handed out so far (free or holding an item); grows with the memory limit.
+    pub(crate) large_slots: AtomicUsize,
     pub(crate) large_free: Mutex<Vec<u32>>,
     pub(crate) used_bytes: AtomicUsize,
     /// The memory limit; lowered or raised at run time (`Store::set_memory_limit`).
@@ -297,9 +304,15 @@ pub(crate) struct Recycled {
 }
 
 impl Recycled {
-    pub(crate) fn new(limit_bytes: usize, large_slots: usize) -> Recycled {
-        Recycled {
-            large: (0..large_slots).map(|_| Atomic::null()).collect(),
+    /// `large_slots` slots for large items, room for `large_slots_max`.
+    pub(crate) fn new(
+        limit_bytes: usize,
+        large_slots: usize,
+        large_slots_max: usize,
+    ) -> std::io::Result<Recycled> {
+        Ok(Recycled {
+            large: ZeroedArray::new(large_slots_max)?,
+            large_slots: AtomicUsize::new(large_slots),
             large_free: Mutex::new((0..large_slots as u32).rev().collect()),
             used_bytes: AtomicUsize::new(0),
             limit_bytes: AtomicUsize::new(limit_bytes),
@@ -307,6 +320,17 @@ impl Recycled {
             freed_count: AtomicUsize::new(0),
             frees: AtomicUsize::new(0),
             in_grace: AtomicUsize::new(0),
+        })
+    }
+
+    /// Hands out more large slots, up to `slots` in all (never beyond the mapping).
+    pub(crate) fn grow_large_slots(&self, slots: usize) {
+        let mut free = self.large_free.lock();
+        let slots = slots.min(self.large.len());
+        let before = self.large_slots.load(Ordering::Acquire);
+        if slots > before {
+            free.extend((before as u32..slots as u32).rev());
+            self.large_slots.store(slots, Ordering::Release);
         }
     }
 
@@ -350,25 +374,25 @@ impl Recycled {
     /// Publishes a large item in a free slot; returns the slot, or the item if none is free.
     pub(crate) fn add_large(&self, large: Large) -> Result<u32, Large> {
         let Some(slot) = self.large_free.lock().pop() else { return Err(large) };
-        self.large[slot as usize].store(Owned::new(large), Ordering::Release);
+        self.large[slot as usize].store(Box::into_raw(Box::new(large)), Ordering::Release);
         Ok(slot)
     }
 
-    pub(crate) fn large<'g>(&self, slot: u32, guard: &'g Guard) -> Option<&'g Large> {
-        let shared = self.large[slot as usize].load(Ordering::Acquire, guard);
-        // SAFETY: a large item is destroyed only after its grace period, and we are pinned.
-        unsafe { shared.as_ref() }
+    pub(crate) fn large<'g>(&self, slot: u32, _guard: &'g Guard) -> Option<&'g Large> {
+        let ptr = self.large[slot as usize].load(Ordering::Acquire);
+        // SAFETY: a non-null slot holds a box from `add_large`, destroyed only after the
+        // grace period of its unlink (`free_large`), and the caller is pinned by `_guard`.
+        unsafe { ptr.as_ref() }
     }
 
     /// Frees a large slot; call only after the grace period of the unlink (from a deferred
     /// closure), when no reader can still hold a reference to the item.
     pub(crate) fn free_large(&self, slot: u32) {
-        // SAFETY: the grace period has passed: nobody else can reach the item any more.
-        let guard = unsafe { crossbeam_epoch::unprotected() };
-        let shared = self.large[slot as usize].swap(Shared::null(), Ordering::AcqRel, guard);
-        if !shared.is_null() {
-            // SAFETY: as above; we hold the only pointer.
-            let large = unsafe { shared.into_owned() };
+        let ptr = self.large[slot as usize].swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !ptr.is_null() {
+            // SAFETY: the box came from `add_large`; the grace period has passed, so nobody
+            // else can reach the item, and the swap made this the only pointer to it.
+            let large = unsafe { Box::from_raw(ptr) };
             self.uncharge(large.region.len());
         }
         self.large_free.lock().push(slot);
@@ -379,13 +403,13 @@ impl Recycled {
 
 impl Drop for Recycled {
     fn drop(&mut self) {
-        for slot in self.large.iter() {
-            // SAFETY: dropping the store: no other thread holds references any more.
-            unsafe {
-                let shared = slot.load(Ordering::Relaxed, crossbeam_epoch::unprotected());
-                if !shared.is_null() {
-                    drop(shared.into_owned());
-                }
+        let slots = *self.large_slots.get_mut();
+        for slot in &self.large[..slots] {
+            let ptr = slot.swap(std::ptr::null_mut(), Ordering::Relaxed);
+            if !ptr.is_null() {
+                // SAFETY: dropping the store: no other thread holds references any more,
+                // and the box came from `add_large`.
+                drop(unsafe { Box::from_raw(ptr) });
             }
         }
     }

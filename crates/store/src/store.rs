@@ -20,7 +20,7 @@
 //!   Memory is reused only after every reader pinned before its unlink has unpinned.
 
 use std::sync::{
-    atomic::{AtomicU32, AtomicU64, Ordering},
+    atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
@@ -236,7 +236,8 @@ impl NewItem<'_> {
 pub struct Store {
     config: Config,
     seg_size: usize,
-    seg_count: usize,
+    /// Segments in use or free (the rest of the mapping waits for the limit to grow).
+    seg_count: AtomicUsize,
     /// Items of this many bytes (header included) or more get a mapping of their own.
     large_min: usize,
     segments: Segments,
@@ -308,9 +309,14 @@ impl Store {
         check_config(&config)?;
         let seg_count = config.memory_bytes / seg_size;
         let large_min = seg_size / 4;
-        let large_slots = (config.memory_bytes / large_min + 16).min((1 << index::OFFSET_BITS) - 1);
-        let recycled = Arc::new(Recycled::new(config.memory_bytes, large_slots));
+        let memory_max_bytes = config.memory_max_bytes.max(config.memory_bytes);
         let os_err = |e: std::io::Error| ConfigError(format!("cannot map memory: {e}"));
+        let recycled = Recycled::new(
+            config.memory_bytes,
+            large_slots_for(config.memory_bytes, large_min),
+            large_slots_for(memory_max_bytes, large_min),
+        );
+        let recycled = Arc::new(recycled.map_err(os_err)?);
         let index = Index::new(buckets_per_sub).map_err(os_err)?;
         let index_bytes = Table::bytes_for(buckets_per_sub) * index::SUBTABLES;
         if !recycled.try_charge(index_bytes, (RESERVE_SEGMENTS + 4) * seg_size) {
@@ -321,7 +327,8 @@ impl Store {
         // Each shard may hold a partly filled segment per class: keep that under 1/16th.
         let write_shards = cpus.min(WRITE_SHARDS_MAX).min(seg_count / 16).max(1);
         Ok(Store {
-            segments: Segments::new(seg_count, seg_size).map_err(os_err)?,
+            segments: Segments::new(seg_count, memory_max_bytes / seg_size, seg_size)
+                .map_err(os_err)?,
             active: (0..2 * TTL_CLASSES * write_shards).map(|_| AtomicU32::new(NONE)).collect(),
             write_shards,
             ctl: Mutex::new(ctl),
@@ -333,7 +340,7 @@ impl Store {
             flush_at_ms: AtomicU64::new(u64::MAX),
             flushed_through_secs: AtomicU64::new(0),
             seg_size,
-            seg_count,
+            seg_count: AtomicUsize::new(seg_count),
             large_min,
             config,
         })
@@ -341,6 +348,17 @@ impl Store {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Segments in use or free now (more once the memory limit is raised past them).
+    fn seg_count(&self) -> usize {
+        self.seg_count.load(Ordering::Acquire)
+    }
+
+    /// A bound on the rounds of a loop that evicts until it has room: each round takes one
+    /// segment or large item, so four passes over all of them is plenty.
+    fn eviction_rounds_max(&self) -> usize {
+        4 * (self.seg_count() + self.recycled.large_slots.load(Ordering::Acquire)) + 64
     }
 
     /// Sets (or replaces) the observer of evictions, for an owner that builds it after the
@@ -366,7 +384,7 @@ fn check_config(config: &Config) -> Result<(), ConfigError> {
     if config.memory_bytes < 8 * seg_size {
         return fail(format!("memory limit {} is under 8 segments", config.memory_bytes));
     }
-    if config.memory_bytes / seg_size >= LARGE_SEGMENT as usize {
+    if config.memory_bytes.max(config.memory_max_bytes) / seg_size >= LARGE_SEGMENT as usize {
         return fail(format!("memory limit {} is too large", config.memory_bytes));
     }
     if config.item_size_max < 1024 || config.item_size_max > config.memory_bytes / 2 {
@@ -376,6 +394,12 @@ fn check_config(config: &Config) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// Large items that `memory_bytes` can hold, and a few more (slot numbers must fit the
+/// index's offset field).
+fn large_slots_for(memory_bytes: usize, large_min: usize) -> usize {
+    (memory_bytes / large_min + 16).min((1 << index::OFFSET_BITS) - 1)
 }
 
 /// This thread's write shard: threads are numbered as they first write.

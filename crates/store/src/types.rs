@@ -29,6 +29,10 @@ pub enum WhenFull {
 pub struct Config {
     /// The hard limit on item memory and index together (memcached `-m`).
     pub memory_bytes: usize,
+    /// The most [`crate::Store::set_memory_limit`] may raise the limit to (memcached's
+    /// `cache_memlimit`): address space and segment headers are mapped for it, and take
+    /// memory only as the store grows into them. 0: `memory_bytes`.
+    pub memory_max_bytes: usize,
     /// The largest key + value accepted, in bytes (memcached `-I`).
     pub item_size_max: usize,
     pub when_full: WhenFull,
@@ -47,6 +51,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             memory_bytes: 64 * MIB,
+            memory_max_bytes: 0,
             item_size_max: MIB,
             when_full: WhenFull::Evict,
             segment_size_bytes: 256 * 1024,

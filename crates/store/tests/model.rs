@@ -233,6 +233,7 @@ impl Harness {
         let sink = Arc::clone(&evicted_now);
         let store = Store::new(Config {
             memory_bytes: profile.memory_bytes,
+            memory_max_bytes: 0,
             item_size_max: MIB,
             when_full: WhenFull::Evict,
             segment_size_bytes: 64 * KIB,

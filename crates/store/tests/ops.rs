@@ -42,6 +42,7 @@ fn fixture_with(
     let log = Arc::clone(&evicted);
     let store = Store::new(Config {
         memory_bytes,
+        memory_max_bytes: 0,
         item_size_max,
         when_full,
         segment_size_bytes,

@@ -277,6 +277,7 @@ fn new_store(
 ) -> Store {
     Store::new(Config {
         memory_bytes: memory,
+        memory_max_bytes: 0,
         item_size_max: item_max,
         when_full: WhenFull::Evict,
         segment_size_bytes: segment,

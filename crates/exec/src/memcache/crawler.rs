@@ -391,7 +391,8 @@ mod tests {
             "cache_memlimit 1000000001\r\n",
             "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n",
         );
-        // Above what the store was built with (its mapping is sized then).
+        // Above what the store may grow to (`memory_max_bytes`; the harness leaves it at
+        // the start size).
         h.check(
             "cache_memlimit 33\r\n",
             "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",

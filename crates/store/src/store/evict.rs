@@ -35,7 +35,7 @@ impl Store {
         };
         // A bound that only a bug reaches: every round consumes a queue entry or waits for
         // memory already on its way back, and kept items lose a count each time.
-        let rounds_max = 4 * (self.seg_count + self.recycled.large.len()) + 64;
+        let rounds_max = self.eviction_rounds_max();
         for _ in 0..rounds_max {
             let frees_before = self.recycled.frees.load(Ordering::Acquire);
             if self.claim(need, room) {

@@ -1,7 +1,9 @@
-//! The memory limit at run time (memcached `cache_memlimit`): raised up to the size the
-//! store was built with (its segments' mapping and tables are sized then), or lowered, in
-//! which case free segments give their pages back and victims are evicted, in S3-FIFO
-//! order, until what is charged fits under the new limit.
+//! The memory limit at run time (memcached `cache_memlimit`): raised up to
+//! `Config::memory_max_bytes` (the segments' mapping, their headers and the large items'
+//! slots are sized for it at start, and take memory only as they are used: raising the
+//! limit hands out more segment ids and slots), or lowered, in which case free segments give
+//! their pages back and victims are evicted, in S3-FIFO order, until what is charged fits
+//! under the new limit.
 
 use std::sync::atomic::Ordering;
 
@@ -9,19 +11,20 @@ use super::{Clear, Store};
 use crate::types::ConfigError;
 
 impl Store {
-    /// Sets the memory limit to `bytes` and evicts down to it. Refused above the limit the
-    /// store was built with, and below what its index and the segments eviction needs take.
+    /// Sets the memory limit to `bytes`: grows into more segments, or evicts down to it.
+    /// Refused above [`Store::memory_limit_max`], and below what its index and the segments
+    /// eviction needs take.
     pub fn set_memory_limit(&self, bytes: usize) -> Result<(), ConfigError> {
-        if bytes > self.config.memory_bytes {
-            return Err(ConfigError(format!(
-                "memory limit {bytes} is above the {} the store was built with",
-                self.config.memory_bytes
-            )));
+        let max = self.memory_limit_max();
+        if bytes > max {
+            return Err(ConfigError(format!("memory limit {bytes} is above the store's {max}")));
         }
         if bytes < self.memory_limit_min() {
             return Err(ConfigError(format!("memory limit {bytes} is too small")));
         }
+        self.grow_to(bytes);
         self.recycled.limit_bytes.store(bytes, Ordering::Release);
+        self.ctl.lock().set_limit_segments(bytes / self.seg_size);
         self.shrink_to_limit();
         Ok(())
     }
@@ -29,6 +32,27 @@ impl Store {
     /// The current memory limit.
     pub fn memory_limit(&self) -> usize {
         self.recycled.limit()
+    }
+
+    /// The most the memory limit may be raised to (`Config::memory_max_bytes`, in whole
+    /// segments).
+    pub fn memory_limit_max(&self) -> usize {
+        self.segments.count_max() * self.seg_size
+    }
+
+    /// Makes segment ids and large slots enough for a limit of `bytes` available (never
+    /// takes any back: a lowered limit is kept by the budget, not by fewer ids).
+    fn grow_to(&self, bytes: usize) {
+        let wanted = (bytes / self.seg_size).min(self.segments.count_max());
+        let mut ctl = self.ctl.lock();
+        let before = self.seg_count();
+        if wanted > before {
+            self.segments.init(before..wanted);
+            ctl.free_unbacked.extend((before as u32..wanted as u32).rev());
+            self.seg_count.store(wanted, Ordering::Release);
+        }
+        drop(ctl);
+        self.recycled.grow_large_slots(super::large_slots_for(bytes, self.large_min));
     }
 
     /// The index as it is now, and eight segments (the smallest store `check_config` takes).
@@ -40,7 +64,7 @@ impl Store {
     /// Gives free segments' pages back, then evicts, until the charge fits the limit (or
     /// nothing is left to evict). Bounded as `make_room` is.
     fn shrink_to_limit(&self) {
-        let rounds_max = 4 * (self.seg_count + self.recycled.large.len()) + 64;
+        let rounds_max = self.eviction_rounds_max();
         for _ in 0..rounds_max {
             if self.unback_over_limit() {
                 return;

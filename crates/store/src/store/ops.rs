@@ -345,8 +345,9 @@ impl Store {
         let free = ctl.free_resident.len()
             + ctl.free_unbacked.len()
             + self.recycled.freed_count.load(Ordering::Acquire);
-        stats.segments_in_use = (self.seg_count - free.min(self.seg_count)) as u64;
-        stats.segments_max = self.seg_count as u64;
+        let seg_count = self.seg_count();
+        stats.segments_in_use = (seg_count - free.min(seg_count)) as u64;
+        stats.segments_max = seg_count as u64;
         stats
     }
 }

@@ -323,6 +323,43 @@ fn memory_limit_shrinks_and_grows() {
     assert!(store.stats().items > after.items, "the room is used again");
 }
 
+// Raised past the size it started with (memcached `cache_memlimit` to a larger value), the
+// store holds more small and large items than it could before, up to the new limit; the
+// ceiling is `memory_max_bytes`, and lowering again evicts down.
+#[test]
+fn memory_limit_grows_past_the_start_size() {
+    let start_bytes = tiny_config().memory_bytes;
+    let store = Store::new(Config { memory_max_bytes: 4 * start_bytes, ..tiny_config() })
+        .expect("valid config");
+    assert_eq!(store.memory_limit_max(), 4 * start_bytes);
+    let fill = |from: usize, count: usize, len: usize| {
+        for i in from..from + count {
+            let key = format!("key{i}");
+            store.store(key.as_bytes(), &vec![7u8; len], 0, Expiry::Never, Mode::Set).unwrap();
+        }
+    };
+    fill(0, 4000, 400);
+    let small = store.stats();
+    assert!(small.evictions > 0 && small.memory_used_bytes <= start_bytes as u64, "{small:?}");
+    assert!(store.set_memory_limit(4 * start_bytes + 1).is_err(), "above the ceiling");
+    store.set_memory_limit(4 * start_bytes).expect("grow");
+    fill(10_000, 4000, 400);
+    fill(20_000, 20, 40 * 1024); // large items (a quarter of a segment or more)
+    let grown = store.stats();
+    assert_eq!(grown.memory_limit_bytes, 4 * start_bytes as u64);
+    assert!(grown.memory_used_bytes > 2 * start_bytes as u64, "the new room is used: {grown:?}");
+    assert!(grown.memory_used_bytes <= 4 * start_bytes as u64, "{grown:?}");
+    assert!(grown.items > small.items * 2, "{grown:?} against {small:?}");
+    for i in 20_000..20_020 {
+        let item = store.get(format!("key{i}").as_bytes()).expect("a large item just written");
+        assert_eq!(item.value.len(), 40 * 1024);
+    }
+    store.set_memory_limit(start_bytes).expect("shrink");
+    assert!(store.stats().memory_used_bytes <= start_bytes as u64);
+    fill(30_000, 2000, 400);
+    assert!(store.stats().memory_used_bytes <= start_bytes as u64);
+}
+
 // memcached's flush at a past time without CAS: what was last accessed at or before it goes,
 // later writes and second reads stay, and a new write of a flushed key is visible.
 #[test]
