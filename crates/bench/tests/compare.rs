@@ -35,7 +35,7 @@ fn tiny_compare_writes_reports_with_both_servers() {
         warmup: Duration::from_millis(200),
         connections: 10,
         keyspace: 1000,
-        servers: vec![Kind::Spinel, Kind::Memcached],
+        servers: vec![Kind::Spinel.into(), Kind::Memcached.into()],
         spinel_bin: Some(spinel),
         sweep_threads: 0,
         memory_mib: 64,
