@@ -592,7 +592,11 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
         md.push('\n');
         md.push_str(&report_md::sweep_markdown(&outcome.sweep));
     }
-    let meta = report_html::Meta { title: "spinel-bench compare", notes: &notes };
+    let meta = report_html::Meta {
+        title: "spinel-bench compare",
+        notes: &notes,
+        limit: limit_label(o, &outcome.rows),
+    };
     let files = [
         ("compare.md", md),
         ("compare.csv", report_md::csv(&outcome.rows, &outcome.sweep)),
