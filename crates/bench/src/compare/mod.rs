@@ -515,7 +515,7 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
          set; nullmc (and any :limit server) has no store: its values are filler, not checked"
             .to_string(),
     ];
-    if o.quick {
+    if o.quick && o.cells == matrix::quick_matrix() {
         notes.push(
             "--quick: one repetition of 2 s runs; of the 16 workloads it keeps single gets at \
              all four sizes, 48-key multigets at 20/20 and the 9:1 mix at 20/20 (single and \
