@@ -1,28 +1,34 @@
-//! `spinel-bench compare`: Spinel, memcached and Redis side by side on the machine at hand,
-//! measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU, load to
+//! `spinel-bench compare`: Spinel and its peers (memcached, Redis, Valkey, pogocache, the
+//! store-less limit nullmc, any `--server-cmd`; see [`peers`]) side by side on the machine
+//! at hand, measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU, load to
 //! another, server CPU from /proc/PID/stat around the measured phase, an idle-machine check
 //! and a noisy flag from /proc/stat, interleaved repetitions, medians with spread).
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
 //!   for rep in 1..=R:                                   repetitions outermost
-//!     for workload in matrix:
+//!     for workload in matrix:                         mix x keys/get x sizes x pipeline
+//!                                                     x connections x rate (open loop)
+//!       restart store-less servers for its value size (nullmc answers one fixed size)
 //!       for server in servers (rotated each workload):  interleaved within the workload
 //!         wait for an idle machine (bounded)
 //!         preload + warm-up run (unmeasured)
 //!         sample CPU: server pid, this process, /proc/stat
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
-//!   stop servers; thread sweep: Spinel and memcached with -t 1..N, get 20/20, R times
-//!   medians + spread -> compare.md, compare.csv, compare.html (inline SVG), compare.json
-//!   (with each run's latency histogram)
+//!   stop servers; thread sweep: the memcache servers with -t 1..N, get 20/20, R times
+//!   medians + spread -> compare.md (per workload: a column per server and ratio rows to
+//!   the limit server and memcached; then one line per run), compare.csv, compare.html
+//!   (inline SVG), compare.json (with each run's latency histogram)
 //! ```
 //!
 //! Goals: one command, bounded time (an estimate is printed first; every run and every
 //! wait has a limit), no process left behind (see [`servers`]), and the CPU-normalized
 //! rate, which survives a client that cannot saturate the server.
-//! Non-goals: latency at a fixed offered rate (use `spinel-bench --rate` for that), other
-//! machines than loopback.
+//! At a fixed offered rate (`--rate`) the load is open loop and latency counts from each
+//! request's intended send time ([`crate::ratelimit`]); server CPU per request is then
+//! the measure (the rate is the same for all), read to /proc's 10 ms ticks, so give low
+//! rates long runs. Non-goal: other machines than loopback.
 
 pub mod cpu;
 pub mod matrix;

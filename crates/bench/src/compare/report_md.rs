@@ -193,7 +193,8 @@ pub fn sweep_markdown(rows: &[Row]) -> String {
 pub const CSV_HEADER: &str = "table,workload,pattern,keys_per_get,key_size,value_size,server,\
 server_threads,runs,req_per_sec,keys_per_sec,req_per_server_cpu_sec,keys_per_server_cpu_sec,\
 req_per_client_cpu_sec,mb_per_sec,server_cpu_util,latency_ms_p50,latency_ms_p99,\
-latency_ms_p999,hit_ratio,spread_req_per_sec,spread_req_per_server_cpu_sec,noisy_runs,errors";
+latency_ms_p999,hit_ratio,spread_req_per_sec,spread_req_per_server_cpu_sec,noisy_runs,errors,\
+pipeline,connections,offered_req_per_sec";
 
 fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
@@ -236,6 +237,9 @@ pub fn csv(rows: &[Row], sweep: &[Row]) -> String {
                 num(r.spread_eff, 4),
                 r.noisy_runs.to_string(),
                 r.errors.to_string(),
+                c.pipeline.to_string(),
+                c.connections.to_string(),
+                c.rate_per_sec.to_string(),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');
@@ -328,6 +332,7 @@ pub(crate) mod tests {
         assert!(lines.iter().all(|l| l.split(',').count() == columns), "{text}");
         assert!(lines[1].starts_with("matrix,get mget48 20/20,get,48,20,20,spinel,1,2,155000,"));
         assert!(lines[3].starts_with("threads,"));
+        assert!(lines[1].ends_with(",0,0,1,50,0"), "pipeline, connections, closed loop");
         assert!(lines[2].contains(",0.0000,,0,0") || lines[2].contains(",0.0000,0.0000,0,0"));
     }
 }
