@@ -1,8 +1,9 @@
 //! `spinel-bench compare`: Spinel and its peers (memcached, Redis, Valkey, pogocache, the
 //! store-less limit nullmc, any `--server-cmd`; see [`peers`]) side by side on the machine
-//! at hand, measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU, load to
-//! another, server CPU from /proc/PID/stat around the measured phase, an idle-machine check
-//! and a noisy flag from /proc/stat, interleaved repetitions, medians with spread).
+//! at hand, measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU,
+//! load to another, server CPU from /proc/PID/stat around the measured phase, an
+//! idle-machine check and a noisy flag from /proc/stat, interleaved repetitions, medians
+//! with spread).
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
