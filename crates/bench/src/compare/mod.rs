@@ -17,7 +17,7 @@
 //!         sample CPU: server pid, this process, /proc/stat
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
-//!   stop servers; thread sweep: the memcache servers with -t 1..N, get 20/20, R times
+//!   stop servers; thread sweep: all but Redis, Valkey with -t 1..N, get 20/20, R times
 //!   medians + spread -> compare.md (per workload: a column per server and ratio rows to
 //!   the limit server and memcached; then one line per run), compare.csv, compare.html
 //!   (inline SVG), compare.json (with each run's latency histogram)
@@ -430,8 +430,8 @@ fn run_matrix(
     Ok(rows)
 }
 
-/// The thread sweep: the memcache servers with a thread count (Spinel, memcached,
-/// pogocache, nullmc, commands with {threads}) at -t 1..N on get 20/20, `repeat` times.
+/// The thread sweep: the servers with worker threads (Spinel, memcached, pogocache,
+/// nullmc, commands with {threads}) at -t 1..N on get 20/20, `repeat` times.
 fn run_sweep(
     o: &Options,
     skipped: &[(String, String)],

@@ -26,8 +26,8 @@ pub struct CpuList(pub Vec<usize>);
 /// divided by in compare.md's per-workload tables, next to memcached. Repeats the
 /// matrix (servers interleaved within each workload, repetitions outermost), reports medians
 /// with their spread, requests per server CPU-second (/proc/PID/stat), and flags runs
-/// disturbed by other load. Then sweeps server threads 1..N (the memcache servers with a
-/// thread count; get 20/20).
+/// disturbed by other load. Then sweeps server threads 1..N (all but Redis and Valkey;
+/// get 20/20).
 /// Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
 /// latency histograms); prints the table.
 #[derive(Debug, Args)]
@@ -97,7 +97,8 @@ pub struct CompareArgs {
     /// target/debug/spinel]
     #[arg(long, value_name = "PATH", help_heading = "Servers")]
     spinel_bin: Option<PathBuf>,
-    /// Worker threads of each server in the matrix [default: 1]
+    /// Worker threads of each server in the matrix (Valkey: --io-threads; Redis: none)
+    /// [default: 1]
     #[arg(long, value_name = "N", help_heading = "Servers")]
     server_threads: Option<usize>,
     /// Thread sweep 1..N [default: CPU count, at most 8; 0 = no sweep]

@@ -228,7 +228,9 @@ fn builtin_line(
             "-c",
             &conns,
         ]),
-        Kind::Redis | Kind::Valkey => redis_args(&port, &conns),
+        Kind::Redis => redis_args(&port, &conns),
+        // Valkey 8's I/O threads read, parse and write for the main thread.
+        Kind::Valkey => [redis_args(&port, &conns), strings(&["--io-threads", &threads])].concat(),
         Kind::Pogocache => strings(&[
             "-h",
             "127.0.0.1",
@@ -388,6 +390,9 @@ mod tests {
         assert!(e.contains("binary not found"), "{e}");
         if let Ok((_, args)) = command_line(&Kind::Redis.into(), &launch, &vars, None) {
             assert!(args.windows(2).any(|w| w == ["--save", ""]), "{args:?}");
+        }
+        if let Ok((_, args)) = command_line(&Kind::Valkey.into(), &launch, &vars, None) {
+            assert!(args.ends_with(&["--io-threads".to_string(), "2".to_string()]), "{args:?}");
         }
         if let Ok((_, args)) = command_line(&Kind::Nullmc.into(), &launch, &vars, None) {
             assert_eq!(args, ["7000", "2", "32"]);
