@@ -35,7 +35,7 @@ fn tiny_compare_writes_reports_with_both_servers() {
         warmup: Duration::from_millis(200),
         connections: 10,
         keyspace: 1000,
-        servers: vec![Kind::Spinel, Kind::Memcached],
+        servers: vec![Kind::Spinel.into(), Kind::Memcached.into()],
         spinel_bin: Some(spinel),
         sweep_threads: 0,
         memory_mib: 64,
@@ -79,5 +79,57 @@ fn tiny_compare_writes_reports_with_both_servers() {
     }
     let html = std::fs::read_to_string(out_dir.join("compare.html")).unwrap();
     assert!(html.contains("<svg") && !html.contains("http"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// Goal: a `--server-cmd` server is started from its command (pinned, {port} and
+/// {threads} filled in), measured like a built-in one, and as `:limit` becomes the divisor
+/// of the per-workload table, next to memcached; pipeline and open-loop workloads run.
+/// Method: memcached twice, once built in and once as `lim:mc:limit=memcached ...`, on a
+/// pipelined and an open-loop workload of 1 s each.
+#[test]
+fn server_cmd_is_measured_and_is_the_limit() {
+    if compare::servers::find_program("memcached").is_none() {
+        eprintln!("SKIP: memcached is not installed (apt-get install memcached)");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("spinel-compare-cmd-{}", std::process::id()));
+    let cmd = "lim:mc:limit=memcached -u root -l 127.0.0.1 -U 0 -p {port} -t {threads} -m 64";
+    let lim = compare::servers::ServerCmd::parse(cmd).expect("the spec parses");
+    let base = matrix::sweep_cell();
+    let cells = matrix::expand(&[base], &[1, 8], &[10], &[]);
+    let open = matrix::Cell { rate_per_sec: 5000, connections: 10, ..base };
+    let options = Options {
+        repeat: 1,
+        duration: Duration::from_secs(1),
+        warmup: Duration::from_millis(200),
+        keyspace: 1000,
+        servers: vec![Kind::Memcached.into(), compare::servers::Spec::Cmd(lim)],
+        sweep_threads: 0,
+        memory_mib: 64,
+        idle_wait: Duration::from_secs(1),
+        out_dir: out_dir.clone(),
+        cells: cells.into_iter().chain([open]).collect(),
+        command: "server-cmd compare (test)".into(),
+        ..Options::defaults(true)
+    };
+    let started = std::time::Instant::now();
+    let outcome = compare::run(&options, &mut |line| eprintln!("{line}")).expect("compare runs");
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+    assert!(outcome.skipped.is_empty() && outcome.failures.is_empty(), "{:?}", outcome.failures);
+    assert_eq!(outcome.rows.len(), 6, "3 workloads x 2 servers");
+    for row in &outcome.rows {
+        assert!(row.req_per_server_cpu_sec.median.is_finite(), "{row:?}");
+        assert_eq!((row.errors, row.hit_ratio), (0, 1.0), "{row:?}");
+    }
+    let open_rows: Vec<_> = outcome.rows.iter().filter(|r| r.cell.open_loop()).collect();
+    for row in open_rows {
+        let rate = row.req_per_sec.median;
+        assert!((4000.0..6000.0).contains(&rate), "offered 5000/s, got {rate}");
+    }
+    let md = std::fs::read_to_string(out_dir.join("compare.md")).expect("compare.md");
+    assert!(md.contains("| workload | measure | memcached | lim |"), "{md}");
+    assert!(md.contains("| ÷ lim |") && md.contains("| ÷ memcached |"), "{md}");
+    assert!(md.contains("get 20/20 p8 c10") && md.contains("get 20/20 c10 @5.00k/s"), "{md}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }

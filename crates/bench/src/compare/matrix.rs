@@ -31,7 +31,18 @@ impl Pattern {
             Pattern::Mix91 => "9:1",
         }
     }
+
+    /// `get` or `9:1`.
+    pub fn parse(text: &str) -> Result<Pattern, String> {
+        [Pattern::Get, Pattern::Mix91]
+            .into_iter()
+            .find(|p| p.name() == text.trim())
+            .ok_or(format!("unknown mix {text:?}: want get or 9:1"))
+    }
 }
+
+/// Connections per run unless `-c` / `--connections-list` say otherwise.
+pub const DEFAULT_CONNECTIONS: usize = 50;
 
 /// One workload of the matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,18 +52,95 @@ pub struct Cell {
     pub keys_per_get: usize,
     pub key_size: usize,
     pub value_size: usize,
+    /// Requests in flight per connection (closed loop); the cap on them in open loop.
+    pub pipeline: usize,
+    /// Connections, over all load threads.
+    pub connections: usize,
+    /// Open loop at this many requests per second; 0 = closed loop.
+    pub rate_per_sec: u64,
 }
 
 impl Cell {
-    /// `get 20/20`, `9:1 mget48 64/1024`.
+    /// A closed-loop cell with pipeline 1 and the default connection count.
+    pub fn new(pattern: Pattern, keys_per_get: usize, key_size: usize, value_size: usize) -> Cell {
+        Cell {
+            pattern,
+            keys_per_get,
+            key_size,
+            value_size,
+            pipeline: 1,
+            connections: DEFAULT_CONNECTIONS,
+            rate_per_sec: 0,
+        }
+    }
+
+    /// `get 20/20`, `9:1 mget48 64/1024`, `get 20/20 p32 c1000 @40k/s` (pipeline, then
+    /// connections and rate where they are not the defaults).
     pub fn name(&self) -> String {
         let mget = if self.keys_per_get > 1 {
             format!(" mget{}", self.keys_per_get)
         } else {
             String::new()
         };
-        format!("{}{mget} {}/{}", self.pattern.name(), self.key_size, self.value_size)
+        let mut name =
+            format!("{}{mget} {}/{}", self.pattern.name(), self.key_size, self.value_size);
+        if self.pipeline > 1 {
+            name.push_str(&format!(" p{}", self.pipeline));
+        }
+        if self.connections != DEFAULT_CONNECTIONS {
+            name.push_str(&format!(" c{}", self.connections));
+        }
+        if self.rate_per_sec > 0 {
+            name.push_str(&format!(" @{}/s", super::report_md::si(self.rate_per_sec as f64)));
+        }
+        name
     }
+
+    /// Open loop (a fixed offered rate)?
+    pub fn open_loop(&self) -> bool {
+        self.rate_per_sec > 0
+    }
+}
+
+/// Each of `cells` at every pipeline depth, connection count and rate (0 = closed loop)
+/// given; an empty list keeps what the cells have.
+pub fn expand(
+    cells: &[Cell],
+    pipelines: &[usize],
+    connections: &[usize],
+    rates: &[u64],
+) -> Vec<Cell> {
+    let or_keep =
+        |list: &[usize], keep: usize| if list.is_empty() { vec![keep] } else { list.to_vec() };
+    let mut out = Vec::new();
+    for cell in cells {
+        for pipeline in or_keep(pipelines, cell.pipeline) {
+            for conns in or_keep(connections, cell.connections) {
+                let rates = if rates.is_empty() { vec![cell.rate_per_sec] } else { rates.to_vec() };
+                for rate_per_sec in rates {
+                    out.push(Cell { pipeline, connections: conns, rate_per_sec, ..*cell });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The product of get/set mixes, keys per get and key/value sizes.
+pub fn product(
+    patterns: &[Pattern],
+    keys_per_get: &[usize],
+    sizes: &[(usize, usize)],
+) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    for &pattern in patterns {
+        for &keys in keys_per_get {
+            for &(key_size, value_size) in sizes {
+                cells.push(Cell::new(pattern, keys, key_size, value_size));
+            }
+        }
+    }
+    cells
 }
 
 /// Key/value sizes of the matrix, in bytes.
@@ -62,15 +150,7 @@ pub const MULTIGET_KEYS: usize = 48;
 
 /// The full matrix: {get, 9:1} × {single, 48-key multiget} × the four sizes (16 cells).
 pub fn full_matrix() -> Vec<Cell> {
-    let mut cells = Vec::new();
-    for pattern in [Pattern::Get, Pattern::Mix91] {
-        for keys_per_get in [1, MULTIGET_KEYS] {
-            for (key_size, value_size) in SIZES {
-                cells.push(Cell { pattern, keys_per_get, key_size, value_size });
-            }
-        }
-    }
-    cells
+    product(&[Pattern::Get, Pattern::Mix91], &[1, MULTIGET_KEYS], &SIZES)
 }
 
 /// The `--quick` matrix (7 cells): single gets at all four sizes (the value-size sweep),
@@ -79,15 +159,9 @@ pub fn full_matrix() -> Vec<Cell> {
 pub fn quick_matrix() -> Vec<Cell> {
     let mut cells: Vec<Cell> = SIZES
         .iter()
-        .map(|&(key_size, value_size)| Cell {
-            pattern: Pattern::Get,
-            keys_per_get: 1,
-            key_size,
-            value_size,
-        })
+        .map(|&(key_size, value_size)| Cell::new(Pattern::Get, 1, key_size, value_size))
         .collect();
-    let small =
-        |pattern, keys_per_get| Cell { pattern, keys_per_get, key_size: 20, value_size: 20 };
+    let small = |pattern, keys_per_get| Cell::new(pattern, keys_per_get, 20, 20);
     cells.push(small(Pattern::Get, MULTIGET_KEYS));
     cells.push(small(Pattern::Mix91, 1));
     cells.push(small(Pattern::Mix91, MULTIGET_KEYS));
@@ -96,7 +170,7 @@ pub fn quick_matrix() -> Vec<Cell> {
 
 /// The workload of the server-threads sweep.
 pub fn sweep_cell() -> Cell {
-    Cell { pattern: Pattern::Get, keys_per_get: 1, key_size: 20, value_size: 20 }
+    Cell::new(Pattern::Get, 1, 20, 20)
 }
 
 /// One measured run of one workload against one server.
@@ -310,6 +384,14 @@ mod tests {
         assert!(quick.iter().all(|c| full.contains(c)));
         assert_eq!(full[4].name(), "get mget48 20/20");
         assert_eq!(full[15].name(), "9:1 mget48 64/10000");
+        let grown = expand(&quick[..2], &[1, 32], &[50, 1000], &[0, 40_000]);
+        assert_eq!(grown.len(), 2 * 2 * 2 * 2);
+        assert_eq!(grown[0], quick[0]);
+        assert_eq!(grown[7].name(), "get 20/20 p32 c1000 @40.0k/s");
+        assert!(grown[7].open_loop() && !grown[6].open_loop());
+        assert_eq!(expand(&quick, &[], &[], &[]), quick, "empty lists keep the cells");
+        let cells = product(&[Pattern::Get], &[1, 100], &[(20, 20), (20, 4096)]);
+        assert_eq!(cells[3].name(), "get mget100 20/4096");
     }
 
     /// Goal: a row takes medians of the per-run rates and counts noisy runs.

@@ -1,32 +1,40 @@
-//! `spinel-bench compare`: Spinel, memcached and Redis side by side on the machine at hand,
-//! measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU, load to
-//! another, server CPU from /proc/PID/stat around the measured phase, an idle-machine check
-//! and a noisy flag from /proc/stat, interleaved repetitions, medians with spread).
+//! `spinel-bench compare`: Spinel and its peers (memcached, Redis, Valkey, pogocache, the
+//! store-less limit nullmc, any `--server-cmd`; see [`peers`]) side by side on the machine
+//! at hand, measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU,
+//! load to another, server CPU from /proc/PID/stat around the measured phase, an
+//! idle-machine check and a noisy flag from /proc/stat, interleaved repetitions, medians
+//! with spread).
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
 //!   for rep in 1..=R:                                   repetitions outermost
-//!     for workload in matrix:
+//!     for workload in matrix:                         mix x keys/get x sizes x pipeline
+//!                                                     x connections x rate (open loop)
+//!       restart store-less servers for its value size (nullmc answers one fixed size)
 //!       for server in servers (rotated each workload):  interleaved within the workload
 //!         wait for an idle machine (bounded)
 //!         preload + warm-up run (unmeasured)
 //!         sample CPU: server pid, this process, /proc/stat
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
-//!   stop servers; thread sweep: Spinel and memcached with -t 1..N, get 20/20, R times
-//!   medians + spread -> compare.md, compare.csv, compare.html (inline SVG), compare.json
-//!   (with each run's latency histogram)
+//!   stop servers; thread sweep: all but Redis, Valkey with -t 1..N, get 20/20, R times
+//!   medians + spread -> compare.md (per workload: a column per server and ratio rows to
+//!   the limit server and memcached; then one line per run), compare.csv, compare.html
+//!   (inline SVG), compare.json (with each run's latency histogram)
 //! ```
 //!
 //! Goals: one command, bounded time (an estimate is printed first; every run and every
 //! wait has a limit), no process left behind (see [`servers`]), and the CPU-normalized
 //! rate, which survives a client that cannot saturate the server.
-//! Non-goals: latency at a fixed offered rate (use `spinel-bench --rate` for that), other
-//! machines than loopback.
+//! At a fixed offered rate (`--rate`) the load is open loop and latency counts from each
+//! request's intended send time ([`crate::ratelimit`]); server CPU per request is then
+//! the measure (the rate is the same for all), read to /proc's 10 ms ticks, so give low
+//! rates long runs. Non-goal: other machines than loopback.
 
 pub mod cpu;
 pub mod matrix;
 pub mod options;
+pub mod peers;
 pub mod report_html;
 pub mod report_json;
 pub mod report_md;
@@ -43,7 +51,8 @@ pub use options::Options;
 use self::{
     cpu::CpuSnapshot,
     matrix::{Cell, Row, Sample},
-    servers::{Kind, Launch, Running},
+    peers::Spec,
+    servers::{Launch, Running},
 };
 use crate::{
     client::Protocol,
@@ -71,12 +80,18 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// Requests in flight per connection at least, in open loop: enough that a connection
+/// keeps to the schedule while earlier replies are outstanding (as the load run's --rate).
+const OPEN_LOOP_PIPELINE: usize = 16;
+
 /// One thing to measure: a server and the port and protocol to speak to it on.
 struct Target {
     label: String,
     server: usize,
     port: u16,
     protocol: Protocol,
+    /// The store-less limit server: its values are filler, not checked.
+    limit: bool,
 }
 
 /// The seconds a run of `o` takes, roughly: idle check, preload, warm-up, measure, drain.
@@ -86,9 +101,10 @@ fn run_secs(o: &Options) -> f64 {
 
 /// A rough upper estimate of the whole comparison, in seconds.
 pub fn estimate_secs(o: &Options) -> f64 {
-    let targets = o.servers.len() + usize::from(o.spinel_resp && o.servers.contains(&Kind::Spinel));
+    let resp = o.servers.iter().filter(|s| o.resp && s.resp_too().is_some()).count();
+    let targets = o.servers.len() + resp;
     let matrix = (o.repeat * o.cells.len() * targets) as f64 * run_secs(o);
-    let sweepers = o.servers.iter().filter(|k| **k != Kind::Redis).count();
+    let sweepers = o.servers.iter().filter(|s| s.sweeps()).count();
     let sweep = (o.repeat * o.sweep_threads * sweepers) as f64 * (run_secs(o) + 0.5);
     matrix + sweep + 3.0
 }
@@ -104,8 +120,12 @@ fn workload_config(
         servers: vec![format!("127.0.0.1:{port}")],
         protocol,
         threads: o.client_threads,
-        connections: o.connections.div_ceil(o.client_threads),
-        pipeline: 1,
+        connections: cell.connections.div_ceil(o.client_threads),
+        pipeline: if cell.open_loop() {
+            cell.pipeline.max(OPEN_LOOP_PIPELINE)
+        } else {
+            cell.pipeline
+        },
         workload: Workload {
             keyspace: o.keyspace,
             key_size: cell.key_size,
@@ -119,7 +139,7 @@ fn workload_config(
         preload: false,
         warmup: Duration::ZERO,
         stop: Stop::Duration(o.duration),
-        rate_per_sec: None,
+        rate_per_sec: cell.open_loop().then_some(cell.rate_per_sec),
         seed: 1,
         ketama_names: runner::KetamaNames::Twemproxy,
         pin_cpus: cpus.to_vec(),
@@ -182,7 +202,11 @@ fn measure(
     let cpus = watched_cpus(server_cpus, &o.client_cpus);
     let noise =
         cpu::noise(&stat0, &stat1, &cpus, ours1 - ours0 + client_cpu_secs, wall, o.noise_pct);
-    let c = &summary.stats.counts;
+    let mut c = summary.stats.counts.clone();
+    if target.limit {
+        // The limit server answers with filler: a value is a hit, there is nothing to check.
+        (c.hits, c.misses, c.corrupt) = (c.hits + c.corrupt, c.misses.saturating_sub(c.corrupt), 0);
+    }
     let h = &summary.stats.latency_ns;
     Ok(Sample {
         secs: summary.elapsed.as_secs_f64(),
@@ -239,13 +263,117 @@ fn sweep_cpus(o: &Options, threads: usize) -> Vec<usize> {
 }
 
 fn launch(o: &Options) -> Launch {
+    let connections = o.cells.iter().map(|c| c.connections).max().unwrap_or(o.connections);
     Launch {
         spinel_bin: o.spinel_bin.clone(),
         memory_mib: o.memory_mib,
-        max_connections: (o.connections * 2 + 64).max(1024),
-        spinel_resp: o.spinel_resp,
+        max_connections: (connections * 2 + 64).max(1024),
+        resp: o.resp,
         log_dir: o.out_dir.join("logs"),
     }
+}
+
+/// The open-file limit this run needs: the load's connections and the servers', which
+/// inherit ours. Raised (soft limit, up to the hard one) before any server starts.
+fn raise_open_files(o: &Options) -> Result<(), String> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let connections = o.cells.iter().map(|c| c.connections).max().unwrap_or(o.connections);
+    let want = (launch(o).max_connections + connections + 256) as u64;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| format!("getrlimit: {e}"))?;
+    if soft >= want {
+        return Ok(());
+    }
+    setrlimit(Resource::RLIMIT_NOFILE, want.min(hard), hard)
+        .map_err(|e| format!("setrlimit: {e}"))?;
+    if want > hard {
+        return Err(format!(
+            "{connections} connections need {want} open files; the hard limit is {hard} \
+             (raise it: ulimit -Hn, or run as root)"
+        ));
+    }
+    Ok(())
+}
+
+/// The targets of the started servers: each on its main port, and `NAME-resp` where the
+/// server has one.
+fn targets_of(servers: &[Running]) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        let limit = s.spec.is_limit();
+        targets.push(Target {
+            label: s.name().into(),
+            server: i,
+            port: s.port,
+            protocol: s.protocol(),
+            limit,
+        });
+        if let Some(port) = s.resp_port {
+            let label = format!("{}-resp", s.name());
+            targets.push(Target { label, server: i, port, protocol: Protocol::Resp, limit });
+        }
+    }
+    targets
+}
+
+/// Restarts the store-less servers whose replies have another value size than `cell`'s;
+/// one that fails to restart is marked dead, with the reason in `failures`.
+fn fit_value_size(
+    servers: &mut [Running],
+    dead: &mut [bool],
+    cell: &Cell,
+    o: &Options,
+    launch: &Launch,
+    progress: &mut dyn FnMut(&str),
+    failures: &mut Vec<String>,
+) {
+    for (i, s) in servers.iter_mut().enumerate() {
+        if dead[i] || !s.spec.per_value_size() || s.value_size == cell.value_size {
+            continue;
+        }
+        match servers::start(&s.spec, launch, o.server_threads, &o.server_cpus, cell.value_size) {
+            Ok(fresh) => {
+                progress(&format!(
+                    "restarted {} for {}-byte values (pid {}, port {})",
+                    fresh.name(),
+                    cell.value_size,
+                    fresh.pid(),
+                    fresh.port
+                ));
+                // The old one is stopped when dropped here. Ports change: targets follow.
+                *s = fresh;
+            }
+            Err(e) => {
+                let why = format!("{}: restart for {}-byte values: {e}", s.name(), cell.value_size);
+                progress(&why);
+                failures.push(why);
+                dead[i] = true;
+            }
+        }
+    }
+}
+
+/// Starts every server; the ones that cannot start are skipped with the reason.
+fn start_all(
+    o: &Options,
+    launch: &Launch,
+    progress: &mut dyn FnMut(&str),
+    skipped: &mut Vec<(String, String)>,
+) -> Vec<Running> {
+    let value_size = o.cells.first().map_or(20, |c| c.value_size);
+    let mut servers = Vec::new();
+    for spec in &o.servers {
+        match servers::start(spec, launch, o.server_threads, &o.server_cpus, value_size) {
+            Ok(s) => {
+                progress(&format!("started {} (pid {}, port {})", spec.name(), s.pid(), s.port));
+                servers.push(s);
+            }
+            Err(why) => {
+                progress(&format!("skipped {}: {why}", spec.name()));
+                skipped.push((spec.name().to_string(), why));
+            }
+        }
+    }
+    servers
 }
 
 /// The matrix: start the servers, measure every workload on each, `repeat` times.
@@ -256,43 +384,17 @@ fn run_matrix(
     failures: &mut Vec<String>,
 ) -> Result<Vec<Row>, String> {
     let launch = launch(o);
-    let mut servers: Vec<Running> = Vec::new();
-    for &kind in &o.servers {
-        match servers::start(kind, &launch, o.server_threads, &o.server_cpus) {
-            Ok(s) => {
-                progress(&format!("started {} (pid {}, port {})", kind.name(), s.pid(), s.port));
-                servers.push(s);
-            }
-            Err(why) => {
-                progress(&format!("skipped {}: {why}", kind.name()));
-                skipped.push((kind.name().to_string(), why));
-            }
-        }
-    }
+    let mut servers = start_all(o, &launch, progress, skipped);
     if servers.is_empty() {
         return Err("no server could be started".into());
     }
-    let mut targets = Vec::new();
-    for (i, s) in servers.iter().enumerate() {
-        targets.push(Target {
-            label: s.kind.name().into(),
-            server: i,
-            port: s.port,
-            protocol: s.protocol(),
-        });
-        if let Some(port) = s.resp_port {
-            targets.push(Target {
-                label: "spinel-resp".into(),
-                server: i,
-                port,
-                protocol: Protocol::Resp,
-            });
-        }
-    }
-    let mut samples: Vec<Vec<Vec<Sample>>> = vec![vec![Vec::new(); targets.len()]; o.cells.len()];
+    let labels: Vec<String> = targets_of(&servers).into_iter().map(|t| t.label).collect();
+    let mut samples: Vec<Vec<Vec<Sample>>> = vec![vec![Vec::new(); labels.len()]; o.cells.len()];
     let mut dead = vec![false; servers.len()];
     for rep in 0..o.repeat {
         for (ci, cell) in o.cells.iter().enumerate() {
+            fit_value_size(&mut servers, &mut dead, cell, o, &launch, progress, failures);
+            let targets = targets_of(&servers);
             // Rotate the order so no server always runs first (or right after another).
             for k in 0..targets.len() {
                 let ti = (k + rep + ci) % targets.len();
@@ -319,47 +421,49 @@ fn run_matrix(
     drop(servers);
     let mut rows = Vec::new();
     for (ci, cell) in o.cells.iter().enumerate() {
-        for (ti, target) in targets.iter().enumerate() {
+        for (ti, label) in labels.iter().enumerate() {
             if !samples[ci][ti].is_empty() {
-                rows.push(Row::new(*cell, &target.label, o.server_threads, &samples[ci][ti]));
+                rows.push(Row::new(*cell, label, o.server_threads, &samples[ci][ti]));
             }
         }
     }
     Ok(rows)
 }
 
-/// The thread sweep: Spinel and memcached with -t 1..N on get 20/20, `repeat` times.
+/// The thread sweep: the servers with worker threads (Spinel, memcached, pogocache,
+/// nullmc, commands with {threads}) at -t 1..N on get 20/20, `repeat` times.
 fn run_sweep(
     o: &Options,
     skipped: &[(String, String)],
     progress: &mut dyn FnMut(&str),
     failures: &mut Vec<String>,
 ) -> Vec<Row> {
-    let kinds: Vec<Kind> = o
+    let specs: Vec<&Spec> = o
         .servers
         .iter()
-        .copied()
-        .filter(|k| *k != Kind::Redis && !skipped.iter().any(|(name, _)| name == k.name()))
+        .filter(|s| s.sweeps() && !skipped.iter().any(|(name, _)| name == s.name()))
         .collect();
     let mut launch = launch(o);
-    launch.spinel_resp = false;
+    launch.resp = false;
     let cell = matrix::sweep_cell();
-    let points: Vec<(Kind, usize)> =
-        (1..=o.sweep_threads).flat_map(|t| kinds.iter().map(move |k| (*k, t))).collect();
+    let points: Vec<(&Spec, usize)> =
+        (1..=o.sweep_threads).flat_map(|t| specs.iter().map(move |s| (*s, t))).collect();
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); points.len()];
     for rep in 0..o.repeat {
-        for (pi, &(kind, threads)) in points.iter().enumerate() {
+        for (pi, &(spec, threads)) in points.iter().enumerate() {
             let cpus = sweep_cpus(o, threads);
-            let what = format!("{} {} -t {threads}", cell.name(), kind.name());
-            let result = servers::start(kind, &launch, threads, &cpus).and_then(|server| {
-                let target = Target {
-                    label: kind.name().into(),
-                    server: 0,
-                    port: server.port,
-                    protocol: server.protocol(),
-                };
-                measure(o, &cell, &target, std::slice::from_ref(&server), &cpus)
-            });
+            let what = format!("{} {} -t {threads}", cell.name(), spec.name());
+            let result =
+                servers::start(spec, &launch, threads, &cpus, cell.value_size).and_then(|server| {
+                    let target = Target {
+                        label: spec.name().into(),
+                        server: 0,
+                        port: server.port,
+                        protocol: server.protocol(),
+                        limit: spec.is_limit(),
+                    };
+                    measure(o, &cell, &target, std::slice::from_ref(&server), &cpus)
+                });
             progress(&progress_line(rep, o, &what, &result));
             match result {
                 Ok(sample) => samples[pi].push(sample),
@@ -371,7 +475,7 @@ fn run_sweep(
         .iter()
         .zip(&samples)
         .filter(|(_, s)| !s.is_empty())
-        .map(|(&(kind, threads), s)| Row::new(cell, kind.name(), threads, s))
+        .map(|(&(spec, threads), s)| Row::new(cell, spec.name(), threads, s))
         .collect()
 }
 
@@ -393,8 +497,11 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
         format!("command: {}", o.command),
         machine_note(),
         format!(
-            "method: servers pinned to CPU {} (-t {}), load on CPU {} ({} thread(s)), {} \
-             connections, pipeline 1, closed loop; key space {} keys, all preloaded; {} s \
+            "method: servers pinned to CPU {} (-t {}), load on CPU {} ({} thread(s)); {} \
+             connections and pipeline 1 in closed loop unless the workload's name says cN \
+             (connections), pN (pipeline) or @R/s (open loop at R requests/s, up to \
+             max(16, N) in flight per connection, latency from each request's intended send \
+             time); key space {} keys, all preloaded; {} s \
              measured after {} s warm-up; {} repetition(s), servers interleaved within each \
              workload; medians, spread = (max-min)/median of req/s and of req per server \
              CPU-s; server CPU = utime+stime from /proc/PID/stat; a run is noisy when other \
@@ -410,11 +517,12 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
             o.repeat,
             o.noise_pct
         ),
-        "protocols: memcache text for Spinel and memcached, RESP for Redis (and spinel-resp); \
-         keys/s counts every key of a multiget and every set"
+        "protocols: memcache text for Spinel, memcached, pogocache and nullmc, RESP for \
+         Redis, Valkey and the -resp targets; keys/s counts every key of a multiget and every \
+         set; nullmc (and any :limit server) has no store: its values are filler, not checked"
             .to_string(),
     ];
-    if o.quick {
+    if o.quick && o.cells == matrix::quick_matrix() {
         notes.push(
             "--quick: one repetition of 2 s runs; of the 16 workloads it keeps single gets at \
              all four sizes, 48-key multigets at 20/20 and the 9:1 mix at 20/20 (single and \
@@ -441,15 +549,25 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
     notes
 }
 
+/// The server the per-workload table divides by: the first limit server measured.
+fn limit_label<'a>(o: &'a Options, rows: &[Row]) -> Option<&'a str> {
+    o.servers
+        .iter()
+        .filter(|s| s.is_limit())
+        .map(Spec::name)
+        .find(|name| rows.iter().any(|r| r.server == *name))
+}
+
 /// Runs the comparison and writes the report files; `progress` sees one line per step.
 pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, String> {
     let start = Instant::now();
     std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("{}: {e}", o.out_dir.display()))?;
+    raise_open_files(o)?;
     progress(&format!(
         "compare: {} workload(s) x {} server(s) x {} repetition(s), thread sweep 1..{}; \
          estimated {:.0} s",
         o.cells.len(),
-        o.servers.len() + usize::from(o.spinel_resp),
+        o.servers.len(),
         o.repeat,
         o.sweep_threads,
         estimate_secs(o)
@@ -458,7 +576,11 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
     let rows = run_matrix(o, progress, &mut skipped, &mut failures)?;
     let sweep = run_sweep(o, &skipped, progress, &mut failures);
     let mut outcome = Outcome {
-        markdown: report_md::markdown(&rows),
+        markdown: format!(
+            "{}\n{}",
+            report_md::per_server_markdown(&rows, limit_label(o, &rows)),
+            report_md::markdown(&rows)
+        ),
         rows,
         sweep,
         skipped,
@@ -477,7 +599,11 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
         md.push('\n');
         md.push_str(&report_md::sweep_markdown(&outcome.sweep));
     }
-    let meta = report_html::Meta { title: "spinel-bench compare", notes: &notes };
+    let meta = report_html::Meta {
+        title: "spinel-bench compare",
+        notes: &notes,
+        limit: limit_label(o, &outcome.rows),
+    };
     let files = [
         ("compare.md", md),
         ("compare.csv", report_md::csv(&outcome.rows, &outcome.sweep)),

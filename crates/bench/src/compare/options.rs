@@ -5,8 +5,8 @@ use std::{path::PathBuf, time::Duration};
 use clap::Args;
 
 use super::{
-    matrix::{full_matrix, quick_matrix, Cell},
-    servers::Kind,
+    matrix::{self, full_matrix, quick_matrix, Cell, Pattern, MULTIGET_KEYS, SIZES},
+    peers::{self, Kind, ServerCmd, Spec},
 };
 use crate::cli::{parse_cpu_list_arg, parse_duration};
 
@@ -14,15 +14,20 @@ use crate::cli::{parse_cpu_list_arg, parse_duration};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
-/// Spinel, memcached and Redis side by side on this machine
+/// Spinel and its peers side by side on this machine
 ///
-/// Starts Spinel, memcached and redis-server (those installed) on free loopback ports, pins
-/// them to the server CPUs and the load to the client CPUs, and runs the matrix: 100% get
-/// and 9:1 get:set; single get and 48-key multiget; key/value sizes 20/20, 32/128, 64/1024
-/// and 64/10000 bytes. Memcache text for Spinel and memcached, RESP for Redis. Repeats the
+/// Starts Spinel, memcached, redis-server, valkey-server, pogocache and nullmc (those
+/// installed, and any --server-cmd) on free loopback ports, pins them to the server CPUs
+/// and the load to the client CPUs, and runs the matrix: 100% get and 9:1 get:set; single
+/// get and 48-key multiget; key/value sizes 20/20, 32/128, 64/1024 and 64/10000 bytes (or
+/// what --mix, --keys-per-get and --sizes pick), at each --pipeline depth, connection count
+/// and --rate. Memcache text for Spinel, memcached, pogocache and nullmc, RESP for Redis
+/// and Valkey. nullmc (shared/bench/nullmc.c, no store) is the limit every server is
+/// divided by in compare.md's per-workload tables, next to memcached. Repeats the
 /// matrix (servers interleaved within each workload, repetitions outermost), reports medians
 /// with their spread, requests per server CPU-second (/proc/PID/stat), and flags runs
-/// disturbed by other load. Then sweeps server threads 1..N (Spinel, memcached; get 20/20).
+/// disturbed by other load. Then sweeps server threads 1..N (all but Redis and Valkey;
+/// get 20/20).
 /// Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
 /// latency histograms); prints the table.
 #[derive(Debug, Args)]
@@ -47,18 +52,53 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", help_heading = "Runs")]
     keyspace: Option<u64>,
 
-    /// Servers from spinel,memcached,redis [default: all]
-    #[arg(long, value_name = "LIST", value_delimiter = ',',
-          value_parser = |s: &str| Kind::parse(s.trim()), help_heading = "Servers")]
-    servers: Option<Vec<Kind>>,
-    /// Also measure Spinel over RESP (its Redis port)
-    #[arg(long, help_heading = "Servers")]
-    spinel_resp: bool,
+    /// Get/set mixes, from get and 9:1 [default: both]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Pattern::parse,
+          help_heading = "Workloads")]
+    mix: Option<Vec<Pattern>>,
+    /// Keys per get, 1 = single get [default: 1,48]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Workloads")]
+    keys_per_get: Option<Vec<usize>>,
+    /// Key/value sizes in bytes [default: 20/20,32/128,64/1024,64/10000]
+    #[arg(long, value_name = "K/V,...", value_delimiter = ',', value_parser = parse_size_pair,
+          help_heading = "Workloads")]
+    sizes: Option<Vec<(usize, usize)>>,
+    /// Requests in flight per connection, each a workload of its own [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Workloads")]
+    pipeline: Option<Vec<usize>>,
+    /// Connection counts, each a workload of its own (raises the open-file limit as needed)
+    /// [default: -c]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Workloads")]
+    connections_list: Option<Vec<usize>>,
+    /// Open loop at these offered rates (requests/s, 40k = 40000), each a workload of its
+    /// own; latency counts from each request's intended send time; 0 = closed loop. Up to
+    /// max(16, --pipeline) requests in flight per connection [default: closed loop]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_rate,
+          help_heading = "Workloads")]
+    rate: Option<Vec<u64>>,
+
+    /// Servers from spinel,memcached,redis,valkey,pogocache,nullmc and --server-cmd names
+    /// [default: all of them]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Servers")]
+    servers: Option<Vec<String>>,
+    /// Another server: NAME[:mc|:meta|:resp][:limit]=COMMAND (repeatable). COMMAND runs
+    /// under sh, pinned like the others, with {port} {threads} {value_size} {memory_mib}
+    /// {max_connections} filled in; with {value_size} it is restarted per value size; with
+    /// {threads} it joins the thread sweep. :limit = store-less (values not checked), the
+    /// divisor of the ratio rows. Example: 'lim:mc:limit=./nullmc {port} {threads}
+    /// {value_size}'
+    #[arg(long, value_name = "SPEC", value_parser = ServerCmd::parse, help_heading = "Servers")]
+    server_cmd: Vec<ServerCmd>,
+    /// Also measure, over RESP, the servers that speak it besides memcache (spinel-resp on
+    /// Spinel's Redis port, pogocache-resp on pogocache's one port)
+    #[arg(long, visible_alias = "spinel-resp", help_heading = "Servers")]
+    resp: bool,
     /// Spinel binary [default: $SPINEL_BIN, beside this binary, target/release/spinel,
     /// target/debug/spinel]
     #[arg(long, value_name = "PATH", help_heading = "Servers")]
     spinel_bin: Option<PathBuf>,
-    /// Worker threads of each server in the matrix [default: 1]
+    /// Worker threads of each server in the matrix (Valkey: --io-threads; Redis: none)
+    /// [default: 1]
     #[arg(long, value_name = "N", help_heading = "Servers")]
     server_threads: Option<usize>,
     /// Thread sweep 1..N [default: CPU count, at most 8; 0 = no sweep]
@@ -98,8 +138,9 @@ pub struct Options {
     pub warmup: Duration,
     pub connections: usize,
     pub keyspace: u64,
-    pub servers: Vec<Kind>,
-    pub spinel_resp: bool,
+    pub servers: Vec<Spec>,
+    /// Also the `NAME-resp` targets.
+    pub resp: bool,
     pub spinel_bin: Option<PathBuf>,
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
@@ -128,6 +169,26 @@ pub fn online_cpus() -> Vec<usize> {
 }
 
 /// `0`, `0,2`, `0-3,6`.
+/// `20/20`: key and value size in bytes.
+fn parse_size_pair(text: &str) -> Result<(usize, usize), String> {
+    let (k, v) = text.trim().split_once('/').ok_or(format!("{text:?}: want KEY/VALUE bytes"))?;
+    let num =
+        |s: &str| s.trim().parse::<usize>().map_err(|_| format!("{text:?}: want KEY/VALUE bytes"));
+    Ok((num(k)?, num(v)?))
+}
+
+/// `40000` or `40k` requests per second.
+fn parse_rate(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, scale) = match text.strip_suffix(['k', 'K']) {
+        Some(d) => (d, 1000.0),
+        None => (text, 1.0),
+    };
+    let rate: f64 =
+        digits.parse().map_err(|_| format!("{text:?}: want requests/s (40000 or 40k)"))?;
+    Ok((rate * scale).round() as u64)
+}
+
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -155,10 +216,10 @@ impl Options {
             repeat: if quick { 1 } else { 3 },
             duration: Duration::from_secs(if quick { 2 } else { 3 }),
             warmup: Duration::from_millis(if quick { 300 } else { 500 }),
-            connections: 50,
+            connections: matrix::DEFAULT_CONNECTIONS,
             keyspace: 10_000,
-            servers: Kind::ALL.to_vec(),
-            spinel_resp: false,
+            servers: Kind::ALL.into_iter().map(Spec::Builtin).collect(),
+            resp: false,
             spinel_bin: None,
             server_cpus,
             client_threads: client_cpus.len().max(1),
@@ -176,19 +237,48 @@ impl Options {
 }
 
 impl CompareArgs {
+    /// The workloads: the quick or full matrix, or the product of --mix, --keys-per-get and
+    /// --sizes when any is given; then each at every pipeline depth, connection count and
+    /// rate.
+    fn cells(&self, default: &[Cell], connections: usize) -> Vec<Cell> {
+        let chosen = self.mix.is_some() || self.keys_per_get.is_some() || self.sizes.is_some();
+        let base: Vec<Cell> = if chosen {
+            matrix::product(
+                self.mix.as_deref().unwrap_or(&[Pattern::Get, Pattern::Mix91]),
+                self.keys_per_get.as_deref().unwrap_or(&[1, MULTIGET_KEYS]),
+                self.sizes.as_deref().unwrap_or(&SIZES),
+            )
+        } else {
+            default.to_vec()
+        };
+        let conns = self.connections_list.clone().unwrap_or_else(|| vec![connections]);
+        let pipelines = self.pipeline.as_deref().unwrap_or_default();
+        matrix::expand(&base, pipelines, &conns, self.rate.as_deref().unwrap_or_default())
+    }
+
     /// The options: what was given, the defaults (of a quick run with `--quick`) for the
     /// rest. `command` is the command line, for the report.
     pub fn options(self, command: String) -> Result<Options, String> {
         let d = Options::defaults(self.quick);
-        let client_cpus = self.client_cpus.map_or(d.client_cpus, |c| c.0);
+        let connections = self.connections.unwrap_or(d.connections);
+        let cells = self.cells(&d.cells, connections);
+        let client_cpus = self.client_cpus.map_or(d.client_cpus.clone(), |c| c.0);
+        let servers = peers::select(self.servers.as_deref(), &self.server_cmd)?;
+        let lists = [&self.keys_per_get, &self.pipeline, &self.connections_list];
+        if lists.iter().any(|l| l.as_ref().is_some_and(|l| l.is_empty() || l.contains(&0))) {
+            return Err(
+                "--keys-per-get, --pipeline and --connections-list need values of at least 1"
+                    .into(),
+            );
+        }
         let o = Options {
             repeat: self.repeat.unwrap_or(d.repeat),
             duration: self.duration.unwrap_or(d.duration),
             warmup: self.warmup.unwrap_or(d.warmup),
-            connections: self.connections.unwrap_or(d.connections),
+            connections,
             keyspace: self.keyspace.unwrap_or(d.keyspace),
-            servers: self.servers.unwrap_or(d.servers),
-            spinel_resp: self.spinel_resp,
+            servers,
+            resp: self.resp,
             spinel_bin: self.spinel_bin,
             server_cpus: self.server_cpus.map_or(d.server_cpus, |c| c.0),
             client_threads: self.client_threads.unwrap_or(client_cpus.len().max(1)),
@@ -200,6 +290,7 @@ impl CompareArgs {
             noise_pct: self.noise_pct.unwrap_or(d.noise_pct),
             out_dir: self.out_dir.unwrap_or(d.out_dir),
             command,
+            cells,
             ..d
         };
         if o.repeat == 0 || o.connections == 0 || o.client_threads == 0 || o.server_threads == 0 {
@@ -235,7 +326,7 @@ mod tests {
         )
         .unwrap();
         assert!(o.quick);
-        assert_eq!(o.servers, vec![Kind::Spinel, Kind::Memcached]);
+        assert_eq!(o.servers, vec![Kind::Spinel.into(), Kind::Memcached.into()]);
         assert_eq!((o.server_cpus, o.client_cpus, o.client_threads), (vec![1], vec![0], 1));
         assert_eq!((o.repeat, o.duration), (2, Duration::from_secs(1)));
         assert_eq!(o.cells, quick_matrix());
@@ -251,5 +342,69 @@ mod tests {
         assert!(parse("--repeat 0").unwrap_err().contains("--repeat"));
         assert!(parse("--memory 12 --noise-pct 2.5 --idle-wait 1s --spinel-resp").is_ok());
         assert_eq!(parse_cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+    }
+
+    /// `compare` options from separate arguments (for values with spaces).
+    fn parse_args(args: &[&str]) -> Result<Options, String> {
+        let argv = ["spinel-bench", "compare"].iter().chain(args);
+        match cli::parse(argv) {
+            Ok(Command::Compare(options)) => Ok(*options),
+            Ok(other) => panic!("not compare: {other:?}"),
+            Err(e) => Err(cli::one_line(&e)),
+        }
+    }
+
+    /// Goal: --server-cmd adds servers by name (selectable with --servers, all of them by
+    /// default), with protocol and limit, and bad specs are usage errors.
+    #[test]
+    fn server_cmd_flags() {
+        let o = parse_args(&[
+            "--server-cmd",
+            "lim:mc:limit=/opt/nullmc {port} {threads} {value_size}",
+            "--server-cmd",
+            "kv:resp=kvd --port {port}",
+            "--servers",
+            "spinel,lim,memcached",
+        ])
+        .unwrap();
+        let names: Vec<&str> = o.servers.iter().map(Spec::name).collect();
+        assert_eq!(names, ["spinel", "lim", "memcached"]);
+        assert!(o.servers[1].is_limit());
+        let o = parse_args(&["--server-cmd", "kv:resp=kvd --port {port}"]).unwrap();
+        let last = o.servers.last().unwrap();
+        assert_eq!((last.name(), last.protocol()), ("kv", crate::client::Protocol::Resp));
+        assert_eq!(o.servers.len(), Kind::ALL.len() + 1);
+        assert!(parse_args(&["--server-cmd", "no-equals"]).unwrap_err().contains("NAME"));
+        assert!(parse_args(&["--server-cmd", "x:ftp=cmd"]).is_err());
+        let e = parse_args(&["--servers", "spinel,lim"]).unwrap_err();
+        assert!(e.contains("lim"), "{e}");
+        assert!(parse("--servers valkey,pogocache,nullmc --resp").unwrap().resp);
+        assert!(parse("--spinel-resp").unwrap().resp, "the old flag name still works");
+    }
+
+    /// Goal: the workload flags build the matrix: the product of --mix, --keys-per-get and
+    /// --sizes, each at every --pipeline, --connections-list and --rate value.
+    #[test]
+    fn workload_flags() {
+        let o = parse(
+            "--mix get --keys-per-get 1,100 --sizes 20/20,64/4096 --pipeline 1,32 \
+             --connections-list 50,1000 --rate 0,40k",
+        )
+        .unwrap();
+        assert_eq!(o.cells.len(), 2 * 2 * 2 * 2 * 2);
+        let names: Vec<String> = o.cells.iter().map(Cell::name).collect();
+        assert_eq!(names[0], "get 20/20");
+        assert!(names.contains(&"get mget100 64/4096 p32 c1000 @40.0k/s".to_string()));
+        assert!(o.cells.iter().any(|c| c.rate_per_sec == 40_000 && c.pipeline == 1));
+        let quick = parse("--quick --pipeline 32").unwrap();
+        assert_eq!(quick.cells.len(), quick_matrix().len());
+        assert!(quick.cells.iter().all(|c| c.pipeline == 32 && c.connections == 50));
+        let c = parse("-c 10 --rate 10000").unwrap();
+        assert!(c.cells.iter().all(|c| c.connections == 10 && c.rate_per_sec == 10_000));
+        assert_eq!(parse("--keys-per-get 48").unwrap().cells.len(), 2 * 4, "mixes x sizes");
+        assert!(parse("--pipeline 0").unwrap_err().contains("--pipeline"));
+        assert!(parse("--sizes 20").unwrap_err().contains("KEY/VALUE"));
+        assert!(parse("--rate fast").unwrap_err().contains("requests/s"));
+        assert!(parse("--mix 1:1").unwrap_err().contains("9:1"));
     }
 }

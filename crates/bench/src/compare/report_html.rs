@@ -36,6 +36,8 @@ pub struct Meta<'a> {
     pub title: &'a str,
     /// Preformatted lines: command, machine, method, skipped servers.
     pub notes: &'a [String],
+    /// The limit server the per-workload table divides by.
+    pub limit: Option<&'a str>,
 }
 
 fn escape(s: &str) -> String {
@@ -462,6 +464,8 @@ pub fn html(meta: &Meta<'_>, rows: &[Row], sweep: &[Row]) -> String {
         let _ = writeln!(out, "<li>{}</li>", escape(note));
     }
     out.push_str("</ul>\n");
+    out.push_str("<h2>Per server CPU-second, against the limit and memcached</h2>\n");
+    out.push_str(&html_table(&report_md::per_server_markdown(rows, meta.limit)));
     out.push_str("<h2>Rate and efficiency per workload</h2>\n");
     let charts: [(&str, &str, RowStat); 4] = [
         ("Requests per second", "requests/s", |r| r.req_per_sec),
@@ -533,7 +537,8 @@ mod tests {
             })
             .collect();
         let notes = ["command: spinel-bench compare <quick> & \"x\"".to_string()];
-        let page = html(&Meta { title: "Spinel vs peers", notes: &notes }, &matrix, &sweep);
+        let page =
+            html(&Meta { title: "Spinel vs peers", notes: &notes, limit: None }, &matrix, &sweep);
         assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
         assert_eq!(page.matches("<svg").count(), 7, "4 rate charts, latency, sizes, threads");
         for title in [
@@ -550,5 +555,6 @@ mod tests {
             assert!(!page.contains(external), "self-contained: found {external}");
         }
         assert!(page.contains(">memcached</text>") && page.contains(">redis</text>"));
+        assert!(page.contains("<td>÷ memcached</td>"), "the per-workload table's ratio row");
     }
 }

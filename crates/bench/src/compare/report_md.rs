@@ -80,6 +80,88 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
+/// Servers (target labels) in order of first appearance.
+fn servers_in(rows: &[Row]) -> Vec<&str> {
+    let mut servers: Vec<&str> = Vec::new();
+    for r in rows {
+        if !servers.contains(&r.server.as_str()) {
+            servers.push(&r.server);
+        }
+    }
+    servers
+}
+
+/// Requests per server CPU-second, or keys for multigets (what a multiget is for).
+fn efficiency(r: &Row) -> f64 {
+    if r.cell.keys_per_get > 1 {
+        r.keys_per_server_cpu_sec.median
+    } else {
+        r.req_per_server_cpu_sec.median
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if a.is_finite() && b.is_finite() && b > 0.0 {
+        format!("{:.2}", a / b)
+    } else {
+        "-".into()
+    }
+}
+
+/// One line of the per-workload table: `| workload | measure | one cell per server |`.
+fn line(out: &mut String, workload: &str, measure: &str, cells: impl Iterator<Item = String>) {
+    let cells: Vec<String> = cells.collect();
+    let _ = writeln!(out, "| {workload} | {measure} | {} |", cells.join(" | "));
+}
+
+/// The per-workload table: a column per server; for each workload its requests (keys, for
+/// multigets) per server CPU-second, that divided by the `limit` server's and by
+/// memcached's, and for open-loop workloads the achieved rate, server CPU per request and
+/// latency from the intended send time.
+pub fn per_server_markdown(rows: &[Row], limit: Option<&str>) -> String {
+    let servers = servers_in(rows);
+    let mut workloads: Vec<&Row> = Vec::new();
+    for r in rows {
+        if !workloads.iter().any(|w| w.workload == r.workload) {
+            workloads.push(r);
+        }
+    }
+    let mut out = format!("| workload | measure | {} |\n", servers.join(" | "));
+    out.push_str(&format!("|---|---|{}\n", "--:|".repeat(servers.len())));
+    let mut divisors: Vec<&str> = limit.into_iter().collect();
+    if servers.contains(&"memcached") && limit != Some("memcached") {
+        divisors.push("memcached");
+    }
+    for w in workloads {
+        let of =
+            |server: &str| rows.iter().find(|r| r.workload == w.workload && r.server == server);
+        let eff = |server: &str| of(server).map_or(f64::NAN, efficiency);
+        let unit = if w.cell.keys_per_get > 1 { "keys/srv-CPU-s" } else { "req/srv-CPU-s" };
+        line(&mut out, &w.workload, unit, servers.iter().map(|s| si(eff(s))));
+        for d in &divisors {
+            let measure = format!("÷ {d}");
+            line(&mut out, "", &measure, servers.iter().map(|s| ratio(eff(s), eff(d))));
+        }
+        if w.cell.open_loop() {
+            let field =
+                |f: fn(&Row) -> String| servers.iter().map(move |s| of(s).map_or("-".into(), f));
+            line(&mut out, "", "req/s", field(|r| si(r.req_per_sec.median)));
+            let cpu_us = |r: &Row| format!("{:.2}", 1e6 / r.req_per_server_cpu_sec.median);
+            line(&mut out, "", "srv-CPU µs/req", field(cpu_us));
+            let lat = |r: &Row| {
+                format!(
+                    "{}/{}/{}",
+                    ms(r.latency_us_p50),
+                    ms(r.latency_us_p99),
+                    ms(r.latency_us_p999)
+                )
+            };
+            line(&mut out, "", "p50/p99/p99.9 ms", field(lat));
+        }
+    }
+    out
+}
+
 /// The server-threads sweep: one line per server × thread count.
 pub fn sweep_markdown(rows: &[Row]) -> String {
     let mut out = String::new();
@@ -111,7 +193,8 @@ pub fn sweep_markdown(rows: &[Row]) -> String {
 pub const CSV_HEADER: &str = "table,workload,pattern,keys_per_get,key_size,value_size,server,\
 server_threads,runs,req_per_sec,keys_per_sec,req_per_server_cpu_sec,keys_per_server_cpu_sec,\
 req_per_client_cpu_sec,mb_per_sec,server_cpu_util,latency_ms_p50,latency_ms_p99,\
-latency_ms_p999,hit_ratio,spread_req_per_sec,spread_req_per_server_cpu_sec,noisy_runs,errors";
+latency_ms_p999,hit_ratio,spread_req_per_sec,spread_req_per_server_cpu_sec,noisy_runs,errors,\
+pipeline,connections,offered_req_per_sec";
 
 fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
@@ -154,6 +237,9 @@ pub fn csv(rows: &[Row], sweep: &[Row]) -> String {
                 num(r.spread_eff, 4),
                 r.noisy_runs.to_string(),
                 r.errors.to_string(),
+                c.pipeline.to_string(),
+                c.connections.to_string(),
+                c.rate_per_sec.to_string(),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');
@@ -209,6 +295,32 @@ pub(crate) mod tests {
         );
     }
 
+    /// Goal: the per-workload table has a column per server, the efficiency row and one
+    /// ratio row per divisor (the limit server, memcached), and the open-loop rows.
+    #[test]
+    fn per_server_table() {
+        let mut rows = rows();
+        let mut limit = rows[1].clone();
+        limit.server = "nullmc".into();
+        limit.keys_per_server_cpu_sec.median *= 2.0;
+        rows.push(limit);
+        let text = per_server_markdown(&rows, Some("nullmc"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "| workload | measure | spinel | memcached | nullmc |");
+        assert_eq!(lines[2], "| get mget48 20/20 | keys/srv-CPU-s | 7.44M | 11.52M | 23.04M |");
+        assert_eq!(lines[3], "|  | ÷ nullmc | 0.32 | 0.50 | 1.00 |");
+        assert_eq!(lines[4], "|  | ÷ memcached | 0.65 | 1.00 | 2.00 |");
+        assert_eq!(lines.len(), 5);
+        let mut open = rows[0].clone();
+        open.cell.rate_per_sec = 40_000;
+        open.cell.keys_per_get = 1;
+        open.workload = open.cell.name();
+        let text = per_server_markdown(&[open], None);
+        assert!(text.contains("| get 20/20 @40.0k/s | req/srv-CPU-s | 155.0k |"), "{text}");
+        assert!(text.contains("| srv-CPU µs/req | 6.45 |"), "{text}");
+        assert!(text.contains("| p50/p99/p99.9 ms | 0.250/1.000/2.500 |"), "{text}");
+    }
+
     /// Goal: the CSV has one header and one line per row, every line with the header's
     /// column count, and raw (unformatted) numbers.
     #[test]
@@ -220,6 +332,7 @@ pub(crate) mod tests {
         assert!(lines.iter().all(|l| l.split(',').count() == columns), "{text}");
         assert!(lines[1].starts_with("matrix,get mget48 20/20,get,48,20,20,spinel,1,2,155000,"));
         assert!(lines[3].starts_with("threads,"));
+        assert!(lines[1].ends_with(",0,0,1,50,0"), "pipeline, connections, closed loop");
         assert!(lines[2].contains(",0.0000,,0,0") || lines[2].contains(",0.0000,0.0000,0,0"));
     }
 }

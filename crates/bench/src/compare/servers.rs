@@ -31,32 +31,8 @@ use crate::client::Protocol;
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// A server program the comparison knows how to start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Spinel,
-    Memcached,
-    Redis,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Spinel, Kind::Memcached, Kind::Redis];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Spinel => "spinel",
-            Kind::Memcached => "memcached",
-            Kind::Redis => "redis",
-        }
-    }
-
-    pub fn parse(text: &str) -> Result<Kind, String> {
-        Kind::ALL
-            .into_iter()
-            .find(|k| k.name() == text || (text == "redis-server" && *k == Kind::Redis))
-            .ok_or(format!("unknown server {text:?}: want spinel, memcached or redis"))
-    }
-}
+pub use super::peers::{Kind, ServerCmd, Spec};
+use super::peers::{RespPort, Vars};
 
 /// How to start the servers: resources and where Spinel is.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,19 +40,21 @@ pub struct Launch {
     pub spinel_bin: Option<PathBuf>,
     pub memory_mib: u64,
     pub max_connections: usize,
-    /// Also open Spinel's RESP port (for a "spinel-resp" target).
-    pub spinel_resp: bool,
+    /// Also measure the servers that speak RESP besides memcache over RESP (`NAME-resp`).
+    pub resp: bool,
     /// Server logs go here.
     pub log_dir: PathBuf,
 }
 
 /// A started server; stopped by pid when dropped.
 pub struct Running {
-    pub kind: Kind,
+    pub spec: Spec,
     pub threads: usize,
     pub port: u16,
-    /// Spinel's RESP port, if opened.
+    /// The port of the `NAME-resp` target, if any (Spinel's own, pogocache's main port).
     pub resp_port: Option<u16>,
+    /// The value size it was started for (only matters for [`Spec::per_value_size`]).
+    pub value_size: usize,
     child: Child,
 }
 
@@ -97,10 +75,11 @@ impl Running {
 
     /// The protocol the comparison speaks to it on its main port.
     pub fn protocol(&self) -> Protocol {
-        match self.kind {
-            Kind::Redis => Protocol::Resp,
-            Kind::Spinel | Kind::Memcached => Protocol::Memcache,
-        }
+        self.spec.protocol()
+    }
+
+    pub fn name(&self) -> &str {
+        self.spec.name()
     }
 
     fn stop(&mut self) {
@@ -175,88 +154,119 @@ fn cpu_list(cpus: &[usize]) -> String {
     cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
 }
 
+/// Redis-style flags (redis-server, valkey-server): no persistence, foreground, log to
+/// stdout.
+fn redis_args(port: &str, conns: &str) -> Vec<String> {
+    [
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "no",
+        "--maxclients",
+        conns,
+        "--daemonize",
+        "no",
+        "--logfile",
+        "",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// The program and arguments for `kind` (without pinning).
-fn command_line(
+fn builtin_line(
     kind: Kind,
     launch: &Launch,
-    threads: usize,
-    port: u16,
+    vars: &Vars,
     resp_port: Option<u16>,
 ) -> Result<(PathBuf, Vec<String>), String> {
-    let (port, mem, conns) =
-        (port.to_string(), launch.memory_mib.to_string(), launch.max_connections.to_string());
-    let threads = threads.to_string();
+    let port = vars.port.to_string();
+    let (mem, conns) = (vars.memory_mib.to_string(), vars.max_connections.to_string());
+    let threads = vars.threads.to_string();
     let strings = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    match kind {
+    let program = match kind {
+        Kind::Spinel => find_spinel(launch.spinel_bin.as_deref()).filter(|p| p.is_file()).ok_or(
+            "binary not found (build it: cargo build --release -p server; or set SPINEL_BIN / \
+             --spinel-bin)",
+        )?,
+        Kind::Nullmc => super::peers::nullmc_env()
+            .filter(|p| p.is_file())
+            .or_else(|| find_program("nullmc"))
+            .ok_or(
+                "binary not found (cc -O2 -o nullmc shared/bench/nullmc.c -lpthread; put \
+                    it on PATH or set NULLMC_BIN)",
+            )?,
+        other => {
+            let name = other.program().unwrap_or_default();
+            find_program(name).ok_or(format!("binary not found ({name} on PATH)"))?
+        }
+    };
+    let args = match kind {
         Kind::Spinel => {
-            let program = find_spinel(launch.spinel_bin.as_deref()).filter(|p| p.is_file()).ok_or(
-                "binary not found (build it: cargo build --release -p server; or set \
-                        SPINEL_BIN / --spinel-bin)",
-            )?;
             let resp = resp_port.map_or("0".to_string(), |p| p.to_string());
-            let args =
-                ["-p", &port, "--resp-port", &resp, "-t", &threads, "-m", &mem, "-c", &conns];
-            Ok((program, strings(&args)))
+            strings(&["-p", &port, "--resp-port", &resp, "-t", &threads, "-m", &mem, "-c", &conns])
         }
-        Kind::Memcached => {
-            let program = find_program("memcached").ok_or("binary not found (memcached)")?;
-            let args = [
-                "-u",
-                "root",
-                "-l",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-U",
-                "0",
-                "-t",
-                &threads,
-                "-m",
-                &mem,
-                "-c",
-                &conns,
-            ];
-            Ok((program, strings(&args)))
-        }
-        Kind::Redis => {
-            let program = find_program("redis-server").ok_or("binary not found (redis-server)")?;
-            let args = [
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port,
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "no",
-                "--maxclients",
-                &conns,
-                "--daemonize",
-                "no",
-                "--logfile",
-                "",
-            ];
-            Ok((program, strings(&args)))
+        Kind::Memcached => strings(&[
+            "-u",
+            "root",
+            "-l",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-U",
+            "0",
+            "-t",
+            &threads,
+            "-m",
+            &mem,
+            "-c",
+            &conns,
+        ]),
+        Kind::Redis => redis_args(&port, &conns),
+        // Valkey 8's I/O threads read, parse and write for the main thread.
+        Kind::Valkey => [redis_args(&port, &conns), strings(&["--io-threads", &threads])].concat(),
+        Kind::Pogocache => strings(&[
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "--threads",
+            &threads,
+            "--maxmemory",
+            &format!("{mem}M"),
+            "--maxconns",
+            &conns,
+        ]),
+        Kind::Nullmc => strings(&[&port, &threads, &vars.value_size.to_string()]),
+    };
+    Ok((program, args))
+}
+
+/// The program and arguments for `spec` (without pinning).
+fn command_line(
+    spec: &Spec,
+    launch: &Launch,
+    vars: &Vars,
+    resp_port: Option<u16>,
+) -> Result<(PathBuf, Vec<String>), String> {
+    match spec {
+        Spec::Builtin(kind) => builtin_line(*kind, launch, vars, resp_port),
+        // exec: the shell becomes the server, so the pid we hold (and read CPU of) is its.
+        Spec::Cmd(cmd) => {
+            Ok((PathBuf::from("/bin/sh"), vec!["-c".into(), format!("exec {}", cmd.expand(vars))]))
         }
     }
 }
 
-/// Starts `kind` with `threads` worker threads, pinned to `cpus`, and waits until it
-/// answers. The error says why it could not (binary not found, failed to start).
-pub fn start(
-    kind: Kind,
-    launch: &Launch,
-    threads: usize,
-    cpus: &[usize],
-) -> Result<Running, String> {
-    // Both probes stay open until both ports are known, so the two cannot be equal.
-    let probe = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
-    let port = probe.local_addr().map_err(|e| format!("bind: {e}"))?.port();
-    let resp_port = (kind == Kind::Spinel && launch.spinel_resp).then(free_port).transpose()?;
-    drop(probe);
-    let (program, args) = command_line(kind, launch, threads, port, resp_port)?;
+/// The wrapper that pins a server and kills it with us: `setpriv --pdeathsig KILL --
+/// taskset -c CPUS` (each part when installed; pinning is required).
+fn pinning(cpus: &[usize]) -> Result<Vec<String>, String> {
     let mut argv: Vec<String> = Vec::new();
     if find_program("setpriv").is_some() {
         argv.extend(["setpriv", "--pdeathsig", "KILL", "--"].map(String::from));
@@ -267,10 +277,42 @@ pub fn start(
         }
         argv.extend(["taskset".to_string(), "-c".to_string(), cpu_list(cpus)]);
     }
+    Ok(argv)
+}
+
+/// Starts `spec` with `threads` worker threads, pinned to `cpus`, answering gets with
+/// `value_size`-byte values if it is store-less, and waits until it answers. The error
+/// says why it could not (binary not found, failed to start).
+pub fn start(
+    spec: &Spec,
+    launch: &Launch,
+    threads: usize,
+    cpus: &[usize],
+    value_size: usize,
+) -> Result<Running, String> {
+    // Both probes stay open until both ports are known, so the two cannot be equal.
+    let probe = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
+    let port = probe.local_addr().map_err(|e| format!("bind: {e}"))?.port();
+    let resp_port = match spec.resp_too().filter(|_| launch.resp) {
+        Some(RespPort::Own) => Some(free_port()?),
+        Some(RespPort::Same) => Some(port),
+        None => None,
+    };
+    drop(probe);
+    let vars = Vars {
+        port,
+        threads,
+        value_size,
+        memory_mib: launch.memory_mib,
+        max_connections: launch.max_connections,
+    };
+    let own_resp = resp_port.filter(|p| *p != port);
+    let (program, args) = command_line(spec, launch, &vars, own_resp)?;
+    let mut argv = pinning(cpus)?;
     argv.push(program.display().to_string());
     argv.extend(args);
     let _ = std::fs::create_dir_all(&launch.log_dir);
-    let log_path = launch.log_dir.join(format!("{}-t{threads}-{port}.log", kind.name()));
+    let log_path = launch.log_dir.join(format!("{}-t{threads}-{port}.log", spec.name()));
     let log = File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let log_err = log.try_clone().map_err(|e| format!("log: {e}"))?;
     let child = Command::new(&argv[0])
@@ -280,32 +322,42 @@ pub fn start(
         .stderr(log_err)
         .spawn()
         .map_err(|e| format!("failed to start {}: {e}", argv.join(" ")))?;
-    let mut running = Running { kind, threads, port, resp_port, child };
+    let mut running = Running { spec: spec.clone(), threads, port, resp_port, value_size, child };
     let protocol = running.protocol();
-    let deadline = Instant::now() + START_TIMEOUT;
     let ports: Vec<(u16, Protocol)> =
-        std::iter::once((port, protocol)).chain(resp_port.map(|p| (p, Protocol::Resp))).collect();
+        std::iter::once((port, protocol)).chain(own_resp.map(|p| (p, Protocol::Resp))).collect();
     for (port, protocol) in ports {
-        loop {
-            if !running.alive() {
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                let tail: Vec<&str> = log.lines().rev().take(3).collect();
-                return Err(format!(
-                    "failed to start (exited; log {}: {})",
-                    log_path.display(),
-                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
-                ));
-            }
-            if answers(port, protocol) {
-                break;
-            }
-            if Instant::now() > deadline {
-                return Err(format!("failed to start (not answering on port {port} after 10 s)"));
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
+        wait_answering(&mut running, port, protocol, &log_path)?;
     }
     Ok(running)
+}
+
+/// Waits (bounded) until `running` answers on `port`.
+fn wait_answering(
+    running: &mut Running,
+    port: u16,
+    protocol: Protocol,
+    log_path: &Path,
+) -> Result<(), String> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if !running.alive() {
+            let log = std::fs::read_to_string(log_path).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(3).collect();
+            return Err(format!(
+                "failed to start (exited; log {}: {})",
+                log_path.display(),
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        if answers(port, protocol) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("failed to start (not answering on port {port} after 10 s)"));
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
 }
 
 /// Does a server on `port` answer `version` / `PING`?
@@ -329,14 +381,28 @@ mod tests {
             spinel_bin: Some("/nonexistent/spinel".into()),
             memory_mib: 64,
             max_connections: 100,
-            spinel_resp: false,
+            resp: false,
             log_dir: std::env::temp_dir(),
         };
-        let e = command_line(Kind::Spinel, &launch, 1, 1, None).unwrap_err();
+        let vars =
+            Vars { port: 7000, threads: 2, value_size: 32, memory_mib: 64, max_connections: 100 };
+        let e = command_line(&Kind::Spinel.into(), &launch, &vars, None).unwrap_err();
         assert!(e.contains("binary not found"), "{e}");
-        if let Ok((_, args)) = command_line(Kind::Redis, &launch, 1, 7000, None) {
+        if let Ok((_, args)) = command_line(&Kind::Redis.into(), &launch, &vars, None) {
             assert!(args.windows(2).any(|w| w == ["--save", ""]), "{args:?}");
         }
+        if let Ok((_, args)) = command_line(&Kind::Valkey.into(), &launch, &vars, None) {
+            assert!(args.ends_with(&["--io-threads".to_string(), "2".to_string()]), "{args:?}");
+        }
+        if let Ok((_, args)) = command_line(&Kind::Nullmc.into(), &launch, &vars, None) {
+            assert_eq!(args, ["7000", "2", "32"]);
+        }
+        let cmd = Spec::Cmd(
+            ServerCmd::parse("lim:limit=./nullmc {port} {threads} {value_size}").unwrap(),
+        );
+        let (program, args) = command_line(&cmd, &launch, &vars, None).unwrap();
+        assert_eq!(program, PathBuf::from("/bin/sh"));
+        assert_eq!(args, ["-c", "exec ./nullmc 7000 2 32"]);
         assert_eq!(cpu_list(&[1, 3]), "1,3");
     }
 }
