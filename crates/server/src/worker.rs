@@ -159,6 +159,13 @@ impl MemcacheConn {
     }
 }
 
+/// The next step of a receive loop (see `Worker::before_parse`).
+enum Turn {
+    Yield,
+    Swallowed(usize),
+    Parse,
+}
+
 /// The dialect of a memcached connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dialect {
@@ -238,6 +245,25 @@ impl Worker {
         }
     }
 
+    /// What both dialects' loops do before parsing the next request: yield once the turn
+    /// has served its share, and skip what is left of a refused request's bytes.
+    fn before_parse(
+        &self,
+        conn: &mut MemcacheConn,
+        remaining: usize,
+        requests: usize,
+        produced_bytes: usize,
+    ) -> Turn {
+        if self.limits.should_yield(requests, produced_bytes) {
+            counters::bump(&self.counters.conn_yields, 1);
+            Turn::Yield
+        } else if conn.swallow_bytes > 0 {
+            Turn::Swallowed(conn.swallow(remaining))
+        } else {
+            Turn::Parse
+        }
+    }
+
     /// The binary dialect's loop: as the text one, with the codec's rejections answered as
     /// memcached does (a status packet, then the packet skipped or the connection closed).
     fn receive_binary(
@@ -256,13 +282,13 @@ impl Worker {
         let mut requests = 0;
         let out_start = out.len();
         while pos < input.len() {
-            if self.limits.should_yield(requests, out.len() - out_start) {
-                counters::bump(&self.counters.conn_yields, 1);
-                return (pos, After::Yield);
-            }
-            if conn.swallow_bytes > 0 {
-                pos += conn.swallow(input.len() - pos);
-                continue;
+            match self.before_parse(conn, input.len() - pos, requests, out.len() - out_start) {
+                Turn::Yield => return (pos, After::Yield),
+                Turn::Swallowed(bytes) => {
+                    pos += bytes;
+                    continue;
+                }
+                Turn::Parse => {}
             }
             // With -S, SASL packets and the refusal of anything else before authentication
             // come first.
@@ -338,13 +364,13 @@ impl Worker {
         let mut requests = 0;
         let out_start = out.len();
         while pos < input.len() {
-            if self.limits.should_yield(requests, out.len() - out_start) {
-                counters::bump(&self.counters.conn_yields, 1);
-                return (pos, After::Yield);
-            }
-            if conn.swallow_bytes > 0 {
-                pos += conn.swallow(input.len() - pos);
-                continue;
+            match self.before_parse(conn, input.len() - pos, requests, out.len() - out_start) {
+                Turn::Yield => return (pos, After::Yield),
+                Turn::Swallowed(bytes) => {
+                    pos += bytes;
+                    continue;
+                }
+                Turn::Parse => {}
             }
             if ascii_auth && !conn.session.authenticated() {
                 use exec::memcache::auth::{unauthenticated, AuthStep};
