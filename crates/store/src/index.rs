@@ -27,7 +27,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 
-use crate::mem::Region;
+use crate::{
+    mem::Region,
+    shared_writes::{self, Site},
+};
 
 pub(crate) const SUBTABLES: usize = 64;
 pub(crate) const SLOTS_PER_BUCKET: usize = 8;
@@ -321,6 +324,7 @@ impl Index {
         // SAFETY: pinned; the current table is never null.
         let table = unsafe { current.deref() };
         if claim_slot(table, hash, slot) {
+            shared_writes::note(Site::IndexCount);
             sub.count.fetch_add(1, Ordering::Relaxed);
             Insert::Done
         } else {
@@ -337,6 +341,7 @@ impl Index {
         slot: Slot,
         guard: &Guard,
     ) -> bool {
+        shared_writes::note(Site::IndexStore);
         if !found.in_old_table {
             found.slot.store(slot.0, Ordering::Release);
             return true;
@@ -354,6 +359,8 @@ impl Index {
 
     /// Removes a found entry. The caller holds the key's stripe.
     pub(crate) fn remove(&self, hash: HashParts, found: &Found<'_>) {
+        shared_writes::note(Site::IndexStore);
+        shared_writes::note(Site::IndexCount);
         found.slot.store(0, Ordering::Release);
         self.subs[hash.sub].count.fetch_sub(1, Ordering::Relaxed);
     }
@@ -367,6 +374,7 @@ impl Index {
             return None;
         }
         let bumped = found.value.with_freq(freq + 1);
+        shared_writes::note(Site::IndexFreq);
         found
             .slot
             .compare_exchange(found.value.0, bumped.0, Ordering::Relaxed, Ordering::Relaxed)
@@ -624,6 +632,7 @@ fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> bool {
             if cell.load(Ordering::Relaxed) == 0
                 && cell.compare_exchange(0, slot.0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             {
+                shared_writes::note(Site::IndexClaim);
                 return true;
             }
         }

@@ -45,6 +45,7 @@ mod index;
 mod item;
 mod mem;
 mod segment;
+pub mod shared_writes;
 mod store;
 mod types;
 
