@@ -207,14 +207,15 @@ pub(crate) struct Found<'g> {
     pub(crate) in_old_table: bool,
 }
 
-#[repr(align(128))]
+/// A sub-table's shared state. Two cache lines: what every lookup reads (written only by
+/// growth), and the entry count, which every new key and every removal writes, so that
+/// inserts on one core do not evict the lookups' line from the other cores' caches.
+#[repr(C, align(128))]
 pub(crate) struct Sub {
     current: Atomic<Table>,
     old: Atomic<Table>,
     /// Bumped around every move between tables; readers recheck it on a miss.
     version: AtomicU64,
-    /// Entries in both tables together.
-    count: AtomicUsize,
     /// Held from the start of a growth to the end of its migration: one at a time.
     growing: AtomicBool,
     /// The migration's generation (high 32 bits) and the next old bucket to claim (low 32
@@ -223,6 +224,22 @@ pub(crate) struct Sub {
     migrate_next: AtomicU64,
     /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
+    /// Entries in both tables together.
+    count: OwnLine<AtomicUsize>,
+}
+
+const _: () = assert!(std::mem::size_of::<Sub>() == 128);
+const _: () = assert!(std::mem::offset_of!(Sub, count) == 64);
+
+/// A value alone on its cache line.
+#[repr(align(64))]
+struct OwnLine<T>(T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 const NOT_READY: u64 = u32::MAX as u64;
@@ -278,7 +295,7 @@ impl Index {
                     current: Atomic::new(Table::new(buckets_per_sub)?),
                     old: Atomic::null(),
                     version: AtomicU64::new(0),
-                    count: AtomicUsize::new(0),
+                    count: OwnLine(AtomicUsize::new(0)),
                     growing: AtomicBool::new(false),
                     migrate_next: AtomicU64::new(NOT_READY),
                     migrate_done: AtomicUsize::new(0),
