@@ -15,6 +15,11 @@
 //! - `set`: overwrites with a value of the same size;
 //! - `mix91`: 9 gets (one reader each) to 1 set, chosen per op at random.
 //!
+//! `ops/cpu-s` divides the ops by the CPU time the threads ran (CLOCK_THREAD_CPUTIME_ID): on
+//! a shared or small machine it shows what sharing between threads costs (a cache line that
+//! moves between cores makes each op take longer) apart from time slicing, which only
+//! lowers ops/s.
+//!
 //! By default every workload runs at 1 and at 2 threads. The last line sums it up as
 //! `get_1t=... get_batch16_1t=... set_1t=... mix91_1t=... get_2t=...` (ops per second).
 //!
@@ -181,11 +186,16 @@ struct Tally {
     misses: u64,
     errors: u64,
     secs: f64,
+    /// CPU time the thread ran for, in seconds.
+    cpu_secs: f64,
     writes: Writes,
 }
 
 struct RunResult {
     ops_per_sec: f64,
+    /// Ops per second of the threads' own CPU time: what a thread does while it runs,
+    /// whatever else the machine runs (time slicing lowers ops/s, not this).
+    ops_per_cpu_sec: f64,
     ops: u64,
     misses: u64,
     errors: u64,
@@ -262,6 +272,7 @@ fn worker(
     start.wait();
     Writes::take();
     let started = Instant::now();
+    let cpu_started = thread_cpu_secs();
     while !stop.load(Ordering::Relaxed) {
         match workload {
             Workload::Get => {
@@ -318,6 +329,7 @@ fn worker(
         tally.ops += OPS_PER_CHECK as u64;
     }
     tally.secs = started.elapsed().as_secs_f64();
+    tally.cpu_secs = thread_cpu_secs() - cpu_started;
     tally.writes = Writes::take();
     tally
 }
@@ -347,11 +359,22 @@ fn run(args: &Args, keys: &Keys, workload: Workload, threads: usize) -> Result<R
         // Each thread's rate over its own running time, summed.
         ops_per_sec: tallies.iter().map(|t| t.ops as f64 / t.secs.max(1e-9)).sum(),
         ops: tallies.iter().map(|t| t.ops).sum(),
+        ops_per_cpu_sec: tallies.iter().map(|t| t.ops).sum::<u64>() as f64
+            / tallies.iter().map(|t| t.cpu_secs).sum::<f64>().max(1e-9),
         writes,
         misses: tallies.iter().map(|t| t.misses).sum(),
         errors: tallies.iter().map(|t| t.errors).sum(),
         evictions: store.stats().evictions - evictions_before,
     })
+}
+
+/// This thread's CPU time so far.
+fn thread_cpu_secs() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn human(ops_per_sec: f64) -> String {
@@ -385,8 +408,16 @@ fn main() -> ExitCode {
 
     let counting = cfg!(feature = "count-shared-writes");
     print!(
-        "{:<12} {:>7} {:>12} {:>14} {:>8} {:>8} {:>7} {:>9}",
-        "workload", "threads", "ops/s", "ops/s/thread", "vs_get", "misses", "errors", "evictions"
+        "{:<12} {:>7} {:>12} {:>14} {:>11} {:>8} {:>8} {:>7} {:>9}",
+        "workload",
+        "threads",
+        "ops/s",
+        "ops/s/thread",
+        "ops/cpu-s",
+        "vs_get",
+        "misses",
+        "errors",
+        "evictions"
     );
     if counting {
         print!(" {:>11} {:>12} {:>9}", "shared/Mop", "stripe_w/Mop", "ctl_w/Mop");
@@ -411,11 +442,12 @@ fn main() -> ExitCode {
                 (_, Some(g)) => format!("{:.2}", r.ops_per_sec / g.max(1e-9)),
             };
             print!(
-                "{:<12} {:>7} {:>12} {:>14} {:>8} {:>8} {:>7} {:>9}",
+                "{:<12} {:>7} {:>12} {:>14} {:>11} {:>8} {:>8} {:>7} {:>9}",
                 workload.name(),
                 threads,
                 human(r.ops_per_sec),
                 human(r.ops_per_sec / threads as f64),
+                human(r.ops_per_cpu_sec),
                 vs_get,
                 r.misses,
                 r.errors,
