@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run --release -p store --example opsbench -- [--threads T[,T..]] [--seconds S]
-//!     [--keys N] [--key-size K] [--value-size V] [--memory-mib M]
+//!     [--keys N] [--key-size K] [--value-size V] [--memory-mib M] [--workloads W[,W..]]
+//! cargo run --release -p store --features count-shared-writes --example opsbench -- ...
 //! ```
 //!
 //! Each run gets a fresh store (256 MiB by default, so that nothing is evicted) preloaded with
@@ -14,8 +15,19 @@
 //! - `set`: overwrites with a value of the same size;
 //! - `mix91`: 9 gets (one reader each) to 1 set, chosen per op at random.
 //!
+//! `ops/cpu-s` divides the ops by the CPU time the threads ran (CLOCK_THREAD_CPUTIME_ID): on
+//! a shared or small machine it shows what sharing between threads costs (a cache line that
+//! moves between cores makes each op take longer) apart from time slicing, which only
+//! lowers ops/s.
+//!
 //! By default every workload runs at 1 and at 2 threads. The last line sums it up as
 //! `get_1t=... get_batch16_1t=... set_1t=... mix91_1t=... get_2t=...` (ops per second).
+//!
+//! Built with the store's `count-shared-writes` feature, it also reports per million ops the
+//! writes to shared lines (`shared/Mop`) and the lock waits: a write that found its stripe
+//! lock (`stripe_w/Mop`) or the segment-list lock (`ctl_w/Mop`) held by another thread.
+//! The counting itself (a thread-local add per site, a `try_lock` before each lock) costs a
+//! little throughput: take rates from a build without it.
 
 use std::{
     hint::black_box,
@@ -30,7 +42,8 @@ use std::{
 use store::{Config, Expiry, Mode, Store, WhenFull, MIB};
 
 const USAGE: &str = "usage: opsbench [--threads T[,T..]] [--seconds S] [--keys N] \
-                     [--key-size K] [--value-size V] [--memory-mib M]";
+                     [--key-size K] [--value-size V] [--memory-mib M] \
+                     [--workloads get,get_batch16,set,mix91]";
 
 /// Ops between two looks at the stop flag.
 const OPS_PER_CHECK: usize = 64;
@@ -43,6 +56,7 @@ struct Args {
     key_size: usize,
     value_size: usize,
     memory_mib: usize,
+    workloads: Vec<Workload>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -53,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
         key_size: 20,
         value_size: 20,
         memory_mib: 256,
+        workloads: Workload::ALL.to_vec(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -79,6 +94,13 @@ fn parse_args() -> Result<Args, String> {
             "--value-size" => args.value_size = value.parse().map_err(|_| bad())?,
             "--memory-mib" => {
                 args.memory_mib = value.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?
+            }
+            "--workloads" => {
+                args.workloads = value
+                    .split(',')
+                    .map(|w| Workload::ALL.into_iter().find(|k| k.name() == w.trim()))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(bad)?;
             }
             _ => return Err(format!("unknown argument {flag}\n{USAGE}")),
         }
@@ -164,13 +186,53 @@ struct Tally {
     misses: u64,
     errors: u64,
     secs: f64,
+    /// CPU time the thread ran for, in seconds.
+    cpu_secs: f64,
+    writes: Writes,
 }
 
 struct RunResult {
     ops_per_sec: f64,
+    /// Ops per second of the threads' own CPU time: what a thread does while it runs,
+    /// whatever else the machine runs (time slicing lowers ops/s, not this).
+    ops_per_cpu_sec: f64,
+    ops: u64,
     misses: u64,
     errors: u64,
     evictions: u64,
+    writes: Writes,
+}
+
+/// Shared writes and lock waits, where the store counts them.
+#[derive(Default, Clone, Copy)]
+struct Writes {
+    shared: u64,
+    stripe_waits: u64,
+    ctl_waits: u64,
+}
+
+impl Writes {
+    #[cfg(feature = "count-shared-writes")]
+    fn take() -> Writes {
+        use store::shared_writes::{self, Site};
+        let counts = shared_writes::take();
+        Writes {
+            shared: counts.shared(),
+            stripe_waits: counts.get(Site::StripeWait),
+            ctl_waits: counts.get(Site::CtlWait),
+        }
+    }
+
+    #[cfg(not(feature = "count-shared-writes"))]
+    fn take() -> Writes {
+        Writes::default()
+    }
+
+    fn add(&mut self, other: Writes) {
+        self.shared += other.shared;
+        self.stripe_waits += other.stripe_waits;
+        self.ctl_waits += other.ctl_waits;
+    }
 }
 
 fn build_store(args: &Args, keys: &Keys, value: &[u8]) -> Result<Store, String> {
@@ -208,7 +270,9 @@ fn worker(
     let mut rng = Rng::new(seed);
     let mut tally = Tally::default();
     start.wait();
+    Writes::take();
     let started = Instant::now();
+    let cpu_started = thread_cpu_secs();
     while !stop.load(Ordering::Relaxed) {
         match workload {
             Workload::Get => {
@@ -265,6 +329,8 @@ fn worker(
         tally.ops += OPS_PER_CHECK as u64;
     }
     tally.secs = started.elapsed().as_secs_f64();
+    tally.cpu_secs = thread_cpu_secs() - cpu_started;
+    tally.writes = Writes::take();
     tally
 }
 
@@ -287,13 +353,28 @@ fn run(args: &Args, keys: &Keys, workload: Workload, threads: usize) -> Result<R
         stop.store(true, Ordering::Relaxed);
         handles.into_iter().map(|h| h.join().expect("worker panicked")).collect()
     });
+    let mut writes = Writes::default();
+    tallies.iter().for_each(|t| writes.add(t.writes));
     Ok(RunResult {
         // Each thread's rate over its own running time, summed.
         ops_per_sec: tallies.iter().map(|t| t.ops as f64 / t.secs.max(1e-9)).sum(),
+        ops: tallies.iter().map(|t| t.ops).sum(),
+        ops_per_cpu_sec: tallies.iter().map(|t| t.ops).sum::<u64>() as f64
+            / tallies.iter().map(|t| t.cpu_secs).sum::<f64>().max(1e-9),
+        writes,
         misses: tallies.iter().map(|t| t.misses).sum(),
         errors: tallies.iter().map(|t| t.errors).sum(),
         evictions: store.stats().evictions - evictions_before,
     })
+}
+
+/// This thread's CPU time so far.
+fn thread_cpu_secs() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 fn human(ops_per_sec: f64) -> String {
@@ -325,14 +406,27 @@ fn main() -> ExitCode {
     }
     let keys = Keys::new(args.keys, args.key_size);
 
-    println!(
-        "{:<12} {:>7} {:>12} {:>14} {:>8} {:>8} {:>7} {:>9}",
-        "workload", "threads", "ops/s", "ops/s/thread", "vs_get", "misses", "errors", "evictions"
+    let counting = cfg!(feature = "count-shared-writes");
+    print!(
+        "{:<12} {:>7} {:>12} {:>14} {:>11} {:>8} {:>8} {:>7} {:>9}",
+        "workload",
+        "threads",
+        "ops/s",
+        "ops/s/thread",
+        "ops/cpu-s",
+        "vs_get",
+        "misses",
+        "errors",
+        "evictions"
     );
+    if counting {
+        print!(" {:>11} {:>12} {:>9}", "shared/Mop", "stripe_w/Mop", "ctl_w/Mop");
+    }
+    println!();
     let mut summary = Vec::new();
     for &threads in &args.threads {
         let mut get_rate = None;
-        for workload in Workload::ALL {
+        for &workload in &args.workloads {
             let r = match run(&args, &keys, workload, threads) {
                 Ok(r) => r,
                 Err(msg) => {
@@ -347,17 +441,29 @@ fn main() -> ExitCode {
                 (Workload::Get, _) | (_, None) => "-".to_string(),
                 (_, Some(g)) => format!("{:.2}", r.ops_per_sec / g.max(1e-9)),
             };
-            println!(
-                "{:<12} {:>7} {:>12} {:>14} {:>8} {:>8} {:>7} {:>9}",
+            print!(
+                "{:<12} {:>7} {:>12} {:>14} {:>11} {:>8} {:>8} {:>7} {:>9}",
                 workload.name(),
                 threads,
                 human(r.ops_per_sec),
                 human(r.ops_per_sec / threads as f64),
+                human(r.ops_per_cpu_sec),
                 vs_get,
                 r.misses,
                 r.errors,
                 r.evictions
             );
+            if counting {
+                let per_mop = |n: u64| n as f64 * 1e6 / r.ops.max(1) as f64;
+                let w = r.writes;
+                print!(
+                    " {:>11.0} {:>12.1} {:>9.1}",
+                    per_mop(w.shared),
+                    per_mop(w.stripe_waits),
+                    per_mop(w.ctl_waits)
+                );
+            }
+            println!();
             summary.push(format!("{}_{threads}t={:.0}", workload.name(), r.ops_per_sec));
         }
     }

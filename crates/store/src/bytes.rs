@@ -46,6 +46,7 @@ use crate::{
     item::Header,
     mem::{Region, ZeroedArray},
     segment::SegHeader,
+    shared_writes::{self, Site},
 };
 
 /// Bytes of the access stamp in front of every item.
@@ -137,10 +138,14 @@ impl Segments {
     /// reservation still moves its write offset past the end).
     pub(crate) fn reserve(&self, id: u32, len: usize) -> Option<Reservation<'_>> {
         let seg = self.header(id);
+        // inflight +1, write_offset +len, and (below) used_end max and inflight -1.
+        shared_writes::note(Site::SegAppend);
+        shared_writes::note(Site::SegAppend);
         seg.inflight.fetch_add(1, Ordering::AcqRel);
         let offset = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel);
         // A sealed segment's offset has the SEALED bit set, so it fails here too.
         if offset.saturating_add(len as u64) > self.size as u64 {
+            shared_writes::note(Site::SegAppend);
             seg.inflight.fetch_sub(1, Ordering::Release);
             return None;
         }
@@ -212,12 +217,14 @@ impl Reservation<'_> {
         };
         write_item(out, stamp, header, key, value);
         let end = (self.offset + self.len) as u32;
+        shared_writes::note(Site::SegAppend);
         segments.header(self.id).used_end.fetch_max(end, Ordering::AcqRel);
     }
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
+        shared_writes::note(Site::SegAppend);
         self.segments.header(self.id).inflight.fetch_sub(1, Ordering::Release);
     }
 }

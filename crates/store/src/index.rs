@@ -27,7 +27,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 
-use crate::mem::Region;
+use crate::{
+    mem::Region,
+    shared_writes::{self, Site},
+};
 
 pub(crate) const SUBTABLES: usize = 64;
 pub(crate) const SLOTS_PER_BUCKET: usize = 8;
@@ -204,14 +207,15 @@ pub(crate) struct Found<'g> {
     pub(crate) in_old_table: bool,
 }
 
-#[repr(align(128))]
+/// A sub-table's shared state. Two cache lines: what every lookup reads (written only by
+/// growth), and the entry count, which every new key and every removal writes, so that
+/// inserts on one core do not evict the lookups' line from the other cores' caches.
+#[repr(C, align(128))]
 pub(crate) struct Sub {
     current: Atomic<Table>,
     old: Atomic<Table>,
     /// Bumped around every move between tables; readers recheck it on a miss.
     version: AtomicU64,
-    /// Entries in both tables together.
-    count: AtomicUsize,
     /// Held from the start of a growth to the end of its migration: one at a time.
     growing: AtomicBool,
     /// The migration's generation (high 32 bits) and the next old bucket to claim (low 32
@@ -220,6 +224,22 @@ pub(crate) struct Sub {
     migrate_next: AtomicU64,
     /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
+    /// Entries in both tables together.
+    count: OwnLine<AtomicUsize>,
+}
+
+const _: () = assert!(std::mem::size_of::<Sub>() == 128);
+const _: () = assert!(std::mem::offset_of!(Sub, count) == 64);
+
+/// A value alone on its cache line.
+#[repr(align(64))]
+struct OwnLine<T>(T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 const NOT_READY: u64 = u32::MAX as u64;
@@ -275,7 +295,7 @@ impl Index {
                     current: Atomic::new(Table::new(buckets_per_sub)?),
                     old: Atomic::null(),
                     version: AtomicU64::new(0),
-                    count: AtomicUsize::new(0),
+                    count: OwnLine(AtomicUsize::new(0)),
                     growing: AtomicBool::new(false),
                     migrate_next: AtomicU64::new(NOT_READY),
                     migrate_done: AtomicUsize::new(0),
@@ -321,6 +341,7 @@ impl Index {
         // SAFETY: pinned; the current table is never null.
         let table = unsafe { current.deref() };
         if claim_slot(table, hash, slot) {
+            shared_writes::note(Site::IndexCount);
             sub.count.fetch_add(1, Ordering::Relaxed);
             Insert::Done
         } else {
@@ -337,6 +358,7 @@ impl Index {
         slot: Slot,
         guard: &Guard,
     ) -> bool {
+        shared_writes::note(Site::IndexStore);
         if !found.in_old_table {
             found.slot.store(slot.0, Ordering::Release);
             return true;
@@ -354,6 +376,8 @@ impl Index {
 
     /// Removes a found entry. The caller holds the key's stripe.
     pub(crate) fn remove(&self, hash: HashParts, found: &Found<'_>) {
+        shared_writes::note(Site::IndexStore);
+        shared_writes::note(Site::IndexCount);
         found.slot.store(0, Ordering::Release);
         self.subs[hash.sub].count.fetch_sub(1, Ordering::Relaxed);
     }
@@ -367,6 +391,7 @@ impl Index {
             return None;
         }
         let bumped = found.value.with_freq(freq + 1);
+        shared_writes::note(Site::IndexFreq);
         found
             .slot
             .compare_exchange(found.value.0, bumped.0, Ordering::Relaxed, Ordering::Relaxed)
@@ -624,6 +649,7 @@ fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> bool {
             if cell.load(Ordering::Relaxed) == 0
                 && cell.compare_exchange(0, slot.0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             {
+                shared_writes::note(Site::IndexClaim);
                 return true;
             }
         }

@@ -29,6 +29,12 @@
 //!   are grouped by TTL class so that this happens, and dead segments gather at the heads of
 //!   their class's queue, where `maintain` and writes find them without a scan (store/reclaim.rs).
 //! - One budget covers segments, index tables and large items; see `segment.rs`.
+//! - Cores: a get writes no line that another worker's requests use (once an item was read
+//!   three times: its frequency in the index slot is saturated), and a write takes one stripe
+//!   lock and writes its index slot (plus the sub-table count for a new key or a removal);
+//!   segment appends go to the thread's own active segment. The feature
+//!   `count-shared-writes` counts these per thread and site, and tests/shared_writes.rs
+//!   asserts them (`shared_writes.rs`).
 //!
 //! ```
 //! use store::{Config, Expiry, Mode, Store};
@@ -45,6 +51,7 @@ mod index;
 mod item;
 mod mem;
 mod segment;
+pub mod shared_writes;
 mod store;
 mod types;
 

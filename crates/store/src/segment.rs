@@ -22,7 +22,10 @@ use std::{
 use crossbeam_epoch::Guard;
 use parking_lot::Mutex;
 
-use crate::mem::{Region, ZeroValid, ZeroedArray};
+use crate::{
+    mem::{Region, ZeroValid, ZeroedArray},
+    shared_writes::{self, Site},
+};
 
 pub(crate) const SEALED: u64 = 1 << 40;
 pub(crate) const NONE: u32 = u32::MAX;
@@ -336,6 +339,7 @@ impl Recycled {
 
     /// Charges `bytes` if that leaves at least `headroom` bytes under the limit.
     pub(crate) fn try_charge(&self, bytes: usize, headroom: usize) -> bool {
+        shared_writes::note(Site::Budget);
         self.used_bytes
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 let after = used.checked_add(bytes)?;
@@ -349,6 +353,7 @@ impl Recycled {
     }
 
     pub(crate) fn uncharge(&self, bytes: usize) {
+        shared_writes::note(Site::Budget);
         let before = self.used_bytes.fetch_sub(bytes, Ordering::AcqRel);
         assert!(before >= bytes, "memory budget underflow");
     }

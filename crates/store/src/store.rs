@@ -32,6 +32,7 @@ use crate::{
     index::{self, HashParts, Index, Table, LARGE_SEGMENT},
     item::Header,
     segment::{Ctl, Recycled, NONE, TTL_CLASSES},
+    shared_writes::{self, Site},
     types::*,
 };
 
@@ -287,6 +288,7 @@ impl Reader<'_> {
         let view = item.view(found.value.freq(), self.now_ms);
         if access == Access::Count && Index::touch_freq(&found) == Some(2) {
             // The second access: memcached's bump of `it->time` (ITEM_FETCHED -> ACTIVE).
+            shared_writes::note(Site::AccessStamp);
             item.stamp.store(secs_stamp(self.now_ms));
         }
         Some(view)
@@ -344,6 +346,16 @@ impl Store {
             large_min,
             config,
         })
+    }
+
+    /// The segment-list lock (counted; see `shared_writes`).
+    fn lock_ctl(&self) -> parking_lot::MutexGuard<'_, Ctl> {
+        shared_writes::lock(&self.ctl, Site::CtlLock, Site::CtlWait)
+    }
+
+    /// A key's stripe lock (counted; see `shared_writes`).
+    fn lock_stripe(&self, hash: HashParts) -> parking_lot::MutexGuard<'_, StripeStats> {
+        shared_writes::lock(&self.stripes[stripe_of(hash)].0, Site::StripeLock, Site::StripeWait)
     }
 
     pub fn config(&self) -> &Config {

@@ -46,6 +46,8 @@ pub(crate) mod watch;
 
 pub use storage::refuse_too_large;
 
+#[cfg(all(test, feature = "count-shared-writes"))]
+mod shared_writes;
 #[cfg(test)]
 pub(crate) mod tests;
 

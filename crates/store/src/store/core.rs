@@ -4,17 +4,18 @@
 
 use std::sync::atomic::Ordering;
 
-use crossbeam_epoch::{self as epoch, Guard};
+use crossbeam_epoch::Guard;
 
 use super::{
     count_unlink, secs_stamp, ttl_class, Ctx, Need, NewItem, OpError, Resolved, Room, Store,
-    Stripe, Unlink, Writer, OP_ATTEMPTS, STRIPES,
+    Unlink, Writer, OP_ATTEMPTS,
 };
 use crate::{
     bytes::{self, RawItem},
     index::{self, Found, GrowWhen, HashParts, Insert, Location, Slot, LARGE_SEGMENT},
     item::Header,
     segment::Queue,
+    shared_writes::{self, Site},
     types::*,
 };
 
@@ -33,10 +34,6 @@ impl Store {
             return Err(StoreError::TooLarge { size, max: self.config.item_size_max });
         }
         Ok(())
-    }
-
-    pub(super) fn stripe(&self, hash: HashParts) -> &Stripe {
-        &self.stripes[hash.stripe_bits as usize % STRIPES]
     }
 
     /// Runs `body` with the key's stripe locked; when it needs memory, makes room with no
@@ -63,9 +60,9 @@ impl Store {
         for _ in 0..OP_ATTEMPTS {
             let now_ms = self.config.clock.now_ms();
             self.check_flush(now_ms);
-            let guard = epoch::pin();
+            let guard = shared_writes::pin();
             let result = {
-                let mut stats = self.stripe(hash).0.lock();
+                let mut stats = self.lock_stripe(hash);
                 let mut ctx = Ctx {
                     key,
                     hash,
@@ -148,7 +145,10 @@ impl Store {
             if let Some((found, r)) = existing {
                 self.unlink(ctx, found, r, Unlink::Deleted);
             }
-            let fresh = || self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS;
+            let fresh = || {
+                shared_writes::note(Site::Seq);
+                self.seq.fetch_add(1, Ordering::Relaxed) << index::OFFSET_BITS
+            };
             return Ok(item.cas.unwrap_or_else(fresh));
         }
         let header = Header {

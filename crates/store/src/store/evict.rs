@@ -85,7 +85,7 @@ impl Store {
 
     /// Whether eviction could open a segment for the items it keeps.
     pub(super) fn room_for_copies(&self) -> bool {
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         self.recycled.take_freed(&mut ctl.free_resident);
         !ctl.free_resident.is_empty()
             || (!ctl.free_unbacked.is_empty()
@@ -98,7 +98,7 @@ impl Store {
         match need {
             Need::Segment => {
                 if room.segment.is_none() {
-                    let mut ctl = self.ctl.lock();
+                    let mut ctl = self.lock_ctl();
                     room.segment = self.take_segment(&mut ctl, self.writer_reserve());
                 }
                 room.segment.is_some()
@@ -109,7 +109,7 @@ impl Store {
                     return true;
                 }
                 // Free segments' charge moves to the room as their pages go back.
-                let mut ctl = self.ctl.lock();
+                let mut ctl = self.lock_ctl();
                 while room.bytes < bytes {
                     if !self.unback_free_segment(&mut ctl) {
                         return false; // the reserve is for eviction's copies
@@ -124,7 +124,7 @@ impl Store {
     /// Returns what a write claimed and did not use.
     pub(super) fn give_back(&self, room: Room) {
         if let Some(id) = room.segment {
-            self.ctl.lock().free_resident.push(id);
+            self.lock_ctl().free_resident.push(id);
         }
         if room.bytes > 0 {
             self.recycled.uncharge(room.bytes);
@@ -134,7 +134,7 @@ impl Store {
     /// The next eviction victim; when the queues are empty because every segment is still
     /// active (a tiny store), the active segments are sealed so that they can be evicted.
     pub(super) fn pick_victim(&self) -> Option<Victim> {
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         if let Some(victim) = ctl.pick_victim() {
             return Some(victim);
         }
@@ -173,7 +173,7 @@ impl Store {
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
             // A writer that reserved space before the seal stored a live item after all.
-            self.ctl.lock().push_segment(id, seg);
+            self.lock_ctl().push_segment(id, seg);
             return 0;
         }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
@@ -223,7 +223,7 @@ impl Store {
     ) -> bool {
         let key = r.key();
         let hash = HashParts::of(key);
-        let mut stats = self.stripe(hash).0.lock();
+        let mut stats = self.lock_stripe(hash);
         let Some(found) = self.index.find(hash, guard, |slot| slot.location() == location) else {
             return false; // overwritten or deleted since: garbage
         };
@@ -269,7 +269,7 @@ impl Store {
                 return false;
             }
             let class = ttl_class_ms(large.expiry_ms, self.config.clock.now_ms());
-            self.ctl.lock().push(Queue::Main, class, Victim::Large(location.offset, large.seq));
+            self.lock_ctl().push(Queue::Main, class, Victim::Large(location.offset, large.seq));
             return true;
         }
         let header = Header { cas: Some(r.cas), ..r.header };

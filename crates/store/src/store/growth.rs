@@ -148,7 +148,7 @@ impl Store {
         while let Some(value) = index::slot_value(cell) {
             let r = self.resolve(value.location(), guard);
             let hash = HashParts::of(r.key());
-            let mut stats = self.stripe(hash).0.lock();
+            let mut stats = self.lock_stripe(hash);
             if cell.load(Ordering::Acquire) != value.0 {
                 continue;
             }

@@ -24,7 +24,7 @@ impl Store {
         }
         self.grow_to(bytes);
         self.recycled.limit_bytes.store(bytes, Ordering::Release);
-        self.ctl.lock().set_limit_segments(bytes / self.seg_size);
+        self.lock_ctl().set_limit_segments(bytes / self.seg_size);
         self.shrink_to_limit();
         Ok(())
     }
@@ -44,7 +44,7 @@ impl Store {
     /// takes any back: a lowered limit is kept by the budget, not by fewer ids).
     fn grow_to(&self, bytes: usize) {
         let wanted = (bytes / self.seg_size).min(self.segments.count_max());
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         let before = self.seg_count();
         if wanted > before {
             self.segments.init(before..wanted);
@@ -87,7 +87,7 @@ impl Store {
 
     /// Unbacks free segments while the charge is over the limit; true once it fits.
     fn unback_over_limit(&self) -> bool {
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         loop {
             if self.recycled.used_bytes.load(Ordering::Acquire) <= self.recycled.limit() {
                 return true;

@@ -8,6 +8,7 @@ use crossbeam_epoch as epoch;
 use super::{Clear, NewItem, Reader, Store, Unlink};
 use crate::{
     index::{self, HashParts},
+    shared_writes,
     types::*,
 };
 
@@ -17,7 +18,7 @@ impl Store {
         self.check_flush(now_ms);
         Reader {
             store: self,
-            guard: epoch::pin(),
+            guard: shared_writes::pin(),
             now_ms,
             flush_gen: self.flush_gen.load(Ordering::Acquire),
             flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
@@ -341,7 +342,7 @@ impl Store {
         stats.index_slots = index_slots as u64;
         stats.memory_used_bytes = self.memory_used_bytes() as u64;
         stats.memory_limit_bytes = self.recycled.limit() as u64;
-        let ctl = self.ctl.lock();
+        let ctl = self.lock_ctl();
         let free = ctl.free_resident.len()
             + ctl.free_unbacked.len()
             + self.recycled.freed_count.load(Ordering::Acquire);

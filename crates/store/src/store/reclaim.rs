@@ -14,7 +14,10 @@ use std::sync::atomic::Ordering;
 use crossbeam_epoch as epoch;
 
 use super::Store;
-use crate::segment::{Ctl, Victim, NONE};
+use crate::{
+    segment::{Ctl, Victim, NONE},
+    shared_writes::{self, Site},
+};
 
 impl Store {
     pub(super) fn seal_actives(&self, ctl: &mut Ctl) {
@@ -43,7 +46,7 @@ impl Store {
             {
                 continue;
             }
-            let mut ctl = self.ctl.lock();
+            let mut ctl = self.lock_ctl();
             if active.load(Ordering::Acquire) != id {
                 continue; // rolled meanwhile: it is queued already
             }
@@ -68,7 +71,7 @@ impl Store {
                 _ => true,
             },
         };
-        self.ctl.lock().take_dead(max, is_dead)
+        self.lock_ctl().take_dead(max, is_dead)
     }
 
     /// Whether every item of a segment is expired or flushed.
@@ -86,6 +89,7 @@ impl Store {
                 .compare_exchange(at, u64::MAX, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         {
+            shared_writes::note(Site::FlushDue);
             self.flush_now();
         }
     }
@@ -94,7 +98,7 @@ impl Store {
     /// their segments are reclaimed by `maintain` and `make_room` in bounded steps. O(1) in
     /// the number of items: one pass over the small active-segment table.
     pub(super) fn flush_now(&self) {
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         self.flush_gen.fetch_add(1, Ordering::AcqRel);
         self.seal_actives(&mut ctl);
     }

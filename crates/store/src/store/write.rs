@@ -12,6 +12,7 @@ use crate::{
     item::Header,
     mem::Region,
     segment::{Ctl, Large, Queue, Victim, NONE},
+    shared_writes::{self, Site},
     types::*,
 };
 
@@ -57,6 +58,7 @@ impl Store {
             Expiry::AtMs(at) => at,
         };
         if seg.max_expiry_ms.load(Ordering::Relaxed) < expiry_ms {
+            shared_writes::note(Site::SegMaxExpiry);
             seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
         }
         let cas = header
@@ -80,7 +82,7 @@ impl Store {
         seen: u32,
         writer: Writer<'_>,
     ) -> bool {
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         let active = &self.active[active_index];
         if active.load(Ordering::Acquire) != seen {
             return true; // another writer rolled it already
@@ -99,6 +101,7 @@ impl Store {
             Writer::Eviction => self.take_segment(&mut ctl, 0),
         };
         let Some(id) = id else { return false };
+        shared_writes::note(Site::Seq);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
         self.segments.header(id).open(seq, flush_gen, queue, class);
@@ -151,6 +154,7 @@ impl Store {
             }
         };
         bytes::write_large_item(&mut region, stamp, header, key, value);
+        shared_writes::note(Site::Seq);
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let expiry_ms = match header.expiry {
             Expiry::Never => u64::MAX,
@@ -165,7 +169,7 @@ impl Store {
             }
         };
         let victim = Victim::Large(slot, seq);
-        let mut ctl = self.ctl.lock();
+        let mut ctl = self.lock_ctl();
         if self.flush_gen.load(Ordering::Acquire) == flush_gen {
             ctl.push(Queue::Main, class, victim);
         } else {
@@ -197,7 +201,7 @@ impl Store {
             if self.recycled.try_charge(bytes, 0) {
                 return true;
             }
-            if !self.unback_free_segment(&mut self.ctl.lock()) {
+            if !self.unback_free_segment(&mut self.lock_ctl()) {
                 return false;
             }
             self.recycled.uncharge(self.seg_size);
