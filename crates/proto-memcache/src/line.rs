@@ -70,8 +70,8 @@ pub(crate) fn tokens(line: &[u8]) -> SpaceSplit<'_> {
     SpaceSplit { rest: line }
 }
 
-/// Iterator of [`tokens`]: each separator found with `memchr` (fewer instructions per key
-/// than `split` + `filter`, measured with callgrind on 48-key gets).
+/// Iterator of [`tokens`]: each separator found with [`find_byte`] (fewer instructions per
+/// key than `split` + `filter` or `memchr`, measured with callgrind on 48-key gets).
 #[derive(Clone, Debug)]
 pub(crate) struct SpaceSplit<'a> {
     rest: &'a [u8],
@@ -83,7 +83,7 @@ impl<'a> Iterator for SpaceSplit<'a> {
     fn next(&mut self) -> Option<&'a [u8]> {
         let start = self.rest.iter().position(|&b| b != b' ')?;
         let rest = &self.rest[start..];
-        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let end = find_byte(rest, b' ').unwrap_or(rest.len());
         let (token, after) = rest.split_at(end);
         self.rest = after;
         Some(token)
@@ -94,8 +94,44 @@ impl<'a> Iterator for SpaceSplit<'a> {
 /// that ended the word, if any): enough to dispatch a command without tokenizing the line.
 pub(crate) fn first_word(line: &[u8]) -> (&[u8], &[u8]) {
     let rest = trim_start(line);
-    let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+    let end = find_byte(rest, b' ').unwrap_or(rest.len());
     rest.split_at(end)
+}
+
+/// The index of the first `needle` in `bytes`, eight bytes at a time.
+///
+/// Tokens are short (keys of tens of bytes, one-letter flags), where `memchr`'s setup costs
+/// more than the search; this inlines into the tokenizer.
+#[inline]
+pub(crate) fn find_byte(bytes: &[u8], needle: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES * u64::from(needle);
+    // A byte equal to `needle` becomes zero; the lowest flagged byte is the first zero
+    // (the trick's false positives lie only above a true one).
+    let first_match = |word: [u8; 8]| {
+        let diff = u64::from_le_bytes(word) ^ pattern;
+        let found = diff.wrapping_sub(ONES) & !diff & HIGHS;
+        (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
+    };
+    if bytes.len() < 8 {
+        return bytes.iter().position(|&b| b == needle);
+    }
+    let mut chunks = bytes.chunks_exact(8);
+    for (index, chunk) in (&mut chunks).enumerate() {
+        let word = chunk.try_into().expect("chunks of eight");
+        if let Some(at) = first_match(word) {
+            return Some(index * 8 + at);
+        }
+    }
+    if chunks.remainder().is_empty() {
+        return None;
+    }
+    // The last eight bytes, overlapping bytes already searched (which hold no match and so
+    // flag nothing).
+    let tail_start = bytes.len() - 8;
+    let word = bytes[tail_start..].try_into().expect("eight bytes");
+    first_match(word).map(|at| tail_start + at)
 }
 
 /// The most tokens any non-get command looks at; memcached's `MAX_TOKENS` is 24.
@@ -325,6 +361,26 @@ mod tests {
         let mut buf = Vec::new();
         push_u64(&mut buf, u64::MAX);
         assert_eq!(buf, u64::MAX.to_string().as_bytes());
+    }
+
+    // Goal: find_byte agrees with a plain search at every length and position, including
+    // matches in the overlapping tail and bytes that differ from the needle by one bit.
+    #[test]
+    fn find_byte_matches_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes: Vec<u8> =
+                    (0..len).map(|i| [b'!', b'a', 0x00, 0xa0][i % 4]).collect();
+                if at < len {
+                    bytes[at] = b' ';
+                }
+                let want = bytes.iter().position(|&b| b == b' ');
+                assert_eq!(find_byte(&bytes, b' '), want, "len {len} at {at}");
+                let want_cr = bytes.iter().position(|&b| b == b'\r');
+                assert_eq!(find_byte(&bytes, b'\r'), want_cr);
+            }
+        }
+        assert_eq!(find_byte(b"ab  cd efghijkl mn", b' '), Some(2));
     }
 
     // Goal: the rest of a line after n tokens, as the get and stats parsers use it.

@@ -14,8 +14,8 @@ use crate::{
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
+    line::{find_byte, tokens, trim_end, trim_start, Line, Tokens},
     line::{first_word, parse_c_i32, parse_c_u32, parse_u64, push_i64, push_u64, rest_after},
-    line::{tokens, trim_end, trim_start, Line, Tokens},
     request::Request,
 };
 
@@ -39,7 +39,7 @@ pub(crate) fn check_key(key: &[u8], limits: &Limits) -> Result<(), &'static str>
         return Err(BAD_FORMAT);
     }
     // Not memcached: it would store a key holding CR, which no reply could frame.
-    if key.contains(&b'\r') {
+    if find_byte(key, b'\r').is_some() {
         return Err(BAD_KEY);
     }
     Ok(())

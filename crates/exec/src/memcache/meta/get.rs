@@ -71,8 +71,9 @@ fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
         return Read::NeedsLock { hit_before: item.accessed_before() };
     }
     let recache = RecacheState { already_won: meta.win_token_sent, stale: meta.stale, won: false };
-    let hit =
-        Hit { expiry: item.expiry(), now_ms: ctx.now_ms(), hit_before: item.accessed_before() };
+    // Reading the clock costs as much as the lookup; only `l` and `t` need it.
+    let now_ms = if request.flags.needs_clock() { ctx.now_ms() } else { 0 };
+    let hit = Hit { expiry: item.expiry(), now_ms, hit_before: item.accessed_before() };
     compose_hit(shared, ctx.out, request, &item, hit, recache);
     gets.finish(ctx.counters);
     Read::Answered
@@ -136,8 +137,8 @@ fn recache_due(item: &Item<'_>, recache_at: Option<Expiry>) -> bool {
     matches!((item.expiry(), recache_at), (Expiry::AtMs(at), Some(Expiry::AtMs(due))) if at < due)
 }
 
-/// What a hit's reply reports besides the item: its expiry (new, with `T`), the clock, and
-/// the access bit from before this request.
+/// What a hit's reply reports besides the item: its expiry (new, with `T`), the clock (0
+/// when no flag asked for a time), and the access bit from before this request.
 #[derive(Clone, Copy)]
 struct Hit {
     expiry: Expiry,
@@ -192,8 +193,8 @@ fn compose_vivified(
     echo(request).reply(ctx.out, status, &info, recache, value);
 }
 
-fn echo<'r>(request: &MetaGet<'r>) -> Echo<'r> {
-    Echo { command: MetaCommand::Get, flags: request.flags, key: request.key }
+fn echo<'q>(request: &'q MetaGet<'_>) -> Echo<'q> {
+    Echo { command: MetaCommand::Get, flags: &request.flags, key: request.key }
 }
 
 /// Counts an `mg` that went through the lock: one that touched a hit (`T`) as a touch
