@@ -191,7 +191,7 @@ impl Table {
     /// The key's second bucket, in the block of its home bucket.
     fn alternate(&self, home: usize, hash: HashParts) -> usize {
         let mix = hash.stripe_bits as usize ^ hash.tag as usize;
-        if self.buckets % BLOCK_BUCKETS == 0 {
+        if self.buckets.is_multiple_of(BLOCK_BUCKETS) {
             // Every block is exactly BLOCK_BUCKETS long (a table sized in powers of two):
             // `block_of`'s arithmetic with constant divisors, which compile to no division.
             let start = home / BLOCK_BUCKETS * BLOCK_BUCKETS;
