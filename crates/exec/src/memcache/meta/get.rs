@@ -158,13 +158,18 @@ fn compose_hit(
     // `C` with a matching CAS: the client has this value already.
     let value_wanted = flags.return_value && flags.compare_cas != Some(item.cas());
     let value = value_wanted.then_some(item.value());
-    let info = ItemInfo {
-        cas: Some(visible_cas(shared, item.cas())),
-        client_flags: Some(item.flags()),
-        hit_before: Some(hit.hit_before),
-        last_access_secs: Some(last_access_secs(item, hit.now_ms)),
-        value_len: Some(item.value().len()),
-        ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
+    // A reply echoing no flag reads nothing from the item info: skip decoding it.
+    let info = if flags.echoes_any() {
+        ItemInfo {
+            cas: Some(visible_cas(shared, item.cas())),
+            client_flags: Some(item.flags()),
+            hit_before: Some(hit.hit_before),
+            last_access_secs: Some(last_access_secs(item, hit.now_ms)),
+            value_len: Some(item.value().len()),
+            ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
+        }
+    } else {
+        ItemInfo::default()
     };
     let status = if value.is_some() { MetaStatus::Va } else { MetaStatus::Hd };
     echo(request).reply(out, status, &info, recache, value);
