@@ -228,6 +228,9 @@ impl<'a> MetaFlags<'a> {
                 return Err(DUPLICATE_FLAG);
             }
             seen |= 1 << letter;
+            if token.len() == 1 && flags.note_bare(token[0]) {
+                continue;
+            }
             match Flag::parse(token) {
                 Ok(flag) => {
                     if flag == Flag::Base64Key && !base64_decodes(key) {
@@ -247,6 +250,29 @@ impl<'a> MetaFlags<'a> {
             return Err(reason);
         }
         Ok(flags)
+    }
+
+    /// Notes a one-letter flag that takes no token and needs no check (most flags of a
+    /// get: `v`, `q`, `k`, ...) without going through [`Flag::parse`]; false for any other
+    /// letter. Each letter sets what [`MetaFlags::note`] sets for its [`Flag`].
+    fn note_bare(&mut self, letter: u8) -> bool {
+        let field = match letter {
+            b'c' => &mut self.return_cas,
+            b'f' => &mut self.return_flags,
+            b'h' => &mut self.return_hit,
+            b'k' => &mut self.return_key,
+            b'l' => &mut self.return_last_access,
+            b'q' => &mut self.quiet,
+            b's' => &mut self.return_size,
+            b't' => &mut self.return_ttl,
+            b'u' => &mut self.no_bump,
+            b'v' => &mut self.return_value,
+            b'I' => &mut self.invalidate,
+            b'x' => &mut self.remove_value,
+            _ => return false,
+        };
+        *field = true;
+        true
     }
 
     fn note(&mut self, flag: Flag<'a>) {
@@ -344,6 +370,19 @@ mod tests {
     use super::*;
 
     // Goal: every flag parses to its variant and composes back to the same token.
+    // Goal: every one-letter flag sets exactly the fields its parsed Flag sets, whether or
+    // not the shortcut for bare letters takes it.
+    #[test]
+    fn bare_letters_match_parsed_flags() {
+        for letter in (b'a'..=b'z').chain(b'A'..=b'Z') {
+            let raw = [letter];
+            let Ok(flags) = MetaFlags::parse(&raw, b"a2V5") else { continue };
+            let mut want = MetaFlags { raw: &raw, ..MetaFlags::default() };
+            want.note(Flag::parse(&raw).expect("parse accepted it"));
+            assert_eq!(format!("{flags:?}"), format!("{want:?}"), "{}", letter as char);
+        }
+    }
+
     #[test]
     fn every_flag_round_trips() {
         let table: [(&[u8], Flag); 25] = [
