@@ -105,15 +105,6 @@ pub(crate) fn first_word(line: &[u8]) -> (&[u8], &[u8]) {
 #[inline]
 pub(crate) fn find_byte(bytes: &[u8], needle: u8) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-    /// How many bytes of `bits` (only high bits set) have theirs set: one multiply sums them
-    /// into the top byte (`count_ones` is a long software routine without POPCNT, which the
-    /// x86-64 baseline lacks).
-    #[inline]
-    fn high_bits_set(bits: u64) -> usize {
-        ((bits >> 7).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
-    }
     let pattern = ONES * u64::from(needle);
     // A byte equal to `needle` becomes zero; the lowest flagged byte is the first zero
     // (the trick's false positives lie only above a true one).
