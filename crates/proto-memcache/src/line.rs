@@ -70,8 +70,8 @@ pub(crate) fn tokens(line: &[u8]) -> SpaceSplit<'_> {
     SpaceSplit { rest: line }
 }
 
-/// Iterator of [`tokens`]: each separator found with `memchr` (fewer instructions per key
-/// than `split` + `filter`, measured with callgrind on 48-key gets).
+/// Iterator of [`tokens`]: each separator found with [`find_byte`] (fewer instructions per
+/// key than `split` + `filter` or `memchr`, measured with callgrind on 48-key gets).
 #[derive(Clone, Debug)]
 pub(crate) struct SpaceSplit<'a> {
     rest: &'a [u8],
@@ -83,7 +83,7 @@ impl<'a> Iterator for SpaceSplit<'a> {
     fn next(&mut self) -> Option<&'a [u8]> {
         let start = self.rest.iter().position(|&b| b != b' ')?;
         let rest = &self.rest[start..];
-        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let end = find_byte(rest, b' ').unwrap_or(rest.len());
         let (token, after) = rest.split_at(end);
         self.rest = after;
         Some(token)
@@ -94,8 +94,95 @@ impl<'a> Iterator for SpaceSplit<'a> {
 /// that ended the word, if any): enough to dispatch a command without tokenizing the line.
 pub(crate) fn first_word(line: &[u8]) -> (&[u8], &[u8]) {
     let rest = trim_start(line);
-    let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+    let end = find_byte(rest, b' ').unwrap_or(rest.len());
     rest.split_at(end)
+}
+
+/// The index of the first `needle` in `bytes`, eight bytes at a time.
+///
+/// Tokens are short (keys of tens of bytes, one-letter flags), where `memchr`'s setup costs
+/// more than the search; this inlines into the tokenizer.
+#[inline]
+pub(crate) fn find_byte(bytes: &[u8], needle: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let pattern = ONES * u64::from(needle);
+    // A byte equal to `needle` becomes zero; the lowest flagged byte is the first zero
+    // (the trick's false positives lie only above a true one).
+    let first_match = |word: [u8; 8]| {
+        let diff = u64::from_le_bytes(word) ^ pattern;
+        let found = diff.wrapping_sub(ONES) & !diff & HIGHS;
+        (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
+    };
+    if bytes.len() < 8 {
+        return bytes.iter().position(|&b| b == needle);
+    }
+    let mut chunks = bytes.chunks_exact(8);
+    for (index, chunk) in (&mut chunks).enumerate() {
+        let word = chunk.try_into().expect("chunks of eight");
+        if let Some(at) = first_match(word) {
+            return Some(index * 8 + at);
+        }
+    }
+    if chunks.remainder().is_empty() {
+        return None;
+    }
+    // The last eight bytes, overlapping bytes already searched (which hold no match and so
+    // flag nothing).
+    let tail_start = bytes.len() - 8;
+    let word = bytes[tail_start..].try_into().expect("eight bytes");
+    first_match(word).map(|at| tail_start + at)
+}
+
+/// How many space-separated words `bytes` holds, if none is longer than `word_len_max`;
+/// `None` when one may be (the caller then checks word by word).
+///
+/// Counts eight bytes at a time (a word starts at a non-space byte after a space or the
+/// start): a 48-key get line is counted in about a third of the instructions of splitting
+/// it. A word of more than `word_len_max` bytes spans a run of space-free aligned eight-byte
+/// blocks; no such run of `(word_len_max - 14) / 8` blocks proves every word short enough.
+pub(crate) fn count_short_words(bytes: &[u8], word_len_max: usize) -> Option<usize> {
+    let blocks_max = word_len_max.checked_sub(14)? / 8;
+    let mut count = 0usize;
+    let mut space_free_blocks = 0usize;
+    // "Not a space" of the previous block's last byte, as the high bit of byte 0.
+    let mut carry = 0u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let not_space = not_space_bits(u64::from_le_bytes(chunk.try_into().expect("eight")));
+        count += high_bits_set(not_space & !((not_space << 8) | carry));
+        carry = not_space >> 56;
+        space_free_blocks = if not_space == HIGHS { space_free_blocks + 1 } else { 0 };
+        if space_free_blocks >= blocks_max {
+            return None;
+        }
+    }
+    // The last bytes, padded with spaces (which start no word).
+    let mut last = [b' '; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    let not_space = not_space_bits(u64::from_le_bytes(last));
+    count += high_bits_set(not_space & !((not_space << 8) | carry));
+    // The padding is a space, so the last block ends any run.
+    (blocks_max > 0).then_some(count)
+}
+
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// How many bytes of `bits` (only high bits set) have theirs set: one multiply sums them
+/// into the top byte (`count_ones` is a long software routine without POPCNT, which the
+/// x86-64 baseline lacks).
+#[inline]
+fn high_bits_set(bits: u64) -> usize {
+    ((bits >> 7).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize
+}
+
+/// The high bit of each byte of `block` set exactly when the byte is not a space (no carry
+/// crosses bytes: a byte's low seven bits plus 0x7f stays within the byte).
+#[inline]
+fn not_space_bits(block: u64) -> u64 {
+    const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let diff = block ^ SPACES;
+    (((diff & LOWS) + LOWS) | diff) & HIGHS
 }
 
 /// The most tokens any non-get command looks at; memcached's `MAX_TOKENS` is 24.
@@ -325,6 +412,58 @@ mod tests {
         let mut buf = Vec::new();
         push_u64(&mut buf, u64::MAX);
         assert_eq!(buf, u64::MAX.to_string().as_bytes());
+    }
+
+    // Goal: find_byte agrees with a plain search at every length and position, including
+    // matches in the overlapping tail and bytes that differ from the needle by one bit.
+    #[test]
+    fn find_byte_matches_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes: Vec<u8> =
+                    (0..len).map(|i| [b'!', b'a', 0x00, 0xa0][i % 4]).collect();
+                if at < len {
+                    bytes[at] = b' ';
+                }
+                let want = bytes.iter().position(|&b| b == b' ');
+                assert_eq!(find_byte(&bytes, b' '), want, "len {len} at {at}");
+                let want_cr = bytes.iter().position(|&b| b == b'\r');
+                assert_eq!(find_byte(&bytes, b'\r'), want_cr);
+            }
+        }
+        assert_eq!(find_byte(b"ab  cd efghijkl mn", b' '), Some(2));
+    }
+
+    // Goal: count_short_words counts as the tokenizer does, and answers only when every
+    // word is within the limit; random lines of spaces and words of all lengths.
+    #[test]
+    fn count_short_words_matches_tokens() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % bound
+        };
+        for round in 0..3000 {
+            let word_len_max = [20, 30, 250][round % 3];
+            let mut line = Vec::new();
+            for _ in 0..next(12) {
+                line.extend(std::iter::repeat_n(b' ', next(3) as usize));
+                let len = if next(4) == 0 { next(300) } else { next(24) };
+                line.extend((0..len).map(|i| [b'k', 0x00, 0xff, b'\t', 0xa0][i as usize % 5]));
+            }
+            let words: Vec<&[u8]> = tokens(&line).collect();
+            let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+            match count_short_words(&line, word_len_max) {
+                Some(count) => {
+                    assert_eq!(count, words.len(), "{line:?}");
+                    assert!(longest <= word_len_max, "{longest} > {word_len_max}");
+                }
+                None => assert!(longest >= (word_len_max - 14) / 8 * 8, "{longest}"),
+            }
+        }
+        assert_eq!(count_short_words(b" a  bb ccc ", 250), Some(3));
+        assert_eq!(count_short_words(b"", 250), Some(0));
+        assert_eq!(count_short_words(b"a", 10), None);
     }
 
     // Goal: the rest of a line after n tokens, as the get and stats parsers use it.

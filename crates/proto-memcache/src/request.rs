@@ -95,7 +95,7 @@ pub fn parse_request<'a>(
     // get's keys are checked in one pass and read again only by the executor).
     let (command, after) = line::first_word(line.content);
     if command.len() == 2 && command[0] == b'm' {
-        return meta::request::parse(buf, line, &Tokens::new(line.content), limits);
+        return meta::request::parse(buf, line, command, after, limits);
     }
     if command.len() < 2 {
         return Err(text::request::unknown(&line, &Tokens::new(line.content)));

@@ -177,6 +177,16 @@ fn parse_multibulk(
     // A hostile `*1000000` must not reserve a million spans before any argument arrives.
     spans.reserve(argc.min(1024));
     for _ in 0..argc {
+        if let Some((len, data_start)) = short_bulk_header(buf, pos, limits) {
+            let end = data_start + len + 2;
+            if end > buf.len() {
+                spans.clear();
+                return Err(ParseError::Incomplete);
+            }
+            spans.push(Span::input(data_start, len));
+            pos = end;
+            continue;
+        }
         let (digits, data_start) = length_line(buf, pos, limits, ProtocolError::TooBigBulkCount)?;
         // Redis looks for the whole line first and only then at its first byte, so a
         // wrong type byte waits for its CR like everything else.
@@ -202,6 +212,36 @@ fn parse_multibulk(
         pos = end;
     }
     Ok(pos)
+}
+
+/// The usual bulk header, `$` and one to four digits (no leading zero) and CR and one more
+/// byte, read in one pass: returns the length and where the data starts. Anything else
+/// (longer, malformed, not all there yet) is `None` and goes through [`length_line`] and
+/// [`parse_i64`], which accept exactly the same headers.
+#[inline]
+fn short_bulk_header(buf: &[u8], start: usize, limits: &Limits) -> Option<(usize, usize)> {
+    const DIGITS_MAX: usize = 4;
+    let header = buf.get(start..)?.get(..DIGITS_MAX + 3).unwrap_or(&buf[start..]);
+    let (&b'$', rest) = header.split_first()? else { return None };
+    let mut len = 0usize;
+    for (index, &byte) in rest.iter().enumerate() {
+        match byte {
+            // The CR must fit the length-line window and have a byte after it.
+            b'\r' if index > 0 && index < limits.inline_len_max && index + 1 < rest.len() => {
+                return (len <= limits.bulk_len_max).then_some((len, start + index + 3));
+            }
+            b'0' if index == 0 => {
+                // "$0\r": the one length that starts with a zero.
+                return (rest.get(1) == Some(&b'\r')
+                    && rest.len() > 2
+                    && limits.inline_len_max > 1)
+                    .then_some((0, start + 4));
+            }
+            b'0'..=b'9' if index < DIGITS_MAX => len = len * 10 + usize::from(byte - b'0'),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Finds the `*...\r` or `$...\r` line at `start`. Returns the bytes between the type byte
@@ -530,5 +570,40 @@ mod tests {
         assert_eq!(command.arg(2), Some(&b"p"[..]));
         assert_eq!(command.arg(3), None);
         assert_eq!(command.args().len(), 3);
+    }
+
+    // Goal: the short bulk header path accepts exactly what the general path accepts, with
+    // the same length and data start, for every header shape near its edges and every
+    // limit that bounds it.
+    #[test]
+    fn short_bulk_header_agrees_with_general_path() {
+        let bodies: [&[u8]; 16] = [
+            b"0", b"00", b"01", b"1", b"9", b"10", b"20", b"999", b"9999", b"10000", b"-1", b"+1",
+            b"", b"1a", b" 1", b"12345",
+        ];
+        let limits_all = [
+            Limits::default(),
+            Limits { args_max: 4, bulk_len_max: 8, inline_len_max: 16 },
+            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 2 },
+            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 3 },
+        ];
+        for body in bodies {
+            for tail in [&b""[..], b"\r", b"\r\n", b"\r\nxy"] {
+                let mut header = b"$".to_vec();
+                header.extend_from_slice(body);
+                header.extend_from_slice(tail);
+                for limits in &limits_all {
+                    let Some(fast) = short_bulk_header(&header, 0, limits) else { continue };
+                    let (digits, data_start) =
+                        length_line(&header, 0, limits, ProtocolError::TooBigBulkCount)
+                            .expect("general path finds the line");
+                    let len = parse_i64(digits).expect("general path reads the length");
+                    assert!(len >= 0 && len as usize <= limits.bulk_len_max);
+                    assert_eq!(fast, (len as usize, data_start), "{header:?}");
+                }
+            }
+        }
+        assert_eq!(short_bulk_header(b"$20\r\n", 0, &Limits::default()), Some((20, 5)));
+        assert_eq!(short_bulk_header(b"$0\r\n", 0, &Limits::default()), Some((0, 4)));
     }
 }

@@ -206,9 +206,18 @@ impl<'b> Reply<'b> {
     }
 
     fn header(&mut self, prefix: u8, n: i64) {
-        self.out.push(prefix);
-        write_i64(n, self.out);
-        self.out.extend_from_slice(b"\r\n");
+        // Short lengths (most values and arrays) as one fixed-size append.
+        match u8::try_from(n) {
+            Ok(n @ 0..=9) => self.out.extend_from_slice(&[prefix, b'0' + n, b'\r', b'\n']),
+            Ok(n @ 10..=99) => {
+                self.out.extend_from_slice(&[prefix, b'0' + n / 10, b'0' + n % 10, b'\r', b'\n'])
+            }
+            _ => {
+                self.out.push(prefix);
+                write_i64(n, self.out);
+                self.out.extend_from_slice(b"\r\n");
+            }
+        }
     }
 }
 
@@ -307,6 +316,21 @@ mod tests {
         let mut three = Vec::new();
         f(&mut Reply::new(&mut three, Protocol::Resp3));
         (two, three)
+    }
+
+    /// Goal: headers read the same on both sides of the short-length shortcut.
+    #[test]
+    fn header_lengths_around_the_shortcut() {
+        for n in [0usize, 1, 9, 10, 42, 99, 100, 101, 255, 256, 1000, 123_456_789] {
+            let mut out = Vec::new();
+            let mut reply = Reply::new(&mut out, Protocol::Resp2);
+            reply.array(n);
+            reply.bulk(&vec![b'x'; n.min(300)]);
+            let mut want = format!("*{n}\r\n${}\r\n", n.min(300)).into_bytes();
+            want.extend(std::iter::repeat_n(b'x', n.min(300)));
+            want.extend_from_slice(b"\r\n");
+            assert_eq!(out, want, "n = {n}");
+        }
     }
 
     /// Goal: every reply type in both versions. Method: (call, RESP2 bytes, RESP3 bytes).

@@ -188,10 +188,23 @@ impl Table {
     /// The two buckets a key may live in (equal only in a one-bucket block, never here).
     fn candidates(&self, hash: HashParts) -> [usize; 2] {
         let home = self.home(hash.pos);
+        [home, self.alternate(home, hash)]
+    }
+
+    /// The key's second bucket, in the block of its home bucket.
+    fn alternate(&self, home: usize, hash: HashParts) -> usize {
+        let mix = hash.stripe_bits as usize ^ hash.tag as usize;
+        if self.buckets.is_multiple_of(BLOCK_BUCKETS) {
+            // Every block is exactly BLOCK_BUCKETS long (a table sized in powers of two):
+            // `block_of`'s arithmetic with constant divisors, which compile to no division.
+            let start = home / BLOCK_BUCKETS * BLOCK_BUCKETS;
+            let step = 1 + mix % (BLOCK_BUCKETS - 1);
+            return start + (home - start + step) % BLOCK_BUCKETS;
+        }
         let block = self.block_of(home);
         let size = block.len();
-        let step = 1 + (hash.stripe_bits as usize ^ hash.tag as usize) % (size - 1);
-        [home, block.start + (home - block.start + step) % size]
+        let step = 1 + mix % (size - 1);
+        block.start + (home - block.start + step) % size
     }
 
     /// Slots a key may live in, home bucket first.
@@ -628,15 +641,18 @@ fn probe<'t>(
     // One mask and compare per cell checks "valid and same tag" (tags fill the top bits).
     const TAG_VALID_MASK: u64 = (u64::MAX << TAG_SHIFT) | VALID;
     let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
-    for bucket in table.candidates(hash) {
+    let mut probe_bucket = |bucket: usize| {
         for slot in &table.bucket(bucket).0 {
             let value = slot.load(Ordering::Acquire);
             if value & TAG_VALID_MASK == want && is_key(Slot(value)) {
                 return Some(Found { slot, value: Slot(value), in_old_table: false });
             }
         }
-    }
-    None
+        None
+    };
+    // The second bucket only if needed: finding it costs more than the home bucket's probe.
+    let home = table.home(hash.pos);
+    probe_bucket(home).or_else(|| probe_bucket(table.alternate(home, hash)))
 }
 
 /// Puts `slot` into the emptier of the key's two buckets.
@@ -773,6 +789,35 @@ impl Drop for Index {
                         drop(shared.into_owned());
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general block arithmetic, as every table size uses it.
+    fn alternate_by_blocks(table: &Table, home: usize, hash: HashParts) -> usize {
+        let block = table.block_of(home);
+        let size = block.len();
+        let step = 1 + (hash.stripe_bits as usize ^ hash.tag as usize) % (size - 1);
+        block.start + (home - block.start + step) % size
+    }
+
+    // Goal: the whole-block shortcut puts every key in the same second bucket as the general
+    // arithmetic, for tables of whole blocks and others; and never in its home bucket.
+    #[test]
+    fn alternate_bucket_matches_block_arithmetic() {
+        for buckets in [16, 64, 128, 1024, 1100, 4096 + 7] {
+            let table = Table::new(buckets).expect("map a table");
+            for i in 0u64..5000 {
+                let hash = HashParts::of(&i.to_le_bytes());
+                let home = table.home(hash.pos);
+                let alternate = table.alternate(home, hash);
+                assert_eq!(alternate, alternate_by_blocks(&table, home, hash), "{buckets} {i}");
+                assert_ne!(alternate, home);
             }
         }
     }

@@ -217,16 +217,20 @@ impl<'a> MetaFlags<'a> {
     /// (checked for base64 if `b` is among them). Returns the error reason on failure.
     pub(crate) fn parse(raw: &'a [u8], key: &[u8]) -> Result<MetaFlags<'a>, &'static str> {
         let mut flags = MetaFlags { raw, ..MetaFlags::default() };
-        let mut seen = [false; 128];
+        // One bit per ASCII letter: cheaper to clear and test than a byte table.
+        let mut seen: u128 = 0;
         // memcached keeps going after a bad token, and the last reason noted wins.
         let mut failed = false;
         let mut reason = BAD_FORMAT;
         for token in tokens(raw) {
-            let letter = usize::from(token[0]);
-            if letter >= 127 || seen[letter] {
+            let letter = u32::from(token[0]);
+            if letter >= 127 || seen & (1 << letter) != 0 {
                 return Err(DUPLICATE_FLAG);
             }
-            seen[letter] = true;
+            seen |= 1 << letter;
+            if token.len() == 1 && flags.note_bare(token[0]) {
+                continue;
+            }
             match Flag::parse(token) {
                 Ok(flag) => {
                     if flag == Flag::Base64Key && !base64_decodes(key) {
@@ -246,6 +250,29 @@ impl<'a> MetaFlags<'a> {
             return Err(reason);
         }
         Ok(flags)
+    }
+
+    /// Notes a one-letter flag that takes no token and needs no check (most flags of a
+    /// get: `v`, `q`, `k`, ...) without going through [`Flag::parse`]; false for any other
+    /// letter. Each letter sets what [`MetaFlags::note`] sets for its [`Flag`].
+    fn note_bare(&mut self, letter: u8) -> bool {
+        let field = match letter {
+            b'c' => &mut self.return_cas,
+            b'f' => &mut self.return_flags,
+            b'h' => &mut self.return_hit,
+            b'k' => &mut self.return_key,
+            b'l' => &mut self.return_last_access,
+            b'q' => &mut self.quiet,
+            b's' => &mut self.return_size,
+            b't' => &mut self.return_ttl,
+            b'u' => &mut self.no_bump,
+            b'v' => &mut self.return_value,
+            b'I' => &mut self.invalidate,
+            b'x' => &mut self.remove_value,
+            _ => return false,
+        };
+        *field = true;
+        true
     }
 
     fn note(&mut self, flag: Flag<'a>) {
@@ -275,6 +302,24 @@ impl<'a> MetaFlags<'a> {
             Flag::Initial(initial) => self.initial = Some(initial),
             Flag::Reserved { .. } => {}
         }
+    }
+
+    /// Whether a reply echoes any flag: `O`, `k`, or one reporting on the item (`c`, `f`,
+    /// `h`, `l`, `s`, `t`). Without one, a reply need not walk the flags again.
+    pub fn echoes_any(&self) -> bool {
+        self.opaque.is_some()
+            || self.return_key
+            || self.return_cas
+            || self.return_flags
+            || self.return_hit
+            || self.return_last_access
+            || self.return_size
+            || self.return_ttl
+    }
+
+    /// Whether a reply needs the clock: `l` and `t` count from now.
+    pub fn needs_clock(&self) -> bool {
+        self.return_last_access || self.return_ttl
     }
 
     /// The flags in the order they were sent.
@@ -325,6 +370,19 @@ mod tests {
     use super::*;
 
     // Goal: every flag parses to its variant and composes back to the same token.
+    // Goal: every one-letter flag sets exactly the fields its parsed Flag sets, whether or
+    // not the shortcut for bare letters takes it.
+    #[test]
+    fn bare_letters_match_parsed_flags() {
+        for letter in (b'a'..=b'z').chain(b'A'..=b'Z') {
+            let raw = [letter];
+            let Ok(flags) = MetaFlags::parse(&raw, b"a2V5") else { continue };
+            let mut want = MetaFlags { raw: &raw, ..MetaFlags::default() };
+            want.note(Flag::parse(&raw).expect("parse accepted it"));
+            assert_eq!(format!("{flags:?}"), format!("{want:?}"), "{}", letter as char);
+        }
+    }
+
     #[test]
     fn every_flag_round_trips() {
         let table: [(&[u8], Flag); 25] = [

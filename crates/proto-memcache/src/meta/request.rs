@@ -15,7 +15,8 @@ use crate::{
     error::{BAD_FORMAT, BAD_MA_MODE, BAD_MS_MODE, INVALID_OR_DUPLICATE_FLAG},
     error::{MG_TOO_MANY_FLAGS, OPAQUE_TOO_LONG, TOO_MANY_FLAGS},
     limits::Limits,
-    line::{parse_i64, push_u64, rest_after, Line, Tokens},
+    line::{first_word, parse_i64, push_u64, rest_after, tokens, trim_end, trim_start},
+    line::{Line, Tokens},
     request::Request,
     text::{
         request::{check_key, data_block, reject, too_large},
@@ -95,35 +96,41 @@ pub struct MetaDebug<'a> {
     pub base64_key: bool,
 }
 
-/// Parses the meta command on `line` (its command token is `m` and one more letter).
+/// Parses the meta command on `line`: `command` is its first word (`m` and one more letter)
+/// and `after` the rest of the line.
+///
+/// `mg`, `md` and `ma` take the key and flags straight from `after`, without tokenizing the
+/// line first: a pipeline of `mg` lines is a multiget, parsed once per key.
 pub(crate) fn parse<'a>(
     buf: &'a [u8],
     line: Line<'a>,
-    tokens: &Tokens<'a>,
+    command: &'a [u8],
+    after: &'a [u8],
     limits: &Limits,
 ) -> Parsed<'a> {
-    let command = match tokens.get(0) {
+    let command = match command {
         b"mg" => MetaCommand::Get,
         b"ms" => MetaCommand::Set,
         b"md" => MetaCommand::Delete,
         b"ma" => MetaCommand::Arith,
-        b"me" => return debug(&line, tokens, limits),
+        b"me" => return debug(&line, &Tokens::new(line.content), limits),
         b"mn" => return Ok((Request::MetaNoop, line.len_with_newline)),
         _ => return Err(reject(&line, ErrorReply::Error, false)),
     };
-    if tokens.count < 2 {
+    let (key, flags_raw) = first_word(after);
+    if key.is_empty() {
         return Err(reject(&line, ErrorReply::Error, false));
     }
-    let key = tokens.get(1);
     check_key(key, limits).map_err(|reason| client_error(&line, reason))?;
     if command == MetaCommand::Set {
-        return set(buf, &line, tokens, key, limits);
+        return set(buf, &line, &Tokens::new(line.content), key, limits);
     }
-    if tokens.count > META_TOKENS_MAX {
+    let flags_raw = trim_end(trim_start(flags_raw));
+    if too_many_flags(flags_raw) {
         let reason = if command == MetaCommand::Get { MG_TOO_MANY_FLAGS } else { TOO_MANY_FLAGS };
         return Err(client_error(&line, reason));
     }
-    let flags = MetaFlags::parse(rest_after(line.content, 2), key).map_err(|reason| {
+    let flags = MetaFlags::parse(flags_raw, key).map_err(|reason| {
         // memcached names the problem for mg only.
         let reason = if command == MetaCommand::Get { reason } else { INVALID_OR_DUPLICATE_FLAG };
         client_error(&line, reason)
@@ -142,6 +149,14 @@ pub(crate) fn parse<'a>(
         }
     };
     Ok((request, line.len_with_newline))
+}
+
+/// Whether a line with these flags after its command and key holds more than
+/// [`META_TOKENS_MAX`] tokens. Each flag takes a byte and a space, so only a long flag list
+/// can, and only that one is counted.
+fn too_many_flags(flags_raw: &[u8]) -> bool {
+    const FLAGS_MAX: usize = META_TOKENS_MAX - 2;
+    flags_raw.len() > 2 * FLAGS_MAX && tokens(flags_raw).count() > FLAGS_MAX
 }
 
 fn client_error(line: &Line<'_>, reason: &'static str) -> ParseError {

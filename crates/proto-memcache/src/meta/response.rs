@@ -190,7 +190,9 @@ pub fn compose_meta_reply(
         Some(value) => MetaReply::value(buf, value.len()),
         None => MetaReply::new(buf, status),
     };
-    for flag in request.iter() {
+    // Most gets ask for the value alone (`v`, `q`): skip re-reading their flags.
+    let flags = request.echoes_any().then(|| request.iter()).into_iter().flatten();
+    for flag in flags {
         match flag {
             Flag::Opaque(token) => {
                 reply.flag_bytes(b'O', token);

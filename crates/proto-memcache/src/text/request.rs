@@ -14,8 +14,8 @@ use crate::{
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
+    line::{count_short_words, find_byte, tokens, trim_end, trim_start, Line, Tokens},
     line::{first_word, parse_c_i32, parse_c_u32, parse_u64, push_i64, push_u64, rest_after},
-    line::{tokens, trim_end, trim_start, Line, Tokens},
     request::Request,
 };
 
@@ -39,7 +39,7 @@ pub(crate) fn check_key(key: &[u8], limits: &Limits) -> Result<(), &'static str>
         return Err(BAD_FORMAT);
     }
     // Not memcached: it would store a key holding CR, which no reply could frame.
-    if key.contains(&b'\r') {
+    if find_byte(key, b'\r').is_some() {
         return Err(BAD_KEY);
     }
     Ok(())
@@ -128,6 +128,11 @@ fn retrieve<'a>(
     // as memcached does.
     // A CR anywhere among the keys is rare: look once, and check each key only if found.
     let has_cr = memchr::memchr(b'\r', keys_raw).is_some();
+    if !has_cr {
+        if let Some(count) = count_short_words(keys_raw, limits.key_len_max) {
+            return retrieve_keys(line, kind, keys_raw, count, None, limits);
+        }
+    }
     let mut count = 0;
     let mut bad_key = None;
     for key in tokens(keys_raw) {
@@ -140,6 +145,18 @@ fn retrieve<'a>(
             };
         }
     }
+    retrieve_keys(line, kind, keys_raw, count, bad_key, limits)
+}
+
+/// A get's keys, counted and checked: the count is checked first, as memcached does.
+fn retrieve_keys<'a>(
+    line: &Line<'a>,
+    kind: RetrieveKind,
+    keys_raw: &'a [u8],
+    count: usize,
+    bad_key: Option<&'static str>,
+    limits: &Limits,
+) -> Parsed<'a> {
     if count > limits.keys_per_get_max {
         return Err(client_error(line, TOO_MANY_KEYS, false));
     }

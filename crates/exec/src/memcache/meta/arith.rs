@@ -39,7 +39,7 @@ pub(in crate::memcache) fn execute(
         new_expiry: flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms)),
         vivify,
     };
-    let echo = Echo { command: MetaCommand::Arith, flags, key: request.key };
+    let echo = Echo { command: MetaCommand::Arith, flags: &request.flags, key: request.key };
     match arith::apply(&ctx.shared.store, ctx.counters, key, &arith) {
         ArithOutcome::NotFound => echo.status(ctx.out, MetaStatus::Nf),
         ArithOutcome::Exists => echo.status(ctx.out, MetaStatus::Ex),

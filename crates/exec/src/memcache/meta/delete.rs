@@ -21,7 +21,7 @@ pub(in crate::memcache) fn execute(
 ) {
     let flags = request.flags;
     let key = session.meta_key(request.key, flags.base64_key);
-    let echo = Echo { command: MetaCommand::Delete, flags, key: request.key };
+    let echo = Echo { command: MetaCommand::Delete, flags: &request.flags, key: request.key };
     if !flags.invalidate && !flags.remove_value {
         let status = match delete::delete(&ctx.shared.store, ctx.counters, key, flags.compare_cas) {
             DeleteOutcome::Deleted => MetaStatus::Hd,

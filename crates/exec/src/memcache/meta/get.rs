@@ -71,8 +71,9 @@ fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
         return Read::NeedsLock { hit_before: item.accessed_before() };
     }
     let recache = RecacheState { already_won: meta.win_token_sent, stale: meta.stale, won: false };
-    let hit =
-        Hit { expiry: item.expiry(), now_ms: ctx.now_ms(), hit_before: item.accessed_before() };
+    // Reading the clock costs as much as the lookup; only `l` and `t` need it.
+    let now_ms = if request.flags.needs_clock() { ctx.now_ms() } else { 0 };
+    let hit = Hit { expiry: item.expiry(), now_ms, hit_before: item.accessed_before() };
     compose_hit(shared, ctx.out, request, &item, hit, recache);
     gets.finish(ctx.counters);
     Read::Answered
@@ -136,8 +137,8 @@ fn recache_due(item: &Item<'_>, recache_at: Option<Expiry>) -> bool {
     matches!((item.expiry(), recache_at), (Expiry::AtMs(at), Some(Expiry::AtMs(due))) if at < due)
 }
 
-/// What a hit's reply reports besides the item: its expiry (new, with `T`), the clock, and
-/// the access bit from before this request.
+/// What a hit's reply reports besides the item: its expiry (new, with `T`), the clock (0
+/// when no flag asked for a time), and the access bit from before this request.
 #[derive(Clone, Copy)]
 struct Hit {
     expiry: Expiry,
@@ -157,13 +158,18 @@ fn compose_hit(
     // `C` with a matching CAS: the client has this value already.
     let value_wanted = flags.return_value && flags.compare_cas != Some(item.cas());
     let value = value_wanted.then_some(item.value());
-    let info = ItemInfo {
-        cas: Some(visible_cas(shared, item.cas())),
-        client_flags: Some(item.flags()),
-        hit_before: Some(hit.hit_before),
-        last_access_secs: Some(last_access_secs(item, hit.now_ms)),
-        value_len: Some(item.value().len()),
-        ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
+    // A reply echoing no flag reads nothing from the item info: skip decoding it.
+    let info = if flags.echoes_any() {
+        ItemInfo {
+            cas: Some(visible_cas(shared, item.cas())),
+            client_flags: Some(item.flags()),
+            hit_before: Some(hit.hit_before),
+            last_access_secs: Some(last_access_secs(item, hit.now_ms)),
+            value_len: Some(item.value().len()),
+            ttl_secs: Some(ttl_secs(hit.expiry, hit.now_ms)),
+        }
+    } else {
+        ItemInfo::default()
     };
     let status = if value.is_some() { MetaStatus::Va } else { MetaStatus::Hd };
     echo(request).reply(out, status, &info, recache, value);
@@ -192,8 +198,8 @@ fn compose_vivified(
     echo(request).reply(ctx.out, status, &info, recache, value);
 }
 
-fn echo<'r>(request: &MetaGet<'r>) -> Echo<'r> {
-    Echo { command: MetaCommand::Get, flags: request.flags, key: request.key }
+fn echo<'q>(request: &'q MetaGet<'_>) -> Echo<'q> {
+    Echo { command: MetaCommand::Get, flags: &request.flags, key: request.key }
 }
 
 /// Counts an `mg` that went through the lock: one that touched a hit (`T`) as a touch

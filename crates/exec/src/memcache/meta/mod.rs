@@ -34,7 +34,8 @@ pub(super) fn noop(ctx: &mut Ctx<'_>) {
 #[derive(Clone, Copy)]
 struct Echo<'r> {
     command: MetaCommand,
-    flags: MetaFlags<'r>,
+    /// Borrowed: the flags are a large struct, and every reply of a multiget makes an echo.
+    flags: &'r MetaFlags<'r>,
     /// The key as sent (base64 text with `b`).
     key: &'r [u8],
 }
@@ -52,7 +53,7 @@ impl Echo<'_> {
         if self.flags.quiet && quiet_suppresses(self.command, status) {
             return;
         }
-        compose_meta_reply(status, &self.flags, self.key, item, recache, value, out);
+        compose_meta_reply(status, self.flags, self.key, item, recache, value, out);
     }
 
     /// A reply that reports nothing about an item: a miss, `NF`, `EX`, `md`'s `HD`.

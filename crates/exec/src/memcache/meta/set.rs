@@ -48,7 +48,7 @@ pub(in crate::memcache) fn execute(
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    let echo = Echo { command: MetaCommand::Set, flags: request.flags, key: request.key };
+    let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
     let (status, cas, value_len) = match outcome {
         StoreOutcome::Stored(stored) => {
             (MetaStatus::Hd, ctx.visible_cas(stored.cas), stored.value_len)
