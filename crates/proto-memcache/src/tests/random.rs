@@ -256,6 +256,19 @@ fn parse_invariants_random() {
     }
 }
 
+// Goal: a line served because it arrived whole at exactly `line_len_max_whole`, ended by
+// LF alone, still round-trips through compose (which ends it in CRLF, one byte longer).
+// Found by the fuzz target in CI.
+#[test]
+fn whole_line_at_the_edge_round_trips() {
+    let limits =
+        crate::Limits { line_len_max: 256, line_len_max_whole: 384, ..crate::Limits::default() };
+    let mut input = b"stats ".to_vec();
+    input.resize(383, b'H');
+    input.push(b'\n');
+    check_parse_request(&input, &limits);
+}
+
 // Goal: the text statuses compose as memcached spells them.
 #[test]
 fn status_words() {
