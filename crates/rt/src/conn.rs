@@ -44,7 +44,8 @@ pub(crate) mod flag {
     pub const SEND_IN_FLIGHT: u16 = 1 << 4;
     /// io_uring: a cancel of all operations was issued.
     pub const CANCELLED: u16 = 1 << 5;
-    /// epoll: a write was partial; the rest waits for EPOLLOUT.
+    /// epoll: a write was partial; the rest waits for EPOLLOUT. io_uring: the last send found
+    /// the socket full; the next one waits in the kernel for room (no `MSG_DONTWAIT`).
     pub const WANT_OUT: u16 = 1 << 6;
     /// epoll: EPOLLOUT fired this turn.
     pub const OUT_READY: u16 = 1 << 7;

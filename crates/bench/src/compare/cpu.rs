@@ -1,7 +1,8 @@
 //! CPU accounting from /proc: a process's CPU time (`/proc/PID/stat`, utime + stime of all
-//! its threads, exited ones included), per-core busy time (`/proc/stat`), and from those the
-//! CPU that *other* processes used on our cores during a run ("foreign" CPU), which marks
-//! the run as disturbed.
+//! its threads, exited ones included, in 10 ms ticks), a server's CPU time to the
+//! nanosecond (`/proc/PID/task/*/schedstat`, its live threads), per-core busy time
+//! (`/proc/stat`), and from those the CPU that *other* processes used on our cores during a
+//! run ("foreign" CPU), which marks the run as disturbed.
 //!
 //! ```text
 //!   foreign = busy(server and client cores) - CPU(our servers) - CPU(this process)
@@ -44,6 +45,32 @@ pub fn parse_pid_stat_ticks(text: &str) -> Option<u64> {
 pub fn process_cpu_secs(pid: u32) -> Option<f64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     Some(parse_pid_stat_ticks(&text)? as f64 / ticks_per_sec())
+}
+
+/// Nanoseconds on CPU, the first field of the text of a `/proc/PID/task/TID/schedstat`.
+pub fn parse_schedstat_ns(text: &str) -> Option<u64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// CPU seconds used so far by the live threads of process `pid`, to the nanosecond
+/// (schedstat), or, where the kernel has no schedstat, from `/proc/PID/stat` in ticks.
+///
+/// A server's threads live as long as it does, so the sum over live threads is its CPU time;
+/// 10 ms ticks would be a coarse measure of a run that uses 0.1 to 1 CPU-s. Not for a
+/// process whose threads come and go (the load generator): theirs vanish when they exit.
+pub fn server_cpu_secs(pid: u32) -> Option<f64> {
+    threads_cpu_ns(pid).map(|ns| ns as f64 / 1e9).or_else(|| process_cpu_secs(pid))
+}
+
+fn threads_cpu_ns(pid: u32) -> Option<u64> {
+    let mut total_ns = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        // A thread that exited since the listing has nothing more to add.
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        total_ns += parse_schedstat_ns(&text)?;
+    }
+    Some(total_ns)
 }
 
 /// CPU seconds used so far by this process (the load generator, all threads).
@@ -195,6 +222,34 @@ mod tests {
         assert_eq!(parse_pid_stat_ticks(text), Some(320));
         assert_eq!(parse_pid_stat_ticks("garbage"), None);
         assert!(process_cpu_secs(std::process::id()).is_some());
+    }
+
+    /// Goal: schedstat gives a thread's time on CPU in nanoseconds, and a process's live
+    /// threads add up to at least what a busy thread of ours just used. Method: a second
+    /// thread spins until its own schedstat says 30 ms, and is still alive when we read.
+    #[test]
+    fn schedstat_counts_live_threads() {
+        assert_eq!(parse_schedstat_ns("123456789 2000 17\n"), Some(123_456_789));
+        assert_eq!(parse_schedstat_ns(""), None);
+        let own_ns = || {
+            let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+            parse_schedstat_ns(&text).unwrap()
+        };
+        let before = server_cpu_secs(std::process::id()).expect("our own process");
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let (spun_tx, spun_rx) = std::sync::mpsc::channel::<()>();
+        let spinner = std::thread::spawn(move || {
+            while own_ns() < 30_000_000 {
+                std::hint::spin_loop();
+            }
+            spun_tx.send(()).unwrap();
+            let _ = done_rx.recv();
+        });
+        spun_rx.recv().unwrap();
+        let after = server_cpu_secs(std::process::id()).expect("our own process");
+        done_tx.send(()).unwrap();
+        spinner.join().unwrap();
+        assert!(after - before >= 0.03, "{before} -> {after}");
     }
 
     /// Goal: /proc/stat parsing keeps per-core counters and ignores the aggregate line.

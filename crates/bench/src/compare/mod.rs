@@ -1,9 +1,9 @@
 //! `spinel-bench compare`: Spinel and its peers (memcached, Redis, Valkey, pogocache, the
 //! store-less limit nullmc, any `--server-cmd`; see [`peers`]) side by side on the machine
 //! at hand, measured the way `shared/bench/kvbench.py` measures (server pinned to one CPU,
-//! load to another, server CPU from /proc/PID/stat around the measured phase, an
-//! idle-machine check and a noisy flag from /proc/stat, interleaved repetitions, medians
-//! with spread).
+//! load to another, server CPU around the measured phase (nanoseconds, from its threads'
+//! /proc/PID/task/*/schedstat), an idle-machine check and a noisy flag from /proc/stat,
+//! interleaved repetitions, medians with spread).
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
@@ -504,8 +504,9 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
              time); key space {} keys, all preloaded; {} s \
              measured after {} s warm-up; {} repetition(s), servers interleaved within each \
              workload; medians, spread = (max-min)/median of req/s and of req per server \
-             CPU-s; server CPU = utime+stime from /proc/PID/stat; a run is noisy when other \
-             processes used more than {}% of a core on those CPUs (or steal > 2%)",
+             CPU-s; server CPU = its threads' time on CPU (/proc/PID/task/*/schedstat, ns); a \
+             run is noisy when other processes used more than {}% of a core on those CPUs (or \
+             steal > 2%)",
             cpus(&o.server_cpus),
             o.server_threads,
             cpus(&o.client_cpus),

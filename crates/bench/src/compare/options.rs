@@ -25,9 +25,9 @@ pub struct CpuList(pub Vec<usize>);
 /// and Valkey. nullmc (shared/bench/nullmc.c, no store) is the limit every server is
 /// divided by in compare.md's per-workload tables, next to memcached. Repeats the
 /// matrix (servers interleaved within each workload, repetitions outermost), reports medians
-/// with their spread, requests per server CPU-second (/proc/PID/stat), and flags runs
-/// disturbed by other load. Then sweeps server threads 1..N (all but Redis and Valkey;
-/// get 20/20).
+/// with their spread, requests per server CPU-second (its threads' schedstat, in ns), and
+/// flags runs disturbed by other load. Then sweeps server threads 1..N (all but Redis and
+/// Valkey; get 20/20).
 /// Writes DIR/compare.md, DIR/compare.csv, DIR/compare.html, DIR/compare.json (with the
 /// latency histograms); prints the table.
 #[derive(Debug, Args)]

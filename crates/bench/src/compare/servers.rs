@@ -63,9 +63,9 @@ impl Running {
         self.child.id()
     }
 
-    /// CPU seconds the server has used so far (0 if it is gone).
+    /// CPU seconds the server has used so far, to the nanosecond (0 if it is gone).
     pub fn cpu_secs(&self) -> f64 {
-        super::cpu::process_cpu_secs(self.pid()).unwrap_or(0.0)
+        super::cpu::server_cpu_secs(self.pid()).unwrap_or(0.0)
     }
 
     /// Still running?

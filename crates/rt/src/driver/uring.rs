@@ -6,12 +6,13 @@
 //!          connection (SQEs queued) ──> ONE submit_with_args(wait, timeout = next tick)
 //! ```
 //!
-//! Waking for send completions alone would cost a second enter per request in a
-//! request/response exchange (the sends of a turn usually complete inline, during the very
-//! enter that submits them). On kernels with `IORING_FEAT_MIN_TIMEOUT` (6.12+) the wait asks
-//! for one completion more than the sends it submits, but settles for any completion after
-//! [`SEND_REAP_WAIT_US`] (in case a send is blocked on a full socket buffer). That halves the
-//! enters of a ping-pong exchange: one `io_uring_enter` per request.
+//! Sends complete inline: a send is issued with `MSG_DONTWAIT`, so the kernel runs it during
+//! the very enter that submits it and posts its completion (bytes, or EAGAIN) before that
+//! enter starts to wait. The wait asks for one completion beyond the turn's sends, so it
+//! sleeps until the next real event: one `io_uring_enter` per turn, and no wake-up for send
+//! completions alone. A send that found the socket full (EAGAIN, or a short write) leaves
+//! the rest to a send without `MSG_DONTWAIT`, which waits in the kernel for room; its
+//! completion is a real event and is not counted.
 //!
 //! Operations and their ownership (user data = kind | generation | slot index):
 //! - ACCEPT: one multishot accept per listener, re-armed when the kernel ends it.
@@ -58,9 +59,6 @@ const CQ_ENTRIES: u32 = 8192;
 const BUF_GROUP: u16 = 0;
 /// How long one [`Driver::wait_for_ops`] waits.
 const OPS_WAIT: Duration = Duration::from_millis(10);
-
-/// See [`Uring::enter`].
-const SEND_REAP_WAIT_US: u32 = 50;
 
 const KIND_ACCEPT: u64 = 1;
 const KIND_RECV: u64 = 2;
@@ -185,10 +183,8 @@ pub(crate) struct Uring {
     next_cqe: usize,
     /// Operations the kernel holds (multishot ones count once, until their last CQE).
     in_flight: usize,
-    /// Sends queued this turn; see [`Uring::enter`].
+    /// Sends queued this turn that complete inline (`MSG_DONTWAIT`); see [`Uring::enter`].
     sends_this_turn: u32,
-    /// The kernel has `IORING_FEAT_MIN_TIMEOUT` (6.12+).
-    min_timeout: bool,
     busy_poll: Duration,
     /// Receives are armed one buffer at a time (the loop's input budget is over; see
     /// `arm_recv`), as of the last `next_event`.
@@ -203,7 +199,6 @@ impl Driver for Uring {
         if !ring.params().is_feature_ext_arg() {
             return Err(io::Error::new(io::ErrorKind::Unsupported, "io_uring lacks EXT_ARG"));
         }
-        let min_timeout = ring.params().is_feature_min_timeout();
         let bufs = BufRing::new(&ring.submitter(), config.recv_buffers, config.recv_buffer_bytes)?;
         let listeners = listeners
             .into_iter()
@@ -223,7 +218,6 @@ impl Driver for Uring {
             next_cqe: 0,
             in_flight: 0,
             sends_this_turn: 0,
-            min_timeout,
             busy_poll: Duration::from_micros(config.busy_poll_us),
             one_shot: false,
         };
@@ -309,12 +303,17 @@ impl Driver for Uring {
         }
         let rest = conn.sending.unsent();
         let len = rest.len().min(u32::MAX as usize) as u32;
+        // See the module docs: a send that may wait for room (`WANT_OUT`) is not counted.
+        let mut msg_flags = libc::MSG_NOSIGNAL;
+        if !conn.has(flag::WANT_OUT) {
+            msg_flags |= libc::MSG_DONTWAIT;
+            self.sends_this_turn += 1;
+        }
         let entry = opcode::Send::new(Fd(conn.fd), rest.as_ptr(), len)
-            .flags(libc::MSG_NOSIGNAL)
+            .flags(msg_flags)
             .build()
             .user_data(user_data(KIND_SEND, key));
         conn.set(flag::SEND_IN_FLIGHT);
-        self.sends_this_turn += 1;
         self.push(entry)?;
         Ok(Sending::InFlight)
     }
@@ -420,31 +419,29 @@ impl Uring {
     /// Spins first if asked, then one submit-and-wait bounded by the next tick. Also hands
     /// the kernel every SQE queued this turn.
     ///
-    /// Most sends complete inline, during the very enter that submits them; waking for
-    /// their completions alone would cost a second enter per turn. So where the kernel has
-    /// min-wait, the wait asks for one completion beyond them, but after
-    /// [`SEND_REAP_WAIT_US`] settles for any (a send may be blocked on a full socket).
+    /// The turn's `MSG_DONTWAIT` sends post their completions during this enter, before it
+    /// waits (see the module docs), so it waits for one completion beyond them: the next real
+    /// event, or the tick.
     fn enter(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
         let mut sends = mem::take(&mut self.sends_this_turn);
         if work_waiting || !self.ring.completion().is_empty() {
             return self.submit();
         }
+        // The turn's start stands for now (one clock read less per turn): the tick may come
+        // late by one turn's work. After a spin, the clock is read again.
+        let mut now = now;
         if !self.busy_poll.is_zero() {
             self.submit()?;
             sends = 0;
             if self.spin((now + self.busy_poll).min(next_tick))? {
                 return Ok(());
             }
+            now = Instant::now();
         }
-        let timeout = next_tick.saturating_duration_since(Instant::now());
+        let timeout = next_tick.saturating_duration_since(now);
         let ts = Timespec::from(timeout);
-        let mut args = SubmitArgs::new().timespec(&ts);
-        let mut want = 1;
-        if self.min_timeout && sends > 0 {
-            want += sends as usize;
-            args = args.min_wait_usec(SEND_REAP_WAIT_US);
-        }
-        match self.ring.submitter().submit_with_args(want, &args) {
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1 + sends as usize, &args) {
             Ok(_) => Ok(()),
             Err(e) if is_transient(&e) => Ok(()),
             Err(e) => Err(e),
@@ -603,13 +600,21 @@ impl Uring {
         let conn = conns.get_mut(key).expect("send completion for a freed slot");
         assert!(conn.has(flag::SEND_IN_FLIGHT));
         conn.clear(flag::SEND_IN_FLIGHT);
-        Some(if !conn.is_open() {
-            Event::Settled(key)
-        } else if res <= 0 {
-            // EPIPE, ECONNRESET, cancelled: the peer will not get the rest.
-            Event::Failed(key)
+        if !conn.is_open() {
+            return Some(Event::Settled(key));
+        }
+        // The socket is full (nothing or only part went out): the rest waits for room.
+        let short = res == -libc::EAGAIN || (res > 0 && (res as usize) < conn.sending.unsent_len());
+        if short {
+            conn.set(flag::WANT_OUT);
         } else {
-            Event::Sent { key, bytes: res as usize }
+            conn.clear(flag::WANT_OUT);
+        }
+        Some(match res {
+            r if r > 0 => Event::Sent { key, bytes: r as usize },
+            r if r == -libc::EAGAIN => Event::Sent { key, bytes: 0 },
+            // EPIPE, ECONNRESET, cancelled: the peer will not get the rest.
+            _ => Event::Failed(key),
         })
     }
 }
