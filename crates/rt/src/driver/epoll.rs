@@ -254,7 +254,7 @@ impl Driver for Epoll {
     }
 
     #[inline]
-    fn wait(&mut self, mut now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+    fn wait(&mut self, _now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
         self.next = 0;
         self.cursor = Cursor::Next;
         let epfd = self.epfd.as_raw_fd();
@@ -273,12 +273,9 @@ impl Driver for Epoll {
             if !self.events.is_empty() {
                 return Ok(());
             }
-            now = Instant::now();
         }
-        // `now` is the turn's start unless the loop spun (one clock read less per turn: the
-        // tick may come late by one turn's work). Round up, so the loop does not wake just
-        // before the tick and spin.
-        let timeout = next_tick.saturating_duration_since(now);
+        // Round up, so the loop does not wake just before the tick and spin.
+        let timeout = next_tick.saturating_duration_since(Instant::now());
         let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
         sys::epoll_wait(epfd, &mut self.events, ms)
     }

@@ -140,7 +140,7 @@ pub(crate) trait Driver: Sized {
 
     /// Hands the kernel what this turn queued and waits until the next tick for events (at
     /// once when `work_waiting`: a backlog is to be offered); collects them for
-    /// [`Driver::next_event`]. `now` is when the turn began, close enough to time the wait.
+    /// [`Driver::next_event`].
     fn wait(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()>;
 
     /// Whether the kernel still holds operations (io_uring; the loop waits for them at exit).

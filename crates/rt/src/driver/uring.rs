@@ -427,18 +427,14 @@ impl Uring {
         if work_waiting || !self.ring.completion().is_empty() {
             return self.submit();
         }
-        // The turn's start stands for now (one clock read less per turn): the tick may come
-        // late by one turn's work. After a spin, the clock is read again.
-        let mut now = now;
         if !self.busy_poll.is_zero() {
             self.submit()?;
             sends = 0;
             if self.spin((now + self.busy_poll).min(next_tick))? {
                 return Ok(());
             }
-            now = Instant::now();
         }
-        let timeout = next_tick.saturating_duration_since(now);
+        let timeout = next_tick.saturating_duration_since(Instant::now());
         let ts = Timespec::from(timeout);
         let args = SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(1 + sends as usize, &args) {
