@@ -177,30 +177,7 @@ fn parse_multibulk(
     // A hostile `*1000000` must not reserve a million spans before any argument arrives.
     spans.reserve(argc.min(1024));
     for _ in 0..argc {
-        if let Some((len, data_start)) = short_bulk_header(buf, pos, limits) {
-            let end = data_start + len + 2;
-            if end > buf.len() {
-                spans.clear();
-                return Err(ParseError::Incomplete);
-            }
-            spans.push(Span::input(data_start, len));
-            pos = end;
-            continue;
-        }
-        let (digits, data_start) = length_line(buf, pos, limits, ProtocolError::TooBigBulkCount)?;
-        // Redis looks for the whole line first and only then at its first byte, so a
-        // wrong type byte waits for its CR like everything else.
-        if buf[pos] != b'$' {
-            spans.clear();
-            return Err(close(ProtocolError::ExpectedDollar(buf[pos])));
-        }
-        let len = match parse_i64(digits) {
-            Ok(n) if n >= 0 && n as u64 <= limits.bulk_len_max as u64 => n as usize,
-            _ => {
-                spans.clear();
-                return Err(close(ProtocolError::InvalidBulkLength));
-            }
-        };
+        let (len, data_start) = bulk_header(buf, pos, limits, spans)?;
         // Two more bytes for the CRLF. Redis skips them without looking at them, and so
         // do we: checking would turn input Redis accepts into a hang-up.
         let end = data_start + len + 2;
@@ -212,6 +189,34 @@ fn parse_multibulk(
         pos = end;
     }
     Ok(pos)
+}
+
+/// The length and data start of the bulk string whose `$` line starts at `pos`: the short
+/// form in one pass, else the general line (errors as Redis gives them; `spans` is cleared
+/// where Redis would drop the request).
+fn bulk_header(
+    buf: &[u8],
+    pos: usize,
+    limits: &Limits,
+    spans: &mut Vec<Span>,
+) -> Result<(usize, usize), ParseError> {
+    if let Some(header) = short_bulk_header(buf, pos, limits) {
+        return Ok(header);
+    }
+    let (digits, data_start) = length_line(buf, pos, limits, ProtocolError::TooBigBulkCount)?;
+    // Redis looks for the whole line first and only then at its first byte, so a
+    // wrong type byte waits for its CR like everything else.
+    if buf[pos] != b'$' {
+        spans.clear();
+        return Err(close(ProtocolError::ExpectedDollar(buf[pos])));
+    }
+    match parse_i64(digits) {
+        Ok(n) if n >= 0 && n as u64 <= limits.bulk_len_max as u64 => Ok((n as usize, data_start)),
+        _ => {
+            spans.clear();
+            Err(close(ProtocolError::InvalidBulkLength))
+        }
+    }
 }
 
 /// The usual bulk header, `$` and one to four digits (no leading zero) and CR and one more
