@@ -33,6 +33,7 @@ both_backends!(
     peer_reset_during_large_send,
     input_while_send_in_flight_keeps_order,
     tiny_receive_ring_rearms,
+    tiny_receive_ring_half_close,
     busy_poll_serves,
     blocked_send_does_not_delay_others,
     shutdown_with_stuck_reader_is_bounded,
@@ -435,6 +436,28 @@ fn tiny_receive_ring_rearms(backend: Backend) {
     }
     for c in &mut clients {
         assert_eq!(read_exact(c, input.len()), input);
+    }
+}
+
+/// The same ring with clients that half-close right after their requests: a connection
+/// left waiting for a buffer (io_uring re-arms it only as buffers come back) still gets
+/// every answer, then sees its close.
+fn tiny_receive_ring_half_close(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.recv_buffers = 2;
+    cfg.recv_buffer_bytes = 64;
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    for round in 0..3 {
+        let mut clients: Vec<_> = (0..100).map(|_| connect(server.addr())).collect();
+        let input: Vec<u8> =
+            (0..20).flat_map(|i| format!("round {round} request {i}\n").into_bytes()).collect();
+        for c in &mut clients {
+            c.write_all(&input).unwrap();
+            c.shutdown(Shutdown::Write).unwrap();
+        }
+        for c in &mut clients {
+            assert_eq!(read_to_end(c), input);
+        }
     }
 }
 

@@ -267,18 +267,20 @@ fn launch(o: &Options) -> Launch {
     Launch {
         spinel_bin: o.spinel_bin.clone(),
         memory_mib: o.memory_mib,
-        max_connections: (connections * 2 + 64).max(1024),
+        // The load's connections plus room for the preload's and the tool's own.
+        max_connections: (connections + 512).max(1024),
         resp: o.resp,
         log_dir: o.out_dir.join("logs"),
     }
 }
 
-/// The open-file limit this run needs: the load's connections and the servers', which
-/// inherit ours. Raised (soft limit, up to the hard one) before any server starts.
+/// The open-file limit this run needs: the servers inherit ours and each holds up to its
+/// `max_connections`; the load holds its connections in this process. Raised (soft limit,
+/// up to the hard one) before any server starts.
 fn raise_open_files(o: &Options) -> Result<(), String> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     let connections = o.cells.iter().map(|c| c.connections).max().unwrap_or(o.connections);
-    let want = (launch(o).max_connections + connections + 256) as u64;
+    let want = (launch(o).max_connections.max(connections) + 256) as u64;
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| format!("getrlimit: {e}"))?;
     if soft >= want {
         return Ok(());

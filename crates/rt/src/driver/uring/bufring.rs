@@ -117,12 +117,17 @@ impl BufRing {
         tail.store(self.tail, Ordering::Release);
     }
 
-    /// Gives buffer `bid` back to the kernel.
+    /// How many buffers the ring has.
+    pub(super) fn count(&self) -> u16 {
+        self.count
+    }
+
     /// The size of each buffer.
     pub(super) fn buf_bytes(&self) -> u32 {
         self.buf_bytes
     }
 
+    /// Gives buffer `bid` back to the kernel.
     pub(super) fn recycle(&mut self, bid: u16) {
         self.write_entry(bid);
         self.publish();
