@@ -584,6 +584,8 @@ impl rt::Handler for Worker {
             counters::bump(&self.counters.conns_cut_off, 1);
             return (input.len(), After::CloseAfterFlush);
         }
+        // One clock read for the batch, not one per request (see store::FrozenClock).
+        let _clock = store::FrozenClock::now();
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             Conn::Resp(session) => self.receive_resp(session, input, out),

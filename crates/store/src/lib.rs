@@ -55,7 +55,7 @@ pub mod shared_writes;
 mod store;
 mod types;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{Reader, Store};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
