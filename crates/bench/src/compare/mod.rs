@@ -7,6 +7,7 @@
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
+//!     --instances N: each N times, keys sharded by ketama over them ([`instances`])
 //!   for rep in 1..=R:                                   repetitions outermost
 //!     for workload in matrix:                         mix x keys/get x sizes x pipeline
 //!                                                     x connections x rate (open loop)
@@ -18,6 +19,7 @@
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
 //!   stop servers; thread sweep: all but Redis, Valkey with -t 1..N, get 20/20, R times
+//!     (one instance; skipped with --instances above 1)
 //!   medians + spread -> compare.md (per workload: a column per server and ratio rows to
 //!   the limit server and memcached; then one line per run), compare.csv, compare.html
 //!   (inline SVG), compare.json (with each run's latency histogram)
