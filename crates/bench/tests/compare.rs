@@ -3,6 +3,8 @@
 //! that the report files exist and show both servers, and that compare.json parses with
 //! one latency per measured request in each row's histogram.
 
+mod common;
+
 use std::{path::PathBuf, time::Duration};
 
 use bench::compare::{self, matrix, servers::Kind, Options};
@@ -131,5 +133,75 @@ fn server_cmd_is_measured_and_is_the_limit() {
     assert!(md.contains("| workload | measure | memcached | lim |"), "{md}");
     assert!(md.contains("| ÷ lim |") && md.contains("| ÷ memcached |"), "{md}");
     assert!(md.contains("get 20/20 p8 c10") && md.contains("get 20/20 c10 @5.00k/s"), "{md}");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// The ports in a `started NAME (2 instances: pids 1,2, ports 3,4)` progress line.
+fn started_ports(line: &str) -> Option<Vec<u16>> {
+    let (_, ports) = line.strip_prefix("started ")?.split_once("ports ")?;
+    ports.trim_end_matches(')').split(',').map(|p| p.trim().parse().ok()).collect()
+}
+
+/// Goal: with `--instances 2` memcached runs twice, the load reaches both instances by the
+/// ketama ring (each instance's own `cmd_get` grows by a fair share), server CPU is the sum
+/// of both, and the report says x2 instances. Method: a 300 ms run of get 20/20; while the
+/// servers still run (the progress line after the measured run), each instance's `stats`
+/// is read over its own socket.
+#[test]
+fn instances_share_the_load_by_ketama() {
+    if compare::servers::find_program("memcached").is_none() {
+        eprintln!("SKIP: memcached is not installed (apt-get install memcached)");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("spinel-compare-inst-{}", std::process::id()));
+    let options = Options {
+        repeat: 1,
+        duration: Duration::from_millis(300),
+        warmup: Duration::from_millis(100),
+        connections: 10,
+        keyspace: 1000,
+        servers: vec![Kind::Memcached.into()],
+        sweep_threads: 0,
+        instances: 2,
+        memory_mib: 64,
+        idle_wait: Duration::from_secs(1),
+        out_dir: out_dir.clone(),
+        cells: vec![matrix::Cell { connections: 10, ..matrix::sweep_cell() }],
+        command: "instances compare (test)".into(),
+        ..Options::defaults(true)
+    };
+    let (mut ports, mut cmd_gets) = (Vec::new(), Vec::new());
+    let started = std::time::Instant::now();
+    let outcome = compare::run(&options, &mut |line| {
+        eprintln!("{line}");
+        if let Some(p) = started_ports(line) {
+            ports = p;
+        } else if line.contains("req/srv-CPU-s") {
+            cmd_gets = ports.iter().map(|&p| common::memcached_stat(p, "cmd_get")).collect();
+        }
+    })
+    .expect("compare runs");
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(outcome.skipped.is_empty() && outcome.failures.is_empty(), "{:?}", outcome.failures);
+    assert_eq!(ports.len(), 2, "two instances started");
+    assert_ne!(ports[0], ports[1]);
+    let total: u64 = cmd_gets.iter().sum();
+    assert_eq!(cmd_gets.len(), 2, "{cmd_gets:?}");
+    for gets in &cmd_gets {
+        assert!(*gets > total / 5, "each instance gets a share of the keys: {cmd_gets:?}");
+    }
+    assert_eq!(outcome.rows.len(), 1);
+    let row = &outcome.rows[0];
+    assert_eq!((row.errors, row.hit_ratio), (0, 1.0), "{row:?}");
+    let sample = &row.samples[0];
+    assert_eq!(sample.instance_cpu_secs.len(), 2, "{sample:?}");
+    assert!(sample.instance_cpu_secs.iter().all(|&cpu| cpu > 0.0), "{sample:?}");
+    let sum: f64 = sample.instance_cpu_secs.iter().sum();
+    assert!((sum - sample.server_cpu_secs).abs() < 1e-9, "{sample:?}");
+    assert!(outcome.markdown.contains("x2 instances"), "{}", outcome.markdown);
+    let md = std::fs::read_to_string(out_dir.join("compare.md")).expect("compare.md");
+    assert!(md.contains("instances: x2 instances of each server"), "{md}");
+    let json = std::fs::read_to_string(out_dir.join("compare.json")).expect("compare.json");
+    assert!(json.contains("instance_cpu_secs"), "{json}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }

@@ -189,6 +189,9 @@ pub struct Sample {
     pub latency_us_p99: f64,
     pub latency_us_p999: f64,
     pub server_cpu_secs: f64,
+    /// With several instances (`--instances`), each one's part of `server_cpu_secs`, in
+    /// start order; empty with one.
+    pub instance_cpu_secs: Vec<f64>,
     pub client_cpu_secs: f64,
     pub foreign_pct: f64,
     pub noisy: bool,

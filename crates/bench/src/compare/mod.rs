@@ -7,6 +7,7 @@
 //!
 //! ```text
 //!   start servers (pinned: taskset -c SERVER_CPUS)      skipped ones are reported, with why
+//!     --instances N: each N times, keys sharded by ketama over them ([`instances`])
 //!   for rep in 1..=R:                                   repetitions outermost
 //!     for workload in matrix:                         mix x keys/get x sizes x pipeline
 //!                                                     x connections x rate (open loop)
@@ -18,6 +19,7 @@
 //!         measured run (load threads pinned to CLIENT_CPUS)
 //!         sample CPU again -> rates, per-CPU-second rates, foreign CPU -> noisy
 //!   stop servers; thread sweep: all but Redis, Valkey with -t 1..N, get 20/20, R times
+//!     (one instance; skipped with --instances above 1)
 //!   medians + spread -> compare.md (per workload: a column per server and ratio rows to
 //!   the limit server and memcached; then one line per run), compare.csv, compare.html
 //!   (inline SVG), compare.json (with each run's latency histogram)
@@ -32,6 +34,7 @@
 //! rates long runs. Non-goal: other machines than loopback.
 
 pub mod cpu;
+pub mod instances;
 pub mod matrix;
 pub mod options;
 pub mod peers;
@@ -50,9 +53,10 @@ pub use options::Options;
 
 use self::{
     cpu::CpuSnapshot,
+    instances::Group,
     matrix::{Cell, Row, Sample},
     peers::Spec,
-    servers::{Launch, Running},
+    servers::Launch,
 };
 use crate::{
     client::Protocol,
@@ -84,11 +88,12 @@ pub struct Outcome {
 /// keeps to the schedule while earlier replies are outstanding (as the load run's --rate).
 const OPEN_LOOP_PIPELINE: usize = 16;
 
-/// One thing to measure: a server and the port and protocol to speak to it on.
+/// One thing to measure: a server and the ports (one per instance, sharded by ketama) and
+/// protocol to speak to it on.
 struct Target {
     label: String,
     server: usize,
-    port: u16,
+    ports: Vec<u16>,
     protocol: Protocol,
     /// The store-less limit server: its values are filler, not checked.
     limit: bool,
@@ -103,8 +108,9 @@ fn run_secs(o: &Options) -> f64 {
 pub fn estimate_secs(o: &Options) -> f64 {
     let resp = o.servers.iter().filter(|s| o.resp && s.resp_too().is_some()).count();
     let targets = o.servers.len() + resp;
-    let matrix = (o.repeat * o.cells.len() * targets) as f64 * run_secs(o);
-    let sweepers = o.servers.iter().filter(|s| s.sweeps()).count();
+    let matrix = (o.repeat * o.cells.len() * targets) as f64 * run_secs(o)
+        + (o.servers.len() * o.instances) as f64 * 0.2;
+    let sweepers = o.servers.iter().filter(|s| s.sweeps() && o.instances == 1).count();
     let sweep = (o.repeat * o.sweep_threads * sweepers) as f64 * (run_secs(o) + 0.5);
     matrix + sweep + 3.0
 }
@@ -112,12 +118,13 @@ pub fn estimate_secs(o: &Options) -> f64 {
 fn workload_config(
     o: &Options,
     cell: &Cell,
-    port: u16,
+    ports: &[u16],
     protocol: Protocol,
     cpus: &[usize],
 ) -> Config {
     Config {
-        servers: vec![format!("127.0.0.1:{port}")],
+        // Several: each key goes to one by the ketama ring, as `-s a,b,...` does.
+        servers: ports.iter().map(|port| format!("127.0.0.1:{port}")).collect(),
         protocol,
         threads: o.client_threads,
         connections: cell.connections.div_ceil(o.client_threads),
@@ -173,12 +180,12 @@ fn measure(
     o: &Options,
     cell: &Cell,
     target: &Target,
-    servers: &[Running],
+    servers: &[Group],
     server_cpus: &[usize],
 ) -> Result<Sample, String> {
-    let ours = || servers.iter().map(Running::cpu_secs).sum::<f64>();
+    let ours = || servers.iter().map(Group::cpu_secs).sum::<f64>();
     let _ = cpu::wait_idle(o.idle_wait, IDLE_PCT, ours);
-    let mut config = workload_config(o, cell, target.port, target.protocol, &o.client_cpus);
+    let mut config = workload_config(o, cell, &target.ports, target.protocol, &o.client_cpus);
     let limit = o.duration + o.warmup + RUN_SLACK;
     // Unmeasured: set every key, then run the workload for the warm-up.
     let mut warm = config.clone();
@@ -192,12 +199,13 @@ fn measure(
     config.seed = 2;
     let server = &servers[target.server];
     let (stat0, ours0, server0, self0) =
-        (CpuSnapshot::read(), ours(), server.cpu_secs(), cpu::self_cpu_secs());
+        (CpuSnapshot::read(), ours(), server.instance_cpu_secs(), cpu::self_cpu_secs());
     let wall = Instant::now();
     let summary = run_bounded(config, limit)?;
     let wall = wall.elapsed();
     let (stat1, ours1, server1, self1) =
-        (CpuSnapshot::read(), ours(), server.cpu_secs(), cpu::self_cpu_secs());
+        (CpuSnapshot::read(), ours(), server.instance_cpu_secs(), cpu::self_cpu_secs());
+    let instance_cpu_secs: Vec<f64> = server1.iter().zip(&server0).map(|(b, a)| b - a).collect();
     let client_cpu_secs = self1 - self0;
     let cpus = watched_cpus(server_cpus, &o.client_cpus);
     let noise =
@@ -220,7 +228,8 @@ fn measure(
         latency_us_p50: histogram::quantile(h, 0.5) as f64 / 1e3,
         latency_us_p99: histogram::quantile(h, 0.99) as f64 / 1e3,
         latency_us_p999: histogram::quantile(h, 0.999) as f64 / 1e3,
-        server_cpu_secs: server1 - server0,
+        server_cpu_secs: instance_cpu_secs.iter().sum(),
+        instance_cpu_secs: if instance_cpu_secs.len() > 1 { instance_cpu_secs } else { Vec::new() },
         client_cpu_secs,
         foreign_pct: noise.foreign_pct,
         noisy: noise.noisy,
@@ -280,6 +289,8 @@ fn launch(o: &Options) -> Launch {
 fn raise_open_files(o: &Options) -> Result<(), String> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     let connections = o.cells.iter().map(|c| c.connections).max().unwrap_or(o.connections);
+    // The load holds one connection per instance for each of its connections.
+    let connections = connections * o.instances;
     let want = (launch(o).max_connections.max(connections) + 256) as u64;
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| format!("getrlimit: {e}"))?;
     if soft >= want {
@@ -296,22 +307,22 @@ fn raise_open_files(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// The targets of the started servers: each on its main port, and `NAME-resp` where the
-/// server has one.
-fn targets_of(servers: &[Running]) -> Vec<Target> {
+/// The targets of the started servers: each on its main ports, and `NAME-resp` where the
+/// server has RESP ports.
+fn targets_of(servers: &[Group]) -> Vec<Target> {
     let mut targets = Vec::new();
     for (i, s) in servers.iter().enumerate() {
-        let limit = s.spec.is_limit();
+        let limit = s.spec().is_limit();
         targets.push(Target {
             label: s.name().into(),
             server: i,
-            port: s.port,
+            ports: s.ports(),
             protocol: s.protocol(),
             limit,
         });
-        if let Some(port) = s.resp_port {
+        if let Some(ports) = s.resp_ports() {
             let label = format!("{}-resp", s.name());
-            targets.push(Target { label, server: i, port, protocol: Protocol::Resp, limit });
+            targets.push(Target { label, server: i, ports, protocol: Protocol::Resp, limit });
         }
     }
     targets
@@ -320,7 +331,7 @@ fn targets_of(servers: &[Running]) -> Vec<Target> {
 /// Restarts the store-less servers whose replies have another value size than `cell`'s;
 /// one that fails to restart is marked dead, with the reason in `failures`.
 fn fit_value_size(
-    servers: &mut [Running],
+    servers: &mut [Group],
     dead: &mut [bool],
     cell: &Cell,
     o: &Options,
@@ -329,17 +340,20 @@ fn fit_value_size(
     failures: &mut Vec<String>,
 ) {
     for (i, s) in servers.iter_mut().enumerate() {
-        if dead[i] || !s.spec.per_value_size() || s.value_size == cell.value_size {
+        if dead[i] || !s.spec().per_value_size() || s.value_size() == cell.value_size {
             continue;
         }
-        match servers::start(&s.spec, launch, o.server_threads, &o.server_cpus, cell.value_size) {
+        // The old instances go first: their ports and CPU are not needed any more.
+        let spec = s.spec().clone();
+        s.instances.truncate(1);
+        let (threads, cpus) = (o.server_threads, &o.server_cpus);
+        match Group::start(&spec, launch, threads, cpus, cell.value_size, o.instances) {
             Ok(fresh) => {
                 progress(&format!(
-                    "restarted {} for {}-byte values (pid {}, port {})",
+                    "restarted {} for {}-byte values ({})",
                     fresh.name(),
                     cell.value_size,
-                    fresh.pid(),
-                    fresh.port
+                    fresh.describe()
                 ));
                 // The old one is stopped when dropped here. Ports change: targets follow.
                 *s = fresh;
@@ -360,13 +374,14 @@ fn start_all(
     launch: &Launch,
     progress: &mut dyn FnMut(&str),
     skipped: &mut Vec<(String, String)>,
-) -> Vec<Running> {
+) -> Vec<Group> {
     let value_size = o.cells.first().map_or(20, |c| c.value_size);
     let mut servers = Vec::new();
     for spec in &o.servers {
-        match servers::start(spec, launch, o.server_threads, &o.server_cpus, value_size) {
+        let (threads, cpus) = (o.server_threads, &o.server_cpus);
+        match Group::start(spec, launch, threads, cpus, value_size, o.instances) {
             Ok(s) => {
-                progress(&format!("started {} (pid {}, port {})", spec.name(), s.pid(), s.port));
+                progress(&format!("started {} ({})", spec.name(), s.describe()));
                 servers.push(s);
             }
             Err(why) => {
@@ -433,13 +448,17 @@ fn run_matrix(
 }
 
 /// The thread sweep: the servers with worker threads (Spinel, memcached, pogocache,
-/// nullmc, commands with {threads}) at -t 1..N on get 20/20, `repeat` times.
+/// nullmc, commands with {threads}) at -t 1..N on get 20/20, `repeat` times. Not with
+/// several instances (which CPUs N instances of -t T should have is another study).
 fn run_sweep(
     o: &Options,
     skipped: &[(String, String)],
     progress: &mut dyn FnMut(&str),
     failures: &mut Vec<String>,
 ) -> Vec<Row> {
+    if o.instances > 1 {
+        return Vec::new();
+    }
     let specs: Vec<&Spec> = o
         .servers
         .iter()
@@ -455,17 +474,18 @@ fn run_sweep(
         for (pi, &(spec, threads)) in points.iter().enumerate() {
             let cpus = sweep_cpus(o, threads);
             let what = format!("{} {} -t {threads}", cell.name(), spec.name());
-            let result =
-                servers::start(spec, &launch, threads, &cpus, cell.value_size).and_then(|server| {
+            let result = Group::start(spec, &launch, threads, &cpus, cell.value_size, 1).and_then(
+                |server| {
                     let target = Target {
                         label: spec.name().into(),
                         server: 0,
-                        port: server.port,
+                        ports: server.ports(),
                         protocol: server.protocol(),
                         limit: spec.is_limit(),
                     };
                     measure(o, &cell, &target, std::slice::from_ref(&server), &cpus)
-                });
+                },
+            );
             progress(&progress_line(rep, o, &what, &result));
             match result {
                 Ok(sample) => samples[pi].push(sample),
@@ -491,6 +511,22 @@ fn machine_note() -> String {
         })
         .unwrap_or_default();
     format!("machine: {} CPUs ({model}), Linux {}", options::online_cpus().len(), kernel.trim())
+}
+
+/// How many instances each server ran as, and what that changes.
+fn instances_note(o: &Options) -> String {
+    if o.instances == 1 {
+        return "instances: one of each server (x1 instances)".into();
+    }
+    format!(
+        "instances: x{n} instances of each server, all pinned to the server CPUs, each on its \
+         own loopback port (and its own RESP port where it has one); the load shards keys \
+         over them by ketama (twemproxy names, host:port) as spinel-bench -s a,b,... does, \
+         preload included; each of a workload's connections is one connection per instance \
+         ({n} sockets); server CPU is the sum over the {n} instances (compare.json has each \
+         instance's CPU per run)",
+        n = o.instances
+    )
 }
 
 fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
@@ -520,6 +556,7 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
             o.repeat,
             o.noise_pct
         ),
+        instances_note(o),
         "protocols: memcache text for Spinel, memcached, pogocache and nullmc, RESP for \
          Redis, Valkey and the -resp targets; keys/s counts every key of a multiget and every \
          set; nullmc (and any :limit server) has no store: its values are filler, not checked"
@@ -533,7 +570,9 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
                 .to_string(),
         );
     }
-    if o.sweep_threads > 0 {
+    if o.sweep_threads > 0 && o.instances > 1 {
+        notes.push(format!("thread sweep: skipped (x{} instances)", o.instances));
+    } else if o.sweep_threads > 0 {
         notes.push(format!(
             "thread sweep: -t 1..{} with the server on CPUs {} first; above {} thread(s) \
              the server shares the load generator's CPUs, so read req per server CPU-s there",
@@ -552,6 +591,18 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
     notes
 }
 
+/// A line above the tables when the servers ran as several instances, so a table read on
+/// its own says so.
+fn instances_heading(o: &Options) -> String {
+    if o.instances == 1 {
+        return String::new();
+    }
+    format!(
+        "Every server as x{} instances, keys sharded by ketama; server CPU summed over them.\n\n",
+        o.instances
+    )
+}
+
 /// The server the per-workload table divides by: the first limit server measured.
 fn limit_label<'a>(o: &'a Options, rows: &[Row]) -> Option<&'a str> {
     o.servers
@@ -566,13 +617,14 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
     let start = Instant::now();
     std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("{}: {e}", o.out_dir.display()))?;
     raise_open_files(o)?;
+    let sweep = if o.instances > 1 { 0 } else { o.sweep_threads };
     progress(&format!(
-        "compare: {} workload(s) x {} server(s) x {} repetition(s), thread sweep 1..{}; \
-         estimated {:.0} s",
+        "compare: {} workload(s) x {} server(s) (x{} instances) x {} repetition(s), thread \
+         sweep 1..{sweep}; estimated {:.0} s",
         o.cells.len(),
         o.servers.len(),
+        o.instances,
         o.repeat,
-        o.sweep_threads,
         estimate_secs(o)
     ));
     let (mut skipped, mut failures) = (Vec::new(), Vec::new());
@@ -580,7 +632,8 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<Outcome, Strin
     let sweep = run_sweep(o, &skipped, progress, &mut failures);
     let mut outcome = Outcome {
         markdown: format!(
-            "{}\n{}",
+            "{}{}\n{}",
+            instances_heading(o),
             report_md::per_server_markdown(&rows, limit_label(o, &rows)),
             report_md::markdown(&rows)
         ),

@@ -101,9 +101,16 @@ pub struct CompareArgs {
     /// [default: 1]
     #[arg(long, value_name = "N", help_heading = "Servers")]
     server_threads: Option<usize>,
-    /// Thread sweep 1..N [default: CPU count, at most 8; 0 = no sweep]
+    /// Thread sweep 1..N [default: CPU count, at most 8; 0 = no sweep; skipped with
+    /// --instances above 1]
     #[arg(long, value_name = "N", help_heading = "Servers")]
     sweep_threads: Option<usize>,
+    /// Start every server N times (free loopback ports, all pinned to the server CPUs) and
+    /// shard the keys over them by ketama, as `spinel-bench -s a,b,...` does (preload
+    /// included); each connection of the load is one per instance; server CPU is the sum
+    /// over the instances. Skips the thread sweep when above 1 [default: 1]
+    #[arg(long, value_name = "N", help_heading = "Servers")]
+    instances: Option<usize>,
     /// Server memory limit in MiB [default: 1024]
     #[arg(long = "memory", value_name = "MIB", help_heading = "Servers")]
     memory_mib: Option<u64>,
@@ -147,6 +154,8 @@ pub struct Options {
     pub client_threads: usize,
     pub server_threads: usize,
     pub sweep_threads: usize,
+    /// Instances of each server, sharded by ketama (1 = one server, no ring).
+    pub instances: usize,
     pub memory_mib: u64,
     pub idle_wait: Duration,
     pub noise_pct: f64,
@@ -226,6 +235,7 @@ impl Options {
             client_cpus,
             server_threads: 1,
             sweep_threads: cpus.len().clamp(1, 8),
+            instances: 1,
             memory_mib: 1024,
             idle_wait: Duration::from_secs(if quick { 2 } else { 5 }),
             noise_pct: 5.0,
@@ -285,6 +295,7 @@ impl CompareArgs {
             client_cpus,
             server_threads: self.server_threads.unwrap_or(d.server_threads),
             sweep_threads: self.sweep_threads.unwrap_or(d.sweep_threads),
+            instances: self.instances.unwrap_or(d.instances),
             memory_mib: self.memory_mib.unwrap_or(d.memory_mib),
             idle_wait: self.idle_wait.unwrap_or(d.idle_wait),
             noise_pct: self.noise_pct.unwrap_or(d.noise_pct),
@@ -295,6 +306,9 @@ impl CompareArgs {
         };
         if o.repeat == 0 || o.connections == 0 || o.client_threads == 0 || o.server_threads == 0 {
             return Err("--repeat, --connections and thread counts must be at least 1".into());
+        }
+        if o.instances == 0 {
+            return Err("--instances must be at least 1 (1 = one instance of each server)".into());
         }
         if o.duration.is_zero() || o.keyspace == 0 || o.servers.is_empty() {
             return Err("--duration, --keyspace and --servers must not be empty".into());
@@ -341,7 +355,21 @@ mod tests {
         assert!(parse("--servers nginx").unwrap_err().contains("nginx"));
         assert!(parse("--repeat 0").unwrap_err().contains("--repeat"));
         assert!(parse("--memory 12 --noise-pct 2.5 --idle-wait 1s --spinel-resp").is_ok());
+        assert_eq!(full.instances, 1, "one instance unless asked");
         assert_eq!(parse_cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+    }
+
+    /// Goal: --instances N takes N of at least 1; 0 is refused with a reason, and 1 is
+    /// the same as not giving it.
+    #[test]
+    fn instances_flag() {
+        assert_eq!(parse("--instances 4 --sweep-threads 0").unwrap().instances, 4);
+        let e = parse("--instances 0").unwrap_err();
+        assert!(e.contains("--instances must be at least 1"), "{e}");
+        assert!(parse("--instances x").unwrap_err().contains("--instances"));
+        let one = parse("--instances 1 --quick").unwrap();
+        let plain = parse("--quick").unwrap();
+        assert_eq!(Options { command: plain.command.clone(), ..one }, plain);
     }
 
     /// `compare` options from separate arguments (for values with spaces).
