@@ -163,7 +163,9 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
         if let Change::MaxMemory(bytes) = *change {
             let result =
                 if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
-            result.map_err(|e| set_failed(b"maxmemory", &format!("the store refused: {e}")))?;
+            // The store's figures are its share, after the connection buffers' reserve.
+            let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
+            result.map_err(|e| set_failed(b"maxmemory", &refused(e)))?;
         }
     }
     for change in changes {
