@@ -217,23 +217,17 @@ fn keyspace_lines(shared: &Shared, text: &mut String) {
     }
 }
 
-/// (keys, keys with an expiry) per database, from one walk over the store.
+/// (keys, keys with an expiry) per database, from one walk over the store's visible items.
 fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
-    let reader = shared.store.reader();
     let mut cursor = 0;
     loop {
-        cursor = shared.store.scan(cursor, 1024, |stored| {
-            let Some((db, _)) = keyspace::decode(stored) else {
+        cursor = shared.store.scan_items(cursor, 4096, |item| {
+            let Some((db, _)) = keyspace::decode(item.key()) else {
                 return;
             };
-            // Expired and flushed items not yet reclaimed are gone for clients.
-            let Some(item) = reader.peek(stored) else {
-                return;
-            };
-            let expires = item.expiry() != Expiry::Never;
             let entry = &mut counts[db as usize];
             entry.0 += 1;
-            entry.1 += u64::from(expires);
+            entry.1 += u64::from(item.expiry() != Expiry::Never);
         });
         if cursor == 0 {
             return;
