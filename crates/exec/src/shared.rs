@@ -2,7 +2,7 @@
 
 use std::{
     sync::{
-        atomic::{AtomicBool, AtomicU32, AtomicU64},
+        atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8},
         Arc,
     },
     time::{Instant, SystemTime, UNIX_EPOCH},
@@ -157,7 +157,31 @@ pub struct Shared {
     /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
     /// what a connection's last command time is kept in, read without a clock call.
     clock_secs: AtomicU32,
+    /// Redis `maxmemory 0` was set: no limit of one's own, the store at its ceiling.
+    maxmemory_unset: AtomicBool,
+    /// The index in [`MAXMEMORY_POLICIES`] of Redis's `maxmemory-policy` as last set (the
+    /// store only knows evict or refuse; this keeps the name the client chose).
+    maxmemory_policy: AtomicU8,
+    /// The store's (expired, evicted) counts at the last reset, which INFO subtracts.
+    store_baseline: Mutex<(u64, u64)>,
+    /// Redis error replies by prefix, for `INFO errorstats`.
+    pub error_stats: crate::resp::ErrorStats,
 }
+
+/// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
+/// `noeviction` make the store evict (S3-FIFO over all keys, whatever the name says).
+pub const MAXMEMORY_POLICIES: [&str; 8] = [
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+const POLICY_ALLKEYS_LRU: u8 = 4;
+const POLICY_NOEVICTION: u8 = 7;
 
 /// memcached's read buffers as Spinel has them: a connection holds one while it has a partly
 /// received request (its input tail); the server refreshes these at every tick.
@@ -186,7 +210,58 @@ impl Shared {
         let store_bytes = usize::try_from(bytes - reserve_bytes).unwrap_or(usize::MAX);
         self.store.set_memory_limit(store_bytes)?;
         self.maxbytes.store(bytes, std::sync::atomic::Ordering::Relaxed);
+        self.maxmemory_unset.store(false, std::sync::atomic::Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Redis `CONFIG SET maxmemory 0`, no limit: the store grows to its ceiling
+    /// (`store::Config::memory_max_bytes`, the machine's memory).
+    pub fn lift_maxbytes(&self) -> Result<(), store::ConfigError> {
+        let ceiling_bytes = self.store.memory_limit_max() as u64;
+        self.set_maxbytes(ceiling_bytes + self.settings.buffer_reserve_bytes)?;
+        self.maxmemory_unset.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Redis's `maxmemory`: [`Shared::maxbytes`], or 0 after [`Shared::lift_maxbytes`].
+    pub fn maxmemory_bytes(&self) -> u64 {
+        if self.maxmemory_unset.load(std::sync::atomic::Ordering::Relaxed) {
+            0
+        } else {
+            self.maxbytes()
+        }
+    }
+
+    /// Redis's `maxmemory-policy` as last set.
+    pub fn maxmemory_policy(&self) -> &'static str {
+        let index = self.maxmemory_policy.load(std::sync::atomic::Ordering::Relaxed);
+        MAXMEMORY_POLICIES[usize::from(index)]
+    }
+
+    /// Sets `maxmemory-policy` by its name (case-insensitive) and switches the store to
+    /// evict or refuse; false for a name Redis does not know.
+    pub fn set_maxmemory_policy(&self, name: &[u8]) -> bool {
+        let Some(index) =
+            MAXMEMORY_POLICIES.iter().position(|p| p.as_bytes().eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        let index = index as u8;
+        let when_full = if index == POLICY_NOEVICTION {
+            store::WhenFull::Refuse
+        } else {
+            store::WhenFull::Evict
+        };
+        self.store.set_when_full(when_full);
+        self.maxmemory_policy.store(index, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    /// The store's (expired, evicted) counts since the last [`Shared::reset_totals`].
+    pub fn store_counts_since_reset(&self) -> (u64, u64) {
+        let stats = self.store.stats();
+        let (expired, evicted) = *self.store_baseline.lock();
+        (stats.expired_reclaimed.saturating_sub(expired), stats.evictions.saturating_sub(evicted))
     }
 
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
@@ -197,6 +272,10 @@ impl Shared {
         let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let started_unix_secs =
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let policy = match store.when_full() {
+            store::WhenFull::Evict => POLICY_ALLKEYS_LRU,
+            store::WhenFull::Refuse => POLICY_NOEVICTION,
+        };
         Shared {
             store,
             started: Instant::now(),
@@ -215,6 +294,10 @@ impl Shared {
             watchers,
             track_sizes: AtomicBool::new(false),
             clock_secs: AtomicU32::new(0),
+            maxmemory_unset: AtomicBool::new(false),
+            maxmemory_policy: AtomicU8::new(policy),
+            store_baseline: Mutex::new((0, 0)),
+            error_stats: crate::resp::ErrorStats::default(),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }
@@ -236,6 +319,9 @@ impl Shared {
     /// `stats reset`: the counters, and the per-prefix counts as memcached clears them.
     pub fn reset_totals(&self) {
         *self.baseline.lock() = self.raw_totals();
+        let store = self.store.stats();
+        *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);
+        self.error_stats.clear();
         self.prefix_stats.clear();
         self.watchers.reset_counts();
     }

@@ -20,7 +20,7 @@
 //!   Memory is reused only after every reader pinned before its unlink has unpinned.
 
 use std::sync::{
-    atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
     Arc,
 };
 
@@ -255,6 +255,9 @@ pub struct Store {
     /// memcached's `flush_all <past time>` with `-C`: items last accessed at or before this
     /// Unix second are flushed (0: none).
     flushed_through_secs: AtomicU64,
+    /// What a full store does now: `config.when_full` at start, switched by
+    /// [`Store::set_when_full`] (true: refuse).
+    refuse_when_full: AtomicBool,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -341,6 +344,7 @@ impl Store {
             flush_gen: AtomicU32::new(0),
             flush_at_ms: AtomicU64::new(u64::MAX),
             flushed_through_secs: AtomicU64::new(0),
+            refuse_when_full: AtomicBool::new(config.when_full == WhenFull::Refuse),
             seg_size,
             seg_count: AtomicUsize::new(seg_count),
             large_min,

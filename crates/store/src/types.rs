@@ -35,6 +35,7 @@ pub struct Config {
     pub memory_max_bytes: usize,
     /// The largest key + value accepted, in bytes (memcached `-I`).
     pub item_size_max: usize,
+    /// What a full store does at start; [`crate::Store::set_when_full`] changes it later.
     pub when_full: WhenFull,
     /// Size of one log segment; items of a quarter of it or more are stored on their own.
     /// 256 KiB by default: finer than 1 MiB, so less memory sits in partly filled and

@@ -202,3 +202,32 @@ fn refuse_mode_still_refuses_when_full() {
     assert!(refused);
     assert_eq!(store.stats().evictions, 0);
 }
+
+// A store switched between refusing and evicting at run time (Redis `CONFIG SET
+// maxmemory-policy`) does what the new policy says from the next write: refused writes
+// while refusing, evictions once evicting, refusals again after switching back.
+#[test]
+fn when_full_switches_at_run_time() {
+    let store = Store::new(Config {
+        memory_bytes: 4 * MIB,
+        segment_size_bytes: 64 * KIB,
+        item_size_max: MIB,
+        when_full: WhenFull::Refuse,
+        ..Config::default()
+    })
+    .expect("valid config");
+    let value = vec![0u8; 4 * KIB];
+    let first_refused = (0..2_000).find(|i| set(&store, &format!("a{i}"), &value).is_err());
+    assert!(first_refused.is_some());
+    assert_eq!(store.stats().evictions, 0);
+    store.set_when_full(WhenFull::Evict);
+    assert_eq!(store.when_full(), WhenFull::Evict);
+    for i in 0..2_000 {
+        set(&store, &format!("b{i}"), &value).expect("an evicting store takes every write");
+    }
+    assert!(store.stats().evictions > 0);
+    store.set_when_full(WhenFull::Refuse);
+    let evictions = store.stats().evictions;
+    assert!((0..2_000).any(|i| set(&store, &format!("c{i}"), &value).is_err()));
+    assert_eq!(store.stats().evictions, evictions);
+}

@@ -251,7 +251,7 @@ fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 
 /// User and system CPU time as memcached prints them (`seconds.microseconds`), from
 /// `/proc/self/stat` (exec has no unsafe code for `getrusage`); zero where it is unreadable.
-fn cpu_times() -> (String, String) {
+pub(crate) fn cpu_times() -> (String, String) {
     let ticks = std::fs::read_to_string("/proc/self/stat").ok().and_then(|stat| {
         // Fields after the command name, which is in parentheses and may hold spaces:
         // state is field 3, utime field 14 and stime field 15.

@@ -42,7 +42,9 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat(b"inter", s.listen.as_bytes(), out);
     compose_stat_u64(b"verbosity", verbosity.into(), out);
     compose_stat_u64(b"oldest", 0, out);
-    compose_stat(b"evictions", if s.evictions { b"on" } else { b"off" }, out);
+    // The store's, which Redis `CONFIG SET maxmemory-policy` may have changed since `-M`.
+    let evictions = shared.store.when_full() == store::WhenFull::Evict;
+    compose_stat(b"evictions", if evictions { b"on" } else { b"off" }, out);
     let socket = s.unix_socket.as_deref().unwrap_or("NULL");
     compose_stat(b"domain_socket", socket.as_bytes(), out);
     compose_stat(b"umask", format!("{:o}", s.unix_mask).as_bytes(), out);

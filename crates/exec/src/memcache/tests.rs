@@ -30,7 +30,8 @@ impl Harness {
     }
 
     pub(crate) fn with_settings(settings: Settings) -> Harness {
-        Harness::with(settings, WhenFull::Evict, 8 * MIB)
+        let when_full = if settings.evictions { WhenFull::Evict } else { WhenFull::Refuse };
+        Harness::with(settings, when_full, 8 * MIB)
     }
 
     pub(crate) fn with(settings: Settings, when_full: WhenFull, memory_bytes: usize) -> Harness {

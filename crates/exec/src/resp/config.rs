@@ -1,54 +1,52 @@
 //! CONFIG GET / SET / RESETSTAT / REWRITE.
 //!
-//! CONFIG GET reports Redis's names for the settings Spinel has. None of them can change
-//! while the server runs (the store's memory and the listeners are fixed at start), so
-//! CONFIG SET accepts a value only if it is the current one (clients and test harnesses
-//! commonly send `CONFIG SET save ""` or `appendonly no`) and otherwise answers with
-//! Redis's error for an immutable setting.
+//! CONFIG GET reports Redis's names for the settings Spinel has. `maxmemory` and
+//! `maxmemory-policy` change at run time (the store's limit, as memcached's
+//! `cache_memlimit`, and whether a full store evicts or refuses); the others are fixed at
+//! start (the listeners, the threads), so CONFIG SET accepts them only with their current
+//! value (clients and test harnesses commonly send `CONFIG SET save ""` or `appendonly no`)
+//! and otherwise answers with Redis's error for an immutable setting.
+//!
+//! CONFIG SET checks as Redis 7 does, in three passes over its pairs: names (unknown,
+//! immutable, duplicate), then values, then applies them, so a bad pair changes nothing.
 
 use super::{
     glob::{self, Case},
     Ctx,
 };
-use crate::Shared;
+use crate::{Shared, MAXMEMORY_POLICIES};
 
-/// How a parameter's values compare in CONFIG SET.
+/// How a parameter's values are checked and applied in CONFIG SET.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// A byte count that may be written with a unit (`64mb`).
+    /// Fixed; a byte count that may be written with a unit (`64mb`).
     Memory,
-    /// Compared as text, ignoring ASCII case.
+    /// Fixed; compared as text, ignoring ASCII case.
     Text,
+    /// `maxmemory`: settable.
+    MaxMemory,
+    /// `maxmemory-policy`: settable.
+    Policy,
 }
 
-/// Every parameter CONFIG knows, with how to read its value.
 /// Reads a parameter's current value.
 type Read = fn(&Shared) -> String;
 
+/// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
     ("maxclients", Kind::Text, |s| s.settings.max_connections.to_string()),
-    ("maxmemory", Kind::Memory, |s| s.settings.memory_limit_bytes.to_string()),
-    ("maxmemory-policy", Kind::Text, |s| eviction_policy(s).into()),
+    ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
+    ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
     ("proto-max-bulk-len", Kind::Memory, |s| s.store.config().item_size_max.to_string()),
     ("save", Kind::Text, |_| String::new()),
     ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
     ("timeout", Kind::Text, |s| s.settings.idle_timeout_secs.to_string()),
 ];
-
-/// Redis's name for what a full store does: evict (Spinel's S3-FIFO eviction is closest to
-/// an all-keys LRU) or refuse writes (`-M`).
-pub(super) fn eviction_policy(shared: &Shared) -> &'static str {
-    if shared.settings.evictions {
-        "allkeys-lru"
-    } else {
-        "noeviction"
-    }
-}
 
 pub(super) fn config_resetstat(ctx: &mut Ctx<'_>) {
     ctx.shared.reset_totals();
@@ -78,32 +76,111 @@ pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// A change CONFIG SET checked and will apply.
+enum Change {
+    /// `maxmemory` in bytes (0: no limit).
+    MaxMemory(u64),
+    /// `maxmemory-policy`, a name from the table.
+    Policy(&'static [u8]),
+}
+
 /// Parameter/value pairs (the table checks that they are pairs).
 pub(super) fn config_set(ctx: &mut Ctx<'_>) {
-    for index in (2..ctx.argc()).step_by(2) {
-        let (name, value) = (ctx.arg(index), ctx.arg(index + 1));
-        let shown = String::from_utf8_lossy(name).into_owned();
-        let Some((_, kind, read)) =
+    let pairs: Vec<(&[u8], &[u8])> =
+        (2..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
+    let result = check_names(ctx.shared, &pairs)
+        .and_then(|kinds| check_values(&pairs, &kinds))
+        .and_then(|changes| apply(ctx.shared, &changes));
+    match result {
+        Ok(()) => ctx.reply().ok(),
+        Err(message) => ctx.error(message),
+    }
+}
+
+fn set_failed(name: &[u8], reason: &str) -> String {
+    let name = String::from_utf8_lossy(name);
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+}
+
+/// Redis's first pass: every name known, none immutable (here: fixed and given another
+/// value), none twice. The first failure is the answer; names are shown as given.
+fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, String> {
+    let mut seen: Vec<&str> = Vec::with_capacity(pairs.len());
+    let mut kinds = Vec::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        let Some((canonical, kind, read)) =
             PARAMETERS.iter().find(|(n, ..)| n.as_bytes().eq_ignore_ascii_case(name))
         else {
-            return ctx.error(format!(
+            let shown = String::from_utf8_lossy(name);
+            return Err(format!(
                 "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
             ));
         };
-        if !same_value(*kind, &read(ctx.shared), value) {
-            return ctx.error(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{shown}') - can't set \
-                 immutable config"
-            ));
+        let fixed = matches!(kind, Kind::Memory | Kind::Text);
+        if fixed && !same_value(*kind, &read(shared), value) {
+            return Err(set_failed(name, "can't set immutable config"));
+        }
+        if seen.contains(canonical) {
+            return Err(set_failed(name, "duplicate parameter"));
+        }
+        seen.push(canonical);
+        kinds.push(*kind);
+    }
+    Ok(kinds)
+}
+
+/// Redis's second pass: each settable value parsed, in order; names shown canonically.
+fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>, String> {
+    let mut changes = Vec::new();
+    for ((_, value), kind) in pairs.iter().zip(kinds) {
+        match kind {
+            Kind::MaxMemory => match memory_bytes(value) {
+                Some(bytes) => changes.push(Change::MaxMemory(bytes)),
+                None => return Err(set_failed(b"maxmemory", "argument must be a memory value")),
+            },
+            Kind::Policy => {
+                let Some(name) =
+                    MAXMEMORY_POLICIES.iter().find(|p| p.as_bytes().eq_ignore_ascii_case(value))
+                else {
+                    let reason = format!(
+                        "argument(s) must be one of the following: {}",
+                        MAXMEMORY_POLICIES.join(", ")
+                    );
+                    return Err(set_failed(b"maxmemory-policy", &reason));
+                };
+                changes.push(Change::Policy(name.as_bytes()));
+            }
+            Kind::Memory | Kind::Text => {}
         }
     }
-    ctx.reply().ok();
+    Ok(changes)
+}
+
+/// The memory limit first: it is the only change that can fail (outside what the store
+/// can take), and then nothing has changed yet.
+fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
+    for change in changes {
+        if let Change::MaxMemory(bytes) = *change {
+            let result =
+                if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
+            // The store's figures are its share, after the connection buffers' reserve.
+            let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
+            result.map_err(|e| set_failed(b"maxmemory", &refused(e)))?;
+        }
+    }
+    for change in changes {
+        if let Change::Policy(name) = change {
+            shared.set_maxmemory_policy(name);
+        }
+    }
+    Ok(())
 }
 
 fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
+        Kind::MaxMemory | Kind::Policy => false,
     }
 }
 
@@ -134,7 +211,7 @@ mod tests {
     fn config_get() {
         let mut h = Harness::new();
         h.check(&[
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$8\r\n67108864\r\n"),
+            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n"),
             (
                 "CONFIG GET SAVE appendonly",
                 "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nsave\r\n$0\r\n\r\n",
@@ -152,33 +229,101 @@ mod tests {
         assert!(max.starts_with("*6\r\n$10\r\nmaxclients\r\n"), "{max}");
     }
 
+    /// Goal: fixed parameters take only their value; errors in Redis's words and order.
     #[test]
-    fn config_set_and_resetstat() {
+    fn config_set_fixed_and_errors() {
         let mut h = Harness::new();
+        let failed = |name: &str, why: &str| {
+            format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n")
+        };
+        let immutable = failed("DATABASES", "can't set immutable config");
+        let memory = failed("maxmemory", "argument must be a memory value");
+        let policy = failed(
+            "maxmemory-policy",
+            "argument(s) must be one of the following: volatile-lru, volatile-lfu, \
+             volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+        );
         h.check(&[
             ("CONFIG SET save \"\"", "+OK\r\n"),
-            ("CONFIG SET appendonly NO maxmemory 64mb", "+OK\r\n"),
-            ("CONFIG SET maxmemory 67108864", "+OK\r\n"),
-            (
-                "CONFIG SET maxmemory 1gb",
-                "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set \
-                 immutable config\r\n",
-            ),
+            ("CONFIG SET appendonly NO databases 16", "+OK\r\n"),
+            ("CONFIG SET DATABASES 4", &immutable),
             (
                 "CONFIG SET nosuch 1",
                 "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
             ),
+            (
+                "CONFIG SET maxmemory abc databases 4",
+                &failed("databases", "can't set immutable config"),
+            ),
+            ("CONFIG SET MAXMEMORY 1.5mb", &memory),
+            ("CONFIG SET maxmemory -1", &memory),
+            ("CONFIG SET maxmemory-policy foo maxmemory abc", &policy),
+            ("CONFIG SET maxmemory 1mb MAXMEMORY 2mb", &failed("MAXMEMORY", "duplicate parameter")),
             ("CONFIG SET save", "-ERR wrong number of arguments for 'config|set' command\r\n"),
             (
                 "CONFIG SET save \"\" port",
                 "-ERR wrong number of arguments for 'config|set' command\r\n",
             ),
         ]);
-        assert!(h.shared.totals().total_commands > 0);
-        h.check(&[("CONFIG RESETSTAT", "+OK\r\n")]);
-        assert_eq!(h.shared.totals().total_commands, 0);
+        // None of the refused commands changed anything.
+        h.check(&[("CONFIG GET maxmemory*", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
         assert_eq!(memory_bytes(b"1k"), Some(1000));
         assert_eq!(memory_bytes(b"2KB"), Some(2048));
         assert_eq!(memory_bytes(b"x"), None);
+    }
+
+    /// Goal: maxmemory moves the store's limit; the policy switches evicting and refusing.
+    #[test]
+    fn config_set_maxmemory_and_policy() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("CONFIG SET maxmemory 16mb maxmemory-policy NOEVICTION", "+OK\r\n"),
+            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$8\r\n16777216\r\n"),
+            (
+                "CONFIG GET maxmemory-policy",
+                "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
+            ),
+        ]);
+        assert_eq!(h.shared.store.memory_limit(), 16 << 20);
+        assert_eq!(h.shared.store.when_full(), store::WhenFull::Refuse);
+        h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
+        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
+        h.check(&[
+            ("CONFIG SET maxmemory 0", "+OK\r\n"),
+            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
+        ]);
+        assert_eq!(h.shared.store.memory_limit(), 64 << 20);
+        // Beyond the store's ceiling: refused, nothing changed.
+        let refused = h.run("CONFIG SET maxmemory 1gb maxmemory-policy noeviction");
+        assert!(
+            refused.starts_with(
+                "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - "
+            ),
+            "{refused}"
+        );
+        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
+    }
+
+    /// Goal: RESETSTAT zeroes what Redis zeroes.
+    #[test]
+    fn config_resetstat() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("GET a", "$-1\r\n"),
+            ("NOSUCH", "-ERR unknown command 'NOSUCH', with args beginning with: \r\n"),
+        ]);
+        assert!(h.run("INFO errorstats").contains("errorstat_ERR:count=1\r\n"));
+        h.check(&[("CONFIG RESETSTAT", "+OK\r\n")]);
+        let stats = h.run("INFO stats errorstats");
+        for line in [
+            "total_commands_processed:1\r\n",
+            "keyspace_misses:0\r\n",
+            "total_error_replies:0\r\n",
+            "# Errorstats\r\n\r\n",
+        ] {
+            assert!(stats.contains(line), "{line:?} in {stats}");
+        }
     }
 }

@@ -37,6 +37,7 @@ use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 mod clients;
 mod config;
 mod connection;
+mod errorstats;
 mod glob;
 mod incr;
 mod info;
@@ -49,6 +50,7 @@ mod ttl;
 mod testkit;
 
 pub use clients::{ClientInfo, ClientRegistry, SharedClient};
+pub use errorstats::ErrorStats;
 
 /// Per-connection state of a Redis connection.
 #[derive(Debug, Default)]
@@ -115,6 +117,7 @@ pub fn execute(
     };
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
+        shared.error_stats.note(&out[start..]);
     }
     flow
 }

@@ -22,7 +22,12 @@ pub(crate) struct Harness {
 impl Harness {
     pub fn new() -> Harness {
         let clock = Arc::new(ManualClock::new(START_MS));
-        let config = Config { memory_bytes: 8 << 20, clock: clock.clone(), ..Config::default() };
+        let config = Config {
+            memory_bytes: 8 << 20,
+            memory_max_bytes: 64 << 20,
+            clock: clock.clone(),
+            ..Config::default()
+        };
         let store = Store::new(config).expect("test store config is valid");
         let shared = Shared::new(store, Settings::default(), 1);
         let counters = shared.counters(0);

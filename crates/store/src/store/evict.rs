@@ -47,7 +47,7 @@ impl Store {
             for victim in self.take_dead(now_ms, 2) {
                 coming += self.clear(victim, Clear::Reclaim);
             }
-            if self.config.when_full == WhenFull::Evict {
+            if self.when_full() == WhenFull::Evict {
                 let wanted = need_bytes.saturating_sub(room.bytes);
                 let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD;
                 while coming < wanted || std::mem::take(&mut ahead) {
@@ -65,7 +65,7 @@ impl Store {
                     coming += self.clear(victim, Clear::Evict);
                 }
             }
-            let evictable = victims_left && self.config.when_full == WhenFull::Evict;
+            let evictable = victims_left && self.when_full() == WhenFull::Evict;
             if coming == 0 && !self.memory_on_its_way() {
                 if !evictable {
                     return Err(StoreError::NoSpace);

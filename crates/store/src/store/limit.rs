@@ -8,7 +8,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{Clear, Store};
-use crate::types::ConfigError;
+use crate::types::{ConfigError, WhenFull};
 
 impl Store {
     /// Sets the memory limit to `bytes`: grows into more segments, or evicts down to it.
@@ -27,6 +27,23 @@ impl Store {
         self.lock_ctl().set_limit_segments(bytes / self.seg_size);
         self.shrink_to_limit();
         Ok(())
+    }
+
+    /// What a full store does from now on (Redis `CONFIG SET maxmemory-policy`). A write
+    /// already making room finishes its round under the old policy; the next round reads
+    /// the new one. Refuse to evict is safe with no free segment left: eviction then
+    /// evicts read items rather than copying them, as it does when copies find no room.
+    pub fn set_when_full(&self, when_full: WhenFull) {
+        self.refuse_when_full.store(when_full == WhenFull::Refuse, Ordering::Relaxed);
+    }
+
+    /// What a full store does now.
+    pub fn when_full(&self) -> WhenFull {
+        if self.refuse_when_full.load(Ordering::Relaxed) {
+            WhenFull::Refuse
+        } else {
+            WhenFull::Evict
+        }
     }
 
     /// The current memory limit.

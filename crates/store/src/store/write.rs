@@ -111,7 +111,7 @@ impl Store {
 
     /// Free segments a client write leaves for eviction's copies.
     pub(super) fn writer_reserve(&self) -> usize {
-        if self.config.when_full == WhenFull::Refuse {
+        if self.when_full() == WhenFull::Refuse {
             0
         } else {
             RESERVE_SEGMENTS
