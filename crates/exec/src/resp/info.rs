@@ -2,11 +2,11 @@
 //! holding the fields Spinel can back with its own figures, or with the fixed values a
 //! Redis without persistence, replication, modules or cluster shows.
 //!
-//! Keyspace line: keys and keys with an expiry per database, from one walk over the store
-//! (the store keeps no count of expiring items), so INFO with the keyspace section costs
-//! time in proportion to the store: measured 130 ms per million keys, on the worker thread
-//! of the connection that asked. `avg_ttl` is 0, as Redis shows before its expiry
-//! cycle has sampled any key (Spinel has no such sampling).
+//! Keyspace line: keys and keys with an expiry per database, from a walk over the store (the
+//! store keeps no count of expiring items). A walk costs about 130 ms per million keys on the
+//! worker thread of the connection that asked, so it stops after 100,000 items and scales
+//! what it counted to the store's size: exact up to that many keys, an estimate beyond.
+//! `avg_ttl` is 0, as Redis shows before its expiry cycle has sampled any key.
 
 use std::{fmt::Write as _, sync::atomic::Ordering};
 
@@ -218,11 +218,20 @@ fn keyspace_lines(shared: &Shared, text: &mut String) {
     }
 }
 
-/// (keys, keys with an expiry) per database, from one walk over the store's visible items.
+/// The most items INFO's keyspace line walks. The walk runs on the asking client's worker
+/// (about 130 ms per million keys), so a larger store is sampled: its first this many items
+/// in index order, which spreads them over the whole key space, with the counts scaled to
+/// the store's size.
+const KEYSPACE_WALK_MAX: u64 = if cfg!(test) { 1_000 } else { 100_000 }; // tests: small stores
+
+/// (keys, keys with an expiry) per database, from one walk over the store's visible items,
+/// or from a sample of them (see [`KEYSPACE_WALK_MAX`]).
 fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
     let mut cursor = 0;
+    let mut walked = 0u64;
     loop {
         cursor = shared.store.scan_items(cursor, 4096, |item| {
+            walked += 1;
             let Some((db, _)) = keyspace::decode(item.key()) else {
                 return;
             };
@@ -233,6 +242,14 @@ fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
         if cursor == 0 {
             return;
         }
+        if walked >= KEYSPACE_WALK_MAX {
+            break;
+        }
+    }
+    let total = shared.store.len() as u64;
+    for (keys, expires) in counts.iter_mut() {
+        *keys = (*keys as u128 * total as u128 / walked as u128) as u64;
+        *expires = (*expires as u128 * total as u128 / walked as u128) as u64;
     }
 }
 
@@ -315,6 +332,26 @@ mod tests {
         assert!(text.ends_with(
             "# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=0\r\ndb2:keys=2,expires=1,avg_ttl=0\r\n\r\n"
         ));
+    }
+
+    /// Goal: past the walk's bound (1,000 items in tests) the keyspace line is a scaled
+    /// sample: keys is the store's size, expires close to the true share (a third here).
+    #[test]
+    fn info_keyspace_samples_a_large_store() {
+        let mut h = Harness::new();
+        for i in 0..6_000 {
+            let ttl = if i % 3 == 0 { " EX 100" } else { "" };
+            assert_eq!(h.run(&format!("SET key:{i} v{ttl}")), "+OK\r\n");
+        }
+        let text = h.run("INFO keyspace");
+        let line = text.lines().find(|l| l.starts_with("db0:")).expect("a db0 line");
+        let field = |name: &str| -> u64 {
+            let rest = &line[line.find(name).unwrap() + name.len() + 1..];
+            rest.split(',').next().unwrap().parse().unwrap()
+        };
+        assert_eq!(field("keys"), 6_000, "{line}");
+        let expires = field("expires");
+        assert!((1_700..=2_300).contains(&expires), "a third of 6,000 expire: {line}");
     }
 
     /// Goal: error replies counted by prefix, in byte order.
