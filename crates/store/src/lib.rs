@@ -56,7 +56,7 @@ mod store;
 mod types;
 
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
-pub use store::{Reader, Store};
+pub use store::{Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
     StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB,
