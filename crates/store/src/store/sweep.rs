@@ -6,7 +6,9 @@
 //! ```text
 //!   cursor (one AtomicU64, shared by the workers): chunk numbers, claimed CLAIM_CHUNKS at
 //!   a time; chunk c = sub-table c % 64, hash positions part (c / 64) % SWEEP_PARTS
-//!   per entry:  segment of the no-TTL class (its header says) -> skip, no item read
+//!   per entry:  its segment's earliest expiry is ahead and it was opened since the last
+//!               flush (the header says) -> skip, no item read; so a segment of the no-TTL
+//!               class is always skipped
 //!               else read the item; expired or flushed -> unlink as a write would
 //! ```
 //!
@@ -52,8 +54,8 @@ pub(super) struct SweepCursor(AtomicU64);
 pub struct Swept {
     /// Index cells read.
     pub slots: usize,
-    /// Items read: entries in segments of a TTL class (or flushed ones), and large items
-    /// with an expiry.
+    /// Items read: those in segments where one may be dead (the earliest expiry passed, or
+    /// opened before a flush), and large items that may be.
     pub items: usize,
     /// Expired or flushed items unlinked.
     pub unlinked: usize,
@@ -128,13 +130,15 @@ impl Store {
         let location = slot.location();
         let may_be_dead = if location.segment == LARGE_SEGMENT {
             self.recycled.large(location.offset, guard).is_some_and(|large| {
-                large.expiry_ms != u64::MAX || large.flush_gen != view.flush_gen
+                large.expiry_ms <= view.now_ms || large.flush_gen != view.flush_gen
             })
         } else {
-            // The header's read-mostly line, shared by every item of the segment: far
-            // cheaper than the item's own bytes, which a store without TTLs never reads.
+            // The segment's header, shared by all its items, is far cheaper to read than
+            // the item's own bytes, which a store without TTLs, or whose TTLs are all ahead,
+            // never reads.
             let seg = self.segments.header(location.segment);
-            seg.class() != 0 || seg.flush_gen.load(Ordering::Acquire) != view.flush_gen
+            seg.flush_gen.load(Ordering::Acquire) != view.flush_gen
+                || seg.min_expiry_ms.load(Ordering::Acquire) <= view.now_ms
         };
         if !may_be_dead {
             return;
