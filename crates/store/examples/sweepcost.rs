@@ -3,7 +3,7 @@
 //! clear a batch of expired keys that share segments with live ones.
 //!
 //! ```text
-//! cargo run --release -p store --example sweepcost -- [--keys N]
+//! cargo run --release -p store --example sweepcost -- [--keys N] [--case C]
 //! ```
 //!
 //! Cases: N keys without TTL; N keys with a TTL of an hour (none expired: every one of them
@@ -19,17 +19,19 @@ const CALLS: usize = 400;
 
 fn main() {
     let mut keys = 500_000;
+    let mut cases = vec!["no_ttl", "ttl_live", "half_expired"];
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next().and_then(|v| v.parse().ok())) {
-            ("--keys", Some(n)) => keys = n,
+        match (arg.as_str(), args.next()) {
+            ("--keys", Some(n)) if n.parse::<usize>().is_ok() => keys = n.parse().unwrap_or(0),
+            ("--case", Some(case)) => cases.retain(|c| *c == case),
             _ => {
-                eprintln!("usage: sweepcost [--keys N]");
+                eprintln!("usage: sweepcost [--keys N] [--case no_ttl|ttl_live|half_expired]");
                 std::process::exit(2);
             }
         }
     }
-    for case in ["no_ttl", "ttl_live", "half_expired"] {
+    for case in cases {
         run(case, keys);
     }
 }

@@ -26,7 +26,7 @@ use std::{
 use crossbeam_epoch::{self as epoch, Guard};
 
 use super::{count_unlink, Resolved, Store, Unlink};
-use crate::index::{self, HashParts, Location, Slot, LARGE_SEGMENT};
+use crate::index::{self, HashParts, Location, LARGE_SEGMENT};
 
 /// Ranges of hash positions per sub-table: a chunk of a 1 GiB store's index is 32 cells.
 const SWEEP_PARTS: u64 = 256;
@@ -110,15 +110,22 @@ impl Store {
         };
         let mut swept = Swept::default();
         let guard = epoch::pin();
+        let mut candidates = Vec::new();
         loop {
             let first = self.sweep_cursor.0.fetch_add(CLAIM_CHUNKS, Ordering::Relaxed);
+            // First the claim's entries whose items may be dead, their lines prefetched;
+            // then those items, whose misses now overlap.
             for chunk in first..first + CLAIM_CHUNKS {
                 let sub = (chunk % index::SUBTABLES as u64) as usize;
                 let part = (chunk / index::SUBTABLES as u64) % SWEEP_PARTS;
-                let slots = self.index.sweep_part(sub, part, SWEEP_PARTS, &guard, |slot| {
-                    self.sweep_entry(slot, &view, &mut swept, &guard)
+                swept.slots += self.index.sweep_part(sub, part, SWEEP_PARTS, &guard, |slot| {
+                    if self.may_be_dead(slot.location(), &view, &guard) {
+                        candidates.push(slot.location());
+                    }
                 });
-                swept.slots += slots;
+            }
+            for location in candidates.drain(..) {
+                self.sweep_item(location, &view, &mut swept, &guard);
             }
             if swept.slots >= slots_max || deadline.is_some_and(|d| Instant::now() >= d) {
                 return swept;
@@ -126,9 +133,10 @@ impl Store {
         }
     }
 
-    fn sweep_entry(&self, slot: Slot, view: &View, swept: &mut Swept, guard: &Guard) {
-        let location = slot.location();
-        let may_be_dead = if location.segment == LARGE_SEGMENT {
+    /// Whether the item at `location` may be expired or flushed (a cheap test that reads no
+    /// item); if so, its line is prefetched.
+    fn may_be_dead(&self, location: Location, view: &View, guard: &Guard) -> bool {
+        if location.segment == LARGE_SEGMENT {
             self.recycled.large(location.offset, guard).is_some_and(|large| {
                 large.expiry_ms <= view.now_ms || large.flush_gen != view.flush_gen
             })
@@ -137,12 +145,16 @@ impl Store {
             // the item's own bytes, which a store without TTLs, or whose TTLs are all ahead,
             // never reads.
             let seg = self.segments.header(location.segment);
-            seg.flush_gen.load(Ordering::Acquire) != view.flush_gen
-                || seg.min_expiry_ms.load(Ordering::Acquire) <= view.now_ms
-        };
-        if !may_be_dead {
-            return;
+            let may_be = seg.flush_gen.load(Ordering::Acquire) != view.flush_gen
+                || seg.min_expiry_ms.load(Ordering::Acquire) <= view.now_ms;
+            if may_be {
+                self.segments.prefetch_item(location.segment, location.offset);
+            }
+            may_be
         }
+    }
+
+    fn sweep_item(&self, location: Location, view: &View, swept: &mut Swept, guard: &Guard) {
         swept.items += 1;
         let r = self.resolve(location, guard);
         if !r.visible(view.now_ms, view.flush_gen, view.through_secs)
