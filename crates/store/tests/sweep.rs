@@ -118,6 +118,23 @@ fn sweep_reads_no_item_without_ttls() {
     assert_eq!((swept.items, swept.unlinked, store.len()), (0, 0, 3 * EACH));
 }
 
+// Items with a TTL are read only once the earliest expiry of their segment has passed.
+#[test]
+fn sweep_reads_no_item_before_an_expiry_passed() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let store = store(&clock);
+    for i in 0..3 * EACH {
+        let expiry = Expiry::AtMs(T0 + 60_000 + i as u64);
+        store.store(format!("ttl:{i}").as_bytes(), b"v", 0, expiry, Mode::Set).unwrap();
+    }
+    let index_slots = store.stats().index_slots as usize;
+    assert_eq!(store.sweep_expired(index_slots).items, 0);
+    clock.advance_ms(60_000);
+    let swept = store.sweep_expired(index_slots);
+    assert!(swept.items > 0 && swept.unlinked == 1, "{swept:?}");
+    assert_eq!(store.len(), 3 * EACH - 1);
+}
+
 // A step reads its budget and at most one claim (4 chunks) more. (That a pass of steps
 // covers every cell, the first test shows: it finds every expired key in one.)
 #[test]
