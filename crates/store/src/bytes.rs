@@ -119,6 +119,24 @@ impl Segments {
         &self.headers[id as usize]
     }
 
+    /// Asks the CPU to start loading the line of the item at `offset` of segment `id`, for
+    /// a read soon after: the expiry sweep reads the items of a chunk of the index, each in
+    /// a random place, and one miss at a time was 60% of its time (perf, 250K expired).
+    #[inline]
+    pub(crate) fn prefetch_item(&self, id: u32, offset: u32) {
+        let at = id as usize * self.size + offset as usize;
+        if at >= self.headers.len() * self.size {
+            return;
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault;
+        // the address lies inside the mapping anyway (checked above).
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.region.ptr().add(at).cast::<i8>());
+        }
+    }
+
     /// Reads the item at `offset` of segment `id`. The caller read the location from the
     /// index while pinned by `guard`, or is clearing a sealed segment whose writers are done
     /// (see the module doc); the bytes stay valid while the pin lasts.

@@ -28,6 +28,9 @@
 //!   forward once per read. Expiry reclaims whole segments whose items all expired; items
 //!   are grouped by TTL class so that this happens, and dead segments gather at the heads of
 //!   their class's queue, where `maintain` and writes find them without a scan (store/reclaim.rs).
+//!   Expired items among live ones are found by a sweep of the index, a slice per
+//!   `maintain` call, which reads only items of segments whose earliest expiry has passed
+//!   (store/sweep.rs).
 //! - One budget covers segments, index tables and large items; see `segment.rs`.
 //! - Cores: a get writes no line that another worker's requests use (once an item was read
 //!   three times: its frequency in the index slot is saturated), and a write takes one stripe
@@ -56,7 +59,7 @@ mod store;
 mod types;
 
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
-pub use store::{Reader, Store};
+pub use store::{Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
     StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB,

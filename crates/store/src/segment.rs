@@ -53,7 +53,10 @@ pub(crate) struct SegHeader {
     pub(crate) inflight: AtomicU32,
     /// Latest expiry of any item in it (`u64::MAX` if one never expires).
     pub(crate) max_expiry_ms: AtomicU64,
-    _pad: [u8; 40],
+    /// Earliest expiry of any item in it (`u64::MAX` if none expires): the expiry sweep
+    /// reads no item of a segment where none can have expired yet.
+    pub(crate) min_expiry_ms: AtomicU64,
+    _pad: [u8; 32],
     /// The flush generation the segment was opened in.
     pub(crate) flush_gen: AtomicU32,
     pub(crate) queue: AtomicU32,
@@ -82,6 +85,7 @@ impl SegHeader {
         self.flush_gen.store(flush_gen, Ordering::Relaxed);
         self.seq.store(seq, Ordering::Relaxed);
         self.max_expiry_ms.store(0, Ordering::Relaxed);
+        self.min_expiry_ms.store(u64::MAX, Ordering::Relaxed);
         self.queue.store(queue as u32, Ordering::Relaxed);
         self.class.store(class as u32, Ordering::Relaxed);
         self.write_offset.store(0, Ordering::Release);

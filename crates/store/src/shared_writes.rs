@@ -36,7 +36,8 @@ pub enum Site {
     /// `inflight` add and sub, `write_offset` add, `used_end` max on the active segment's
     /// writer line (owned: the thread's write shard).
     SegAppend,
-    /// The active segment's latest expiry, raised (owned, as `SegAppend`).
+    /// The active segment's latest expiry raised, or its earliest lowered (owned, as
+    /// `SegAppend`).
     SegMaxExpiry,
     /// The store-wide sequence: a segment opened, a large item, a write that expires at once.
     Seq,

@@ -8,6 +8,7 @@
 //!   store/growth.rs index growth, migration, and making way in full buckets
 //!   store/evict.rs  making room for a write: S3-FIFO eviction, the grace period
 //!   store/reclaim.rs dead (expired, flushed) segments and flush generations
+//!   store/sweep.rs  active expiry: an incremental sweep of the index for expired items
 //! ```
 //!
 //! Lock rules (the only locks there are):
@@ -42,9 +43,12 @@ mod growth;
 mod limit;
 mod ops;
 mod reclaim;
+mod sweep;
 mod write;
 
 use evict::{Need, Room};
+use sweep::SweepCursor;
+pub use sweep::Swept;
 
 const STRIPES: usize = 1024;
 /// Free segments kept back from ordinary writers so that eviction can copy kept items.
@@ -258,6 +262,8 @@ pub struct Store {
     /// What a full store does now: `config.when_full` at start, switched by
     /// [`Store::set_when_full`] (true: refuse).
     refuse_when_full: AtomicBool,
+    /// Where the expiry sweep goes on (`store/sweep.rs`).
+    sweep_cursor: SweepCursor,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -345,6 +351,7 @@ impl Store {
             flush_at_ms: AtomicU64::new(u64::MAX),
             flushed_through_secs: AtomicU64::new(0),
             refuse_when_full: AtomicBool::new(config.when_full == WhenFull::Refuse),
+            sweep_cursor: SweepCursor::default(),
             seg_size,
             seg_count: AtomicUsize::new(seg_count),
             large_min,

@@ -93,3 +93,47 @@ fn visit_buckets(table: &Table, buckets: std::ops::Range<usize>, found: &mut Vec
         }
     }
 }
+
+impl Index {
+    /// Calls `f` with every entry of sub-table `sub` whose home bucket lies in part `part`
+    /// of `parts` equal ranges of hash positions, in the current table and, while it grows,
+    /// the old one (an entry may be seen twice; the caller checks each under its stripe).
+    /// Returns the cells read. For the expiry sweep: no retry on a concurrent move, since an
+    /// entry it misses is only swept a pass later.
+    pub(crate) fn sweep_part(
+        &self,
+        sub: usize,
+        part: u64,
+        parts: u64,
+        guard: &Guard,
+        mut f: impl FnMut(Slot),
+    ) -> usize {
+        let s = &self.subs[sub];
+        let (from_pos, to_pos) = ((part << 32) / parts, ((part + 1) << 32) / parts);
+        // SAFETY: pinned; the current table is never null.
+        let current = unsafe { s.current.load(Ordering::Acquire, guard).deref() };
+        // SAFETY: pinned.
+        let old = unsafe { s.old.load(Ordering::Acquire, guard).as_ref() };
+        let mut read = 0;
+        for table in std::iter::once(current).chain(old) {
+            let buckets = table.bucket_at(from_pos)..table.bucket_at(to_pos);
+            read += buckets.len() * super::SLOTS_PER_BUCKET;
+            for bucket in buckets {
+                for cell in &table.bucket(bucket).0 {
+                    let value = Slot(cell.load(Ordering::Acquire));
+                    if !value.is_empty() {
+                        f(value);
+                    }
+                }
+            }
+        }
+        read
+    }
+}
+
+impl Table {
+    /// The home bucket of hash position `pos` (`buckets` for 2^32, past the last).
+    fn bucket_at(&self, pos: u64) -> usize {
+        ((pos * self.buckets as u64) >> 32) as usize
+    }
+}

@@ -294,9 +294,10 @@ impl Store {
         }
     }
 
-    /// Background work in bounded steps: moves index entries of growing tables, and reclaims
-    /// at most `segments_max` segments whose items are all expired or flushed. Returns how
-    /// many segments were reclaimed.
+    /// Background work in bounded steps: moves index entries of growing tables, sweeps a
+    /// slice of the index for expired items (`store/sweep.rs`), and reclaims at most
+    /// `segments_max` segments whose items are all expired or flushed. Returns how many
+    /// segments were reclaimed.
     pub fn maintain(&self, segments_max: usize) -> usize {
         let now_ms = self.config.clock.now_ms();
         self.check_flush(now_ms);
@@ -312,6 +313,7 @@ impl Store {
             }
         }
         self.seal_dead_actives(now_ms);
+        self.sweep_tick();
         let dead = self.take_dead(now_ms, segments_max);
         for victim in &dead {
             self.clear(*victim, Clear::Reclaim);

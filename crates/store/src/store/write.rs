@@ -61,6 +61,11 @@ impl Store {
             shared_writes::note(Site::SegMaxExpiry);
             seg.max_expiry_ms.fetch_max(expiry_ms, Ordering::AcqRel);
         }
+        // Before the index points at the item: a sweep that finds it there sees this.
+        if seg.min_expiry_ms.load(Ordering::Relaxed) > expiry_ms {
+            shared_writes::note(Site::SegMaxExpiry);
+            seg.min_expiry_ms.fetch_min(expiry_ms, Ordering::AcqRel);
+        }
         let cas = header
             .cas
             .unwrap_or((seg.seq.load(Ordering::Acquire) << index::OFFSET_BITS) | u64::from(offset));
