@@ -99,6 +99,7 @@ impl Group {
 pub enum CommandId {
     Append,
     Auth,
+    Copy,
     Dbsize,
     Decr,
     Decrby,
@@ -122,6 +123,7 @@ pub enum CommandId {
     Info,
     Keys,
     Mget,
+    Move,
     Mset,
     Msetnx,
     Persist,
@@ -334,6 +336,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(subs(CONFIG_SUBCOMMANDS, None), "config", -2, G::Server, "2.0.0", (0, 0, 0),
         &[],
         "Subcommands that read and change the configuration."),
+    spec(R(C::Copy), "copy", -3, G::Generic, "6.2.0", (1, 2, 1),
+        &[F::WRITE, F::DENYOOM],
+        "Copies the value of a key to a new key."),
     spec(R(C::Dbsize), "dbsize", 1, G::Server, "1.0.0", (0, 0, 0),
         &[F::READONLY, F::FAST],
         "Counts the keys in the selected database."),
@@ -403,6 +408,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),
+    spec(R(C::Move), "move", 3, G::Generic, "1.0.0", (1, 1, 1),
+        &[F::WRITE, F::FAST],
+        "Moves a key to another database."),
     spec(R(C::Mset), "mset", -3, G::String, "1.0.1", (1, -1, 2),
         &[F::WRITE, F::DENYOOM],
         "Sets several keys at once.").with_rule(ArgRule::PairsFrom(1)),
@@ -577,7 +585,7 @@ mod tests {
             // Key positions must lie inside the arguments a minimal call has.
             assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
         }
-        assert_eq!(COMMANDS.len(), 52);
+        assert_eq!(COMMANDS.len(), 54);
     }
 
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.
@@ -659,7 +667,7 @@ mod tests {
     fn command_count_and_docs() {
         let mut out = Vec::new();
         write_command_count(&mut Reply::new(&mut out, Protocol::Resp2));
-        assert_eq!(out, b":52\r\n");
+        assert_eq!(out, b":54\r\n");
 
         let mut out = Vec::new();
         let names: [&[u8]; 2] = [b"GET", b"nosuch"];
@@ -674,10 +682,10 @@ mod tests {
         let mut out = Vec::new();
         write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2));
         let (Value::Array(all), used) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!((all.len(), used), (52, out.len()));
+        assert_eq!((all.len(), used), (54, out.len()));
         let mut out = Vec::new();
         write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp2), std::iter::empty());
         let (Value::Array(flat), _) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!(flat.len(), 104);
+        assert_eq!(flat.len(), 108);
     }
 }

@@ -120,6 +120,8 @@ pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong
 pub const DB_INDEX_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 /// `helloCommand` with a protocol version other than 2 or 3.
 pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+/// `shared.sameobjecterr` (COPY onto itself, MOVE into the same database).
+pub const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 /// `shared.nokeyerr` (RENAME of a missing key).
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 

@@ -287,6 +287,91 @@ pub(super) fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
     }
 }
 
+/// COPY source destination [DB n] [REPLACE]: the value, its TTL and its client flags, under
+/// a new name or in another database. Checked in Redis's order: options, the same object,
+/// a missing source (0), an existing destination without REPLACE (0). Like RENAME it is not
+/// atomic across the two keys.
+pub(super) fn copy(ctx: &mut Ctx<'_>) {
+    let (mut db, mut replace) = (ctx.session.db, false);
+    let mut index = 3;
+    while index < ctx.argc() {
+        let option = ctx.arg(index);
+        if option.eq_ignore_ascii_case(b"replace") {
+            replace = true;
+            index += 1;
+        } else if option.eq_ignore_ascii_case(b"db") && index + 1 < ctx.argc() {
+            match parse_i64(ctx.arg(index + 1)) {
+                Ok(n) => db = u8::try_from(n).unwrap_or(u8::MAX),
+                Err(e) => return ctx.error(e.message()),
+            }
+            index += 2;
+        } else {
+            return ctx.error(error::SYNTAX);
+        }
+    }
+    if db >= keyspace::DATABASES {
+        return ctx.error(error::DB_INDEX_OUT_OF_RANGE);
+    }
+    let (shared, source_db) = (ctx.shared, ctx.session.db);
+    if db == source_db && ctx.arg(1) == ctx.arg(2) {
+        return ctx.error(error::SAME_OBJECT);
+    }
+    let mut target_scratch = Vec::new();
+    let target = keyspace::encode(db, ctx.arg(2), &mut target_scratch);
+    let source = ctx.key(1);
+    let Some(item) = shared.store.reader().peek(source).map(|item| item.to_owned()) else {
+        return ctx.reply().integer(0);
+    };
+    note_database(shared, db);
+    let mode = if replace { Mode::Set } else { Mode::Add };
+    match shared.store.store(target, &item.value, item.flags, item.expiry, mode) {
+        Ok(_) => ctx.reply().integer(1),
+        Err(StoreError::NotStored) => ctx.reply().integer(0),
+        Err(e) => ctx.store_error(e),
+    }
+}
+
+/// MOVE key db: the key, with its TTL, into another database; 0 when it is missing here or
+/// present there.
+pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
+    let db = match parse_i64(ctx.arg(2)) {
+        Ok(n) => u8::try_from(n).unwrap_or(u8::MAX),
+        Err(e) => return ctx.error(e.message()),
+    };
+    if db >= keyspace::DATABASES {
+        return ctx.error(error::DB_INDEX_OUT_OF_RANGE);
+    }
+    if db == ctx.session.db {
+        return ctx.error(error::SAME_OBJECT);
+    }
+    let shared = ctx.shared;
+    let mut target_scratch = Vec::new();
+    let target = keyspace::encode(db, ctx.arg(1), &mut target_scratch);
+    let source = ctx.key(1);
+    let exists = {
+        let reader = shared.store.reader();
+        (reader.peek(source).is_some(), reader.peek(target).is_some())
+    };
+    if exists != (true, false) {
+        return ctx.reply().integer(0);
+    }
+    note_database(shared, db);
+    match move_item(shared, source, target, Overwrite::No) {
+        Answer::Integer(n) => ctx.reply().integer(n),
+        // The source went away meanwhile: nothing was moved.
+        Answer::Error(_) => ctx.reply().integer(0),
+        Answer::Store(e) => ctx.store_error(e),
+        Answer::Ok => unreachable!("a move without overwrite answers with a count"),
+    }
+}
+
+/// Keys may now live outside database 0, so DBSIZE and FLUSHDB must scan (as after SELECT).
+fn note_database(shared: &Shared, db: u8) {
+    if db != 0 {
+        shared.nonzero_db_selected.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 enum Answer {
     Ok,
     Integer(i64),
@@ -480,6 +565,31 @@ mod tests {
             assert!(["$4\r\nonly\r\n", "$1\r\na\r\n", "$1\r\nb\r\n", "$1\r\nc\r\n"]
                 .contains(&reply.as_str()));
         }
+    }
+
+    /// Goal: COPY keeps the TTL and honours REPLACE and DB; MOVE takes the key to another
+    /// database and refuses when it is there already; both keep Redis's error order.
+    #[test]
+    fn copy_and_move() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("COPY a b", ":0\r\n"),
+            ("SET a 1 EX 100", "+OK\r\n"),
+            ("COPY a a", "-ERR source and destination objects are the same\r\n"),
+            ("COPY a b DB 16", "-ERR DB index is out of range\r\n"),
+            ("COPY a b", ":1\r\n"),
+            ("TTL b", ":100\r\n"),
+            ("COPY a b", ":0\r\n"),
+            ("COPY a b REPLACE", ":1\r\n"),
+            ("COPY a a DB 1", ":1\r\n"),
+            ("MOVE b 0", "-ERR source and destination objects are the same\r\n"),
+            ("MOVE b 1", ":1\r\n"),
+            ("EXISTS b", ":0\r\n"),
+            ("MOVE a 1", ":0\r\n"),
+            ("SELECT 1", "+OK\r\n"),
+            ("DBSIZE", ":2\r\n"),
+            ("TTL b", ":100\r\n"),
+        ]);
     }
 
     #[test]

@@ -193,6 +193,8 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Randomkey => keys::randomkey(ctx),
             C::Rename => keys::rename(ctx, keys::Overwrite::Yes),
             C::Renamenx => keys::rename(ctx, keys::Overwrite::No),
+            C::Copy => keys::copy(ctx),
+            C::Move => keys::move_to_db(ctx),
         },
         Route::Subcommand(sub) => match sub {
             S::ClientId => connection::client_id(ctx),
