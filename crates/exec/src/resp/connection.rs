@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use proto_resp::{args::parse_i64, error, Protocol};
 
 use super::{ttl, Ctx};
-use crate::{keyspace::DATABASES, Flow, REDIS_VERSION};
+use crate::{keyspace::DATABASES, Flow, Shared, REDIS_VERSION};
 
 /// PING [message]; the table allows at most one message.
 pub(super) fn ping(ctx: &mut Ctx<'_>) {
@@ -30,19 +30,26 @@ pub(super) fn quit(ctx: &mut Ctx<'_>) -> Flow {
     Flow::Close
 }
 
-pub(super) fn select(ctx: &mut Ctx<'_>) {
-    let db = match parse_i64(ctx.arg(1)) {
-        Err(e) => return ctx.error(e.message()),
-        Ok(db) => match u8::try_from(db) {
-            Ok(db) if db < DATABASES => db,
-            _ => return ctx.error(error::DB_INDEX_OUT_OF_RANGE),
-        },
-    };
+/// A database index argument (SELECT, COPY ... DB, MOVE), or Redis's error for it.
+pub(super) fn parse_db(arg: &[u8]) -> Result<u8, &'static str> {
+    let db = parse_i64(arg).map_err(|e| e.message())?;
+    u8::try_from(db).ok().filter(|&db| db < DATABASES).ok_or(error::DB_INDEX_OUT_OF_RANGE)
+}
+
+/// Keys may live in `db` from now on: once any can live outside database 0, DBSIZE and
+/// FLUSHDB must scan. Called before the first key goes there.
+pub(super) fn note_database(shared: &Shared, db: u8) {
     if db != 0 {
-        // Before the switch: once any key can live outside database 0, DBSIZE and FLUSHDB
-        // must scan.
-        ctx.shared.nonzero_db_selected.store(true, Ordering::SeqCst);
+        shared.nonzero_db_selected.store(true, Ordering::SeqCst);
     }
+}
+
+pub(super) fn select(ctx: &mut Ctx<'_>) {
+    let db = match parse_db(ctx.arg(1)) {
+        Ok(db) => db,
+        Err(message) => return ctx.error(message),
+    };
+    note_database(ctx.shared, db);
     ctx.session.db = db;
     sync_client(ctx);
     ctx.reply().ok();

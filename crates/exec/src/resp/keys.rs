@@ -14,6 +14,7 @@ use proto_resp::{
 use store::{Change, Expiry, Mode, StoreError};
 
 use super::{
+    connection::{note_database, parse_db},
     glob::{self, Case},
     ttl::{self, Base, Condition, Report, Unit},
     Ctx,
@@ -300,17 +301,14 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
             replace = true;
             index += 1;
         } else if option.eq_ignore_ascii_case(b"db") && index + 1 < ctx.argc() {
-            match parse_i64(ctx.arg(index + 1)) {
-                Ok(n) => db = u8::try_from(n).unwrap_or(u8::MAX),
-                Err(e) => return ctx.error(e.message()),
+            match parse_db(ctx.arg(index + 1)) {
+                Ok(n) => db = n,
+                Err(message) => return ctx.error(message),
             }
             index += 2;
         } else {
             return ctx.error(error::SYNTAX);
         }
-    }
-    if db >= keyspace::DATABASES {
-        return ctx.error(error::DB_INDEX_OUT_OF_RANGE);
     }
     let (shared, source_db) = (ctx.shared, ctx.session.db);
     if db == source_db && ctx.arg(1) == ctx.arg(2) {
@@ -334,13 +332,10 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
 /// MOVE key db: the key, with its TTL, into another database; 0 when it is missing here or
 /// present there.
 pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
-    let db = match parse_i64(ctx.arg(2)) {
-        Ok(n) => u8::try_from(n).unwrap_or(u8::MAX),
-        Err(e) => return ctx.error(e.message()),
+    let db = match parse_db(ctx.arg(2)) {
+        Ok(db) => db,
+        Err(message) => return ctx.error(message),
     };
-    if db >= keyspace::DATABASES {
-        return ctx.error(error::DB_INDEX_OUT_OF_RANGE);
-    }
     if db == ctx.session.db {
         return ctx.error(error::SAME_OBJECT);
     }
@@ -362,13 +357,6 @@ pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
         Answer::Error(_) => ctx.reply().integer(0),
         Answer::Store(e) => ctx.store_error(e),
         Answer::Ok => unreachable!("a move without overwrite answers with a count"),
-    }
-}
-
-/// Keys may now live outside database 0, so DBSIZE and FLUSHDB must scan (as after SELECT).
-fn note_database(shared: &Shared, db: u8) {
-    if db != 0 {
-        shared.nonzero_db_selected.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
