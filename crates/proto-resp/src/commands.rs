@@ -76,27 +76,84 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
 /// The `group` of `COMMAND DOCS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
+    Bitmap,
     Connection,
     Generic,
+    Hash,
+    Hyperloglog,
+    List,
     Server,
+    Set,
+    SortedSet,
     String,
+    Transactions,
 }
 
 impl Group {
     pub fn name(self) -> &'static str {
         match self {
+            Group::Bitmap => "bitmap",
             Group::Connection => "connection",
             Group::Generic => "generic",
+            Group::Hash => "hash",
+            Group::Hyperloglog => "hyperloglog",
+            Group::List => "list",
             Group::Server => "server",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
             Group::String => "string",
+            Group::Transactions => "transactions",
         }
     }
 }
 
+mod bitmap;
+mod hash;
+mod list;
+mod set;
+mod tx;
+mod zset;
+
+pub use bitmap::{BitmapId, BITMAP_COMMANDS};
+pub use hash::{HashId, HASH_COMMANDS};
+pub use list::{ListId, LIST_COMMANDS};
+pub use set::{SetId, SET_COMMANDS};
+pub use tx::{TxId, TX_COMMANDS};
+pub use zset::{ZSetId, ZSET_COMMANDS};
+
+/// The command tables: [`COMMANDS`] (strings, keys, connection, server), then one per data
+/// type family, each sorted by name and declared in its own file. No name is in two.
+pub static TABLES: &[&[CommandSpec]] = &[
+    COMMANDS,
+    HASH_COMMANDS,
+    LIST_COMMANDS,
+    SET_COMMANDS,
+    ZSET_COMMANDS,
+    BITMAP_COMMANDS,
+    TX_COMMANDS,
+];
+
+/// Every command of every table.
+pub fn all_commands() -> impl Iterator<Item = &'static CommandSpec> + Clone {
+    TABLES.iter().flat_map(|table| table.iter())
+}
+
+/// The number of commands in every table together.
+pub fn command_count() -> usize {
+    TABLES.iter().map(|table| table.len()).sum()
+}
+
 /// A command with a handler of its own; `match` on it to dispatch without comparing names.
-/// Containers (`CLIENT`, `COMMAND`, `CONFIG`) have no id: their subcommands do.
+/// Containers (`CLIENT`, `COMMAND`, `CONFIG`) have no id: their subcommands do. The data
+/// type families carry an id of their own table (`Hashes(HashId::Hset)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CommandId {
+    Hashes(HashId),
+    Lists(ListId),
+    Sets(SetId),
+    SortedSets(ZSetId),
+    Bitmaps(BitmapId),
+    Transactions(TxId),
     Append,
     Auth,
     Copy,
@@ -247,7 +304,7 @@ pub struct CommandSpec {
 }
 
 #[allow(clippy::too_many_arguments)]
-const fn spec(
+pub(crate) const fn spec(
     run: Run,
     name: &'static str,
     arity: i32,
@@ -269,7 +326,7 @@ const fn spec(
 
 impl CommandSpec {
     /// The same declaration with an argument rule beyond its arity.
-    const fn with_rule(self, rule: ArgRule) -> CommandSpec {
+    pub(crate) const fn with_rule(self, rule: ArgRule) -> CommandSpec {
         CommandSpec { rule, ..self }
     }
 }
@@ -494,19 +551,23 @@ pub static COMMANDS: &[CommandSpec] = {
 /// assert!(proto_resp::lookup(b"nosuch").is_none());
 /// ```
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    COMMANDS
+    TABLES.iter().find_map(|table| lookup_in(table, name))
+}
+
+fn lookup_in(table: &'static [CommandSpec], name: &[u8]) -> Option<&'static CommandSpec> {
+    table
         .binary_search_by(|spec| {
             // Compare the lowercase table name with the lowercased input, byte by byte.
             let lowered = name.iter().map(u8::to_ascii_lowercase);
             spec.name.bytes().cmp(lowered)
         })
         .ok()
-        .map(|index| &COMMANDS[index])
+        .map(|index| &table[index])
 }
 
 /// `COMMAND COUNT`.
 pub fn write_command_count(reply: &mut Reply<'_>) {
-    reply.integer(COMMANDS.len() as i64);
+    reply.integer(command_count() as i64);
 }
 
 /// One `COMMAND INFO` entry: name, arity, flags, first key, last key, step, ACL
@@ -536,8 +597,8 @@ pub fn write_command_info(reply: &mut Reply<'_>, spec: Option<&CommandSpec>) {
 
 /// `COMMAND INFO` with no names: every command.
 pub fn write_command_info_all(reply: &mut Reply<'_>) {
-    reply.array(COMMANDS.len());
-    for spec in COMMANDS {
+    reply.array(command_count());
+    for spec in all_commands() {
         write_command_info(reply, Some(spec));
     }
 }
@@ -562,8 +623,8 @@ pub fn write_command_docs_for<'n>(
     names: impl ExactSizeIterator<Item = &'n [u8]>,
 ) {
     if names.len() == 0 {
-        reply.map(COMMANDS.len());
-        COMMANDS.iter().for_each(|spec| write_command_docs(reply, spec));
+        reply.map(command_count());
+        all_commands().for_each(|spec| write_command_docs(reply, spec));
         return;
     }
     let found: Vec<&CommandSpec> = names.filter_map(lookup).collect();
@@ -578,8 +639,13 @@ mod tests {
 
     #[test]
     fn table_is_sorted_lowercase_and_complete() {
-        assert!(COMMANDS.windows(2).all(|w| w[0].name < w[1].name), "sorted, no duplicates");
-        for spec in COMMANDS {
+        for table in TABLES {
+            assert!(table.windows(2).all(|w| w[0].name < w[1].name), "sorted, no duplicates");
+        }
+        let mut names: Vec<&str> = all_commands().map(|spec| spec.name).collect();
+        names.sort_unstable();
+        assert!(names.windows(2).all(|w| w[0] != w[1]), "a name in two tables");
+        for spec in all_commands() {
             assert_eq!(spec.name, spec.name.to_ascii_lowercase());
             assert!(spec.arity != 0);
             // Key positions must lie inside the arguments a minimal call has.
@@ -591,7 +657,7 @@ mod tests {
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.
     #[test]
     fn lookup_any_case() {
-        for spec in COMMANDS {
+        for spec in all_commands() {
             let upper = spec.name.to_ascii_uppercase();
             let mixed: String = spec
                 .name
@@ -667,7 +733,7 @@ mod tests {
     fn command_count_and_docs() {
         let mut out = Vec::new();
         write_command_count(&mut Reply::new(&mut out, Protocol::Resp2));
-        assert_eq!(out, b":54\r\n");
+        assert_eq!(out, format!(":{}\r\n", command_count()).as_bytes());
 
         let mut out = Vec::new();
         let names: [&[u8]; 2] = [b"GET", b"nosuch"];
@@ -682,10 +748,10 @@ mod tests {
         let mut out = Vec::new();
         write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2));
         let (Value::Array(all), used) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!((all.len(), used), (54, out.len()));
+        assert_eq!((all.len(), used), (command_count(), out.len()));
         let mut out = Vec::new();
         write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp2), std::iter::empty());
         let (Value::Array(flat), _) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!(flat.len(), 108);
+        assert_eq!(flat.len(), 2 * command_count());
     }
 }

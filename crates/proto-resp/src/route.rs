@@ -154,7 +154,7 @@ fn arity_ok(arity: i32, rule: ArgRule, argc: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{parse_command, Limits, COMMANDS};
+    use crate::{parse_command, Limits};
 
     fn route_line(line: &str) -> Result<Route, String> {
         let wire = format!("{line}\r\n");
@@ -208,7 +208,7 @@ mod tests {
     /// every container's bare form agrees with its arity.
     #[test]
     fn subcommand_tables() {
-        for spec in COMMANDS {
+        for spec in crate::commands::all_commands() {
             let Run::Subcommands { table, bare } = &spec.run else { continue };
             assert!(table.windows(2).all(|w| w[0].name < w[1].name), "{} sorted", spec.name);
             for sub in *table {

@@ -140,22 +140,23 @@ pub struct Stored {
     pub meta: MetaState,
 }
 
-/// What an item's value holds, kept in three bits of its header (see `item.rs`). Every
-/// write stores a [`ValueKind::String`] today; the other kinds reserve their codes for
-/// Redis collections, so that adding one needs no change of the header layout.
+/// What an item's value holds, kept in three bits of its header (see `item.rs`). memcached
+/// and Redis strings are [`ValueKind::String`]; the others hold a Redis collection in an
+/// encoding of exec's, written with [`Change::WriteKind`]. The store never reads a value,
+/// so it treats every kind alike: evicted, expired, copied and counted the same way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum ValueKind {
     /// Bytes, as memcached and Redis strings are. Costs no header byte.
     #[default]
     String = 0,
-    /// Reserved: a Redis list.
+    /// A Redis list.
     List = 1,
-    /// Reserved: a Redis hash.
+    /// A Redis hash.
     Hash = 2,
-    /// Reserved: a Redis set.
+    /// A Redis set.
     Set = 3,
-    /// Reserved: a Redis sorted set.
+    /// A Redis sorted set.
     ZSet = 4,
 }
 
@@ -282,6 +283,7 @@ impl<'a> Item<'a> {
             flags: self.flags,
             cas: self.cas,
             expiry: self.expiry,
+            kind: self.kind,
         }
     }
 }
@@ -294,6 +296,7 @@ pub struct OwnedItem {
     pub flags: u32,
     pub cas: u64,
     pub expiry: Expiry,
+    pub kind: ValueKind,
 }
 
 /// What a [`crate::Store::modify`] closure decides, given the current item.
@@ -310,6 +313,9 @@ pub enum Change {
     /// (`None`: a fresh one; `Some(item.cas())` keeps it). Without a current item, nothing
     /// happens. memcached meta: `mg` touches and hands out win tokens, `md I` invalidates.
     Rewrite { expiry: Expiry, meta: MetaState, cas: Option<u64> },
+    /// Replace (or create) the item with a value of `kind` (a Redis collection's encoding;
+    /// the store does not read it) and client flags 0.
+    WriteKind { value: Vec<u8>, kind: ValueKind, expiry: Expiry },
     /// Remove the item.
     Delete,
 }

@@ -474,7 +474,8 @@ fn reader_get() {
             value: b"alpha".to_vec(),
             flags: 1,
             cas: ca,
-            expiry: Expiry::Never
+            expiry: Expiry::Never,
+            kind: store::ValueKind::String,
         }
     );
 }

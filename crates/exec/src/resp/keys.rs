@@ -17,7 +17,7 @@ use super::{
     connection::{note_database, parse_db},
     glob::{self, Case},
     ttl::{self, Base, Condition, Report, Unit},
-    Ctx,
+    typed, Ctx,
 };
 use crate::{
     core::delete::{self, DeleteOutcome},
@@ -47,8 +47,9 @@ pub(super) fn exists(ctx: &mut Ctx<'_>) {
 
 pub(super) fn key_type(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let found = shared.store.reader().peek(ctx.key(1)).is_some();
-    ctx.reply().simple(if found { b"string" } else { b"none" });
+    let reader = shared.store.reader();
+    let kind = reader.peek(ctx.key(1)).map(|item| item.value_kind());
+    ctx.reply().simple(kind.map_or(b"none", typed::type_name));
 }
 
 /// The EXPIRE family (`expireGenericCommand`): options are checked before the time, the
@@ -75,9 +76,8 @@ pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
         }
         let change = match ttl::expiry_at(at, now) {
             None => Change::Delete,
-            Some(expiry) => {
-                Change::Write { value: item.value().to_vec(), flags: item.flags(), expiry }
-            }
+            // Any type: the value, its kind and flags stay; only the expiry changes.
+            Some(expiry) => Change::Rewrite { expiry, meta: item.meta_state(), cas: None },
         };
         (change, 1)
     });
@@ -104,8 +104,7 @@ pub(super) fn persist(ctx: &mut Ctx<'_>) {
     let key = ctx.key(1);
     let result = shared.store.modify(key, |current| match current {
         Some(item) if item.expiry() != Expiry::Never => {
-            let value = item.value().to_vec();
-            (Change::Write { value, flags: item.flags(), expiry: Expiry::Never }, 1)
+            (Change::Rewrite { expiry: Expiry::Never, meta: item.meta_state(), cas: None }, 1)
         }
         _ => (Change::Keep, 0),
     });
@@ -322,8 +321,8 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
     };
     note_database(shared, db);
     let mode = if replace { Mode::Set } else { Mode::Add };
-    match shared.store.store(target, &item.value, item.flags, item.expiry, mode) {
-        Ok(_) => ctx.reply().integer(1),
+    match typed::put_copy(&shared.store, target, &item, mode) {
+        Ok(()) => ctx.reply().integer(1),
         Err(StoreError::NotStored) => ctx.reply().integer(0),
         Err(e) => ctx.store_error(e),
     }
@@ -378,12 +377,12 @@ fn move_item(shared: &Shared, source: &[u8], target: &[u8], overwrite: Overwrite
         Err(e) => return Answer::Store(e),
     };
     let mode = if overwrite == Overwrite::Yes { Mode::Set } else { Mode::Add };
-    match shared.store.store(target, &item.value, item.flags, item.expiry, mode) {
+    match typed::put_copy(&shared.store, target, &item, mode) {
         Ok(_) if overwrite == Overwrite::Yes => Answer::Ok,
         Ok(_) => Answer::Integer(1),
         Err(e) => {
             // Put the source back; `Add`, so a newer write to it wins.
-            let _ = shared.store.store(source, &item.value, item.flags, item.expiry, Mode::Add);
+            let _ = typed::put_copy(&shared.store, source, &item, Mode::Add);
             match e {
                 StoreError::NotStored => Answer::Integer(0),
                 other => Answer::Store(other),

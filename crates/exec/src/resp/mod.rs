@@ -34,17 +34,25 @@ use store::StoreError;
 
 use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
+mod bitmap;
 mod clients;
 mod config;
 mod connection;
 mod errorstats;
 mod glob;
+mod hash;
 mod incr;
 mod info;
 mod keys;
+mod list;
 mod server;
+mod set;
 mod strings;
 mod ttl;
+mod tx;
+#[allow(dead_code)] // The data type families use it as they land.
+mod typed;
+mod zset;
 
 #[cfg(test)]
 mod testkit;
@@ -145,6 +153,12 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
     use {CommandId as C, SubcommandId as S};
     match route {
         Route::Command(id) => match id {
+            C::Hashes(id) => hash::dispatch(ctx, id),
+            C::Lists(id) => list::dispatch(ctx, id),
+            C::Sets(id) => set::dispatch(ctx, id),
+            C::SortedSets(id) => zset::dispatch(ctx, id),
+            C::Bitmaps(id) => bitmap::dispatch(ctx, id),
+            C::Transactions(id) => tx::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Ping => connection::ping(ctx),
             C::Echo => connection::echo(ctx),

@@ -8,7 +8,7 @@
 
 use std::sync::atomic::Ordering;
 
-use proto_resp::{commands, error, COMMANDS};
+use proto_resp::{commands, error};
 
 use super::{
     glob::{self, Case},
@@ -66,8 +66,7 @@ pub(super) fn command_list(ctx: &mut Ctx<'_>) {
         }
         _ => return ctx.error(error::SYNTAX),
     };
-    let names: Vec<&str> = COMMANDS
-        .iter()
+    let names: Vec<&str> = commands::all_commands()
         .map(|spec| spec.name)
         .filter(|name| match pattern {
             None => true,
@@ -173,7 +172,7 @@ mod tests {
     #[test]
     fn command_introspection() {
         let mut h = Harness::new();
-        let count = proto_resp::COMMANDS.len();
+        let count = proto_resp::commands::command_count();
         h.check(&[
             ("COMMAND COUNT", &format!(":{count}\r\n")),
             (

@@ -185,6 +185,11 @@ impl Store {
                     let kind = ValueKind::String;
                     NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp: None }
                 }
+                Change::WriteKind { value, kind, expiry } => {
+                    parts = [value];
+                    let (meta, kind, expiry) = (MetaState::default(), *kind, *expiry);
+                    NewItem { value: &parts, flags: 0, expiry, cas: None, meta, kind, stamp: None }
+                }
                 Change::Rewrite { expiry, meta, cas } => {
                     let Some((found, r)) = existing else { return Ok((None, out)) };
                     parts = [r.value()];
