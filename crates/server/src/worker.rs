@@ -111,6 +111,8 @@ pub struct Worker {
     shared: Arc<Shared>,
     limits: Arc<Limits>,
     counters: Arc<Counters>,
+    /// This worker's place in `shared.gate`.
+    index: usize,
     args: Option<proto_resp::ArgStorage>,
     /// Shutdown asked from outside (a signal).
     stop: Arc<dyn Fn() -> bool + Send + Sync>,
@@ -186,6 +188,7 @@ impl Worker {
             shared,
             limits,
             counters,
+            index,
             args: Some(Default::default()),
             stop,
             ticks: 0,
@@ -586,10 +589,13 @@ impl rt::Handler for Worker {
         }
         // One clock read for the batch, not one per request (see store::FrozenClock).
         let _clock = store::FrozenClock::now();
+        // Inside the gate while executing: an EXEC on another worker waits for this batch.
+        self.shared.gate.enter(self.index);
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             Conn::Resp(session) => self.receive_resp(session, input, out),
         };
+        self.shared.gate.leave(self.index);
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }

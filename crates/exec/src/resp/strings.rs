@@ -13,7 +13,7 @@ use proto_resp::{
     error::{self, STRING_TOO_LONG},
     Reply,
 };
-use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions};
+use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions, ValueKind};
 
 use super::{
     count_read,
@@ -37,11 +37,27 @@ pub(super) fn get(ctx: &mut Ctx<'_>) {
     let mut gets = Gets::new(&shared.store);
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
-    match gets.get(key) {
+    match gets.get_any(key) {
+        Some(item) if item.value_kind() != ValueKind::String => reply.error(error::WRONGTYPE),
         Some(item) => reply.bulk(item.value()),
         None => reply.null(),
     }
     gets.finish(counters);
+}
+
+/// Whether key argument `index` holds a collection; if so, replies WRONGTYPE. String
+/// commands that read the old value call it first (GET checks on its own read). Their
+/// store steps also refuse a collection, so a type change in between corrupts nothing.
+pub(super) fn holds_collection(ctx: &mut Ctx<'_>, index: usize) -> bool {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let other =
+        reader.peek(ctx.key(index)).is_some_and(|item| item.value_kind() != ValueKind::String);
+    drop(reader);
+    if other {
+        ctx.error(error::WRONGTYPE);
+    }
+    other
 }
 
 /// SET's and GETEX's options, parsed as `parseExtendedStringArgumentsOrReply` does.
@@ -239,6 +255,9 @@ pub(super) fn set(ctx: &mut Ctx<'_>) {
             Err(message) => return ctx.error(message),
         },
     };
+    if opts.get && holds_collection(ctx, 1) {
+        return;
+    }
     let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
     match write_string(ctx, 1, w) {
         Err(refusal) => ctx.refused(refusal),
@@ -273,6 +292,9 @@ pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
 }
 
 pub(super) fn getset(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let w =
         Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
@@ -282,6 +304,9 @@ pub(super) fn getset(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn getdel(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let (shared, counters) = (ctx.shared, ctx.counters);
     let key = ctx.key(1);
     let taken = shared.store.modify(key, |current| match current {
@@ -301,6 +326,9 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     let Ok(opts) = parse_extended(ctx, 2, Kind::GetEx) else {
         return ctx.error(error::SYNTAX);
     };
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let now = ttl::now_ms(ctx.shared);
     // The touch core, as memcached `gat`, with Redis's differences: a past deadline
     // deletes the key, an unchanged expiry writes nothing, and it counts as a read.
@@ -399,6 +427,9 @@ fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, Refusal> {
 }
 
 pub(super) fn strlen(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     let reader = shared.store.reader();
     let len = reader.get(ctx.key(1)).map_or(0, |item| item.value().len());
@@ -409,6 +440,9 @@ pub(super) fn getrange(ctx: &mut Ctx<'_>) {
     let (Ok(start), Ok(end)) = (parse_i64(ctx.arg(2)), parse_i64(ctx.arg(3))) else {
         return ctx.error(error::NOT_INTEGER);
     };
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     let reader = shared.store.reader();
     let item = reader.get(ctx.key(1));
@@ -438,6 +472,9 @@ fn substring(len: usize, mut start: i64, mut end: i64) -> Option<std::ops::Range
 /// APPEND: the store core's append, creating a missing key (as meta `ms MA N` does) with
 /// flags 0 and no expiry; the reply is the new length.
 pub(super) fn append(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
     let value = ctx.arg(2);
@@ -469,6 +506,9 @@ pub(super) fn rewrite(current: Option<&Item<'_>>, value: Vec<u8>) -> Change {
 }
 
 pub(super) fn setrange(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let offset = match parse_i64(ctx.arg(2)) {
         Err(e) => return ctx.error(e.message()),
         Ok(offset) if offset < 0 => return ctx.error("ERR offset is out of range"),

@@ -65,6 +65,12 @@ impl Store {
                 (Mode::Replace | Mode::Append | Mode::Prepend, None) => {
                     return Err(StoreError::NotStored.into())
                 }
+                // Bytes appended to a collection's encoding would corrupt it.
+                (Mode::Append | Mode::Prepend, Some((_, r)))
+                    if r.header.kind != ValueKind::String =>
+                {
+                    return Err(StoreError::NotStored.into())
+                }
                 (Mode::Cas(_), None) => return Err(StoreError::NotFound.into()),
                 (Mode::Cas(cas), Some((_, r))) if r.cas != cas => {
                     if !(options.allow_stale && cas < r.cas) {
