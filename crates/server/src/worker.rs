@@ -38,6 +38,8 @@ pub struct Limits {
     pub open_conns: AtomicU64,
     /// Unconsumed input above this closes the connection.
     pub input_limit_bytes: usize,
+    /// The same for a Redis connection.
+    pub resp_input_limit_bytes: usize,
     /// The Redis port's address, as `CLIENT LIST` shows it (`laddr`).
     pub resp_addr: String,
     /// Requests executed per receive call before yielding to other connections (`-R`).
@@ -581,7 +583,11 @@ impl rt::Handler for Worker {
     }
 
     fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
-        if input.len() > self.limits.input_limit_bytes {
+        let input_limit = match conn {
+            Conn::Memcache(_) => self.limits.input_limit_bytes,
+            Conn::Resp(_) => self.limits.resp_input_limit_bytes,
+        };
+        if input.len() > input_limit {
             // An unfinished request larger than any legal one (the parsers bound lines and
             // values; this bounds everything else, such as a huge RESP argument count).
             counters::bump(&self.counters.conns_cut_off, 1);

@@ -349,9 +349,10 @@ impl<'a> Ctx<'a> {
     /// A refused write in Redis's words.
     fn refused(&mut self, refusal: Refusal) {
         self.error(match refusal {
-            // Redis's limit on a string is `proto-max-bulk-len`; ours is the store's item
-            // size, which CONFIG GET reports under that name.
-            Refusal::TooLarge => error::STRING_TOO_LONG,
+            // Values up to `proto-max-bulk-len` are written with that limit (checked before
+            // a write where a command can build a longer one), so the store refuses a
+            // shorter one only because it does not fit in memory: half the limit at most.
+            Refusal::TooLarge => error::OOM,
             Refusal::NoMemory => error::OOM,
             Refusal::KeyTooLong => KEY_TOO_LONG,
         });
@@ -363,6 +364,15 @@ impl<'a> Ctx<'a> {
             None => self.reply().null(),
         }
     }
+}
+
+/// Redis's `proto-max-bulk-len`: the longest string (and, here, the longest encoding of a
+/// collection) the Redis port writes, within half the memory limit.
+pub(crate) const PROTO_MAX_BULK_LEN: usize = proto_resp::limits::BULK_LEN_MAX_DEFAULT;
+
+/// The store options of a Redis write: its size limit instead of memcached's `-I`.
+pub(crate) fn redis_options() -> store::StoreOptions {
+    store::StoreOptions { size_max: Some(PROTO_MAX_BULK_LEN), ..Default::default() }
 }
 
 /// Redis has no key limit below 512 MB; the store's is 64 KiB.

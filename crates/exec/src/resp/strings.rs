@@ -188,7 +188,7 @@ fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Wri
     // GET and KEEPTTL need the old item, and a past deadline deletes: Redis-only steps.
     let (_, written) = shared
         .store
-        .modify(key, |current| {
+        .modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
             let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
             let allowed = match w.condition {
                 Condition::Always => true,
@@ -233,6 +233,7 @@ fn store_plain(
         vivify: None,
         on_refusal: OnRefusal::KeepOld,
     };
+    let write = storage::Write { options: super::redis_options(), ..write };
     match storage::store(&shared.store, &write) {
         StoreOutcome::Stored(_) => Ok(true),
         StoreOutcome::NotStored => Ok(false),
@@ -369,14 +370,15 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     gets.finish(counters);
 }
 
-/// Checks every pair against the item size limit before anything is written, so that a
-/// too-large value does not leave the command half applied.
+/// Checks every pair against what the store can hold (half the memory limit; the parser
+/// already bounds each bulk to `proto-max-bulk-len`) before anything is written, so that a
+/// value too large to store does not leave the command half applied.
 fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
-    let limit = ctx.shared.store.config().item_size_max;
+    let limit = super::PROTO_MAX_BULK_LEN.min(ctx.shared.store.memory_limit() / 2);
     let too_large =
         (1..ctx.argc()).step_by(2).any(|i| ctx.arg(i).len() + 2 + ctx.arg(i + 1).len() > limit);
     if too_large {
-        ctx.error(STRING_TOO_LONG);
+        ctx.error(error::OOM);
     }
     !too_large
 }
@@ -484,7 +486,7 @@ pub(super) fn append(ctx: &mut Ctx<'_>) {
         flags: 0,
         expiry: Expiry::Never,
         mode: Mode::Append,
-        options: StoreOptions::default(),
+        options: super::redis_options(),
         vivify: Some(Expiry::Never),
         on_refusal: OnRefusal::KeepOld,
     };
@@ -516,10 +518,10 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     };
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
-    let limit = shared.store.config().item_size_max as u64;
+    let limit = super::PROTO_MAX_BULK_LEN as u64;
     let patch = ctx.arg(3);
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         let old = current.as_ref().map_or(&[][..], Item::value);
         if patch.is_empty() {
             return (Change::Keep, Ok(old.len()));
@@ -544,6 +546,10 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     });
     match result.and_then(|(_, r)| r) {
         Ok(len) => ctx.reply().integer(len as i64),
+        // Over `proto-max-bulk-len` (the closure's own check), as Redis words it.
+        Err(StoreError::TooLarge { max, .. }) if max == limit as usize => {
+            ctx.error(STRING_TOO_LONG)
+        }
         Err(e) => ctx.store_error(e),
     }
 }
@@ -733,7 +739,9 @@ mod tests {
             ("SETRANGE k -1 x", "-ERR offset is out of range\r\n"),
             ("SETRANGE k x x", "-ERR value is not an integer or out of range\r\n"),
             ("SETRANGE k 536870911 xx", &format!("-{STRING_TOO_LONG}\r\n")),
-            ("SETRANGE k 2000000 x", &format!("-{STRING_TOO_LONG}\r\n")),
+            ("SETRANGE k 2000000 x", ":2000001\r\n"),
+            ("SETRANGE k 5000000 x", &format!("-{}\r\n", error::OOM)),
+            ("SET k \"Hello World\"", "+OK\r\n"),
         ]);
         assert_eq!(h.run_raw(b"GET pad\r\n"), b"$4\r\n\0\0\0x\r\n");
         // APPEND and SETRANGE keep the TTL.
@@ -741,19 +749,20 @@ mod tests {
         h.check(&[("SETRANGE k 0 J", ":12\r\n"), ("TTL k", ":100\r\n")]);
     }
 
-    /// Goal: a value over the store's item size is refused with Redis's length error.
+    /// Goal: values past memcached's item size are stored; one that cannot fit in half the
+    /// memory limit (8 MiB here) is refused with Redis's OOM error and changes nothing.
     #[test]
     fn too_large_values() {
         let mut h = Harness::new();
-        let big = vec![b'x'; 600 * 1024];
-        let bigger = vec![b'x'; 1200 * 1024];
-        let too_long = format!("-{STRING_TOO_LONG}\r\n").into_bytes();
+        let big = vec![b'x'; 2400 * 1024];
+        let bigger = vec![b'x'; 4200 * 1024];
+        let too_long = format!("-{}\r\n", error::OOM).into_bytes();
         assert_eq!(h.run_args(&[b"SET", b"k", &big]), b"+OK\r\n");
         assert_eq!(h.run_args(&[b"APPEND", b"k", &big]), too_long);
         assert_eq!(h.run_args(&[b"SET", b"k", &bigger]), too_long);
         assert_eq!(h.run_args(&[b"MSET", b"a", b"1", b"b", &bigger]), too_long);
         assert_eq!(h.run("EXISTS a"), ":0\r\n");
-        assert_eq!(h.run("STRLEN k"), ":614400\r\n");
+        assert_eq!(h.run("STRLEN k"), ":2457600\r\n");
     }
 
     /// Goal: the commands that share memcached's cores treat a memcached item as memcached
