@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 
-use proto_resp::args::{is_option, match_option, parse_f64, parse_i64};
+use proto_resp::args::{is_option, match_option, parse_i64};
 use proto_resp::error;
 
 use super::encoding::{Entry, ZSet};
+use super::range::parse_score;
 use super::zrange::store_result;
 use super::{lookup, Ctx};
 
@@ -120,7 +121,7 @@ fn parse_options(
         let arg = ctx.arg(j);
         if scored && remaining > setnum && is_option(arg, "WEIGHTS") {
             for (i, weight) in o.weights.iter_mut().enumerate() {
-                *weight = parse_f64(ctx.arg(j + 1 + i)).map_err(|_| WEIGHT_NOT_FLOAT)?;
+                *weight = parse_score(ctx.arg(j + 1 + i)).map_err(|_| WEIGHT_NOT_FLOAT)?;
             }
             j += 1 + setnum;
         } else if scored && remaining >= 2 && is_option(arg, "AGGREGATE") {

@@ -55,9 +55,11 @@ impl<'a> Iterator for Iter<'a> {
     }
 }
 
-/// Appends one record.
+/// Appends one record. `-0` is stored as `0`, as a listpack stores it (Redis reads a
+/// score of `-0` back as `0`).
 pub(super) fn put(out: &mut Vec<u8>, entry: &Entry<'_>) {
-    out.extend_from_slice(&entry.score.to_le_bytes());
+    let score = if entry.score == 0.0 { 0.0 } else { entry.score };
+    out.extend_from_slice(&score.to_le_bytes());
     put_entry(out, entry.member);
 }
 
@@ -135,7 +137,7 @@ mod tests {
     fn round_trip() {
         let members: Vec<Vec<u8>> =
             [0, 1, 127, 128, 16_383, 16_384, 70_000].iter().map(|&n| vec![b'm'; n]).collect();
-        let scores = [f64::NEG_INFINITY, -1.5, -0.0, 0.0, 1e-300, 3.0, f64::INFINITY];
+        let scores = [f64::NEG_INFINITY, -1.5, 0.0, 0.0, 1e-300, 3.0, f64::INFINITY];
         let entries: Vec<Entry<'_>> =
             scores.iter().zip(&members).map(|(&s, m)| entry(s, m)).collect();
         let encoded = encode(&entries);
@@ -146,6 +148,8 @@ mod tests {
             assert_eq!(got.score.to_bits(), want.score.to_bits());
         }
         assert_eq!(ZSet::decode(&[]).len(), 0);
+        let negative_zero = encode(&[entry(-0.0, b"z")]);
+        assert!(ZSet::decode(&negative_zero).entries[0].score.is_sign_positive());
         assert_eq!(find(&encoded, &members[3]), Some((3, 0.0)));
         assert_eq!(find(&encoded, b"absent"), None);
     }

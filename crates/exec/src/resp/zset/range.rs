@@ -62,21 +62,73 @@ fn score_bound(text: &[u8]) -> Option<(f64, bool)> {
 }
 
 /// What `strtod(text, &end)` followed by `*end == '\0' && !isnan` accepts: leading
-/// white space, a decimal number or `inf`/`infinity`, overflow to infinity; the empty
-/// string is 0 (nothing parsed, and the end is the terminator). The C string ends at a
-/// NUL byte. Not mirrored: hexadecimal floats (`0x1p3`) are refused.
+/// white space, a decimal or hexadecimal number or `inf`/`infinity`, overflow to
+/// infinity; the empty string is 0 (nothing parsed, and the end is the terminator). The C
+/// string ends at a NUL byte.
 fn strtod(text: &[u8]) -> Option<f64> {
     let text = text.split(|&b| b == 0).next().unwrap_or_default();
     if text.is_empty() {
         return Some(0.0);
     }
     let start = text.iter().position(|b| !b" \t\n\x0b\x0c\r".contains(b))?;
+    if let Some(value) = parse_hex(&text[start..]) {
+        return Some(value);
+    }
     let number = std::str::from_utf8(&text[start..]).ok()?;
     // Rust's parser takes what strtod takes (and "nan", refused below), but not a
     // "+"/"-" alone or an exponent with no digits, which strtod would not take whole
     // either.
     let value: f64 = number.parse().ok()?;
     (!value.is_nan()).then_some(value)
+}
+
+/// A score argument (ZADD, ZINCRBY): Redis's `getDoubleFromObject`, which is
+/// `proto_resp::args::parse_f64` plus `strtod`'s hexadecimal form (`0x10` is 16).
+pub(super) fn parse_score(text: &[u8]) -> Result<f64, proto_resp::args::ArgError> {
+    match parse_hex(text) {
+        Some(value) if value.is_finite() => Ok(value),
+        Some(_) => Err(proto_resp::args::ArgError::NotFloat),
+        None => proto_resp::args::parse_f64(text),
+    }
+}
+
+/// `strtod`'s hexadecimal float taking all of `text`: `[+-]0x<hex>[.<hex>][p[+-]<dec>]`.
+/// `None` when `text` is not one. Digits beyond 64 bits of mantissa are rounded by the
+/// float arithmetic (strtod rounds once; the two can differ in the last bit there).
+fn parse_hex(text: &[u8]) -> Option<f64> {
+    let (negative, rest) = match text.split_first()? {
+        (b'-', rest) => (true, rest),
+        (b'+', rest) => (false, rest),
+        _ => (false, text),
+    };
+    let rest = rest.strip_prefix(b"0x").or_else(|| rest.strip_prefix(b"0X"))?;
+    let (mantissa, exponent) = match rest.iter().position(|&b| b == b'p' || b == b'P') {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(at) => (&mantissa[..at], &mantissa[at + 1..]),
+        None => (mantissa, &[][..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut value = 0.0f64;
+    for &digit in int.iter().chain(frac) {
+        value = value * 16.0 + f64::from((digit as char).to_digit(16)?);
+    }
+    let mut exp: i64 = -4 * frac.len() as i64;
+    if let Some(exponent) = exponent {
+        let text = std::str::from_utf8(exponent).ok()?;
+        if text.is_empty()
+            || !text.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        exp += text.parse::<i64>().ok()?.clamp(-10_000, 10_000);
+    }
+    let value = value * 2f64.powi(exp.clamp(-2000, 2000) as i32);
+    Some(if negative { -value } else { value })
 }
 
 /// One end of a lex range.
@@ -283,7 +335,14 @@ mod tests {
         assert_eq!((r.min, r.min_ex, r.max, r.max_ex), (1.5, true, f64::INFINITY, false));
         assert_eq!(ScoreRange::parse(b"", b"(").unwrap().max, 0.0);
         assert_eq!(ScoreRange::parse(b" 2", b"1e999").unwrap().max, f64::INFINITY);
-        for bad in [&b"nan"[..], b"1x", b"((1", b"  ", b"[1", b"-"] {
+        assert_eq!(ScoreRange::parse(b"0x10", b"(-0x1.8p1").unwrap().max, -3.0);
+        assert_eq!(parse_score(b"0X1p4"), Ok(16.0));
+        assert_eq!(parse_score(b"-0x.8"), Ok(-0.5));
+        assert!(parse_score(b"0x1p99999").is_err());
+        for bad in [&b"0x"[..], b"0xg", b"0x1p", b"0x1p+", b" 0x1"] {
+            assert!(parse_score(bad).is_err(), "{bad:?}");
+        }
+        for bad in [&b"nan"[..], b"1x", b"((1", b"  ", b"[1", b"-", b"0x"] {
             assert_eq!(ScoreRange::parse(bad, b"1"), None, "{bad:?}");
         }
     }

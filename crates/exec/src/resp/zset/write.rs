@@ -4,10 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use proto_resp::args::{is_option, match_option, parse_f64};
+use proto_resp::args::{is_option, match_option};
 use proto_resp::error;
 
 use super::encoding::{Entry, ZSet};
+use super::range::parse_score;
 use super::zrange::{parse_request, select, Kind};
 use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
 use crate::resp::typed::Edit;
@@ -78,7 +79,7 @@ fn parse_zadd<'a>(ctx: &Ctx<'a>, mode: Mode) -> Result<(Flags, Vec<Entry<'a>>), 
     }
     let mut pairs = Vec::with_capacity(elements / 2);
     for i in (at..ctx.argc()).step_by(2) {
-        let score = parse_f64(ctx.arg(i)).map_err(|e| e.message())?;
+        let score = parse_score(ctx.arg(i)).map_err(|e| e.message())?;
         pairs.push(Entry { score, member: ctx.arg(i + 1) });
     }
     Ok((f, pairs))
