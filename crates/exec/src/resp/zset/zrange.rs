@@ -131,9 +131,14 @@ pub(super) fn zrange(ctx: &mut Ctx<'_>, form: Form) {
     let reader = shared.store.reader();
     let Ok(item) = lookup(ctx, &reader, key_index) else { return };
     let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-    let span = select(&set.entries, request, reverse);
     let (offset, limit) = (options.offset, options.limit);
-    let picked = ordered(&set.entries[span], reverse, kind != Kind::Rank, offset, limit);
+    let picked = match request {
+        Request::Lex(range) => lex_walk(&set.entries, &range, reverse, offset, limit),
+        _ => {
+            let span = select(&set.entries, request, reverse);
+            ordered(&set.entries[span], reverse, kind != Kind::Rank, offset, limit)
+        }
+    };
     if form == Form::Store {
         store_result(ctx, 1, &picked);
     } else {
@@ -176,6 +181,36 @@ fn ordered<'a>(
         span.iter().rev().skip(skip).take(take).copied().collect()
     } else {
         span.iter().skip(skip).take(take).copied().collect()
+    }
+}
+
+/// A lex range with LIMIT as Redis walks a listpack: from the first member in range, skip
+/// `offset` members whatever they are, then take members while they are within the far
+/// bound. With equal scores that is the plain range; with mixed scores the skipped members
+/// need not be in range, and neither do the taken ones on the near side.
+fn lex_walk<'a>(
+    entries: &[Entry<'a>],
+    range: &LexRange<'_>,
+    reverse: bool,
+    offset: i64,
+    limit: i64,
+) -> Vec<Entry<'a>> {
+    let Ok(offset) = usize::try_from(offset) else { return Vec::new() };
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    if reverse {
+        let span = range.span_rev(entries);
+        let Some(from) = span.end.checked_sub(1 + offset).filter(|_| !span.is_empty()) else {
+            return Vec::new();
+        };
+        let walk = entries[..=from].iter().rev();
+        walk.take_while(|e| range.above_min(e.member)).take(take).copied().collect()
+    } else {
+        let span = range.span(entries);
+        if span.is_empty() {
+            return Vec::new();
+        }
+        let walk = entries.iter().skip(span.start.saturating_add(offset));
+        walk.take_while(|e| range.below_max(e.member)).take(take).copied().collect()
     }
 }
 
