@@ -17,6 +17,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use crate::resp::typed::{put_entry, Entries};
 
@@ -119,6 +120,56 @@ impl<'a> ZSet<'a> {
     }
 }
 
+/// Each record with the bytes it occupies in `encoded`.
+pub(super) fn records(encoded: &[u8]) -> impl Iterator<Item = (Range<usize>, Entry<'_>)> {
+    let mut walk = iter(encoded);
+    std::iter::from_fn(move || {
+        let start = encoded.len() - walk.rest.len();
+        let entry = walk.next()?;
+        Some((start..encoded.len() - walk.rest.len(), entry))
+    })
+}
+
+/// `member`'s record: the bytes it occupies and its score.
+pub(super) fn locate(encoded: &[u8], member: &[u8]) -> Option<(Range<usize>, f64)> {
+    records(encoded).find(|(_, e)| e.member == member).map(|(bytes, e)| (bytes, e.score))
+}
+
+/// `encoded` without the record at `remove` and with `entry`'s record where the order puts
+/// it: two copies of the untouched bytes at most, nothing decoded but the walk to the
+/// insertion point. A change of one member costs what the copy of the value costs.
+pub(super) fn replace(
+    encoded: &[u8],
+    remove: Option<Range<usize>>,
+    entry: Option<&Entry<'_>>,
+) -> Vec<u8> {
+    let remove = remove.unwrap_or(0..0);
+    let mut record = Vec::new();
+    let at = match entry {
+        Some(entry) => {
+            put(&mut record, entry);
+            records(encoded)
+                .filter(|(bytes, _)| *bytes != remove)
+                .find(|(_, e)| order(e, entry) == Ordering::Greater)
+                .map_or(encoded.len(), |(bytes, _)| bytes.start)
+        }
+        None => encoded.len(),
+    };
+    let mut out = Vec::with_capacity(encoded.len() + record.len());
+    if at <= remove.start {
+        out.extend_from_slice(&encoded[..at]);
+        out.extend_from_slice(&record);
+        out.extend_from_slice(&encoded[at..remove.start]);
+        out.extend_from_slice(&encoded[remove.end..]);
+    } else {
+        out.extend_from_slice(&encoded[..remove.start]);
+        out.extend_from_slice(&encoded[remove.end..at]);
+        out.extend_from_slice(&record);
+        out.extend_from_slice(&encoded[at..]);
+    }
+    out
+}
+
 /// Finds `member` in an encoding: its rank (0 = lowest score) and score.
 pub(super) fn find(encoded: &[u8], member: &[u8]) -> Option<(usize, f64)> {
     iter(encoded).enumerate().find(|(_, e)| e.member == member).map(|(rank, e)| (rank, e.score))
@@ -171,6 +222,33 @@ mod tests {
         let rebuilt = set.rebuild(&removed, vec![entry(9.0, b"z"), entry(0.5, b"c")]);
         let members: Vec<&[u8]> = iter(&rebuilt).map(|e| e.member).collect();
         assert_eq!(members, [&b"a"[..], b"ab", b"c", b"b", b"x", b"z"]);
+    }
+
+    /// Goal: a one-member change in place of a full rebuild gives the same bytes, whether
+    /// the member moves down, up, stays, is new, or goes.
+    #[test]
+    fn replace_matches_rebuild() {
+        let members: [&[u8]; 5] = [b"a", b"b", b"c", b"d", b"e"];
+        let base: Vec<Entry<'_>> =
+            members.iter().enumerate().map(|(i, m)| entry(i as f64, m)).collect();
+        let encoded = encode(&base);
+        for member in [&b"a"[..], b"c", b"e", b"new"] {
+            for score in [-1.0, 0.0, 2.0, 2.5, 4.0, 9.0] {
+                let moved = entry(score, member);
+                let found = locate(&encoded, member).map(|(bytes, _)| bytes);
+                let got = replace(&encoded, found.clone(), Some(&moved));
+                let mut want: Vec<Entry<'_>> =
+                    base.iter().filter(|e| e.member != member).copied().collect();
+                want.push(moved);
+                assert_eq!(got, encode_unsorted(want), "{member:?} {score}");
+                if found.is_some() {
+                    let gone = replace(&encoded, found, None);
+                    let want: Vec<Entry<'_>> =
+                        base.iter().filter(|e| e.member != member).copied().collect();
+                    assert_eq!(gone, encode(&want));
+                }
+            }
+        }
     }
 
     /// Goal: a truncated encoding ends the walk instead of panicking.

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use proto_resp::args::{is_option, match_option};
 use proto_resp::error;
 
-use super::encoding::{Entry, ZSet};
+use super::encoding::{self, Entry, ZSet};
 use super::range::parse_score;
 use super::zrange::{parse_request, select, Kind};
 use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
@@ -104,42 +104,90 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
     }
 }
 
-/// `zsetAdd` for each pair, against the current scores; one rewrite at the end.
-fn apply_zadd(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit, Outcome) {
-    let mut out = Outcome::default();
-    if current.is_none() && f.xx {
-        return (Edit::Keep, out);
+/// Up to this many members, a change edits the value one member at a time (a walk and a
+/// copy each); beyond, it indexes the set once and rebuilds it once.
+const FEW_MEMBERS: usize = 4;
+
+/// What `zsetAdd` decides for one pair, given the member's current score.
+enum Decision {
+    Skip,
+    Nan,
+    Write(f64),
+}
+
+/// `zsetAdd`'s rules; counts what it did in `out`.
+fn decide(old: Option<f64>, pair: &Entry<'_>, f: Flags, out: &mut Outcome) -> Decision {
+    let Some(old) = old else {
+        if f.xx {
+            return Decision::Skip;
+        }
+        (out.added, out.processed, out.score) = (out.added + 1, out.processed + 1, pair.score);
+        return Decision::Write(pair.score);
+    };
+    if f.nx {
+        return Decision::Skip;
     }
+    let mut score = pair.score;
+    if f.incr {
+        score += old;
+        if score.is_nan() {
+            return Decision::Nan;
+        }
+    }
+    if (f.lt && score >= old) || (f.gt && score <= old) {
+        return Decision::Skip;
+    }
+    (out.processed, out.score) = (out.processed + 1, score);
+    if score == old {
+        return Decision::Skip;
+    }
+    out.updated += 1;
+    Decision::Write(score)
+}
+
+/// `zsetAdd` for each pair, in order (a member given twice is added, then updated).
+fn apply_zadd(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit, Outcome) {
+    if current.is_none() && f.xx {
+        return (Edit::Keep, Outcome::default());
+    }
+    if pairs.len() <= FEW_MEMBERS {
+        zadd_in_place(current.unwrap_or_default(), f, pairs)
+    } else {
+        zadd_rebuild(current, f, pairs)
+    }
+}
+
+fn zadd_in_place(current: &[u8], f: Flags, pairs: &[Entry<'_>]) -> (Edit, Outcome) {
+    let mut out = Outcome::default();
+    let mut changed: Option<Vec<u8>> = None;
+    for pair in pairs {
+        let value = changed.as_deref().unwrap_or(current);
+        let found = encoding::locate(value, pair.member);
+        match decide(found.as_ref().map(|(_, score)| *score), pair, f, &mut out) {
+            Decision::Skip => {}
+            Decision::Nan => return (Edit::Keep, Outcome { nan: true, ..out }),
+            Decision::Write(score) => {
+                let entry = Entry { score, member: pair.member };
+                let next = encoding::replace(value, found.map(|(bytes, _)| bytes), Some(&entry));
+                changed = Some(next);
+            }
+        }
+    }
+    (changed.map_or(Edit::Keep, Edit::Write), out)
+}
+
+fn zadd_rebuild(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit, Outcome) {
+    let mut out = Outcome::default();
     let set = ZSet::decode_or_empty(current);
     let mut scores: HashMap<&[u8], f64> = set.index();
     let mut touched: HashSet<&[u8]> = HashSet::new();
     for pair in pairs {
-        let mut score = pair.score;
-        match scores.get(pair.member).copied() {
-            Some(_) if f.nx => continue,
-            Some(old) => {
-                if f.incr {
-                    score += old;
-                    if score.is_nan() {
-                        return (Edit::Keep, Outcome { nan: true, ..out });
-                    }
-                }
-                if (f.lt && score >= old) || (f.gt && score <= old) {
-                    continue;
-                }
-                out.processed += 1;
-                out.score = score;
-                if score != old {
-                    scores.insert(pair.member, score);
-                    touched.insert(pair.member);
-                    out.updated += 1;
-                }
-            }
-            None if f.xx => continue,
-            None => {
+        match decide(scores.get(pair.member).copied(), pair, f, &mut out) {
+            Decision::Skip => {}
+            Decision::Nan => return (Edit::Keep, Outcome { nan: true, ..out }),
+            Decision::Write(score) => {
                 scores.insert(pair.member, score);
                 touched.insert(pair.member);
-                (out.added, out.processed, out.score) = (out.added + 1, out.processed + 1, score);
             }
         }
     }
@@ -151,12 +199,17 @@ fn apply_zadd(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit, O
 }
 
 pub(super) fn zrem(ctx: &mut Ctx<'_>) {
-    let members: HashSet<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let members: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let removed = modify(ctx, 1, |current| {
-        let set = ZSet::decode_or_empty(current);
+        let Some(current) = current else { return (Edit::Keep, 0) };
+        if members.len() <= FEW_MEMBERS {
+            return zrem_in_place(current, &members);
+        }
+        let wanted: HashSet<&[u8]> = members.iter().copied().collect();
+        let set = ZSet::decode(current);
         let before = set.len();
         let kept: Vec<Entry<'_>> =
-            set.entries.into_iter().filter(|e| !members.contains(e.member)).collect();
+            set.entries.into_iter().filter(|e| !wanted.contains(e.member)).collect();
         let removed = before - kept.len();
         (remaining(removed, &kept), removed)
     });
@@ -165,12 +218,40 @@ pub(super) fn zrem(ctx: &mut Ctx<'_>) {
     }
 }
 
+fn zrem_in_place(current: &[u8], members: &[&[u8]]) -> (Edit, usize) {
+    let mut changed: Option<Vec<u8>> = None;
+    let mut removed = 0;
+    for member in members {
+        let value = changed.as_deref().unwrap_or(current);
+        if let Some((bytes, _)) = encoding::locate(value, member) {
+            changed = Some(encoding::replace(value, Some(bytes), None));
+            removed += 1;
+        }
+    }
+    match changed {
+        None => (Edit::Keep, 0),
+        Some(value) if value.is_empty() => (Edit::Delete, removed),
+        Some(value) => (Edit::Write(value), removed),
+    }
+}
+
 /// The edit for a set that lost `removed` members and keeps `kept`.
 fn remaining(removed: usize, kept: &[Entry<'_>]) -> Edit {
     match (removed, kept.is_empty()) {
         (0, _) => Edit::Keep,
         (_, true) => Edit::Delete,
-        (_, false) => Edit::Write(super::encoding::encode(kept)),
+        (_, false) => Edit::Write(encoding::encode(kept)),
+    }
+}
+
+/// The edit that cuts the bytes `cut` out of `current`.
+fn cut(current: &[u8], cut: std::ops::Range<usize>) -> Edit {
+    if cut.is_empty() {
+        Edit::Keep
+    } else if cut.len() == current.len() {
+        Edit::Delete
+    } else {
+        Edit::Write([&current[..cut.start], &current[cut.end..]].concat())
     }
 }
 
@@ -181,12 +262,14 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
         Err(message) => return ctx.error(message),
     };
     let removed = modify(ctx, 1, |current| {
-        let set = ZSet::decode_or_empty(current);
-        let span = select(&set.entries, request, false);
-        let removed = span.len();
-        let mut kept = set.entries;
-        kept.drain(span);
-        (remaining(removed, &kept), removed)
+        let Some(current) = current else { return (Edit::Keep, 0) };
+        let (ranges, entries): (Vec<_>, Vec<_>) = encoding::records(current).unzip();
+        let span = select(&entries, request, false);
+        if span.is_empty() {
+            return (Edit::Keep, 0);
+        }
+        let bytes = ranges[span.start].start..ranges[span.end - 1].end;
+        (cut(current, bytes), span.len())
     });
     if let Some(removed) = removed {
         ctx.reply().integer(removed as i64);
@@ -211,14 +294,21 @@ fn pop(
 ) -> Option<Option<Vec<(Vec<u8>, f64)>>> {
     modify(ctx, index, |current| {
         let Some(current) = current else { return (Edit::Keep, None) };
-        let mut entries = ZSet::decode(current).entries;
-        let take = count.min(entries.len());
-        let taken: Vec<Entry<'_>> = match end {
-            End::Min => entries.drain(..take).collect(),
-            End::Max => entries.drain(entries.len() - take..).rev().collect(),
+        let records: Vec<_> = match end {
+            End::Min => encoding::records(current).take(count).collect(),
+            End::Max => {
+                let all: Vec<_> = encoding::records(current).collect();
+                all.into_iter().rev().take(count).collect()
+            }
         };
-        let popped = taken.iter().map(|e| (e.member.to_vec(), e.score)).collect();
-        (remaining(take, &entries), Some(popped))
+        let popped = records.iter().map(|(_, e)| (e.member.to_vec(), e.score)).collect();
+        // The last record taken is the innermost: the cut runs from it to the end.
+        let bytes = match (end, records.last()) {
+            (End::Min, Some((last, _))) => 0..last.end,
+            (End::Max, Some((last, _))) => last.start..current.len(),
+            (_, None) => 0..0,
+        };
+        (cut(current, bytes), Some(popped))
     })
 }
 
