@@ -141,3 +141,46 @@ fn parse_long_in(text: &[u8], min: i64, message: &'static str) -> Result<i64, &'
         _ => Err(message),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::resp::testkit::Harness;
+
+    /// Goal: the handlers agree with the wire transcripts on the basics, in both
+    /// protocols, so `cargo test` guards them without a server. Method: wire table.
+    #[test]
+    fn basics_in_both_protocols() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("ZADD z 1 a 1.1 b -inf c", ":3\r\n"),
+            ("ZSCORE z b", "$18\r\n1.1000000000000001\r\n"),
+            ("ZRANGE z 0 -1 WITHSCORES", "*6\r\n$1\r\nc\r\n$4\r\n-inf\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$18\r\n1.1000000000000001\r\n"),
+            ("ZADD z NX XX 1 a", "-ERR XX and NX options at the same time are not compatible\r\n"),
+            ("ZRANGEBYSCORE z x 1", "-ERR min or max is not a float\r\n"),
+            ("SET s v", "+OK\r\n"),
+            ("ZCARD s", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+            ("ZREM z a b c", ":3\r\n"),
+            ("EXISTS z", ":0\r\n"),
+        ]);
+        h.check3(&[
+            ("ZADD z 2.5 a 1 b", ":2\r\n"),
+            ("ZSCORE z a", ",2.5\r\n"),
+            ("ZRANGE z 0 -1 WITHSCORES", "*2\r\n*2\r\n$1\r\nb\r\n,1\r\n*2\r\n$1\r\na\r\n,2.5\r\n"),
+            ("ZPOPMIN z", "*2\r\n$1\r\nb\r\n,1\r\n"),
+            ("ZPOPMIN z 1", "*1\r\n*2\r\n$1\r\na\r\n,2.5\r\n"),
+            ("ZMPOP 1 z MIN", "_\r\n"),
+        ]);
+    }
+
+    /// Goal: a huge negative ZRANDMEMBER count is refused instead of building a reply that
+    /// cannot fit in memory.
+    #[test]
+    fn random_draws_are_bounded() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("ZADD z 1 a", ":1\r\n"),
+            ("ZRANDMEMBER z -3", "*3\r\n$1\r\na\r\n$1\r\na\r\n$1\r\na\r\n"),
+            ("ZRANDMEMBER z -1000000000", "-ERR value is out of range\r\n"),
+        ]);
+    }
+}

@@ -118,7 +118,10 @@ pub(super) fn zrandmember(ctx: &mut Ctx<'_>) {
         return ctx.error(error::SYNTAX);
     }
     if with_scores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
-        return ctx.error("ERR value is out of range");
+        return ctx.error(OUT_OF_RANGE);
+    }
+    if count < -RANDOM_DRAWS_MAX {
+        return ctx.error(OUT_OF_RANGE);
     }
     let shared = ctx.shared;
     let reader = shared.store.reader();
@@ -127,6 +130,15 @@ pub(super) fn zrandmember(ctx: &mut Ctx<'_>) {
     let picked = pick(&set.entries, count);
     ctx.entries(picked.into_iter(), with_scores);
 }
+
+const OUT_OF_RANGE: &str = "ERR value is out of range";
+
+/// The most draws a negative count may ask for. Redis has no bound (it stops once the
+/// client's output is over its limit); the reply here is built whole before it is sent, so
+/// a count of billions would exhaust memory: refused with Redis's out-of-range text. At
+/// this bound the reply is tens of MiB, past which the event loop's output limit (64 MiB by
+/// default) would close the connection anyway.
+const RANDOM_DRAWS_MAX: i64 = 1 << 22;
 
 /// `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`'s refusal of `LONG_MIN`.
 const RANDMEMBER_RANGE: &str =
