@@ -73,13 +73,16 @@ fn key_at(ctx: &Ctx<'_>, index: usize) -> Vec<u8> {
     crate::keyspace::encode(ctx.session.db, ctx.arg(index), &mut scratch).to_vec()
 }
 
-/// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied.
+/// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a
+/// hit or a miss for INFO as Redis's `lookupKeyRead` does (a key of another type is a hit).
 fn lookup<'r>(
     ctx: &mut Ctx<'_>,
     reader: &'r Reader<'_>,
     index: usize,
 ) -> Result<Option<Item<'r>>, ()> {
-    match typed::read(reader, ctx.key(index), ValueKind::ZSet) {
+    let found = typed::read(reader, ctx.key(index), ValueKind::ZSet);
+    super::count_read(ctx.counters, !matches!(found, Ok(None)));
+    match found {
         Ok(item) => Ok(item),
         Err(failure) => {
             ctx.failure(failure);
