@@ -861,3 +861,8 @@ def test_value_over_item_size(make_server, target):
         conn.rt(resp_encode("ZCARD", "big"), b":1\r\n")
         conn.rt(resp_encode("ZADD", "big", 2, "b" * 500), b":1\r\n")
         conn.rt(resp_encode("ZUNIONSTORE", "u", 2, "big", "big", "WEIGHTS", 1, 2), b":2\r\n")
+        conn.rt(resp_encode("ZADD", "big2", 1, "c" * 700, 2, "d" * 700), b":2\r\n")
+        conn.rt(resp_encode("ZUNIONSTORE", "u", 2, "big", "big2"),
+                b"-OOM command not allowed when used memory > 'maxmemory'.\r\n")
+        conn.rt(resp_encode("ZRANGESTORE", "u", "big2", 0, 0), b":1\r\n")
+        conn.rt(resp_encode("ZCARD", "u"), b":1\r\n")
