@@ -132,12 +132,12 @@ impl Ctx<'_> {
     }
 }
 
-/// A value refused as a member count or similar, from `getRangeLongFromObjectOrReply`
-/// without a message of its own.
+/// `getPositiveLongFromObjectOrReply`'s text when the caller gives none (ZPOPMIN's count):
+/// for a negative number and for one that is not a number at all.
 const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
 
-/// Redis's `NOT_INTEGER` text unless the caller names its own (Redis passes one message for
-/// both "not an integer" and "out of range" to `getRangeLongFromObjectOrReply`).
+/// An integer of at least `min`, else `message` (Redis's `getRangeLongFromObjectOrReply`
+/// gives one message both for "not an integer" and for "out of range").
 fn parse_long_in(text: &[u8], min: i64, message: &'static str) -> Result<i64, &'static str> {
     match proto_resp::args::parse_i64(text) {
         Ok(n) if n >= min => Ok(n),
