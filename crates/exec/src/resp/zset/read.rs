@@ -292,3 +292,62 @@ fn scan_reply(ctx: &mut Ctx<'_>, next: u64, entries: &[Entry<'_>]) {
         super::range::put_score(ctx.out, Protocol::Resp2, entry.score);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: a cursor walk over a large set returns each member exactly once and ends, and a
+    /// member that stays is found even when others are added between pages.
+    #[test]
+    fn hash_pages_cover_the_set() {
+        let names: Vec<Vec<u8>> = (0..300).map(|i| format!("m{i}").into_bytes()).collect();
+        let entries: Vec<Entry<'_>> =
+            names.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
+        let set = ZSet { entries };
+        let (mut cursor, mut seen, mut pages) = (0, Vec::new(), 0);
+        loop {
+            let (next, page) = hash_page(&set, cursor, 7);
+            assert!(page.len() >= 7 || next == 0, "short page before the end");
+            seen.extend(page.iter().map(|e| e.member));
+            pages += 1;
+            if next == 0 {
+                break;
+            }
+            assert!(next > cursor, "the cursor moves forward");
+            cursor = next;
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!((seen.len(), pages), (300, 300usize.div_ceil(7)));
+        assert!(names.iter().all(|m| scan_hash(m) != 0));
+    }
+
+    #[test]
+    fn cursor_text() {
+        assert_eq!(strtoul(b""), Some(0));
+        assert_eq!(strtoul(b"42"), Some(42));
+        assert_eq!(strtoul(b"+7"), Some(7));
+        assert_eq!(strtoul(b"-1"), Some(u64::MAX));
+        for bad in [&b" 1"[..], b"1 ", b"-", b"x", b"18446744073709551616"] {
+            assert_eq!(strtoul(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Goal: ZRANDMEMBER's picks are distinct for a positive count and whole (highest
+    /// first) when the count covers the set.
+    #[test]
+    fn picks() {
+        let names: Vec<Vec<u8>> = (0..10).map(|i| vec![b'a' + i]).collect();
+        let entries: Vec<Entry<'_>> =
+            names.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
+        let mut chosen: Vec<&[u8]> = pick(&entries, 4).iter().map(|e| e.member).collect();
+        chosen.sort();
+        chosen.dedup();
+        assert_eq!(chosen.len(), 4);
+        let all: Vec<&[u8]> = pick(&entries, 10).iter().map(|e| e.member).collect();
+        assert_eq!(all, names.iter().rev().map(|m| m.as_slice()).collect::<Vec<_>>());
+        assert_eq!(pick(&entries, -25).len(), 25);
+        assert!(pick(&[], -3).is_empty());
+    }
+}
