@@ -4,7 +4,7 @@
 // different files never meet on a key (and a type clash is always deliberate).
 'use strict';
 
-const MODULES = ['strings', 'hashes', 'lists', 'sets', 'zsets', 'bits', 'tx'];
+const MODULES = ['strings', 'hashes', 'lists', 'sets', 'zsets', 'bits', 'keyspace', 'tx'];
 
 function families() {
   return MODULES.flatMap((file) => require(`./${file}`).scenarios.map(({ name, fn }) => ({

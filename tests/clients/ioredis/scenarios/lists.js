@@ -92,4 +92,24 @@ scenario('list: lmove rpoplpush lmpop', async ({ r, k }) => {
   await rejects(r.lmpop(1, src, 'UP'), /^ERR syntax error/, 'lmpop bad direction');
 });
 
+scenario('list: long list', async ({ r, k }) => {
+  const l = k('long');
+  const count = 1000;
+  const items = [...Array(count).keys()].map((i) => `item-${i}-${'x'.repeat(i % 70)}`);
+  eq(await r.rpush(l, items), count, 'rpush 1000');
+  eq(await r.lindex(l, 500), items[500], 'lindex middle');
+  eq(await r.lrange(l, 498, 502), items.slice(498, 503), 'lrange middle');
+  eq(await r.lrange(l, -3, -1), items.slice(-3), 'lrange tail');
+  eq(await r.linsert(l, 'AFTER', items[700], 'inserted'), count + 1, 'linsert in the middle');
+  eq(await r.lindex(l, 701), 'inserted', 'inserted position');
+  eq(await r.lset(l, 900, 'replaced'), 'OK', 'lset in the middle');
+  eq(await r.lrem(l, 0, 'inserted'), 1, 'lrem in the middle');
+  eq(await r.ltrim(l, 100, 899), 'OK', 'ltrim');
+  eq(await r.llen(l), 800, 'llen after ltrim');
+  // lset (index 900 of 1001) replaced items[899], the last element ltrim keeps.
+  eq(await r.lrange(l, 0, -1), [...items.slice(100, 899), 'replaced'], 'contents after ltrim');
+  eq(await r.lpos(l, items[250]), 150, 'lpos after ltrim');
+  eq(await r.rpop(l, 2), ['replaced', items[898]], 'rpop count');
+});
+
 module.exports = { scenarios };

@@ -38,6 +38,21 @@ scenario('zset: zadd options zincrby zscore zmscore zcard zrem', async ({ r, k }
   eq(await r.exists(z), 0, 'empty zset is deleted');
 });
 
+scenario('zset: score formatting and ties', async ({ r, k }) => {
+  const z = k('zf');
+  await r.zadd(z, '0.1', 'tenth', '1e20', 'big', '-0', 'negzero', '3.0', 'three', '1.5e-7', 'tiny');
+  eq(await r.zmscore(z, 'tenth', 'big', 'negzero', 'three', 'tiny'),
+    ['0.10000000000000001', '1e+20', '0', '3', '1.4999999999999999e-07'],
+    'scores as 7.0 prints them (%.17g; -0 comes back as 0)');
+  eq(await r.zincrby(z, '0.2', 'tenth'), '0.30000000000000004', 'zincrby sum of binary fractions');
+  await r.zadd(k('zt'), 1, 'b', 1, 'c', 1, 'a', 0, 'z', 2, 'A');
+  eq(await r.zrange(k('zt'), 0, -1), ['z', 'a', 'b', 'c', 'A'], 'equal scores ordered by member');
+  eq(await r.zrange(k('zt'), 0, -1, 'REV'), ['A', 'c', 'b', 'a', 'z'], 'REV reverses the ties');
+  eq(await r.zrank(k('zt'), 'c'), 3, 'zrank within ties');
+  await rejects(r.zincrby(z, '+inf', 'big').then(() => r.zincrby(z, '-inf', 'big')),
+    'ERR resulting score is not a number (NaN)', 'inf plus -inf');
+});
+
 // The shared sorted set of the range scenarios: a1 b2 c3 d4 e5 f6.
 async function sixMembers(r, key) {
   await r.zadd(key, 1, 'a', 2, 'b', 3, 'c', 4, 'd', 5, 'e', 6, 'f');
