@@ -1,7 +1,9 @@
 // Keyspace commands over every type.
 'use strict';
 
-const { eq, unique, drain } = require('./helpers');
+const {
+  eq, unique, drain, rejects,
+} = require('./helpers');
 
 // Long enough that PERSIST and HSET land before the expiry even on a loaded machine.
 const TTL_MS = 1000;
@@ -62,6 +64,25 @@ scenario('keyspace: expiry of every type', async ({ r, k }) => {
   eq(await r.hgetall(keys.hash), {}, 'an expired hash reads as empty');
   eq(await r.rpush(keys.list, 'new'), 1, 'push onto an expired list starts a new one');
   eq(await r.ttl(keys.list), -1, 'the new list has no TTL');
+});
+
+scenario('keyspace: move and copy across databases', async ({ r, k }) => {
+  const keys = await oneOfEach(r, k, 'db');
+  eq(await r.move(keys.hash, 1), 1, 'move a hash to db 1');
+  eq(await r.exists(keys.hash), 0, 'gone from db 0');
+  eq(await r.copy(keys.zset, keys.zset, 'DB', 1), 1, 'copy a zset to db 1');
+  eq(await r.select(1), 'OK', 'select 1');
+  try {
+    eq(await r.hgetall(keys.hash), { f: 'v' }, 'the moved hash');
+    eq(await r.zrange(keys.zset, 0, -1, 'WITHSCORES'), ['m', '1'], 'the copied zset');
+    eq(await r.move(keys.hash, 0), 1, 'move it back');
+    eq(await r.del(keys.zset), 1, 'del the copy');
+  } finally {
+    await r.select(0);
+  }
+  eq(await r.hgetall(keys.hash), { f: 'v' }, 'the hash is back in db 0');
+  await rejects(r.move(keys.set, 0), 'ERR source and destination objects are the same',
+    'move to its own db');
 });
 
 module.exports = { scenarios };
