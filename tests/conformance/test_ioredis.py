@@ -19,7 +19,7 @@ pytestmark = pytest.mark.resp
 
 IOREDIS_DIR = client_dir("ioredis")
 # One line per scenario in check.js; a scenario that silently went missing fails the test.
-SCENARIO_COUNT = 44
+SCENARIO_COUNT = 45
 
 
 @pytest.fixture(scope="module")

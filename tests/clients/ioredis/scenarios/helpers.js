@@ -45,8 +45,9 @@ async function rejects(promise, pattern, what) {
   assert.ok(err instanceof ReplyError, `${what}: ${err && err.name} is not a ReplyError: ${err}`);
   if (typeof pattern === 'string') {
     eq(err.message, pattern, what);
-  } else {
-    assert.match(err.message, pattern, what);
+  } else if (!pattern.test(err.message)) {
+    const message = `${what}: got ${show(err.message)}, want ${pattern}`;
+    throw new assert.AssertionError({ message });
   }
 }
 

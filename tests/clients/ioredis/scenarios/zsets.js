@@ -136,22 +136,32 @@ scenario('zset: zpopmin zpopmax zmpop zrandmember', async ({ r, k }) => {
 });
 
 scenario('zset: zunion zinter zdiff zintercard', async ({ r, k }) => {
-  const [z1, z2, s] = [k('z7'), k('z8'), k('z9')];
+  const [z1, z2] = [k('z7'), k('z8')];
   await r.zadd(z1, 1, 'a', 2, 'b', 3, 'c');
   await r.zadd(z2, 10, 'b', 20, 'c', 30, 'd');
-  await r.sadd(s, 'c', 'd');
   eq(await r.zunion(2, z1, z2, 'WITHSCORES'),
     ['a', '1', 'b', '12', 'c', '23', 'd', '30'], 'zunion');
   eq(await r.zunion(2, z1, z2, 'WEIGHTS', 2, 1, 'AGGREGATE', 'MAX', 'WITHSCORES'),
     ['a', '2', 'b', '10', 'c', '20', 'd', '30'], 'zunion WEIGHTS AGGREGATE MAX');
   eq(await r.zinter(2, z1, z2, 'AGGREGATE', 'MIN', 'WITHSCORES'),
     ['b', '2', 'c', '3'], 'zinter AGGREGATE MIN');
-  eq(await r.zinter(3, z1, z2, s, 'WITHSCORES'), ['c', '24'], 'zinter with a plain set');
   eq(await r.zdiff(2, z1, z2, 'WITHSCORES'), ['a', '1'], 'zdiff');
-  eq(await r.zdiff(2, z2, s), ['b'], 'zdiff minus a plain set');
   eq(await r.zintercard(2, z1, z2), 2, 'zintercard');
   eq(await r.zintercard(2, z1, z2, 'LIMIT', 1), 1, 'zintercard LIMIT');
   eq(await r.zinter(2, z1, k('nope')), [], 'zinter with missing');
+});
+
+// A plain set is an input of score 1 to every ZUNION/ZINTER/ZDIFF form.
+scenario('zset: plain sets as inputs', async ({ r, k }) => {
+  const [z, s, dst] = [k('z14'), k('z15'), k('z16')];
+  await r.zadd(z, 10, 'b', 20, 'c', 30, 'd');
+  await r.sadd(s, 'c', 'd', 'e');
+  eq(await r.zinter(2, z, s, 'WITHSCORES'), ['c', '21', 'd', '31'], 'zinter with a plain set');
+  eq(await r.zunion(2, z, s, 'WEIGHTS', 1, 5, 'WITHSCORES'),
+    ['e', '5', 'b', '10', 'c', '25', 'd', '35'], 'zunion WEIGHTS with a plain set');
+  eq(await r.zdiff(2, z, s), ['b'], 'zdiff minus a plain set');
+  eq(await r.zunionstore(dst, 1, s), 3, 'zunionstore from a set alone');
+  eq(await r.zrange(dst, 0, -1, 'WITHSCORES'), ['c', '1', 'd', '1', 'e', '1'], 'stored scores');
 });
 
 scenario('zset: zunionstore zinterstore zdiffstore', async ({ r, k }) => {
