@@ -17,8 +17,8 @@ from clients import client_dir, run_check
 pytestmark = pytest.mark.resp
 
 NODE_REDIS_DIR = client_dir("node-redis")
-# Eight scenarios, each once in RESP2 and once in RESP3.
-SCENARIO_COUNT = 16
+# Twelve scenarios, each once in RESP2 and once in RESP3.
+SCENARIO_COUNT = 24
 
 
 @pytest.fixture(scope="module")

@@ -163,49 +163,77 @@ scenario('WRONGTYPE errors', async ({ c, k }) => {
     `an error inside a pipeline surfaces: ${show(replies)}`);
 });
 
-// [command, RESP2 reply, RESP3 reply] after the setup below; "@name" is a key.
-const RAW_REPLIES = [
-  [['HGETALL', '@h'], ['a', '1'], new Map([['a', '1']])],
-  [['HGETALL', '@nope'], [], new Map()],
-  [['SMEMBERS', '@s'], ['x'], new Set(['x'])],
-  [['SINTER', '@s', '@nope'], [], new Set()],
-  [['SUNION', '@s'], ['x'], new Set(['x'])],
-  [['ZSCORE', '@z', 'm'], '1.5', 1.5],
-  [['ZSCORE', '@z', 'nope'], null, null],
-  [['ZMSCORE', '@z', 'm', 'nope'], ['1.5', null], [1.5, null]],
-  [['ZRANGE', '@z', '0', '-1', 'WITHSCORES'], ['m', '1.5', 'n', '2'], [['m', 1.5], ['n', 2]]],
-  [['ZINCRBY', '@z', '0', 'n'], '2', 2],
-  [['ZADD', '@z', 'INCR', '0', 'n'], '2', 2],
-  [['ZUNION', '1', '@z', 'WITHSCORES'], ['m', '1.5', 'n', '2'], [['m', 1.5], ['n', 2]]],
-  [['ZRANDMEMBER', '@one', '1', 'WITHSCORES'], ['only', '7'], [['only', 7]]],
-  [['HRANDFIELD', '@h', '1', 'WITHVALUES'], ['a', '1'], [['a', '1']]],
-  [['ZPOPMIN', '@one'], ['only', '7'], ['only', 7]],
-  [['GET', '@nope'], null, null],
-  [['LPOP', '@nope', '2'], null, null],
-  [['SMISMEMBER', '@s', 'x', 'nope'], [1, 0], [1, 0]],
-  [['MULTI'], 'OK', 'OK'],
-  [['HGETALL', '@h'], 'QUEUED', 'QUEUED'],
-  [['ZSCORE', '@z', 'm'], 'QUEUED', 'QUEUED'],
-  [['SMEMBERS', '@s'], 'QUEUED', 'QUEUED'],
-  [['EXEC'], [['a', '1'], '1.5', ['x']], [new Map([['a', '1']]), 1.5, new Set(['x'])]],
-];
+// Commands sent unchanged, per family: { setup, replies: [[command, RESP2 reply, RESP3 reply]] },
+// where "@name" in a command is a key of the scenario's own.
+const RAW_FAMILIES = {
+  hash: {
+    setup: [['HSET', '@h', 'a', '1']],
+    replies: [
+      [['HGETALL', '@h'], ['a', '1'], new Map([['a', '1']])],
+      [['HGETALL', '@nope'], [], new Map()],
+      [['HRANDFIELD', '@h', '1', 'WITHVALUES'], ['a', '1'], [['a', '1']]],
+      [['HGET', '@h', 'nope'], null, null],
+    ],
+  },
+  set: {
+    setup: [['SADD', '@s', 'x']],
+    replies: [
+      [['SMEMBERS', '@s'], ['x'], new Set(['x'])],
+      [['SINTER', '@s', '@nope'], [], new Set()],
+      [['SUNION', '@s'], ['x'], new Set(['x'])],
+      [['SDIFF', '@s', '@nope'], ['x'], new Set(['x'])],
+      [['SMISMEMBER', '@s', 'x', 'nope'], [1, 0], [1, 0]],
+    ],
+  },
+  'sorted set': {
+    setup: [['ZADD', '@z', '1.5', 'm', '2', 'n'], ['ZADD', '@one', '7', 'only']],
+    replies: [
+      [['ZSCORE', '@z', 'm'], '1.5', 1.5],
+      [['ZSCORE', '@z', 'nope'], null, null],
+      [['ZMSCORE', '@z', 'm', 'nope'], ['1.5', null], [1.5, null]],
+      [['ZRANGE', '@z', '0', '-1', 'WITHSCORES'], ['m', '1.5', 'n', '2'], [['m', 1.5], ['n', 2]]],
+      [['ZINCRBY', '@z', '0', 'n'], '2', 2],
+      [['ZADD', '@z', 'INCR', '0', 'n'], '2', 2],
+      [['ZUNION', '1', '@z', 'WITHSCORES'], ['m', '1.5', 'n', '2'], [['m', 1.5], ['n', 2]]],
+      [['ZRANDMEMBER', '@one', '1', 'WITHSCORES'], ['only', '7'], [['only', 7]]],
+      [['ZPOPMIN', '@one'], ['only', '7'], ['only', 7]],
+      [['ZADD', '@inf', '+inf', 'top'], 1, 1],
+      [['ZSCORE', '@inf', 'top'], 'inf', Infinity],
+    ],
+  },
+  'nested in EXEC': {
+    setup: [['HSET', '@h', 'a', '1'], ['SADD', '@s', 'x'], ['ZADD', '@z', '1.5', 'm']],
+    replies: [
+      [['MULTI'], 'OK', 'OK'],
+      [['HGETALL', '@h'], 'QUEUED', 'QUEUED'],
+      [['ZSCORE', '@z', 'm'], 'QUEUED', 'QUEUED'],
+      [['SMEMBERS', '@s'], 'QUEUED', 'QUEUED'],
+      [['GET', '@nope'], 'QUEUED', 'QUEUED'],
+      [['EXEC'], [['a', '1'], '1.5', ['x'], null],
+        [new Map([['a', '1']]), 1.5, new Set(['x']), null]],
+    ],
+  },
+};
 
-scenario('raw reply types', async ({ c, k, resp }) => {
-  const name = (n) => k(`raw:${n}`);
-  await c.hSet(name('h'), 'a', '1');
-  await c.sAdd(name('s'), 'x');
-  await c.zAdd(name('z'), [{ score: 1.5, value: 'm' }, { score: 2, value: 'n' }]);
-  await c.zAdd(name('one'), { score: 7, value: 'only' });
-  const keyed = (args) => args.map((a) => (a.startsWith('@') ? name(a.slice(1)) : a));
-  for (const [args, resp2, resp3] of RAW_REPLIES) {
-    const sent = keyed(args);
-    eq(await c.sendCommand(sent, RAW), resp === 3 ? resp3 : resp2, sent.join(' '));
-  }
+for (const [family, { setup, replies }] of Object.entries(RAW_FAMILIES)) {
+  scenario(`raw reply types: ${family}`, async ({ c, k, resp }) => {
+    const slug = family.replace(/ /g, '-');
+    const keyed = (args) => args.map((a) => (a.startsWith('@') ? k(`raw:${slug}:${a.slice(1)}`)
+      : a));
+    for (const args of setup) await c.sendCommand(keyed(args));
+    for (const [args, resp2, resp3] of replies) {
+      const sent = keyed(args);
+      eq(await c.sendCommand(sent, RAW), resp === 3 ? resp3 : resp2, sent.join(' '));
+    }
+  });
+}
+
+scenario('HELLO', async ({ c, resp }) => {
   const hello = await c.sendCommand(['HELLO'], RAW);
+  assert.ok(resp === 2 || hello instanceof Map, `HELLO in RESP3 is a map: ${show(hello)}`);
   const fields = resp === 3 ? hello : new Map(
     Array.from({ length: hello.length / 2 }, (_, i) => [hello[2 * i], hello[2 * i + 1]]),
   );
-  assert.ok(resp === 2 || hello instanceof Map, `HELLO in RESP3 is a map: ${show(hello)}`);
   eq(fields.get('proto'), resp, 'HELLO proto');
   assert.match(String(fields.get('version')), /^\d+\.\d+\.\d+/, 'HELLO version');
 });
