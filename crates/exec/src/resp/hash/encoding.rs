@@ -1,0 +1,241 @@
+//! The value bytes of a hash.
+//!
+//! ```text
+//!   expiring:varint  (field value at_ms:varint) * expiring  (field value) *
+//! ```
+//!
+//! `field` and `value` are [`put_entry`] entries (a LEB128 length, then the bytes). The
+//! fields that carry an expiry (Unix milliseconds) come first, ordered by that time, as
+//! Redis orders its `listpackex`; the others follow in insertion order, as Redis 7.0's
+//! listpack keeps them. So a field without an expiry costs its two entries and nothing
+//! else, and a hash without any costs one byte more than its entries (the zero count):
+//! less than a listpack's 7-byte header and per-entry back-lengths.
+//!
+//! A field whose time has come is left out when the value is read ([`decode`]) and so is
+//! gone from the next encoding written: expired fields are invisible to every command and
+//! dropped when the hash is next rewritten.
+
+use std::borrow::Cow;
+
+use super::super::typed::{put_entry, Entries};
+
+/// One live field of a hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Field<'a> {
+    pub name: Cow<'a, [u8]>,
+    pub value: Cow<'a, [u8]>,
+    /// Unix milliseconds after which the field is gone; `None` for a persistent field.
+    pub expire_at_ms: Option<u64>,
+}
+
+impl<'a> Field<'a> {
+    pub fn new(name: &'a [u8], value: &'a [u8]) -> Field<'a> {
+        Field { name: Cow::Borrowed(name), value: Cow::Borrowed(value), expire_at_ms: None }
+    }
+}
+
+/// A decoded hash: its live fields in the encoding's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Fields<'a> {
+    pub list: Vec<Field<'a>>,
+    /// Whether fields that had expired were left out (the value should be rewritten).
+    pub dropped: bool,
+}
+
+impl<'a> Fields<'a> {
+    /// The index of field `name`.
+    pub fn find(&self, name: &[u8]) -> Option<usize> {
+        self.list.iter().position(|field| *field.name == *name)
+    }
+
+    /// The value of field `name`.
+    pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.find(name).map(|index| &*self.list[index].value)
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Sets `name` to `value` (HSET: any expiry of the field is dropped unless
+    /// `keep_ttl`). Returns whether the field is new; a new field goes last.
+    pub fn set(&mut self, name: &[u8], value: Cow<'a, [u8]>, keep_ttl: bool) -> bool {
+        match self.find(name) {
+            Some(index) => {
+                let field = &mut self.list[index];
+                field.value = value;
+                if !keep_ttl {
+                    field.expire_at_ms = None;
+                }
+                false
+            }
+            None => {
+                let name = Cow::Owned(name.to_vec());
+                self.list.push(Field { name, value, expire_at_ms: None });
+                true
+            }
+        }
+    }
+
+    /// Removes field `name`; returns its value if it was there.
+    pub fn remove(&mut self, name: &[u8]) -> Option<Cow<'a, [u8]>> {
+        self.find(name).map(|index| self.list.remove(index).value)
+    }
+}
+
+/// Reads an encoding, leaving out the fields whose expiry is at or before `now_ms`.
+/// A malformed encoding (never written by [`encode`]) reads as far as it is whole.
+pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
+    let mut fields = Fields::default();
+    let Some((expiring, used)) = read_varint(encoded) else {
+        return fields;
+    };
+    let mut rest = &encoded[used..];
+    for _ in 0..expiring {
+        let mut entries = Entries::new(rest);
+        let (Some(name), Some(value)) = (entries.next(), entries.next()) else {
+            return fields;
+        };
+        let Some((at_ms, used)) = read_varint(entries.rest()) else {
+            return fields;
+        };
+        rest = &entries.rest()[used..];
+        if at_ms <= now_ms {
+            fields.dropped = true;
+            continue;
+        }
+        let (name, value) = (Cow::Borrowed(name), Cow::Borrowed(value));
+        fields.list.push(Field { name, value, expire_at_ms: Some(at_ms) });
+    }
+    let mut entries = Entries::new(rest);
+    while let (Some(name), Some(value)) = (entries.next(), entries.next()) {
+        fields.list.push(Field::new(name, value));
+    }
+    fields
+}
+
+/// Writes `fields` in the layout above: the expiring ones first, by expiry (a stable
+/// sort, so equal times keep their order), then the others in their order.
+pub(super) fn encode(fields: &[Field<'_>]) -> Vec<u8> {
+    let size: usize = fields.iter().map(|f| f.name.len() + f.value.len() + 4).sum();
+    let mut out = Vec::with_capacity(size + 1);
+    let mut expiring: Vec<&Field<'_>> =
+        fields.iter().filter(|field| field.expire_at_ms.is_some()).collect();
+    expiring.sort_by_key(|field| field.expire_at_ms);
+    put_varint(&mut out, expiring.len() as u64);
+    for field in expiring {
+        put_entry(&mut out, &field.name);
+        put_entry(&mut out, &field.value);
+        put_varint(&mut out, field.expire_at_ms.unwrap_or_default());
+    }
+    for field in fields.iter().filter(|field| field.expire_at_ms.is_none()) {
+        put_entry(&mut out, &field.name);
+        put_entry(&mut out, &field.value);
+    }
+    out
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// A LEB128 varint at the start of `bytes` and the bytes it used.
+fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut n = 0u64;
+    for (index, &byte) in bytes.iter().enumerate().take(10) {
+        n |= u64::from(byte & 0x7f) << (7 * index);
+        if byte & 0x80 == 0 {
+            return Some((n, index + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &[u8], value: &[u8], at: Option<u64>) -> Field<'static> {
+        Field {
+            name: Cow::Owned(name.to_vec()),
+            value: Cow::Owned(value.to_vec()),
+            expire_at_ms: at,
+        }
+    }
+
+    /// Goal: a hash without expiries costs one byte over its entries and reads back in
+    /// insertion order, for every length class of field and value.
+    #[test]
+    fn plain_round_trip() {
+        let big = vec![b'v'; 70_000];
+        let fields = vec![
+            field(b"", b"", None),
+            field(b"a", &[b'x'; 127], None),
+            field(&[b'k'; 128], &big, None),
+            field(b"z", b"1", None),
+        ];
+        let encoded = encode(&fields);
+        let entries: usize = fields.iter().map(|f| f.name.len() + f.value.len()).sum();
+        let prefixes = 1 + 1 + 1 + 1 + 2 + 3 + 1 + 1;
+        assert_eq!(encoded.len(), 1 + entries + prefixes);
+        let decoded = decode(&encoded, u64::MAX);
+        assert_eq!(decoded.list, fields);
+        assert!(!decoded.dropped);
+    }
+
+    /// Goal: expiring fields come first by time, persistent ones keep their order, and
+    /// fields at or before `now` are left out and reported.
+    #[test]
+    fn expiring_fields() {
+        let fields = vec![
+            field(b"p1", b"a", None),
+            field(b"late", b"b", Some(u64::MAX >> 1)),
+            field(b"p2", b"c", None),
+            field(b"soon", b"d", Some(1_000)),
+            field(b"mid", b"e", Some(5_000)),
+        ];
+        let encoded = encode(&fields);
+        let names = |f: &Fields<'_>| f.list.iter().map(|f| f.name.to_vec()).collect::<Vec<_>>();
+        let all = decode(&encoded, 0);
+        assert_eq!(names(&all), [&b"soon"[..], b"mid", b"late", b"p1", b"p2"]);
+        assert_eq!(all.get(b"late"), Some(&b"b"[..]));
+        let later = decode(&encoded, 1_000);
+        assert_eq!(names(&later), [&b"mid"[..], b"late", b"p1", b"p2"]);
+        assert!(later.dropped);
+        assert_eq!(decode(&encode(&later.list), 0).list, later.list);
+    }
+
+    /// Goal: set, remove and find keep the rules HSET and HDEL rely on.
+    #[test]
+    fn edits() {
+        let mut fields = Fields::default();
+        assert!(fields.set(b"a", Cow::Borrowed(b"1"), false));
+        assert!(fields.set(b"b", Cow::Borrowed(b"2"), false));
+        fields.list[0].expire_at_ms = Some(10);
+        assert!(!fields.set(b"a", Cow::Borrowed(b"3"), true));
+        assert_eq!(fields.list[0].expire_at_ms, Some(10));
+        assert!(!fields.set(b"a", Cow::Borrowed(b"4"), false));
+        assert_eq!((fields.get(b"a"), fields.list[0].expire_at_ms), (Some(&b"4"[..]), None));
+        assert_eq!(fields.remove(b"a").as_deref(), Some(&b"4"[..]));
+        assert_eq!((fields.remove(b"a"), fields.len()), (None, 1));
+    }
+
+    /// Goal: truncated encodings never panic and keep what is whole.
+    #[test]
+    fn malformed() {
+        let encoded = encode(&[field(b"a", b"1", Some(9)), field(b"b", b"2", None)]);
+        for cut in 0..encoded.len() {
+            let _ = decode(&encoded[..cut], 0);
+        }
+        assert_eq!(decode(&[], 0), Fields::default());
+        assert_eq!(read_varint(&[0xff; 11]), None);
+    }
+}

@@ -1,0 +1,152 @@
+//! Redis hashes: HSET ... HSCAN, and the per-field expiry of Redis 7.4-8 (HEXPIRE ...
+//! HPERSIST, HGETDEL, HGETEX, HSETEX).
+//!
+//! A hash is one store item of [`ValueKind::Hash`] whose value is the encoding of
+//! [`encoding`] (fields with an expiry first, by time; the rest in insertion order). A
+//! read decodes the value without a lock; a change decodes, edits and re-encodes it under
+//! the key's lock ([`typed::modify`]): O(size) per change, the accepted cost of one item
+//! per key. Expired fields are left out by every decode, so no command sees them, and the
+//! next write drops them; a hash whose fields have all expired reads as absent and is
+//! deleted by the hash command that finds it so. Until a hash command touches such a
+//! key, the generic commands (EXISTS, TYPE, SCAN, DBSIZE) still count it: the store
+//! never reads values, so it cannot expire a key by its fields.
+//!
+//! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
+//! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
+
+mod basic;
+mod encoding;
+mod ex;
+mod expire;
+mod random;
+
+use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
+use store::ValueKind;
+
+use super::{
+    count_read, ttl,
+    typed::{self, Edit, Failure},
+    Ctx,
+};
+use encoding::Fields;
+
+/// Runs one command of this family.
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: HashId) {
+    use ttl::Base::{Epoch, Now};
+    use ttl::Unit::{Milliseconds as Ms, Seconds as S};
+    use HashId as H;
+    match id {
+        H::Hset => basic::hset(ctx, basic::SetReply::Count),
+        H::Hmset => basic::hset(ctx, basic::SetReply::Ok),
+        H::Hsetnx => basic::hsetnx(ctx),
+        H::Hget => basic::hget(ctx),
+        H::Hmget => basic::hmget(ctx),
+        H::Hgetall => basic::hgetall(ctx, basic::Part::Both),
+        H::Hkeys => basic::hgetall(ctx, basic::Part::Fields),
+        H::Hvals => basic::hgetall(ctx, basic::Part::Values),
+        H::Hdel => basic::hdel(ctx),
+        H::Hexists => basic::hexists(ctx),
+        H::Hlen => basic::hlen(ctx),
+        H::Hstrlen => basic::hstrlen(ctx),
+        H::Hincrby => basic::hincrby(ctx),
+        H::Hincrbyfloat => basic::hincrbyfloat(ctx),
+        H::Hrandfield => random::hrandfield(ctx),
+        H::Hscan => random::hscan(ctx),
+        H::Hexpire => expire::hexpire(ctx, S, Now),
+        H::Hpexpire => expire::hexpire(ctx, Ms, Now),
+        H::Hexpireat => expire::hexpire(ctx, S, Epoch),
+        H::Hpexpireat => expire::hexpire(ctx, Ms, Epoch),
+        H::Httl => expire::httl(ctx, S, ttl::Report::Remaining),
+        H::Hpttl => expire::httl(ctx, Ms, ttl::Report::Remaining),
+        H::Hexpiretime => expire::httl(ctx, S, ttl::Report::Absolute),
+        H::Hpexpiretime => expire::httl(ctx, Ms, ttl::Report::Absolute),
+        H::Hpersist => expire::hpersist(ctx),
+        H::Hgetdel => ex::hgetdel(ctx),
+        H::Hgetex => ex::hgetex(ctx),
+        H::Hsetex => ex::hsetex(ctx),
+    }
+}
+
+const FIELDS_MISSING: &str =
+    "ERR Mandatory argument FIELDS is missing or not at the right position";
+const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
+const NUMFIELDS_NOT_POSITIVE: &str = "ERR Number of fields must be a positive integer";
+
+/// Reads `key`'s hash (argument 1) and runs `f` with its live fields (`None` when the key
+/// is absent or all its fields have expired) and the reply. WRONGTYPE is replied here,
+/// before `f` runs. A hash found with every field expired is deleted afterwards.
+fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) {
+    let (shared, protocol) = (ctx.shared, ctx.session.protocol);
+    let now_ms = ttl::now_ms(shared);
+    let reader = shared.store.reader();
+    let (key, out) = ctx.key_and_out(1);
+    let mut reply = Reply::new(out, protocol);
+    let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
+        return reply.error(error::WRONGTYPE);
+    };
+    let fields = item.as_ref().map(|item| encoding::decode(item.value(), now_ms));
+    let live = fields.as_ref().filter(|fields| !fields.is_empty());
+    f(live, &mut reply);
+    let (found, all_expired) = (live.is_some(), fields.is_some() && live.is_none());
+    count_read(ctx.counters, found);
+    if all_expired {
+        // Redis deletes such a hash when it notices; a failure here changes nothing.
+        let _ = change(ctx, |_| (false, ()));
+    }
+}
+
+/// Replies WRONGTYPE and returns true if `key` (argument 1) holds another type: for the
+/// commands that, as Redis does, check the type before their other arguments.
+fn wrong_type(ctx: &mut Ctx<'_>) -> bool {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let wrong = typed::read(&reader, ctx.key(1), ValueKind::Hash).is_err();
+    if wrong {
+        ctx.error(error::WRONGTYPE);
+    }
+    wrong
+}
+
+/// Changes `key`'s hash (argument 1) under its lock: `f` edits the live fields (none when
+/// the key is absent) and says whether it changed them. The hash is written back when
+/// changed or when expired fields were left out, and deleted when no field is left. `f`
+/// may run more than once (see [`typed::modify`]).
+fn change<R>(
+    ctx: &mut Ctx<'_>,
+    mut f: impl FnMut(&mut Fields<'_>) -> (bool, R),
+) -> Result<R, Failure> {
+    let now_ms = ttl::now_ms(ctx.shared);
+    let key = ctx.key(1).to_vec();
+    typed::modify(ctx, &key, ValueKind::Hash, |current| {
+        let mut fields = current.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
+        let (changed, out) = f(&mut fields);
+        let edit = if fields.is_empty() {
+            if current.is_some() {
+                Edit::Delete
+            } else {
+                Edit::Keep
+            }
+        } else if changed || fields.dropped {
+            Edit::Write(encoding::encode(&fields.list))
+        } else {
+            Edit::Keep
+        };
+        (edit, out)
+    })
+}
+
+/// Redis's `FIELDS numfields field ...` check, `numfields` at argument `at`: the keyword
+/// before it, a positive count (else `count_error`), as many fields as remain. Returns the
+/// index of the first field.
+fn fields_arg(ctx: &Ctx<'_>, at: usize, count_error: &'static str) -> Result<usize, &'static str> {
+    let keyword = ctx.cmd.arg(at - 1).unwrap_or_default();
+    if !keyword.eq_ignore_ascii_case(b"FIELDS") {
+        return Err(FIELDS_MISSING);
+    }
+    let count = ctx.cmd.arg(at).and_then(|text| parse_i64(text).ok());
+    let count = count.filter(|&n| n >= 1).ok_or(count_error)?;
+    if count != ctx.argc() as i64 - at as i64 - 1 {
+        return Err(NUMFIELDS_MISMATCH);
+    }
+    Ok(at + 1)
+}
