@@ -150,3 +150,6 @@ fn fields_arg(ctx: &Ctx<'_>, at: usize, count_error: &'static str) -> Result<usi
     }
     Ok(at + 1)
 }
+
+#[cfg(test)]
+mod tests;
