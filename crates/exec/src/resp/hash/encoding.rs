@@ -1,7 +1,8 @@
 //! The value bytes of a hash.
 //!
 //! ```text
-//!   expiring:varint  (field value at_ms:varint) * expiring  (field value) *
+//!   header:varint [set_ms:varint user_ms+1:varint]  (field value at_ms:varint) * expiring
+//!   (field value) *                         header = expiring << 1 | key expiry was set here
 //! ```
 //!
 //! `field` and `value` are [`put_entry`] entries (a LEB128 length, then the bytes). The
@@ -10,6 +11,13 @@
 //! listpack keeps them. So a field without an expiry costs its two entries and nothing
 //! else, and a hash without any costs one byte more than its entries (the zero count):
 //! less than a listpack's 7-byte header and per-entry back-lengths.
+//!
+//! When every field has an expiry, the key itself is given the latest of them (unless the
+//! key's own TTL comes first), so that the store drops the hash, for every command, when
+//! its last field expires, as Redis deletes it. The header's low bit then says so, and the
+//! two varints record the expiry set (`set_ms`) and the key's own one before it (`user_ms`,
+//! 0 for none): if the key's expiry is no longer `set_ms`, EXPIRE or PERSIST changed it and
+//! the new one is the key's own (see `super::key_expiry`).
 //!
 //! A field whose time has come is left out when the value is read ([`decode`]) and so is
 //! gone from the next encoding written: expired fields are invisible to every command and
@@ -34,12 +42,22 @@ impl<'a> Field<'a> {
     }
 }
 
+/// The key expiry a hash set itself because all its fields expire, and the key's own
+/// expiry at that time (Unix milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct KeyExpiry {
+    pub set_ms: u64,
+    pub user_ms: Option<u64>,
+}
+
 /// A decoded hash: its live fields in the encoding's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Fields<'a> {
     pub list: Vec<Field<'a>>,
     /// Whether fields that had expired were left out (the value should be rewritten).
     pub dropped: bool,
+    /// The key expiry this hash set, if it did.
+    pub key_expiry: Option<KeyExpiry>,
 }
 
 impl<'a> Fields<'a> {
@@ -91,10 +109,21 @@ impl<'a> Fields<'a> {
 /// A malformed encoding (never written by [`encode`]) reads as far as it is whole.
 pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
     let mut fields = Fields::default();
-    let Some((expiring, used)) = read_varint(encoded) else {
+    let Some((header, used)) = read_varint(encoded) else {
         return fields;
     };
     let mut rest = &encoded[used..];
+    if header & 1 == 1 {
+        let Some((set_ms, used)) = read_varint(rest) else {
+            return fields;
+        };
+        let Some((user_ms, more)) = read_varint(&rest[used..]) else {
+            return fields;
+        };
+        rest = &rest[used + more..];
+        fields.key_expiry = Some(KeyExpiry { set_ms, user_ms: user_ms.checked_sub(1) });
+    }
+    let expiring = header >> 1;
     for _ in 0..expiring {
         let mut entries = Entries::new(rest);
         let (Some(name), Some(value)) = (entries.next(), entries.next()) else {
@@ -120,13 +149,17 @@ pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
 
 /// Writes `fields` in the layout above: the expiring ones first, by expiry (a stable
 /// sort, so equal times keep their order), then the others in their order.
-pub(super) fn encode(fields: &[Field<'_>]) -> Vec<u8> {
+pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
     let size: usize = fields.iter().map(|f| f.name.len() + f.value.len() + 4).sum();
     let mut out = Vec::with_capacity(size + 1);
     let mut expiring: Vec<&Field<'_>> =
         fields.iter().filter(|field| field.expire_at_ms.is_some()).collect();
     expiring.sort_by_key(|field| field.expire_at_ms);
-    put_varint(&mut out, expiring.len() as u64);
+    put_varint(&mut out, (expiring.len() as u64) << 1 | u64::from(key_expiry.is_some()));
+    if let Some(KeyExpiry { set_ms, user_ms }) = key_expiry {
+        put_varint(&mut out, set_ms);
+        put_varint(&mut out, user_ms.map_or(0, |ms| ms + 1));
+    }
     for field in expiring {
         put_entry(&mut out, &field.name);
         put_entry(&mut out, &field.value);
@@ -182,7 +215,7 @@ mod tests {
             field(&[b'k'; 128], &big, None),
             field(b"z", b"1", None),
         ];
-        let encoded = encode(&fields);
+        let encoded = encode(&fields, None);
         let entries: usize = fields.iter().map(|f| f.name.len() + f.value.len()).sum();
         let prefixes = 1 + 1 + 1 + 1 + 2 + 3 + 1 + 1;
         assert_eq!(encoded.len(), 1 + entries + prefixes);
@@ -202,7 +235,7 @@ mod tests {
             field(b"soon", b"d", Some(1_000)),
             field(b"mid", b"e", Some(5_000)),
         ];
-        let encoded = encode(&fields);
+        let encoded = encode(&fields, None);
         let names = |f: &Fields<'_>| f.list.iter().map(|f| f.name.to_vec()).collect::<Vec<_>>();
         let all = decode(&encoded, 0);
         assert_eq!(names(&all), [&b"soon"[..], b"mid", b"late", b"p1", b"p2"]);
@@ -210,7 +243,11 @@ mod tests {
         let later = decode(&encoded, 1_000);
         assert_eq!(names(&later), [&b"mid"[..], b"late", b"p1", b"p2"]);
         assert!(later.dropped);
-        assert_eq!(decode(&encode(&later.list), 0).list, later.list);
+        assert_eq!(decode(&encode(&later.list, None), 0).list, later.list);
+        let key_expiry = Some(KeyExpiry { set_ms: 7, user_ms: Some(0) });
+        let encoded = encode(&later.list, key_expiry);
+        let marked = decode(&encoded, 0);
+        assert_eq!((marked.list, marked.key_expiry), (later.list, key_expiry));
     }
 
     /// Goal: set, remove and find keep the rules HSET and HDEL rely on.
@@ -231,7 +268,8 @@ mod tests {
     /// Goal: truncated encodings never panic and keep what is whole.
     #[test]
     fn malformed() {
-        let encoded = encode(&[field(b"a", b"1", Some(9)), field(b"b", b"2", None)]);
+        let key_expiry = Some(KeyExpiry { set_ms: 300, user_ms: None });
+        let encoded = encode(&[field(b"a", b"1", Some(9)), field(b"b", b"2", None)], key_expiry);
         for cut in 0..encoded.len() {
             let _ = decode(&encoded[..cut], 0);
         }

@@ -6,10 +6,12 @@
 //! read decodes the value without a lock; a change decodes, edits and re-encodes it under
 //! the key's lock ([`typed::modify`]): O(size) per change, the accepted cost of one item
 //! per key. Expired fields are left out by every decode, so no command sees them, and the
-//! next write drops them; a hash whose fields have all expired reads as absent and is
-//! deleted by the hash command that finds it so. Until a hash command touches such a
-//! key, the generic commands (EXISTS, TYPE, SCAN, DBSIZE) still count it: the store
-//! never reads values, so it cannot expire a key by its fields.
+//! next write drops them. When every field of a hash has an expiry, the key is given the
+//! latest one (unless its own TTL comes first), so the store drops the hash when its last
+//! field expires and every command (EXISTS, TYPE, SCAN...) sees it gone, as Redis deletes
+//! it; the cost is that TTL on such a key reports that time where Redis says -1. The
+//! encoding records the expiry it set, so EXPIRE and PERSIST on the key keep meaning what
+//! they mean (see [`own_expiry`]).
 //!
 //! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
 //! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
@@ -21,14 +23,14 @@ mod expire;
 mod random;
 
 use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
-use store::ValueKind;
+use store::{Change, Expiry, ValueKind};
 
 use super::{
     count_read, ttl,
-    typed::{self, Edit, Failure},
+    typed::{self, Failure},
     Ctx,
 };
-use encoding::Fields;
+use encoding::{Fields, KeyExpiry};
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: HashId) {
@@ -109,30 +111,73 @@ fn wrong_type(ctx: &mut Ctx<'_>) -> bool {
 
 /// Changes `key`'s hash (argument 1) under its lock: `f` edits the live fields (none when
 /// the key is absent) and says whether it changed them. The hash is written back when
-/// changed or when expired fields were left out, and deleted when no field is left. `f`
-/// may run more than once (see [`typed::modify`]).
+/// changed, when expired fields were left out or when its key expiry must change (see
+/// [`key_expiry`]), and deleted when no field is left. `f` may run more than once (when
+/// the write waits for memory), so it must compute from its argument alone.
 fn change<R>(
     ctx: &mut Ctx<'_>,
     mut f: impl FnMut(&mut Fields<'_>) -> (bool, R),
 ) -> Result<R, Failure> {
     let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
-    typed::modify(ctx, &key, ValueKind::Hash, |current| {
-        let mut fields = current.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
+    let result = ctx.shared.store.modify(&key, |current| {
+        if current.as_ref().is_some_and(|item| item.value_kind() != ValueKind::Hash) {
+            return (Change::Keep, Err(Failure::WrongType));
+        }
+        let value = current.as_ref().map(|item| item.value());
+        let mut fields = value.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
         let (changed, out) = f(&mut fields);
-        let edit = if fields.is_empty() {
+        let old_expiry = current.as_ref().map_or(Expiry::Never, |item| item.expiry());
+        let change = if fields.is_empty() {
             if current.is_some() {
-                Edit::Delete
+                Change::Delete
             } else {
-                Edit::Keep
+                Change::Keep
             }
-        } else if changed || fields.dropped {
-            Edit::Write(encoding::encode(&fields.list))
         } else {
-            Edit::Keep
+            let own = own_expiry(old_expiry, fields.key_expiry);
+            let (expiry, set) = key_expiry(&fields.list, own);
+            if changed || fields.dropped || expiry != old_expiry || current.is_none() {
+                let value = encoding::encode(&fields.list, set);
+                Change::WriteKind { value, kind: ValueKind::Hash, expiry }
+            } else {
+                Change::Keep
+            }
         };
-        (edit, out)
-    })
+        (change, Ok(out))
+    });
+    match result {
+        Ok((_, out)) => out,
+        Err(e) => Err(Failure::Store(e)),
+    }
+}
+
+/// The key's own expiry (set by EXPIRE, or none), given its item's expiry and what the
+/// hash recorded when it last set that expiry itself: if the item's expiry is no longer
+/// the one recorded, EXPIRE or PERSIST changed it since, and it is the key's own.
+fn own_expiry(item_expiry: Expiry, recorded: Option<KeyExpiry>) -> Expiry {
+    match recorded {
+        Some(KeyExpiry { set_ms, user_ms }) if item_expiry == Expiry::AtMs(set_ms) => {
+            user_ms.map_or(Expiry::Never, Expiry::AtMs)
+        }
+        _ => item_expiry,
+    }
+}
+
+/// The expiry to give the key: when every field expires, the latest field's time if it
+/// comes before the key's own expiry (recorded in the encoding so that it can be told
+/// from one set by EXPIRE); otherwise the key's own.
+fn key_expiry(list: &[encoding::Field<'_>], own: Expiry) -> (Expiry, Option<KeyExpiry>) {
+    let last_field_ms = list.iter().map(|field| field.expire_at_ms).collect::<Option<Vec<u64>>>();
+    let Some(last_ms) = last_field_ms.and_then(|times| times.into_iter().max()) else {
+        return (own, None);
+    };
+    let user_ms = match own {
+        Expiry::AtMs(at) if at <= last_ms => return (own, None),
+        Expiry::AtMs(at) => Some(at),
+        Expiry::Never => None,
+    };
+    (Expiry::AtMs(last_ms), Some(KeyExpiry { set_ms: last_ms, user_ms }))
 }
 
 /// Redis's `FIELDS numfields field ...` check, `numfields` at argument `at`: the keyword

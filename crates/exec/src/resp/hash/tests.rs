@@ -28,8 +28,47 @@ fn fields_expire_with_the_clock() {
         ("HTTL h FIELDS 1 a", "*1\r\n:-1\r\n"),
         ("HDEL h a c", ":2\r\n"),
     ]);
-    h.clock.advance_ms(4000);
-    h.check(&[("EXISTS h", ":1\r\n"), ("HLEN h", ":0\r\n"), ("EXISTS h", ":0\r\n")]);
+    h.clock.advance_ms(3999);
+    h.check(&[("EXISTS h", ":1\r\n"), ("TYPE h", "+hash\r\n")]);
+    h.clock.advance_ms(1);
+    h.check(&[("EXISTS h", ":0\r\n"), ("TYPE h", "+none\r\n"), ("HLEN h", ":0\r\n")]);
+}
+
+/// Goal: when every field expires the key expires with the last of them (so every command
+/// sees the hash gone), unless its own TTL comes first; EXPIRE and PERSIST on the key keep
+/// their meaning across later field changes.
+#[test]
+fn key_expiry_follows_the_fields() {
+    let mut h = Harness::new();
+    h.check(&[
+        ("HSET h a 1 b 2", ":2\r\n"),
+        ("HEXPIRE h 100 FIELDS 1 a", "*1\r\n:1\r\n"),
+        ("TTL h", ":-1\r\n"),
+        ("HEXPIRE h 100 FIELDS 1 b", "*1\r\n:1\r\n"),
+        ("TTL h", ":100\r\n"),
+        ("EXPIRE h 50", ":1\r\n"),
+        ("HEXPIRE h 200 FIELDS 1 a", "*1\r\n:1\r\n"),
+        ("TTL h", ":50\r\n"),
+        ("PERSIST h", ":1\r\n"),
+        ("HPERSIST h FIELDS 1 b", "*1\r\n:1\r\n"),
+        ("TTL h", ":-1\r\n"),
+        ("HEXPIRE h 30 FIELDS 1 b", "*1\r\n:1\r\n"),
+        ("TTL h", ":200\r\n"),
+        ("HSET h c 3", ":1\r\n"),
+        ("TTL h", ":-1\r\n"),
+        ("HDEL h c", ":1\r\n"),
+        ("TTL h", ":200\r\n"),
+        ("EXPIRE h 300", ":1\r\n"),
+        ("HSETEX h EX 10 FIELDS 1 a 1", ":1\r\n"),
+        ("TTL h", ":30\r\n"),
+        ("RENAME h g", "+OK\r\n"),
+        ("HPERSIST g FIELDS 1 a", "*1\r\n:1\r\n"),
+        ("TTL g", ":300\r\n"),
+    ]);
+    h.clock.advance_ms(30_000);
+    h.check(&[("HKEYS g", "*1\r\n$1\r\na\r\n"), ("TTL g", ":270\r\n")]);
+    h.clock.advance_ms(270_000);
+    h.check(&[("EXISTS g", ":0\r\n")]);
 }
 
 /// Goal: HINCRBY and HINCRBYFLOAT keep a field's expiry; HSET drops it; HSETEX KEEPTTL
