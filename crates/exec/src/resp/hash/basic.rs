@@ -9,7 +9,7 @@ use proto_resp::{
 };
 
 use super::super::incr::format_human;
-use super::{change, read, Ctx};
+use super::{change, encoding::lookup, read, read_encoded, Ctx};
 
 const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
@@ -59,18 +59,20 @@ pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
 
 pub(super) fn hget(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
-    read(ctx, |fields, reply| match fields.and_then(|fields| fields.get(name)) {
-        Some(value) => reply.bulk(value),
-        None => reply.null(),
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        match encoded.and_then(|encoded| lookup(encoded, name, now_ms)) {
+            Some(value) => reply.bulk(value),
+            None => reply.null(),
+        }
     });
 }
 
 pub(super) fn hmget(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
-    read(ctx, |fields, reply| {
+    read_encoded(ctx, |encoded, now_ms, reply| {
         reply.array(names.len());
         for name in &names {
-            match fields.and_then(|fields| fields.get(name)) {
+            match encoded.and_then(|encoded| lookup(encoded, name, now_ms)) {
                 Some(value) => reply.bulk(value),
                 None => reply.null(),
             }
@@ -119,8 +121,8 @@ pub(super) fn hdel(ctx: &mut Ctx<'_>) {
 
 pub(super) fn hexists(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
-    read(ctx, |fields, reply| {
-        let found = fields.is_some_and(|fields| fields.find(name).is_some());
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        let found = encoded.and_then(|encoded| lookup(encoded, name, now_ms)).is_some();
         reply.integer(i64::from(found));
     });
 }
@@ -131,9 +133,9 @@ pub(super) fn hlen(ctx: &mut Ctx<'_>) {
 
 pub(super) fn hstrlen(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
-    read(ctx, |fields, reply| {
-        let len = fields.and_then(|fields| fields.get(name)).map_or(0, <[u8]>::len);
-        reply.integer(len as i64);
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        let value = encoded.and_then(|encoded| lookup(encoded, name, now_ms));
+        reply.integer(value.map_or(0, <[u8]>::len) as i64);
     });
 }
 

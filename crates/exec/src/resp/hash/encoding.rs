@@ -37,6 +37,7 @@ pub(super) struct Field<'a> {
 }
 
 impl<'a> Field<'a> {
+    #[cfg(test)]
     pub fn new(name: &'a [u8], value: &'a [u8]) -> Field<'a> {
         Field { name: Cow::Borrowed(name), value: Cow::Borrowed(value), expire_at_ms: None }
     }
@@ -105,46 +106,79 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Reads an encoding, leaving out the fields whose expiry is at or before `now_ms`.
-/// A malformed encoding (never written by [`encode`]) reads as far as it is whole.
-pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
-    let mut fields = Fields::default();
-    let Some((header, used)) = read_varint(encoded) else {
-        return fields;
-    };
-    let mut rest = &encoded[used..];
-    if header & 1 == 1 {
-        let Some((set_ms, used)) = read_varint(rest) else {
-            return fields;
+/// The fields of an encoding as stored, expired ones included: (name, value, expiry).
+struct Raw<'e> {
+    rest: &'e [u8],
+    /// Expiring fields not yet read; the rest are persistent.
+    expiring: u64,
+}
+
+impl<'e> Raw<'e> {
+    /// The recorded key expiry and the fields; a malformed encoding (never written by
+    /// [`encode`]) reads as far as it is whole.
+    fn open(encoded: &'e [u8]) -> (Option<KeyExpiry>, Raw<'e>) {
+        let empty = Raw { rest: &[], expiring: 0 };
+        let Some((header, used)) = read_varint(encoded) else {
+            return (None, empty);
         };
-        let Some((user_ms, more)) = read_varint(&rest[used..]) else {
-            return fields;
-        };
-        rest = &rest[used + more..];
-        fields.key_expiry = Some(KeyExpiry { set_ms, user_ms: user_ms.checked_sub(1) });
+        let mut rest = &encoded[used..];
+        let mut key_expiry = None;
+        if header & 1 == 1 {
+            let pair = read_varint(rest).and_then(|(set_ms, used)| {
+                let (user_ms, more) = read_varint(&rest[used..])?;
+                Some((KeyExpiry { set_ms, user_ms: user_ms.checked_sub(1) }, used + more))
+            });
+            let Some((recorded, used)) = pair else {
+                return (None, empty);
+            };
+            rest = &rest[used..];
+            key_expiry = Some(recorded);
+        }
+        (key_expiry, Raw { rest, expiring: header >> 1 })
     }
-    let expiring = header >> 1;
-    for _ in 0..expiring {
-        let mut entries = Entries::new(rest);
-        let (Some(name), Some(value)) = (entries.next(), entries.next()) else {
-            return fields;
-        };
+}
+
+impl<'e> Iterator for Raw<'e> {
+    type Item = (&'e [u8], &'e [u8], Option<u64>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut entries = Entries::new(self.rest);
+        let (name, value) = (entries.next()?, entries.next()?);
+        if self.expiring == 0 {
+            self.rest = entries.rest();
+            return Some((name, value, None));
+        }
         let Some((at_ms, used)) = read_varint(entries.rest()) else {
-            return fields;
+            self.rest = &[];
+            return None;
         };
-        rest = &entries.rest()[used..];
-        if at_ms <= now_ms {
+        self.rest = &entries.rest()[used..];
+        self.expiring -= 1;
+        Some((name, value, Some(at_ms)))
+    }
+}
+
+/// Reads an encoding, leaving out the fields whose expiry is at or before `now_ms`.
+pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
+    let (key_expiry, raw) = Raw::open(encoded);
+    let mut fields = Fields { key_expiry, ..Fields::default() };
+    for (name, value, expire_at_ms) in raw {
+        if expire_at_ms.is_some_and(|at_ms| at_ms <= now_ms) {
             fields.dropped = true;
             continue;
         }
         let (name, value) = (Cow::Borrowed(name), Cow::Borrowed(value));
-        fields.list.push(Field { name, value, expire_at_ms: Some(at_ms) });
-    }
-    let mut entries = Entries::new(rest);
-    while let (Some(name), Some(value)) = (entries.next(), entries.next()) {
-        fields.list.push(Field::new(name, value));
+        fields.list.push(Field { name, value, expire_at_ms });
     }
     fields
+}
+
+/// The value of live field `name`, read in place: for the one-field reads (HGET,
+/// HEXISTS, HSTRLEN, HMGET), which need not decode the whole hash.
+pub(super) fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<&'e [u8]> {
+    let (_, mut raw) = Raw::open(encoded);
+    let (_, value, expiry) = raw.find(|(field, _, _)| *field == name)?;
+    expiry.is_none_or(|at_ms| at_ms > now_ms).then_some(value)
 }
 
 /// Writes `fields` in the layout above: the expiring ones first, by expiry (a stable
@@ -240,6 +274,10 @@ mod tests {
         let all = decode(&encoded, 0);
         assert_eq!(names(&all), [&b"soon"[..], b"mid", b"late", b"p1", b"p2"]);
         assert_eq!(all.get(b"late"), Some(&b"b"[..]));
+        assert_eq!(lookup(&encoded, b"soon", 999), Some(&b"d"[..]));
+        assert_eq!(lookup(&encoded, b"soon", 1_000), None);
+        assert_eq!(lookup(&encoded, b"p2", u64::MAX), Some(&b"c"[..]));
+        assert_eq!(lookup(&encoded, b"p3", 0), None);
         let later = decode(&encoded, 1_000);
         assert_eq!(names(&later), [&b"mid"[..], b"late", b"p1", b"p2"]);
         assert!(later.dropped);

@@ -97,6 +97,21 @@ fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) 
     }
 }
 
+/// As [`read`], for the reads of single fields: `f` gets the encoding itself (`None` when
+/// the key is absent), to look fields up in place with [`encoding::lookup`].
+fn read_encoded(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&[u8]>, u64, &mut Reply<'_>)) {
+    let (shared, protocol) = (ctx.shared, ctx.session.protocol);
+    let now_ms = ttl::now_ms(shared);
+    let reader = shared.store.reader();
+    let (key, out) = ctx.key_and_out(1);
+    let mut reply = Reply::new(out, protocol);
+    let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
+        return reply.error(error::WRONGTYPE);
+    };
+    f(item.as_ref().map(|item| item.value()), now_ms, &mut reply);
+    count_read(ctx.counters, item.is_some());
+}
+
 /// Replies WRONGTYPE and returns true if `key` (argument 1) holds another type: for the
 /// commands that, as Redis does, check the type before their other arguments.
 fn wrong_type(ctx: &mut Ctx<'_>) -> bool {

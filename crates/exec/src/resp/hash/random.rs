@@ -16,7 +16,7 @@ const COUNT_RANGE: &str =
 const OUT_OF_RANGE: &str = "ERR value is out of range";
 /// The most fields a negative count may ask for. Redis would stream them until the
 /// client's output limit closes the connection; we refuse up front instead.
-const REPEATS_MAX: u64 = 1 << 24;
+const REPEATS_MAX: u64 = 1 << 20;
 
 /// A small xorshift generator seeded from the process's random hasher keys and the
 /// clock: HRANDFIELD needs unpredictability, not cryptographic strength.
