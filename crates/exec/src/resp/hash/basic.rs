@@ -9,7 +9,11 @@ use proto_resp::{
 };
 
 use super::super::incr::format_human;
-use super::{change, encoding::lookup, read, read_encoded, Ctx};
+use super::{
+    change,
+    encoding::{lookup, Batch},
+    read, read_encoded, Ctx,
+};
 
 const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
 const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
@@ -29,10 +33,12 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     let pairs: Vec<(&[u8], &[u8])> =
         (2..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
     let result = change(ctx, |fields| {
+        let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
         let mut created = 0;
         for (name, value) in &pairs {
-            created += i64::from(fields.set(name, Cow::Owned(value.to_vec()), false));
+            created += i64::from(batch.set(fields, name, Cow::Owned(value.to_vec()), false));
         }
+        batch.finish(fields);
         (true, created)
     });
     match result {
@@ -67,8 +73,26 @@ pub(super) fn hget(ctx: &mut Ctx<'_>) {
     });
 }
 
+/// Up to this many fields, HMGET looks each up in place; beyond, it decodes the hash once.
+const HMGET_IN_PLACE_MAX: usize = 4;
+
 pub(super) fn hmget(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if names.len() > HMGET_IN_PLACE_MAX {
+        return read(ctx, |fields, reply| {
+            reply.array(names.len());
+            let batch = fields.map(|fields| (fields, Batch::new(fields, names.iter().copied())));
+            for name in &names {
+                let found = batch.as_ref().and_then(|(fields, batch)| {
+                    batch.find(name).map(|index| &*fields.list[index].value)
+                });
+                match found {
+                    Some(value) => reply.bulk(value),
+                    None => reply.null(),
+                }
+            }
+        });
+    }
     read_encoded(ctx, |encoded, now_ms, reply| {
         reply.array(names.len());
         for name in &names {
@@ -110,7 +134,9 @@ pub(super) fn hgetall(ctx: &mut Ctx<'_>, part: Part) {
 pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
-        let removed = names.iter().filter(|name| fields.remove(name).is_some()).count();
+        let mut batch = Batch::new(fields, names.iter().copied());
+        let removed = names.iter().filter(|name| batch.remove(fields, name).is_some()).count();
+        batch.finish(fields);
         (removed > 0, removed as i64)
     });
     match result {

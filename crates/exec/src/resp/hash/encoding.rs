@@ -23,7 +23,7 @@
 //! gone from the next encoding written: expired fields are invisible to every command and
 //! dropped when the hash is next rewritten.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, collections::HashMap, mem};
 
 use super::super::typed::{put_entry, Entries};
 
@@ -99,10 +99,69 @@ impl<'a> Fields<'a> {
             }
         }
     }
+}
+
+/// The fields a command names, located in one pass over the hash (a map of the names),
+/// so a command naming m fields of an n-field hash costs O(n + m), not O(n * m).
+/// Removals only mark fields; [`Batch::finish`] drops them, keeping the order.
+pub(super) struct Batch<'n> {
+    at: HashMap<&'n [u8], usize>,
+    gone: Vec<bool>,
+}
+
+impl<'n> Batch<'n> {
+    pub fn new(fields: &Fields<'_>, names: impl IntoIterator<Item = &'n [u8]>) -> Batch<'n> {
+        let mut at: HashMap<&[u8], usize> = names.into_iter().map(|n| (n, usize::MAX)).collect();
+        for (index, field) in fields.list.iter().enumerate() {
+            if let Some(slot) = at.get_mut(&*field.name) {
+                *slot = (*slot).min(index);
+            }
+        }
+        at.retain(|_, index| *index != usize::MAX);
+        Batch { at, gone: vec![false; fields.list.len()] }
+    }
+
+    /// The index of field `name` (one of the names given).
+    pub fn find(&self, name: &[u8]) -> Option<usize> {
+        self.at.get(name).copied()
+    }
+
+    /// As [`Fields::set`]; returns whether the field is new.
+    pub fn set<'a>(
+        &mut self,
+        fields: &mut Fields<'a>,
+        name: &'n [u8],
+        value: Cow<'a, [u8]>,
+        keep_ttl: bool,
+    ) -> bool {
+        if let Some(index) = self.find(name) {
+            let field = &mut fields.list[index];
+            field.value = value;
+            if !keep_ttl {
+                field.expire_at_ms = None;
+            }
+            return false;
+        }
+        let owned = Cow::Owned(name.to_vec());
+        fields.list.push(Field { name: owned, value, expire_at_ms: None });
+        self.at.insert(name, fields.list.len() - 1);
+        self.gone.push(false);
+        true
+    }
 
     /// Removes field `name`; returns its value if it was there.
-    pub fn remove(&mut self, name: &[u8]) -> Option<Cow<'a, [u8]>> {
-        self.find(name).map(|index| self.list.remove(index).value)
+    pub fn remove<'a>(&mut self, fields: &mut Fields<'a>, name: &[u8]) -> Option<Cow<'a, [u8]>> {
+        let index = self.at.remove(name)?;
+        self.gone[index] = true;
+        Some(mem::take(&mut fields.list[index].value))
+    }
+
+    /// Drops the removed fields; the last call on a batch.
+    pub fn finish(self, fields: &mut Fields<'_>) {
+        if self.gone.contains(&true) {
+            let mut gone = self.gone.iter();
+            fields.list.retain(|_| !gone.next().copied().unwrap_or(false));
+        }
     }
 }
 
@@ -299,8 +358,20 @@ mod tests {
         assert_eq!(fields.list[0].expire_at_ms, Some(10));
         assert!(!fields.set(b"a", Cow::Borrowed(b"4"), false));
         assert_eq!((fields.get(b"a"), fields.list[0].expire_at_ms), (Some(&b"4"[..]), None));
-        assert_eq!(fields.remove(b"a").as_deref(), Some(&b"4"[..]));
-        assert_eq!((fields.remove(b"a"), fields.len()), (None, 1));
+        let names: [&[u8]; 4] = [b"a", b"b", b"c", b"a"];
+        let mut batch = Batch::new(&fields, names);
+        assert_eq!(
+            (batch.find(b"a"), batch.find(b"b"), batch.find(b"c")),
+            (Some(0), Some(1), None)
+        );
+        assert!(batch.set(&mut fields, b"c", Cow::Borrowed(b"5"), false));
+        assert_eq!(batch.remove(&mut fields, b"a").as_deref(), Some(&b"4"[..]));
+        assert_eq!(batch.remove(&mut fields, b"a"), None);
+        assert!(batch.set(&mut fields, b"a", Cow::Borrowed(b"6"), false));
+        batch.finish(&mut fields);
+        let names: Vec<&[u8]> = fields.list.iter().map(|f| &*f.name).collect();
+        assert_eq!(names, [&b"b"[..], b"c", b"a"]);
+        assert_eq!(fields.get(b"a"), Some(&b"6"[..]));
     }
 
     /// Goal: truncated encodings never panic and keep what is whole.

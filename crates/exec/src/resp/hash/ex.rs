@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use proto_resp::error;
 
 use super::{
-    change, expire::expire_at_ms, fields_arg, ttl, ttl::Unit, typed::Failure, wrong_type, Ctx,
-    NUMFIELDS_NOT_POSITIVE,
+    change, encoding::Batch, expire::expire_at_ms, fields_arg, ttl, ttl::Unit, typed::Failure,
+    wrong_type, Ctx, NUMFIELDS_NOT_POSITIVE,
 };
 
 /// HGETDEL key FIELDS numfields field ...: each field's value (null if missing), and the
@@ -23,8 +23,10 @@ pub(super) fn hgetdel(ctx: &mut Ctx<'_>) {
     };
     let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
+        let mut batch = Batch::new(fields, names.iter().copied());
         let values: Vec<Option<Vec<u8>>> =
-            names.iter().map(|name| fields.remove(name).map(Cow::into_owned)).collect();
+            names.iter().map(|name| batch.remove(fields, name).map(Cow::into_owned)).collect();
+        batch.finish(fields);
         (values.iter().any(Option::is_some), values)
     });
     reply_values(ctx, result);
@@ -85,15 +87,16 @@ pub(super) fn hgetex(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
+        let mut batch = Batch::new(fields, names.iter().copied());
         let values = names
             .iter()
             .map(|name| {
-                let index = fields.find(name)?;
+                let index = batch.find(name)?;
                 let value = fields.list[index].value.to_vec();
                 match expiry {
                     NewExpiry::Unchanged => {}
                     NewExpiry::At(at_ms) if at_ms <= now_ms => {
-                        fields.list.remove(index);
+                        batch.remove(fields, name);
                         changed = true;
                     }
                     NewExpiry::At(at_ms) => {
@@ -108,6 +111,7 @@ pub(super) fn hgetex(ctx: &mut Ctx<'_>) {
                 Some(value)
             })
             .collect();
+        batch.finish(fields);
         (changed, values)
     });
     reply_values(ctx, result);
@@ -202,7 +206,8 @@ pub(super) fn hsetex(ctx: &mut Ctx<'_>) {
     let pairs: Vec<(&[u8], &[u8])> =
         (options.first..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
     let result = change(ctx, |fields| {
-        let present = pairs.iter().filter(|(name, _)| fields.find(name).is_some()).count();
+        let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
+        let present = pairs.iter().filter(|(name, _)| batch.find(name).is_some()).count();
         match options.exist {
             Some(false) if present > 0 => return (false, 0),
             Some(true) if present < pairs.len() => return (false, 0),
@@ -210,16 +215,17 @@ pub(super) fn hsetex(ctx: &mut Ctx<'_>) {
         }
         let keep_ttl = options.keep_ttl || options.at_ms.is_some();
         for (name, value) in &pairs {
-            fields.set(name, Cow::Owned(value.to_vec()), keep_ttl);
+            batch.set(fields, name, Cow::Owned(value.to_vec()), keep_ttl);
             match options.at_ms {
-                Some(at_ms) if at_ms <= now_ms => drop(fields.remove(name)),
+                Some(at_ms) if at_ms <= now_ms => drop(batch.remove(fields, name)),
                 Some(at_ms) => {
-                    let index = fields.find(name).expect("just set");
+                    let index = batch.find(name).expect("just set");
                     fields.list[index].expire_at_ms = Some(at_ms);
                 }
                 None => {}
             }
         }
+        batch.finish(fields);
         (true, 1)
     });
     match result {

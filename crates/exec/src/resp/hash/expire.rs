@@ -4,7 +4,10 @@
 
 use proto_resp::{args::parse_i64, error};
 
-use super::{change, fields_arg, read, ttl, ttl::Unit, wrong_type, Ctx, NUMFIELDS_NOT_POSITIVE};
+use super::{
+    change, encoding::Batch, fields_arg, read, ttl, ttl::Unit, wrong_type, Ctx,
+    NUMFIELDS_NOT_POSITIVE,
+};
 
 /// The latest expiry Redis accepts for a field: its `EB_EXPIRE_TIME_MAX >> 2`, in Unix
 /// milliseconds (about the year 10889).
@@ -98,10 +101,11 @@ pub(super) fn hexpire(ctx: &mut Ctx<'_>, unit: Unit, base: ttl::Base) {
     let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
+        let mut batch = Batch::new(fields, names.iter().copied());
         let answers: Vec<i64> = names
             .iter()
             .map(|name| {
-                let Some(index) = fields.find(name) else {
+                let Some(index) = batch.find(name) else {
                     return NO_FIELD;
                 };
                 if !condition.allows(fields.list[index].expire_at_ms, at_ms) {
@@ -109,13 +113,14 @@ pub(super) fn hexpire(ctx: &mut Ctx<'_>, unit: Unit, base: ttl::Base) {
                 }
                 changed = true;
                 if at_ms <= now_ms {
-                    fields.list.remove(index);
+                    batch.remove(fields, name);
                     return DELETED;
                 }
                 fields.list[index].expire_at_ms = Some(at_ms);
                 SET
             })
             .collect();
+        batch.finish(fields);
         (changed, answers)
     });
     reply_integers(ctx, result);
@@ -147,8 +152,11 @@ pub(super) fn httl(ctx: &mut Ctx<'_>, unit: Unit, report: ttl::Report) {
             return reply.error(message);
         }
         reply.array(names.len());
+        let batch = fields.map(|fields| (fields, Batch::new(fields, names.iter().copied())));
         for name in &names {
-            let field = fields.and_then(|fields| fields.find(name).map(|i| &fields.list[i]));
+            let field = batch
+                .as_ref()
+                .and_then(|(fields, batch)| batch.find(name).map(|index| &fields.list[index]));
             let answer = match field.map(|field| field.expire_at_ms) {
                 None => NO_FIELD,
                 Some(None) => NO_TTL,
@@ -176,9 +184,10 @@ pub(super) fn hpersist(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
+        let batch = Batch::new(fields, names.iter().copied());
         let answers = names
             .iter()
-            .map(|name| match fields.find(name) {
+            .map(|name| match batch.find(name) {
                 None => NO_FIELD,
                 Some(index) if fields.list[index].expire_at_ms.is_none() => NO_TTL,
                 Some(index) => {

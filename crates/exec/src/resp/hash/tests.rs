@@ -176,3 +176,32 @@ fn wrong_type_and_check_order() {
         ("HSETEX s FIELDS 0 a 1", "-ERR invalid number of fields\r\n"),
     ]);
 }
+
+/// Goal: commands naming many fields (each located once, by a map of the names) answer
+/// per name in order, duplicates seeing the effect of the earlier ones.
+#[test]
+fn many_fields_in_one_command() {
+    let mut h = Harness::new();
+    let names: Vec<Vec<u8>> = (0..5000).map(|i| format!("f{i}").into_bytes()).collect();
+    let mut hset: Vec<&[u8]> = vec![b"HSET", b"h"];
+    names.iter().for_each(|name| hset.extend([&name[..], b"v"]));
+    assert_eq!(h.run_args(&hset), b":5000\r\n");
+    let mut hmget: Vec<&[u8]> = vec![b"HMGET", b"h", b"nope"];
+    hmget.extend(names.iter().map(|name| &name[..]));
+    let reply = h.run_args(&hmget);
+    assert!(reply.starts_with(b"*5001\r\n$-1\r\n$1\r\nv\r\n"));
+    assert_eq!(reply.len(), b"*5001\r\n$-1\r\n".len() + 5000 * b"$1\r\nv\r\n".len());
+    h.check(&[
+        ("HSET h x 1 x 2", ":1\r\n"),
+        ("HGETDEL h FIELDS 3 x x f0", "*3\r\n$1\r\n2\r\n$-1\r\n$1\r\nv\r\n"),
+        ("HEXPIRE h 0 FIELDS 3 f1 f1 x", "*3\r\n:2\r\n:-2\r\n:-2\r\n"),
+        ("HEXPIRE h 9 FIELDS 2 f2 f2", "*2\r\n:1\r\n:1\r\n"),
+        ("HPERSIST h FIELDS 2 f2 f2", "*2\r\n:1\r\n:-1\r\n"),
+        ("HSETEX h PX 0 FIELDS 2 f3 a f3 b", ":1\r\n"),
+        ("HLEN h", ":4997\r\n"),
+    ]);
+    let mut hdel: Vec<&[u8]> = vec![b"HDEL", b"h"];
+    hdel.extend(names.iter().chain(names.iter()).map(|name| &name[..]));
+    assert_eq!(h.run_args(&hdel), b":4997\r\n");
+    h.check(&[("EXISTS h", ":0\r\n")]);
+}
