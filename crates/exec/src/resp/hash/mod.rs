@@ -3,9 +3,11 @@
 //!
 //! A hash is one store item of [`ValueKind::Hash`] whose value is the encoding of
 //! [`encoding`] (fields with an expiry first, by time; the rest in insertion order). A
-//! read decodes the value without a lock; a change decodes, edits and re-encodes it under
-//! the key's lock ([`typed::modify`]): O(size) per change, the accepted cost of one item
-//! per key. Expired fields are left out by every decode, so no command sees them, and the
+//! read takes no lock: it decodes the value, or for one field looks it up in place; a
+//! change decodes, edits and re-encodes it in one `Store::modify`, under the key's lock
+//! ([`change`]; `typed::modify` does the same but cannot set the key's expiry): O(size)
+//! per change, the accepted cost of one item per key. A command naming many fields finds
+//! them in one pass ([`encoding::Batch`]). Expired fields are left out by every decode, so no command sees them, and the
 //! next write drops them. When every field of a hash has an expiry, the key is given the
 //! latest one (unless its own TTL comes first), so the store drops the hash when its last
 //! field expires and every command (EXISTS, TYPE, SCAN...) sees it gone, as Redis deletes
