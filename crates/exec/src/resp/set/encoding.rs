@@ -103,12 +103,15 @@ impl<'a> SetView<'a> {
                 let (count, used) = read_varint(rest);
                 SetView::Strings { count, entries: &rest[used..] }
             }
-            Some((&width, body)) => {
-                debug_assert!(matches!(width, 2 | 4 | 8) && body.len() % usize::from(width) == 0);
-                SetView::Ints { width: usize::from(width), body }
+            Some((&width, body)) if matches!(width, 2 | 4 | 8) => {
+                // Whole members only: a value changed behind the set's back (a string
+                // command that does not check the kind) must not make a read panic.
+                let whole = body.len() - body.len() % usize::from(width);
+                SetView::Ints { width: usize::from(width), body: &body[..whole] }
             }
-            // Never stored (an empty set is deleted); read as empty all the same.
-            None => SetView::Strings { count: 0, entries: &[] },
+            // Never stored (an empty set is deleted, every encoding starts with a tag); read
+            // as empty all the same.
+            _ => SetView::Strings { count: 0, entries: &[] },
         }
     }
 
@@ -460,6 +463,22 @@ mod tests {
         let lookup = view.lookup();
         assert!(matches!(lookup, Lookup::Hashed(_)));
         assert!(lookup.contains(Member::Bytes(&long)) && !lookup.contains(Member::Int(5)));
+    }
+
+    /// Goal: bytes that are not a whole encoding (a string command wrote to the key) read
+    /// as what they hold, without a panic.
+    #[test]
+    fn damaged_values_read_safely() {
+        let view = SetView::new(&[2, 1, 0, 3]);
+        assert_eq!((view.len(), view.iter().count()), (1, 1));
+        let view = SetView::new(&[TAG_STRINGS, 5, 1, b'a', 9]);
+        assert_eq!(texts(view), vec![b"a".to_vec()]);
+        assert!(!view.contains(Member::Bytes(b"b")));
+        for bytes in [&b"x"[..], &[3, 1, 2, 3], &[TAG_STRINGS], &[TAG_STRINGS, 0x80]] {
+            let view = SetView::new(bytes);
+            assert_eq!(view.iter().count(), 0, "{bytes:?}");
+            assert_eq!(Work::decode(Some(bytes)).len(), 0);
+        }
     }
 
     #[test]

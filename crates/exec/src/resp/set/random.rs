@@ -36,6 +36,9 @@ fn spop_one(ctx: &mut Ctx<'_>) {
             return (Edit::Keep, None);
         };
         let mut work = Work::decode(Some(current));
+        if work.len() == 0 {
+            return (Edit::Keep, None);
+        }
         let member = work.nth(random_below(work.len()));
         work.remove_all([member]);
         (edit_of(&work), Some(member.to_vec()))
@@ -75,7 +78,8 @@ fn spop_count(ctx: &mut Ctx<'_>) {
 pub(super) fn srandmember(ctx: &mut Ctx<'_>) {
     match ctx.argc() {
         2 => with_set(ctx, 1, |ctx, set| {
-            let member = set.map(|set| set.iter().nth(random_below(set.len())).expect("in range"));
+            let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
+            let member = (!members.is_empty()).then(|| members[random_below(members.len())]);
             match member {
                 Some(member) => member.reply(&mut ctx.reply()),
                 None => ctx.reply().null(),
@@ -93,10 +97,10 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
         Err(e) => return ctx.error(e.message()),
     };
     with_set(ctx, 1, |ctx, set| {
-        let Some(set) = set.filter(|_| count != 0) else {
+        let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
+        if count == 0 || members.is_empty() {
             return ctx.reply().array(0);
-        };
-        let members: Vec<Member<'_>> = set.iter().collect();
+        }
         let wanted = count.unsigned_abs();
         if count < 0 || wanted == 1 {
             // With repeats: each pick is independent.
