@@ -10,8 +10,8 @@
 use proto_resp::{args::parse_i64, error};
 use store::{Change, Expiry, Reader, ValueKind};
 
-use super::{change_set, edit_of, stored_key, Ctx, Member, SetView, Work};
-use crate::resp::typed::{self, Edit, Failure};
+use super::{change_set, splice, stored_key, Ctx, Member, SetView, Work};
+use crate::resp::typed::{self, Failure};
 
 const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
@@ -207,19 +207,10 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
         return ctx.reply().integer(1);
     }
     drop(reader);
-    let added = change_set(ctx, 2, |current| {
-        let mut work = Work::decode(current);
-        let added = work.add_all([member]);
-        (if added > 0 { edit_of(&work) } else { Edit::Keep }, ())
-    });
-    if added.is_none() {
+    if change_set(ctx, 2, |current| splice::add(current, &[member])).is_none() {
         return;
     }
-    let removed = change_set(ctx, 1, |current| {
-        let mut work = Work::decode(current);
-        let removed = work.remove_all([member]);
-        (if removed > 0 { edit_of(&work) } else { Edit::Keep }, ())
-    });
+    let removed = change_set(ctx, 1, |current| splice::remove(current, &[member]));
     if removed.is_some() {
         ctx.reply().integer(1);
     }

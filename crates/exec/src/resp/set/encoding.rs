@@ -11,10 +11,11 @@
 //! members come out in ascending order, which is the order Redis 7.0 sends an intset in, so
 //! replies about small integer sets are byte for byte Redis's. Any other set is a count and
 //! length-prefixed entries ([`typed::put_entry`]): no per-entry header beyond the varint
-//! length, so it is no bigger than Redis's listpack. There the integer members come first,
-//! ascending, then the others in the order they were added (Redis's order for these is its
-//! hash table's, which nobody may rely on). The encoding is a function of the members and
-//! that order alone: removing the last non-integer member turns a set back into integers.
+//! length, so it is no bigger than Redis's listpack. Its members are in no particular order
+//! (Redis's order for these is its hash table's, which nobody may rely on): a few added at
+//! a time are appended (`splice`), a set rebuilt in one go lists its integers first. A
+//! strings set that loses its last non-integer member becomes an integer set again; an
+//! integer set keeps its width when members leave, as an intset does.
 //!
 //! Members are compared as [`Member`]s: bytes that read as an integer become `Int`, so the
 //! member "5" is the same whichever encoding holds it.
@@ -26,7 +27,7 @@ use proto_resp::{args::parse_i64, Reply};
 use super::super::typed::{put_entry, Entries};
 
 /// The first byte of the strings encoding; the integer encoding starts with its width.
-const TAG_STRINGS: u8 = 0x80;
+pub(super) const TAG_STRINGS: u8 = 0x80;
 
 /// One member, normalised: bytes that Redis would store in an intset are `Int`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -131,28 +132,47 @@ impl<'a> SetView<'a> {
         }
     }
 
-    pub(super) fn contains(&self, member: Member<'_>) -> bool {
+    /// Where `n` is or would go in an integer set's body, as a member index.
+    pub(super) fn lower_bound(width: usize, body: &[u8], n: i64) -> usize {
+        let (mut low, mut high) = (0, body.len() / width);
+        while low < high {
+            let mid = (low + high) / 2;
+            if Self::int_at(width, body, mid) < n {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    }
+
+    /// Where `member` is stored: its member index in an integer set, the byte range of its
+    /// entry (length included) within `entries` in a strings set.
+    pub(super) fn locate(&self, member: Member<'_>) -> Option<Slot> {
         match (*self, member) {
             (SetView::Ints { width, body }, Member::Int(n)) => {
-                let len = body.len() / width;
-                let (mut low, mut high) = (0, len);
-                while low < high {
-                    let mid = (low + high) / 2;
-                    match Self::int_at(width, body, mid).cmp(&n) {
-                        std::cmp::Ordering::Less => low = mid + 1,
-                        std::cmp::Ordering::Greater => high = mid,
-                        std::cmp::Ordering::Equal => return true,
-                    }
-                }
-                false
+                let at = Self::lower_bound(width, body, n);
+                let found = at < body.len() / width && Self::int_at(width, body, at) == n;
+                found.then_some(Slot::Int(at))
             }
-            (SetView::Ints { .. }, Member::Bytes(_)) => false,
+            (SetView::Ints { .. }, Member::Bytes(_)) => None,
             (SetView::Strings { entries, .. }, member) => {
                 let mut buf = IntText::default();
                 let text = member.text(&mut buf);
-                Entries::new(entries).any(|entry| entry == text)
+                let mut walk = Entries::new(entries);
+                loop {
+                    let start = entries.len() - walk.rest().len();
+                    let entry = walk.next()?;
+                    if entry == text {
+                        return Some(Slot::Entry(start..entries.len() - walk.rest().len()));
+                    }
+                }
             }
         }
+    }
+
+    pub(super) fn contains(&self, member: Member<'_>) -> bool {
+        self.locate(member).is_some()
     }
 
     /// The members in stored order.
@@ -172,6 +192,13 @@ impl<'a> SetView<'a> {
             view => Lookup::View(view),
         }
     }
+}
+
+/// Where a member is stored, see [`SetView::locate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Slot {
+    Int(usize),
+    Entry(std::ops::Range<usize>),
 }
 
 /// Up to this many entries a scan is as quick as hashing them.
@@ -319,15 +346,19 @@ impl<'a> Work<'a> {
     }
 }
 
-fn encode_ints(ints: &[i64]) -> Vec<u8> {
-    let fits = |low: i64, high: i64| ints.iter().all(|n| (low..=high).contains(n));
-    let width: usize = if fits(i16::MIN.into(), i16::MAX.into()) {
+/// The bytes `n` takes in the integer encoding.
+pub(super) fn int_width(n: i64) -> usize {
+    if i16::try_from(n).is_ok() {
         2
-    } else if fits(i32::MIN.into(), i32::MAX.into()) {
+    } else if i32::try_from(n).is_ok() {
         4
     } else {
         8
-    };
+    }
+}
+
+fn encode_ints(ints: &[i64]) -> Vec<u8> {
+    let width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
     let mut out = Vec::with_capacity(1 + width * ints.len());
     out.push(width as u8);
     for n in ints {
@@ -336,7 +367,7 @@ fn encode_ints(ints: &[i64]) -> Vec<u8> {
     out
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut n: usize) {
     while n >= 0x80 {
         out.push((n as u8 & 0x7f) | 0x80);
         n >>= 7;

@@ -24,6 +24,7 @@ use crate::keyspace;
 mod algebra;
 mod encoding;
 mod random;
+mod splice;
 
 use encoding::{IntText, Member, SetView, Work};
 
@@ -102,25 +103,15 @@ fn member_args<'a>(ctx: &Ctx<'a>, from: usize) -> impl Iterator<Item = Member<'a
 }
 
 fn sadd(ctx: &mut Ctx<'_>) {
-    let members = member_args(ctx, 2);
-    let added = change_set(ctx, 1, |current| {
-        let mut work = Work::decode(current);
-        let added = work.add_all(members.clone());
-        (if added > 0 { edit_of(&work) } else { Edit::Keep }, added)
-    });
-    if let Some(added) = added {
+    let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
+    if let Some(added) = change_set(ctx, 1, |current| splice::add(current, &members)) {
         ctx.reply().integer(added as i64);
     }
 }
 
 fn srem(ctx: &mut Ctx<'_>) {
-    let members = member_args(ctx, 2);
-    let removed = change_set(ctx, 1, |current| {
-        let mut work = Work::decode(current);
-        let removed = work.remove_all(members.clone());
-        (if removed > 0 { edit_of(&work) } else { Edit::Keep }, removed)
-    });
-    if let Some(removed) = removed {
+    let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
+    if let Some(removed) = change_set(ctx, 1, |current| splice::remove(current, &members)) {
         ctx.reply().integer(removed as i64);
     }
 }

@@ -8,7 +8,7 @@ use std::{cell::Cell, collections::HashSet, hash::BuildHasher};
 
 use proto_resp::{args::parse_i64, error};
 
-use super::{change_set, edit_of, with_set, Ctx, Member, Work};
+use super::{change_set, edit_of, splice, with_set, Ctx, Member, SetView, Work};
 use crate::resp::typed::Edit;
 
 /// `getPositiveLongFromObjectOrReply`'s text, for a count that is not a number or below 0.
@@ -32,16 +32,12 @@ pub(super) fn spop(ctx: &mut Ctx<'_>) {
 
 fn spop_one(ctx: &mut Ctx<'_>) {
     let popped = change_set(ctx, 1, |current| {
-        let Some(current) = current else {
+        let view = current.map(SetView::new).filter(|view| view.len() > 0);
+        let picked = view.and_then(|view| view.iter().nth(random_below(view.len())));
+        let Some(member) = picked else {
             return (Edit::Keep, None);
         };
-        let mut work = Work::decode(Some(current));
-        if work.len() == 0 {
-            return (Edit::Keep, None);
-        }
-        let member = work.nth(random_below(work.len()));
-        work.remove_all([member]);
-        (edit_of(&work), Some(member.to_vec()))
+        (splice::remove(current, &[member]).0, Some(member.to_vec()))
     });
     if let Some(popped) = popped {
         ctx.bulk_or_null(popped.as_deref());
