@@ -7,11 +7,11 @@
 //!
 //! A set whose members are all integers (Redis's `string2ll` form: no `+`, no leading
 //! zero) is stored as sorted fixed-width integers, as Redis's intset: 2, 4 or 8 bytes a
-//! member, the smallest width that holds them all. Membership is a binary search and the
-//! members come out in ascending order, which is the order Redis 7.0 sends an intset in, so
-//! replies about small integer sets are byte for byte Redis's. Any other set is a count and
-//! length-prefixed entries ([`typed::put_entry`]): no per-entry header beyond the varint
-//! length, so it is no bigger than Redis's listpack. Its members are in no particular order
+//! member, the smallest width that held them all when they were written. Membership is a
+//! binary search and the members come out in ascending order, which is the order Redis 7.0
+//! sends an intset in, so replies about small integer sets are byte for byte Redis's. Any
+//! other set is a count and length-prefixed entries ([`typed::put_entry`]): no per-entry
+//! header beyond the varint length, so it is no bigger than Redis's listpack. Its members are in no particular order
 //! (Redis's order for these is its hash table's, which nobody may rely on): a few added at
 //! a time are appended (`splice`), a set rebuilt in one go lists its integers first. A
 //! strings set that loses its last non-integer member becomes an integer set again; an

@@ -190,4 +190,10 @@ fn too_large_is_refused() {
     let refused = h.run_args(&[b"SMOVE", b"d", b"s", &other]);
     assert!(refused.starts_with(b"-OOM"));
     h.check(&[("SCARD s", ":1\r\n"), ("SCARD d", ":1\r\n")]);
+    // A STORE whose result is over the limit leaves the destination as it was.
+    h.check(&[("SADD out 1", ":1\r\n")]);
+    let refused = h.run("SUNIONSTORE out s d");
+    assert!(refused.starts_with("-OOM"), "{refused}");
+    h.check(&[("SMEMBERS out", "*1\r\n$1\r\n1\r\n"), ("SINTERSTORE out s d", ":0\r\n")]);
+    h.check(&[("EXISTS out", ":0\r\n")]);
 }
