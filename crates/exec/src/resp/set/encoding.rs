@@ -11,11 +11,12 @@
 //! binary search and the members come out in ascending order, which is the order Redis 7.0
 //! sends an intset in, so replies about small integer sets are byte for byte Redis's. Any
 //! other set is a count and length-prefixed entries ([`typed::put_entry`]): no per-entry
-//! header beyond the varint length, so it is no bigger than Redis's listpack. Its members are in no particular order
-//! (Redis's order for these is its hash table's, which nobody may rely on): a few added at
-//! a time are appended (`splice`), a set rebuilt in one go lists its integers first. A
-//! strings set that loses its last non-integer member becomes an integer set again; an
-//! integer set keeps its width when members leave, as an intset does.
+//! header beyond the varint length, so it is no bigger than Redis's listpack. Its members
+//! are in no particular order (Redis's order for these is its hash table's, which nobody
+//! may rely on): a few added at a time are appended (`splice`), a set rebuilt in one go
+//! lists its integers first. A strings set that loses its last non-integer member becomes
+//! an integer set again; an integer set keeps its width when members leave, as an intset
+//! does.
 //!
 //! Members are compared as [`Member`]s: bytes that read as an integer become `Int`, so the
 //! member "5" is the same whichever encoding holds it.
