@@ -17,16 +17,28 @@ const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
 const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 
+/// Whether a read counts toward `keyspace_hits`/`keyspace_misses`: Redis counts the sources
+/// of SINTER and the rest (`lookupKeyRead`), not SMOVE's keys (`lookupKeyWrite`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Count {
+    Reads,
+    Not,
+}
+
 /// The sets at key arguments `keys` (each `None` when absent), or the first WRONGTYPE.
 fn read_sets<'r>(
     ctx: &Ctx<'_>,
     reader: &'r Reader<'_>,
     keys: std::ops::Range<usize>,
+    count: Count,
 ) -> Result<Vec<Option<SetView<'r>>>, Failure> {
     let mut scratch = Vec::new();
     keys.map(|index| {
         let key = stored_key(ctx, index, &mut scratch);
         let item = typed::read(reader, key, ValueKind::Set)?;
+        if count == Count::Reads {
+            crate::resp::count_read(ctx.counters, item.is_some());
+        }
         Ok(item.map(|item| SetView::new(item.value())))
     })
     .collect()
@@ -59,7 +71,7 @@ fn intersect<'r>(sets: &[Option<SetView<'r>>], limit: usize) -> Vec<Member<'r>> 
 pub(super) fn sinter(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    match read_sets(ctx, &reader, 1..ctx.argc()) {
+    match read_sets(ctx, &reader, 1..ctx.argc(), Count::Reads) {
         Ok(sets) => {
             let found = intersect(&sets, 0);
             super::reply_members(ctx, found.len(), found.into_iter());
@@ -93,7 +105,7 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
     }
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    match read_sets(ctx, &reader, 2..keys_end) {
+    match read_sets(ctx, &reader, 2..keys_end, Count::Reads) {
         Ok(sets) => ctx.reply().integer(intersect(&sets, limit).len() as i64),
         Err(failure) => ctx.failure(failure),
     }
@@ -103,7 +115,7 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
 pub(super) fn sinterstore(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let result = read_sets(ctx, &reader, 2..ctx.argc()).map(|sets| {
+    let result = read_sets(ctx, &reader, 2..ctx.argc(), Count::Reads).map(|sets| {
         let mut work = Work::default();
         work.add_all(intersect(&sets, 0));
         work.encode()
@@ -132,7 +144,7 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, target: Target) {
     let first = if target == Target::Store { 2 } else { 1 };
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let sets = match read_sets(ctx, &reader, first..ctx.argc()) {
+    let sets = match read_sets(ctx, &reader, first..ctx.argc(), Count::Reads) {
         Ok(sets) => sets,
         Err(failure) => return ctx.failure(failure),
     };
@@ -192,7 +204,7 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
     let same_key = ctx.arg(1) == ctx.arg(2);
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let sets = match read_sets(ctx, &reader, 1..3) {
+    let sets = match read_sets(ctx, &reader, 1..3, Count::Not) {
         Ok(sets) => sets,
         Err(_) if sets_source_missing(ctx, &reader) => return ctx.reply().integer(0),
         Err(failure) => return ctx.failure(failure),

@@ -74,9 +74,8 @@ fn spop_count(ctx: &mut Ctx<'_>) {
 pub(super) fn srandmember(ctx: &mut Ctx<'_>) {
     match ctx.argc() {
         2 => with_set(ctx, 1, |ctx, set| {
-            let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
-            let member = (!members.is_empty()).then(|| members[random_below(members.len())]);
-            match member {
+            let set = set.filter(|set| set.len() > 0);
+            match set.and_then(|set| set.iter().nth(random_below(set.len()))) {
                 Some(member) => member.reply(&mut ctx.reply()),
                 None => ctx.reply().null(),
             }
