@@ -339,3 +339,35 @@ def test_resp3_reply_types(c3, key):
     c3.rt(resp_encode("SPOP", a, "5"), b"~1\r\n" + bulks(*({b"1", b"2", b"3"} - set(popped)))[4:])
     c3.rt(resp_encode("DEL", b), b":1\r\n")
     assert not isinstance(ask(c3, "SMEMBERS", a), RespError)
+
+
+def test_concurrent_sadd_srem_one_key(resp_port, key):
+    """Clients on several connections (on Spinel, several workers) change one set at once:
+    every change lands, none is lost to another's rewrite of the value."""
+    import threading
+
+    clients, per_client = 4, 300
+    errors = []
+
+    def add_then_remove(n):
+        try:
+            with Conn(resp_port) as conn:
+                # Plain reads (rt's quiet check waits 50 ms a command).
+                for i in range(per_client):
+                    conn.send(resp_encode("SADD", key, f"c{n}:{i}", f"keep{n}:{i}"))
+                    assert conn.read_exact(4) == b":2\r\n"
+                for i in range(per_client):
+                    conn.send(resp_encode("SREM", key, f"c{n}:{i}"))
+                    assert conn.read_exact(4) == b":1\r\n"
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=add_then_remove, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    with Conn(resp_port) as c:
+        c.rt(resp_encode("SCARD", key), b":%d\r\n" % (clients * per_client))
+        c.rt(resp_encode("DEL", key), b":1\r\n")
