@@ -177,7 +177,7 @@ fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>) {
     let shared = ctx.shared;
     let mut scratch = Vec::new();
     let key = stored_key(ctx, 1, &mut scratch);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.store.modify_within(key, super::super::PROTO_MAX_BULK_LEN, |current| {
         let change = match (&encoded, current) {
             (Some(value), _) => Change::WriteKind {
                 value: value.clone(),
