@@ -867,3 +867,20 @@ def test_value_over_item_size(make_server, target):
         conn.rt(resp_encode("ZUNIONSTORE", "u", 2, "big", "big2"), b":4\r\n")
         conn.rt(resp_encode("ZRANGESTORE", "u", "big2", 1, 1), b":1\r\n")
         conn.rt(resp_encode("ZCARD", "u"), b":1\r\n")
+
+def test_plain_sets_as_inputs(resp_port, key):
+    """ZUNION, ZINTER, ZDIFF, ZINTERCARD and the STORE forms read a plain set as a sorted set
+    whose members all score 1 (Redis's zsetConvert of a set input)."""
+    s, z, d = key + ":s", key + ":z", key + ":d"
+    with Conn(resp_port) as c:
+        c.rt(resp_encode("SADD", s, 3, 1, "b", "a"), b":4\r\n")
+        c.rt(resp_encode("ZADD", z, 5, "a", 2, "x"), b":2\r\n")
+        c.rt(resp_encode("ZUNION", 2, s, z, "WITHSCORES"),
+             b"*10\r\n$1\r\n1\r\n$1\r\n1\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n1\r\n"
+             b"$1\r\nx\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\n6\r\n")
+        c.rt(resp_encode("ZINTER", 2, s, z, "WITHSCORES"), b"*2\r\n$1\r\na\r\n$1\r\n6\r\n")
+        c.rt(resp_encode("ZDIFF", 2, s, z), b"*3\r\n$1\r\n1\r\n$1\r\n3\r\n$1\r\nb\r\n")
+        c.rt(resp_encode("ZINTERCARD", 2, s, z), b":1\r\n")
+        c.rt(resp_encode("ZUNIONSTORE", d, 2, s, z, "WEIGHTS", 2, 1), b":5\r\n")
+        c.rt(resp_encode("ZSCORE", d, "a"), b"$1\r\n7\r\n")
+        c.rt(resp_encode("DEL", s, z, d), b":3\r\n")

@@ -29,6 +29,12 @@ mod splice;
 use encoding::{IntText, Member, SetView, Work};
 
 /// Runs one command of this family.
+/// A set's members as text, for the sorted-set commands that read plain sets as inputs
+/// (ZUNION, ZINTER, ZDIFF and ZINTERCARD give each member score 1, as Redis does).
+pub(super) fn members_text(encoded: &[u8]) -> Vec<Vec<u8>> {
+    encoding::SetView::new(encoded).iter().map(|member| member.to_vec()).collect()
+}
+
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: SetId) {
     match id {
         SetId::Sadd => sadd(ctx),

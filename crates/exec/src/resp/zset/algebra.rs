@@ -13,7 +13,9 @@ use proto_resp::error;
 use super::encoding::{Entry, ZSet};
 use super::range::parse_score;
 use super::zrange::store_result;
-use super::{lookup, Ctx};
+use store::{Item, Reader, ValueKind};
+
+use super::Ctx;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Op {
@@ -52,6 +54,23 @@ struct Options {
 const WEIGHT_NOT_FLOAT: &str = "ERR weight value is not a float";
 const LIMIT_NEGATIVE: &str = "ERR LIMIT can't be negative";
 
+/// Input `index` of ZUNION and its relatives: a sorted set or a plain set.
+fn lookup_input<'r>(
+    ctx: &mut Ctx<'_>,
+    reader: &'r Reader<'_>,
+    index: usize,
+) -> Result<Option<Item<'r>>, ()> {
+    let found = reader.peek(ctx.key(index));
+    super::super::count_read(ctx.counters, found.is_some());
+    match found {
+        Some(item) if !matches!(item.value_kind(), ValueKind::ZSet | ValueKind::Set) => {
+            ctx.error(error::WRONGTYPE);
+            Err(())
+        }
+        found => Ok(found),
+    }
+}
+
 pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
     let numkeys_at = if output == Output::Store { 2 } else { 1 };
     let numkeys = match parse_i64(ctx.arg(numkeys_at)) {
@@ -71,15 +90,34 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
     let reader = shared.store.reader();
     let mut items = Vec::with_capacity(keys.len());
     for index in keys.clone() {
-        let Ok(item) = lookup(ctx, &reader, index) else { return };
+        let Ok(item) = lookup_input(ctx, &reader, index) else { return };
         items.push(item);
     }
     let options = match parse_options(ctx, keys.end, keys.len(), op, output) {
         Ok(options) => options,
         Err(message) => return ctx.error(message),
     };
-    let sets: Vec<ZSet<'_>> =
-        items.iter().map(|item| ZSet::decode_or_empty(item.as_ref().map(|i| i.value()))).collect();
+    // A plain set is read as a sorted set whose members all score 1.
+    let texts: Vec<Option<Vec<Vec<u8>>>> = items
+        .iter()
+        .map(|item| {
+            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::Set)?;
+            Some(super::super::set::members_text(item.value()))
+        })
+        .collect();
+    let sets: Vec<ZSet<'_>> = items
+        .iter()
+        .zip(&texts)
+        .map(|(item, text)| match text {
+            Some(members) => {
+                let mut entries: Vec<Entry<'_>> =
+                    members.iter().map(|m| Entry { score: 1.0, member: m }).collect();
+                entries.sort_by(super::encoding::order);
+                ZSet { entries }
+            }
+            None => ZSet::decode_or_empty(item.as_ref().map(|i| i.value())),
+        })
+        .collect();
     let mut sources: Vec<(f64, &ZSet<'_>)> = options.weights.iter().copied().zip(&sets).collect();
     if op != Op::Diff {
         // Redis walks the inputs smallest first; a stable sort keeps equal sizes in order.
