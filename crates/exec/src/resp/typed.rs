@@ -25,14 +25,15 @@ pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
     }
 }
 
-/// The name OBJECT ENCODING gives a collection's value.
-pub(super) fn encoding_name(kind: ValueKind, _value: &[u8]) -> &'static str {
+/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
+/// (a list is always a quicklist there).
+pub(super) fn encoding_name(kind: ValueKind, value: &[u8]) -> &'static str {
     match kind {
         ValueKind::String => "raw",
-        ValueKind::List => "listpack",
-        ValueKind::Hash => "listpack",
-        ValueKind::Set => "listpack",
-        ValueKind::ZSet => "listpack",
+        ValueKind::List => "quicklist",
+        ValueKind::Hash => super::hash::encoding_name(value),
+        ValueKind::Set => super::set::encoding_name(value),
+        ValueKind::ZSet => super::zset::encoding_name(value),
     }
 }
 

@@ -18,6 +18,19 @@
 //! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
 //! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
 
+/// OBJECT ENCODING's name for a hash: Redis 7.0 keeps one of at most 128 fields, each name
+/// and value at most 64 bytes, as a listpack.
+pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
+    let fields = encoding::decode(encoded, 0).list;
+    let small = fields.len() <= 128
+        && fields.iter().all(|f| f.name.len() <= 64 && f.value.len() <= 64);
+    if small {
+        "listpack"
+    } else {
+        "hashtable"
+    }
+}
+
 mod basic;
 mod encoding;
 mod ex;

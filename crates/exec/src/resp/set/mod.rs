@@ -31,6 +31,15 @@ use encoding::{IntText, Member, SetView, Work};
 /// Runs one command of this family.
 /// A set's members as text, for the sorted-set commands that read plain sets as inputs
 /// (ZUNION, ZINTER, ZDIFF and ZINTERCARD give each member score 1, as Redis does).
+/// OBJECT ENCODING's name for a set: Redis 7.0 keeps up to 512 integers as an intset and
+/// anything else as a hash table.
+pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
+    match encoding::SetView::new(encoded) {
+        view @ encoding::SetView::Ints { .. } if view.len() <= 512 => "intset",
+        _ => "hashtable",
+    }
+}
+
 pub(super) fn members_text(encoded: &[u8]) -> Vec<Vec<u8>> {
     encoding::SetView::new(encoded).iter().map(|member| member.to_vec()).collect()
 }

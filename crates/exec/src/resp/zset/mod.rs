@@ -75,6 +75,17 @@ fn key_at(ctx: &Ctx<'_>, index: usize) -> Vec<u8> {
 
 /// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a
 /// hit or a miss for INFO as Redis's `lookupKeyRead` does (a key of another type is a hit).
+/// OBJECT ENCODING's name for a sorted set: Redis 7.0 keeps one of at most 128 members,
+/// each at most 64 bytes, as a listpack.
+pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
+    let set = encoding::ZSet::decode(encoded);
+    if set.len() <= 128 && set.entries.iter().all(|e| e.member.len() <= 64) {
+        "listpack"
+    } else {
+        "skiplist"
+    }
+}
+
 fn lookup<'r>(
     ctx: &mut Ctx<'_>,
     reader: &'r Reader<'_>,
