@@ -12,7 +12,7 @@ use crate::{
     client::Protocol,
     compare::options::{parse_cpu_list, CompareArgs, CpuList},
     runner::{Config, KetamaNames, Stop},
-    workload::{KeyDistribution, Ratio, ValueSizes, Workload},
+    workload::{KeyDistribution, Ratio, Structure, ValueSizes, Workload, FIELDS_DEFAULT},
 };
 
 /// Exit status of a usage error (sysexits.h `EX_USAGE`).
@@ -110,6 +110,17 @@ struct RunArgs {
     #[arg(long, visible_alias = "key-pattern", value_name = "DIST",
           value_parser = parse_distribution, default_value = "uniform", help_heading = "Workload")]
     key_distribution: KeyDistribution,
+    /// Redis data type: string (SET/GET), hash (HSET/HGET), list (LPUSH/RPOP), set
+    /// (SADD/SISMEMBER), zset (ZADD/ZRANGE 0 9) or multi (MULTI, SET a, SET b, EXEC and
+    /// MULTI, GET a, GET b, EXEC); all but string need --protocol resp
+    #[arg(long, value_name = "TYPE", value_parser = Structure::parse, default_value = "string",
+          help_heading = "Workload")]
+    structure: Structure,
+    /// Fields (members) per hash, list, set or zset key: the key space picks the key, this
+    /// the field
+    #[arg(long, value_name = "N", default_value_t = FIELDS_DEFAULT,
+          value_parser = clap::value_parser!(u64).range(1..), help_heading = "Workload")]
+    fields: u64,
     /// TTL on sets, in seconds (0: none)
     #[arg(long, value_name = "SECS", default_value_t = 0, help_heading = "Workload")]
     ttl: u32,
@@ -228,6 +239,8 @@ impl RunArgs {
                 ratio: self.ratio,
                 keys_per_get: self.keys_per_get,
                 ttl_secs: self.ttl,
+                structure: self.structure,
+                fields: self.fields,
             },
             preload: self.preload,
             warmup: self.warmup,
