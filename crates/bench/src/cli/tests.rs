@@ -60,6 +60,19 @@ fn other_flags() {
     assert_eq!(config.ketama_names, KetamaNames::Libmemcached);
 }
 
+/// Goal: --structure and --fields reach the workload; the default is strings, 100 fields.
+#[test]
+fn structure_flags() {
+    let (config, _) = run_config("-P resp --structure zset --fields 7");
+    assert_eq!((config.workload.structure, config.workload.fields), (Structure::Zset, 7));
+    assert_eq!(config.workload.ids(), 7 * config.workload.keyspace);
+    let (plain, _) = run_config("");
+    assert_eq!((plain.workload.structure, plain.workload.fields), (Structure::String, 100));
+    assert_eq!(plain.workload.ids(), plain.workload.keyspace);
+    assert!(error_line("--structure stream").contains("want string, hash"));
+    assert!(error_line("--fields 0").contains("--fields"));
+}
+
 /// Goal: the memtier-style spellings still work.
 #[test]
 fn aliases() {

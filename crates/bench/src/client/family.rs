@@ -276,3 +276,7 @@ where
     }
     Ok(Parsed::Reply { tally, error, used })
 }
+
+#[cfg(test)]
+#[path = "family_tests.rs"]
+mod tests;

@@ -451,6 +451,22 @@ mod tests {
         assert!(parse("--spinel-resp").unwrap().resp, "the old flag name still works");
     }
 
+    /// Goal: --structure other than string picks the RESP servers, Spinel's RESP port, no
+    /// sweep and a smaller key space unless told otherwise; string changes nothing.
+    #[test]
+    fn structure_flags() {
+        let o = parse("--structure hash --fields 10").unwrap();
+        assert_eq!((o.structure, o.fields, o.keyspace), (Structure::Hash, 10, 1000));
+        let names: Vec<&str> = o.servers.iter().map(Spec::name).collect();
+        assert_eq!(names, ["spinel", "redis", "valkey"]);
+        assert!(o.resp && o.sweep_threads == 0);
+        let o = parse("--structure multi --servers redis --keyspace 50 --sweep-threads 2").unwrap();
+        assert_eq!((o.keyspace, o.servers.len(), o.sweep_threads), (50, 1, 0));
+        let plain = parse("--structure string").unwrap();
+        assert_eq!(plain, Options { command: plain.command.clone(), ..parse("").unwrap() });
+        assert!(parse("--structure stream").unwrap_err().contains("want string"));
+    }
+
     /// Goal: the workload flags build the matrix: the product of --mix, --keys-per-get and
     /// --sizes, each at every --pipeline, --connections-list and --rate value.
     #[test]
