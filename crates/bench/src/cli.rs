@@ -11,6 +11,7 @@ use clap::{error::ErrorKind, Args, CommandFactory, Parser, Subcommand};
 use crate::{
     client::Protocol,
     compare::options::{parse_cpu_list, CompareArgs, CpuList},
+    memory::MemoryArgs,
     runner::{Config, KetamaNames, Stop},
     workload::{KeyDistribution, Ratio, Structure, ValueSizes, Workload, FIELDS_DEFAULT},
 };
@@ -41,6 +42,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Sub {
     Compare(CompareArgs),
+    Memory(MemoryArgs),
 }
 
 /// Flags of a load run. Defaults are those of [`Config::default`] (a test checks).
@@ -164,6 +166,8 @@ pub enum Command {
     Run(Box<Config>, Output),
     /// `spinel-bench compare ...`
     Compare(Box<crate::compare::Options>),
+    /// `spinel-bench memory ...`
+    Memory(Box<crate::memory::Options>),
 }
 
 /// Parses a duration: `5s`, `500ms`, `250us`, `2m`, `1.5s`, or bare seconds.
@@ -262,9 +266,18 @@ where
 {
     let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
     let cli = Cli::try_parse_from(&argv)?;
-    let Some(Sub::Compare(args)) = cli.command else {
-        let output = Output { json: cli.run.json, quiet: cli.run.quiet };
-        return Ok(Command::Run(Box::new(cli.run.config()), output));
+    let args = match cli.command {
+        Some(Sub::Compare(args)) => args,
+        Some(Sub::Memory(args)) => {
+            let options = args
+                .options()
+                .map_err(|why| Cli::command().error(ErrorKind::ValueValidation, why))?;
+            return Ok(Command::Memory(Box::new(options)));
+        }
+        None => {
+            let output = Output { json: cli.run.json, quiet: cli.run.quiet };
+            return Ok(Command::Run(Box::new(cli.run.config()), output));
+        }
     };
     // The command line as typed, for the report's notes.
     let typed = argv.iter().skip(2).map(|a| a.to_string_lossy().into_owned());

@@ -34,6 +34,7 @@ pub mod conn;
 pub mod engine;
 pub mod histogram;
 pub mod ketama;
+pub mod memory;
 pub mod ratelimit;
 pub mod report;
 pub mod rng;

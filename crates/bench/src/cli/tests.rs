@@ -73,6 +73,21 @@ fn structure_flags() {
     assert!(error_line("--fields 0").contains("--fields"));
 }
 
+/// Goal: `memory` takes its lists and refuses what it cannot load.
+#[test]
+fn memory_flags() {
+    let Ok(Command::Memory(o)) = parse_line("memory --connect r=127.0.0.1:1 --fields 10,1000")
+    else {
+        panic!("not memory");
+    };
+    assert_eq!((o.fields, o.keys), (vec![10, 1000], 1000));
+    assert_eq!(o.connect, vec![("r".to_string(), "127.0.0.1:1".to_string())]);
+    assert_eq!(o.structures, vec![Structure::Hash, Structure::Zset]);
+    assert!(error_line("memory --structures list").contains("want hash or zset"));
+    assert!(error_line("memory --servers memcached").contains("RESP"));
+    assert!(error_line("memory --fields 100000 --field-size 3").contains("--field-size"));
+}
+
 /// Goal: the memtier-style spellings still work.
 #[test]
 fn aliases() {
