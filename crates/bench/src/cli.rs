@@ -41,8 +41,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Sub {
-    Compare(CompareArgs),
-    Memory(MemoryArgs),
+    Compare(Box<CompareArgs>),
+    Memory(Box<MemoryArgs>),
 }
 
 /// Flags of a load run. Defaults are those of [`Config::default`] (a test checks).
