@@ -388,6 +388,13 @@ fn start_all(
     let value_size = o.cells.first().map_or(20, |c| c.value_size);
     let mut servers = Vec::new();
     for spec in &o.servers {
+        let resp = spec.protocol() == Protocol::Resp || spec.resp_too().is_some();
+        if o.structure != Structure::String && !resp {
+            let why = format!("speaks no RESP (--structure {})", o.structure.name());
+            progress(&format!("skipped {}: {why}", spec.name()));
+            skipped.push((spec.name().to_string(), why));
+            continue;
+        }
         let (threads, cpus) = (o.server_threads, &o.server_cpus);
         match Group::start(spec, launch, threads, cpus, value_size, o.instances) {
             Ok(s) => {
