@@ -28,7 +28,7 @@ pub enum Protocol {
     Memcache,
     /// memcached meta: `mg` (a multiget is `mg .. q` per key then `mn`), `ms`.
     Meta,
-    /// Redis: GET, MGET, SET.
+    /// Redis: GET, MGET, SET (or a data type's commands with `--structure`: `family`).
     Resp,
 }
 
