@@ -2,7 +2,8 @@
 //! Spinel, Redis and Valkey side by side (or on servers already running).
 //!
 //! ```text
-//!   for server, structure (hash, zset), fields F (10, 1000):
+//!   for server, structure (hash, zset), fields F (10, 1000): a freshly started server
+//!     (Spinel keeps its slab pages after FLUSHALL: a reused one would under-count)
 //!     FLUSHALL SYNC; before = INFO memory used_memory
 //!     N keys x F fields: HSET k f v f v ... / ZADD k n f n f ... (up to 100 fields a
 //!                        command, commands pipelined), each reply an integer
@@ -42,8 +43,8 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bytes of server memory per hash / sorted-set field
 ///
 /// Starts the servers (as compare does: Spinel with its RESP port, redis-server,
-/// valkey-server from PATH) or connects to --connect ones, and for each structure and field
-/// count: FLUSHALL, INFO memory used_memory, load --keys keys of F fields each (HSET or
+/// valkey-server from PATH; a fresh one per measurement) or connects to --connect ones, and
+/// for each structure and field count: FLUSHALL SYNC, INFO memory used_memory, load --keys keys of F fields each (HSET or
 /// ZADD, pipelined), check HLEN/ZCARD, used_memory again; prints bytes per field (the
 /// difference over keys x fields, key overhead included) as a markdown table.
 #[derive(Debug, Args)]
@@ -54,7 +55,9 @@ pub struct MemoryArgs {
     /// Another server: NAME:resp=COMMAND (as compare's; {port} {memory_mib} filled in)
     #[arg(long, value_name = "SPEC", value_parser = peers::ServerCmd::parse)]
     server_cmd: Vec<peers::ServerCmd>,
-    /// Measure these running servers instead (NAME=HOST:PORT or HOST:PORT; FLUSHALLed!)
+    /// Measure these running servers instead (NAME=HOST:PORT or HOST:PORT; FLUSHALLed!
+    /// A server that keeps freed memory after FLUSHALL, as Spinel keeps its slab pages,
+    /// under-counts every measurement but its first: start one per measurement)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     connect: Vec<String>,
     /// Structures: hash, zset
@@ -239,30 +242,32 @@ fn measure(
     Ok(row)
 }
 
-/// Every structure and field count on one server.
-fn measure_server(o: &Options, name: &str, addr: &str, rows: &mut Vec<Row>) -> Result<(), String> {
+/// One structure at one field count on the server at `addr`.
+fn measure_at(
+    o: &Options,
+    name: &str,
+    addr: &str,
+    (structure, fields): (Structure, u64),
+) -> Result<Row, String> {
     let mut wire = Wire::connect(addr, REPLY_TIMEOUT)?;
-    for &structure in &o.structures {
-        for &fields in &o.fields {
-            let row = measure(o, &mut wire, name, structure, fields)?;
-            eprintln!(
-                "{name} {} F={fields}: {:.1} bytes/field",
-                structure.name(),
-                row.bytes_per_field()
-            );
-            rows.push(row);
-        }
-    }
-    Ok(())
+    let row = measure(o, &mut wire, name, structure, fields)?;
+    eprintln!("{name} {} F={fields}: {:.1} bytes/field", structure.name(), row.bytes_per_field());
+    Ok(row)
 }
 
 /// Runs the measurements; `failures` gets a line per server that could not be measured.
 pub fn run(o: &Options, failures: &mut Vec<String>) -> Vec<Row> {
     let mut rows = Vec::new();
+    let points: Vec<(Structure, u64)> =
+        o.structures.iter().flat_map(|&s| o.fields.iter().map(move |&f| (s, f))).collect();
+    let mut note = |name: &str, result: Result<Row, String>| match result {
+        Ok(row) => rows.push(row),
+        Err(e) => failures.push(format!("{name}: {e}")),
+    };
     if !o.connect.is_empty() {
         for (name, addr) in &o.connect {
-            if let Err(e) = measure_server(o, name, addr, &mut rows) {
-                failures.push(format!("{name}: {e}"));
+            for &point in &points {
+                note(name, measure_at(o, name, addr, point));
             }
         }
         return rows;
@@ -275,13 +280,15 @@ pub fn run(o: &Options, failures: &mut Vec<String>) -> Vec<Row> {
         log_dir: o.out_dir.join("logs"),
     };
     for spec in &o.servers {
-        // One at a time, each stopped (dropped) before the next starts.
-        let result = servers::start(spec, &launch, 1, &[], 0).and_then(|running| {
-            let port = running.resp_port.unwrap_or(running.port);
-            measure_server(o, spec.name(), &format!("127.0.0.1:{port}"), &mut rows)
-        });
-        if let Err(e) = result {
-            failures.push(format!("{}: {e}", spec.name()));
+        for &point in &points {
+            // A fresh server per measurement (stopped when dropped): a server that keeps
+            // freed memory (Spinel's slab pages after FLUSHALL) would start the next
+            // measurement with room already counted.
+            let result = servers::start(spec, &launch, 1, &[], 0).and_then(|running| {
+                let port = running.resp_port.unwrap_or(running.port);
+                measure_at(o, spec.name(), &format!("127.0.0.1:{port}"), point)
+            });
+            note(spec.name(), result);
         }
     }
     rows
