@@ -256,7 +256,6 @@ fn structure_reaches_every_instance() {
         cells: vec![matrix::Cell { connections: 10, ..matrix::sweep_cell() }],
         structure: Structure::Hash,
         fields: 10,
-        resp: true,
         command: "structure compare (test)".into(),
         ..Options::defaults(true)
     };

@@ -280,7 +280,8 @@ fn launch(o: &Options) -> Launch {
         memory_mib: o.memory_mib,
         // The load's connections plus room for the preload's and the tool's own.
         max_connections: (connections + 512).max(1024),
-        resp: o.resp,
+        // Spinel's collections are on its RESP port.
+        resp: o.resp || o.structure != Structure::String,
         log_dir: o.out_dir.join("logs"),
     }
 }
