@@ -11,8 +11,9 @@ use clap::{error::ErrorKind, Args, CommandFactory, Parser, Subcommand};
 use crate::{
     client::Protocol,
     compare::options::{parse_cpu_list, CompareArgs, CpuList},
+    memory::MemoryArgs,
     runner::{Config, KetamaNames, Stop},
-    workload::{KeyDistribution, Ratio, ValueSizes, Workload},
+    workload::{KeyDistribution, Ratio, Structure, ValueSizes, Workload, FIELDS_DEFAULT},
 };
 
 /// Exit status of a usage error (sysexits.h `EX_USAGE`).
@@ -40,7 +41,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Sub {
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
+    Memory(Box<MemoryArgs>),
 }
 
 /// Flags of a load run. Defaults are those of [`Config::default`] (a test checks).
@@ -110,6 +112,17 @@ struct RunArgs {
     #[arg(long, visible_alias = "key-pattern", value_name = "DIST",
           value_parser = parse_distribution, default_value = "uniform", help_heading = "Workload")]
     key_distribution: KeyDistribution,
+    /// Redis data type: string (SET/GET), hash (HSET/HGET), list (LPUSH/RPOP), set
+    /// (SADD/SISMEMBER), zset (ZADD/ZRANGE 0 9) or multi (MULTI, SET a, SET b, EXEC and
+    /// MULTI, GET a, GET b, EXEC); all but string need --protocol resp
+    #[arg(long, value_name = "TYPE", value_parser = Structure::parse, default_value = "string",
+          help_heading = "Workload")]
+    structure: Structure,
+    /// Fields (members) per hash, list, set or zset key: the key space picks the key, this
+    /// the field
+    #[arg(long, value_name = "N", default_value_t = FIELDS_DEFAULT,
+          value_parser = clap::value_parser!(u64).range(1..), help_heading = "Workload")]
+    fields: u64,
     /// TTL on sets, in seconds (0: none)
     #[arg(long, value_name = "SECS", default_value_t = 0, help_heading = "Workload")]
     ttl: u32,
@@ -153,6 +166,8 @@ pub enum Command {
     Run(Box<Config>, Output),
     /// `spinel-bench compare ...`
     Compare(Box<crate::compare::Options>),
+    /// `spinel-bench memory ...`
+    Memory(Box<crate::memory::Options>),
 }
 
 /// Parses a duration: `5s`, `500ms`, `250us`, `2m`, `1.5s`, or bare seconds.
@@ -228,6 +243,8 @@ impl RunArgs {
                 ratio: self.ratio,
                 keys_per_get: self.keys_per_get,
                 ttl_secs: self.ttl,
+                structure: self.structure,
+                fields: self.fields,
             },
             preload: self.preload,
             warmup: self.warmup,
@@ -249,9 +266,18 @@ where
 {
     let argv: Vec<std::ffi::OsString> = argv.into_iter().map(Into::into).collect();
     let cli = Cli::try_parse_from(&argv)?;
-    let Some(Sub::Compare(args)) = cli.command else {
-        let output = Output { json: cli.run.json, quiet: cli.run.quiet };
-        return Ok(Command::Run(Box::new(cli.run.config()), output));
+    let args = match cli.command {
+        Some(Sub::Compare(args)) => args,
+        Some(Sub::Memory(args)) => {
+            let options = args
+                .options()
+                .map_err(|why| Cli::command().error(ErrorKind::ValueValidation, why))?;
+            return Ok(Command::Memory(Box::new(options)));
+        }
+        None => {
+            let output = Output { json: cli.run.json, quiet: cli.run.quiet };
+            return Ok(Command::Run(Box::new(cli.run.config()), output));
+        }
     };
     // The command line as typed, for the report's notes.
     let typed = argv.iter().skip(2).map(|a| a.to_string_lossy().into_owned());

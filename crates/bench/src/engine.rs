@@ -28,7 +28,7 @@ use crate::{
     ratelimit::Schedule,
     runner::{Shared, Stop},
     stats::Stats,
-    workload::{Generator, Op, OpKind},
+    workload::{Generator, Op, OpKind, Structure},
 };
 
 /// Reads per readiness event per connection, so one busy connection cannot starve others.
@@ -132,7 +132,7 @@ impl<'a> Engine<'a> {
         }
         let slot_count = config.connections * config.pipeline;
         let seed = config.seed ^ (thread as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let start = config.workload.keyspace / config.threads as u64 * thread as u64;
+        let start = config.workload.ids() / config.threads as u64 * thread as u64;
         Ok(Engine {
             shared,
             poller,
@@ -295,7 +295,10 @@ impl<'a> Engine<'a> {
             } else {
                 let format = &self.shared.format;
                 let ring = &self.shared.ring;
-                let mine = |&&id: &&u64| ring.server_for_key(format.key(id).as_bytes()) == server;
+                // A collection lives on one server: its fields shard by the collection key.
+                let family = self.shared.config.workload.family();
+                let key = |id: u64| format.key(family.split(id).0);
+                let mine = |&&id: &&u64| ring.server_for_key(key(id).as_bytes()) == server;
                 self.part_keys.extend(self.keys.iter().filter(mine));
             }
             if self.part_keys.is_empty() {
@@ -319,9 +322,14 @@ impl<'a> Engine<'a> {
         let conn = &mut self.conns[index];
         let out = conn.out.buf_mut();
         let before = out.len();
-        let protocol = self.shared.config.protocol;
-        let format = &self.shared.format;
-        client::compose(protocol, kind, &self.part_keys, set, format, &mut self.scratch, out);
+        let (protocol, family) =
+            (self.shared.config.protocol, self.shared.config.workload.family());
+        let (format, keys, scratch) = (&self.shared.format, &self.part_keys, &mut self.scratch);
+        if family.structure == Structure::String {
+            client::compose(protocol, kind, keys, set, format, scratch, out);
+        } else {
+            client::family::compose(family, kind, keys, set, format, scratch, out);
+        }
         let sent = (out.len() - before) as u64;
         conn.pending.push_back(Part { kind, key_count: self.part_keys.len() as u32, slot });
         conn.keys.extend(self.part_keys.iter().copied());
@@ -415,14 +423,19 @@ impl<'a> Engine<'a> {
     /// Parses complete replies from `input`; returns bytes consumed, or `None` when the
     /// stream broke.
     fn parse_replies(&mut self, index: usize, input: &[u8]) -> Option<usize> {
-        let protocol = self.shared.config.protocol;
+        let (protocol, family) =
+            (self.shared.config.protocol, self.shared.config.workload.family());
         let mut used = 0;
         // Bounded: each round consumes one reply, at least one byte.
         while let Some(&part) = self.conns[index].pending.front() {
             let conn = &self.conns[index];
             let keys = conn.keys.iter().copied().take(part.key_count as usize);
-            let parsed =
-                client::parse(protocol, part.kind, keys, &self.shared.format, &input[used..]);
+            let rest = &input[used..];
+            let parsed = if family.structure == Structure::String {
+                client::parse(protocol, part.kind, keys, &self.shared.format, rest)
+            } else {
+                client::family::parse(family, part.kind, keys, rest)
+            };
             match parsed {
                 Parsed::Incomplete => break,
                 Parsed::Broken(_why) => return None,

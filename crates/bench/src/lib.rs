@@ -18,7 +18,11 @@
 //! - Usable as a library: `runner::run(&Config, on_interval)` returns a [`runner::Summary`]
 //!   that `report` prints as text or JSON (`spinel-bench compare` builds on this).
 //!
-//! Non-goals: TLS, UDP, the memcached binary protocol, commands beyond get/set.
+//! Beyond get/set: `--structure` maps the sets and gets onto a Redis data type (hash, list,
+//! set, zset) or a MULTI/EXEC transaction (`client::family`), and `spinel-bench memory`
+//! measures a server's bytes per hash or sorted-set field.
+//!
+//! Non-goals: TLS, UDP, the memcached binary protocol.
 //!
 //! Threads and connections: each thread owns its connections and an epoll
 //! [`rt::Poller`]; nothing on the request path is shared between threads. The server's
@@ -34,6 +38,7 @@ pub mod conn;
 pub mod engine;
 pub mod histogram;
 pub mod ketama;
+pub mod memory;
 pub mod ratelimit;
 pub mod report;
 pub mod rng;

@@ -4,12 +4,13 @@
 
 use std::{io::IsTerminal, process::ExitCode};
 
-use bench::{cli, compare, report, runner};
+use bench::{cli, compare, memory, report, runner};
 
 fn main() -> ExitCode {
     let (config, output) = match cli::parse(std::env::args_os()) {
         Ok(cli::Command::Run(config, output)) => (config, output),
         Ok(cli::Command::Compare(options)) => return run_compare(&options),
+        Ok(cli::Command::Memory(options)) => return run_memory(&options),
         Err(e) => return ExitCode::from(cli::exit_for(&e)),
     };
     let live = !output.quiet && std::io::stderr().is_terminal();
@@ -60,5 +61,21 @@ fn run_compare(options: &compare::Options) -> ExitCode {
             eprintln!("spinel-bench compare: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `spinel-bench memory`: progress on stderr, the table on stdout; fails if any server
+/// could not be measured.
+fn run_memory(options: &memory::Options) -> ExitCode {
+    let mut failures = Vec::new();
+    let rows = memory::run(options, &mut failures);
+    print!("{}", memory::markdown(options, &rows));
+    for failure in &failures {
+        eprintln!("spinel-bench memory: {failure}");
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }

@@ -6,7 +6,8 @@
 //! { "protocol": "memcache", "servers": ["127.0.0.1:11211"], "threads": 1,
 //!   "connections_per_thread": 50, "pipeline": 1, "mode": "closed" | "open",
 //!   "rate_target_per_sec": null | N, "keys_per_get": 1, "key_size": 20,
-//!   "value_size": "20", "keyspace": 10000, "ratio_set_get": [1, 9], "seed": 1,
+//!   "value_size": "20", "keyspace": 10000, "structure": "string", "fields": 100,
+//!   "ratio_set_get": [1, 9], "seed": 1,
 //!   "duration_secs": 5.0,
 //!   "requests": N, "requests_per_sec": x, "gets": N, "sets": N, "get_keys": N,
 //!   "keys_per_sec": x, "hits": N, "misses": N, "corrupt": N, "hit_ratio": x | null,
@@ -110,6 +111,16 @@ pub fn text(summary: &Summary) -> String {
         c.pipeline,
         c.seed
     );
+    let family = c.workload.family();
+    if family.structure != crate::workload::Structure::String {
+        let _ = writeln!(
+            out,
+            "structure    {}, {} field(s) per key, {} keys",
+            family.structure.name(),
+            family.ids_per_key(),
+            c.workload.keyspace
+        );
+    }
     let _ = writeln!(
         out,
         "requests     {:>12}  {:>12.0}/s   (gets {}, sets {})",
@@ -149,8 +160,9 @@ pub fn text(summary: &Summary) -> String {
     if let Some(p) = &summary.preload {
         let _ = writeln!(
             out,
-            "preload      {} keys in {:.2} s, errors {}",
+            "preload      {} {} in {:.2} s, errors {}",
             p.keys,
+            if c.workload.structure.is_collection() { "fields" } else { "keys" },
             p.elapsed.as_secs_f64(),
             errors_text(&p.stats.counts)
         );
@@ -233,6 +245,9 @@ pub struct RunJson<'a> {
     key_size: usize,
     value_size: String,
     keyspace: u64,
+    structure: &'static str,
+    /// Fields per collection key (ignored by string and multi).
+    fields: u64,
     ratio_set_get: [u32; 2],
     seed: u64,
     duration_secs: f64,
@@ -277,6 +292,8 @@ impl<'a> RunJson<'a> {
             key_size: c.workload.key_size,
             value_size: value_size_text(&c.workload.value_sizes),
             keyspace: c.workload.keyspace,
+            structure: c.workload.structure.name(),
+            fields: c.workload.fields,
             ratio_set_get: [c.workload.ratio.sets, c.workload.ratio.gets],
             seed: c.seed,
             duration_secs: rounded(secs, 3),
@@ -349,6 +366,10 @@ mod tests {
         assert_eq!(value["errors"]["connection"].as_u64(), Some(2));
         assert_eq!(value["errors_total"].as_u64(), Some(2));
         assert_eq!(value["ratio_set_get"], serde_json::json!([1, 9]));
+        assert_eq!(
+            (value["structure"].as_str(), value["fields"].as_u64()),
+            (Some("string"), Some(100))
+        );
         assert!(value["rate_target_per_sec"].is_null() && value["preload"].is_null());
         let p50 = value["latency_us"]["p50"].as_f64().unwrap();
         assert!((450.0..=450.0 * (1.0 + histogram::RELATIVE_ERROR_MAX)).contains(&p50), "{p50}");

@@ -30,7 +30,7 @@ use crate::{
     ketama::{self, Ketama},
     ratelimit::Schedule,
     stats::Stats,
-    workload::{KeyFormat, Workload},
+    workload::{KeyFormat, Structure, Workload},
 };
 
 /// When the measured phase ends.
@@ -162,6 +162,10 @@ fn prepare(config: &Config) -> Result<Shared, String> {
     }
     if config.workload.keys_per_get == 0 || config.workload.keyspace == 0 {
         return Err("keys per get and key space must be at least 1".into());
+    }
+    let structure = config.workload.structure;
+    if structure != Structure::String && config.protocol != Protocol::Resp {
+        return Err(format!("--structure {} needs --protocol resp", structure.name()));
     }
     if config.rate_per_sec == Some(0) {
         return Err("--rate must be above 0".into());
@@ -298,7 +302,7 @@ fn summarize(
         summary.behind += end.end.behind;
     }
     if config.preload {
-        let keys = config.workload.keyspace;
+        let keys = config.workload.ids();
         summary.preload = Some(PreloadSummary { keys, elapsed: preload_elapsed, stats: preload });
     }
     Ok(summary)
@@ -379,7 +383,7 @@ fn share_of(total: u64, threads: usize, t: usize) -> u64 {
 /// Sets every key of this thread's slice of the key space once (closed loop).
 fn preload(shared: &Shared, engine: &mut Engine<'_>, t: usize) -> Stats {
     let config = &shared.config;
-    let keyspace = config.workload.keyspace;
+    let keyspace = config.workload.ids();
     let threads = config.threads as u64;
     let (next, end) = (keyspace * t as u64 / threads, keyspace * (t as u64 + 1) / threads);
     let phase = Phase {

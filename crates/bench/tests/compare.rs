@@ -7,7 +7,10 @@ mod common;
 
 use std::{path::PathBuf, time::Duration};
 
-use bench::compare::{self, matrix, servers::Kind, Options};
+use bench::{
+    compare::{self, matrix, servers::Kind, Options},
+    workload::Structure,
+};
 
 fn spinel_bin() -> Option<PathBuf> {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
@@ -203,5 +206,80 @@ fn instances_share_the_load_by_ketama() {
     assert!(md.contains("instances: x2 instances of each server"), "{md}");
     let json = std::fs::read_to_string(out_dir.join("compare.json")).expect("compare.json");
     assert!(json.contains("instance_cpu_secs"), "{json}");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
+
+/// `INFO commandstats`' call count of `command` (lower case) on a RESP port.
+fn redis_calls(port: u16, command: &str) -> u64 {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(b"*2\r\n$4\r\nINFO\r\n$12\r\ncommandstats\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    // A bulk reply ends with an empty line after the last stat.
+    while !text.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "closed");
+        text.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&text);
+    let prefix = format!("cmdstat_{command}:calls=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |rest| rest.split(',').next().unwrap().parse().unwrap())
+}
+
+/// Goal: `--structure hash` reaches the server: over two ketama-sharded Redis instances
+/// the preload is HSETs and the gets are HGETs that all hit; memcached (no RESP) is
+/// skipped with the reason, and the report names the structure. Method: redis-server's own
+/// INFO commandstats on each instance, read while the servers still run.
+#[test]
+fn structure_reaches_every_instance() {
+    if compare::servers::find_program("redis-server").is_none() {
+        eprintln!("SKIP: redis-server is not installed");
+        return;
+    }
+    let out_dir = std::env::temp_dir().join(format!("spinel-compare-hash-{}", std::process::id()));
+    let options = Options {
+        repeat: 1,
+        duration: Duration::from_millis(300),
+        warmup: Duration::from_millis(100),
+        connections: 10,
+        keyspace: 100,
+        servers: vec![Kind::Memcached.into(), Kind::Redis.into()],
+        sweep_threads: 0,
+        instances: 2,
+        memory_mib: 64,
+        idle_wait: Duration::from_secs(1),
+        out_dir: out_dir.clone(),
+        cells: vec![matrix::Cell { connections: 10, ..matrix::sweep_cell() }],
+        structure: Structure::Hash,
+        fields: 10,
+        command: "structure compare (test)".into(),
+        ..Options::defaults(true)
+    };
+    let (mut ports, mut calls) = (Vec::new(), Vec::new());
+    let outcome = compare::run(&options, &mut |line| {
+        eprintln!("{line}");
+        if let Some(p) = started_ports(line) {
+            ports = p;
+        } else if line.contains("req/srv-CPU-s") {
+            calls =
+                ports.iter().map(|&p| (redis_calls(p, "hset"), redis_calls(p, "hget"))).collect();
+        }
+    })
+    .expect("compare runs");
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    assert_eq!(outcome.skipped.len(), 1, "{:?}", outcome.skipped);
+    assert!(outcome.skipped[0].1.contains("no RESP"), "{:?}", outcome.skipped);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let hsets: u64 = calls.iter().map(|c| c.0).sum();
+    assert!(hsets >= 1000, "the preload sets 100 keys x 10 fields: {calls:?}");
+    assert!(calls.iter().all(|&(hset, hget)| hset > 100 && hget > 100), "{calls:?}");
+    assert_eq!(outcome.rows.len(), 1);
+    assert_eq!((outcome.rows[0].errors, outcome.rows[0].hit_ratio), (0, 1.0));
+    let md = std::fs::read_to_string(out_dir.join("compare.md")).expect("compare.md");
+    assert!(md.contains("structure: hash: HSET key field value / HGET"), "{md}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }

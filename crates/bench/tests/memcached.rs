@@ -28,6 +28,7 @@ fn config(servers: Vec<String>, protocol: Protocol) -> Config {
             ratio: Ratio { sets: 1, gets: 9 },
             keys_per_get: 5,
             ttl_secs: 0,
+            ..Workload::default()
         },
         preload: true,
         stop: Stop::Duration(Duration::from_millis(700)),

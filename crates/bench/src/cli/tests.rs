@@ -60,6 +60,34 @@ fn other_flags() {
     assert_eq!(config.ketama_names, KetamaNames::Libmemcached);
 }
 
+/// Goal: --structure and --fields reach the workload; the default is strings, 100 fields.
+#[test]
+fn structure_flags() {
+    let (config, _) = run_config("-P resp --structure zset --fields 7");
+    assert_eq!((config.workload.structure, config.workload.fields), (Structure::Zset, 7));
+    assert_eq!(config.workload.ids(), 7 * config.workload.keyspace);
+    let (plain, _) = run_config("");
+    assert_eq!((plain.workload.structure, plain.workload.fields), (Structure::String, 100));
+    assert_eq!(plain.workload.ids(), plain.workload.keyspace);
+    assert!(error_line("--structure stream").contains("want string, hash"));
+    assert!(error_line("--fields 0").contains("--fields"));
+}
+
+/// Goal: `memory` takes its lists and refuses what it cannot load.
+#[test]
+fn memory_flags() {
+    let Ok(Command::Memory(o)) = parse_line("memory --connect r=127.0.0.1:1 --fields 10,1000")
+    else {
+        panic!("not memory");
+    };
+    assert_eq!((o.fields, o.keys), (vec![10, 1000], 1000));
+    assert_eq!(o.connect, vec![("r".to_string(), "127.0.0.1:1".to_string())]);
+    assert_eq!(o.structures, vec![Structure::Hash, Structure::Zset]);
+    assert!(error_line("memory --structures list").contains("want hash or zset"));
+    assert!(error_line("memory --servers memcached").contains("RESP"));
+    assert!(error_line("memory --fields 100000 --field-size 3").contains("--field-size"));
+}
+
 /// Goal: the memtier-style spellings still work.
 #[test]
 fn aliases() {

@@ -12,6 +12,7 @@
 //! with `q` + `mn`), or one per key (RESP MGET); [`KeyCursor`] walks the requested keys
 //! alongside and counts the ones skipped as misses.
 
+pub mod family;
 mod memcache;
 mod meta;
 mod resp;
@@ -27,7 +28,7 @@ pub enum Protocol {
     Memcache,
     /// memcached meta: `mg` (a multiget is `mg .. q` per key then `mn`), `ms`.
     Meta,
-    /// Redis: GET, MGET, SET.
+    /// Redis: GET, MGET, SET (or a data type's commands with `--structure`: `family`).
     Resp,
 }
 
@@ -237,18 +238,24 @@ impl<'f, I: Iterator<Item = u64>> KeyCursor<'f, I> {
     }
 
     fn value(&mut self, id: u64, data: &[u8]) {
-        if value::is_valid(id, data) {
-            self.tally.hits += 1;
-        } else {
-            self.tally.corrupt += 1;
-            self.tally.misses += 1;
-        }
+        check_value(&mut self.tally, id, data);
     }
 
     /// The reply ended: keys not answered were misses.
     fn finish(mut self) -> Tally {
         self.tally.misses += self.keys.count() as u32;
         self.tally
+    }
+}
+
+/// Counts a value returned for `id`: a hit, or corrupt (and a miss) when no writer could
+/// have produced it.
+fn check_value(tally: &mut Tally, id: u64, data: &[u8]) {
+    if value::is_valid(id, data) {
+        tally.hits += 1;
+    } else {
+        tally.corrupt += 1;
+        tally.misses += 1;
     }
 }
 

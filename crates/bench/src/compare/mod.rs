@@ -62,7 +62,7 @@ use crate::{
     client::Protocol,
     histogram,
     runner::{self, Config, Stop, Summary},
-    workload::{KeyDistribution, ValueSizes, Workload},
+    workload::{KeyDistribution, Structure, ValueSizes, Workload},
 };
 
 /// Busy CPU below this (% of one core, whole machine) counts as idle before a run.
@@ -142,6 +142,8 @@ fn workload_config(
             ratio: cell.pattern.ratio(),
             keys_per_get: cell.keys_per_get,
             ttl_secs: 0,
+            structure: o.structure,
+            fields: o.fields,
         },
         preload: false,
         warmup: Duration::ZERO,
@@ -278,7 +280,8 @@ fn launch(o: &Options) -> Launch {
         memory_mib: o.memory_mib,
         // The load's connections plus room for the preload's and the tool's own.
         max_connections: (connections + 512).max(1024),
-        resp: o.resp,
+        // Spinel's collections are on its RESP port.
+        resp: o.resp || o.structure != Structure::String,
         log_dir: o.out_dir.join("logs"),
     }
 }
@@ -308,8 +311,16 @@ fn raise_open_files(o: &Options) -> Result<(), String> {
 }
 
 /// The targets of the started servers: each on its main ports, and `NAME-resp` where the
-/// server has RESP ports.
-fn targets_of(servers: &[Group]) -> Vec<Target> {
+/// server has RESP ports; only the RESP ones for a structure other than string.
+fn targets_of(o: &Options, servers: &[Group]) -> Vec<Target> {
+    let mut targets = all_targets_of(servers);
+    if o.structure != Structure::String {
+        targets.retain(|t| t.protocol == Protocol::Resp);
+    }
+    targets
+}
+
+fn all_targets_of(servers: &[Group]) -> Vec<Target> {
     let mut targets = Vec::new();
     for (i, s) in servers.iter().enumerate() {
         let limit = s.spec().is_limit();
@@ -378,6 +389,13 @@ fn start_all(
     let value_size = o.cells.first().map_or(20, |c| c.value_size);
     let mut servers = Vec::new();
     for spec in &o.servers {
+        let resp = spec.protocol() == Protocol::Resp || spec.resp_too().is_some();
+        if o.structure != Structure::String && !resp {
+            let why = format!("speaks no RESP (--structure {})", o.structure.name());
+            progress(&format!("skipped {}: {why}", spec.name()));
+            skipped.push((spec.name().to_string(), why));
+            continue;
+        }
         let (threads, cpus) = (o.server_threads, &o.server_cpus);
         match Group::start(spec, launch, threads, cpus, value_size, o.instances) {
             Ok(s) => {
@@ -405,13 +423,13 @@ fn run_matrix(
     if servers.is_empty() {
         return Err("no server could be started".into());
     }
-    let labels: Vec<String> = targets_of(&servers).into_iter().map(|t| t.label).collect();
+    let labels: Vec<String> = targets_of(o, &servers).into_iter().map(|t| t.label).collect();
     let mut samples: Vec<Vec<Vec<Sample>>> = vec![vec![Vec::new(); labels.len()]; o.cells.len()];
     let mut dead = vec![false; servers.len()];
     for rep in 0..o.repeat {
         for (ci, cell) in o.cells.iter().enumerate() {
             fit_value_size(&mut servers, &mut dead, cell, o, &launch, progress, failures);
-            let targets = targets_of(&servers);
+            let targets = targets_of(o, &servers);
             // Rotate the order so no server always runs first (or right after another).
             for k in 0..targets.len() {
                 let ti = (k + rep + ci) % targets.len();
@@ -557,6 +575,7 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
             o.noise_pct
         ),
         instances_note(o),
+        structure_note(o),
         "protocols: memcache text for Spinel, memcached, pogocache and nullmc, RESP for \
          Redis, Valkey and the -resp targets; keys/s counts every key of a multiget and every \
          set; nullmc (and any :limit server) has no store: its values are filler, not checked"
@@ -589,6 +608,28 @@ fn notes(o: &Options, outcome: &Outcome) -> Vec<String> {
     }
     notes.push(format!("took {:.0} s", outcome.elapsed.as_secs_f64()));
     notes
+}
+
+/// Which data type the workloads read and write.
+fn structure_note(o: &Options) -> String {
+    let what = match o.structure {
+        Structure::String => return "structure: string (SET/GET, MGET for multigets)".into(),
+        Structure::Hash => "HSET key field value / HGET key field (values verified)",
+        Structure::List => "LPUSH key value / RPOP key (a null is a miss)",
+        Structure::Set => "SADD key member / SISMEMBER key member (:0 is a miss)",
+        Structure::Zset => "ZADD key score member / ZRANGE key 0 9 (an empty array is a miss)",
+        Structure::Multi => {
+            return "structure: multi: MULTI, SET a, SET b, EXEC / MULTI, GET a, GET b (one per \
+                    key of a multiget), EXEC as one request; values verified; RESP targets only"
+                .into()
+        }
+    };
+    format!(
+        "structure: {}: {what}; {} fields per key (ids = keys x fields, all preloaded; a \
+         multiget is that many commands in one request); RESP targets only",
+        o.structure.name(),
+        o.fields
+    )
 }
 
 /// A line above the tables when the servers ran as several instances, so a table read on

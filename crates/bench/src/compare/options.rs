@@ -8,7 +8,14 @@ use super::{
     matrix::{self, full_matrix, quick_matrix, Cell, Pattern, MULTIGET_KEYS, SIZES},
     peers::{self, Kind, ServerCmd, Spec},
 };
-use crate::cli::{parse_cpu_list_arg, parse_duration};
+use crate::{
+    cli::{parse_cpu_list_arg, parse_duration},
+    workload::{Structure, FIELDS_DEFAULT},
+};
+
+/// Key space of a comparison of collections unless given: with 100 fields a key, a
+/// preload of 100k fields.
+const COLLECTION_KEYSPACE: u64 = 1000;
 
 /// A CPU list as given on the command line (`0`, `0,2`, `0-3,6`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +83,16 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_rate,
           help_heading = "Workloads")]
     rate: Option<Vec<u64>>,
+    /// Redis data type of every workload: string, hash, list, set, zset or multi (see
+    /// `spinel-bench --help`). Other than string: RESP only (spinel-resp, redis, valkey, and
+    /// --server-cmd :resp servers; others are left out), no thread sweep, servers
+    /// spinel,redis,valkey and a key space of 1000 unless given [default: string]
+    #[arg(long, value_name = "TYPE", value_parser = Structure::parse, help_heading = "Workloads")]
+    structure: Option<Structure>,
+    /// Fields (members) per collection key [default: 100]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Workloads")]
+    fields: Option<u64>,
 
     /// Servers from spinel,memcached,redis,valkey,pogocache,nullmc and --server-cmd names
     /// [default: all of them]
@@ -161,6 +178,10 @@ pub struct Options {
     pub noise_pct: f64,
     pub out_dir: PathBuf,
     pub cells: Vec<Cell>,
+    /// The data type every workload reads and writes; not string: RESP targets only.
+    pub structure: Structure,
+    /// Fields per collection key.
+    pub fields: u64,
     /// The command line, for the report.
     pub command: String,
 }
@@ -241,6 +262,8 @@ impl Options {
             noise_pct: 5.0,
             out_dir: PathBuf::from("bench-report"),
             cells: if quick { quick_matrix() } else { full_matrix() },
+            structure: Structure::String,
+            fields: FIELDS_DEFAULT,
             command: String::new(),
         }
     }
@@ -273,7 +296,21 @@ impl CompareArgs {
         let connections = self.connections.unwrap_or(d.connections);
         let cells = self.cells(&d.cells, connections);
         let client_cpus = self.client_cpus.map_or(d.client_cpus.clone(), |c| c.0);
-        let servers = peers::select(self.servers.as_deref(), &self.server_cmd)?;
+        let structure = self.structure.unwrap_or_default();
+        let strings = structure == Structure::String;
+        let servers = match (&self.servers, strings) {
+            (None, false) => {
+                let names = ["spinel", "redis", "valkey"].map(String::from);
+                let cmds = self.server_cmd.iter().map(|c| c.name.clone());
+                peers::select(
+                    Some(&names.into_iter().chain(cmds).collect::<Vec<_>>()),
+                    &self.server_cmd,
+                )?
+            }
+            _ => peers::select(self.servers.as_deref(), &self.server_cmd)?,
+        };
+        let collection_keyspace =
+            if structure.is_collection() { COLLECTION_KEYSPACE } else { d.keyspace };
         let lists = [&self.keys_per_get, &self.pipeline, &self.connections_list];
         if lists.iter().any(|l| l.as_ref().is_some_and(|l| l.is_empty() || l.contains(&0))) {
             return Err(
@@ -286,15 +323,17 @@ impl CompareArgs {
             duration: self.duration.unwrap_or(d.duration),
             warmup: self.warmup.unwrap_or(d.warmup),
             connections,
-            keyspace: self.keyspace.unwrap_or(d.keyspace),
+            keyspace: self.keyspace.unwrap_or(collection_keyspace),
             servers,
-            resp: self.resp,
+            // Spinel's collections are on its RESP port.
+            resp: self.resp || !strings,
             spinel_bin: self.spinel_bin,
             server_cpus: self.server_cpus.map_or(d.server_cpus, |c| c.0),
             client_threads: self.client_threads.unwrap_or(client_cpus.len().max(1)),
             client_cpus,
             server_threads: self.server_threads.unwrap_or(d.server_threads),
-            sweep_threads: self.sweep_threads.unwrap_or(d.sweep_threads),
+            // The sweep measures memcache text gets.
+            sweep_threads: if strings { self.sweep_threads.unwrap_or(d.sweep_threads) } else { 0 },
             instances: self.instances.unwrap_or(d.instances),
             memory_mib: self.memory_mib.unwrap_or(d.memory_mib),
             idle_wait: self.idle_wait.unwrap_or(d.idle_wait),
@@ -302,6 +341,8 @@ impl CompareArgs {
             out_dir: self.out_dir.unwrap_or(d.out_dir),
             command,
             cells,
+            structure,
+            fields: self.fields.unwrap_or(d.fields),
             ..d
         };
         if o.repeat == 0 || o.connections == 0 || o.client_threads == 0 || o.server_threads == 0 {
@@ -408,6 +449,22 @@ mod tests {
         assert!(e.contains("lim"), "{e}");
         assert!(parse("--servers valkey,pogocache,nullmc --resp").unwrap().resp);
         assert!(parse("--spinel-resp").unwrap().resp, "the old flag name still works");
+    }
+
+    /// Goal: --structure other than string picks the RESP servers, Spinel's RESP port, no
+    /// sweep and a smaller key space unless told otherwise; string changes nothing.
+    #[test]
+    fn structure_flags() {
+        let o = parse("--structure hash --fields 10").unwrap();
+        assert_eq!((o.structure, o.fields, o.keyspace), (Structure::Hash, 10, 1000));
+        let names: Vec<&str> = o.servers.iter().map(Spec::name).collect();
+        assert_eq!(names, ["spinel", "redis", "valkey"]);
+        assert!(o.resp && o.sweep_threads == 0);
+        let o = parse("--structure multi --servers redis --keyspace 50 --sweep-threads 2").unwrap();
+        assert_eq!((o.keyspace, o.servers.len(), o.sweep_threads), (50, 1, 0));
+        let plain = parse("--structure string").unwrap();
+        assert_eq!(plain, Options { command: plain.command.clone(), ..parse("").unwrap() });
+        assert!(parse("--structure stream").unwrap_err().contains("want string"));
     }
 
     /// Goal: the workload flags build the matrix: the product of --mix, --keys-per-get and

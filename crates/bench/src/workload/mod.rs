@@ -2,9 +2,11 @@
 //! (rpc-perf's split: `workload` makes requests, `client` puts them on the wire).
 
 mod keys;
+mod structure;
 mod values;
 
 pub use keys::{KeyBuf, KeyDistribution, KeyFormat, KeyPicker, KEY_LEN_MAX};
+pub use structure::{Family, Structure, FIELDS_DEFAULT};
 pub use values::ValueSizes;
 
 use crate::rng::{self, Rng};
@@ -44,6 +46,23 @@ pub struct Workload {
     pub keys_per_get: usize,
     /// TTL on sets; 0 = none.
     pub ttl_secs: u32,
+    /// Which Redis data type the sets and gets write and read (RESP only).
+    pub structure: Structure,
+    /// Fields (members) per collection key; ignored by `string` and `multi`.
+    pub fields: u64,
+}
+
+impl Workload {
+    /// The structure and its field count, as the client composes requests with.
+    pub fn family(&self) -> Family {
+        Family { structure: self.structure, fields: self.fields.max(1) }
+    }
+
+    /// The ids requests are drawn from: the key space, or for a collection every
+    /// (key, field) pair (id = key * fields + field), so a preload fills every field.
+    pub fn ids(&self) -> u64 {
+        self.keyspace * self.family().ids_per_key()
+    }
 }
 
 impl Default for Workload {
@@ -57,6 +76,8 @@ impl Default for Workload {
             ratio: Ratio { sets: 1, gets: 9 },
             keys_per_get: 1,
             ttl_secs: 0,
+            structure: Structure::String,
+            fields: FIELDS_DEFAULT,
         }
     }
 }
@@ -82,6 +103,8 @@ pub struct Generator {
     picker: KeyPicker,
     ratio: Ratio,
     keys_per_get: usize,
+    /// Keys per set: 1, or 2 for `multi` (MULTI, SET a, SET b, EXEC).
+    keys_per_set: usize,
     value_sizes: ValueSizes,
     count: u64,
 }
@@ -89,11 +112,13 @@ pub struct Generator {
 impl Generator {
     /// `start` offsets a sequential walk; `seed` makes the draws repeatable.
     pub fn new(workload: &Workload, seed: u64, start: u64) -> Generator {
+        let family = workload.family();
         Generator {
             rng: rng::seeded(seed),
-            picker: KeyPicker::new(workload.key_distribution, workload.keyspace, start),
+            picker: KeyPicker::new(workload.key_distribution, workload.ids(), start),
             ratio: workload.ratio,
-            keys_per_get: workload.keys_per_get.max(1),
+            keys_per_get: workload.keys_per_get.max(family.keys_per_op()),
+            keys_per_set: family.keys_per_op(),
             value_sizes: workload.value_sizes.clone(),
             count: 0,
         }
@@ -109,7 +134,9 @@ impl Generator {
         keys.clear();
         match kind {
             OpKind::Set => {
-                keys.push(self.picker.next(&mut self.rng));
+                for _ in 0..self.keys_per_set {
+                    keys.push(self.picker.next(&mut self.rng));
+                }
                 Op { kind, value_len: self.value_sizes.pick(&mut self.rng) }
             }
             OpKind::Get => {

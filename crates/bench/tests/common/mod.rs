@@ -122,6 +122,21 @@ pub fn redis() -> Option<Server> {
     Some(spawn(program, &args, port, Some(port)).expect("redis-server starts"))
 }
 
+/// valkey-server (from PATH) on a free port, or `None` if it is not found.
+pub fn valkey() -> Option<Server> {
+    let Some(program) = find_program("valkey-server") else {
+        eprintln!("SKIP: valkey-server is not on PATH");
+        return None;
+    };
+    let port = free_port();
+    let args: Vec<String> =
+        ["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    Some(spawn(program, &args, port, Some(port)).expect("valkey-server starts"))
+}
+
 /// Spinel from `SPINEL_BIN` or `target/debug/spinel` (build it with `cargo build -p
 /// server`), or `None` with the reason printed.
 pub fn spinel() -> Option<Server> {
