@@ -11,7 +11,6 @@ use proto_resp::{args::parse_i64, error};
 use store::ValueKind;
 
 use super::{
-    count_read,
     typed::{self, Edit, Failure},
     Ctx,
 };
@@ -19,6 +18,8 @@ use super::{
 mod encoding;
 mod pop;
 mod search;
+#[cfg(test)]
+mod tests;
 
 use encoding::{End, List};
 
@@ -55,15 +56,13 @@ fn stored_key(ctx: &mut Ctx<'_>, index: usize) -> Vec<u8> {
 }
 
 /// Runs `f` on key argument `index`'s list (`None` when absent), or replies WRONGTYPE.
-/// Counts the read as Redis's `lookupKeyRead` does.
+/// Not counted as a hit or miss: those counters are memcached's `get_*` too, and STRLEN
+/// and GETRANGE leave them alone as well.
 fn read(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option<List<'_>>)) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
     match typed::read(&reader, ctx.key(index), ValueKind::List) {
-        Ok(item) => {
-            count_read(ctx.counters, item.is_some());
-            f(ctx, item.as_ref().map(|item| List::parse(item.value())));
-        }
+        Ok(item) => f(ctx, item.as_ref().map(|item| List::parse(item.value()))),
         Err(failure) => ctx.failure(failure),
     }
 }

@@ -3,7 +3,9 @@
 //! LMOVE and RPOPLPUSH touch two keys with one change each (the lead's gate runs
 //! multi-key writes exclusively, so no other command sees the step between them): the
 //! source is popped first, then the destination pushed; if the push is refused (memory,
-//! size) the element goes back where it came from, so a refused move changes nothing.
+//! size) the element goes back where it came from, so a refused move changes nothing
+//! (except that a source list of that one element comes back without its TTL: it was
+//! deleted in between, and `typed::modify` keeps only an existing key's TTL).
 
 use proto_resp::{
     args::{is_option, match_option, parse_i64},
