@@ -503,28 +503,22 @@ def test_changes_keep_the_ttl(c, key):
     c.rt(resp_encode("DEL", key, other), b":2\r\n")
 
 
-def test_list_over_the_item_size_is_refused(c, key, target):
-    """Spinel holds a list in one item: a push that would outgrow the item size (-I, 1 MiB
-    by default) is refused with Redis's OOM error and leaves the list as it was; an LMOVE
-    into the full list leaves both lists as they were."""
+def test_list_over_the_size_limit_is_refused(c, key, target):
+    """Spinel holds a list in one item, limited as a Redis string is (proto-max-bulk-len,
+    and half the memory limit less the index: about 27 MiB with the test servers' -m 64).
+    A push past it is refused with Redis's OOM error and leaves the list as it was (the
+    same for LMOVE is checked in the exec crate's list tests, where memory is not shared)."""
     if target != "spinel":
-        pytest.skip("Spinel's item size limit; Redis lists have none")
-    chunk = b"x" * 100_000
-    full, source = key + ":full", key + ":src"
-    length = 0
-    while True:
-        c.send(resp_encode("RPUSH", full, chunk))
-        reply = read_reply(c)
-        if reply.startswith(b"-"):
-            break
-        length += 1
-        assert reply == b":%d\r\n" % length and length < 20
-    assert reply == b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
-    c.rt(resp_encode("LLEN", full), b":%d\r\n" % length)
-    c.rt(resp_encode("RPUSH", source, chunk), b":1\r\n")
-    c.rt(resp_encode("LMOVE", source, full, "LEFT", "LEFT"),
-         b"-OOM command not allowed when used memory > 'maxmemory'.\r\n")
-    c.rt(resp_encode("LLEN", source), b":1\r\n")
-    c.rt(resp_encode("LLEN", full), b":%d\r\n" % length)
-    c.rt(resp_encode("LPUSH", full, "small"), b":%d\r\n" % (length + 1))
-    c.rt(resp_encode("DEL", full, source), b":2\r\n")
+        pytest.skip("Spinel's size limit on one value; Redis lists have none")
+    oom = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+    part = b"x" * (8 << 20)
+    c.rt(resp_encode("RPUSH", key, "small"), b":1\r\n")
+    c.rt(resp_encode("EXPIRE", key, "100"), b":1\r\n")
+    c.rt(resp_encode("RPUSH", key, part, part, part, part, part), oom)
+    c.rt(resp_encode("LPUSH", key, part, part, part, part, part), oom)
+    c.rt(resp_encode("LRANGE", key, "0", "-1"), b"*1\r\n$5\r\nsmall\r\n")
+    c.send(resp_encode("TTL", key))
+    assert read_reply(c) in (b":100\r\n", b":99\r\n")  # 80 MiB went by meanwhile
+    c.rt(resp_encode("RPUSH", key, part), b":2\r\n")
+    c.rt(resp_encode("LINDEX", key, "1"), bulk(part))
+    c.rt(resp_encode("DEL", key), b":1\r\n")

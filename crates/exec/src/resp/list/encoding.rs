@@ -45,6 +45,14 @@ impl<'a> List<'a> {
         all
     }
 
+    /// The element at `end`; `None` for an empty list.
+    pub(super) fn at_end(&self, end: End) -> Option<&'a [u8]> {
+        match end {
+            End::Head => self.iter().next(),
+            End::Tail => self.iter().last(),
+        }
+    }
+
     /// The byte offset in the body where element `index` starts (the body length for
     /// `index == len`).
     fn offset_of(&self, index: usize) -> usize {
@@ -203,6 +211,8 @@ mod tests {
         let (taken, rest) = pop(List::parse(&value), End::Tail, 3);
         assert_eq!(taken, [&elements[3][..], &elements[2], &elements[1]]);
         assert_eq!(List::parse(&rest.unwrap()).elements(), refs(&elements[..1]));
+        assert_eq!(List::parse(&value).at_end(End::Head), Some(&elements[0][..]));
+        assert_eq!(List::parse(&value).at_end(End::Tail), Some(&elements[3][..]));
         let (taken, rest) = pop(List::parse(&value), End::Tail, 9);
         assert_eq!(taken.len(), 4);
         assert_eq!(rest, None);

@@ -1,11 +1,8 @@
 //! LPOP RPOP LMPOP LMOVE RPOPLPUSH: the commands that take elements off an end.
 //!
-//! LMOVE and RPOPLPUSH touch two keys with one change each (the lead's gate runs
-//! multi-key writes exclusively, so no other command sees the step between them): the
-//! source is popped first, then the destination pushed; if the push is refused (memory,
-//! size) the element goes back where it came from, so a refused move changes nothing
-//! (except that a source list of that one element comes back without its TTL: it was
-//! deleted in between, and `typed::modify` keeps only an existing key's TTL).
+//! LMOVE and RPOPLPUSH touch two keys with one change each. They name two keys, so they
+//! run under `crate::gate` with no other command in between: the destination is pushed
+//! first and the source popped after, so a push refused for its size changes nothing.
 
 use proto_resp::{
     args::{is_option, match_option, parse_i64},
@@ -165,37 +162,31 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
         return reply_moved(ctx, moved);
     }
     // Redis checks the source (absent: null), then the destination's type, then moves.
-    let checked = {
+    let element = {
         let reader = ctx.shared.store.reader();
-        match typed::read(&reader, &source, ValueKind::List) {
-            Ok(None) => Ok(false),
-            Ok(Some(_)) => typed::read(&reader, &target, ValueKind::List).map(|_| true),
-            Err(failure) => Err(failure),
+        let source_list = typed::read(&reader, &source, ValueKind::List);
+        match source_list.and_then(|found| {
+            let Some(item) = found else { return Ok(None) };
+            typed::read(&reader, &target, ValueKind::List)?;
+            Ok(List::parse(item.value()).at_end(from).map(<[u8]>::to_vec))
+        }) {
+            Ok(Some(element)) => element,
+            Ok(None) => return ctx.reply().null(),
+            Err(failure) => return ctx.failure(failure),
         }
-    };
-    match checked {
-        Ok(false) => return ctx.reply().null(),
-        Ok(true) => {}
-        Err(failure) => return ctx.failure(failure),
-    }
-    let popped = typed::modify(ctx, &source, ValueKind::List, |list| match list {
-        None => (Edit::Keep, None),
-        Some(value) => {
-            let (edit, mut taken) = take(List::parse(value), from, 1);
-            (edit, taken.pop())
-        }
-    });
-    let element = match popped {
-        Ok(Some(element)) => element,
-        Ok(None) => return ctx.reply().null(),
-        Err(failure) => return ctx.failure(failure),
     };
     if let Err(failure) = push_one(ctx, &target, to, &element) {
-        // Put it back where it was, so that a refused move leaves both lists unchanged.
-        let _ = push_one(ctx, &source, from, &element);
         return ctx.failure(failure);
     }
-    ctx.reply().bulk(&element);
+    // The gate keeps the source as it was read, so this pops `element`.
+    let popped = typed::modify(ctx, &source, ValueKind::List, |list| match list {
+        None => (Edit::Keep, ()),
+        Some(value) => (take(List::parse(value), from, 1).0, ()),
+    });
+    match popped {
+        Ok(()) => ctx.reply().bulk(&element),
+        Err(failure) => ctx.failure(failure),
+    }
 }
 
 fn push_one(ctx: &Ctx<'_>, key: &[u8], end: End, element: &[u8]) -> Result<(), Failure> {
