@@ -522,3 +522,50 @@ def test_list_over_the_size_limit_is_refused(c, key, target):
     c.rt(resp_encode("RPUSH", key, part), b":2\r\n")
     c.rt(resp_encode("LINDEX", key, "1"), bulk(part))
     c.rt(resp_encode("DEL", key), b":1\r\n")
+
+
+# name, arity, flags (Redis 7.0's order), first key, last key, step: as redis-server 7.0.15
+# answers COMMAND INFO (the ACL categories, tips and key specs after them are not compared).
+COMMAND_INFO = [
+    ("lindex", 3, ["readonly"], 1, 1, 1),
+    ("linsert", 5, ["write", "denyoom"], 1, 1, 1),
+    ("llen", 2, ["readonly", "fast"], 1, 1, 1),
+    ("lmove", 5, ["write", "denyoom"], 1, 2, 1),
+    ("lmpop", -4, ["write", "movablekeys"], 0, 0, 0),
+    ("lpop", -2, ["write", "fast"], 1, 1, 1),
+    ("lpos", -3, ["readonly"], 1, 1, 1),
+    ("lpush", -3, ["write", "denyoom", "fast"], 1, 1, 1),
+    ("lpushx", -3, ["write", "denyoom", "fast"], 1, 1, 1),
+    ("lrange", 4, ["readonly"], 1, 1, 1),
+    ("lrem", 4, ["write"], 1, 1, 1),
+    ("lset", 4, ["write", "denyoom"], 1, 1, 1),
+    ("ltrim", 4, ["write"], 1, 1, 1),
+    ("rpop", -2, ["write", "fast"], 1, 1, 1),
+    ("rpoplpush", 3, ["write", "denyoom"], 1, 2, 1),
+    ("rpush", -3, ["write", "denyoom", "fast"], 1, 1, 1),
+    ("rpushx", -3, ["write", "denyoom", "fast"], 1, 1, 1),
+]
+
+
+def test_command_info(c):
+    for name, arity, flags, first, last, step in COMMAND_INFO:
+        c.send(resp_encode("COMMAND", "INFO", name))
+        reply = read_reply(c)
+        want = (b"*1\r\n*10\r\n" + bulk(name.encode()) + b":%d\r\n*%d\r\n" % (arity, len(flags))
+                + b"".join(b"+%s\r\n" % f.encode() for f in flags)
+                + b":%d\r\n:%d\r\n:%d\r\n" % (first, last, step))
+        assert reply.startswith(want), name
+
+
+def test_in_a_transaction(c, key):
+    """List commands queue in MULTI and run in EXEC with their own replies; an LMOVE
+    inside sees the pushes before it."""
+    a, b = key + ":a", key + ":b"
+    c.rt(resp_encode("MULTI"), b"+OK\r\n")
+    for command in (("RPUSH", a, "1", "2", "3"), ("LMOVE", a, b, "RIGHT", "LEFT"),
+                    ("LMPOP", "2", key, b, "LEFT"), ("LPOP", a, "5"), ("LLEN", a)):
+        c.rt(resp_encode(*command), b"+QUEUED\r\n")
+    c.rt(resp_encode("EXEC"),
+         b"*5\r\n:3\r\n$1\r\n3\r\n*2\r\n" + bulk(b.encode()) + b"*1\r\n$1\r\n3\r\n"
+         b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n:0\r\n")
+    c.rt(resp_encode("EXISTS", a, b), b":0\r\n")

@@ -118,3 +118,59 @@ def test_random_lists_match_redis(resp_port, real_redis, key):
                                      f"(RESP{protocol}); last commands: {history[-8:]!r}")
         spinel.send(resp_encode("DEL", *keys))
         read_reply(spinel)
+
+
+def test_concurrent_moves_conserve_elements(resp_port, key):
+    """Clients on several connections (workers, with threads > 1) move elements between
+    two lists with LMOVE, RPOPLPUSH and LMPOP + RPUSH at once: no element is lost or
+    duplicated, and each list stays a list."""
+    import threading
+
+    a, b = key + ":a", key + ":b"
+    elements = [f"e{i}" for i in range(200)]
+    with Conn(resp_port) as c:
+        c.send(resp_encode("RPUSH", a, *elements))
+        assert read_reply(c) == b":200\r\n"
+    errors = []
+
+    def client(seed):
+        rng = random.Random(seed)
+        try:
+            with Conn(resp_port) as conn:
+                for _ in range(300):
+                    src, dst = rng.sample([a, b], 2) if rng.random() < 0.8 else (a, a)
+                    kind = rng.randrange(3)
+                    if kind == 0:
+                        ends = [rng.choice(["LEFT", "RIGHT"]) for _ in range(2)]
+                        conn.send(resp_encode("LMOVE", src, dst, *ends))
+                        reply = read_reply(conn)
+                        assert reply.startswith(b"$"), reply
+                    elif kind == 1:
+                        conn.send(resp_encode("RPOPLPUSH", src, dst))
+                        reply = read_reply(conn)
+                        assert reply.startswith(b"$"), reply
+                    else:
+                        conn.send(resp_encode("LMPOP", "2", src, dst, "LEFT", "COUNT", "3"))
+                        reply = read_reply(conn)
+                        if reply.startswith(b"*2"):
+                            moved = reply.split(b"\r\n")[5::2]
+                            conn.send(resp_encode("RPUSH", dst, *moved))
+                            assert read_reply(conn).startswith(b":")
+        except Exception as e:  # reported by the main thread
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=TIME_LIMIT_S)
+    assert not any(t.is_alive() for t in threads), "clients did not finish in time"
+    assert not errors, errors
+    with Conn(resp_port) as c:
+        c.send(resp_encode("LRANGE", a, "0", "-1"))
+        left = read_reply(c).split(b"\r\n")[2::2]
+        c.send(resp_encode("LRANGE", b, "0", "-1"))
+        right = read_reply(c).split(b"\r\n")[2::2]
+        c.send(resp_encode("DEL", a, b))
+        read_reply(c)
+    assert sorted(x.decode() for x in left + right if x) == sorted(elements)

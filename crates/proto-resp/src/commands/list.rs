@@ -47,10 +47,8 @@ pub static LIST_COMMANDS: &[CommandSpec] = {
     spec(r(L::Lmove), "lmove", 5, G::List, "6.2.0", (1, 2, 1),
         &[F::WRITE, F::DENYOOM],
         "Pops an element from one end of a list and pushes it onto an end of another."),
-    // Redis also flags it `movablekeys`: its keys follow `numkeys`, so the legacy triple is
-    // zero.
     spec(r(L::Lmpop), "lmpop", -4, G::List, "7.0.0", (0, 0, 0),
-        &[F::WRITE],
+        &[F::WRITE, F::MOVABLEKEYS],
         "Pops elements from the first non-empty list of several."),
     spec(r(L::Lpop), "lpop", -2, G::List, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
@@ -90,3 +88,25 @@ pub static LIST_COMMANDS: &[CommandSpec] = {
         "Appends elements to a list only if it exists."),
     ]
 };
+
+#[cfg(test)]
+mod tests {
+    use super::super::{lookup, write_command_info};
+    use crate::{Protocol, Reply};
+
+    /// Goal: `COMMAND INFO` of a list command as Redis 7.0 starts it (name, arity, flags
+    /// in Redis's order with `movablekeys` last, key triple).
+    #[test]
+    fn command_info_prefix() {
+        let table: &[(&str, &[u8])] = &[
+            ("lpush", b"*10\r\n$5\r\nlpush\r\n:-3\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"),
+            ("lmove", b"*10\r\n$5\r\nlmove\r\n:5\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n"),
+            ("lmpop", b"*10\r\n$5\r\nlmpop\r\n:-4\r\n*2\r\n+write\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n"),
+        ];
+        for (name, prefix) in table {
+            let mut out = Vec::new();
+            write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(name.as_bytes()));
+            assert!(out.starts_with(prefix), "{name}: {}", String::from_utf8_lossy(&out));
+        }
+    }
+}
