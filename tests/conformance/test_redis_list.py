@@ -569,3 +569,18 @@ def test_in_a_transaction(c, key):
          b"*5\r\n:3\r\n$1\r\n3\r\n*2\r\n" + bulk(b.encode()) + b"*1\r\n$1\r\n3\r\n"
          b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n:0\r\n")
     c.rt(resp_encode("EXISTS", a, b), b":0\r\n")
+
+
+def test_other_database(c, key):
+    """Lists live in the selected database; LMPOP names the key as the client wrote it."""
+    c.rt(resp_encode("SELECT", "5"), b"+OK\r\n")
+    c.rt(resp_encode("RPUSH", key, "a", "b"), b":2\r\n")
+    c.rt(resp_encode("LMOVE", key, key, "LEFT", "RIGHT"), b"$1\r\na\r\n")
+    c.rt(resp_encode("LMPOP", "1", key, "LEFT", "COUNT", "5"),
+         b"*2\r\n" + bulk(key.encode()) + b"*2\r\n$1\r\nb\r\n$1\r\na\r\n")
+    c.rt(resp_encode("RPUSH", key, "z"), b":1\r\n")
+    c.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
+    c.rt(resp_encode("LLEN", key), b":0\r\n")
+    c.rt(resp_encode("SELECT", "5"), b"+OK\r\n")
+    c.rt(resp_encode("DEL", key), b":1\r\n")
+    c.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
