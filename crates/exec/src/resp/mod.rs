@@ -45,6 +45,7 @@ mod incr;
 mod info;
 mod keys;
 mod list;
+mod object;
 mod server;
 mod set;
 mod strings;
@@ -278,6 +279,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Rename => keys::rename(ctx, keys::Overwrite::Yes),
             C::Renamenx => keys::rename(ctx, keys::Overwrite::No),
             C::Copy => keys::copy(ctx),
+            C::Swapdb => object::swapdb(ctx),
             C::Move => keys::move_to_db(ctx),
         },
         Route::Subcommand(sub) => match sub {
@@ -295,6 +297,11 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ConfigSet => config::config_set(ctx),
             S::ConfigResetstat => config::config_resetstat(ctx),
             S::ConfigRewrite => config::config_rewrite(ctx),
+            S::ObjectEncoding => object::encoding(ctx),
+            S::ObjectFreq => object::freq(ctx),
+            S::ObjectHelp => object::help(ctx),
+            S::ObjectIdletime => object::idletime(ctx),
+            S::ObjectRefcount => object::refcount(ctx),
         },
     }
     Flow::Continue

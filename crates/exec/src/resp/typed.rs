@@ -25,6 +25,17 @@ pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
     }
 }
 
+/// The name OBJECT ENCODING gives a collection's value.
+pub(super) fn encoding_name(kind: ValueKind, _value: &[u8]) -> &'static str {
+    match kind {
+        ValueKind::String => "raw",
+        ValueKind::List => "listpack",
+        ValueKind::Hash => "listpack",
+        ValueKind::Set => "listpack",
+        ValueKind::ZSet => "listpack",
+    }
+}
+
 /// Why a typed read or change did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Failure {
