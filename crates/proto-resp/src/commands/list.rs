@@ -99,9 +99,21 @@ mod tests {
     #[test]
     fn command_info_prefix() {
         let table: &[(&str, &[u8])] = &[
-            ("lpush", b"*10\r\n$5\r\nlpush\r\n:-3\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"),
-            ("lmove", b"*10\r\n$5\r\nlmove\r\n:5\r\n*2\r\n+write\r\n+denyoom\r\n:1\r\n:2\r\n:1\r\n"),
-            ("lmpop", b"*10\r\n$5\r\nlmpop\r\n:-4\r\n*2\r\n+write\r\n+movablekeys\r\n:0\r\n:0\r\n:0\r\n"),
+            (
+                "lpush",
+                b"*10\r\n$5\r\nlpush\r\n:-3\r\n*3\r\n+write\r\n+denyoom\r\n+fast\r\n\
+                :1\r\n:1\r\n:1\r\n",
+            ),
+            (
+                "lmove",
+                b"*10\r\n$5\r\nlmove\r\n:5\r\n*2\r\n+write\r\n+denyoom\r\n\
+                :1\r\n:2\r\n:1\r\n",
+            ),
+            (
+                "lmpop",
+                b"*10\r\n$5\r\nlmpop\r\n:-4\r\n*2\r\n+write\r\n+movablekeys\r\n\
+                :0\r\n:0\r\n:0\r\n",
+            ),
         ];
         for (name, prefix) in table {
             let mut out = Vec::new();
