@@ -9,8 +9,9 @@
 //! encoding. The count up front makes LLEN and index arithmetic O(1) without a scan. An
 //! empty list is never stored: the command deletes the key instead, as Redis does.
 //!
-//! Every change writes a new value (see `typed`): pushes splice the old body unread,
-//! everything else rebuilds it from borrowed slices.
+//! Every change writes a new value (see `typed`): pushes and pops copy the old body
+//! without decoding it (a pop at the tail scans the lengths to find where to cut: the
+//! varints read forward only); the other changes rebuild it from borrowed slices.
 
 use super::super::typed::{put_entry, Entries};
 
