@@ -185,7 +185,15 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
     });
     match popped {
         Ok(()) => ctx.reply().bulk(&element),
-        Err(failure) => ctx.failure(failure),
+        Err(failure) => {
+            // A full store refused even the smaller source: take the pushed copy back off
+            // the destination (its end still holds it), so the element is not duplicated.
+            let _ = typed::modify(ctx, &target, ValueKind::List, |list| match list {
+                None => (Edit::Keep, ()),
+                Some(value) => (take(List::parse(value), to, 1).0, ()),
+            });
+            ctx.failure(failure)
+        }
     }
 }
 
