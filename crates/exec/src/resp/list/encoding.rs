@@ -164,11 +164,11 @@ mod tests {
         elements.iter().map(Vec::as_slice).collect()
     }
 
-    /// Goal: elements of every length class, and lists of 1 to 200 elements (the count's
-    /// varint grows past one byte at 128), read back as written.
+    /// Goal: elements of every length class, and lists of 1 to 20000 elements (the count's
+    /// varint grows past one byte at 128 and past two at 16384), read back as written.
     #[test]
     fn round_trip() {
-        for count in [1, 2, 127, 128, 200] {
+        for count in [1, 2, 127, 128, 200, 16_383, 16_384, 20_000] {
             let elements = sample(&(0..count).map(|i| i * 7 % 300).collect::<Vec<_>>());
             let value = encode(refs(&elements).into_iter()).unwrap();
             let list = List::parse(&value);

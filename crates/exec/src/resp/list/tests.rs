@@ -67,3 +67,114 @@ fn types_are_kept_apart() {
     ]);
     h.check3(&[("LPOP nokey 1", "_\r\n"), ("LMPOP 1 nokey LEFT", "_\r\n")]);
 }
+
+/// A small deterministic generator (xorshift64*), so the model test needs no crate.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
+
+fn bulk(element: &[u8]) -> Vec<u8> {
+    let mut out = format!("${}\r\n", element.len()).into_bytes();
+    out.extend_from_slice(element);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// What one step of the model test sends.
+fn push_args(head: bool, element: &[u8], n: usize) -> Vec<&[u8]> {
+    let mut args: Vec<&[u8]> = vec![if head { b"LPUSH" } else { b"RPUSH" }, b"l"];
+    args.extend(std::iter::repeat_n(element, n));
+    args
+}
+
+fn array_of<'a>(elements: impl ExactSizeIterator<Item = &'a Vec<u8>>) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", elements.len()).into_bytes();
+    elements.for_each(|element| out.extend(bulk(element)));
+    out
+}
+
+/// Goal: lists of up to about 1500 elements (counts past 127, elements across the one/two
+/// byte length edge) stay equal to a `VecDeque` model through random pushes, pops, LSET,
+/// LINSERT, LREM and LTRIM. Method: LRANGE 0 -1 compared after every step. The list stays
+/// under 64 KiB: larger items live in the store's large slots, where a live item that
+/// keeps growing can be evicted under its own churn (reported to the lead).
+#[test]
+fn long_lists_match_a_model() {
+    use std::collections::VecDeque;
+    let mut h = Harness::new();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut len_max = 0;
+    for step in 0..600 {
+        let e = vec![b'a' + rng.below(3) as u8; [0, 1, 2, 1, 0, 127, 128][rng.below(7)]];
+        let reply = match rng.below(8) {
+            0..=2 if model.len() > 1500 => {
+                let n = 1 + rng.below(300);
+                let popped: Vec<Vec<u8>> = (0..n).map_while(|_| model.pop_front()).collect();
+                (h.run_args(&[b"LPOP", b"l", n.to_string().as_bytes()]), array_of(popped.iter()))
+            }
+            0..=2 => {
+                let (head, n) = (rng.below(2) == 0, 1 + rng.below(60));
+                for _ in 0..n {
+                    match head {
+                        true => model.push_front(e.clone()),
+                        false => model.push_back(e.clone()),
+                    }
+                }
+                (h.run_args(&push_args(head, &e, n)), format!(":{}\r\n", model.len()).into_bytes())
+            }
+            3 => {
+                let n = 1 + rng.below(20);
+                let popped: Vec<Vec<u8>> = (0..n).map_while(|_| model.pop_back()).collect();
+                let want =
+                    if popped.is_empty() { b"*-1\r\n".to_vec() } else { array_of(popped.iter()) };
+                (h.run_args(&[b"RPOP", b"l", n.to_string().as_bytes()]), want)
+            }
+            4 if !model.is_empty() => {
+                let at = rng.below(model.len());
+                model[at] = e.clone();
+                (h.run_args(&[b"LSET", b"l", at.to_string().as_bytes(), &e]), b"+OK\r\n".to_vec())
+            }
+            5 if !model.is_empty() => {
+                let pivot = model[rng.below(model.len())].clone();
+                let at = model.iter().position(|x| *x == pivot).expect("pivot is in the list");
+                model.insert(at + 1, e.clone());
+                let reply = h.run_args(&[b"LINSERT", b"l", b"AFTER", &pivot, &e]);
+                (reply, format!(":{}\r\n", model.len()).into_bytes())
+            }
+            6 => {
+                let before = model.len();
+                let mut left = 2;
+                model.retain(|x| {
+                    let gone = left > 0 && x == &e;
+                    left -= i32::from(gone);
+                    !gone
+                });
+                let reply = h.run_args(&[b"LREM", b"l", b"2", &e]);
+                (reply, format!(":{}\r\n", before - model.len()).into_bytes())
+            }
+            _ => {
+                let start = rng.below(3);
+                let stop = model.len().saturating_sub(rng.below(3) + 1);
+                let kept = (stop + 1).saturating_sub(start);
+                model = model.iter().skip(start).take(kept).cloned().collect();
+                let (start, stop) = (start.to_string(), stop.to_string());
+                (
+                    h.run_args(&[b"LTRIM", b"l", start.as_bytes(), stop.as_bytes()]),
+                    b"+OK\r\n".to_vec(),
+                )
+            }
+        };
+        assert_eq!(reply.0, reply.1, "step {step}");
+        len_max = len_max.max(model.len());
+        assert_eq!(h.run("LRANGE l 0 -1").into_bytes(), array_of(model.iter()), "step {step}");
+    }
+    assert!(len_max > 1_000, "the list never grew long: {len_max}");
+}
