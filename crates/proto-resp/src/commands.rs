@@ -46,6 +46,9 @@ impl Flags {
     pub const SENTINEL: Flags = Flags(1 << 10);
     /// Reads keys it was not given (SCAN, RANDOMKEY); hidden from `COMMAND INFO`.
     pub const TOUCHES_ARBITRARY_KEYS: Flags = Flags(1 << 11);
+    /// Its keys are found from its arguments (a `numkeys`), not from the (first, last,
+    /// step) triple, which is zero (LMPOP). `COMMAND INFO` lists it after the others.
+    pub const MOVABLEKEYS: Flags = Flags(1 << 12);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -71,6 +74,7 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
     (Flags::ALLOW_BUSY, "allow_busy"),
+    (Flags::MOVABLEKEYS, "movablekeys"),
 ];
 
 /// The `group` of `COMMAND DOCS`.

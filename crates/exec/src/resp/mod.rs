@@ -199,10 +199,15 @@ fn run(
 }
 
 /// A write that names more than one key in this call (MSET, RENAME, SMOVE, DEL of several
-/// keys, the STORE forms): Redis runs it as one step, so it must not interleave with
+/// keys, the STORE forms, LMPOP): Redis runs it as one step, so it must not interleave with
 /// another worker's commands.
 fn writes_several_keys(spec: &CommandSpec, argc: usize) -> bool {
-    if !spec.flags.contains(proto_resp::commands::Flags::WRITE) || spec.first_key <= 0 {
+    use proto_resp::commands::Flags;
+    if spec.flags.contains(Flags::WRITE | Flags::MOVABLEKEYS) {
+        // LMPOP: its keys follow a `numkeys`; it looks at several before it writes one.
+        return true;
+    }
+    if !spec.flags.contains(Flags::WRITE) || spec.first_key <= 0 {
         return false;
     }
     if spec.name.ends_with("store") || spec.name == "bitop" {

@@ -1,0 +1,215 @@
+//! Redis lists: LPUSH RPUSH LPUSHX RPUSHX LLEN LINDEX LSET LRANGE LTRIM here; LPOP RPOP
+//! LMPOP LMOVE RPOPLPUSH in `pop`; LPOS LREM LINSERT in `search`. The blocking variants
+//! are not here.
+//!
+//! A list is one store item of `ValueKind::List` whose value is `encoding`'s layout. Every
+//! change is one `typed::modify` (atomic per key); a list left empty is deleted, as Redis
+//! does. Arguments are checked in Redis 7.0's order (some before the key is looked up,
+//! some after), since that order decides which error a client sees.
+
+use proto_resp::{args::parse_i64, error};
+use store::ValueKind;
+
+use super::{
+    typed::{self, Edit, Failure},
+    Ctx,
+};
+
+mod encoding;
+mod pop;
+mod search;
+#[cfg(test)]
+mod tests;
+
+use encoding::{End, List};
+
+/// `ERR index out of range` (LSET).
+const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+
+/// Runs one command of this family.
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: proto_resp::commands::ListId) {
+    use proto_resp::commands::ListId as L;
+    match id {
+        L::Lpush => push(ctx, End::Head, Create::Yes),
+        L::Rpush => push(ctx, End::Tail, Create::Yes),
+        L::Lpushx => push(ctx, End::Head, Create::No),
+        L::Rpushx => push(ctx, End::Tail, Create::No),
+        L::Llen => llen(ctx),
+        L::Lindex => lindex(ctx),
+        L::Lset => lset(ctx),
+        L::Lrange => lrange(ctx),
+        L::Ltrim => ltrim(ctx),
+        L::Lpop => pop::pop(ctx, End::Head),
+        L::Rpop => pop::pop(ctx, End::Tail),
+        L::Lmpop => pop::lmpop(ctx),
+        L::Lmove => pop::lmove(ctx),
+        L::Rpoplpush => pop::rpoplpush(ctx),
+        L::Lpos => search::lpos(ctx),
+        L::Lrem => search::lrem(ctx),
+        L::Linsert => search::linsert(ctx),
+    }
+}
+
+/// The stored key of argument `index`, owned so that `typed::modify` can borrow `ctx`.
+fn stored_key(ctx: &mut Ctx<'_>, index: usize) -> Vec<u8> {
+    ctx.key(index).to_vec()
+}
+
+/// Runs `f` on key argument `index`'s list (`None` when absent), or replies WRONGTYPE.
+/// Not counted as a hit or miss: those counters are memcached's `get_*` too, and STRLEN
+/// and GETRANGE leave them alone as well.
+fn read(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option<List<'_>>)) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    match typed::read(&reader, ctx.key(index), ValueKind::List) {
+        Ok(item) => f(ctx, item.as_ref().map(|item| List::parse(item.value()))),
+        Err(failure) => ctx.failure(failure),
+    }
+}
+
+/// Runs a change of key argument `index`'s list: `f` sees the list (`None` when absent)
+/// and returns the edit and its answer. Replies WRONGTYPE or the store's refusal itself
+/// and returns `None` then.
+fn modify<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    mut f: impl FnMut(Option<List<'_>>) -> (Edit, R),
+) -> Option<R> {
+    let key = stored_key(ctx, index);
+    answer(ctx, typed::modify(ctx, &key, ValueKind::List, |value| f(value.map(List::parse))))
+}
+
+/// The answer of a change, or its failure replied.
+fn answer<R>(ctx: &mut Ctx<'_>, result: Result<R, Failure>) -> Option<R> {
+    result.map_err(|failure| ctx.failure(failure)).ok()
+}
+
+/// An edit that stores `value`, or deletes the key when the list is now empty.
+fn write_or_delete(value: Option<Vec<u8>>) -> Edit {
+    value.map_or(Edit::Delete, Edit::Write)
+}
+
+/// Replies with `elements` as an array of bulk strings.
+fn reply_elements(ctx: &mut Ctx<'_>, elements: &[&[u8]]) {
+    let mut reply = ctx.reply();
+    reply.array(elements.len());
+    elements.iter().for_each(|element| reply.bulk(element));
+}
+
+/// Whether LPUSH/RPUSH may create the list (the X forms may not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Create {
+    Yes,
+    No,
+}
+
+/// LPUSH RPUSH LPUSHX RPUSHX key element [element ...]: the new length, or 0 when an X
+/// form finds no list.
+fn push(ctx: &mut Ctx<'_>, end: End, create: Create) {
+    let elements: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let len = modify(ctx, 1, |list| match list {
+        None if create == Create::No => (Edit::Keep, 0),
+        list => {
+            let len = list.map_or(0, |list| list.len()) + elements.len();
+            (Edit::Write(encoding::push(list, end, &elements)), len)
+        }
+    });
+    if let Some(len) = len {
+        ctx.reply().integer(len as i64);
+    }
+}
+
+fn llen(ctx: &mut Ctx<'_>) {
+    read(ctx, 1, |ctx, list| ctx.reply().integer(list.map_or(0, |list| list.len()) as i64));
+}
+
+/// The position of Redis index `index` (negative counts from the tail) in a list of `len`.
+fn position(index: i64, len: usize) -> Option<usize> {
+    let index = if index < 0 { index.checked_add(len as i64)? } else { index };
+    usize::try_from(index).ok().filter(|&i| i < len)
+}
+
+/// The inclusive range `start..=end` (Redis indexes, clamped) of a list of `len`; `None`
+/// when it is empty. Shared by LRANGE and LTRIM.
+fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 { (start + len).max(0) } else { start };
+    let end = if end < 0 { end + len } else { end };
+    if start > end || start >= len {
+        return None;
+    }
+    Some((start as usize, end.min(len - 1) as usize))
+}
+
+/// LINDEX key index: the key is looked up before the index is parsed, so a missing key
+/// answers null whatever the index.
+fn lindex(ctx: &mut Ctx<'_>) {
+    let index = parse_i64(ctx.arg(2));
+    read(ctx, 1, |ctx, list| {
+        let Some(list) = list else { return ctx.reply().null() };
+        let Ok(index) = index else { return ctx.error(error::NOT_INTEGER) };
+        let element = position(index, list.len()).and_then(|i| list.iter().nth(i));
+        ctx.bulk_or_null(element);
+    });
+}
+
+/// LSET key index element: `ERR no such key` before the index is parsed, as Redis does.
+fn lset(ctx: &mut Ctx<'_>) {
+    let (index, element) = (parse_i64(ctx.arg(2)), ctx.arg(3));
+    let outcome = modify(ctx, 1, |list| {
+        let Some(list) = list else { return (Edit::Keep, Err(error::NO_SUCH_KEY)) };
+        let Ok(index) = index else { return (Edit::Keep, Err(error::NOT_INTEGER)) };
+        let Some(at) = position(index, list.len()) else {
+            return (Edit::Keep, Err(INDEX_OUT_OF_RANGE));
+        };
+        let mut elements = list.elements();
+        elements[at] = element;
+        (write_or_delete(encoding::encode(elements.into_iter())), Ok(()))
+    });
+    match outcome {
+        None => {}
+        Some(Ok(())) => ctx.reply().ok(),
+        Some(Err(message)) => ctx.error(message),
+    }
+}
+
+/// Parses LRANGE's and LTRIM's start and stop, before the key is looked up.
+fn parse_range(ctx: &mut Ctx<'_>) -> Option<(i64, i64)> {
+    match (parse_i64(ctx.arg(2)), parse_i64(ctx.arg(3))) {
+        (Ok(start), Ok(end)) => Some((start, end)),
+        _ => {
+            ctx.error(error::NOT_INTEGER);
+            None
+        }
+    }
+}
+
+fn lrange(ctx: &mut Ctx<'_>) {
+    let Some((start, end)) = parse_range(ctx) else { return };
+    read(ctx, 1, |ctx, list| {
+        let range = list.and_then(|list| Some((list, clamp_range(start, end, list.len())?)));
+        let Some((list, (from, to))) = range else { return ctx.reply().array(0) };
+        let elements: Vec<&[u8]> = list.iter().skip(from).take(to - from + 1).collect();
+        reply_elements(ctx, &elements);
+    });
+}
+
+fn ltrim(ctx: &mut Ctx<'_>) {
+    let Some((start, end)) = parse_range(ctx) else { return };
+    let done = modify(ctx, 1, |list| {
+        let Some(list) = list else { return (Edit::Keep, ()) };
+        let edit = match clamp_range(start, end, list.len()) {
+            None => Edit::Delete,
+            Some((0, to)) if to + 1 == list.len() => Edit::Keep,
+            Some((from, to)) => {
+                let kept = list.iter().skip(from).take(to - from + 1);
+                let kept: Vec<&[u8]> = kept.collect();
+                write_or_delete(encoding::encode(kept.into_iter()))
+            }
+        };
+        (edit, ())
+    });
+    if done.is_some() {
+        ctx.reply().ok();
+    }
+}

@@ -1,0 +1,211 @@
+//! LPOP RPOP LMPOP LMOVE RPOPLPUSH: the commands that take elements off an end.
+//!
+//! LMOVE and RPOPLPUSH touch two keys with one change each. They name two keys, so they
+//! run under `crate::gate` with no other command in between: the destination is pushed
+//! first and the source popped after, so a push refused for its size changes nothing.
+
+use proto_resp::{
+    args::{is_option, match_option, parse_i64},
+    error,
+};
+use store::ValueKind;
+
+use super::{
+    encoding::{self, End, List},
+    modify, reply_elements, stored_key,
+    typed::{self, Edit, Failure},
+    write_or_delete, Ctx,
+};
+
+/// LPOP/RPOP's count when it is negative or not a number (`getPositiveLongFromObject`).
+const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// LMPOP's numkeys when it is below 1 or not a number.
+const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
+/// LMPOP's COUNT when it is below 1 or not a number.
+const COUNT_NOT_POSITIVE: &str = "ERR count should be greater than 0";
+
+/// Pops up to `count` elements off `end`, owned (the value they borrow from goes away).
+fn take(list: List<'_>, end: End, count: usize) -> (Edit, Vec<Vec<u8>>) {
+    let (taken, rest) = encoding::pop(list, end, count);
+    (write_or_delete(rest), taken.into_iter().map(<[u8]>::to_vec).collect())
+}
+
+fn owned_refs(elements: &[Vec<u8>]) -> Vec<&[u8]> {
+    elements.iter().map(Vec::as_slice).collect()
+}
+
+/// LPOP/RPOP key [count]. Without a count: one element, or null. With one: an array (empty
+/// for count 0 when the list exists), or a null array when the key is absent.
+pub(super) fn pop(ctx: &mut Ctx<'_>, end: End) {
+    let count = match ctx.argc() {
+        3 => match parse_i64(ctx.arg(2)) {
+            Ok(n) if n >= 0 => Some(n as usize),
+            _ => return ctx.error(NOT_POSITIVE),
+        },
+        _ => None,
+    };
+    let popped = modify(ctx, 1, |list| match (list, count) {
+        (None, _) => (Edit::Keep, None),
+        (Some(_), Some(0)) => (Edit::Keep, Some(Vec::new())),
+        (Some(list), count) => {
+            let (edit, taken) = take(list, end, count.unwrap_or(1));
+            (edit, Some(taken))
+        }
+    });
+    let Some(popped) = popped else { return };
+    match (popped, count) {
+        (None, None) => ctx.reply().null(),
+        (None, Some(_)) => ctx.reply().null_array(),
+        (Some(elements), None) => ctx.reply().bulk(&elements[0]),
+        (Some(elements), Some(_)) => reply_elements(ctx, &owned_refs(&elements)),
+    }
+}
+
+/// LEFT or RIGHT, in any case.
+fn parse_end(arg: &[u8]) -> Option<End> {
+    match match_option(arg, &["LEFT", "RIGHT"])? {
+        0 => Some(End::Head),
+        _ => Some(End::Tail),
+    }
+}
+
+/// LMPOP's arguments after the keys.
+struct Mpop {
+    /// Index of the LEFT|RIGHT argument (the keys are `2..where_index`).
+    where_index: usize,
+    end: End,
+    count: usize,
+}
+
+/// Parses `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]` in Redis's order; `Err`
+/// is the error to reply.
+fn parse_mpop(ctx: &Ctx<'_>) -> Result<Mpop, &'static str> {
+    let argc = ctx.argc();
+    let numkeys = match parse_i64(ctx.arg(1)) {
+        Ok(n) if n >= 1 => n as u64,
+        _ => return Err(NUMKEYS_NOT_POSITIVE),
+    };
+    let where_index = match numkeys.checked_add(2) {
+        Some(i) if i < argc as u64 => i as usize,
+        _ => return Err(error::SYNTAX),
+    };
+    let end = parse_end(ctx.arg(where_index)).ok_or(error::SYNTAX)?;
+    let mut count = None;
+    let mut j = where_index + 1;
+    while j < argc {
+        if count.is_some() || !is_option(ctx.arg(j), "COUNT") || j + 1 >= argc {
+            return Err(error::SYNTAX);
+        }
+        j += 1;
+        match parse_i64(ctx.arg(j)) {
+            Ok(n) if n >= 1 => count = Some(n as usize),
+            _ => return Err(COUNT_NOT_POSITIVE),
+        }
+        j += 1;
+    }
+    Ok(Mpop { where_index, end, count: count.unwrap_or(1) })
+}
+
+/// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first key that holds
+/// a list; `[key, [elements]]`, or a null array when none does. A key of another type
+/// stops the search with WRONGTYPE, even after absent keys.
+pub(super) fn lmpop(ctx: &mut Ctx<'_>) {
+    let mpop = match parse_mpop(ctx) {
+        Ok(mpop) => mpop,
+        Err(message) => return ctx.error(message),
+    };
+    for index in 2..mpop.where_index {
+        let popped = modify(ctx, index, |list| match list {
+            None => (Edit::Keep, None),
+            Some(list) => {
+                let (edit, taken) = take(list, mpop.end, mpop.count);
+                (edit, Some(taken))
+            }
+        });
+        match popped {
+            None => return,
+            Some(None) => continue,
+            Some(Some(elements)) => {
+                let key = ctx.arg(index);
+                ctx.reply().array(2);
+                ctx.reply().bulk(key);
+                return reply_elements(ctx, &owned_refs(&elements));
+            }
+        }
+    }
+    ctx.reply().null_array();
+}
+
+/// LMOVE source destination LEFT|RIGHT LEFT|RIGHT.
+pub(super) fn lmove(ctx: &mut Ctx<'_>) {
+    let Some(from) = parse_end(ctx.arg(3)) else { return ctx.error(error::SYNTAX) };
+    let Some(to) = parse_end(ctx.arg(4)) else { return ctx.error(error::SYNTAX) };
+    move_element(ctx, from, to);
+}
+
+/// RPOPLPUSH source destination: LMOVE source destination RIGHT LEFT.
+pub(super) fn rpoplpush(ctx: &mut Ctx<'_>) {
+    move_element(ctx, End::Tail, End::Head);
+}
+
+/// Pops an element off `from` of the source and pushes it at `to` of the destination;
+/// replies with it, or null when the source is absent. The same key rotates the list.
+fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
+    let (source, target) = (stored_key(ctx, 1), stored_key(ctx, 2));
+    if source == target {
+        let moved = modify(ctx, 1, |list| {
+            let Some(list) = list else { return (Edit::Keep, None) };
+            let (taken, rest) = encoding::pop(list, from, 1);
+            let value = encoding::push(rest.as_deref().map(List::parse), to, &taken);
+            (Edit::Write(value), Some(taken[0].to_vec()))
+        });
+        return reply_moved(ctx, moved);
+    }
+    // Redis checks the source (absent: null), then the destination's type, then moves.
+    let element = {
+        let reader = ctx.shared.store.reader();
+        let source_list = typed::read(&reader, &source, ValueKind::List);
+        match source_list.and_then(|found| {
+            let Some(item) = found else { return Ok(None) };
+            typed::read(&reader, &target, ValueKind::List)?;
+            Ok(List::parse(item.value()).at_end(from).map(<[u8]>::to_vec))
+        }) {
+            Ok(Some(element)) => element,
+            Ok(None) => return ctx.reply().null(),
+            Err(failure) => return ctx.failure(failure),
+        }
+    };
+    if let Err(failure) = push_one(ctx, &target, to, &element) {
+        return ctx.failure(failure);
+    }
+    // The gate keeps the source as it was read, so this pops `element`.
+    let popped = typed::modify(ctx, &source, ValueKind::List, |list| match list {
+        None => (Edit::Keep, ()),
+        Some(value) => (take(List::parse(value), from, 1).0, ()),
+    });
+    match popped {
+        Ok(()) => ctx.reply().bulk(&element),
+        Err(failure) => {
+            // A full store refused even the smaller source: take the pushed copy back off
+            // the destination (its end still holds it), so the element is not duplicated.
+            let _ = typed::modify(ctx, &target, ValueKind::List, |list| match list {
+                None => (Edit::Keep, ()),
+                Some(value) => (take(List::parse(value), to, 1).0, ()),
+            });
+            ctx.failure(failure)
+        }
+    }
+}
+
+fn push_one(ctx: &Ctx<'_>, key: &[u8], end: End, element: &[u8]) -> Result<(), Failure> {
+    typed::modify(ctx, key, ValueKind::List, |list| {
+        (Edit::Write(encoding::push(list.map(List::parse), end, &[element])), ())
+    })
+}
+
+fn reply_moved(ctx: &mut Ctx<'_>, moved: Option<Option<Vec<u8>>>) {
+    match moved {
+        None => {}
+        Some(element) => ctx.bulk_or_null(element.as_deref()),
+    }
+}
