@@ -379,6 +379,19 @@ def test_pf_errors(c, key):
         (("PFMERGE", p, bad), CORRUPT),
         (("SET", bad, header + xzero(16384) + b"\x00"), OK),  # one register too many
         (("PFCOUNT", bad), CORRUPT),
+        # A VAL run past the end, even right after 16384 registers, is refused too (the
+        # installed redis-server carries the CVE-2025-32023 fix), while PFADD of an
+        # element whose register lies inside still works.
+        (("SET", bad, header + xzero(16384) + b"\x80"), OK),
+        (("PFCOUNT", bad, p), CORRUPT),
+        (("PFMERGE", p, bad), CORRUPT),
+        (("PFADD", bad, "a"), i(1)),
+        (("PFADD", bad, *[f"e{n}" for n in range(3000)]), CORRUPT),  # turning dense
+        # An XZERO missing its second byte: Redis reads a zero there, and the split
+        # that replaces it loses its last byte.
+        (("SET", bad, header + b"\x7f"), OK),
+        (("PFADD", bad, "a"), i(1)),
+        (("GET", bad), bulk(header + b"q\xa6\x84M")),
         (("DEL", s, bad, p), i(3)),
     ])
 

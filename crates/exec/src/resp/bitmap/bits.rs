@@ -136,37 +136,67 @@ fn unit_option(arg: &[u8]) -> Option<bool> {
     }
 }
 
-pub(super) fn bitcount(ctx: &mut Ctx<'_>) {
-    let value = match read_string(ctx, 1, |value| value.map(<[u8]>::to_vec)) {
-        Ok(Some(value)) => value,
-        Ok(None) => return ctx.reply().integer(0),
-        Err(failure) => return ctx.bit_failure(failure),
-    };
-    let span = match ctx.argc() {
-        2 => span(value.len(), 0, -1, false),
+/// A range argument: start, end (inclusive, negative from the end) and whether they
+/// count bits; or an answer already known from the arguments alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Range {
+    Whole,
+    Part {
+        start: i64,
+        end: i64,
+        in_bits: bool,
+    },
+    /// BITCOUNT's `start > end`, both negative: 0 before the unit is read.
+    Empty,
+}
+
+impl Range {
+    fn span(self, len: usize) -> Option<Span> {
+        match self {
+            Range::Whole => span(len, 0, -1, false),
+            Range::Part { start, end, in_bits } => span(len, start, end, in_bits),
+            Range::Empty => None,
+        }
+    }
+}
+
+/// BITCOUNT's arguments after the key. Redis reads them only once the key is found to be
+/// a string, so the error (if any) is replied only then; reading them first changes
+/// nothing else, since parsing has no effect.
+fn bitcount_range(ctx: &Ctx<'_>) -> Result<Range, &'static str> {
+    match ctx.argc() {
+        2 => Ok(Range::Whole),
         4 | 5 => {
-            let (Ok(start), Ok(end)) = (parse_i64(ctx.arg(2)), parse_i64(ctx.arg(3))) else {
-                return ctx.error(error::NOT_INTEGER);
-            };
-            // Redis answers 0 here before it reads the unit.
+            let start = parse_i64(ctx.arg(2)).map_err(|e| e.message())?;
+            let end = parse_i64(ctx.arg(3)).map_err(|e| e.message())?;
             if start < 0 && end < 0 && start > end {
-                return ctx.reply().integer(0);
+                return Ok(Range::Empty);
             }
             let in_bits = match ctx.argc() {
-                5 => match unit_option(ctx.arg(4)) {
-                    Some(in_bits) => in_bits,
-                    None => return ctx.error(error::SYNTAX),
-                },
+                5 => unit_option(ctx.arg(4)).ok_or(error::SYNTAX)?,
                 _ => false,
             };
-            span(value.len(), start, end, in_bits)
+            Ok(Range::Part { start, end, in_bits })
         }
-        _ => return ctx.error(error::SYNTAX),
-    };
-    let count = span.map_or(0, |span| {
-        masked_bytes(&value, span, false).map(|b| u64::from(b.count_ones())).sum()
+        _ => Err(error::SYNTAX),
+    }
+}
+
+pub(super) fn bitcount(ctx: &mut Ctx<'_>) {
+    let range = bitcount_range(ctx);
+    let counted = read_string(ctx, 1, |value| match value {
+        None => Ok(0),
+        Some(value) => range.map(|range| {
+            range.span(value.len()).map_or(0, |span| {
+                masked_bytes(value, span, false).map(|b| u64::from(b.count_ones())).sum()
+            })
+        }),
     });
-    ctx.reply().integer(count as i64);
+    match counted {
+        Ok(Ok(count)) => ctx.reply().integer(count as i64),
+        Ok(Err(message)) => ctx.error(message),
+        Err(failure) => ctx.bit_failure(failure),
+    }
 }
 
 pub(super) fn bitpos(ctx: &mut Ctx<'_>) {
@@ -175,31 +205,39 @@ pub(super) fn bitpos(ctx: &mut Ctx<'_>) {
         Ok(_) => return ctx.error(BIT_ARG_ERR),
         Err(e) => return ctx.error(e.message()),
     };
-    let value = match read_string(ctx, 1, |value| value.map(<[u8]>::to_vec)) {
-        Ok(Some(value)) => value,
-        Ok(None) => return ctx.reply().integer(if bit { -1 } else { 0 }),
-        Err(failure) => return ctx.bit_failure(failure),
-    };
-    let (span, end_given) = match bitpos_range(ctx, value.len()) {
-        Ok(range) => range,
-        Err(message) => return ctx.error(message),
-    };
-    let found = span.and_then(|span| {
-        let first = masked_bytes(&value, span, !bit).enumerate().find_map(|(i, b)| {
-            let b = if bit { b } else { !b };
-            (b != 0).then(|| (span.start + i) as i64 * 8 + i64::from(b.leading_zeros()))
-        });
-        // Looking for a clear bit with no end given, the string counts as followed by
-        // zeros: the answer is the first bit after the range.
-        first.or((!bit && !end_given).then(|| (span.end as i64 + 1) * 8))
+    // Read only if the key is a string, as in BITCOUNT.
+    let range = bitpos_range(ctx);
+    let found = read_string(ctx, 1, |value| match value {
+        None => Ok(if bit { -1 } else { 0 }),
+        Some(value) => {
+            range.map(|(range, end_given)| find_bit(value, range.span(value.len()), bit, end_given))
+        }
     });
-    ctx.reply().integer(found.unwrap_or(-1));
+    match found {
+        Ok(Ok(position)) => ctx.reply().integer(position),
+        Ok(Err(message)) => ctx.error(message),
+        Err(failure) => ctx.bit_failure(failure),
+    }
 }
 
-/// BITPOS's optional start, end and unit: the span and whether an end was given.
-fn bitpos_range(ctx: &Ctx<'_>, len: usize) -> Result<(Option<Span>, bool), &'static str> {
+/// The first bit equal to `bit` in the span, or -1.
+fn find_bit(value: &[u8], span: Option<Span>, bit: bool, end_given: bool) -> i64 {
+    let Some(span) = span else {
+        return -1;
+    };
+    let first = masked_bytes(value, span, !bit).enumerate().find_map(|(i, b)| {
+        let b = if bit { b } else { !b };
+        (b != 0).then(|| (span.start + i) as i64 * 8 + i64::from(b.leading_zeros()))
+    });
+    // Looking for a clear bit with no end given, the string counts as followed by zeros:
+    // the answer is the first bit after the range.
+    first.or((!bit && !end_given).then(|| (span.end as i64 + 1) * 8)).unwrap_or(-1)
+}
+
+/// BITPOS's optional start, end and unit, and whether an end was given.
+fn bitpos_range(ctx: &Ctx<'_>) -> Result<(Range, bool), &'static str> {
     if ctx.argc() == 3 {
-        return Ok((span(len, 0, -1, false), false));
+        return Ok((Range::Whole, false));
     }
     if ctx.argc() > 6 {
         return Err(error::SYNTAX);
@@ -210,10 +248,10 @@ fn bitpos_range(ctx: &Ctx<'_>, len: usize) -> Result<(Option<Span>, bool), &'sta
         _ => false,
     };
     let end = match ctx.argc() {
-        3 | 4 => None,
+        4 => None,
         _ => Some(parse_i64(ctx.arg(4)).map_err(|e| e.message())?),
     };
-    Ok((span(len, start, end.unwrap_or(-1), in_bits), end.is_some()))
+    Ok((Range::Part { start, end: end.unwrap_or(-1), in_bits }, end.is_some()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -184,20 +184,26 @@ fn push_zero_run(seq: &mut Vec<u8>, run: usize) {
     }
 }
 
-/// Calls `f(first_register, run, value)` for every run of a sparse body; the number of
-/// registers covered, stopping early (as Redis does) at a VAL run that would pass the end.
-fn walk_sparse(ops: &[u8], mut f: impl FnMut(usize, usize, u8)) -> usize {
+/// Calls `f(first_register, run, value)` for every run of a sparse body, which must cover
+/// exactly [`REGISTERS`] registers. A run past the end is refused before `f` sees it: the
+/// redis-server 7.0.15 this was checked against (with the CVE-2025-32023 fix) refuses it
+/// in PFCOUNT of several keys, PFMERGE and the sparse-to-dense conversion alike.
+fn walk_sparse(ops: &[u8], mut f: impl FnMut(usize, usize, u8)) -> Result<(), Corrupt> {
     let (mut at, mut index) = (0, 0);
     while at < ops.len() {
         let (run, value, len) = sparse_op(ops, at);
-        if value > 0 && index + run > REGISTERS {
-            break;
+        if index + run > REGISTERS {
+            return Err(Corrupt);
         }
         f(index, run, value);
         index += run;
         at += len;
     }
-    index
+    if index == REGISTERS {
+        Ok(())
+    } else {
+        Err(Corrupt)
+    }
 }
 
 /// Rewrites a sparse value as dense (a dense one is left as it is), keeping the header.
@@ -209,14 +215,11 @@ pub(super) fn to_dense(value: &mut Vec<u8>) -> Result<(), Corrupt> {
     dense[..HEADER_LEN].copy_from_slice(&value[..HEADER_LEN]);
     dense[4] = DENSE;
     let registers = &mut dense[HEADER_LEN..];
-    let covered = walk_sparse(&value[HEADER_LEN..], |first, run, v| {
+    walk_sparse(&value[HEADER_LEN..], |first, run, v| {
         if v > 0 {
             (first..first + run).for_each(|index| dense_put(registers, index, v));
         }
-    });
-    if covered != REGISTERS {
-        return Err(Corrupt);
-    }
+    })?;
     *value = dense;
     Ok(())
 }
@@ -280,8 +283,13 @@ fn sparse_raise(value: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, Co
         if grows && value.len() + seq.len() - op.len > SPARSE_MAX_LEN {
             return promote(value, index, count);
         }
+        // An XZERO cut off by the end of the value (its second byte missing) is still
+        // replaced as two bytes long: Redis's string ends one byte before the new
+        // sequence does, which drops the sequence's last byte.
+        let new_len = value.len() + seq.len() - op.len;
         let end = (op.at + op.len).min(value.len());
         value.splice(op.at..end, seq);
+        value.truncate(new_len);
     }
     merge_neighbours(value, op.prev.unwrap_or(HEADER_LEN));
     invalidate_cache(value);
@@ -344,17 +352,9 @@ pub(super) fn merge_into(max: &mut [u8], value: &[u8]) -> Result<(), Corrupt> {
         }
         return Ok(());
     }
-    // Only VAL runs are bounded by the walk; a zero run past the end changes nothing.
-    let covered = walk_sparse(body, |first, run, v| {
-        if v > 0 {
-            max[first..first + run].iter_mut().for_each(|slot| *slot = (*slot).max(v));
-        }
-    });
-    if covered == REGISTERS {
-        Ok(())
-    } else {
-        Err(Corrupt)
-    }
+    walk_sparse(body, |first, run, v| {
+        max[first..first + run].iter_mut().for_each(|slot| *slot = (*slot).max(v));
+    })
 }
 
 /// Whether the value is dense.
@@ -372,19 +372,8 @@ pub(super) fn histogram(value: &[u8]) -> Result<Histogram, Corrupt> {
         (0..REGISTERS).for_each(|index| counts[usize::from(dense_get(body, index))] += 1);
         return Ok(counts);
     }
-    // Redis counts every run here, without the bound `walk_sparse` keeps.
-    let (mut at, mut covered) = (0, 0);
-    while at < body.len() {
-        let (run, v, len) = sparse_op(body, at);
-        counts[usize::from(v)] += run as u32;
-        covered += run;
-        at += len;
-    }
-    if covered == REGISTERS {
-        Ok(counts)
-    } else {
-        Err(Corrupt)
-    }
+    walk_sparse(body, |_, run, v| counts[usize::from(v)] += run as u32)?;
+    Ok(counts)
 }
 
 pub(super) fn histogram_of_registers(registers: &[u8]) -> Histogram {
@@ -520,14 +509,25 @@ mod tests {
         let mut long = new_sparse();
         long.push(0x00);
         assert_eq!(merge_into(&mut [0u8; REGISTERS], &long), Err(Corrupt));
-        // A VAL run past the end stops the walk, as in Redis, which then finds the
-        // registers all covered.
+        // A VAL run past the end, even after exactly 16384 registers (redis-server
+        // 7.0.15 as installed refuses it).
         let mut past_end = new_sparse();
         past_end.push(0x80);
-        assert_eq!(merge_into(&mut [0u8; REGISTERS], &past_end), Ok(()));
+        assert_eq!(merge_into(&mut [0u8; REGISTERS], &past_end), Err(Corrupt));
+        assert_eq!(to_dense(&mut past_end), Err(Corrupt));
         assert!(!is_hll(b"HYLL\x00"));
         assert!(!is_hll(b"HYLL\x02\0\0\0\0\0\0\0\0\0\0\0"));
         assert!(is_hll(b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0"));
+    }
+
+    /// Goal: an XZERO cut off by the end of the value splits as Redis's does (which
+    /// drops the last byte of the new sequence).
+    #[test]
+    fn truncated_xzero() {
+        let mut value = new_sparse();
+        value.truncate(17);
+        assert_eq!(raise(&mut value, 100, 1), Ok(true));
+        assert_eq!(&value[16..], &[0x40, 99, val_op(1, 1), 0x7e]);
     }
 
     /// Goal: a register value over 32 forces the dense encoding.
