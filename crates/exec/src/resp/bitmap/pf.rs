@@ -78,29 +78,41 @@ pub(super) fn pfcount(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// One key: the cached count, or a fresh one stored back into the header.
+/// One key: the cached count, or a fresh one stored back into the header. A count the
+/// store has no room to cache is still answered (Redis's PFCOUNT cannot fail that way).
 fn count_one(ctx: &mut Ctx<'_>) -> Result<u64, PfError> {
     let result = modify_string(ctx, 1, |current| {
         let Some(value) = current else {
             return (Update::Keep, Ok(0));
         };
-        if !hll::is_hll(value) {
-            return (Update::Keep, Err(PfError::NotHll));
-        }
-        if let Some(count) = hll::cached_count(value) {
-            return (Update::Keep, Ok(count));
-        }
-        match hll::histogram(value) {
-            Ok(histogram) => {
-                let count = hll::estimate(&histogram);
+        match count_of(value) {
+            Ok((count, true)) => (Update::Keep, Ok(count)),
+            Ok((count, false)) => {
                 let mut value = value.to_vec();
                 hll::set_cached_count(&mut value, count);
                 (Update::Write(value), Ok(count))
             }
-            Err(Corrupt) => (Update::Keep, Err(PfError::Corrupt)),
+            Err(e) => (Update::Keep, Err(e)),
         }
     });
-    result?
+    match result {
+        Err(Failure::Store(_)) => {
+            let counted = read_string(ctx, 1, |value| value.map_or(Ok((0, true)), count_of));
+            counted?.map(|(count, _)| count)
+        }
+        result => result?,
+    }
+}
+
+/// A HyperLogLog's count and whether it came from the cache.
+fn count_of(value: &[u8]) -> Result<(u64, bool), PfError> {
+    if !hll::is_hll(value) {
+        return Err(PfError::NotHll);
+    }
+    if let Some(count) = hll::cached_count(value) {
+        return Ok((count, true));
+    }
+    Ok((hll::estimate(&hll::histogram(value)?), false))
 }
 
 /// The registers of the given keys merged (missing keys count as empty), and whether one
