@@ -25,6 +25,7 @@ pub mod binary;
 pub mod conns;
 mod core;
 pub mod counters;
+pub mod gate;
 pub mod keyspace;
 pub mod memcache;
 pub mod resp;

@@ -152,6 +152,9 @@ pub struct Shared {
     /// memcached `watch`: who wants which item events (shared with the store's eviction
     /// observer, which logs `watch evictions` lines).
     pub watchers: Arc<Watchers>,
+    /// Lets EXEC and multi-key writes run with no other worker executing (see `gate.rs`);
+    /// the server marks each worker inside it while it executes requests.
+    pub gate: crate::gate::Gate,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
     /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
@@ -298,9 +301,16 @@ impl Shared {
             maxmemory_policy: AtomicU8::new(policy),
             store_baseline: Mutex::new((0, 0)),
             error_stats: crate::resp::ErrorStats::default(),
+            gate: crate::gate::Gate::new(workers),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             settings,
         }
+    }
+
+    /// The worker whose counters these are (for [`crate::gate::Gate`]); 0 for counters of
+    /// no worker.
+    pub fn worker_of(&self, counters: &Counters) -> usize {
+        self.workers.iter().position(|c| std::ptr::eq(&**c, counters)).unwrap_or(0)
     }
 
     pub fn counters(&self, worker: usize) -> Arc<Counters> {

@@ -201,6 +201,7 @@ pub enum CommandId {
     Setnx,
     Setrange,
     Strlen,
+    Swapdb,
     Time,
     Ttl,
     Type,
@@ -224,6 +225,11 @@ pub enum SubcommandId {
     ConfigResetstat,
     ConfigRewrite,
     ConfigSet,
+    ObjectEncoding,
+    ObjectFreq,
+    ObjectHelp,
+    ObjectIdletime,
+    ObjectRefcount,
 }
 
 /// What a table entry runs.
@@ -370,6 +376,18 @@ pub static CONFIG_SUBCOMMANDS: &[SubcommandSpec] = {
     ]
 };
 
+/// `OBJECT` subcommands (Redis 7's `object|*`), sorted by name.
+pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ObjectEncoding, "object|encoding", 3),
+        sub(S::ObjectFreq, "object|freq", 3),
+        sub(S::ObjectHelp, "object|help", 2),
+        sub(S::ObjectIdletime, "object|idletime", 3),
+        sub(S::ObjectRefcount, "object|refcount", 3),
+    ]
+};
+
 /// Every command, sorted by name (so `lookup` can binary-search).
 #[rustfmt::skip]
 pub static COMMANDS: &[CommandSpec] = {
@@ -474,6 +492,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Msetnx), "msetnx", -3, G::String, "1.0.1", (1, -1, 2),
         &[F::WRITE, F::DENYOOM],
         "Sets several keys at once, only if none of them exists.").with_rule(ArgRule::PairsFrom(1)),
+    spec(subs(OBJECT_SUBCOMMANDS, None), "object", -2, G::Generic, "2.2.3", (0, 0, 0),
+        &[],
+        "Subcommands that inspect how a key's value is kept."),
     spec(R(C::Persist), "persist", 2, G::Generic, "2.2.0", (1, 1, 1),
         &[F::WRITE, F::FAST],
         "Removes a key's expiry."),
@@ -528,6 +549,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Strlen), "strlen", 2, G::String, "2.2.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns the length of a string value."),
+    spec(R(C::Swapdb), "swapdb", 3, G::Server, "4.0.0", (0, 0, 0),
+        &[F::WRITE, F::FAST],
+        "Swaps the keys of two databases."),
     spec(R(C::Time), "time", 1, G::Server, "2.6.0", (0, 0, 0),
         &[F::LOADING, F::STALE, F::FAST],
         "Returns the server's clock."),
@@ -651,7 +675,7 @@ mod tests {
             // Key positions must lie inside the arguments a minimal call has.
             assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
         }
-        assert_eq!(COMMANDS.len(), 54);
+        assert_eq!(COMMANDS.len(), 56);
     }
 
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.

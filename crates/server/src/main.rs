@@ -96,17 +96,17 @@ fn run(config: &Config) -> Result<(), String> {
     let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
     let limits = Arc::new(Limits {
         memcache: memcache_limits(config),
-        resp: proto_resp::Limits {
-            // A bulk argument can never be stored past the item limit; refusing it at the
-            // length line keeps a client from making us buffer 512 MiB.
-            bulk_len_max: (config.max_item_size_bytes as usize).max(64 * 1024),
-            ..Default::default()
-        },
+        // Redis's `proto-max-bulk-len` (512 MiB): a longer bulk is a protocol error; a
+        // shorter one that does not fit in half the memory limit gets the OOM error.
+        resp: proto_resp::Limits::default(),
         conn_limit: config.conn_limit,
         open_conns: AtomicU64::new(0),
         // Room for the largest item plus a full multiget line, with margin; Redis's
         // client-query-buffer-limit plays the same role (1 GiB there).
         input_limit_bytes: (2 * config.max_item_size_bytes as usize).max(16 << 20),
+        // One bulk of `proto-max-bulk-len` and its command line (Redis's
+        // client-query-buffer-limit, 1 GiB, plays the same role).
+        resp_input_limit_bytes: proto_resp::limits::BULK_LEN_MAX_DEFAULT + (1 << 20),
         resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
         reqs_per_event: config.max_reqs_per_event as usize,
         yield_output_bytes: config.output_pause_bytes(),

@@ -38,6 +38,8 @@ pub struct Limits {
     pub open_conns: AtomicU64,
     /// Unconsumed input above this closes the connection.
     pub input_limit_bytes: usize,
+    /// The same for a Redis connection.
+    pub resp_input_limit_bytes: usize,
     /// The Redis port's address, as `CLIENT LIST` shows it (`laddr`).
     pub resp_addr: String,
     /// Requests executed per receive call before yielding to other connections (`-R`).
@@ -111,6 +113,8 @@ pub struct Worker {
     shared: Arc<Shared>,
     limits: Arc<Limits>,
     counters: Arc<Counters>,
+    /// This worker's place in `shared.gate`.
+    index: usize,
     args: Option<proto_resp::ArgStorage>,
     /// Shutdown asked from outside (a signal).
     stop: Arc<dyn Fn() -> bool + Send + Sync>,
@@ -186,6 +190,7 @@ impl Worker {
             shared,
             limits,
             counters,
+            index,
             args: Some(Default::default()),
             stop,
             ticks: 0,
@@ -578,7 +583,11 @@ impl rt::Handler for Worker {
     }
 
     fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
-        if input.len() > self.limits.input_limit_bytes {
+        let input_limit = match conn {
+            Conn::Memcache(_) => self.limits.input_limit_bytes,
+            Conn::Resp(_) => self.limits.resp_input_limit_bytes,
+        };
+        if input.len() > input_limit {
             // An unfinished request larger than any legal one (the parsers bound lines and
             // values; this bounds everything else, such as a huge RESP argument count).
             counters::bump(&self.counters.conns_cut_off, 1);
@@ -586,10 +595,13 @@ impl rt::Handler for Worker {
         }
         // One clock read for the batch, not one per request (see store::FrozenClock).
         let _clock = store::FrozenClock::now();
+        // Inside the gate while executing: an EXEC on another worker waits for this batch.
+        self.shared.gate.enter(self.index);
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             Conn::Resp(session) => self.receive_resp(session, input, out),
         };
+        self.shared.gate.leave(self.index);
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }

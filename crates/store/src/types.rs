@@ -129,6 +129,10 @@ pub struct StoreOptions {
     /// With [`Mode::Cas`]: a CAS unique lower than the item's stores the value anyway, marked
     /// stale, keeping the item's expiry and win-token state (meta `ms I`).
     pub allow_stale: bool,
+    /// This write's limit on key + value instead of the configured item size (Redis
+    /// strings are bounded by `proto-max-bulk-len`, not memcached's `-I`); never more than
+    /// half the memory limit.
+    pub size_max: Option<usize>,
 }
 
 /// What [`crate::Store::store_with`] wrote.

@@ -14,7 +14,7 @@
 use std::io::Write as _;
 
 use proto_memcache::{limits::NUMBER_DIGITS_MAX, text::ArithOp};
-use store::{Change, Expiry, Item, MetaState, Store};
+use store::{Change, Expiry, Item, MetaState, Store, ValueKind};
 
 use crate::counters::{bump, Counters};
 
@@ -66,6 +66,8 @@ pub(crate) enum ArithOutcome {
 pub(crate) fn apply(store: &Store, counters: &Counters, key: &[u8], arith: &Arith) -> ArithOutcome {
     let result = store.modify(key, |current| match current {
         None => create(arith),
+        // A Redis collection holds no number.
+        Some(item) if item.value_kind() != ValueKind::String => (Change::Keep, Decided::NotNumeric),
         Some(item) => change(arith, &item),
     });
     let outcome = match result {

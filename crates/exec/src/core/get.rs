@@ -4,7 +4,7 @@
 //! once at its end: memcached's `cmd_get`, `get_hits`, `get_misses`, which `INFO` reports
 //! as Redis's `keyspace_hits`/`keyspace_misses`. Nothing is allocated per key.
 
-use store::{Item, Reader, Store};
+use store::{Item, Reader, Store, ValueKind};
 
 use crate::counters::{bump, Counters};
 
@@ -21,17 +21,27 @@ impl<'s> Gets<'s> {
         Gets { reader: store.reader(), hits: 0, misses: 0 }
     }
 
-    /// Reads `key`, counting an access for eviction (and for meta `h`).
+    /// Reads `key` as a string, counting an access for eviction (and for meta `h`). A
+    /// Redis collection is a miss: memcached clients and MGET see only strings.
     #[inline]
     pub(crate) fn get(&mut self, key: &[u8]) -> Option<Item<'_>> {
+        let item = self.reader.get(key).filter(is_string);
+        tally(&mut self.hits, &mut self.misses, item.is_some());
+        item
+    }
+
+    /// Reads `key` whatever it holds (Redis GET, which answers WRONGTYPE for a collection).
+    #[inline]
+    pub(crate) fn get_any(&mut self, key: &[u8]) -> Option<Item<'_>> {
         let item = self.reader.get(key);
         tally(&mut self.hits, &mut self.misses, item.is_some());
         item
     }
 
-    /// Reads `key` without counting an access (meta `u`); still a get for `stats`.
+    /// Reads `key` as a string without counting an access (meta `u`); still a get for
+    /// `stats`.
     pub(crate) fn peek(&mut self, key: &[u8]) -> Option<Item<'_>> {
-        let item = self.reader.peek(key);
+        let item = self.reader.peek(key).filter(is_string);
         tally(&mut self.hits, &mut self.misses, item.is_some());
         item
     }
@@ -41,6 +51,11 @@ impl<'s> Gets<'s> {
     pub(crate) fn finish(self, counters: &Counters) {
         count(counters, self.hits, self.misses);
     }
+}
+
+#[inline]
+fn is_string(item: &Item<'_>) -> bool {
+    item.value_kind() == ValueKind::String
 }
 
 #[inline]

@@ -5,7 +5,7 @@
 //! write, the append-or-create that meta `N` and Redis APPEND need, and what a refused
 //! write does to the old value ([`OnRefusal`]).
 
-use store::{Change, Expiry, MetaState, Mode, Store, StoreError, StoreOptions, Stored};
+use store::{Change, Expiry, MetaState, Mode, Store, StoreError, StoreOptions, Stored, ValueKind};
 
 use super::Refusal;
 use crate::counters::{bump, Counters};
@@ -98,7 +98,8 @@ fn append_or_create(
 ) -> Result<Stored, StoreError> {
     let options = write.options;
     let meta = MetaState::default();
-    let (cas, outcome) = store.modify(write.key, |current| {
+    let size_max = options.size_max.unwrap_or(store.config().item_size_max);
+    let (cas, outcome) = store.modify_within(write.key, size_max, |current| {
         let Some(item) = current else {
             let value = write.value.to_vec();
             let len = value.len();
@@ -113,6 +114,10 @@ fn append_or_create(
         };
         if options.compare_cas.is_some_and(|cas| cas != item.cas()) {
             return (Change::Keep, Err(StoreError::Exists));
+        }
+        if item.value_kind() != ValueKind::String {
+            // Bytes added to a Redis collection's encoding would corrupt it.
+            return (Change::Keep, Err(StoreError::NotStored));
         }
         let (head, tail) = match write.mode {
             Mode::Prepend => (write.value, item.value()),

@@ -42,7 +42,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
-    ("proto-max-bulk-len", Kind::Memory, |s| s.store.config().item_size_max.to_string()),
+    ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     ("save", Kind::Text, |_| String::new()),
     ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
     ("timeout", Kind::Text, |s| s.settings.idle_timeout_secs.to_string()),

@@ -8,7 +8,7 @@ use proto_resp::{
     args::{parse_f64, parse_i64},
     error,
 };
-use store::Change;
+use store::{Change, Item, ValueKind};
 
 use super::{strings::rewrite, Ctx};
 use crate::counters::bump;
@@ -41,10 +41,13 @@ pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
             Ok(n) => n,
         },
     };
+    if super::strings::holds_collection(ctx, 1) {
+        return;
+    }
     let (shared, counters) = (ctx.shared, ctx.counters);
     let key = ctx.key(1);
     let result = shared.store.modify(key, |current| {
-        let old = match current.as_ref().map(|item| parse_i64(item.value())) {
+        let old = match current.as_ref().map(|item| parse_i64(string_value(item))) {
             None => 0,
             Some(Ok(n)) => n,
             Some(Err(_)) => return (Change::Keep, Err(NumberError::NotInteger)),
@@ -76,14 +79,27 @@ pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
     }
 }
 
+/// The value of a string item; a collection (its type changed since the WRONGTYPE check)
+/// reads as no number, so the store step refuses rather than overwrite it.
+fn string_value<'a>(item: &Item<'a>) -> &'a [u8] {
+    if item.value_kind() == ValueKind::String {
+        item.value()
+    } else {
+        b"-"
+    }
+}
+
 pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
     let Ok(delta) = parse_f64(ctx.arg(2)) else {
         return ctx.error(error::NOT_FLOAT);
     };
+    if super::strings::holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     let key = ctx.key(1);
     let result = shared.store.modify(key, |current| {
-        let old = match current.as_ref().map(|item| parse_f64(item.value())) {
+        let old = match current.as_ref().map(|item| parse_f64(string_value(item))) {
             None => 0.0,
             Some(Ok(n)) => n,
             Some(Err(_)) => return (Change::Keep, Err(error::NOT_FLOAT)),

@@ -155,8 +155,8 @@ struct ScanArgs<'a> {
     cursor: u64,
     pattern: Option<&'a [u8]>,
     count: usize,
-    /// TYPE given and not "string": nothing can match.
-    other_type: bool,
+    /// TYPE given: only keys of this type name (any name; one no kind has matches nothing).
+    type_name: Option<&'a [u8]>,
 }
 
 /// `parseScanCursorOrReply` and `scanGenericCommand`'s option loop.
@@ -165,7 +165,7 @@ fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<ScanArgs<'a>, &'static str> {
         .ok()
         .and_then(|text| text.parse::<u64>().ok())
         .ok_or("ERR invalid cursor")?;
-    let mut args = ScanArgs { cursor, pattern: None, count: 10, other_type: false };
+    let mut args = ScanArgs { cursor, pattern: None, count: 10, type_name: None };
     let mut index = 2;
     while index < ctx.argc() {
         if index + 1 >= ctx.argc() {
@@ -178,7 +178,7 @@ fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<ScanArgs<'a>, &'static str> {
         } else if is_option(option, "MATCH") {
             args.pattern = Some(value).filter(|p| *p != b"*");
         } else if is_option(option, "TYPE") {
-            args.other_type = !value.eq_ignore_ascii_case(b"string");
+            args.type_name = Some(value);
         } else {
             return Err(error::SYNTAX);
         }
@@ -194,12 +194,15 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) {
     };
     let db = ctx.session.db;
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.shared.store.scan(args.cursor, args.count, |stored| {
-        let Some((key_db, key)) = keyspace::decode(stored) else {
+    let next = ctx.shared.store.scan_items(args.cursor, args.count, |item| {
+        let Some((key_db, key)) = keyspace::decode(item.key()) else {
             return;
         };
         let wanted = args.pattern.is_none_or(|p| glob::matches(p, key, Case::Sensitive));
-        if key_db == db && !args.other_type && wanted {
+        let of_type = args
+            .type_name
+            .is_none_or(|name| name.eq_ignore_ascii_case(typed::type_name(item.value_kind())));
+        if key_db == db && wanted && of_type {
             found.push(key.to_vec());
         }
     });

@@ -45,6 +45,7 @@ mod incr;
 mod info;
 mod keys;
 mod list;
+mod object;
 mod server;
 mod set;
 mod strings;
@@ -70,6 +71,10 @@ pub struct Session {
     pub client: SharedClient,
     /// Reused for encoded keys of databases other than 0.
     key_scratch: Vec<u8>,
+    /// The open transaction, between MULTI and EXEC or DISCARD.
+    tx: Option<tx::Transaction>,
+    /// Keys WATCHed since the last EXEC, DISCARD or UNWATCH.
+    watched: Vec<tx::Watched>,
 }
 
 impl Session {
@@ -106,22 +111,63 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
+    execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
+}
+
+/// [`execute`] for a command EXEC runs: it already has the store to itself.
+fn execute_inside(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    out: &mut Vec<u8>,
+) -> Flow {
+    execute_as(shared, counters, session, command, out, Exclusive::Held)
+}
+
+/// Whether a command takes the gate for itself (see `crate::gate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exclusive {
+    /// A write of several keys runs with no other worker executing.
+    IfMultiKey,
+    /// Already exclusive (inside EXEC).
+    Held,
+}
+
+fn execute_as(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    out: &mut Vec<u8>,
+    exclusive: Exclusive,
+) -> Flow {
     if command.is_empty() {
         return Flow::Continue;
     }
     bump(&counters.total_commands, 1);
     let start = out.len();
-    let flow = match route(command) {
-        Ok(routed) => run(shared, counters, session, command, routed, out),
-        Err(RouteError::UnknownCommand) if command.name().is_some_and(is_http_probe) => {
-            // Redis's defence against cross-protocol scripting: a browser made to POST to
-            // the Redis port sends `POST` and `Host:` lines; hang up without a reply.
-            return Flow::Close;
-        }
-        Err(refused) => {
-            Reply::new(out, session.protocol).error(refused.message(command));
+    let flow = match tx::queue(session, command) {
+        Some(Ok(())) => {
+            Reply::new(out, session.protocol).simple(b"QUEUED");
             Flow::Continue
         }
+        Some(Err(message)) => {
+            Reply::new(out, session.protocol).error(message);
+            Flow::Continue
+        }
+        None => match route(command) {
+            Ok(routed) => run(shared, counters, session, command, routed, out, exclusive),
+            Err(RouteError::UnknownCommand) if command.name().is_some_and(is_http_probe) => {
+                // Redis's defence against cross-protocol scripting: a browser made to POST
+                // to the Redis port sends `POST` and `Host:` lines; hang up without a reply.
+                return Flow::Close;
+            }
+            Err(refused) => {
+                Reply::new(out, session.protocol).error(refused.message(command));
+                Flow::Continue
+            }
+        },
     };
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
@@ -137,13 +183,33 @@ fn run(
     command: &Command<'_>,
     routed: Routed,
     out: &mut Vec<u8>,
+    exclusive: Exclusive,
 ) -> Flow {
     let key_scratch = mem::take(&mut session.key_scratch);
     let spec = routed.spec;
     let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
-    let flow = dispatch(&mut ctx, routed.route);
+    let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
+        let worker = shared.worker_of(counters);
+        shared.gate.exclusive(worker, || dispatch(&mut ctx, routed.route))
+    } else {
+        dispatch(&mut ctx, routed.route)
+    };
     ctx.session.key_scratch = ctx.key_scratch;
     flow
+}
+
+/// A write that names more than one key in this call (MSET, RENAME, SMOVE, DEL of several
+/// keys, the STORE forms): Redis runs it as one step, so it must not interleave with
+/// another worker's commands.
+fn writes_several_keys(spec: &CommandSpec, argc: usize) -> bool {
+    if !spec.flags.contains(proto_resp::commands::Flags::WRITE) || spec.first_key <= 0 {
+        return false;
+    }
+    if spec.name.ends_with("store") || spec.name == "bitop" {
+        return true;
+    }
+    let last = if spec.last_key < 0 { argc as i32 + spec.last_key } else { spec.last_key };
+    (last - spec.first_key) / spec.step.max(1) >= 1
 }
 
 /// One arm per command and subcommand, no fallback: a new id in proto-resp's table does
@@ -208,6 +274,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Rename => keys::rename(ctx, keys::Overwrite::Yes),
             C::Renamenx => keys::rename(ctx, keys::Overwrite::No),
             C::Copy => keys::copy(ctx),
+            C::Swapdb => object::swapdb(ctx),
             C::Move => keys::move_to_db(ctx),
         },
         Route::Subcommand(sub) => match sub {
@@ -225,6 +292,11 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ConfigSet => config::config_set(ctx),
             S::ConfigResetstat => config::config_resetstat(ctx),
             S::ConfigRewrite => config::config_rewrite(ctx),
+            S::ObjectEncoding => object::encoding(ctx),
+            S::ObjectFreq => object::freq(ctx),
+            S::ObjectHelp => object::help(ctx),
+            S::ObjectIdletime => object::idletime(ctx),
+            S::ObjectRefcount => object::refcount(ctx),
         },
     }
     Flow::Continue
@@ -284,9 +356,10 @@ impl<'a> Ctx<'a> {
     /// A refused write in Redis's words.
     fn refused(&mut self, refusal: Refusal) {
         self.error(match refusal {
-            // Redis's limit on a string is `proto-max-bulk-len`; ours is the store's item
-            // size, which CONFIG GET reports under that name.
-            Refusal::TooLarge => error::STRING_TOO_LONG,
+            // Values up to `proto-max-bulk-len` are written with that limit (checked before
+            // a write where a command can build a longer one), so the store refuses a
+            // shorter one only because it does not fit in memory: half the limit at most.
+            Refusal::TooLarge => error::OOM,
             Refusal::NoMemory => error::OOM,
             Refusal::KeyTooLong => KEY_TOO_LONG,
         });
@@ -298,6 +371,15 @@ impl<'a> Ctx<'a> {
             None => self.reply().null(),
         }
     }
+}
+
+/// Redis's `proto-max-bulk-len`: the longest string (and, here, the longest encoding of a
+/// collection) the Redis port writes, within half the memory limit.
+pub(crate) const PROTO_MAX_BULK_LEN: usize = proto_resp::limits::BULK_LEN_MAX_DEFAULT;
+
+/// The store options of a Redis write: its size limit instead of memcached's `-I`.
+pub(crate) fn redis_options() -> store::StoreOptions {
+    store::StoreOptions { size_max: Some(PROTO_MAX_BULK_LEN), ..Default::default() }
 }
 
 /// Redis has no key limit below 512 MB; the store's is 64 KiB.

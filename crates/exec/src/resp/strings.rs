@@ -13,7 +13,7 @@ use proto_resp::{
     error::{self, STRING_TOO_LONG},
     Reply,
 };
-use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions};
+use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions, ValueKind};
 
 use super::{
     count_read,
@@ -37,11 +37,27 @@ pub(super) fn get(ctx: &mut Ctx<'_>) {
     let mut gets = Gets::new(&shared.store);
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
-    match gets.get(key) {
+    match gets.get_any(key) {
+        Some(item) if item.value_kind() != ValueKind::String => reply.error(error::WRONGTYPE),
         Some(item) => reply.bulk(item.value()),
         None => reply.null(),
     }
     gets.finish(counters);
+}
+
+/// Whether key argument `index` holds a collection; if so, replies WRONGTYPE. String
+/// commands that read the old value call it first (GET checks on its own read). Their
+/// store steps also refuse a collection, so a type change in between corrupts nothing.
+pub(super) fn holds_collection(ctx: &mut Ctx<'_>, index: usize) -> bool {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let other =
+        reader.peek(ctx.key(index)).is_some_and(|item| item.value_kind() != ValueKind::String);
+    drop(reader);
+    if other {
+        ctx.error(error::WRONGTYPE);
+    }
+    other
 }
 
 /// SET's and GETEX's options, parsed as `parseExtendedStringArgumentsOrReply` does.
@@ -172,7 +188,7 @@ fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Wri
     // GET and KEEPTTL need the old item, and a past deadline deletes: Redis-only steps.
     let (_, written) = shared
         .store
-        .modify(key, |current| {
+        .modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
             let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
             let allowed = match w.condition {
                 Condition::Always => true,
@@ -217,6 +233,7 @@ fn store_plain(
         vivify: None,
         on_refusal: OnRefusal::KeepOld,
     };
+    let write = storage::Write { options: super::redis_options(), ..write };
     match storage::store(&shared.store, &write) {
         StoreOutcome::Stored(_) => Ok(true),
         StoreOutcome::NotStored => Ok(false),
@@ -239,6 +256,9 @@ pub(super) fn set(ctx: &mut Ctx<'_>) {
             Err(message) => return ctx.error(message),
         },
     };
+    if opts.get && holds_collection(ctx, 1) {
+        return;
+    }
     let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
     match write_string(ctx, 1, w) {
         Err(refusal) => ctx.refused(refusal),
@@ -273,6 +293,9 @@ pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
 }
 
 pub(super) fn getset(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let w =
         Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
@@ -282,6 +305,9 @@ pub(super) fn getset(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn getdel(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let (shared, counters) = (ctx.shared, ctx.counters);
     let key = ctx.key(1);
     let taken = shared.store.modify(key, |current| match current {
@@ -301,6 +327,9 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     let Ok(opts) = parse_extended(ctx, 2, Kind::GetEx) else {
         return ctx.error(error::SYNTAX);
     };
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let now = ttl::now_ms(ctx.shared);
     // The touch core, as memcached `gat`, with Redis's differences: a past deadline
     // deletes the key, an unchanged expiry writes nothing, and it counts as a read.
@@ -341,14 +370,15 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     gets.finish(counters);
 }
 
-/// Checks every pair against the item size limit before anything is written, so that a
-/// too-large value does not leave the command half applied.
+/// Checks every pair against what the store can hold (half the memory limit; the parser
+/// already bounds each bulk to `proto-max-bulk-len`) before anything is written, so that a
+/// value too large to store does not leave the command half applied.
 fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
-    let limit = ctx.shared.store.config().item_size_max;
+    let limit = super::PROTO_MAX_BULK_LEN.min(ctx.shared.store.memory_limit() / 2);
     let too_large =
         (1..ctx.argc()).step_by(2).any(|i| ctx.arg(i).len() + 2 + ctx.arg(i + 1).len() > limit);
     if too_large {
-        ctx.error(STRING_TOO_LONG);
+        ctx.error(error::OOM);
     }
     !too_large
 }
@@ -399,6 +429,9 @@ fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, Refusal> {
 }
 
 pub(super) fn strlen(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     let reader = shared.store.reader();
     let len = reader.get(ctx.key(1)).map_or(0, |item| item.value().len());
@@ -409,6 +442,9 @@ pub(super) fn getrange(ctx: &mut Ctx<'_>) {
     let (Ok(start), Ok(end)) = (parse_i64(ctx.arg(2)), parse_i64(ctx.arg(3))) else {
         return ctx.error(error::NOT_INTEGER);
     };
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     let reader = shared.store.reader();
     let item = reader.get(ctx.key(1));
@@ -438,6 +474,9 @@ fn substring(len: usize, mut start: i64, mut end: i64) -> Option<std::ops::Range
 /// APPEND: the store core's append, creating a missing key (as meta `ms MA N` does) with
 /// flags 0 and no expiry; the reply is the new length.
 pub(super) fn append(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
     let value = ctx.arg(2);
@@ -447,7 +486,7 @@ pub(super) fn append(ctx: &mut Ctx<'_>) {
         flags: 0,
         expiry: Expiry::Never,
         mode: Mode::Append,
-        options: StoreOptions::default(),
+        options: super::redis_options(),
         vivify: Some(Expiry::Never),
         on_refusal: OnRefusal::KeepOld,
     };
@@ -469,6 +508,9 @@ pub(super) fn rewrite(current: Option<&Item<'_>>, value: Vec<u8>) -> Change {
 }
 
 pub(super) fn setrange(ctx: &mut Ctx<'_>) {
+    if holds_collection(ctx, 1) {
+        return;
+    }
     let offset = match parse_i64(ctx.arg(2)) {
         Err(e) => return ctx.error(e.message()),
         Ok(offset) if offset < 0 => return ctx.error("ERR offset is out of range"),
@@ -476,10 +518,10 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     };
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
-    let limit = shared.store.config().item_size_max as u64;
+    let limit = super::PROTO_MAX_BULK_LEN as u64;
     let patch = ctx.arg(3);
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         let old = current.as_ref().map_or(&[][..], Item::value);
         if patch.is_empty() {
             return (Change::Keep, Ok(old.len()));
@@ -504,6 +546,10 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     });
     match result.and_then(|(_, r)| r) {
         Ok(len) => ctx.reply().integer(len as i64),
+        // Over `proto-max-bulk-len` (the closure's own check), as Redis words it.
+        Err(StoreError::TooLarge { max, .. }) if max == limit as usize => {
+            ctx.error(STRING_TOO_LONG)
+        }
         Err(e) => ctx.store_error(e),
     }
 }
@@ -693,7 +739,9 @@ mod tests {
             ("SETRANGE k -1 x", "-ERR offset is out of range\r\n"),
             ("SETRANGE k x x", "-ERR value is not an integer or out of range\r\n"),
             ("SETRANGE k 536870911 xx", &format!("-{STRING_TOO_LONG}\r\n")),
-            ("SETRANGE k 2000000 x", &format!("-{STRING_TOO_LONG}\r\n")),
+            ("SETRANGE k 2000000 x", ":2000001\r\n"),
+            ("SETRANGE k 5000000 x", &format!("-{}\r\n", error::OOM)),
+            ("SET k \"Hello World\"", "+OK\r\n"),
         ]);
         assert_eq!(h.run_raw(b"GET pad\r\n"), b"$4\r\n\0\0\0x\r\n");
         // APPEND and SETRANGE keep the TTL.
@@ -701,19 +749,20 @@ mod tests {
         h.check(&[("SETRANGE k 0 J", ":12\r\n"), ("TTL k", ":100\r\n")]);
     }
 
-    /// Goal: a value over the store's item size is refused with Redis's length error.
+    /// Goal: values past memcached's item size are stored; one that cannot fit in half the
+    /// memory limit (8 MiB here) is refused with Redis's OOM error and changes nothing.
     #[test]
     fn too_large_values() {
         let mut h = Harness::new();
-        let big = vec![b'x'; 600 * 1024];
-        let bigger = vec![b'x'; 1200 * 1024];
-        let too_long = format!("-{STRING_TOO_LONG}\r\n").into_bytes();
+        let big = vec![b'x'; 2400 * 1024];
+        let bigger = vec![b'x'; 4200 * 1024];
+        let too_long = format!("-{}\r\n", error::OOM).into_bytes();
         assert_eq!(h.run_args(&[b"SET", b"k", &big]), b"+OK\r\n");
         assert_eq!(h.run_args(&[b"APPEND", b"k", &big]), too_long);
         assert_eq!(h.run_args(&[b"SET", b"k", &bigger]), too_long);
         assert_eq!(h.run_args(&[b"MSET", b"a", b"1", b"b", &bigger]), too_long);
         assert_eq!(h.run("EXISTS a"), ":0\r\n");
-        assert_eq!(h.run("STRLEN k"), ":614400\r\n");
+        assert_eq!(h.run("STRLEN k"), ":2457600\r\n");
     }
 
     /// Goal: the commands that share memcached's cores treat a memcached item as memcached

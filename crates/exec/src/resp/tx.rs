@@ -1,11 +1,154 @@
-//! Redis transactions.
+//! Transactions: MULTI EXEC DISCARD WATCH UNWATCH.
+//!
+//! After MULTI a session queues every command but the transaction ones (each answered
+//! `+QUEUED`); a command refused while queueing (unknown, wrong arity) marks the
+//! transaction failed and EXEC answers EXECABORT. EXEC runs the queue inside
+//! [`crate::gate::Gate::exclusive`]: no other worker executes anything meanwhile, so no
+//! command of another client, on either protocol, interleaves with it.
+//!
+//! WATCH remembers each key's CAS unique (or its absence). Every write gives an item a new
+//! unique, and expiry, eviction and deletion remove it, so EXEC, once exclusive, aborts
+//! (null reply) when any watched key's unique differs from the one remembered. One case
+//! differs from Redis: a key absent at WATCH that is created and deleted again before EXEC
+//! looks unchanged.
 
-use proto_resp::commands::TxId;
+use proto_resp::{
+    commands::TxId, compose_command, parse_command, route, Command, Limits, Route, RouteError,
+};
 
-use super::Ctx;
+use super::{Ctx, Session};
+use crate::Flow;
+
+/// A session's open transaction.
+#[derive(Debug, Default)]
+pub struct Transaction {
+    /// Each queued command, as RESP bytes.
+    queued: Vec<Vec<u8>>,
+    /// A command was refused while queueing: EXEC answers EXECABORT.
+    failed: bool,
+}
+
+/// A watched key: its stored form and its CAS unique when watched (`None`: absent).
+#[derive(Debug)]
+pub struct Watched {
+    key: Vec<u8>,
+    cas: Option<u64>,
+}
+
+const NESTED: &str = "ERR MULTI calls can not be nested";
+const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: TxId) {
-    let _ = ctx;
-    match id {}
+    match id {
+        TxId::Multi => multi(ctx),
+        TxId::Exec => exec(ctx),
+        TxId::Discard => discard(ctx),
+        TxId::Watch => watch(ctx),
+        TxId::Unwatch => {
+            ctx.session.watched.clear();
+            ctx.reply().ok();
+        }
+    }
+}
+
+/// While a transaction is open: queues `command` and answers, or returns `None` for a
+/// command that runs now (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET, as Redis runs them).
+pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Result<(), Vec<u8>>> {
+    let tx = session.tx.as_mut()?;
+    match route(command) {
+        Ok(routed) => {
+            let runs_now = matches!(
+                routed.route,
+                Route::Command(proto_resp::CommandId::Transactions(
+                    TxId::Exec | TxId::Discard | TxId::Multi | TxId::Watch
+                )) | Route::Command(proto_resp::CommandId::Quit)
+            );
+            if runs_now {
+                return None;
+            }
+            let args: Vec<&[u8]> = command.args().collect();
+            let mut raw = Vec::new();
+            compose_command(&args, &mut raw);
+            tx.queued.push(raw);
+            Some(Ok(()))
+        }
+        Err(RouteError::UnknownCommand) if command.name().is_none() => None,
+        Err(refused) => {
+            tx.failed = true;
+            Some(Err(refused.message(command)))
+        }
+    }
+}
+
+fn multi(ctx: &mut Ctx<'_>) {
+    if ctx.session.tx.is_some() {
+        return ctx.error(NESTED);
+    }
+    ctx.session.tx = Some(Transaction::default());
+    ctx.reply().ok();
+}
+
+fn discard(ctx: &mut Ctx<'_>) {
+    if ctx.session.tx.take().is_none() {
+        return ctx.error(DISCARD_WITHOUT_MULTI);
+    }
+    ctx.session.watched.clear();
+    ctx.reply().ok();
+}
+
+fn watch(ctx: &mut Ctx<'_>) {
+    if ctx.session.tx.is_some() {
+        return ctx.error(WATCH_IN_MULTI);
+    }
+    let shared = ctx.shared;
+    for index in 1..ctx.argc() {
+        let key = ctx.key(index).to_vec();
+        let cas = shared.store.reader().peek(&key).map(|item| item.cas());
+        ctx.session.watched.push(Watched { key, cas });
+    }
+    ctx.reply().ok();
+}
+
+fn exec(ctx: &mut Ctx<'_>) {
+    let Some(tx) = ctx.session.tx.take() else {
+        return ctx.error(EXEC_WITHOUT_MULTI);
+    };
+    let watched = std::mem::take(&mut ctx.session.watched);
+    if tx.failed {
+        return ctx.error(EXECABORT);
+    }
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let worker = shared.worker_of(counters);
+    shared.gate.exclusive(worker, || {
+        if !unchanged(ctx, &watched) {
+            return ctx.reply().null_array();
+        }
+        ctx.reply().array(tx.queued.len());
+        for raw in &tx.queued {
+            run_queued(ctx, raw);
+        }
+    });
+}
+
+/// Whether every watched key still has the CAS unique it had when watched.
+fn unchanged(ctx: &Ctx<'_>, watched: &[Watched]) -> bool {
+    let reader = ctx.shared.store.reader();
+    watched.iter().all(|w| reader.peek(&w.key).map(|item| item.cas()) == w.cas)
+}
+
+/// Executes one queued command, appending its reply (it was routed when queued, so it
+/// parses again).
+fn run_queued(ctx: &mut Ctx<'_>, raw: &[u8]) {
+    let limits = Limits::default();
+    let Ok((command, _)) = parse_command(raw, &limits) else {
+        return ctx.error("ERR queued command could not be read again");
+    };
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    let flow = super::execute_inside(shared, counters, ctx.session, &command, ctx.out);
+    // A queued command cannot close or stream from inside EXEC.
+    debug_assert!(matches!(flow, Flow::Continue | Flow::Close), "{flow:?}");
 }

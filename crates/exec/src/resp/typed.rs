@@ -13,7 +13,6 @@ use proto_resp::error;
 use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind};
 
 use super::Ctx;
-use crate::core::Refusal;
 
 /// The name TYPE answers for a kind.
 pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -23,6 +22,17 @@ pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
         ValueKind::Hash => b"hash",
         ValueKind::Set => b"set",
         ValueKind::ZSet => b"zset",
+    }
+}
+
+/// The name OBJECT ENCODING gives a collection's value.
+pub(super) fn encoding_name(kind: ValueKind, _value: &[u8]) -> &'static str {
+    match kind {
+        ValueKind::String => "raw",
+        ValueKind::List => "listpack",
+        ValueKind::Hash => "listpack",
+        ValueKind::Set => "listpack",
+        ValueKind::ZSet => "listpack",
     }
 }
 
@@ -67,7 +77,7 @@ pub(super) fn modify<R>(
     kind: ValueKind,
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
-    let result = ctx.shared.store.modify(key, |current| {
+    let result = ctx.shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         let expiry = current.map_or(Expiry::Never, |item| item.expiry());
         match current {
             Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
@@ -98,13 +108,15 @@ pub(super) fn put_copy(
 ) -> Result<(), StoreError> {
     debug_assert!(matches!(mode, Mode::Set | Mode::Add));
     if item.kind == ValueKind::String {
-        return store.store(key, &item.value, item.flags, item.expiry, mode).map(|_| ());
+        let (value, options) = (&item.value, super::redis_options());
+        return store.store_with(key, value, item.flags, item.expiry, mode, options).map(|_| ());
     }
     let (kind, expiry) = (item.kind, item.expiry);
-    let (_, stored) = store.modify(key, |current| match current {
-        Some(_) if mode == Mode::Add => (Change::Keep, false),
-        _ => (Change::WriteKind { value: item.value.clone(), kind, expiry }, true),
-    })?;
+    let (_, stored) =
+        store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| match current {
+            Some(_) if mode == Mode::Add => (Change::Keep, false),
+            _ => (Change::WriteKind { value: item.value.clone(), kind, expiry }, true),
+        })?;
     if stored {
         Ok(())
     } else {
@@ -117,11 +129,7 @@ impl Ctx<'_> {
     pub(super) fn failure(&mut self, failure: Failure) {
         match failure {
             Failure::WrongType => self.error(error::WRONGTYPE),
-            Failure::Store(e) => match Refusal::of(&e) {
-                // A collection over the item size: Redis would grow it, we cannot.
-                Some(Refusal::TooLarge) => self.error(error::OOM),
-                _ => self.store_error(e),
-            },
+            Failure::Store(e) => self.store_error(e),
         }
     }
 }

@@ -27,11 +27,19 @@ impl Store {
         Ok(())
     }
 
-    pub(super) fn check_size(&self, key: &[u8], value_len: usize) -> Result<(), StoreError> {
+    /// Checks key + value against `size_max` (the configured item size, or a write's own
+    /// limit), capped at half the memory limit.
+    pub(super) fn check_size_within(
+        &self,
+        key: &[u8],
+        value_len: usize,
+        size_max: usize,
+    ) -> Result<(), StoreError> {
         self.check_key(key)?;
+        let max = size_max.min(self.memory_limit() / 2).max(1024);
         let size = key.len() + value_len;
-        if size > self.config.item_size_max {
-            return Err(StoreError::TooLarge { size, max: self.config.item_size_max });
+        if size > max {
+            return Err(StoreError::TooLarge { size, max });
         }
         Ok(())
     }
@@ -132,7 +140,7 @@ impl Store {
     }
 
     /// Writes a new item for the key and points the index at it; returns its CAS unique.
-    /// The caller checked the item's size (`check_size`).
+    /// The caller checked the item's size (`check_size_within`).
     pub(super) fn put(
         &self,
         ctx: &mut Ctx<'_>,

@@ -54,7 +54,8 @@ impl Store {
         mode: Mode,
         options: StoreOptions,
     ) -> Result<Stored, StoreError> {
-        self.check_size(key, value.len())?;
+        let size_max = options.size_max.unwrap_or(self.config.item_size_max);
+        self.check_size_within(key, value.len(), size_max)?;
         self.locked_op(key, |s, ctx| {
             let current = s.current(ctx, ctx.guard);
             let existing = current.as_ref().map(|(f, r)| (f, r));
@@ -63,6 +64,12 @@ impl Store {
             match (mode, &existing) {
                 (Mode::Add, Some(_)) => return Err(StoreError::NotStored.into()),
                 (Mode::Replace | Mode::Append | Mode::Prepend, None) => {
+                    return Err(StoreError::NotStored.into())
+                }
+                // Bytes appended to a collection's encoding would corrupt it.
+                (Mode::Append | Mode::Prepend, Some((_, r)))
+                    if r.header.kind != ValueKind::String =>
+                {
                     return Err(StoreError::NotStored.into())
                 }
                 (Mode::Cas(_), None) => return Err(StoreError::NotFound.into()),
@@ -88,7 +95,7 @@ impl Store {
                         if mode == Mode::Append { [r.value(), value] } else { [value, r.value()] };
                     let (flags, expiry) = (r.header.client_flags, r.header.expiry);
                     let kind = r.header.kind;
-                    s.check_size(key, r.value().len() + value.len())?;
+                    s.check_size_within(key, r.value().len() + value.len(), size_max)?;
                     NewItem {
                         value: &parts,
                         flags,
@@ -156,6 +163,17 @@ impl Store {
     pub fn modify<R>(
         &self,
         key: &[u8],
+        f: impl FnMut(Option<Item<'_>>) -> (Change, R),
+    ) -> Result<(Option<u64>, R), StoreError> {
+        self.modify_within(key, self.config.item_size_max, f)
+    }
+
+    /// [`Store::modify`] with a limit of its own on the written item's key + value (see
+    /// [`StoreOptions::size_max`]).
+    pub fn modify_within<R>(
+        &self,
+        key: &[u8],
+        size_max: usize,
         mut f: impl FnMut(Option<Item<'_>>) -> (Change, R),
     ) -> Result<(Option<u64>, R), StoreError> {
         self.check_key(key)?;
@@ -200,7 +218,7 @@ impl Store {
                     NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp }
                 }
             };
-            s.check_size(key, item.value_len())?;
+            s.check_size_within(key, item.value_len(), size_max)?;
             Ok((Some(s.put(ctx, existing, &item)?), out))
         })
     }

@@ -40,6 +40,7 @@ pub(in crate::memcache) fn execute(
             cas: flags.new_cas,
             compare_cas: flags.compare_cas,
             allow_stale: flags.invalidate,
+            size_max: None,
         },
         // `N` means something to append and prepend only; the store core ignores it
         // elsewhere.

@@ -1,0 +1,151 @@
+//! OBJECT ENCODING / FREQ / IDLETIME / REFCOUNT / HELP, and SWAPDB.
+//!
+//! OBJECT reads the item without counting an access, as Redis's lookup for it does. The
+//! encoding names are Redis 7.2's for the same value: a string is `int`, `embstr` or `raw`
+//! by its text and length; a collection is compact (`listpack`, `intset`) or not by the
+//! family's own rule (`typed::encoding_name`).
+
+use proto_resp::{args::parse_i64, error};
+use store::{Change, Mode, ValueKind};
+
+use super::{connection::note_database, keys, typed, Ctx};
+use crate::{keyspace, Shared};
+
+/// OBJECT ENCODING: null for a missing key.
+pub(super) fn encoding(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
+        ValueKind::String => string_encoding(item.value()),
+        kind => typed::encoding_name(kind, item.value()),
+    });
+    drop(reader);
+    ctx.bulk_or_null(name.map(str::as_bytes));
+}
+
+/// Redis keeps a string that reads back as the same i64 as a number (`int`), a short one
+/// in the object's allocation (`embstr`, up to 44 bytes), and the rest apart (`raw`).
+fn string_encoding(value: &[u8]) -> &'static str {
+    let canonical =
+        value.len() <= 20 && parse_i64(value).is_ok_and(|n| n.to_string().as_bytes() == value);
+    if canonical {
+        "int"
+    } else if value.len() <= 44 {
+        "embstr"
+    } else {
+        "raw"
+    }
+}
+
+const NO_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not \
+tracked. Please note that when switching between policies at runtime LRU and LFU data will \
+take some time to adjust.";
+
+/// OBJECT FREQ: our eviction is not LFU, and Redis refuses FREQ under any other policy.
+pub(super) fn freq(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let found = shared.store.reader().peek(ctx.key(2)).is_some();
+    if found {
+        ctx.error(NO_LFU);
+    } else {
+        ctx.reply().null();
+    }
+}
+
+/// OBJECT IDLETIME: seconds since the key's last access (its write or a read).
+pub(super) fn idletime(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let now_secs = super::ttl::now_ms(shared) / 1000;
+    let idle = {
+        let reader = shared.store.reader();
+        let item = reader.peek(ctx.key(2));
+        item.map(|item| now_secs.saturating_sub(item.accessed_at_secs()))
+    };
+    match idle {
+        Some(secs) => ctx.reply().integer(secs as i64),
+        None => ctx.reply().null(),
+    }
+}
+
+/// OBJECT REFCOUNT: values are never shared between keys here.
+pub(super) fn refcount(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let found = shared.store.reader().peek(ctx.key(2)).is_some();
+    match found {
+        true => ctx.reply().integer(1),
+        false => ctx.reply().null(),
+    }
+}
+
+/// OBJECT HELP, in Redis's shape (our wording).
+pub(super) fn help(ctx: &mut Ctx<'_>) {
+    const LINES: &[&str] = &[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Name the internal representation of the value stored at <key>.",
+        "FREQ <key>",
+        "    The logarithmic access frequency counter of <key> (LFU policies only).",
+        "IDLETIME <key>",
+        "    Seconds since <key> was last read or written.",
+        "REFCOUNT <key>",
+        "    How many references the value stored at <key> has.",
+        "HELP",
+        "    Print this help.",
+    ];
+    let mut reply = ctx.reply();
+    reply.array(LINES.len());
+    LINES.iter().for_each(|line| reply.simple(line.as_bytes()));
+}
+
+/// SWAPDB index1 index2: every key of one database moves to the other and back, with its
+/// value, type and TTL. Exclusive (a write naming no key is not made so by the
+/// dispatcher, so it takes the gate itself); O(keys of every database), where Redis swaps
+/// two pointers.
+pub(super) fn swapdb(ctx: &mut Ctx<'_>) {
+    let Some(first) = db_index(ctx.arg(1)) else {
+        return ctx.error("ERR invalid first DB index");
+    };
+    let Some(second) = db_index(ctx.arg(2)) else {
+        return ctx.error("ERR invalid second DB index");
+    };
+    let (Some(first), Some(second)) = (first, second) else {
+        return ctx.error(error::DB_INDEX_OUT_OF_RANGE);
+    };
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    if first != second {
+        note_database(shared, first.max(second));
+        let worker = shared.worker_of(counters);
+        shared.gate.exclusive(worker, || swap(shared, first, second));
+    }
+    ctx.reply().ok();
+}
+
+/// `Some(None)`: an integer out of range; `None`: not an integer.
+fn db_index(text: &[u8]) -> Option<Option<u8>> {
+    let n = parse_i64(text).ok()?;
+    Some(u8::try_from(n).ok().filter(|&db| db < keyspace::DATABASES))
+}
+
+fn swap(shared: &Shared, first: u8, second: u8) {
+    let mut moved = Vec::new();
+    for db in [first, second] {
+        keys::for_each_key(shared, db, |key| moved.push((db, key.to_vec())));
+    }
+    let mut items = Vec::with_capacity(moved.len());
+    let mut scratch = Vec::new();
+    for (db, key) in moved {
+        let stored = keyspace::encode(db, &key, &mut scratch);
+        let taken = shared.store.modify(stored, |current| match current {
+            Some(item) => (Change::Delete, Some(item.to_owned())),
+            None => (Change::Keep, None),
+        });
+        if let Ok((_, Some(item))) = taken {
+            items.push((if db == first { second } else { first }, key, item));
+        }
+    }
+    for (db, key, item) in items {
+        let stored = keyspace::encode(db, &key, &mut scratch);
+        // Memory for it was just freed; a refusal (a smaller limit meanwhile) loses it.
+        let _ = typed::put_copy(&shared.store, stored, &item, Mode::Set);
+    }
+}

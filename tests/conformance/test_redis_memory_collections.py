@@ -1,0 +1,89 @@
+"""Collections under the memory limit: hashes, lists, sets and sorted sets of mixed sizes,
+three times -m 64 of them written, are evicted whole as keys; no write fails for want of
+memory, the process's peak RSS stays within the same bound as strings (test_memory.py), and
+every key left is a whole collection."""
+
+import random
+
+import pytest
+
+import drift
+from wire import Conn, resp_encode
+
+pytestmark = pytest.mark.resp
+
+MEMORY_MIB = 64
+PEAK_RSS_MAX_MIB = 72  # as test_memory.py: -m plus the documented fixed overhead
+FIELDS_PER_COMMAND = 100
+
+
+def _collection_commands(kind, key, fields, value_len):
+    """The commands that build one collection of `fields` entries, 100 entries each."""
+    for start in range(0, fields, FIELDS_PER_COMMAND):
+        n = min(FIELDS_PER_COMMAND, fields - start)
+        args = []
+        for i in range(start, start + n):
+            member = f"m{i:06d}" + "x" * value_len
+            if kind == "hash":
+                args += [f"f{i}", member]
+            elif kind == "zset":
+                args += [str(i), member]
+            else:
+                args.append(member)
+        verb = {"hash": "HSET", "list": "RPUSH", "set": "SADD", "zset": "ZADD"}[kind]
+        yield resp_encode(verb, key, *args)
+
+
+def _read_replies(conn, n):
+    errors = []
+    for _ in range(n):
+        line = conn.read_line(timeout=30)
+        if line.startswith(b"-"):
+            errors.append(line)
+    return errors
+
+
+def test_collections_are_evicted_whole_within_the_bound(make_server, target):
+    if target != "spinel":
+        pytest.skip("the memory bound is Spinel's -m")
+    server = make_server()
+    rng = random.Random(7)
+    written, sizes, errors = 0, {}, []
+    with Conn(server.resp_port, timeout=30) as c:
+        n = 0
+        while written < 3 * MEMORY_MIB * 2**20:
+            kind = rng.choice(["hash", "list", "set", "zset"])
+            fields = rng.choice([5, 100, 1000])
+            value_len = rng.choice([10, 50])
+            key = f"coll:{kind}:{n}"
+            commands = list(_collection_commands(kind, key, fields, value_len))
+            c.send(b"".join(commands))
+            errors += _read_replies(c, len(commands))
+            sizes[key] = (kind, fields)
+            written += fields * (value_len + 8)
+            n += 1
+        assert errors == [], errors[:5]
+        # The last collection written is whole.
+        kind, fields = sizes[key]
+        count = {"hash": "HLEN", "list": "LLEN", "set": "SCARD", "zset": "ZCARD"}[kind]
+        c.rt(resp_encode(count, key), b":%d\r\n" % fields)
+        c.send(resp_encode("DBSIZE"))
+        left = int(c.read_line()[1:])
+        assert 0 < left < len(sizes), (left, len(sizes))
+        # Every key left is a whole collection of the size it was written with.
+        sample = rng.sample(sorted(sizes), 200)
+        for key in sample:
+            kind, fields = sizes[key]
+            count = {"hash": "HLEN", "list": "LLEN", "set": "SCARD", "zset": "ZCARD"}[kind]
+            c.send(resp_encode(count, key))
+            got = int(c.read_line()[1:])
+            assert got in (0, fields), (key, got, fields)
+        c.send(resp_encode("INFO", "stats"))
+        header = c.read_line()
+        stats = c.read_exact(int(header[1:]) + 2).decode()
+        evicted = int(stats.split("evicted_keys:")[1].split("\r\n")[0])
+        assert evicted > 0
+    peak_kib = drift.proc_status_kib(server.pid)["VmHWM"]
+    print(f"collections: {len(sizes)} written, {left} left, {evicted} evicted, "
+          f"peak RSS {peak_kib / 1024:.1f} MiB")
+    assert peak_kib / 1024 <= PEAK_RSS_MAX_MIB
