@@ -9,7 +9,8 @@ use proto_resp::{
 use store::{Change, Expiry};
 
 use super::{
-    modify_string, parse_bit_offset, read_string, too_large, value_room, Ctx, Failure, Update,
+    super::PROTO_MAX_BULK_LEN, modify_string, parse_bit_offset, read_string, too_large, value_room,
+    Ctx, Failure, Update,
 };
 
 const BIT_VALUE_ERR: &str = "ERR bit is not an integer or out of range";
@@ -316,7 +317,8 @@ fn store_result(ctx: &mut Ctx<'_>, value: Vec<u8>) -> Result<(), Failure> {
     }
     let shared = ctx.shared;
     // The closure may run again (after waiting for memory), so each run builds its own.
-    let written = shared.store.modify(ctx.key(2), |_| {
+    let key = ctx.key(2);
+    let written = shared.store.modify_within(key, PROTO_MAX_BULK_LEN, |_| {
         let change = match value.is_empty() {
             true => Change::Delete,
             false => Change::Write { value: value.clone(), flags: 0, expiry: Expiry::Never },

@@ -4,15 +4,17 @@
 //!
 //! `bits` holds SETBIT GETBIT BITCOUNT BITPOS BITOP, `field` BITFIELD and BITFIELD_RO,
 //! `pf` PFADD PFCOUNT PFMERGE, `hll` the HyperLogLog encoding. A change runs in one
-//! `Store::modify` (under the key's lock) and rewrites the value, keeping the item's flags
-//! and TTL; a key of another kind gets WRONGTYPE. Values grow only up to the store's item
-//! size: a write past it is refused, as SETRANGE's is, with Redis's string length error.
+//! `Store::modify_within` (under the key's lock) and rewrites the value, keeping the item's
+//! flags and TTL; a key of another kind gets WRONGTYPE. As strings do, values may grow to
+//! `proto-max-bulk-len` (bit offsets are refused past it, as in Redis) within half the
+//! memory limit: a value that would not fit is refused with Redis's OOM error before it is
+//! allocated, and the key is left as it was.
 
 use proto_resp::{commands::BitmapId, error};
 use store::{Change, Item, StoreError, ValueKind};
 
 pub(super) use super::typed::Failure;
-use super::{strings::rewrite, Ctx};
+use super::{strings::rewrite, Ctx, PROTO_MAX_BULK_LEN};
 
 mod bits;
 mod field;
@@ -36,10 +38,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BitmapId) {
     }
 }
 
-/// Redis's `proto-max-bulk-len` default: bit offsets must address a byte below it
-/// (`getBitOffsetFromArgument`), whatever our item size; a write that would grow a value
-/// past the item size is refused later, with the size error.
-const BIT_OFFSET_BYTES_MAX: u64 = 512 * 1024 * 1024;
+/// Bit offsets must address a byte below `proto-max-bulk-len` (`getBitOffsetFromArgument`).
+const BIT_OFFSET_BYTES_MAX: u64 = PROTO_MAX_BULK_LEN as u64;
 
 const BIT_OFFSET_ERR: &str = "ERR bit offset is not an integer or out of range";
 
@@ -90,7 +90,8 @@ fn modify_string<R>(
     mut f: impl FnMut(Option<&[u8]>) -> (Update, R),
 ) -> Result<R, Failure> {
     let shared = ctx.shared;
-    let result = shared.store.modify(ctx.key(key_index), |current| match current {
+    let key = ctx.key(key_index);
+    let result = shared.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| match current {
         Some(item) if item.value_kind() != ValueKind::String => {
             (Change::Keep, Err(Failure::WrongType))
         }
@@ -105,10 +106,11 @@ fn modify_string<R>(
     }
 }
 
-/// The longest value key argument `key_index` may hold: the store's item size less the
-/// key. Checked before a value is grown (a bit offset may ask for half a gigabyte).
+/// The longest value key argument `key_index` may hold: `proto-max-bulk-len` or half the
+/// memory limit (the most the store writes), less the key. Checked before a value is grown,
+/// since a bit offset may ask for half a gigabyte.
 fn value_room(ctx: &mut Ctx<'_>, key_index: usize) -> u64 {
-    let max = ctx.shared.store.config().item_size_max;
+    let max = PROTO_MAX_BULK_LEN.min(ctx.shared.store.memory_limit() / 2);
     max.saturating_sub(ctx.key(key_index).len()) as u64
 }
 
@@ -120,8 +122,7 @@ fn too_large(room: u64, len: u64) -> Failure {
 
 impl Ctx<'_> {
     /// Replies for a failed read or change: WRONGTYPE, or the store's refusal in Redis's
-    /// words (a value over the item size is Redis's string length error, as for
-    /// SETRANGE).
+    /// words (a value that does not fit is Redis's OOM error, as for SETRANGE).
     fn bit_failure(&mut self, failure: Failure) {
         match failure {
             Failure::WrongType => self.error(error::WRONGTYPE),
