@@ -433,3 +433,19 @@ def test_wrongtype(c, key):
         (("TYPE", h), b"+string\r\n"),
         (("DEL", h, key), i(2)),
     ])
+
+
+def test_bitmaps_past_memcached_item_size(c, key):
+    """Bitmaps grow as Redis strings do, past memcached's 1 MiB item size (up to
+    proto-max-bulk-len within half the memory limit)."""
+    run(c, [
+        (("SETBIT", key, "16777216", "1"), i(0)),  # byte 2 MiB
+        (("STRLEN", key), i(2 * 1024 * 1024 + 1)),
+        (("BITFIELD", key, "SET", "u8", "#2097153", "255", "GET", "u4", "16777216"),
+         arr(i(0), i(8))),
+        (("BITCOUNT", key), i(9)),
+        (("BITPOS", key, "1"), i(16777216)),
+        (("BITPOS", key, "1", "-2"), i(16777216)),
+        (("GETBIT", key, "16777231"), i(1)),
+        (("DEL", key), i(1)),
+    ])
