@@ -60,7 +60,7 @@ pub(super) fn setbit(ctx: &mut Ctx<'_>) {
     });
     match result.and_then(|r| r) {
         Ok(was) => ctx.reply().integer(i64::from(was)),
-        Err(failure) => ctx.bit_failure(failure),
+        Err(failure) => ctx.failure(failure),
     }
 }
 
@@ -71,7 +71,7 @@ pub(super) fn getbit(ctx: &mut Ctx<'_>) {
     };
     match read_string(ctx, 1, |value| bit_at(value.unwrap_or_default(), offset)) {
         Ok(bit) => ctx.reply().integer(i64::from(bit)),
-        Err(failure) => ctx.bit_failure(failure),
+        Err(failure) => ctx.failure(failure),
     }
 }
 
@@ -196,7 +196,7 @@ pub(super) fn bitcount(ctx: &mut Ctx<'_>) {
     match counted {
         Ok(Ok(count)) => ctx.reply().integer(count as i64),
         Ok(Err(message)) => ctx.error(message),
-        Err(failure) => ctx.bit_failure(failure),
+        Err(failure) => ctx.failure(failure),
     }
 }
 
@@ -217,7 +217,7 @@ pub(super) fn bitpos(ctx: &mut Ctx<'_>) {
     match found {
         Ok(Ok(position)) => ctx.reply().integer(position),
         Ok(Err(message)) => ctx.error(message),
-        Err(failure) => ctx.bit_failure(failure),
+        Err(failure) => ctx.failure(failure),
     }
 }
 
@@ -278,13 +278,13 @@ pub(super) fn bitop(ctx: &mut Ctx<'_>) {
     for index in 3..ctx.argc() {
         match read_string(ctx, index, |value| value.map(<[u8]>::to_vec).unwrap_or_default()) {
             Ok(value) => sources.push(value),
-            Err(failure) => return ctx.bit_failure(failure),
+            Err(failure) => return ctx.failure(failure),
         }
     }
     let result = combine(op, &sources);
     let len = result.len();
     if let Err(failure) = store_result(ctx, result) {
-        return ctx.bit_failure(failure);
+        return ctx.failure(failure);
     }
     ctx.reply().integer(len as i64);
 }

@@ -60,7 +60,7 @@ pub(super) fn bitfield(ctx: &mut Ctx<'_>, access: Access) {
         let replies = read_string(ctx, 1, |value| run_reads(value.unwrap_or_default(), &ops));
         return match replies {
             Ok(replies) => reply_all(ctx, &replies),
-            Err(failure) => ctx.bit_failure(failure),
+            Err(failure) => ctx.failure(failure),
         };
     };
     if access == Access::ReadOnly {
@@ -84,7 +84,7 @@ pub(super) fn bitfield(ctx: &mut Ctx<'_>, access: Access) {
     });
     match result.and_then(|r| r) {
         Ok(replies) => reply_all(ctx, &replies),
-        Err(failure) => ctx.bit_failure(failure),
+        Err(failure) => ctx.failure(failure),
     }
 }
 

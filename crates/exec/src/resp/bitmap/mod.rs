@@ -10,7 +10,7 @@
 //! memory limit: a value that would not fit is refused with Redis's OOM error before it is
 //! allocated, and the key is left as it was.
 
-use proto_resp::{commands::BitmapId, error};
+use proto_resp::commands::BitmapId;
 use store::{Change, Item, StoreError, ValueKind};
 
 pub(super) use super::typed::Failure;
@@ -118,17 +118,6 @@ fn value_room(ctx: &mut Ctx<'_>, key_index: usize) -> u64 {
 fn too_large(room: u64, len: u64) -> Failure {
     let size = usize::try_from(len).unwrap_or(usize::MAX);
     Failure::Store(StoreError::TooLarge { size, max: room as usize })
-}
-
-impl Ctx<'_> {
-    /// Replies for a failed read or change: WRONGTYPE, or the store's refusal in Redis's
-    /// words (a value that does not fit is Redis's OOM error, as for SETRANGE).
-    fn bit_failure(&mut self, failure: Failure) {
-        match failure {
-            Failure::WrongType => self.error(error::WRONGTYPE),
-            Failure::Store(e) => self.store_error(e),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ impl From<Corrupt> for PfError {
 impl Ctx<'_> {
     fn pf_error(&mut self, e: PfError) {
         match e {
-            PfError::Failure(failure) => self.bit_failure(failure),
+            PfError::Failure(failure) => self.failure(failure),
             PfError::NotHll => self.error(NOT_HLL),
             PfError::Corrupt => self.error(CORRUPT),
         }
