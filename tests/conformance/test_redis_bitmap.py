@@ -449,3 +449,40 @@ def test_bitmaps_past_memcached_item_size(c, key):
         (("GETBIT", key, "16777231"), i(1)),
         (("DEL", key), i(1)),
     ])
+
+
+def test_concurrent_writers_lose_nothing(resp_port, key):
+    """Clients changing one bitmap and one HyperLogLog at once (on several workers when
+    the server has them): every change lands, as each is one atomic step."""
+    import threading
+
+    writers, bits_each = 4, 150
+    hll, solo = key + ":hll", key + ":solo"
+    errors = []
+
+    def write(n):
+        try:
+            with Conn(resp_port) as conn:
+                for b in range(bits_each):
+                    conn.send(resp_encode("SETBIT", key, str(b * writers + n), "1"))
+                    conn.send(resp_encode("PFADD", hll, f"w{n}:{b}"))
+                    conn.read_line()
+                    conn.read_line()
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert not errors and not any(t.is_alive() for t in threads), errors
+    with Conn(resp_port) as c:
+        elements = [f"w{n}:{b}" for n in range(writers) for b in range(bits_each)]
+        run(c, [
+            (("BITCOUNT", key), i(writers * bits_each)),
+            (("PFADD", solo, *elements), i(1)),
+        ])
+        c.send(resp_encode("PFCOUNT", solo))
+        want = c.read_line()
+        run(c, [(("PFCOUNT", hll), want), (("DEL", key, hll, solo), i(3))])
