@@ -332,7 +332,8 @@ fn store_result(ctx: &mut Ctx<'_>, value: Vec<u8>) -> Result<(), Failure> {
 mod tests {
     use super::*;
 
-    /// Goal: spans in bytes and bits clamp and convert as Redis's BITCOUNT does.
+    /// Goal: spans in bytes and bits clamp and convert as Redis's BITCOUNT does. Method:
+    /// edge tables, and the bits counted under a BIT span's masks.
     #[test]
     fn spans() {
         assert_eq!(span(3, 0, -1, false), Some(Span { start: 0, end: 2, ..span0() }));
@@ -350,6 +351,8 @@ mod tests {
         Span { start: 0, end: 0, skip_head: 0, skip_tail: 0 }
     }
 
+    /// Goal: each BITOP operation over sources of different lengths (shorter ones count as
+    /// zero-padded). Method: byte tables.
     #[test]
     fn bit_ops() {
         let a = vec![0b1100_0000, 0xff];

@@ -12,8 +12,10 @@ use super::{
     modify_string, parse_bit_offset, read_string, too_large, value_room, Ctx, Update,
 };
 
-const TYPE_ERR: &str =
-    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+const TYPE_ERR: &str = concat!(
+    "ERR Invalid bitfield type. Use something like i16 u8. ",
+    "Note that u64 is not supported but i64 is."
+);
 const OVERFLOW_ERR: &str = "ERR Invalid OVERFLOW type specified";
 const READONLY_ERR: &str = "ERR BITFIELD_RO only supports the GET subcommand";
 
