@@ -123,7 +123,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
 /// trailing dot removed, never an exponent, `-0` as `0`). Redis computes in `long double`;
 /// we use `f64` and its shortest round-trip digits, which give the same text for the sums
 /// people write (10.5 + 0.1 = "10.6") but may differ in the last digits of others.
-fn format_human(value: f64) -> String {
+pub(super) fn format_human(value: f64) -> String {
     let mut text = format!("{value}");
     if let Some(dot) = text.find('.') {
         if text.len() - dot - 1 > 17 {

@@ -1,0 +1,222 @@
+//! HSET HMSET HSETNX HGET HMGET HGETALL HKEYS HVALS HDEL HEXISTS HLEN HSTRLEN HINCRBY
+//! HINCRBYFLOAT.
+
+use std::borrow::Cow;
+
+use proto_resp::{
+    args::{parse_f64, parse_i64},
+    error,
+};
+
+use super::super::incr::format_human;
+use super::{
+    change,
+    encoding::{lookup, Batch},
+    read, read_encoded, Ctx,
+};
+
+const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+const INCR_NAN_OR_INF: &str = "ERR value is NaN or Infinity";
+
+/// What HSET and HMSET answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SetReply {
+    /// HSET: the number of new fields.
+    Count,
+    /// HMSET: `+OK`.
+    Ok,
+}
+
+/// HSET and HMSET (the pairs rule checked their arity).
+pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
+    let pairs: Vec<(&[u8], &[u8])> =
+        (2..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
+    let result = change(ctx, |fields| {
+        let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
+        let mut created = 0;
+        for (name, value) in &pairs {
+            created += i64::from(batch.set(fields, name, Cow::Owned(value.to_vec()), false));
+        }
+        batch.finish(fields);
+        (true, created)
+    });
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
+        Ok(_) => ctx.reply().ok(),
+    }
+}
+
+pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
+    let (name, value) = (ctx.arg(2), ctx.arg(3));
+    let result = change(ctx, |fields| {
+        if fields.find(name).is_some() {
+            return (false, 0);
+        }
+        fields.set(name, Cow::Owned(value.to_vec()), false);
+        (true, 1)
+    });
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok(n) => ctx.reply().integer(n),
+    }
+}
+
+pub(super) fn hget(ctx: &mut Ctx<'_>) {
+    let name = ctx.arg(2);
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        match encoded.and_then(|encoded| lookup(encoded, name, now_ms)) {
+            Some(value) => reply.bulk(value),
+            None => reply.null(),
+        }
+    });
+}
+
+/// Up to this many fields, HMGET looks each up in place; beyond, it decodes the hash once.
+const HMGET_IN_PLACE_MAX: usize = 4;
+
+pub(super) fn hmget(ctx: &mut Ctx<'_>) {
+    let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if names.len() > HMGET_IN_PLACE_MAX {
+        return read(ctx, |fields, reply| {
+            reply.array(names.len());
+            let batch = fields.map(|fields| (fields, Batch::new(fields, names.iter().copied())));
+            for name in &names {
+                let found = batch.as_ref().and_then(|(fields, batch)| {
+                    batch.find(name).map(|index| &*fields.list[index].value)
+                });
+                match found {
+                    Some(value) => reply.bulk(value),
+                    None => reply.null(),
+                }
+            }
+        });
+    }
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        reply.array(names.len());
+        for name in &names {
+            match encoded.and_then(|encoded| lookup(encoded, name, now_ms)) {
+                Some(value) => reply.bulk(value),
+                None => reply.null(),
+            }
+        }
+    });
+}
+
+/// Which parts of each field HGETALL, HKEYS and HVALS reply with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Part {
+    Both,
+    Fields,
+    Values,
+}
+
+/// HGETALL (a map in RESP3, a flat array in RESP2), HKEYS, HVALS.
+pub(super) fn hgetall(ctx: &mut Ctx<'_>, part: Part) {
+    read(ctx, |fields, reply| {
+        let list = fields.map_or(&[][..], |fields| &fields.list[..]);
+        match part {
+            Part::Both => reply.map(list.len()),
+            Part::Fields | Part::Values => reply.array(list.len()),
+        }
+        for field in list {
+            if part != Part::Values {
+                reply.bulk(&field.name);
+            }
+            if part != Part::Fields {
+                reply.bulk(&field.value);
+            }
+        }
+    });
+}
+
+pub(super) fn hdel(ctx: &mut Ctx<'_>) {
+    let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let result = change(ctx, |fields| {
+        let mut batch = Batch::new(fields, names.iter().copied());
+        let removed = names.iter().filter(|name| batch.remove(fields, name).is_some()).count();
+        batch.finish(fields);
+        (removed > 0, removed as i64)
+    });
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok(removed) => ctx.reply().integer(removed),
+    }
+}
+
+pub(super) fn hexists(ctx: &mut Ctx<'_>) {
+    let name = ctx.arg(2);
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        let found = encoded.and_then(|encoded| lookup(encoded, name, now_ms)).is_some();
+        reply.integer(i64::from(found));
+    });
+}
+
+pub(super) fn hlen(ctx: &mut Ctx<'_>) {
+    read(ctx, |fields, reply| reply.integer(fields.map_or(0, |fields| fields.len()) as i64));
+}
+
+pub(super) fn hstrlen(ctx: &mut Ctx<'_>) {
+    let name = ctx.arg(2);
+    read_encoded(ctx, |encoded, now_ms, reply| {
+        let value = encoded.and_then(|encoded| lookup(encoded, name, now_ms));
+        reply.integer(value.map_or(0, <[u8]>::len) as i64);
+    });
+}
+
+/// HINCRBY: the increment is checked before the key (Redis's order); the field keeps
+/// its expiry.
+pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
+    let by = match parse_i64(ctx.arg(3)) {
+        Ok(by) => by,
+        Err(e) => return ctx.error(e.message()),
+    };
+    let name = ctx.arg(2);
+    let result = change(ctx, |fields| {
+        let old = match fields.get(name).map(parse_i64) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return (false, Err(HASH_NOT_INTEGER)),
+        };
+        let Some(new) = old.checked_add(by) else {
+            return (false, Err(error::INCR_OVERFLOW));
+        };
+        fields.set(name, Cow::Owned(new.to_string().into_bytes()), true);
+        (true, Ok(new))
+    });
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok(Err(message)) => ctx.error(message),
+        Ok(Ok(new)) => ctx.reply().integer(new),
+    }
+}
+
+/// HINCRBYFLOAT: replies with the stored text, a bulk string in RESP3 too, as Redis does.
+pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
+    let by = match parse_f64(ctx.arg(3)) {
+        Err(_) => return ctx.error(error::NOT_FLOAT),
+        Ok(by) if !by.is_finite() => return ctx.error(INCR_NAN_OR_INF),
+        Ok(by) => by,
+    };
+    let name = ctx.arg(2);
+    let result = change(ctx, |fields| {
+        let old = match fields.get(name).map(parse_f64) {
+            None => 0.0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return (false, Err(HASH_NOT_FLOAT)),
+        };
+        let sum = old + by;
+        if !sum.is_finite() {
+            return (false, Err(error::INCR_NAN_OR_INF));
+        }
+        let text = format_human(sum).into_bytes();
+        fields.set(name, Cow::Owned(text.clone()), true);
+        (true, Ok(text))
+    });
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok(Err(message)) => ctx.error(message),
+        Ok(Ok(text)) => ctx.reply().bulk(&text),
+    }
+}

@@ -1,0 +1,217 @@
+//! Redis hashes: HSET ... HSCAN, and the per-field expiry of Redis 7.4-8 (HEXPIRE ...
+//! HPERSIST, HGETDEL, HGETEX, HSETEX).
+//!
+//! A hash is one store item of [`ValueKind::Hash`] whose value is the encoding of
+//! [`encoding`] (fields with an expiry first, by time; the rest in insertion order). A
+//! read takes no lock: it decodes the value, or for one field looks it up in place; a
+//! change decodes, edits and re-encodes it in one `Store::modify`, under the key's lock
+//! ([`change`]; `typed::modify` does the same but cannot set the key's expiry): O(size)
+//! per change, the accepted cost of one item per key. A command naming many fields finds
+//! them in one pass ([`encoding::Batch`]). Expired fields are left out by every decode, so no command sees them, and the
+//! next write drops them. When every field of a hash has an expiry, the key is given the
+//! latest one (unless its own TTL comes first), so the store drops the hash when its last
+//! field expires and every command (EXISTS, TYPE, SCAN...) sees it gone, as Redis deletes
+//! it; the cost is that TTL on such a key reports that time where Redis says -1. The
+//! encoding records the expiry it set, so EXPIRE and PERSIST on the key keep meaning what
+//! they mean (see [`own_expiry`]).
+//!
+//! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
+//! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
+
+mod basic;
+mod encoding;
+mod ex;
+mod expire;
+mod random;
+
+use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
+use store::{Change, Expiry, ValueKind};
+
+use super::{
+    count_read, ttl,
+    typed::{self, Failure},
+    Ctx,
+};
+use encoding::{Fields, KeyExpiry};
+
+/// Runs one command of this family.
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: HashId) {
+    use ttl::Base::{Epoch, Now};
+    use ttl::Unit::{Milliseconds as Ms, Seconds as S};
+    use HashId as H;
+    match id {
+        H::Hset => basic::hset(ctx, basic::SetReply::Count),
+        H::Hmset => basic::hset(ctx, basic::SetReply::Ok),
+        H::Hsetnx => basic::hsetnx(ctx),
+        H::Hget => basic::hget(ctx),
+        H::Hmget => basic::hmget(ctx),
+        H::Hgetall => basic::hgetall(ctx, basic::Part::Both),
+        H::Hkeys => basic::hgetall(ctx, basic::Part::Fields),
+        H::Hvals => basic::hgetall(ctx, basic::Part::Values),
+        H::Hdel => basic::hdel(ctx),
+        H::Hexists => basic::hexists(ctx),
+        H::Hlen => basic::hlen(ctx),
+        H::Hstrlen => basic::hstrlen(ctx),
+        H::Hincrby => basic::hincrby(ctx),
+        H::Hincrbyfloat => basic::hincrbyfloat(ctx),
+        H::Hrandfield => random::hrandfield(ctx),
+        H::Hscan => random::hscan(ctx),
+        H::Hexpire => expire::hexpire(ctx, S, Now),
+        H::Hpexpire => expire::hexpire(ctx, Ms, Now),
+        H::Hexpireat => expire::hexpire(ctx, S, Epoch),
+        H::Hpexpireat => expire::hexpire(ctx, Ms, Epoch),
+        H::Httl => expire::httl(ctx, S, ttl::Report::Remaining),
+        H::Hpttl => expire::httl(ctx, Ms, ttl::Report::Remaining),
+        H::Hexpiretime => expire::httl(ctx, S, ttl::Report::Absolute),
+        H::Hpexpiretime => expire::httl(ctx, Ms, ttl::Report::Absolute),
+        H::Hpersist => expire::hpersist(ctx),
+        H::Hgetdel => ex::hgetdel(ctx),
+        H::Hgetex => ex::hgetex(ctx),
+        H::Hsetex => ex::hsetex(ctx),
+    }
+}
+
+const FIELDS_MISSING: &str =
+    "ERR Mandatory argument FIELDS is missing or not at the right position";
+const NUMFIELDS_MISMATCH: &str = "ERR The `numfields` parameter must match the number of arguments";
+const NUMFIELDS_NOT_POSITIVE: &str = "ERR Number of fields must be a positive integer";
+
+/// Reads `key`'s hash (argument 1) and runs `f` with its live fields (`None` when the key
+/// is absent or all its fields have expired) and the reply. WRONGTYPE is replied here,
+/// before `f` runs. A hash found with every field expired is deleted afterwards.
+fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) {
+    let (shared, protocol) = (ctx.shared, ctx.session.protocol);
+    let now_ms = ttl::now_ms(shared);
+    let reader = shared.store.reader();
+    let (key, out) = ctx.key_and_out(1);
+    let mut reply = Reply::new(out, protocol);
+    let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
+        return reply.error(error::WRONGTYPE);
+    };
+    let fields = item.as_ref().map(|item| encoding::decode(item.value(), now_ms));
+    let live = fields.as_ref().filter(|fields| !fields.is_empty());
+    f(live, &mut reply);
+    let (found, all_expired) = (live.is_some(), fields.is_some() && live.is_none());
+    count_read(ctx.counters, found);
+    if all_expired {
+        // Redis deletes such a hash when it notices; a failure here changes nothing.
+        let _ = change(ctx, |_| (false, ()));
+    }
+}
+
+/// As [`read`], for the reads of single fields: `f` gets the encoding itself (`None` when
+/// the key is absent), to look fields up in place with [`encoding::lookup`].
+fn read_encoded(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&[u8]>, u64, &mut Reply<'_>)) {
+    let (shared, protocol) = (ctx.shared, ctx.session.protocol);
+    let now_ms = ttl::now_ms(shared);
+    let reader = shared.store.reader();
+    let (key, out) = ctx.key_and_out(1);
+    let mut reply = Reply::new(out, protocol);
+    let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
+        return reply.error(error::WRONGTYPE);
+    };
+    f(item.as_ref().map(|item| item.value()), now_ms, &mut reply);
+    count_read(ctx.counters, item.is_some());
+}
+
+/// Replies WRONGTYPE and returns true if `key` (argument 1) holds another type: for the
+/// commands that, as Redis does, check the type before their other arguments.
+fn wrong_type(ctx: &mut Ctx<'_>) -> bool {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let wrong = typed::read(&reader, ctx.key(1), ValueKind::Hash).is_err();
+    if wrong {
+        ctx.error(error::WRONGTYPE);
+    }
+    wrong
+}
+
+/// Changes `key`'s hash (argument 1) under its lock: `f` edits the live fields (none when
+/// the key is absent) and says whether it changed them. The hash is written back when
+/// changed, when expired fields were left out or when its key expiry must change (see
+/// [`key_expiry`]), and deleted when no field is left. `f` may run more than once (when
+/// the write waits for memory), so it must compute from its argument alone.
+fn change<R>(
+    ctx: &mut Ctx<'_>,
+    mut f: impl FnMut(&mut Fields<'_>) -> (bool, R),
+) -> Result<R, Failure> {
+    let now_ms = ttl::now_ms(ctx.shared);
+    let key = ctx.key(1).to_vec();
+    let result = ctx.shared.store.modify(&key, |current| {
+        if current.as_ref().is_some_and(|item| item.value_kind() != ValueKind::Hash) {
+            return (Change::Keep, Err(Failure::WrongType));
+        }
+        let value = current.as_ref().map(|item| item.value());
+        let mut fields = value.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
+        let (changed, out) = f(&mut fields);
+        let old_expiry = current.as_ref().map_or(Expiry::Never, |item| item.expiry());
+        let change = if fields.is_empty() {
+            if current.is_some() {
+                Change::Delete
+            } else {
+                Change::Keep
+            }
+        } else {
+            let own = own_expiry(old_expiry, fields.key_expiry);
+            let (expiry, set) = key_expiry(&fields.list, own);
+            if changed || fields.dropped || expiry != old_expiry || current.is_none() {
+                let value = encoding::encode(&fields.list, set);
+                Change::WriteKind { value, kind: ValueKind::Hash, expiry }
+            } else {
+                Change::Keep
+            }
+        };
+        (change, Ok(out))
+    });
+    match result {
+        Ok((_, out)) => out,
+        Err(e) => Err(Failure::Store(e)),
+    }
+}
+
+/// The key's own expiry (set by EXPIRE, or none), given its item's expiry and what the
+/// hash recorded when it last set that expiry itself: if the item's expiry is no longer
+/// the one recorded, EXPIRE or PERSIST changed it since, and it is the key's own.
+fn own_expiry(item_expiry: Expiry, recorded: Option<KeyExpiry>) -> Expiry {
+    match recorded {
+        Some(KeyExpiry { set_ms, user_ms }) if item_expiry == Expiry::AtMs(set_ms) => {
+            user_ms.map_or(Expiry::Never, Expiry::AtMs)
+        }
+        _ => item_expiry,
+    }
+}
+
+/// The expiry to give the key: when every field expires, the latest field's time if it
+/// comes before the key's own expiry (recorded in the encoding so that it can be told
+/// from one set by EXPIRE); otherwise the key's own.
+fn key_expiry(list: &[encoding::Field<'_>], own: Expiry) -> (Expiry, Option<KeyExpiry>) {
+    let last_field_ms = list.iter().map(|field| field.expire_at_ms).collect::<Option<Vec<u64>>>();
+    let Some(last_ms) = last_field_ms.and_then(|times| times.into_iter().max()) else {
+        return (own, None);
+    };
+    let user_ms = match own {
+        Expiry::AtMs(at) if at <= last_ms => return (own, None),
+        Expiry::AtMs(at) => Some(at),
+        Expiry::Never => None,
+    };
+    (Expiry::AtMs(last_ms), Some(KeyExpiry { set_ms: last_ms, user_ms }))
+}
+
+/// Redis's `FIELDS numfields field ...` check, `numfields` at argument `at`: the keyword
+/// before it, a positive count (else `count_error`), as many fields as remain. Returns the
+/// index of the first field.
+fn fields_arg(ctx: &Ctx<'_>, at: usize, count_error: &'static str) -> Result<usize, &'static str> {
+    let keyword = ctx.cmd.arg(at - 1).unwrap_or_default();
+    if !keyword.eq_ignore_ascii_case(b"FIELDS") {
+        return Err(FIELDS_MISSING);
+    }
+    let count = ctx.cmd.arg(at).and_then(|text| parse_i64(text).ok());
+    let count = count.filter(|&n| n >= 1).ok_or(count_error)?;
+    if count != ctx.argc() as i64 - at as i64 - 1 {
+        return Err(NUMFIELDS_MISMATCH);
+    }
+    Ok(at + 1)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,272 @@
+//! HRANDFIELD and HSCAN.
+
+use std::hash::{BuildHasher, Hasher};
+
+use proto_resp::{
+    args::{is_option, parse_i64},
+    error, Protocol, Reply,
+};
+
+use super::{encoding::Field, read, Ctx};
+use crate::resp::glob::{self, Case};
+
+/// Redis 7.0's text for a count outside `-LONG_MAX..=LONG_MAX` (its typo included).
+const COUNT_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+const OUT_OF_RANGE: &str = "ERR value is out of range";
+/// The most fields a negative count may ask for. Redis would stream them until the
+/// client's output limit closes the connection; we refuse up front instead.
+const REPEATS_MAX: u64 = 1 << 20;
+
+/// A small xorshift generator seeded from the process's random hasher keys and the
+/// clock: HRANDFIELD needs unpredictability, not cryptographic strength.
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        hasher.write_u128(nanos.map_or(0, |d| d.as_nanos()));
+        Rng(hasher.finish() | 1)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// HRANDFIELD key [count [WITHVALUES]], checked in Redis's order: count, options, key.
+pub(super) fn hrandfield(ctx: &mut Ctx<'_>) {
+    if ctx.argc() == 2 {
+        return read(ctx, |fields, reply| match fields {
+            Some(fields) => reply.bulk(&fields.list[Rng::new().below(fields.len())].name),
+            None => reply.null(),
+        });
+    }
+    let count = match parse_i64(ctx.arg(2)) {
+        Err(e) => return ctx.error(e.message()),
+        Ok(i64::MIN) => return ctx.error(COUNT_RANGE),
+        Ok(count) => count,
+    };
+    let with_values = ctx.argc() == 4;
+    if ctx.argc() > 4 || (with_values && !is_option(ctx.arg(3), "WITHVALUES")) {
+        return ctx.error(error::SYNTAX);
+    }
+    if (with_values && count.unsigned_abs() > (i64::MAX / 2) as u64)
+        || (count < 0 && count.unsigned_abs() > REPEATS_MAX)
+    {
+        return ctx.error(OUT_OF_RANGE);
+    }
+    let protocol = ctx.session.protocol;
+    read(ctx, |fields, reply| {
+        let Some(fields) = fields.filter(|_| count != 0) else {
+            return reply.array(0);
+        };
+        let picked = pick(&fields.list, count, &mut Rng::new());
+        reply_fields(reply, protocol, &picked, with_values);
+    });
+}
+
+/// `count` fields: distinct ones (all of them, in order, if `count` covers the hash) when
+/// positive, `-count` independent draws when negative.
+fn pick<'f, 'a>(list: &'f [Field<'a>], count: i64, rng: &mut Rng) -> Vec<&'f Field<'a>> {
+    let wanted = count.unsigned_abs() as usize;
+    if count < 0 {
+        return (0..wanted).map(|_| &list[rng.below(list.len())]).collect();
+    }
+    if wanted >= list.len() {
+        return list.iter().collect();
+    }
+    // A partial Fisher-Yates shuffle of the indexes: the first `wanted` are the sample.
+    let mut indexes: Vec<usize> = (0..list.len()).collect();
+    for i in 0..wanted {
+        let j = i + rng.below(list.len() - i);
+        indexes.swap(i, j);
+    }
+    indexes[..wanted].iter().map(|&i| &list[i]).collect()
+}
+
+/// Fields, or field/value pairs: flat in RESP2, one two-element array per pair in RESP3.
+fn reply_fields(reply: &mut Reply<'_>, protocol: Protocol, picked: &[&Field<'_>], values: bool) {
+    let nested = protocol == Protocol::Resp3;
+    reply.array(if values && !nested { picked.len() * 2 } else { picked.len() });
+    for field in picked {
+        if values && nested {
+            reply.array(2);
+        }
+        reply.bulk(&field.name);
+        if values {
+            reply.bulk(&field.value);
+        }
+    }
+}
+
+/// A hash Redis keeps as a listpack (at most 128 fields of at most 64 bytes) is scanned
+/// in one call, cursor 0, as Redis does; a bigger one page by page.
+const ONE_PAGE_FIELDS_MAX: usize = 128;
+const ONE_PAGE_BYTES_MAX: usize = 64;
+
+struct ScanOptions<'a> {
+    pattern: Option<&'a [u8]>,
+    count: usize,
+    no_values: bool,
+}
+
+/// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]: the cursor is checked
+/// before the key, the options after it (a missing key answers an empty page whatever
+/// they are), as in Redis.
+pub(super) fn hscan(ctx: &mut Ctx<'_>) {
+    let cursor = std::str::from_utf8(ctx.arg(2)).ok().and_then(|text| text.parse::<u64>().ok());
+    let Some(cursor) = cursor else {
+        return ctx.error("ERR invalid cursor");
+    };
+    let options: Result<ScanOptions<'_>, &str> = scan_options(ctx);
+    read(ctx, |fields, reply| {
+        let Some(fields) = fields else {
+            reply.array(2);
+            reply.bulk(b"0");
+            return reply.array(0);
+        };
+        let options = match options {
+            Ok(options) => options,
+            Err(message) => return reply.error(message),
+        };
+        let (next, page) = scan_page(&fields.list, cursor, options.count);
+        let wanted = |field: &&Field<'_>| {
+            options.pattern.is_none_or(|p| glob::matches(p, &field.name, Case::Sensitive))
+        };
+        let page: Vec<&Field<'_>> = page.into_iter().filter(wanted).collect();
+        reply.array(2);
+        reply.bulk(next.to_string().as_bytes());
+        reply.array(if options.no_values { page.len() } else { page.len() * 2 });
+        for field in page {
+            reply.bulk(&field.name);
+            if !options.no_values {
+                reply.bulk(&field.value);
+            }
+        }
+    });
+}
+
+fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
+    let mut options = ScanOptions { pattern: None, count: 10, no_values: false };
+    let mut index = 3;
+    while index < ctx.argc() {
+        let (option, has_value) = (ctx.arg(index), index + 1 < ctx.argc());
+        if is_option(option, "NOVALUES") {
+            options.no_values = true;
+            index += 1;
+            continue;
+        }
+        if !has_value {
+            return Err(error::SYNTAX);
+        }
+        let value = ctx.arg(index + 1);
+        if is_option(option, "COUNT") {
+            let count = parse_i64(value).map_err(|e| e.message())?;
+            options.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
+        } else if is_option(option, "MATCH") {
+            options.pattern = Some(value).filter(|p| *p != b"*");
+        } else {
+            return Err(error::SYNTAX);
+        }
+        index += 2;
+    }
+    Ok(options)
+}
+
+/// A big hash is scanned in at most about this many pages, whatever COUNT says (a hint
+/// in Redis too): each page costs a pass over the hash, so small pages would make a whole
+/// scan quadratic.
+const PAGES_MAX: usize = 16;
+
+/// One page of a scan and the cursor that follows it (0 at the end). Small hashes come
+/// whole; others in the order of a fixed hash of the field name, the cursor being the
+/// first hash not yet returned, so a field present for the whole scan is returned even
+/// when others come and go (Redis's guarantee). Fields sharing a hash share a page.
+fn scan_page<'f, 'a>(
+    list: &'f [Field<'a>],
+    cursor: u64,
+    count: usize,
+) -> (u64, Vec<&'f Field<'a>>) {
+    let small = list.len() <= ONE_PAGE_FIELDS_MAX
+        && list.iter().all(|f| f.name.len().max(f.value.len()) <= ONE_PAGE_BYTES_MAX);
+    let mut ordered: Vec<(u64, &Field<'a>)> = list
+        .iter()
+        .map(|field| (scan_hash(&field.name), field))
+        .filter(|(hash, _)| small || *hash >= cursor)
+        .collect();
+    let page_len = count.max(list.len() / PAGES_MAX).max(1);
+    if small || ordered.len() <= page_len {
+        return (0, ordered.into_iter().map(|(_, field)| field).collect());
+    }
+    // The page: the `page_len` smallest hashes (found in linear time), and any others
+    // equal to the largest of them.
+    ordered.select_nth_unstable_by_key(page_len - 1, |(hash, _)| *hash);
+    let last = ordered[page_len - 1].0;
+    let (page, rest) = ordered.split_at(page_len);
+    let next = rest.iter().map(|(hash, _)| *hash).filter(|&hash| hash > last).min();
+    let tied = rest.iter().filter(|(hash, _)| *hash == last);
+    let fields = page.iter().chain(tied).map(|(_, field)| *field).collect();
+    (next.unwrap_or(0), fields)
+}
+
+/// FNV-1a of a field name, mapped to `1..=2^63` so that no field hashes to the cursor 0.
+fn scan_hash(name: &[u8]) -> u64 {
+    let hash = name
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash >> 1) + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    /// Goal: a paged scan returns every field that stays, once, even when fields are
+    /// added and removed between pages.
+    #[test]
+    fn paged_scan_survives_changes() {
+        let names: Vec<Vec<u8>> = (0..1000).map(|i| format!("field:{i}").into_bytes()).collect();
+        let mut list: Vec<Field<'_>> = names.iter().map(|n| Field::new(n, b"v")).collect();
+        let (mut cursor, mut seen, mut pages) = (0, HashSet::new(), 0);
+        let extra: Vec<Vec<u8>> = (0..100).map(|i| format!("new:{i}").into_bytes()).collect();
+        loop {
+            let (next, page) = scan_page(&list, cursor, 10);
+            seen.extend(page.iter().map(|f| f.name.to_vec()));
+            pages += 1;
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+            // Churn: drop one of the extra fields, add another.
+            list.retain(|f| !f.name.starts_with(b"new:") || f.name.len() % 2 == 0);
+            list.push(Field::new(&extra[pages % 100], b"v"));
+        }
+        assert!(names.iter().all(|n| seen.contains(n)));
+        assert!((PAGES_MAX..PAGES_MAX * 2).contains(&pages), "{pages} pages");
+    }
+
+    /// Goal: a small hash is one page with cursor 0; distinct picks are distinct.
+    #[test]
+    fn small_scan_and_picks() {
+        let names: Vec<Vec<u8>> = (0..20).map(|i| vec![b'a' + i]).collect();
+        let list: Vec<Field<'_>> = names.iter().map(|n| Field::new(n, b"v")).collect();
+        let (next, page) = scan_page(&list, 0, 1);
+        assert_eq!((next, page.len()), (0, 20));
+        let mut rng = Rng::new();
+        for count in [1, 5, 19, 20, 25] {
+            let picked = pick(&list, count, &mut rng);
+            let distinct: HashSet<&[u8]> = picked.iter().map(|f| &*f.name).collect();
+            assert_eq!(distinct.len(), picked.len());
+            assert_eq!(picked.len(), (count as usize).min(20));
+        }
+        assert_eq!(pick(&list, -50, &mut rng).len(), 50);
+    }
+}

@@ -1,0 +1,353 @@
+//! Lookups and counts: ZCARD ZCOUNT ZLEXCOUNT ZSCORE ZMSCORE ZRANK ZREVRANK ZRANDMEMBER
+//! ZSCAN.
+
+use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
+
+use proto_resp::args::{is_option, parse_i64};
+use proto_resp::{error, Protocol};
+
+use super::encoding::{self, iter, Entry, ZSet};
+use super::range::{LexRange, ScoreRange, LEX_RANGE, SCORE_RANGE};
+use super::zrange::Direction;
+use super::{lookup, Ctx};
+use crate::resp::glob::{self, Case};
+
+pub(super) fn zcard(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let len = item.map_or(0, |item| iter(item.value()).count());
+    ctx.reply().integer(len as i64);
+}
+
+pub(super) fn zcount(ctx: &mut Ctx<'_>) {
+    let Some(range) = ScoreRange::parse(ctx.arg(2), ctx.arg(3)) else {
+        return ctx.error(SCORE_RANGE);
+    };
+    count_span(ctx, |entries| range.span(entries).len());
+}
+
+pub(super) fn zlexcount(ctx: &mut Ctx<'_>) {
+    let Some(range) = LexRange::parse(ctx.arg(2), ctx.arg(3)) else {
+        return ctx.error(LEX_RANGE);
+    };
+    count_span(ctx, |entries| range.span(entries).len());
+}
+
+fn count_span(ctx: &mut Ctx<'_>, count: impl FnOnce(&[Entry<'_>]) -> usize) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
+    let n = count(&set.entries);
+    ctx.reply().integer(n as i64);
+}
+
+pub(super) fn zscore(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    match item.and_then(|item| encoding::find(item.value(), ctx.arg(2))) {
+        Some((_, score)) => ctx.score(score),
+        None => ctx.reply().null(),
+    }
+}
+
+pub(super) fn zmscore(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let index = ZSet::decode_or_empty(item.as_ref().map(|item| item.value())).index();
+    let argc = ctx.argc();
+    ctx.reply().array(argc - 2);
+    for i in 2..ctx.argc() {
+        match index.get(ctx.arg(i)) {
+            Some(&score) => ctx.score(score),
+            None => ctx.reply().null(),
+        }
+    }
+}
+
+/// ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE (`[rank, score]`, a null array when
+/// absent).
+pub(super) fn zrank(ctx: &mut Ctx<'_>, direction: Direction) {
+    let with_score = ctx.argc() == 4;
+    if with_score && !is_option(ctx.arg(3), "WITHSCORE") {
+        return ctx.error(error::SYNTAX);
+    }
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let found = item.and_then(|item| {
+        let (rank, score) = encoding::find(item.value(), ctx.arg(2))?;
+        let len = iter(item.value()).count();
+        Some((if direction == Direction::Reverse { len - 1 - rank } else { rank }, score))
+    });
+    match (found, with_score) {
+        (Some((rank, _)), false) => ctx.reply().integer(rank as i64),
+        (Some((rank, score)), true) => {
+            ctx.reply().array(2);
+            ctx.reply().integer(rank as i64);
+            ctx.score(score);
+        }
+        (None, false) => ctx.reply().null(),
+        (None, true) => ctx.reply().null_array(),
+    }
+}
+
+/// `ZRANDMEMBER key [count [WITHSCORES]]`.
+pub(super) fn zrandmember(ctx: &mut Ctx<'_>) {
+    if ctx.argc() == 2 {
+        let shared = ctx.shared;
+        let reader = shared.store.reader();
+        let Ok(item) = lookup(ctx, &reader, 1) else { return };
+        let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
+        return match set.len() {
+            0 => ctx.reply().null(),
+            len => ctx.reply().bulk(set.entries[random_below(len)].member),
+        };
+    }
+    let count = match parse_i64(ctx.arg(2)) {
+        Ok(count) if count != i64::MIN => count,
+        Ok(_) => return ctx.error(RANDMEMBER_RANGE),
+        Err(e) => return ctx.error(e.message()),
+    };
+    let with_scores = ctx.argc() == 4 && is_option(ctx.arg(3), "WITHSCORES");
+    if ctx.argc() > 4 || (ctx.argc() == 4 && !with_scores) {
+        return ctx.error(error::SYNTAX);
+    }
+    if with_scores && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return ctx.error(OUT_OF_RANGE);
+    }
+    if count < -RANDOM_DRAWS_MAX {
+        return ctx.error(OUT_OF_RANGE);
+    }
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
+    let picked = pick(&set.entries, count);
+    ctx.entries(picked.into_iter(), with_scores);
+}
+
+const OUT_OF_RANGE: &str = "ERR value is out of range";
+
+/// The most draws a negative count may ask for. Redis has no bound (it stops once the
+/// client's output is over its limit); the reply here is built whole before it is sent, so
+/// a count of billions would exhaust memory: refused with Redis's out-of-range text. At
+/// this bound the reply is tens of MiB, past which the event loop's output limit (64 MiB by
+/// default) would close the connection anyway.
+const RANDOM_DRAWS_MAX: i64 = 1 << 22;
+
+/// `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`'s refusal of `LONG_MIN`.
+const RANDMEMBER_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+
+/// ZRANDMEMBER's choice: `count` distinct members (all of them, highest first, when the
+/// set has no more), or for a negative count that many independent draws.
+fn pick<'a>(entries: &[Entry<'a>], count: i64) -> Vec<Entry<'a>> {
+    if entries.is_empty() || count == 0 {
+        return Vec::new();
+    }
+    let wanted = count.unsigned_abs() as usize;
+    if count < 0 {
+        return (0..wanted).map(|_| entries[random_below(entries.len())]).collect();
+    }
+    if wanted >= entries.len() {
+        // Redis walks the whole set from its highest member (`zuiNext` runs backwards).
+        return entries.iter().rev().copied().collect();
+    }
+    // A partial Fisher-Yates shuffle: the first `wanted` slots end up a uniform sample.
+    let mut pool = entries.to_vec();
+    for slot in 0..wanted {
+        let other = slot + random_below(pool.len() - slot);
+        pool.swap(slot, other);
+    }
+    pool.truncate(wanted);
+    pool
+}
+
+/// A uniform-enough number below `n` (xorshift, seeded per thread from the hasher's
+/// random keys): sampling needs no cryptographic quality.
+fn random_below(n: usize) -> usize {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
+        );
+    }
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        state.set(x);
+        (x % n as u64) as usize
+    })
+}
+
+/// A set this small is one page, as Redis answers for a listpack (`zset-max-listpack-*`).
+const ONE_PAGE_ENTRIES_MAX: usize = 128;
+const ONE_PAGE_MEMBER_LEN_MAX: usize = 64;
+
+/// `ZSCAN key cursor [MATCH pattern] [COUNT count]`. Small sets come whole with cursor 0,
+/// as from Redis. Larger ones are walked in the order of a hash of the member: the cursor
+/// is the hash to continue from, so a member present from start to end is returned once
+/// however the set changes in between (Redis's guarantee), and one with a hash equal to
+/// the page's last is returned in the same page.
+pub(super) fn zscan(ctx: &mut Ctx<'_>) {
+    let Some(cursor) = strtoul(ctx.arg(2)) else {
+        return ctx.error("ERR invalid cursor");
+    };
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let Ok(item) = lookup(ctx, &reader, 1) else { return };
+    let Some(item) = item else {
+        return scan_reply(ctx, 0, &[]);
+    };
+    let (pattern, count) = match scan_options(ctx) {
+        Ok(options) => options,
+        Err(message) => return ctx.error(message),
+    };
+    let set = ZSet::decode(item.value());
+    let one_page = set.len() <= ONE_PAGE_ENTRIES_MAX
+        && set.entries.iter().all(|e| e.member.len() <= ONE_PAGE_MEMBER_LEN_MAX);
+    let (next, page) = if one_page { (0, set.entries) } else { hash_page(&set, cursor, count) };
+    let wanted: Vec<Entry<'_>> = page
+        .into_iter()
+        .filter(|e| pattern.is_none_or(|p| glob::matches(p, e.member, Case::Sensitive)))
+        .collect();
+    scan_reply(ctx, next, &wanted);
+}
+
+/// `parseScanCursorOrReply`: C's `strtoul` taking the whole text, so an empty cursor is 0
+/// and `-1` is the largest one; no leading space, no overflow.
+fn strtoul(text: &[u8]) -> Option<u64> {
+    let (negative, digits) = match text.split_first() {
+        None => return Some(0),
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        Some(_) => (false, text),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value = std::str::from_utf8(digits).ok()?.parse::<u64>().ok()?;
+    Some(if negative { value.wrapping_neg() } else { value })
+}
+
+fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<(Option<&'a [u8]>, usize), &'static str> {
+    let (mut pattern, mut count) = (None, 10);
+    let mut index = 3;
+    while index < ctx.argc() {
+        let has_value = index + 1 < ctx.argc();
+        if has_value && is_option(ctx.arg(index), "COUNT") {
+            let n = parse_i64(ctx.arg(index + 1)).map_err(|e| e.message())?;
+            count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(error::SYNTAX)?;
+        } else if has_value && is_option(ctx.arg(index), "MATCH") {
+            pattern = Some(ctx.arg(index + 1)).filter(|p| *p != b"*");
+        } else {
+            return Err(error::SYNTAX);
+        }
+        index += 2;
+    }
+    Ok((pattern, count))
+}
+
+/// The hash a large set is scanned by: never 0, which ends a scan.
+fn scan_hash(member: &[u8]) -> u64 {
+    // FNV-1a: stable across runs and builds, as a cursor must be.
+    let hash = member
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash >> 1) | 1
+}
+
+/// The members from `cursor` on in hash order, `count` of them (more when hashes tie),
+/// and the cursor after them.
+fn hash_page<'a>(set: &ZSet<'a>, cursor: u64, count: usize) -> (u64, Vec<Entry<'a>>) {
+    let mut rest: Vec<(u64, Entry<'a>)> = set
+        .entries
+        .iter()
+        .map(|&e| (scan_hash(e.member), e))
+        .filter(|(hash, _)| *hash >= cursor)
+        .collect();
+    rest.sort_by_key(|(hash, _)| *hash);
+    let mut end = count.min(rest.len());
+    while end > 0 && end < rest.len() && rest[end].0 == rest[end - 1].0 {
+        end += 1;
+    }
+    let next = rest.get(end).map_or(0, |(hash, _)| *hash);
+    (next, rest[..end].iter().map(|(_, e)| *e).collect())
+}
+
+/// `[cursor, [member, score, ...]]`, scores as bulk strings in both protocols.
+fn scan_reply(ctx: &mut Ctx<'_>, next: u64, entries: &[Entry<'_>]) {
+    let mut reply = ctx.reply();
+    reply.array(2);
+    reply.bulk(next.to_string().as_bytes());
+    reply.array(entries.len() * 2);
+    for entry in entries {
+        ctx.reply().bulk(entry.member);
+        super::range::put_score(ctx.out, Protocol::Resp2, entry.score);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: a cursor walk over a large set returns each member exactly once and ends, and a
+    /// member that stays is found even when others are added between pages.
+    #[test]
+    fn hash_pages_cover_the_set() {
+        let names: Vec<Vec<u8>> = (0..300).map(|i| format!("m{i}").into_bytes()).collect();
+        let entries: Vec<Entry<'_>> =
+            names.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
+        let set = ZSet { entries };
+        let (mut cursor, mut seen, mut pages) = (0, Vec::new(), 0);
+        loop {
+            let (next, page) = hash_page(&set, cursor, 7);
+            assert!(page.len() >= 7 || next == 0, "short page before the end");
+            seen.extend(page.iter().map(|e| e.member));
+            pages += 1;
+            if next == 0 {
+                break;
+            }
+            assert!(next > cursor, "the cursor moves forward");
+            cursor = next;
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!((seen.len(), pages), (300, 300usize.div_ceil(7)));
+        assert!(names.iter().all(|m| scan_hash(m) != 0));
+    }
+
+    #[test]
+    fn cursor_text() {
+        assert_eq!(strtoul(b""), Some(0));
+        assert_eq!(strtoul(b"42"), Some(42));
+        assert_eq!(strtoul(b"+7"), Some(7));
+        assert_eq!(strtoul(b"-1"), Some(u64::MAX));
+        for bad in [&b" 1"[..], b"1 ", b"-", b"x", b"18446744073709551616"] {
+            assert_eq!(strtoul(bad), None, "{bad:?}");
+        }
+    }
+
+    /// Goal: ZRANDMEMBER's picks are distinct for a positive count and whole (highest
+    /// first) when the count covers the set.
+    #[test]
+    fn picks() {
+        let names: Vec<Vec<u8>> = (0..10).map(|i| vec![b'a' + i]).collect();
+        let entries: Vec<Entry<'_>> =
+            names.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
+        let mut chosen: Vec<&[u8]> = pick(&entries, 4).iter().map(|e| e.member).collect();
+        chosen.sort();
+        chosen.dedup();
+        assert_eq!(chosen.len(), 4);
+        let all: Vec<&[u8]> = pick(&entries, 10).iter().map(|e| e.member).collect();
+        assert_eq!(all, names.iter().rev().map(|m| m.as_slice()).collect::<Vec<_>>());
+        assert_eq!(pick(&entries, -25).len(), 25);
+        assert!(pick(&[], -3).is_empty());
+    }
+}
