@@ -486,3 +486,41 @@ def test_concurrent_writers_lose_nothing(resp_port, key):
         c.send(resp_encode("PFCOUNT", solo))
         want = c.read_line()
         run(c, [(("PFCOUNT", hll), want), (("DEL", key, hll, solo), i(3))])
+
+
+def keyspace_counts(c):
+    c.send(resp_encode("INFO", "stats"))
+    header = c.read_line()
+    body = c.read_exact(int(header[1:-2]) + 2).decode()
+    stats = dict(line.split(":", 1) for line in body.split("\r\n") if ":" in line)
+    return int(stats["keyspace_hits"]), int(stats["keyspace_misses"])
+
+
+def test_reads_count_as_keyspace_hits_and_misses(c, key):
+    """Reads count in INFO's keyspace_hits/misses as Redis's lookupKeyRead counts them
+    (writes, which look keys up for writing, do not)."""
+    k, p, none = key, key + ":p", key + ":none"
+    run(c, [(("SETBIT", k, "1", "1"), i(0)), (("PFADD", p, "a"), i(1))])
+    before = keyspace_counts(c)
+    run(c, [
+        (("GETBIT", k, "1"), i(1)),
+        (("GETBIT", none, "1"), i(0)),
+        (("GETBIT", none, "x"), BAD_OFFSET),  # refused before the lookup
+        (("BITCOUNT", k), i(1)),
+        (("BITCOUNT", none), i(0)),
+        (("BITPOS", k, "1"), i(1)),
+        (("BITPOS", none, "1"), i(-1)),
+        (("BITOP", "AND", key + ":d", k, none), i(1)),
+        (("BITFIELD", k, "GET", "u8", "0"), arr(i(64))),
+        (("BITFIELD", k, "SET", "u8", "0", "1"), arr(i(64))),
+        (("BITFIELD_RO", none, "GET", "u8", "0"), arr(i(0))),
+        (("SETBIT", none, "1", "0"), i(0)),
+        (("PFCOUNT", p), i(1)),
+        (("PFCOUNT", key + ":none2"), i(0)),
+        (("PFCOUNT", p, key + ":none2"), i(1)),
+        (("PFMERGE", p, key + ":none2"), OK),
+        (("PFADD", p, "b"), i(1)),
+    ])
+    hits, misses = keyspace_counts(c)
+    assert (hits - before[0], misses - before[1]) == (8, 8)
+    run(c, [(("DEL", k, p, none, key + ":d"), i(4))])

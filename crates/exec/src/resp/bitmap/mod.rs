@@ -14,7 +14,7 @@ use proto_resp::commands::BitmapId;
 use store::{Change, Item, StoreError, ValueKind};
 
 pub(super) use super::typed::Failure;
-use super::{strings::rewrite, Ctx, PROTO_MAX_BULK_LEN};
+use super::{count_read, strings::rewrite, Ctx, PROTO_MAX_BULK_LEN};
 
 mod bits;
 mod field;
@@ -61,7 +61,23 @@ fn parse_bit_offset(text: &[u8], width: Option<u32>) -> Result<u64, &'static str
 }
 
 /// A string key's value for reading: `Ok(None)` when absent, WRONGTYPE for another kind.
+/// Counted in `keyspace_hits`/`keyspace_misses` as Redis's `lookupKeyRead` counts (a key
+/// of another kind is a hit).
 fn read_string<R>(
+    ctx: &mut Ctx<'_>,
+    key_index: usize,
+    f: impl FnOnce(Option<&[u8]>) -> R,
+) -> Result<R, Failure> {
+    let counters = ctx.counters;
+    read_string_uncounted(ctx, key_index, |value| {
+        count_read(counters, value.is_some());
+        f(value)
+    })
+    .inspect_err(|_| count_read(counters, true))
+}
+
+/// [`read_string`] without counting the read (for a key already counted).
+fn read_string_uncounted<R>(
     ctx: &mut Ctx<'_>,
     key_index: usize,
     f: impl FnOnce(Option<&[u8]>) -> R,

@@ -4,8 +4,9 @@
 //! (so the raw bytes stay equal to Redis's); a count with a valid cache is read from it.
 
 use super::{
+    count_read,
     hll::{self, Corrupt, REGISTERS},
-    modify_string, read_string, Ctx, Failure, Update,
+    modify_string, read_string, read_string_uncounted, Ctx, Failure, Update,
 };
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -80,8 +81,11 @@ pub(super) fn pfcount(ctx: &mut Ctx<'_>) {
 
 /// One key: the cached count, or a fresh one stored back into the header. A count the
 /// store has no room to cache is still answered (Redis's PFCOUNT cannot fail that way).
+/// Counted as a read, as Redis's `lookupKeyRead` counts it.
 fn count_one(ctx: &mut Ctx<'_>) -> Result<u64, PfError> {
+    let found = std::cell::Cell::new(true);
     let result = modify_string(ctx, 1, |current| {
+        found.set(current.is_some());
         let Some(value) = current else {
             return (Update::Keep, Ok(0));
         };
@@ -95,10 +99,11 @@ fn count_one(ctx: &mut Ctx<'_>) -> Result<u64, PfError> {
             Err(e) => (Update::Keep, Err(e)),
         }
     });
+    count_read(ctx.counters, found.get());
     match result {
         Err(Failure::Store(_)) => {
-            let counted = read_string(ctx, 1, |value| value.map_or(Ok((0, true)), count_of));
-            counted?.map(|(count, _)| count)
+            let read = |value: Option<&[u8]>| value.map_or(Ok((0, true)), count_of);
+            read_string_uncounted(ctx, 1, read)?.map(|(count, _)| count)
         }
         result => result?,
     }
