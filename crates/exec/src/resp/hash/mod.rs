@@ -137,7 +137,7 @@ fn change<R>(
 ) -> Result<R, Failure> {
     let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
-    let result = ctx.shared.store.modify(&key, |current| {
+    let result = ctx.shared.store.modify_within(&key, super::PROTO_MAX_BULK_LEN, |current| {
         if current.as_ref().is_some_and(|item| item.value_kind() != ValueKind::Hash) {
             return (Change::Keep, Err(Failure::WrongType));
         }

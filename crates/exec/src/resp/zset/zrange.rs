@@ -220,7 +220,7 @@ fn lex_walk<'a>(
 pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry<'_>]) {
     let key = key_at(ctx, dst_index);
     let value = (!entries.is_empty()).then(|| encoding::encode_unsorted(entries.to_vec()));
-    let result = ctx.shared.store.modify(&key, |_| {
+    let result = ctx.shared.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |_| {
         let change = match &value {
             Some(value) => Change::WriteKind {
                 value: value.clone(),

@@ -1,0 +1,237 @@
+//! Redis sets: SADD SREM SMEMBERS SISMEMBER SMISMEMBER SCARD SSCAN here; SPOP and
+//! SRANDMEMBER in `random`; SMOVE, SINTER, SINTERCARD, SUNION, SDIFF and the STORE forms in
+//! `algebra`. The value's layout is in `encoding`.
+//!
+//! Replies follow Redis 7.0: sets (`~` in RESP3) for SMEMBERS, SINTER, SUNION, SDIFF and SPOP
+//! with a count; arrays for SRANDMEMBER with a count, SMISMEMBER and SSCAN. Member order is
+//! unspecified by Redis, but an all-integer set is kept sorted as Redis's intset is, so those
+//! replies match Redis byte for byte.
+
+use proto_resp::{
+    args::{is_option, parse_i64},
+    commands::SetId,
+    error,
+};
+use store::ValueKind;
+
+use super::{
+    glob::{self, Case},
+    typed::{self, Edit},
+    Ctx,
+};
+use crate::keyspace;
+
+mod algebra;
+mod encoding;
+mod random;
+mod splice;
+
+use encoding::{IntText, Member, SetView, Work};
+
+/// Runs one command of this family.
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: SetId) {
+    match id {
+        SetId::Sadd => sadd(ctx),
+        SetId::Srem => srem(ctx),
+        SetId::Smembers => smembers(ctx),
+        SetId::Sismember => sismember(ctx),
+        SetId::Smismember => smismember(ctx),
+        SetId::Scard => scard(ctx),
+        SetId::Sscan => sscan(ctx),
+        SetId::Spop => random::spop(ctx),
+        SetId::Srandmember => random::srandmember(ctx),
+        SetId::Smove => algebra::smove(ctx),
+        SetId::Sinter => algebra::sinter(ctx),
+        SetId::Sintercard => algebra::sintercard(ctx),
+        SetId::Sinterstore => algebra::sinterstore(ctx),
+        SetId::Sunion => algebra::combine(ctx, algebra::Op::Union, algebra::Target::Reply),
+        SetId::Sunionstore => algebra::combine(ctx, algebra::Op::Union, algebra::Target::Store),
+        SetId::Sdiff => algebra::combine(ctx, algebra::Op::Diff, algebra::Target::Reply),
+        SetId::Sdiffstore => algebra::combine(ctx, algebra::Op::Diff, algebra::Target::Store),
+    }
+}
+
+/// The stored form of key argument `index`, encoded into `scratch` (not the context's, so
+/// the context stays free for the reply while the key is in use).
+fn stored_key<'a: 'k, 'k>(ctx: &Ctx<'a>, index: usize, scratch: &'k mut Vec<u8>) -> &'k [u8] {
+    keyspace::encode(ctx.session.db, ctx.arg(index), scratch)
+}
+
+/// Runs `f` with the set at key argument `index` (`None` when absent), or replies
+/// WRONGTYPE. Counts the read as Redis's `lookupKeyRead` does.
+fn with_set(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option<SetView<'_>>)) {
+    let shared = ctx.shared;
+    let mut scratch = Vec::new();
+    let key = stored_key(ctx, index, &mut scratch);
+    let reader = shared.store.reader();
+    match typed::read(&reader, key, ValueKind::Set) {
+        Ok(item) => {
+            super::count_read(ctx.counters, item.is_some());
+            f(ctx, item.map(|item| SetView::new(item.value())))
+        }
+        Err(failure) => ctx.failure(failure),
+    }
+}
+
+/// Changes the set at key argument `index` with `f` (see [`typed::modify`]); replies the
+/// failure and gives `None` when the key holds another type or the store refused.
+fn change_set<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    f: impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> Option<R> {
+    let mut scratch = Vec::new();
+    let key = stored_key(ctx, index, &mut scratch);
+    match typed::modify(ctx, key, ValueKind::Set, f) {
+        Ok(out) => Some(out),
+        Err(failure) => {
+            ctx.failure(failure);
+            None
+        }
+    }
+}
+
+/// Write the set, or delete the key once it is empty.
+fn edit_of(work: &Work<'_>) -> Edit {
+    work.encode().map_or(Edit::Delete, Edit::Write)
+}
+
+/// The members of arguments `from..`, as members.
+fn member_args<'a>(ctx: &Ctx<'a>, from: usize) -> impl Iterator<Item = Member<'a>> + Clone {
+    let cmd = ctx.cmd;
+    (from..ctx.argc()).map(move |index| Member::of(cmd.arg(index).expect("arity checked")))
+}
+
+fn sadd(ctx: &mut Ctx<'_>) {
+    let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
+    if let Some(added) = change_set(ctx, 1, |current| splice::add(current, &members)) {
+        ctx.reply().integer(added as i64);
+    }
+}
+
+fn srem(ctx: &mut Ctx<'_>) {
+    let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
+    if let Some(removed) = change_set(ctx, 1, |current| splice::remove(current, &members)) {
+        ctx.reply().integer(removed as i64);
+    }
+}
+
+/// Writes `members` as a set reply (`~` in RESP3).
+fn reply_members<'m>(ctx: &mut Ctx<'_>, len: usize, members: impl Iterator<Item = Member<'m>>) {
+    let mut reply = ctx.reply();
+    reply.set(len);
+    members.for_each(|member| member.reply(&mut reply));
+}
+
+fn smembers(ctx: &mut Ctx<'_>) {
+    with_set(ctx, 1, |ctx, set| match set {
+        Some(set) => reply_members(ctx, set.len(), set.iter()),
+        None => ctx.reply().set(0),
+    });
+}
+
+fn sismember(ctx: &mut Ctx<'_>) {
+    let member = Member::of(ctx.arg(2));
+    with_set(ctx, 1, |ctx, set| {
+        let found = set.is_some_and(|set| set.contains(member));
+        ctx.reply().integer(i64::from(found));
+    });
+}
+
+fn smismember(ctx: &mut Ctx<'_>) {
+    let members = member_args(ctx, 2);
+    with_set(ctx, 1, |ctx, set| {
+        let lookup = set.map(|set| set.lookup());
+        let mut reply = ctx.reply();
+        reply.array(members.clone().count());
+        for member in members {
+            let found = lookup.as_ref().is_some_and(|lookup| lookup.contains(member));
+            reply.integer(i64::from(found));
+        }
+    });
+}
+
+fn scard(ctx: &mut Ctx<'_>) {
+    with_set(ctx, 1, |ctx, set| {
+        ctx.reply().integer(set.map_or(0, |set| set.len()) as i64);
+    });
+}
+
+/// SSCAN key cursor [MATCH pattern] [COUNT count]. The whole set comes back in one reply
+/// with cursor 0, as Redis does for its compact encodings: the set is one value, so a
+/// position-based cursor would skip members when it changes between calls, which the SCAN
+/// contract forbids; one reply is bounded by the item size. Checked in Redis's order: the
+/// cursor, then the key (a missing key answers before the options are read), then options.
+fn sscan(ctx: &mut Ctx<'_>) {
+    if parse_cursor(ctx.arg(2)).is_none() {
+        return ctx.error(INVALID_CURSOR);
+    }
+    with_set(ctx, 1, |ctx, set| {
+        let found = match set.map(|set| (set, scan_pattern(ctx))) {
+            None => Vec::new(),
+            Some((_, Err(message))) => return ctx.error(message),
+            Some((set, Ok(pattern))) => matching(set, pattern),
+        };
+        let mut reply = ctx.reply();
+        reply.array(2);
+        reply.bulk(b"0");
+        reply.array(found.len());
+        found.iter().for_each(|member| member.reply(&mut reply));
+    });
+}
+
+/// The members of `set` that match `pattern` (all of them for `None`).
+fn matching<'a>(set: SetView<'a>, pattern: Option<&[u8]>) -> Vec<Member<'a>> {
+    let Some(pattern) = pattern else {
+        return set.iter().collect();
+    };
+    let mut buf = IntText::default();
+    set.iter()
+        .filter(|member| glob::matches(pattern, member.text(&mut buf), Case::Sensitive))
+        .collect()
+}
+
+const INVALID_CURSOR: &str = "ERR invalid cursor";
+
+/// Redis 7.0 reads the cursor with `strtoul`: an optional sign (a negative number wraps),
+/// digits, nothing after; an empty string is 0; a leading space or an overflow is refused.
+fn parse_cursor(text: &[u8]) -> Option<u64> {
+    let digits = match text.first() {
+        None => return Some(0),
+        Some(b'+' | b'-') => &text[1..],
+        Some(_) => text,
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value = std::str::from_utf8(digits).ok()?.parse::<u64>().ok()?;
+    Some(if text[0] == b'-' { value.wrapping_neg() } else { value })
+}
+
+/// SSCAN's options after the cursor: the last MATCH wins; COUNT only has to be valid
+/// (the whole set is one page); TYPE is for SCAN only.
+fn scan_pattern<'a>(ctx: &Ctx<'a>) -> Result<Option<&'a [u8]>, &'static str> {
+    let mut pattern = None;
+    let mut index = 3;
+    while index < ctx.argc() {
+        if index + 1 >= ctx.argc() {
+            return Err(error::SYNTAX);
+        }
+        let (option, value) = (ctx.arg(index), ctx.arg(index + 1));
+        if is_option(option, "COUNT") {
+            let count = parse_i64(value).map_err(|e| e.message())?;
+            if count < 1 {
+                return Err(error::SYNTAX);
+            }
+        } else if is_option(option, "MATCH") {
+            pattern = Some(value).filter(|p| *p != b"*");
+        } else {
+            return Err(error::SYNTAX);
+        }
+        index += 2;
+    }
+    Ok(pattern)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,196 @@
+//! SPOP and SRANDMEMBER, with and without a count.
+//!
+//! Redis 7.0's replies: SPOP with a count is a set (`~` in RESP3), SRANDMEMBER with a count
+//! an array. When the count covers the whole set both send it in stored order, so an
+//! all-integer set comes back sorted, as from Redis's intset; otherwise the order is random.
+
+use std::{cell::Cell, collections::HashSet, hash::BuildHasher};
+
+use proto_resp::{args::parse_i64, error};
+
+use super::{change_set, edit_of, splice, with_set, Ctx, Member, SetView, Work};
+use crate::resp::typed::Edit;
+
+/// `getPositiveLongFromObjectOrReply`'s text, for a count that is not a number or below 0.
+const COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+/// `getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX)`'s text (Redis's grammar).
+const COUNT_OUT_OF_RANGE: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+/// Ours: Redis would build a reply of any size (and run out of memory doing it).
+const REPLY_TOO_LARGE: &str = "ERR SRANDMEMBER count is too large for one reply";
+/// The most bytes a negative-count SRANDMEMBER reply may take.
+const REPLY_BYTES_MAX: u64 = 256 << 20;
+
+/// SPOP key [count].
+pub(super) fn spop(ctx: &mut Ctx<'_>) {
+    match ctx.argc() {
+        2 => spop_one(ctx),
+        3 => spop_count(ctx),
+        _ => ctx.error(error::SYNTAX),
+    }
+}
+
+fn spop_one(ctx: &mut Ctx<'_>) {
+    let popped = change_set(ctx, 1, |current| {
+        let view = current.map(SetView::new).filter(|view| view.len() > 0);
+        let picked = view.and_then(|view| view.iter().nth(random_below(view.len())));
+        let Some(member) = picked else {
+            return (Edit::Keep, None);
+        };
+        (splice::remove(current, &[member]).0, Some(member.to_vec()))
+    });
+    if let Some(popped) = popped {
+        ctx.bulk_or_null(popped.as_deref());
+    }
+}
+
+fn spop_count(ctx: &mut Ctx<'_>) {
+    let count = match parse_i64(ctx.arg(2)) {
+        Ok(count) if count >= 0 => count as u64,
+        _ => return ctx.error(COUNT_NOT_POSITIVE),
+    };
+    let popped = change_set(ctx, 1, |current| {
+        let mut work = Work::decode(current);
+        if count == 0 || work.len() == 0 {
+            return (Edit::Keep, Vec::new());
+        }
+        if count >= work.len() as u64 {
+            // The whole set, in stored order, and the key goes.
+            return (Edit::Delete, work.iter().map(Member::to_vec).collect());
+        }
+        let picks = distinct_indexes(work.len(), count as usize);
+        let members: Vec<Member<'_>> = picks.iter().map(|&index| work.nth(index)).collect();
+        work.remove_all(members.iter().copied());
+        (edit_of(&work), members.into_iter().map(Member::to_vec).collect())
+    });
+    if let Some(popped) = popped {
+        let mut reply = ctx.reply();
+        reply.set(popped.len());
+        popped.iter().for_each(|member| reply.bulk(member));
+    }
+}
+
+/// SRANDMEMBER key [count].
+pub(super) fn srandmember(ctx: &mut Ctx<'_>) {
+    match ctx.argc() {
+        2 => with_set(ctx, 1, |ctx, set| {
+            let set = set.filter(|set| set.len() > 0);
+            match set.and_then(|set| set.iter().nth(random_below(set.len()))) {
+                Some(member) => member.reply(&mut ctx.reply()),
+                None => ctx.reply().null(),
+            }
+        }),
+        3 => srandmember_count(ctx),
+        _ => ctx.error(error::SYNTAX),
+    }
+}
+
+fn srandmember_count(ctx: &mut Ctx<'_>) {
+    let count = match parse_i64(ctx.arg(2)) {
+        Ok(i64::MIN) => return ctx.error(COUNT_OUT_OF_RANGE),
+        Ok(count) => count,
+        Err(e) => return ctx.error(e.message()),
+    };
+    with_set(ctx, 1, |ctx, set| {
+        let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
+        if count == 0 || members.is_empty() {
+            return ctx.reply().array(0);
+        }
+        let wanted = count.unsigned_abs();
+        if count < 0 || wanted == 1 {
+            // With repeats: each pick is independent.
+            let longest = members.iter().map(|m| m.text(&mut Default::default()).len()).max();
+            let per_member = longest.unwrap_or(0) as u64 + 16;
+            if wanted.saturating_mul(per_member) > REPLY_BYTES_MAX {
+                return ctx.error(REPLY_TOO_LARGE);
+            }
+            let mut reply = ctx.reply();
+            reply.array(wanted as usize);
+            for _ in 0..wanted {
+                members[random_below(members.len())].reply(&mut reply);
+            }
+            return;
+        }
+        let mut reply = ctx.reply();
+        if wanted >= members.len() as u64 {
+            reply.array(members.len());
+            members.iter().for_each(|member| member.reply(&mut reply));
+            return;
+        }
+        let picks = distinct_indexes(members.len(), wanted as usize);
+        reply.array(picks.len());
+        picks.iter().for_each(|&index| members[index].reply(&mut reply));
+    });
+}
+
+/// `count` distinct indexes below `len` (`count < len`), in random order.
+fn distinct_indexes(len: usize, count: usize) -> Vec<usize> {
+    debug_assert!(count < len);
+    if count * 3 > len {
+        // A large share: shuffle the front of all the indexes (Fisher-Yates, stopped early).
+        let mut all: Vec<usize> = (0..len).collect();
+        for at in 0..count {
+            let other = at + random_below(len - at);
+            all.swap(at, other);
+        }
+        all.truncate(count);
+        return all;
+    }
+    // A small share: draw until enough distinct ones came up (a few retries at most).
+    let mut seen = HashSet::with_capacity(count);
+    let mut picks = Vec::with_capacity(count);
+    while picks.len() < count {
+        let index = random_below(len);
+        if seen.insert(index) {
+            picks.push(index);
+        }
+    }
+    picks
+}
+
+thread_local! {
+    /// A per-thread xorshift state, seeded from the process's random hasher keys.
+    static RANDOM_STATE: Cell<u64> =
+        Cell::new(std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1);
+}
+
+/// A random number below `n` (`n > 0`): xorshift64*, multiplied down to the range. Not
+/// for anything secret; uniform enough for picking members.
+fn random_below(n: usize) -> usize {
+    debug_assert!(n > 0);
+    RANDOM_STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        ((u128::from(r) * n as u128) >> 64) as usize
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: distinct picks are distinct, in range and of the asked size, on both paths.
+    #[test]
+    fn distinct_indexes_are_distinct() {
+        for (len, count) in [(10, 9), (10, 1), (1000, 5), (1000, 400), (2, 1)] {
+            let picks = distinct_indexes(len, count);
+            let unique: HashSet<usize> = picks.iter().copied().collect();
+            assert_eq!((picks.len(), unique.len()), (count, count));
+            assert!(picks.iter().all(|&i| i < len));
+        }
+    }
+
+    /// Goal: every value below n comes up (the generator is not stuck on a few values).
+    #[test]
+    fn random_below_covers_range() {
+        let mut seen = [false; 7];
+        for _ in 0..1000 {
+            seen[random_below(7)] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+}
