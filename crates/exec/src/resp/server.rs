@@ -182,8 +182,8 @@ mod tests {
             ),
             (
                 "COMMAND LIST FILTERBY PATTERN get*",
-                "*5\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n\
-                 $6\r\ngetset\r\n",
+                "*6\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n\
+                 $6\r\ngetset\r\n$6\r\ngetbit\r\n",
             ),
             ("COMMAND LIST FILTERBY ACLCAT string", "*0\r\n"),
             ("COMMAND LIST FILTERBY FOO x", "-ERR syntax error\r\n"),
