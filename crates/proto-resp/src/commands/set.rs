@@ -49,7 +49,7 @@ pub static SET_COMMANDS: &[CommandSpec] = {
         "Returns the members every given set has."),
     // Redis declares its keys movable (`numkeys`), so the legacy triple is all zero.
     spec(R(C(S::Sintercard)), "sintercard", -3, G, "7.0.0", (0, 0, 0),
-        &[F::READONLY],
+        &[F::READONLY, F::MOVABLEKEYS],
         "Counts the members every given set has, optionally up to a limit."),
     spec(R(C(S::Sinterstore)), "sinterstore", -3, G, "1.0.0", (1, -1, 1),
         &[F::WRITE, F::DENYOOM],

@@ -3,7 +3,7 @@
 //! Declared as the main table is (see `commands.rs`): values from Redis's
 //! `src/commands/*.json`, summaries in our own words, sorted by name. Key positions are the
 //! legacy triple `COMMAND INFO` of Redis 7.0 shows: (0, 0, 0) for the commands whose keys
-//! follow a `numkeys` argument (Redis flags them `movablekeys`, which our flags lack).
+//! follow a `numkeys` argument (flagged `movablekeys`, as Redis does).
 //! ZRANK and ZREVRANK take Redis 7.2's WITHSCORE (arity -3, at most 4 arguments).
 
 use super::{spec, ArgRule, CommandId, CommandSpec, Flags, Group, Run};
@@ -60,28 +60,28 @@ pub static ZSET_COMMANDS: &[CommandSpec] = {
         &[F::READONLY, F::FAST],
         "Counts the members whose score is in a range."),
     spec(R(C(Z::Zdiff)), "zdiff", -3, G::SortedSet, "6.2.0", (0, 0, 0),
-        &[F::READONLY],
+        &[F::READONLY, F::MOVABLEKEYS],
         "Returns the members of the first sorted set that no other holds."),
     spec(R(C(Z::Zdiffstore)), "zdiffstore", -4, G::SortedSet, "6.2.0", (1, 1, 1),
-        &[F::WRITE, F::DENYOOM],
+        &[F::WRITE, F::DENYOOM, F::MOVABLEKEYS],
         "Stores the difference of sorted sets under a key."),
     spec(R(C(Z::Zincrby)), "zincrby", 4, G::SortedSet, "1.2.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Adds to the score of a member."),
     spec(R(C(Z::Zinter)), "zinter", -3, G::SortedSet, "6.2.0", (0, 0, 0),
-        &[F::READONLY],
+        &[F::READONLY, F::MOVABLEKEYS],
         "Returns the members every given sorted set holds."),
     spec(R(C(Z::Zintercard)), "zintercard", -3, G::SortedSet, "7.0.0", (0, 0, 0),
-        &[F::READONLY],
+        &[F::READONLY, F::MOVABLEKEYS],
         "Counts the members every given sorted set holds."),
     spec(R(C(Z::Zinterstore)), "zinterstore", -4, G::SortedSet, "2.0.0", (1, 1, 1),
-        &[F::WRITE, F::DENYOOM],
+        &[F::WRITE, F::DENYOOM, F::MOVABLEKEYS],
         "Stores the intersection of sorted sets under a key."),
     spec(R(C(Z::Zlexcount)), "zlexcount", 4, G::SortedSet, "2.8.9", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Counts the members in a lexicographic range."),
     spec(R(C(Z::Zmpop)), "zmpop", -4, G::SortedSet, "7.0.0", (0, 0, 0),
-        &[F::WRITE],
+        &[F::WRITE, F::MOVABLEKEYS],
         "Removes the lowest or highest scored members of the first non-empty sorted set."),
     spec(R(C(Z::Zmscore)), "zmscore", -3, G::SortedSet, "6.2.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
@@ -141,10 +141,10 @@ pub static ZSET_COMMANDS: &[CommandSpec] = {
         &[F::READONLY, F::FAST],
         "Returns the score of a member."),
     spec(R(C(Z::Zunion)), "zunion", -3, G::SortedSet, "6.2.0", (0, 0, 0),
-        &[F::READONLY],
+        &[F::READONLY, F::MOVABLEKEYS],
         "Returns the members of any of the given sorted sets."),
     spec(R(C(Z::Zunionstore)), "zunionstore", -4, G::SortedSet, "2.0.0", (1, 1, 1),
-        &[F::WRITE, F::DENYOOM],
+        &[F::WRITE, F::DENYOOM, F::MOVABLEKEYS],
         "Stores the union of sorted sets under a key."),
     ]
 };

@@ -22,8 +22,8 @@
 /// and value at most 64 bytes, as a listpack.
 pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
     let fields = encoding::decode(encoded, 0).list;
-    let small = fields.len() <= 128
-        && fields.iter().all(|f| f.name.len() <= 64 && f.value.len() <= 64);
+    let small =
+        fields.len() <= 128 && fields.iter().all(|f| f.name.len() <= 64 && f.value.len() <= 64);
     if small {
         "listpack"
     } else {
