@@ -308,6 +308,8 @@ pub(crate) struct Recycled {
     pub(crate) frees: AtomicUsize,
     /// Segments cleared, and large items unlinked, still in their grace period.
     pub(crate) in_grace: AtomicUsize,
+    /// Their bytes: what will come back without evicting anything more.
+    pub(crate) in_grace_bytes: AtomicUsize,
 }
 
 impl Recycled {
@@ -327,6 +329,7 @@ impl Recycled {
             freed_count: AtomicUsize::new(0),
             frees: AtomicUsize::new(0),
             in_grace: AtomicUsize::new(0),
+            in_grace_bytes: AtomicUsize::new(0),
         })
     }
 
@@ -362,10 +365,17 @@ impl Recycled {
         assert!(before >= bytes, "memory budget underflow");
     }
 
-    pub(crate) fn push_freed(&self, segment: u32) {
+    /// Counts memory entering its grace period (`bytes` come back when it ends).
+    pub(crate) fn enter_grace(&self, bytes: usize) {
+        self.in_grace.fetch_add(1, Ordering::AcqRel);
+        self.in_grace_bytes.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    pub(crate) fn push_freed(&self, segment: u32, seg_size: usize) {
         self.freed.lock().push(segment);
         self.freed_count.fetch_add(1, Ordering::Release);
         self.in_grace.fetch_sub(1, Ordering::AcqRel);
+        self.in_grace_bytes.fetch_sub(seg_size, Ordering::AcqRel);
         self.frees.fetch_add(1, Ordering::Release);
     }
 
@@ -396,7 +406,7 @@ impl Recycled {
 
     /// Frees a large slot; call only after the grace period of the unlink (from a deferred
     /// closure), when no reader can still hold a reference to the item.
-    pub(crate) fn free_large(&self, slot: u32) {
+    pub(crate) fn free_large(&self, slot: u32, graced_bytes: usize) {
         let ptr = self.large[slot as usize].swap(std::ptr::null_mut(), Ordering::AcqRel);
         if !ptr.is_null() {
             // SAFETY: the box came from `add_large`; the grace period has passed, so nobody
@@ -404,6 +414,7 @@ impl Recycled {
             let large = unsafe { Box::from_raw(ptr) };
             self.uncharge(large.region.len());
         }
+        self.in_grace_bytes.fetch_sub(graced_bytes, Ordering::AcqRel);
         self.large_free.lock().push(slot);
         self.in_grace.fetch_sub(1, Ordering::AcqRel);
         self.frees.fetch_add(1, Ordering::Release);

@@ -107,3 +107,21 @@ fn drifting_sizes_never_fail_for_memory() {
     let ms = |n| Duration::from_millis(n);
     check(16, 32, &[(Sizes::Mixed, ms(1500)), (Sizes::Small, ms(300)), (Sizes::Large, ms(1000))]);
 }
+
+/// Goal: a large item rewritten again and again, growing each time (memcached APPEND, a
+/// Redis collection changed in place), is never evicted to make room for its own next
+/// version while its older copies are still in their grace period. Seen: with 64 MiB, a
+/// 1 MiB value appended to ~55 times was evicted though it was the only key.
+#[test]
+fn a_growing_large_item_does_not_evict_itself() {
+    let config = Config { memory_bytes: 64 * MIB, item_size_max: 16 * MIB, ..Config::default() };
+    let store = Store::new(config).unwrap();
+    let mut len = MIB;
+    store.store(b"k", &vec![b'x'; len], 0, Expiry::Never, Mode::Set).unwrap();
+    for round in 0..300 {
+        store.store(b"k", b"0123456789", 0, Expiry::Never, Mode::Append).unwrap();
+        len += 10;
+        let stored = store.get(b"k").map(|item| item.value.len());
+        assert_eq!(stored, Some(len), "round {round}: the item was evicted");
+    }
+}

@@ -48,8 +48,13 @@ impl Store {
                 coming += self.clear(victim, Clear::Reclaim);
             }
             if self.when_full() == WhenFull::Evict {
-                let wanted = need_bytes.saturating_sub(room.bytes);
-                let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD;
+                // Memory in its grace period comes back without evicting more: a large item
+                // rewritten again and again (an APPEND loop, a growing Redis collection)
+                // would otherwise evict itself, its older copies freeing nothing yet.
+                let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
+                let wanted = need_bytes.saturating_sub(room.bytes).saturating_sub(graced);
+                let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD
+                    && graced < EVICT_AHEAD * self.seg_size;
                 while coming < wanted || std::mem::take(&mut ahead) {
                     // A victim's read items are copied into a free segment; without one they
                     // would be evicted with the rest. Wait for memory in its grace period
@@ -187,8 +192,9 @@ impl Store {
             self.clear_item(location, &r, mode, queue, &guard);
         }
         let recycled = Arc::clone(&self.recycled);
-        recycled.in_grace.fetch_add(1, Ordering::AcqRel);
-        guard.defer(move || recycled.push_freed(id));
+        recycled.enter_grace(self.seg_size);
+        let seg_size = self.seg_size;
+        guard.defer(move || recycled.push_freed(id, seg_size));
         guard.flush();
         self.seg_size
     }

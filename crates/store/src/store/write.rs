@@ -193,9 +193,10 @@ impl Store {
         if location.segment == LARGE_SEGMENT {
             let recycled = Arc::clone(&self.recycled);
             let slot = location.offset;
+            let bytes = recycled.large(slot, guard).map_or(0, |large| large.region.len());
             // Counted as memory on its way back, like a cleared segment (see `make_room`).
-            recycled.in_grace.fetch_add(1, Ordering::AcqRel);
-            guard.defer(move || recycled.free_large(slot));
+            recycled.enter_grace(bytes);
+            guard.defer(move || recycled.free_large(slot, bytes));
         }
     }
 
