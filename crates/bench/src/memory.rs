@@ -34,7 +34,6 @@ use crate::{
 use self::wire::Wire;
 
 /// Fields per HSET / ZADD command.
-const FIELDS_PER_COMMAND: u64 = 100;
 /// Request bytes written before the replies are read.
 const PIPELINE_BYTES: usize = 256 * 1024;
 /// How long one reply may take (a FLUSHALL of a million fields included).
@@ -70,6 +69,10 @@ pub struct MemoryArgs {
     /// Keys loaded per measurement
     #[arg(long, value_name = "N", default_value_t = 1000)]
     keys: u64,
+    /// Fields given per HSET/ZADD while loading a key (Spinel rewrites a collection on each
+    /// change, and the old copies take segment space until eviction reclaims it)
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    fields_per_command: u64,
     /// Bytes of a field name (sorted-set member)
     #[arg(long, value_name = "N", default_value_t = 16)]
     field_size: usize,
@@ -105,6 +108,7 @@ pub struct Options {
     pub keys: u64,
     pub field_size: usize,
     pub value_size: usize,
+    pub fields_per_command: u64,
     pub spinel_bin: Option<PathBuf>,
     pub memory_mib: u64,
     pub out_dir: PathBuf,
@@ -141,6 +145,7 @@ impl MemoryArgs {
             keys: self.keys,
             field_size: self.field_size,
             value_size: self.value_size,
+            fields_per_command: self.fields_per_command,
             spinel_bin: self.spinel_bin,
             memory_mib: self.memory_mib,
             out_dir: self.out_dir,
@@ -178,7 +183,7 @@ pub fn field_name(i: u64, size: usize) -> Vec<u8> {
 pub fn compose_load(o: &Options, structure: Structure, key: &[u8], fields: u64, out: &mut Vec<u8>) {
     let mut start = 0;
     while start < fields {
-        let end = (start + FIELDS_PER_COMMAND).min(fields);
+        let end = (start + o.fields_per_command.max(1)).min(fields);
         let mut owned: Vec<Vec<u8>> = Vec::with_capacity(2 * (end - start) as usize);
         for i in start..end {
             let name = field_name(i, o.field_size);
@@ -221,7 +226,7 @@ fn measure(
     let mut pending = 0;
     for id in 0..o.keys {
         compose_load(o, structure, format.key(id).as_bytes(), fields, &mut out);
-        pending += 1 + (fields - 1) / FIELDS_PER_COMMAND;
+        pending += 1 + (fields - 1) / o.fields_per_command.max(1);
         if out.len() >= PIPELINE_BYTES || id + 1 == o.keys {
             wire.send_and_count(&out, pending)?;
             out.clear();

@@ -19,6 +19,7 @@ fn options(name: &str, addr: String) -> Options {
         keys: 100,
         field_size: 16,
         value_size: 32,
+        fields_per_command: 100,
         spinel_bin: None,
         memory_mib: 64,
         out_dir: PathBuf::from("unused"),

@@ -9,6 +9,7 @@ fn options() -> Options {
         keys: 1,
         field_size: 5,
         value_size: 3,
+        fields_per_command: 100,
         spinel_bin: None,
         memory_mib: 64,
         out_dir: PathBuf::from("x"),
