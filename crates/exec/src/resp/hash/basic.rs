@@ -8,10 +8,12 @@ use proto_resp::{
     error,
 };
 
-use super::super::incr::format_human;
+use store::{Change, ValueKind};
+
+use super::super::{incr::format_human, typed::Failure, PROTO_MAX_BULK_LEN};
 use super::{
     change,
-    encoding::{lookup, Batch},
+    encoding::{self, lookup, Batch},
     read, read_encoded, Ctx,
 };
 
@@ -32,6 +34,15 @@ pub(super) enum SetReply {
 pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     let pairs: Vec<(&[u8], &[u8])> =
         (2..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
+    if let [(name, value)] = pairs[..] {
+        if let Some(created) = hset_spliced(ctx, name, value) {
+            return match created {
+                Err(failure) => ctx.failure(failure),
+                Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
+                Ok(_) => ctx.reply().ok(),
+            };
+        }
+    }
     let result = change(ctx, |fields| {
         let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
         let mut created = 0;
@@ -45,6 +56,30 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
         Err(failure) => ctx.failure(failure),
         Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
         Ok(_) => ctx.reply().ok(),
+    }
+}
+
+/// HSET of one field on an existing hash with no expiring field, by byte edits
+/// (`encoding::splice_set`) under the key's lock: no decoding of the other fields. `None`
+/// when the hash is absent or has expiring fields (the decoding path handles those).
+fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i64, Failure>> {
+    let key = ctx.key(1).to_vec();
+    let result = ctx.shared.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
+        let Some(item) = current else { return (Change::Keep, None) };
+        if item.value_kind() != ValueKind::Hash {
+            return (Change::Keep, Some(Err(Failure::WrongType)));
+        }
+        match encoding::splice_set(item.value(), name, value) {
+            Some((value, created)) => {
+                let (kind, expiry) = (ValueKind::Hash, item.expiry());
+                (Change::WriteKind { value, kind, expiry }, Some(Ok(i64::from(created))))
+            }
+            None => (Change::Keep, None),
+        }
+    });
+    match result {
+        Ok((_, outcome)) => outcome,
+        Err(e) => Some(Err(Failure::Store(e))),
     }
 }
 

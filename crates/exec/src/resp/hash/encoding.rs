@@ -265,6 +265,34 @@ pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec
     out
 }
 
+/// HSET of one field on a hash with no expiring field (header 0), as byte edits: the
+/// field's value entry replaced in place, or the field appended (insertion order), with no
+/// decoding. Returns the new encoding and whether the field is new; `None` when the hash
+/// has expiring fields (or is malformed) and must take the decoding path.
+pub(super) fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
+    let (&0, body) = encoded.split_first()? else { return None };
+    let offset = |entries: &Entries<'_>| body.len() - entries.rest().len();
+    let mut entries = Entries::new(body);
+    while !entries.rest().is_empty() {
+        let field = entries.next()?;
+        let value_start = offset(&entries);
+        entries.next()?;
+        if field == name {
+            let value_end = offset(&entries);
+            let mut out = Vec::with_capacity(encoded.len() + value.len() + 10);
+            out.extend_from_slice(&encoded[..1 + value_start]);
+            put_entry(&mut out, value);
+            out.extend_from_slice(&body[value_end..]);
+            return Some((out, false));
+        }
+    }
+    let mut out = Vec::with_capacity(encoded.len() + name.len() + value.len() + 10);
+    out.extend_from_slice(encoded);
+    put_entry(&mut out, name);
+    put_entry(&mut out, value);
+    Some((out, true))
+}
+
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8 & 0x7f) | 0x80);
@@ -375,6 +403,23 @@ mod tests {
     }
 
     /// Goal: truncated encodings never panic and keep what is whole.
+    #[test]
+    fn splice_set_matches_the_decoding_path() {
+        let fields = [field(b"a", b"1", None), field(b"bb", b"22", None), field(b"c", b"", None)];
+        let encoded = encode(&fields, None);
+        for (name, value) in
+            [(&b"a"[..], &b"x"[..]), (b"bb", b"long value"), (b"c", b"3"), (b"d", b"4")]
+        {
+            let mut decoded = decode(&encoded, 0);
+            let created = decoded.set(name, Cow::Borrowed(value), false);
+            let want = encode(&decoded.list, None);
+            assert_eq!(splice_set(&encoded, name, value), Some((want, created)), "{name:?}");
+        }
+        let expiring = encode(&[field(b"a", b"1", Some(5))], None);
+        assert_eq!(splice_set(&expiring, b"a", b"2"), None);
+        assert_eq!(splice_set(&[0, 5, b'a'], b"a", b"2"), None, "a truncated entry");
+    }
+
     #[test]
     fn malformed() {
         let key_expiry = Some(KeyExpiry { set_ms: 300, user_ms: None });
