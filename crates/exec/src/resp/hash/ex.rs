@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use proto_resp::error;
 
 use super::{
-    change, encoding::Batch, expire::expire_at_ms, fields_arg, ttl, ttl::Unit, typed::Failure,
+    change, encoding::Batch, expire::expire_at_ms, field_names, ttl, ttl::Unit, typed::Failure,
     wrong_type, Ctx, NUMFIELDS_NOT_POSITIVE,
 };
 
@@ -17,11 +17,10 @@ pub(super) fn hgetdel(ctx: &mut Ctx<'_>) {
     if wrong_type(ctx) {
         return;
     }
-    let first = match fields_arg(ctx, 3, NUMFIELDS_NOT_POSITIVE) {
-        Ok(first) => first,
+    let names = match field_names(ctx, 3, NUMFIELDS_NOT_POSITIVE) {
+        Ok(names) => names,
         Err(message) => return ctx.error(message),
     };
-    let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut batch = Batch::new(fields, names.iter().copied());
         let values: Vec<Option<Vec<u8>>> =
@@ -80,11 +79,10 @@ pub(super) fn hgetex(ctx: &mut Ctx<'_>) {
         None if option == b"PERSIST" => (NewExpiry::Persist, 4),
         None => (NewExpiry::Unchanged, 3),
     };
-    let first = match fields_arg(ctx, at, NUMFIELDS_NOT_POSITIVE) {
-        Ok(first) => first,
+    let names = match field_names(ctx, at, NUMFIELDS_NOT_POSITIVE) {
+        Ok(names) => names,
         Err(message) => return ctx.error(message),
     };
-    let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
         let mut batch = Batch::new(fields, names.iter().copied());

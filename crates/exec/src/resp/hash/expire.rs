@@ -5,7 +5,7 @@
 use proto_resp::{args::parse_i64, error};
 
 use super::{
-    change, encoding::Batch, fields_arg, read, ttl, ttl::Unit, wrong_type, Ctx,
+    change, encoding::Batch, field_names, read, ttl, ttl::Unit, wrong_type, Ctx,
     NUMFIELDS_NOT_POSITIVE,
 };
 
@@ -94,11 +94,10 @@ pub(super) fn hexpire(ctx: &mut Ctx<'_>, unit: Unit, base: ttl::Base) {
         _ => Condition::Always,
     };
     let at = if condition == Condition::Always { 4 } else { 5 };
-    let first = match fields_arg(ctx, at, NUMFIELDS_POSITIVE) {
-        Ok(first) => first,
+    let names = match field_names(ctx, at, NUMFIELDS_POSITIVE) {
+        Ok(names) => names,
         Err(message) => return ctx.error(message),
     };
-    let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
         let mut batch = Batch::new(fields, names.iter().copied());
@@ -141,10 +140,10 @@ fn reply_integers(ctx: &mut Ctx<'_>, result: Result<Vec<i64>, super::Failure>) {
 /// missing field, -1 for one without expiry, else the time (seconds rounded up).
 pub(super) fn httl(ctx: &mut Ctx<'_>, unit: Unit, report: ttl::Report) {
     let now_ms = ttl::now_ms(ctx.shared);
-    let parsed = fields_arg(ctx, 3, NUMFIELDS_NOT_POSITIVE);
-    let names: Vec<&[u8]> = match parsed {
-        Ok(first) => (first..ctx.argc()).map(|i| ctx.arg(i)).collect(),
-        Err(_) => Vec::new(),
+    // A bad FIELDS clause is answered only after the key's type is checked (Redis's order).
+    let (names, parsed) = match field_names(ctx, 3, NUMFIELDS_NOT_POSITIVE) {
+        Ok(names) => (names, Ok(())),
+        Err(message) => (Vec::new(), Err(message)),
     };
     let base_ms = if report == ttl::Report::Remaining { now_ms } else { 0 };
     read(ctx, |fields, reply| {
@@ -177,11 +176,10 @@ pub(super) fn hpersist(ctx: &mut Ctx<'_>) {
     if wrong_type(ctx) {
         return;
     }
-    let first = match fields_arg(ctx, 3, NUMFIELDS_NOT_POSITIVE) {
-        Ok(first) => first,
+    let names = match field_names(ctx, 3, NUMFIELDS_NOT_POSITIVE) {
+        Ok(names) => names,
         Err(message) => return ctx.error(message),
     };
-    let names: Vec<&[u8]> = (first..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let result = change(ctx, |fields| {
         let mut changed = false;
         let batch = Batch::new(fields, names.iter().copied());

@@ -212,8 +212,12 @@ fn key_expiry(list: &[encoding::Field<'_>], own: Expiry) -> (Expiry, Option<KeyE
 
 /// Redis's `FIELDS numfields field ...` check, `numfields` at argument `at`: the keyword
 /// before it, a positive count (else `count_error`), as many fields as remain. Returns the
-/// index of the first field.
-fn fields_arg(ctx: &Ctx<'_>, at: usize, count_error: &'static str) -> Result<usize, &'static str> {
+/// field names.
+fn field_names<'a>(
+    ctx: &Ctx<'a>,
+    at: usize,
+    count_error: &'static str,
+) -> Result<Vec<&'a [u8]>, &'static str> {
     let keyword = ctx.cmd.arg(at - 1).unwrap_or_default();
     if !keyword.eq_ignore_ascii_case(b"FIELDS") {
         return Err(FIELDS_MISSING);
@@ -223,7 +227,7 @@ fn fields_arg(ctx: &Ctx<'_>, at: usize, count_error: &'static str) -> Result<usi
     if count != ctx.argc() as i64 - at as i64 - 1 {
         return Err(NUMFIELDS_MISMATCH);
     }
-    Ok(at + 1)
+    Ok((at + 1..ctx.argc()).map(|i| ctx.arg(i)).collect())
 }
 
 #[cfg(test)]
