@@ -45,7 +45,7 @@ def pytest_configure(config):
         "memcache: memcached-protocol test; also runs with --target memcached",
         "resp: Redis-protocol test; also runs with --target redis",
         "spinel_only: behavior only spinel has (cross-protocol, spinel flags)",
-        "slow: takes more than a few seconds",
+        "slow: takes more than a few seconds; runs on SLOW_ENTRIES of the matrix only",
     ):
         config.addinivalue_line("markers", line)
 
@@ -57,9 +57,27 @@ def target_of(config):
     return target
 
 
+# Tests marked slow run on these matrix entries only (one per I/O back end, one and two
+# workers between them), unless SPINEL_SLOW_EVERYWHERE=1: they keep CI within its time.
+SLOW_ENTRIES = ("uring:1", "epoll:2")
+
+
+def _backend_of(item):
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("backend") if callspec else None
+
+
 def pytest_collection_modifyitems(config, items):
     target = target_of(config)
     if target == "spinel":
+        entries = [e.strip() for e in os.environ.get("SPINEL_MATRIX", DEFAULT_MATRIX).split(",")]
+        # With none of the chosen entries among SLOW_ENTRIES, slow tests run everywhere.
+        keep = [e for e in entries if e in SLOW_ENTRIES] or entries
+        if os.environ.get("SPINEL_SLOW_EVERYWHERE") == "1":
+            return
+        for item in items:
+            if item.get_closest_marker("slow") and _backend_of(item) not in (None, *keep):
+                item.add_marker(pytest.mark.skip(reason=f"slow: runs on {', '.join(keep)}"))
         return
     wanted = "memcache" if target == "memcached" else "resp"
     for item in items:

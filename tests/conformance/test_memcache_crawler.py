@@ -192,6 +192,7 @@ def test_crawler_commands(make_server):
         c.rt(b"lru_crawler metadump all\r\n", b"END\r\n")
 
 
+@pytest.mark.slow
 def test_crawl_drops_expired_items(make_server):
     with fresh(make_server) as c:
         c.rt(b"set gone 0 1 1\r\nx\r\nset kept 0 0 1\r\ny\r\n", b"STORED\r\nSTORED\r\n")
@@ -204,6 +205,7 @@ def test_crawl_drops_expired_items(make_server):
 # last access: me la, mg l and h
 
 
+@pytest.mark.slow
 def test_last_access_follows_second_fetch(c, key):
     k = key.encode()
     c.rt(b"set " + k + b" 0 0 1\r\nx\r\n", b"STORED\r\n")
@@ -243,6 +245,7 @@ def test_me_reports_memcached_size(c):
 # flush_all at a past time
 
 
+@pytest.mark.slow
 def test_flush_all_at_past_time_flushes_everything(make_server):
     """With CAS on (the default) memcached flushes every item at or before now, whatever
     its access time: the flush's CAS bound covers them all."""
@@ -256,6 +259,7 @@ def test_flush_all_at_past_time_flushes_everything(make_server):
         c.rt(b"get after\r\n", b"VALUE after 0 1\r\nz\r\nEND\r\n")
 
 
+@pytest.mark.slow
 def test_flush_all_at_past_time_without_cas(make_server):
     """With -C memcached flushes only the items last written (or fetched twice) at or
     before that time. Its clock may lag a second behind, hence the margins."""
@@ -322,6 +326,7 @@ def test_cache_memlimit_shrink_evicts(make_server):
         assert stat(c, "limit_maxbytes") == str(8 << 20)
 
 
+@pytest.mark.slow
 def test_cache_memlimit_grows_past_the_start_size(make_server):
     """memcached's own t/dyn-maxbytes.t: from -m 3, 65 KB values evict; raised to 8 MB, one
     more is stored without evicting and total_malloced grows; raised to 16 MB, 150 values are

@@ -10,6 +10,7 @@ import pytest
 pytestmark = pytest.mark.memcache
 
 
+@pytest.mark.slow
 def test_memccapable_ascii(make_server):
     exe = shutil.which("memccapable") or pytest.skip("memccapable not installed "
                                                      "(libmemcached-tools)")
@@ -25,6 +26,7 @@ def test_memccapable_ascii(make_server):
     assert "All tests passed" in text
 
 
+@pytest.mark.slow
 def test_memccapable_binary(make_server):
     """The same tool's binary-protocol tests (-b): every opcode it knows, quiet variants
     included, negotiated on the memcached port by the first byte."""

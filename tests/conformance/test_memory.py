@@ -24,6 +24,7 @@ PEAK_RSS_MAX_MIB = 72
 FLOOD_VALUE = 4000
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 @pytest.mark.parametrize("get_ratio", [0, 0.1])
 def test_drifting_sizes_never_fail_and_rss_is_bounded(make_server, target, get_ratio):
@@ -66,6 +67,7 @@ def flood(port, prefix, total_bytes, read_each=False, check=None):
                 check(sent)
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 @pytest.mark.parametrize("how", ["written", "read"])
 def test_fresh_item_survives_a_tenth_of_memory(make_server, target, how):

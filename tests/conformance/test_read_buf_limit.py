@@ -52,6 +52,7 @@ def test_settings_show_the_limit_in_bytes(make_server, target):
     assert stats(server.mc_port, b"settings")["read_buf_mem_limit"] == str(LIMIT_MB << 20)
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 def test_partial_lines_over_the_limit_close_connections(make_server, target):
     """100 connections each send the start of a command line: those past the thread's read

@@ -43,6 +43,7 @@ def _read_replies(conn, n):
     return errors
 
 
+@pytest.mark.slow
 def test_collections_are_evicted_whole_within_the_bound(make_server, target):
     if target != "spinel":
         pytest.skip("the memory bound is Spinel's -m")

@@ -290,6 +290,7 @@ def test_half_closers_beside_hostile_crowd(make_server, target, proto, record_pr
 # Connection churn: memory comes back.
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 @pytest.mark.resp
 def test_connection_churn_returns_memory(make_server, target, record_property):

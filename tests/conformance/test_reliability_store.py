@@ -121,6 +121,7 @@ def refused(replies, proto):
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 @pytest.mark.resp
 def test_drift_no_refused_sets(make_server, target, record_property):
@@ -226,6 +227,7 @@ def check_appends(value, acked_by_worker, key_index):
     return set(seen) <= set(acked_by_worker)
 
 
+@pytest.mark.slow
 @pytest.mark.memcache
 @pytest.mark.resp
 @pytest.mark.parametrize("mib", [1024, 64])

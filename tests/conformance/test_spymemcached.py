@@ -30,6 +30,7 @@ def java():
     return exe
 
 
+@pytest.mark.slow
 def test_spymemcached_binary_scenarios(java, make_server, key):
     server = make_server()
     oks = run_check([java, "-cp", JAR, "Check.java", f"127.0.0.1:{server.mc_port}", key], SPY_DIR)

@@ -484,6 +484,7 @@ fn main() -> ExitCode {
         segment_size_bytes,
         clock: std::sync::Arc::new(SystemClock),
         on_evict: None,
+        on_release: None,
     };
     let store = match Store::new(config) {
         Ok(store) => store,

@@ -31,7 +31,10 @@
 //!   Expired items among live ones are found by a sweep of the index, a slice per
 //!   `maintain` call, which reads only items of segments whose earliest expiry has passed
 //!   (store/sweep.rs).
-//! - One budget covers segments, index tables and large items; see `segment.rs`.
+//! - One budget covers segments, index tables and large items; see `segment.rs`. Memory an
+//!   item refers to outside the store (an *owner*, `OWNER_FLAGS`: a large Redis collection
+//!   kept by exec) is charged to it too (`charge_outside`), and given back when the release
+//!   observer, told once when the owner's index entry goes for any reason, says how much.
 //! - Cores: a get writes no line that another worker's requests use (once an item was read
 //!   three times: its frequency in the index slot is saturated), and a write takes one stripe
 //!   lock and writes its index slot (plus the sub-table count for a new key or a removal);
@@ -61,6 +64,7 @@ mod types;
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{Reader, Store, Swept};
 pub use types::{
-    Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem, Stats,
-    StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB,
+    Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem,
+    ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX,
+    MIB, OWNER_FLAGS,
 };

@@ -390,6 +390,11 @@ impl Store {
         self.config.on_evict = Some(observer);
     }
 
+    /// Sets (or replaces) the observer of owners' releases (see [`OWNER_FLAGS`]).
+    pub fn set_release_observer(&mut self, observer: ReleaseObserver) {
+        self.config.on_release = Some(observer);
+    }
+
     /// Tells the eviction observer, if any, of an item that left by eviction.
     fn observe_eviction(&self, r: &Resolved<'_>, freq: u8, now_ms: u64) {
         if let Some(observer) = &self.config.on_evict {

@@ -15,6 +15,20 @@ pub const KEY_LEN_MAX: usize = 64 * 1024;
 /// off most of the time should decide with one cheap check (memcached `watch evictions`).
 pub type EvictObserver = Arc<dyn Fn(&Item<'_>) + Send + Sync>;
 
+/// The client flags of an *owner*: an item of a collection kind (not
+/// [`ValueKind::String`]) whose value refers to memory kept outside the store (exec's large
+/// Redis collections), written with [`Change::WriteOwner`]. The store charges that memory
+/// only when told ([`crate::Store::charge_outside`]) and calls the [`ReleaseObserver`] when
+/// the owner goes.
+pub const OWNER_FLAGS: u32 = 1;
+
+/// Called once with the value of every owner (see [`OWNER_FLAGS`]) whose index entry goes:
+/// deleted, replaced by anything but the same owner (a touch keeps it), expired, flushed,
+/// evicted, or dropped as it was written. It returns the bytes that owner had charged with
+/// [`crate::Store::charge_outside`], which the store then gives back. Called with a stripe
+/// lock held: it must not write to the store.
+pub type ReleaseObserver = Arc<dyn Fn(&[u8]) -> usize + Send + Sync>;
+
 /// What a full store does with a write that needs memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenFull {
@@ -46,6 +60,8 @@ pub struct Config {
     ///
     /// [`Store::set_eviction_observer`]: crate::Store::set_eviction_observer
     pub on_evict: Option<EvictObserver>,
+    /// Told when an owner goes; see [`OWNER_FLAGS`].
+    pub on_release: Option<ReleaseObserver>,
 }
 
 impl Default for Config {
@@ -58,6 +74,7 @@ impl Default for Config {
             segment_size_bytes: 256 * 1024,
             clock: Arc::new(SystemClock),
             on_evict: None,
+            on_release: None,
         }
     }
 }
@@ -320,6 +337,8 @@ pub enum Change {
     /// Replace (or create) the item with a value of `kind` (a Redis collection's encoding;
     /// the store does not read it) and client flags 0.
     WriteKind { value: Vec<u8>, kind: ValueKind, expiry: Expiry },
+    /// [`Change::WriteKind`] for an owner: the item gets client flags [`OWNER_FLAGS`].
+    WriteOwner { value: Vec<u8>, kind: ValueKind, expiry: Expiry },
     /// Remove the item.
     Delete,
 }

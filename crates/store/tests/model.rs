@@ -241,6 +241,7 @@ impl Harness {
             on_evict: Some(Arc::new(move |item: &Item<'_>| {
                 sink.lock().unwrap().insert(item.key().to_vec());
             })),
+            on_release: None,
         })
         .expect("valid config");
         Harness {

@@ -50,6 +50,7 @@ fn fixture_with(
         on_evict: Some(Arc::new(move |item: &Item<'_>| {
             log.lock().unwrap().push(item.key().to_vec())
         })),
+        on_release: None,
     })
     .expect("valid config");
     Fixture { store, clock, evicted }

@@ -283,6 +283,7 @@ fn new_store(
         segment_size_bytes: segment,
         clock: Arc::new(SystemClock),
         on_evict,
+        on_release: None,
     })
     .expect("valid config")
 }

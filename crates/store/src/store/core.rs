@@ -136,7 +136,7 @@ impl Store {
     ) {
         self.index.remove(ctx.hash, found);
         count_unlink(ctx.stats, r, found.value.freq(), why, ctx.flush_gen);
-        self.retire(found.value.location(), ctx.guard);
+        self.retire_item(found.value.location(), r, ctx.guard);
     }
 
     /// Writes a new item for the key and points the index at it; returns its CAS unique.
@@ -200,11 +200,22 @@ impl Store {
                     ctx.stats.count(r.flush_gen, -1, -r.data_len());
                     ctx.stats.count(gen, 1, data_len);
                 }
-                self.retire(found.value.location(), ctx.guard);
+                if same_owner(r, item) {
+                    self.retire(found.value.location(), ctx.guard);
+                } else {
+                    self.retire_item(found.value.location(), r, ctx.guard);
+                }
             }
             Some((found, r)) => {
-                // Moving out of a migrating table found no room: drop the old entry first.
-                self.unlink(ctx, found, r, Unlink::Deleted);
+                // Moving out of a migrating table found no room: drop the old entry first
+                // (an owner rewritten as itself lives on in the new one).
+                self.index.remove(ctx.hash, found);
+                count_unlink(ctx.stats, r, found.value.freq(), Unlink::Deleted, ctx.flush_gen);
+                if same_owner(r, item) {
+                    self.retire(found.value.location(), ctx.guard);
+                } else {
+                    self.retire_item(found.value.location(), r, ctx.guard);
+                }
                 self.insert_new(ctx, slot, gen, data_len);
             }
             None => self.insert_new(ctx, slot, gen, data_len),
@@ -230,8 +241,29 @@ impl Store {
         // Nothing in the window could give way (all stripes busy): the new item is dropped
         // as if evicted at once. Growth of the table (after this write) makes it rare.
         ctx.stats.evictions += 1;
-        self.retire(slot.location(), ctx.guard);
+        let r = self.resolve(slot.location(), ctx.guard);
+        self.retire_item(slot.location(), &r, ctx.guard);
     }
+
+    /// [`Store::retire`] for an item whose index entry went for good: an owner is released.
+    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) {
+        if r.header.kind != ValueKind::String && r.header.client_flags == OWNER_FLAGS {
+            if let Some(observer) = &self.config.on_release {
+                let charged_bytes = observer(r.value());
+                self.uncharge_outside(charged_bytes);
+            }
+        }
+        self.retire(location, guard);
+    }
+}
+
+/// Whether `new` rewrites the owner `old` as itself (a touch, EXPIRE): its memory outside
+/// the store lives on in the new item.
+fn same_owner(old: &Resolved<'_>, new: &NewItem<'_>) -> bool {
+    old.header.client_flags == OWNER_FLAGS
+        && new.flags == OWNER_FLAGS
+        && old.header.kind == new.kind
+        && new.value.concat() == old.value()
 }
 
 impl Store {

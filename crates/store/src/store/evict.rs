@@ -240,7 +240,7 @@ impl Store {
         if !r.visible(now_ms, flush_gen, through_secs) {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
-            self.retire(location, guard);
+            self.retire_item(location, r, guard);
             return true;
         }
         if mode == Clear::Evict && freq > 0 && self.keep(location, r, &found, hash, queue, guard) {
@@ -249,7 +249,7 @@ impl Store {
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
-        self.retire(location, guard);
+        self.retire_item(location, r, guard);
         drop(stats);
         self.observe_eviction(r, freq, now_ms);
         true

@@ -84,7 +84,7 @@ impl Store {
             };
             count_unlink(stats, &r, slot.freq(), Unlink::Evicted, ctx.flush_gen);
             self.observe_eviction(&r, slot.freq(), ctx.now_ms);
-            self.retire(slot.location(), ctx.guard);
+            self.retire_item(slot.location(), &r, ctx.guard);
             return;
         }
     }
@@ -159,7 +159,7 @@ impl Store {
                 index::drop_entry(&self.index, hash, cell);
                 let flush_gen = self.flush_gen.load(Ordering::Acquire);
                 count_unlink(&mut stats, &r, value.freq(), Unlink::Evicted, flush_gen);
-                self.retire(value.location(), guard);
+                self.retire_item(value.location(), &r, guard);
                 drop(stats);
                 if self.config.on_evict.is_some() {
                     self.observe_eviction(&r, value.freq(), self.config.clock.now_ms());

@@ -208,6 +208,12 @@ impl Store {
                     let (meta, kind, expiry) = (MetaState::default(), *kind, *expiry);
                     NewItem { value: &parts, flags: 0, expiry, cas: None, meta, kind, stamp: None }
                 }
+                Change::WriteOwner { value, kind, expiry } => {
+                    parts = [value];
+                    let (meta, kind, flags) = (MetaState::default(), *kind, OWNER_FLAGS);
+                    let expiry = *expiry;
+                    NewItem { value: &parts, flags, expiry, cas: None, meta, kind, stamp: None }
+                }
                 Change::Rewrite { expiry, meta, cas } => {
                     let Some((found, r)) = existing else { return Ok((None, out)) };
                     parts = [r.value()];
@@ -221,6 +227,27 @@ impl Store {
             s.check_size_within(key, item.value_len(), size_max)?;
             Ok((Some(s.put(ctx, existing, &item)?), out))
         })
+    }
+
+    /// Charges `bytes` of memory an owner keeps outside the store (see [`OWNER_FLAGS`])
+    /// against the limit, evicting as a write that needs them would; fails as such a write
+    /// would (`NoSpace`: refusing when full, or nothing left to evict). Call it with no
+    /// stripe lock held (not inside a `modify` closure): eviction takes them.
+    pub fn charge_outside(&self, bytes: usize) -> Result<(), StoreError> {
+        let mut room = super::Room::default();
+        let result = self.make_room(super::Need::Bytes(bytes), &mut room);
+        if result.is_ok() {
+            room.bytes -= bytes; // stays charged
+        }
+        self.give_back(room);
+        result
+    }
+
+    /// Gives back what [`Store::charge_outside`] charged.
+    pub fn uncharge_outside(&self, bytes: usize) {
+        if bytes > 0 {
+            self.recycled.uncharge(bytes);
+        }
     }
 
     /// Makes every item stored before `now + delay_ms` invisible from that time on.

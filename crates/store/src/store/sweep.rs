@@ -179,7 +179,7 @@ impl Store {
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, found.value.freq(), Unlink::Dead, flush_gen);
-        self.retire(location, guard);
+        self.retire_item(location, r, guard);
         true
     }
 }

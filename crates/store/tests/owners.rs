@@ -1,0 +1,174 @@
+//! Owners: items that refer to memory outside the store (exec's large Redis collections).
+//! Goal: the release observer hears of every owner exactly once, when its index entry goes
+//! for any reason, and never while it is still there; memory charged outside the store
+//! counts against the limit and makes room as a write would.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use store::{
+    Change, Config, Expiry, ManualClock, Mode, Store, StoreError, ValueKind, WhenFull, MIB,
+    OWNER_FLAGS,
+};
+
+const START_MS: u64 = 1_700_000_000_000;
+const CHARGED_BYTES: usize = 64 * 1024;
+
+type Released = Arc<Mutex<Vec<Vec<u8>>>>;
+
+fn store_with(memory_bytes: usize, clock: Arc<ManualClock>) -> (Store, Released) {
+    let released: Released = Arc::default();
+    let seen = Arc::clone(&released);
+    let config = Config {
+        memory_bytes,
+        segment_size_bytes: 64 * 1024,
+        clock,
+        on_release: Some(Arc::new(move |value: &[u8]| {
+            seen.lock().unwrap().push(value.to_vec());
+            // An owner whose value starts with "charged" had charged 64 KiB.
+            if value.starts_with(b"charged") {
+                CHARGED_BYTES
+            } else {
+                0
+            }
+        })),
+        ..Config::default()
+    };
+    (Store::new(config).expect("valid config"), released)
+}
+
+fn put_owner(store: &Store, key: &[u8], id: &[u8], expiry: Expiry) {
+    let value = id.to_vec();
+    let change = Change::WriteOwner { value, kind: ValueKind::Hash, expiry };
+    store.modify(key, |_| (change.clone(), ())).expect("owner stored");
+}
+
+fn taken(released: &Released) -> Vec<Vec<u8>> {
+    std::mem::take(&mut *released.lock().unwrap())
+}
+
+#[test]
+fn delete_overwrite_and_rewrite_of_another_owner_release_it() {
+    let (store, released) = store_with(8 * MIB, Arc::new(ManualClock::new(START_MS)));
+    put_owner(&store, b"a", b"id-a", Expiry::Never);
+    let item = store.get(b"a").expect("owner readable");
+    assert_eq!((item.flags, item.kind), (OWNER_FLAGS, ValueKind::Hash));
+    assert!(taken(&released).is_empty(), "a new owner is not released");
+    store.delete(b"a", None).unwrap();
+    assert_eq!(taken(&released), vec![b"id-a".to_vec()]);
+
+    put_owner(&store, b"b", b"id-b", Expiry::Never);
+    store.store(b"b", b"plain", 0, Expiry::Never, Mode::Set).unwrap();
+    assert_eq!(taken(&released), vec![b"id-b".to_vec()], "overwritten by a string");
+
+    put_owner(&store, b"c", b"id-c", Expiry::Never);
+    put_owner(&store, b"c", b"id-c2", Expiry::Never);
+    assert_eq!(taken(&released), vec![b"id-c".to_vec()], "replaced by another owner");
+
+    // A non-owner collection with the same bytes is not an owner: nothing to release.
+    let change =
+        Change::WriteKind { value: b"id-x".to_vec(), kind: ValueKind::Hash, expiry: Expiry::Never };
+    store.modify(b"d", |_| (change.clone(), ())).unwrap();
+    store.delete(b"d", None).unwrap();
+    assert!(taken(&released).is_empty());
+}
+
+#[test]
+fn touch_and_rewrite_as_itself_keep_the_owner() {
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let (store, released) = store_with(8 * MIB, Arc::clone(&clock));
+    put_owner(&store, b"k", b"id-k", Expiry::Never);
+    store.touch(b"k", Expiry::AtMs(START_MS + 60_000)).unwrap();
+    put_owner(&store, b"k", b"id-k", Expiry::AtMs(START_MS + 5_000));
+    assert!(taken(&released).is_empty(), "the owner lives on in its rewrite");
+    clock.advance_ms(6_000);
+    assert!(store.get(b"k").is_none());
+    store.sweep_expired(1 << 20);
+    assert_eq!(taken(&released), vec![b"id-k".to_vec()], "released once, when it expired");
+}
+
+#[test]
+fn expired_owners_are_released_by_the_sweep_unread() {
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let (store, released) = store_with(8 * MIB, Arc::clone(&clock));
+    for i in 0..50 {
+        put_owner(
+            &store,
+            format!("e{i}").as_bytes(),
+            format!("id{i}").as_bytes(),
+            Expiry::AtMs(START_MS + 1_000),
+        );
+    }
+    clock.advance_ms(2_000);
+    store.sweep_expired(1 << 20);
+    assert_eq!(taken(&released).len(), 50);
+}
+
+#[test]
+fn evicted_owners_are_released_once_and_live_ones_never() {
+    let (store, released) = store_with(2 * MIB, Arc::new(ManualClock::new(START_MS)));
+    let owners = 400;
+    for i in 0..owners {
+        put_owner(&store, format!("o{i}").as_bytes(), format!("id{i}").as_bytes(), Expiry::Never);
+    }
+    let filler = vec![b'x'; 2000];
+    for i in 0..5_000 {
+        store.store(format!("s{i}").as_bytes(), &filler, 0, Expiry::Never, Mode::Set).unwrap();
+    }
+    assert!(store.stats().evictions > 0);
+    let mut counts: HashMap<Vec<u8>, usize> = HashMap::new();
+    for id in taken(&released) {
+        *counts.entry(id).or_default() += 1;
+    }
+    for i in 0..owners {
+        let id = format!("id{i}").into_bytes();
+        let present = store.get(format!("o{i}").as_bytes()).is_some();
+        let times = counts.get(&id).copied().unwrap_or(0);
+        assert_eq!(times, usize::from(!present), "owner {i}: present {present}, released {times}x");
+    }
+}
+
+#[test]
+fn flushed_owners_are_released_when_their_entries_go() {
+    let (store, released) = store_with(8 * MIB, Arc::new(ManualClock::new(START_MS)));
+    put_owner(&store, b"f", b"id-f", Expiry::Never);
+    store.flush_all(0);
+    assert!(store.get(b"f").is_none());
+    store.sweep_expired(1 << 20);
+    store.store(b"f", b"new", 0, Expiry::Never, Mode::Set).unwrap();
+    assert_eq!(taken(&released), vec![b"id-f".to_vec()]);
+}
+
+#[test]
+fn memory_charged_outside_counts_against_the_limit() {
+    let (store, _) = store_with(4 * MIB, Arc::new(ManualClock::new(START_MS)));
+    let before = store.stats().memory_used_bytes;
+    store.charge_outside(MIB).unwrap();
+    assert_eq!(store.stats().memory_used_bytes, before + MIB as u64);
+    store.uncharge_outside(MIB);
+    assert_eq!(store.stats().memory_used_bytes, before);
+
+    // What an owner charged goes back when it is released.
+    store.charge_outside(CHARGED_BYTES).unwrap();
+    put_owner(&store, b"owner", b"charged-1", Expiry::Never);
+    let with_owner = store.stats().memory_used_bytes;
+    store.delete(b"owner", None).unwrap();
+    assert_eq!(store.stats().memory_used_bytes, with_owner - CHARGED_BYTES as u64);
+
+    // Full of items: a charge evicts to make room, as a write would.
+    let filler = vec![b'x'; 1000];
+    for i in 0..6_000 {
+        store.store(format!("s{i}").as_bytes(), &filler, 0, Expiry::Never, Mode::Set).unwrap();
+    }
+    let evicted = store.stats().evictions;
+    store.charge_outside(MIB).unwrap();
+    assert!(store.stats().evictions > evicted, "made room by evicting");
+    assert!(store.stats().memory_used_bytes <= store.stats().memory_limit_bytes);
+
+    // Refusing when full: the charge fails, and the store stays within its limit.
+    store.set_when_full(WhenFull::Refuse);
+    assert_eq!(store.charge_outside(3 * MIB), Err(StoreError::NoSpace));
+    assert!(store.stats().memory_used_bytes <= store.stats().memory_limit_bytes);
+}
