@@ -81,6 +81,10 @@ def command(rng, keys):
         (3, lambda: lmpop(rng, keys)),
         (1, lambda: ["DEL", k]),
         (1, lambda: ["SET", keys[-1], "string"]),
+        (1, lambda: ["COPY", k, k2] + (["REPLACE"] if rng.random() < 0.5 else [])),
+        (1, lambda: ["RENAME", k, k2]),
+        (1, lambda: ["EXPIRE", k, "1000"]),
+        (1, lambda: ["TTL", k]),
     ]
     weights = [w for w, _ in choices]
     return rng.choices([f for _, f in choices], weights)[0]()
@@ -95,13 +99,26 @@ def real_redis(target):
     server.cleanup()
 
 
-def test_random_lists_match_redis(resp_port, real_redis, key):
+# Lists that start with this many elements are past the size at which Spinel keeps a
+# list outside the store (8 KiB of encoding): the same commands then run on that form.
+LARGE_PREFILL = 1500
+
+
+@pytest.mark.parametrize("prefill", [0, LARGE_PREFILL])
+def test_random_lists_match_redis(resp_port, real_redis, key, prefill):
     seed = int(os.environ.get("SPINEL_MODEL_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
     keys = [f"{key}:{i}" for i in range(4)] + [f"{key}:str"]
     deadline = time.monotonic() + TIME_LIMIT_S
     with Conn(resp_port) as spinel, Conn(real_redis.resp_port) as redis:
         history = []
+        if prefill:
+            elements = [element(rng) + str(i) for i in range(prefill)]
+            wire = b"".join(resp_encode("RPUSH", k, *elements) for k in keys[:3])
+            spinel.send(wire)
+            redis.send(wire)
+            for _ in keys[:3]:
+                assert read_reply(spinel) == read_reply(redis)
         for batch_start in range(0, COMMANDS_TOTAL, BATCH):
             assert time.monotonic() < deadline, f"seed {seed}: over {TIME_LIMIT_S}s"
             protocol = "3" if (batch_start // 1000) % 2 else "2"
@@ -120,17 +137,18 @@ def test_random_lists_match_redis(resp_port, real_redis, key):
         read_reply(spinel)
 
 
-def test_concurrent_moves_conserve_elements(resp_port, key):
+@pytest.mark.parametrize("size", [200, LARGE_PREFILL * 2])
+def test_concurrent_moves_conserve_elements(resp_port, key, size):
     """Clients on several connections (workers, with threads > 1) move elements between
     two lists with LMOVE, RPOPLPUSH and LMPOP + RPUSH at once: no element is lost or
-    duplicated, and each list stays a list."""
+    duplicated, and each list stays a list (small ones, and ones kept outside the store)."""
     import threading
 
     a, b = key + ":a", key + ":b"
-    elements = [f"e{i}" for i in range(200)]
+    elements = [f"e{i}" for i in range(size)]
     with Conn(resp_port) as c:
         c.send(resp_encode("RPUSH", a, *elements))
-        assert read_reply(c) == b":200\r\n"
+        assert read_reply(c) == b":%d\r\n" % size
     errors = []
 
     def client(seed):

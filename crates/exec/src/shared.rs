@@ -152,6 +152,9 @@ pub struct Shared {
     /// memcached `watch`: who wants which item events (shared with the store's eviction
     /// observer, which logs `watch evictions` lines).
     pub watchers: Arc<Watchers>,
+    /// Large collections kept outside the store (`owned.rs`), told by the store's release
+    /// observer when their owner items go.
+    pub(crate) owned: Arc<crate::owned::Registry>,
     /// Lets EXEC and multi-key writes run with no other worker executing (see `gate.rs`);
     /// the server marks each worker inside it while it executes requests.
     pub gate: crate::gate::Gate,
@@ -272,6 +275,9 @@ impl Shared {
         let watchers = Arc::new(Watchers::default());
         let clock = Arc::clone(&store.config().clock);
         store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));
+        let owned = Arc::new(crate::owned::Registry::default());
+        let registry = Arc::clone(&owned);
+        store.set_release_observer(Arc::new(move |handle: &[u8]| registry.release(handle)));
         let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let started_unix_secs =
             SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -295,6 +301,7 @@ impl Shared {
             auth: None,
             tunables: Mutex::new(Tunables::default()),
             watchers,
+            owned,
             track_sizes: AtomicBool::new(false),
             clock_secs: AtomicU32::new(0),
             maxmemory_unset: AtomicBool::new(false),

@@ -171,4 +171,11 @@ fn memory_charged_outside_counts_against_the_limit() {
     store.set_when_full(WhenFull::Refuse);
     assert_eq!(store.charge_outside(3 * MIB), Err(StoreError::NoSpace));
     assert!(store.stats().memory_used_bytes <= store.stats().memory_limit_bytes);
+
+    // A change already made is charged anyway, past the limit; given back, it is as before.
+    let used = store.stats().memory_used_bytes;
+    store.force_charge_outside(3 * MIB);
+    assert_eq!(store.stats().memory_used_bytes, used + 3 * MIB as u64);
+    store.uncharge_outside(3 * MIB);
+    assert_eq!(store.stats().memory_used_bytes, used);
 }

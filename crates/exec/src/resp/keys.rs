@@ -324,7 +324,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
     };
     note_database(shared, db);
     let mode = if replace { Mode::Set } else { Mode::Add };
-    match typed::put_copy(&shared.store, target, &item, mode) {
+    match typed::put_copy(shared, target, &item, mode, typed::Copying::Copy) {
         Ok(()) => ctx.reply().integer(1),
         Err(StoreError::NotStored) => ctx.reply().integer(0),
         Err(e) => ctx.store_error(e),
@@ -371,7 +371,7 @@ enum Answer {
 
 fn move_item(shared: &Shared, source: &[u8], target: &[u8], overwrite: Overwrite) -> Answer {
     let taken = shared.store.modify(source, |current| match current {
-        Some(item) => (Change::Delete, Some(item.to_owned())),
+        Some(item) => (Change::Delete, Some(typed::detach(shared, &item))),
         None => (Change::Keep, None),
     });
     let item = match taken {
@@ -380,12 +380,14 @@ fn move_item(shared: &Shared, source: &[u8], target: &[u8], overwrite: Overwrite
         Err(e) => return Answer::Store(e),
     };
     let mode = if overwrite == Overwrite::Yes { Mode::Set } else { Mode::Add };
-    match typed::put_copy(&shared.store, target, &item, mode) {
+    match typed::put_copy(shared, target, &item, mode, typed::Copying::Adopt) {
         Ok(_) if overwrite == Overwrite::Yes => Answer::Ok,
         Ok(_) => Answer::Integer(1),
         Err(e) => {
             // Put the source back; `Add`, so a newer write to it wins.
-            let _ = typed::put_copy(&shared.store, source, &item, Mode::Add);
+            if typed::put_copy(shared, source, &item, Mode::Add, typed::Copying::Adopt).is_err() {
+                typed::drop_detached(shared, &item);
+            }
             match e {
                 StoreError::NotStored => Answer::Integer(0),
                 other => Answer::Store(other),

@@ -136,7 +136,7 @@ fn swap(shared: &Shared, first: u8, second: u8) {
     for (db, key) in moved {
         let stored = keyspace::encode(db, &key, &mut scratch);
         let taken = shared.store.modify(stored, |current| match current {
-            Some(item) => (Change::Delete, Some(item.to_owned())),
+            Some(item) => (Change::Delete, Some(typed::detach(shared, &item))),
             None => (Change::Keep, None),
         });
         if let Ok((_, Some(item))) = taken {
@@ -146,6 +146,8 @@ fn swap(shared: &Shared, first: u8, second: u8) {
     for (db, key, item) in items {
         let stored = keyspace::encode(db, &key, &mut scratch);
         // Memory for it was just freed; a refusal (a smaller limit meanwhile) loses it.
-        let _ = typed::put_copy(&shared.store, stored, &item, Mode::Set);
+        if typed::put_copy(shared, stored, &item, Mode::Set, typed::Copying::Adopt).is_err() {
+            typed::drop_detached(shared, &item);
+        }
     }
 }

@@ -16,7 +16,7 @@ use proto_resp::{
     commands::TxId, compose_command, parse_command, route, Command, Limits, Route, RouteError,
 };
 
-use super::{Ctx, Session};
+use super::{typed, Ctx, Session};
 use crate::Flow;
 
 /// A session's open transaction.
@@ -107,7 +107,7 @@ fn watch(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     for index in 1..ctx.argc() {
         let key = ctx.key(index).to_vec();
-        let cas = shared.store.reader().peek(&key).map(|item| item.cas());
+        let cas = shared.store.reader().peek(&key).map(|item| typed::watch_stamp(shared, &item));
         ctx.session.watched.push(Watched { key, cas });
     }
     ctx.reply().ok();
@@ -137,7 +137,8 @@ fn exec(ctx: &mut Ctx<'_>) {
 /// Whether every watched key still has the CAS unique it had when watched.
 fn unchanged(ctx: &Ctx<'_>, watched: &[Watched]) -> bool {
     let reader = ctx.shared.store.reader();
-    watched.iter().all(|w| reader.peek(&w.key).map(|item| item.cas()) == w.cas)
+    let stamp = |item: store::Item<'_>| typed::watch_stamp(ctx.shared, &item);
+    watched.iter().all(|w| reader.peek(&w.key).map(stamp) == w.cas)
 }
 
 /// Executes one queued command, appending its reply (it was routed when queued, so it

@@ -10,7 +10,11 @@
 //! changed in place: a change writes a new item).
 
 use proto_resp::error;
-use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind};
+use std::{borrow::Cow, sync::Arc};
+
+use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind, OWNER_FLAGS};
+
+use crate::owned::{self, Owned};
 
 use super::Ctx;
 
@@ -72,21 +76,50 @@ pub(super) enum Edit {
 /// Runs `f` on `key`'s encoding (`None` when absent) under the key's lock and applies its
 /// decision. `f` may run more than once when the write had to wait for memory; only the
 /// last run's decision takes effect, so it must compute from its argument alone.
+///
+/// A list whose encoding grows past `owned::OWN_MIN_BYTES` moves out of the store (an owner
+/// item, see `owned.rs`); for one kept there, `f` gets its encoding, and a write edits
+/// the kept value in place (the item and its TTL stay).
 pub(super) fn modify<R>(
     ctx: &Ctx<'_>,
     key: &[u8],
     kind: ValueKind,
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
+    let registry = &ctx.shared.owned;
+    let mut created: Option<Vec<u8>> = None;
+    let mut touched: Option<Arc<Owned>> = None;
     let result = ctx.shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+        if let Some(handle) = created.take() {
+            registry.release(&handle); // an earlier run's, not stored
+        }
         let expiry = current.map_or(Expiry::Never, |item| item.expiry());
         match current {
             Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
+            Some(item) if item.flags() == OWNER_FLAGS => {
+                let owned =
+                    registry.get(item.value()).expect("an owner's entry lives while it does");
+                let size_max = owned_size_max(&ctx.shared.store);
+                let (change, out) = edit_owned(&owned, kind, size_max, &mut f);
+                touched = Some(owned);
+                (change, out)
+            }
             current => {
                 let (edit, out) = f(current.map(|item| item.value()));
                 let change = match edit {
                     Edit::Keep => Change::Keep,
                     Edit::Delete => Change::Delete,
+                    Edit::Write(value) if ownable(kind, &value) => {
+                        let size_max = owned_size_max(&ctx.shared.store);
+                        if value.len() > size_max {
+                            let too_large =
+                                StoreError::TooLarge { size: value.len(), max: size_max };
+                            return (Change::Keep, Err(Failure::Store(too_large)));
+                        }
+                        let handle = registry.register(own(kind, &value));
+                        created = Some(handle.clone());
+                        Change::WriteOwner { value: handle, kind, expiry }
+                    }
                     Edit::Write(value) => Change::WriteKind { value, kind, expiry },
                 };
                 (change, Ok(out))
@@ -94,34 +127,179 @@ pub(super) fn modify<R>(
         }
     });
     match result {
-        Ok((_, out)) => out,
-        Err(e) => Err(Failure::Store(e)),
+        Ok((_, out)) => {
+            let store = &ctx.shared.store;
+            let created = created.and_then(|handle| registry.get(&handle));
+            created.iter().chain(touched.iter()).for_each(|owned| owned::settle(store, owned));
+            out
+        }
+        Err(e) => {
+            if let Some(handle) = created {
+                registry.release(&handle);
+            }
+            Err(Failure::Store(e))
+        }
     }
+}
+
+/// One run of [`modify`]'s `f` on a value kept outside the store, under its mutex.
+/// A value that would pass `size_max` is refused as the store refuses one too large.
+fn edit_owned<R>(
+    owned: &Owned,
+    kind: ValueKind,
+    size_max: usize,
+    f: &mut impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> (Change, Result<R, Failure>) {
+    let mut state = owned.state.lock();
+    let encoded = encode_owned(&state.value);
+    let (edit, out) = f(encoded.as_deref());
+    let change = match edit {
+        Edit::Keep => Change::Keep,
+        Edit::Delete => Change::Delete,
+        Edit::Write(value) if value.len() > size_max => {
+            let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
+            return (Change::Keep, Err(Failure::Store(too_large)));
+        }
+        Edit::Write(value) => {
+            state.value = own(kind, &value);
+            state.value_bytes = state.value.charged_bytes();
+            state.changes += 1;
+            Change::Keep
+        }
+    };
+    (change, Ok(out))
+}
+
+/// The most a value kept outside the store may hold: as for one in it, `proto-max-bulk-len`
+/// and half the memory limit.
+pub(super) fn owned_size_max(store: &store::Store) -> usize {
+    super::PROTO_MAX_BULK_LEN.min(store.memory_limit() / 2)
+}
+
+/// Whether a collection of `kind` with this encoding moves out of the store.
+fn ownable(kind: ValueKind, value: &[u8]) -> bool {
+    kind == ValueKind::List && value.len() > owned::OWN_MIN_BYTES
+}
+
+/// The value kept outside the store for an encoding (only lists move out for now).
+fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
+    debug_assert_eq!(kind, ValueKind::List);
+    owned::Value::List(super::list::encoding::decode_owned(value))
+}
+
+/// The encoding of a value kept outside the store; `None` when it is empty.
+fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
+    match value {
+        owned::Value::List(list) => super::list::encoding::encode_owned(list),
+    }
+}
+
+/// A collection's encoding as the commands read it: in the store, or made from the value
+/// kept outside it (O(size): the commands not yet written against that value pay it).
+pub(super) fn encoding<'i>(shared: &crate::Shared, item: &Item<'i>) -> Option<Cow<'i, [u8]>> {
+    if item.flags() != OWNER_FLAGS || item.value_kind() == ValueKind::String {
+        return Some(Cow::Borrowed(item.value()));
+    }
+    let owned = shared.owned.get(item.value())?;
+    let state = owned.state.lock();
+    encode_owned(&state.value).map(Cow::Owned)
+}
+
+/// What WATCH compares: the item's CAS unique, and for a value kept outside the store its
+/// count of changes (its item is not rewritten by them).
+pub(super) fn watch_stamp(shared: &crate::Shared, item: &Item<'_>) -> u64 {
+    if item.flags() != OWNER_FLAGS || item.value_kind() == ValueKind::String {
+        return item.cas();
+    }
+    let changes = shared.owned.get(item.value()).map_or(0, |owned| owned.state.lock().changes);
+    item.cas() ^ changes.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Stores a copy of `item` (any kind, with its flags and expiry) under `key`: as `Mode::Set`
 /// or `Mode::Add` does (only those two), for COPY, RENAME and MOVE.
 pub(super) fn put_copy(
-    store: &store::Store,
+    shared: &crate::Shared,
     key: &[u8],
     item: &OwnedItem,
     mode: Mode,
+    how: Copying,
 ) -> Result<(), StoreError> {
     debug_assert!(matches!(mode, Mode::Set | Mode::Add));
+    let store = &shared.store;
     if item.kind == ValueKind::String {
         let (value, options) = (&item.value, super::redis_options());
         return store.store_with(key, value, item.flags, item.expiry, mode, options).map(|_| ());
     }
     let (kind, expiry) = (item.kind, item.expiry);
-    let (_, stored) =
-        store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| match current {
-            Some(_) if mode == Mode::Add => (Change::Keep, false),
-            _ => (Change::WriteKind { value: item.value.clone(), kind, expiry }, true),
-        })?;
-    if stored {
-        Ok(())
+    // A value kept outside the store is copied (each key owns its own), unless it was
+    // detached from the key it leaves.
+    let copy = if item.flags == OWNER_FLAGS && how == Copying::Adopt {
+        Some(item.value.clone())
+    } else if item.flags == OWNER_FLAGS {
+        let owned = shared.owned.get(&item.value).ok_or(StoreError::NotFound)?;
+        let value = owned.state.lock().value.clone();
+        Some(shared.owned.register(value))
     } else {
-        Err(StoreError::NotStored)
+        None
+    };
+    let written = store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+        let change = match &copy {
+            _ if current.is_some() && mode == Mode::Add => return (Change::Keep, false),
+            Some(handle) => Change::WriteOwner { value: handle.clone(), kind, expiry },
+            None => Change::WriteKind { value: item.value.clone(), kind, expiry },
+        };
+        (change, true)
+    });
+    match (written, copy) {
+        (Ok((_, true)), Some(handle)) => {
+            if let Some(owned) = shared.owned.get(&handle) {
+                owned::settle(store, &owned);
+            }
+            Ok(())
+        }
+        (Ok((_, true)), None) => Ok(()),
+        (result, copy) => {
+            if let Some(handle) = copy.filter(|_| how == Copying::Copy) {
+                shared.owned.release(&handle);
+            }
+            result.and(Err(StoreError::NotStored))
+        }
+    }
+}
+
+/// How [`put_copy`] treats a value kept outside the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Copying {
+    /// Copy it: the source key still has it (COPY).
+    Copy,
+    /// Take it: [`detach`] moved it out of the key it leaves (RENAME, MOVE, SWAPDB). When
+    /// it is stored nowhere, the caller gives it back with [`drop_detached`].
+    Adopt,
+}
+
+/// `item` as a key that is about to be deleted hands it over: a value kept outside the
+/// store moves to an entry of its own, which the item then names (the deletion releases
+/// only the old, now empty, entry). Call it inside the `Store::modify` that deletes it.
+pub(super) fn detach(shared: &crate::Shared, item: &Item<'_>) -> OwnedItem {
+    let mut owned_item = item.to_owned();
+    if item.flags() == OWNER_FLAGS && item.value_kind() != ValueKind::String {
+        if let Some(owned) = shared.owned.get(item.value()) {
+            let mut state = owned.state.lock();
+            let empty = owned::Value::List(Default::default());
+            let value = std::mem::replace(&mut state.value, empty);
+            state.value_bytes = 0;
+            state.changes += 1;
+            drop(state);
+            owned_item.value = shared.owned.register(value);
+        }
+    }
+    owned_item
+}
+
+/// Gives back a detached value that no key took.
+pub(super) fn drop_detached(shared: &crate::Shared, item: &OwnedItem) {
+    if item.flags == OWNER_FLAGS && item.kind != ValueKind::String {
+        shared.owned.release(&item.value);
     }
 }
 

@@ -243,6 +243,13 @@ impl Store {
         result
     }
 
+    /// Charges `bytes` outside the store without making room, past the limit if need be (a
+    /// change already made, that [`Store::charge_outside`] could not find room for): the
+    /// next write that needs memory evicts until the store is back under it.
+    pub fn force_charge_outside(&self, bytes: usize) {
+        self.recycled.used_bytes.fetch_add(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
+
     /// Gives back what [`Store::charge_outside`] charged.
     pub fn uncharge_outside(&self, bytes: usize) {
         if bytes > 0 {

@@ -152,6 +152,19 @@ fn read_varint(bytes: &[u8]) -> Option<(usize, usize)> {
     None
 }
 
+/// The encoding of a list kept outside the store (`owned.rs`), for the commands that work
+/// on encodings; `None` when it is empty.
+pub(in super::super) fn encode_owned(
+    list: &std::collections::VecDeque<Box<[u8]>>,
+) -> Option<Vec<u8>> {
+    encode(list.iter().map(|element| &element[..]))
+}
+
+/// A list to keep outside the store, from its encoding.
+pub(in super::super) fn decode_owned(value: &[u8]) -> std::collections::VecDeque<Box<[u8]>> {
+    List::parse(value).iter().map(Box::from).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,18 +4,24 @@
 //!
 //! A list is one store item of `ValueKind::List` whose value is `encoding`'s layout. Every
 //! change is one `typed::modify` (atomic per key); a list left empty is deleted, as Redis
-//! does. Arguments are checked in Redis 7.0's order (some before the key is looked up,
+//! does. Past 8 KiB of encoding a list is kept outside the store (`crate::owned`): pushes,
+//! pops, LLEN, LINDEX, LSET and LRANGE then work on it in place ([`with_owned`]), the rest
+//! through `typed`, which hands them its encoding. Arguments are checked in Redis 7.0's order (some before the key is looked up,
 //! some after), since that order decides which error a client sees.
 
+use std::collections::VecDeque;
+
 use proto_resp::{args::parse_i64, error};
-use store::ValueKind;
+use store::{ValueKind, OWNER_FLAGS};
+
+use crate::owned;
 
 use super::{
     typed::{self, Edit, Failure},
     Ctx,
 };
 
-mod encoding;
+pub(super) mod encoding;
 mod pop;
 mod search;
 #[cfg(test)]
@@ -62,7 +68,10 @@ fn read(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option<Lis
     let shared = ctx.shared;
     let reader = shared.store.reader();
     match typed::read(&reader, ctx.key(index), ValueKind::List) {
-        Ok(item) => f(ctx, item.as_ref().map(|item| List::parse(item.value()))),
+        Ok(item) => {
+            let encoded = item.as_ref().and_then(|item| typed::encoding(shared, item));
+            f(ctx, encoded.as_deref().map(List::parse))
+        }
         Err(failure) => ctx.failure(failure),
     }
 }
@@ -77,6 +86,66 @@ fn modify<R>(
 ) -> Option<R> {
     let key = stored_key(ctx, index);
     answer(ctx, typed::modify(ctx, &key, ValueKind::List, |value| f(value.map(List::parse))))
+}
+
+/// Runs `f` on key argument `index`'s list if it is kept outside the store (`owned.rs`),
+/// under its mutex: the commands with a path of their own there cost O(1) or O(elements
+/// touched) instead of O(size). `f` returns what its change did to the list's size in
+/// bytes ([`Sized`]), and `None` to leave the command to the general path (as does a key
+/// that is absent, in the store or of another type): a change that would empty the list,
+/// which deletes the key.
+fn with_owned<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    mut f: impl FnMut(&mut VecDeque<Box<[u8]>>, usize) -> Option<(Sized, R)>,
+) -> Option<R> {
+    let shared = ctx.shared;
+    let size_max = typed::owned_size_max(&shared.store);
+    for _ in 0..3 {
+        let owned = {
+            let reader = shared.store.reader();
+            let item = reader.get(ctx.key(index))?;
+            if item.value_kind() != ValueKind::List || item.flags() != OWNER_FLAGS {
+                return None;
+            }
+            shared.owned.get(item.value())?
+        };
+        let mut state = owned.state.lock();
+        if state.released {
+            continue; // deleted or replaced since it was read: read the key again
+        }
+        // What the list may still grow by (its charged size stands for its encoding's).
+        let room_bytes = size_max.saturating_sub(state.value_bytes);
+        let owned::Value::List(list) = &mut state.value;
+        let (sized, out) = f(list, room_bytes)?;
+        let changed = sized != Sized::Unchanged;
+        if let Sized::Changed { added_bytes, removed_bytes } = sized {
+            state.value_bytes = (state.value_bytes + added_bytes).saturating_sub(removed_bytes);
+            state.changes += 1;
+        }
+        drop(state);
+        if changed {
+            owned::settle(&shared.store, &owned);
+        }
+        return Some(out);
+    }
+    None
+}
+
+/// What a change of a list kept outside the store did (see [`with_owned`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sized {
+    Unchanged,
+    /// Elements of these charged sizes (`owned::element_bytes`) came and went.
+    Changed {
+        added_bytes: usize,
+        removed_bytes: usize,
+    },
+}
+
+/// The charged size of `elements`.
+fn charged<'e>(elements: impl IntoIterator<Item = &'e [u8]>) -> usize {
+    elements.into_iter().map(|element| owned::element_bytes(element.len())).sum()
 }
 
 /// The answer of a change, or its failure replied.
@@ -107,6 +176,24 @@ enum Create {
 /// form finds no list.
 fn push(ctx: &mut Ctx<'_>, end: End, create: Create) {
     let elements: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let pushed = with_owned(ctx, 1, |list, room_bytes| {
+        let added_bytes = charged(elements.iter().copied());
+        if added_bytes > room_bytes {
+            return Some((Sized::Unchanged, None));
+        }
+        for element in &elements {
+            match end {
+                End::Head => list.push_front(Box::from(*element)),
+                End::Tail => list.push_back(Box::from(*element)),
+            }
+        }
+        Some((Sized::Changed { added_bytes, removed_bytes: 0 }, Some(list.len())))
+    });
+    match pushed {
+        Some(Some(len)) => return ctx.reply().integer(len as i64),
+        Some(None) => return ctx.refused(crate::core::Refusal::TooLarge),
+        None => {}
+    }
     let len = modify(ctx, 1, |list| match list {
         None if create == Create::No => (Edit::Keep, 0),
         list => {
@@ -120,6 +207,9 @@ fn push(ctx: &mut Ctx<'_>, end: End, create: Create) {
 }
 
 fn llen(ctx: &mut Ctx<'_>) {
+    if let Some(len) = with_owned(ctx, 1, |list, _| Some((Sized::Unchanged, list.len()))) {
+        return ctx.reply().integer(len as i64);
+    }
     read(ctx, 1, |ctx, list| ctx.reply().integer(list.map_or(0, |list| list.len()) as i64));
 }
 
@@ -145,6 +235,14 @@ fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
 /// answers null whatever the index.
 fn lindex(ctx: &mut Ctx<'_>) {
     let index = parse_i64(ctx.arg(2));
+    if let Ok(at) = index {
+        let element = with_owned(ctx, 1, |list, _| {
+            Some((Sized::Unchanged, position(at, list.len()).map(|i| list[i].to_vec())))
+        });
+        if let Some(element) = element {
+            return ctx.bulk_or_null(element.as_deref());
+        }
+    }
     read(ctx, 1, |ctx, list| {
         let Some(list) = list else { return ctx.reply().null() };
         let Ok(index) = index else { return ctx.error(error::NOT_INTEGER) };
@@ -156,6 +254,22 @@ fn lindex(ctx: &mut Ctx<'_>) {
 /// LSET key index element: `ERR no such key` before the index is parsed, as Redis does.
 fn lset(ctx: &mut Ctx<'_>) {
     let (index, element) = (parse_i64(ctx.arg(2)), ctx.arg(3));
+    if let Ok(at) = index {
+        let set = with_owned(ctx, 1, |list, room_bytes| {
+            if charged([element]) > room_bytes {
+                return None; // the general path refuses it
+            }
+            let Some(i) = position(at, list.len()) else { return Some((Sized::Unchanged, false)) };
+            let old = std::mem::replace(&mut list[i], Box::from(element));
+            let (added_bytes, removed_bytes) = (charged([element]), charged([&old[..]]));
+            Some((Sized::Changed { added_bytes, removed_bytes }, true))
+        });
+        match set {
+            Some(true) => return ctx.reply().ok(),
+            Some(false) => return ctx.error(INDEX_OUT_OF_RANGE),
+            None => {}
+        }
+    }
     let outcome = modify(ctx, 1, |list| {
         let Some(list) = list else { return (Edit::Keep, Err(error::NO_SUCH_KEY)) };
         let Ok(index) = index else { return (Edit::Keep, Err(error::NOT_INTEGER)) };
@@ -186,6 +300,16 @@ fn parse_range(ctx: &mut Ctx<'_>) -> Option<(i64, i64)> {
 
 fn lrange(ctx: &mut Ctx<'_>) {
     let Some((start, end)) = parse_range(ctx) else { return };
+    let range = with_owned(ctx, 1, |list, _| {
+        let Some((from, to)) = clamp_range(start, end, list.len()) else {
+            return Some((Sized::Unchanged, Vec::new()));
+        };
+        Some((Sized::Unchanged, list.range(from..=to).map(|element| element.to_vec()).collect()))
+    });
+    if let Some(elements) = range {
+        let elements: Vec<&[u8]> = elements.iter().map(Vec::as_slice).collect();
+        return reply_elements(ctx, &elements);
+    }
     read(ctx, 1, |ctx, list| {
         let range = list.and_then(|list| Some((list, clamp_range(start, end, list.len())?)));
         let Some((list, (from, to))) = range else { return ctx.reply().array(0) };

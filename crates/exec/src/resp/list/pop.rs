@@ -11,10 +11,11 @@ use proto_resp::{
 use store::ValueKind;
 
 use super::{
+    charged,
     encoding::{self, End, List},
     modify, reply_elements, stored_key,
     typed::{self, Edit, Failure},
-    write_or_delete, Ctx,
+    with_owned, write_or_delete, Ctx, Sized,
 };
 
 /// LPOP/RPOP's count when it is negative or not a number (`getPositiveLongFromObject`).
@@ -44,6 +45,29 @@ pub(super) fn pop(ctx: &mut Ctx<'_>, end: End) {
         },
         _ => None,
     };
+    let fast = with_owned(ctx, 1, |list, _| {
+        let n = count.unwrap_or(1);
+        if n >= list.len() {
+            return None; // empties it: the general path deletes the key
+        }
+        let popped: Vec<Vec<u8>> = (0..n)
+            .filter_map(|_| match end {
+                End::Head => list.pop_front(),
+                End::Tail => list.pop_back(),
+            })
+            .map(Vec::from)
+            .collect();
+        let removed_bytes = charged(popped.iter().map(Vec::as_slice));
+        let sized =
+            if n > 0 { Sized::Changed { added_bytes: 0, removed_bytes } } else { Sized::Unchanged };
+        Some((sized, popped))
+    });
+    if let Some(elements) = fast {
+        return match count {
+            None => ctx.reply().bulk(&elements[0]),
+            Some(_) => reply_elements(ctx, &owned_refs(&elements)),
+        };
+    }
     let popped = modify(ctx, 1, |list| match (list, count) {
         (None, _) => (Edit::Keep, None),
         (Some(_), Some(0)) => (Edit::Keep, Some(Vec::new())),
@@ -168,7 +192,8 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
         match source_list.and_then(|found| {
             let Some(item) = found else { return Ok(None) };
             typed::read(&reader, &target, ValueKind::List)?;
-            Ok(List::parse(item.value()).at_end(from).map(<[u8]>::to_vec))
+            let encoded = typed::encoding(ctx.shared, &item);
+            Ok(encoded.and_then(|value| List::parse(&value).at_end(from).map(<[u8]>::to_vec)))
         }) {
             Ok(Some(element)) => element,
             Ok(None) => return ctx.reply().null(),

@@ -178,3 +178,32 @@ fn long_lists_match_a_model() {
     }
     assert!(len_max > 1_000, "the list never grew long: {len_max}");
 }
+
+/// Goal: a list kept outside the store (past 8 KiB of encoding) keeps its TTL through the
+/// changes made in place, expires with it, and is refused with OOM, unchanged, when a push
+/// would take it past half the memory limit, as a list in the store is.
+#[test]
+fn large_lists_keep_ttl_and_size_limit() {
+    const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    let mut h = Harness::new();
+    let element = vec![b'e'; 1000];
+    for _ in 0..20 {
+        h.run_args(&[b"RPUSH", b"big", &element]);
+    }
+    assert_eq!(h.shared.owned.len(), 1, "20 KB of list moved out of the store");
+    h.check(&[
+        ("PEXPIRE big 5000", ":1\r\n"),
+        ("LPUSH big head", ":21\r\n"),
+        ("RPOP big", &format!("${}\r\n{}\r\n", element.len(), "e".repeat(element.len()))),
+        ("LSET big 1 x", "+OK\r\n"),
+        ("PTTL big", ":5000\r\n"),
+        ("LINDEX big 0", "$4\r\nhead\r\n"),
+    ]);
+    let mib = vec![b'x'; 1 << 20];
+    assert_eq!(h.run_args(&[b"RPUSH", b"big", &mib, &mib, &mib, &mib, &mib]), OOM);
+    assert_eq!(h.run("LLEN big"), ":20\r\n");
+    h.clock.advance_ms(5001);
+    h.check(&[("LLEN big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
+    h.shared.store.sweep_expired(1 << 20);
+    assert_eq!(h.shared.owned.len(), 0, "released when its item expired");
+}
