@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Cost of LPUSH and LPOP as a list grows: wall microseconds per command on lists of 1,000,
+100,000 and 1,000,000 elements, for Spinel and its Redis peers.
+
+    scripts/large_list_cost.py [--servers spinel,redis,valkey] [--commands 20000]
+        [--server-cmd NAME=ARGV ...]
+
+Each server (-t 1 / single-threaded) is pinned to CPU 1 and the client to CPU 0. The list
+is filled with RPUSH of `elementN` values 1,000 at a time; then `--commands` LPUSH and as
+many LPOP are sent in pipelined batches of 1,000, one connection, and timed. `spinel` is
+target/release/spinel; `redis` is redis-server from PATH; `valkey` is valkey-server from PATH
+(../shared/bench/build_peers.sh builds it). `--server-cmd NAME=ARGV` adds another, `{port}`
+standing for the port (for an older Spinel binary, say). Two cores are noisy: repeat, and
+compare ratios. Only the processes this script starts are stopped.
+"""
+import argparse
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "conformance"))
+from wire import resp_encode  # noqa: E402
+
+SIZES = (1_000, 100_000, 1_000_000)
+BATCH = 1_000
+
+
+def server_argv(name, port, extra):
+    if name in extra:
+        return [a.replace("{port}", str(port)) for a in shlex.split(extra[name])]
+    if name == "spinel":
+        return ["target/release/spinel", "-p", "0", "--resp-port", str(port), "-t", "1",
+                "-m", "2048"]
+    binary = {"redis": "redis-server", "valkey": "valkey-server"}[name]
+    return [binary, "--port", str(port), "--save", "", "--appendonly", "no",
+            "--maxmemory", "2gb"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_batch(conn, commands):
+    """Sends the commands at once and reads their replies (integers or bulk strings)."""
+    conn.sendall(b"".join(resp_encode(*c) for c in commands))
+    buf, lines_wanted = b"", None
+    while True:
+        buf += conn.recv(1 << 20)
+        if lines_wanted is None and buf:
+            lines_wanted = len(commands) * (2 if buf[:1] == b"$" else 1)
+        if lines_wanted is not None and buf.count(b"\r\n") >= lines_wanted:
+            return
+
+
+def measure(name, argv, commands):
+    proc = subprocess.Popen(["taskset", "-c", "1"] + argv, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.7)
+        conn = socket.create_connection(("127.0.0.1", PORTS[name]))
+        for size in SIZES:
+            run_batch(conn, [["DEL", "l"]])
+            for start in range(0, size, BATCH):
+                values = [f"element{i}" for i in range(start, start + BATCH)]
+                run_batch(conn, [["RPUSH", "l"] + values])
+            costs = []
+            for verb in ("LPUSH", "LPOP"):
+                started = time.perf_counter()
+                for _ in range(commands // BATCH):
+                    run_batch(conn, [[verb, "l"] + (["x"] if verb == "LPUSH" else [])] * BATCH)
+                costs.append((time.perf_counter() - started) / commands * 1e6)
+            print(f"{name:12} {size:>9} elements: LPUSH {costs[0]:9.2f} us, "
+                  f"LPOP {costs[1]:9.2f} us", flush=True)
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+PORTS = {}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--servers", default="spinel,redis,valkey")
+    parser.add_argument("--commands", type=int, default=20_000)
+    parser.add_argument("--server-cmd", action="append", default=[], metavar="NAME=ARGV")
+    args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.server_cmd)
+    os.sched_setaffinity(0, {0})
+    for name in args.servers.split(",") + [n for n in extra if n not in args.servers]:
+        PORTS[name] = free_port()
+        measure(name, server_argv(name, PORTS[name], extra), args.commands)
+
+
+if __name__ == "__main__":
+    main()
