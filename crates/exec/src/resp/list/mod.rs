@@ -5,7 +5,7 @@
 //! A list is one store item of `ValueKind::List` whose value is `encoding`'s layout. Every
 //! change is one `typed::modify` (atomic per key); a list left empty is deleted, as Redis
 //! does. Past 8 KiB of encoding a list is kept outside the store (`crate::owned`): pushes,
-//! pops, LLEN, LINDEX, LSET and LRANGE then work on it in place ([`with_owned`]), the rest
+//! pops, LLEN, LINDEX, LSET, LRANGE and LMOVE then work on it in place ([`with_owned`]), the rest
 //! through `typed`, which hands them its encoding. Arguments are checked in Redis 7.0's order (some before the key is looked up,
 //! some after), since that order decides which error a client sees.
 

@@ -8,6 +8,8 @@ use proto_resp::{
     args::{is_option, match_option, parse_i64},
     error,
 };
+use std::collections::VecDeque;
+
 use store::ValueKind;
 
 use super::{
@@ -176,6 +178,9 @@ pub(super) fn rpoplpush(ctx: &mut Ctx<'_>) {
 /// replies with it, or null when the source is absent. The same key rotates the list.
 fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
     let (source, target) = (stored_key(ctx, 1), stored_key(ctx, 2));
+    if let Some(element) = move_owned(ctx, source == target, from, to) {
+        return ctx.reply().bulk(&element);
+    }
     if source == target {
         let moved = modify(ctx, 1, |list| {
             let Some(list) = list else { return (Edit::Keep, None) };
@@ -219,6 +224,53 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
             });
             ctx.failure(failure)
         }
+    }
+}
+
+/// [`move_element`] between lists kept outside the store (or within one), in place: O(1).
+/// `None` leaves it to the general path: either list is not kept there, the source would
+/// be left empty, or the destination would outgrow its limit. LMOVE runs under the gate,
+/// so nothing comes between the steps.
+fn move_owned(ctx: &mut Ctx<'_>, same_key: bool, from: End, to: End) -> Option<Vec<u8>> {
+    let take = |list: &mut VecDeque<Box<[u8]>>| match from {
+        End::Head => list.pop_front(),
+        End::Tail => list.pop_back(),
+    };
+    let put = |list: &mut VecDeque<Box<[u8]>>, element: Box<[u8]>| match to {
+        End::Head => list.push_front(element),
+        End::Tail => list.push_back(element),
+    };
+    if same_key {
+        return with_owned(ctx, 1, |list, _| {
+            let element = take(list)?;
+            let copy = element.to_vec();
+            put(list, element);
+            Some((Sized::Changed { added_bytes: 0, removed_bytes: 0 }, copy))
+        });
+    }
+    with_owned(ctx, 2, |_, _| Some((Sized::Unchanged, ())))?;
+    let element = with_owned(ctx, 1, |list, _| {
+        let element = if list.len() < 2 { None } else { list.get(end_index(list, from)) };
+        element.map(|element| (Sized::Unchanged, element.to_vec()))
+    })?;
+    let added_bytes = charged([&element[..]]);
+    with_owned(ctx, 2, |list, room_bytes| {
+        (added_bytes <= room_bytes).then(|| {
+            put(list, Box::from(&element[..]));
+            (Sized::Changed { added_bytes, removed_bytes: 0 }, ())
+        })
+    })?;
+    with_owned(ctx, 1, |list, _| {
+        take(list).map(|_| (Sized::Changed { added_bytes: 0, removed_bytes: added_bytes }, ()))
+    });
+    Some(element)
+}
+
+/// The index of the element at `end` of a non-empty list.
+fn end_index(list: &VecDeque<Box<[u8]>>, end: End) -> usize {
+    match end {
+        End::Head => 0,
+        End::Tail => list.len() - 1,
     }
 }
 
