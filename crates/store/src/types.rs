@@ -297,6 +297,10 @@ impl<'a> Item<'a> {
     pub fn value_kind(&self) -> ValueKind {
         self.kind
     }
+    /// Whether the item is an owner (see [`OWNER_FLAGS`]): a collection with those flags.
+    pub fn is_owner(&self) -> bool {
+        self.kind != ValueKind::String && self.flags == OWNER_FLAGS
+    }
     pub fn to_owned(&self) -> OwnedItem {
         OwnedItem {
             key: self.key.to_vec(),
@@ -318,6 +322,13 @@ pub struct OwnedItem {
     pub cas: u64,
     pub expiry: Expiry,
     pub kind: ValueKind,
+}
+
+impl OwnedItem {
+    /// As [`Item::is_owner`].
+    pub fn is_owner(&self) -> bool {
+        self.kind != ValueKind::String && self.flags == OWNER_FLAGS
+    }
 }
 
 /// What a [`crate::Store::modify`] closure decides, given the current item.

@@ -12,7 +12,7 @@
 use proto_resp::error;
 use std::{borrow::Cow, sync::Arc};
 
-use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind, OWNER_FLAGS};
+use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind};
 
 use crate::owned::{self, Owned};
 
@@ -96,7 +96,7 @@ pub(super) fn modify<R>(
         let expiry = current.map_or(Expiry::Never, |item| item.expiry());
         match current {
             Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
-            Some(item) if item.flags() == OWNER_FLAGS => {
+            Some(item) if item.is_owner() => {
                 let owned =
                     registry.get(item.value()).expect("an owner's entry lives while it does");
                 let size_max = owned_size_max(&ctx.shared.store);
@@ -197,7 +197,7 @@ fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
 /// A collection's encoding as the commands read it: in the store, or made from the value
 /// kept outside it (O(size): the commands not yet written against that value pay it).
 pub(super) fn encoding<'i>(shared: &crate::Shared, item: &Item<'i>) -> Option<Cow<'i, [u8]>> {
-    if item.flags() != OWNER_FLAGS || item.value_kind() == ValueKind::String {
+    if !item.is_owner() {
         return Some(Cow::Borrowed(item.value()));
     }
     let owned = shared.owned.get(item.value())?;
@@ -208,7 +208,7 @@ pub(super) fn encoding<'i>(shared: &crate::Shared, item: &Item<'i>) -> Option<Co
 /// What WATCH compares: the item's CAS unique, and for a value kept outside the store its
 /// count of changes (its item is not rewritten by them).
 pub(super) fn watch_stamp(shared: &crate::Shared, item: &Item<'_>) -> u64 {
-    if item.flags() != OWNER_FLAGS || item.value_kind() == ValueKind::String {
+    if !item.is_owner() {
         return item.cas();
     }
     let changes = shared.owned.get(item.value()).map_or(0, |owned| owned.state.lock().changes);
@@ -233,9 +233,9 @@ pub(super) fn put_copy(
     let (kind, expiry) = (item.kind, item.expiry);
     // A value kept outside the store is copied (each key owns its own), unless it was
     // detached from the key it leaves.
-    let copy = if item.flags == OWNER_FLAGS && how == Copying::Adopt {
+    let copy = if item.is_owner() && how == Copying::Adopt {
         Some(item.value.clone())
-    } else if item.flags == OWNER_FLAGS {
+    } else if item.is_owner() {
         let owned = shared.owned.get(&item.value).ok_or(StoreError::NotFound)?;
         let value = owned.state.lock().value.clone();
         Some(shared.owned.register(value))
@@ -282,7 +282,7 @@ pub(super) enum Copying {
 /// only the old, now empty, entry). Call it inside the `Store::modify` that deletes it.
 pub(super) fn detach(shared: &crate::Shared, item: &Item<'_>) -> OwnedItem {
     let mut owned_item = item.to_owned();
-    if item.flags() == OWNER_FLAGS && item.value_kind() != ValueKind::String {
+    if item.is_owner() {
         if let Some(owned) = shared.owned.get(item.value()) {
             let mut state = owned.state.lock();
             let empty = owned::Value::List(Default::default());
@@ -298,7 +298,7 @@ pub(super) fn detach(shared: &crate::Shared, item: &Item<'_>) -> OwnedItem {
 
 /// Gives back a detached value that no key took.
 pub(super) fn drop_detached(shared: &crate::Shared, item: &OwnedItem) {
-    if item.flags == OWNER_FLAGS && item.kind != ValueKind::String {
+    if item.is_owner() {
         shared.owned.release(&item.value);
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use proto_resp::{args::parse_i64, error};
-use store::{ValueKind, OWNER_FLAGS};
+use store::ValueKind;
 
 use crate::owned;
 
@@ -105,7 +105,7 @@ fn with_owned<R>(
         let owned = {
             let reader = shared.store.reader();
             let item = reader.get(ctx.key(index))?;
-            if item.value_kind() != ValueKind::List || item.flags() != OWNER_FLAGS {
+            if item.value_kind() != ValueKind::List || !item.is_owner() {
                 return None;
             }
             shared.owned.get(item.value())?
