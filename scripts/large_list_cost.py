@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Cost of LPUSH and LPOP as a list grows: wall microseconds per command on lists of 1,000,
-100,000 and 1,000,000 elements, for Spinel and its Redis peers.
+"""Cost of LPUSH, LPOP and RPOPLPUSH as lists grow: wall microseconds per command on lists of
+1,000, 100,000 and 1,000,000 elements, for Spinel and its Redis peers.
 
     scripts/large_list_cost.py [--servers spinel,redis,valkey] [--commands 20000]
         [--server-cmd NAME=ARGV ...]
 
 Each server (-t 1 / single-threaded) is pinned to CPU 1 and the client to CPU 0. The list
-is filled with RPUSH of `elementN` values 1,000 at a time; then `--commands` LPUSH and as
-many LPOP are sent in pipelined batches of 1,000, one connection, and timed. `spinel` is
+and a second one are filled with RPUSH of `elementN` values 1,000 at a time; then
+`--commands` LPUSH, as many LPOP, and as many RPOPLPUSH from the first to the second (at
+most half the list) are sent
+in pipelined batches of 1,000, one connection, and timed. `spinel` is
 target/release/spinel; `redis` is redis-server from PATH; `valkey` is valkey-server from PATH
 (../shared/bench/build_peers.sh builds it). `--server-cmd NAME=ARGV` adds another, `{port}`
 standing for the port (for an older Spinel binary, say). Two cores are noisy: repeat, and
@@ -63,18 +65,20 @@ def measure(name, argv, commands):
         time.sleep(0.7)
         conn = socket.create_connection(("127.0.0.1", PORTS[name]))
         for size in SIZES:
-            run_batch(conn, [["DEL", "l"]])
+            run_batch(conn, [["DEL", "l", "m"]])
             for start in range(0, size, BATCH):
                 values = [f"element{i}" for i in range(start, start + BATCH)]
-                run_batch(conn, [["RPUSH", "l"] + values])
+                run_batch(conn, [["RPUSH", "l"] + values, ["RPUSH", "m"] + values])
             costs = []
-            for verb in ("LPUSH", "LPOP"):
+            for command in (["LPUSH", "l", "x"], ["LPOP", "l"], ["RPOPLPUSH", "l", "m"]):
+                # RPOPLPUSH takes at most half the source, so that it never empties it.
+                n = commands if command[0] != "RPOPLPUSH" else min(commands, size // 2)
                 started = time.perf_counter()
-                for _ in range(commands // BATCH):
-                    run_batch(conn, [[verb, "l"] + (["x"] if verb == "LPUSH" else [])] * BATCH)
-                costs.append((time.perf_counter() - started) / commands * 1e6)
+                for _ in range(max(n // BATCH, 1)):
+                    run_batch(conn, [command] * BATCH)
+                costs.append((time.perf_counter() - started) / (max(n // BATCH, 1) * BATCH) * 1e6)
             print(f"{name:12} {size:>9} elements: LPUSH {costs[0]:9.2f} us, "
-                  f"LPOP {costs[1]:9.2f} us", flush=True)
+                  f"LPOP {costs[1]:9.2f} us, RPOPLPUSH {costs[2]:9.2f} us", flush=True)
         conn.close()
     finally:
         proc.terminate()
