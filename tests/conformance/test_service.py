@@ -172,3 +172,36 @@ def test_verbosity_command_changes_the_log_level_live():
         Conn(mc).close()
     lines = stderr_lines([], during)
     assert any(b" DEBUG " in line and b"connection" in line for line in lines), lines
+
+
+def test_sighup_as_soon_as_the_port_listens_is_served():
+    # A client that sees the port open may signal at once (the test suite's own fixtures
+    # do): the handlers are in place before the ports listen, so no signal sent from then
+    # on takes its default action (for SIGHUP: ending the process).
+    for _ in range(20):
+        mc, resp = free_port(), free_port()
+        proc = subprocess.Popen(base_args(mc, resp), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            sock = connect_when_listening(mc, proc)
+            proc.send_signal(signal.SIGHUP)
+            with sock:
+                sock.sendall(b"mn\r\n")
+                sock.settimeout(10)
+                assert sock.recv(16) == b"MN\r\n"
+            assert proc.poll() is None
+        finally:
+            proc.kill()
+            proc.wait(10)
+
+
+def connect_when_listening(port, proc, timeout_s=10.0):
+    """A socket connected to `port` as soon as it accepts (polling without a pause)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"spinel exited with {proc.returncode}"
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=1)
+        except ConnectionRefusedError:
+            continue
+    pytest.fail(f"port {port} did not listen within {timeout_s}s")

@@ -401,6 +401,13 @@ pub fn listen(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListene
     sys::listen(addr, backlog)
 }
 
+/// Binds `addr` without SO_REUSEPORT, and without listening, then lets it go: fails with
+/// "address in use" where another server listens (a SO_REUSEPORT bind would share its
+/// port), and picks the port when `addr` has port 0. The address bound.
+pub fn probe_exclusive(addr: SocketAddr) -> io::Result<SocketAddr> {
+    sys::probe_exclusive(addr)
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
     sys::pin_current_thread(cpu)

@@ -7,7 +7,7 @@ use std::{
     io,
     mem::{size_of, MaybeUninit},
     net::{SocketAddr, SocketAddrV4, SocketAddrV6, TcpListener},
-    os::fd::{FromRawFd, OwnedFd, RawFd},
+    os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
 };
 
 /// Turns a libc return value into `io::Result`, reading `errno` on -1.
@@ -111,6 +111,22 @@ pub(crate) fn sockaddr_to(
 
 /// See [`crate::listen`].
 pub(crate) fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let owned = bound_socket(addr, true)?;
+    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: plain system call on integer arguments.
+    check(unsafe { libc::listen(owned.as_raw_fd(), backlog) })?;
+    Ok(TcpListener::from(owned))
+}
+
+/// See [`crate::probe_exclusive`].
+pub(crate) fn probe_exclusive(addr: SocketAddr) -> io::Result<SocketAddr> {
+    // Never listening, it has no queue in which a client's connection could wait, to be
+    // reset when the probe closes.
+    TcpListener::from(bound_socket(addr, false)?).local_addr()
+}
+
+/// A TCP socket bound to `addr` with SO_REUSEADDR (and SO_REUSEPORT when `reuse_port`).
+fn bound_socket(addr: SocketAddr, reuse_port: bool) -> io::Result<OwnedFd> {
     let domain = match addr {
         SocketAddr::V4(_) => libc::AF_INET,
         SocketAddr::V6(_) => libc::AF_INET6,
@@ -121,14 +137,13 @@ pub(crate) fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> 
     // SAFETY: `fd` was just returned by socket(2) and nothing else owns it.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     set_int_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
-    set_int_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    if reuse_port {
+        set_int_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    }
     let (storage, len) = sockaddr_from(&addr);
     // SAFETY: `storage` holds a valid sockaddr of `len` bytes for the whole call.
     check(unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) })?;
-    let backlog = backlog.min(i32::MAX as u32) as libc::c_int;
-    // SAFETY: plain system call on integer arguments.
-    check(unsafe { libc::listen(fd, backlog) })?;
-    Ok(TcpListener::from(owned))
+    Ok(owned)
 }
 
 /// See [`crate::pin_current_thread`].

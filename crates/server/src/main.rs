@@ -71,13 +71,14 @@ fn run(config: &Config) -> Result<(), String> {
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let (listeners, memcache_addrs) = bind_all(config)?;
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
     let reload_source = auth_source.clone();
-    signals::install(Arc::clone(&stop), move || {
+    signals::install(caught, Arc::clone(&stop), move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
         reload(&reload_shared, &started)
     })
@@ -451,11 +452,11 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
 }
 
 /// SO_REUSEPORT would let a second server bind a port that one already serves, and the two
-/// would split its connections. A plain bind first (std sets only SO_REUSEADDR) fails with
-/// "address in use" as memcached would; it also picks the port when `addr` has port 0.
+/// would split its connections. A bind without it first fails with "address in use" as
+/// memcached would; it also picks the port when `addr` has port 0. It never listens: a
+/// probe that listened would reset the connections a quick client made to it.
 fn exclusive_probe(addr: SocketAddr) -> Result<SocketAddr, String> {
-    let probe = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    probe.local_addr().map_err(|e| e.to_string())
+    rt::probe_exclusive(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))
 }
 
 /// memcached `-s`: a stale socket file at `path` is replaced (anything else there is an

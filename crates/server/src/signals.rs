@@ -29,10 +29,24 @@ use signal_hook::{
 /// meaningful for a choice of several signals, so a plain failure.
 const EXIT_FORCED: i32 = 1;
 
+/// The signals caught from here on, held until [`install`] serves them.
+pub struct Caught(Signals);
+
+/// Takes over the signals' handlers. Called before the ports listen: a client (or a test)
+/// that sees the port open may send SIGHUP at once, and without a handler its default
+/// action would end the process. A signal that comes before [`install`] waits for it.
+pub fn catch() -> io::Result<Caught> {
+    Ok(Caught(Signals::new([SIGTERM, SIGINT, SIGUSR1, SIGHUP])?))
+}
+
 /// Starts the signal thread. `stop` is set on the first stop signal; `reload` runs on the
 /// signal thread for each SIGHUP.
-pub fn install(stop: Arc<AtomicBool>, mut reload: impl FnMut() + Send + 'static) -> io::Result<()> {
-    let mut signals = Signals::new([SIGTERM, SIGINT, SIGUSR1, SIGHUP])?;
+pub fn install(
+    caught: Caught,
+    stop: Arc<AtomicBool>,
+    mut reload: impl FnMut() + Send + 'static,
+) -> io::Result<()> {
+    let Caught(mut signals) = caught;
     std::thread::Builder::new().name("spinel-signals".into()).spawn(move || {
         for signal in signals.forever() {
             if signal == SIGHUP {
