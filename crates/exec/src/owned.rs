@@ -1,4 +1,4 @@
-//! Large collections kept outside the store (work in progress: lists only).
+//! Large collections kept outside the store: lists and hashes.
 //!
 //! A collection whose compact encoding passes [`OWN_MIN_BYTES`] moves out of the store: its
 //! elements live in an [`Owned`] here, and the key's store item becomes an *owner*
@@ -21,16 +21,23 @@
 
 use std::{
     collections::{HashMap, VecDeque},
+    hash::{BuildHasher, RandomState},
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc,
     },
 };
 
+use hashbrown::HashTable;
 use parking_lot::Mutex;
 
-/// Encodings longer than this move out of the store (list only, for now).
+/// Lists whose encodings are longer than this move out of the store.
 pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
+
+/// Hashes whose encodings are longer than this move out of the store. Higher than a
+/// list's: a field kept here costs a few times its share of the encoding (see
+/// [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
+pub(crate) const OWN_HASH_MIN_BYTES: usize = 32 * 1024;
 
 /// What an element's slot in the deque costs: its box (pointer and length), and half as
 /// much again for the deque's spare capacity on average (it doubles as it grows).
@@ -44,16 +51,131 @@ const MALLOC_HEADER_BYTES: usize = 8;
 #[derive(Debug, Clone)]
 pub(crate) enum Value {
     List(VecDeque<Box<[u8]>>),
+    Hash(HashValue),
 }
 
 impl Value {
+    /// A value that holds nothing (what a released or detached entry is left with).
+    pub(crate) fn empty() -> Value {
+        Value::List(VecDeque::new())
+    }
+
     /// The bytes this value is charged for (O(size): changes that know what they added or
     /// removed count it in [`State::value_bytes`] instead).
     pub(crate) fn charged_bytes(&self) -> usize {
         match self {
             Value::List(list) => list.iter().map(|e| element_bytes(e.len())).sum(),
+            Value::Hash(hash) => hash.charged_bytes(),
         }
     }
+}
+
+/// A hash kept outside the store: a hash table of fields, each one allocation (its name's
+/// length as a LEB128 varint, the name, the value), so that a field costs about what it
+/// does in Redis's hash table. Its order is the table's, as Redis's is.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HashValue {
+    fields: HashTable<Box<[u8]>>,
+    hasher: RandomState,
+    /// The expiry (Unix milliseconds) of each field that has one.
+    pub(crate) expire_at_ms: HashMap<Box<[u8]>, u64>,
+    /// The key expiry the hash set itself, and the key's own before it (see the hash
+    /// encoding's `KeyExpiry`).
+    pub(crate) key_expiry: Option<(u64, Option<u64>)>,
+}
+
+impl HashValue {
+    /// No field has an expiry: the commands' own paths here apply (the others need the
+    /// encoding's rules for expiring fields).
+    pub(crate) fn is_plain(&self) -> bool {
+        self.expire_at_ms.is_empty() && self.key_expiry.is_none()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub(crate) fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        let found = self.fields.find(self.hasher.hash_one(name), |field| split(field).0 == name);
+        found.map(|field| split(field).1)
+    }
+
+    /// Sets field `name` to `value`; the length of the value it replaced, if any.
+    pub(crate) fn insert(&mut self, name: &[u8], value: &[u8]) -> Option<usize> {
+        let hash = self.hasher.hash_one(name);
+        let field = joined(name, value);
+        if let Some(slot) = self.fields.find_mut(hash, |field| split(field).0 == name) {
+            let old_len = split(slot).1.len();
+            *slot = field;
+            return Some(old_len);
+        }
+        let hasher = &self.hasher;
+        self.fields.insert_unique(hash, field, |field| hasher.hash_one(split(field).0));
+        None
+    }
+
+    /// Removes field `name`; the length of its value, if it was there.
+    pub(crate) fn remove(&mut self, name: &[u8]) -> Option<usize> {
+        let hash = self.hasher.hash_one(name);
+        let entry = self.fields.find_entry(hash, |field| split(field).0 == name).ok()?;
+        let (field, _) = entry.remove();
+        Some(split(&field).1.len())
+    }
+
+    /// The fields (name, value), in the table's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.fields.iter().map(|field| split(field))
+    }
+
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        let hasher = &self.hasher;
+        self.fields.reserve(additional, |field| hasher.hash_one(split(field).0));
+    }
+
+    fn charged_bytes(&self) -> usize {
+        let fields: usize =
+            self.iter().map(|(name, value)| hash_field_bytes(name.len(), value.len())).sum();
+        let expiring: usize =
+            self.expire_at_ms.keys().map(|name| element_bytes(name.len() + 8)).sum();
+        fields + expiring
+    }
+}
+
+/// A field's allocation: its name's length (LEB128), the name, the value.
+fn joined(name: &[u8], value: &[u8]) -> Box<[u8]> {
+    let mut field = Vec::with_capacity(name.len() + value.len() + 2);
+    let mut len = name.len();
+    while len >= 0x80 {
+        field.push((len as u8 & 0x7f) | 0x80);
+        len >>= 7;
+    }
+    field.push(len as u8);
+    field.extend_from_slice(name);
+    field.extend_from_slice(value);
+    field.into_boxed_slice()
+}
+
+/// A field's name and value.
+fn split(field: &[u8]) -> (&[u8], &[u8]) {
+    let (mut len, mut used) = (0usize, 0);
+    for (index, &byte) in field.iter().enumerate() {
+        len |= usize::from(byte & 0x7f) << (7 * index);
+        used = index + 1;
+        if byte & 0x80 == 0 {
+            break;
+        }
+    }
+    field[used..].split_at(len)
+}
+
+/// What a hash field is charged: its slot in the table (a boxed slice, at the table's
+/// load and half again for spare capacity), its allocation (the allocator's header and
+/// rounding, 32 bytes at least), and a quarter more, as for a list element.
+pub(crate) fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
+    const SLOT_BYTES: usize = 28;
+    let allocation = (name_len + value_len + 2 + MALLOC_HEADER_BYTES).next_multiple_of(16);
+    let bytes = SLOT_BYTES + allocation.max(32);
+    bytes + bytes / 4
 }
 
 /// What an element of `len` bytes is charged: its slot and its allocation, and a quarter
@@ -122,7 +244,7 @@ impl Registry {
         let Some(owned) = self.shard(id).lock().remove(&id) else { return 0 };
         let mut state = owned.state.lock();
         state.released = true;
-        state.value = Value::List(VecDeque::new());
+        state.value = Value::empty();
         state.value_bytes = 0;
         std::mem::take(&mut state.charged_bytes)
     }
@@ -168,5 +290,35 @@ pub(crate) fn settle(store: &store::Store, owned: &Owned) {
         state.charged_bytes -= bytes;
         drop(state);
         store.uncharge_outside(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: fields of every name-length class read back as set; a replaced or removed
+    /// field reports its old value's length; the rest stay.
+    #[test]
+    fn hash_fields() {
+        let mut hash = HashValue::default();
+        let long_name = vec![b'n'; 300];
+        let names: [&[u8]; 4] = [b"", b"a", &[b'k'; 127], &long_name];
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(hash.insert(name, &vec![b'v'; i]), None);
+        }
+        assert_eq!(hash.len(), 4);
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(hash.get(name), Some(&vec![b'v'; i][..]));
+        }
+        assert_eq!(hash.insert(b"a", b"new"), Some(1));
+        assert_eq!(hash.get(b"a"), Some(&b"new"[..]));
+        assert_eq!(hash.remove(&long_name), Some(3));
+        assert_eq!(hash.remove(&long_name), None);
+        assert_eq!(hash.get(b"b"), None);
+        let mut fields: Vec<(&[u8], &[u8])> = hash.iter().collect();
+        fields.sort();
+        assert_eq!(fields, [(&b""[..], &b""[..]), (b"a", b"new"), (&[b'k'; 127], b"vv")]);
+        assert!(hash.is_plain());
     }
 }

@@ -31,7 +31,16 @@ pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
 
 /// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
 /// (a list is always a quicklist there).
-pub(super) fn encoding_name(kind: ValueKind, value: &[u8]) -> &'static str {
+pub(super) fn encoding_name(item: &Item<'_>) -> &'static str {
+    let (kind, value) = (item.value_kind(), item.value());
+    if item.is_owner() {
+        // Only values that Redis keeps unpacked move out of the store.
+        return match kind {
+            ValueKind::List => "quicklist",
+            ValueKind::ZSet => "skiplist",
+            _ => "hashtable",
+        };
+    }
     match kind {
         ValueKind::String => "raw",
         ValueKind::List => "quicklist",
@@ -77,8 +86,8 @@ pub(super) enum Edit {
 /// decision. `f` may run more than once when the write had to wait for memory; only the
 /// last run's decision takes effect, so it must compute from its argument alone.
 ///
-/// A list whose encoding grows past `owned::OWN_MIN_BYTES` moves out of the store (an owner
-/// item, see `owned.rs`); for one kept there, `f` gets its encoding, and a write edits
+/// A list or hash whose encoding grows large moves out of the store (an owner item, see
+/// `owned.rs` and [`ownable`]); for one kept there, `f` gets its encoding, and a write edits
 /// the kept value in place (the item and its TTL stay).
 pub(super) fn modify<R>(
     ctx: &Ctx<'_>,
@@ -86,58 +95,112 @@ pub(super) fn modify<R>(
     kind: ValueKind,
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
-    let registry = &ctx.shared.owned;
-    let mut created: Option<Vec<u8>> = None;
-    let mut touched: Option<Arc<Owned>> = None;
+    let mut owning = Owning::new(ctx.shared);
     let result = ctx.shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
-        if let Some(handle) = created.take() {
-            registry.release(&handle); // an earlier run's, not stored
-        }
+        owning.start_run();
         let expiry = current.map_or(Expiry::Never, |item| item.expiry());
         match current {
             Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
             Some(item) if item.is_owner() => {
-                let owned =
-                    registry.get(item.value()).expect("an owner's entry lives while it does");
+                let owned = owning.touch(&item);
                 let size_max = owned_size_max(&ctx.shared.store);
-                let (change, out) = edit_owned(&owned, kind, size_max, &mut f);
-                touched = Some(owned);
-                (change, out)
+                edit_owned(&owned, kind, size_max, &mut f)
             }
             current => {
                 let (edit, out) = f(current.map(|item| item.value()));
                 let change = match edit {
                     Edit::Keep => Change::Keep,
                     Edit::Delete => Change::Delete,
-                    Edit::Write(value) if ownable(kind, &value) => {
-                        let size_max = owned_size_max(&ctx.shared.store);
-                        if value.len() > size_max {
-                            let too_large =
-                                StoreError::TooLarge { size: value.len(), max: size_max };
-                            return (Change::Keep, Err(Failure::Store(too_large)));
-                        }
-                        let handle = registry.register(own(kind, &value));
-                        created = Some(handle.clone());
-                        Change::WriteOwner { value: handle, kind, expiry }
-                    }
-                    Edit::Write(value) => Change::WriteKind { value, kind, expiry },
+                    Edit::Write(value) => match owning.write(kind, value, expiry) {
+                        Ok(change) => change,
+                        Err(failure) => return (Change::Keep, Err(failure)),
+                    },
                 };
                 (change, Ok(out))
             }
         }
     });
-    match result {
-        Ok((_, out)) => {
-            let store = &ctx.shared.store;
-            let created = created.and_then(|handle| registry.get(&handle));
-            created.iter().chain(touched.iter()).for_each(|owned| owned::settle(store, owned));
-            out
+    owning.finish(result.map(|(_, out)| out))
+}
+
+/// What one `Store::modify` of a collection did with values kept outside the store: the
+/// entry it registered for a write that moved the value out, the entry it edited. Its
+/// closure calls [`Owning::start_run`] first (it may run more than once), and the result
+/// goes through [`Owning::finish`], which settles their charges once no lock is held.
+pub(super) struct Owning<'s> {
+    shared: &'s crate::Shared,
+    created: Option<Vec<u8>>,
+    touched: Option<Arc<Owned>>,
+}
+
+impl<'s> Owning<'s> {
+    pub(super) fn new(shared: &'s crate::Shared) -> Owning<'s> {
+        Owning { shared, created: None, touched: None }
+    }
+
+    /// The most a value kept outside the store may hold ([`owned_size_max`]).
+    pub(super) fn size_max(&self) -> usize {
+        owned_size_max(&self.shared.store)
+    }
+
+    /// Forgets an earlier run's entry, which was not stored.
+    pub(super) fn start_run(&mut self) {
+        if let Some(handle) = self.created.take() {
+            self.shared.owned.release(&handle);
         }
-        Err(e) => {
-            if let Some(handle) = created {
-                registry.release(&handle);
+        self.touched = None;
+    }
+
+    /// The entry of owner `item`, to be settled after the change.
+    pub(super) fn touch(&mut self, item: &Item<'_>) -> Arc<Owned> {
+        let owned =
+            self.shared.owned.get(item.value()).expect("an owner's entry lives while it does");
+        self.touched = Some(Arc::clone(&owned));
+        owned
+    }
+
+    /// The change that stores `value` as a `kind` collection: in the store, or moved out
+    /// of it when it is large (refused past [`owned_size_max`] then).
+    pub(super) fn write(
+        &mut self,
+        kind: ValueKind,
+        value: Vec<u8>,
+        expiry: Expiry,
+    ) -> Result<Change, Failure> {
+        if !ownable(kind, &value) {
+            return Ok(Change::WriteKind { value, kind, expiry });
+        }
+        let size_max = owned_size_max(&self.shared.store);
+        if value.len() > size_max {
+            let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
+            return Err(Failure::Store(too_large));
+        }
+        let handle = self.shared.owned.register(own(kind, &value));
+        self.created = Some(handle.clone());
+        Ok(Change::WriteOwner { value: handle, kind, expiry })
+    }
+
+    /// The change's outcome, once the entries it made or edited are charged.
+    pub(super) fn finish<R>(
+        self,
+        result: Result<Result<R, Failure>, StoreError>,
+    ) -> Result<R, Failure> {
+        let (registry, store) = (&self.shared.owned, &self.shared.store);
+        match result {
+            Ok(out) => {
+                let created = self.created.and_then(|handle| registry.get(&handle));
+                created
+                    .iter()
+                    .chain(self.touched.iter())
+                    .for_each(|owned| owned::settle(store, owned));
+                out
             }
-            Err(Failure::Store(e))
+            Err(e) => {
+                if let Some(handle) = self.created {
+                    registry.release(&handle);
+                }
+                Err(Failure::Store(e))
+            }
         }
     }
 }
@@ -176,22 +239,85 @@ pub(super) fn owned_size_max(store: &store::Store) -> usize {
     super::PROTO_MAX_BULK_LEN.min(store.memory_limit() / 2)
 }
 
-/// Whether a collection of `kind` with this encoding moves out of the store.
+/// Whether a collection of `kind` with this encoding moves out of the store. (A hash
+/// encoding past 32 KiB always holds more than 128 fields or one past 64 bytes: Redis
+/// keeps it in a hash table too.)
 fn ownable(kind: ValueKind, value: &[u8]) -> bool {
-    kind == ValueKind::List && value.len() > owned::OWN_MIN_BYTES
+    match kind {
+        ValueKind::List => value.len() > owned::OWN_MIN_BYTES,
+        ValueKind::Hash => value.len() > owned::OWN_HASH_MIN_BYTES,
+        _ => false,
+    }
 }
 
-/// The value kept outside the store for an encoding (only lists move out for now).
+/// The value kept outside the store for an encoding.
 fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
-    debug_assert_eq!(kind, ValueKind::List);
-    owned::Value::List(super::list::encoding::decode_owned(value))
+    match kind {
+        ValueKind::Hash => owned::Value::Hash(super::hash::own(value)),
+        _ => owned::Value::List(super::list::encoding::decode_owned(value)),
+    }
 }
 
 /// The encoding of a value kept outside the store; `None` when it is empty.
-fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
+pub(super) fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
     match value {
         owned::Value::List(list) => super::list::encoding::encode_owned(list),
+        owned::Value::Hash(hash) => super::hash::encode_owned(hash),
     }
+}
+
+/// Runs `f` on the value kept outside the store for `key` if it holds `kind` and is an
+/// owner, under the entry's mutex: the commands with a path of their own there cost O(1)
+/// or O(elements touched) instead of O(size). `f` gets the room left under
+/// [`owned_size_max`] and returns what its change did to the value's charged size
+/// ([`Sized`]), or `None` to leave the command to the general path (as does a key that is
+/// absent, in the store or of another type).
+pub(super) fn with_owned<R>(
+    shared: &crate::Shared,
+    key: &[u8],
+    kind: ValueKind,
+    mut f: impl FnMut(&mut owned::Value, usize) -> Option<(Sized, R)>,
+) -> Option<R> {
+    let size_max = owned_size_max(&shared.store);
+    for _ in 0..3 {
+        let owned = {
+            let reader = shared.store.reader();
+            let item = reader.get(key)?;
+            if item.value_kind() != kind || !item.is_owner() {
+                return None;
+            }
+            shared.owned.get(item.value())?
+        };
+        let mut state = owned.state.lock();
+        if state.released {
+            continue; // deleted or replaced since it was read: read the key again
+        }
+        let room_bytes = size_max.saturating_sub(state.value_bytes);
+        let (sized, out) = f(&mut state.value, room_bytes)?;
+        let changed = sized != Sized::Unchanged;
+        if let Sized::Changed { added_bytes, removed_bytes } = sized {
+            state.value_bytes = (state.value_bytes + added_bytes).saturating_sub(removed_bytes);
+            state.changes += 1;
+        }
+        drop(state);
+        if changed {
+            owned::settle(&shared.store, &owned);
+        }
+        return Some(out);
+    }
+    None
+}
+
+/// What a change of a value kept outside the store did (see [`with_owned`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sized {
+    Unchanged,
+    /// Elements of these charged sizes (`owned::element_bytes`, `hash_field_bytes`) came
+    /// and went.
+    Changed {
+        added_bytes: usize,
+        removed_bytes: usize,
+    },
 }
 
 /// A collection's encoding as the commands read it: in the store, or made from the value
@@ -285,8 +411,7 @@ pub(super) fn detach(shared: &crate::Shared, item: &Item<'_>) -> OwnedItem {
     if item.is_owner() {
         if let Some(owned) = shared.owned.get(item.value()) {
             let mut state = owned.state.lock();
-            let empty = owned::Value::List(Default::default());
-            let value = std::mem::replace(&mut state.value, empty);
+            let value = std::mem::replace(&mut state.value, owned::Value::empty());
             state.value_bytes = 0;
             state.changes += 1;
             drop(state);

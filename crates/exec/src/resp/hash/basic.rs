@@ -10,15 +10,19 @@ use proto_resp::{
 
 use store::{Change, ValueKind};
 
-use super::super::{incr::format_human, typed::Failure, PROTO_MAX_BULK_LEN};
+use super::super::{
+    incr::format_human,
+    typed::{Failure, Owning},
+    PROTO_MAX_BULK_LEN,
+};
 use super::{
     change,
     encoding::{self, lookup, Batch},
-    read, read_encoded, Ctx,
+    large, read, read_encoded, Ctx,
 };
 
-const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
-const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
+pub(super) const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
+pub(super) const HASH_NOT_FLOAT: &str = "ERR hash value is not a float";
 const INCR_NAN_OR_INF: &str = "ERR value is NaN or Infinity";
 
 /// What HSET and HMSET answer.
@@ -34,6 +38,13 @@ pub(super) enum SetReply {
 pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     let pairs: Vec<(&[u8], &[u8])> =
         (2..ctx.argc()).step_by(2).map(|i| (ctx.arg(i), ctx.arg(i + 1))).collect();
+    if let Some(created) = large::set(ctx, &pairs, false) {
+        return match created {
+            Err(large::TooLarge) => ctx.refused(crate::core::Refusal::TooLarge),
+            Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
+            Ok(_) => ctx.reply().ok(),
+        };
+    }
     if let [(name, value)] = pairs[..] {
         if let Some(created) = hset_spliced(ctx, name, value) {
             return match created {
@@ -64,27 +75,34 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
 /// when the hash is absent or has expiring fields (the decoding path handles those).
 fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i64, Failure>> {
     let key = ctx.key(1).to_vec();
+    let mut owning = Owning::new(ctx.shared);
     let result = ctx.shared.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
+        owning.start_run();
         let Some(item) = current else { return (Change::Keep, None) };
         if item.value_kind() != ValueKind::Hash {
             return (Change::Keep, Some(Err(Failure::WrongType)));
         }
-        match encoding::splice_set(item.value(), name, value) {
-            Some((value, created)) => {
-                let (kind, expiry) = (ValueKind::Hash, item.expiry());
-                (Change::WriteKind { value, kind, expiry }, Some(Ok(i64::from(created))))
-            }
-            None => (Change::Keep, None),
+        if item.is_owner() {
+            return (Change::Keep, None);
+        }
+        let Some((value, created)) = encoding::splice_set(item.value(), name, value) else {
+            return (Change::Keep, None);
+        };
+        match owning.write(ValueKind::Hash, value, item.expiry()) {
+            Ok(change) => (change, Some(Ok(i64::from(created)))),
+            Err(failure) => (Change::Keep, Some(Err(failure))),
         }
     });
-    match result {
-        Ok((_, outcome)) => outcome,
-        Err(e) => Some(Err(Failure::Store(e))),
-    }
+    owning.finish(result.map(|(_, outcome)| Ok(outcome))).unwrap_or_else(|e| Some(Err(e)))
 }
 
 pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
     let (name, value) = (ctx.arg(2), ctx.arg(3));
+    match large::set(ctx, &[(name, value)], true) {
+        Some(Ok(created)) => return ctx.reply().integer(created),
+        Some(Err(large::TooLarge)) => return ctx.refused(crate::core::Refusal::TooLarge),
+        None => {}
+    }
     let result = change(ctx, |fields| {
         if fields.find(name).is_some() {
             return (false, 0);
@@ -100,6 +118,9 @@ pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
 
 pub(super) fn hget(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
+    if let Some(value) = large::field(ctx, name, |value| value.map(<[u8]>::to_vec)) {
+        return ctx.bulk_or_null(value.as_deref());
+    }
     read_encoded(ctx, |encoded, now_ms, reply| {
         match encoded.and_then(|encoded| lookup(encoded, name, now_ms)) {
             Some(value) => reply.bulk(value),
@@ -113,6 +134,17 @@ const HMGET_IN_PLACE_MAX: usize = 4;
 
 pub(super) fn hmget(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if let Some(values) = large::fields(ctx, &names) {
+        let mut reply = ctx.reply();
+        reply.array(values.len());
+        for value in &values {
+            match value {
+                Some(value) => reply.bulk(value),
+                None => reply.null(),
+            }
+        }
+        return;
+    }
     if names.len() > HMGET_IN_PLACE_MAX {
         return read(ctx, |fields, reply| {
             reply.array(names.len());
@@ -168,6 +200,9 @@ pub(super) fn hgetall(ctx: &mut Ctx<'_>, part: Part) {
 
 pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if let Some(removed) = large::delete(ctx, &names) {
+        return ctx.reply().integer(removed);
+    }
     let result = change(ctx, |fields| {
         let mut batch = Batch::new(fields, names.iter().copied());
         let removed = names.iter().filter(|name| batch.remove(fields, name).is_some()).count();
@@ -182,6 +217,9 @@ pub(super) fn hdel(ctx: &mut Ctx<'_>) {
 
 pub(super) fn hexists(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
+    if let Some(found) = large::field(ctx, name, |value| value.is_some()) {
+        return ctx.reply().integer(i64::from(found));
+    }
     read_encoded(ctx, |encoded, now_ms, reply| {
         let found = encoded.and_then(|encoded| lookup(encoded, name, now_ms)).is_some();
         reply.integer(i64::from(found));
@@ -189,11 +227,17 @@ pub(super) fn hexists(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn hlen(ctx: &mut Ctx<'_>) {
+    if let Some(len) = large::len(ctx) {
+        return ctx.reply().integer(len as i64);
+    }
     read(ctx, |fields, reply| reply.integer(fields.map_or(0, |fields| fields.len()) as i64));
 }
 
 pub(super) fn hstrlen(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
+    if let Some(len) = large::field(ctx, name, |value| value.map_or(0, <[u8]>::len)) {
+        return ctx.reply().integer(len as i64);
+    }
     read_encoded(ctx, |encoded, now_ms, reply| {
         let value = encoded.and_then(|encoded| lookup(encoded, name, now_ms));
         reply.integer(value.map_or(0, <[u8]>::len) as i64);
@@ -208,6 +252,11 @@ pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
         Err(e) => return ctx.error(e.message()),
     };
     let name = ctx.arg(2);
+    match large::incr_by(ctx, name, by) {
+        Some(Ok(new)) => return ctx.reply().integer(new),
+        Some(Err(message)) => return ctx.error(message),
+        None => {}
+    }
     let result = change(ctx, |fields| {
         let old = match fields.get(name).map(parse_i64) {
             None => 0,
@@ -235,6 +284,11 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
         Ok(by) => by,
     };
     let name = ctx.arg(2);
+    match large::incr_by_float(ctx, name, by) {
+        Some(Ok(text)) => return ctx.reply().bulk(&text),
+        Some(Err(message)) => return ctx.error(message),
+        None => {}
+    }
     let result = change(ctx, |fields| {
         let old = match fields.get(name).map(parse_f64) {
             None => 0.0,

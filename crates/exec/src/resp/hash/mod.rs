@@ -31,18 +31,55 @@ pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
     }
 }
 
+/// The value kept outside the store for a large hash's encoding (`typed::own`).
+pub(super) fn own(encoded: &[u8]) -> owned::HashValue {
+    let fields = encoding::decode(encoded, 0);
+    let mut hash = owned::HashValue::default();
+    hash.key_expiry = fields.key_expiry.map(|KeyExpiry { set_ms, user_ms }| (set_ms, user_ms));
+    hash.reserve(fields.list.len());
+    for field in fields.list {
+        if let Some(at_ms) = field.expire_at_ms {
+            hash.expire_at_ms.insert(Box::from(&*field.name), at_ms);
+        }
+        hash.insert(&field.name, &field.value);
+    }
+    hash
+}
+
+/// The encoding of a hash kept outside the store; `None` when it has no field.
+pub(super) fn encode_owned(hash: &owned::HashValue) -> Option<Vec<u8>> {
+    if hash.len() == 0 {
+        return None;
+    }
+    let list: Vec<encoding::Field<'_>> = hash
+        .iter()
+        .map(|(name, value)| encoding::Field {
+            name: Cow::Borrowed(name),
+            value: Cow::Borrowed(value),
+            expire_at_ms: hash.expire_at_ms.get(name).copied(),
+        })
+        .collect();
+    let key_expiry = hash.key_expiry.map(|(set_ms, user_ms)| KeyExpiry { set_ms, user_ms });
+    Some(encoding::encode(&list, key_expiry))
+}
+
 mod basic;
 mod encoding;
 mod ex;
 mod expire;
+mod large;
 mod random;
 
+use std::borrow::Cow;
+
 use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
-use store::{Change, Expiry, ValueKind};
+use store::{Change, Expiry, Item, ValueKind};
+
+use crate::owned;
 
 use super::{
     count_read, ttl,
-    typed::{self, Failure},
+    typed::{self, Failure, Owning},
     Ctx,
 };
 use encoding::{Fields, KeyExpiry};
@@ -101,7 +138,8 @@ fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) 
     let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
         return reply.error(error::WRONGTYPE);
     };
-    let fields = item.as_ref().map(|item| encoding::decode(item.value(), now_ms));
+    let encoded = item.as_ref().and_then(|item| typed::encoding(shared, item));
+    let fields = encoded.as_deref().map(|encoded| encoding::decode(encoded, now_ms));
     let live = fields.as_ref().filter(|fields| !fields.is_empty());
     f(live, &mut reply);
     let (found, all_expired) = (live.is_some(), fields.is_some() && live.is_none());
@@ -123,7 +161,8 @@ fn read_encoded(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&[u8]>, u64, &mut Reply
     let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
         return reply.error(error::WRONGTYPE);
     };
-    f(item.as_ref().map(|item| item.value()), now_ms, &mut reply);
+    let encoded = item.as_ref().and_then(|item| typed::encoding(shared, item));
+    f(encoded.as_deref(), now_ms, &mut reply);
     count_read(ctx.counters, item.is_some());
 }
 
@@ -150,35 +189,91 @@ fn change<R>(
 ) -> Result<R, Failure> {
     let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
+    let mut owning = Owning::new(ctx.shared);
     let result = ctx.shared.store.modify_within(&key, super::PROTO_MAX_BULK_LEN, |current| {
-        if current.as_ref().is_some_and(|item| item.value_kind() != ValueKind::Hash) {
-            return (Change::Keep, Err(Failure::WrongType));
+        owning.start_run();
+        match current {
+            Some(item) if item.value_kind() != ValueKind::Hash => {
+                (Change::Keep, Err(Failure::WrongType))
+            }
+            Some(item) if item.is_owner() => change_owned(&mut owning, &item, now_ms, &mut f),
+            current => {
+                let value = current.as_ref().map(|item| item.value());
+                let mut fields =
+                    value.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
+                let (changed, out) = f(&mut fields);
+                let old_expiry = current.as_ref().map_or(Expiry::Never, |item| item.expiry());
+                let write = changed || fields.dropped || current.is_none();
+                let (expiry, value) = match written(&fields, old_expiry, write) {
+                    Written::Delete if current.is_some() => return (Change::Delete, Ok(out)),
+                    Written::Delete | Written::Same => return (Change::Keep, Ok(out)),
+                    Written::Value { expiry, value } => (expiry, value),
+                };
+                match owning.write(ValueKind::Hash, value, expiry) {
+                    Ok(change) => (change, Ok(out)),
+                    Err(failure) => (Change::Keep, Err(failure)),
+                }
+            }
         }
-        let value = current.as_ref().map(|item| item.value());
-        let mut fields = value.map(|value| encoding::decode(value, now_ms)).unwrap_or_default();
-        let (changed, out) = f(&mut fields);
-        let old_expiry = current.as_ref().map_or(Expiry::Never, |item| item.expiry());
-        let change = if fields.is_empty() {
-            if current.is_some() {
-                Change::Delete
-            } else {
-                Change::Keep
-            }
-        } else {
-            let own = own_expiry(old_expiry, fields.key_expiry);
-            let (expiry, set) = key_expiry(&fields.list, own);
-            if changed || fields.dropped || expiry != old_expiry || current.is_none() {
-                let value = encoding::encode(&fields.list, set);
-                Change::WriteKind { value, kind: ValueKind::Hash, expiry }
-            } else {
-                Change::Keep
-            }
-        };
-        (change, Ok(out))
     });
-    match result {
-        Ok((_, out)) => out,
-        Err(e) => Err(Failure::Store(e)),
+    owning.finish(result.map(|(_, out)| out))
+}
+
+/// [`change`] of a hash kept outside the store: `f` edits its fields as decoded from its
+/// encoding (O(size), as in the store), and the value is replaced by the result. The item
+/// stays; only its expiry may change.
+fn change_owned<R>(
+    owning: &mut Owning<'_>,
+    item: &Item<'_>,
+    now_ms: u64,
+    f: &mut impl FnMut(&mut Fields<'_>) -> (bool, R),
+) -> (Change, Result<R, Failure>) {
+    let owned = owning.touch(item);
+    let mut state = owned.state.lock();
+    let owned::Value::Hash(hash) = &state.value else {
+        return (Change::Keep, Err(Failure::WrongType));
+    };
+    let encoded = encode_owned(hash);
+    let mut fields = encoded.as_deref().map(|e| encoding::decode(e, now_ms)).unwrap_or_default();
+    let (changed, out) = f(&mut fields);
+    let old_expiry = item.expiry();
+    let (expiry, value) = match written(&fields, old_expiry, changed || fields.dropped) {
+        Written::Delete => return (Change::Delete, Ok(out)),
+        Written::Same => return (Change::Keep, Ok(out)),
+        Written::Value { expiry, value } => (expiry, value),
+    };
+    let size_max = owning.size_max();
+    if value.len() > size_max {
+        let too_large = store::StoreError::TooLarge { size: value.len(), max: size_max };
+        return (Change::Keep, Err(Failure::Store(too_large)));
+    }
+    state.value = owned::Value::Hash(own(&value));
+    state.value_bytes = state.value.charged_bytes();
+    state.changes += 1;
+    if expiry == old_expiry {
+        return (Change::Keep, Ok(out));
+    }
+    (Change::Rewrite { expiry, meta: item.meta_state(), cas: None }, Ok(out))
+}
+
+/// What a change leaves to write: nothing (`Same`), a deletion (no field is left), or the
+/// encoding with the key's expiry (when `changed`, or when the expiry must change).
+enum Written {
+    Same,
+    Delete,
+    Value { expiry: Expiry, value: Vec<u8> },
+}
+
+fn written(fields: &Fields<'_>, old_expiry: Expiry, changed: bool) -> Written {
+    if fields.is_empty() {
+        return Written::Delete;
+    }
+    let own = own_expiry(old_expiry, fields.key_expiry);
+    let (expiry, set) = key_expiry(&fields.list, own);
+    if changed || expiry != old_expiry {
+        Written::Value { expiry, value: encoding::encode(&fields.list, set) }
+    } else {
+        Written::Same
     }
 }
 

@@ -205,3 +205,41 @@ fn many_fields_in_one_command() {
     assert_eq!(h.run_args(&hdel), b":4997\r\n");
     h.check(&[("EXISTS h", ":0\r\n")]);
 }
+
+/// Goal: a hash past 32 KiB of encoding moves out of the store, keeps its TTL through
+/// changes made in place, is refused with OOM, unchanged, when a field would take it past
+/// half the memory limit, and is released when its key expires.
+#[test]
+fn large_hashes_keep_ttl_and_size_limit() {
+    const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    let mut h = Harness::new();
+    let value = vec![b'v'; 1000];
+    for i in 0..40 {
+        h.run_args(&[b"HSET", b"big", format!("f{i}").as_bytes(), &value]);
+    }
+    assert_eq!(h.shared.owned.len(), 1, "40 KB of hash moved out of the store");
+    h.check(&[
+        ("PEXPIRE big 5000", ":1\r\n"),
+        ("HSET big a 1 b 2", ":2\r\n"),
+        ("HINCRBY big a 5", ":6\r\n"),
+        ("HDEL big b f0 nope", ":2\r\n"),
+        ("HSETNX big a 9", ":0\r\n"),
+        ("HLEN big", ":40\r\n"),
+        ("HGET big a", "$1\r\n6\r\n"),
+        ("HSTRLEN big f1", ":1000\r\n"),
+        ("PTTL big", ":5000\r\n"),
+        ("OBJECT ENCODING big", "$9\r\nhashtable\r\n"),
+    ]);
+    let mib = vec![b'x'; 1 << 20];
+    let pairs: Vec<&[u8]> = [&b"HSET"[..], b"big"]
+        .into_iter()
+        .chain((0..5).flat_map(|_| [&b"m"[..], &mib[..]]))
+        .collect();
+    assert_eq!(h.run_args(&pairs), OOM);
+    assert_eq!(h.run("HLEN big"), ":40\r\n");
+    assert_eq!(h.run("HEXISTS big m"), ":0\r\n");
+    h.clock.advance_ms(5001);
+    h.check(&[("HLEN big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
+    h.shared.store.sweep_expired(1 << 20);
+    assert_eq!(h.shared.owned.len(), 0, "released when its item expired");
+}

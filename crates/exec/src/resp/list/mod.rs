@@ -17,7 +17,7 @@ use store::ValueKind;
 use crate::owned;
 
 use super::{
-    typed::{self, Edit, Failure},
+    typed::{self, Edit, Failure, Sized},
     Ctx,
 };
 
@@ -89,58 +89,22 @@ fn modify<R>(
 }
 
 /// Runs `f` on key argument `index`'s list if it is kept outside the store (`owned.rs`),
-/// under its mutex: the commands with a path of their own there cost O(1) or O(elements
-/// touched) instead of O(size). `f` returns what its change did to the list's size in
-/// bytes ([`Sized`]), and `None` to leave the command to the general path (as does a key
-/// that is absent, in the store or of another type): a change that would empty the list,
-/// which deletes the key.
+/// under its mutex (see `typed::with_owned`); `None` leaves the command to the general
+/// path, as for a change that would empty the list, which deletes the key.
 fn with_owned<R>(
     ctx: &mut Ctx<'_>,
     index: usize,
     mut f: impl FnMut(&mut VecDeque<Box<[u8]>>, usize) -> Option<(Sized, R)>,
 ) -> Option<R> {
-    let shared = ctx.shared;
-    let size_max = typed::owned_size_max(&shared.store);
-    for _ in 0..3 {
-        let owned = {
-            let reader = shared.store.reader();
-            let item = reader.get(ctx.key(index))?;
-            if item.value_kind() != ValueKind::List || !item.is_owner() {
-                return None;
-            }
-            shared.owned.get(item.value())?
-        };
-        let mut state = owned.state.lock();
-        if state.released {
-            continue; // deleted or replaced since it was read: read the key again
-        }
-        // What the list may still grow by (its charged size stands for its encoding's).
-        let room_bytes = size_max.saturating_sub(state.value_bytes);
-        let owned::Value::List(list) = &mut state.value;
-        let (sized, out) = f(list, room_bytes)?;
-        let changed = sized != Sized::Unchanged;
-        if let Sized::Changed { added_bytes, removed_bytes } = sized {
-            state.value_bytes = (state.value_bytes + added_bytes).saturating_sub(removed_bytes);
-            state.changes += 1;
-        }
-        drop(state);
-        if changed {
-            owned::settle(&shared.store, &owned);
-        }
-        return Some(out);
-    }
-    None
-}
-
-/// What a change of a list kept outside the store did (see [`with_owned`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sized {
-    Unchanged,
-    /// Elements of these charged sizes (`owned::element_bytes`) came and went.
-    Changed {
-        added_bytes: usize,
-        removed_bytes: usize,
-    },
+    typed::with_owned(
+        ctx.shared,
+        ctx.key(index),
+        ValueKind::List,
+        |value, room_bytes| match value {
+            owned::Value::List(list) => f(list, room_bytes),
+            _ => None,
+        },
+    )
 }
 
 /// The charged size of `elements`.
