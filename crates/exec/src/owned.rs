@@ -1,4 +1,4 @@
-//! Large collections kept outside the store: lists and hashes.
+//! Large collections kept outside the store: lists, hashes and sets.
 //!
 //! A collection whose compact encoding passes [`OWN_MIN_BYTES`] moves out of the store: its
 //! elements live in an [`Owned`] here, and the key's store item becomes an *owner*
@@ -34,10 +34,10 @@ use parking_lot::Mutex;
 /// Lists whose encodings are longer than this move out of the store.
 pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
 
-/// Hashes whose encodings are longer than this move out of the store. Higher than a
-/// list's: a field kept here costs a few times its share of the encoding (see
-/// [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
-pub(crate) const OWN_HASH_MIN_BYTES: usize = 32 * 1024;
+/// Hashes and sets whose encodings are longer than this move out of the store. Higher
+/// than a list's: a field or member kept here costs a few times its share of the
+/// encoding (see [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
+pub(crate) const OWN_TABLE_MIN_BYTES: usize = 32 * 1024;
 
 /// What an element's slot in the deque costs: its box (pointer and length), and half as
 /// much again for the deque's spare capacity on average (it doubles as it grows).
@@ -52,6 +52,7 @@ const MALLOC_HEADER_BYTES: usize = 8;
 pub(crate) enum Value {
     List(VecDeque<Box<[u8]>>),
     Hash(HashValue),
+    Set(SetValue),
 }
 
 impl Value {
@@ -66,6 +67,7 @@ impl Value {
         match self {
             Value::List(list) => list.iter().map(|e| element_bytes(e.len())).sum(),
             Value::Hash(hash) => hash.charged_bytes(),
+            Value::Set(set) => set.iter().map(|member| hash_field_bytes(member.len(), 0)).sum(),
         }
     }
 }
@@ -141,6 +143,53 @@ impl HashValue {
     }
 }
 
+/// A set kept outside the store: a hash table of its members (their text: an integer
+/// member's text is its canonical decimal form, so equal bytes are equal members). Its
+/// order is the table's, as Redis's is for a set this large.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SetValue {
+    members: HashTable<Box<[u8]>>,
+    hasher: RandomState,
+}
+
+impl SetValue {
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub(crate) fn contains(&self, member: &[u8]) -> bool {
+        let hash = self.hasher.hash_one(member);
+        self.members.find(hash, |stored| **stored == *member).is_some()
+    }
+
+    /// Adds `member`; whether it is new.
+    pub(crate) fn insert(&mut self, member: &[u8]) -> bool {
+        if self.contains(member) {
+            return false;
+        }
+        let (hash, hasher) = (self.hasher.hash_one(member), &self.hasher);
+        self.members.insert_unique(hash, Box::from(member), |stored| hasher.hash_one(stored));
+        true
+    }
+
+    /// Removes `member`; whether it was there.
+    pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
+        let hash = self.hasher.hash_one(member);
+        match self.members.find_entry(hash, |stored| **stored == *member) {
+            Ok(entry) => {
+                entry.remove();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The members, in the table's order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        self.members.iter().map(|member| &member[..])
+    }
+}
+
 /// A field's allocation: its name's length (LEB128), the name, the value.
 fn joined(name: &[u8], value: &[u8]) -> Box<[u8]> {
     let mut field = Vec::with_capacity(name.len() + value.len() + 2);
@@ -168,7 +217,7 @@ fn split(field: &[u8]) -> (&[u8], &[u8]) {
     field[used..].split_at(len)
 }
 
-/// What a hash field is charged: its slot in the table (a boxed slice, at the table's
+/// What a hash field is charged (a set member: with a value of length 0): its slot in the table (a boxed slice, at the table's
 /// load and half again for spare capacity), its allocation (the allocator's header and
 /// rounding, 32 bytes at least), and a quarter more, as for a list element.
 pub(crate) fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
@@ -320,5 +369,23 @@ mod tests {
         fields.sort();
         assert_eq!(fields, [(&b""[..], &b""[..]), (b"a", b"new"), (&[b'k'; 127], b"vv")]);
         assert!(hash.is_plain());
+    }
+
+    /// Goal: members are added once, found, removed once; the rest stay.
+    #[test]
+    fn set_members() {
+        let mut set = SetValue::default();
+        let long = vec![b'm'; 200];
+        for member in [&b""[..], b"5", b"05", &long] {
+            assert!(set.insert(member));
+            assert!(!set.insert(member));
+        }
+        assert_eq!(set.len(), 4);
+        assert!(set.contains(b"05") && set.contains(&long) && !set.contains(b"6"));
+        assert!(set.remove(b"5"));
+        assert!(!set.remove(b"5"));
+        let mut members: Vec<&[u8]> = set.iter().collect();
+        members.sort();
+        assert_eq!(members, [&b""[..], b"05", &long]);
     }
 }

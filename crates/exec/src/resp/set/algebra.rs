@@ -7,11 +7,13 @@
 //! computed; a missing source is an empty set; a STORE replaces the destination whatever
 //! it held, without its TTL, and deletes it when the result is empty.
 
+use std::borrow::Cow;
+
 use proto_resp::{args::parse_i64, error};
 use store::{Change, Expiry, Reader, ValueKind};
 
 use super::{change_set, splice, stored_key, Ctx, Member, SetView, Work};
-use crate::resp::typed::{self, Failure};
+use crate::resp::typed::{self, Failure, Owning};
 
 const NUMKEYS_NOT_POSITIVE: &str = "ERR numkeys should be greater than 0";
 const NUMKEYS_TOO_MANY: &str = "ERR Number of keys can't be greater than number of args";
@@ -25,13 +27,14 @@ enum Count {
     Not,
 }
 
-/// The sets at key arguments `keys` (each `None` when absent), or the first WRONGTYPE.
+/// The encodings of the sets at key arguments `keys` (each `None` when absent), or the
+/// first WRONGTYPE; [`views`] reads them.
 fn read_sets<'r>(
     ctx: &Ctx<'_>,
     reader: &'r Reader<'_>,
     keys: std::ops::Range<usize>,
     count: Count,
-) -> Result<Vec<Option<SetView<'r>>>, Failure> {
+) -> Result<Vec<Option<Cow<'r, [u8]>>>, Failure> {
     let mut scratch = Vec::new();
     keys.map(|index| {
         let key = stored_key(ctx, index, &mut scratch);
@@ -39,9 +42,14 @@ fn read_sets<'r>(
         if count == Count::Reads {
             crate::resp::count_read(ctx.counters, item.is_some());
         }
-        Ok(item.map(|item| SetView::new(item.value())))
+        Ok(item.and_then(|item| typed::encoding(ctx.shared, &item)))
     })
     .collect()
+}
+
+/// The sets of [`read_sets`]'s encodings.
+fn views<'e>(encodings: &'e [Option<Cow<'_, [u8]>>]) -> Vec<Option<SetView<'e>>> {
+    encodings.iter().map(|encoded| encoded.as_deref().map(SetView::new)).collect()
 }
 
 /// The members every set has, in the stored order of the smallest, up to `limit` (0: all).
@@ -72,8 +80,8 @@ pub(super) fn sinter(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
     match read_sets(ctx, &reader, 1..ctx.argc(), Count::Reads) {
-        Ok(sets) => {
-            let found = intersect(&sets, 0);
+        Ok(encodings) => {
+            let found = intersect(&views(&encodings), 0);
             super::reply_members(ctx, found.len(), found.into_iter());
         }
         Err(failure) => ctx.failure(failure),
@@ -106,7 +114,7 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
     match read_sets(ctx, &reader, 2..keys_end, Count::Reads) {
-        Ok(sets) => ctx.reply().integer(intersect(&sets, limit).len() as i64),
+        Ok(encodings) => ctx.reply().integer(intersect(&views(&encodings), limit).len() as i64),
         Err(failure) => ctx.failure(failure),
     }
 }
@@ -115,9 +123,9 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
 pub(super) fn sinterstore(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let result = read_sets(ctx, &reader, 2..ctx.argc(), Count::Reads).map(|sets| {
+    let result = read_sets(ctx, &reader, 2..ctx.argc(), Count::Reads).map(|encodings| {
         let mut work = Work::default();
-        work.add_all(intersect(&sets, 0));
+        work.add_all(intersect(&views(&encodings), 0));
         work.encode()
     });
     match result {
@@ -144,10 +152,11 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, target: Target) {
     let first = if target == Target::Store { 2 } else { 1 };
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let sets = match read_sets(ctx, &reader, first..ctx.argc(), Count::Reads) {
-        Ok(sets) => sets,
+    let encodings = match read_sets(ctx, &reader, first..ctx.argc(), Count::Reads) {
+        Ok(encodings) => encodings,
         Err(failure) => return ctx.failure(failure),
     };
+    let sets = views(&encodings);
     let mut work = Work::default();
     match op {
         Op::Union => {
@@ -177,21 +186,22 @@ fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>) {
     let shared = ctx.shared;
     let mut scratch = Vec::new();
     let key = stored_key(ctx, 1, &mut scratch);
+    let mut owning = Owning::new(shared);
     let result = shared.store.modify_within(key, super::super::PROTO_MAX_BULK_LEN, |current| {
+        owning.start_run();
         let change = match (&encoded, current) {
-            (Some(value), _) => Change::WriteKind {
-                value: value.clone(),
-                kind: ValueKind::Set,
-                expiry: Expiry::Never,
-            },
-            (None, Some(_)) => Change::Delete,
-            (None, None) => Change::Keep,
+            (Some(value), _) => owning.write(ValueKind::Set, value.clone(), Expiry::Never),
+            (None, Some(_)) => Ok(Change::Delete),
+            (None, None) => Ok(Change::Keep),
         };
-        (change, ())
+        match change {
+            Ok(change) => (change, Ok(())),
+            Err(failure) => (Change::Keep, Err(failure)),
+        }
     });
-    match result {
-        Ok(_) => ctx.reply().integer(len as i64),
-        Err(e) => ctx.failure(Failure::Store(e)),
+    match owning.finish(result.map(|(_, out)| out)) {
+        Ok(()) => ctx.reply().integer(len as i64),
+        Err(failure) => ctx.failure(failure),
     }
 }
 
@@ -204,12 +214,12 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
     let same_key = ctx.arg(1) == ctx.arg(2);
     let shared = ctx.shared;
     let reader = shared.store.reader();
-    let sets = match read_sets(ctx, &reader, 1..3, Count::Not) {
-        Ok(sets) => sets,
+    let encodings = match read_sets(ctx, &reader, 1..3, Count::Not) {
+        Ok(encodings) => encodings,
         Err(_) if sets_source_missing(ctx, &reader) => return ctx.reply().integer(0),
         Err(failure) => return ctx.failure(failure),
     };
-    let Some(source) = sets[0] else {
+    let Some(source) = encodings[0].as_deref().map(SetView::new) else {
         return ctx.reply().integer(0);
     };
     if !source.contains(member) {
@@ -218,6 +228,7 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
     if same_key {
         return ctx.reply().integer(1);
     }
+    drop(encodings);
     drop(reader);
     if change_set(ctx, 2, |current| splice::add(current, &[member])).is_none() {
         return;

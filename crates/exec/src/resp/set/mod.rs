@@ -19,12 +19,30 @@ use super::{
     typed::{self, Edit},
     Ctx,
 };
-use crate::keyspace;
+use crate::{keyspace, owned};
 
 mod algebra;
 mod encoding;
+mod large;
 mod random;
 mod splice;
+
+/// The value kept outside the store for a large set's encoding (`typed::own`).
+pub(super) fn own(encoded: &[u8]) -> owned::SetValue {
+    let mut set = owned::SetValue::default();
+    let mut buf = IntText::default();
+    SetView::new(encoded).iter().for_each(|member| {
+        set.insert(member.text(&mut buf));
+    });
+    set
+}
+
+/// The encoding of a set kept outside the store; `None` when it is empty.
+pub(super) fn encode_owned(set: &owned::SetValue) -> Option<Vec<u8>> {
+    let mut work = Work::default();
+    work.add_all(set.iter().map(Member::of));
+    work.encode()
+}
 
 use encoding::{IntText, Member, SetView, Work};
 
@@ -41,6 +59,7 @@ pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
 }
 
 pub(super) fn members_text(encoded: &[u8]) -> Vec<Vec<u8>> {
+    // (an owner's encoding comes from `typed::encoding`)
     encoding::SetView::new(encoded).iter().map(|member| member.to_vec()).collect()
 }
 
@@ -82,7 +101,8 @@ fn with_set(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option
     match typed::read(&reader, key, ValueKind::Set) {
         Ok(item) => {
             super::count_read(ctx.counters, item.is_some());
-            f(ctx, item.map(|item| SetView::new(item.value())))
+            let encoded = item.as_ref().and_then(|item| typed::encoding(shared, item));
+            f(ctx, encoded.as_deref().map(SetView::new))
         }
         Err(failure) => ctx.failure(failure),
     }
@@ -118,6 +138,12 @@ fn member_args<'a>(ctx: &Ctx<'a>, from: usize) -> impl Iterator<Item = Member<'a
 }
 
 fn sadd(ctx: &mut Ctx<'_>) {
+    let texts: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    match large::add(ctx, &texts) {
+        Some(Ok(added)) => return ctx.reply().integer(added),
+        Some(Err(large::TooLarge)) => return ctx.refused(crate::core::Refusal::TooLarge),
+        None => {}
+    }
     let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
     if let Some(added) = change_set(ctx, 1, |current| splice::add(current, &members)) {
         ctx.reply().integer(added as i64);
@@ -125,6 +151,10 @@ fn sadd(ctx: &mut Ctx<'_>) {
 }
 
 fn srem(ctx: &mut Ctx<'_>) {
+    let texts: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if let Some(removed) = large::remove(ctx, &texts) {
+        return ctx.reply().integer(removed);
+    }
     let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
     if let Some(removed) = change_set(ctx, 1, |current| splice::remove(current, &members)) {
         ctx.reply().integer(removed as i64);
@@ -146,6 +176,9 @@ fn smembers(ctx: &mut Ctx<'_>) {
 }
 
 fn sismember(ctx: &mut Ctx<'_>) {
+    if let Some(found) = large::contains(ctx, &[ctx.arg(2)]) {
+        return ctx.reply().integer(i64::from(found[0]));
+    }
     let member = Member::of(ctx.arg(2));
     with_set(ctx, 1, |ctx, set| {
         let found = set.is_some_and(|set| set.contains(member));
@@ -154,6 +187,13 @@ fn sismember(ctx: &mut Ctx<'_>) {
 }
 
 fn smismember(ctx: &mut Ctx<'_>) {
+    let texts: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if let Some(found) = large::contains(ctx, &texts) {
+        let mut reply = ctx.reply();
+        reply.array(found.len());
+        found.iter().for_each(|&found| reply.integer(i64::from(found)));
+        return;
+    }
     let members = member_args(ctx, 2);
     with_set(ctx, 1, |ctx, set| {
         let lookup = set.map(|set| set.lookup());
@@ -167,6 +207,9 @@ fn smismember(ctx: &mut Ctx<'_>) {
 }
 
 fn scard(ctx: &mut Ctx<'_>) {
+    if let Some(len) = large::len(ctx) {
+        return ctx.reply().integer(len as i64);
+    }
     with_set(ctx, 1, |ctx, set| {
         ctx.reply().integer(set.map_or(0, |set| set.len()) as i64);
     });

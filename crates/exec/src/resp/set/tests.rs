@@ -198,3 +198,41 @@ fn too_large_is_refused() {
     h.check(&[("SMEMBERS out", "*1\r\n$1\r\n1\r\n"), ("SINTERSTORE out s d", ":0\r\n")]);
     h.check(&[("EXISTS out", ":0\r\n")]);
 }
+
+/// Goal: a set past 32 KiB of encoding moves out of the store (SADD, SUNIONSTORE), keeps
+/// its TTL through changes made in place, answers every read as before, is refused with
+/// OOM, unchanged, past half the memory limit, and is released when its key expires.
+#[test]
+fn large_sets_keep_ttl_and_size_limit() {
+    const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    let mut h = Harness::new();
+    let member = |i: usize| format!("member-{i:05}-{}", "x".repeat(100)).into_bytes();
+    for i in 0..400 {
+        h.run_args(&[b"SADD", b"big", &member(i)]);
+    }
+    assert_eq!(h.shared.owned.len(), 1, "44 KB of set moved out of the store");
+    h.check(&[
+        ("PEXPIRE big 5000", ":1\r\n"),
+        ("SADD big 1 2 2 3", ":3\r\n"),
+        ("SREM big 2 nope", ":1\r\n"),
+        ("SISMEMBER big 3", ":1\r\n"),
+        ("SMISMEMBER big 1 2", "*2\r\n:1\r\n:0\r\n"),
+        ("SCARD big", ":402\r\n"),
+        ("PTTL big", ":5000\r\n"),
+        ("OBJECT ENCODING big", "$9\r\nhashtable\r\n"),
+        ("SUNIONSTORE copy big", ":402\r\n"),
+        ("SCARD copy", ":402\r\n"),
+    ]);
+    assert!(h.run("SINTER big copy").starts_with("*402\r\n"));
+    assert_eq!(h.shared.owned.len(), 2, "the stored union is large too");
+    let mib = vec![b'x'; 1 << 20];
+    let mut sadd: Vec<Vec<u8>> = vec![b"SADD".to_vec(), b"big".to_vec()];
+    sadd.extend((0..5u8).map(|i| [&mib[..], &[i]].concat()));
+    let args: Vec<&[u8]> = sadd.iter().map(Vec::as_slice).collect();
+    assert_eq!(h.run_args(&args), OOM);
+    assert_eq!(h.run("SCARD big"), ":402\r\n");
+    h.clock.advance_ms(5001);
+    h.check(&[("SCARD big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
+    h.shared.store.sweep_expired(1 << 20);
+    assert_eq!(h.shared.owned.len(), 1, "released when its item expired; the copy stays");
+}

@@ -102,7 +102,8 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
         .iter()
         .map(|item| {
             let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::Set)?;
-            Some(super::super::set::members_text(item.value()))
+            let encoded = super::super::typed::encoding(ctx.shared, item)?;
+            Some(super::super::set::members_text(&encoded))
         })
         .collect();
     let sets: Vec<ZSet<'_>> = items

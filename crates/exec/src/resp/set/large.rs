@@ -1,0 +1,84 @@
+//! The set commands' own paths on a set kept outside the store (`owned.rs`): a member
+//! table edited in place under its mutex, O(members named) instead of O(size). Each
+//! returns `None` to leave the command to the general path: the key is absent, in the
+//! store, of another type, or the change would empty it (which deletes the key).
+
+use store::ValueKind;
+
+use super::super::{
+    count_read,
+    typed::{self, Sized},
+};
+use super::Ctx;
+use crate::owned::{self, hash_field_bytes, SetValue};
+
+/// A change that would take the set past its size limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TooLarge;
+
+/// Runs `f` on key argument 1's set if it is kept outside the store.
+fn with_set<R>(
+    ctx: &mut Ctx<'_>,
+    mut f: impl FnMut(&mut SetValue, usize) -> Option<(Sized, R)>,
+) -> Option<R> {
+    typed::with_owned(ctx.shared, ctx.key(1), ValueKind::Set, |value, room| match value {
+        owned::Value::Set(set) => f(set, room),
+        _ => None,
+    })
+}
+
+/// Runs a read of the members; it counts as a hit.
+fn read<R>(ctx: &mut Ctx<'_>, f: impl Fn(&SetValue) -> R) -> Option<R> {
+    let out = with_set(ctx, |set, _| Some((Sized::Unchanged, f(set))))?;
+    count_read(ctx.counters, true);
+    Some(out)
+}
+
+/// SADD: how many members were new.
+pub(super) fn add(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<Result<i64, TooLarge>> {
+    with_set(ctx, |set, room_bytes| {
+        let charged = |member: &&[u8]| hash_field_bytes(member.len(), 0);
+        if members.iter().map(charged).sum::<usize>() > room_bytes {
+            return Some((Sized::Unchanged, Err(TooLarge)));
+        }
+        let added: Vec<&[u8]> = members.iter().copied().filter(|m| set.insert(m)).collect();
+        let added_bytes: usize = added.iter().map(charged).sum();
+        let sized = match added_bytes {
+            0 => Sized::Unchanged,
+            _ => Sized::Changed { added_bytes, removed_bytes: 0 },
+        };
+        Some((sized, Ok(added.len() as i64)))
+    })
+}
+
+/// SREM: how many members were removed (`None` when it would remove them all).
+pub(super) fn remove(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<i64> {
+    with_set(ctx, |set, _| {
+        let mut present: Vec<&[u8]> =
+            members.iter().copied().filter(|member| set.contains(member)).collect();
+        present.sort_unstable();
+        present.dedup();
+        if present.len() >= set.len() {
+            return None;
+        }
+        present.iter().for_each(|member| {
+            set.remove(member);
+        });
+        let removed_bytes: usize = present.iter().map(|m| hash_field_bytes(m.len(), 0)).sum();
+        let sized = match removed_bytes {
+            0 => Sized::Unchanged,
+            _ => Sized::Changed { added_bytes: 0, removed_bytes },
+        };
+        Some((sized, present.len() as i64))
+    })
+}
+
+/// SISMEMBER, SMISMEMBER: whether each of `members` is in the set.
+pub(super) fn contains(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<Vec<bool>> {
+    read(ctx, |set| members.iter().map(|member| set.contains(member)).collect())
+}
+
+/// SCARD.
+pub(super) fn len(ctx: &mut Ctx<'_>) -> Option<usize> {
+    read(ctx, SetValue::len)
+}

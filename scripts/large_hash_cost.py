@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Cost of HSET, HGET, HINCRBY and HDEL as hashes grow: wall microseconds per command on
+hashes of 1,000, 100,000 and 1,000,000 fields, for Spinel and its Redis peers.
+
+    scripts/large_hash_cost.py [--servers spinel,redis,valkey] [--commands 20000]
+        [--server-cmd NAME=ARGV ...]
+
+As scripts/large_list_cost.py (same servers, pinning and options): the hash is filled with
+HSET of `fieldN valueN` pairs, 1,000 at a time; then `--commands` HSET of new fields, as
+many HGET and HINCRBY of existing ones, and HDEL of the new ones are sent in pipelined
+batches of 1,000 on one connection, and timed. Two cores are noisy: repeat, and compare
+ratios. Only the processes this script starts are stopped.
+"""
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from large_list_cost import BATCH, free_port, run_batch, server_argv  # noqa: E402
+
+SIZES = (1_000, 100_000, 1_000_000)
+
+
+def commands_for(verb, n, size):
+    if verb == "HSET":
+        return [["HSET", "h", f"new{i}", "v"] for i in range(n)]
+    if verb == "HGET":
+        return [["HGET", "h", f"field{(i * 7919) % size}"] for i in range(n)]
+    if verb == "HINCRBY":
+        return [["HINCRBY", "h", f"n{i % 100}", "1"] for i in range(n)]
+    return [["HDEL", "h", f"new{i}"] for i in range(n)]
+
+
+def measure(name, argv, port, commands):
+    proc = subprocess.Popen(["taskset", "-c", "1"] + argv, stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.7)
+        conn = socket.create_connection(("127.0.0.1", port))
+        for size in SIZES:
+            run_batch(conn, [["DEL", "h"]])
+            for start in range(0, size, BATCH):
+                pairs = [x for i in range(start, start + BATCH) for x in (f"field{i}", f"v{i}")]
+                run_batch(conn, [["HSET", "h"] + pairs])
+            costs = []
+            for verb in ("HSET", "HGET", "HINCRBY", "HDEL"):
+                batch = commands_for(verb, commands, size)
+                started = time.perf_counter()
+                for at in range(0, len(batch), BATCH):
+                    run_batch(conn, batch[at:at + BATCH])
+                costs.append((time.perf_counter() - started) / len(batch) * 1e6)
+            print(f"{name:12} {size:>9} fields: " + ", ".join(
+                f"{verb} {cost:8.2f} us"
+                for verb, cost in zip(("HSET", "HGET", "HINCRBY", "HDEL"), costs)), flush=True)
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--servers", default="spinel,redis,valkey")
+    parser.add_argument("--commands", type=int, default=20_000)
+    parser.add_argument("--server-cmd", action="append", default=[], metavar="NAME=ARGV")
+    args = parser.parse_args()
+    extra = dict(item.split("=", 1) for item in args.server_cmd)
+    os.sched_setaffinity(0, {0})
+    for name in args.servers.split(",") + [n for n in extra if n not in args.servers]:
+        port = free_port()
+        measure(name, server_argv(name, port, extra), port, args.commands)
+
+
+if __name__ == "__main__":
+    main()
