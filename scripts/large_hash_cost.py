@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Cost of HSET, HGET, HINCRBY and HDEL as hashes grow: wall microseconds per command on
-hashes of 1,000, 100,000 and 1,000,000 fields, for Spinel and its Redis peers.
+"""Cost of HSET, HGET, HINCRBY and HDEL as hashes grow (or SADD, SISMEMBER, SCARD and SREM
+as sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,000
+fields, for Spinel and its Redis peers.
 
     scripts/large_hash_cost.py [--servers spinel,redis,valkey] [--commands 20000]
-        [--server-cmd NAME=ARGV ...]
+        [--structure hash|set] [--sizes 1000,100000,1000000] [--server-cmd NAME=ARGV ...]
 
 As scripts/large_list_cost.py (same servers, pinning and options): the hash is filled with
 HSET of `fieldN valueN` pairs, 1,000 at a time; then `--commands` HSET of new fields, as
@@ -24,7 +25,18 @@ from large_list_cost import BATCH, free_port, run_batch, server_argv  # noqa: E4
 SIZES = (1_000, 100_000, 1_000_000)
 
 
+VERBS = {"hash": ("HSET", "HGET", "HINCRBY", "HDEL"), "set": ("SADD", "SISMEMBER", "SCARD", "SREM")}
+
+
 def commands_for(verb, n, size):
+    if verb == "SADD":
+        return [["SADD", "h", f"new{i}"] for i in range(n)]
+    if verb == "SISMEMBER":
+        return [["SISMEMBER", "h", f"field{(i * 7919) % size}"] for i in range(n)]
+    if verb == "SCARD":
+        return [["SCARD", "h"] for _ in range(n)]
+    if verb == "SREM":
+        return [["SREM", "h", f"new{i}"] for i in range(n)]
     if verb == "HSET":
         return [["HSET", "h", f"new{i}", "v"] for i in range(n)]
     if verb == "HGET":
@@ -34,26 +46,33 @@ def commands_for(verb, n, size):
     return [["HDEL", "h", f"new{i}"] for i in range(n)]
 
 
-def measure(name, argv, port, commands):
+def fill(conn, structure, size):
+    run_batch(conn, [["DEL", "h"]])
+    for start in range(0, size, BATCH):
+        if structure == "set":
+            run_batch(conn, [["SADD", "h"] + [f"field{i}" for i in range(start, start + BATCH)]])
+        else:
+            pairs = [x for i in range(start, start + BATCH) for x in (f"field{i}", f"v{i}")]
+            run_batch(conn, [["HSET", "h"] + pairs])
+
+
+def measure(name, argv, port, commands, structure, sizes):
     proc = subprocess.Popen(["taskset", "-c", "1"] + argv, stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.7)
         conn = socket.create_connection(("127.0.0.1", port))
-        for size in SIZES:
-            run_batch(conn, [["DEL", "h"]])
-            for start in range(0, size, BATCH):
-                pairs = [x for i in range(start, start + BATCH) for x in (f"field{i}", f"v{i}")]
-                run_batch(conn, [["HSET", "h"] + pairs])
+        for size in sizes:
+            fill(conn, structure, size)
             costs = []
-            for verb in ("HSET", "HGET", "HINCRBY", "HDEL"):
+            for verb in VERBS[structure]:
                 batch = commands_for(verb, commands, size)
                 started = time.perf_counter()
                 for at in range(0, len(batch), BATCH):
                     run_batch(conn, batch[at:at + BATCH])
                 costs.append((time.perf_counter() - started) / len(batch) * 1e6)
-            print(f"{name:12} {size:>9} fields: " + ", ".join(
-                f"{verb} {cost:8.2f} us"
-                for verb, cost in zip(("HSET", "HGET", "HINCRBY", "HDEL"), costs)), flush=True)
+            print(f"{name:12} {size:>9} {structure}: " + ", ".join(
+                f"{verb} {cost:8.2f} us" for verb, cost in zip(VERBS[structure], costs)),
+                flush=True)
         conn.close()
     finally:
         proc.terminate()
@@ -64,13 +83,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--servers", default="spinel,redis,valkey")
     parser.add_argument("--commands", type=int, default=20_000)
+    parser.add_argument("--structure", choices=("hash", "set"), default="hash")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--server-cmd", action="append", default=[], metavar="NAME=ARGV")
     args = parser.parse_args()
     extra = dict(item.split("=", 1) for item in args.server_cmd)
     os.sched_setaffinity(0, {0})
     for name in args.servers.split(",") + [n for n in extra if n not in args.servers]:
         port = free_port()
-        measure(name, server_argv(name, port, extra), port, args.commands)
+        sizes = [int(size) for size in args.sizes.split(",")]
+        measure(name, server_argv(name, port, extra), port, args.commands, args.structure, sizes)
 
 
 if __name__ == "__main__":
