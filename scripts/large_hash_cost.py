@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Cost of HSET, HGET, HINCRBY and HDEL as hashes grow (or SADD, SISMEMBER, SCARD and SREM
-as sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,000
+"""Cost of HSET, HGET, HINCRBY and HDEL as hashes grow (or SADD, SISMEMBER, SCARD, SREM and
+SPOP as sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,000
 fields, for Spinel and its Redis peers.
 
     scripts/large_hash_cost.py [--servers spinel,redis,valkey] [--commands 20000]
@@ -25,7 +25,7 @@ from large_list_cost import BATCH, free_port, run_batch, server_argv  # noqa: E4
 SIZES = (1_000, 100_000, 1_000_000)
 
 
-VERBS = {"hash": ("HSET", "HGET", "HINCRBY", "HDEL"), "set": ("SADD", "SISMEMBER", "SCARD", "SREM")}
+VERBS = {"hash": ("HSET", "HGET", "HINCRBY", "HDEL"), "set": ("SADD", "SISMEMBER", "SCARD", "SREM", "SPOP")}
 
 
 def commands_for(verb, n, size):
@@ -37,6 +37,8 @@ def commands_for(verb, n, size):
         return [["SCARD", "h"] for _ in range(n)]
     if verb == "SREM":
         return [["SREM", "h", f"new{i}"] for i in range(n)]
+    if verb == "SPOP":  # at most half the set, so that it never empties it
+        return [["SPOP", "h"] for _ in range(min(n, size // 2))]
     if verb == "HSET":
         return [["HSET", "h", f"new{i}", "v"] for i in range(n)]
     if verb == "HGET":

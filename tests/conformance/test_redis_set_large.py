@@ -64,6 +64,27 @@ def test_one_member_commands(c, key):
     assert scanned == {m for m in expected if m.startswith("m00000")}
 
 
+def test_random_pops_and_picks(c, key):
+    left = filled(c, key)
+    one = call(c, "SPOP", key).decode()
+    assert one in left
+    left.remove(one)
+    some = {m.decode() for m in call(c, "SPOP", key, "100")}
+    assert len(some) == 100 and some <= left
+    left -= some
+    assert call(c, "SPOP", key, "0") == []
+    assert call(c, "SCARD", key) == len(left)
+    assert call(c, "SRANDMEMBER", key).decode() in left
+    picked = [m.decode() for m in call(c, "SRANDMEMBER", key, "50")]
+    assert len(set(picked)) == 50 and set(picked) <= left
+    repeated = [m.decode() for m in call(c, "SRANDMEMBER", key, "-20")]
+    assert len(repeated) == 20 and set(repeated) <= left
+    assert members(c, key) == left
+    everything = {m.decode() for m in call(c, "SPOP", key, str(SIZE))}
+    assert everything == left
+    assert call(c, "EXISTS", key) == 0
+
+
 def test_removing_every_member_deletes_the_key(c, key):
     expected = sorted(filled(c, key))
     assert call(c, "SREM", key, *expected[:-1]) == SIZE - 1

@@ -67,7 +67,7 @@ impl Value {
         match self {
             Value::List(list) => list.iter().map(|e| element_bytes(e.len())).sum(),
             Value::Hash(hash) => hash.charged_bytes(),
-            Value::Set(set) => set.iter().map(|member| hash_field_bytes(member.len(), 0)).sum(),
+            Value::Set(set) => set.iter().map(|member| set_member_bytes(member.len())).sum(),
         }
     }
 }
@@ -143,12 +143,14 @@ impl HashValue {
     }
 }
 
-/// A set kept outside the store: a hash table of its members (their text: an integer
-/// member's text is its canonical decimal form, so equal bytes are equal members). Its
-/// order is the table's, as Redis's is for a set this large.
+/// A set kept outside the store: its members in a vector (their text: an integer member's
+/// text is its canonical decimal form, so equal bytes are equal members), found through a
+/// hash table of their positions, so that a random member (SPOP, SRANDMEMBER) is one
+/// index away. Its order is the vector's, as a set this large has Redis's table order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SetValue {
-    members: HashTable<Box<[u8]>>,
+    members: Vec<Box<[u8]>>,
+    positions: HashTable<usize>,
     hasher: RandomState,
 }
 
@@ -157,9 +159,13 @@ impl SetValue {
         self.members.len()
     }
 
+    fn position(&self, member: &[u8]) -> Option<usize> {
+        let (hash, members) = (self.hasher.hash_one(member), &self.members);
+        self.positions.find(hash, |&at| *members[at] == *member).copied()
+    }
+
     pub(crate) fn contains(&self, member: &[u8]) -> bool {
-        let hash = self.hasher.hash_one(member);
-        self.members.find(hash, |stored| **stored == *member).is_some()
+        self.position(member).is_some()
     }
 
     /// Adds `member`; whether it is new.
@@ -167,27 +173,46 @@ impl SetValue {
         if self.contains(member) {
             return false;
         }
-        let (hash, hasher) = (self.hasher.hash_one(member), &self.hasher);
-        self.members.insert_unique(hash, Box::from(member), |stored| hasher.hash_one(stored));
+        let Self { members, positions, hasher } = self;
+        let hash = hasher.hash_one(member);
+        members.push(Box::from(member));
+        positions.insert_unique(hash, members.len() - 1, |&at| hasher.hash_one(&members[at]));
         true
     }
 
-    /// Removes `member`; whether it was there.
+    /// Removes `member`; whether it was there. The last member takes its place.
     pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
-        let hash = self.hasher.hash_one(member);
-        match self.members.find_entry(hash, |stored| **stored == *member) {
-            Ok(entry) => {
-                entry.remove();
-                true
+        let Self { members, positions, hasher } = self;
+        let hash = hasher.hash_one(member);
+        let Ok(entry) = positions.find_entry(hash, |&at| *members[at] == *member) else {
+            return false;
+        };
+        let (at, _) = entry.remove();
+        let last = members.len() - 1;
+        members.swap_remove(at);
+        if at != last {
+            let moved = hasher.hash_one(&members[at]);
+            if let Some(slot) = positions.find_mut(moved, |&other| other == last) {
+                *slot = at;
             }
-            Err(_) => false,
         }
+        true
     }
 
-    /// The members, in the table's order.
+    /// The member at `index` (below [`SetValue::len`]) of the set's order.
+    pub(crate) fn nth(&self, index: usize) -> &[u8] {
+        &self.members[index]
+    }
+
+    /// The members, in the set's order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
         self.members.iter().map(|member| &member[..])
     }
+}
+
+/// What a set member is charged: as a hash field whose value is its slot in the vector.
+pub(crate) fn set_member_bytes(len: usize) -> usize {
+    hash_field_bytes(len, 8)
 }
 
 /// A field's allocation: its name's length (LEB128), the name, the value.
@@ -387,5 +412,17 @@ mod tests {
         let mut members: Vec<&[u8]> = set.iter().collect();
         members.sort();
         assert_eq!(members, [&b""[..], b"05", &long]);
+        // Removals move the last member into the gap; every member stays findable.
+        for i in 0..100u32 {
+            set.insert(&i.to_le_bytes());
+        }
+        for i in (0..100u32).step_by(3) {
+            assert!(set.remove(&i.to_le_bytes()));
+        }
+        for i in 0..100u32 {
+            assert_eq!(set.contains(&i.to_le_bytes()), i % 3 != 0, "{i}");
+        }
+        assert_eq!(set.len(), 3 + 66);
+        assert!((0..set.len()).all(|at| set.contains(set.nth(at))));
     }
 }

@@ -1,7 +1,8 @@
 //! The set commands' own paths on a set kept outside the store (`owned.rs`): a member
-//! table edited in place under its mutex, O(members named) instead of O(size). Each
-//! returns `None` to leave the command to the general path: the key is absent, in the
-//! store, of another type, or the change would empty it (which deletes the key).
+//! table edited in place under its mutex, O(members named, or picked) instead of
+//! O(size). Each returns `None` to leave the command to the general path: the key is
+//! absent, in the store, of another type, or the change would empty it (which deletes the
+//! key).
 
 use store::ValueKind;
 
@@ -9,8 +10,9 @@ use super::super::{
     count_read,
     typed::{self, Sized},
 };
+use super::random::{distinct_indexes, random_below};
 use super::Ctx;
-use crate::owned::{self, hash_field_bytes, SetValue};
+use crate::owned::{self, set_member_bytes, SetValue};
 
 /// A change that would take the set past its size limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +39,7 @@ fn read<R>(ctx: &mut Ctx<'_>, f: impl Fn(&SetValue) -> R) -> Option<R> {
 /// SADD: how many members were new.
 pub(super) fn add(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<Result<i64, TooLarge>> {
     with_set(ctx, |set, room_bytes| {
-        let charged = |member: &&[u8]| hash_field_bytes(member.len(), 0);
+        let charged = |member: &&[u8]| set_member_bytes(member.len());
         if members.iter().map(charged).sum::<usize>() > room_bytes {
             return Some((Sized::Unchanged, Err(TooLarge)));
         }
@@ -64,7 +66,7 @@ pub(super) fn remove(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<i64> {
         present.iter().for_each(|member| {
             set.remove(member);
         });
-        let removed_bytes: usize = present.iter().map(|m| hash_field_bytes(m.len(), 0)).sum();
+        let removed_bytes: usize = present.iter().map(|m| set_member_bytes(m.len())).sum();
         let sized = match removed_bytes {
             0 => Sized::Unchanged,
             _ => Sized::Changed { added_bytes: 0, removed_bytes },
@@ -81,4 +83,49 @@ pub(super) fn contains(ctx: &mut Ctx<'_>, members: &[&[u8]]) -> Option<Vec<bool>
 /// SCARD.
 pub(super) fn len(ctx: &mut Ctx<'_>) -> Option<usize> {
     read(ctx, SetValue::len)
+}
+
+/// SPOP without a count (`count` None) or with one: the members taken, at random (`None`
+/// when the pop would empty the set).
+pub(super) fn pop(ctx: &mut Ctx<'_>, count: Option<usize>) -> Option<Vec<Vec<u8>>> {
+    with_set(ctx, |set, _| {
+        let wanted = count.unwrap_or(1);
+        if wanted >= set.len() {
+            return None;
+        }
+        let taken: Vec<Vec<u8>> =
+            picks(set.len(), wanted).into_iter().map(|at| set.nth(at).to_vec()).collect();
+        taken.iter().for_each(|member| {
+            set.remove(member);
+        });
+        let removed_bytes: usize = taken.iter().map(|m| set_member_bytes(m.len())).sum();
+        let sized = match removed_bytes {
+            0 => Sized::Unchanged,
+            _ => Sized::Changed { added_bytes: 0, removed_bytes },
+        };
+        Some((sized, taken))
+    })
+}
+
+/// SRANDMEMBER without a count, or with a positive one below the set's size: distinct
+/// members at random.
+pub(super) fn random_members(ctx: &mut Ctx<'_>, count: usize) -> Option<Vec<Vec<u8>>> {
+    let out = with_set(ctx, |set, _| {
+        if count >= set.len() {
+            return None;
+        }
+        let members = picks(set.len(), count).into_iter().map(|at| set.nth(at).to_vec());
+        Some((Sized::Unchanged, members.collect()))
+    })?;
+    count_read(ctx.counters, true);
+    Some(out)
+}
+
+/// `count` distinct positions below `len` (`count < len`).
+fn picks(len: usize, count: usize) -> Vec<usize> {
+    match count {
+        0 => Vec::new(),
+        1 => vec![random_below(len)],
+        _ => distinct_indexes(len, count),
+    }
 }

@@ -8,7 +8,7 @@ use std::{cell::Cell, collections::HashSet, hash::BuildHasher};
 
 use proto_resp::{args::parse_i64, error};
 
-use super::{change_set, edit_of, splice, with_set, Ctx, Member, SetView, Work};
+use super::{change_set, edit_of, large, splice, with_set, Ctx, Member, SetView, Work};
 use crate::resp::typed::Edit;
 
 /// `getPositiveLongFromObjectOrReply`'s text, for a count that is not a number or below 0.
@@ -31,6 +31,9 @@ pub(super) fn spop(ctx: &mut Ctx<'_>) {
 }
 
 fn spop_one(ctx: &mut Ctx<'_>) {
+    if let Some(popped) = large::pop(ctx, None) {
+        return ctx.bulk_or_null(popped.first().map(Vec::as_slice));
+    }
     let popped = change_set(ctx, 1, |current| {
         let view = current.map(SetView::new).filter(|view| view.len() > 0);
         let picked = view.and_then(|view| view.iter().nth(random_below(view.len())));
@@ -49,6 +52,13 @@ fn spop_count(ctx: &mut Ctx<'_>) {
         Ok(count) if count >= 0 => count as u64,
         _ => return ctx.error(COUNT_NOT_POSITIVE),
     };
+    let taken = usize::try_from(count).ok().and_then(|count| large::pop(ctx, Some(count)));
+    if let Some(popped) = taken {
+        let mut reply = ctx.reply();
+        reply.set(popped.len());
+        popped.iter().for_each(|member| reply.bulk(member));
+        return;
+    }
     let popped = change_set(ctx, 1, |current| {
         let mut work = Work::decode(current);
         if count == 0 || work.len() == 0 {
@@ -72,6 +82,11 @@ fn spop_count(ctx: &mut Ctx<'_>) {
 
 /// SRANDMEMBER key [count].
 pub(super) fn srandmember(ctx: &mut Ctx<'_>) {
+    if ctx.argc() == 2 {
+        if let Some(picked) = large::random_members(ctx, 1) {
+            return ctx.bulk_or_null(picked.first().map(Vec::as_slice));
+        }
+    }
     match ctx.argc() {
         2 => with_set(ctx, 1, |ctx, set| {
             let set = set.filter(|set| set.len() > 0);
@@ -91,6 +106,13 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
         Ok(count) => count,
         Err(e) => return ctx.error(e.message()),
     };
+    let positive = usize::try_from(count).ok().filter(|&count| count >= 1);
+    if let Some(picked) = positive.and_then(|count| large::random_members(ctx, count)) {
+        let mut reply = ctx.reply();
+        reply.array(picked.len());
+        picked.iter().for_each(|member| reply.bulk(member));
+        return;
+    }
     with_set(ctx, 1, |ctx, set| {
         let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
         if count == 0 || members.is_empty() {
@@ -124,7 +146,7 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
 }
 
 /// `count` distinct indexes below `len` (`count < len`), in random order.
-fn distinct_indexes(len: usize, count: usize) -> Vec<usize> {
+pub(super) fn distinct_indexes(len: usize, count: usize) -> Vec<usize> {
     debug_assert!(count < len);
     if count * 3 > len {
         // A large share: shuffle the front of all the indexes (Fisher-Yates, stopped early).
@@ -156,7 +178,7 @@ thread_local! {
 
 /// A random number below `n` (`n > 0`): xorshift64*, multiplied down to the range. Not
 /// for anything secret; uniform enough for picking members.
-fn random_below(n: usize) -> usize {
+pub(super) fn random_below(n: usize) -> usize {
     debug_assert!(n > 0);
     RANDOM_STATE.with(|state| {
         let mut x = state.get();
