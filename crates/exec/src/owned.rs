@@ -287,6 +287,9 @@ const SHARDS: usize = 16;
 pub(crate) struct Registry {
     shards: [Mutex<HashMap<u64, Arc<Owned>>>; SHARDS],
     next_id: AtomicU64,
+    /// Entries registered and not yet released: while there are none, the commands' paths
+    /// for values kept here skip their lookup of the key.
+    live: AtomicU64,
 }
 
 impl Registry {
@@ -300,8 +303,14 @@ impl Registry {
         let value_bytes = value.charged_bytes();
         let state = State { released: false, charged_bytes: 0, value_bytes, changes: 0, value };
         let owned = Arc::new(Owned { state: Mutex::new(state) });
+        self.live.fetch_add(1, Ordering::Relaxed);
         self.shard(id).lock().insert(id, owned);
         id.to_le_bytes().to_vec()
+    }
+
+    /// Whether no value is kept here (then no key is an owner).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.live.load(Ordering::Relaxed) == 0
     }
 
     /// The entry an owner item's value names.
@@ -316,6 +325,7 @@ impl Registry {
         let Ok(bytes) = <[u8; 8]>::try_from(handle) else { return 0 };
         let id = u64::from_le_bytes(bytes);
         let Some(owned) = self.shard(id).lock().remove(&id) else { return 0 };
+        self.live.fetch_sub(1, Ordering::Relaxed);
         let mut state = owned.state.lock();
         state.released = true;
         state.value = Value::empty();

@@ -280,6 +280,9 @@ pub(super) fn with_owned<R>(
     kind: ValueKind,
     mut f: impl FnMut(&mut owned::Value, usize) -> Option<(Sized, R)>,
 ) -> Option<R> {
+    if shared.owned.is_empty() {
+        return None; // no key is an owner: spare the lookup
+    }
     let size_max = owned_size_max(&shared.store);
     for _ in 0..3 {
         let owned = {
