@@ -13,6 +13,7 @@ import pytest
 
 from conftest import start_server
 from test_redis_hash import read_reply
+from test_redis_list_large import used_memory
 from wire import Conn, resp_encode
 
 pytestmark = pytest.mark.resp
@@ -146,12 +147,6 @@ def test_watch_sees_changes_made_in_place(resp_port, key):
             assert call(c, "MULTI") == b"OK"
             assert call(c, "SCARD", key) == b"QUEUED"
             assert call(c, "EXEC") is None, change
-
-
-def used_memory(conn):
-    info = call(conn, "INFO", "memory").decode()
-    line = next(l for l in info.split("\r\n") if l.startswith("used_memory:"))
-    return int(line.split(":")[1])
 
 
 def test_memory_is_charged_and_given_back(make_server, target):
