@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Cost of HSET, HGET, HINCRBY and HDEL as hashes grow (or SADD, SISMEMBER, SCARD, SREM and
-SPOP as sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,000
+SPOP as sets grow, or ZADD, ZSCORE, ZRANK, ZRANGE of 10, ZINCRBY, ZREM and ZPOPMIN as sorted
+sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,000
 fields, for Spinel and its Redis peers.
 
     scripts/large_hash_cost.py [--servers spinel,redis,valkey] [--commands 20000]
-        [--structure hash|set] [--sizes 1000,100000,1000000] [--server-cmd NAME=ARGV ...]
+        [--structure hash|set|zset] [--sizes 1000,100000,1000000] [--server-cmd NAME=ARGV ...]
 
 As scripts/large_list_cost.py (same servers, pinning and options): the hash is filled with
 HSET of `fieldN valueN` pairs, 1,000 at a time; then `--commands` HSET of new fields, as
@@ -25,10 +26,33 @@ from large_list_cost import BATCH, free_port, run_batch, server_argv  # noqa: E4
 SIZES = (1_000, 100_000, 1_000_000)
 
 
-VERBS = {"hash": ("HSET", "HGET", "HINCRBY", "HDEL"), "set": ("SADD", "SISMEMBER", "SCARD", "SREM", "SPOP")}
+VERBS = {
+    "hash": ("HSET", "HGET", "HINCRBY", "HDEL"),
+    "set": ("SADD", "SISMEMBER", "SCARD", "SREM", "SPOP"),
+    "zset": ("ZADD", "ZSCORE", "ZRANK", "ZRANGE", "ZINCRBY", "ZREM", "ZPOPMIN"),
+}
+
+
+def zset_commands_for(verb, n, size):
+    spread = lambda i: (i * 7919) % size  # noqa: E731
+    if verb == "ZADD":
+        return [["ZADD", "h", str(spread(i)), f"new{i}"] for i in range(n)]
+    if verb == "ZSCORE":
+        return [["ZSCORE", "h", f"field{spread(i)}"] for i in range(n)]
+    if verb == "ZRANK":
+        return [["ZRANK", "h", f"field{spread(i)}"] for i in range(n)]
+    if verb == "ZRANGE":  # ten members from a rank spread over the set
+        return [["ZRANGE", "h", str(spread(i)), str(spread(i) + 9)] for i in range(n)]
+    if verb == "ZINCRBY":
+        return [["ZINCRBY", "h", "1", f"field{spread(i)}"] for i in range(n)]
+    if verb == "ZREM":
+        return [["ZREM", "h", f"new{i}"] for i in range(n)]
+    return [["ZPOPMIN", "h"] for _ in range(min(n, size // 2))]
 
 
 def commands_for(verb, n, size):
+    if verb.startswith("Z"):
+        return zset_commands_for(verb, n, size)
     if verb == "SADD":
         return [["SADD", "h", f"new{i}"] for i in range(n)]
     if verb == "SISMEMBER":
@@ -51,7 +75,10 @@ def commands_for(verb, n, size):
 def fill(conn, structure, size):
     run_batch(conn, [["DEL", "h"]])
     for start in range(0, size, BATCH):
-        if structure == "set":
+        if structure == "zset":
+            pairs = [x for i in range(start, start + BATCH) for x in (str(i), f"field{i}")]
+            run_batch(conn, [["ZADD", "h"] + pairs])
+        elif structure == "set":
             run_batch(conn, [["SADD", "h"] + [f"field{i}" for i in range(start, start + BATCH)]])
         else:
             pairs = [x for i in range(start, start + BATCH) for x in (f"field{i}", f"v{i}")]
@@ -85,7 +112,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--servers", default="spinel,redis,valkey")
     parser.add_argument("--commands", type=int, default=20_000)
-    parser.add_argument("--structure", choices=("hash", "set"), default="hash")
+    parser.add_argument("--structure", choices=("hash", "set", "zset"), default="hash")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--server-cmd", action="append", default=[], metavar="NAME=ARGV")
     args = parser.parse_args()

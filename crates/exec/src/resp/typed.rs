@@ -241,12 +241,15 @@ pub(super) fn owned_size_max(store: &store::Store) -> usize {
 
 /// Whether a collection of `kind` with this encoding moves out of the store. (A hash
 /// encoding past 32 KiB always holds more than 128 fields or one past 64 bytes, a set's
-/// more than 512 integers or a string: Redis keeps either in a hash table too.)
+/// more than 512 integers or a string, a sorted set's more than 128 members: Redis keeps
+/// each in a hash table, or a skiplist, too.)
 fn ownable(kind: ValueKind, value: &[u8]) -> bool {
     match kind {
         ValueKind::List => value.len() > owned::OWN_MIN_BYTES,
-        ValueKind::Hash | ValueKind::Set => value.len() > owned::OWN_TABLE_MIN_BYTES,
-        _ => false,
+        ValueKind::Hash | ValueKind::Set | ValueKind::ZSet => {
+            value.len() > owned::OWN_TABLE_MIN_BYTES
+        }
+        ValueKind::String => false,
     }
 }
 
@@ -255,6 +258,7 @@ fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
     match kind {
         ValueKind::Hash => owned::Value::Hash(super::hash::own(value)),
         ValueKind::Set => owned::Value::Set(super::set::own(value)),
+        ValueKind::ZSet => owned::Value::ZSet(super::zset::own(value)),
         _ => owned::Value::List(super::list::encoding::decode_owned(value)),
     }
 }
@@ -265,6 +269,7 @@ pub(super) fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
         owned::Value::List(list) => super::list::encoding::encode_owned(list),
         owned::Value::Hash(hash) => super::hash::encode_owned(hash),
         owned::Value::Set(set) => super::set::encode_owned(set),
+        owned::Value::ZSet(zset) => super::zset::encode_owned(zset),
     }
 }
 

@@ -1,10 +1,9 @@
 //! ZUNION ZINTER ZDIFF, their STORE forms and ZINTERCARD, as Redis's
 //! `zunionInterDiffGenericCommand`: numkeys, then the keys (WRONGTYPE before any option
-//! error), then WEIGHTS / AGGREGATE / WITHSCORES / LIMIT.
-//!
-//! Not yet: Redis also takes plain sets as inputs (every member scored 1); they belong to
-//! the set family's encoding, so a set input is WRONGTYPE here for now.
+//! error), then WEIGHTS / AGGREGATE / WITHSCORES / LIMIT. Plain sets are inputs too, as
+//! in Redis: every member scores 1.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use proto_resp::args::{is_option, match_option, parse_i64};
@@ -106,17 +105,26 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
             Some(super::super::set::members_text(&encoded))
         })
         .collect();
-    let sets: Vec<ZSet<'_>> = items
+    // A large sorted set kept outside the store is read as its encoding (a copy: these
+    // commands cost O(size) anyway).
+    let encodings: Vec<Option<Cow<'_, [u8]>>> = items
         .iter()
-        .zip(&texts)
-        .map(|(item, text)| match text {
+        .map(|item| {
+            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::ZSet)?;
+            super::super::typed::encoding(ctx.shared, item)
+        })
+        .collect();
+    let sets: Vec<ZSet<'_>> = texts
+        .iter()
+        .zip(&encodings)
+        .map(|(text, encoded)| match text {
             Some(members) => {
                 let mut entries: Vec<Entry<'_>> =
                     members.iter().map(|m| Entry { score: 1.0, member: m }).collect();
                 entries.sort_by(super::encoding::order);
                 ZSet { entries }
             }
-            None => ZSet::decode_or_empty(item.as_ref().map(|i| i.value())),
+            None => ZSet::decode_or_empty(encoded.as_deref()),
         })
         .collect();
     let mut sources: Vec<(f64, &ZSet<'_>)> = options.weights.iter().copied().zip(&sets).collect();

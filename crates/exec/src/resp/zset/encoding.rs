@@ -170,11 +170,6 @@ pub(super) fn replace(
     out
 }
 
-/// Finds `member` in an encoding: its rank (0 = lowest score) and score.
-pub(super) fn find(encoded: &[u8], member: &[u8]) -> Option<(usize, f64)> {
-    iter(encoded).enumerate().find(|(_, e)| e.member == member).map(|(rank, e)| (rank, e.score))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,8 +196,8 @@ mod tests {
         assert_eq!(ZSet::decode(&[]).len(), 0);
         let negative_zero = encode(&[entry(-0.0, b"z")]);
         assert!(ZSet::decode(&negative_zero).entries[0].score.is_sign_positive());
-        assert_eq!(find(&encoded, &members[3]), Some((3, 0.0)));
-        assert_eq!(find(&encoded, b"absent"), None);
+        assert_eq!(locate(&encoded, &members[3]).map(|(_, score)| score), Some(0.0));
+        assert_eq!(locate(&encoded, b"absent"), None);
     }
 
     /// Goal: the order is Redis's (score, then bytes, `-0 == 0`), and a rebuild merges.

@@ -3,28 +3,48 @@
 //! A sorted set is one store item of kind [`ValueKind::ZSet`] whose value lists its
 //! members in (score, member) order, each as an 8-byte score and a length-prefixed member
 //! (see [`encoding`] for the layout and why). Range commands are a slice of that order;
-//! changes run inside one `typed::modify` and rewrite the value.
+//! changes run inside one `typed::modify` and rewrite the value. A set whose encoding
+//! passes 32 KiB moves out of the store (`owned::ZSetValue`): reads see it through
+//! [`view::Sorted`] as they see a decoded encoding, and the common changes edit it in place
+//! (`large`), each O(log n) per member instead of O(size).
 //!
 //! Replies follow Redis 7.0: scores as `%.17g` (bulk strings in RESP2, doubles in RESP3,
 //! see [`range::format_score`]); WITHSCORES replies are flat in RESP2 and pairs in RESP3.
 //!
 //! Files: `encoding` (the value bytes), `range` (score/lex/rank ranges, score text),
 //! `read` (lookups and counts), `zrange` (the ZRANGE family and ZRANGESTORE), `write`
-//! (ZADD ... ZMPOP), `algebra` (ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD).
+//! (ZADD ... ZMPOP), `algebra` (ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD),
+//! `view` (what reads see), `large` (changes of a set kept outside the store).
 
 use proto_resp::commands::ZSetId;
 use store::{Item, Reader, ValueKind};
 
 use super::typed;
 use super::Ctx;
-use encoding::Entry;
+use crate::owned;
+use encoding::{Entry, ZSet};
+use view::Sorted;
 
 mod algebra;
 mod encoding;
+mod large;
 mod range;
 mod read;
+mod view;
 mod write;
 mod zrange;
+
+/// The value kept outside the store for a large sorted set's encoding (`typed::own`).
+pub(super) fn own(encoded: &[u8]) -> owned::ZSetValue {
+    owned::ZSetValue::from_sorted(encoding::iter(encoded).map(|e| (e.score, e.member)))
+}
+
+/// The encoding of a sorted set kept outside the store; `None` when it is empty.
+pub(super) fn encode_owned(set: &owned::ZSetValue) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    set.iter().for_each(|(score, member)| encoding::put(&mut out, &Entry { score, member }));
+    (!out.is_empty()).then_some(out)
+}
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: ZSetId) {
@@ -73,8 +93,6 @@ fn key_at(ctx: &Ctx<'_>, index: usize) -> Vec<u8> {
     crate::keyspace::encode(ctx.session.db, ctx.arg(index), &mut scratch).to_vec()
 }
 
-/// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a
-/// hit or a miss for INFO as Redis's `lookupKeyRead` does (a key of another type is a hit).
 /// OBJECT ENCODING's name for a sorted set: Redis 7.0 keeps one of at most 128 members,
 /// each at most 64 bytes, as a listpack.
 pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
@@ -86,6 +104,8 @@ pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
     }
 }
 
+/// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a
+/// hit or a miss for INFO as Redis's `lookupKeyRead` does (a key of another type is a hit).
 fn lookup<'r>(
     ctx: &mut Ctx<'_>,
     reader: &'r Reader<'_>,
@@ -100,6 +120,37 @@ fn lookup<'r>(
             Err(())
         }
     }
+}
+
+/// Runs `f` on key argument `index` as a sorted set (`None` when absent), read where it
+/// is: its encoding decoded, or the value kept outside the store under that value's mutex
+/// (so `f` must not change the store). `None` once WRONGTYPE has been replied. Counts the
+/// read as [`lookup`] does.
+fn read_view<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    f: impl FnOnce(&mut Ctx<'_>, Option<Sorted<'_>>) -> R,
+) -> Option<R> {
+    let shared = ctx.shared;
+    for _ in 0..3 {
+        let reader = shared.store.reader();
+        let item = match lookup(ctx, &reader, index).ok()? {
+            Some(item) if item.is_owner() => item,
+            item => {
+                let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
+                let view = item.is_some().then_some(Sorted::Slice(&set.entries));
+                return Some(f(ctx, view));
+            }
+        };
+        let Some(kept) = shared.owned.get(item.value()) else { continue };
+        let state = kept.state.lock();
+        if let (false, owned::Value::ZSet(set)) = (state.released, &state.value) {
+            return Some(f(ctx, Some(Sorted::Owned(set))));
+        }
+        // Deleted or replaced since it was read: read the key again (counted again, as
+        // a client that asked again would be).
+    }
+    Some(f(ctx, None))
 }
 
 /// Runs `f` on key argument `index`'s encoding under its lock (see `typed::modify`) and

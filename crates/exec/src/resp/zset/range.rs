@@ -6,6 +6,7 @@ use std::ops::Range;
 use proto_resp::Protocol;
 
 use super::encoding::Entry;
+use super::view::Sorted;
 
 /// `min or max is not a float`: a score range bound that does not parse.
 pub(super) const SCORE_RANGE: &str = "ERR min or max is not a float";
@@ -46,10 +47,10 @@ impl ScoreRange {
         }
     }
 
-    /// The positions of `entries` (in order) whose score is in the range.
-    pub(super) fn span(&self, entries: &[Entry<'_>]) -> Range<usize> {
-        let start = entries.partition_point(|e| !self.above_min(e.score));
-        let end = entries.partition_point(|e| self.below_max(e.score));
+    /// The positions of `set` (in order) whose score is in the range.
+    pub(super) fn span(&self, set: &Sorted<'_>) -> Range<usize> {
+        let start = set.partition_point(|e| !self.above_min(e.score));
+        let end = set.partition_point(|e| self.below_max(e.score));
         start..end.max(start)
     }
 }
@@ -203,8 +204,35 @@ impl<'a> LexRange<'a> {
     /// overlap the set's ends (first member <= max, last member >= min); it starts at the
     /// first member >= min and runs while members are <= max. With equal scores (what lex
     /// ranges are for) this is the plain lex range; with mixed scores it is what Redis
-    /// answers for a set of up to 128 members.
-    pub(super) fn span(&self, entries: &[Entry<'_>]) -> Range<usize> {
+    /// answers for a set of up to 128 members. A set kept outside the store is searched
+    /// instead, as Redis searches a skiplist.
+    pub(super) fn span(&self, set: &Sorted<'_>) -> Range<usize> {
+        match set {
+            Sorted::Slice(entries) => self.walk_span(entries),
+            Sorted::Owned(_) => self.search_span(set),
+        }
+    }
+
+    /// The reverse walk of ZREVRANGEBYLEX (`zzlLastInLexRange`): from the last member
+    /// <= max back while members are >= min. Positions in forward order.
+    pub(super) fn span_rev(&self, set: &Sorted<'_>) -> Range<usize> {
+        match set {
+            Sorted::Slice(entries) => self.walk_span_rev(entries),
+            Sorted::Owned(_) => self.search_span(set),
+        }
+    }
+
+    /// The range found by two binary searches: what a walk finds when the scores are equal.
+    fn search_span(&self, set: &Sorted<'_>) -> Range<usize> {
+        if self.is_empty() {
+            return 0..0;
+        }
+        let start = set.partition_point(|e| !self.above_min(e.member));
+        let end = set.partition_point(|e| self.below_max(e.member));
+        start..end.max(start)
+    }
+
+    fn walk_span(&self, entries: &[Entry<'_>]) -> Range<usize> {
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return 0..0;
         };
@@ -218,9 +246,7 @@ impl<'a> LexRange<'a> {
         start..start + len
     }
 
-    /// The reverse walk of ZREVRANGEBYLEX (`zzlLastInLexRange`): from the last member
-    /// <= max back while members are >= min. Positions in forward order.
-    pub(super) fn span_rev(&self, entries: &[Entry<'_>]) -> Range<usize> {
+    fn walk_span_rev(&self, entries: &[Entry<'_>]) -> Range<usize> {
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return 0..0;
         };
@@ -353,16 +379,18 @@ mod tests {
         let members: [&[u8]; 4] = [b"a", b"b", b"c", b"d"];
         let entries: Vec<Entry<'_>> =
             members.iter().map(|m| Entry { score: 0.0, member: m }).collect();
-        let span = |min: &[u8], max: &[u8]| LexRange::parse(min, max).unwrap().span(&entries);
+        let span = |min: &[u8], max: &[u8]| {
+            LexRange::parse(min, max).unwrap().span(&Sorted::Slice(&entries))
+        };
         assert_eq!(span(b"-", b"+"), 0..4);
         assert_eq!(span(b"(a", b"[c"), 1..3);
         assert_eq!(span(b"[c", b"[a"), 0..0);
         assert_eq!(span(b"(b", b"(b"), 0..0);
         assert_eq!(span(b"+", b"-"), 0..0);
-        assert_eq!(LexRange::parse(b"(a", b"[c").unwrap().span_rev(&entries), 1..3);
+        assert_eq!(LexRange::parse(b"(a", b"[c").unwrap().span_rev(&Sorted::Slice(&entries)), 1..3);
         assert_eq!(LexRange::parse(b"a", b"+"), None);
         let mixed = [Entry { score: 1.0, member: b"c" }, Entry { score: 2.0, member: b"a" }];
-        assert_eq!(LexRange::parse(b"[b", b"[d").unwrap().span(&mixed), 0..0);
+        assert_eq!(LexRange::parse(b"[b", b"[d").unwrap().span(&Sorted::Slice(&mixed)), 0..0);
     }
 
     #[test]

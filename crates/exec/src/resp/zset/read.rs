@@ -2,71 +2,66 @@
 //! ZSCAN.
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 
 use proto_resp::args::{is_option, parse_i64};
 use proto_resp::{error, Protocol};
 
-use super::encoding::{self, iter, Entry, ZSet};
+use super::encoding::{Entry, ZSet};
 use super::range::{LexRange, ScoreRange, LEX_RANGE, SCORE_RANGE};
+use super::view::Sorted;
 use super::zrange::Direction;
-use super::{lookup, Ctx};
+use super::{read_view, Ctx};
 use crate::resp::glob::{self, Case};
 
 pub(super) fn zcard(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let len = item.map_or(0, |item| iter(item.value()).count());
-    ctx.reply().integer(len as i64);
+    read_view(ctx, 1, |ctx, set| {
+        ctx.reply().integer(set.map_or(0, |set| set.len()) as i64);
+    });
 }
 
 pub(super) fn zcount(ctx: &mut Ctx<'_>) {
     let Some(range) = ScoreRange::parse(ctx.arg(2), ctx.arg(3)) else {
         return ctx.error(SCORE_RANGE);
     };
-    count_span(ctx, |entries| range.span(entries).len());
+    count_span(ctx, |set| range.span(set).len());
 }
 
 pub(super) fn zlexcount(ctx: &mut Ctx<'_>) {
     let Some(range) = LexRange::parse(ctx.arg(2), ctx.arg(3)) else {
         return ctx.error(LEX_RANGE);
     };
-    count_span(ctx, |entries| range.span(entries).len());
+    count_span(ctx, |set| range.span(set).len());
 }
 
-fn count_span(ctx: &mut Ctx<'_>, count: impl FnOnce(&[Entry<'_>]) -> usize) {
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-    let n = count(&set.entries);
-    ctx.reply().integer(n as i64);
+fn count_span(ctx: &mut Ctx<'_>, count: impl FnOnce(&Sorted<'_>) -> usize) {
+    read_view(ctx, 1, |ctx, set| {
+        let n = set.map_or(0, |set| count(&set));
+        ctx.reply().integer(n as i64);
+    });
 }
 
 pub(super) fn zscore(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    match item.and_then(|item| encoding::find(item.value(), ctx.arg(2))) {
-        Some((_, score)) => ctx.score(score),
+    let member = ctx.arg(2);
+    read_view(ctx, 1, |ctx, set| match set.and_then(|set| set.scores(&[member])[0]) {
+        Some(score) => ctx.score(score),
         None => ctx.reply().null(),
-    }
+    });
 }
 
 pub(super) fn zmscore(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let index = ZSet::decode_or_empty(item.as_ref().map(|item| item.value())).index();
-    let argc = ctx.argc();
-    ctx.reply().array(argc - 2);
-    for i in 2..ctx.argc() {
-        match index.get(ctx.arg(i)) {
-            Some(&score) => ctx.score(score),
-            None => ctx.reply().null(),
+    let members: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    read_view(ctx, 1, |ctx, set| {
+        let scores = set.map_or_else(|| vec![None; members.len()], |set| set.scores(&members));
+        ctx.reply().array(scores.len());
+        for score in scores {
+            match score {
+                Some(score) => ctx.score(score),
+                None => ctx.reply().null(),
+            }
         }
-    }
+    });
 }
 
 /// ZRANK and ZREVRANK, with Redis 7.2's WITHSCORE (`[rank, score]`, a null array when
@@ -76,14 +71,14 @@ pub(super) fn zrank(ctx: &mut Ctx<'_>, direction: Direction) {
     if with_score && !is_option(ctx.arg(3), "WITHSCORE") {
         return ctx.error(error::SYNTAX);
     }
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let found = item.and_then(|item| {
-        let (rank, score) = encoding::find(item.value(), ctx.arg(2))?;
-        let len = iter(item.value()).count();
+    let member = ctx.arg(2);
+    let found = read_view(ctx, 1, |_, set| {
+        let set = set?;
+        let (rank, score) = set.find(member)?;
+        let len = set.len();
         Some((if direction == Direction::Reverse { len - 1 - rank } else { rank }, score))
     });
+    let Some(found) = found else { return };
     match (found, with_score) {
         (Some((rank, _)), false) => ctx.reply().integer(rank as i64),
         (Some((rank, score)), true) => {
@@ -99,14 +94,11 @@ pub(super) fn zrank(ctx: &mut Ctx<'_>, direction: Direction) {
 /// `ZRANDMEMBER key [count [WITHSCORES]]`.
 pub(super) fn zrandmember(ctx: &mut Ctx<'_>) {
     if ctx.argc() == 2 {
-        let shared = ctx.shared;
-        let reader = shared.store.reader();
-        let Ok(item) = lookup(ctx, &reader, 1) else { return };
-        let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-        return match set.len() {
-            0 => ctx.reply().null(),
-            len => ctx.reply().bulk(set.entries[random_below(len)].member),
-        };
+        read_view(ctx, 1, |ctx, set| match set.filter(|set| !set.is_empty()) {
+            Some(set) => ctx.reply().bulk(set.get(random_below(set.len())).member),
+            None => ctx.reply().null(),
+        });
+        return;
     }
     let count = match parse_i64(ctx.arg(2)) {
         Ok(count) if count != i64::MIN => count,
@@ -123,12 +115,10 @@ pub(super) fn zrandmember(ctx: &mut Ctx<'_>) {
     if count < -RANDOM_DRAWS_MAX {
         return ctx.error(OUT_OF_RANGE);
     }
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-    let picked = pick(&set.entries, count);
-    ctx.entries(picked.into_iter(), with_scores);
+    read_view(ctx, 1, |ctx, set| {
+        let picked = set.map_or_else(Vec::new, |set| pick(&set, count));
+        ctx.entries(picked.into_iter(), with_scores);
+    });
 }
 
 const OUT_OF_RANGE: &str = "ERR value is out of range";
@@ -146,26 +136,36 @@ const RANDMEMBER_RANGE: &str =
 
 /// ZRANDMEMBER's choice: `count` distinct members (all of them, highest first, when the
 /// set has no more), or for a negative count that many independent draws.
-fn pick<'a>(entries: &[Entry<'a>], count: i64) -> Vec<Entry<'a>> {
-    if entries.is_empty() || count == 0 {
+fn pick<'a>(set: &Sorted<'a>, count: i64) -> Vec<Entry<'a>> {
+    let len = set.len();
+    if len == 0 || count == 0 {
         return Vec::new();
     }
     let wanted = count.unsigned_abs() as usize;
     if count < 0 {
-        return (0..wanted).map(|_| entries[random_below(entries.len())]).collect();
+        return (0..wanted).map(|_| set.get(random_below(len))).collect();
     }
-    if wanted >= entries.len() {
+    if wanted >= len {
         // Redis walks the whole set from its highest member (`zuiNext` runs backwards).
-        return entries.iter().rev().copied().collect();
+        return set.down_from(len - 1).collect();
     }
-    // A partial Fisher-Yates shuffle: the first `wanted` slots end up a uniform sample.
-    let mut pool = entries.to_vec();
-    for slot in 0..wanted {
-        let other = slot + random_below(pool.len() - slot);
-        pool.swap(slot, other);
-    }
-    pool.truncate(wanted);
-    pool
+    distinct_ranks(len, wanted).into_iter().map(|rank| set.get(rank)).collect()
+}
+
+/// `wanted` distinct ranks below `len` (`wanted < len`), uniformly: a partial
+/// Fisher-Yates shuffle whose moved slots are remembered in a map, so that it costs
+/// O(wanted) however large the set.
+fn distinct_ranks(len: usize, wanted: usize) -> Vec<usize> {
+    let mut moved: HashMap<usize, usize> = HashMap::with_capacity(wanted * 2);
+    (0..wanted)
+        .map(|slot| {
+            let other = slot + random_below(len - slot);
+            let at_other = moved.get(&other).copied().unwrap_or(other);
+            let at_slot = moved.get(&slot).copied().unwrap_or(slot);
+            moved.insert(other, at_slot);
+            at_other
+        })
+        .collect()
 }
 
 /// A uniform-enough number below `n` (xorshift, seeded per thread from the hasher's
@@ -199,20 +199,23 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) {
     let Some(cursor) = strtoul(ctx.arg(2)) else {
         return ctx.error("ERR invalid cursor");
     };
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, 1) else { return };
-    let Some(item) = item else {
-        return scan_reply(ctx, 0, &[]);
-    };
-    let (pattern, count) = match scan_options(ctx) {
-        Ok(options) => options,
-        Err(message) => return ctx.error(message),
-    };
-    let set = ZSet::decode(item.value());
+    let options = scan_options(ctx);
+    read_view(ctx, 1, |ctx, set| {
+        let Some(set) = set else { return scan_reply(ctx, 0, &[]) };
+        let (pattern, count) = match options {
+            Ok(options) => options,
+            Err(message) => return ctx.error(message),
+        };
+        scan_page(ctx, &ZSet { entries: set.entries() }, cursor, pattern, count);
+    });
+}
+
+/// One ZSCAN reply of `set` from `cursor`.
+fn scan_page(ctx: &mut Ctx<'_>, set: &ZSet<'_>, cursor: u64, pattern: Option<&[u8]>, count: usize) {
     let one_page = set.len() <= ONE_PAGE_ENTRIES_MAX
         && set.entries.iter().all(|e| e.member.len() <= ONE_PAGE_MEMBER_LEN_MAX);
-    let (next, page) = if one_page { (0, set.entries) } else { hash_page(&set, cursor, count) };
+    let (next, page) =
+        if one_page { (0, set.entries.clone()) } else { hash_page(set, cursor, count) };
     let wanted: Vec<Entry<'_>> = page
         .into_iter()
         .filter(|e| pattern.is_none_or(|p| glob::matches(p, e.member, Case::Sensitive)))
@@ -341,13 +344,14 @@ mod tests {
         let names: Vec<Vec<u8>> = (0..10).map(|i| vec![b'a' + i]).collect();
         let entries: Vec<Entry<'_>> =
             names.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
-        let mut chosen: Vec<&[u8]> = pick(&entries, 4).iter().map(|e| e.member).collect();
+        let mut chosen: Vec<&[u8]> =
+            pick(&Sorted::Slice(&entries), 4).iter().map(|e| e.member).collect();
         chosen.sort();
         chosen.dedup();
         assert_eq!(chosen.len(), 4);
-        let all: Vec<&[u8]> = pick(&entries, 10).iter().map(|e| e.member).collect();
+        let all: Vec<&[u8]> = pick(&Sorted::Slice(&entries), 10).iter().map(|e| e.member).collect();
         assert_eq!(all, names.iter().rev().map(|m| m.as_slice()).collect::<Vec<_>>());
-        assert_eq!(pick(&entries, -25).len(), 25);
-        assert!(pick(&[], -3).is_empty());
+        assert_eq!(pick(&Sorted::Slice(&entries), -25).len(), 25);
+        assert!(pick(&Sorted::Slice(&[]), -3).is_empty());
     }
 }

@@ -9,6 +9,7 @@ use proto_resp::error;
 
 use super::encoding::{self, Entry, ZSet};
 use super::range::parse_score;
+use super::view::Sorted;
 use super::zrange::{parse_request, select, Kind};
 use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
 use crate::resp::typed::Edit;
@@ -28,7 +29,7 @@ const INCR_PAIRS: &str = "ERR INCR option supports a single increment-element pa
 
 /// ZADD's flags.
 #[derive(Clone, Copy, Debug, Default)]
-struct Flags {
+pub(super) struct Flags {
     nx: bool,
     xx: bool,
     gt: bool,
@@ -39,12 +40,19 @@ struct Flags {
 
 /// What a ZADD did.
 #[derive(Clone, Copy, Debug, Default)]
-struct Outcome {
+pub(super) struct Outcome {
     added: i64,
     updated: i64,
     processed: i64,
     score: f64,
     nan: bool,
+}
+
+impl Outcome {
+    /// The outcome of a change that stopped at a NaN score.
+    pub(super) fn nan(self) -> Outcome {
+        Outcome { nan: true, ..self }
+    }
 }
 
 /// ZADD's option loop, its checks in Redis's order, and the scores (all parsed before the
@@ -90,8 +98,15 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
         Ok(parsed) => parsed,
         Err(message) => return ctx.error(message),
     };
-    let Some(out) = modify(ctx, 1, |current| apply_zadd(current, flags, &pairs)) else {
-        return;
+    let out = match super::large::add(ctx, flags, &pairs) {
+        Some(Ok(out)) => out,
+        Some(Err(super::large::TooLarge)) => {
+            return ctx.refused(crate::core::Refusal::TooLarge);
+        }
+        None => match modify(ctx, 1, |current| apply_zadd(current, flags, &pairs)) {
+            Some(out) => out,
+            None => return,
+        },
     };
     if out.nan {
         ctx.error(NAN_SCORE);
@@ -109,14 +124,14 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
 const FEW_MEMBERS: usize = 4;
 
 /// What `zsetAdd` decides for one pair, given the member's current score.
-enum Decision {
+pub(super) enum Decision {
     Skip,
     Nan,
     Write(f64),
 }
 
 /// `zsetAdd`'s rules; counts what it did in `out`.
-fn decide(old: Option<f64>, pair: &Entry<'_>, f: Flags, out: &mut Outcome) -> Decision {
+pub(super) fn decide(old: Option<f64>, pair: &Entry<'_>, f: Flags, out: &mut Outcome) -> Decision {
     let Some(old) = old else {
         if f.xx {
             return Decision::Skip;
@@ -165,7 +180,7 @@ fn zadd_in_place(current: &[u8], f: Flags, pairs: &[Entry<'_>]) -> (Edit, Outcom
         let found = encoding::locate(value, pair.member);
         match decide(found.as_ref().map(|(_, score)| *score), pair, f, &mut out) {
             Decision::Skip => {}
-            Decision::Nan => return (Edit::Keep, Outcome { nan: true, ..out }),
+            Decision::Nan => return (Edit::Keep, out.nan()),
             Decision::Write(score) => {
                 let entry = Entry { score, member: pair.member };
                 let next = encoding::replace(value, found.map(|(bytes, _)| bytes), Some(&entry));
@@ -184,7 +199,7 @@ fn zadd_rebuild(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit,
     for pair in pairs {
         match decide(scores.get(pair.member).copied(), pair, f, &mut out) {
             Decision::Skip => {}
-            Decision::Nan => return (Edit::Keep, Outcome { nan: true, ..out }),
+            Decision::Nan => return (Edit::Keep, out.nan()),
             Decision::Write(score) => {
                 scores.insert(pair.member, score);
                 touched.insert(pair.member);
@@ -200,6 +215,9 @@ fn zadd_rebuild(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit,
 
 pub(super) fn zrem(ctx: &mut Ctx<'_>) {
     let members: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    if let Some(removed) = super::large::remove(ctx, &members) {
+        return ctx.reply().integer(removed as i64);
+    }
     let removed = modify(ctx, 1, |current| {
         let Some(current) = current else { return (Edit::Keep, 0) };
         if members.len() <= FEW_MEMBERS {
@@ -261,10 +279,13 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
         Ok(request) => request,
         Err(message) => return ctx.error(message),
     };
+    if let Some(removed) = super::large::remove_range(ctx, request) {
+        return ctx.reply().integer(removed as i64);
+    }
     let removed = modify(ctx, 1, |current| {
         let Some(current) = current else { return (Edit::Keep, 0) };
         let (ranges, entries): (Vec<_>, Vec<_>) = encoding::records(current).unzip();
-        let span = select(&entries, request, false);
+        let span = select(&Sorted::Slice(&entries), request, false);
         if span.is_empty() {
             return (Edit::Keep, 0);
         }
@@ -292,6 +313,9 @@ fn pop(
     end: End,
     count: usize,
 ) -> Option<Option<Vec<(Vec<u8>, f64)>>> {
+    if let Some(popped) = super::large::pop(ctx, index, end, count) {
+        return Some(Some(popped));
+    }
     modify(ctx, index, |current| {
         let Some(current) = current else { return (Edit::Keep, None) };
         let records: Vec<_> = match end {

@@ -8,9 +8,11 @@ use proto_resp::args::{is_option, parse_i64};
 use proto_resp::error;
 use store::{Change, Expiry, ValueKind};
 
-use super::encoding::{self, Entry, ZSet};
+use super::encoding::{self, Entry};
 use super::range::{rank_span, LexRange, ScoreRange, LEX_RANGE, SCORE_RANGE};
-use super::{key_at, lookup, Ctx};
+use super::view::Sorted;
+use super::{key_at, read_view, Ctx};
+use crate::resp::typed::Owning;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -127,43 +129,50 @@ pub(super) fn zrange(ctx: &mut Ctx<'_>, form: Form) {
         Ok(request) => request,
         Err(message) => return ctx.error(message),
     };
-    let shared = ctx.shared;
-    let reader = shared.store.reader();
-    let Ok(item) = lookup(ctx, &reader, key_index) else { return };
-    let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-    let (offset, limit) = (options.offset, options.limit);
-    let picked = match request {
-        Request::Lex(range) => lex_walk(&set.entries, &range, reverse, offset, limit),
-        _ => {
-            let span = select(&set.entries, request, reverse);
-            ordered(&set.entries[span], reverse, kind != Kind::Rank, offset, limit)
+    let (offset, limit, with_scores) = (options.offset, options.limit, options.with_scores);
+    let to_store = read_view(ctx, key_index, |ctx, set| {
+        let set = set.unwrap_or(Sorted::Slice(&[]));
+        let picked = match request {
+            Request::Lex(range) => lex_walk(&set, &range, reverse, offset, limit),
+            _ => {
+                let span = select(&set, request, reverse);
+                ordered(&set, span, reverse, kind != Kind::Rank, offset, limit)
+            }
+        };
+        if form == Form::Store {
+            // Copied out: the destination is written once the source is no longer read.
+            return Some(picked.iter().map(|e| (e.score, e.member.to_vec())).collect());
         }
-    };
-    if form == Form::Store {
-        store_result(ctx, 1, &picked);
-    } else {
-        ctx.entries(picked.into_iter(), options.with_scores);
+        ctx.entries(picked.into_iter(), with_scores);
+        None
+    });
+    if let Some(Some(picked)) = to_store {
+        let picked: Vec<(f64, Vec<u8>)> = picked;
+        let entries: Vec<Entry<'_>> =
+            picked.iter().map(|(score, member)| Entry { score: *score, member }).collect();
+        store_result(ctx, 1, &entries);
     }
 }
 
 /// The positions (in forward order) a request selects.
-pub(super) fn select(entries: &[Entry<'_>], request: Request<'_>, reverse: bool) -> Range<usize> {
+pub(super) fn select(set: &Sorted<'_>, request: Request<'_>, reverse: bool) -> Range<usize> {
     match request {
-        Request::Rank(start, end) => match rank_span(start, end, entries.len()) {
-            Some(span) if reverse => entries.len() - span.end..entries.len() - span.start,
+        Request::Rank(start, end) => match rank_span(start, end, set.len()) {
+            Some(span) if reverse => set.len() - span.end..set.len() - span.start,
             Some(span) => span,
             None => 0..0,
         },
-        Request::Score(range) => range.span(entries),
-        Request::Lex(range) if reverse => range.span_rev(entries),
-        Request::Lex(range) => range.span(entries),
+        Request::Score(range) => range.span(set),
+        Request::Lex(range) if reverse => range.span_rev(set),
+        Request::Lex(range) => range.span(set),
     }
 }
 
 /// The entries of a span in reply order, after LIMIT: a negative offset selects nothing
 /// and a negative count everything, as Redis's walks do.
 fn ordered<'a>(
-    span: &[Entry<'a>],
+    set: &Sorted<'a>,
+    span: Range<usize>,
     reverse: bool,
     limited: bool,
     offset: i64,
@@ -177,10 +186,14 @@ fn ordered<'a>(
         let take = if limit < 0 { usize::MAX } else { limit as usize };
         (usize::try_from(offset).unwrap_or(usize::MAX), take)
     };
+    if skip >= span.len() {
+        return Vec::new();
+    }
+    let take = take.min(span.len() - skip);
     if reverse {
-        span.iter().rev().skip(skip).take(take).copied().collect()
+        set.down_from(span.end - 1 - skip).take(take).collect()
     } else {
-        span.iter().skip(skip).take(take).copied().collect()
+        set.up_from(span.start + skip).take(take).collect()
     }
 }
 
@@ -189,7 +202,7 @@ fn ordered<'a>(
 /// bound. With equal scores that is the plain range; with mixed scores the skipped members
 /// need not be in range, and neither do the taken ones on the near side.
 fn lex_walk<'a>(
-    entries: &[Entry<'a>],
+    set: &Sorted<'a>,
     range: &LexRange<'_>,
     reverse: bool,
     offset: i64,
@@ -198,19 +211,19 @@ fn lex_walk<'a>(
     let Ok(offset) = usize::try_from(offset) else { return Vec::new() };
     let take = usize::try_from(limit).unwrap_or(usize::MAX);
     if reverse {
-        let span = range.span_rev(entries);
+        let span = range.span_rev(set);
         let Some(from) = span.end.checked_sub(1 + offset).filter(|_| !span.is_empty()) else {
             return Vec::new();
         };
-        let walk = entries[..=from].iter().rev();
-        walk.take_while(|e| range.above_min(e.member)).take(take).copied().collect()
+        let walk = set.down_from(from);
+        walk.take_while(|e| range.above_min(e.member)).take(take).collect()
     } else {
-        let span = range.span(entries);
+        let span = range.span(set);
         if span.is_empty() {
             return Vec::new();
         }
-        let walk = entries.iter().skip(span.start.saturating_add(offset));
-        walk.take_while(|e| range.below_max(e.member)).take(take).copied().collect()
+        let walk = set.up_from(span.start.saturating_add(offset));
+        walk.take_while(|e| range.below_max(e.member)).take(take).collect()
     }
 }
 
@@ -220,19 +233,20 @@ fn lex_walk<'a>(
 pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry<'_>]) {
     let key = key_at(ctx, dst_index);
     let value = (!entries.is_empty()).then(|| encoding::encode_unsorted(entries.to_vec()));
+    let mut owning = Owning::new(ctx.shared);
     let result = ctx.shared.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |_| {
+        owning.start_run();
         let change = match &value {
-            Some(value) => Change::WriteKind {
-                value: value.clone(),
-                kind: ValueKind::ZSet,
-                expiry: Expiry::Never,
-            },
-            None => Change::Delete,
+            Some(value) => owning.write(ValueKind::ZSet, value.clone(), Expiry::Never),
+            None => Ok(Change::Delete),
         };
-        (change, ())
+        match change {
+            Ok(change) => (change, Ok(())),
+            Err(failure) => (Change::Keep, Err(failure)),
+        }
     });
-    match result {
-        Ok(_) => ctx.reply().integer(entries.len() as i64),
-        Err(e) => ctx.failure(super::typed::Failure::Store(e)),
+    match owning.finish(result.map(|(_, out)| out)) {
+        Ok(()) => ctx.reply().integer(entries.len() as i64),
+        Err(failure) => ctx.failure(failure),
     }
 }

@@ -1,4 +1,4 @@
-//! Large collections kept outside the store: lists, hashes and sets.
+//! Large collections kept outside the store: lists, hashes, sets and sorted sets.
 //!
 //! A collection whose compact encoding passes [`OWN_MIN_BYTES`] moves out of the store: its
 //! elements live in an [`Owned`] here, and the key's store item becomes an *owner*
@@ -31,10 +31,14 @@ use std::{
 use hashbrown::HashTable;
 use parking_lot::Mutex;
 
+mod zset;
+
+pub(crate) use zset::{zset_member_bytes, ZSetValue};
+
 /// Lists whose encodings are longer than this move out of the store.
 pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
 
-/// Hashes and sets whose encodings are longer than this move out of the store. Higher
+/// Hashes, sets and sorted sets whose encodings are longer than this move out of the store. Higher
 /// than a list's: a field or member kept here costs a few times its share of the
 /// encoding (see [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
 pub(crate) const OWN_TABLE_MIN_BYTES: usize = 32 * 1024;
@@ -53,6 +57,7 @@ pub(crate) enum Value {
     List(VecDeque<Box<[u8]>>),
     Hash(HashValue),
     Set(SetValue),
+    ZSet(ZSetValue),
 }
 
 impl Value {
@@ -68,6 +73,9 @@ impl Value {
             Value::List(list) => list.iter().map(|e| element_bytes(e.len())).sum(),
             Value::Hash(hash) => hash.charged_bytes(),
             Value::Set(set) => set.iter().map(|member| set_member_bytes(member.len())).sum(),
+            Value::ZSet(zset) => {
+                zset.iter().map(|(_, member)| zset_member_bytes(member.len())).sum()
+            }
         }
     }
 }
