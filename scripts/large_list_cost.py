@@ -47,16 +47,41 @@ def free_port():
         return s.getsockname()[1]
 
 
+def reply_end(buf, at):
+    """Where the RESP reply that starts at `at` ends, or None if `buf` does not hold it all."""
+    line_end = buf.find(b"\r\n", at)
+    if line_end < 0:
+        return None
+    kind, head = buf[at:at + 1], buf[at + 1:line_end]
+    at = line_end + 2
+    if kind == b"$":
+        length = int(head)
+        if length < 0:
+            return at
+        return at + length + 2 if len(buf) >= at + length + 2 else None
+    if kind in (b"*", b"%", b"~"):
+        count = int(head) * (2 if kind == b"%" else 1)
+        for _ in range(max(count, 0)):
+            at = reply_end(buf, at)
+            if at is None:
+                return None
+        return at
+    return at  # a simple string, an error, an integer, a null
+
+
 def run_batch(conn, commands):
-    """Sends the commands at once and reads their replies (integers or bulk strings)."""
+    """Sends the commands at once and reads all their replies."""
     conn.sendall(b"".join(resp_encode(*c) for c in commands))
-    buf, lines_wanted = b"", None
-    while True:
-        buf += conn.recv(1 << 20)
-        if lines_wanted is None and buf:
-            lines_wanted = len(commands) * (2 if buf[:1] == b"$" else 1)
-        if lines_wanted is not None and buf.count(b"\r\n") >= lines_wanted:
-            return
+    chunks, buf, at, read = [], b"", 0, 0
+    while read < len(commands):
+        chunks.append(conn.recv(1 << 20))
+        buf = buf[at:] + b"".join(chunks)
+        chunks, at = [], 0
+        while read < len(commands):
+            end = reply_end(buf, at)
+            if end is None:
+                break
+            at, read = end, read + 1
 
 
 def measure(name, argv, commands):

@@ -38,7 +38,7 @@ pub(crate) use zset::{zset_member_bytes, ZSetValue};
 /// Lists whose encodings are longer than this move out of the store.
 pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
 
-/// Hashes, sets and sorted sets whose encodings are longer than this move out of the store. Higher
+/// Hashes and sets whose encodings are longer than this move out of the store. Higher
 /// than a list's: a field or member kept here costs a few times its share of the
 /// encoding (see [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
 pub(crate) const OWN_TABLE_MIN_BYTES: usize = 32 * 1024;

@@ -170,6 +170,7 @@ impl ZSetValue {
             let start = if block == first { from } else { 0 };
             let end = if block == last { to + 1 } else { self.blocks[block].len() };
             removed.extend(self.blocks[block].drain(start..end));
+            self.add(block, -((end - start) as isize));
         }
         for node in &removed {
             let hash = self.hasher.hash_one(&node.member[..]);
@@ -177,10 +178,18 @@ impl ZSetValue {
                 entry.remove();
             }
         }
-        self.blocks.retain(|b| !b.is_empty());
+        // Only when a block emptied or merged does the tree need rebuilding (O(blocks)):
+        // a pop from one end mostly leaves the blocks as they are.
+        let mut reshaped = false;
+        if first < last {
+            let before = self.blocks.len();
+            self.blocks.retain(|b| !b.is_empty());
+            reshaped = self.blocks.len() != before;
+        }
         let around = first.min(self.blocks.len().saturating_sub(1));
-        self.merge_small(around);
-        self.rebuild_tree();
+        if self.merge_small(around) || reshaped {
+            self.rebuild_tree();
+        }
         removed.into_iter().map(|node| (node.score, Box::from(&node.member[..]))).collect()
     }
 
@@ -230,8 +239,7 @@ impl ZSetValue {
         let (block, at) = self.locate(score, member);
         let node = self.blocks[block].remove(at);
         debug_assert!(*node.member == *member);
-        if self.blocks[block].len() < BLOCK_MIN {
-            self.merge_small(block);
+        if self.merge_small(block) {
             self.rebuild_tree();
         } else {
             self.add(block, -1);
@@ -240,24 +248,25 @@ impl ZSetValue {
     }
 
     /// Merges block `block`, when short, with the shorter of its neighbours if they fit
-    /// in one block; removes it when empty. The tree must be rebuilt after.
-    fn merge_small(&mut self, block: usize) {
-        let Some(len) = self.blocks.get(block).map(Vec::len) else { return };
+    /// in one block; removes it when empty. Whether it did (then the tree must be rebuilt).
+    fn merge_small(&mut self, block: usize) -> bool {
+        let Some(len) = self.blocks.get(block).map(Vec::len) else { return false };
         if len == 0 {
             self.blocks.remove(block);
-            return;
+            return true;
         }
         if len >= BLOCK_MIN {
-            return;
+            return false;
         }
         let neighbour_len = |at: usize| self.blocks.get(at).map_or(usize::MAX, Vec::len);
         let before = block.checked_sub(1).map_or(usize::MAX, neighbour_len);
         let after = neighbour_len(block + 1);
         let left = if before <= after { block.checked_sub(1) } else { Some(block) };
         let fits = len.saturating_add(before.min(after)) <= BLOCK_FILL;
-        let Some(left) = left.filter(|_| fits) else { return };
+        let Some(left) = left.filter(|_| fits) else { return false };
         let right = self.blocks.remove(left + 1);
         self.blocks[left].extend(right);
+        true
     }
 
     fn rebuild_tree(&mut self) {

@@ -9,6 +9,7 @@ use proto_resp::{
 
 use super::{encoding::Field, read, Ctx};
 use crate::resp::glob::{self, Case};
+use crate::resp::scan;
 
 /// Redis 7.0's text for a count outside `-LONG_MAX..=LONG_MAX` (its typo included).
 const COUNT_RANGE: &str =
@@ -179,15 +180,8 @@ fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
     Ok(options)
 }
 
-/// A big hash is scanned in at most about this many pages, whatever COUNT says (a hint
-/// in Redis too): each page costs a pass over the hash, so small pages would make a whole
-/// scan quadratic.
-const PAGES_MAX: usize = 16;
-
 /// One page of a scan and the cursor that follows it (0 at the end). Small hashes come
-/// whole; others in the order of a fixed hash of the field name, the cursor being the
-/// first hash not yet returned, so a field present for the whole scan is returned even
-/// when others come and go (Redis's guarantee). Fields sharing a hash share a page.
+/// whole; others in pages of `scan::page`.
 fn scan_page<'f, 'a>(
     list: &'f [Field<'a>],
     cursor: u64,
@@ -195,32 +189,15 @@ fn scan_page<'f, 'a>(
 ) -> (u64, Vec<&'f Field<'a>>) {
     let small = list.len() <= ONE_PAGE_FIELDS_MAX
         && list.iter().all(|f| f.name.len().max(f.value.len()) <= ONE_PAGE_BYTES_MAX);
-    let mut ordered: Vec<(u64, &Field<'a>)> = list
-        .iter()
-        .map(|field| (scan_hash(&field.name), field))
-        .filter(|(hash, _)| small || *hash >= cursor)
-        .collect();
-    let page_len = count.max(list.len() / PAGES_MAX).max(1);
-    if small || ordered.len() <= page_len {
-        return (0, ordered.into_iter().map(|(_, field)| field).collect());
+    if small {
+        return (0, list.iter().collect());
     }
-    // The page: the `page_len` smallest hashes (found in linear time), and any others
-    // equal to the largest of them.
-    ordered.select_nth_unstable_by_key(page_len - 1, |(hash, _)| *hash);
-    let last = ordered[page_len - 1].0;
-    let (page, rest) = ordered.split_at(page_len);
-    let next = rest.iter().map(|(hash, _)| *hash).filter(|&hash| hash > last).min();
-    let tied = rest.iter().filter(|(hash, _)| *hash == last);
-    let fields = page.iter().chain(tied).map(|(_, field)| *field).collect();
-    (next.unwrap_or(0), fields)
-}
-
-/// FNV-1a of a field name, mapped to `1..=2^63` so that no field hashes to the cursor 0.
-fn scan_hash(name: &[u8]) -> u64 {
-    let hash = name
+    let rest: Vec<(u64, &Field<'a>)> = list
         .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (hash >> 1) + 1
+        .map(|field| (scan::member_hash(&field.name), field))
+        .filter(|(hash, _)| *hash >= cursor)
+        .collect();
+    scan::page(rest, count, list.len())
 }
 
 #[cfg(test)]
@@ -228,6 +205,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::resp::scan::PAGES_MAX;
 
     /// Goal: a paged scan returns every field that stays, once, even when fields are
     /// added and removed between pages.

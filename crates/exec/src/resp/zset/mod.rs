@@ -4,7 +4,7 @@
 //! members in (score, member) order, each as an 8-byte score and a length-prefixed member
 //! (see [`encoding`] for the layout and why). Range commands are a slice of that order;
 //! changes run inside one `typed::modify` and rewrite the value. A set whose encoding
-//! passes 32 KiB moves out of the store (`owned::ZSetValue`): reads see it through
+//! passes 8 KiB, once Redis would no longer keep it as a listpack, moves out of the store (`owned::ZSetValue`): reads see it through
 //! [`view::Sorted`] as they see a decoded encoding, and the common changes edit it in place
 //! (`large`), each O(log n) per member instead of O(size).
 //!
@@ -96,12 +96,21 @@ fn key_at(ctx: &Ctx<'_>, index: usize) -> Vec<u8> {
 /// OBJECT ENCODING's name for a sorted set: Redis 7.0 keeps one of at most 128 members,
 /// each at most 64 bytes, as a listpack.
 pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
-    let set = encoding::ZSet::decode(encoded);
-    if set.len() <= 128 && set.entries.iter().all(|e| e.member.len() <= 64) {
+    if is_listpack(encoded) {
         "listpack"
     } else {
         "skiplist"
     }
+}
+
+/// Whether Redis would keep this set as a listpack: at most 128 members of at most 64
+/// bytes each (a walk that stops at the first sign it would not).
+pub(super) fn is_listpack(encoded: &[u8]) -> bool {
+    let mut members = 0;
+    encoding::iter(encoded).all(|e| {
+        members += 1;
+        members <= 128 && e.member.len() <= 64
+    })
 }
 
 /// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a
@@ -122,35 +131,81 @@ fn lookup<'r>(
     }
 }
 
+/// A sorted set where it is kept: its encoding in the store, or the value outside it.
+#[derive(Clone, Copy)]
+enum Stored<'a> {
+    Encoded(&'a [u8]),
+    Owned(&'a owned::ZSetValue),
+}
+
+impl Stored<'_> {
+    fn len(self) -> usize {
+        match self {
+            Stored::Encoded(encoded) => encoding::iter(encoded).count(),
+            Stored::Owned(set) => set.len(),
+        }
+    }
+
+    /// `member`'s rank and score (one walk of an encoding, no decoding).
+    fn find(self, member: &[u8]) -> Option<(usize, f64)> {
+        match self {
+            Stored::Encoded(encoded) => encoding::iter(encoded)
+                .enumerate()
+                .find(|(_, e)| e.member == member)
+                .map(|(rank, e)| (rank, e.score)),
+            Stored::Owned(set) => set.rank(member),
+        }
+    }
+
+    fn score(self, member: &[u8]) -> Option<f64> {
+        match self {
+            Stored::Encoded(encoded) => encoding::locate(encoded, member).map(|(_, s)| s),
+            Stored::Owned(set) => set.score(member),
+        }
+    }
+}
+
 /// Runs `f` on key argument `index` as a sorted set (`None` when absent), read where it
-/// is: its encoding decoded, or the value kept outside the store under that value's mutex
-/// (so `f` must not change the store). `None` once WRONGTYPE has been replied. Counts the
-/// read as [`lookup`] does.
-fn read_view<R>(
+/// is: its encoding, or the value kept outside the store under that value's mutex (so `f`
+/// must not change the store). `None` once WRONGTYPE has been replied. Counts the read as
+/// [`lookup`] does.
+fn read_stored<R>(
     ctx: &mut Ctx<'_>,
     index: usize,
-    f: impl FnOnce(&mut Ctx<'_>, Option<Sorted<'_>>) -> R,
+    f: impl FnOnce(&mut Ctx<'_>, Option<Stored<'_>>) -> R,
 ) -> Option<R> {
     let shared = ctx.shared;
     for _ in 0..3 {
         let reader = shared.store.reader();
         let item = match lookup(ctx, &reader, index).ok()? {
             Some(item) if item.is_owner() => item,
-            item => {
-                let set = ZSet::decode_or_empty(item.as_ref().map(|item| item.value()));
-                let view = item.is_some().then_some(Sorted::Slice(&set.entries));
-                return Some(f(ctx, view));
-            }
+            item => return Some(f(ctx, item.map(|item| Stored::Encoded(item.value())))),
         };
         let Some(kept) = shared.owned.get(item.value()) else { continue };
         let state = kept.state.lock();
         if let (false, owned::Value::ZSet(set)) = (state.released, &state.value) {
-            return Some(f(ctx, Some(Sorted::Owned(set))));
+            return Some(f(ctx, Some(Stored::Owned(set))));
         }
         // Deleted or replaced since it was read: read the key again (counted again, as
         // a client that asked again would be).
     }
     Some(f(ctx, None))
+}
+
+/// [`read_stored`] for the commands that read by rank or range: an encoding is decoded.
+fn read_view<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    f: impl FnOnce(&mut Ctx<'_>, Option<Sorted<'_>>) -> R,
+) -> Option<R> {
+    read_stored(ctx, index, |ctx, stored| match stored {
+        None => f(ctx, None),
+        Some(Stored::Encoded(encoded)) => {
+            let set = ZSet::decode(encoded);
+            f(ctx, Some(Sorted::Slice(&set.entries)))
+        }
+        Some(Stored::Owned(set)) => f(ctx, Some(Sorted::Owned(set))),
+    })
 }
 
 /// Runs `f` on key argument `index`'s encoding under its lock (see `typed::modify`) and

@@ -12,11 +12,12 @@ use super::encoding::{Entry, ZSet};
 use super::range::{LexRange, ScoreRange, LEX_RANGE, SCORE_RANGE};
 use super::view::Sorted;
 use super::zrange::Direction;
-use super::{read_view, Ctx};
+use super::{read_stored, read_view, Ctx};
 use crate::resp::glob::{self, Case};
+use crate::resp::scan;
 
 pub(super) fn zcard(ctx: &mut Ctx<'_>) {
-    read_view(ctx, 1, |ctx, set| {
+    read_stored(ctx, 1, |ctx, set| {
         ctx.reply().integer(set.map_or(0, |set| set.len()) as i64);
     });
 }
@@ -44,7 +45,7 @@ fn count_span(ctx: &mut Ctx<'_>, count: impl FnOnce(&Sorted<'_>) -> usize) {
 
 pub(super) fn zscore(ctx: &mut Ctx<'_>) {
     let member = ctx.arg(2);
-    read_view(ctx, 1, |ctx, set| match set.and_then(|set| set.scores(&[member])[0]) {
+    read_stored(ctx, 1, |ctx, set| match set.and_then(|set| set.score(member)) {
         Some(score) => ctx.score(score),
         None => ctx.reply().null(),
     });
@@ -72,7 +73,7 @@ pub(super) fn zrank(ctx: &mut Ctx<'_>, direction: Direction) {
         return ctx.error(error::SYNTAX);
     }
     let member = ctx.arg(2);
-    let found = read_view(ctx, 1, |_, set| {
+    let found = read_stored(ctx, 1, |_, set| {
         let set = set?;
         let (rank, score) = set.find(member)?;
         let len = set.len();
@@ -191,10 +192,8 @@ const ONE_PAGE_ENTRIES_MAX: usize = 128;
 const ONE_PAGE_MEMBER_LEN_MAX: usize = 64;
 
 /// `ZSCAN key cursor [MATCH pattern] [COUNT count]`. Small sets come whole with cursor 0,
-/// as from Redis. Larger ones are walked in the order of a hash of the member: the cursor
-/// is the hash to continue from, so a member present from start to end is returned once
-/// however the set changes in between (Redis's guarantee), and one with a hash equal to
-/// the page's last is returned in the same page.
+/// as from Redis. Larger ones are walked in the order of a hash of the member
+/// (`scan::page`), in at most about 16 pages.
 pub(super) fn zscan(ctx: &mut Ctx<'_>) {
     let Some(cursor) = strtoul(ctx.arg(2)) else {
         return ctx.error("ERR invalid cursor");
@@ -257,31 +256,15 @@ fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<(Option<&'a [u8]>, usize), &'static
     Ok((pattern, count))
 }
 
-/// The hash a large set is scanned by: never 0, which ends a scan.
-fn scan_hash(member: &[u8]) -> u64 {
-    // FNV-1a: stable across runs and builds, as a cursor must be.
-    let hash = member
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (hash >> 1) | 1
-}
-
-/// The members from `cursor` on in hash order, `count` of them (more when hashes tie),
-/// and the cursor after them.
+/// The members from `cursor` on in hash order (`scan::page`), and the cursor after them.
 fn hash_page<'a>(set: &ZSet<'a>, cursor: u64, count: usize) -> (u64, Vec<Entry<'a>>) {
-    let mut rest: Vec<(u64, Entry<'a>)> = set
+    let rest: Vec<(u64, Entry<'a>)> = set
         .entries
         .iter()
-        .map(|&e| (scan_hash(e.member), e))
+        .map(|&e| (scan::member_hash(e.member), e))
         .filter(|(hash, _)| *hash >= cursor)
         .collect();
-    rest.sort_by_key(|(hash, _)| *hash);
-    let mut end = count.min(rest.len());
-    while end > 0 && end < rest.len() && rest[end].0 == rest[end - 1].0 {
-        end += 1;
-    }
-    let next = rest.get(end).map_or(0, |(hash, _)| *hash);
-    (next, rest[..end].iter().map(|(_, e)| *e).collect())
+    scan::page(rest, count, set.len())
 }
 
 /// `[cursor, [member, score, ...]]`, scores as bulk strings in both protocols.
@@ -311,7 +294,8 @@ mod tests {
         let (mut cursor, mut seen, mut pages) = (0, Vec::new(), 0);
         loop {
             let (next, page) = hash_page(&set, cursor, 7);
-            assert!(page.len() >= 7 || next == 0, "short page before the end");
+            // At least COUNT, or a sixteenth of the set (300 / 16 = 18) when that is more.
+            assert!(page.len() >= 18 || next == 0, "short page before the end");
             seen.extend(page.iter().map(|e| e.member));
             pages += 1;
             if next == 0 {
@@ -322,8 +306,8 @@ mod tests {
         }
         seen.sort();
         seen.dedup();
-        assert_eq!((seen.len(), pages), (300, 300usize.div_ceil(7)));
-        assert!(names.iter().all(|m| scan_hash(m) != 0));
+        assert_eq!((seen.len(), pages), (300, 300usize.div_ceil(18)));
+        assert!(names.iter().all(|m| scan::member_hash(m) != 0));
     }
 
     #[test]
