@@ -4,7 +4,7 @@
 //! members in (score, member) order, each as an 8-byte score and a length-prefixed member
 //! (see [`encoding`] for the layout and why). Range commands are a slice of that order;
 //! changes run inside one `typed::modify` and rewrite the value. A set whose encoding
-//! passes 8 KiB, once Redis would no longer keep it as a listpack, moves out of the store (`owned::ZSetValue`): reads see it through
+//! passes 32 KiB moves out of the store (`owned::ZSetValue`): reads see it through
 //! [`view::Sorted`] as they see a decoded encoding, and the common changes edit it in place
 //! (`large`), each O(log n) per member instead of O(size).
 //!
@@ -105,7 +105,7 @@ pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
 
 /// Whether Redis would keep this set as a listpack: at most 128 members of at most 64
 /// bytes each (a walk that stops at the first sign it would not).
-pub(super) fn is_listpack(encoded: &[u8]) -> bool {
+fn is_listpack(encoded: &[u8]) -> bool {
     let mut members = 0;
     encoding::iter(encoded).all(|e| {
         members += 1;
