@@ -169,6 +169,43 @@ def test_field_expiry_on_a_large_hash(c, key, target):
     assert call(c, "EXISTS", key) == 0
 
 
+def test_changes_beside_expiring_fields(c, key, target):
+    """Fields with an expiry are read in place (expired ones are absent); changes of the
+    other fields stay in place; changes that name an expiring field, or that leave only
+    expiring fields, take the general path."""
+    if target == "redis":
+        pytest.skip("HEXPIRE came with Redis 7.4; the real server here is 7.0")
+    filled(c, key)
+    assert call(c, "HPEXPIRE", key, "200", "FIELDS", "1", "f000001") == [1]
+    assert call(c, "HEXPIRE", key, "100", "FIELDS", "1", "f000002") == [1]
+    assert call(c, "HSET", key, "new", "x", "f000003", "y") == 1
+    assert call(c, "HGET", key, "f000002") == b"v000002"
+    assert call(c, "HMGET", key, "f000001", "f000002", "nope") == [b"v000001", b"v000002", None]
+    assert call(c, "HSTRLEN", key, "f000002") == 7
+    assert call(c, "HINCRBY", key, "n", "5") == 5
+    assert call(c, "HDEL", key, "f000004", "nope") == 1
+    assert call(c, "HLEN", key) == SIZE + 1
+    time.sleep(0.4)
+    assert call(c, "HGET", key, "f000001") is None
+    assert call(c, "HEXISTS", key, "f000001") == 0
+    assert call(c, "HMGET", key, "f000001", "f000002") == [None, b"v000002"]
+    assert call(c, "HLEN", key) == SIZE, "the expired field is not counted"
+    assert call(c, "HSETNX", key, "f000001", "back") == 1, "an expired field is absent"
+    assert call(c, "HGET", key, "f000001") == b"back"
+    assert call(c, "HSET", key, "f000002", "z") == 0
+    assert call(c, "HTTL", key, "FIELDS", "1", "f000002") == [-1], "HSET drops the expiry"
+    # All but two fields expiring: deleting those two leaves the key to expire with them.
+    names = [n for n in hgetall(c, key) if n not in ("new", "n")]
+    assert call(c, "HPEXPIRE", key, "300", "FIELDS", str(len(names)), *names) == \
+        [1] * len(names)
+    assert call(c, "HDEL", key, "new") == 1
+    assert call(c, "HLEN", key) == len(names) + 1
+    assert call(c, "HDEL", key, "n") == 1
+    assert 0 < call(c, "PTTL", key) <= 300
+    time.sleep(0.5)
+    assert call(c, "EXISTS", key) == 0
+
+
 def test_watch_sees_changes_made_in_place(resp_port, key):
     with Conn(resp_port) as c, Conn(resp_port) as other:
         filled(c, key)

@@ -95,14 +95,27 @@ pub(crate) struct HashValue {
 }
 
 impl HashValue {
-    /// No field has an expiry: the commands' own paths here apply (the others need the
-    /// encoding's rules for expiring fields).
-    pub(crate) fn is_plain(&self) -> bool {
-        self.expire_at_ms.is_empty() && self.key_expiry.is_none()
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.fields.len()
+    }
+
+    /// Whether field `name` has an expiry (past or not).
+    pub(crate) fn expires(&self, name: &[u8]) -> bool {
+        self.expire_at_ms.contains_key(name)
+    }
+
+    /// Field `name`'s value unless it expired at or before `now_ms`.
+    pub(crate) fn get_live(&self, name: &[u8], now_ms: u64) -> Option<&[u8]> {
+        match self.expire_at_ms.get(name) {
+            Some(&at_ms) if at_ms <= now_ms => None,
+            _ => self.get(name),
+        }
+    }
+
+    /// How many fields have not expired by `now_ms` (O(fields with an expiry)).
+    pub(crate) fn live_len(&self, now_ms: u64) -> usize {
+        let expired = self.expire_at_ms.values().filter(|&&at_ms| at_ms <= now_ms).count();
+        self.len() - expired
     }
 
     pub(crate) fn get(&self, name: &[u8]) -> Option<&[u8]> {
@@ -411,7 +424,7 @@ mod tests {
         let mut fields: Vec<(&[u8], &[u8])> = hash.iter().collect();
         fields.sort();
         assert_eq!(fields, [(&b""[..], &b""[..]), (b"a", b"new"), (&[b'k'; 127], b"vv")]);
-        assert!(hash.is_plain());
+        assert!(hash.expire_at_ms.is_empty() && hash.key_expiry.is_none());
     }
 
     /// Goal: members are added once, found, removed once; the rest stay.

@@ -1,8 +1,11 @@
-//! The hash commands' own paths on a hash kept outside the store (`owned.rs`) with no
-//! expiring field: a field map edited in place under its mutex, O(fields named) instead
-//! of O(size). Each returns `None` to leave the command to the general path (`change`,
-//! `read`): the key is absent, in the store, of another type, has expiring fields, or the
-//! change would empty it (which deletes the key).
+//! The hash commands' own paths on a hash kept outside the store (`owned/`): a field map
+//! edited in place under its mutex, O(fields named) instead of O(size). Fields with an
+//! expiry are read here (an expired one is absent), but a change that names one, or that
+//! would leave only fields with an expiry (the key then takes its expiry from them), goes
+//! to the general path, which applies the encoding's rules for them. Each returns `None`
+//! to leave the command to the general path (`change`, `read`): the key is absent, in the
+//! store, of another type, takes its expiry from its fields, or the change would empty
+//! it (which deletes the key) or touch an expiring field.
 
 use proto_resp::{
     args::{parse_f64, parse_i64},
@@ -13,6 +16,7 @@ use store::ValueKind;
 use super::super::{
     count_read,
     incr::format_human,
+    ttl,
     typed::{self, Sized},
 };
 use super::Ctx;
@@ -22,21 +26,37 @@ use crate::owned::{self, hash_field_bytes, HashValue};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct TooLarge;
 
-/// Runs `f` on key argument 1's hash if it is kept outside the store with no expiring
-/// field (see `typed::with_owned`).
-fn with_plain<R>(
+/// Runs `f` on key argument 1's hash if it is kept outside the store and some field has
+/// no expiry (else the key's own expiry follows its fields': see `typed::with_owned`).
+fn with_large<R>(
     ctx: &mut Ctx<'_>,
-    mut f: impl FnMut(&mut HashValue, usize) -> Option<(Sized, R)>,
+    mut f: impl FnMut(&mut HashValue, u64, usize) -> Option<(Sized, R)>,
 ) -> Option<R> {
+    let now_ms = ttl::now_ms(ctx.shared);
     typed::with_owned(ctx.shared, ctx.key(1), ValueKind::Hash, |value, room| match value {
-        owned::Value::Hash(hash) if hash.is_plain() => f(hash, room),
+        owned::Value::Hash(hash) if hash.key_expiry.is_none() => f(hash, now_ms, room),
         _ => None,
     })
 }
 
-/// Runs a read of the fields; it counts as a hit.
-fn read<R>(ctx: &mut Ctx<'_>, f: impl Fn(&HashValue) -> R) -> Option<R> {
-    let out = with_plain(ctx, |map, _| Some((Sized::Unchanged, f(map))))?;
+/// [`with_large`] for a change of fields that have no expiry: `None` (the general path)
+/// when one of `names` has one.
+fn with_plain_fields<R>(
+    ctx: &mut Ctx<'_>,
+    names: &[&[u8]],
+    mut f: impl FnMut(&mut HashValue, usize) -> Option<(Sized, R)>,
+) -> Option<R> {
+    with_large(ctx, |map, _, room| {
+        if names.iter().any(|name| map.expires(name)) {
+            return None;
+        }
+        f(map, room)
+    })
+}
+
+/// Runs a read of the fields at the current time; it counts as a hit.
+fn read<R>(ctx: &mut Ctx<'_>, f: impl Fn(&HashValue, u64) -> R) -> Option<R> {
+    let out = with_large(ctx, |map, now_ms, _| Some((Sized::Unchanged, f(map, now_ms))))?;
     count_read(ctx.counters, true);
     Some(out)
 }
@@ -47,7 +67,8 @@ pub(super) fn set(
     pairs: &[(&[u8], &[u8])],
     only_new: bool,
 ) -> Option<Result<i64, TooLarge>> {
-    with_plain(ctx, |map, room_bytes| {
+    let names: Vec<&[u8]> = pairs.iter().map(|(name, _)| *name).collect();
+    with_plain_fields(ctx, &names, |map, room_bytes| {
         // The growth is bounded by what the new values add (a replaced value's bytes come
         // back), so the check needs no undo.
         let adds = |(name, value): &(&[u8], &[u8])| hash_field_bytes(name.len(), value.len());
@@ -82,27 +103,30 @@ pub(super) fn field<R>(
     name: &[u8],
     f: impl Fn(Option<&[u8]>) -> R,
 ) -> Option<R> {
-    read(ctx, |map| f(map.get(name)))
+    read(ctx, |map, now_ms| f(map.get_live(name, now_ms)))
 }
 
 /// HMGET: the values of `names`, in order.
 pub(super) fn fields(ctx: &mut Ctx<'_>, names: &[&[u8]]) -> Option<Vec<Option<Vec<u8>>>> {
-    read(ctx, |map| names.iter().map(|name| map.get(name).map(|value| value.to_vec())).collect())
+    read(ctx, |map, now_ms| {
+        names.iter().map(|name| map.get_live(name, now_ms).map(<[u8]>::to_vec)).collect()
+    })
 }
 
 /// HLEN.
 pub(super) fn len(ctx: &mut Ctx<'_>) -> Option<usize> {
-    read(ctx, HashValue::len)
+    read(ctx, HashValue::live_len)
 }
 
-/// HDEL: how many of `names` were removed (`None` when it would remove them all).
+/// HDEL: how many of `names` were removed (`None` when it would remove them all, or leave
+/// only fields with an expiry).
 pub(super) fn delete(ctx: &mut Ctx<'_>, names: &[&[u8]]) -> Option<i64> {
-    with_plain(ctx, |map, _| {
+    with_plain_fields(ctx, names, |map, _| {
         let mut present: Vec<&[u8]> =
             names.iter().copied().filter(|name| map.get(name).is_some()).collect();
         present.sort_unstable();
         present.dedup();
-        if present.len() >= map.len() {
+        if present.len() + map.expire_at_ms.len() >= map.len() {
             return None;
         }
         let mut removed_bytes = 0;
@@ -165,7 +189,7 @@ fn update<R>(
     name: &[u8],
     f: impl Fn(Option<&[u8]>) -> Result<(Vec<u8>, R), &'static str>,
 ) -> Option<Result<R, &'static str>> {
-    with_plain(ctx, |map, room_bytes| {
+    with_plain_fields(ctx, &[name], |map, room_bytes| {
         let (value, out) = match f(map.get(name)) {
             Ok(made) => made,
             Err(message) => return Some((Sized::Unchanged, Err(message))),
