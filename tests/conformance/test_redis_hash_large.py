@@ -14,8 +14,8 @@ import time
 import pytest
 
 from conftest import start_server
+from large_kit import assert_charged_and_given_back, assert_watch_breaks
 from test_redis_hash import read_reply
-from test_redis_list_large import used_memory
 from wire import Conn, resp_encode
 
 pytestmark = pytest.mark.resp
@@ -211,12 +211,7 @@ def test_watch_sees_changes_made_in_place(resp_port, key):
         filled(c, key)
         changes = (["HSET", key, "f000001", "x"], ["HDEL", key, "f000002"],
                    ["HINCRBY", key, "n", "1"], ["HSETNX", key, "m", "1"])
-        for change in changes:
-            assert call(c, "WATCH", key) == b"OK"
-            call(other, *change)
-            assert call(c, "MULTI") == b"OK"
-            assert call(c, "HLEN", key) == b"QUEUED"
-            assert call(c, "EXEC") is None, change
+        assert_watch_breaks(c, other, key, changes, ["HLEN", key])
         assert call(c, "WATCH", key) == b"OK"
         assert call(other, "HGET", key, "f000001") == b"x"
         assert call(c, "MULTI") == b"OK"
@@ -229,17 +224,11 @@ def test_memory_is_charged_and_given_back(make_server, target):
         pytest.skip("Spinel's accounting of hashes kept outside the store")
     server = make_server()
     with Conn(server.resp_port) as c:
-        before = used_memory(c)
-        for i in range(10):
-            filled(c, f"big{i}")
-        grown = used_memory(c) - before
         # 10 hashes of 3,000 fields of 7 + 7 bytes: at least their bytes, and at most what
         # a field costs on the heap (an entry, two allocations) with the margin charged
         # for the allocator's holes, and their first copies in the store.
-        assert 10 * SIZE * 14 <= grown <= 10 * SIZE * 200, grown
-        for i in range(10):
-            assert call(c, "DEL", f"big{i}") == 1
-        assert used_memory(c) - before < grown // 4, "given back when the hashes went"
+        low, high = 10 * SIZE * 14, 10 * SIZE * 200
+        assert_charged_and_given_back(c, filled, 10, low, high, "hashes")
 
 
 # ------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ import random
 import pytest
 
 from conftest import start_server
+from large_kit import assert_charged_and_given_back, assert_watch_breaks
 from test_redis_hash import read_reply
-from test_redis_list_large import used_memory
 from wire import Conn, resp_encode
 
 pytestmark = pytest.mark.resp
@@ -141,12 +141,8 @@ def test_rename_and_copy_keep_each_set_whole(c, key):
 def test_watch_sees_changes_made_in_place(resp_port, key):
     with Conn(resp_port) as c, Conn(resp_port) as other:
         filled(c, key)
-        for change in (["SADD", key, "x"], ["SREM", key, "m000001"]):
-            assert call(c, "WATCH", key) == b"OK"
-            call(other, *change)
-            assert call(c, "MULTI") == b"OK"
-            assert call(c, "SCARD", key) == b"QUEUED"
-            assert call(c, "EXEC") is None, change
+        changes = (["SADD", key, "x"], ["SREM", key, "m000001"])
+        assert_watch_breaks(c, other, key, changes, ["SCARD", key])
 
 
 def test_memory_is_charged_and_given_back(make_server, target):
@@ -154,17 +150,10 @@ def test_memory_is_charged_and_given_back(make_server, target):
         pytest.skip("Spinel's accounting of sets kept outside the store")
     server = make_server()
     with Conn(server.resp_port) as c:
-        before = used_memory(c)
-        for i in range(10):
-            filled(c, f"big{i}")
-        grown = used_memory(c) - before
         # 10 sets of 5,000 members of 7 bytes: at least their bytes, at most what a
         # member costs on the heap (a slot, an allocation) with the margin for the
         # allocator's holes, and their first copies in the store.
-        assert 10 * SIZE * 7 <= grown <= 10 * SIZE * 150, grown
-        for i in range(10):
-            assert call(c, "DEL", f"big{i}") == 1
-        assert used_memory(c) - before < grown // 4, "given back when the sets went"
+        assert_charged_and_given_back(c, filled, 10, 10 * SIZE * 7, 10 * SIZE * 150, "sets")
 
 
 STEPS = 1500

@@ -13,8 +13,8 @@ import random
 import pytest
 
 from conftest import start_server
+from large_kit import assert_charged_and_given_back, assert_watch_breaks
 from test_redis_hash import read_reply
-from test_redis_list_large import used_memory
 from wire import Conn, resp_encode
 
 pytestmark = pytest.mark.resp
@@ -234,14 +234,10 @@ def test_expiry_stays_with_changes_in_place(c, key):
 def test_watch_sees_changes_made_in_place(resp_port, key):
     with Conn(resp_port) as c, Conn(resp_port) as other:
         filled(c, key)
-        for change in (["ZADD", key, "1", "x"], ["ZREM", key, "m000001"],
-                       ["ZINCRBY", key, "1", "m000002"], ["ZPOPMAX", key],
-                       ["ZREMRANGEBYRANK", key, "0", "0"]):
-            assert call(c, "WATCH", key) == b"OK"
-            call(other, *change)
-            assert call(c, "MULTI") == b"OK"
-            assert call(c, "ZCARD", key) == b"QUEUED"
-            assert call(c, "EXEC") is None, change
+        changes = (["ZADD", key, "1", "x"], ["ZREM", key, "m000001"],
+                   ["ZINCRBY", key, "1", "m000002"], ["ZPOPMAX", key],
+                   ["ZREMRANGEBYRANK", key, "0", "0"])
+        assert_watch_breaks(c, other, key, changes, ["ZCARD", key])
 
 
 def test_memory_is_charged_and_given_back(make_server, target):
@@ -249,17 +245,11 @@ def test_memory_is_charged_and_given_back(make_server, target):
         pytest.skip("Spinel's accounting of sorted sets kept outside the store")
     server = make_server()
     with Conn(server.resp_port) as c:
-        before = used_memory(c)
-        for i in range(10):
-            filled(c, f"big{i}")
-        grown = used_memory(c) - before
         # 10 sets of 3,000 members of 7 bytes and a score: at least their bytes, at most
         # what a member costs on the heap (two slots, an allocation) with the margin for
         # the allocator's holes.
-        assert 10 * SIZE * 15 <= grown <= 10 * SIZE * 200, grown
-        for i in range(10):
-            assert call(c, "DEL", f"big{i}") == 1
-        assert used_memory(c) - before < grown // 4, "given back when the sets went"
+        low, high = 10 * SIZE * 15, 10 * SIZE * 200
+        assert_charged_and_given_back(c, filled, 10, low, high, "sets")
 
 
 STEPS = 1500
