@@ -34,3 +34,18 @@ def assert_charged_and_given_back(c, fill, keys, low, high, kind):
     for i in range(keys):
         assert call(c, "DEL", f"big{i}") == 1
     assert used_memory(c) - before < grown // 4, f"given back when the {kind} went"
+
+
+def scan_with_churn(c, command, key, churn, names_of, *options):
+    """Scans `key` with `command` (SSCAN, HSCAN, ZSCAN), calling `churn(page)` after each
+    page but the last; returns the names seen and how many pages it took. The first page of
+    a large collection must not be the whole of it (its cursor is not 0)."""
+    cursor, seen, pages = b"0", set(), 0
+    while True:
+        cursor, page = call(c, command, key, cursor, *options)
+        seen |= set(names_of(page))
+        pages += 1
+        assert pages > 1 or cursor != b"0", "a large collection is scanned in pages"
+        if cursor == b"0":
+            return seen, pages
+        churn(pages)

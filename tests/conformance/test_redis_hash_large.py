@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import start_server
-from large_kit import assert_charged_and_given_back, assert_watch_breaks
+from large_kit import assert_charged_and_given_back, assert_watch_breaks, scan_with_churn
 from test_redis_hash import read_reply
 from wire import Conn, resp_encode
 
@@ -91,6 +91,52 @@ def test_increments(c, key):
     assert call(c, "HLEN", key) == SIZE + 3
 
 
+def pairs(reply):
+    """Field/value pairs of an HRANDFIELD ... WITHVALUES reply, in either protocol."""
+    if reply and isinstance(reply[0], list):
+        return [(f.decode(), v.decode()) for f, v in reply]
+    return [(reply[i].decode(), reply[i + 1].decode()) for i in range(0, len(reply), 2)]
+
+
+def test_random_fields(c, key):
+    fields = filled(c, key)
+    assert call(c, "HRANDFIELD", key).decode() in fields
+    some = [f.decode() for f in call(c, "HRANDFIELD", key, "100")]
+    assert len(set(some)) == 100 and set(some) <= set(fields)
+    with_values = pairs(call(c, "HRANDFIELD", key, "50", "WITHVALUES"))
+    assert len({f for f, _ in with_values}) == 50
+    assert all(fields[f] == v for f, v in with_values)
+    drawn = pairs(call(c, "HRANDFIELD", key, str(-2 * SIZE), "WITHVALUES"))
+    assert len(drawn) == 2 * SIZE and all(fields[f] == v for f, v in drawn)
+    assert len({f for f, _ in drawn}) > SIZE // 2, "draws spread over the hash"
+    everything = [f.decode() for f in call(c, "HRANDFIELD", key, str(SIZE + 1))]
+    assert sorted(everything) == sorted(fields)
+    assert call(c, "HLEN", key) == SIZE
+
+
+def test_scan_pages_with_churn(c, key, target):
+    """HSCAN of a large hash comes in pages and returns every field present throughout,
+    with its value, while others come and go between pages."""
+    fields = filled(c, key)
+
+    def churn(page):
+        call(c, "HSET", key, f"new{page}", "x", f"gone{page}", "y")
+        call(c, "HDEL", key, f"gone{page}", f"new{page - 1}")
+
+    seen_pairs = []
+    def names_of(page):
+        found = pairs(page)
+        seen_pairs.extend(found)
+        return (f for f, _ in found)
+
+    seen, pages = scan_with_churn(c, "HSCAN", key, churn, names_of, "COUNT", "10")
+    assert set(fields) <= seen
+    assert not any(f.startswith("gone") for f in seen)
+    assert all(fields.get(f, v) == v for f, v in seen_pairs)
+    if target == "spinel":
+        assert pages <= 40, "a whole scan takes about 16 pages, whatever COUNT says"
+
+
 def test_deleting_every_field_deletes_the_key(c, key):
     fields = filled(c, key)
     names = list(fields)
@@ -157,6 +203,10 @@ def test_field_expiry_on_a_large_hash(c, key, target):
     time.sleep(0.4)
     assert call(c, "HGET", key, "f000001") is None
     assert call(c, "HLEN", key) == SIZE
+    drawn = {f.decode() for f in call(c, "HRANDFIELD", key, str(-4 * SIZE))}
+    assert "f000001" not in drawn and len(drawn) > SIZE // 2
+    scanned, _ = scan_with_churn(c, "HSCAN", key, lambda _: None, lambda p: p[::2])
+    assert b"f000001" not in scanned and len(scanned) == SIZE
     del fields["f000001"]
     fields.update({"f000002": "changed", "n": "3"})
     assert hgetall(c, key) == fields

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from conftest import start_server
-from large_kit import assert_charged_and_given_back, assert_watch_breaks
+from large_kit import assert_charged_and_given_back, assert_watch_breaks, scan_with_churn
 from test_redis_hash import read_reply
 from wire import Conn, resp_encode
 
@@ -84,6 +84,35 @@ def test_random_pops_and_picks(c, key):
     everything = {m.decode() for m in call(c, "SPOP", key, str(SIZE))}
     assert everything == left
     assert call(c, "EXISTS", key) == 0
+
+
+@pytest.mark.parametrize("size", [SIZE, 500])
+def test_scan_pages_with_churn(c, key, target, size):
+    """SSCAN of a set past Redis's compact encodings (a large one kept outside the store,
+    and one of 500 strings still in it) comes in pages, and returns every member present
+    throughout the scan while others come and go between pages."""
+    stable = filled(c, key, n=size)
+
+    def churn(page):
+        call(c, "SADD", key, f"new{page}", f"gone{page}")
+        call(c, "SREM", key, f"gone{page}", f"new{page - 1}")
+
+    decode = lambda page: (m.decode() for m in page)
+    seen, pages = scan_with_churn(c, "SSCAN", key, churn, decode, "COUNT", "10")
+    assert stable <= seen
+    assert not any(m.startswith("gone") for m in seen)
+    if target == "spinel":
+        assert pages <= 40, "a whole scan takes about 16 pages, whatever COUNT says"
+    matched, _ = scan_with_churn(c, "SSCAN", key, lambda _: None, decode, "MATCH", "m0001*")
+    assert matched == {m for m in stable if m.startswith("m0001")}
+
+
+def test_repeated_picks_of_a_large_set(c, key):
+    left = filled(c, key)
+    picked = [m.decode() for m in call(c, "SRANDMEMBER", key, str(-3 * SIZE))]
+    assert len(picked) == 3 * SIZE and set(picked) <= left
+    assert len(set(picked)) > SIZE // 2, "draws spread over the set"
+    assert call(c, "SCARD", key) == SIZE
 
 
 def test_removing_every_member_deletes_the_key(c, key):

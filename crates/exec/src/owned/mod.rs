@@ -21,17 +21,18 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    hash::{BuildHasher, RandomState},
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc,
     },
 };
 
-use hashbrown::HashTable;
 use parking_lot::Mutex;
 
+mod slots;
 mod zset;
+
+use slots::{KeyOf, Slots};
 
 pub(crate) use zset::{zset_member_bytes, ZSetValue};
 
@@ -80,18 +81,27 @@ impl Value {
     }
 }
 
-/// A hash kept outside the store: a hash table of fields, each one allocation (its name's
+/// A hash kept outside the store: its fields in [`Slots`], each one allocation (its name's
 /// length as a LEB128 varint, the name, the value), so that a field costs about what it
-/// does in Redis's hash table. Its order is the table's, as Redis's is.
+/// does in Redis's hash table and a random field is one index away.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HashValue {
-    fields: HashTable<Box<[u8]>>,
-    hasher: RandomState,
+    fields: Slots<FieldName>,
     /// The expiry (Unix milliseconds) of each field that has one.
     pub(crate) expire_at_ms: HashMap<Box<[u8]>, u64>,
     /// The key expiry the hash set itself, and the key's own before it (see the hash
     /// encoding's `KeyExpiry`).
     pub(crate) key_expiry: Option<(u64, Option<u64>)>,
+}
+
+/// A hash field's key: its name, after the name's length.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FieldName;
+
+impl KeyOf for FieldName {
+    fn key(entry: &[u8]) -> &[u8] {
+        split(entry).0
+    }
 }
 
 impl HashValue {
@@ -119,40 +129,38 @@ impl HashValue {
     }
 
     pub(crate) fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        let found = self.fields.find(self.hasher.hash_one(name), |field| split(field).0 == name);
-        found.map(|field| split(field).1)
+        self.fields.find(name).map(|at| split(self.fields.nth(at)).1)
+    }
+
+    /// The field (name, value) at `at` (below [`HashValue::len`]) of the hash's order.
+    pub(crate) fn nth(&self, at: usize) -> (&[u8], &[u8]) {
+        split(self.fields.nth(at))
     }
 
     /// Sets field `name` to `value`; the length of the value it replaced, if any.
     pub(crate) fn insert(&mut self, name: &[u8], value: &[u8]) -> Option<usize> {
-        let hash = self.hasher.hash_one(name);
         let field = joined(name, value);
-        if let Some(slot) = self.fields.find_mut(hash, |field| split(field).0 == name) {
-            let old_len = split(slot).1.len();
-            *slot = field;
-            return Some(old_len);
+        match self.fields.find(name) {
+            Some(at) => Some(split(&self.fields.replace(at, field)).1.len()),
+            None => {
+                self.fields.push(field);
+                None
+            }
         }
-        let hasher = &self.hasher;
-        self.fields.insert_unique(hash, field, |field| hasher.hash_one(split(field).0));
-        None
     }
 
     /// Removes field `name`; the length of its value, if it was there.
     pub(crate) fn remove(&mut self, name: &[u8]) -> Option<usize> {
-        let hash = self.hasher.hash_one(name);
-        let entry = self.fields.find_entry(hash, |field| split(field).0 == name).ok()?;
-        let (field, _) = entry.remove();
-        Some(split(&field).1.len())
+        self.fields.remove(name).map(|field| split(&field).1.len())
     }
 
-    /// The fields (name, value), in the table's order.
+    /// The fields (name, value), in the hash's order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.fields.iter().map(|field| split(field))
+        self.fields.iter().map(split)
     }
 
     pub(crate) fn reserve(&mut self, additional: usize) {
-        let hasher = &self.hasher;
-        self.fields.reserve(additional, |field| hasher.hash_one(split(field).0));
+        self.fields.reserve(additional);
     }
 
     fn charged_bytes(&self) -> usize {
@@ -164,15 +172,22 @@ impl HashValue {
     }
 }
 
-/// A set kept outside the store: its members in a vector (their text: an integer member's
-/// text is its canonical decimal form, so equal bytes are equal members), found through a
-/// hash table of their positions, so that a random member (SPOP, SRANDMEMBER) is one
-/// index away. Its order is the vector's, as a set this large has Redis's table order.
+/// A set kept outside the store: its members (their text: an integer member's text is its
+/// canonical decimal form, so equal bytes are equal members) in [`Slots`], so that a random
+/// member (SPOP, SRANDMEMBER) is one index away.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SetValue {
-    members: Vec<Box<[u8]>>,
-    positions: HashTable<usize>,
-    hasher: RandomState,
+    members: Slots<Whole>,
+}
+
+/// A set member's key: all of it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Whole;
+
+impl KeyOf for Whole {
+    fn key(entry: &[u8]) -> &[u8] {
+        entry
+    }
 }
 
 impl SetValue {
@@ -180,13 +195,8 @@ impl SetValue {
         self.members.len()
     }
 
-    fn position(&self, member: &[u8]) -> Option<usize> {
-        let (hash, members) = (self.hasher.hash_one(member), &self.members);
-        self.positions.find(hash, |&at| *members[at] == *member).copied()
-    }
-
     pub(crate) fn contains(&self, member: &[u8]) -> bool {
-        self.position(member).is_some()
+        self.members.find(member).is_some()
     }
 
     /// Adds `member`; whether it is new.
@@ -194,40 +204,23 @@ impl SetValue {
         if self.contains(member) {
             return false;
         }
-        let Self { members, positions, hasher } = self;
-        let hash = hasher.hash_one(member);
-        members.push(Box::from(member));
-        positions.insert_unique(hash, members.len() - 1, |&at| hasher.hash_one(&members[at]));
+        self.members.push(Box::from(member));
         true
     }
 
     /// Removes `member`; whether it was there. The last member takes its place.
     pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
-        let Self { members, positions, hasher } = self;
-        let hash = hasher.hash_one(member);
-        let Ok(entry) = positions.find_entry(hash, |&at| *members[at] == *member) else {
-            return false;
-        };
-        let (at, _) = entry.remove();
-        let last = members.len() - 1;
-        members.swap_remove(at);
-        if at != last {
-            let moved = hasher.hash_one(&members[at]);
-            if let Some(slot) = positions.find_mut(moved, |&other| other == last) {
-                *slot = at;
-            }
-        }
-        true
+        self.members.remove(member).is_some()
     }
 
     /// The member at `index` (below [`SetValue::len`]) of the set's order.
     pub(crate) fn nth(&self, index: usize) -> &[u8] {
-        &self.members[index]
+        self.members.nth(index)
     }
 
     /// The members, in the set's order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        self.members.iter().map(|member| &member[..])
+        self.members.iter()
     }
 }
 

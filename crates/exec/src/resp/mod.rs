@@ -46,6 +46,7 @@ mod info;
 mod keys;
 mod list;
 mod object;
+mod pick;
 mod scan;
 mod server;
 mod set;

@@ -16,7 +16,8 @@ use store::ValueKind;
 use super::super::{
     count_read,
     incr::format_human,
-    ttl,
+    pick::{distinct, random_below},
+    scan, ttl,
     typed::{self, Sized},
 };
 use super::Ctx;
@@ -110,6 +111,53 @@ pub(super) fn field<R>(
 pub(super) fn fields(ctx: &mut Ctx<'_>, names: &[&[u8]]) -> Option<Vec<Option<Vec<u8>>>> {
     read(ctx, |map, now_ms| {
         names.iter().map(|name| map.get_live(name, now_ms).map(<[u8]>::to_vec)).collect()
+    })
+}
+
+/// A field, copied out of the hash.
+pub(super) type FieldCopy = (Vec<u8>, Vec<u8>);
+
+fn copy((name, value): (&[u8], &[u8])) -> FieldCopy {
+    (name.to_vec(), value.to_vec())
+}
+
+/// HRANDFIELD: one field at random (`count` None), `count` distinct ones (positive, below
+/// the hash's size) or `-count` independent draws. `None` (the general path) when the
+/// count covers the hash (it is all copied anyway) or some field has expired (the picks
+/// would have to skip it).
+pub(super) fn random_fields(ctx: &mut Ctx<'_>, count: Option<i64>) -> Option<Vec<FieldCopy>> {
+    let picked = with_large(ctx, |map, now_ms, _| {
+        let len = map.len();
+        if len == 0 || map.live_len(now_ms) != len {
+            return None;
+        }
+        let picked: Vec<FieldCopy> = match count {
+            None => vec![copy(map.nth(random_below(len)))],
+            Some(count) if count < 0 => {
+                (0..count.unsigned_abs()).map(|_| copy(map.nth(random_below(len)))).collect()
+            }
+            Some(count) if (count as u64) < len as u64 => {
+                distinct(len, count as usize).into_iter().map(|at| copy(map.nth(at))).collect()
+            }
+            Some(_) => return None,
+        };
+        Some((Sized::Unchanged, picked))
+    })?;
+    count_read(ctx.counters, true);
+    Some(picked)
+}
+
+/// HSCAN: the page at `cursor` (see `scan::page`) and the cursor after it, without the
+/// fields that have expired.
+pub(super) fn scan(ctx: &mut Ctx<'_>, cursor: u64, count: usize) -> Option<(u64, Vec<FieldCopy>)> {
+    read(ctx, |map, now_ms| {
+        let rest: Vec<(u64, usize)> = (0..map.len())
+            .map(|at| (scan::member_hash(map.nth(at).0), at))
+            .filter(|(hash, _)| *hash >= cursor)
+            .collect();
+        let (next, page) = scan::page(rest, count, map.len());
+        let live = |&(name, _): &(&[u8], &[u8])| map.get_live(name, now_ms).is_some();
+        (next, page.into_iter().map(|at| map.nth(at)).filter(live).map(copy).collect())
     })
 }
 

@@ -1,14 +1,13 @@
 //! HRANDFIELD and HSCAN.
 
-use std::hash::{BuildHasher, Hasher};
-
 use proto_resp::{
     args::{is_option, parse_i64},
     error, Protocol, Reply,
 };
 
-use super::{encoding::Field, read, Ctx};
+use super::{encoding::Field, large, read, Ctx};
 use crate::resp::glob::{self, Case};
+use crate::resp::pick::{distinct, random_below};
 use crate::resp::scan;
 
 /// Redis 7.0's text for a count outside `-LONG_MAX..=LONG_MAX` (its typo included).
@@ -19,32 +18,14 @@ const OUT_OF_RANGE: &str = "ERR value is out of range";
 /// client's output limit closes the connection; we refuse up front instead.
 const REPEATS_MAX: u64 = 1 << 20;
 
-/// A small xorshift generator seeded from the process's random hasher keys and the
-/// clock: HRANDFIELD needs unpredictability, not cryptographic strength.
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> Rng {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        hasher.write_u128(nanos.map_or(0, |d| d.as_nanos()));
-        Rng(hasher.finish() | 1)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
 /// HRANDFIELD key [count [WITHVALUES]], checked in Redis's order: count, options, key.
 pub(super) fn hrandfield(ctx: &mut Ctx<'_>) {
     if ctx.argc() == 2 {
+        if let Some(picked) = large::random_fields(ctx, None) {
+            return ctx.bulk_or_null(picked.first().map(|(name, _)| name.as_slice()));
+        }
         return read(ctx, |fields, reply| match fields {
-            Some(fields) => reply.bulk(&fields.list[Rng::new().below(fields.len())].name),
+            Some(fields) => reply.bulk(&fields.list[random_below(fields.len())].name),
             None => reply.null(),
         });
     }
@@ -63,45 +44,51 @@ pub(super) fn hrandfield(ctx: &mut Ctx<'_>) {
         return ctx.error(OUT_OF_RANGE);
     }
     let protocol = ctx.session.protocol;
+    if count != 0 {
+        if let Some(picked) = large::random_fields(ctx, Some(count)) {
+            let pairs = picked.iter().map(|(name, value)| (&name[..], &value[..]));
+            return reply_fields(&mut ctx.reply(), protocol, pairs, with_values);
+        }
+    }
     read(ctx, |fields, reply| {
         let Some(fields) = fields.filter(|_| count != 0) else {
             return reply.array(0);
         };
-        let picked = pick(&fields.list, count, &mut Rng::new());
-        reply_fields(reply, protocol, &picked, with_values);
+        let picked = pick(&fields.list, count);
+        let pairs = picked.iter().map(|field| (&field.name[..], &field.value[..]));
+        reply_fields(reply, protocol, pairs, with_values);
     });
 }
 
 /// `count` fields: distinct ones (all of them, in order, if `count` covers the hash) when
 /// positive, `-count` independent draws when negative.
-fn pick<'f, 'a>(list: &'f [Field<'a>], count: i64, rng: &mut Rng) -> Vec<&'f Field<'a>> {
+fn pick<'f, 'a>(list: &'f [Field<'a>], count: i64) -> Vec<&'f Field<'a>> {
     let wanted = count.unsigned_abs() as usize;
     if count < 0 {
-        return (0..wanted).map(|_| &list[rng.below(list.len())]).collect();
+        return (0..wanted).map(|_| &list[random_below(list.len())]).collect();
     }
     if wanted >= list.len() {
         return list.iter().collect();
     }
-    // A partial Fisher-Yates shuffle of the indexes: the first `wanted` are the sample.
-    let mut indexes: Vec<usize> = (0..list.len()).collect();
-    for i in 0..wanted {
-        let j = i + rng.below(list.len() - i);
-        indexes.swap(i, j);
-    }
-    indexes[..wanted].iter().map(|&i| &list[i]).collect()
+    distinct(list.len(), wanted).into_iter().map(|at| &list[at]).collect()
 }
 
 /// Fields, or field/value pairs: flat in RESP2, one two-element array per pair in RESP3.
-fn reply_fields(reply: &mut Reply<'_>, protocol: Protocol, picked: &[&Field<'_>], values: bool) {
+fn reply_fields<'p>(
+    reply: &mut Reply<'_>,
+    protocol: Protocol,
+    picked: impl ExactSizeIterator<Item = (&'p [u8], &'p [u8])>,
+    values: bool,
+) {
     let nested = protocol == Protocol::Resp3;
     reply.array(if values && !nested { picked.len() * 2 } else { picked.len() });
-    for field in picked {
+    for (name, value) in picked {
         if values && nested {
             reply.array(2);
         }
-        reply.bulk(&field.name);
+        reply.bulk(name);
         if values {
-            reply.bulk(&field.value);
+            reply.bulk(value);
         }
     }
 }
@@ -126,6 +113,16 @@ pub(super) fn hscan(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR invalid cursor");
     };
     let options: Result<ScanOptions<'_>, &str> = scan_options(ctx);
+    if let Ok(options) = &options {
+        if let Some((next, page)) = large::scan(ctx, cursor, options.count) {
+            let wanted = |(name, _): &&large::FieldCopy| {
+                options.pattern.is_none_or(|p| glob::matches(p, name, Case::Sensitive))
+            };
+            let page: Vec<&large::FieldCopy> = page.iter().filter(wanted).collect();
+            let pairs = page.iter().map(|(name, value)| (&name[..], &value[..]));
+            return reply_page(&mut ctx.reply(), next, pairs, options.no_values);
+        }
+    }
     read(ctx, |fields, reply| {
         let Some(fields) = fields else {
             reply.array(2);
@@ -141,16 +138,28 @@ pub(super) fn hscan(ctx: &mut Ctx<'_>) {
             options.pattern.is_none_or(|p| glob::matches(p, &field.name, Case::Sensitive))
         };
         let page: Vec<&Field<'_>> = page.into_iter().filter(wanted).collect();
-        reply.array(2);
-        reply.bulk(next.to_string().as_bytes());
-        reply.array(if options.no_values { page.len() } else { page.len() * 2 });
-        for field in page {
-            reply.bulk(&field.name);
-            if !options.no_values {
-                reply.bulk(&field.value);
-            }
-        }
+        let pairs = page.iter().map(|field| (&field.name[..], &field.value[..]));
+        reply_page(reply, next, pairs, options.no_values);
     });
+}
+
+/// HSCAN's reply: the next cursor and the page's fields (with their values unless
+/// NOVALUES).
+fn reply_page<'p>(
+    reply: &mut Reply<'_>,
+    next: u64,
+    page: impl ExactSizeIterator<Item = (&'p [u8], &'p [u8])>,
+    no_values: bool,
+) {
+    reply.array(2);
+    reply.bulk(next.to_string().as_bytes());
+    reply.array(if no_values { page.len() } else { page.len() * 2 });
+    for (name, value) in page {
+        reply.bulk(name);
+        if !no_values {
+            reply.bulk(value);
+        }
+    }
 }
 
 fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
@@ -238,13 +247,12 @@ mod tests {
         let list: Vec<Field<'_>> = names.iter().map(|n| Field::new(n, b"v")).collect();
         let (next, page) = scan_page(&list, 0, 1);
         assert_eq!((next, page.len()), (0, 20));
-        let mut rng = Rng::new();
         for count in [1, 5, 19, 20, 25] {
-            let picked = pick(&list, count, &mut rng);
+            let picked = pick(&list, count);
             let distinct: HashSet<&[u8]> = picked.iter().map(|f| &*f.name).collect();
             assert_eq!(distinct.len(), picked.len());
             assert_eq!(picked.len(), (count as usize).min(20));
         }
-        assert_eq!(pick(&list, -50, &mut rng).len(), 50);
+        assert_eq!(pick(&list, -50).len(), 50);
     }
 }

@@ -7,12 +7,12 @@
 use store::ValueKind;
 
 use super::super::{
-    count_read,
+    count_read, scan,
     typed::{self, Sized},
 };
-use super::random::{distinct_indexes, random_below};
 use super::Ctx;
 use crate::owned::{self, set_member_bytes, SetValue};
+use crate::resp::pick::{distinct, random_below};
 
 /// A change that would take the set past its size limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,11 +121,48 @@ pub(super) fn random_members(ctx: &mut Ctx<'_>, count: usize) -> Option<Vec<Vec<
     Some(out)
 }
 
+/// SSCAN: the page at `cursor` (see `scan::page`) and the cursor after it.
+pub(super) fn scan(ctx: &mut Ctx<'_>, cursor: u64, count: usize) -> Option<(u64, Vec<Vec<u8>>)> {
+    read(ctx, |set| {
+        let rest: Vec<(u64, usize)> = (0..set.len())
+            .map(|at| (scan::member_hash(set.nth(at)), at))
+            .filter(|(hash, _)| *hash >= cursor)
+            .collect();
+        let (next, page) = scan::page(rest, count, set.len());
+        (next, page.into_iter().map(|at| set.nth(at).to_vec()).collect())
+    })
+}
+
+/// SRANDMEMBER with a negative count: `wanted` independent draws, or `Err` when their
+/// bytes would pass `bytes_max` (each member counted with `overhead_bytes` more).
+pub(super) fn random_repeats(
+    ctx: &mut Ctx<'_>,
+    wanted: usize,
+    overhead_bytes: usize,
+    bytes_max: usize,
+) -> Option<Result<Vec<Vec<u8>>, TooLarge>> {
+    let out = with_set(ctx, |set, _| {
+        let mut bytes = 0usize;
+        let mut picked = Vec::with_capacity(wanted.min(bytes_max / overhead_bytes.max(1)));
+        for _ in 0..wanted {
+            let member = set.nth(random_below(set.len()));
+            bytes += member.len() + overhead_bytes;
+            if bytes > bytes_max {
+                return Some((Sized::Unchanged, Err(TooLarge)));
+            }
+            picked.push(member.to_vec());
+        }
+        Some((Sized::Unchanged, Ok(picked)))
+    })?;
+    count_read(ctx.counters, true);
+    Some(out)
+}
+
 /// `count` distinct positions below `len` (`count < len`).
 fn picks(len: usize, count: usize) -> Vec<usize> {
     match count {
         0 => Vec::new(),
         1 => vec![random_below(len)],
-        _ => distinct_indexes(len, count),
+        _ => distinct(len, count),
     }
 }

@@ -16,6 +16,7 @@ use store::ValueKind;
 
 use super::{
     glob::{self, Case},
+    scan,
     typed::{self, Edit},
     Ctx,
 };
@@ -215,38 +216,85 @@ fn scard(ctx: &mut Ctx<'_>) {
     });
 }
 
-/// SSCAN key cursor [MATCH pattern] [COUNT count]. The whole set comes back in one reply
-/// with cursor 0, as Redis does for its compact encodings: the set is one value, so a
-/// position-based cursor would skip members when it changes between calls, which the SCAN
-/// contract forbids; one reply is bounded by the item size. Checked in Redis's order: the
-/// cursor, then the key (a missing key answers before the options are read), then options.
+/// SSCAN key cursor [MATCH pattern] [COUNT count]. A set Redis keeps compact (an intset of
+/// at most 512 integers, or at most 128 members of at most 64 bytes) comes back whole with
+/// cursor 0, as from Redis; a larger one in pages (`scan::page`), in the order of a fixed
+/// hash of its members, so that a member present throughout is returned even when the set
+/// changes between calls. Checked in Redis's order: the cursor, then the key (a missing
+/// key answers before the options are read), then the options.
 fn sscan(ctx: &mut Ctx<'_>) {
-    if parse_cursor(ctx.arg(2)).is_none() {
+    let Some(cursor) = parse_cursor(ctx.arg(2)) else {
         return ctx.error(INVALID_CURSOR);
+    };
+    let options = scan_options(ctx);
+    if let Ok(ScanOptions { pattern, count }) = options {
+        if let Some((next, page)) = large::scan(ctx, cursor, count) {
+            let wanted = |member: &&Vec<u8>| {
+                pattern.is_none_or(|pattern| glob::matches(pattern, member, Case::Sensitive))
+            };
+            let found: Vec<&Vec<u8>> = page.iter().filter(wanted).collect();
+            let mut reply = ctx.reply();
+            reply.array(2);
+            reply.bulk(next.to_string().as_bytes());
+            reply.array(found.len());
+            return found.iter().for_each(|member| reply.bulk(member));
+        }
     }
     with_set(ctx, 1, |ctx, set| {
-        let found = match set.map(|set| (set, scan_pattern(ctx))) {
-            None => Vec::new(),
+        let (next, found) = match set.map(|set| (set, options)) {
+            None => (0, Vec::new()),
             Some((_, Err(message))) => return ctx.error(message),
-            Some((set, Ok(pattern))) => matching(set, pattern),
+            Some((set, Ok(options))) => matching(set, cursor, options),
         };
         let mut reply = ctx.reply();
         reply.array(2);
-        reply.bulk(b"0");
+        reply.bulk(next.to_string().as_bytes());
         reply.array(found.len());
         found.iter().for_each(|member| member.reply(&mut reply));
     });
 }
 
-/// The members of `set` that match `pattern` (all of them for `None`).
-fn matching<'a>(set: SetView<'a>, pattern: Option<&[u8]>) -> Vec<Member<'a>> {
-    let Some(pattern) = pattern else {
-        return set.iter().collect();
-    };
+/// The page of `set` at `cursor` and the cursor after it, keeping the members that match
+/// the pattern.
+fn matching<'a>(set: SetView<'a>, cursor: u64, options: ScanOptions<'_>) -> (u64, Vec<Member<'a>>) {
     let mut buf = IntText::default();
-    set.iter()
+    let (next, page) = scan_page(set, cursor, options.count);
+    let Some(pattern) = options.pattern else {
+        return (next, page);
+    };
+    let page = page
+        .into_iter()
         .filter(|member| glob::matches(pattern, member.text(&mut buf), Case::Sensitive))
-        .collect()
+        .collect();
+    (next, page)
+}
+
+/// Redis's compact set encodings: an intset of at most this many integers, or a listpack
+/// of at most [`ONE_PAGE_MEMBERS_MAX`] members of at most [`ONE_PAGE_MEMBER_LEN_MAX`]
+/// bytes. Such a set is scanned in one call.
+const ONE_PAGE_INTS_MAX: usize = 512;
+const ONE_PAGE_MEMBERS_MAX: usize = 128;
+const ONE_PAGE_MEMBER_LEN_MAX: usize = 64;
+
+/// One page of a scan of `set` and the cursor that follows it (0 at the end).
+fn scan_page(set: SetView<'_>, cursor: u64, count: usize) -> (u64, Vec<Member<'_>>) {
+    let mut buf = IntText::default();
+    let one_page = match set {
+        SetView::Ints { .. } => set.len() <= ONE_PAGE_INTS_MAX,
+        _ => {
+            set.len() <= ONE_PAGE_MEMBERS_MAX
+                && set.iter().all(|m| m.text(&mut buf).len() <= ONE_PAGE_MEMBER_LEN_MAX)
+        }
+    };
+    if one_page {
+        return (0, set.iter().collect());
+    }
+    let rest: Vec<(u64, Member<'_>)> = set
+        .iter()
+        .map(|member| (scan::member_hash(member.text(&mut buf)), member))
+        .filter(|(hash, _)| *hash >= cursor)
+        .collect();
+    scan::page(rest, count, set.len())
 }
 
 const INVALID_CURSOR: &str = "ERR invalid cursor";
@@ -266,10 +314,14 @@ fn parse_cursor(text: &[u8]) -> Option<u64> {
     Some(if text[0] == b'-' { value.wrapping_neg() } else { value })
 }
 
-/// SSCAN's options after the cursor: the last MATCH wins; COUNT only has to be valid
-/// (the whole set is one page); TYPE is for SCAN only.
-fn scan_pattern<'a>(ctx: &Ctx<'a>) -> Result<Option<&'a [u8]>, &'static str> {
-    let mut pattern = None;
+/// SSCAN's options after the cursor: the last MATCH and COUNT win; TYPE is for SCAN only.
+struct ScanOptions<'a> {
+    pattern: Option<&'a [u8]>,
+    count: usize,
+}
+
+fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
+    let mut options = ScanOptions { pattern: None, count: 10 };
     let mut index = 3;
     while index < ctx.argc() {
         if index + 1 >= ctx.argc() {
@@ -278,17 +330,15 @@ fn scan_pattern<'a>(ctx: &Ctx<'a>) -> Result<Option<&'a [u8]>, &'static str> {
         let (option, value) = (ctx.arg(index), ctx.arg(index + 1));
         if is_option(option, "COUNT") {
             let count = parse_i64(value).map_err(|e| e.message())?;
-            if count < 1 {
-                return Err(error::SYNTAX);
-            }
+            options.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
         } else if is_option(option, "MATCH") {
-            pattern = Some(value).filter(|p| *p != b"*");
+            options.pattern = Some(value).filter(|p| *p != b"*");
         } else {
             return Err(error::SYNTAX);
         }
         index += 2;
     }
-    Ok(pattern)
+    Ok(options)
 }
 
 #[cfg(test)]

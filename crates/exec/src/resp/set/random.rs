@@ -4,11 +4,10 @@
 //! an array. When the count covers the whole set both send it in stored order, so an
 //! all-integer set comes back sorted, as from Redis's intset; otherwise the order is random.
 
-use std::{cell::Cell, collections::HashSet, hash::BuildHasher};
-
 use proto_resp::{args::parse_i64, error};
 
 use super::{change_set, edit_of, large, splice, with_set, Ctx, Member, SetView, Work};
+use crate::resp::pick::{distinct, random_below};
 use crate::resp::typed::Edit;
 
 /// `getPositiveLongFromObjectOrReply`'s text, for a count that is not a number or below 0.
@@ -20,6 +19,8 @@ const COUNT_OUT_OF_RANGE: &str =
 const REPLY_TOO_LARGE: &str = "ERR SRANDMEMBER count is too large for one reply";
 /// The most bytes a negative-count SRANDMEMBER reply may take.
 const REPLY_BYTES_MAX: u64 = 256 << 20;
+/// What each pick adds to a reply besides its bytes (at most), for that bound.
+const PICK_OVERHEAD_BYTES: usize = 16;
 
 /// SPOP key [count].
 pub(super) fn spop(ctx: &mut Ctx<'_>) {
@@ -68,7 +69,7 @@ fn spop_count(ctx: &mut Ctx<'_>) {
             // The whole set, in stored order, and the key goes.
             return (Edit::Delete, work.iter().map(Member::to_vec).collect());
         }
-        let picks = distinct_indexes(work.len(), count as usize);
+        let picks = distinct(work.len(), count as usize);
         let members: Vec<Member<'_>> = picks.iter().map(|&index| work.nth(index)).collect();
         work.remove_all(members.iter().copied());
         (edit_of(&work), members.into_iter().map(Member::to_vec).collect())
@@ -113,6 +114,9 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
         picked.iter().for_each(|member| reply.bulk(member));
         return;
     }
+    if count < 0 && srandmember_repeats_large(ctx, count.unsigned_abs()) {
+        return;
+    }
     with_set(ctx, 1, |ctx, set| {
         let members: Vec<Member<'_>> = set.iter().flat_map(|set| set.iter()).collect();
         if count == 0 || members.is_empty() {
@@ -122,7 +126,7 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
         if count < 0 || wanted == 1 {
             // With repeats: each pick is independent.
             let longest = members.iter().map(|m| m.text(&mut Default::default()).len()).max();
-            let per_member = longest.unwrap_or(0) as u64 + 16;
+            let per_member = (longest.unwrap_or(0) + PICK_OVERHEAD_BYTES) as u64;
             if wanted.saturating_mul(per_member) > REPLY_BYTES_MAX {
                 return ctx.error(REPLY_TOO_LARGE);
             }
@@ -139,80 +143,32 @@ fn srandmember_count(ctx: &mut Ctx<'_>) {
             members.iter().for_each(|member| member.reply(&mut reply));
             return;
         }
-        let picks = distinct_indexes(members.len(), wanted as usize);
+        let picks = distinct(members.len(), wanted as usize);
         reply.array(picks.len());
         picks.iter().for_each(|&index| members[index].reply(&mut reply));
     });
 }
 
-/// `count` distinct indexes below `len` (`count < len`), in random order.
-pub(super) fn distinct_indexes(len: usize, count: usize) -> Vec<usize> {
-    debug_assert!(count < len);
-    if count * 3 > len {
-        // A large share: shuffle the front of all the indexes (Fisher-Yates, stopped early).
-        let mut all: Vec<usize> = (0..len).collect();
-        for at in 0..count {
-            let other = at + random_below(len - at);
-            all.swap(at, other);
-        }
-        all.truncate(count);
-        return all;
+/// SRANDMEMBER with a negative count on a set kept outside the store: whether it replied.
+/// The draws' own bytes are checked against the bound as they are made (finding the
+/// longest member would cost a pass over the set); a count past the bound whatever the
+/// members goes to the general path, which refuses it.
+fn srandmember_repeats_large(ctx: &mut Ctx<'_>, wanted: u64) -> bool {
+    if wanted.saturating_mul(PICK_OVERHEAD_BYTES as u64) > REPLY_BYTES_MAX {
+        return false;
     }
-    // A small share: draw until enough distinct ones came up (a few retries at most).
-    let mut seen = HashSet::with_capacity(count);
-    let mut picks = Vec::with_capacity(count);
-    while picks.len() < count {
-        let index = random_below(len);
-        if seen.insert(index) {
-            picks.push(index);
+    let bytes_max = REPLY_BYTES_MAX as usize;
+    match large::random_repeats(ctx, wanted as usize, PICK_OVERHEAD_BYTES, bytes_max) {
+        None => false,
+        Some(Err(large::TooLarge)) => {
+            ctx.error(REPLY_TOO_LARGE);
+            true
         }
-    }
-    picks
-}
-
-thread_local! {
-    /// A per-thread xorshift state, seeded from the process's random hasher keys.
-    static RANDOM_STATE: Cell<u64> =
-        Cell::new(std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1);
-}
-
-/// A random number below `n` (`n > 0`): xorshift64*, multiplied down to the range. Not
-/// for anything secret; uniform enough for picking members.
-pub(super) fn random_below(n: usize) -> usize {
-    debug_assert!(n > 0);
-    RANDOM_STATE.with(|state| {
-        let mut x = state.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        state.set(x);
-        let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        ((u128::from(r) * n as u128) >> 64) as usize
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Goal: distinct picks are distinct, in range and of the asked size, on both paths.
-    #[test]
-    fn distinct_indexes_are_distinct() {
-        for (len, count) in [(10, 9), (10, 1), (1000, 5), (1000, 400), (2, 1)] {
-            let picks = distinct_indexes(len, count);
-            let unique: HashSet<usize> = picks.iter().copied().collect();
-            assert_eq!((picks.len(), unique.len()), (count, count));
-            assert!(picks.iter().all(|&i| i < len));
+        Some(Ok(picked)) => {
+            let mut reply = ctx.reply();
+            reply.array(picked.len());
+            picked.iter().for_each(|member| reply.bulk(member));
+            true
         }
-    }
-
-    /// Goal: every value below n comes up (the generator is not stuck on a few values).
-    #[test]
-    fn random_below_covers_range() {
-        let mut seen = [false; 7];
-        for _ in 0..1000 {
-            seen[random_below(7)] = true;
-        }
-        assert!(seen.iter().all(|&s| s));
     }
 }

@@ -1,10 +1,6 @@
 //! Lookups and counts: ZCARD ZCOUNT ZLEXCOUNT ZSCORE ZMSCORE ZRANK ZREVRANK ZRANDMEMBER
 //! ZSCAN.
 
-use std::cell::Cell;
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
-
 use proto_resp::args::{is_option, parse_i64};
 use proto_resp::{error, Protocol};
 
@@ -14,6 +10,7 @@ use super::view::Sorted;
 use super::zrange::Direction;
 use super::{read_stored, read_view, Ctx};
 use crate::resp::glob::{self, Case};
+use crate::resp::pick::{self, random_below};
 use crate::resp::scan;
 
 pub(super) fn zcard(ctx: &mut Ctx<'_>) {
@@ -150,41 +147,7 @@ fn pick<'a>(set: &Sorted<'a>, count: i64) -> Vec<Entry<'a>> {
         // Redis walks the whole set from its highest member (`zuiNext` runs backwards).
         return set.down_from(len - 1).collect();
     }
-    distinct_ranks(len, wanted).into_iter().map(|rank| set.get(rank)).collect()
-}
-
-/// `wanted` distinct ranks below `len` (`wanted < len`), uniformly: a partial
-/// Fisher-Yates shuffle whose moved slots are remembered in a map, so that it costs
-/// O(wanted) however large the set.
-fn distinct_ranks(len: usize, wanted: usize) -> Vec<usize> {
-    let mut moved: HashMap<usize, usize> = HashMap::with_capacity(wanted * 2);
-    (0..wanted)
-        .map(|slot| {
-            let other = slot + random_below(len - slot);
-            let at_other = moved.get(&other).copied().unwrap_or(other);
-            let at_slot = moved.get(&slot).copied().unwrap_or(slot);
-            moved.insert(other, at_slot);
-            at_other
-        })
-        .collect()
-}
-
-/// A uniform-enough number below `n` (xorshift, seeded per thread from the hasher's
-/// random keys): sampling needs no cryptographic quality.
-fn random_below(n: usize) -> usize {
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
-        );
-    }
-    STATE.with(|state| {
-        let mut x = state.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        state.set(x);
-        (x % n as u64) as usize
-    })
+    pick::distinct(len, wanted).into_iter().map(|rank| set.get(rank)).collect()
 }
 
 /// A set this small is one page, as Redis answers for a listpack (`zset-max-listpack-*`).

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""RSS and used_memory per member of 10 sorted sets of 100,000 members (`m%08d`, 5,000
-distinct scores), for Spinel or redis-server.
+"""RSS and used_memory per member of 10 large collections of 100,000 members (`m%08d`):
+sorted sets (5,000 distinct scores), hashes (values `v%08d`) or sets, for Spinel or
+redis-server.
 
-    scripts/zset_rss.py BINARY PORT
+    scripts/collection_rss.py BINARY PORT [zset|hash|set]
 
 BINARY containing "redis" is started as redis-server (no persistence), anything else as
 Spinel (`-m 2048 -t 1`). Prints the growth of VmRSS and of INFO used_memory per member.
@@ -21,6 +22,11 @@ def used(c):
     info = call(c,"INFO","memory").decode()
     return int(next(l for l in info.split("\r\n") if l.startswith("used_memory:")).split(":")[1])
 binary, port = sys.argv[1], int(sys.argv[2])
+structure = sys.argv[3] if len(sys.argv) > 3 else "zset"
+COMMAND = {"zset": "ZADD", "hash": "HSET", "set": "SADD"}[structure]
+def element(i):
+    return {"zset": [str(i % 5000), f"m{i:08d}"], "hash": [f"m{i:08d}", f"v{i:08d}"],
+            "set": [f"m{i:08d}"]}[structure]
 if "redis" in binary:
     p = subprocess.Popen([binary, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
 else:
@@ -33,9 +39,9 @@ for k in range(K):
     for b in range(0, N, 1000):
         args = []
         for i in range(b, b+1000):
-            args += [str(i % 5000), f"m{i:08d}"]
-        call(c, "ZADD", f"z{k}", *args)
+            args += element(i)
+        call(c, COMMAND, f"z{k}", *args)
 time.sleep(0.3)
 r1, u1 = rss(p.pid), used(c)
-print(f"{binary}: rss/member {(r1-r0)/(N*K):.1f}  used/member {(u1-u0)/(N*K):.1f}")
+print(f"{binary} {structure}: rss/member {(r1-r0)/(N*K):.1f}  used/member {(u1-u0)/(N*K):.1f}")
 p.terminate(); p.wait()
