@@ -5,6 +5,7 @@ sets grow): wall microseconds per command on hashes of 1,000, 100,000 and 1,000,
 fields, for Spinel and its Redis peers.
 
     scripts/large_hash_cost.py [--servers spinel,redis,valkey] [--commands 20000]
+        [--verbs HGET,HRANDFIELD]
         [--structure hash|set|zset] [--sizes 1000,100000,1000000] [--server-cmd NAME=ARGV ...]
 
 As scripts/large_list_cost.py (same servers, pinning and options): the hash is filled with
@@ -29,8 +30,8 @@ SIZES = (1_000, 100_000, 1_000_000)
 
 
 VERBS = {
-    "hash": ("HSET", "HGET", "HINCRBY", "HDEL"),
-    "set": ("SADD", "SISMEMBER", "SCARD", "SREM", "SPOP"),
+    "hash": ("HSET", "HGET", "HINCRBY", "HDEL", "HRANDFIELD"),
+    "set": ("SADD", "SISMEMBER", "SCARD", "SREM", "SPOP", "SRANDMEMBER"),
     "zset": ("ZADD", "ZSCORE", "ZRANK", "ZRANGE", "ZINCRBY", "ZREM", "ZPOPMIN"),
 }
 
@@ -63,6 +64,10 @@ def commands_for(verb, n, size):
         return [["SCARD", "h"] for _ in range(n)]
     if verb == "SREM":
         return [["SREM", "h", f"new{i}"] for i in range(n)]
+    if verb == "SRANDMEMBER":  # ten draws, repeats allowed
+        return [["SRANDMEMBER", "h", "-10"] for _ in range(n)]
+    if verb == "HRANDFIELD":
+        return [["HRANDFIELD", "h"] for _ in range(n)]
     if verb == "SPOP":  # at most half the set, so that it never empties it
         return [["SPOP", "h"] for _ in range(min(n, size // 2))]
     if verb == "HSET":
@@ -96,7 +101,8 @@ def cpu_ns(pid):
     return total
 
 
-def measure(name, argv, port, commands, structure, sizes):
+def measure(name, argv, port, commands, verbs, sizes):
+    structure = {"H": "hash", "S": "set", "Z": "zset"}[verbs[0][0]]
     proc = subprocess.Popen(["taskset", "-c", "1"] + argv, stdout=subprocess.DEVNULL)
     try:
         time.sleep(0.7)
@@ -104,7 +110,7 @@ def measure(name, argv, port, commands, structure, sizes):
         for size in sizes:
             fill(conn, structure, size)
             costs = []
-            for verb in VERBS[structure]:
+            for verb in verbs:
                 batch = commands_for(verb, commands, size)
                 started, cpu_started = time.perf_counter(), cpu_ns(proc.pid)
                 for at in range(0, len(batch), BATCH):
@@ -113,7 +119,7 @@ def measure(name, argv, port, commands, structure, sizes):
                 costs.append((wall_us, (cpu_ns(proc.pid) - cpu_started) / len(batch) / 1e3))
             print(f"{name:12} {size:>9} {structure}: " + ", ".join(
                 f"{verb} {wall:7.2f} us (cpu {cpu:6.2f})"
-                for verb, (wall, cpu) in zip(VERBS[structure], costs)), flush=True)
+                for verb, (wall, cpu) in zip(verbs, costs)), flush=True)
         conn.close()
     finally:
         proc.terminate()
@@ -126,6 +132,7 @@ def main():
     parser.add_argument("--commands", type=int, default=20_000)
     parser.add_argument("--structure", choices=("hash", "set", "zset"), default="hash")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--verbs", help="only these of the structure's commands")
     parser.add_argument("--server-cmd", action="append", default=[], metavar="NAME=ARGV")
     args = parser.parse_args()
     extra = dict(item.split("=", 1) for item in args.server_cmd)
@@ -133,7 +140,8 @@ def main():
     for name in args.servers.split(",") + [n for n in extra if n not in args.servers]:
         port = free_port()
         sizes = [int(size) for size in args.sizes.split(",")]
-        measure(name, server_argv(name, port, extra), port, args.commands, args.structure, sizes)
+        verbs = args.verbs.split(",") if args.verbs else VERBS[args.structure]
+        measure(name, server_argv(name, port, extra), port, args.commands, verbs, sizes)
 
 
 if __name__ == "__main__":
