@@ -246,14 +246,17 @@ impl Store {
     }
 
     /// [`Store::retire`] for an item whose index entry went for good: an owner is released.
-    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) {
-        if r.header.kind != ValueKind::String && r.header.client_flags == OWNER_FLAGS {
+    /// Returns the bytes an owner had charged outside the store (given back here).
+    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) -> usize {
+        let mut released_bytes = 0;
+        if r.is_owner() {
             if let Some(observer) = &self.config.on_release {
-                let charged_bytes = observer(r.value());
-                self.uncharge_outside(charged_bytes);
+                released_bytes = observer(r.value());
+                self.uncharge_outside(released_bytes);
             }
         }
         self.retire(location, guard);
+        released_bytes
     }
 }
 
