@@ -76,6 +76,8 @@ pub struct Settings {
     pub auth_sasl: bool,
     /// memcached `-Y FILE` (`stats settings`: `auth_enabled_ascii` shows the path).
     pub auth_file: Option<String>,
+    /// Redis `requirepass`: the `default` user's password (None: `nopass`).
+    pub requirepass: Option<Vec<u8>>,
 }
 
 impl Default for Settings {
@@ -111,6 +113,7 @@ impl Default for Settings {
             config_file: None,
             auth_sasl: false,
             auth_file: None,
+            requirepass: None,
         }
     }
 }
@@ -172,6 +175,8 @@ pub struct Shared {
     store_baseline: Mutex<(u64, u64)>,
     /// Redis error replies by prefix, for `INFO errorstats`.
     pub error_stats: crate::resp::ErrorStats,
+    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
+    pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
 }
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -310,6 +315,7 @@ impl Shared {
             error_stats: crate::resp::ErrorStats::default(),
             gate: crate::gate::Gate::new(workers),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
+            requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             settings,
         }
     }

@@ -198,6 +198,7 @@ pub enum CommandId {
     Randomkey,
     Rename,
     Renamenx,
+    Reset,
     Scan,
     Select,
     Set,
@@ -532,6 +533,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Renamenx), "renamenx", 3, G::Generic, "1.0.0", (1, 2, 1),
         &[F::WRITE, F::FAST],
         "Renames a key only if the target does not exist."),
+    spec(R(C::Reset), "reset", 1, G::Connection, "6.2.0", (0, 0, 0),
+        &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::ALLOW_BUSY],
+        "Resets the connection."),
     spec(R(C::Scan), "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
         &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
         "Iterates over the keys with a cursor."),
@@ -679,7 +683,7 @@ mod tests {
             // Key positions must lie inside the arguments a minimal call has.
             assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
         }
-        assert_eq!(COMMANDS.len(), 56);
+        assert_eq!(COMMANDS.len(), 57);
     }
 
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.

@@ -27,6 +27,8 @@ enum Kind {
     MaxMemory,
     /// `maxmemory-policy`: settable.
     Policy,
+    /// `requirepass`: settable, any bytes (empty: no password).
+    Password,
 }
 
 /// Reads a parameter's current value.
@@ -43,6 +45,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
+    ("requirepass", Kind::Password, super::auth::password),
     ("save", Kind::Text, |_| String::new()),
     ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
     ("timeout", Kind::Text, |s| s.settings.idle_timeout_secs.to_string()),
@@ -82,6 +85,7 @@ enum Change {
     MaxMemory(u64),
     /// `maxmemory-policy`, a name from the table.
     Policy(&'static [u8]),
+    Password(Vec<u8>),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -150,6 +154,7 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::Policy(name.as_bytes()));
             }
+            Kind::Password => changes.push(Change::Password(value.to_vec())),
             Kind::Memory | Kind::Text => {}
         }
     }
@@ -169,8 +174,12 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
         }
     }
     for change in changes {
-        if let Change::Policy(name) = change {
-            shared.set_maxmemory_policy(name);
+        match change {
+            Change::Policy(name) => {
+                shared.set_maxmemory_policy(name);
+            }
+            Change::Password(password) => super::auth::set_password(shared, password),
+            Change::MaxMemory(_) => {}
         }
     }
     Ok(())
@@ -180,7 +189,7 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
-        Kind::MaxMemory | Kind::Policy => false,
+        Kind::MaxMemory | Kind::Policy | Kind::Password => false,
     }
 }
 

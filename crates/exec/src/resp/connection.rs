@@ -1,14 +1,10 @@
-//! Connection commands: PING ECHO QUIT HELLO SELECT AUTH CLIENT.
-//!
-//! No password is configured (Spinel has no ACLs), so the `default` user authenticates
-//! with any password, as a Redis with `nopass` does, and `AUTH <password>` gets Redis's
-//! "no password configured" error.
+//! Connection commands: PING ECHO QUIT HELLO SELECT RESET CLIENT (AUTH is in `auth`).
 
 use std::sync::atomic::Ordering;
 
 use proto_resp::{args::parse_i64, error, Protocol};
 
-use super::{ttl, Ctx};
+use super::{auth, ttl, Ctx};
 use crate::{keyspace::DATABASES, Flow, Shared, REDIS_VERSION};
 
 /// PING [message]; the table allows at most one message.
@@ -70,44 +66,21 @@ fn protocol_number(protocol: Protocol) -> i64 {
     }
 }
 
-const AUTH_NOPASS: &str = "ERR AUTH <password> called without any password configured for \
-                           the default user. Are you sure your configuration is correct?";
-const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
-
-pub(super) fn auth(ctx: &mut Ctx<'_>) {
-    match ctx.argc() {
-        2 => ctx.error(AUTH_NOPASS),
-        3 => match check_user(ctx.arg(1)) {
-            Ok(()) => ctx.reply().ok(),
-            Err(message) => ctx.error(message),
-        },
-        _ => ctx.error(error::SYNTAX),
-    }
-}
-
-/// The only user is `default`, and it takes any password.
-fn check_user(user: &[u8]) -> Result<(), &'static str> {
-    if user == b"default" {
-        Ok(())
-    } else {
-        Err(WRONGPASS)
-    }
-}
-
 /// HELLO's arguments after the version (`helloCommand`).
 struct HelloOptions<'a> {
-    user: Option<&'a [u8]>,
+    /// AUTH's user and password.
+    login: Option<(&'a [u8], &'a [u8])>,
     name: Option<&'a [u8]>,
 }
 
 fn parse_hello<'a>(ctx: &Ctx<'a>) -> Result<HelloOptions<'a>, String> {
-    let mut opts = HelloOptions { user: None, name: None };
+    let mut opts = HelloOptions { login: None, name: None };
     let mut index = 2;
     while index < ctx.argc() {
         let more = ctx.argc() - 1 - index;
         let option = ctx.arg(index);
         if option.eq_ignore_ascii_case(b"AUTH") && more >= 2 {
-            opts.user = Some(ctx.arg(index + 1));
+            opts.login = Some((ctx.arg(index + 1), ctx.arg(index + 2)));
             index += 3;
         } else if option.eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
             opts.name = Some(ctx.arg(index + 1));
@@ -136,8 +109,13 @@ pub(super) fn hello(ctx: &mut Ctx<'_>) {
         Ok(opts) => opts,
         Err(message) => return ctx.error(message),
     };
-    if let Some(Err(message)) = opts.user.map(check_user) {
-        return ctx.error(message);
+    if let Some((user, password)) = opts.login {
+        if let Err(message) = auth::login(ctx.shared, ctx.session, Some(user), password) {
+            return ctx.error(message);
+        }
+    }
+    if !auth::hello_allowed(ctx.shared, ctx.session) {
+        return ctx.error(HELLO_NOAUTH);
     }
     if let Some(name) = opts.name {
         if let Err(message) = set_name(ctx, name) {
@@ -147,6 +125,26 @@ pub(super) fn hello(ctx: &mut Ctx<'_>) {
     ctx.session.protocol = protocol;
     sync_client(ctx);
     write_hello(ctx);
+}
+
+const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already \
+                            authenticated, otherwise the HELLO AUTH <user> <pass> option can \
+                            be used to authenticate the client and select the RESP protocol \
+                            version at the same time";
+
+/// RESET: the connection as it was when it opened: no transaction or watched keys,
+/// database 0, RESP2, no name, and authenticated only if no password is set.
+pub(super) fn reset(ctx: &mut Ctx<'_>) {
+    let starts_authenticated = auth::starts_authenticated(ctx.shared);
+    let session = &mut *ctx.session;
+    session.tx = None;
+    session.watched.clear();
+    session.db = 0;
+    session.protocol = Protocol::Resp2;
+    session.authenticated = starts_authenticated;
+    session.client.lock().name.clear();
+    sync_client(ctx);
+    ctx.reply().simple(b"RESET");
 }
 
 /// The HELLO map, in the protocol just chosen.

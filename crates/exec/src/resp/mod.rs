@@ -34,6 +34,7 @@ use store::StoreError;
 
 use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
+mod auth;
 mod bitmap;
 mod clients;
 mod config;
@@ -77,6 +78,8 @@ pub struct Session {
     tx: Option<tx::Transaction>,
     /// Keys WATCHed since the last EXEC, DISCARD or UNWATCH.
     watched: Vec<tx::Watched>,
+    /// Whether it may run commands other than AUTH, HELLO, QUIT and RESET (see `auth`).
+    authenticated: bool,
 }
 
 impl Session {
@@ -92,7 +95,8 @@ impl Session {
             ..ClientInfo::default()
         };
         let client = shared.clients.register(client);
-        Session { client, ..Session::default() }
+        let authenticated = auth::starts_authenticated(shared);
+        Session { client, authenticated, ..Session::default() }
     }
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
@@ -159,7 +163,13 @@ fn execute_as(
             Flow::Continue
         }
         None => match route(command) {
-            Ok(routed) => run(shared, counters, session, command, routed, out, exclusive),
+            Ok(routed) => match auth::refusal(shared, session, routed.spec) {
+                Some(message) => {
+                    Reply::new(out, session.protocol).error(message);
+                    Flow::Continue
+                }
+                None => run(shared, counters, session, command, routed, out, exclusive),
+            },
             Err(RouteError::UnknownCommand) if command.name().is_some_and(is_http_probe) => {
                 // Redis's defence against cross-protocol scripting: a browser made to POST
                 // to the Redis port sends `POST` and `Host:` lines; hang up without a reply.
@@ -237,7 +247,8 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Echo => connection::echo(ctx),
             C::Hello => connection::hello(ctx),
             C::Select => connection::select(ctx),
-            C::Auth => connection::auth(ctx),
+            C::Auth => auth::auth(ctx),
+            C::Reset => connection::reset(ctx),
             C::Info => info::info(ctx),
             C::Dbsize => server::dbsize(ctx),
             C::Flushdb => server::flushdb(ctx),

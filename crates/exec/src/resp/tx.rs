@@ -65,7 +65,7 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
                 routed.route,
                 Route::Command(proto_resp::CommandId::Transactions(
                     TxId::Exec | TxId::Discard | TxId::Multi | TxId::Watch
-                )) | Route::Command(proto_resp::CommandId::Quit)
+                )) | Route::Command(proto_resp::CommandId::Quit | proto_resp::CommandId::Reset)
             );
             if runs_now {
                 return None;

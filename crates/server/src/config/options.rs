@@ -221,6 +221,12 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub resp_port: Option<u16>,
 
+    /// Redis `requirepass`: the password of the `default` user; clients must AUTH (or
+    /// HELLO ... AUTH) before any other command. Empty: none [default: none]
+    #[arg(long, value_name = "PASSWORD", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirepass: Option<String>,
+
     /// I/O back end: auto, uring or epoll [default: auto]
     ///
     /// auto takes io_uring when the kernel allows it, else epoll, and logs which.
@@ -349,6 +355,7 @@ impl Options {
             max_reqs_per_event: cli.max_reqs_per_event.or(self.max_reqs_per_event),
             enable_shutdown: cli.enable_shutdown || self.enable_shutdown,
             resp_port: cli.resp_port.or(self.resp_port),
+            requirepass: cli.requirepass.or(self.requirepass),
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),

@@ -1,0 +1,133 @@
+"""Redis authentication with `requirepass`: exact replies as redis-server 7.0 sends them
+(these pass with CONFORMANCE_TARGET=redis), checked on a server started with
+`--requirepass` and on one given a password at run time by CONFIG SET; and redis-py's
+`password=` and `AuthenticationError` against it.
+"""
+
+import pytest
+
+from test_redis_hash import read_reply
+from wire import Conn, resp_encode
+
+pytestmark = pytest.mark.resp
+
+PASSWORD = "s3cret pass"  # a space: the password is one argument, never split
+NOAUTH = b"-NOAUTH Authentication required.\r\n"
+WRONGPASS = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+HELLO_NOAUTH = (
+    b"-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+    b"HELLO AUTH <user> <pass> option can be used to authenticate the client and select the "
+    b"RESP protocol version at the same time\r\n"
+)
+AUTH_NOPASS = (
+    b"-ERR AUTH <password> called without any password configured for the default user. "
+    b"Are you sure your configuration is correct?\r\n"
+)
+
+
+def rt(conn, *args):
+    """Sends one command; returns its whole reply's bytes (one line, or a bulk)."""
+    conn.send(resp_encode(*args))
+    line = conn.read_line()
+    if line.startswith(b"$") and line != b"$-1\r\n":
+        return line + conn.read_exact(int(line[1:-2]) + 2)
+    return line
+
+
+@pytest.fixture
+def locked(make_server):
+    return make_server(extra=["--requirepass", PASSWORD])
+
+
+def test_nothing_runs_before_auth(locked):
+    with Conn(locked.resp_port) as c:
+        for command in (["PING"], ["GET", "k"], ["SET", "k", "v"], ["MULTI"], ["ECHO", "x"],
+                        ["CLIENT", "SETNAME", "x"], ["COMMAND"], ["SELECT", "1"]):
+            assert rt(c, *command) == NOAUTH, command
+        # Unknown commands and wrong arity are found before the password is asked for.
+        assert rt(c, "NOSUCH").startswith(b"-ERR unknown command 'NOSUCH'")
+        assert rt(c, "GET") == b"-ERR wrong number of arguments for 'get' command\r\n"
+        assert rt(c, "HELLO") == HELLO_NOAUTH
+        assert rt(c, "HELLO", "3", "SETNAME", "x") == HELLO_NOAUTH
+        assert rt(c, "RESET") == b"+RESET\r\n"
+        assert rt(c, "AUTH") == b"-ERR wrong number of arguments for 'auth' command\r\n"
+        assert rt(c, "AUTH", "a", "b", "c") == b"-ERR syntax error\r\n"
+        assert rt(c, "AUTH", "wrong") == WRONGPASS
+        assert rt(c, "AUTH", "default", "wrong") == WRONGPASS
+        assert rt(c, "AUTH", "nobody", PASSWORD) == WRONGPASS
+        assert rt(c, "AUTH", PASSWORD[:-1]) == WRONGPASS, "a prefix is not the password"
+        assert rt(c, "AUTH", PASSWORD + "x") == WRONGPASS
+        assert rt(c, "GET", "k") == NOAUTH
+        assert rt(c, "AUTH", PASSWORD) == b"+OK\r\n"
+        assert rt(c, "SET", "k", "v") == b"+OK\r\n"
+        assert rt(c, "AUTH", "wrong") == WRONGPASS
+        assert rt(c, "GET", "k") == b"$1\r\nv\r\n", "a failed AUTH keeps the login"
+        assert rt(c, "AUTH", "default", PASSWORD) == b"+OK\r\n"
+    with Conn(locked.resp_port) as c:
+        assert rt(c, "QUIT") == b"+OK\r\n"
+
+
+def test_hello_authenticates(locked):
+    with Conn(locked.resp_port) as c:
+        assert rt(c, "HELLO", "2", "AUTH", "default", "wrong") == WRONGPASS
+        assert rt(c, "HELLO", "3", "AUTH", "default") == \
+            b"-ERR Syntax error in HELLO option 'AUTH'\r\n"
+        assert rt(c, "HELLO", "4", "AUTH", "default", PASSWORD) == \
+            b"-NOPROTO unsupported protocol version\r\n"
+        assert rt(c, "GET", "k") == NOAUTH
+        c.send(resp_encode("HELLO", "3", "AUTH", "default", PASSWORD, "SETNAME", "me"))
+        hello = read_reply(c)
+        hello = dict(hello)
+        assert hello[b"proto"] == 3 and hello[b"server"] == b"redis"
+        assert rt(c, "CLIENT", "GETNAME") == b"$2\r\nme\r\n"
+        assert rt(c, "GET", "k") == b"_\r\n"
+
+
+def test_reset_logs_out(locked):
+    with Conn(locked.resp_port) as c:
+        assert rt(c, "AUTH", PASSWORD) == b"+OK\r\n"
+        assert rt(c, "SELECT", "1") == b"+OK\r\n"
+        assert rt(c, "SET", "in1", "x") == b"+OK\r\n"
+        assert rt(c, "MULTI") == b"+OK\r\n"
+        assert rt(c, "SET", "q", "1") == b"+QUEUED\r\n"
+        assert rt(c, "RESET") == b"+RESET\r\n"
+        assert rt(c, "GET", "in1") == NOAUTH
+        assert rt(c, "AUTH", PASSWORD) == b"+OK\r\n"
+        assert rt(c, "GET", "in1") == b"$-1\r\n", "RESET went back to database 0"
+        assert rt(c, "EXISTS", "q") == b":0\r\n", "RESET discarded the transaction"
+
+
+def test_password_set_and_cleared_at_run_time(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as before, Conn(server.resp_port) as admin:
+        assert rt(admin, "AUTH", "x") == AUTH_NOPASS
+        assert rt(admin, "AUTH", "default", "anything") == b"+OK\r\n", "nopass"
+        assert rt(admin, "AUTH", "bob", "x") == WRONGPASS
+        admin.send(resp_encode("CONFIG", "GET", "requirepass"))
+        assert read_reply(admin) == [b"requirepass", b""]
+        assert rt(admin, "CONFIG", "SET", "requirepass", PASSWORD) == b"+OK\r\n"
+        assert rt(before, "PING") == b"+PONG\r\n", "a connection in before stays in"
+        with Conn(server.resp_port) as after:
+            assert rt(after, "PING") == NOAUTH
+            assert rt(after, "AUTH", PASSWORD) == b"+OK\r\n"
+            after.send(resp_encode("CONFIG", "GET", "requirepass"))
+            assert read_reply(after) == [b"requirepass", PASSWORD.encode()]
+        with Conn(server.resp_port) as waiting:
+            assert rt(waiting, "PING") == NOAUTH
+            assert rt(admin, "CONFIG", "SET", "requirepass", "") == b"+OK\r\n"
+            assert rt(waiting, "PING") == b"+PONG\r\n", "no password: nothing to ask"
+            assert rt(waiting, "AUTH", PASSWORD) == AUTH_NOPASS
+
+
+def test_redis_py_password(locked):
+    redis = pytest.importorskip("redis")
+    good = redis.Redis(port=locked.resp_port, password=PASSWORD)
+    assert good.set("k", "v") and good.get("k") == b"v"
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(port=locked.resp_port, password="wrong").ping()
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(port=locked.resp_port).get("k")
+    resp3 = redis.Redis(port=locked.resp_port, password=PASSWORD, protocol=3)
+    assert resp3.get("k") == b"v"
+    named = redis.Redis(port=locked.resp_port, username="default", password=PASSWORD)
+    assert named.get("k") == b"v"
