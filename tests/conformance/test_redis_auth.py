@@ -131,3 +131,74 @@ def test_redis_py_password(locked):
     assert resp3.get("k") == b"v"
     named = redis.Redis(port=locked.resp_port, username="default", password=PASSWORD)
     assert named.get("k") == b"v"
+
+
+def outside_address():
+    """An address of this host that is not loopback (None if it has none): a connection to it
+    from here comes from that address, so protected mode sees an outside client."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+PROTECTED = (
+    b"-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    b"password is set for the default user."
+)
+PROTECTED_WHOLE = PROTECTED + (
+    b" In this mode connections are only accepted from the loopback interface. If you want "
+    b"to connect from external computers to Redis you may adopt one of the following "
+    b"solutions: 1) Just disable protected mode sending the command 'CONFIG SET "
+    b"protected-mode no' from the loopback interface by connecting to Redis from the same "
+    b"host the server is running, however MAKE SURE Redis is not publicly accessible from "
+    b"internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+    b"Alternatively you can just disable the protected mode by editing the Redis "
+    b"configuration file, and setting the protected mode option to 'no', and then restarting "
+    b"the server. 3) If you started the server manually just for testing, restart it with "
+    b"the '--protected-mode no' option. 4) Setup a an authentication password for the "
+    b"default user. NOTE: You only need to do one of the above things in order for the "
+    b"server to start accepting connections from the outside.\r\n"
+)
+
+
+def test_protected_mode(make_server, target):
+    """Without a password, a client from outside the loopback interface gets DENIED and is
+    closed; with a password, or with protected mode off, it is let in."""
+    import socket
+    address = outside_address()
+    if address is None:
+        pytest.skip("this host has no address outside the loopback interface")
+    bind = ["-l", f"127.0.0.1,{address}"] if target == "spinel" else ["--bind", f"127.0.0.1 {address}"]
+    server = make_server(extra=bind)
+
+    def greeting():
+        with socket.create_connection((address, server.resp_port), timeout=5) as s:
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            return data
+
+    denied = greeting()
+    assert denied == PROTECTED_WHOLE
+    with Conn(server.resp_port) as local:
+        assert rt(local, "PING") == b"+PONG\r\n", "loopback clients are let in"
+        local.send(resp_encode("CONFIG", "GET", "protected-mode"))
+        assert read_reply(local) == [b"protected-mode", b"yes"]
+        assert rt(local, "CONFIG", "SET", "protected-mode", "maybe") == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'protected-mode') - "
+            b"argument must be 'yes' or 'no'\r\n")
+        assert rt(local, "CONFIG", "SET", "requirepass", PASSWORD) == b"+OK\r\n"
+        with socket.create_connection((address, server.resp_port), timeout=5) as outside:
+            outside.sendall(resp_encode("AUTH", PASSWORD))
+            assert outside.recv(100) == b"+OK\r\n", "a password lets outside clients in"
+        assert rt(local, "CONFIG", "SET", "requirepass", "") == b"+OK\r\n"
+        assert greeting().startswith(PROTECTED)
+        assert rt(local, "CONFIG", "SET", "protected-mode", "no") == b"+OK\r\n"
+        with socket.create_connection((address, server.resp_port), timeout=5) as outside:
+            outside.sendall(resp_encode("PING"))
+            assert outside.recv(100) == b"+PONG\r\n", "protected mode off"

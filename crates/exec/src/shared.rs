@@ -78,6 +78,8 @@ pub struct Settings {
     pub auth_file: Option<String>,
     /// Redis `requirepass`: the `default` user's password (None: `nopass`).
     pub requirepass: Option<Vec<u8>>,
+    /// Redis `protected-mode`.
+    pub protected_mode: bool,
 }
 
 impl Default for Settings {
@@ -114,6 +116,7 @@ impl Default for Settings {
             auth_sasl: false,
             auth_file: None,
             requirepass: None,
+            protected_mode: true,
         }
     }
 }
@@ -177,6 +180,8 @@ pub struct Shared {
     pub error_stats: crate::resp::ErrorStats,
     /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
     pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
+    /// Redis `protected-mode` as last set (start, CONFIG SET).
+    pub(crate) protected_mode: AtomicBool,
 }
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -316,6 +321,7 @@ impl Shared {
             gate: crate::gate::Gate::new(workers),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
+            protected_mode: AtomicBool::new(settings.protected_mode),
             settings,
         }
     }

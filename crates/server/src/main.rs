@@ -325,6 +325,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         auth_sasl: config.enable_sasl,
         auth_file: config.auth_file.clone(),
         requirepass: config.requirepass.as_ref().map(|password| password.clone().into_bytes()),
+        protected_mode: config.protected_mode,
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);

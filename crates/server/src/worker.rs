@@ -563,6 +563,12 @@ impl rt::Handler for Worker {
             counters::bump(&self.counters.rejected_connections, 1);
             return Err(if tag == TAG_RESP { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
         }
+        let peer_ip = peer.map(|addr| addr.ip());
+        if tag == TAG_RESP && exec::resp::auth::protected_mode_denies(&self.shared, peer_ip) {
+            self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
+            counters::bump(&self.counters.rejected_connections, 1);
+            return Err(exec::resp::auth::PROTECTED_MODE_DENIED);
+        }
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
         let protocol = if tag == TAG_RESP { "resp" } else { "memcache" };

@@ -8,6 +8,8 @@
 //! authenticated stays so when the password changes (CONFIG SET), as in Redis; RESET
 //! makes it authenticate again.
 
+use std::{net::IpAddr, sync::atomic::Ordering};
+
 use proto_resp::{commands::Flags, error, CommandSpec};
 
 use super::{Ctx, Session};
@@ -19,6 +21,43 @@ const AUTH_NOPASS: &str = "ERR AUTH <password> called without any password confi
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 /// The one user there is.
 const DEFAULT_USER: &[u8] = b"default";
+
+/// Redis's reply to a connection refused by protected mode, sent as it is accepted.
+pub const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because \
+protected mode is enabled and no password is set for the default user. In this mode \
+connections are only accepted from the loopback interface. If you want to connect from \
+external computers to Redis you may adopt one of the following solutions: 1) Just disable \
+protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is running, however MAKE SURE Redis is \
+not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change \
+permanent. 2) Alternatively you can just disable the protected mode by editing the Redis \
+configuration file, and setting the protected mode option to 'no', and then restarting the \
+server. 3) If you started the server manually just for testing, restart it with the \
+'--protected-mode no' option. 4) Setup a an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for the server to start accepting \
+connections from the outside.\r\n";
+
+/// Whether protected mode refuses a Redis connection from `peer` (None: a Unix socket):
+/// it is on, no password is set, and the peer is not on the loopback interface.
+pub fn protected_mode_denies(shared: &Shared, peer: Option<IpAddr>) -> bool {
+    let local = peer.is_none_or(|ip| match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+    });
+    !local && shared.protected_mode.load(Ordering::Relaxed) && starts_authenticated(shared)
+}
+
+/// CONFIG GET protected-mode.
+pub(super) fn protected_mode(shared: &Shared) -> String {
+    if shared.protected_mode.load(Ordering::Relaxed) { "yes" } else { "no" }.into()
+}
+
+/// CONFIG SET protected-mode.
+pub(super) fn set_protected_mode(shared: &Shared, on: bool) {
+    shared.protected_mode.store(on, Ordering::Relaxed);
+}
 
 /// Whether a new connection starts authenticated (no password is set).
 pub(super) fn starts_authenticated(shared: &Shared) -> bool {

@@ -29,6 +29,8 @@ enum Kind {
     Policy,
     /// `requirepass`: settable, any bytes (empty: no password).
     Password,
+    /// `protected-mode`: settable, yes or no.
+    ProtectedMode,
 }
 
 /// Reads a parameter's current value.
@@ -44,6 +46,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
+    ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     ("requirepass", Kind::Password, super::auth::password),
     ("save", Kind::Text, |_| String::new()),
@@ -86,6 +89,7 @@ enum Change {
     /// `maxmemory-policy`, a name from the table.
     Policy(&'static [u8]),
     Password(Vec<u8>),
+    ProtectedMode(bool),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -155,6 +159,17 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 changes.push(Change::Policy(name.as_bytes()));
             }
             Kind::Password => changes.push(Change::Password(value.to_vec())),
+            Kind::ProtectedMode => {
+                let on = match value.to_ascii_lowercase().as_slice() {
+                    b"yes" => true,
+                    b"no" => false,
+                    _ => {
+                        let reason = "argument must be 'yes' or 'no'";
+                        return Err(set_failed(b"protected-mode", reason));
+                    }
+                };
+                changes.push(Change::ProtectedMode(on));
+            }
             Kind::Memory | Kind::Text => {}
         }
     }
@@ -179,6 +194,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
                 shared.set_maxmemory_policy(name);
             }
             Change::Password(password) => super::auth::set_password(shared, password),
+            Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::MaxMemory(_) => {}
         }
     }
@@ -189,7 +205,7 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
-        Kind::MaxMemory | Kind::Policy | Kind::Password => false,
+        Kind::MaxMemory | Kind::Policy | Kind::Password | Kind::ProtectedMode => false,
     }
 }
 

@@ -34,7 +34,7 @@ use store::StoreError;
 
 use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
-mod auth;
+pub mod auth;
 mod bitmap;
 mod clients;
 mod config;

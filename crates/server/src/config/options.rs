@@ -227,6 +227,12 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requirepass: Option<String>,
 
+    /// Redis `protected-mode`: while no password is set, refuse Redis connections from
+    /// anywhere but the loopback interface (Redis's DENIED reply) [default: yes]
+    #[arg(long, value_name = "yes|no", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected_mode: Option<String>,
+
     /// I/O back end: auto, uring or epoll [default: auto]
     ///
     /// auto takes io_uring when the kernel allows it, else epoll, and logs which.
@@ -356,6 +362,7 @@ impl Options {
             enable_shutdown: cli.enable_shutdown || self.enable_shutdown,
             resp_port: cli.resp_port.or(self.resp_port),
             requirepass: cli.requirepass.or(self.requirepass),
+            protected_mode: cli.protected_mode.or(self.protected_mode),
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),
