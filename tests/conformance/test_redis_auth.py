@@ -202,3 +202,27 @@ def test_protected_mode(make_server, target):
         with socket.create_connection((address, server.resp_port), timeout=5) as outside:
             outside.sendall(resp_encode("PING"))
             assert outside.recv(100) == b"+PONG\r\n", "protected mode off"
+
+
+def test_failed_logins_are_counted_and_limited_per_address(locked, target):
+    """Past 20 failed logins in 10 s from one address, its logins fail unchecked for 10 s
+    (Spinel's limit; Redis has none); other addresses are not affected."""
+    if target != "spinel":
+        pytest.skip("Redis does not limit failed logins")
+    import socket
+    with Conn(locked.resp_port) as c:
+        for _ in range(21):
+            assert rt(c, "AUTH", "guess") == WRONGPASS
+        assert rt(c, "AUTH", PASSWORD) == WRONGPASS, "locked out: not even checked"
+        assert rt(c, "HELLO", "3", "AUTH", "default", PASSWORD) == WRONGPASS
+    with socket.socket() as other:
+        other.bind(("127.0.0.2", 0))  # another address of the loopback interface
+        other.settimeout(5)
+        other.connect(("127.0.0.1", locked.resp_port))
+        other.sendall(resp_encode("AUTH", PASSWORD))
+        assert other.recv(100) == b"+OK\r\n", "another address logs in"
+        other.sendall(resp_encode("INFO", "stats"))
+        stats = b""
+        while not stats.endswith(b"\r\n\r\n"):
+            stats += other.recv(65536)
+        assert b"acl_access_denied_auth:23\r\n" in stats

@@ -103,7 +103,7 @@ impl Credentials {
 }
 
 /// Byte equality whose time depends only on the lengths.
-fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

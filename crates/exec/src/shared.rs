@@ -182,6 +182,8 @@ pub struct Shared {
     pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
     /// Redis `protected-mode` as last set (start, CONFIG SET).
     pub(crate) protected_mode: AtomicBool,
+    /// Failed Redis logins, counted and limited per address.
+    pub failed_logins: crate::resp::auth::FailedLogins,
 }
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -322,6 +324,7 @@ impl Shared {
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),
+            failed_logins: Default::default(),
             settings,
         }
     }

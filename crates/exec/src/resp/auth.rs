@@ -7,12 +7,23 @@
 //! `no_auth` (AUTH, HELLO, QUIT, RESET) until it gives the password. A connection that was
 //! authenticated stays so when the password changes (CONFIG SET), as in Redis; RESET
 //! makes it authenticate again.
+//!
+//! Failed logins are counted (INFO `acl_access_denied_auth`, Redis 7.2's name) and limited
+//! per client address ([`FailedLogins`]): past [`FAILURES_MAX`] in [`WINDOW_MS`], every
+//! login from that address fails, unchecked, for [`LOCKOUT_MS`], so a password cannot be
+//! guessed faster than that however many connections try.
 
-use std::{net::IpAddr, sync::atomic::Ordering};
+use std::{
+    collections::HashMap,
+    net::IpAddr,
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+use parking_lot::Mutex;
 
 use proto_resp::{commands::Flags, error, CommandSpec};
 
-use super::{Ctx, Session};
+use super::{ttl, Ctx, Session};
 use crate::Shared;
 
 const NOAUTH: &str = "NOAUTH Authentication required.";
@@ -89,26 +100,77 @@ pub(super) fn login(
     user: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), &'static str> {
-    if user.is_some_and(|user| user != DEFAULT_USER) {
-        return Err(WRONGPASS);
-    }
+    let now_ms = ttl::now_ms(shared);
+    let failures = &shared.failed_logins;
     let accepted = match &*shared.requirepass.read() {
         None if user.is_none() => return Err(AUTH_NOPASS),
+        _ if failures.locked(session.peer_ip, now_ms) => false,
+        _ if user.is_some_and(|user| user != DEFAULT_USER) => false,
         None => true,
-        Some(expected) => same_secret(expected, password),
+        Some(expected) => crate::auth::equal_in_constant_time(expected, password),
     };
     if !accepted {
+        failures.note_failure(session.peer_ip, now_ms);
         return Err(WRONGPASS);
     }
     session.authenticated = true;
     Ok(())
 }
 
-/// Compares two secrets in time that depends on their lengths only, not on where they
-/// first differ.
-fn same_secret(expected: &[u8], given: &[u8]) -> bool {
-    let differences = expected.iter().zip(given).fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    expected.len() == given.len() && differences == 0
+/// More failed logins than this from one address within [`WINDOW_MS`] lock it out.
+const FAILURES_MAX: u32 = 20;
+const WINDOW_MS: u64 = 10_000;
+/// How long a locked-out address's logins fail without being checked.
+const LOCKOUT_MS: u64 = 10_000;
+/// Addresses remembered at most; past it, those whose window and lockout are over go.
+const ADDRESSES_MAX: usize = 10_000;
+
+/// Failed logins, in all and per client address (connections without one, Unix sockets,
+/// share one entry).
+#[derive(Debug, Default)]
+pub struct FailedLogins {
+    by_addr: Mutex<HashMap<Option<IpAddr>, Failures>>,
+    /// Every failed login since start (INFO `acl_access_denied_auth`).
+    pub total: AtomicU64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Failures {
+    window_start_ms: u64,
+    count: u32,
+    locked_until_ms: u64,
+}
+
+impl FailedLogins {
+    /// Whether logins from `addr` fail unchecked at `now_ms`.
+    fn locked(&self, addr: Option<IpAddr>, now_ms: u64) -> bool {
+        let by_addr = self.by_addr.lock();
+        by_addr.get(&addr).is_some_and(|f| now_ms < f.locked_until_ms)
+    }
+
+    fn note_failure(&self, addr: Option<IpAddr>, now_ms: u64) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        let mut by_addr = self.by_addr.lock();
+        if by_addr.len() >= ADDRESSES_MAX && !by_addr.contains_key(&addr) {
+            by_addr.retain(|_, f| !f.over(now_ms));
+        }
+        let fresh = Failures { window_start_ms: now_ms, count: 0, locked_until_ms: 0 };
+        let failures = by_addr.entry(addr).or_insert(fresh);
+        if now_ms >= failures.window_start_ms + WINDOW_MS {
+            (failures.window_start_ms, failures.count) = (now_ms, 0);
+        }
+        failures.count += 1;
+        if failures.count > FAILURES_MAX {
+            failures.locked_until_ms = now_ms + LOCKOUT_MS;
+        }
+    }
+}
+
+impl Failures {
+    /// Whether it no longer counts for anything at `now_ms`.
+    fn over(&self, now_ms: u64) -> bool {
+        now_ms >= self.window_start_ms + WINDOW_MS && now_ms >= self.locked_until_ms
+    }
 }
 
 /// AUTH [username] password.
@@ -133,4 +195,32 @@ pub(super) fn password(shared: &Shared) -> String {
 /// CONFIG SET requirepass: an empty value removes the password.
 pub(super) fn set_password(shared: &Shared, password: &[u8]) {
     *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Goal: an address is locked out after more than FAILURES_MAX failures in a window,
+    /// for LOCKOUT_MS, and only that address; failures spread over windows never lock.
+    #[test]
+    fn failures_lock_one_address_for_a_while() {
+        let logins = FailedLogins::default();
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        for _ in 0..FAILURES_MAX {
+            logins.note_failure(Some(a), 1_000);
+        }
+        assert!(!logins.locked(Some(a), 1_000), "at the limit, not past it");
+        logins.note_failure(Some(a), 1_500);
+        assert!(logins.locked(Some(a), 1_500) && logins.locked(Some(a), 1_500 + LOCKOUT_MS - 1));
+        assert!(!logins.locked(Some(a), 1_500 + LOCKOUT_MS));
+        assert!(!logins.locked(Some(b), 1_500) && !logins.locked(None, 1_500));
+        for window in 0..5 {
+            for _ in 0..FAILURES_MAX {
+                logins.note_failure(Some(b), 100_000 + window * WINDOW_MS);
+            }
+        }
+        assert!(!logins.locked(Some(b), 100_000 + 5 * WINDOW_MS));
+        assert_eq!(logins.total.load(Ordering::Relaxed), u64::from(FAILURES_MAX) * 6 + 1);
+    }
 }

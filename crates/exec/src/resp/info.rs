@@ -183,6 +183,8 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "pubsub_channels", 0);
     field(text, "pubsub_patterns", 0);
     field(text, "total_error_replies", errors);
+    let denied_auth = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "acl_access_denied_auth", denied_auth);
 }
 
 /// A primary with no replicas.

@@ -80,6 +80,8 @@ pub struct Session {
     watched: Vec<tx::Watched>,
     /// Whether it may run commands other than AUTH, HELLO, QUIT and RESET (see `auth`).
     authenticated: bool,
+    /// The client's address, for the limit on failed logins (`auth::FailedLogins`).
+    peer_ip: Option<std::net::IpAddr>,
 }
 
 impl Session {
@@ -96,7 +98,8 @@ impl Session {
         };
         let client = shared.clients.register(client);
         let authenticated = auth::starts_authenticated(shared);
-        Session { client, authenticated, ..Session::default() }
+        let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
+        Session { client, authenticated, peer_ip, ..Session::default() }
     }
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
