@@ -28,6 +28,7 @@ pub mod counters;
 pub mod gate;
 pub mod keyspace;
 pub mod memcache;
+pub mod metrics;
 mod owned;
 pub mod resp;
 mod shared;

@@ -358,7 +358,7 @@ impl Shared {
         self.watchers.reset_counts();
     }
 
-    fn raw_totals(&self) -> Totals {
+    pub(crate) fn raw_totals(&self) -> Totals {
         let mut totals = Totals::default();
         for worker in &self.workers {
             worker.add_to(&mut totals);

@@ -10,6 +10,7 @@
 mod auth_file;
 mod config;
 mod log;
+mod metrics;
 mod process;
 mod service;
 mod signals;
@@ -75,6 +76,10 @@ fn run(config: &Config) -> Result<(), String> {
     let (listeners, memcache_addrs) = bind_all(config)?;
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
+    let metrics_listeners = match config.metrics_port {
+        0 => Vec::new(),
+        port => metrics::bind(&config.listen, port)?,
+    };
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
     let reload_source = auth_source.clone();
@@ -131,6 +136,7 @@ fn run(config: &Config) -> Result<(), String> {
         .into_iter()
         .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
+    metrics::spawn(metrics_listeners, &shared)?;
     service::ready();
     let mut failure = None;
     for handle in handles {

@@ -220,6 +220,13 @@ fn keyspace_lines(shared: &Shared, text: &mut String) {
     }
 }
 
+/// (keys, keys with an expiry) per database, as INFO's keyspace section counts them.
+pub(crate) fn db_key_counts(shared: &Shared) -> Vec<(u64, u64)> {
+    let mut counts = vec![(0u64, 0u64); keyspace::DATABASES as usize];
+    count_by_walk(shared, &mut counts);
+    counts
+}
+
 /// The most items INFO's keyspace line walks. The walk runs on the asking client's worker
 /// (about 130 ms per million keys), so a larger store is sampled: its first this many items
 /// in index order, which spreads them over the whole key space, with the counts scaled to

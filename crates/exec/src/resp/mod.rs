@@ -63,6 +63,7 @@ mod testkit;
 
 pub use clients::{ClientInfo, ClientRegistry, SharedClient};
 pub use errorstats::ErrorStats;
+pub(crate) use info::db_key_counts;
 
 /// Per-connection state of a Redis connection.
 #[derive(Debug, Default)]

@@ -79,6 +79,8 @@ pub struct Config {
     pub requirepass: Option<String>,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
+    /// `--metrics-port` (0: none).
+    pub metrics_port: u16,
     pub io: IoChoice,
     pub pin: bool,
     pub busy_poll_us: u64,
@@ -143,6 +145,7 @@ impl Default for Config {
             resp_port: 6379,
             requirepass: None,
             protected_mode: true,
+            metrics_port: 0,
             io: IoChoice::Auto,
             pin: false,
             busy_poll_us: 0,
@@ -297,6 +300,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         resp_port,
         requirepass,
         protected_mode,
+        metrics_port,
         io,
         pin,
         busy_poll_us,
@@ -362,6 +366,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         enable_shutdown,
         resp_port: resp_port.unwrap_or(default.resp_port),
         requirepass: requirepass.filter(|password| !password.is_empty()),
+        metrics_port: metrics_port.unwrap_or(0),
         protected_mode: match protected_mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("yes") => true,
             Some("no") => false,
@@ -430,6 +435,7 @@ fn effective_options(config: &Config) -> Options {
         resp_port: Some(config.resp_port),
         requirepass: config.requirepass.clone(),
         protected_mode: Some(if config.protected_mode { "yes" } else { "no" }.into()),
+        metrics_port: Some(config.metrics_port).filter(|&port| port != 0),
         io: Some(Io(config.io)),
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),

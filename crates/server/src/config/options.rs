@@ -233,6 +233,12 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protected_mode: Option<String>,
 
+    /// Prometheus metrics port on the -l addresses (GET /metrics, /healthz, /readyz); 0 or
+    /// unset: none
+    #[arg(long, value_name = "NUM", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub metrics_port: Option<u16>,
+
     /// I/O back end: auto, uring or epoll [default: auto]
     ///
     /// auto takes io_uring when the kernel allows it, else epoll, and logs which.
@@ -363,6 +369,7 @@ impl Options {
             resp_port: cli.resp_port.or(self.resp_port),
             requirepass: cli.requirepass.or(self.requirepass),
             protected_mode: cli.protected_mode.or(self.protected_mode),
+            metrics_port: cli.metrics_port.or(self.metrics_port),
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),

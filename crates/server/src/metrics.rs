@@ -1,0 +1,96 @@
+//! `--metrics-port`: a small HTTP/1.1 server on the `-l` addresses for Prometheus scrapes
+//! (`GET /metrics`, text format 0.0.4, from `exec::metrics::render`) and probes (`/healthz`,
+//! `/readyz`). One thread per address, one request per connection, with short timeouts:
+//! scrapes are rare, so it stays off the event loops and costs them nothing.
+
+use std::{
+    io::{Read, Write},
+    net::{IpAddr, SocketAddr, TcpListener, TcpStream},
+    sync::Arc,
+    time::Duration,
+};
+
+use exec::Shared;
+
+/// The most bytes of a request head read; a scrape's is a few hundred.
+const HEAD_BYTES_MAX: usize = 8 * 1024;
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Binds the metrics port on every listen address (before privileges are dropped).
+pub fn bind(addresses: &[IpAddr], port: u16) -> Result<Vec<TcpListener>, String> {
+    addresses
+        .iter()
+        .map(|ip| {
+            let addr = SocketAddr::new(*ip, port);
+            TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr} (metrics): {e}"))
+        })
+        .collect()
+}
+
+/// Serves scrapes on each listener from a thread of its own, until the process ends.
+pub fn spawn(listeners: Vec<TcpListener>, shared: &Arc<Shared>) -> Result<(), String> {
+    for listener in listeners {
+        let shared = Arc::clone(shared);
+        std::thread::Builder::new()
+            .name("spinel-metrics".into())
+            .spawn(move || serve(&listener, &shared))
+            .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
+    }
+    Ok(())
+}
+
+fn serve(listener: &TcpListener, shared: &Shared) {
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { continue };
+        if let Err(e) = answer(&mut stream, shared) {
+            tracing::debug!("metrics request failed: {e}");
+        }
+    }
+}
+
+fn answer(stream: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let head = read_head(stream)?;
+    let (status, content_type, body) = respond(&head, shared);
+    let header = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(header.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    stream.flush()
+}
+
+/// The request head, up to its blank line (or what came before the peer stopped).
+fn read_head(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(512);
+    let mut chunk = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < HEAD_BYTES_MAX {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&chunk[..n]);
+    }
+    Ok(head)
+}
+
+/// Status line, content type and body for a request head.
+fn respond(head: &[u8], shared: &Shared) -> (&'static str, &'static str, String) {
+    let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+    let mut words = line.split(|&b| b == b' ');
+    let (method, target) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
+    let path = target.split(|&b| b == b'?').next().unwrap_or_default();
+    if method != b"GET" && method != b"HEAD" {
+        return ("405 Method Not Allowed", "text/plain", "only GET\n".into());
+    }
+    match path {
+        b"/metrics" => ("200 OK", TEXT_FORMAT, exec::metrics::render(shared)),
+        b"/healthz" => ("200 OK", "text/plain", "ok\n".into()),
+        b"/readyz" => ("200 OK", "text/plain", "ready\n".into()),
+        _ => ("404 Not Found", "text/plain", "not found: try /metrics\n".into()),
+    }
+}

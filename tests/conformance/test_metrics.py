@@ -1,0 +1,123 @@
+"""`--metrics-port`: Prometheus's text format, read with the prometheus_client package's own
+parser, with memcached_exporter's and redis_exporter's names; counters that follow the
+traffic of both protocols, scraped while that traffic runs; and the probe paths.
+"""
+
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import free_port
+from wire import Conn, resp_encode
+
+parser = pytest.importorskip("prometheus_client.parser")
+
+
+@pytest.fixture
+def server(make_server, target):
+    if target != "spinel":
+        pytest.skip("the metrics port is Spinel's")
+    port = free_port()
+    srv = make_server(extra=["--metrics-port", str(port)])
+    srv.metrics_port = port
+    return srv
+
+
+def scrape(server, path="/metrics"):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}{path}", timeout=10) as r:
+        return r.status, r.headers.get("Content-Type"), r.read().decode()
+
+
+def samples(text):
+    """{(name, frozenset(labels)): value} of every sample, through the real parser."""
+    found = {}
+    for family in parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            found[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return found
+
+
+def value(found, name, **labels):
+    return found[(name, frozenset(labels.items()))]
+
+
+def test_counters_follow_both_protocols(server):
+    status, content_type, text = scrape(server)
+    assert status == 200 and content_type.startswith("text/plain; version=0.0.4")
+    before = samples(text)
+    assert value(before, "memcached_up") == 1 and value(before, "redis_up") == 1
+    with Conn(server.mc_port) as mc:
+        mc.rt(b"set a 0 0 1\r\nx\r\n", b"STORED\r\n")
+        mc.rt(b"get a\r\n", b"VALUE a 0 1\r\nx\r\nEND\r\n")
+        mc.rt(b"get nope\r\n", b"END\r\n")
+        mc.rt(b"get nope2\r\n", b"END\r\n")
+    with Conn(server.resp_port) as c:
+        c.rt(resp_encode("SELECT", "3"), b"+OK\r\n")
+        c.rt(resp_encode("SET", "k", "v", "EX", "100"), b"+OK\r\n")
+        c.rt(resp_encode("NOSUCH"), b"-ERR unknown command 'NOSUCH', with args beginning with: \r\n")
+        after = samples(scrape(server)[2])
+        assert value(after, "redis_connected_clients") == 1
+    hits = value(after, "memcached_commands_total", command="get", status="hit")
+    misses = value(after, "memcached_commands_total", command="get", status="miss")
+    assert (hits, misses) == (1, 2)
+    # The counters are the store's, shared by both protocols: Redis's SET is a set too.
+    assert value(after, "memcached_commands_total", command="set", status="hit") == 2
+    assert value(after, "memcached_current_items") == 2
+    assert value(after, "redis_db_keys", db="db0") == 1
+    assert value(after, "redis_db_keys", db="db3") == 1
+    assert value(after, "redis_db_keys_expiring", db="db3") == 1
+    assert value(after, "redis_errors_total", err="ERR") == 1
+    processed = value(after, "redis_commands_processed_total")
+    assert processed - value(before, "redis_commands_processed_total") >= 7
+    assert value(after, "memcached_connections_total") >= 2
+    assert value(after, "memcached_limit_bytes") == 64 * 2**20
+    assert value(after, "redis_memory_used_bytes") > 0
+    assert value(after, "spinel_memory_bytes", kind="store") > 0
+
+
+def test_scraped_under_load(server):
+    """Scrapes while clients of both protocols write: every one parses, and counters never
+    go back."""
+    stop = threading.Event()
+
+    def load(port, make):
+        with Conn(port) as conn:
+            n = 0
+            while not stop.is_set():
+                conn.rt(*make(n))
+                n += 1
+
+    threads = [threading.Thread(target=load, args=(server.mc_port, memcache_rt)),
+               threading.Thread(target=load, args=(server.resp_port, redis_rt))]
+    for t in threads:
+        t.start()
+    try:
+        last = 0
+        for _ in range(20):
+            found = samples(scrape(server)[2])
+            total = value(found, "redis_commands_processed_total")
+            assert total >= last
+            last = total
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    assert last > 0
+
+
+def memcache_rt(n):
+    return b"set k%d 0 0 1\r\nx\r\n" % (n % 500), b"STORED\r\n"
+
+
+def redis_rt(n):
+    return resp_encode("SET", f"r{n % 50}", "v"), b"+OK\r\n"
+
+
+def test_probes_and_unknown_paths(server):
+    assert scrape(server, "/healthz")[0] == 200
+    assert scrape(server, "/readyz")[0] == 200
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        scrape(server, "/nope")
+    assert missing.value.code == 404
