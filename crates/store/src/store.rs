@@ -46,7 +46,7 @@ mod reclaim;
 mod sweep;
 mod write;
 
-use evict::{Need, Owners, Room};
+use evict::{Need, Room};
 use sweep::SweepCursor;
 pub use sweep::Swept;
 
@@ -183,10 +183,6 @@ impl<'a> Resolved<'a> {
         self.flush_gen == flush_gen
             && !self.header.expiry.is_expired(now_ms)
             && (through_secs == 0 || stamp_to_secs(self.stamp.load(), now_ms) > through_secs)
-    }
-    /// Whether it is an owner (see [`OWNER_FLAGS`]): its memory is mostly outside the store.
-    fn is_owner(&self) -> bool {
-        self.header.kind != ValueKind::String && self.header.client_flags == OWNER_FLAGS
     }
     fn data_len(&self) -> i64 {
         (self.header.key_len + self.header.value_len) as i64

@@ -179,37 +179,3 @@ fn memory_charged_outside_counts_against_the_limit() {
     store.uncharge_outside(3 * MIB);
     assert_eq!(store.stats().memory_used_bytes, used);
 }
-
-/// Goal: owners gathered in one segment go a few at a time, as writes need their memory,
-/// not all together when their segment is evicted (each frees far more than the segment:
-/// a cache of large collections would empty itself for one write).
-#[test]
-fn owners_in_one_segment_are_evicted_as_far_as_needed() {
-    let (store, released) = store_with(4 * MIB, Arc::new(ManualClock::new(START_MS)));
-    let owners = 24; // 1.5 MiB charged outside, their items in one 64 KiB segment
-    for i in 0..owners {
-        put_owner(
-            &store,
-            format!("o{i}").as_bytes(),
-            format!("charged{i}").as_bytes(),
-            Expiry::Never,
-        );
-        store.charge_outside(CHARGED_BYTES).expect("room for the owner's memory");
-    }
-    let filler = vec![b'x'; 2000];
-    let mut first_release = None;
-    for i in 0..20_000 {
-        store.store(format!("s{i}").as_bytes(), &filler, 0, Expiry::Never, Mode::Set).unwrap();
-        let gone = released.lock().unwrap().len();
-        if gone > 0 && first_release.is_none() {
-            first_release = Some(gone);
-        }
-        if gone == owners {
-            break;
-        }
-    }
-    let first = first_release.expect("owners are evicted as the store fills");
-    assert!(first <= 3, "{first} owners went at once for one write");
-    let stats = store.stats();
-    assert!(stats.memory_used_bytes <= stats.memory_limit_bytes, "{stats:?}");
-}

@@ -246,17 +246,14 @@ impl Store {
     }
 
     /// [`Store::retire`] for an item whose index entry went for good: an owner is released.
-    /// Returns the bytes an owner had charged outside the store (given back here).
-    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) -> usize {
-        let mut released_bytes = 0;
-        if r.is_owner() {
+    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) {
+        if r.header.kind != ValueKind::String && r.header.client_flags == OWNER_FLAGS {
             if let Some(observer) = &self.config.on_release {
-                released_bytes = observer(r.value());
-                self.uncharge_outside(released_bytes);
+                let charged_bytes = observer(r.value());
+                self.uncharge_outside(charged_bytes);
             }
         }
         self.retire(location, guard);
-        released_bytes
     }
 }
 

@@ -45,7 +45,7 @@ impl Store {
             let mut coming = 0;
             let mut victims_left = true;
             for victim in self.take_dead(now_ms, 2) {
-                coming += self.clear(victim, Clear::Reclaim, Owners::default());
+                coming += self.clear(victim, Clear::Reclaim);
             }
             if self.when_full() == WhenFull::Evict {
                 // Memory in its grace period comes back without evicting more: a large item
@@ -67,8 +67,7 @@ impl Store {
                         victims_left = false;
                         break;
                     };
-                    let owners_budget = Owners::budget(wanted.saturating_sub(coming));
-                    coming += self.clear(victim, Clear::Evict, owners_budget);
+                    coming += self.clear(victim, Clear::Evict);
                 }
             }
             let evictable = victims_left && self.when_full() == WhenFull::Evict;
@@ -165,19 +164,16 @@ impl Store {
 
     /// Empties a segment or large item taken off its queue: every index entry still pointing
     /// into it is removed (or, for read items under eviction, copied forward), then the
-    /// memory goes back to the free list after the grace period. Under eviction, unread
-    /// owners are evicted only while `owners` has budget left, and copied forward after
-    /// (see [`Owners`]). Returns the bytes on their way back, and those owners gave back (0
-    /// when nothing was freed: a large item kept, or replaced since).
-    pub(super) fn clear(&self, victim: Victim, mode: Clear, mut owners: Owners) -> usize {
-        let bytes = match victim {
-            Victim::Segment(id) => self.clear_segment(id, mode, &mut owners),
-            Victim::Large(slot, seq) => self.clear_large(slot, seq, mode, &mut owners),
-        };
-        bytes + owners.released_bytes
+    /// memory goes back to the free list after the grace period. Returns the bytes on their
+    /// way back (0 when nothing was freed: a large item kept, or replaced since).
+    pub(super) fn clear(&self, victim: Victim, mode: Clear) -> usize {
+        match victim {
+            Victim::Segment(id) => self.clear_segment(id, mode),
+            Victim::Large(slot, seq) => self.clear_large(slot, seq, mode),
+        }
     }
 
-    fn clear_segment(&self, id: u32, mode: Clear, owners: &mut Owners) -> usize {
+    pub(super) fn clear_segment(&self, id: u32, mode: Clear) -> usize {
         let seg = self.segments.header(id);
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
@@ -193,7 +189,7 @@ impl Store {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, &guard);
             offset += bytes::STAMP_BYTES + r.bytes.len();
-            self.clear_item(location, &r, mode, queue, &guard, owners);
+            self.clear_item(location, &r, mode, queue, &guard);
         }
         let recycled = Arc::clone(&self.recycled);
         recycled.enter_grace(self.seg_size);
@@ -203,7 +199,7 @@ impl Store {
         self.seg_size
     }
 
-    fn clear_large(&self, slot: u32, seq: u64, mode: Clear, owners: &mut Owners) -> usize {
+    pub(super) fn clear_large(&self, slot: u32, seq: u64, mode: Clear) -> usize {
         let guard = epoch::pin();
         let Some(large) = self.recycled.large(slot, &guard) else { return 0 };
         if large.seq != seq {
@@ -212,7 +208,7 @@ impl Store {
         let location = Location { segment: LARGE_SEGMENT, offset: slot };
         let r = self.resolve(location, &guard);
         // Large items are queued in main only.
-        let unlinked = self.clear_item(location, &r, mode, Queue::Main, &guard, owners);
+        let unlinked = self.clear_item(location, &r, mode, Queue::Main, &guard);
         guard.flush();
         if unlinked {
             large.region.len()
@@ -221,17 +217,15 @@ impl Store {
         }
     }
 
-    /// One item of a victim: drop it, or keep it if it was read since it was (re)written,
-    /// or if it is an owner that `owners` has no budget left for. True if it left the index
-    /// here.
-    fn clear_item(
+    /// One item of a victim: drop it, or keep it if it was read since it was (re)written.
+    /// True if it left the index here.
+    pub(super) fn clear_item(
         &self,
         location: Location,
         r: &Resolved<'_>,
         mode: Clear,
         queue: Queue,
         guard: &Guard,
-        owners: &mut Owners,
     ) -> bool {
         let key = r.key();
         let hash = HashParts::of(key);
@@ -253,18 +247,9 @@ impl Store {
             stats.evict_kept += 1;
             return false;
         }
-        let spared = r.is_owner() && owners.left_bytes == 0;
-        // Copied forward as if read on probation: to main, count 0.
-        if mode == Clear::Evict
-            && spared
-            && self.keep(location, r, &found, hash, Queue::Small, guard)
-        {
-            stats.evict_kept += 1;
-            return false;
-        }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
-        owners.released(self.retire_item(location, r, guard));
+        self.retire_item(location, r, guard);
         drop(stats);
         self.observe_eviction(r, freq, now_ms);
         true
@@ -300,33 +285,6 @@ impl Store {
             return false;
         };
         self.index.replace(hash, found, Slot::new(hash.tag, moved, freq), guard)
-    }
-}
-
-/// How far eviction goes with owners (items whose memory is mostly outside the store: a
-/// large Redis collection). Evicting a segment frees its bytes, but evicting an owner in it
-/// frees what it holds outside, possibly far more: owners gathered in one segment (copied
-/// forward together) would all go at once for the need of one write, emptying a cache of
-/// large collections. So a victim's unread owners are evicted, in order, only until what
-/// they gave back covers what the write still needs; the others are copied forward.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Owners {
-    /// Bytes still to free by evicting owners (0: keep every owner that can be copied).
-    left_bytes: usize,
-    /// Bytes the owners evicted gave back.
-    released_bytes: usize,
-}
-
-impl Owners {
-    /// A budget of `bytes`; at least 1, so that an eviction that needs nothing more still
-    /// takes the first owner it meets (a write that evicts needs memory).
-    pub(super) fn budget(bytes: usize) -> Owners {
-        Owners { left_bytes: bytes.max(1), released_bytes: 0 }
-    }
-
-    fn released(&mut self, bytes: usize) {
-        self.left_bytes = self.left_bytes.saturating_sub(bytes);
-        self.released_bytes += bytes;
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Clear, Owners, Store};
+use super::{Clear, Store};
 use crate::types::{ConfigError, WhenFull};
 
 impl Store {
@@ -90,13 +90,11 @@ impl Store {
             let now_ms = self.config.clock.now_ms();
             let mut coming = 0;
             for victim in self.take_dead(now_ms, 2) {
-                coming += self.clear(victim, Clear::Reclaim, Owners::default());
+                coming += self.clear(victim, Clear::Reclaim);
             }
             if coming == 0 {
                 let Some(victim) = self.pick_victim() else { return };
-                let used = self.recycled.used_bytes.load(Ordering::Acquire);
-                let over = used.saturating_sub(self.recycled.limit());
-                coming += self.clear(victim, Clear::Evict, Owners::budget(over));
+                coming += self.clear(victim, Clear::Evict);
             }
             if coming > 0 || self.memory_on_its_way() {
                 self.wait_for_frees(frees_before);

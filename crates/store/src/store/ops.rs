@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_epoch as epoch;
 
-use super::{Clear, NewItem, Owners, Reader, Store, Unlink};
+use super::{Clear, NewItem, Reader, Store, Unlink};
 use crate::{
     index::{self, HashParts},
     shared_writes,
@@ -373,7 +373,7 @@ impl Store {
         self.sweep_tick();
         let dead = self.take_dead(now_ms, segments_max);
         for victim in &dead {
-            self.clear(*victim, Clear::Reclaim, Owners::default());
+            self.clear(*victim, Clear::Reclaim);
         }
         // Push the epoch on, so that memory cleared by earlier ticks leaves its grace period
         // even in a store that nothing else reads (a worker's ticks keep going when idle).
