@@ -37,18 +37,26 @@ fn counter<'a>(name: &'a str, help: &'a str) -> Family<'a> {
     Family { name, kind: "counter", help }
 }
 
+/// The counters and the store's figures, read once per scrape.
+struct Snapshot {
+    totals: crate::counters::Totals,
+    store: store::Stats,
+}
+
 /// The whole exposition, as `/metrics` serves it.
 pub fn render(shared: &Shared) -> String {
     let mut out = String::with_capacity(8 * 1024);
-    memcached_families(shared, &mut out);
-    redis_families(shared, &mut out);
-    spinel_families(shared, &mut out);
+    // One reading of the counters and the store for the whole exposition, so that its
+    // families agree with each other and the sums are taken once.
+    let now = Snapshot { totals: shared.raw_totals(), store: shared.store.stats() };
+    memcached_families(shared, &now, &mut out);
+    redis_families(shared, &now, &mut out);
+    spinel_families(shared, &now, &mut out);
     out
 }
 
-fn memcached_families(shared: &Shared, out: &mut String) {
-    let totals = shared.raw_totals();
-    let store = shared.store.stats();
+fn memcached_families(shared: &Shared, now: &Snapshot, out: &mut String) {
+    let (totals, store) = (&now.totals, &now.store);
     let t = |n: u64| n as f64;
     gauge("memcached_up", "Whether the server answers (always 1 when scraped).")
         .write(out, &[("", 1.0)]);
@@ -107,9 +115,8 @@ fn memcached_families(shared: &Shared, out: &mut String) {
         .write(out, &[("", t(totals.bytes_written))]);
 }
 
-fn redis_families(shared: &Shared, out: &mut String) {
-    let totals = shared.raw_totals();
-    let store = shared.store.stats();
+fn redis_families(shared: &Shared, now: &Snapshot, out: &mut String) {
+    let (totals, store) = (&now.totals, &now.store);
     let t = |n: u64| n as f64;
     gauge("redis_up", "Whether the server answers (always 1 when scraped).")
         .write(out, &[("", 1.0)]);
@@ -167,9 +174,8 @@ fn redis_families(shared: &Shared, out: &mut String) {
     gauge("redis_db_keys_expiring", "Keys with an expiry per database.").write(out, &samples);
 }
 
-fn spinel_families(shared: &Shared, out: &mut String) {
-    let totals = shared.raw_totals();
-    let store = shared.store.stats();
+fn spinel_families(shared: &Shared, now: &Snapshot, out: &mut String) {
+    let (totals, store) = (&now.totals, &now.store);
     let t = |n: u64| n as f64;
     let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
     let memory = [
