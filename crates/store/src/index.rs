@@ -57,6 +57,11 @@ const LOCATION_MASK: u64 = (1 << 44) - 1;
 pub(crate) const OFFSET_BITS: u32 = 20;
 pub(crate) const LARGE_SEGMENT: u32 = (1 << 24) - 1;
 
+/// A key's 64-bit hash, which [`HashParts`] splits.
+pub(crate) fn key_hash(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key)
+}
+
 /// The parts of a key's hash, each from its own bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HashParts {
@@ -68,7 +73,11 @@ pub(crate) struct HashParts {
 
 impl HashParts {
     pub(crate) fn of(key: &[u8]) -> HashParts {
-        let h = xxhash_rust::xxh3::xxh3_64(key);
+        HashParts::from_hash(key_hash(key))
+    }
+
+    /// The parts of a hash from [`key_hash`].
+    pub(crate) fn from_hash(h: u64) -> HashParts {
         HashParts {
             sub: (h >> 58) as usize,
             pos: (h >> 26) as u32,

@@ -35,6 +35,8 @@
 //!   item refers to outside the store (an *owner*, `OWNER_FLAGS`: a large Redis collection
 //!   kept by exec) is charged to it too (`charge_outside`), and given back when the release
 //!   observer, told once when the owner's index entry goes for any reason, says how much.
+//!   Owners are evicted one by one in write order, by queue entries of their own, and
+//!   copied forward when their segment goes (`store/owners.rs`).
 //! - Cores: a get writes no line that another worker's requests use (once an item was read
 //!   three times: its frequency in the index slot is saturated), and a write takes one stripe
 //!   lock and writes its index slot (plus the sub-table count for a new key or a removal);

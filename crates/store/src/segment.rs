@@ -128,6 +128,10 @@ pub(crate) enum Victim {
     /// A large item's slot and the sequence number it was written with (a stale entry,
     /// whose item was deleted or replaced, no longer matches and is skipped).
     Large(u32, u64),
+    /// An owner (see `OWNER_FLAGS`): its key's hash and its value's, which name it across
+    /// the moves of its item (an owner is copied forward when its segment goes; its memory
+    /// outside the store goes with this entry, in the order it was written).
+    Owner(u64, u64),
 }
 
 /// Segment lists, guarded by one mutex that only segment turnover takes (once per segment of
@@ -163,7 +167,12 @@ pub(crate) struct Ctl {
     stamp: u64,
     /// Entries the small queue keeps before it is evicted from; see `pick_victim`.
     small_share_min: usize,
+    /// Owner entries past this many make the next push drop the stale ones (`retain_owners`).
+    owners_compact_at: usize,
 }
+
+/// Owner entries below which stale ones are left for eviction to skip.
+const OWNERS_COMPACT_MIN: usize = 1024;
 
 /// Small-queue entries kept beyond a tenth of the memory: the segments eviction takes ahead
 /// of demand (`EVICT_AHEAD`) and the one being filled, which would otherwise come out of
@@ -176,6 +185,7 @@ impl Ctl {
         Ctl {
             free_unbacked: (0..segments as u32).rev().collect(),
             small_share_min: Ctl::small_share_min(segments),
+            owners_compact_at: OWNERS_COMPACT_MIN,
             ..Ctl::default()
         }
     }
@@ -195,9 +205,12 @@ impl Ctl {
     /// survives until at least a tenth of the memory in new bytes came in (measured without
     /// the slack: gone after 9.4-10.3% under a full main queue; tests/conformance/test_memory.py).
     pub(crate) fn pick_victim(&mut self) -> Option<Victim> {
+        // Owners count in neither length: they are entries of memory kept outside, a few
+        // hundred or thousand per segment's worth, and would make the tenth a share of them.
         let total = self.small.len + self.main.len;
         let share = (total / 10).max(self.small_share_min);
-        if self.small.len > 0 && (self.small.len > share || self.main.len == 0) {
+        let main_empty = self.main.len + self.main.owners == 0;
+        if self.small.len > 0 && (self.small.len > share || main_empty) {
             self.small.pop_oldest()
         } else {
             self.main.pop_oldest().or_else(|| self.small.pop_oldest())
@@ -210,6 +223,25 @@ impl Ctl {
             Queue::Small => self.small.push(self.stamp, class, victim),
             Queue::Main => self.main.push(self.stamp, class, victim),
         }
+    }
+
+    /// Owner entries queued (live or stale).
+    pub(crate) fn owner_entries(&self) -> usize {
+        self.small.owners + self.main.owners
+    }
+
+    /// Whether owner entries passed the mark at which stale ones are dropped.
+    pub(crate) fn owners_need_compacting(&self) -> bool {
+        self.owner_entries() > self.owners_compact_at
+    }
+
+    /// Drops the owner entries `is_live` says no longer name a live owner (deleted,
+    /// replaced, expired: entries that eviction would skip), and sets the next mark at twice
+    /// what is left, so that the work is amortised over the pushes in between.
+    pub(crate) fn retain_owners(&mut self, mut is_live: impl FnMut(u64, u64) -> bool) {
+        self.small.retain_owners(&mut is_live);
+        self.main.retain_owners(&mut is_live);
+        self.owners_compact_at = 2 * self.owner_entries() + OWNERS_COMPACT_MIN;
     }
 
     /// Queues a sealed segment in its queue and class.
@@ -237,17 +269,38 @@ impl Ctl {
     }
 }
 
-/// One eviction queue: a FIFO per TTL class, and the number of entries in all of them.
+/// One eviction queue: a FIFO per TTL class, and the number of entries in all of them
+/// (owners counted apart).
 #[derive(Default)]
 struct Fifo {
     classes: [VecDeque<(u64, Victim)>; TTL_CLASSES],
     len: usize,
+    owners: usize,
 }
 
 impl Fifo {
     fn push(&mut self, stamp: u64, class: usize, victim: Victim) {
         self.classes[class].push_back((stamp, victim));
-        self.len += 1;
+        self.count(&victim, 1);
+    }
+
+    fn count(&mut self, victim: &Victim, added: isize) {
+        let len = match victim {
+            Victim::Owner(..) => &mut self.owners,
+            _ => &mut self.len,
+        };
+        *len = len.wrapping_add_signed(added);
+    }
+
+    fn retain_owners(&mut self, is_live: &mut impl FnMut(u64, u64) -> bool) {
+        for class in self.classes.iter_mut() {
+            class.retain(|(_, victim)| match *victim {
+                Victim::Owner(key_hash, value_hash) => is_live(key_hash, value_hash),
+                _ => true,
+            });
+        }
+        let is_owner = |(_, victim): &&(u64, Victim)| matches!(victim, Victim::Owner(..));
+        self.owners = self.classes.iter().flatten().filter(is_owner).count();
     }
 
     /// The entry pushed first, across classes.
@@ -256,8 +309,9 @@ impl Fifo {
             .filter_map(|c| self.classes[c].front().map(|&(stamp, _)| (stamp, c)))
             .min()?
             .1;
-        self.len -= 1;
-        self.classes[class].pop_front().map(|(_, victim)| victim)
+        let (_, victim) = self.classes[class].pop_front()?;
+        self.count(&victim, -1);
+        Some(victim)
     }
 
     fn pop_dead_heads(
@@ -266,17 +320,26 @@ impl Fifo {
         is_dead: &mut impl FnMut(&Victim) -> bool,
         out: &mut Vec<Victim>,
     ) {
+        let (mut owners, mut others) = (0, 0);
         for class in self.classes.iter_mut() {
             while out.len() < max {
                 match class.front() {
-                    Some((_, victim)) if is_dead(victim) => {
-                        out.extend(class.pop_front().map(|(_, victim)| victim));
-                        self.len -= 1;
+                    Some(&(_, victim)) if is_dead(&victim) => {
+                        let taken = if matches!(victim, Victim::Owner(..)) {
+                            &mut owners
+                        } else {
+                            &mut others
+                        };
+                        *taken += 1;
+                        out.push(victim);
                     }
                     _ => break,
                 }
+                class.pop_front();
             }
         }
+        self.owners -= owners;
+        self.len -= others;
     }
 }
 

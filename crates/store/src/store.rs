@@ -42,6 +42,7 @@ mod evict;
 mod growth;
 mod limit;
 mod ops;
+mod owners;
 mod reclaim;
 mod sweep;
 mod write;

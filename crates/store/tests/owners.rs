@@ -179,3 +179,76 @@ fn memory_charged_outside_counts_against_the_limit() {
     store.uncharge_outside(3 * MIB);
     assert_eq!(store.stats().memory_used_bytes, used);
 }
+
+/// Writes `count` owners that each charged `CHARGED_BYTES` outside the store, as exec does
+/// (the charge first, made room for, then the owner).
+fn put_charged_owners(store: &Store, range: std::ops::Range<usize>) {
+    for i in range {
+        store.charge_outside(CHARGED_BYTES).expect("room made");
+        put_owner(
+            store,
+            format!("o{i}").as_bytes(),
+            format!("charged-{i}").as_bytes(),
+            Expiry::Never,
+        );
+    }
+}
+
+fn present(store: &Store, count: usize) -> Vec<bool> {
+    let reader = store.reader();
+    (0..count).map(|i| reader.peek(format!("o{i}").as_bytes()).is_some()).collect()
+}
+
+/// Goal: owners whose outside memory fills the store are evicted one at a time, oldest
+/// first, as their memory is needed: the newest ones stay, about as many as the limit holds
+/// (they sit side by side in one segment; evicted with it, all went at once).
+#[test]
+fn owners_are_evicted_one_by_one_oldest_first() {
+    let (store, released) = store_with(4 * MIB, Arc::new(ManualClock::new(START_MS)));
+    let count = 200;
+    put_charged_owners(&store, 0..count);
+    let present = present(&store, count);
+    let kept = present.iter().filter(|p| **p).count();
+    let first_kept = present.iter().position(|p| *p).expect("some kept");
+    assert!(present[first_kept..].iter().all(|p| *p), "the kept ones are the newest: {present:?}");
+    // 4 MiB holds 64 of 64 KiB; the index and the segments take some of it.
+    assert!(kept >= 40, "kept {kept} of {count}");
+    assert_eq!(taken(&released).len(), count - kept);
+    let stats = store.stats();
+    assert!(stats.memory_used_bytes <= stats.memory_limit_bytes);
+}
+
+/// Goal: an owner read (or changed in place) since it was written gets S3-FIFO's second
+/// chance: it outlives unread owners written after it.
+#[test]
+fn used_owners_outlive_unused_ones() {
+    let (store, _) = store_with(4 * MIB, Arc::new(ManualClock::new(START_MS)));
+    put_charged_owners(&store, 0..10);
+    assert!(store.get(b"o0").is_some(), "a read counts");
+    store
+        .modify(b"o1", |_| (Change::Keep, ()))
+        .expect("an in-place change (Keep on an owner) counts");
+    put_charged_owners(&store, 10..100);
+    let present = present(&store, 100);
+    assert!(present[0] && present[1], "used owners kept: {present:?}");
+    assert!(!present[2], "the oldest unused owner went first");
+}
+
+/// Goal: an owner kept outlives its segment: eviction of the segment copies it forward,
+/// readable, and does not release it.
+#[test]
+fn segment_eviction_copies_owners_forward() {
+    let (store, released) = store_with(2 * MIB, Arc::new(ManualClock::new(START_MS)));
+    put_owner(&store, b"hot", b"id-hot", Expiry::Never);
+    let filler = vec![b'x'; 2000];
+    for i in 0..5_000 {
+        // Read often enough that its count never runs out.
+        if i % 200 == 0 {
+            assert!(store.get(b"hot").is_some(), "hot owner evicted by string {i}");
+        }
+        store.store(format!("s{i}").as_bytes(), &filler, 0, Expiry::Never, Mode::Set).unwrap();
+    }
+    assert!(store.stats().evictions > 1_000);
+    assert_eq!(store.get(b"hot").expect("kept").value, b"id-hot");
+    assert!(taken(&released).is_empty());
+}

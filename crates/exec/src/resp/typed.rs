@@ -59,13 +59,14 @@ pub(super) enum Failure {
     Store(StoreError),
 }
 
-/// `key`'s item if it holds `kind`; `Ok(None)` if the key is absent.
+/// `key`'s item if it holds `kind`; `Ok(None)` if the key is absent. Counts as an access
+/// for eviction, as Redis's reads do for its LRU.
 pub(super) fn read<'r>(
     reader: &'r Reader<'_>,
     key: &[u8],
     kind: ValueKind,
 ) -> Result<Option<Item<'r>>, Failure> {
-    match reader.peek(key) {
+    match reader.get(key) {
         Some(item) if item.value_kind() != kind => Err(Failure::WrongType),
         found => Ok(found),
     }

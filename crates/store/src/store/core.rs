@@ -220,6 +220,10 @@ impl Store {
             }
             None => self.insert_new(ctx, slot, gen, data_len),
         }
+        let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
+        if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
+            self.queue_owner(ctx.key, &item.value.concat(), class, ctx.guard);
+        }
         ctx.stats.total_items += 1;
         Ok(cas)
     }
@@ -246,14 +250,17 @@ impl Store {
     }
 
     /// [`Store::retire`] for an item whose index entry went for good: an owner is released.
-    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) {
-        if r.header.kind != ValueKind::String && r.header.client_flags == OWNER_FLAGS {
+    /// Returns the bytes the owner had charged outside the store, given back now.
+    pub(super) fn retire_item(&self, location: Location, r: &Resolved<'_>, guard: &Guard) -> usize {
+        let mut released_bytes = 0;
+        if r.is_owner() {
             if let Some(observer) = &self.config.on_release {
-                let charged_bytes = observer(r.value());
-                self.uncharge_outside(charged_bytes);
+                released_bytes = observer(r.value());
+                self.uncharge_outside(released_bytes);
             }
         }
         self.retire(location, guard);
+        released_bytes
     }
 }
 

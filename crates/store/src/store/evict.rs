@@ -43,9 +43,13 @@ impl Store {
             }
             let now_ms = self.config.clock.now_ms();
             let mut coming = 0;
+            // Bytes that owners gave back at once (no grace period to wait for).
+            let mut freed_now = 0;
             let mut victims_left = true;
             for victim in self.take_dead(now_ms, 2) {
-                coming += self.clear(victim, Clear::Reclaim);
+                let bytes = self.clear(victim, Clear::Reclaim);
+                coming += bytes;
+                freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
             }
             if self.when_full() == WhenFull::Evict {
                 // Memory in its grace period comes back without evicting more: a large item
@@ -67,7 +71,9 @@ impl Store {
                         victims_left = false;
                         break;
                     };
-                    coming += self.clear(victim, Clear::Evict);
+                    let bytes = self.clear(victim, Clear::Evict);
+                    coming += bytes;
+                    freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
                 }
             }
             let evictable = victims_left && self.when_full() == WhenFull::Evict;
@@ -76,6 +82,9 @@ impl Store {
                     return Err(StoreError::NoSpace);
                 }
                 continue; // what was on its way went to another writer: evict again
+            }
+            if coming > 0 && freed_now == coming {
+                continue; // all of it is back already
             }
             self.wait_for_frees(frees_before);
         }
@@ -170,6 +179,7 @@ impl Store {
         match victim {
             Victim::Segment(id) => self.clear_segment(id, mode),
             Victim::Large(slot, seq) => self.clear_large(slot, seq, mode),
+            Victim::Owner(key_hash, value_hash) => self.clear_owner(key_hash, value_hash, mode),
         }
     }
 
@@ -243,7 +253,15 @@ impl Store {
             self.retire_item(location, r, guard);
             return true;
         }
-        if mode == Clear::Evict && freq > 0 && self.keep(location, r, &found, hash, queue, guard) {
+        if mode == Clear::Evict && r.is_owner() {
+            // An owner goes by its own queue entry (`owners.rs`), not with its segment.
+            if self.copy_forward(r, &found, hash, freq, guard) {
+                return false;
+            }
+        } else if mode == Clear::Evict
+            && freq > 0
+            && self.keep(location, r, &found, hash, queue, guard)
+        {
             stats.evict_kept += 1;
             return false;
         }
@@ -278,6 +296,19 @@ impl Store {
             self.lock_ctl().push(Queue::Main, class, Victim::Large(location.offset, large.seq));
             return true;
         }
+        self.copy_forward(r, found, hash, freq, guard)
+    }
+
+    /// Copies a segment item into main's active segment, with access count `freq`; false
+    /// when there is no room for it.
+    fn copy_forward(
+        &self,
+        r: &Resolved<'_>,
+        found: &Found<'_>,
+        hash: HashParts,
+        freq: u8,
+        guard: &Guard,
+    ) -> bool {
         let header = Header { cas: Some(r.cas), ..r.header };
         let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
         let new = (r.stamp.load(), &header, r.key(), &[r.value()][..]);

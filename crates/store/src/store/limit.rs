@@ -8,7 +8,10 @@
 use std::sync::atomic::Ordering;
 
 use super::{Clear, Store};
-use crate::types::{ConfigError, WhenFull};
+use crate::{
+    segment::Victim,
+    types::{ConfigError, WhenFull},
+};
 
 impl Store {
     /// Sets the memory limit to `bytes`: grows into more segments, or evicts down to it.
@@ -95,6 +98,9 @@ impl Store {
             if coming == 0 {
                 let Some(victim) = self.pick_victim() else { return };
                 coming += self.clear(victim, Clear::Evict);
+                if matches!(victim, Victim::Owner(..)) {
+                    continue; // an owner's outside bytes are back at once
+                }
             }
             if coming > 0 || self.memory_on_its_way() {
                 self.wait_for_frees(frees_before);

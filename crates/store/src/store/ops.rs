@@ -184,7 +184,14 @@ impl Store {
             let (change, out) = f(existing.map(|(found, r)| r.view(found.value.freq(), now_ms)));
             let parts: [&[u8]; 1];
             let item = match &change {
-                Change::Keep => return Ok((None, out)),
+                Change::Keep => {
+                    // An owner changed in place is used as a rewritten item is (`put`): its
+                    // queue entry (`owners.rs`) stays where it was written.
+                    if let Some((found, _)) = existing.filter(|(_, r)| r.is_owner()) {
+                        index::Index::touch_freq(found);
+                    }
+                    return Ok((None, out));
+                }
                 Change::Delete => {
                     if let Some((found, r)) = existing {
                         s.unlink(ctx, found, r, Unlink::Deleted);

@@ -70,6 +70,7 @@ impl Store {
                 }
                 _ => true,
             },
+            Victim::Owner(key_hash, value_hash) => self.owner_dead(key_hash, value_hash, now_ms),
         };
         self.lock_ctl().take_dead(max, is_dead)
     }

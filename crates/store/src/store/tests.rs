@@ -408,3 +408,22 @@ fn scan_items_lists_each_item_once_during_growth() {
     seen.dedup();
     assert_eq!((listed, seen.len()), (n, n));
 }
+
+// Owners written and deleted with no eviction to meet their queue entries: the stale
+// entries are dropped as they pass twice the live ones, so the queue stays bounded.
+#[test]
+fn stale_owner_entries_are_dropped() {
+    let store = tiny_store();
+    let rounds = if cfg!(miri) { 300 } else { 20_000 };
+    for i in 0..rounds {
+        let key = format!("owner{}", i % 10);
+        let value = format!("id{i}").into_bytes();
+        let change = Change::WriteOwner { value, kind: ValueKind::Hash, expiry: Expiry::Never };
+        store.modify(key.as_bytes(), |_| (change.clone(), ())).expect("owner stored");
+    }
+    let entries = store.lock_ctl().owner_entries();
+    assert!(entries <= 2 * 10 + 1024 + 1, "{entries} owner entries for 10 owners");
+    for i in 0..10 {
+        assert!(store.get(format!("owner{i}").as_bytes()).is_some());
+    }
+}
