@@ -80,6 +80,8 @@ pub struct Settings {
     pub requirepass: Option<Vec<u8>>,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
+    /// Redis `aclfile`: users loaded at start, and by ACL LOAD; written by ACL SAVE.
+    pub aclfile: Option<std::path::PathBuf>,
 }
 
 impl Default for Settings {
@@ -117,6 +119,7 @@ impl Default for Settings {
             auth_file: None,
             requirepass: None,
             protected_mode: true,
+            aclfile: None,
         }
     }
 }
@@ -184,6 +187,10 @@ pub struct Shared {
     pub(crate) protected_mode: AtomicBool,
     /// Failed Redis logins, counted and limited per address.
     pub failed_logins: crate::resp::auth::FailedLogins,
+    /// Redis ACL users (`default` has `requirepass` as its password).
+    pub users: crate::resp::acl::Users,
+    /// Redis `aclfile`, if any.
+    pub(crate) aclfile: Option<std::path::PathBuf>,
 }
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -325,6 +332,8 @@ impl Shared {
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),
             failed_logins: Default::default(),
+            users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
+            aclfile: settings.aclfile.clone(),
             settings,
         }
     }

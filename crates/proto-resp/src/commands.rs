@@ -216,6 +216,17 @@ pub enum CommandId {
 /// A subcommand of a container command (Redis 7's `client|list`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SubcommandId {
+    AclCat,
+    AclDeluser,
+    AclDryrun,
+    AclGenpass,
+    AclGetuser,
+    AclList,
+    AclLoad,
+    AclSave,
+    AclSetuser,
+    AclUsers,
+    AclWhoami,
     ClientGetname,
     ClientId,
     ClientInfo,
@@ -346,6 +357,24 @@ const fn sub(id: SubcommandId, name: &'static str, arity: i32) -> SubcommandSpec
     SubcommandSpec { id, name, arity, rule: ArgRule::None }
 }
 
+/// `ACL` subcommands (Redis 7's `acl|*`), sorted by name.
+pub static ACL_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::AclCat, "acl|cat", -2),
+        sub(S::AclDeluser, "acl|deluser", -3),
+        sub(S::AclDryrun, "acl|dryrun", -4),
+        sub(S::AclGenpass, "acl|genpass", -2),
+        sub(S::AclGetuser, "acl|getuser", 3),
+        sub(S::AclList, "acl|list", 2),
+        sub(S::AclLoad, "acl|load", 2),
+        sub(S::AclSave, "acl|save", 2),
+        sub(S::AclSetuser, "acl|setuser", -3),
+        sub(S::AclUsers, "acl|users", 2),
+        sub(S::AclWhoami, "acl|whoami", 2),
+    ]
+};
+
 /// `CLIENT` subcommands (Redis 7's `client|*` declarations), sorted by name.
 pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
@@ -401,6 +430,9 @@ pub static COMMANDS: &[CommandSpec] = {
         Run::Subcommands { table, bare }
     }
     &[
+    spec(subs(ACL_SUBCOMMANDS, None), "acl", -2, G::Server, "6.0.0", (0, 0, 0),
+        &[F::SENTINEL],
+        "Subcommands that manage users and their permissions."),
     spec(R(C::Append), "append", 3, G::String, "2.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Appends a value to a string key."),
@@ -683,7 +715,7 @@ mod tests {
             // Key positions must lie inside the arguments a minimal call has.
             assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
         }
-        assert_eq!(COMMANDS.len(), 57);
+        assert_eq!(COMMANDS.len(), 58);
     }
 
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.

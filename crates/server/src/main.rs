@@ -331,10 +331,16 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         auth_sasl: config.enable_sasl,
         auth_file: config.auth_file.clone(),
         requirepass: config.requirepass.as_ref().map(|password| password.clone().into_bytes()),
+        aclfile: config.aclfile.as_ref().map(std::path::PathBuf::from),
         protected_mode: config.protected_mode,
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);
+    if let Some(path) = &config.aclfile {
+        // As Redis: a start with an ACL file it cannot read fails, naming the line.
+        let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
+        shared.users.replace_all(users);
+    }
     Ok(shared)
 }
 

@@ -1,12 +1,12 @@
-//! Redis authentication: `requirepass` (the `default` user's password), AUTH, HELLO's AUTH
-//! option, and the refusal of everything else until a connection has authenticated.
+//! Redis authentication: `requirepass` (the `default` user's password), AUTH [user], HELLO's
+//! AUTH option, the refusal of everything else until a connection has logged in, and then
+//! the user's ACL rules (`acl/`).
 //!
-//! As in Redis 7 with its one `default` user: without a password that user is `nopass`,
-//! so every connection starts authenticated and `AUTH default <anything>` succeeds; with
-//! one, a connection starts unauthenticated and may run only the commands flagged
-//! `no_auth` (AUTH, HELLO, QUIT, RESET) until it gives the password. A connection that was
-//! authenticated stays so when the password changes (CONFIG SET), as in Redis; RESET
-//! makes it authenticate again.
+//! As in Redis 7: while the `default` user is `nopass` every connection starts logged in as
+//! it and `AUTH default <anything>` succeeds; with a password, a connection starts logged
+//! out and may run only the commands flagged `no_auth` (AUTH, HELLO, QUIT, RESET) until it
+//! logs in. A connection stays logged in when its user's password changes, as in Redis;
+//! RESET logs it out.
 //!
 //! Failed logins are counted (INFO `acl_access_denied_auth`, Redis 7.2's name) and limited
 //! per client address ([`FailedLogins`]): past [`FAILURES_MAX`] in [`WINDOW_MS`], every
@@ -16,22 +16,26 @@
 use std::{
     collections::HashMap,
     net::IpAddr,
-    sync::atomic::{AtomicU64, Ordering},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
 };
 
 use parking_lot::Mutex;
 
-use proto_resp::{commands::Flags, error, CommandSpec};
+use proto_resp::{commands::Flags, error, Command, Routed};
 
-use super::{ttl, Ctx, Session};
+use super::{
+    acl::{self, Account},
+    ttl, Ctx, Session,
+};
 use crate::Shared;
 
 const NOAUTH: &str = "NOAUTH Authentication required.";
 const AUTH_NOPASS: &str = "ERR AUTH <password> called without any password configured for \
                            the default user. Are you sure your configuration is correct?";
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
-/// The one user there is.
-const DEFAULT_USER: &[u8] = b"default";
 
 /// Redis's reply to a connection refused by protected mode, sent as it is accepted.
 pub const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because \
@@ -70,30 +74,64 @@ pub(super) fn set_protected_mode(shared: &Shared, on: bool) {
     shared.protected_mode.store(on, Ordering::Relaxed);
 }
 
-/// Whether a new connection starts authenticated (no password is set).
+/// Whether a new connection starts logged in as `default` (it is on and `nopass`).
 pub(super) fn starts_authenticated(shared: &Shared) -> bool {
-    shared.requirepass.read().is_none()
+    let default = shared.users.default_account();
+    let user = default.user.read();
+    user.enabled && user.nopass
 }
 
-/// Why `session` may not run the command of `spec` yet (None: it may). A password removed
-/// since the connection started lets it in, as the `default` user is `nopass` again.
+/// The account a new (or RESET) connection starts as: `default` if it needs no password.
+pub(super) fn starting_account(shared: &Shared) -> Option<Arc<Account>> {
+    starts_authenticated(shared).then(|| shared.users.default_account())
+}
+
+/// Why a command does not run.
+pub(super) enum Refusal {
+    /// An error reply.
+    Message(String),
+    /// The connection's user was deleted: it closes, as Redis closes it.
+    Closed,
+    /// The user's ACL rules do not allow it.
+    Denied(acl::Denied),
+}
+
+/// Why `session` may not run `routed` (Ok: it may): not logged in yet (a password removed
+/// since the connection started lets it in as `default`), its user deleted, or the
+/// user's ACL rules.
 pub(super) fn refusal(
     shared: &Shared,
-    session: &Session,
-    spec: &CommandSpec,
-) -> Option<&'static str> {
-    let refused = !session.authenticated
-        && !spec.flags.contains(Flags::NO_AUTH)
-        && !starts_authenticated(shared);
-    refused.then_some(NOAUTH)
+    session: &mut Session,
+    routed: &Routed,
+    command: &Command<'_>,
+) -> Result<(), Refusal> {
+    if session.account.is_none() && !routed.spec.flags.contains(Flags::NO_AUTH) {
+        session.account = starting_account(shared);
+        if session.account.is_none() {
+            return Err(Refusal::Message(NOAUTH.into()));
+        }
+    }
+    let Some(account) = &session.account else { return Ok(()) };
+    if account.deleted.load(Ordering::Acquire) {
+        return Err(Refusal::Closed);
+    }
+    if routed.spec.flags.contains(Flags::NO_AUTH) || account.is_unrestricted() {
+        return Ok(());
+    }
+    let args: Vec<&[u8]> = command.args().collect();
+    acl::check(account, routed, &args).map_err(Refusal::Denied)
 }
 
 /// Whether HELLO may go on without an AUTH option (see [`refusal`]).
-pub(super) fn hello_allowed(shared: &Shared, session: &Session) -> bool {
-    session.authenticated || starts_authenticated(shared)
+pub(super) fn hello_allowed(shared: &Shared, session: &mut Session) -> bool {
+    if session.account.is_none() {
+        session.account = starting_account(shared);
+    }
+    session.account.is_some()
 }
 
-/// Checks `user` (None: `default`) and `password`; on success the session is authenticated.
+/// Checks `user` (None: `default`) and `password`; on success the session is logged in
+/// as that user.
 pub(super) fn login(
     shared: &Shared,
     session: &mut Session,
@@ -102,18 +140,20 @@ pub(super) fn login(
 ) -> Result<(), &'static str> {
     let now_ms = ttl::now_ms(shared);
     let failures = &shared.failed_logins;
-    let accepted = match &*shared.requirepass.read() {
-        None if user.is_none() => return Err(AUTH_NOPASS),
-        _ if failures.locked(session.peer_ip, now_ms) => false,
-        _ if user.is_some_and(|user| user != DEFAULT_USER) => false,
-        None => true,
-        Some(expected) => crate::auth::equal_in_constant_time(expected, password),
-    };
+    let account = shared.users.get(user.unwrap_or(acl::DEFAULT_USER));
+    if user.is_none() && account.as_ref().is_some_and(|a| a.user.read().nopass) {
+        return Err(AUTH_NOPASS);
+    }
+    let accepted = !failures.locked(session.peer_ip, now_ms)
+        && account.as_ref().is_some_and(|account| {
+            let user = account.user.read();
+            user.enabled && user.password_matches(password)
+        });
     if !accepted {
         failures.note_failure(session.peer_ip, now_ms);
         return Err(WRONGPASS);
     }
-    session.authenticated = true;
+    session.account = account;
     Ok(())
 }
 
@@ -192,9 +232,11 @@ pub(super) fn password(shared: &Shared) -> String {
     current.as_deref().map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
 }
 
-/// CONFIG SET requirepass: an empty value removes the password.
+/// CONFIG SET requirepass: the `default` user's password; an empty value makes it
+/// `nopass`.
 pub(super) fn set_password(shared: &Shared, password: &[u8]) {
     *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
+    shared.users.set_default_password(password);
 }
 
 #[cfg(test)]

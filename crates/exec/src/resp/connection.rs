@@ -135,13 +135,13 @@ const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already 
 /// RESET: the connection as it was when it opened: no transaction or watched keys,
 /// database 0, RESP2, no name, and authenticated only if no password is set.
 pub(super) fn reset(ctx: &mut Ctx<'_>) {
-    let starts_authenticated = auth::starts_authenticated(ctx.shared);
+    let account = auth::starting_account(ctx.shared);
     let session = &mut *ctx.session;
     session.tx = None;
     session.watched.clear();
     session.db = 0;
     session.protocol = Protocol::Resp2;
-    session.authenticated = starts_authenticated;
+    session.account = account;
     session.client.lock().name.clear();
     sync_client(ctx);
     ctx.reply().simple(b"RESET");

@@ -34,6 +34,7 @@ use store::StoreError;
 
 use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 
+pub mod acl;
 pub mod auth;
 mod bitmap;
 mod clients;
@@ -79,8 +80,9 @@ pub struct Session {
     tx: Option<tx::Transaction>,
     /// Keys WATCHed since the last EXEC, DISCARD or UNWATCH.
     watched: Vec<tx::Watched>,
-    /// Whether it may run commands other than AUTH, HELLO, QUIT and RESET (see `auth`).
-    authenticated: bool,
+    /// The user it logged in as; None until it has (then it may run only AUTH, HELLO,
+    /// QUIT and RESET; see `auth`).
+    account: Option<std::sync::Arc<acl::Account>>,
     /// The client's address, for the limit on failed logins (`auth::FailedLogins`).
     peer_ip: Option<std::net::IpAddr>,
 }
@@ -98,9 +100,9 @@ impl Session {
             ..ClientInfo::default()
         };
         let client = shared.clients.register(client);
-        let authenticated = auth::starts_authenticated(shared);
+        let account = auth::starting_account(shared);
         let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
-        Session { client, authenticated, peer_ip, ..Session::default() }
+        Session { client, account, peer_ip, ..Session::default() }
     }
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
@@ -167,12 +169,21 @@ fn execute_as(
             Flow::Continue
         }
         None => match route(command) {
-            Ok(routed) => match auth::refusal(shared, session, routed.spec) {
-                Some(message) => {
+            Ok(routed) => match auth::refusal(shared, session, &routed, command) {
+                Ok(()) => run(shared, counters, session, command, routed, out, exclusive),
+                Err(auth::Refusal::Closed) => return Flow::Close,
+                Err(auth::Refusal::Denied(denied)) => {
+                    let message = match exclusive {
+                        Exclusive::Held => denied.exec_message(),
+                        Exclusive::IfMultiKey => denied.message(),
+                    };
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
                 }
-                None => run(shared, counters, session, command, routed, out, exclusive),
+                Err(auth::Refusal::Message(message)) => {
+                    Reply::new(out, session.protocol).error(message);
+                    Flow::Continue
+                }
             },
             Err(RouteError::UnknownCommand) if command.name().is_some_and(is_http_probe) => {
                 // Redis's defence against cross-protocol scripting: a browser made to POST
@@ -311,6 +322,17 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::CommandDocs => server::command_docs(ctx),
             S::CommandList => server::command_list(ctx),
             S::ConfigGet => config::config_get(ctx),
+            S::AclCat => acl::commands::cat(ctx),
+            S::AclDeluser => acl::commands::deluser(ctx),
+            S::AclDryrun => acl::commands::dryrun(ctx),
+            S::AclGenpass => acl::commands::genpass(ctx),
+            S::AclGetuser => acl::commands::getuser(ctx),
+            S::AclList => acl::commands::list(ctx),
+            S::AclLoad => acl::commands::load(ctx),
+            S::AclSave => acl::commands::save(ctx),
+            S::AclSetuser => acl::commands::setuser(ctx),
+            S::AclUsers => acl::commands::users(ctx),
+            S::AclWhoami => acl::commands::whoami(ctx),
             S::ConfigSet => config::config_set(ctx),
             S::ConfigResetstat => config::config_resetstat(ctx),
             S::ConfigRewrite => config::config_rewrite(ctx),

@@ -58,7 +58,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: TxId) {
 /// While a transaction is open: queues `command` and answers, or returns `None` for a
 /// command that runs now (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET, as Redis runs them).
 pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Result<(), Vec<u8>>> {
-    let tx = session.tx.as_mut()?;
+    session.tx.as_ref()?;
     match route(command) {
         Ok(routed) => {
             let runs_now = matches!(
@@ -71,6 +71,15 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
                 return None;
             }
             let args: Vec<&[u8]> = command.args().collect();
+            // A command the user may not run fails the transaction as it is queued (EXEC
+            // checks again: the user's rules may change in between).
+            let account = session.account.as_ref().filter(|a| !a.is_unrestricted());
+            if let Some(Err(denied)) = account.map(|a| super::acl::check(a, &routed, &args)) {
+                let tx = session.tx.as_mut().expect("checked above");
+                tx.failed = true;
+                return Some(Err(denied.message().into_bytes()));
+            }
+            let tx = session.tx.as_mut().expect("checked above");
             let mut raw = Vec::new();
             compose_command(&args, &mut raw);
             tx.queued.push(raw);
@@ -78,7 +87,7 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
         }
         Err(RouteError::UnknownCommand) if command.name().is_none() => None,
         Err(refused) => {
-            tx.failed = true;
+            session.tx.as_mut().expect("checked above").failed = true;
             Some(Err(refused.message(command)))
         }
     }

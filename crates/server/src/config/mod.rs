@@ -77,6 +77,8 @@ pub struct Config {
     pub resp_port: u16,
     /// Redis `requirepass` (None: the `default` user is `nopass`).
     pub requirepass: Option<String>,
+    /// Redis `aclfile`.
+    pub aclfile: Option<String>,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
     /// `--metrics-port` (0: none).
@@ -144,6 +146,7 @@ impl Default for Config {
             enable_shutdown: false,
             resp_port: 6379,
             requirepass: None,
+            aclfile: None,
             protected_mode: true,
             metrics_port: 0,
             io: IoChoice::Auto,
@@ -299,6 +302,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         enable_shutdown,
         resp_port,
         requirepass,
+        aclfile,
         protected_mode,
         metrics_port,
         io,
@@ -366,6 +370,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         enable_shutdown,
         resp_port: resp_port.unwrap_or(default.resp_port),
         requirepass: requirepass.filter(|password| !password.is_empty()),
+        aclfile: aclfile.filter(|path| !path.is_empty()),
         metrics_port: metrics_port.unwrap_or(0),
         protected_mode: match protected_mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("yes") => true,
@@ -434,6 +439,7 @@ fn effective_options(config: &Config) -> Options {
         enable_shutdown: config.enable_shutdown,
         resp_port: Some(config.resp_port),
         requirepass: config.requirepass.clone(),
+        aclfile: config.aclfile.clone(),
         protected_mode: Some(if config.protected_mode { "yes" } else { "no" }.into()),
         metrics_port: Some(config.metrics_port).filter(|&port| port != 0),
         io: Some(Io(config.io)),

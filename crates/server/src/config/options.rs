@@ -227,6 +227,12 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requirepass: Option<String>,
 
+    /// Redis `aclfile`: ACL users, one `user <name> <rules...>` line each, loaded at start
+    /// (a bad file refuses the start) and by ACL LOAD, written by ACL SAVE [default: none]
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aclfile: Option<String>,
+
     /// Redis `protected-mode`: while no password is set, refuse Redis connections from
     /// anywhere but the loopback interface (Redis's DENIED reply) [default: yes]
     #[arg(long, value_name = "yes|no", help_heading = REDIS)]
@@ -368,6 +374,7 @@ impl Options {
             enable_shutdown: cli.enable_shutdown || self.enable_shutdown,
             resp_port: cli.resp_port.or(self.resp_port),
             requirepass: cli.requirepass.or(self.requirepass),
+            aclfile: cli.aclfile.or(self.aclfile),
             protected_mode: cli.protected_mode.or(self.protected_mode),
             metrics_port: cli.metrics_port.or(self.metrics_port),
             io: cli.io.or(self.io),

@@ -1,0 +1,208 @@
+//! Every command and subcommand as ACL rules name them, with its ACL categories and a bit
+//! number for a user's command bitmap.
+//!
+//! Categories are Redis's rules for deriving them: `@write` from the write flag, `@read`
+//! from readonly, `@admin` and `@dangerous` from admin, `@fast` or else `@slow`, and the
+//! data-type category of the command's group; then the few Redis declares by hand
+//! ([`EXTRA`]). A conformance test compares them with the real redis-server's.
+
+use std::{collections::HashMap, sync::OnceLock};
+
+use proto_resp::{
+    commands::{all_commands, Flags, Group, Run},
+    CommandSpec, Route, Routed,
+};
+
+/// Redis's categories, in `ACL CAT`'s order; a category's bit is its position.
+pub(crate) const CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
+];
+
+fn bit(name: &str) -> u32 {
+    let at = CATEGORIES.iter().position(|c| *c == name).expect("a category");
+    1 << at
+}
+
+/// Categories Redis declares beyond what flags and group give.
+const EXTRA: &[(&str, &[&str])] = &[
+    ("command", &["connection"]),
+    ("dbsize", &["keyspace"]),
+    ("flushall", &["keyspace", "dangerous"]),
+    ("flushdb", &["keyspace", "dangerous"]),
+    ("info", &["dangerous"]),
+    ("keys", &["dangerous"]),
+    ("swapdb", &["keyspace", "dangerous"]),
+];
+
+/// Subcommands that are admin commands (`@admin @dangerous`) or reads (`@read`).
+const ADMIN_SUBCOMMANDS: &[&str] = &[
+    "acl|deluser",
+    "acl|dryrun",
+    "acl|getuser",
+    "acl|list",
+    "acl|load",
+    "acl|save",
+    "acl|setuser",
+    "acl|users",
+    "client|list",
+    "config|get",
+    "config|resetstat",
+    "config|rewrite",
+    "config|set",
+];
+const READ_SUBCOMMANDS: &[&str] =
+    &["object|encoding", "object|freq", "object|idletime", "object|refcount"];
+
+/// One command or subcommand.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    /// As rules name it: `get`, `config|get`.
+    pub(crate) name: &'static str,
+    pub(crate) categories: u32,
+    /// For a container, its subcommands' entries.
+    pub(crate) subcommands: std::ops::Range<usize>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Catalog {
+    pub(crate) entries: Vec<Entry>,
+    by_name: HashMap<&'static str, usize>,
+}
+
+pub(crate) fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(Catalog::build)
+}
+
+impl Catalog {
+    fn build() -> Catalog {
+        let mut entries = Vec::new();
+        for spec in all_commands() {
+            let at = entries.len();
+            entries.push(Entry {
+                name: spec.name,
+                categories: categories_of(spec),
+                subcommands: 0..0,
+            });
+            if let Run::Subcommands { table, .. } = &spec.run {
+                for sub in table.iter() {
+                    entries.push(Entry {
+                        name: sub.name,
+                        categories: subcommand_categories(spec, sub.name),
+                        subcommands: 0..0,
+                    });
+                }
+                entries[at].subcommands = at + 1..entries.len();
+            }
+        }
+        let by_name = entries.iter().enumerate().map(|(at, e)| (e.name, at)).collect();
+        Catalog { entries, by_name }
+    }
+
+    /// The entry a rule names (lowercase), if any.
+    pub(crate) fn find(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The entry of a routed command line: the subcommand's for a container.
+    pub(crate) fn of(&self, routed: &Routed) -> usize {
+        let name = match routed.route {
+            Route::Command(_) => routed.spec.name,
+            Route::Subcommand(id) => match &routed.spec.run {
+                Run::Subcommands { table, .. } => {
+                    table.iter().find(|sub| sub.id == id).map_or(routed.spec.name, |s| s.name)
+                }
+                Run::Command(_) => routed.spec.name,
+            },
+        };
+        self.by_name[name]
+    }
+
+    /// The entries of a category bit.
+    pub(crate) fn in_category(&self, category: u32) -> impl Iterator<Item = usize> + '_ {
+        (0..self.entries.len()).filter(move |&at| self.entries[at].categories & category != 0)
+    }
+}
+
+fn flag_categories(flags: Flags) -> u32 {
+    let mut categories = 0;
+    if flags.contains(Flags::WRITE) {
+        categories |= bit("write");
+    }
+    if flags.contains(Flags::READONLY) {
+        categories |= bit("read");
+    }
+    if flags.contains(Flags::ADMIN) {
+        categories |= bit("admin") | bit("dangerous");
+    }
+    categories | if flags.contains(Flags::FAST) { bit("fast") } else { bit("slow") }
+}
+
+fn group_category(group: Group) -> u32 {
+    match group {
+        Group::Bitmap => bit("bitmap"),
+        Group::Connection => bit("connection"),
+        Group::Generic => bit("keyspace"),
+        Group::Hash => bit("hash"),
+        Group::Hyperloglog => bit("hyperloglog"),
+        Group::List => bit("list"),
+        Group::Set => bit("set"),
+        Group::SortedSet => bit("sortedset"),
+        Group::String => bit("string"),
+        Group::Transactions => bit("transaction"),
+        Group::Server => 0,
+    }
+}
+
+fn categories_of(spec: &CommandSpec) -> u32 {
+    let mut categories = flag_categories(spec.flags);
+    // A container is only `@slow` (and what its own flags say): its subcommands carry the rest.
+    if matches!(spec.run, Run::Command(_)) {
+        categories |= group_category(spec.group);
+    }
+    if let Some((_, extra)) = EXTRA.iter().find(|(name, _)| *name == spec.name) {
+        categories |= extra.iter().map(|name| bit(name)).fold(0, |a, b| a | b);
+    }
+    categories
+}
+
+fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
+    let mut categories = bit("slow");
+    categories |= match container.name {
+        "client" | "command" => bit("connection"),
+        "object" => bit("keyspace"),
+        _ => 0,
+    };
+    if ADMIN_SUBCOMMANDS.contains(&name) {
+        categories |= bit("admin") | bit("dangerous");
+    }
+    if READ_SUBCOMMANDS.contains(&name) {
+        categories |= bit("read");
+    }
+    categories
+}
+
+/// The bit of a category name (without `@`), if it is one.
+pub(crate) fn category(name: &str) -> Option<u32> {
+    CATEGORIES.iter().position(|c| *c == name).map(|at| 1 << at)
+}

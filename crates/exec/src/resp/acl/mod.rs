@@ -1,0 +1,288 @@
+//! Redis ACL users: who may log in with which password, and run which commands on which
+//! keys (`ACL SETUSER` rules, see `user.rs`), checked before every command.
+//!
+//! Users are kept by name; a connection holds its user's [`Account`], so that `ACL SETUSER`
+//! changes apply to connections already logged in as that user (as in Redis), and
+//! `ACL DELUSER` (or an `ACL LOAD` that drops the user) closes them. The `default` user
+//! is the one `requirepass` sets a password for; while it may run everything on every key
+//! the check before each command is one atomic load.
+//!
+//! Key permissions are read for a read-only command's keys and write for a write
+//! command's (Redis 7 asks per key from each command's key specs; for `~pattern`, the
+//! rule caches use, the two agree).
+
+mod catalog;
+pub(crate) mod commands;
+
+pub use commands::read_acl_file;
+mod user;
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+};
+
+use parking_lot::RwLock;
+use proto_resp::{commands::Flags, CommandSpec, Routed};
+
+pub(crate) use catalog::catalog;
+pub use user::User;
+
+use super::glob::{matches, Case};
+
+/// The user every connection starts as.
+pub(crate) const DEFAULT_USER: &[u8] = b"default";
+
+/// A user as connections see it.
+#[derive(Debug)]
+pub struct Account {
+    pub(crate) name: Vec<u8>,
+    pub(crate) user: RwLock<User>,
+    /// Whether it may run everything on every key (kept with `user`).
+    unrestricted: AtomicBool,
+    /// Deleted (or dropped by ACL LOAD): its connections close.
+    pub(crate) deleted: AtomicBool,
+}
+
+impl Account {
+    fn new(name: &[u8], user: User) -> Arc<Account> {
+        let unrestricted = AtomicBool::new(user.is_unrestricted());
+        let user = RwLock::new(user);
+        Arc::new(Account {
+            name: name.to_vec(),
+            user,
+            unrestricted,
+            deleted: AtomicBool::new(false),
+        })
+    }
+
+    /// Whether it may run everything on every key: one atomic load, for the check before
+    /// each command.
+    pub(crate) fn is_unrestricted(&self) -> bool {
+        self.unrestricted.load(Ordering::Acquire)
+    }
+
+    /// Replaces the user's rules (`ACL SETUSER`, `ACL LOAD`).
+    fn set(&self, user: User) {
+        let mut current = self.user.write();
+        self.unrestricted.store(user.is_unrestricted(), Ordering::Release);
+        *current = user;
+    }
+}
+
+/// Every user, by name.
+#[derive(Debug)]
+pub struct Users {
+    by_name: RwLock<BTreeMap<Vec<u8>, Arc<Account>>>,
+}
+
+impl Users {
+    /// Only `default`: unrestricted, with `requirepass` as its password if given.
+    pub fn new(requirepass: Option<&[u8]>) -> Users {
+        let mut default = User::unrestricted();
+        if let Some(password) = requirepass {
+            default.apply(b"resetpass").expect("a valid rule");
+            default.apply(&[b">", password].concat()).expect("a valid rule");
+        }
+        let by_name =
+            BTreeMap::from([(DEFAULT_USER.to_vec(), Account::new(DEFAULT_USER, default))]);
+        Users { by_name: RwLock::new(by_name) }
+    }
+
+    pub(crate) fn get(&self, name: &[u8]) -> Option<Arc<Account>> {
+        self.by_name.read().get(name).cloned()
+    }
+
+    pub(crate) fn default_account(&self) -> Arc<Account> {
+        self.get(DEFAULT_USER).expect("default always exists")
+    }
+
+    /// Applies `rules` to `name` (made first if new), all or none.
+    pub(crate) fn set_user(
+        &self,
+        name: &[u8],
+        rules: &[&[u8]],
+    ) -> Result<(), (usize, &'static str)> {
+        let mut by_name = self.by_name.write();
+        let mut user = by_name.get(name).map_or_else(User::new, |a| a.user.read().clone());
+        for (at, rule) in rules.iter().enumerate() {
+            user.apply(rule).map_err(|e| (at, e))?;
+        }
+        match by_name.get(name) {
+            Some(account) => account.set(user),
+            None => {
+                by_name.insert(name.to_vec(), Account::new(name, user));
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the named users (never `default`); returns how many there were.
+    pub(crate) fn delete(&self, names: &[&[u8]]) -> usize {
+        let mut by_name = self.by_name.write();
+        let mut deleted = 0;
+        for name in names {
+            if let Some(account) = by_name.remove(*name) {
+                account.deleted.store(true, Ordering::Release);
+                deleted += 1;
+            }
+        }
+        deleted
+    }
+
+    /// Every user, by name.
+    pub(crate) fn all(&self) -> Vec<Arc<Account>> {
+        self.by_name.read().values().cloned().collect()
+    }
+
+    /// Replaces every user with `users` (ACL LOAD, --aclfile), as Redis does: `default`
+    /// is changed in place (its connections stay logged in), every other user is made anew
+    /// and the connections of the old ones close.
+    pub fn replace_all(&self, users: Vec<(Vec<u8>, User)>) {
+        let mut by_name = self.by_name.write();
+        let default = by_name.get(DEFAULT_USER).cloned().expect("default always exists");
+        for (name, old) in by_name.iter() {
+            if name != DEFAULT_USER {
+                old.deleted.store(true, Ordering::Release);
+            }
+        }
+        let mut next = BTreeMap::from([(DEFAULT_USER.to_vec(), Arc::clone(&default))]);
+        for (name, user) in users {
+            if name == DEFAULT_USER {
+                default.set(user);
+            } else {
+                next.insert(name.clone(), Account::new(&name, user));
+            }
+        }
+        *by_name = next;
+    }
+
+    /// `requirepass`: the default user's password, set (or, empty, removed: nopass).
+    pub(crate) fn set_default_password(&self, password: &[u8]) {
+        let add = [b">", password].concat();
+        let rules: Vec<&[u8]> =
+            if password.is_empty() { vec![b"nopass"] } else { vec![b"resetpass", &add] };
+        self.set_user(DEFAULT_USER, &rules).expect("valid rules");
+    }
+}
+
+/// Why a command was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Denied {
+    /// The command (its full name, `config|get` for a subcommand).
+    Command(&'static str),
+    /// A key argument.
+    Key(Vec<u8>),
+}
+
+impl Denied {
+    /// The NOPERM error Redis 7.0 sends.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Denied::Command(name) => {
+                format!("NOPERM this user has no permissions to run the '{name}' command")
+            }
+            Denied::Key(_) => {
+                "NOPERM this user has no permissions to access one of the keys used as arguments"
+                    .into()
+            }
+        }
+    }
+
+    /// The NOPERM error of a command queued by MULTI that EXEC finds no longer allowed.
+    pub(crate) fn exec_message(&self) -> String {
+        let reason = match self {
+            Denied::Command(_) => "no permission to execute the command or subcommand",
+            Denied::Key(_) => "no permission to touch the specified keys",
+        };
+        format!(
+            "NOPERM ACLs rules changed between the moment the transaction was accumulated and \
+             the EXEC call. This command is no longer allowed for the following reason: {reason}"
+        )
+    }
+
+    /// ACL DRYRUN's reply.
+    pub(crate) fn dry_run_message(&self) -> String {
+        match self {
+            Denied::Command(name) => {
+                format!("This user has no permissions to run the '{name}' command")
+            }
+            Denied::Key(key) => format!(
+                "This user has no permissions to access the '{}' key",
+                String::from_utf8_lossy(key)
+            ),
+        }
+    }
+}
+
+/// Whether `account` may run `routed` with `args` (the whole command line).
+pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Result<(), Denied> {
+    if account.unrestricted.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let catalog = catalog();
+    let entry = catalog.of(routed);
+    let user = account.user.read();
+    if !user.allows_command(entry) {
+        return Err(Denied::Command(catalog.entries[entry].name));
+    }
+    let write = routed.spec.flags.contains(Flags::WRITE);
+    let read = !write;
+    for key in keys(routed.spec, args) {
+        if !user.allows_key(key, read, write) {
+            return Err(Denied::Key(key.to_vec()));
+        }
+    }
+    Ok(())
+}
+
+/// The key arguments of a command line: by the table's positions, or for commands whose
+/// keys move, by their `numkeys` argument.
+fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    if spec.name == "object" {
+        return args.get(2).copied().into_iter().collect();
+    }
+    if let Some(numkeys_at) = numkeys_position(spec.name) {
+        let mut keys: Vec<&[u8]> = Vec::new();
+        if numkeys_at == 2 {
+            keys.extend(args.get(1).copied()); // the destination
+        }
+        let count = args
+            .get(numkeys_at)
+            .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok())
+            .unwrap_or(0);
+        let first = numkeys_at + 1;
+        keys.extend(args.iter().skip(first).take(count).copied());
+        return keys;
+    }
+    if spec.first_key <= 0 {
+        return Vec::new();
+    }
+    let last = if spec.last_key < 0 {
+        args.len() as i32 + spec.last_key
+    } else {
+        spec.last_key.min(args.len() as i32 - 1)
+    };
+    let step = spec.step.max(1) as usize;
+    (spec.first_key as usize..=last.max(0) as usize)
+        .step_by(step)
+        .filter_map(|at| args.get(at).copied())
+        .collect()
+}
+
+/// Where a command whose keys move keeps its `numkeys`.
+fn numkeys_position(name: &str) -> Option<usize> {
+    match name {
+        "zunionstore" | "zinterstore" | "zdiffstore" => Some(2),
+        "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => Some(1),
+        _ => None,
+    }
+}
+
+/// Redis's glob, as key patterns use it.
+fn key_matches(pattern: &[u8], key: &[u8]) -> bool {
+    matches(pattern, key, Case::Sensitive)
+}
