@@ -1,0 +1,73 @@
+//! The containers' subcommand tables (Redis 7's `container|sub` declarations), each sorted
+//! by name.
+
+use super::{ArgRule, SubcommandId, SubcommandSpec};
+
+const fn sub(id: SubcommandId, name: &'static str, arity: i32) -> SubcommandSpec {
+    SubcommandSpec { id, name, arity, rule: ArgRule::None }
+}
+
+/// `ACL` subcommands (Redis 7's `acl|*`), sorted by name.
+pub static ACL_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::AclCat, "acl|cat", -2),
+        sub(S::AclDeluser, "acl|deluser", -3),
+        sub(S::AclDryrun, "acl|dryrun", -4),
+        sub(S::AclGenpass, "acl|genpass", -2),
+        sub(S::AclGetuser, "acl|getuser", 3),
+        sub(S::AclList, "acl|list", 2),
+        sub(S::AclLoad, "acl|load", 2),
+        sub(S::AclSave, "acl|save", 2),
+        sub(S::AclSetuser, "acl|setuser", -3),
+        sub(S::AclUsers, "acl|users", 2),
+        sub(S::AclWhoami, "acl|whoami", 2),
+    ]
+};
+
+/// `CLIENT` subcommands (Redis 7's `client|*` declarations), sorted by name.
+pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ClientGetname, "client|getname", 2),
+        sub(S::ClientId, "client|id", 2),
+        sub(S::ClientInfo, "client|info", 2),
+        sub(S::ClientList, "client|list", -2),
+        sub(S::ClientSetinfo, "client|setinfo", 4),
+        sub(S::ClientSetname, "client|setname", 3),
+    ]
+};
+
+/// `COMMAND` subcommands (Redis 7's `command|*`), sorted by name.
+pub static COMMAND_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::CommandCount, "command|count", 2),
+        sub(S::CommandDocs, "command|docs", -2),
+        sub(S::CommandInfo, "command|info", -2),
+        sub(S::CommandList, "command|list", -2),
+    ]
+};
+
+/// `CONFIG` subcommands (Redis 7's `config|*`), sorted by name.
+pub static CONFIG_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ConfigGet, "config|get", -3),
+        sub(S::ConfigResetstat, "config|resetstat", 2),
+        sub(S::ConfigRewrite, "config|rewrite", 2),
+        SubcommandSpec { rule: ArgRule::PairsFrom(2), ..sub(S::ConfigSet, "config|set", -4) },
+    ]
+};
+
+/// `OBJECT` subcommands (Redis 7's `object|*`), sorted by name.
+pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ObjectEncoding, "object|encoding", 3),
+        sub(S::ObjectFreq, "object|freq", 3),
+        sub(S::ObjectHelp, "object|help", 2),
+        sub(S::ObjectIdletime, "object|idletime", 3),
+        sub(S::ObjectRefcount, "object|refcount", 3),
+    ]
+};
