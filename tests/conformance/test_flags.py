@@ -192,7 +192,6 @@ def test_enable_coredumps_raises_the_core_limit():
     (["-f", "1.25"], "-f/--slab-growth-factor"),
     (["-n", "48"], "-n/--slab-min-size"),
     (["-L"], "-L/--enable-largepages"),
-    (["-e", "/tmp/spinel-memfile"], "-e/--memory-file"),
     (["-N", "2"], "-N/--napi_ids"),
 ])
 def test_memcached_flags_without_meaning_start_with_a_warning(flags, name):

@@ -32,6 +32,7 @@ pub mod metrics;
 mod owned;
 pub mod resp;
 mod shared;
+pub mod snapshot;
 pub mod watch;
 
 pub use counters::{Counters, Totals};

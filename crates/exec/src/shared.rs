@@ -82,6 +82,11 @@ pub struct Settings {
     pub protected_mode: bool,
     /// Redis `aclfile`: users loaded at start, and by ACL LOAD; written by ACL SAVE.
     pub aclfile: Option<std::path::PathBuf>,
+    /// Redis `dir` and `dbfilename`: where SAVE and BGSAVE write the snapshot.
+    pub dir: std::path::PathBuf,
+    pub dbfilename: String,
+    /// memcached `-e`: the snapshot file of a graceful stop (`stats settings` shows it).
+    pub memory_file: Option<String>,
 }
 
 impl Default for Settings {
@@ -120,6 +125,9 @@ impl Default for Settings {
             requirepass: None,
             protected_mode: true,
             aclfile: None,
+            dir: ".".into(),
+            dbfilename: "dump.spinel".into(),
+            memory_file: None,
         }
     }
 }
@@ -191,6 +199,14 @@ pub struct Shared {
     pub users: crate::resp::acl::Users,
     /// Redis `aclfile`, if any.
     pub(crate) aclfile: Option<std::path::PathBuf>,
+    /// This, for work that outlives a request (BGSAVE's thread); set by the server once it
+    /// holds the `Arc` (`Shared::set_this`).
+    pub this: std::sync::OnceLock<std::sync::Weak<Shared>>,
+    /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
+    pub save_state: crate::snapshot::SaveState,
+    /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
+    /// saves its `-e` snapshot before it exits.
+    pub graceful_stop: AtomicBool,
 }
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -222,6 +238,11 @@ pub struct ReadBufs {
 }
 
 impl Shared {
+    /// Lets work that outlives a request hold the server's state (see `Shared::this`).
+    pub fn set_this(self: &std::sync::Arc<Shared>) {
+        let _ = self.this.set(std::sync::Arc::downgrade(self));
+    }
+
     /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share.
     pub fn maxbytes(&self) -> u64 {
         self.maxbytes.load(std::sync::atomic::Ordering::Relaxed)
@@ -334,6 +355,9 @@ impl Shared {
             failed_logins: Default::default(),
             users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
             aclfile: settings.aclfile.clone(),
+            save_state: crate::snapshot::SaveState::new(started_unix_secs),
+            graceful_stop: AtomicBool::new(false),
+            this: std::sync::OnceLock::new(),
             settings,
         }
     }

@@ -165,6 +165,7 @@ pub enum CommandId {
     Transactions(TxId),
     Append,
     Auth,
+    Bgsave,
     Copy,
     Dbsize,
     Decr,
@@ -188,6 +189,7 @@ pub enum CommandId {
     Incrbyfloat,
     Info,
     Keys,
+    Lastsave,
     Mget,
     Move,
     Mset,
@@ -204,6 +206,7 @@ pub enum CommandId {
     Rename,
     Renamenx,
     Reset,
+    Save,
     Scan,
     Select,
     Set,
@@ -375,6 +378,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Auth), "auth", -2, G::Connection, "1.0.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
         "Authenticates the connection."),
+    spec(R(C::Bgsave), "bgsave", -1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::ADMIN, F::NOSCRIPT],
+        "Saves a snapshot of every key in the background."),
     spec(subs(CLIENT_SUBCOMMANDS, None), "client", -2, G::Connection, "2.4.0", (0, 0, 0),
         &[F::SENTINEL],
         "Subcommands that inspect and manage client connections."),
@@ -453,6 +459,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Keys), "keys", 2, G::Generic, "1.0.0", (0, 0, 0),
         &[F::READONLY],
         "Lists the keys that match a glob pattern."),
+    spec(R(C::Lastsave), "lastsave", 1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::LOADING, F::STALE, F::FAST],
+        "Returns the Unix time of the last successful save."),
     spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),
@@ -504,6 +513,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Reset), "reset", 1, G::Connection, "6.2.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::ALLOW_BUSY],
         "Resets the connection."),
+    spec(R(C::Save), "save", 1, G::Server, "1.0.0", (0, 0, 0),
+        &[F::ADMIN, F::NOSCRIPT],
+        "Saves a snapshot of every key, blocking the server."),
     spec(R(C::Scan), "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
         &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
         "Iterates over the keys with a cursor."),
@@ -651,7 +663,7 @@ mod tests {
             // Key positions must lie inside the arguments a minimal call has.
             assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
         }
-        assert_eq!(COMMANDS.len(), 58);
+        assert_eq!(COMMANDS.len(), 61);
     }
 
     /// Goal: lookup ignores case and allocates nothing; every name is found in any case.

@@ -63,7 +63,9 @@ fn run(config: &Config) -> Result<(), String> {
     // Empty until the file is read, below, as the final user.
     shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
     let shared = Arc::new(shared);
+    shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
+    restore_snapshot(&shared, config);
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
@@ -83,7 +85,9 @@ fn run(config: &Config) -> Result<(), String> {
     let _pidfile = apply_process_flags(config)?;
     let (reload_shared, started) = (Arc::clone(&shared), config.clone());
     let reload_source = auth_source.clone();
-    signals::install(caught, Arc::clone(&stop), move || {
+    let graceful_shared = Arc::clone(&shared);
+    let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
+    signals::install(caught, Arc::clone(&stop), graceful, move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
         reload(&reload_shared, &started)
     })
@@ -154,7 +158,58 @@ fn run(config: &Config) -> Result<(), String> {
             failure = Some("UDP thread panicked".to_string());
         }
     }
+    save_memory_file(&shared, config);
     failure.map_or(Ok(()), Err)
+}
+
+/// At start: the `-e` file if there is one (removed once read, so that a later crash never
+/// brings its items back), else Redis's `dir`/`dbfilename` if it exists. A file that fails
+/// its checks is left alone (but for `-e`'s) and the server starts empty, saying why.
+fn restore_snapshot(shared: &Shared, config: &Config) {
+    let memory_file = config.memory_file.as_ref().map(std::path::PathBuf::from);
+    let path = match memory_file {
+        Some(path) if path.exists() => path,
+        Some(_) => return,
+        None => exec::resp::snapshot_path(shared),
+    };
+    if !path.exists() {
+        return;
+    }
+    match exec::snapshot::restore(shared, &path) {
+        Ok(done) => tracing::info!(
+            "restored {} items from {} ({} bytes, {} ms; {} expired or refused)",
+            done.items,
+            path.display(),
+            done.bytes,
+            done.millis,
+            done.skipped
+        ),
+        Err(why) => tracing::warn!("not restored, starting empty: {why}"),
+    }
+    if config.memory_file.is_some() {
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::warn!("cannot remove {} after reading it: {e}", path.display());
+        }
+    }
+}
+
+/// At exit after a graceful stop (SIGUSR1, `shutdown graceful`) with `-e FILE`: every item
+/// to FILE, with nothing else running.
+fn save_memory_file(shared: &Shared, config: &Config) {
+    let Some(path) = &config.memory_file else { return };
+    if !shared.graceful_stop.load(Ordering::Relaxed) {
+        tracing::info!("not a graceful stop: {path} not written");
+        return;
+    }
+    match exec::snapshot::save(shared, std::path::Path::new(path)) {
+        Ok(done) => tracing::info!(
+            "saved {} items to {path} ({} bytes, {} ms)",
+            done.items,
+            done.bytes,
+            done.millis
+        ),
+        Err(why) => tracing::error!("graceful stop: {why}"),
+    }
 }
 
 fn memcache_limits(config: &Config) -> proto_memcache::Limits {
@@ -332,6 +387,9 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         auth_file: config.auth_file.clone(),
         requirepass: config.requirepass.as_ref().map(|password| password.clone().into_bytes()),
         aclfile: config.aclfile.as_ref().map(std::path::PathBuf::from),
+        dir: config.dir.clone().into(),
+        dbfilename: config.dbfilename.clone(),
+        memory_file: config.memory_file.clone(),
         protected_mode: config.protected_mode,
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));

@@ -1,8 +1,8 @@
 //! Signals as memcached gives them meaning, and dropping root privileges.
 //!
 //! - SIGTERM, SIGINT: stop. The loops notice the flag at their next tick and close in order.
-//! - SIGUSR1: memcached's graceful stop. Spinel keeps nothing across restarts, so it is the
-//!   same ordered stop.
+//! - SIGUSR1: memcached's graceful stop: the same ordered stop, and with `-e FILE` every item
+//!   is saved to FILE before the process exits.
 //! - SIGHUP: re-read the configuration file and apply what can change while running.
 //! - A second stop signal while the first is still being served ends the process at once,
 //!   for an operator whose shutdown hangs.
@@ -39,11 +39,12 @@ pub fn catch() -> io::Result<Caught> {
     Ok(Caught(Signals::new([SIGTERM, SIGINT, SIGUSR1, SIGHUP])?))
 }
 
-/// Starts the signal thread. `stop` is set on the first stop signal; `reload` runs on the
-/// signal thread for each SIGHUP.
+/// Starts the signal thread. `stop` is set on the first stop signal, and `graceful` too if
+/// it is SIGUSR1; `reload` runs on the signal thread for each SIGHUP.
 pub fn install(
     caught: Caught,
     stop: Arc<AtomicBool>,
+    graceful: impl Fn() + Send + 'static,
     mut reload: impl FnMut() + Send + 'static,
 ) -> io::Result<()> {
     let Caught(mut signals) = caught;
@@ -57,6 +58,9 @@ pub fn install(
                 continue;
             }
             let name = signal_name(signal);
+            if signal == SIGUSR1 {
+                graceful();
+            }
             if stop.swap(true, Ordering::Relaxed) {
                 tracing::warn!("{name} again while stopping: exiting now");
                 std::process::exit(EXIT_FORCED);

@@ -79,8 +79,9 @@ pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> O
 const CLOCK_LEAD_SECS: u64 = 62;
 
 /// memcached `shutdown`: refused unless started with `-A`; otherwise every loop is asked to
-/// stop (replies in flight still leave) and this connection closes without a reply. Both
-/// modes stop the same way (nothing is kept across restarts); a bad mode stops nothing.
+/// stop (replies in flight still leave) and this connection closes without a reply. A
+/// graceful one also saves the `-e` snapshot before the server exits; a bad mode stops
+/// nothing.
 /// `noreply` is not looked at, as in memcached.
 pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
     if !ctx.shared.settings.shutdown_command {
@@ -90,6 +91,9 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
     if mode == ShutdownMode::Invalid {
         ctx.error(ErrorReply::ClientError(error::BAD_SHUTDOWN_MODE), false);
         return crate::Flow::Continue;
+    }
+    if mode == ShutdownMode::Graceful {
+        ctx.shared.graceful_stop.store(true, Ordering::Relaxed);
     }
     ctx.shared.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close

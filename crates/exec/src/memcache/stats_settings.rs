@@ -74,6 +74,8 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat(b"track_sizes", yes_no(track_sizes), out);
     compose_stat(b"inline_ascii_response", b"no", out);
     absent_features(out);
+    let memory_file = s.memory_file.as_deref().unwrap_or("(null)");
+    compose_stat(b"memory_file", memory_file.as_bytes(), out);
     spinel(ctx);
 }
 
@@ -127,7 +129,6 @@ fn absent_features(out: &mut Vec<u8>) {
         (b"ssl_kernel_tls", b"no"),
         (b"ssl_min_version", b"tlsv1.2"),
         (b"num_napi_ids", b"(null)"),
-        (b"memory_file", b"(null)"),
     ];
     for (name, value) in fields {
         compose_stat(name, value, out);

@@ -31,6 +31,9 @@ enum Kind {
     Password,
     /// `protected-mode`: settable, yes or no.
     ProtectedMode,
+    /// `dir`, `dbfilename`: never settable at run time (a client must not choose where
+    /// the server writes), as Redis 7's protected configs.
+    Protected,
 }
 
 /// Reads a parameter's current value.
@@ -41,6 +44,8 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
+    ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
+    ("dir", Kind::Protected, |s| s.settings.dir.display().to_string()),
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
     ("maxclients", Kind::Text, |s| s.settings.max_connections.to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
@@ -124,6 +129,9 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
                 "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
             ));
         };
+        if *kind == Kind::Protected {
+            return Err(set_failed(name, "can't set protected config"));
+        }
         let fixed = matches!(kind, Kind::Memory | Kind::Text);
         if fixed && !same_value(*kind, &read(shared), value) {
             return Err(set_failed(name, "can't set immutable config"));
@@ -170,7 +178,7 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::ProtectedMode(on));
             }
-            Kind::Memory | Kind::Text => {}
+            Kind::Memory | Kind::Text | Kind::Protected => {}
         }
     }
     Ok(changes)
@@ -205,7 +213,9 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
-        Kind::MaxMemory | Kind::Policy | Kind::Password | Kind::ProtectedMode => false,
+        Kind::MaxMemory | Kind::Policy | Kind::Password | Kind::ProtectedMode | Kind::Protected => {
+            false
+        }
     }
 }
 

@@ -152,15 +152,19 @@ fn bytes_to_human(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// Nothing is ever saved or loaded: Redis's values for a server that has not saved since
-/// it started (its last save time is its start).
+/// Saves (SAVE, BGSAVE): whether one runs, the last one's time (the start, before any)
+/// and outcome. Changes since the last save are not counted (0).
 fn persistence(shared: &Shared, text: &mut String) {
+    let state = &shared.save_state;
+    let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
     field(text, "rdb_changes_since_last_save", 0);
-    field(text, "rdb_bgsave_in_progress", 0);
-    field(text, "rdb_last_save_time", shared.started_unix_secs);
-    field(text, "rdb_last_bgsave_status", "ok");
+    field(text, "rdb_bgsave_in_progress", u8::from(running));
+    let last = state.last_save_secs.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "rdb_last_save_time", last);
+    let ok = state.last_save_ok.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "rdb_last_bgsave_status", if ok { "ok" } else { "err" });
     field(text, "rdb_saves", 0);
     field(text, "aof_enabled", 0);
     field(text, "aof_rewrite_in_progress", 0);

@@ -48,6 +48,7 @@ mod info;
 mod keys;
 mod list;
 mod object;
+mod persist;
 mod pick;
 mod scan;
 mod server;
@@ -57,6 +58,14 @@ mod ttl;
 mod tx;
 #[allow(dead_code)] // The data type families use it as they land.
 mod typed;
+
+pub use persist::snapshot_path;
+pub(crate) use typed::{restore as restore_collection, saved_encoding};
+
+/// The server's clock in Unix milliseconds (the one expiry uses).
+pub(crate) fn now_unix_ms(shared: &Shared) -> u64 {
+    ttl::now_ms(shared)
+}
 mod zset;
 
 #[cfg(test)]
@@ -263,6 +272,9 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Hello => connection::hello(ctx),
             C::Select => connection::select(ctx),
             C::Auth => auth::auth(ctx),
+            C::Save => persist::save(ctx),
+            C::Bgsave => persist::bgsave(ctx),
+            C::Lastsave => persist::lastsave(ctx),
             C::Reset => connection::reset(ctx),
             C::Info => info::info(ctx),
             C::Dbsize => server::dbsize(ctx),

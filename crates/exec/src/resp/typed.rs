@@ -268,7 +268,7 @@ fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
 }
 
 /// The encoding of a value kept outside the store; `None` when it is empty.
-pub(super) fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
+pub(crate) fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
     match value {
         owned::Value::List(list) => super::list::encoding::encode_owned(list),
         owned::Value::Hash(hash) => super::hash::encode_owned(hash),
@@ -498,6 +498,50 @@ impl<'a> Iterator for Entries<'a> {
         let entry = self.rest.get(used..used + len)?;
         self.rest = &self.rest[used + len..];
         Some(entry)
+    }
+}
+
+/// A snapshot's view of a collection: its encoding, read from outside the store for an
+/// owner (`None`: not a collection, or an owner released meanwhile).
+pub(crate) fn saved_encoding(shared: &crate::Shared, item: &Item<'_>) -> Option<Vec<u8>> {
+    if item.value_kind() == ValueKind::String {
+        return None;
+    }
+    if !item.is_owner() {
+        return Some(item.value().to_vec());
+    }
+    let owned = shared.owned.get(item.value())?;
+    let state = owned.state.lock();
+    if state.released {
+        return None;
+    }
+    encode_owned(&state.value)
+}
+
+/// Restores a collection from its encoding, as a write of it would store it (moved out of
+/// the store when large).
+pub(crate) fn restore(
+    shared: &crate::Shared,
+    key: &[u8],
+    kind: ValueKind,
+    encoding: Vec<u8>,
+    expiry: Expiry,
+) -> Result<(), StoreError> {
+    let mut owning = Owning::new(shared);
+    let mut encoding = Some(encoding);
+    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |_| {
+        owning.start_run();
+        let value = encoding.clone().unwrap_or_default();
+        match owning.write(kind, value, expiry) {
+            Ok(change) => (change, Ok(())),
+            Err(failure) => (store::Change::Keep, Err(failure)),
+        }
+    });
+    encoding.take();
+    match owning.finish(result.map(|(_, out)| out)) {
+        Ok(()) => Ok(()),
+        Err(Failure::Store(e)) => Err(e),
+        Err(Failure::WrongType) => Err(StoreError::NotStored),
     }
 }
 

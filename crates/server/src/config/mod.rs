@@ -79,6 +79,11 @@ pub struct Config {
     pub requirepass: Option<String>,
     /// Redis `aclfile`.
     pub aclfile: Option<String>,
+    /// memcached `-e`: the snapshot saved at a graceful stop and loaded at start.
+    pub memory_file: Option<String>,
+    /// Redis `dir` and `dbfilename`.
+    pub dir: String,
+    pub dbfilename: String,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
     /// `--metrics-port` (0: none).
@@ -147,6 +152,9 @@ impl Default for Config {
             resp_port: 6379,
             requirepass: None,
             aclfile: None,
+            memory_file: None,
+            dir: ".".into(),
+            dbfilename: "dump.spinel".into(),
             protected_mode: true,
             metrics_port: 0,
             io: IoChoice::Auto,
@@ -303,6 +311,9 @@ fn resolve(options: Options) -> Result<Config, String> {
         resp_port,
         requirepass,
         aclfile,
+        memory_file,
+        dir,
+        dbfilename,
         protected_mode,
         metrics_port,
         io,
@@ -371,6 +382,9 @@ fn resolve(options: Options) -> Result<Config, String> {
         resp_port: resp_port.unwrap_or(default.resp_port),
         requirepass: requirepass.filter(|password| !password.is_empty()),
         aclfile: aclfile.filter(|path| !path.is_empty()),
+        memory_file: memory_file.filter(|path| !path.is_empty()),
+        dir: dir.unwrap_or(default.dir),
+        dbfilename: dbfilename.unwrap_or(default.dbfilename),
         metrics_port: metrics_port.unwrap_or(0),
         protected_mode: match protected_mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("yes") => true,
@@ -440,6 +454,9 @@ fn effective_options(config: &Config) -> Options {
         resp_port: Some(config.resp_port),
         requirepass: config.requirepass.clone(),
         aclfile: config.aclfile.clone(),
+        memory_file: config.memory_file.clone(),
+        dir: Some(config.dir.clone()),
+        dbfilename: Some(config.dbfilename.clone()),
         protected_mode: Some(if config.protected_mode { "yes" } else { "no" }.into()),
         metrics_port: Some(config.metrics_port).filter(|&port| port != 0),
         io: Some(Io(config.io)),

@@ -175,6 +175,13 @@ pub struct Options {
     #[arg(short = 'Y', long, value_name = "FILE", help_heading = MEMCACHED)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_file: Option<String>,
+    /// memcached's restartable cache: at a graceful stop (SIGUSR1, or `shutdown graceful`
+    /// with -A) every item is saved to FILE, and the next start with the same FILE loads
+    /// it back (then removes it, so a crash later never brings back stale items). A file
+    /// that fails its checks is refused and the server starts empty [default: none]
+    #[arg(short = 'e', long, value_name = "FILE", help_heading = MEMCACHED)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_file: Option<String>,
     /// Refuse `stats cachedump` and `lru_crawler metadump`
     #[arg(short = 'X', long, help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::switch")]
@@ -232,6 +239,18 @@ pub struct Options {
     #[arg(long, value_name = "FILE", help_heading = REDIS)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aclfile: Option<String>,
+
+    /// Redis `dir`: where SAVE and BGSAVE write the snapshot, and where it is loaded from
+    /// at start [default: .]
+    #[arg(long, value_name = "DIR", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+
+    /// Redis `dbfilename`: the snapshot's file name in --dir; loaded at start when it
+    /// exists (a Spinel snapshot, not Redis's RDB) [default: dump.spinel]
+    #[arg(long, value_name = "NAME", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dbfilename: Option<String>,
 
     /// Redis `protected-mode`: while no password is set, refuse Redis connections from
     /// anywhere but the loopback interface (Redis's DENIED reply) [default: yes]
@@ -365,6 +384,7 @@ impl Options {
             disable_flush_all: cli.disable_flush_all || self.disable_flush_all,
             enable_sasl: cli.enable_sasl || self.enable_sasl,
             auth_file: cli.auth_file.or(self.auth_file),
+            memory_file: cli.memory_file.or(self.memory_file),
             disable_dumping: cli.disable_dumping || self.disable_dumping,
             disable_watch: cli.disable_watch || self.disable_watch,
             prefix_delimiter: cli.prefix_delimiter.or(self.prefix_delimiter),
@@ -375,6 +395,8 @@ impl Options {
             resp_port: cli.resp_port.or(self.resp_port),
             requirepass: cli.requirepass.or(self.requirepass),
             aclfile: cli.aclfile.or(self.aclfile),
+            dir: cli.dir.or(self.dir),
+            dbfilename: cli.dbfilename.or(self.dbfilename),
             protected_mode: cli.protected_mode.or(self.protected_mode),
             metrics_port: cli.metrics_port.or(self.metrics_port),
             io: cli.io.or(self.io),

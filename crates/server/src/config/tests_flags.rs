@@ -78,7 +78,12 @@ const MEMCACHED_FLAGS: &[Flag] = &[
         Some("/tmp/auth"),
         Sets(|c| c.auth_file.is_some() && c.protocol == "ascii"),
     ),
-    row('e', Some("memory-file"), Some("/tmp/mem"), Warns("-e/--memory-file")),
+    row(
+        'e',
+        Some("memory-file"),
+        Some("/tmp/mem"),
+        Sets(|c| c.memory_file.as_deref() == Some("/tmp/mem")),
+    ),
     row('Z', Some("enable-ssl"), None, Refused("-Z/--enable-ssl")),
     row('o', Some("extended"), Some("idle_timeout=9"), Sets(|c| c.idle_timeout_secs == 9)),
     row(

@@ -257,6 +257,13 @@ impl Store {
         self.recycled.used_bytes.fetch_add(bytes, std::sync::atomic::Ordering::AcqRel);
     }
 
+    /// Makes every CAS unique handed out from now on greater than `cas` (items restored
+    /// from a snapshot keep theirs, and a new item must never repeat one a client holds).
+    pub fn raise_cas_floor(&self, cas: u64) {
+        let seq = (cas >> index::OFFSET_BITS) + 1;
+        self.seq.fetch_max(seq, Ordering::AcqRel);
+    }
+
     /// Gives back what [`Store::charge_outside`] charged.
     pub fn uncharge_outside(&self, bytes: usize) {
         if bytes > 0 {

@@ -51,6 +51,7 @@ const EXTRA: &[(&str, &[&str])] = &[
     ("flushdb", &["keyspace", "dangerous"]),
     ("info", &["dangerous"]),
     ("keys", &["dangerous"]),
+    ("lastsave", &["admin", "dangerous"]),
     ("swapdb", &["keyspace", "dangerous"]),
 ];
 

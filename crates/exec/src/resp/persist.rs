@@ -1,0 +1,68 @@
+//! SAVE, BGSAVE and LASTSAVE: a snapshot of every key (`crate::snapshot`) written to
+//! `dir`/`dbfilename`, which the server loads when it starts. Not Redis's RDB format: a
+//! Spinel snapshot, refused cleanly by anything else, and anything else by Spinel.
+
+use std::sync::atomic::Ordering;
+
+use super::Ctx;
+use crate::{snapshot, Shared};
+
+/// Where SAVE and BGSAVE write.
+pub fn snapshot_path(shared: &Shared) -> std::path::PathBuf {
+    shared.settings.dir.join(&shared.settings.dbfilename)
+}
+
+/// SAVE: the snapshot, written before the reply.
+pub(super) fn save(ctx: &mut Ctx<'_>) {
+    if ctx.shared.save_state.in_progress.load(Ordering::Acquire) {
+        return ctx.error("ERR Background save already in progress");
+    }
+    match save_now(ctx.shared) {
+        Ok(()) => ctx.reply().ok(),
+        Err(()) => ctx.error("ERR"),
+    }
+}
+
+/// BGSAVE [SCHEDULE]: the snapshot, written by a thread of its own.
+pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
+    if ctx.argc() > 2 || (ctx.argc() == 2 && !ctx.arg(1).eq_ignore_ascii_case(b"schedule")) {
+        return ctx.error(proto_resp::error::SYNTAX);
+    }
+    let state = &ctx.shared.save_state;
+    if state.in_progress.swap(true, Ordering::AcqRel) {
+        return ctx.error("ERR Background save already in progress");
+    }
+    state.started_secs.store(super::now_unix_ms(ctx.shared) / 1000, Ordering::Relaxed);
+    let Some(shared) = ctx.shared.this.get().and_then(std::sync::Weak::upgrade) else {
+        state.in_progress.store(false, Ordering::Release);
+        return ctx.error("ERR the server is stopping");
+    };
+    let spawned = std::thread::Builder::new().name("spinel-bgsave".into()).spawn(move || {
+        let _ = save_now(&shared);
+        shared.save_state.in_progress.store(false, Ordering::Release);
+        shared.save_state.started_secs.store(0, Ordering::Relaxed);
+    });
+    match spawned {
+        Ok(_) => ctx.reply().simple(b"Background saving started"),
+        Err(e) => {
+            state.in_progress.store(false, Ordering::Release);
+            ctx.error(format!("ERR cannot start the background save: {e}"));
+        }
+    }
+}
+
+/// LASTSAVE: the Unix time of the last successful save (the start, before any).
+pub(super) fn lastsave(ctx: &mut Ctx<'_>) {
+    let secs = ctx.shared.save_state.last_save_secs.load(Ordering::Relaxed);
+    ctx.reply().integer(secs as i64);
+}
+
+/// Saves to `dir`/`dbfilename`, and notes the outcome for LASTSAVE and INFO (a failure's
+/// reason too, which the server logs).
+fn save_now(shared: &Shared) -> Result<(), ()> {
+    let path = snapshot_path(shared);
+    let result = snapshot::save(shared, &path);
+    let now_secs = super::now_unix_ms(shared) / 1000;
+    shared.save_state.finished(result.is_ok(), now_secs);
+    result.map(|_| ()).map_err(|why| *shared.save_state.last_error.lock() = why)
+}
