@@ -13,6 +13,8 @@ macro_rules! counters {
         #[derive(Debug, Default)]
         pub struct Counters {
             $($(#[$doc])* pub $name: AtomicU64,)*
+            /// Calls and latency by Redis command (`crate::latency`).
+            pub command_stats: crate::latency::CommandStats,
         }
 
         /// A sum of [`Counters`].

@@ -27,6 +27,7 @@ mod core;
 pub mod counters;
 pub mod gate;
 pub mod keyspace;
+pub mod latency;
 pub mod memcache;
 pub mod metrics;
 mod owned;

@@ -52,7 +52,43 @@ pub fn render(shared: &Shared) -> String {
     memcached_families(shared, &now, &mut out);
     redis_families(shared, &now, &mut out);
     spinel_families(shared, &now, &mut out);
+    command_families(shared, &mut out);
     out
+}
+
+/// Redis commands: calls (exact) and the latency histogram of those timed (every command
+/// not flagged fast, one fast command in `latency::FAST_SAMPLE`; see `crate::latency`).
+fn command_families(shared: &Shared, out: &mut String) {
+    let summaries = crate::latency::summarize(shared.worker_counters().map(|c| &c.command_stats));
+    let names: Vec<&str> = proto_resp::commands::all_commands().map(|spec| spec.name).collect();
+    let calls: Vec<(String, f64)> = summaries
+        .iter()
+        .map(|(at, s)| (format!("cmd=\"{}\"", names[*at]), s.calls as f64))
+        .collect();
+    let samples: Vec<(&str, f64)> = calls.iter().map(|(l, v)| (l.as_str(), *v)).collect();
+    counter("spinel_redis_commands_total", "Redis commands run, by command.").write(out, &samples);
+    let name = "spinel_redis_command_duration_seconds";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Redis command latency in the server: every command not flagged fast, \
+         and one fast command in {} (the count says how many were timed).",
+        crate::latency::FAST_SAMPLE
+    );
+    let _ = writeln!(out, "# TYPE {name} histogram");
+    for (at, summary) in &summaries {
+        let cmd = names[*at];
+        let mut cumulative = 0;
+        for (bucket, count) in summary.buckets.iter().enumerate() {
+            cumulative += count;
+            let le = match crate::latency::BUCKET_BOUNDS_US.get(bucket) {
+                Some(us) => format!("{}", *us as f64 / 1e6),
+                None => "+Inf".into(),
+            };
+            let _ = writeln!(out, "{name}_bucket{{cmd=\"{cmd}\",le=\"{le}\"}} {cumulative}");
+        }
+        let _ = writeln!(out, "{name}_sum{{cmd=\"{cmd}\"}} {}", summary.sum_ns as f64 / 1e9);
+        let _ = writeln!(out, "{name}_count{{cmd=\"{cmd}\"}} {}", summary.timed);
+    }
 }
 
 fn memcached_families(shared: &Shared, now: &Snapshot, out: &mut String) {

@@ -202,6 +202,8 @@ pub struct Shared {
     /// This, for work that outlives a request (BGSAVE's thread); set by the server once it
     /// holds the `Arc` (`Shared::set_this`).
     pub this: std::sync::OnceLock<std::sync::Weak<Shared>>,
+    /// SLOWLOG and the latency monitor.
+    pub slowlog: crate::resp::slowlog::SlowLog,
     /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
     pub save_state: crate::snapshot::SaveState,
     /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
@@ -357,6 +359,7 @@ impl Shared {
             aclfile: settings.aclfile.clone(),
             save_state: crate::snapshot::SaveState::new(started_unix_secs),
             graceful_stop: AtomicBool::new(false),
+            slowlog: Default::default(),
             this: std::sync::OnceLock::new(),
             settings,
         }
@@ -370,6 +373,11 @@ impl Shared {
 
     pub fn counters(&self, worker: usize) -> Arc<Counters> {
         Arc::clone(&self.workers[worker % self.workers.len()])
+    }
+
+    /// Every worker's counters.
+    pub fn worker_counters(&self) -> impl Iterator<Item = &Counters> {
+        self.workers.iter().map(|c| &**c)
     }
 
     /// Sums of all workers' counters since the last `stats reset`. Gauges

@@ -14,10 +14,12 @@ use super::{
     glob::{self, Case},
     Ctx,
 };
+use std::sync::atomic::Ordering::Relaxed;
+
 use crate::{Shared, MAXMEMORY_POLICIES};
 
 /// How a parameter's values are checked and applied in CONFIG SET.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 enum Kind {
     /// Fixed; a byte count that may be written with a unit (`64mb`).
     Memory,
@@ -31,6 +33,8 @@ enum Kind {
     Password,
     /// `protected-mode`: settable, yes or no.
     ProtectedMode,
+    /// A settable integer, stored by its setter (the slow log's and latency monitor's).
+    Number(fn(&Shared, i64)),
     /// `dir`, `dbfilename`: never settable at run time (a client must not choose where
     /// the server writes), as Redis 7's protected configs.
     Protected,
@@ -44,6 +48,11 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
+    (
+        "latency-monitor-threshold",
+        Kind::Number(|s, n| s.slowlog.latency_threshold_ms.store(n.max(0) as u64, Relaxed)),
+        |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
+    ),
     ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
     ("dir", Kind::Protected, |s| s.settings.dir.display().to_string()),
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
@@ -55,6 +64,16 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     ("requirepass", Kind::Password, super::auth::password),
     ("save", Kind::Text, |_| String::new()),
+    (
+        "slowlog-log-slower-than",
+        Kind::Number(|s, n| s.slowlog.slower_than_us.store(n, Relaxed)),
+        |s| s.slowlog.slower_than_us.load(Relaxed).to_string(),
+    ),
+    (
+        "slowlog-max-len",
+        Kind::Number(|s, n| s.slowlog.max_len.store(n.max(0) as usize, Relaxed)),
+        |s| s.slowlog.max_len.load(Relaxed).to_string(),
+    ),
     ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
     ("timeout", Kind::Text, |s| s.settings.idle_timeout_secs.to_string()),
 ];
@@ -95,6 +114,7 @@ enum Change {
     Policy(&'static [u8]),
     Password(Vec<u8>),
     ProtectedMode(bool),
+    Number(fn(&Shared, i64), i64),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -129,7 +149,7 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
                 "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
             ));
         };
-        if *kind == Kind::Protected {
+        if matches!(kind, Kind::Protected) {
             return Err(set_failed(name, "can't set protected config"));
         }
         let fixed = matches!(kind, Kind::Memory | Kind::Text);
@@ -148,7 +168,7 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
 /// Redis's second pass: each settable value parsed, in order; names shown canonically.
 fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>, String> {
     let mut changes = Vec::new();
-    for ((_, value), kind) in pairs.iter().zip(kinds) {
+    for ((name, value), kind) in pairs.iter().zip(kinds) {
         match kind {
             Kind::MaxMemory => match memory_bytes(value) {
                 Some(bytes) => changes.push(Change::MaxMemory(bytes)),
@@ -178,6 +198,18 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::ProtectedMode(on));
             }
+            Kind::Number(set) => {
+                match std::str::from_utf8(value).ok().and_then(|v| v.parse::<i64>().ok()) {
+                    Some(n) => changes.push(Change::Number(*set, n)),
+                    None => {
+                        let name = String::from_utf8_lossy(name).into_owned();
+                        return Err(set_failed(
+                            name.as_bytes(),
+                            "argument couldn't be parsed into an integer",
+                        ));
+                    }
+                }
+            }
             Kind::Memory | Kind::Text | Kind::Protected => {}
         }
     }
@@ -203,6 +235,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             }
             Change::Password(password) => super::auth::set_password(shared, password),
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
+            Change::Number(set, n) => set(shared, *n),
             Change::MaxMemory(_) => {}
         }
     }
@@ -213,9 +246,12 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
-        Kind::MaxMemory | Kind::Policy | Kind::Password | Kind::ProtectedMode | Kind::Protected => {
-            false
-        }
+        Kind::MaxMemory
+        | Kind::Policy
+        | Kind::Password
+        | Kind::ProtectedMode
+        | Kind::Protected
+        | Kind::Number(_) => false,
     }
 }
 

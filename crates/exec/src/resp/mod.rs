@@ -53,6 +53,7 @@ mod pick;
 mod scan;
 mod server;
 mod set;
+pub mod slowlog;
 mod strings;
 mod ttl;
 mod tx;
@@ -223,6 +224,9 @@ fn run(
 ) -> Flow {
     let key_scratch = mem::take(&mut session.key_scratch);
     let spec = routed.spec;
+    let index = proto_resp::commands::index_of(spec);
+    let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
+    let started = counters.command_stats.call(index, fast).then(std::time::Instant::now);
     let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
@@ -231,6 +235,11 @@ fn run(
         dispatch(&mut ctx, routed.route)
     };
     ctx.session.key_scratch = ctx.key_scratch;
+    if let Some(started) = started {
+        let nanos = started.elapsed().as_nanos() as u64;
+        counters.command_stats.record(index, nanos);
+        slowlog::note(shared, ctx.session, command, fast, nanos);
+    }
     flow
 }
 
@@ -334,6 +343,12 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::CommandDocs => server::command_docs(ctx),
             S::CommandList => server::command_list(ctx),
             S::ConfigGet => config::config_get(ctx),
+            S::SlowlogGet => slowlog::get(ctx),
+            S::SlowlogLen => slowlog::len(ctx),
+            S::SlowlogReset => slowlog::reset(ctx),
+            S::LatencyLatest => slowlog::latest(ctx),
+            S::LatencyHistory => slowlog::history(ctx),
+            S::LatencyReset => slowlog::latency_reset(ctx),
             S::AclCat => acl::commands::cat(ctx),
             S::AclDeluser => acl::commands::deluser(ctx),
             S::AclDryrun => acl::commands::dryrun(ctx),

@@ -71,3 +71,23 @@ pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ObjectRefcount, "object|refcount", 3),
     ]
 };
+
+/// `LATENCY` subcommands (Redis 7's `latency|*`), sorted by name.
+pub static LATENCY_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::LatencyHistory, "latency|history", 3),
+        sub(S::LatencyLatest, "latency|latest", 2),
+        sub(S::LatencyReset, "latency|reset", -2),
+    ]
+};
+
+/// `SLOWLOG` subcommands (Redis 7's `slowlog|*`), sorted by name.
+pub static SLOWLOG_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::SlowlogGet, "slowlog|get", -2),
+        sub(S::SlowlogLen, "slowlog|len", 2),
+        sub(S::SlowlogReset, "slowlog|reset", 2),
+    ]
+};

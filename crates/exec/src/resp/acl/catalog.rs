@@ -70,6 +70,12 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
     "config|resetstat",
     "config|rewrite",
     "config|set",
+    "latency|history",
+    "latency|latest",
+    "latency|reset",
+    "slowlog|get",
+    "slowlog|len",
+    "slowlog|reset",
 ];
 const READ_SUBCOMMANDS: &[&str] =
     &["object|encoding", "object|freq", "object|idletime", "object|refcount"];
