@@ -146,3 +146,18 @@ def test_command_counts_and_latency_histograms(server):
         if name == "spinel_redis_command_duration_seconds_bucket" and ("cmd", "set") in labels)
     assert buckets[-1] == (float("inf"), 320)
     assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:]))
+
+
+def test_memory_of_large_collections(server):
+    """A hash kept outside the store shows in memory by kind, and goes when it is deleted."""
+    value = lambda found, **labels: found[("spinel_memory_bytes", frozenset(labels.items()))]
+    assert value(samples(scrape(server)[2]), kind="collections") == 0
+    with Conn(server.resp_port) as c:
+        fields = [x for i in range(2000) for x in (f"field{i}", "v" * 40)]
+        c.send(resp_encode("HSET", "big", *fields))
+        assert c.read_line() == b":2000\r\n"
+        held = value(samples(scrape(server)[2]), kind="collections")
+        assert 2000 * 40 < held < 2000 * 400, held
+        c.send(resp_encode("DEL", "big"))
+        assert c.read_line() == b":1\r\n"
+    assert value(samples(scrape(server)[2]), kind="collections") == 0

@@ -217,9 +217,10 @@ fn spinel_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     let memory = [
         ("kind=\"store\"", t(store.memory_used_bytes)),
         ("kind=\"index\"", t(store.index_bytes)),
+        ("kind=\"collections\"", t(shared.owned.charged_bytes())),
         ("kind=\"buffers\"", t(buffers)),
     ];
-    gauge("spinel_memory_bytes", "Memory by kind: charged to the store (index included), the index alone, connection buffers.").write(out, &memory);
+    gauge("spinel_memory_bytes", "Memory by kind: charged to the store (index and large collections included), the index alone, large Redis collections kept outside the store, connection buffers.").write(out, &memory);
     gauge("spinel_segments", "Store segments in use.")
         .write(out, &[("", t(store.segments_in_use))]);
     counter(

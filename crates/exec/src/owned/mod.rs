@@ -304,6 +304,8 @@ pub(crate) struct Registry {
     /// Entries registered and not yet released: while there are none, the commands' paths
     /// for values kept here skip their lookup of the key.
     live: AtomicU64,
+    /// Bytes the entries have charged to the store (metrics: memory by kind).
+    charged: AtomicU64,
 }
 
 impl Registry {
@@ -344,7 +346,14 @@ impl Registry {
         state.released = true;
         state.value = Value::empty();
         state.value_bytes = 0;
-        std::mem::take(&mut state.charged_bytes)
+        let bytes = std::mem::take(&mut state.charged_bytes);
+        self.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
+        bytes
+    }
+
+    /// Bytes charged to the store for values kept here.
+    pub(crate) fn charged_bytes(&self) -> u64 {
+        self.charged.load(Ordering::Relaxed)
     }
 
     /// How many entries there are.
@@ -357,7 +366,7 @@ impl Registry {
 /// Settles an entry's charge with the store after a change: charges growth (past the
 /// limit if room cannot be made: the next write evicts) and gives back shrinkage. Call it
 /// with no stripe lock held.
-pub(crate) fn settle(store: &store::Store, owned: &Owned) {
+pub(crate) fn settle(store: &store::Store, registry: &Registry, owned: &Owned) {
     let delta = {
         let state = owned.state.lock();
         if state.released {
@@ -378,6 +387,7 @@ pub(crate) fn settle(store: &store::Store, owned: &Owned) {
             store.uncharge_outside(bytes);
         } else {
             state.charged_bytes += bytes;
+            registry.charged.fetch_add(bytes as u64, Ordering::Relaxed);
         }
     } else if delta < 0 {
         let mut state = owned.state.lock();
@@ -386,6 +396,7 @@ pub(crate) fn settle(store: &store::Store, owned: &Owned) {
         }
         let bytes = ((-delta) as usize).min(state.charged_bytes);
         state.charged_bytes -= bytes;
+        registry.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
         drop(state);
         store.uncharge_outside(bytes);
     }

@@ -193,7 +193,7 @@ impl<'s> Owning<'s> {
                 created
                     .iter()
                     .chain(self.touched.iter())
-                    .for_each(|owned| owned::settle(store, owned));
+                    .for_each(|owned| owned::settle(store, registry, owned));
                 out
             }
             Err(e) => {
@@ -315,7 +315,7 @@ pub(super) fn with_owned<R>(
         }
         drop(state);
         if changed {
-            owned::settle(&shared.store, &owned);
+            owned::settle(&shared.store, &shared.owned, &owned);
         }
         return Some(out);
     }
@@ -393,7 +393,7 @@ pub(super) fn put_copy(
     match (written, copy) {
         (Ok((_, true)), Some(handle)) => {
             if let Some(owned) = shared.owned.get(&handle) {
-                owned::settle(store, &owned);
+                owned::settle(store, &shared.owned, &owned);
             }
             Ok(())
         }
