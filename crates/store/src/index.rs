@@ -451,6 +451,19 @@ impl Index {
         Some(for_load.max(table.buckets * GROWTH_PCT / 100 + 1))
     }
 
+    /// The buckets a sub-table needs to hold `keys` at the load a growth leaves, if that is
+    /// more than it has and it is not growing now (`Store::reserve_index`).
+    pub(crate) fn wants_reserve(&self, sub: usize, keys: usize, guard: &Guard) -> Option<usize> {
+        let sub = &self.subs[sub];
+        if !sub.old.load(Ordering::Acquire, guard).is_null() {
+            return None;
+        }
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        let buckets = (keys * 100 / LOAD_AFTER_GROWTH_PCT).div_ceil(SLOTS_PER_BUCKET);
+        (buckets > table.buckets).then_some(buckets)
+    }
+
     /// Installs `table` as the sub-table's new current table and starts migration. Returns
     /// the table back if the sub-table is already growing.
     pub(crate) fn start_growth(

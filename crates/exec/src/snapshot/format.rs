@@ -6,7 +6,7 @@
 //! header:  "SPINELSN" | version u32 | saved at (Unix ms) u64
 //! block:   records u32 | bytes u32 | payload | xxh3(payload) u64
 //! end:     0 u32 | 0 u32 | record total u64 | xxh3(header, every block checksum) u64
-//! record:  kind u8 | flags u32 | cas u64 | expiry (Unix ms, 0: none) u64
+//! record:  kind u8 (bit 7: read since written) | flags u32 | cas u64 | expiry (Unix ms, 0: none) u64
 //!          | key length u32 | key | value length u32 | value
 //! ```
 //!

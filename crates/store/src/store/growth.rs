@@ -12,6 +12,38 @@ use super::{count_unlink, stripe_of, Ctx, Store, StripeStats, Unlink, MIGRATE_CH
 use crate::index::{self, GrowStep, GrowWhen, HashParts, Slot, Table};
 
 impl Store {
+    /// Sizes the index for about `keys` keys in one growth per sub-table, for a caller about
+    /// to insert that many (a restore): growing as they come moves every entry once per
+    /// growth, reading its item for the key's hash (measured: a third of a 1M-key restore).
+    /// Charged to the memory budget as any growth; a sub-table that cannot be charged is
+    /// left to grow as it fills.
+    pub fn reserve_index(&self, keys: usize) {
+        let guard = crossbeam_epoch::pin();
+        let per_sub = keys.div_ceil(index::SUBTABLES);
+        for sub in 0..index::SUBTABLES {
+            let Some(buckets) = self.index.wants_reserve(sub, per_sub, &guard) else { continue };
+            let bytes = Table::bytes_for(buckets);
+            if !self.charge_other(bytes) {
+                continue;
+            }
+            let started = Table::new(buckets)
+                .ok()
+                .is_some_and(|table| self.index.start_growth(sub, table, &guard).is_ok());
+            if !started {
+                self.recycled.uncharge(bytes);
+                continue;
+            }
+            // Each step moves a chunk of the old table; a step that finds none claimable (another
+            // thread's) moves nothing, so the loop is bounded rather than waiting on others.
+            for _ in 0..buckets {
+                if !self.index.is_growing(sub, &guard) {
+                    break;
+                }
+                self.migrate_step(sub, &guard);
+            }
+        }
+    }
+
     /// Both of the key's buckets are full: move one of their entries to its other bucket,
     /// making room there first if need be (cuckoo steps, two deep). With only one step,
     /// tables could not fill past about 86%, as two-choice insertion fills buckets evenly.

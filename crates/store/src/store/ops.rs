@@ -365,6 +365,20 @@ impl Store {
         }
     }
 
+    /// Moves index entries of growing tables on, a bounded step per table: `maintain`'s first
+    /// part, for a caller inserting many keys at once with no worker ticking (a restore).
+    pub fn grow_index(&self) {
+        let guard = epoch::pin();
+        for sub in 0..index::SUBTABLES {
+            for _ in 0..16 {
+                if !self.index.is_growing(sub, &guard) {
+                    break;
+                }
+                self.migrate_step(sub, &guard);
+            }
+        }
+    }
+
     /// Background work in bounded steps: moves index entries of growing tables, sweeps a
     /// slice of the index for expired items (`store/sweep.rs`), and reclaims at most
     /// `segments_max` segments whose items are all expired or flushed. Returns how many
@@ -372,17 +386,7 @@ impl Store {
     pub fn maintain(&self, segments_max: usize) -> usize {
         let now_ms = self.config.clock.now_ms();
         self.check_flush(now_ms);
-        {
-            let guard = epoch::pin();
-            for sub in 0..index::SUBTABLES {
-                for _ in 0..16 {
-                    if !self.index.is_growing(sub, &guard) {
-                        break;
-                    }
-                    self.migrate_step(sub, &guard);
-                }
-            }
-        }
+        self.grow_index();
         self.seal_dead_actives(now_ms);
         self.sweep_tick();
         let dead = self.take_dead(now_ms, segments_max);
