@@ -287,3 +287,23 @@ def test_transactions_check_each_command(make_server):
             b"the EXEC call. This command is no longer allowed for the following reason: no "
             b"permission to execute the command or subcommand\r\n")
         assert c.read_line() == b"$-1\r\n"
+
+
+def test_keys_that_follow_numkeys_are_checked(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        rt(c, "ACL", "SETUSER", "k", "on", "+@all", "~cache:*")
+        ok = [("zunionstore", "cache:d", "2", "cache:a", "cache:b"), ("sintercard", "2", "cache:a", "cache:b"),
+              ("lmpop", "1", "cache:l", "LEFT"), ("mset", "cache:a", "1", "cache:b", "2"),
+              ("object", "encoding", "cache:a"), ("copy", "cache:a", "cache:b")]
+        for command in ok:
+            assert raw(c, "ACL", "DRYRUN", "k", *command) == b"+OK\r\n", command
+        denied = [(("zunionstore", "cache:d", "2", "cache:a", "other"), "other"),
+                  (("zunionstore", "other", "1", "cache:a"), "other"),
+                  (("sintercard", "2", "cache:a", "other"), "other"),
+                  (("mset", "cache:a", "1", "other", "2"), "other"),
+                  (("object", "encoding", "other"), "other"),
+                  (("copy", "cache:a", "other"), "other")]
+        for command, key in denied:
+            message = f"This user has no permissions to access the '{key}' key".encode()
+            assert raw(c, "ACL", "DRYRUN", "k", *command) == b"$%d\r\n%s\r\n" % (len(message), message), command
