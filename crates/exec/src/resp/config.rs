@@ -45,17 +45,24 @@ type Read = fn(&Shared) -> String;
 
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
+    ("aclfile", Kind::Text, |s| {
+        s.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+    }),
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
+    ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
+    // Absolute, as Redis shows it (it changes into `dir` at start).
+    ("dir", Kind::Protected, |s| {
+        let dir = &s.settings.dir;
+        std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
+    }),
+    ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
     (
         "latency-monitor-threshold",
         Kind::Number(|s, n| s.slowlog.latency_threshold_ms.store(n.max(0) as u64, Relaxed)),
         |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
-    ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
-    ("dir", Kind::Protected, |s| s.settings.dir.display().to_string()),
-    ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
     ("maxclients", Kind::Text, |s| s.settings.max_connections.to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
