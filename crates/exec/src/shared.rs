@@ -184,7 +184,13 @@ pub struct Shared {
     pub(crate) protected_mode: AtomicBool,
     /// Failed Redis logins, counted and limited per address.
     pub failed_logins: crate::resp::auth::FailedLogins,
+    /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
+    /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
+    pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
 }
+
+/// What `refresh_certs` runs (see [`Shared::refresh_certs`]).
+pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
 /// `noeviction` make the store evict (S3-FIFO over all keys, whatever the name says).
@@ -325,6 +331,7 @@ impl Shared {
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),
             failed_logins: Default::default(),
+            refresh_certs: std::sync::OnceLock::new(),
             settings,
         }
     }

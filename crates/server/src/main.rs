@@ -14,6 +14,7 @@ mod metrics;
 mod process;
 mod service;
 mod signals;
+mod tls;
 mod udp;
 mod worker;
 
@@ -30,7 +31,7 @@ use std::{
 
 use config::{Config, Parsed};
 use exec::{Settings, Shared};
-use worker::{Limits, Worker, TAG_MEMCACHE, TAG_RESP};
+use worker::{Limits, Worker, TAG_MEMCACHE, TAG_MEMCACHE_TLS, TAG_RESP, TAG_RESP_TLS};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +72,15 @@ fn run(config: &Config) -> Result<(), String> {
         let reason = rt::probe_uring().err().unwrap_or_default();
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
+    let (memcache_tls, resp_tls) = load_tls(config)?;
+    let tls_contexts: Vec<Arc<tls::Context>> =
+        memcache_tls.iter().chain(resp_tls.iter()).cloned().collect();
+    if !tls_contexts.is_empty() {
+        let contexts = tls_contexts.clone();
+        let refresh: exec::RefreshCerts =
+            Box::new(move || tls::reload_all(contexts.iter().map(|c| &**c)));
+        let _ = shared.refresh_certs.set(refresh);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let (listeners, memcache_addrs) = bind_all(config)?;
@@ -85,6 +95,7 @@ fn run(config: &Config) -> Result<(), String> {
     let reload_source = auth_source.clone();
     signals::install(caught, Arc::clone(&stop), move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
+        reload_certificates(&tls_contexts);
         reload(&reload_shared, &started)
     })
     .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -119,6 +130,8 @@ fn run(config: &Config) -> Result<(), String> {
         buffers: Arc::clone(&buffers),
         binding: worker::Binding::from_config(&config.protocol),
         memcache_listeners,
+        memcache_tls,
+        resp_tls,
     });
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
@@ -223,6 +236,32 @@ fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
             auth.replace(credentials);
         }
         Err(message) => tracing::error!("reload: {message}; the previous credentials stay"),
+    }
+}
+
+/// The TLS contexts of the memcached ports (`-Z`) and the Redis TLS port: the files are
+/// read here, before privileges drop, so a key only root may read still serves.
+type TlsContexts = (Option<Arc<tls::Context>>, Option<Arc<tls::Context>>);
+
+fn load_tls(config: &Config) -> Result<TlsContexts, String> {
+    let load = |settings: &Option<tls::Settings>, what: &str| match settings {
+        Some(settings) => tls::Context::new(settings.clone())
+            .map(|context| Some(Arc::new(context)))
+            .map_err(|e| format!("{what}: {e}")),
+        None => Ok(None),
+    };
+    Ok((load(&config.memcache_tls, "-Z")?, load(&config.resp_tls, "--tls-port")?))
+}
+
+/// SIGHUP: reads the TLS certificates again (new connections get them); a file that
+/// cannot be read keeps the ones in force.
+fn reload_certificates(contexts: &[Arc<tls::Context>]) {
+    if contexts.is_empty() {
+        return;
+    }
+    match tls::reload_all(contexts.iter().map(|c| &**c)) {
+        Ok(()) => tracing::info!("reload: TLS certificates read again"),
+        Err(message) => tracing::error!("reload: {message}; the certificates in force stay"),
     }
 }
 
@@ -437,9 +476,15 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
         tracing::info!("memcache listening on unix socket {path}");
     }
     let mut memcache_addrs = Vec::new();
-    let ports = [(config.port, TAG_MEMCACHE, memcache_tcp), (config.resp_port, TAG_RESP, false)];
+    // memcached's -Z puts TLS on every memcached TCP listener.
+    let memcache_tag = if config.memcache_tls.is_some() { TAG_MEMCACHE_TLS } else { TAG_MEMCACHE };
+    let ports = [
+        (config.port, memcache_tag, memcache_tcp),
+        (config.resp_port, TAG_RESP, false),
+        (config.tls_port, TAG_RESP_TLS, false),
+    ];
     for (port, tag, always) in ports {
-        if (port == 0 && !always) || (tag == TAG_MEMCACHE && !memcache_tcp) {
+        if (port == 0 && !always) || (tag == memcache_tag && !memcache_tcp) {
             continue;
         }
         for &ip in &config.listen {
@@ -449,9 +494,14 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
                 addr = socket.local_addr().map_err(|e| e.to_string())?;
                 listeners.push(rt::Listener { socket: socket.into(), tag });
             }
-            let name = if tag == TAG_RESP { "resp" } else { "memcache" };
+            let name = match tag {
+                TAG_RESP => "resp",
+                TAG_RESP_TLS => "resp (tls)",
+                TAG_MEMCACHE_TLS => "memcache (tls)",
+                _ => "memcache",
+            };
             tracing::info!("{name} listening on {addr}");
-            if tag == TAG_MEMCACHE {
+            if tag == memcache_tag {
                 memcache_addrs.push(addr);
             }
         }

@@ -17,6 +17,22 @@ use crate::{
     Counters, Shared,
 };
 
+/// `refresh_certs [noreply]`: the server reads its TLS certificates again; `OK`, or the
+/// reason the ones in force stay, a bare line as memcached sends it ("Error loading the
+/// certificate chain: ..."). Without TLS the command is unknown (`ERROR`), as in a
+/// memcached built without it.
+pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
+    let noreply = args.iter().last() == Some(&b"noreply"[..]);
+    let Some(refresh) = ctx.shared.refresh_certs.get() else {
+        ctx.line(b"ERROR", false);
+        return;
+    };
+    match refresh() {
+        Ok(()) => ctx.line(b"OK", noreply),
+        Err(message) => ctx.line(message.replace(['\r', '\n'], " ").as_bytes(), noreply),
+    }
+}
+
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
 const VERBOSITY_MAX: u32 = 2;
 

@@ -45,7 +45,6 @@ const REFUSED: &[Refused] = &[
     flag('n', "slab-min-size", true, Ignore, "Spinel has no slab classes"),
     flag('L', "enable-largepages", false, Ignore, "the store maps its memory itself"),
     flag('e', "memory-file", true, Ignore, "the cache starts empty at every start"),
-    flag('Z', "enable-ssl", false, Refuse, "TLS is not supported"),
     flag('N', "napi_ids", true, Ignore, "connections are spread by SO_REUSEPORT"),
 ];
 
