@@ -301,6 +301,23 @@ def test_memcache_pipelined_batch_over_tls(make_server, certs):
 
 
 @pytest.mark.memcache
+def test_memcache_wide_multiget_to_a_slow_reader_over_tls(make_server, certs):
+    """A 10 MB reply (one get of 200 values of 50 KB) to a reader that starts late: the
+    server answers it in chunks under its output bounds, each sealed, and all arrives."""
+    server = memcache_tls(make_server, certs)
+    value = b"x" * 50_000
+    keys = [b"wide%d" % i for i in range(200)]
+    with tls_socket(server.mc_port, certs.client_context()) as s:
+        s.sendall(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, len(value), value)
+                           for k in keys))
+        s.sendall(b"get " + b" ".join(keys) + b"\r\n")
+        time.sleep(0.3)
+        reply = read_until(s, b"END\r\n")
+    assert reply.count(b"VALUE wide") == len(keys)
+    assert len(reply) > len(keys) * len(value)
+
+
+@pytest.mark.memcache
 def test_openssl_s_client_handshake(make_server, certs):
     server = memcache_tls(make_server, certs)
     done = subprocess.run(
