@@ -7,6 +7,7 @@ CONFORMANCE_TARGET=memcached and the resp-marked ones with CONFORMANCE_TARGET=re
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -336,6 +337,15 @@ def test_memcache_plain_text_on_the_tls_port_is_closed(make_server, certs):
     assert b"VERSION" not in received
     assert exchange(server.mc_port, certs.client_context(), b"version\r\n", b"\r\n") \
         .startswith(b"VERSION ")
+    stats = exchange(server.mc_port, certs.client_context(), b"stats\r\n", b"END\r\n")
+    errors = re.search(rb"STAT ssl_handshake_errors (\d+)\r\n", stats)
+    assert errors and int(errors.group(1)) >= 1, errors  # memcached counts this one twice
+    assert b"STAT time_since_server_cert_refresh " in stats
+    settings = exchange(server.mc_port, certs.client_context(), b"stats settings\r\n",
+                        b"END\r\n")
+    for line in (b"ssl_enabled yes", b"ssl_verify_mode 0", b"ssl_min_version tlsv1.2",
+                 b"ssl_chain_cert " + certs.path("server-a.crt").encode()):
+        assert b"STAT " + line + b"\r\n" in settings, line
 
 
 @pytest.mark.memcache

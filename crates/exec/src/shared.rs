@@ -80,6 +80,20 @@ pub struct Settings {
     pub requirepass: Option<Vec<u8>>,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
+    /// memcached `-Z` (`stats settings`: the `ssl_*` lines; None: TLS off).
+    pub ssl: Option<SslSettings>,
+}
+
+/// memcached `-Z`'s settings as `stats settings` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SslSettings {
+    pub chain_cert: String,
+    pub key: String,
+    /// `ssl_verify_mode` as given (0-3).
+    pub verify_mode: u8,
+    pub ca_cert: Option<String>,
+    /// "tlsv1.2" or "tlsv1.3".
+    pub min_version: &'static str,
 }
 
 impl Default for Settings {
@@ -117,6 +131,7 @@ impl Default for Settings {
             auth_file: None,
             requirepass: None,
             protected_mode: true,
+            ssl: None,
         }
     }
 }
@@ -184,6 +199,12 @@ pub struct Shared {
     pub(crate) protected_mode: AtomicBool,
     /// Failed Redis logins, counted and limited per address.
     pub failed_logins: crate::resp::auth::FailedLogins,
+    /// TLS connections whose handshake failed (memcached `ssl_handshake_errors`); the
+    /// server's sessions count into it.
+    pub ssl_handshake_errors: Arc<AtomicU64>,
+    /// [`Shared::clock_secs`] when the certificates were last read (memcached's
+    /// `time_since_server_cert_refresh` counts from it).
+    pub ssl_cert_refreshed_secs: AtomicU32,
     /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
     /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
     pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
@@ -332,6 +353,8 @@ impl Shared {
             protected_mode: AtomicBool::new(settings.protected_mode),
             failed_logins: Default::default(),
             refresh_certs: std::sync::OnceLock::new(),
+            ssl_handshake_errors: Arc::default(),
+            ssl_cert_refreshed_secs: AtomicU32::new(0),
             settings,
         }
     }

@@ -72,13 +72,13 @@ fn run(config: &Config) -> Result<(), String> {
         let reason = rt::probe_uring().err().unwrap_or_default();
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
-    let (memcache_tls, resp_tls) = load_tls(config)?;
+    let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
     let tls_contexts: Vec<Arc<tls::Context>> =
         memcache_tls.iter().chain(resp_tls.iter()).cloned().collect();
     if !tls_contexts.is_empty() {
-        let contexts = tls_contexts.clone();
+        let (contexts, refresh_shared) = (tls_contexts.clone(), Arc::clone(&shared));
         let refresh: exec::RefreshCerts =
-            Box::new(move || tls::reload_all(contexts.iter().map(|c| &**c)));
+            Box::new(move || reload_certificates(&refresh_shared, &contexts));
         let _ = shared.refresh_certs.set(refresh);
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -95,7 +95,12 @@ fn run(config: &Config) -> Result<(), String> {
     let reload_source = auth_source.clone();
     signals::install(caught, Arc::clone(&stop), move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
-        reload_certificates(&tls_contexts);
+        if !tls_contexts.is_empty() {
+            match reload_certificates(&reload_shared, &tls_contexts) {
+                Ok(()) => tracing::info!("reload: TLS certificates read again"),
+                Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
+            }
+        }
         reload(&reload_shared, &started)
     })
     .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -243,9 +248,10 @@ fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
 /// read here, before privileges drop, so a key only root may read still serves.
 type TlsContexts = (Option<Arc<tls::Context>>, Option<Arc<tls::Context>>);
 
-fn load_tls(config: &Config) -> Result<TlsContexts, String> {
+fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
+    let errors = &shared.ssl_handshake_errors;
     let load = |settings: &Option<tls::Settings>, what: &str| match settings {
-        Some(settings) => tls::Context::new(settings.clone())
+        Some(settings) => tls::Context::new(settings.clone(), Arc::clone(errors))
             .map(|context| Some(Arc::new(context)))
             .map_err(|e| format!("{what}: {e}")),
         None => Ok(None),
@@ -253,16 +259,12 @@ fn load_tls(config: &Config) -> Result<TlsContexts, String> {
     Ok((load(&config.memcache_tls, "-Z")?, load(&config.resp_tls, "--tls-port")?))
 }
 
-/// SIGHUP: reads the TLS certificates again (new connections get them); a file that
-/// cannot be read keeps the ones in force.
-fn reload_certificates(contexts: &[Arc<tls::Context>]) {
-    if contexts.is_empty() {
-        return;
-    }
-    match tls::reload_all(contexts.iter().map(|c| &**c)) {
-        Ok(()) => tracing::info!("reload: TLS certificates read again"),
-        Err(message) => tracing::error!("reload: {message}; the certificates in force stay"),
-    }
+/// SIGHUP and memcached's `refresh_certs`: reads the TLS certificates again (new
+/// connections get them); a file that cannot be read keeps the ones in force.
+fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Result<(), String> {
+    tls::reload_all(contexts.iter().map(|c| &**c))?;
+    shared.ssl_cert_refreshed_secs.store(shared.clock_secs(), Ordering::Relaxed);
+    Ok(())
 }
 
 /// SIGHUP: re-reads the configuration file and applies what can change while running: the
@@ -371,10 +373,26 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         auth_file: config.auth_file.clone(),
         requirepass: config.requirepass.as_ref().map(|password| password.clone().into_bytes()),
         protected_mode: config.protected_mode,
+        ssl: config.memcache_tls.as_ref().map(|tls| ssl_settings(config, tls)),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);
     Ok(shared)
+}
+
+/// memcached `-Z` as `stats settings` shows it.
+fn ssl_settings(config: &Config, tls: &tls::Settings) -> exec::SslSettings {
+    let verify_mode = config.ssl_suboptions.iter().rev().find(|(k, _)| k == "ssl_verify_mode");
+    exec::SslSettings {
+        chain_cert: tls.cert_path.clone(),
+        key: tls.key_path.clone(),
+        verify_mode: verify_mode.and_then(|(_, v)| v.parse().ok()).unwrap_or(0),
+        ca_cert: tls.ca_path.clone(),
+        min_version: match tls.min_version {
+            tls::MinVersion::Tls12 => "tlsv1.2",
+            tls::MinVersion::Tls13 => "tlsv1.3",
+        },
+    }
 }
 
 fn loop_config(

@@ -17,7 +17,7 @@ mod session;
 
 use std::{
     fs,
-    sync::{Arc, PoisonError, RwLock},
+    sync::{atomic::AtomicU64, Arc, PoisonError, RwLock},
 };
 
 use rustls::{
@@ -67,13 +67,16 @@ pub struct Settings {
 pub struct Context {
     settings: Settings,
     current: RwLock<Arc<ServerConfig>>,
+    /// Failed handshakes (memcached's `ssl_handshake_errors`), counted by the sessions.
+    handshake_errors: Arc<AtomicU64>,
 }
 
 impl Context {
-    /// Loads the files; an error names the file at fault.
-    pub fn new(settings: Settings) -> Result<Context, String> {
+    /// Loads the files; an error names the file at fault. Failed handshakes are counted
+    /// in `handshake_errors`.
+    pub fn new(settings: Settings, handshake_errors: Arc<AtomicU64>) -> Result<Context, String> {
         let config = load(&settings)?;
-        Ok(Context { settings, current: RwLock::new(config) })
+        Ok(Context { settings, current: RwLock::new(config), handshake_errors })
     }
 
     /// The config new connections start with.
@@ -90,7 +93,7 @@ impl Context {
 
     /// A session for a connection just accepted.
     pub fn session(&self) -> Option<Box<dyn rt::Session>> {
-        match TlsSession::new(self.current()) {
+        match TlsSession::new(self.current(), Arc::clone(&self.handshake_errors)) {
             Ok(session) => Some(Box::new(session)),
             Err(e) => {
                 // rustls refuses only a config it accepted before; keep serving others.

@@ -8,7 +8,10 @@
 
 use std::{
     io::{Read, Write},
-    sync::Arc,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
 };
 
 use rt::Opened;
@@ -16,15 +19,20 @@ use rustls::{ServerConfig, ServerConnection};
 
 pub struct TlsSession {
     conn: ServerConnection,
+    /// Where a failed handshake is counted (memcached's `ssl_handshake_errors`).
+    handshake_errors: Arc<AtomicU64>,
 }
 
 impl TlsSession {
-    pub fn new(config: Arc<ServerConfig>) -> Result<TlsSession, rustls::Error> {
+    pub fn new(
+        config: Arc<ServerConfig>,
+        handshake_errors: Arc<AtomicU64>,
+    ) -> Result<TlsSession, rustls::Error> {
         let mut conn = ServerConnection::new(config)?;
         // Its queues are drained at every call (see the module docs); a limit there would
         // cut replies short instead of bounding anything.
         conn.set_buffer_limit(None);
-        Ok(TlsSession { conn })
+        Ok(TlsSession { conn, handshake_errors })
     }
 
     /// Moves every record rustls has to send to `out`.
@@ -79,6 +87,9 @@ impl rt::Session for TlsSession {
             }
         }
         self.drain_records(out);
+        if opened == Opened::Failed && self.conn.is_handshaking() {
+            self.handshake_errors.fetch_add(1, Ordering::Relaxed);
+        }
         opened
     }
 
