@@ -319,6 +319,54 @@ def test_memcache_wide_multiget_to_a_slow_reader_over_tls(make_server, certs):
 
 
 @pytest.mark.memcache
+def test_close_notify_is_answered(make_server, certs):
+    """A client's close_notify after its requests gets the server's close_notify: a clean
+    TLS shutdown, which unwrap() waits for."""
+    server = memcache_tls(make_server, certs)
+    s = tls_socket(server.mc_port, certs.client_context())
+    s.sendall(b"set cn 0 0 1\r\nx\r\nget cn\r\n")
+    assert read_until(s, b"END\r\n") == b"STORED\r\nVALUE cn 0 1\r\nx\r\nEND\r\n"
+    raw = s.unwrap()
+    raw.close()
+
+
+@pytest.mark.memcache
+def test_endless_line_over_tls_is_cut_off(make_server, certs):
+    """The parsers' limits hold over TLS: a command line that never ends (5 MiB with no
+    newline) gets the connection closed, and the server serves the next client."""
+    server = memcache_tls(make_server, certs)
+    s = tls_socket(server.mc_port, certs.client_context())
+    closed = False
+    try:
+        s.sendall(b"get " + b"k" * (5 << 20))
+        closed = s.recv(4096) == b""
+    except REFUSED:
+        closed = True
+    s.close()
+    assert closed
+    assert exchange(server.mc_port, certs.client_context(), b"version\r\n", b"\r\n") \
+        .startswith(b"VERSION ")
+
+
+@pytest.mark.memcache
+@pytest.mark.spinel_only
+def test_multiget_under_a_tight_output_limit_over_tls(make_server, certs):
+    """--output-limit 1 (MiB) and a 4 MB multiget over TLS: the reply is made in chunks of
+    about the pause threshold, each sealed as it is made, so it is served whole."""
+    port_flags = ["-Z", "-o", f"ssl_chain_cert={certs.path('server-a.crt')},"
+                  f"ssl_key={certs.path('server-a.key')}"]
+    server = make_server(extra=port_flags + ["--output-limit", "1"])
+    value = b"y" * 2000
+    keys = [b"lim%d" % i for i in range(2000)]
+    with tls_socket(server.mc_port, certs.client_context()) as s:
+        s.sendall(b"".join(b"set %s 0 0 %d noreply\r\n%s\r\n" % (k, len(value), value)
+                           for k in keys))
+        s.sendall(b"get " + b" ".join(keys) + b"\r\n")
+        reply = read_until(s, b"END\r\n")
+    assert reply.count(b"VALUE lim") == len(keys)
+
+
+@pytest.mark.memcache
 def test_openssl_s_client_handshake(make_server, certs):
     server = memcache_tls(make_server, certs)
     done = subprocess.run(

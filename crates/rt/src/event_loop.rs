@@ -280,7 +280,16 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             true => Delivered { has_output: has_records, ..Delivered::default() },
             false => deliver(&mut self.handler, conn, &self.plain, &mut self.pool, &self.bounds),
         };
-        let has_output = d.has_output || has_records;
+        let mut has_output = d.has_output || has_records;
+        // Every request the peer sent before its close_notify is answered now: ours follows
+        // the replies. (With requests left for a later turn it is not sent; the peer gets
+        // the replies and the TCP close.)
+        let answered =
+            !d.backlog && !conn.has(flag::BACKLOG | flag::PAUSED | flag::CLOSE_AFTER_FLUSH);
+        if opened == Opened::PeerClosed && answered {
+            answer_close(conn, &mut self.pool);
+            has_output = true;
+        }
         self.after_deliver(key, Delivered { has_output, ..d })
     }
 
@@ -570,6 +579,15 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             let _ = self.close(key);
         }
     }
+}
+
+/// Appends the session's closing alert to `conn`'s output.
+fn answer_close<C>(conn: &mut Conn<C>, pool: &mut OutPool) {
+    let Conn { out, session: Some(session), .. } = conn else { return };
+    if out.capacity() == 0 {
+        *out = crate::buf::OutBuf::from(pool.take());
+    }
+    session.close(out.buf_mut());
 }
 
 /// Holds `conn` (not held yet) if the input budget says so.
