@@ -146,6 +146,30 @@ mod tests {
         assert!(h.shared.shutdown.load(Ordering::Relaxed));
     }
 
+    // Goal: refresh_certs is unknown without TLS, and answers OK or the loader's line
+    // (noreply silences both) with it.
+    #[test]
+    fn refresh_certs() {
+        let mut h = Harness::new();
+        h.check("refresh_certs\r\n", "ERROR\r\n");
+        let fails = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let failing = fails.clone();
+        let refresh: crate::RefreshCerts =
+            Box::new(move || match failing.load(Ordering::Relaxed) {
+                true => {
+                    Err("Error loading the certificate chain: c.pem : no\r\ncertificate".into())
+                }
+                false => Ok(()),
+            });
+        assert!(h.shared.refresh_certs.set(refresh).is_ok());
+        h.check("refresh_certs\r\nrefresh_certs noreply\r\n", "OK\r\n");
+        fails.store(true, Ordering::Relaxed);
+        h.check(
+            "refresh_certs\r\nrefresh_certs noreply\r\n",
+            "Error loading the certificate chain: c.pem : no  certificate\r\n",
+        );
+    }
+
     // Goal: flush_all now, later, at a Unix time, quietly; refused with -F.
     #[test]
     fn flush_all() {
