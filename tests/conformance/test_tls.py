@@ -111,7 +111,7 @@ def memcache_tls(make_server, certs, cert=None, key=None, **ssl):
     return make_server(extra=["-Z", "-o", extended])
 
 
-def resp_tls(make_server, certs, auth_clients="no", cert=None, key=None):
+def resp_tls(make_server, certs, auth_clients="no", cert=None, key=None, extra=()):
     """A server with a TLS RESP port beside its plain one; returns (server, tls port)."""
     port = free_port()
     server = make_server(extra=[
@@ -120,6 +120,7 @@ def resp_tls(make_server, certs, auth_clients="no", cert=None, key=None):
         "--tls-key-file", key or certs.path("server-a.key"),
         "--tls-ca-cert-file", certs.path("ca.crt"),
         "--tls-auth-clients", auth_clients,
+        *extra,
     ])
     wait_listening(server, port)
     return server, port
@@ -237,6 +238,21 @@ def test_redis_client_cert_optional(make_server, certs):
     assert exchange(port, with_cert, b"PING\r\n", b"\r\n") == b"+PONG\r\n"
     with pytest.raises(REFUSED):
         exchange(port, certs.client_context(cert="stranger"), b"PING\r\n", b"\r\n")
+
+
+@pytest.mark.resp
+@pytest.mark.parametrize("protocols", ["TLSv1.2", "TLSv1.3"])
+def test_redis_tls_protocols(make_server, certs, protocols):
+    _, port = resp_tls(make_server, certs, extra=["--tls-protocols", protocols])
+    tls12 = certs.client_context(maximum=ssl.TLSVersion.TLSv1_2)
+    tls13 = certs.client_context(minimum=ssl.TLSVersion.TLSv1_3)
+    allowed, refused = (tls12, tls13) if protocols == "TLSv1.2" else (tls13, tls12)
+    with tls_socket(port, allowed) as s:
+        assert s.version() == protocols
+        s.sendall(b"PING\r\n")
+        assert read_until(s, b"\r\n") == b"+PONG\r\n"
+    with pytest.raises(REFUSED):
+        exchange(port, refused, b"PING\r\n", b"\r\n")
 
 
 @pytest.mark.resp

@@ -388,9 +388,9 @@ fn ssl_settings(config: &Config, tls: &tls::Settings) -> exec::SslSettings {
         key: tls.key_path.clone(),
         verify_mode: verify_mode.and_then(|(_, v)| v.parse().ok()).unwrap_or(0),
         ca_cert: tls.ca_path.clone(),
-        min_version: match tls.min_version {
-            tls::MinVersion::Tls12 => "tlsv1.2",
-            tls::MinVersion::Tls13 => "tlsv1.3",
+        min_version: match tls.versions {
+            tls::Versions::Tls13Only => "tlsv1.3",
+            tls::Versions::Tls12AndTls13 | tls::Versions::Tls12Only => "tlsv1.2",
         },
     }
 }

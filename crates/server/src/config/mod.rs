@@ -93,6 +93,7 @@ pub struct Config {
     pub tls_key_file: Option<String>,
     pub tls_ca_cert_file: Option<String>,
     pub tls_auth_clients: String,
+    pub tls_protocols: Option<String>,
     pub resp_tls: Option<crate::tls::Settings>,
     pub io: IoChoice,
     pub pin: bool,
@@ -167,6 +168,7 @@ impl Default for Config {
             tls_key_file: None,
             tls_ca_cert_file: None,
             tls_auth_clients: "yes".into(),
+            tls_protocols: None,
             resp_tls: None,
             io: IoChoice::Auto,
             pin: false,
@@ -329,6 +331,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         tls_key_file,
         tls_ca_cert_file,
         tls_auth_clients,
+        tls_protocols,
         io,
         pin,
         busy_poll_us,
@@ -359,6 +362,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         key_file: tls_key_file.as_deref(),
         ca_cert_file: tls_ca_cert_file.as_deref(),
         auth_clients: &tls_auth_clients,
+        protocols: tls_protocols.as_deref(),
     })?;
     let warnings = ignored_suboptions
         .iter()
@@ -413,6 +417,7 @@ fn resolve(options: Options) -> Result<Config, String> {
         tls_key_file,
         tls_ca_cert_file,
         tls_auth_clients,
+        tls_protocols,
         resp_tls,
         protected_mode: match protected_mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("yes") => true,
@@ -489,6 +494,7 @@ fn effective_options(config: &Config) -> Options {
         tls_key_file: config.tls_key_file.clone(),
         tls_ca_cert_file: config.tls_ca_cert_file.clone(),
         tls_auth_clients: Some(config.tls_auth_clients.clone()),
+        tls_protocols: config.tls_protocols.clone(),
         io: Some(Io(config.io)),
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),

@@ -155,8 +155,8 @@ pub struct Options {
     ///
     /// -o ssl_chain_cert=FILE (PEM chain, required), ssl_key=FILE (default: the chain
     /// file), ssl_ca_cert=FILE (CAs of client certificates), ssl_verify_mode=0-3 (none,
-    /// request, require, once), ssl_min_version=tlsv1.2|tlsv1.3 (0-3 as memcached; 1.0 and
-    /// 1.1 mean 1.2). Certificates are read again on SIGHUP and by `refresh_certs`.
+    /// request, require, once), ssl_min_version=2|3 (TLS 1.2, 1.3; 0 and 1, TLS 1.0 and
+    /// 1.1, mean 1.2). Certificates are read again on SIGHUP and by `refresh_certs`.
     #[arg(short = 'Z', long, help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::switch")]
     pub enable_ssl: bool,
@@ -272,6 +272,12 @@ pub struct Options {
     #[arg(long, value_name = "yes|optional|no", help_heading = REDIS)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_auth_clients: Option<String>,
+
+    /// Redis `tls-protocols`: the TLS versions the TLS port accepts, space-separated
+    /// [default: "TLSv1.2 TLSv1.3"]
+    #[arg(long, value_name = "\"TLSv1.2 TLSv1.3\"", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_protocols: Option<String>,
 
     /// Prometheus metrics port on the -l addresses (GET /metrics, /healthz, /readyz); 0 or
     /// unset: none
@@ -415,6 +421,7 @@ impl Options {
             tls_key_file: cli.tls_key_file.or(self.tls_key_file),
             tls_ca_cert_file: cli.tls_ca_cert_file.or(self.tls_ca_cert_file),
             tls_auth_clients: cli.tls_auth_clients.or(self.tls_auth_clients),
+            tls_protocols: cli.tls_protocols.or(self.tls_protocols),
             metrics_port: cli.metrics_port.or(self.metrics_port),
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,

@@ -132,7 +132,7 @@ fn errors_are_one_line_and_name_the_flag() {
 /// settings; what is missing or malformed is refused by name.
 #[test]
 fn tls_settings() {
-    use crate::tls::{ClientAuth, MinVersion};
+    use crate::tls::{ClientAuth, Versions};
     let c = run(&[
         "-Z",
         "-o",
@@ -143,7 +143,7 @@ fn tls_settings() {
     .unwrap();
     let tls = c.memcache_tls.unwrap();
     assert_eq!((tls.cert_path.as_str(), tls.key_path.as_str()), ("chain.pem", "chain.pem"));
-    assert_eq!((tls.client_auth, tls.min_version), (ClientAuth::Required, MinVersion::Tls13));
+    assert_eq!((tls.client_auth, tls.versions), (ClientAuth::Required, Versions::Tls13Only));
     assert_eq!(tls.ca_path.as_deref(), Some("ca.pem"));
     assert!(run(&["-o", "ssl_chain_cert=c.pem"]).unwrap().memcache_tls.is_none(), "no -Z");
     let redis = ["--tls-port", "6380", "--tls-cert-file", "c", "--tls-key-file", "k"];
@@ -151,7 +151,15 @@ fn tls_settings() {
     let tls = c.resp_tls.unwrap();
     assert_eq!((c.tls_port, tls.client_auth), (6380, ClientAuth::None));
     let c = run(&[&redis[..], &["--tls-ca-cert-file", "ca"]].concat()).unwrap();
-    assert_eq!(c.resp_tls.unwrap().client_auth, ClientAuth::Required, "Redis's default");
+    let tls = c.resp_tls.unwrap();
+    assert_eq!(tls.client_auth, ClientAuth::Required, "Redis's default");
+    assert_eq!(tls.versions, Versions::Tls12AndTls13);
+    for (protocols, versions) in
+        [("tlsv1.3", Versions::Tls13Only), ("TLSv1.2", Versions::Tls12Only)]
+    {
+        let list = [&redis[..], &["--tls-auth-clients", "no", "--tls-protocols", protocols]];
+        assert_eq!(run(&list.concat()).unwrap().resp_tls.unwrap().versions, versions);
+    }
     for (list, word) in [
         (&["-Z"][..], "ssl_chain_cert"),
         (&["-Z", "-o", "ssl_chain_cert=c", "-s", "/tmp/s"], "-Z"),
@@ -162,6 +170,10 @@ fn tls_settings() {
         (&["--tls-port", "6380", "--tls-auth-clients", "no"], "--tls-cert-file"),
         (&[&redis[..], &["--tls-auth-clients", "maybe"]].concat(), "--tls-auth-clients"),
         (&[&redis[..], &["--resp-port", "6380"]].concat(), "--tls-port"),
+        (
+            &[&redis[..], &["--tls-auth-clients", "no", "--tls-protocols", "TLSv1.1"]].concat(),
+            "--tls-protocols",
+        ),
     ] {
         let message = run(list).unwrap_err();
         assert!(message.contains(word), "{list:?}: {message} does not name {word}");

@@ -2,7 +2,7 @@
 //! `--tls-port` with `--tls-cert-file`, `--tls-key-file`, `--tls-ca-cert-file` and
 //! `--tls-auth-clients`, checked here into [`crate::tls::Settings`].
 
-use crate::tls::{ClientAuth, MinVersion, Settings};
+use crate::tls::{ClientAuth, Settings, Versions};
 
 /// The `-o` suboptions that configure `-Z` (the other `ssl_*` ones are ignored with a
 /// warning: ciphers, key format, buffer sizes, session cache and kernel TLS).
@@ -31,10 +31,10 @@ fn verify_mode(value: &str) -> Result<ClientAuth, String> {
 
 /// memcached's `ssl_min_version`: 0-3 (memcached takes only these), or tlsv1.0-tlsv1.3 as
 /// its help names them; rustls has nothing below 1.2.
-fn min_version(value: &str) -> Result<MinVersion, String> {
+fn min_version(value: &str) -> Result<Versions, String> {
     match value {
-        "0" | "1" | "2" | "tlsv1.0" | "tlsv1.1" | "tlsv1.2" => Ok(MinVersion::Tls12),
-        "3" | "tlsv1.3" => Ok(MinVersion::Tls13),
+        "0" | "1" | "2" | "tlsv1.0" | "tlsv1.1" | "tlsv1.2" => Ok(Versions::Tls12AndTls13),
+        "3" | "tlsv1.3" => Ok(Versions::Tls13Only),
         _ => Err(format!("-o ssl_min_version: '{value}' is not tlsv1.0-tlsv1.3 (0-3)")),
     }
 }
@@ -55,7 +55,7 @@ pub fn memcache(
         key_path: last("ssl_key").unwrap_or(cert_path).to_string(),
         ca_path: last("ssl_ca_cert").map(str::to_string),
         client_auth: verify_mode(last("ssl_verify_mode").unwrap_or("0"))?,
-        min_version: min_version(last("ssl_min_version").unwrap_or("tlsv1.2"))?,
+        versions: min_version(last("ssl_min_version").unwrap_or("tlsv1.2"))?,
     }))
 }
 
@@ -66,6 +66,27 @@ pub struct RespFlags<'a> {
     pub key_file: Option<&'a str>,
     pub ca_cert_file: Option<&'a str>,
     pub auth_clients: &'a str,
+    /// `tls-protocols`: space-separated, as Redis reads it (None: TLSv1.2 and TLSv1.3).
+    pub protocols: Option<&'a str>,
+}
+
+/// Redis's `tls-protocols`: the versions named, case-insensitive; the ones rustls lacks
+/// (TLSv1, TLSv1.1) are refused, since Spinel could not honour them.
+fn protocols(list: &str) -> Result<Versions, String> {
+    let (mut tls12, mut tls13) = (false, false);
+    for name in list.split_whitespace() {
+        match name.to_ascii_lowercase().as_str() {
+            "tlsv1.2" => tls12 = true,
+            "tlsv1.3" => tls13 = true,
+            _ => return Err(format!("--tls-protocols: '{name}' is not TLSv1.2 or TLSv1.3")),
+        }
+    }
+    match (tls12, tls13) {
+        (true, true) => Ok(Versions::Tls12AndTls13),
+        (true, false) => Ok(Versions::Tls12Only),
+        (false, true) => Ok(Versions::Tls13Only),
+        (false, false) => Err("--tls-protocols: no protocol named".into()),
+    }
 }
 
 /// The TLS RESP port's settings, if it has one.
@@ -92,6 +113,9 @@ pub fn resp(flags: RespFlags<'_>) -> Result<Option<Settings>, String> {
         key_path: need(flags.key_file, "--tls-key-file")?,
         ca_path: flags.ca_cert_file.map(str::to_string),
         client_auth,
-        min_version: MinVersion::Tls12,
+        versions: match flags.protocols {
+            Some(list) => protocols(list)?,
+            None => Versions::Tls12AndTls13,
+        },
     }))
 }

@@ -42,12 +42,13 @@ pub enum ClientAuth {
     Required,
 }
 
-/// The oldest protocol version accepted (memcached `ssl_min_version`). rustls speaks 1.2
-/// and 1.3 only, so memcached's tlsv1.0 and tlsv1.1 mean 1.2 (the server warns).
+/// The protocol versions accepted (memcached `ssl_min_version`, Redis `tls-protocols`).
+/// rustls speaks 1.2 and 1.3 only, so memcached's tlsv1.0 and tlsv1.1 mean 1.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MinVersion {
-    Tls12,
-    Tls13,
+pub enum Versions {
+    Tls12AndTls13,
+    Tls12Only,
+    Tls13Only,
 }
 
 /// What a TLS listener is built from.
@@ -60,7 +61,7 @@ pub struct Settings {
     /// Certificates of the CAs that sign client certificates (PEM).
     pub ca_path: Option<String>,
     pub client_auth: ClientAuth,
-    pub min_version: MinVersion,
+    pub versions: Versions,
 }
 
 /// The config in force for one TLS listener, replaced whole by a reload.
@@ -120,9 +121,10 @@ fn load(settings: &Settings) -> Result<Arc<ServerConfig>, String> {
     let chain = read_chain(&settings.cert_path)?;
     let key = read_key(&settings.key_path)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let versions: &[&rustls::SupportedProtocolVersion] = match settings.min_version {
-        MinVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
-        MinVersion::Tls13 => &[&rustls::version::TLS13],
+    let versions: &[&rustls::SupportedProtocolVersion] = match settings.versions {
+        Versions::Tls12AndTls13 => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        Versions::Tls12Only => &[&rustls::version::TLS12],
+        Versions::Tls13Only => &[&rustls::version::TLS13],
     };
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(versions)
