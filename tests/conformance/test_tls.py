@@ -13,6 +13,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 
 import pytest
@@ -484,3 +485,83 @@ def test_memcache_certificates_reload_on_sighup(make_server, certs):
     while served_cn(server.mc_port, context) != "server-b":
         assert time.monotonic() < deadline, server.describe()
         time.sleep(0.05)
+
+
+# ------------------------------------------------------------------------------------------
+# Both ports under mixed, partly hostile load
+
+
+@pytest.mark.spinel_only
+def test_mixed_hostile_load_on_both_tls_ports(make_server, certs):
+    """For about two seconds, 16 threads open connections to the memcached (-Z) and Redis
+    TLS ports: garbage bytes, a ClientHello cut short, a handshake then a close, a request
+    cut off midway, and complete pipelines whose replies are checked. Good clients never
+    see an error, and the server serves afterwards."""
+    port = free_port()
+    server = make_server(extra=[
+        "-Z", "-o", f"ssl_chain_cert={certs.path('server-a.crt')},"
+        f"ssl_key={certs.path('server-a.key')}",
+        "--tls-port", str(port), "--tls-cert-file", certs.path("server-a.crt"),
+        "--tls-key-file", certs.path("server-a.key"), "--tls-auth-clients", "no",
+    ])
+    wait_listening(server, port)
+    context = certs.client_context()
+    deadline = time.monotonic() + 2
+    failures = []
+
+    def good(target, number):
+        value = b"%d" % number * 100
+        if target == server.mc_port:
+            request = b"set m%d 0 0 %d\r\n%s\r\nget m%d\r\n" % (number, len(value), value,
+                                                                   number)
+            want = b"STORED\r\nVALUE m%d 0 %d\r\n%s\r\nEND\r\n" % (number, len(value), value)
+        else:
+            key = b"r%d" % number  # one thread's own: no other writes it
+            request = b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (
+                len(key), key, len(value), value)
+            request += b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(key), key)
+            want = b"+OK\r\n$%d\r\n%s\r\n" % (len(value), value)
+        with tls_socket(target, context) as s:
+            s.sendall(request * 20)
+            got = b""
+            while len(got) < len(want) * 20:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                got += chunk
+        if got != want * 20:
+            failures.append((target, number, got[-100:]))
+
+    def hostile(kind, target):
+        try:
+            with socket.create_connection(("127.0.0.1", target), timeout=IO_TIMEOUT_S) as s:
+                if kind == 0:
+                    s.sendall(os.urandom(3000))
+                elif kind == 1:
+                    s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+                else:
+                    with context.wrap_socket(s, server_hostname="127.0.0.1") as t:
+                        if kind == 3:
+                            t.sendall(b"set half 0 0 100\r\nonly part")
+        except REFUSED:
+            pass
+
+    def client(seed):
+        number = seed
+        while time.monotonic() < deadline:
+            number += 16
+            target = (server.mc_port, port)[number % 2]
+            if number % 3:
+                good(target, number)
+            else:
+                hostile(number % 4, target)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:3]
+    assert server.proc.poll() is None
+    assert exchange(port, context, b"PING\r\n", b"\r\n") == b"+PONG\r\n"
+    assert exchange(server.mc_port, context, b"version\r\n", b"\r\n").startswith(b"VERSION")
