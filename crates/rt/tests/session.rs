@@ -9,6 +9,7 @@ mod common;
 use std::{
     io::{Read, Write},
     net::TcpStream,
+    sync::atomic::Ordering,
     time::Duration,
 };
 
@@ -16,6 +17,7 @@ use common::*;
 use rt::Backend;
 
 both_backends!(
+    sealed_batch_leaves_in_one_send,
     sealed_pipeline_and_plain_listener_side_by_side,
     sealed_large_reply_to_slow_reader,
     sealed_protocol_error_closes_only_that_connection,
@@ -36,6 +38,21 @@ fn connect_sealed(server: &Server, first: &[u8]) -> TcpStream {
     s.write_all(&xor(first)).unwrap();
     assert_eq!(xor(&read_exact(&mut s, GREETING.len())), GREETING);
     s
+}
+
+/// The replies to a pipeline that arrived in one piece are sealed per handler call and
+/// still leave in one send, as plain replies do; the greeting ("handshake") and the first
+/// reply, made in one turn, share one too.
+fn sealed_batch_leaves_in_one_send(backend: Backend) {
+    let server = serve_sealed(backend);
+    let mut s = connect_sealed(&server, b"first\n");
+    assert_eq!(xor(&read_exact(&mut s, 6)), b"first\n");
+    let sends = || server.stats.sends.load(Ordering::Relaxed);
+    assert!(eventually(Duration::from_secs(2), || sends() == 1), "{} sends", sends());
+    let batch: Vec<u8> = (0..50).flat_map(|i| format!("request {i}\n").into_bytes()).collect();
+    s.write_all(&xor(&batch)).unwrap();
+    assert_eq!(xor(&read_exact(&mut s, batch.len())), batch);
+    assert!(eventually(Duration::from_secs(2), || sends() == 2), "{} sends", sends());
 }
 
 fn sealed_pipeline_and_plain_listener_side_by_side(backend: Backend) {

@@ -27,6 +27,8 @@ pub struct Stats {
     pub refused: AtomicUsize,
     pub closed: AtomicUsize,
     pub sent_bytes: AtomicUsize,
+    /// Sends that wrote something (one `Handler::sent` call each).
+    pub sends: AtomicUsize,
     pub receive_calls: AtomicUsize,
 }
 
@@ -150,6 +152,7 @@ impl Handler for Lines {
 
     fn sent(&mut self, _conn: &mut LineConn, bytes: usize) {
         self.stats.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.stats.sends.fetch_add(1, Ordering::Relaxed);
     }
 
     fn close(&mut self, _conn: LineConn) {
