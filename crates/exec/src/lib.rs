@@ -37,7 +37,7 @@ pub mod snapshot;
 pub mod watch;
 
 pub use counters::{Counters, Totals};
-pub use shared::{Settings, Shared, MAXMEMORY_POLICIES};
+pub use shared::{RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES};
 
 /// Whether the connection stays open after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -87,6 +87,20 @@ pub struct Settings {
     pub dbfilename: String,
     /// memcached `-e`: the snapshot file of a graceful stop (`stats settings` shows it).
     pub memory_file: Option<String>,
+    /// memcached `-Z` (`stats settings`: the `ssl_*` lines; None: TLS off).
+    pub ssl: Option<SslSettings>,
+}
+
+/// memcached `-Z`'s settings as `stats settings` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SslSettings {
+    pub chain_cert: String,
+    pub key: String,
+    /// `ssl_verify_mode` as given (0-3).
+    pub verify_mode: u8,
+    pub ca_cert: Option<String>,
+    /// "tlsv1.2" or "tlsv1.3".
+    pub min_version: &'static str,
 }
 
 impl Default for Settings {
@@ -128,6 +142,7 @@ impl Default for Settings {
             dir: ".".into(),
             dbfilename: "dump.spinel".into(),
             memory_file: None,
+            ssl: None,
         }
     }
 }
@@ -209,7 +224,19 @@ pub struct Shared {
     /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
     /// saves its `-e` snapshot before it exits.
     pub graceful_stop: AtomicBool,
+    /// TLS connections whose handshake failed (memcached `ssl_handshake_errors`); the
+    /// server's sessions count into it.
+    pub ssl_handshake_errors: Arc<AtomicU64>,
+    /// [`Shared::clock_secs`] when the certificates were last read (memcached's
+    /// `time_since_server_cert_refresh` counts from it).
+    pub ssl_cert_refreshed_secs: AtomicU32,
+    /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
+    /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
+    pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
 }
+
+/// What `refresh_certs` runs (see [`Shared::refresh_certs`]).
+pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
 /// `noeviction` make the store evict (S3-FIFO over all keys, whatever the name says).
@@ -361,6 +388,9 @@ impl Shared {
             graceful_stop: AtomicBool::new(false),
             slowlog: Default::default(),
             this: std::sync::OnceLock::new(),
+            refresh_certs: std::sync::OnceLock::new(),
+            ssl_handshake_errors: Arc::default(),
+            ssl_cert_refreshed_secs: AtomicU32::new(0),
             settings,
         }
     }

@@ -15,6 +15,8 @@
 //!     sending: OutBuf            io_uring: the buffer a send operation reads from; it is not
 //!                                touched while the send is in flight, so new replies go to
 //!                                `out` and are sent after it (ordering kept)
+//!     session: Option<Box<Box<dyn Session>>>   TLS: `out` and `sending` hold ciphertext
+//!                                only; `deliver` seals each handler call's replies
 //!   }
 //! ```
 //!
@@ -24,7 +26,7 @@ use std::{os::fd::RawFd, time::Instant};
 
 use crate::{
     buf::{InputTail, OutBuf, OutPool},
-    After, Handler,
+    After, Handler, Session,
 };
 
 /// Connection flags (a byte, not a row of bools, to keep the slot small).
@@ -101,6 +103,10 @@ pub(crate) struct Conn<C> {
     pub last_input: Instant,
     /// `input`'s length as last counted in the loop's input budget.
     pub input_counted: usize,
+    /// TLS (see `session.rs`): `input` holds plaintext, `out` and `sending` ciphertext.
+    /// Boxed twice so the slot holds a thin pointer: every connection pays 8 bytes for
+    /// TLS being possible, not 16.
+    pub session: Option<Box<Box<dyn Session>>>,
 }
 
 impl<C> Conn<C> {
@@ -115,6 +121,7 @@ impl<C> Conn<C> {
             sending: OutBuf::new(),
             last_input: now,
             input_counted: 0,
+            session: None,
         }
     }
 
@@ -367,13 +374,20 @@ pub(crate) fn deliver<H: Handler>(
         }
         return result;
     }
-    let Conn { handler: Some(state), input, out, .. } = conn else {
+    let Conn { handler: Some(state), input, out, session, .. } = conn else {
         return result;
     };
     if out.capacity() == 0 {
         *out = OutBuf::from(pool.take());
     }
+    let plain_from = out.bytes().len();
     let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
+    if let Some(session) = session {
+        session.seal(out.buf_mut(), plain_from);
+        if after == After::CloseAfterFlush {
+            session.close(out.buf_mut());
+        }
+    }
     if out.is_empty() {
         pool.give(out.take_vec());
     }
@@ -576,10 +590,11 @@ mod tests {
         assert!(d.over_limit);
     }
 
-    /// The loop's part of an idle connection stays small (the handler's state comes on top).
+    /// The loop's part of an idle connection stays small (the handler's state comes on top):
+    /// 128 bytes before TLS, plus the session's thin pointer.
     #[test]
     fn idle_slot_is_small() {
-        assert!(size_of::<Slot<()>>() <= 128, "{}", size_of::<Slot<()>>());
+        assert!(size_of::<Slot<()>>() <= 136, "{}", size_of::<Slot<()>>());
     }
 
     #[test]

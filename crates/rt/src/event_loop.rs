@@ -13,13 +13,13 @@
 //! send), in `backlog` when the handler yielded with input left, and frees its slot once
 //! the driver holds nothing for it (io_uring's cancelled operations finish first).
 //!
-//! Where a TLS session layer goes: between the driver's bytes and the handler. A per
-//! connection `Session` (kept beside `Conn::handler`) would decrypt in
-//! [`EventLoop::on_received`], before [`deliver`] hands the plaintext to the handler, and
-//! encrypt in [`EventLoop::flush`], turning `Conn::out` into records just before
-//! [`Driver::send`]; handshake bytes it must send mark the connection dirty like replies
-//! do. The drivers and the handler stay as they are; both protocols get it for free.
-//! (Not implemented: TLS is a non-goal for now.)
+//! TLS sits between the driver's bytes and the handler, here and not in a driver: a
+//! connection's [`crate::Session`] (`Conn::session`) decrypts in [`EventLoop::on_received`]
+//! before [`deliver`] hands the plaintext to the handler, and `deliver` (and
+//! [`EventLoop::stream_all`]) seal each handler call's replies into records at once, so
+//! `Conn::out` holds ciphertext only and [`Driver::send`] sends it as it sends any output.
+//! Handshake records mark the connection dirty like replies do. The drivers and the
+//! handler stay as they are; both protocols and both drivers get it.
 
 use std::{
     io, mem,
@@ -32,6 +32,7 @@ use crate::{
     conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
     driver::{Driver, Event, Sending},
     input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
+    session::Opened,
     sys, Control, Handler, Listener, LoopConfig,
 };
 
@@ -74,6 +75,9 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     inputs: InputBudget,
     /// This loop's tails (count, bytes) as last published to the buffer budget.
     published_tails: (usize, usize),
+    /// TLS: plaintext decrypted from one receive, handed to [`deliver`] and cleared (one
+    /// buffer per loop, so a connection holds no plaintext between turns but its tail).
+    plain: Vec<u8>,
 }
 
 /// See [`crate::run`].
@@ -98,6 +102,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         published_buffer_bytes: 0,
         inputs: InputBudget::new(config.input_budget_bytes, config.input_tails_max),
         published_tails: (0, 0),
+        plain: Vec::new(),
     };
     match event_loop.turns() {
         Ok(()) => event_loop.finish(),
@@ -190,11 +195,15 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if !conn.is_open() || conn.pending_bytes() >= self.bounds.pause_bytes {
                 continue;
             }
-            let Conn { handler: Some(state), out, .. } = conn else { continue };
+            let Conn { handler: Some(state), out, session, .. } = conn else { continue };
             if out.capacity() == 0 {
                 *out = crate::buf::OutBuf::from(self.pool.take());
             }
+            let plain_from = out.bytes().len();
             self.handler.stream(state, out.buf_mut());
+            if let Some(session) = session {
+                session.seal(out.buf_mut(), plain_from);
+            }
             if out.is_empty() {
                 self.pool.give(out.take_vec());
             } else {
@@ -212,7 +221,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 Ok(())
             }
             Ok(state) => {
-                let key = self.conns.insert(Conn::new(fd, state, self.now));
+                let mut conn = Conn::new(fd, state, self.now);
+                conn.session = self.handler.session(tag).map(Box::new);
+                let key = self.conns.insert(conn);
                 self.open += 1;
                 let conn = self.conns.get_mut(key).expect("just inserted");
                 if !self.driver.watch(key, conn)? {
@@ -223,9 +234,8 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
     }
 
-    /// Bytes arrived: one handler call on them (after any tail kept from before).
-    ///
-    /// The TLS seam (see the module docs): a session would decrypt `bytes` here.
+    /// Bytes arrived: one handler call on them (after any tail kept from before); on a TLS
+    /// connection, on the plaintext they carried (see the module docs).
     #[inline]
     fn on_received(&mut self, key: Key, input: D::Input) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else {
@@ -233,10 +243,69 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             return Ok(());
         };
         conn.last_input = self.now;
+        if conn.session.is_some() {
+            return self.on_received_sealed(key, input);
+        }
         let bytes = self.driver.input(&input);
         let d = deliver(&mut self.handler, conn, bytes, &mut self.pool, &self.bounds);
         self.driver.release(input);
         self.after_deliver(key, d)
+    }
+
+    /// [`Self::on_received`] for a TLS connection: the session opens the records, answers
+    /// the handshake into `out`, and the plaintext goes to the handler. A peer that breaks
+    /// the protocol (plain text on a TLS port, a refused certificate) gets the alert, if
+    /// any, and is closed; no other connection notices.
+    fn on_received_sealed(&mut self, key: Key, input: D::Input) -> io::Result<()> {
+        let conn = self.conns.get_mut(key).expect("a live connection");
+        let session = conn.session.as_mut().expect("a TLS connection");
+        if conn.out.capacity() == 0 {
+            conn.out = crate::buf::OutBuf::from(self.pool.take());
+        }
+        self.plain.clear();
+        let opened = session.open(self.driver.input(&input), &mut self.plain, conn.out.buf_mut());
+        self.driver.release(input);
+        if conn.out.is_empty() {
+            self.pool.give(conn.out.take_vec());
+        }
+        let has_records = !conn.out.is_empty();
+        match opened {
+            Opened::Failed => return self.fail_session(key),
+            Opened::PeerClosed => conn.set(flag::PEER_EOF),
+            Opened::Open => {}
+        }
+        // Only records (a handshake) or nothing: no handler call; a close_notify alone is
+        // the peer's EOF, which `after_deliver` finishes as `on_eof` would.
+        let d = match self.plain.is_empty() {
+            true => Delivered { has_output: has_records, ..Delivered::default() },
+            false => deliver(&mut self.handler, conn, &self.plain, &mut self.pool, &self.bounds),
+        };
+        let mut has_output = d.has_output || has_records;
+        // Every request the peer sent before its close_notify is answered now: ours follows
+        // the replies. (With requests left for a later turn it is not sent; the peer gets
+        // the replies and the TCP close.)
+        let answered =
+            !d.backlog && !conn.has(flag::BACKLOG | flag::PAUSED | flag::CLOSE_AFTER_FLUSH);
+        if opened == Opened::PeerClosed && answered {
+            answer_close(conn, &mut self.pool);
+            has_output = true;
+        }
+        self.after_deliver(key, Delivered { has_output, ..d })
+    }
+
+    /// A TLS peer broke the protocol: its alert (if the session wrote one) is sent, then
+    /// the connection closes.
+    #[cold]
+    fn fail_session(&mut self, key: Key) -> io::Result<()> {
+        let conn = self.conns.get_mut(key).expect("a live connection");
+        if conn.pending_bytes() == 0 {
+            return self.close(key);
+        }
+        conn.set(flag::CLOSE_AFTER_FLUSH);
+        conn.input.free();
+        self.inputs.account(key, &mut conn.input_counted, 0);
+        self.mark_dirty(key);
+        self.sync_reading(key)
     }
 
     /// The peer shut down its side: answer what it sent, then close.
@@ -510,6 +579,15 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             let _ = self.close(key);
         }
     }
+}
+
+/// Appends the session's closing alert to `conn`'s output.
+fn answer_close<C>(conn: &mut Conn<C>, pool: &mut OutPool) {
+    let Conn { out, session: Some(session), .. } = conn else { return };
+    if out.capacity() == 0 {
+        *out = crate::buf::OutBuf::from(pool.take());
+    }
+    session.close(out.buf_mut());
 }
 
 /// Holds `conn` (not held yet) if the input budget says so.

@@ -58,12 +58,14 @@
 //! - `buf`: [`OutBuf`], [`InputTail`] and [`DirtyList`], also used by clients that drive
 //!   their own sockets, and the loop's output pool.
 //! - `sys`: socket, epoll and affinity system calls.
+//! - `session`: the [`Session`] trait, a security layer (TLS) the loop puts between a
+//!   connection's bytes and the handler when [`Handler::session`] gives one.
 //!
 //! Clients that open their own connections and send on their own schedule (the load
 //! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`], with the same
 //! [`OutBuf`], [`InputTail`] and [`DirtyList`] the loop keeps per connection.
 //!
-//! Non-goals: TLS, UDP, timers other than the tick, cross-loop work stealing.
+//! Non-goals: a TLS implementation of its own (the handler brings a [`Session`]), UDP, timers other than the tick, cross-loop work stealing.
 
 use std::{
     io,
@@ -77,6 +79,7 @@ use std::{
 
 pub use buf::{DirtyList, InputTail, OutBuf, POOLED_BYTES_MAX as OUTPUT_POOL_BYTES_MAX};
 pub use poll::{set_timer_slack, Event, Interest, Poller};
+pub use session::{Opened, Session};
 
 mod buf;
 mod conn;
@@ -84,6 +87,7 @@ mod driver;
 mod event_loop;
 mod input_budget;
 mod poll;
+mod session;
 mod sys;
 
 /// Which system interface a loop uses to wait for and perform I/O.
@@ -349,6 +353,12 @@ pub trait Handler {
 
     /// Runs every [`LoopConfig::tick_interval`].
     fn tick(&mut self) -> Control;
+
+    /// The security session for a connection accepted on listener `tag` (TLS), or `None`
+    /// for plain bytes. Called once per connection, right after [`Handler::accept`].
+    fn session(&mut self, _tag: u32) -> Option<Box<dyn Session>> {
+        None
+    }
 
     /// A connection that asked to stream ([`After::Stream`]) may append output; runs after
     /// each [`Handler::tick`], once per streaming connection.

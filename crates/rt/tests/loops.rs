@@ -74,7 +74,7 @@ fn echo_split_at_every_byte(backend: Backend) {
 /// A handler that answers one line per call still sees every buffered line, without more
 /// input arriving.
 fn partial_consumer_tail_is_offered_again(backend: Backend) {
-    let options = Options { refuse: None, one_line_per_call: true };
+    let options = Options { one_line_per_call: true, ..PLAIN };
     let server = start(config(backend), vec![listener(0)], options);
     let mut s = connect(server.addr());
     let input: Vec<u8> = (0..20).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
@@ -84,7 +84,7 @@ fn partial_consumer_tail_is_offered_again(backend: Backend) {
 
 /// Many buffered lines, one per call and turn, are all answered in later turns.
 fn partial_consumer_beyond_call_budget(backend: Backend) {
-    let options = Options { refuse: None, one_line_per_call: true };
+    let options = Options { one_line_per_call: true, ..PLAIN };
     let server = start(config(backend), vec![listener(0)], options);
     let mut s = connect(server.addr());
     let input: Vec<u8> = (0..500).flat_map(|i| format!("{i}\n").into_bytes()).collect();

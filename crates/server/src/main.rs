@@ -14,6 +14,7 @@ mod metrics;
 mod process;
 mod service;
 mod signals;
+mod tls;
 mod udp;
 mod worker;
 
@@ -30,7 +31,7 @@ use std::{
 
 use config::{Config, Parsed};
 use exec::{Settings, Shared};
-use worker::{Limits, Worker, TAG_MEMCACHE, TAG_RESP};
+use worker::{Limits, Worker, TAG_MEMCACHE, TAG_MEMCACHE_TLS, TAG_RESP, TAG_RESP_TLS};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -73,6 +74,15 @@ fn run(config: &Config) -> Result<(), String> {
         let reason = rt::probe_uring().err().unwrap_or_default();
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
+    let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
+    let tls_contexts: Vec<Arc<tls::Context>> =
+        memcache_tls.iter().chain(resp_tls.iter()).cloned().collect();
+    if !tls_contexts.is_empty() {
+        let (contexts, refresh_shared) = (tls_contexts.clone(), Arc::clone(&shared));
+        let refresh: exec::RefreshCerts =
+            Box::new(move || reload_certificates(&refresh_shared, &contexts));
+        let _ = shared.refresh_certs.set(refresh);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let (listeners, memcache_addrs) = bind_all(config)?;
@@ -89,6 +99,12 @@ fn run(config: &Config) -> Result<(), String> {
     let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
     signals::install(caught, Arc::clone(&stop), graceful, move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
+        if !tls_contexts.is_empty() {
+            match reload_certificates(&reload_shared, &tls_contexts) {
+                Ok(()) => tracing::info!("reload: TLS certificates read again"),
+                Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
+            }
+        }
         reload(&reload_shared, &started)
     })
     .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -123,6 +139,8 @@ fn run(config: &Config) -> Result<(), String> {
         buffers: Arc::clone(&buffers),
         binding: worker::Binding::from_config(&config.protocol),
         memcache_listeners,
+        memcache_tls,
+        resp_tls,
     });
     let mut handles = Vec::new();
     for (index, own) in listeners.into_iter().enumerate() {
@@ -281,6 +299,29 @@ fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
     }
 }
 
+/// The TLS contexts of the memcached ports (`-Z`) and the Redis TLS port: the files are
+/// read here, before privileges drop, so a key only root may read still serves.
+type TlsContexts = (Option<Arc<tls::Context>>, Option<Arc<tls::Context>>);
+
+fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
+    let errors = &shared.ssl_handshake_errors;
+    let load = |settings: &Option<tls::Settings>, what: &str| match settings {
+        Some(settings) => tls::Context::new(settings.clone(), Arc::clone(errors))
+            .map(|context| Some(Arc::new(context)))
+            .map_err(|e| format!("{what}: {e}")),
+        None => Ok(None),
+    };
+    Ok((load(&config.memcache_tls, "-Z")?, load(&config.resp_tls, "--tls-port")?))
+}
+
+/// SIGHUP and memcached's `refresh_certs`: reads the TLS certificates again (new
+/// connections get them); a file that cannot be read keeps the ones in force.
+fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Result<(), String> {
+    tls::reload_all(contexts.iter().map(|c| &**c))?;
+    shared.ssl_cert_refreshed_secs.store(shared.clock_secs(), Ordering::Relaxed);
+    Ok(())
+}
+
 /// SIGHUP: re-reads the configuration file and applies what can change while running: the
 /// log level. Every other changed key is named, and applies at the next restart.
 fn reload(shared: &Shared, started: &Config) {
@@ -391,6 +432,7 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         dbfilename: config.dbfilename.clone(),
         memory_file: config.memory_file.clone(),
         protected_mode: config.protected_mode,
+        ssl: config.memcache_tls.as_ref().map(|tls| ssl_settings(config, tls)),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
     shared.verbosity.store(config.verbosity, Ordering::Relaxed);
@@ -400,6 +442,21 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         shared.users.replace_all(users);
     }
     Ok(shared)
+}
+
+/// memcached `-Z` as `stats settings` shows it.
+fn ssl_settings(config: &Config, tls: &tls::Settings) -> exec::SslSettings {
+    let verify_mode = config.ssl_suboptions.iter().rev().find(|(k, _)| k == "ssl_verify_mode");
+    exec::SslSettings {
+        chain_cert: tls.cert_path.clone(),
+        key: tls.key_path.clone(),
+        verify_mode: verify_mode.and_then(|(_, v)| v.parse().ok()).unwrap_or(0),
+        ca_cert: tls.ca_path.clone(),
+        min_version: match tls.versions {
+            tls::Versions::Tls13Only => "tlsv1.3",
+            tls::Versions::Tls12AndTls13 | tls::Versions::Tls12Only => "tlsv1.2",
+        },
+    }
 }
 
 fn loop_config(
@@ -501,9 +558,15 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
         tracing::info!("memcache listening on unix socket {path}");
     }
     let mut memcache_addrs = Vec::new();
-    let ports = [(config.port, TAG_MEMCACHE, memcache_tcp), (config.resp_port, TAG_RESP, false)];
+    // memcached's -Z puts TLS on every memcached TCP listener.
+    let memcache_tag = if config.memcache_tls.is_some() { TAG_MEMCACHE_TLS } else { TAG_MEMCACHE };
+    let ports = [
+        (config.port, memcache_tag, memcache_tcp),
+        (config.resp_port, TAG_RESP, false),
+        (config.tls_port, TAG_RESP_TLS, false),
+    ];
     for (port, tag, always) in ports {
-        if (port == 0 && !always) || (tag == TAG_MEMCACHE && !memcache_tcp) {
+        if (port == 0 && !always) || (tag == memcache_tag && !memcache_tcp) {
             continue;
         }
         for &ip in &config.listen {
@@ -513,9 +576,14 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
                 addr = socket.local_addr().map_err(|e| e.to_string())?;
                 listeners.push(rt::Listener { socket: socket.into(), tag });
             }
-            let name = if tag == TAG_RESP { "resp" } else { "memcache" };
+            let name = match tag {
+                TAG_RESP => "resp",
+                TAG_RESP_TLS => "resp (tls)",
+                TAG_MEMCACHE_TLS => "memcache (tls)",
+                _ => "memcache",
+            };
             tracing::info!("{name} listening on {addr}");
-            if tag == TAG_MEMCACHE {
+            if tag == memcache_tag {
                 memcache_addrs.push(addr);
             }
         }

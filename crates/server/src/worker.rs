@@ -18,9 +18,15 @@ use std::{
 use exec::{auth::AuthMode, conns::ConnState, counters, Counters, Flow, Shared};
 use rt::{After, Control};
 
-/// Listener tags.
+/// Listener tags: the protocol, and whether the port speaks TLS.
 pub const TAG_MEMCACHE: u32 = 0;
 pub const TAG_RESP: u32 = 1;
+pub const TAG_MEMCACHE_TLS: u32 = 2;
+pub const TAG_RESP_TLS: u32 = 3;
+
+fn is_resp(tag: u32) -> bool {
+    matches!(tag, TAG_RESP | TAG_RESP_TLS)
+}
 
 /// Segments reclaimed per tick and worker, at most (bounded work between polls).
 const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
@@ -54,6 +60,9 @@ pub struct Limits {
     /// The memcached listeners' `stats conns` entries (the Unix socket's, or one per
     /// TCP address).
     pub memcache_listeners: Vec<exec::conns::SharedConn>,
+    /// TLS on the memcached TCP ports (`-Z`) and on the Redis TLS port (`--tls-port`).
+    pub memcache_tls: Option<Arc<crate::tls::Context>>,
+    pub resp_tls: Option<Arc<crate::tls::Context>>,
 }
 
 /// memcached's `-B`: which dialects a memcached connection may speak.
@@ -561,19 +570,19 @@ impl rt::Handler for Worker {
         if open >= self.limits.conn_limit {
             self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
             counters::bump(&self.counters.rejected_connections, 1);
-            return Err(if tag == TAG_RESP { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
+            return Err(if is_resp(tag) { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
         }
         let peer_ip = peer.map(|addr| addr.ip());
-        if tag == TAG_RESP && exec::resp::auth::protected_mode_denies(&self.shared, peer_ip) {
+        if is_resp(tag) && exec::resp::auth::protected_mode_denies(&self.shared, peer_ip) {
             self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
             counters::bump(&self.counters.rejected_connections, 1);
             return Err(exec::resp::auth::PROTECTED_MODE_DENIED);
         }
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
-        let protocol = if tag == TAG_RESP { "resp" } else { "memcache" };
+        let protocol = if is_resp(tag) { "resp" } else { "memcache" };
         tracing::debug!(protocol, peer = %peer.map_or_else(|| "-".into(), |a| a.to_string()), "connection opened");
-        Ok(if tag == TAG_RESP {
+        Ok(if is_resp(tag) {
             let peer = peer.map_or_else(String::new, |addr| addr.to_string());
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
             Conn::Resp(Box::new(session))
@@ -586,6 +595,14 @@ impl rt::Handler for Worker {
                 watcher: None,
             })
         })
+    }
+
+    fn session(&mut self, tag: u32) -> Option<Box<dyn rt::Session>> {
+        match tag {
+            TAG_MEMCACHE_TLS => self.limits.memcache_tls.as_ref()?.session(),
+            TAG_RESP_TLS => self.limits.resp_tls.as_ref()?.session(),
+            _ => None,
+        }
     }
 
     fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {

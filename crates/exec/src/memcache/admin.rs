@@ -17,6 +17,22 @@ use crate::{
     Counters, Shared,
 };
 
+/// `refresh_certs [noreply]`: the server reads its TLS certificates again; `OK`, or the
+/// reason the ones in force stay, a bare line as memcached sends it ("Error loading the
+/// certificate chain: ..."). Without TLS the command is unknown (`ERROR`), as in a
+/// memcached built without it.
+pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
+    let noreply = args.iter().last() == Some(&b"noreply"[..]);
+    let Some(refresh) = ctx.shared.refresh_certs.get() else {
+        ctx.line(b"ERROR", false);
+        return;
+    };
+    match refresh() {
+        Ok(()) => ctx.line(b"OK", noreply),
+        Err(message) => ctx.line(message.replace(['\r', '\n'], " ").as_bytes(), noreply),
+    }
+}
+
 /// memcached's `MAX_VERBOSITY_LEVEL`: higher levels are stored as this.
 const VERBOSITY_MAX: u32 = 2;
 
@@ -132,6 +148,30 @@ mod tests {
         assert!(!h.shared.shutdown.load(Ordering::Relaxed));
         h.check("shutdown graceful\r\n", "<close>");
         assert!(h.shared.shutdown.load(Ordering::Relaxed));
+    }
+
+    // Goal: refresh_certs is unknown without TLS, and answers OK or the loader's line
+    // (noreply silences both) with it.
+    #[test]
+    fn refresh_certs() {
+        let mut h = Harness::new();
+        h.check("refresh_certs\r\n", "ERROR\r\n");
+        let fails = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let failing = fails.clone();
+        let refresh: crate::RefreshCerts =
+            Box::new(move || match failing.load(Ordering::Relaxed) {
+                true => {
+                    Err("Error loading the certificate chain: c.pem : no\r\ncertificate".into())
+                }
+                false => Ok(()),
+            });
+        assert!(h.shared.refresh_certs.set(refresh).is_ok());
+        h.check("refresh_certs\r\nrefresh_certs noreply\r\n", "OK\r\n");
+        fails.store(true, Ordering::Relaxed);
+        h.check(
+            "refresh_certs\r\nrefresh_certs noreply\r\n",
+            "Error loading the certificate chain: c.pem : no  certificate\r\n",
+        );
     }
 
     // Goal: flush_all now, later, at a Unix time, quietly; refused with -F.

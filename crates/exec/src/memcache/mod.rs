@@ -269,6 +269,9 @@ pub fn execute(
         Request::Admin { command: AdminCommand::CacheMemlimit, args } => {
             crawler::cache_memlimit(&mut ctx, args)
         }
+        Request::Admin { command: AdminCommand::RefreshCerts, args } => {
+            admin::refresh_certs(&mut ctx, args)
+        }
         Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
         Request::MetaNoop => meta::noop(&mut ctx),
         Request::MetaDebug(debug) => {

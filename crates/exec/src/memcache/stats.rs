@@ -215,6 +215,12 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         (b"log_watchers", watchers.count() as u64),
     ];
     logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
+    if shared.settings.ssl.is_some() {
+        compose_stat_u64(b"ssl_handshake_errors", shared.ssl_handshake_errors.load(Relaxed), out);
+        let refreshed = shared.ssl_cert_refreshed_secs.load(Relaxed);
+        let since = shared.clock_secs().saturating_sub(refreshed);
+        compose_stat_u64(b"time_since_server_cert_refresh", since.into(), out);
+    }
     compose_stat_u64(b"unexpected_napi_ids", 0, out);
     compose_stat_u64(b"round_robin_fallback", 0, out);
 }

@@ -8,7 +8,7 @@
 use proto_memcache::text::response::{compose_stat, compose_stat_u64};
 
 use super::{tune::Tunables, Ctx};
-use crate::Settings;
+use crate::{shared::SslSettings, Settings};
 
 /// memcached's largest slab chunk (half its 1 MiB page): `slab_chunk_max`.
 const SLAB_CHUNK_MAX_BYTES: u64 = 512 * 1024;
@@ -73,7 +73,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     let track_sizes = shared.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat(b"track_sizes", yes_no(track_sizes), out);
     compose_stat(b"inline_ascii_response", b"no", out);
-    absent_features(out);
+    absent_features(s.ssl.as_ref(), out);
     let memory_file = s.memory_file.as_deref().unwrap_or("(null)");
     compose_stat(b"memory_file", memory_file.as_bytes(), out);
     spinel(ctx);
@@ -103,8 +103,8 @@ fn tuning(s: &Settings, t: &Tunables, out: &mut Vec<u8>) {
     compose_stat_u64(b"temporary_ttl", t.temporary_ttl_secs.unsigned_abs(), out);
 }
 
-/// extstore and TLS, off; memcached's defaults.
-fn absent_features(out: &mut Vec<u8>) {
+/// extstore, off, and TLS: memcached's defaults unless `-Z` is on.
+fn absent_features(ssl: Option<&SslSettings>, out: &mut Vec<u8>) {
     let fields: &[(&[u8], &[u8])] = &[
         (b"ext_item_size", b"512"),
         (b"ext_item_age", b"4294967295"),
@@ -117,6 +117,34 @@ fn absent_features(out: &mut Vec<u8>) {
         (b"ext_max_frag", b"0.80"),
         (b"slab_automove_freeratio", b"0.010"),
         (b"ext_drop_unread", b"no"),
+    ];
+    for (name, value) in fields {
+        compose_stat(name, value, out);
+    }
+    match ssl {
+        Some(ssl) => tls_settings(ssl, out),
+        None => no_tls_settings(out),
+    }
+    compose_stat(b"num_napi_ids", b"(null)", out);
+}
+
+/// `-Z`'s lines as memcached prints them (what Spinel does not configure at its defaults).
+fn tls_settings(ssl: &SslSettings, out: &mut Vec<u8>) {
+    compose_stat(b"ssl_enabled", b"yes", out);
+    compose_stat(b"ssl_chain_cert", ssl.chain_cert.as_bytes(), out);
+    compose_stat(b"ssl_key", ssl.key.as_bytes(), out);
+    compose_stat_u64(b"ssl_verify_mode", ssl.verify_mode.into(), out);
+    compose_stat(b"ssl_keyformat", b"1", out);
+    compose_stat(b"ssl_ciphers", b"NULL", out);
+    compose_stat(b"ssl_ca_cert", ssl.ca_cert.as_deref().unwrap_or("NULL").as_bytes(), out);
+    compose_stat(b"ssl_wbuf_size", b"16384", out);
+    compose_stat(b"ssl_session_cache", b"no", out);
+    compose_stat(b"ssl_kernel_tls", b"no", out);
+    compose_stat(b"ssl_min_version", ssl.min_version.as_bytes(), out);
+}
+
+fn no_tls_settings(out: &mut Vec<u8>) {
+    let fields: &[(&[u8], &[u8])] = &[
         (b"ssl_enabled", b"no"),
         (b"ssl_chain_cert", b"(null)"),
         (b"ssl_key", b"(null)"),
@@ -128,7 +156,6 @@ fn absent_features(out: &mut Vec<u8>) {
         (b"ssl_session_cache", b"no"),
         (b"ssl_kernel_tls", b"no"),
         (b"ssl_min_version", b"tlsv1.2"),
-        (b"num_napi_ids", b"(null)"),
     ];
     for (name, value) in fields {
         compose_stat(name, value, out);

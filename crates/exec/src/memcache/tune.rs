@@ -74,7 +74,9 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, command: AdminCommand, args: &Words<'_>
         AdminCommand::Lru => lru(ctx, &args),
         AdminCommand::LruCrawler => lru_crawler(ctx, &args),
         // Answered in `mod.rs` (the stream itself is the server's; the rest by crawler.rs).
-        AdminCommand::Watch | AdminCommand::CacheMemlimit => ctx.line(b"ERROR", false),
+        AdminCommand::Watch | AdminCommand::CacheMemlimit | AdminCommand::RefreshCerts => {
+            ctx.line(b"ERROR", false)
+        }
     }
 }
 

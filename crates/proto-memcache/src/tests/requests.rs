@@ -79,6 +79,10 @@ fn text_commands() {
             b"cache_memlimit 64\r\n",
             Request::Admin { command: AdminCommand::CacheMemlimit, args: Words::new(b"64") },
         ),
+        (
+            b"refresh_certs\r\n",
+            Request::Admin { command: AdminCommand::RefreshCerts, args: Words::new(b"") },
+        ),
         (b"mn\r\n", Request::MetaNoop),
     ];
     for (wire, request) in table {

@@ -134,6 +134,8 @@ pub enum AdminCommand {
     Watch,
     /// `cache_memlimit <megabytes> [noreply]`
     CacheMemlimit,
+    /// `refresh_certs [noreply]`: read the TLS certificates again.
+    RefreshCerts,
 }
 
 impl AdminCommand {
@@ -145,6 +147,7 @@ impl AdminCommand {
             AdminCommand::LruCrawler => b"lru_crawler",
             AdminCommand::Watch => b"watch",
             AdminCommand::CacheMemlimit => b"cache_memlimit",
+            AdminCommand::RefreshCerts => b"refresh_certs",
         }
     }
 }

@@ -90,6 +90,7 @@ pub(crate) fn parse<'a>(
         b"lru_crawler" => admin(&line, AdminCommand::LruCrawler),
         b"watch" => admin(&line, AdminCommand::Watch),
         b"cache_memlimit" => admin(&line, AdminCommand::CacheMemlimit),
+        b"refresh_certs" => admin(&line, AdminCommand::RefreshCerts),
         _ => Err(unknown(&line, &tokens)),
     }
 }

@@ -27,6 +27,8 @@ pub struct Stats {
     pub refused: AtomicUsize,
     pub closed: AtomicUsize,
     pub sent_bytes: AtomicUsize,
+    /// Sends that wrote something (one `Handler::sent` call each).
+    pub sends: AtomicUsize,
     pub receive_calls: AtomicUsize,
 }
 
@@ -37,6 +39,55 @@ pub struct Lines {
     pub refuse: Option<&'static [u8]>,
     /// Answer at most one line per `receive` call (tests that the tail is offered again).
     pub one_line_per_call: bool,
+    /// Connections accepted on this listener tag get a [`Xor`] session.
+    pub session_tag: Option<u32>,
+}
+
+/// A stand-in for TLS (`rt::Session`): bytes are XORed with [`XOR_KEY`] both ways; the first
+/// `open` answers a greeting (a handshake's records); a decrypted 0xFF is a protocol error
+/// (answered by an alert, `!`), a decrypted 0x04 the peer's closing alert; `close` sends
+/// `bye-session`.
+pub struct Xor {
+    greeted: bool,
+}
+
+pub const XOR_KEY: u8 = 0x5a;
+pub const GREETING: &[u8] = b"hello\n";
+pub const ALERT: &[u8] = b"!";
+pub const CLOSE_RECORD: &[u8] = b"bye-session";
+
+pub fn xor(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|b| b ^ XOR_KEY).collect()
+}
+
+impl rt::Session for Xor {
+    fn open(&mut self, input: &[u8], plain: &mut Vec<u8>, out: &mut Vec<u8>) -> rt::Opened {
+        if !self.greeted {
+            self.greeted = true;
+            out.extend_from_slice(&xor(GREETING));
+        }
+        for &byte in input {
+            match byte ^ XOR_KEY {
+                0xff => {
+                    out.extend_from_slice(&xor(ALERT));
+                    return rt::Opened::Failed;
+                }
+                0x04 => return rt::Opened::PeerClosed,
+                clear => plain.push(clear),
+            }
+        }
+        rt::Opened::Open
+    }
+
+    fn seal(&mut self, out: &mut Vec<u8>, from: usize) {
+        for byte in &mut out[from..] {
+            *byte ^= XOR_KEY;
+        }
+    }
+
+    fn close(&mut self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&xor(CLOSE_RECORD));
+    }
 }
 
 pub struct LineConn {
@@ -101,6 +152,7 @@ impl Handler for Lines {
 
     fn sent(&mut self, _conn: &mut LineConn, bytes: usize) {
         self.stats.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.stats.sends.fetch_add(1, Ordering::Relaxed);
     }
 
     fn close(&mut self, _conn: LineConn) {
@@ -110,6 +162,13 @@ impl Handler for Lines {
     fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) {
         conn.streamed += 1;
         out.extend_from_slice(format!("tick {}\n", conn.streamed).as_bytes());
+    }
+
+    fn session(&mut self, tag: u32) -> Option<Box<dyn rt::Session>> {
+        match self.session_tag == Some(tag) {
+            true => Some(Box::new(Xor { greeted: false })),
+            false => None,
+        }
     }
 
     fn tick(&mut self) -> Control {
@@ -147,9 +206,10 @@ pub fn listener(tag: u32) -> Listener {
 pub struct Options {
     pub refuse: Option<&'static [u8]>,
     pub one_line_per_call: bool,
+    pub session_tag: Option<u32>,
 }
 
-pub const PLAIN: Options = Options { refuse: None, one_line_per_call: false };
+pub const PLAIN: Options = Options { refuse: None, one_line_per_call: false, session_tag: None };
 
 pub fn start(config: LoopConfig, listeners: Vec<Listener>, options: Options) -> Server {
     let stop = Arc::new(AtomicBool::new(false));
@@ -166,6 +226,7 @@ pub fn start(config: LoopConfig, listeners: Vec<Listener>, options: Options) -> 
         stats: stats.clone(),
         refuse: options.refuse,
         one_line_per_call: options.one_line_per_call,
+        session_tag: options.session_tag,
     };
     let thread = std::thread::spawn(move || rt::run(&config, listeners, handler));
     Server { addrs, stop, stats, thread: Some(thread) }

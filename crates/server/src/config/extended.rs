@@ -1,6 +1,7 @@
 //! memcached's `-o key=value,key2` suboptions: the ones with a meaning in Spinel
-//! (`idle_timeout`, `read_buf_mem_limit`) apply, the ones that mean nothing here are accepted with a start-up
-//! warning so an existing command line starts, and any other is refused.
+//! (`idle_timeout`, `read_buf_mem_limit`, `-Z`'s `ssl_*`) apply, the ones that mean nothing
+//! here are accepted with a start-up warning so an existing command line starts, and any
+//! other is refused.
 
 use std::{fmt, str::FromStr};
 
@@ -48,16 +49,11 @@ const IGNORED_SUBOPTIONS: &[&str] = &[
     "no_drop_privileges",
     "meta_response_old",
     "lru_pct_hot",
-    "ssl_chain_cert",
-    "ssl_key",
-    "ssl_verify_mode",
     "ssl_keyformat",
     "ssl_ciphers",
-    "ssl_ca_cert",
     "ssl_wbuf_size",
     "ssl_session_cache",
     "ssl_kernel_tls",
-    "ssl_min_version",
     "ext_path",
     "ext_page_size",
     "ext_wbuf_size",
@@ -83,6 +79,8 @@ pub struct Extended(pub Vec<(String, String)>);
 /// What one suboption does here.
 pub enum Effect {
     IdleTimeout(u64),
+    /// One of `-Z`'s settings (`ssl_chain_cert`, ...), checked by `tls.rs`.
+    Ssl,
     /// Megabytes, as memcached reads it.
     ReadBufMemLimit(u64),
     Ignored,
@@ -99,6 +97,9 @@ pub fn effect(key: &str, value: &str) -> Result<Effect, String> {
             .parse()
             .map_err(|_| format!("could not parse argument to read_buf_mem_limit: '{value}'"))?;
         Ok(Effect::ReadBufMemLimit(mb))
+    } else if super::tls::SSL_SUBOPTIONS.contains(&key) {
+        super::tls::check_suboption(key, value)?;
+        Ok(Effect::Ssl)
     } else if IGNORED_SUBOPTIONS.contains(&key) || key.starts_with("ext_") {
         Ok(Effect::Ignored)
     } else {

@@ -9,6 +9,7 @@ mod extended;
 mod file;
 mod options;
 mod refused;
+mod tls;
 mod values;
 
 #[cfg(test)]
@@ -88,6 +89,19 @@ pub struct Config {
     pub protected_mode: bool,
     /// `--metrics-port` (0: none).
     pub metrics_port: u16,
+    /// memcached `-Z` and its `-o ssl_*` suboptions as given (for `--print-config`), and the
+    /// settings they make: TLS on the memcached TCP ports.
+    pub enable_ssl: bool,
+    pub ssl_suboptions: Vec<(String, String)>,
+    pub memcache_tls: Option<crate::tls::Settings>,
+    /// Redis `tls-port` (0: none) and its `tls-*` flags as given, and the settings they make.
+    pub tls_port: u16,
+    pub tls_cert_file: Option<String>,
+    pub tls_key_file: Option<String>,
+    pub tls_ca_cert_file: Option<String>,
+    pub tls_auth_clients: String,
+    pub tls_protocols: Option<String>,
+    pub resp_tls: Option<crate::tls::Settings>,
     pub io: IoChoice,
     pub pin: bool,
     pub busy_poll_us: u64,
@@ -157,6 +171,16 @@ impl Default for Config {
             dbfilename: "dump.spinel".into(),
             protected_mode: true,
             metrics_port: 0,
+            enable_ssl: false,
+            ssl_suboptions: Vec::new(),
+            memcache_tls: None,
+            tls_port: 0,
+            tls_cert_file: None,
+            tls_key_file: None,
+            tls_ca_cert_file: None,
+            tls_auth_clients: "yes".into(),
+            tls_protocols: None,
+            resp_tls: None,
             io: IoChoice::Auto,
             pin: false,
             busy_poll_us: 0,
@@ -316,6 +340,13 @@ fn resolve(options: Options) -> Result<Config, String> {
         dbfilename,
         protected_mode,
         metrics_port,
+        enable_ssl,
+        tls_port,
+        tls_cert_file,
+        tls_key_file,
+        tls_ca_cert_file,
+        tls_auth_clients,
+        tls_protocols,
         io,
         pin,
         busy_poll_us,
@@ -332,11 +363,22 @@ fn resolve(options: Options) -> Result<Config, String> {
     } = options;
     let default = Config::default();
     let listen = listen.unwrap_or(Listen { addrs: default.listen, text: default.listen_text });
-    let ignored_suboptions: Vec<(String, String)> = extended
+    let suboptions: Vec<(String, String)> = extended.into_iter().flat_map(|e| e.0).collect();
+    let effect_of = |(k, v): &(String, String)| extended::effect(k, v);
+    let (ssl_suboptions, ignored_suboptions): (Vec<_>, Vec<_>) = suboptions
         .into_iter()
-        .flat_map(|e| e.0)
-        .filter(|(k, v)| matches!(extended::effect(k, v), Ok(Effect::Ignored)))
-        .collect();
+        .filter(|item| matches!(effect_of(item), Ok(Effect::Ignored | Effect::Ssl)))
+        .partition(|item| matches!(effect_of(item), Ok(Effect::Ssl)));
+    let tls_auth_clients = tls_auth_clients.unwrap_or(default.tls_auth_clients);
+    let tls_port = tls_port.unwrap_or(0);
+    let resp_tls = tls::resp(tls::RespFlags {
+        port: tls_port,
+        cert_file: tls_cert_file.as_deref(),
+        key_file: tls_key_file.as_deref(),
+        ca_cert_file: tls_ca_cert_file.as_deref(),
+        auth_clients: &tls_auth_clients,
+        protocols: tls_protocols.as_deref(),
+    })?;
     let warnings = ignored_suboptions
         .iter()
         .map(|(key, _)| format!("-o {key}: memcached option with no effect in Spinel"))
@@ -386,6 +428,16 @@ fn resolve(options: Options) -> Result<Config, String> {
         dir: dir.unwrap_or(default.dir),
         dbfilename: dbfilename.unwrap_or(default.dbfilename),
         metrics_port: metrics_port.unwrap_or(0),
+        memcache_tls: tls::memcache(enable_ssl, &ssl_suboptions)?,
+        enable_ssl,
+        ssl_suboptions,
+        tls_port,
+        tls_cert_file,
+        tls_key_file,
+        tls_ca_cert_file,
+        tls_auth_clients,
+        tls_protocols,
+        resp_tls,
         protected_mode: match protected_mode.as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("yes") => true,
             Some("no") => false,
@@ -413,7 +465,7 @@ fn resolve(options: Options) -> Result<Config, String> {
 
 /// The options that reproduce `config`, for `--print-config`.
 fn effective_options(config: &Config) -> Options {
-    let suboptions = config.ignored_suboptions.clone();
+    let suboptions = [config.ssl_suboptions.clone(), config.ignored_suboptions.clone()].concat();
     Options {
         port: Some(config.port),
         listen: Some(Listen { addrs: config.listen.clone(), text: config.listen_text.clone() }),
@@ -436,6 +488,7 @@ fn effective_options(config: &Config) -> Options {
             true => Vec::new(),
             false => vec![extended::Extended(suboptions)],
         },
+        enable_ssl: config.enable_ssl,
         disable_flush_all: config.disable_flush_all,
         enable_sasl: config.enable_sasl,
         auth_file: config.auth_file.clone(),
@@ -459,6 +512,12 @@ fn effective_options(config: &Config) -> Options {
         dbfilename: Some(config.dbfilename.clone()),
         protected_mode: Some(if config.protected_mode { "yes" } else { "no" }.into()),
         metrics_port: Some(config.metrics_port).filter(|&port| port != 0),
+        tls_port: Some(config.tls_port).filter(|&port| port != 0),
+        tls_cert_file: config.tls_cert_file.clone(),
+        tls_key_file: config.tls_key_file.clone(),
+        tls_ca_cert_file: config.tls_ca_cert_file.clone(),
+        tls_auth_clients: Some(config.tls_auth_clients.clone()),
+        tls_protocols: config.tls_protocols.clone(),
         io: Some(Io(config.io)),
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),
@@ -514,6 +573,13 @@ fn validate(config: &Config) -> Result<(), String> {
     }
     if config.resp_port != 0 && config.resp_port == config.port && config.port != 0 {
         return Err("--resp-port and -p must differ".into());
+    }
+    let tls_port = config.tls_port;
+    if tls_port != 0 && (tls_port == config.port || tls_port == config.resp_port) {
+        return Err("--tls-port must differ from -p and --resp-port".into());
+    }
+    if config.memcache_tls.is_some() && config.unix_socket.is_some() {
+        return Err("-Z: you cannot enable SSL without a TCP port (-s replaces it)".into());
     }
     Ok(())
 }

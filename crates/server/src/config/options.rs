@@ -138,8 +138,9 @@ pub struct Options {
 
     /// memcached suboptions, comma-separated, repeatable
     ///
-    /// idle_timeout=SECS and read_buf_mem_limit=MB apply (the long options win over them); the ones that mean nothing here
-    /// (slab_*, lru_*, hashpower, ext_*, ssl_*, ...) are accepted with a start-up warning;
+    /// idle_timeout=SECS and read_buf_mem_limit=MB apply (the long options win over them),
+    /// and the ssl_* of -Z; the ones that mean nothing here (slab_*, lru_*, hashpower,
+    /// ext_*, ssl_ciphers, ...) are accepted with a start-up warning;
     /// unknown ones refuse to start.
     #[arg(short = 'o', long, value_name = "K=V,...", help_heading = MEMCACHED)]
     #[serde(
@@ -149,6 +150,16 @@ pub struct Options {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub extended: Vec<Extended>,
+
+    /// TLS on the memcached TCP port(s), with the certificate from -o ssl_chain_cert
+    ///
+    /// -o ssl_chain_cert=FILE (PEM chain, required), ssl_key=FILE (default: the chain
+    /// file), ssl_ca_cert=FILE (CAs of client certificates), ssl_verify_mode=0-3 (none,
+    /// request, require, once), ssl_min_version=2|3 (TLS 1.2, 1.3; 0 and 1, TLS 1.0 and
+    /// 1.1, mean 1.2). Certificates are read again on SIGHUP and by `refresh_certs`.
+    #[arg(short = 'Z', long, help_heading = MEMCACHED)]
+    #[serde(default, deserialize_with = "text::switch")]
+    pub enable_ssl: bool,
 
     /// Refuse memcached's flush_all (Redis FLUSHALL and FLUSHDB are not affected)
     #[arg(short = 'F', long, help_heading = MEMCACHED)]
@@ -257,6 +268,41 @@ pub struct Options {
     #[arg(long, value_name = "yes|no", help_heading = REDIS)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protected_mode: Option<String>,
+
+    /// Redis `tls-port`: a TLS RESP port beside --resp-port; 0 or unset: none
+    ///
+    /// Needs --tls-cert-file and --tls-key-file, and --tls-ca-cert-file unless
+    /// --tls-auth-clients is no. Certificates are read again on SIGHUP.
+    #[arg(long, value_name = "NUM", help_heading = REDIS)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub tls_port: Option<u16>,
+
+    /// Redis `tls-cert-file`: the TLS port's certificate chain (PEM)
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cert_file: Option<String>,
+
+    /// Redis `tls-key-file`: the TLS port's private key (PEM)
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_key_file: Option<String>,
+
+    /// Redis `tls-ca-cert-file`: CAs whose client certificates the TLS port accepts (PEM)
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_ca_cert_file: Option<String>,
+
+    /// Redis `tls-auth-clients`: yes (a client certificate is required), optional or no
+    /// [default: yes]
+    #[arg(long, value_name = "yes|optional|no", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_auth_clients: Option<String>,
+
+    /// Redis `tls-protocols`: the TLS versions the TLS port accepts, space-separated
+    /// [default: "TLSv1.2 TLSv1.3"]
+    #[arg(long, value_name = "\"TLSv1.2 TLSv1.3\"", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_protocols: Option<String>,
 
     /// Prometheus metrics port on the -l addresses (GET /metrics, /healthz, /readyz); 0 or
     /// unset: none
@@ -381,6 +427,7 @@ impl Options {
             udp_port: cli.udp_port.or(self.udp_port),
             // Suboptions accumulate like repeated -o: the file's first, then the command line's.
             extended: [self.extended, cli.extended].concat(),
+            enable_ssl: cli.enable_ssl || self.enable_ssl,
             disable_flush_all: cli.disable_flush_all || self.disable_flush_all,
             enable_sasl: cli.enable_sasl || self.enable_sasl,
             auth_file: cli.auth_file.or(self.auth_file),
@@ -398,6 +445,12 @@ impl Options {
             dir: cli.dir.or(self.dir),
             dbfilename: cli.dbfilename.or(self.dbfilename),
             protected_mode: cli.protected_mode.or(self.protected_mode),
+            tls_port: cli.tls_port.or(self.tls_port),
+            tls_cert_file: cli.tls_cert_file.or(self.tls_cert_file),
+            tls_key_file: cli.tls_key_file.or(self.tls_key_file),
+            tls_ca_cert_file: cli.tls_ca_cert_file.or(self.tls_ca_cert_file),
+            tls_auth_clients: cli.tls_auth_clients.or(self.tls_auth_clients),
+            tls_protocols: cli.tls_protocols.or(self.tls_protocols),
             metrics_port: cli.metrics_port.or(self.metrics_port),
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,

@@ -44,7 +44,6 @@ const REFUSED: &[Refused] = &[
     flag('f', "slab-growth-factor", true, Ignore, "Spinel has no slab classes"),
     flag('n', "slab-min-size", true, Ignore, "Spinel has no slab classes"),
     flag('L', "enable-largepages", false, Ignore, "the store maps its memory itself"),
-    flag('Z', "enable-ssl", false, Refuse, "TLS is not supported"),
     flag('N', "napi_ids", true, Ignore, "connections are spread by SO_REUSEPORT"),
 ];
 

@@ -128,6 +128,58 @@ fn errors_are_one_line_and_name_the_flag() {
     }
 }
 
+/// memcached's -Z and its ssl_* suboptions, and Redis's tls-* flags, become the TLS
+/// settings; what is missing or malformed is refused by name.
+#[test]
+fn tls_settings() {
+    use crate::tls::{ClientAuth, Versions};
+    let c = run(&[
+        "-Z",
+        "-o",
+        "ssl_chain_cert=chain.pem,ssl_verify_mode=2",
+        "-o",
+        "ssl_ca_cert=ca.pem,ssl_min_version=3",
+    ])
+    .unwrap();
+    let tls = c.memcache_tls.unwrap();
+    assert_eq!((tls.cert_path.as_str(), tls.key_path.as_str()), ("chain.pem", "chain.pem"));
+    assert_eq!((tls.client_auth, tls.versions), (ClientAuth::Required, Versions::Tls13Only));
+    assert_eq!(tls.ca_path.as_deref(), Some("ca.pem"));
+    assert!(run(&["-o", "ssl_chain_cert=c.pem"]).unwrap().memcache_tls.is_none(), "no -Z");
+    let redis = ["--tls-port", "6380", "--tls-cert-file", "c", "--tls-key-file", "k"];
+    let c = run(&[&redis[..], &["--tls-auth-clients", "no"]].concat()).unwrap();
+    let tls = c.resp_tls.unwrap();
+    assert_eq!((c.tls_port, tls.client_auth), (6380, ClientAuth::None));
+    let c = run(&[&redis[..], &["--tls-ca-cert-file", "ca"]].concat()).unwrap();
+    let tls = c.resp_tls.unwrap();
+    assert_eq!(tls.client_auth, ClientAuth::Required, "Redis's default");
+    assert_eq!(tls.versions, Versions::Tls12AndTls13);
+    for (protocols, versions) in
+        [("tlsv1.3", Versions::Tls13Only), ("TLSv1.2", Versions::Tls12Only)]
+    {
+        let list = [&redis[..], &["--tls-auth-clients", "no", "--tls-protocols", protocols]];
+        assert_eq!(run(&list.concat()).unwrap().resp_tls.unwrap().versions, versions);
+    }
+    for (list, word) in [
+        (&["-Z"][..], "ssl_chain_cert"),
+        (&["-Z", "-o", "ssl_chain_cert=c", "-s", "/tmp/s"], "-Z"),
+        (&["-o", "ssl_verify_mode=4"], "ssl_verify_mode"),
+        (&["-o", "ssl_min_version=tlsv1.4"], "ssl_min_version"),
+        (&["-o", "ssl_key="], "ssl_key"),
+        (&redis[..], "--tls-ca-cert-file"),
+        (&["--tls-port", "6380", "--tls-auth-clients", "no"], "--tls-cert-file"),
+        (&[&redis[..], &["--tls-auth-clients", "maybe"]].concat(), "--tls-auth-clients"),
+        (&[&redis[..], &["--resp-port", "6380"]].concat(), "--tls-port"),
+        (
+            &[&redis[..], &["--tls-auth-clients", "no", "--tls-protocols", "TLSv1.1"]].concat(),
+            "--tls-protocols",
+        ),
+    ] {
+        let message = run(list).unwrap_err();
+        assert!(message.contains(word), "{list:?}: {message} does not name {word}");
+    }
+}
+
 /// memcached's rules for -S and -Y: each forces its dialect unless -B names it, naming the
 /// other is refused, -Y decides when both are given, and neither allows UDP.
 #[test]
@@ -232,11 +284,24 @@ fn reload_rereads_the_file_under_the_same_command_line() {
 
 #[test]
 fn print_config_reads_back_to_the_same_config() {
-    let lists: [&[&str]; 4] = [
+    let lists: [&[&str]; 6] = [
         &["-p", "1234", "-m", "128", "-o", "slab_reassign", "--pin", "-vv", "-u", "nobody"],
         &["-S"],
         &["-Y", "/etc/auth"],
         &["-S", "-Y", "/etc/auth"],
+        &["-Z", "-o", "ssl_chain_cert=c.pem,ssl_ciphers=HIGH,ssl_verify_mode=1,ssl_ca_cert=a"],
+        &[
+            "--tls-port",
+            "6380",
+            "--tls-cert-file",
+            "c",
+            "--tls-key-file",
+            "k",
+            "--tls-auth-clients",
+            "optional",
+            "--tls-ca-cert-file",
+            "ca",
+        ],
     ];
     for list in lists {
         let text = printed(&[list, &["--print-config"]].concat());

@@ -84,7 +84,7 @@ const MEMCACHED_FLAGS: &[Flag] = &[
         Some("/tmp/mem"),
         Sets(|c| c.memory_file.as_deref() == Some("/tmp/mem")),
     ),
-    row('Z', Some("enable-ssl"), None, Refused("-Z/--enable-ssl")),
+    row('Z', Some("enable-ssl"), None, Refused("ssl_chain_cert")),
     row('o', Some("extended"), Some("idle_timeout=9"), Sets(|c| c.idle_timeout_secs == 9)),
     row(
         'o',
@@ -93,7 +93,8 @@ const MEMCACHED_FLAGS: &[Flag] = &[
         Sets(|c| c.read_buf_mem_limit_mib == 3),
     ),
     row('o', Some("extended"), Some("slab_reassign,hashpower=20"), Warns("hashpower")),
-    row('o', Some("extended"), Some("ssl_key=k.pem"), Warns("ssl_key")),
+    row('o', Some("extended"), Some("ssl_ciphers=HIGH"), Warns("ssl_ciphers")),
+    row('o', Some("extended"), Some("ssl_verify_mode=4"), Refused("ssl_verify_mode")),
     row('o', Some("extended"), Some("ext_path=/d:1G"), Warns("ext_path")),
     row('N', Some("napi_ids"), Some("2"), Warns("-N/--napi_ids")),
     // Values that memcached takes and Spinel refuses, or that neither takes.
