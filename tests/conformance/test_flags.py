@@ -43,11 +43,13 @@ def test_user_drops_privileges():
     nobody = pwd.getpwnam("nobody")
 
     def check(server, mc, resp):
+        # A reply first: the port accepts (the kernel's backlog) as soon as it is bound,
+        # before the privileges drop; the workers that answer start only after it.
+        with Conn(mc) as c:
+            c.rt(b"set u 0 0 1\r\nx\r\n", b"STORED\r\n")
         with open(f"/proc/{server.pid}/status") as f:
             uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
         assert all(int(uid) == nobody.pw_uid for uid in uids), uids
-        with Conn(mc) as c:
-            c.rt(b"set u 0 0 1\r\nx\r\n", b"STORED\r\n")
     with_server(["-u", "nobody"], check)
 
 
