@@ -161,3 +161,18 @@ def test_memory_of_large_collections(server):
         c.send(resp_encode("DEL", "big"))
         assert c.read_line() == b":1\r\n"
     assert value(samples(scrape(server)[2]), kind="collections") == 0
+
+
+def test_worker_loops_report_busy_time_and_wakeups(server):
+    with Conn(server.resp_port) as c:
+        for i in range(50):
+            c.send(resp_encode("SET", f"k{i}", "v"))
+            assert c.read_line() == b"+OK\r\n"
+    found = samples(scrape(server)[2])
+    wakeups = {dict(labels)["thread"]: value for (name, labels), value in found.items()
+               if name == "spinel_loop_wakeups_total"}
+    busy = {dict(labels)["thread"]: value for (name, labels), value in found.items()
+            if name == "spinel_loop_busy_seconds_total"}
+    assert sorted(wakeups) == sorted(busy) == [str(t) for t in range(server.threads)]
+    assert sum(wakeups.values()) >= 50, "a wake-up per request at least, one at a time"
+    assert 0 < sum(busy.values()) < 60

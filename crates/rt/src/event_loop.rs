@@ -132,6 +132,8 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
                 return Ok(());
             }
+            // One clock read per turn, spread over the turn's requests.
+            self.config.stats.note_turn(self.now.elapsed());
             self.driver.wait(self.now, next_tick, !self.backlog.is_empty())?;
         }
     }

@@ -78,6 +78,7 @@ use std::{
 };
 
 pub use buf::{DirtyList, InputTail, OutBuf, POOLED_BYTES_MAX as OUTPUT_POOL_BYTES_MAX};
+pub use loop_stats::LoopStats;
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 pub use session::{Opened, Session};
 
@@ -86,6 +87,7 @@ mod conn;
 mod driver;
 mod event_loop;
 mod input_budget;
+mod loop_stats;
 mod poll;
 mod session;
 mod sys;
@@ -141,6 +143,8 @@ pub struct LoopConfig {
     /// After [`Control::Shutdown`], how long connections may take to flush their output
     /// before they are closed regardless.
     pub shutdown_grace: Duration,
+    /// Where the loop counts its busy time and wake-ups (metrics).
+    pub stats: Arc<LoopStats>,
 }
 
 impl LoopConfig {
@@ -176,6 +180,7 @@ impl Default for LoopConfig {
             recv_buffers: 128,
             recv_buffer_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(1),
+            stats: Arc::default(),
         }
     }
 }

@@ -143,8 +143,9 @@ fn run(config: &Config) -> Result<(), String> {
         resp_tls,
     });
     let mut handles = Vec::new();
+    let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
     for (index, own) in listeners.into_iter().enumerate() {
-        let loop_config = loop_config(config, backend, index, &buffers);
+        let loop_config = loop_config(config, backend, index, &buffers, &loop_stats[index]);
         let stop = Arc::clone(&stop);
         let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
         let worker = Worker::new(Arc::clone(&shared), Arc::clone(&limits), index, stop_requested);
@@ -158,7 +159,7 @@ fn run(config: &Config) -> Result<(), String> {
         .into_iter()
         .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
-    metrics::spawn(metrics_listeners, &shared)?;
+    metrics::spawn(metrics_listeners, &shared, &loop_stats)?;
     service::ready();
     let mut failure = None;
     for handle in handles {
@@ -464,6 +465,7 @@ fn loop_config(
     backend: rt::Backend,
     index: usize,
     buffers: &Arc<rt::BufferBudget>,
+    stats: &Arc<rt::LoopStats>,
 ) -> rt::LoopConfig {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     rt::LoopConfig {
@@ -479,6 +481,7 @@ fn loop_config(
         input_budget_bytes: (INPUT_TAILS_TOTAL_BYTES / config.threads.max(1)).max(64 * 1024),
         input_tails_max: input_tails_max(config),
         recv_buffer_bytes: RECV_BUFFER_BYTES as u32,
+        stats: Arc::clone(stats),
         ..Default::default()
     }
 }

@@ -4,6 +4,7 @@
 //! scrapes are rare, so it stays off the event loops and costs them nothing.
 
 use std::{
+    fmt::Write as _,
     io::{Read, Write},
     net::{IpAddr, SocketAddr, TcpListener, TcpStream},
     sync::Arc,
@@ -28,32 +29,43 @@ pub fn bind(addresses: &[IpAddr], port: u16) -> Result<Vec<TcpListener>, String>
         .collect()
 }
 
+/// What a scrape reads: the shared state, and each worker loop's own figures.
+struct Sources {
+    shared: Arc<Shared>,
+    loops: Vec<Arc<rt::LoopStats>>,
+}
+
 /// Serves scrapes on each listener from a thread of its own, until the process ends.
-pub fn spawn(listeners: Vec<TcpListener>, shared: &Arc<Shared>) -> Result<(), String> {
+pub fn spawn(
+    listeners: Vec<TcpListener>,
+    shared: &Arc<Shared>,
+    loops: &[Arc<rt::LoopStats>],
+) -> Result<(), String> {
+    let sources = Arc::new(Sources { shared: Arc::clone(shared), loops: loops.to_vec() });
     for listener in listeners {
-        let shared = Arc::clone(shared);
+        let sources = Arc::clone(&sources);
         std::thread::Builder::new()
             .name("spinel-metrics".into())
-            .spawn(move || serve(&listener, &shared))
+            .spawn(move || serve(&listener, &sources))
             .map_err(|e| format!("cannot start the metrics thread: {e}"))?;
     }
     Ok(())
 }
 
-fn serve(listener: &TcpListener, shared: &Shared) {
+fn serve(listener: &TcpListener, sources: &Sources) {
     for stream in listener.incoming() {
         let Ok(mut stream) = stream else { continue };
-        if let Err(e) = answer(&mut stream, shared) {
+        if let Err(e) = answer(&mut stream, sources) {
             tracing::debug!("metrics request failed: {e}");
         }
     }
 }
 
-fn answer(stream: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
+fn answer(stream: &mut TcpStream, sources: &Sources) -> std::io::Result<()> {
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
     let head = read_head(stream)?;
-    let (status, content_type, body) = respond(&head, shared);
+    let (status, content_type, body) = respond(&head, sources);
     let header = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n",
@@ -79,7 +91,7 @@ fn read_head(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 }
 
 /// Status line, content type and body for a request head.
-fn respond(head: &[u8], shared: &Shared) -> (&'static str, &'static str, String) {
+fn respond(head: &[u8], sources: &Sources) -> (&'static str, &'static str, String) {
     let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
     let mut words = line.split(|&b| b == b' ');
     let (method, target) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
@@ -88,9 +100,33 @@ fn respond(head: &[u8], shared: &Shared) -> (&'static str, &'static str, String)
         return ("405 Method Not Allowed", "text/plain", "only GET\n".into());
     }
     match path {
-        b"/metrics" => ("200 OK", TEXT_FORMAT, exec::metrics::render(shared)),
+        b"/metrics" => ("200 OK", TEXT_FORMAT, render(sources)),
         b"/healthz" => ("200 OK", "text/plain", "ok\n".into()),
         b"/readyz" => ("200 OK", "text/plain", "ready\n".into()),
         _ => ("404 Not Found", "text/plain", "not found: try /metrics\n".into()),
     }
+}
+
+/// The exposition: the shared counters' families, then the worker loops'.
+fn render(sources: &Sources) -> String {
+    let mut out = exec::metrics::render(&sources.shared);
+    let families = [
+        (
+            "spinel_loop_busy_seconds_total",
+            "Time each worker loop spent working between waits (its utilisation is the rate).",
+            &(|stats: &rt::LoopStats| stats.busy_ns() as f64 / 1e9) as &dyn Fn(&rt::LoopStats) -> f64,
+        ),
+        (
+            "spinel_loop_wakeups_total",
+            "Wake-ups of each worker loop (requests per wake-up: the requests' rate over this one's).",
+            &|stats: &rt::LoopStats| stats.wakeups() as f64,
+        ),
+    ];
+    for (name, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+        for (thread, stats) in sources.loops.iter().enumerate() {
+            let _ = writeln!(out, "{name}{{thread=\"{thread}\"}} {}", value(stats));
+        }
+    }
+    out
 }
