@@ -100,6 +100,9 @@ def test_reset_logs_out(locked):
 def test_password_set_and_cleared_at_run_time(make_server):
     server = make_server()
     with Conn(server.resp_port) as before, Conn(server.resp_port) as admin:
+        # Served once, so that the server has taken it in (another worker may run admin's
+        # commands before this one's accept comes round otherwise).
+        assert rt(before, "PING") == b"+PONG\r\n"
         assert rt(admin, "AUTH", "x") == AUTH_NOPASS
         assert rt(admin, "AUTH", "default", "anything") == b"+OK\r\n", "nopass"
         assert rt(admin, "AUTH", "bob", "x") == WRONGPASS
