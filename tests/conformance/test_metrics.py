@@ -4,6 +4,7 @@ traffic of both protocols, scraped while that traffic runs; and the probe paths.
 """
 
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -176,3 +177,41 @@ def test_worker_loops_report_busy_time_and_wakeups(server):
     assert sorted(wakeups) == sorted(busy) == [str(t) for t in range(server.threads)]
     assert sum(wakeups.values()) >= 50, "a wake-up per request at least, one at a time"
     assert 0 < sum(busy.values()) < 60
+
+
+def test_connections_by_port(server):
+    """Open and accepted connections of each listening port: the memcached and Redis ports
+    are told apart, opening raises both counts, closing lowers only the open one."""
+    def counts():
+        found = samples(scrape(server)[2])
+        return {port: (value(found, "spinel_connections", listener=name, port=str(port)),
+                       value(found, "spinel_connections_accepted_total", listener=name,
+                             port=str(port)))
+                for name, port in (("memcache", server.mc_port), ("resp", server.resp_port))}
+
+    # The readiness probes' connections may still be closing.
+    deadline = time.monotonic() + 5
+    while any(open_now for open_now, _ in counts().values()):
+        assert time.monotonic() < deadline, counts()
+        time.sleep(0.05)
+    before = counts()
+    mc = [Conn(server.mc_port) for _ in range(3)]
+    redis = [Conn(server.resp_port) for _ in range(2)]
+    for c in mc:
+        c.rt(b"mn\r\n", b"MN\r\n")
+    for c in redis:
+        c.rt(resp_encode("PING"), b"+PONG\r\n")
+    during = counts()
+    for port, opened in ((server.mc_port, 3), (server.resp_port, 2)):
+        assert during[port][0] == before[port][0] + opened, (port, before, during)
+        assert during[port][1] == before[port][1] + opened, (port, before, during)
+    for c in mc + redis:
+        c.close()
+    deadline = time.monotonic() + 5
+    while counts()[server.mc_port][0] != before[server.mc_port][0] \
+            or counts()[server.resp_port][0] != before[server.resp_port][0]:
+        assert time.monotonic() < deadline, (before, counts())
+        time.sleep(0.05)
+    after = counts()
+    assert after[server.mc_port][1] == before[server.mc_port][1] + 3
+    assert after[server.resp_port][1] == before[server.resp_port][1] + 2

@@ -23,6 +23,7 @@
 pub mod auth;
 pub mod binary;
 pub mod conns;
+mod control;
 mod core;
 pub mod counters;
 pub mod gate;
@@ -36,6 +37,7 @@ mod shared;
 pub mod snapshot;
 pub mod watch;
 
+pub use control::ServerControl;
 pub use counters::{Counters, Totals};
 pub use shared::{RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES};
 

@@ -104,7 +104,7 @@ fn memcached_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     gauge("memcached_current_connections", "Open client connections, of both protocols.")
         .write(out, &[("", t(totals.curr_connections))]);
     gauge("memcached_max_connections", "The connection limit (-c).")
-        .write(out, &[("", t(shared.settings.max_connections))]);
+        .write(out, &[("", t(shared.max_connections()))]);
     counter("memcached_connections_total", "Connections accepted.")
         .write(out, &[("", t(totals.total_connections))]);
     counter("memcached_connections_rejected_total", "Connections refused at the limit.")

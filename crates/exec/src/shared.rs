@@ -39,6 +39,7 @@ pub struct Settings {
     /// output pools): the store gets the rest, so the process stays near `-m`. memcached's
     /// `limit_maxbytes` and `cache_memlimit` speak of the whole.
     pub buffer_reserve_bytes: u64,
+    /// At start; [`Shared::max_connections`] is the limit in force.
     pub max_connections: u64,
     pub threads: u32,
     pub item_size_max: u64,
@@ -53,6 +54,7 @@ pub struct Settings {
     pub binding_protocol: String,
     /// `io_uring` or `epoll`.
     pub io_backend: String,
+    /// At start; [`Shared::idle_timeout_secs`] is the timeout in force.
     pub idle_timeout_secs: u64,
     /// memcached `-o read_buf_mem_limit`, in bytes (0: none), for `stats settings`.
     pub read_buf_mem_limit_bytes: u64,
@@ -233,6 +235,13 @@ pub struct Shared {
     /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
     /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
     pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
+    /// Redis `timeout` and memcached `idle_timeout` as last set (start, CONFIG SET, a
+    /// reload), in milliseconds, 0 for none: the server's loops read this same atomic.
+    pub idle_timeout_ms: Arc<AtomicU64>,
+    /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
+    max_connections: AtomicU64,
+    /// What the server does for the settings exec cannot apply itself (set once by it).
+    pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
 
 /// What `refresh_certs` runs (see [`Shared::refresh_certs`]).
@@ -391,8 +400,30 @@ impl Shared {
             refresh_certs: std::sync::OnceLock::new(),
             ssl_handshake_errors: Arc::default(),
             ssl_cert_refreshed_secs: AtomicU32::new(0),
+            idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
+            max_connections: AtomicU64::new(settings.max_connections),
+            control: std::sync::OnceLock::new(),
             settings,
         }
+    }
+
+    /// The idle timeout in force, in whole seconds (0: none).
+    pub fn idle_timeout_secs(&self) -> u64 {
+        self.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed) / 1000
+    }
+
+    pub fn set_idle_timeout_secs(&self, secs: u64) {
+        let ms = secs.saturating_mul(1000);
+        self.idle_timeout_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The connection limit in force.
+    pub fn max_connections(&self) -> u64 {
+        self.max_connections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_max_connections(&self, limit: u64) {
+        self.max_connections.store(limit.max(1), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The worker whose counters these are (for [`crate::gate::Gate`]); 0 for counters of

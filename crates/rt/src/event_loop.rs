@@ -176,7 +176,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         self.stream_all();
         self.rotate_stalled_input()?;
-        if let Some(idle) = self.config.idle_timeout {
+        if let Some(idle) = self.config.idle_timeout.get() {
             for key in self.conns.keys() {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
                 // A streaming connection (a log watcher) is not expected to send anything.

@@ -117,8 +117,9 @@ pub struct LoopConfig {
     /// Spin on the completion queue (or epoll with zero timeout) up to this long before
     /// sleeping; 0 = never spin.
     pub busy_poll_us: u64,
-    /// Close connections with no input for this long; `None` = never.
-    pub idle_timeout: Option<Duration>,
+    /// Close connections with no input for this long; shared, so the server can change it
+    /// while the loops run (Redis `CONFIG SET timeout`, a SIGHUP reload).
+    pub idle_timeout: IdleTimeout,
     /// How often [`Handler::tick`] runs (also the bound on noticing a shutdown).
     pub tick_interval: Duration,
     /// Unsent output at or above this pauses reading from the connection (backpressure).
@@ -163,13 +164,46 @@ impl LoopConfig {
     }
 }
 
+/// How long a connection may send nothing before it is closed, read by every loop at each
+/// tick: milliseconds in one atomic, 0 for never.
+#[derive(Debug, Clone, Default)]
+pub struct IdleTimeout(Arc<std::sync::atomic::AtomicU64>);
+
+impl IdleTimeout {
+    pub fn new(timeout: Option<Duration>) -> IdleTimeout {
+        let shared = IdleTimeout::default();
+        shared.set(timeout);
+        shared
+    }
+
+    /// Over milliseconds kept elsewhere too (0: never), so that another crate that cannot
+    /// name this type can change it.
+    pub fn sharing(ms: Arc<std::sync::atomic::AtomicU64>) -> IdleTimeout {
+        IdleTimeout(ms)
+    }
+
+    /// `None`: connections are never closed for idleness. A timeout shorter than a
+    /// millisecond counts as one.
+    pub fn set(&self, timeout: Option<Duration>) {
+        let ms = timeout.map_or(0, |t| (t.as_millis() as u64).max(1));
+        self.0.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> Option<Duration> {
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+}
+
 impl Default for LoopConfig {
     fn default() -> Self {
         LoopConfig {
             backend: Backend::Epoll,
             pin_cpu: None,
             busy_poll_us: 0,
-            idle_timeout: None,
+            idle_timeout: IdleTimeout::default(),
             tick_interval: Duration::from_millis(100),
             output_pause_bytes: 32 * 1024,
             output_limit_bytes: 64 * 1024 * 1024,

@@ -25,6 +25,7 @@ both_backends!(
     half_close_drops_incomplete_request,
     reset_frees_paused_connections,
     idle_timeout_closes,
+    idle_timeout_set_while_running,
     accept_refusal_sends_line,
     close_after_flush,
     shutdown_flushes_replies_in_flight,
@@ -291,7 +292,7 @@ fn idle_timeout_closes(backend: Backend) {
     let mut cfg = config(backend);
     // Generous against a loaded CI machine: the active connection pings every 50 ms, so
     // only a stall of 550 ms would make it look idle.
-    cfg.idle_timeout = Some(Duration::from_millis(600));
+    cfg.idle_timeout = rt::IdleTimeout::new(Some(Duration::from_millis(600)));
     let server = start(cfg, vec![listener(0)], PLAIN);
     let mut idle = connect(server.addr());
     let mut active = connect(server.addr());
@@ -305,6 +306,27 @@ fn idle_timeout_closes(backend: Backend) {
     assert_eq!(idle.read(&mut buf).unwrap(), 0, "idle connection still open");
     assert_eq!(request_line(&mut active, b"z\n"), b"z\n");
     assert_eq!(server.stats.closed.load(Ordering::Relaxed), 1);
+}
+
+/// A timeout set while the loop runs (none at start) closes a connection idle for longer;
+/// lifted again, the next idle connection stays.
+fn idle_timeout_set_while_running(backend: Backend) {
+    let cfg = config(backend);
+    let timeout = cfg.idle_timeout.clone();
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut first = connect(server.addr());
+    assert_eq!(request_line(&mut first, b"x\n"), b"x\n");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(request_line(&mut first, b"y\n"), b"y\n", "closed with no timeout");
+    timeout.set(Some(Duration::from_millis(200)));
+    assert!(eventually(Duration::from_secs(3), || server.stats.closed.load(Ordering::Relaxed) == 1));
+    let mut buf = [0; 16];
+    assert_eq!(first.read(&mut buf).unwrap(), 0, "idle connection still open");
+    timeout.set(None);
+    let mut second = connect(server.addr());
+    assert_eq!(request_line(&mut second, b"z\n"), b"z\n");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(request_line(&mut second, b"w\n"), b"w\n", "closed after the timeout was lifted");
 }
 
 /// A refused connection receives the refusal line, then end of stream.
@@ -465,7 +487,7 @@ fn tiny_receive_ring_half_close(backend: Backend) {
 fn busy_poll_serves(backend: Backend) {
     let mut cfg = config(backend);
     cfg.busy_poll_us = 200;
-    cfg.idle_timeout = Some(Duration::from_millis(800));
+    cfg.idle_timeout = rt::IdleTimeout::new(Some(Duration::from_millis(800)));
     let server = start(cfg, vec![listener(0)], PLAIN);
     let mut s = connect(server.addr());
     for i in 0..100 {

@@ -9,8 +9,10 @@
 
 mod auth_file;
 mod config;
+mod control;
 mod log;
 mod metrics;
+mod ports;
 mod process;
 mod service;
 mod signals;
@@ -26,7 +28,6 @@ use std::{
         atomic::{AtomicBool, AtomicU64, Ordering},
         Arc,
     },
-    time::Duration,
 };
 
 use config::{Config, Parsed};
@@ -75,6 +76,14 @@ fn run(config: &Config) -> Result<(), String> {
         tracing::warn!("io_uring unavailable ({reason}); using epoll");
     }
     let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
+    let control = control::Control::new(config, memcache_tls.clone(), resp_tls.clone());
+    let _ = shared.control.set(Box::new(control.clone()));
+    if let Err(most) = process::allow_connections(config.conn_limit) {
+        tracing::warn!(
+            "-c {}: the open-file limit leaves room for {most} connections",
+            config.conn_limit
+        );
+    }
     let tls_contexts: Vec<Arc<tls::Context>> =
         memcache_tls.iter().chain(resp_tls.iter()).cloned().collect();
     if !tls_contexts.is_empty() {
@@ -85,7 +94,8 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    let (listeners, memcache_addrs) = bind_all(config)?;
+    let (listeners, memcache_addrs, port_labels) = bind_all(config)?;
+    let ports = Arc::new(ports::Ports::new(port_labels));
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let metrics_listeners = match config.metrics_port {
@@ -93,7 +103,7 @@ fn run(config: &Config) -> Result<(), String> {
         port => metrics::bind(&config.listen, port)?,
     };
     let _pidfile = apply_process_flags(config)?;
-    let (reload_shared, started) = (Arc::clone(&shared), config.clone());
+    let (reload_shared, mut in_force) = (Arc::clone(&shared), config.clone());
     let reload_source = auth_source.clone();
     let graceful_shared = Arc::clone(&shared);
     let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
@@ -105,7 +115,7 @@ fn run(config: &Config) -> Result<(), String> {
                 Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
             }
         }
-        reload(&reload_shared, &started)
+        control::reload(&reload_shared, &control, &mut in_force)
     })
     .map_err(|e| format!("cannot install signal handlers: {e}"))?;
     if let Some(user) = &config.user {
@@ -125,7 +135,6 @@ fn run(config: &Config) -> Result<(), String> {
         // Redis's `proto-max-bulk-len` (512 MiB): a longer bulk is a protocol error; a
         // shorter one that does not fit in half the memory limit gets the OOM error.
         resp: proto_resp::Limits::default(),
-        conn_limit: config.conn_limit,
         open_conns: AtomicU64::new(0),
         // Room for the largest item plus a full multiget line, with margin; Redis's
         // client-query-buffer-limit plays the same role (1 GiB there).
@@ -141,11 +150,15 @@ fn run(config: &Config) -> Result<(), String> {
         memcache_listeners,
         memcache_tls,
         resp_tls,
+        ports: Arc::clone(&ports),
     });
     let mut handles = Vec::new();
     let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
+    // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it there.
+    let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
     for (index, own) in listeners.into_iter().enumerate() {
-        let loop_config = loop_config(config, backend, index, &buffers, &loop_stats[index]);
+        let stats = &loop_stats[index];
+        let loop_config = loop_config(config, backend, index, &buffers, stats, &idle_timeout);
         let stop = Arc::clone(&stop);
         let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
         let worker = Worker::new(Arc::clone(&shared), Arc::clone(&limits), index, stop_requested);
@@ -159,7 +172,7 @@ fn run(config: &Config) -> Result<(), String> {
         .into_iter()
         .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
-    metrics::spawn(metrics_listeners, &shared, &loop_stats)?;
+    metrics::spawn(metrics_listeners, &shared, &loop_stats, &ports)?;
     service::ready();
     let mut failure = None;
     for handle in handles {
@@ -323,25 +336,6 @@ fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Resul
     Ok(())
 }
 
-/// SIGHUP: re-reads the configuration file and applies what can change while running: the
-/// log level. Every other changed key is named, and applies at the next restart.
-fn reload(shared: &Shared, started: &Config) {
-    let reloaded = match config::reload(started) {
-        Ok(reloaded) => reloaded,
-        Err(message) => {
-            tracing::error!("reload refused, the running configuration stays: {message}");
-            return;
-        }
-    };
-    shared.verbosity.store(reloaded.verbosity, Ordering::Relaxed);
-    for key in config::changed_keys(started, &reloaded) {
-        if key != "verbose" {
-            tracing::warn!("reload: `{key}` changed; it applies at the next restart");
-        }
-    }
-    tracing::info!("configuration reloaded");
-}
-
 /// The machine's memory (`MemTotal`), the most `cache_memlimit` may raise the store to: a
 /// cache larger than the memory would swap. memcached takes any value, and would.
 fn physical_memory_bytes() -> Option<usize> {
@@ -466,14 +460,14 @@ fn loop_config(
     index: usize,
     buffers: &Arc<rt::BufferBudget>,
     stats: &Arc<rt::LoopStats>,
+    idle_timeout: &rt::IdleTimeout,
 ) -> rt::LoopConfig {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     rt::LoopConfig {
         backend,
         pin_cpu: config.pin.then_some(index % cpus),
         busy_poll_us: config.busy_poll_us,
-        idle_timeout: (config.idle_timeout_secs > 0)
-            .then(|| Duration::from_secs(config.idle_timeout_secs)),
+        idle_timeout: idle_timeout.clone(),
         output_pause_bytes: config.output_pause_bytes(),
         output_limit_bytes: (config.output_limit_mib as usize) << 20,
         buffers: Arc::clone(buffers),
@@ -546,9 +540,15 @@ fn register_listeners(
 /// The memcached TCP addresses bound (after port 0 was resolved).
 type MemcacheAddrs = Vec<SocketAddr>;
 
+/// Each listener kind's tag and its port (the one bound, when 0 was asked) or socket path.
+type PortLabels = Vec<(u32, String)>;
+
 /// One listener per worker, address and port. With port 0 the first bind picks the port
 /// and the others reuse it, so all workers share it.
-fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), String> {
+fn bind_all(
+    config: &Config,
+) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs, PortLabels), String> {
+    let mut labels = PortLabels::new();
     let mut per_worker: Vec<Vec<rt::Listener>> = (0..config.threads).map(|_| Vec::new()).collect();
     // memcached's -s replaces its TCP port (and UDP) with the Unix socket.
     let memcache_tcp = config.unix_socket.is_none();
@@ -559,6 +559,7 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
             listeners.push(rt::Listener { socket: own.into(), tag: TAG_MEMCACHE });
         }
         tracing::info!("memcache listening on unix socket {path}");
+        labels.push((TAG_MEMCACHE, path.clone()));
     }
     let mut memcache_addrs = Vec::new();
     // memcached's -Z puts TLS on every memcached TCP listener.
@@ -586,12 +587,15 @@ fn bind_all(config: &Config) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs), 
                 _ => "memcache",
             };
             tracing::info!("{name} listening on {addr}");
+            if !labels.iter().any(|(t, _)| *t == tag) {
+                labels.push((tag, addr.port().to_string()));
+            }
             if tag == memcache_tag {
                 memcache_addrs.push(addr);
             }
         }
     }
-    Ok((per_worker, memcache_addrs))
+    Ok((per_worker, memcache_addrs, labels))
 }
 
 /// SO_REUSEPORT would let a second server bind a port that one already serves, and the two

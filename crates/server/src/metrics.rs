@@ -33,6 +33,7 @@ pub fn bind(addresses: &[IpAddr], port: u16) -> Result<Vec<TcpListener>, String>
 struct Sources {
     shared: Arc<Shared>,
     loops: Vec<Arc<rt::LoopStats>>,
+    ports: Arc<crate::ports::Ports>,
 }
 
 /// Serves scrapes on each listener from a thread of its own, until the process ends.
@@ -40,8 +41,13 @@ pub fn spawn(
     listeners: Vec<TcpListener>,
     shared: &Arc<Shared>,
     loops: &[Arc<rt::LoopStats>],
+    ports: &Arc<crate::ports::Ports>,
 ) -> Result<(), String> {
-    let sources = Arc::new(Sources { shared: Arc::clone(shared), loops: loops.to_vec() });
+    let sources = Arc::new(Sources {
+        shared: Arc::clone(shared),
+        loops: loops.to_vec(),
+        ports: Arc::clone(ports),
+    });
     for listener in listeners {
         let sources = Arc::clone(&sources);
         std::thread::Builder::new()
@@ -107,9 +113,46 @@ fn respond(head: &[u8], sources: &Sources) -> (&'static str, &'static str, Strin
     }
 }
 
-/// The exposition: the shared counters' families, then the worker loops'.
+/// The exposition: the shared counters' families, then the worker loops' and the ports'.
 fn render(sources: &Sources) -> String {
     let mut out = exec::metrics::render(&sources.shared);
+    render_loops(sources, &mut out);
+    render_ports(sources, &mut out);
+    out
+}
+
+/// A family of per-port samples: name, type, help, and the value from (open, accepted).
+type PortFamily = (&'static str, &'static str, &'static str, fn(u64, u64) -> u64);
+
+/// Open and accepted connections of each listening port.
+fn render_ports(sources: &Sources, out: &mut String) {
+    let ports = sources.ports.snapshot();
+    let families: [PortFamily; 2] = [
+        ("spinel_connections", "gauge", "Connections open now, by listening port.", |open, _| open),
+        (
+            "spinel_connections_accepted_total",
+            "counter",
+            "Connections accepted, by listening port.",
+            |_, accepted| accepted,
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (label, open, accepted) in &ports {
+            let (listener, port) = (label.listener, escape(&label.port));
+            let n = value(*open, *accepted);
+            let _ = writeln!(out, "{name}{{listener=\"{listener}\",port=\"{port}\"}} {n}");
+        }
+    }
+}
+
+/// A label value as the text format writes it: backslash, quote and newline escaped.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Each worker loop's busy time and wake-ups.
+fn render_loops(sources: &Sources, out: &mut String) {
     let families = [
         (
             "spinel_loop_busy_seconds_total",
@@ -128,5 +171,4 @@ fn render(sources: &Sources) -> String {
             let _ = writeln!(out, "{name}{{thread=\"{thread}\"}} {}", value(stats));
         }
     }
-    out
 }

@@ -25,6 +25,26 @@ pub fn raise_core_limit() {
     }
 }
 
+/// File descriptors the process needs beside its client connections: listeners, the
+/// rings, epoll, eventfds, the log, snapshots (Redis reserves 32 the same way).
+pub const RESERVED_FDS: u64 = 32;
+
+/// Makes room for `clients` connections: the open-file limit raised to that many plus the
+/// reserved ones, up to the hard limit (memcached raises it for `-c`, Redis for
+/// `maxclients`). `Err` gives the most clients the hard limit allows.
+pub fn allow_connections(clients: u64) -> Result<(), u64> {
+    let wanted = clients.saturating_add(RESERVED_FDS);
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else { return Ok(()) };
+    if soft >= wanted {
+        return Ok(());
+    }
+    let most = hard.saturating_sub(RESERVED_FDS).max(1);
+    if wanted > hard {
+        return Err(most);
+    }
+    setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).map_err(|_| soft.saturating_sub(RESERVED_FDS))
+}
+
 /// `-k`: every page, present and future, locked in RAM.
 pub fn lock_memory() {
     if let Err(e) = mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE) {

@@ -39,8 +39,7 @@ const WATCH_AFTER_PIPELINE: &[u8] = b"ERROR cannot pipeline other commands befor
 pub struct Limits {
     pub memcache: proto_memcache::Limits,
     pub resp: proto_resp::Limits,
-    pub conn_limit: u64,
-    /// Connections open across all workers (checked against `conn_limit` at accept).
+    /// Connections open across all workers (checked against the shared limit at accept).
     pub open_conns: AtomicU64,
     /// Unconsumed input above this closes the connection.
     pub input_limit_bytes: usize,
@@ -63,6 +62,8 @@ pub struct Limits {
     /// TLS on the memcached TCP ports (`-Z`) and on the Redis TLS port (`--tls-port`).
     pub memcache_tls: Option<Arc<crate::tls::Context>>,
     pub resp_tls: Option<Arc<crate::tls::Context>>,
+    /// Connections per listening port, for the metrics.
+    pub ports: Arc<crate::ports::Ports>,
 }
 
 /// memcached's `-B`: which dialects a memcached connection may speak.
@@ -148,7 +149,21 @@ pub enum Conn {
     Memcache(MemcacheConn),
     /// Boxed: a Redis session (client name, addresses) is several times the size of a
     /// memcached one, and every connection's slot is as large as the largest variant.
-    Resp(Box<exec::resp::Session>),
+    /// `tag`: the listener it came from.
+    Resp {
+        session: Box<exec::resp::Session>,
+        tag: u8,
+    },
+}
+
+impl Conn {
+    /// The listener the connection came from.
+    fn tag(&self) -> u32 {
+        match self {
+            Conn::Memcache(mc) => mc.tag.into(),
+            Conn::Resp { tag, .. } => (*tag).into(),
+        }
+    }
 }
 
 pub struct MemcacheConn {
@@ -160,6 +175,8 @@ pub struct MemcacheConn {
     /// After memcached `watch`: the connection only streams log lines; its input is read
     /// and dropped (so a close is noticed).
     watcher: Option<exec::watch::WatcherId>,
+    /// The listener it came from.
+    tag: u8,
 }
 
 impl MemcacheConn {
@@ -567,7 +584,7 @@ impl rt::Handler for Worker {
 
     fn accept(&mut self, tag: u32, peer: Option<SocketAddr>) -> Result<Conn, &'static [u8]> {
         let open = self.limits.open_conns.fetch_add(1, Ordering::Relaxed);
-        if open >= self.limits.conn_limit {
+        if open >= self.shared.max_connections() {
             self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
             counters::bump(&self.counters.rejected_connections, 1);
             return Err(if is_resp(tag) { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
@@ -580,12 +597,13 @@ impl rt::Handler for Worker {
         }
         counters::bump(&self.counters.curr_connections, 1);
         counters::bump(&self.counters.total_connections, 1);
+        self.limits.ports.opened(tag);
         let protocol = if is_resp(tag) { "resp" } else { "memcache" };
         tracing::debug!(protocol, peer = %peer.map_or_else(|| "-".into(), |a| a.to_string()), "connection opened");
         Ok(if is_resp(tag) {
             let peer = peer.map_or_else(String::new, |addr| addr.to_string());
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
-            Conn::Resp(Box::new(session))
+            Conn::Resp { session: Box::new(session), tag: tag as u8 }
         } else {
             let entry = self.limits.conn_entry(peer, self.shared.clock_secs());
             Conn::Memcache(MemcacheConn {
@@ -593,6 +611,7 @@ impl rt::Handler for Worker {
                 swallow_bytes: 0,
                 dialect: Dialect::Undecided,
                 watcher: None,
+                tag: tag as u8,
             })
         })
     }
@@ -608,7 +627,7 @@ impl rt::Handler for Worker {
     fn receive(&mut self, conn: &mut Conn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
         let input_limit = match conn {
             Conn::Memcache(_) => self.limits.input_limit_bytes,
-            Conn::Resp(_) => self.limits.resp_input_limit_bytes,
+            Conn::Resp { .. } => self.limits.resp_input_limit_bytes,
         };
         if input.len() > input_limit {
             // An unfinished request larger than any legal one (the parsers bound lines and
@@ -622,7 +641,7 @@ impl rt::Handler for Worker {
         self.shared.gate.enter(self.index);
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
-            Conn::Resp(session) => self.receive_resp(session, input, out),
+            Conn::Resp { session, .. } => self.receive_resp(session, input, out),
         };
         self.shared.gate.leave(self.index);
         counters::bump(&self.counters.bytes_read, consumed as u64);
@@ -636,7 +655,7 @@ impl rt::Handler for Worker {
     fn close(&mut self, conn: Conn) {
         tracing::debug!("connection closed");
         match &conn {
-            Conn::Resp(session) => session.disconnect(&self.shared),
+            Conn::Resp { session, .. } => session.disconnect(&self.shared),
             Conn::Memcache(mc) => {
                 mc.session.disconnect(&self.shared);
                 if let Some(id) = mc.watcher {
@@ -645,6 +664,7 @@ impl rt::Handler for Worker {
             }
         }
         self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
+        self.limits.ports.closed(conn.tag());
         counters::drop_by(&self.counters.curr_connections, 1);
     }
 

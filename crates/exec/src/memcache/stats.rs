@@ -102,10 +102,10 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"pointer_size", usize::BITS.into(), out);
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
-    compose_stat_u64(b"max_connections", shared.settings.max_connections, out);
+    compose_stat_u64(b"max_connections", shared.max_connections(), out);
     connection_stats(shared, &totals, shared.settings.threads, out);
     command_stats(&totals, out);
-    if shared.settings.idle_timeout_secs > 0 {
+    if shared.idle_timeout_secs() > 0 {
         // Idle connections are closed by the event loop, which does not say why it closed
         // one; memcached counts them here.
         compose_stat_u64(b"idle_kicks", 0, out);

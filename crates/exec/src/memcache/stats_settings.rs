@@ -36,7 +36,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     let out = &mut *ctx.out;
     let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat_u64(b"maxbytes", shared.maxbytes(), out);
-    compose_stat_u64(b"maxconns", s.max_connections, out);
+    compose_stat_u64(b"maxconns", shared.max_connections(), out);
     compose_stat_u64(b"tcpport", s.port.into(), out);
     compose_stat_u64(b"udpport", s.udp_port.into(), out);
     compose_stat(b"inter", s.listen.as_bytes(), out);
@@ -66,7 +66,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat(b"maxconns_fast", b"yes", out);
     compose_stat_u64(b"hashpower_init", 0, out);
     tuning(s, &tunables, out);
-    compose_stat_u64(b"idle_timeout", s.idle_timeout_secs, out);
+    compose_stat_u64(b"idle_timeout", shared.idle_timeout_secs(), out);
     compose_stat_u64(b"watcher_logbuf_size", 262_144, out);
     compose_stat_u64(b"worker_logbuf_size", 65_536, out);
     compose_stat_u64(b"read_buf_mem_limit", s.read_buf_mem_limit_bytes, out);

@@ -70,7 +70,7 @@ pub(super) fn protected_mode(shared: &Shared) -> String {
 }
 
 /// CONFIG SET protected-mode.
-pub(super) fn set_protected_mode(shared: &Shared, on: bool) {
+pub fn set_protected_mode(shared: &Shared, on: bool) {
     shared.protected_mode.store(on, Ordering::Relaxed);
 }
 
@@ -234,7 +234,7 @@ pub(super) fn password(shared: &Shared) -> String {
 
 /// CONFIG SET requirepass: the `default` user's password; an empty value makes it
 /// `nopass`.
-pub(super) fn set_password(shared: &Shared, password: &[u8]) {
+pub fn set_password(shared: &Shared, password: &[u8]) {
     *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
     shared.users.set_default_password(password);
 }

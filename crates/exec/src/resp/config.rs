@@ -1,11 +1,14 @@
 //! CONFIG GET / SET / RESETSTAT / REWRITE.
 //!
-//! CONFIG GET reports Redis's names for the settings Spinel has. `maxmemory` and
-//! `maxmemory-policy` change at run time (the store's limit, as memcached's
-//! `cache_memlimit`, and whether a full store evicts or refuses); the others are fixed at
-//! start (the listeners, the threads), so CONFIG SET accepts them only with their current
-//! value (clients and test harnesses commonly send `CONFIG SET save ""` or `appendonly no`)
-//! and otherwise answers with Redis's error for an immutable setting.
+//! CONFIG GET reports Redis's names for the settings Spinel has. Those an operator tunes
+//! while running change at run time: `maxmemory` (the store's limit, as memcached's
+//! `cache_memlimit`) and `maxmemory-policy` (whether a full store evicts or refuses),
+//! `timeout` (idle connections), `maxclients`, the slow log's and latency monitor's
+//! thresholds, `requirepass`, `protected-mode`, and the TLS port's files, client
+//! certificates and protocols (read again at once, through [`crate::ServerControl`]). The
+//! others are fixed at start (the listeners, the threads), so CONFIG SET accepts them only
+//! with their current value (clients and test harnesses commonly send `CONFIG SET save ""`
+//! or `appendonly no`) and otherwise answers with Redis's error for an immutable setting.
 //!
 //! CONFIG SET checks as Redis 7 does, in three passes over its pairs: names (unknown,
 //! immutable, duplicate), then values, then applies them, so a bad pair changes nothing.
@@ -33,8 +36,13 @@ enum Kind {
     Password,
     /// `protected-mode`: settable, yes or no.
     ProtectedMode,
-    /// A settable integer, stored by its setter (the slow log's and latency monitor's).
-    Number(fn(&Shared, i64)),
+    /// A settable integer within bounds, stored by its setter.
+    Number { set: fn(&Shared, i64), min: i64, max: i64 },
+    /// `maxclients`: settable, 1 to 2^32-1, if the process can hold that many connections.
+    MaxClients,
+    /// The TLS port's `tls-*` settings the server reads its files with (see
+    /// [`crate::ServerControl`]).
+    Tls,
     /// `dir`, `dbfilename`: never settable at run time (a client must not choose where
     /// the server writes), as Redis 7's protected configs.
     Protected,
@@ -60,10 +68,14 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
     (
         "latency-monitor-threshold",
-        Kind::Number(|s, n| s.slowlog.latency_threshold_ms.store(n.max(0) as u64, Relaxed)),
+        Kind::Number {
+            set: |s, n| s.slowlog.latency_threshold_ms.store(n as u64, Relaxed),
+            min: 0,
+            max: i64::MAX,
+        },
         |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
-    ("maxclients", Kind::Text, |s| s.settings.max_connections.to_string()),
+    ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
@@ -73,17 +85,63 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("save", Kind::Text, |_| String::new()),
     (
         "slowlog-log-slower-than",
-        Kind::Number(|s, n| s.slowlog.slower_than_us.store(n, Relaxed)),
+        Kind::Number {
+            set: |s, n| s.slowlog.slower_than_us.store(n, Relaxed),
+            min: -1,
+            max: i64::MAX,
+        },
         |s| s.slowlog.slower_than_us.load(Relaxed).to_string(),
     ),
     (
         "slowlog-max-len",
-        Kind::Number(|s, n| s.slowlog.max_len.store(n.max(0) as usize, Relaxed)),
+        Kind::Number {
+            set: |s, n| s.slowlog.max_len.store(n as usize, Relaxed),
+            min: 0,
+            max: i64::MAX,
+        },
         |s| s.slowlog.max_len.load(Relaxed).to_string(),
     ),
     ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
-    ("timeout", Kind::Text, |s| s.settings.idle_timeout_secs.to_string()),
+    (
+        "timeout",
+        Kind::Number {
+            set: |s, n| s.set_idle_timeout_secs(n as u64),
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        |s| s.idle_timeout_secs().to_string(),
+    ),
+    ("tls-auth-clients", Kind::Tls, |s| tls_parameter(s, "tls-auth-clients")),
+    ("tls-ca-cert-dir", Kind::Text, |_| String::new()),
+    ("tls-ca-cert-file", Kind::Tls, |s| tls_parameter(s, "tls-ca-cert-file")),
+    ("tls-cert-file", Kind::Tls, |s| tls_parameter(s, "tls-cert-file")),
+    ("tls-ciphers", Kind::Text, |_| String::new()),
+    ("tls-ciphersuites", Kind::Text, |_| String::new()),
+    ("tls-client-cert-file", Kind::Text, |_| String::new()),
+    ("tls-client-key-file", Kind::Text, |_| String::new()),
+    ("tls-client-key-file-pass", Kind::Text, |_| String::new()),
+    ("tls-cluster", Kind::Text, |_| "no".into()),
+    ("tls-dh-params-file", Kind::Text, |_| String::new()),
+    ("tls-key-file", Kind::Tls, |s| tls_parameter(s, "tls-key-file")),
+    ("tls-key-file-pass", Kind::Text, |_| String::new()),
+    ("tls-port", Kind::Text, |s| tls_parameter(s, "tls-port")),
+    ("tls-prefer-server-ciphers", Kind::Text, |_| "no".into()),
+    ("tls-protocols", Kind::Tls, |s| tls_parameter(s, "tls-protocols")),
+    ("tls-replication", Kind::Text, |_| "no".into()),
+    ("tls-session-cache-size", Kind::Text, |_| "20480".into()),
+    ("tls-session-cache-timeout", Kind::Text, |_| "300".into()),
+    ("tls-session-caching", Kind::Text, |_| "yes".into()),
 ];
+
+/// A `tls-*` value from the server (Redis's defaults without one: no TLS port).
+fn tls_parameter(shared: &Shared, name: &str) -> String {
+    match shared.control.get() {
+        Some(control) => control.tls_parameter(name),
+        None if name == "tls-port" => "0".into(),
+        None if name == "tls-auth-clients" => "yes".into(),
+        None => String::new(),
+    }
+}
 
 pub(super) fn config_resetstat(ctx: &mut Ctx<'_>) {
     ctx.shared.reset_totals();
@@ -122,6 +180,9 @@ enum Change {
     Password(Vec<u8>),
     ProtectedMode(bool),
     Number(fn(&Shared, i64), i64),
+    MaxClients(u64),
+    /// A `tls-*` parameter's canonical name and value.
+    Tls(&'static str, Vec<u8>),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -205,34 +266,85 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::ProtectedMode(on));
             }
-            Kind::Number(set) => {
-                match std::str::from_utf8(value).ok().and_then(|v| v.parse::<i64>().ok()) {
-                    Some(n) => changes.push(Change::Number(*set, n)),
-                    None => {
-                        let name = String::from_utf8_lossy(name).into_owned();
-                        return Err(set_failed(
-                            name.as_bytes(),
-                            "argument couldn't be parsed into an integer",
-                        ));
-                    }
-                }
+            Kind::Number { set, min, max } => {
+                changes.push(Change::Number(*set, integer(name, value, *min, *max)?));
             }
+            Kind::MaxClients => {
+                let limit = integer(name, value, 1, u32::MAX.into())?;
+                changes.push(Change::MaxClients(limit as u64));
+            }
+            Kind::Tls => changes.push(tls_change(name, value)?),
             Kind::Memory | Kind::Text | Kind::Protected => {}
         }
     }
     Ok(changes)
 }
 
-/// The memory limit first: it is the only change that can fail (outside what the store
-/// can take), and then nothing has changed yet.
+/// An integer value as Redis checks one: parsed, then within its bounds.
+fn integer(name: &[u8], value: &[u8], min: i64, max: i64) -> Result<i64, String> {
+    let canonical = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let Some(n) = std::str::from_utf8(value).ok().and_then(|v| v.parse::<i64>().ok()) else {
+        let reason = "argument couldn't be parsed into an integer";
+        return Err(set_failed(canonical.as_bytes(), reason));
+    };
+    if !(min..=max).contains(&n) {
+        let reason = format!("argument must be between {min} and {max} inclusive");
+        return Err(set_failed(canonical.as_bytes(), &reason));
+    }
+    Ok(n)
+}
+
+/// A `tls-*` change; `tls-auth-clients` takes Redis's three words, the files any path
+/// (reading them is the test).
+fn tls_change(name: &[u8], value: &[u8]) -> Result<Change, String> {
+    let canonical = PARAMETERS
+        .iter()
+        .map(|(n, ..)| *n)
+        .find(|n| n.as_bytes().eq_ignore_ascii_case(name))
+        .unwrap_or("tls-cert-file");
+    let auth_words: [&[u8]; 3] = [b"no", b"yes", b"optional"];
+    if canonical == "tls-auth-clients" && !auth_words.iter().any(|w| w.eq_ignore_ascii_case(value))
+    {
+        let reason = "argument(s) must be one of the following: no, yes, optional";
+        return Err(set_failed(canonical.as_bytes(), reason));
+    }
+    Ok(Change::Tls(canonical, value.to_vec()))
+}
+
+/// The changes that can fail first, each before anything else changes: the room for more
+/// connections, the memory limit (outside what the store can take), then the TLS files
+/// (the memory limit is put back if they cannot be read).
 fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
     for change in changes {
+        if let (Change::MaxClients(limit), Some(control)) = (change, shared.control.get()) {
+            control.allow_connections(*limit).map_err(|most| {
+                let reason = format!(
+                    "The operating system is not able to handle the specified number of \
+                     clients, try with {most}"
+                );
+                set_failed(b"maxclients", &reason)
+            })?;
+        }
+    }
+    let memory_before = shared.maxmemory_bytes();
+    for change in changes {
         if let Change::MaxMemory(bytes) = *change {
-            let result =
-                if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
-            // The store's figures are its share, after the connection buffers' reserve.
-            let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
-            result.map_err(|e| set_failed(b"maxmemory", &refused(e)))?;
+            set_maxmemory(shared, bytes)?;
+        }
+    }
+    let tls: Vec<(&'static str, Vec<u8>)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Tls(name, value) => Some((*name, value.clone())),
+            _ => None,
+        })
+        .collect();
+    if let (false, Some(control)) = (tls.is_empty(), shared.control.get()) {
+        // Redis answers with one sentence and logs the reason; so does the server.
+        if control.set_tls_parameters(&tls).is_err() {
+            let _ = set_maxmemory(shared, memory_before);
+            let reason = "Unable to update TLS configuration. Check server logs.";
+            return Err(set_failed(tls[0].0.as_bytes(), reason));
         }
     }
     for change in changes {
@@ -243,10 +355,19 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             Change::Password(password) => super::auth::set_password(shared, password),
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
-            Change::MaxMemory(_) => {}
+            Change::MaxClients(limit) => shared.set_max_connections(*limit),
+            Change::MaxMemory(_) | Change::Tls(..) => {}
         }
     }
     Ok(())
+}
+
+/// `maxmemory` in bytes, 0 for none (the store at its ceiling).
+fn set_maxmemory(shared: &Shared, bytes: u64) -> Result<(), String> {
+    let result = if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
+    // The store's figures are its share, after the connection buffers' reserve.
+    let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
+    result.map_err(|e| set_failed(b"maxmemory", &refused(e)))
 }
 
 fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
@@ -258,7 +379,9 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
         | Kind::Password
         | Kind::ProtectedMode
         | Kind::Protected
-        | Kind::Number(_) => false,
+        | Kind::Number { .. }
+        | Kind::MaxClients
+        | Kind::Tls => false,
     }
 }
 

@@ -109,7 +109,7 @@ fn os_name() -> String {
 
 fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.clients.len());
-    field(text, "maxclients", shared.settings.max_connections);
+    field(text, "maxclients", shared.max_connections());
     // No blocking commands and no client-side caching: none can be blocked or tracked.
     field(text, "blocked_clients", 0);
     field(text, "tracking_clients", 0);

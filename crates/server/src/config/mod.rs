@@ -26,6 +26,7 @@ use clap::{
 use rt::IoChoice;
 
 pub use file::changed_keys;
+pub use tls::{resp as resp_tls_settings, RespFlags};
 pub use values::LogFormat;
 
 use extended::Effect;

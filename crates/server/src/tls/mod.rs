@@ -66,7 +66,9 @@ pub struct Settings {
 
 /// The config in force for one TLS listener, replaced whole by a reload.
 pub struct Context {
-    settings: Settings,
+    /// The files and options the config in force was built from (changed by Redis's
+    /// CONFIG SET of `tls-*` and by a configuration reload).
+    settings: RwLock<Settings>,
     current: RwLock<Arc<ServerConfig>>,
     /// Failed handshakes (memcached's `ssl_handshake_errors`), counted by the sessions.
     handshake_errors: Arc<AtomicU64>,
@@ -77,6 +79,7 @@ impl Context {
     /// in `handshake_errors`.
     pub fn new(settings: Settings, handshake_errors: Arc<AtomicU64>) -> Result<Context, String> {
         let config = load(&settings)?;
+        let settings = RwLock::new(settings);
         Ok(Context { settings, current: RwLock::new(config), handshake_errors })
     }
 
@@ -87,8 +90,20 @@ impl Context {
 
     /// Re-reads the files; on error the config in force stays.
     pub fn reload(&self) -> Result<(), String> {
-        let config = load(&self.settings)?;
+        self.reconfigure(self.settings())
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Builds a config from other settings and puts both in force; on error (a file that
+    /// cannot be read, no CA for client certificates) the ones in force stay.
+    pub fn reconfigure(&self, settings: Settings) -> Result<(), String> {
+        let config = load(&settings)?;
+        let mut in_force = self.settings.write().unwrap_or_else(PoisonError::into_inner);
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = config;
+        *in_force = settings;
         Ok(())
     }
 
