@@ -27,7 +27,7 @@ import time
 import pytest
 
 from conftest import spinel_bin
-from wire import Conn
+from wire import Conn, resp_encode
 
 pytestmark = pytest.mark.memcache
 
@@ -477,11 +477,33 @@ def test_refused_combinations(target, tmp_path, auth_file, flags, status):
 
 
 @pytest.mark.spinel_only
-def test_sasl_needs_a_password_file(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "MEMCACHED_SASL_PWDB"}
-    done = subprocess.run(server_argv("spinel", ["-S"]), stdin=subprocess.DEVNULL, env=env,
-                          capture_output=True, timeout=10)
-    assert done.returncode == 1 and b"MEMCACHED_SASL_PWDB" in done.stderr, done.stderr
+def test_sasl_without_a_password_file_checks_the_acl_users(make_server, monkeypatch):
+    """-S with no MEMCACHED_SASL_PWDB: the Redis port's users (requirepass is `default`'s
+    password, ACL SETUSER adds more) log in over SASL with what AUTH takes; a disabled or
+    passwordless user does not; changes apply to the next attempt."""
+    monkeypatch.delenv("MEMCACHED_SASL_PWDB", raising=False)
+    server = make_server(extra=["-S", "--requirepass", "hunter2"])
+    ok = resp(SASL_AUTH, value=b"Authenticated")
+    with Conn(server.mc_port) as c:
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"default", b"hunter2")), ok)
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"default", b"wrong")), auth_failure(SASL_AUTH))
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"carol", b"pw")), auth_failure(SASL_AUTH))
+    with Conn(server.resp_port) as r:
+        r.rt(resp_encode("AUTH", "hunter2"), b"+OK\r\n")
+        r.rt(resp_encode("ACL", "SETUSER", "carol", "on", ">pw", "+@all", "~*"), b"+OK\r\n")
+        r.rt(resp_encode("ACL", "SETUSER", "dave", "on", "nopass", "+@all", "~*"), b"+OK\r\n")
+    with Conn(server.mc_port) as c:
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"carol", b"pw")), ok)
+        c.send(req(SET, b"k", struct.pack(">II", 0, 0), b"v"))
+        head, _ = read_packet(c)
+        assert head[6:8] == b"\0\0"
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"dave", b"anything")), auth_failure(SASL_AUTH))
+    with Conn(server.resp_port) as r:
+        r.rt(resp_encode("AUTH", "hunter2"), b"+OK\r\n")
+        r.rt(resp_encode("ACL", "SETUSER", "carol", "off"), b"+OK\r\n")
+    with Conn(server.mc_port) as c:
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"carol", b"pw")), auth_failure(SASL_AUTH))
+        assert_refused_and_closed(c)
 
 
 def test_sasl_with_auth_file_is_text_authentication(make_server, auth_file, target, tmp_path,

@@ -2,6 +2,10 @@
 //! (the text protocol's `set` of `user password`), both against one list of credentials in
 //! memcached's `-Y` file format. The server reads the file (at start and on SIGHUP) and
 //! hands its bytes to [`Credentials::parse`]; connections check against the list in force.
+//! `-S` with no password file checks the Redis port's ACL users instead ([`Auth::acl_users`]):
+//! a user and password that `AUTH` would take (an enabled user with a password; a `nopass`
+//! user is not let in, since SASL always carries a password and memcached has no
+//! passwordless users), so one user store serves both protocols.
 //!
 //! ```text
 //!   server: file bytes --Credentials::parse--> Auth::replace      (start, SIGHUP)
@@ -23,11 +27,23 @@ pub enum AuthMode {
 pub struct Auth {
     pub mode: AuthMode,
     credentials: RwLock<Arc<Credentials>>,
+    /// Checked against the Redis ACL users, not a file's credentials.
+    acl_users: bool,
 }
 
 impl Auth {
     pub fn new(mode: AuthMode, credentials: Credentials) -> Auth {
-        Auth { mode, credentials: RwLock::new(Arc::new(credentials)) }
+        Auth { mode, credentials: RwLock::new(Arc::new(credentials)), acl_users: false }
+    }
+
+    /// SASL against the Redis ACL users (`-S` with no password file).
+    pub fn acl_users() -> Auth {
+        Auth { acl_users: true, ..Auth::new(AuthMode::Sasl, Credentials::default()) }
+    }
+
+    /// Whether the credentials are the Redis ACL users'.
+    pub fn uses_acl_users(&self) -> bool {
+        self.acl_users
     }
 
     /// Puts a newly read list in force (SIGHUP); connections already authenticated stay so,

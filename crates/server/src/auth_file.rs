@@ -5,7 +5,9 @@
 //!   as memcached, `-Y` decides).
 //! - `-S` alone: binary SASL PLAIN from the file that the `MEMCACHED_SASL_PWDB` environment
 //!   variable names: memcached's own variable and format (`user:password` lines) for its
-//!   built-in password database. Spinel has no Cyrus SASL, so without it `-S` cannot start.
+//!   built-in password database. Spinel has no Cyrus SASL; without the variable, SASL checks
+//!   the Redis port's ACL users (`requirepass`, `--aclfile`, `ACL SETUSER`), so one user
+//!   store serves both protocols ([`exec::auth::Auth::acl_users`]).
 //!
 //! The file is read once the process runs as its final user (after `-u`, as memcached),
 //! and again on SIGHUP; a file that cannot be read or parsed then keeps the previous list.
@@ -34,11 +36,14 @@ pub fn source(config: &Config) -> Result<Option<Source>, String> {
     }
     match std::env::var(SASL_PWDB_ENV) {
         Ok(path) if !path.is_empty() => Ok(Some(Source { mode: AuthMode::Sasl, path })),
-        _ => Err(format!(
-            "-S: set {SASL_PWDB_ENV} to a file of user:password lines (Spinel checks SASL \
-             PLAIN against it; it reads no Cyrus SASL configuration)"
-        )),
+        _ => Ok(None),
     }
+}
+
+/// `-S` with neither `-Y` nor a password file: SASL checks the Redis ACL users.
+pub fn sasl_uses_acl_users(config: &Config) -> bool {
+    let pwdb = std::env::var(SASL_PWDB_ENV).is_ok_and(|path| !path.is_empty());
+    config.enable_sasl && config.auth_file.is_none() && !pwdb
 }
 
 /// Reads and parses the file, with memcached's messages for what goes wrong.

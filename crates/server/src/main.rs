@@ -64,6 +64,9 @@ fn run(config: &Config) -> Result<(), String> {
     let mut shared = build_shared(config, backend)?;
     // Empty until the file is read, below, as the final user.
     shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
+    if auth_file::sasl_uses_acl_users(config) {
+        shared.auth = Some(exec::auth::Auth::acl_users());
+    }
     let shared = Arc::new(shared);
     shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
@@ -127,6 +130,9 @@ fn run(config: &Config) -> Result<(), String> {
         let credentials = auth_file::load(source)?;
         tracing::info!("{} credentials from {}", credentials.len(), source.path);
         auth.replace(credentials);
+    }
+    if shared.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
+        tracing::info!("-S: SASL PLAIN checks the Redis ACL users ({SASL_PWDB_UNSET})");
     }
     tracing::info!("{} | io {:?}", config::describe(config), backend);
     let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
@@ -299,6 +305,9 @@ fn apply_process_flags(config: &Config) -> Result<Option<process::PidFile>, Stri
     }
     Ok(pidfile)
 }
+
+/// Why `-S` uses the ACL users, for the log.
+const SASL_PWDB_UNSET: &str = "MEMCACHED_SASL_PWDB is not set";
 
 /// SIGHUP: re-reads the credentials file (memcached re-reads its `-Y` file); one that
 /// cannot be read or parsed keeps the list in force.

@@ -82,9 +82,12 @@ fn plain_ok(shared: &Shared, message: &[u8]) -> bool {
     let Some(plain) = parse_plain(message) else { return false };
     let Some(auth) = &shared.auth else { return false };
     let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
-    own && !plain.authcid.is_empty()
-        && !plain.passwd.is_empty()
-        && auth.check(plain.authcid, plain.passwd)
+    let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
+    own && filled
+        && match auth.uses_acl_users() {
+            true => shared.users.password_login(plain.authcid, plain.passwd),
+            false => auth.check(plain.authcid, plain.passwd),
+        }
 }
 
 #[cfg(test)]

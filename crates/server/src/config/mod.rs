@@ -62,7 +62,8 @@ pub struct Config {
     /// memcached `-r`: raise the core size limit to the hard limit.
     pub enable_coredumps: bool,
     pub disable_flush_all: bool,
-    /// memcached `-S`: binary SASL, credentials from `MEMCACHED_SASL_PWDB`'s file.
+    /// memcached `-S`: binary SASL, credentials from `MEMCACHED_SASL_PWDB`'s file, else the
+    /// Redis ACL users.
     pub enable_sasl: bool,
     /// memcached `-Y`: text-protocol authentication from this file.
     pub auth_file: Option<String>,

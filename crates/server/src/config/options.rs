@@ -167,7 +167,8 @@ pub struct Options {
     pub disable_flush_all: bool,
 
     /// SASL authentication (binary protocol): PLAIN, checked against the file of
-    /// user:password lines that the MEMCACHED_SASL_PWDB environment variable names
+    /// user:password lines that the MEMCACHED_SASL_PWDB environment variable names, or,
+    /// when it is unset, against the Redis users (requirepass, --aclfile, ACL SETUSER)
     ///
     /// As memcached: the memcached port then speaks binary only (-B must be binary if
     /// given), UDP must be off, and every command but the SASL ones and version is refused

@@ -96,6 +96,15 @@ impl Users {
         self.by_name.read().get(name).cloned()
     }
 
+    /// Whether `name` is an enabled user with a password and `password` is one of them
+    /// (memcached SASL against these users: a `nopass` user is not let in).
+    pub(crate) fn password_login(&self, name: &[u8], password: &[u8]) -> bool {
+        self.get(name).is_some_and(|account| {
+            let user = account.user.read();
+            user.enabled && !user.nopass && user.password_matches(password)
+        })
+    }
+
     pub(crate) fn default_account(&self) -> Arc<Account> {
         self.get(DEFAULT_USER).expect("default always exists")
     }
