@@ -1,11 +1,16 @@
 //! Per-command calls and latency, per worker: exact call counts, and a log-linear latency
-//! histogram of the commands timed.
+//! histogram of a sample of them.
 //!
-//! Timing costs two clock reads (measured here: about 40 ns together on this VM, 2-4% of a
-//! GET's server CPU), so not every command is timed: every command that Redis does not flag
-//! `fast` (the ones whose cost depends on their arguments, and the ones SLOWLOG exists
-//! for), and one in [`FAST_SAMPLE`] of the fast ones. The histogram is therefore a sample
-//! for fast commands (its `_count` says how many were timed) and whole for the others.
+//! Cost is what decides the design (measured with `scripts/metrics_overhead.py`, figures in
+//! docs/ARCHITECTURE.md): a clock read costs about 8 ns here (the CPU's time-stamp counter,
+//! through quanta, where it is invariant; 20 ns for `Instant::now`), and a pipelined GET
+//! about 530 ns of server CPU, so timing every command would cost 2-4%. So:
+//! - every call is counted (a relaxed load and store of the worker's own counter);
+//! - every [`SAMPLE`]-th call of each command is timed and goes to the histogram (per
+//!   command, so a repeating pipeline cannot hide one command from the sample);
+//! - a command Redis does not flag `fast` (its cost depends on its arguments) is also timed
+//!   whenever SLOWLOG or the latency monitor is on, so that a slow one is always logged; a
+//!   fast command reaches them only when sampled.
 //!
 //! Buckets: powers of two of microseconds from 1 µs to 2^23 µs (8.4 s), then +Inf.
 //! Each worker writes its own [`CommandStats`] (relaxed load and store, no locked
@@ -13,8 +18,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// One fast command in this many is timed.
-pub const FAST_SAMPLE: u64 = 16;
+/// One call in this many of each command is timed for the histogram.
+pub const SAMPLE: u64 = 64;
 /// Upper bounds of the buckets, in microseconds (the last bucket is +Inf).
 pub const BUCKET_BOUNDS_US: [u64; 24] = {
     let mut bounds = [0; 24];
@@ -39,18 +44,35 @@ struct Entry {
 #[derive(Debug)]
 pub struct CommandStats {
     entries: Box<[Entry]>,
-    /// Counts fast commands, to time one in [`FAST_SAMPLE`].
-    fast_seen: AtomicU64,
 }
 
 impl Default for CommandStats {
     fn default() -> Self {
         let count = proto_resp::commands::command_count();
-        CommandStats {
-            entries: (0..count).map(|_| Entry::default()).collect(),
-            fast_seen: AtomicU64::new(0),
-        }
+        CommandStats { entries: (0..count).map(|_| Entry::default()).collect() }
     }
+}
+
+/// The clock commands are timed with (calibrated on first use: `Shared::new` uses it).
+fn clock() -> &'static quanta::Clock {
+    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
+}
+
+/// Calibrates the clock now rather than at the first command timed.
+pub fn calibrate() {
+    clock();
+}
+
+/// A reading of the clock, for [`nanos_since`].
+pub fn now() -> u64 {
+    clock().raw()
+}
+
+/// Nanoseconds from a reading of [`now`] to now.
+pub fn nanos_since(start: u64) -> u64 {
+    let clock = clock();
+    clock.delta_as_nanos(start, clock.raw())
 }
 
 fn bump(counter: &AtomicU64, by: u64) {
@@ -58,18 +80,15 @@ fn bump(counter: &AtomicU64, by: u64) {
 }
 
 impl CommandStats {
-    /// Counts a call of command `index`; true if it should be timed.
-    pub fn call(&self, index: usize, fast: bool) -> bool {
-        bump(&self.entries[index].calls, 1);
-        if !fast {
-            return true;
-        }
-        let seen = self.fast_seen.load(Relaxed).wrapping_add(1);
-        self.fast_seen.store(seen, Relaxed);
-        seen.is_multiple_of(FAST_SAMPLE)
+    /// Counts a call of command `index`; true when it is one the histogram samples.
+    pub fn count(&self, index: usize) -> bool {
+        let calls = &self.entries[index].calls;
+        let n = calls.load(Relaxed).wrapping_add(1);
+        calls.store(n, Relaxed);
+        n.is_multiple_of(SAMPLE)
     }
 
-    /// Records a timed call's duration.
+    /// Records a call's duration.
     pub fn record(&self, index: usize, nanos: u64) {
         let entry = &self.entries[index];
         bump(&entry.timed, 1);
@@ -134,14 +153,26 @@ mod tests {
     }
 
     #[test]
-    fn fast_commands_are_sampled_and_others_all_timed() {
+    fn every_command_is_sampled_on_its_own() {
         let stats = CommandStats::default();
-        let timed_fast = (0..160).filter(|_| stats.call(0, true)).count();
-        let timed_slow = (0..10).filter(|_| stats.call(1, false)).count();
-        assert_eq!((timed_fast, timed_slow), (10, 10));
+        // A pipeline that repeats 15 of one command and 1 of another samples both.
+        let mut sampled = [0; 2];
+        for _ in 0..SAMPLE * 2 {
+            for _ in 0..15 {
+                sampled[0] += usize::from(stats.count(0));
+            }
+            sampled[1] += usize::from(stats.count(1));
+        }
+        assert_eq!(sampled, [30, 2]);
         stats.record(1, 5_000);
+        let start = now();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(nanos_since(start) >= 4_000_000);
         let summary = summarize([&stats].into_iter());
-        assert_eq!(summary[0].1.calls, 160);
-        assert_eq!((summary[1].1.calls, summary[1].1.timed, summary[1].1.buckets[3]), (10, 1, 1));
+        assert_eq!((summary[0].1.calls, summary[0].1.timed), (15 * 2 * SAMPLE, 0));
+        assert_eq!(
+            (summary[1].1.calls, summary[1].1.timed, summary[1].1.buckets[3]),
+            (2 * SAMPLE, 1, 1)
+        );
     }
 }

@@ -56,8 +56,8 @@ pub fn render(shared: &Shared) -> String {
     out
 }
 
-/// Redis commands: calls (exact) and the latency histogram of those timed (every command
-/// not flagged fast, one fast command in `latency::FAST_SAMPLE`; see `crate::latency`).
+/// Redis commands: calls (exact) and the latency histogram of a sample (one call in
+/// `latency::SAMPLE` of each command; see `crate::latency`).
 fn command_families(shared: &Shared, out: &mut String) {
     let summaries = crate::latency::summarize(shared.worker_counters().map(|c| &c.command_stats));
     let names: Vec<&str> = proto_resp::commands::all_commands().map(|spec| spec.name).collect();
@@ -70,9 +70,9 @@ fn command_families(shared: &Shared, out: &mut String) {
     let name = "spinel_redis_command_duration_seconds";
     let _ = writeln!(
         out,
-        "# HELP {name} Redis command latency in the server: every command not flagged fast, \
-         and one fast command in {} (the count says how many were timed).",
-        crate::latency::FAST_SAMPLE
+        "# HELP {name} Redis command latency in the server, of one call in {} of each command \
+         (the count says how many were timed).",
+        crate::latency::SAMPLE
     );
     let _ = writeln!(out, "# TYPE {name} histogram");
     for (at, summary) in &summaries {

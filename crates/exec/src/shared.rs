@@ -350,6 +350,7 @@ impl Shared {
 
     /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
     pub fn new(mut store: Store, settings: Settings, workers: usize) -> Shared {
+        crate::latency::calibrate();
         let watchers = Arc::new(Watchers::default());
         let clock = Arc::clone(&store.config().clock);
         store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));

@@ -226,7 +226,11 @@ fn run(
     let spec = routed.spec;
     let index = proto_resp::commands::index_of(spec);
     let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
-    let started = counters.command_stats.call(index, fast).then(std::time::Instant::now);
+    // See `crate::latency` for what is timed and why.
+    let counted = !cfg!(feature = "no-command-stats");
+    let sampled = counted && counters.command_stats.count(index);
+    let timed = sampled || (counted && !fast && slowlog::watching(shared));
+    let started = timed.then(crate::latency::now);
     let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
@@ -236,8 +240,12 @@ fn run(
     };
     ctx.session.key_scratch = ctx.key_scratch;
     if let Some(started) = started {
-        let nanos = started.elapsed().as_nanos() as u64;
-        counters.command_stats.record(index, nanos);
+        let nanos = crate::latency::nanos_since(started);
+        // Only sampled calls go to the histogram (not those timed for the slow log alone),
+        // so it stays one call in `SAMPLE` of every command.
+        if sampled {
+            counters.command_stats.record(index, nanos);
+        }
         slowlog::note(shared, ctx.session, command, fast, nanos);
     }
     flow

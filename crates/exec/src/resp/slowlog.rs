@@ -1,7 +1,7 @@
 //! SLOWLOG (GET, LEN, RESET) and the latency monitor (LATENCY LATEST, HISTORY, RESET), fed
-//! by the commands `crate::latency` times: every command Redis does not flag `fast`, and
-//! one fast command in `latency::FAST_SAMPLE` (so a slow fast command is logged with that
-//! chance). Entries as Redis 7 writes them: id, Unix time, microseconds, the arguments (at
+//! by the commands `crate::latency` times: while either is on, every command Redis does not
+//! flag `fast`, and one call in `latency::SAMPLE` of each fast command (so a slow fast
+//! command is logged with that chance). Entries as Redis 7 writes them: id, Unix time, microseconds, the arguments (at
 //! most 32, each cut at 128 bytes with Redis's notes), the client's address and name.
 
 use std::{
@@ -64,6 +64,24 @@ struct Event {
 }
 
 /// Notes a timed command that took `nanos`.
+/// Whether the slow log or the latency monitor is on: then every command not flagged fast
+/// is timed (see `crate::latency`).
+pub fn watching(shared: &Shared) -> bool {
+    let log = &shared.slowlog;
+    log.slower_than_us.load(Relaxed) >= 0 || log.latency_threshold_ms.load(Relaxed) > 0
+}
+
+/// Whether a command that took `nanos` goes to the slow log or the latency monitor (two
+/// relaxed loads and compares).
+pub fn noteworthy(shared: &Shared, nanos: u64) -> bool {
+    let log = &shared.slowlog;
+    let micros = nanos / 1000;
+    let slower_than = log.slower_than_us.load(Relaxed);
+    let threshold_ms = log.latency_threshold_ms.load(Relaxed);
+    (slower_than >= 0 && micros >= slower_than as u64)
+        || (threshold_ms > 0 && micros / 1000 >= threshold_ms)
+}
+
 pub(super) fn note(
     shared: &Shared,
     session: &Session,
@@ -71,6 +89,9 @@ pub(super) fn note(
     fast: bool,
     nanos: u64,
 ) {
+    if !noteworthy(shared, nanos) {
+        return;
+    }
     let log = &shared.slowlog;
     let micros = nanos / 1000;
     let slower_than = log.slower_than_us.load(Relaxed);
