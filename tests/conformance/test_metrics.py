@@ -175,8 +175,12 @@ def test_worker_loops_report_busy_time_and_wakeups(server):
     busy = {dict(labels)["thread"]: value for (name, labels), value in found.items()
             if name == "spinel_loop_busy_seconds_total"}
     assert sorted(wakeups) == sorted(busy) == [str(t) for t in range(server.threads)]
+    requests = {dict(labels)["thread"]: value for (name, labels), value in found.items()
+                if name == "spinel_loop_requests_total"}
     assert sum(wakeups.values()) >= 50, "a wake-up per request at least, one at a time"
     assert 0 < sum(busy.values()) < 60
+    # One connection, one worker: its loop ran the 50 SETs.
+    assert sorted(requests) == sorted(wakeups) and max(requests.values()) == 50, requests
 
 
 def test_connections_by_port(server):

@@ -171,4 +171,16 @@ fn render_loops(sources: &Sources, out: &mut String) {
             let _ = writeln!(out, "{name}{{thread=\"{thread}\"}} {}", value(stats));
         }
     }
+    // Worker `i` runs loop `i` and counts into `counters(i)`.
+    let name = "spinel_loop_requests_total";
+    let _ = writeln!(
+        out,
+        "# HELP {name} Requests each worker loop executed, of both protocols (over the \
+         wake-ups: requests per wake-up).\n# TYPE {name} counter"
+    );
+    for thread in 0..sources.loops.len() {
+        let counters = sources.shared.counters(thread);
+        let requests = counters.total_commands.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(out, "{name}{{thread=\"{thread}\"}} {requests}");
+    }
 }
