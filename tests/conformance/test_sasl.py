@@ -370,6 +370,22 @@ def test_text_auth_failures(t, send, reply):
     t.rt(b"get k\r\n", b"CLIENT_ERROR unauthenticated\r\n")
 
 
+@pytest.mark.spinel_only
+def test_failed_logins_lock_the_address_out(sasl_server, ascii_server):
+    """As AUTH on the Redis port: past 20 failures from one address in 10 s, logins from it
+    fail unchecked for 10 s, the right password too (memcached has no such limit)."""
+    with Conn(sasl_server.mc_port) as c:
+        wrong = req(SASL_AUTH, b"PLAIN", value=plain(b"alice", b"wrong"))
+        for _ in range(21):
+            c.rt(wrong, auth_failure(SASL_AUTH))
+        c.rt(req(SASL_AUTH, b"PLAIN", value=plain(b"alice", b"secret")), auth_failure(SASL_AUTH))
+    with Conn(ascii_server.mc_port) as t:
+        failure = b"CLIENT_ERROR authentication failure\r\n"
+        for _ in range(21):
+            t.rt(auth_set(b"alice", b"wrong"), failure)
+        t.rt(auth_set(b"alice", b"secret"), failure)
+
+
 @pytest.mark.parametrize("send", [
     b"set k 1 2 12 noreply\r\nalice secret\r\n",
     b"set k 0 0 +12\r\nalice secret\r\n",

@@ -34,6 +34,7 @@ pub fn execute(
     out: &mut Vec<u8>,
 ) {
     bump(&counters.total_commands, 1);
+    let peer_ip = session.peer_ip();
     let state = &mut session.auth;
     state.authenticated = false;
     let reply = |status| Reply { opcode: request.opcode, status, opaque: request.opaque, cas: 0 };
@@ -52,12 +53,12 @@ pub fn execute(
             return;
         }
         SaslOp::Auth => {
-            let ok = plain_ok(shared, request.data);
+            let ok = plain_ok(shared, peer_ip, request.data);
             state.sasl = if ok { SaslPhase::Done } else { SaslPhase::Idle };
             ok
         }
         SaslOp::Step if state.sasl == SaslPhase::Awaiting => {
-            let ok = plain_ok(shared, request.data);
+            let ok = plain_ok(shared, peer_ip, request.data);
             if ok {
                 state.sasl = SaslPhase::Done;
             }
@@ -78,16 +79,20 @@ pub fn execute(
 /// Whether a PLAIN message names a known user with its password. An authorization identity
 /// must be empty or the user's own (Cyrus refuses acting as another); an empty user or
 /// password never matches.
-fn plain_ok(shared: &Shared, message: &[u8]) -> bool {
-    let Some(plain) = parse_plain(message) else { return false };
-    let Some(auth) = &shared.auth else { return false };
-    let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
-    let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
-    own && filled
-        && match auth.uses_acl_users() {
-            true => shared.users.password_login(plain.authcid, plain.passwd),
-            false => auth.check(plain.authcid, plain.passwd),
-        }
+/// Failures count toward the per-address lockout AUTH has (`resp::auth::FailedLogins`).
+fn plain_ok(shared: &Shared, peer_ip: Option<std::net::IpAddr>, message: &[u8]) -> bool {
+    let now_ms = shared.store.config().clock.now_ms();
+    shared.failed_logins.attempt(peer_ip, now_ms, || {
+        let Some(plain) = parse_plain(message) else { return false };
+        let Some(auth) = &shared.auth else { return false };
+        let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
+        let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
+        own && filled
+            && match auth.uses_acl_users() {
+                true => shared.users.password_login(plain.authcid, plain.passwd),
+                false => auth.check(plain.authcid, plain.passwd),
+            }
+    })
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub fn unauthenticated(
     out: &mut Vec<u8>,
     reply_at: &mut Option<usize>,
 ) -> AuthStep {
+    let peer_ip = session.peer_ip();
     let state = &mut session.auth;
     let Some(data_len) = state.pending_data_len else {
         return match parse_line(input) {
@@ -66,7 +67,10 @@ pub fn unauthenticated(
         Data::BadFormat { used } => (used, BAD_TOKEN),
         Data::Token { user, pass, used } => {
             bump(&counters.auth_cmds, 1);
-            let ok = shared.auth.as_ref().is_some_and(|auth| auth.check(user, pass));
+            let now_ms = shared.store.config().clock.now_ms();
+            let ok = shared.failed_logins.attempt(peer_ip, now_ms, || {
+                shared.auth.as_ref().is_some_and(|auth| auth.check(user, pass))
+            });
             if !ok {
                 bump(&counters.auth_errors, 1);
             }

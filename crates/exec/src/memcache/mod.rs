@@ -131,6 +131,14 @@ impl Session {
         }
     }
 
+    /// The client's address, for the limit on failed logins (None: a Unix socket).
+    pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        match &self.conn.as_ref()?.entry.addr {
+            crate::conns::Addr::Tcp(addr) => Some(addr.ip()),
+            _ => None,
+        }
+    }
+
     /// Whether the connection has authenticated (`-S` or `-Y`; meaningless without).
     pub fn authenticated(&self) -> bool {
         self.auth.authenticated

@@ -182,6 +182,22 @@ struct Failures {
 }
 
 impl FailedLogins {
+    /// A memcached login (SASL PLAIN, the text protocol's token) from `addr`, under the
+    /// same limit as AUTH: while the address is locked out it fails unchecked, and a
+    /// failure counts toward the lockout. `now_ms` is the store's clock, as AUTH's.
+    pub(crate) fn attempt(
+        &self,
+        addr: Option<IpAddr>,
+        now_ms: u64,
+        check: impl FnOnce() -> bool,
+    ) -> bool {
+        let accepted = !self.locked(addr, now_ms) && check();
+        if !accepted {
+            self.note_failure(addr, now_ms);
+        }
+        accepted
+    }
+
     /// Whether logins from `addr` fail unchecked at `now_ms`.
     fn locked(&self, addr: Option<IpAddr>, now_ms: u64) -> bool {
         let by_addr = self.by_addr.lock();
