@@ -3,8 +3,9 @@
 //!
 //! ```text
 //!   turn:  events of the last wait, one at a time ──> accept / deliver to the handler /
-//!          account sends ──> offer the backlog (yielded input) ──> tick (every
-//!          tick_interval) ──> flush: one send per dirty connection ──> driver.wait
+//!          account sends / notified: stream ──> offer the backlog (yielded input) ──>
+//!          tick (every tick_interval; streams too) ──> flush: one send per dirty
+//!          connection ──> driver.wait
 //! ```
 //!
 //! The [`Driver`] owns the kernel side and reports what happened as [`Event`]s; the loop
@@ -33,7 +34,8 @@ use crate::{
     driver::{Driver, Event, Sending},
     input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
     session::Opened,
-    sys, Control, Handler, Listener, LoopConfig,
+    streaming::Streaming,
+    sys, After, Control, Handler, Listener, LoopConfig,
 };
 
 /// How long, after the shutdown grace, the loop waits for the kernel to finish cancelled
@@ -59,8 +61,9 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
-    /// Connections that stream ([`crate::After::Stream`]), offered output at each tick.
-    streaming: Vec<Key>,
+    /// Connections that stream ([`crate::After::Stream`]), offered output at each tick and
+    /// each notifier wake.
+    streaming: Streaming,
     handler: H,
     config: &'a LoopConfig,
     /// Connections the handler still knows (zombies excluded).
@@ -92,7 +95,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         pool: OutPool::new(),
         dirty: DirtyList::new(),
         backlog: Vec::new(),
-        streaming: Vec::new(),
+        streaming: Streaming::new(),
         handler,
         config,
         open: 0,
@@ -156,6 +159,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 Event::Writable(key) => self.mark_dirty(key),
                 Event::Failed(key) => self.close(key)?,
                 Event::Settled(key) => self.settle(key)?,
+                Event::Notified => self.on_notified()?,
             }
         }
         Ok(())
@@ -174,7 +178,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if self.handler.tick() == Control::Shutdown {
             return self.begin_shutdown();
         }
-        self.stream_all();
+        self.stream_all()?;
         self.rotate_stalled_input()?;
         if let Some(idle) = self.config.idle_timeout.get() {
             for key in self.conns.keys() {
@@ -189,29 +193,65 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.driver.tick()
     }
 
-    /// Lets each streaming connection below the pause threshold append output.
-    fn stream_all(&mut self) {
+    /// Another thread notified the loop (the driver drained the eventfd). The wake is taken
+    /// (`pending` cleared) before the handler is asked for output, so a message published
+    /// meanwhile is either seen now or wakes the loop again (see `notify.rs`).
+    fn on_notified(&mut self) -> io::Result<()> {
+        let Some(notifier) = &self.config.notifier else { return Ok(()) };
+        // Not pending: an earlier turn took this wake, and streamed after it.
+        if !notifier.take() {
+            return Ok(());
+        }
+        self.stream_all()
+    }
+
+    /// Lets each streaming connection below the pause threshold append output; the flush at
+    /// the end of the turn sends it.
+    fn stream_all(&mut self) -> io::Result<()> {
+        let conns = &mut self.conns;
+        self.streaming.compact(|key| conns.get_mut(key).is_some_and(|c| c.has(flag::STREAMING)));
+        // Closing during the walk only counts the key stale; the list keeps its order.
         for i in 0..self.streaming.len() {
-            let key = self.streaming[i];
-            let Some(conn) = self.conns.get_mut(key) else { continue };
-            if !conn.is_open() || conn.pending_bytes() >= self.bounds.pause_bytes {
-                continue;
-            }
-            let Conn { handler: Some(state), out, session, .. } = conn else { continue };
-            if out.capacity() == 0 {
-                *out = crate::buf::OutBuf::from(self.pool.take());
-            }
-            let plain_from = out.bytes().len();
-            self.handler.stream(state, out.buf_mut());
-            if let Some(session) = session {
-                session.seal(out.buf_mut(), plain_from);
-            }
-            if out.is_empty() {
-                self.pool.give(out.take_vec());
-            } else {
-                self.mark_dirty(key);
+            let key = self.streaming.get(i);
+            self.stream_one(key)?;
+        }
+        Ok(())
+    }
+
+    /// One [`Handler::stream`] call, if the connection still streams, is not closing, and
+    /// its unsent output is below the pause threshold.
+    fn stream_one(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        let closing = conn.has(flag::CLOSE_AFTER_FLUSH);
+        if !conn.has(flag::STREAMING) || closing || conn.pending_bytes() >= self.bounds.pause_bytes
+        {
+            return Ok(());
+        }
+        let Conn { handler: Some(state), out, session, .. } = conn else { return Ok(()) };
+        if out.capacity() == 0 {
+            *out = crate::buf::OutBuf::from(self.pool.take());
+        }
+        let plain_from = out.bytes().len();
+        let cut_off = self.handler.stream(state, out.buf_mut()) == After::CloseAfterFlush;
+        if let Some(session) = session {
+            session.seal(out.buf_mut(), plain_from);
+            if cut_off {
+                session.close(out.buf_mut());
             }
         }
+        if out.is_empty() {
+            self.pool.give(out.take_vec());
+        }
+        if conn.pending_bytes() > self.bounds.limit_bytes {
+            return self.close(key);
+        }
+        if cut_off {
+            return self.close_after_flush(key);
+        }
+        if !conn.out.is_empty() {
+            self.mark_dirty(key);
+        }
+        Ok(())
     }
 
     fn on_accepted(&mut self, tag: u32, fd: RawFd) -> io::Result<()> {
@@ -272,7 +312,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         let has_records = !conn.out.is_empty();
         match opened {
-            Opened::Failed => return self.fail_session(key),
+            // The peer broke the protocol: its alert (if the session wrote one) is sent, then
+            // the connection closes; no other connection notices.
+            Opened::Failed => return self.close_after_flush(key),
             Opened::PeerClosed => conn.set(flag::PEER_EOF),
             Opened::Open => {}
         }
@@ -295,10 +337,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         self.after_deliver(key, Delivered { has_output, ..d })
     }
 
-    /// A TLS peer broke the protocol: its alert (if the session wrote one) is sent, then
-    /// the connection closes.
+    /// Reads and offers no more input; what is queued is sent, then the connection closes
+    /// (a TLS peer that broke the protocol, a streaming connection its handler cut off).
     #[cold]
-    fn fail_session(&mut self, key: Key) -> io::Result<()> {
+    fn close_after_flush(&mut self, key: Key) -> io::Result<()> {
         let conn = self.conns.get_mut(key).expect("a live connection");
         if conn.pending_bytes() == 0 {
             return self.close(key);
@@ -504,7 +546,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
         if conn.has(flag::STREAMING) {
             conn.clear(flag::STREAMING);
-            self.streaming.retain(|&k| k != key);
+            self.streaming.removed(); // O(1): the key goes at the next compaction
         }
         if let Some(state) = conn.handler.take() {
             self.open -= 1;

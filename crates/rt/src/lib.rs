@@ -46,6 +46,10 @@
 //! - After `After::CloseAfterFlush` no more input is read or offered; queued output is sent,
 //!   then the connection closes. A peer that resets loses its unsent output, and the
 //!   connection's buffers are freed at once.
+//! - Streaming connections ([`After::Stream`]) are offered output at every tick and, when
+//!   [`LoopConfig::notifier`] is set, whenever another thread calls [`Notifier::notify`]
+//!   (one eventfd wake however many notifies came before it); that output leaves in the
+//!   same turn.
 //!
 //! Modules:
 //! - `event_loop`: the loop, written once and generic over its driver (monomorphized): the
@@ -60,6 +64,8 @@
 //! - `sys`: socket, epoll and affinity system calls.
 //! - `session`: the [`Session`] trait, a security layer (TLS) the loop puts between a
 //!   connection's bytes and the handler when [`Handler::session`] gives one.
+//! - `notify`: [`Notifier`], the cross-thread wake (an eventfd behind a pending flag);
+//!   `streaming`: the loop's list of streaming connections, with O(1) removal.
 //!
 //! Clients that open their own connections and send on their own schedule (the load
 //! generator) use [`Poller`], a safe readiness wrapper, instead of [`run`], with the same
@@ -79,6 +85,7 @@ use std::{
 
 pub use buf::{DirtyList, InputTail, OutBuf, POOLED_BYTES_MAX as OUTPUT_POOL_BYTES_MAX};
 pub use loop_stats::LoopStats;
+pub use notify::Notifier;
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 pub use session::{Opened, Session};
 
@@ -88,8 +95,10 @@ mod driver;
 mod event_loop;
 mod input_budget;
 mod loop_stats;
+mod notify;
 mod poll;
 mod session;
+mod streaming;
 mod sys;
 
 /// Which system interface a loop uses to wait for and perform I/O.
@@ -146,6 +155,9 @@ pub struct LoopConfig {
     pub shutdown_grace: Duration,
     /// Where the loop counts its busy time and wake-ups (metrics).
     pub stats: Arc<LoopStats>,
+    /// Lets other threads wake the loop to offer output to its streaming connections at
+    /// once ([`Notifier::notify`]), not only at the next tick. One notifier per loop.
+    pub notifier: Option<Notifier>,
 }
 
 impl LoopConfig {
@@ -215,6 +227,7 @@ impl Default for LoopConfig {
             recv_buffer_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(1),
             stats: Arc::default(),
+            notifier: None,
         }
     }
 }
@@ -355,9 +368,10 @@ pub enum After {
     Yield,
     /// Send what is in `out`, then close (memcached `quit`, a protocol error that closes).
     CloseAfterFlush,
-    /// As `Continue`, and from now on the connection also streams: at every tick the loop
-    /// calls [`Handler::stream`] for it (memcached's `watch`: log lines that no request
-    /// asks for). Nothing is added while its unsent output is at the pause threshold.
+    /// As `Continue`, and from now on the connection also streams: at every tick, and at
+    /// every wake of the loop's [`Notifier`], the loop calls [`Handler::stream`] for it
+    /// (memcached's `watch`: log lines that no request asks for; Redis pub/sub messages).
+    /// Nothing is added while its unsent output is at the pause threshold.
     Stream,
 }
 
@@ -400,8 +414,13 @@ pub trait Handler {
     }
 
     /// A connection that asked to stream ([`After::Stream`]) may append output; runs after
-    /// each [`Handler::tick`], once per streaming connection.
-    fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) {}
+    /// each [`Handler::tick`] and at each wake of [`LoopConfig::notifier`], once per
+    /// streaming connection whose unsent output is below the pause threshold. Returns
+    /// [`After::CloseAfterFlush`] to send what `out` holds and then close (a subscriber cut
+    /// off at its output limit); any other value keeps the connection streaming.
+    fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) -> After {
+        After::Continue
+    }
 }
 
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error

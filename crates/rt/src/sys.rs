@@ -328,3 +328,27 @@ pub(crate) fn fix_malloc_thresholds(mmap_bytes: i32, trim_bytes: i32) {
         libc::mallopt(libc::M_TRIM_THRESHOLD, trim_bytes);
     }
 }
+
+/// A new eventfd, non-blocking, with a zero counter.
+pub(crate) fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain system call on integer arguments.
+    let fd = check(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) })?;
+    // SAFETY: `fd` was just returned by eventfd and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds one to an eventfd's counter, which makes it readable. Fails only when the counter
+/// would overflow (it is drained long before) or the descriptor is bad.
+pub(crate) fn eventfd_add(fd: RawFd) -> io::Result<()> {
+    let one = 1u64.to_ne_bytes();
+    // SAFETY: `one` is valid for reads of its 8 bytes for the whole call.
+    check_size(unsafe { libc::write(fd, one.as_ptr().cast(), one.len()) }).map(drop)
+}
+
+/// Resets a non-blocking eventfd's counter to zero (nothing to do when it is zero).
+pub(crate) fn eventfd_drain(fd: RawFd) {
+    let mut count = [0u8; 8];
+    // SAFETY: `count` is valid for writes of its 8 bytes for the whole call. EAGAIN (the
+    // counter was zero already) is the only expected error and needs no handling.
+    unsafe { libc::read(fd, count.as_mut_ptr().cast(), count.len()) };
+}

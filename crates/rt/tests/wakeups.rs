@@ -50,6 +50,7 @@ fn sleeps_per_request(backend: Backend) -> f64 {
         refuse: PLAIN.refuse,
         one_line_per_call: PLAIN.one_line_per_call,
         session_tag: PLAIN.session_tag,
+        feed: Default::default(),
     };
     let thread = std::thread::Builder::new()
         .name(thread_name.clone())

@@ -668,10 +668,11 @@ impl rt::Handler for Worker {
         counters::drop_by(&self.counters.curr_connections, 1);
     }
 
-    fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
+    fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) -> rt::After {
         if let Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) = conn {
             self.shared.watchers.drain(*id, out);
         }
+        rt::After::Continue
     }
 
     fn tick(&mut self) -> Control {

@@ -16,6 +16,9 @@
 //! batch stop early (a short read, or the per-event bound) without losing the wake-up for
 //! what is left. Errors and hang-ups are reported whatever the interest.
 //!
+//! The loop's [`Notifier`] eventfd, when it has one, is in the set too (`TOKEN_NOTIFIER`):
+//! its readiness is drained at once and reported as [`Event::Notified`].
+//!
 //! Output uses one buffer per connection (`Conn::out`, from the pool): the kernel copies on
 //! send, so new replies can be appended behind the unsent part (its `sent` offset marks it).
 //! Closing is immediate: no operation outlives a system call.
@@ -31,7 +34,7 @@ use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
     conn::{flag, Bounds, Conn, Key, Slots},
-    sys, ListenSocket, Listener, LoopConfig,
+    sys, ListenSocket, Listener, LoopConfig, Notifier,
 };
 
 /// Size of the loop's one receive buffer.
@@ -44,6 +47,10 @@ const ACCEPTS_PER_EVENT: usize = 64;
 const EVENTS_MAX: usize = 256;
 /// Marks a listener's token (connections use slot index and generation).
 const TOKEN_LISTENER: u64 = 1 << 63;
+/// The notifier's token: bit 62 is set by no listener (bit 63) and no connection (its
+/// generation has 24 bits, so it never reaches bit 56).
+const TOKEN_NOTIFIER: u64 = 1 << 62;
+const _: () = assert!(TOKEN_NOTIFIER >> 32 > crate::conn::GEN_MASK as u64);
 
 fn token(key: Key) -> u64 {
     (u64::from(key.gen) << 32) | u64::from(key.index)
@@ -87,6 +94,8 @@ pub(crate) struct Epoll {
     /// The peer accept4 reported for the last [`Event::Accepted`].
     accepted_peer: Option<SocketAddr>,
     busy_poll: Duration,
+    /// Watched (level-triggered EPOLLIN on its eventfd) until shutdown.
+    notifier: Option<Notifier>,
 }
 
 impl Driver for Epoll {
@@ -107,6 +116,10 @@ impl Driver for Epoll {
                 paused: false,
             });
         }
+        if let Some(notifier) = &config.notifier {
+            let (epfd, fd) = (epfd.as_raw_fd(), notifier.fd());
+            sys::epoll_ctl(epfd, libc::EPOLL_CTL_ADD, fd, IN, TOKEN_NOTIFIER)?;
+        }
         Ok(Epoll {
             epfd,
             listeners: slots,
@@ -116,6 +129,7 @@ impl Driver for Epoll {
             cursor: Cursor::Next,
             accepted_peer: None,
             busy_poll: Duration::from_micros(config.busy_poll_us),
+            notifier: config.notifier.clone(),
         })
     }
 
@@ -131,7 +145,9 @@ impl Driver for Epoll {
                     let Some(ready) = self.events.get(self.next) else { return Ok(None) };
                     self.next += 1;
                     let (bits, token) = (ready.events, ready.u64);
-                    if token & TOKEN_LISTENER != 0 {
+                    if token == TOKEN_NOTIFIER {
+                        self.notified()
+                    } else if token & TOKEN_LISTENER != 0 {
                         self.accept((token & !TOKEN_LISTENER) as usize, ACCEPTS_PER_EVENT)
                     } else {
                         let key = Key { index: token as u32, gen: (token >> 32) as u32 };
@@ -238,6 +254,9 @@ impl Driver for Epoll {
         for slot in &mut self.listeners {
             slot.socket = None;
         }
+        if let Some(notifier) = self.notifier.take() {
+            sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, notifier.fd(), 0, 0)?;
+        }
         Ok(())
     }
 
@@ -294,6 +313,14 @@ impl Driver for Epoll {
 }
 
 impl Epoll {
+    /// The notifier's eventfd is readable: drained here, before the loop takes the wake
+    /// (the order `notify.rs` relies on), so level triggering does not report it again.
+    fn notified(&mut self) -> Option<Event<usize>> {
+        // A stale readiness after shutdown stopped watching finds no notifier.
+        self.notifier.as_ref()?.drain();
+        Some(Event::Notified)
+    }
+
     /// A connection's readiness: EPOLLOUT first, then errors, then input.
     #[inline]
     fn readiness<C>(

@@ -3,7 +3,7 @@
 //! ```text
 //!              event_loop (written once, generic over D: Driver)
 //!                |  arm / send / cancel / close        ^  Event: Accepted, Received, Eof,
-//!                v                                     |  Sent, Writable, Failed, ...
+//!                v                                     |  Sent, Writable, Notified, ...
 //!   +-------------------------------+   +-------------------------------+
 //!   | uring: submission queue,      |   | epoll: readiness, then the    |
 //!   | completions = events          |   | syscall, its result = event   |
@@ -56,6 +56,9 @@ pub(crate) enum Event<I> {
     Failed(Key),
     /// An operation on a closed connection ended: its slot may be freed once none is left.
     Settled(Key),
+    /// The loop's [`crate::Notifier`] was notified; the driver has drained its counter, so
+    /// the loop takes the wake and offers output to its streaming connections.
+    Notified,
 }
 
 // Events are returned by value, two or three per request: keep them small.
@@ -82,7 +85,8 @@ pub(crate) trait Driver: Sized {
     /// Where a receive's bytes wait until the loop has handed them to the handler.
     type Input: Copy;
 
-    /// Sets up the ring or epoll set and starts accepting on `listeners`.
+    /// Sets up the ring or epoll set, starts accepting on `listeners` and watching
+    /// `config.notifier` (its wakes become [`Event::Notified`]).
     fn new(config: &LoopConfig, listeners: Vec<Listener>) -> io::Result<Self>;
 
     /// The next event of this turn, or `None` once the turn's events are all handed out.
@@ -125,7 +129,7 @@ pub(crate) trait Driver: Sized {
     /// Closes the descriptor of a connection whose slot was freed.
     fn close_fd(&mut self, key: Key, fd: RawFd) -> io::Result<()>;
 
-    /// Stops accepting and closes the listeners (shutdown).
+    /// Stops accepting, closes the listeners and stops watching the notifier (shutdown).
     fn stop_accepting(&mut self) -> io::Result<()>;
 
     /// Runs every tick: accepting again on listeners that hit EMFILE and kin.

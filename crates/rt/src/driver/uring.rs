@@ -27,6 +27,12 @@
 //!   until the completion arrives. Replies produced meanwhile go to `Conn::out` and are sent
 //!   after it, so ordering holds. A partial send continues from the offset.
 //! - CANCEL, CLOSE: fire and forget; counted only so the loop knows when the kernel is done.
+//! - NOTIFY: one multishot poll (POLLIN) on the loop's [`Notifier`] eventfd, if it has one;
+//!   each completion drains the counter and becomes [`Event::Notified`]. Re-armed when the
+//!   kernel ends it, cancelled at shutdown like the accepts. A poll, not a read: it owns no
+//!   buffer that would have to outlive a cancel that never finished, and whether a read on
+//!   a non-blocking eventfd waits or fails with EAGAIN has varied between kernels (6.18
+//!   waits). The driver's clone of the notifier keeps the eventfd open.
 //!
 //! Closing a connection: the handler is told at once; if the kernel still has a receive or a
 //! send for it, one cancel (all ops on the fd) is issued and the slot stays a zombie (so its
@@ -53,7 +59,7 @@ use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
     conn::{flag, Bounds, Conn, Key, Slots, GEN_MASK},
-    sys, ListenSocket, Listener, LoopConfig,
+    sys, ListenSocket, Listener, LoopConfig, Notifier,
 };
 
 mod bufring;
@@ -70,6 +76,7 @@ const KIND_RECV: u64 = 2;
 const KIND_SEND: u64 = 3;
 const KIND_CANCEL: u64 = 4;
 const KIND_CLOSE: u64 = 5;
+const KIND_NOTIFY: u64 = 6;
 
 fn user_data(kind: u64, key: Key) -> u64 {
     debug_assert!(key.gen <= GEN_MASK);
@@ -144,6 +151,7 @@ fn probe_here() -> Result<(), String> {
         (opcode::Send::CODE, "send"),
         (opcode::AsyncCancel::CODE, "async cancel"),
         (opcode::Close::CODE, "close"),
+        (opcode::PollAdd::CODE, "poll"),
         // Multishot receive (6.0) has no opcode of its own; SEND_ZC arrived in the same
         // release, so its presence stands for it.
         (opcode::SendZc::CODE, "send_zc (stands for multishot recv, Linux 6.0+)"),
@@ -199,6 +207,9 @@ pub(crate) struct Uring {
     starved: VecDeque<Key>,
     /// Receive buffers handed to the loop and not yet released.
     bufs_held: u32,
+    /// The loop's notifier, watched by a multishot poll until shutdown.
+    notifier: Option<Notifier>,
+    notify_armed: bool,
 }
 
 impl Driver for Uring {
@@ -232,10 +243,13 @@ impl Driver for Uring {
             one_shot: false,
             starved: VecDeque::new(),
             bufs_held: 0,
+            notifier: config.notifier.clone(),
+            notify_armed: false,
         };
         for index in 0..driver.listeners.len() {
             driver.arm_accept(index)?;
         }
+        driver.arm_notify()?;
         Ok(driver)
     }
 
@@ -254,6 +268,7 @@ impl Driver for Uring {
                 KIND_ACCEPT => self.on_accept(key.index as usize, res, flags)?,
                 KIND_RECV => self.on_recv(key, res, flags, conns),
                 KIND_SEND => self.on_send(key, res, conns),
+                KIND_NOTIFY => self.on_notify(res, flags)?,
                 KIND_CANCEL | KIND_CLOSE => {
                     self.in_flight -= 1;
                     None
@@ -363,6 +378,10 @@ impl Driver for Uring {
             // our descriptor now is safe.
             self.listeners[index].socket = None;
         }
+        // Its last completion (ECANCELED) does not re-arm while `accepting` is false.
+        if self.notify_armed {
+            self.cancel_op(user_data(KIND_NOTIFY, Key { index: 0, gen: 0 }))?;
+        }
         Ok(())
     }
 
@@ -371,6 +390,9 @@ impl Driver for Uring {
             if mem::take(&mut self.listeners[index].rearm_at_tick) {
                 self.arm_accept(index)?;
             }
+        }
+        if self.accepting {
+            self.arm_notify()?; // after a failed poll; nothing to do while it is armed
         }
         Ok(())
     }
@@ -515,6 +537,38 @@ impl Uring {
             .build()
             .user_data(user_data(KIND_ACCEPT, key));
         self.push(entry)
+    }
+
+    /// Arms the multishot poll on the notifier's eventfd, if there is one and it is not armed.
+    fn arm_notify(&mut self) -> io::Result<()> {
+        let Some(notifier) = &self.notifier else { return Ok(()) };
+        if self.notify_armed {
+            return Ok(());
+        }
+        self.notify_armed = true;
+        let entry = opcode::PollAdd::new(Fd(notifier.fd()), libc::POLLIN as u32)
+            .multi(true)
+            .build()
+            .user_data(user_data(KIND_NOTIFY, Key { index: 0, gen: 0 }));
+        self.push(entry)
+    }
+
+    /// A completion of the notifier's poll: drains the counter (before the loop takes the
+    /// wake, the order `notify.rs` relies on). A poll the kernel ended is re-armed at once;
+    /// one that failed, at the next tick (no tight circle); none after shutdown began.
+    fn on_notify(&mut self, res: i32, flags: u32) -> io::Result<Option<Event<RecvBuf>>> {
+        if !cqueue::more(flags) {
+            self.in_flight -= 1;
+            self.notify_armed = false;
+            if res >= 0 && self.accepting {
+                self.arm_notify()?;
+            }
+        }
+        if res < 0 || !self.accepting {
+            return Ok(None);
+        }
+        self.notifier.as_ref().expect("a notify completion without a notifier").drain();
+        Ok(Some(Event::Notified))
     }
 
     fn arm_recv<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {

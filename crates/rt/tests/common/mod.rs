@@ -4,16 +4,23 @@
 //! - `big N`  → N bytes of `a..z` repeated, then `\n`
 //! - `tag`    → the accepting listener's tag, then `\n`
 //! - `quit`   → `bye\n`, then close after the flush
+//! - `stream` → `streaming\n`, then `tick N\n` at every tick (`After::Stream`)
+//! - `stream N` → as `stream`, and the connection is cut off (closed after the flush)
+//!   once it has streamed `tick N\n`
+//! - `subscribe` → `subscribed\n`; from then on every `Handler::stream` call moves all
+//!   items of the shared [`Feed`] to this connection (an item `cut` sends `cut\n`, then
+//!   closes after the flush)
 //! - anything else → the line echoed back
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 use std::{
+    collections::VecDeque,
     io::{self, Read, Write},
     net::{SocketAddr, TcpStream},
     sync::{
         atomic::{AtomicBool, AtomicUsize, Ordering},
-        Arc,
+        Arc, Mutex,
     },
     thread::JoinHandle,
     time::{Duration, Instant},
@@ -30,7 +37,12 @@ pub struct Stats {
     /// Sends that wrote something (one `Handler::sent` call each).
     pub sends: AtomicUsize,
     pub receive_calls: AtomicUsize,
+    /// `Handler::tick` calls.
+    pub ticks: AtomicUsize,
 }
+
+/// Items the test pushes for subscribers (`subscribe`), a stand-in for a pub/sub mailbox.
+pub type Feed = Arc<Mutex<VecDeque<Vec<u8>>>>;
 
 pub struct Lines {
     pub stop: Arc<AtomicBool>,
@@ -41,6 +53,7 @@ pub struct Lines {
     pub one_line_per_call: bool,
     /// Connections accepted on this listener tag get a [`Xor`] session.
     pub session_tag: Option<u32>,
+    pub feed: Feed,
 }
 
 /// A stand-in for TLS (`rt::Session`): bytes are XORed with [`XOR_KEY`] both ways; the first
@@ -94,6 +107,10 @@ pub struct LineConn {
     tag: u32,
     /// Ticks streamed so far, once the connection sent `stream`.
     streamed: u32,
+    /// `stream N`: cut off after streaming tick N.
+    cut_at: Option<u32>,
+    /// Sent `subscribe`: streams the [`Feed`], not ticks.
+    subscribed: bool,
 }
 
 /// The handler yields once a call has produced this much output.
@@ -114,7 +131,7 @@ impl Handler for Lines {
             return Err(line);
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
-        Ok(LineConn { tag, streamed: 0 })
+        Ok(LineConn { tag, streamed: 0, cut_at: None, subscribed: false })
     }
 
     fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
@@ -133,6 +150,14 @@ impl Handler for Lines {
                 return (consumed, After::CloseAfterFlush);
             } else if line == b"stream" {
                 out.extend_from_slice(b"streaming\n");
+                return (input.len(), After::Stream);
+            } else if let Some(n) = line.strip_prefix(b"stream ") {
+                conn.cut_at = Some(std::str::from_utf8(n).unwrap().parse().unwrap());
+                out.extend_from_slice(b"streaming\n");
+                return (input.len(), After::Stream);
+            } else if line == b"subscribe" {
+                conn.subscribed = true;
+                out.extend_from_slice(b"subscribed\n");
                 return (input.len(), After::Stream);
             } else if line == b"tag" {
                 out.extend_from_slice(format!("{}\n", conn.tag).as_bytes());
@@ -159,9 +184,16 @@ impl Handler for Lines {
         self.stats.closed.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) {
+    fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) -> After {
+        if conn.subscribed {
+            return stream_feed(&self.feed, out);
+        }
         conn.streamed += 1;
         out.extend_from_slice(format!("tick {}\n", conn.streamed).as_bytes());
+        match conn.cut_at == Some(conn.streamed) {
+            true => After::CloseAfterFlush,
+            false => After::Continue,
+        }
     }
 
     fn session(&mut self, tag: u32) -> Option<Box<dyn rt::Session>> {
@@ -172,6 +204,7 @@ impl Handler for Lines {
     }
 
     fn tick(&mut self) -> Control {
+        self.stats.ticks.fetch_add(1, Ordering::Relaxed);
         if self.stop.load(Ordering::Relaxed) {
             Control::Shutdown
         } else {
@@ -180,11 +213,26 @@ impl Handler for Lines {
     }
 }
 
+/// Moves every item of `feed` to `out`; an item `cut` ends the stream.
+fn stream_feed(feed: &Feed, out: &mut Vec<u8>) -> After {
+    let mut feed = feed.lock().unwrap();
+    while let Some(item) = feed.pop_front() {
+        if item == b"cut" {
+            out.extend_from_slice(b"cut\n");
+            return After::CloseAfterFlush;
+        }
+        out.extend_from_slice(&item);
+    }
+    After::Continue
+}
+
 /// A loop running on its own thread; dropping it stops it.
 pub struct Server {
     pub addrs: Vec<SocketAddr>,
     pub stop: Arc<AtomicBool>,
     pub stats: Arc<Stats>,
+    /// What `subscribe`d connections stream.
+    pub feed: Feed,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -221,15 +269,17 @@ pub fn start(config: LoopConfig, listeners: Vec<Listener>, options: Options) -> 
             rt::ListenSocket::Unix(_) => unreachable!("the tests listen on TCP"),
         })
         .collect();
+    let feed = Feed::default();
     let handler = Lines {
         stop: stop.clone(),
         stats: stats.clone(),
         refuse: options.refuse,
         one_line_per_call: options.one_line_per_call,
         session_tag: options.session_tag,
+        feed: feed.clone(),
     };
     let thread = std::thread::spawn(move || rt::run(&config, listeners, handler));
-    Server { addrs, stop, stats, thread: Some(thread) }
+    Server { addrs, stop, stats, feed, thread: Some(thread) }
 }
 
 pub fn serve(backend: Backend) -> Server {
