@@ -240,6 +240,8 @@ pub struct Shared {
     pub idle_timeout_ms: Arc<AtomicU64>,
     /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
     max_connections: AtomicU64,
+    /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
+    pub pubsub: crate::resp::pubsub::Registry,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -404,6 +406,7 @@ impl Shared {
             idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
+            pubsub: Default::default(),
             settings,
         }
     }

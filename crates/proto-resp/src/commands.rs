@@ -49,6 +49,10 @@ impl Flags {
     /// Its keys are found from its arguments (a `numkeys`), not from the (first, last,
     /// step) triple, which is zero (LMPOP). `COMMAND INFO` lists it after the others.
     pub const MOVABLEKEYS: Flags = Flags(1 << 12);
+    /// A pub/sub command (the `@pubsub` category).
+    pub const PUBSUB: Flags = Flags(1 << 13);
+    /// May replicate (PUBLISH): shown by `COMMAND INFO`.
+    pub const MAY_REPLICATE: Flags = Flags(1 << 14);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -68,11 +72,13 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::READONLY, "readonly"),
     (Flags::DENYOOM, "denyoom"),
     (Flags::ADMIN, "admin"),
+    (Flags::PUBSUB, "pubsub"),
     (Flags::NOSCRIPT, "noscript"),
     (Flags::LOADING, "loading"),
     (Flags::STALE, "stale"),
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
+    (Flags::MAY_REPLICATE, "may_replicate"),
     (Flags::ALLOW_BUSY, "allow_busy"),
     (Flags::MOVABLEKEYS, "movablekeys"),
 ];
@@ -86,6 +92,7 @@ pub enum Group {
     Hash,
     Hyperloglog,
     List,
+    Pubsub,
     Server,
     Set,
     SortedSet,
@@ -102,6 +109,7 @@ impl Group {
             Group::Hash => "hash",
             Group::Hyperloglog => "hyperloglog",
             Group::List => "list",
+            Group::Pubsub => "pubsub",
             Group::Server => "server",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
@@ -114,6 +122,7 @@ impl Group {
 mod bitmap;
 mod hash;
 mod list;
+mod pubsub;
 mod set;
 mod subcommands;
 mod tx;
@@ -122,10 +131,11 @@ mod zset;
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use list::{ListId, LIST_COMMANDS};
+pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, COMMAND_SUBCOMMANDS, CONFIG_SUBCOMMANDS,
-    LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -140,6 +150,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     ZSET_COMMANDS,
     BITMAP_COMMANDS,
     TX_COMMANDS,
+    PUBSUB_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -179,6 +190,7 @@ pub enum CommandId {
     SortedSets(ZSetId),
     Bitmaps(BitmapId),
     Transactions(TxId),
+    Pubsub(PubsubId),
     Append,
     Auth,
     Bgsave,
@@ -273,6 +285,12 @@ pub enum SubcommandId {
     ObjectHelp,
     ObjectIdletime,
     ObjectRefcount,
+    PubsubChannels,
+    PubsubHelp,
+    PubsubNumpat,
+    PubsubNumsub,
+    PubsubShardchannels,
+    PubsubShardnumsub,
     SlowlogGet,
     SlowlogLen,
     SlowlogReset,
@@ -673,125 +691,4 @@ pub fn write_command_docs_for<'n>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{check_arity, parse_reply, Protocol, Value};
-
-    #[test]
-    fn table_is_sorted_lowercase_and_complete() {
-        for table in TABLES {
-            assert!(table.windows(2).all(|w| w[0].name < w[1].name), "sorted, no duplicates");
-        }
-        let mut names: Vec<&str> = all_commands().map(|spec| spec.name).collect();
-        names.sort_unstable();
-        assert!(names.windows(2).all(|w| w[0] != w[1]), "a name in two tables");
-        for spec in all_commands() {
-            assert_eq!(spec.name, spec.name.to_ascii_lowercase());
-            assert!(spec.arity != 0);
-            // Key positions must lie inside the arguments a minimal call has.
-            assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs());
-        }
-        assert_eq!(COMMANDS.len(), 63);
-    }
-
-    /// Goal: lookup ignores case and allocates nothing; every name is found in any case.
-    #[test]
-    fn lookup_any_case() {
-        for spec in all_commands() {
-            let upper = spec.name.to_ascii_uppercase();
-            let mixed: String = spec
-                .name
-                .chars()
-                .enumerate()
-                .map(|(i, c)| if i % 2 == 0 { c.to_ascii_uppercase() } else { c })
-                .collect();
-            for name in [spec.name, upper.as_str(), mixed.as_str()] {
-                assert_eq!(lookup(name.as_bytes()).map(|s| s.name), Some(spec.name), "{name}");
-            }
-        }
-        for name in [&b""[..], b"ge", b"gett", b"get ", b"\xc4\xb0ncr", b"GET\0"] {
-            assert!(lookup(name).is_none(), "{name:?}");
-        }
-    }
-
-    /// Goal: the arities Redis declares, checked at and around each edge.
-    #[test]
-    fn arity_table() {
-        let table: &[(&str, usize, bool)] = &[
-            ("get", 1, false),
-            ("get", 2, true),
-            ("get", 3, false),
-            ("set", 2, false),
-            ("set", 3, true),
-            ("set", 9, true),
-            ("ping", 1, true),
-            ("ping", 2, true),
-            ("mset", 3, true),
-            ("mset", 2, false),
-            ("dbsize", 1, true),
-            ("dbsize", 2, false),
-            ("getrange", 4, true),
-            ("getrange", 3, false),
-            ("config", 1, false),
-            ("config", 2, true),
-            ("expire", 3, true),
-            ("expire", 4, true),
-        ];
-        for &(name, argc, accepted) in table {
-            let spec = lookup(name.as_bytes()).unwrap();
-            assert_eq!(check_arity(spec, argc).is_ok(), accepted, "{name} {argc}");
-        }
-        let error = check_arity(lookup(b"GET").unwrap(), 3).unwrap_err();
-        assert_eq!(error.message(), "ERR wrong number of arguments for 'get' command");
-    }
-
-    /// Goal: COMMAND INFO's exact RESP2 shape for one command, and RESP3 set markers.
-    #[test]
-    fn command_info_shape() {
-        let mut out = Vec::new();
-        write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"get"));
-        let want: &[u8] =
-            b"*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
-*0\r\n*0\r\n*0\r\n*0\r\n";
-        assert_eq!(out, want);
-
-        let mut out = Vec::new();
-        write_command_info(&mut Reply::new(&mut out, Protocol::Resp3), lookup(b"mset"));
-        let (value, used) = parse_reply(&out).unwrap();
-        assert_eq!(used, out.len());
-        let Value::Array(items) = value else { panic!("not an array") };
-        assert_eq!(items[1], Value::Integer(-3));
-        assert_eq!(items[2], Value::Set(vec![Value::Simple(b"write"), Value::Simple(b"denyoom")]));
-        assert_eq!(&items[3..6], &[Value::Integer(1), Value::Integer(-1), Value::Integer(2)]);
-
-        let mut out = Vec::new();
-        write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"nosuch"));
-        assert_eq!(out, b"$-1\r\n");
-    }
-
-    #[test]
-    fn command_count_and_docs() {
-        let mut out = Vec::new();
-        write_command_count(&mut Reply::new(&mut out, Protocol::Resp2));
-        assert_eq!(out, format!(":{}\r\n", command_count()).as_bytes());
-
-        let mut out = Vec::new();
-        let names: [&[u8]; 2] = [b"GET", b"nosuch"];
-        write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp3), names.into_iter());
-        let (value, _) = parse_reply(&out).unwrap();
-        let Value::Map(pairs) = value else { panic!("not a map") };
-        assert_eq!(pairs.len(), 1);
-        assert_eq!(pairs[0].0, Value::Bulk(b"get"));
-        let Value::Map(doc) = &pairs[0].1 else { panic!("doc not a map") };
-        assert_eq!(doc[2], (Value::Bulk(b"group"), Value::Bulk(b"string")));
-
-        let mut out = Vec::new();
-        write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2));
-        let (Value::Array(all), used) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!((all.len(), used), (command_count(), out.len()));
-        let mut out = Vec::new();
-        write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp2), std::iter::empty());
-        let (Value::Array(flat), _) = parse_reply(&out).unwrap() else { panic!() };
-        assert_eq!(flat.len(), 2 * command_count());
-    }
-}
+mod tests;

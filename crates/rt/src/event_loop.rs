@@ -219,12 +219,19 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     }
 
     /// One [`Handler::stream`] call, if the connection still streams, is not closing, and
-    /// its unsent output is below the pause threshold.
+    /// its unsent output is below the pause threshold; at or above it,
+    /// [`Handler::stream_paused`] may close it at once (a subscriber cut off while its peer
+    /// reads nothing: its output would never drain).
     fn stream_one(&mut self, key: Key) -> io::Result<()> {
         let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        let closing = conn.has(flag::CLOSE_AFTER_FLUSH);
-        if !conn.has(flag::STREAMING) || closing || conn.pending_bytes() >= self.bounds.pause_bytes
-        {
+        if !conn.has(flag::STREAMING) || conn.has(flag::CLOSE_AFTER_FLUSH) {
+            return Ok(());
+        }
+        if conn.pending_bytes() >= self.bounds.pause_bytes {
+            let Some(state) = conn.handler.as_mut() else { return Ok(()) };
+            if self.handler.stream_paused(state) == After::CloseAfterFlush {
+                return self.close(key);
+            }
             return Ok(());
         }
         let Conn { handler: Some(state), out, session, .. } = conn else { return Ok(()) };

@@ -421,6 +421,12 @@ pub trait Handler {
     fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) -> After {
         After::Continue
     }
+
+    /// A streaming connection whose unsent output is at the pause threshold (so it is not
+    /// offered more): `After::CloseAfterFlush` closes it at once, dropping that output.
+    fn stream_paused(&mut self, _conn: &mut Self::Conn) -> After {
+        After::Continue
+    }
 }
 
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error

@@ -162,9 +162,21 @@ fn run(config: &Config) -> Result<(), String> {
     let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
     // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it there.
     let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
+    // One notifier per loop: a PUBLISH wakes the loops whose subscribers got mail.
+    let notifiers = listeners
+        .iter()
+        .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let wake = notifiers.clone();
+    shared.pubsub.set_notify(Box::new(move |worker| {
+        if let Some(notifier) = wake.get(worker) {
+            notifier.notify();
+        }
+    }));
     for (index, own) in listeners.into_iter().enumerate() {
         let stats = &loop_stats[index];
-        let loop_config = loop_config(config, backend, index, &buffers, stats, &idle_timeout);
+        let mut loop_config = loop_config(config, backend, index, &buffers, stats, &idle_timeout);
+        loop_config.notifier = Some(notifiers[index].clone());
         let stop = Arc::clone(&stop);
         let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
         let worker = Worker::new(Arc::clone(&shared), Arc::clone(&limits), index, stop_requested);

@@ -641,7 +641,12 @@ impl rt::Handler for Worker {
         self.shared.gate.enter(self.index);
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
-            Conn::Resp { session, .. } => self.receive_resp(session, input, out),
+            Conn::Resp { session, .. } => {
+                let (consumed, after) = self.receive_resp(session, input, out);
+                // A subscriber's loop drains its mailbox when woken (see `stream`).
+                let streams = after == After::Continue && session.is_subscriber();
+                (consumed, if streams { After::Stream } else { after })
+            }
         };
         self.shared.gate.leave(self.index);
         counters::bump(&self.counters.bytes_read, consumed as u64);
@@ -652,9 +657,9 @@ impl rt::Handler for Worker {
         counters::bump(&self.counters.bytes_written, bytes as u64);
     }
 
-    fn close(&mut self, conn: Conn) {
+    fn close(&mut self, mut conn: Conn) {
         tracing::debug!("connection closed");
-        match &conn {
+        match &mut conn {
             Conn::Resp { session, .. } => session.disconnect(&self.shared),
             Conn::Memcache(mc) => {
                 mc.session.disconnect(&self.shared);
@@ -669,10 +674,27 @@ impl rt::Handler for Worker {
     }
 
     fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) -> rt::After {
-        if let Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) = conn {
-            self.shared.watchers.drain(*id, out);
+        match conn {
+            Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
+                self.shared.watchers.drain(*id, out);
+            }
+            Conn::Resp { session, .. } => {
+                if session.drain_messages(out) == exec::resp::pubsub::Drained::CutOff {
+                    return rt::After::CloseAfterFlush;
+                }
+            }
+            Conn::Memcache(_) => {}
         }
         rt::After::Continue
+    }
+
+    /// A subscriber cut off while its peer reads nothing is closed at once, as Redis drops
+    /// a client past its pub/sub output limit.
+    fn stream_paused(&mut self, conn: &mut Conn) -> rt::After {
+        match conn {
+            Conn::Resp { session, .. } if session.is_cut_off() => rt::After::CloseAfterFlush,
+            _ => rt::After::Continue,
+        }
     }
 
     fn tick(&mut self) -> Control {

@@ -137,6 +137,9 @@ const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already 
 pub(super) fn reset(ctx: &mut Ctx<'_>) {
     let account = auth::starting_account(ctx.shared);
     let session = &mut *ctx.session;
+    if let Some(subs) = &mut session.pubsub {
+        subs.leave(&ctx.shared.pubsub);
+    }
     session.tx = None;
     session.watched.clear();
     session.db = 0;
@@ -375,7 +378,7 @@ mod tests {
     #[test]
     fn client_subcommands() {
         let mut h = Harness::new();
-        let other = Session::connect(&h.shared, "10.0.0.2:40000", "10.0.0.1:6379");
+        let mut other = Session::connect(&h.shared, "10.0.0.2:40000", "10.0.0.1:6379");
         h.session = Session::connect(&h.shared, "10.0.0.3:40001", "10.0.0.1:6379");
         h.check(&[
             ("CLIENT ID", ":2\r\n"),

@@ -50,6 +50,7 @@ mod list;
 mod object;
 mod persist;
 mod pick;
+pub mod pubsub;
 mod scan;
 mod server;
 mod set;
@@ -95,6 +96,8 @@ pub struct Session {
     account: Option<std::sync::Arc<acl::Account>>,
     /// The client's address, for the limit on failed logins (`auth::FailedLogins`).
     peer_ip: Option<std::net::IpAddr>,
+    /// Its pub/sub subscriptions, once it has made one.
+    pubsub: Option<Box<pubsub::Subscriptions>>,
 }
 
 impl Session {
@@ -115,8 +118,35 @@ impl Session {
         Session { client, account, peer_ip, ..Session::default() }
     }
 
+    /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.
+    fn resp2_subscribed(&self) -> bool {
+        self.protocol == Protocol::Resp2 && self.pubsub.as_ref().is_some_and(|s| s.active())
+    }
+
+    /// Whether it has ever subscribed: its loop must then drain its mailbox
+    /// ([`Session::drain_messages`]) when woken.
+    pub fn is_subscriber(&self) -> bool {
+        self.pubsub.is_some()
+    }
+
+    /// Moves the pub/sub messages waiting for it into `out`.
+    pub fn drain_messages(&self, out: &mut Vec<u8>) -> pubsub::Drained {
+        match &self.pubsub {
+            Some(subs) => subs.subscriber.drain(out),
+            None => pubsub::Drained::Open,
+        }
+    }
+
+    /// Whether its mailbox went over the pub/sub output limit: close the connection.
+    pub fn is_cut_off(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(|subs| subs.subscriber.is_cut_off())
+    }
+
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
-    pub fn disconnect(&self, shared: &Shared) {
+    pub fn disconnect(&mut self, shared: &Shared) {
+        if let Some(subs) = &mut self.pubsub {
+            subs.leave(&shared.pubsub);
+        }
         shared.clients.remove(self.client.lock().id);
     }
 }
@@ -180,6 +210,14 @@ fn execute_as(
         }
         None => match route(command) {
             Ok(routed) => match auth::refusal(shared, session, &routed, command) {
+                Ok(())
+                    if session.resp2_subscribed()
+                        && !pubsub::allowed_when_subscribed(routed.spec.name) =>
+                {
+                    let message = pubsub::not_allowed_message(routed.spec.name);
+                    Reply::new(out, session.protocol).error(message);
+                    Flow::Continue
+                }
                 Ok(()) => run(shared, counters, session, command, routed, out, exclusive),
                 Err(auth::Refusal::Closed) => return Flow::Close,
                 Err(auth::Refusal::Denied(denied)) => {
@@ -283,7 +321,9 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::SortedSets(id) => zset::dispatch(ctx, id),
             C::Bitmaps(id) => bitmap::dispatch(ctx, id),
             C::Transactions(id) => tx::dispatch(ctx, id),
+            C::Pubsub(id) => pubsub::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
+            C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
             C::Echo => connection::echo(ctx),
             C::Hello => connection::hello(ctx),
@@ -351,6 +391,12 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::CommandDocs => server::command_docs(ctx),
             S::CommandList => server::command_list(ctx),
             S::ConfigGet => config::config_get(ctx),
+            S::PubsubChannels => pubsub::channels(ctx, false),
+            S::PubsubShardchannels => pubsub::channels(ctx, true),
+            S::PubsubNumsub => pubsub::numsub(ctx, false),
+            S::PubsubShardnumsub => pubsub::numsub(ctx, true),
+            S::PubsubNumpat => pubsub::numpat(ctx),
+            S::PubsubHelp => pubsub::help(ctx),
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),

@@ -82,6 +82,19 @@ pub static LATENCY_SUBCOMMANDS: &[SubcommandSpec] = {
     ]
 };
 
+/// `PUBSUB` subcommands (Redis 7's `pubsub|*`), sorted by name.
+pub static PUBSUB_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::PubsubChannels, "pubsub|channels", -2),
+        sub(S::PubsubHelp, "pubsub|help", 2),
+        sub(S::PubsubNumpat, "pubsub|numpat", 2),
+        sub(S::PubsubNumsub, "pubsub|numsub", -2),
+        sub(S::PubsubShardchannels, "pubsub|shardchannels", -2),
+        sub(S::PubsubShardnumsub, "pubsub|shardnumsub", -2),
+    ]
+};
+
 /// `SLOWLOG` subcommands (Redis 7's `slowlog|*`), sorted by name.
 pub static SLOWLOG_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;

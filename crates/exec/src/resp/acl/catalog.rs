@@ -162,6 +162,9 @@ fn flag_categories(flags: Flags) -> u32 {
     if flags.contains(Flags::ADMIN) {
         categories |= bit("admin") | bit("dangerous");
     }
+    if flags.contains(Flags::PUBSUB) {
+        categories |= bit("pubsub");
+    }
     categories | if flags.contains(Flags::FAST) { bit("fast") } else { bit("slow") }
 }
 
@@ -177,7 +180,8 @@ fn group_category(group: Group) -> u32 {
         Group::SortedSet => bit("sortedset"),
         Group::String => bit("string"),
         Group::Transactions => bit("transaction"),
-        Group::Server => 0,
+        // `@pubsub` comes from the pubsub flag, as in Redis.
+        Group::Server | Group::Pubsub => 0,
     }
 }
 
@@ -198,6 +202,8 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
     categories |= match container.name {
         "client" | "command" => bit("connection"),
         "object" => bit("keyspace"),
+        // HELP has no pubsub flag in Redis: only `@slow`.
+        "pubsub" if name != "pubsub|help" => bit("pubsub"),
         _ => 0,
     };
     if ADMIN_SUBCOMMANDS.contains(&name) {

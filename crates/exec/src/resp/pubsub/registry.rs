@@ -1,0 +1,249 @@
+//! Who listens to what, shared by every worker, and each subscriber's mailbox.
+//!
+//! ```text
+//!   PUBLISH (any worker) --read lock--> channel's and matching patterns' subscribers
+//!        each: message encoded in its protocol, appended to its mailbox (its own mutex)
+//!        then each owning worker is woken once (the server's notifier: an eventfd that
+//!        its loop watches), and its loop drains the mailboxes into the connections
+//!   SUBSCRIBE / UNSUBSCRIBE / close --write lock--> the tables
+//! ```
+//!
+//! A mailbox holding more than [`MAILBOX_LIMIT_BYTES`] (Redis's `client-output-buffer-limit
+//! pubsub` hard limit, 32 MiB) is cut off: its subscriber stops receiving and its
+//! connection is closed when its loop next drains it, while the others go on unaffected.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, OnceLock},
+};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::resp::glob::{self, Case};
+
+/// Redis's default hard `client-output-buffer-limit` for pub/sub clients.
+pub const MAILBOX_LIMIT_BYTES: usize = 32 << 20;
+
+/// What wakes worker `i` (set once by the server).
+pub type Notify = Box<dyn Fn(usize) + Send + Sync>;
+
+/// One subscribed connection, as publishers see it.
+#[derive(Debug)]
+pub struct Subscriber {
+    /// The worker whose loop owns the connection.
+    pub(crate) worker: usize,
+    mailbox: Mutex<Mailbox>,
+}
+
+#[derive(Debug, Default)]
+struct Mailbox {
+    bytes: Vec<u8>,
+    resp3: bool,
+    cut_off: bool,
+}
+
+/// What a drain found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Drained {
+    /// Bytes (maybe none) were appended; the connection goes on.
+    Open,
+    /// The mailbox went over its limit: close the connection.
+    CutOff,
+}
+
+impl Subscriber {
+    pub(crate) fn new(worker: usize, resp3: bool) -> Subscriber {
+        let mailbox = Mutex::new(Mailbox { resp3, ..Mailbox::default() });
+        Subscriber { worker, mailbox }
+    }
+
+    pub(crate) fn set_resp3(&self, resp3: bool) {
+        self.mailbox.lock().resp3 = resp3;
+    }
+
+    /// Appends one message, encoded for the subscriber's protocol; false once cut off.
+    fn deliver(&self, parts: &[&[u8]]) -> bool {
+        let mut mailbox = self.mailbox.lock();
+        if mailbox.cut_off {
+            return false;
+        }
+        let prefix = if mailbox.resp3 { b'>' } else { b'*' };
+        encode(&mut mailbox.bytes, prefix, parts);
+        if mailbox.bytes.len() > MAILBOX_LIMIT_BYTES {
+            mailbox.cut_off = true;
+            mailbox.bytes = Vec::new();
+        }
+        true
+    }
+
+    /// Whether it went over its limit (its connection is to be closed).
+    pub fn is_cut_off(&self) -> bool {
+        self.mailbox.lock().cut_off
+    }
+
+    /// Moves what waits into `out`.
+    pub fn drain(&self, out: &mut Vec<u8>) -> Drained {
+        let mut mailbox = self.mailbox.lock();
+        if mailbox.cut_off {
+            return Drained::CutOff;
+        }
+        if out.is_empty() {
+            std::mem::swap(out, &mut mailbox.bytes);
+        } else {
+            out.append(&mut mailbox.bytes);
+        }
+        Drained::Open
+    }
+}
+
+/// A push of bulk strings: `*n` (RESP2) or `>n` (RESP3).
+fn encode(out: &mut Vec<u8>, prefix: u8, parts: &[&[u8]]) {
+    out.push(prefix);
+    out.extend_from_slice(parts.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for part in parts {
+        out.push(b'$');
+        out.extend_from_slice(part.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(part);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+type Table = HashMap<Vec<u8>, Vec<Arc<Subscriber>>>;
+
+/// The three namespaces: channels, patterns, shard channels (Redis 7 keeps shard channels
+/// apart from the others even without a cluster).
+#[derive(Default)]
+pub struct Registry {
+    channels: RwLock<Table>,
+    patterns: RwLock<Table>,
+    shard_channels: RwLock<Table>,
+    notify: OnceLock<Notify>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").finish_non_exhaustive()
+    }
+}
+
+/// Which table a subscription is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Channel,
+    Pattern,
+    Shard,
+}
+
+impl Registry {
+    /// Sets what wakes a worker after its subscribers got mail (once, by the server).
+    pub fn set_notify(&self, notify: Notify) {
+        let _ = self.notify.set(notify);
+    }
+
+    fn table(&self, kind: Kind) -> &RwLock<Table> {
+        match kind {
+            Kind::Channel => &self.channels,
+            Kind::Pattern => &self.patterns,
+            Kind::Shard => &self.shard_channels,
+        }
+    }
+
+    pub(crate) fn add(&self, kind: Kind, name: &[u8], subscriber: &Arc<Subscriber>) {
+        let mut table = self.table(kind).write();
+        table.entry(name.to_vec()).or_default().push(Arc::clone(subscriber));
+    }
+
+    pub(crate) fn remove(&self, kind: Kind, name: &[u8], subscriber: &Arc<Subscriber>) {
+        let mut table = self.table(kind).write();
+        if let Some(list) = table.get_mut(name) {
+            list.retain(|s| !Arc::ptr_eq(s, subscriber));
+            if list.is_empty() {
+                table.remove(name);
+            }
+        }
+    }
+
+    /// PUBLISH (or SPUBLISH with `shard`): delivers to the channel's subscribers and, for a
+    /// plain channel, to those of every matching pattern; returns how many received it.
+    pub(crate) fn publish(&self, channel: &[u8], message: &[u8], shard: bool) -> usize {
+        let mut woken = Woken::default();
+        let mut receivers = 0;
+        let (table, kind) = if shard {
+            (&self.shard_channels, b"smessage".as_slice())
+        } else {
+            (&self.channels, b"message".as_slice())
+        };
+        if let Some(list) = table.read().get(channel) {
+            for subscriber in list {
+                if subscriber.deliver(&[kind, channel, message]) {
+                    woken.add(subscriber.worker);
+                }
+                receivers += 1;
+            }
+        }
+        if !shard {
+            for (pattern, list) in self.patterns.read().iter() {
+                if !glob::matches(pattern, channel, Case::Sensitive) {
+                    continue;
+                }
+                for subscriber in list {
+                    if subscriber.deliver(&[b"pmessage", pattern, channel, message]) {
+                        woken.add(subscriber.worker);
+                    }
+                    receivers += 1;
+                }
+            }
+        }
+        if let Some(notify) = self.notify.get() {
+            woken.each(notify);
+        }
+        receivers
+    }
+
+    /// Names in a table with at least one subscriber, matching `pattern` if given.
+    pub(crate) fn names(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let table = self.table(kind).read();
+        let matching =
+            |name: &&Vec<u8>| pattern.is_none_or(|p| glob::matches(p, name, Case::Sensitive));
+        table.keys().filter(matching).cloned().collect()
+    }
+
+    /// Subscribers of one name.
+    pub(crate) fn count(&self, kind: Kind, name: &[u8]) -> usize {
+        self.table(kind).read().get(name).map_or(0, Vec::len)
+    }
+
+    /// Distinct names in a table (PUBSUB NUMPAT for patterns).
+    pub(crate) fn len(&self, kind: Kind) -> usize {
+        self.table(kind).read().len()
+    }
+}
+
+/// The workers a publish must wake, each once.
+#[derive(Default)]
+struct Woken {
+    low: u64,
+    more: Vec<usize>,
+}
+
+impl Woken {
+    fn add(&mut self, worker: usize) {
+        match worker {
+            0..64 => self.low |= 1 << worker,
+            _ if !self.more.contains(&worker) => self.more.push(worker),
+            _ => {}
+        }
+    }
+
+    fn each(&self, notify: &Notify) {
+        let mut low = self.low;
+        while low != 0 {
+            let worker = low.trailing_zeros() as usize;
+            notify(worker);
+            low &= low - 1;
+        }
+        self.more.iter().for_each(|&worker| notify(worker));
+    }
+}
