@@ -123,6 +123,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.now = Instant::now();
             self.handle_events()?;
             self.offer_backlog()?;
+            // A wake the loop's own handler asked for this turn (`Notifier::notify_local`,
+            // no system call), or a remote one not yet seen: stream before the flush.
+            self.on_notified()?;
             if self.now >= next_tick {
                 next_tick = self.now + self.config.tick_interval;
                 match self.mode {

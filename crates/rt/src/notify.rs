@@ -71,6 +71,14 @@ impl Notifier {
         let _ = sys::eventfd_add(self.inner.fd.as_raw_fd());
     }
 
+    /// [`Notifier::notify`] from the loop's own thread, while its handler runs: the loop
+    /// streams before the end of this turn, so no system call is needed (a PUBLISH to a
+    /// subscriber on the publisher's own loop). Lossless as `notify` is: a remote notify
+    /// that finds `pending` set was pushed before the loop's end-of-turn clear.
+    pub fn notify_local(&self) {
+        self.inner.pending.store(true, Ordering::Release);
+    }
+
     /// The loop takes a wake (after the driver drained the counter): clears `pending` and
     /// returns whether one was pending. Call before asking the handler for output.
     pub(crate) fn take(&self) -> bool {

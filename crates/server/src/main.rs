@@ -168,10 +168,10 @@ fn run(config: &Config) -> Result<(), String> {
         .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     let wake = notifiers.clone();
-    shared.pubsub.set_notify(Box::new(move |worker| {
-        if let Some(notifier) = wake.get(worker) {
-            notifier.notify();
-        }
+    shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
+        Some(notifier) if own => notifier.notify_local(),
+        Some(notifier) => notifier.notify(),
+        None => {}
     }));
     for (index, own) in listeners.into_iter().enumerate() {
         let stats = &loop_stats[index];

@@ -175,7 +175,8 @@ fn unsubscribe(ctx: &mut Ctx<'_>, kind: Kind) {
 }
 
 fn publish(ctx: &mut Ctx<'_>, shard: bool) {
-    let receivers = ctx.shared.pubsub.publish(ctx.arg(1), ctx.arg(2), shard);
+    let worker = ctx.shared.worker_of(ctx.counters);
+    let receivers = ctx.shared.pubsub.publish(ctx.arg(1), ctx.arg(2), shard, worker);
     ctx.reply().integer(receivers as i64);
 }
 

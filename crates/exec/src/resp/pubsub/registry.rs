@@ -24,8 +24,9 @@ use crate::resp::glob::{self, Case};
 /// Redis's default hard `client-output-buffer-limit` for pub/sub clients.
 pub const MAILBOX_LIMIT_BYTES: usize = 32 << 20;
 
-/// What wakes worker `i` (set once by the server).
-pub type Notify = Box<dyn Fn(usize) + Send + Sync>;
+/// What wakes worker `i` (set once by the server); `true` when it is the calling worker
+/// itself (it streams at the end of its turn, no system call).
+pub type Notify = Box<dyn Fn(usize, bool) + Send + Sync>;
 
 /// One subscribed connection, as publishers see it.
 #[derive(Debug)]
@@ -61,14 +62,14 @@ impl Subscriber {
         self.mailbox.lock().resp3 = resp3;
     }
 
-    /// Appends one message, encoded for the subscriber's protocol; false once cut off.
-    fn deliver(&self, parts: &[&[u8]]) -> bool {
+    /// Appends one message in the subscriber's protocol; false once cut off.
+    fn deliver(&self, message: &mut Encoded<'_>) -> bool {
         let mut mailbox = self.mailbox.lock();
         if mailbox.cut_off {
             return false;
         }
-        let prefix = if mailbox.resp3 { b'>' } else { b'*' };
-        encode(&mut mailbox.bytes, prefix, parts);
+        let bytes = message.get(mailbox.resp3);
+        mailbox.bytes.extend_from_slice(bytes);
         if mailbox.bytes.len() > MAILBOX_LIMIT_BYTES {
             mailbox.cut_off = true;
             mailbox.bytes = Vec::new();
@@ -93,6 +94,31 @@ impl Subscriber {
             out.append(&mut mailbox.bytes);
         }
         Drained::Open
+    }
+}
+
+/// One message, encoded once per protocol on first need (a publish to many subscribers
+/// copies bytes, it does not format them again).
+struct Encoded<'a> {
+    parts: [&'a [u8]; 4],
+    len: usize,
+    resp2: Vec<u8>,
+    resp3: Vec<u8>,
+}
+
+impl<'a> Encoded<'a> {
+    fn new(parts: &[&'a [u8]]) -> Encoded<'a> {
+        let mut all: [&[u8]; 4] = [&[]; 4];
+        all[..parts.len()].copy_from_slice(parts);
+        Encoded { parts: all, len: parts.len(), resp2: Vec::new(), resp3: Vec::new() }
+    }
+
+    fn get(&mut self, resp3: bool) -> &[u8] {
+        let (out, prefix) = if resp3 { (&mut self.resp3, b'>') } else { (&mut self.resp2, b'*') };
+        if out.is_empty() {
+            encode(out, prefix, &self.parts[..self.len]);
+        }
+        out
     }
 }
 
@@ -167,7 +193,13 @@ impl Registry {
 
     /// PUBLISH (or SPUBLISH with `shard`): delivers to the channel's subscribers and, for a
     /// plain channel, to those of every matching pattern; returns how many received it.
-    pub(crate) fn publish(&self, channel: &[u8], message: &[u8], shard: bool) -> usize {
+    pub(crate) fn publish(
+        &self,
+        channel: &[u8],
+        message: &[u8],
+        shard: bool,
+        from_worker: usize,
+    ) -> usize {
         let mut woken = Woken::default();
         let mut receivers = 0;
         let (table, kind) = if shard {
@@ -176,8 +208,9 @@ impl Registry {
             (&self.channels, b"message".as_slice())
         };
         if let Some(list) = table.read().get(channel) {
+            let mut encoded = Encoded::new(&[kind, channel, message]);
             for subscriber in list {
-                if subscriber.deliver(&[kind, channel, message]) {
+                if subscriber.deliver(&mut encoded) {
                     woken.add(subscriber.worker);
                 }
                 receivers += 1;
@@ -188,8 +221,9 @@ impl Registry {
                 if !glob::matches(pattern, channel, Case::Sensitive) {
                     continue;
                 }
+                let mut encoded = Encoded::new(&[b"pmessage", pattern, channel, message]);
                 for subscriber in list {
-                    if subscriber.deliver(&[b"pmessage", pattern, channel, message]) {
+                    if subscriber.deliver(&mut encoded) {
                         woken.add(subscriber.worker);
                     }
                     receivers += 1;
@@ -197,7 +231,7 @@ impl Registry {
             }
         }
         if let Some(notify) = self.notify.get() {
-            woken.each(notify);
+            woken.each(|worker| notify(worker, worker == from_worker));
         }
         receivers
     }
@@ -237,7 +271,7 @@ impl Woken {
         }
     }
 
-    fn each(&self, notify: &Notify) {
+    fn each(&self, notify: impl Fn(usize)) {
         let mut low = self.low;
         while low != 0 {
             let worker = low.trailing_zeros() as usize;
