@@ -81,8 +81,14 @@ impl Notifier {
 
     /// The loop takes a wake (after the driver drained the counter): clears `pending` and
     /// returns whether one was pending. Call before asking the handler for output.
+    ///
+    /// The loop calls this every turn, so the common case (nothing pending) is a plain load,
+    /// not a locked swap. A wake set after that load is not lost: a remote `notify` that
+    /// sets `pending` writes the eventfd too, so the next wait reports it, and a
+    /// `notify_local` runs on this thread before the load.
     pub(crate) fn take(&self) -> bool {
-        self.inner.pending.swap(false, Ordering::AcqRel)
+        self.inner.pending.load(Ordering::Acquire)
+            && self.inner.pending.swap(false, Ordering::AcqRel)
     }
 
     /// Resets the counter, so that the eventfd reads as idle until the next wake (epoll's
