@@ -14,7 +14,10 @@ use store::Store;
 use crate::{
     counters::{Counters, Totals},
     memcache::{detail::PrefixStats, tune::Tunables},
-    resp::ClientRegistry,
+    resp::{
+        keyevents::{class, KeyspaceEvents},
+        ClientRegistry,
+    },
     watch::Watchers,
 };
 
@@ -241,7 +244,10 @@ pub struct Shared {
     /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
     max_connections: AtomicU64,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
-    pub pubsub: crate::resp::pubsub::Registry,
+    pub pubsub: Arc<crate::resp::pubsub::Registry>,
+    /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
+    /// also told by the store's expiry and eviction observers.
+    pub keyspace_events: Arc<KeyspaceEvents>,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -355,7 +361,18 @@ impl Shared {
         crate::latency::calibrate();
         let watchers = Arc::new(Watchers::default());
         let clock = Arc::clone(&store.config().clock);
-        store.set_eviction_observer(crate::memcache::watch::eviction_observer(&watchers, clock));
+        let pubsub = Arc::new(crate::resp::pubsub::Registry::default());
+        let keyspace_events = Arc::new(KeyspaceEvents::new(Arc::clone(&pubsub)));
+        let watch_evictions = crate::memcache::watch::eviction_observer(&watchers, clock);
+        let events = Arc::clone(&keyspace_events);
+        store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
+            watch_evictions(item);
+            events.emit_stored(class::EVICTED, b"evicted", item.key());
+        }));
+        let events = Arc::clone(&keyspace_events);
+        store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
+            events.emit_stored(class::EXPIRED, b"expired", stored);
+        }));
         let owned = Arc::new(crate::owned::Registry::default());
         let registry = Arc::clone(&owned);
         store.set_release_observer(Arc::new(move |handle: &[u8]| registry.release(handle)));
@@ -406,7 +423,8 @@ impl Shared {
             idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
-            pubsub: Default::default(),
+            pubsub,
+            keyspace_events,
             settings,
         }
     }

@@ -485,6 +485,7 @@ fn main() -> ExitCode {
         clock: std::sync::Arc::new(SystemClock),
         on_evict: None,
         on_release: None,
+        on_expire: None,
     };
     let store = match Store::new(config) {
         Ok(store) => store,

@@ -66,7 +66,7 @@ mod types;
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{Reader, Store, Swept};
 pub use types::{
-    Change, Config, ConfigError, EvictObserver, Expiry, Item, MetaState, Mode, OwnedItem,
-    ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull, KEY_LEN_MAX,
-    MIB, OWNER_FLAGS,
+    Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MetaState, Mode,
+    OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull,
+    KEY_LEN_MAX, MIB, OWNER_FLAGS,
 };

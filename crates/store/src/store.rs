@@ -396,6 +396,21 @@ impl Store {
         self.config.on_release = Some(observer);
     }
 
+    /// Sets (or replaces) the observer of expired items (see [`ExpireObserver`]).
+    pub fn set_expiry_observer(&mut self, observer: ExpireObserver) {
+        self.config.on_expire = Some(observer);
+    }
+
+    /// Tells the expiry observer, if any, of a dead item just unlinked, unless it died by a
+    /// flush (it belongs to an older flush generation than `flush_gen`).
+    fn observe_expiry(&self, r: &Resolved<'_>, flush_gen: u32) {
+        if let Some(observer) = &self.config.on_expire {
+            if r.flush_gen == flush_gen {
+                observer(r.key());
+            }
+        }
+    }
+
     /// Tells the eviction observer, if any, of an item that left by eviction.
     fn observe_eviction(&self, r: &Resolved<'_>, freq: u8, now_ms: u64) {
         if let Some(observer) = &self.config.on_evict {

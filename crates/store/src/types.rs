@@ -15,6 +15,12 @@ pub const KEY_LEN_MAX: usize = 64 * 1024;
 /// off most of the time should decide with one cheap check (memcached `watch evictions`).
 pub type EvictObserver = Arc<dyn Fn(&Item<'_>) + Send + Sync>;
 
+/// Called with the stored key of every item unlinked because its time to live passed (on
+/// a read or write that meets it, by the expiry sweep, or with its whole segment), once per
+/// item, not for flushed ones. Called with a stripe lock held: it must not touch the store,
+/// and should decide with one cheap check when nobody listens (Redis's `expired` events).
+pub type ExpireObserver = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// The client flags of an *owner*: an item of a collection kind (not
 /// [`ValueKind::String`]) whose value refers to memory kept outside the store (exec's large
 /// Redis collections), written with [`Change::WriteOwner`]. The store charges that memory
@@ -62,6 +68,8 @@ pub struct Config {
     pub on_evict: Option<EvictObserver>,
     /// Told when an owner goes; see [`OWNER_FLAGS`].
     pub on_release: Option<ReleaseObserver>,
+    /// Told of each expired item; see [`ExpireObserver`].
+    pub on_expire: Option<ExpireObserver>,
 }
 
 impl Default for Config {
@@ -75,6 +83,7 @@ impl Default for Config {
             clock: Arc::new(SystemClock),
             on_evict: None,
             on_release: None,
+            on_expire: None,
         }
     }
 }

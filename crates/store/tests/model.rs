@@ -242,6 +242,7 @@ impl Harness {
                 sink.lock().unwrap().insert(item.key().to_vec());
             })),
             on_release: None,
+            on_expire: None,
         })
         .expect("valid config");
         Harness {

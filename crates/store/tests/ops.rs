@@ -51,6 +51,7 @@ fn fixture_with(
             log.lock().unwrap().push(item.key().to_vec())
         })),
         on_release: None,
+        on_expire: None,
     })
     .expect("valid config");
     Fixture { store, clock, evicted }
@@ -1110,4 +1111,38 @@ fn maintain_reclaims_expired() {
         assert!(it.value == numbered_value(i, 200));
     }
     assert!(s.get(b"tmp0").is_none());
+}
+
+// The expiry observer hears each expired item once, whichever path unlinks it (a write that
+// meets it, the sweep, its whole segment), and never a flushed, deleted or live one.
+#[test]
+fn expiry_observer_hears_each_expired_item_once() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&heard);
+    let mut store = Store::new(Config { clock: clock.clone(), ..config(16 * MIB, 64 * KIB) })
+        .expect("valid config");
+    store.set_expiry_observer(Arc::new(move |key: &[u8]| log.lock().unwrap().push(key.to_vec())));
+    let s = &store;
+    let expiring = |key: &[u8]| s.store(key, b"v", 0, Expiry::AtMs(T0 + 1000), Mode::Set).unwrap();
+    expiring(b"overwritten");
+    expiring(b"swept");
+    expiring(b"deleted");
+    set(s, b"live", b"v");
+    s.delete(b"deleted", None).unwrap();
+    assert!(heard.lock().unwrap().is_empty());
+    clock.set_ms(T0 + 1000);
+    set(s, b"overwritten", b"new");
+    s.maintain(usize::MAX);
+    s.sweep_expired(1 << 20);
+    let mut keys = heard.lock().unwrap().clone();
+    keys.sort();
+    assert_eq!(keys, vec![b"overwritten".to_vec(), b"swept".to_vec()]);
+    // Flushed items are not expired ones.
+    s.store(b"flushed", b"v", 0, Expiry::AtMs(T0 + 5000), Mode::Set).unwrap();
+    s.flush_all(0);
+    clock.set_ms(T0 + 6000);
+    s.maintain(usize::MAX);
+    s.sweep_expired(1 << 20);
+    assert_eq!(heard.lock().unwrap().len(), 2);
 }

@@ -284,6 +284,7 @@ fn new_store(
         clock: Arc::new(SystemClock),
         on_evict,
         on_release: None,
+        on_expire: None,
     })
     .expect("valid config")
 }

@@ -43,6 +43,8 @@ enum Kind {
     /// The TLS port's `tls-*` settings the server reads its files with (see
     /// [`crate::ServerControl`]).
     Tls,
+    /// `notify-keyspace-events`: settable, Redis's class letters.
+    KeyspaceEvents,
     /// `dir`, `dbfilename`: never settable at run time (a client must not choose where
     /// the server writes), as Redis 7's protected configs.
     Protected,
@@ -78,6 +80,9 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
+    ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
+        super::keyevents::format_flags(s.keyspace_events.flags())
+    }),
     ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
@@ -183,6 +188,7 @@ enum Change {
     MaxClients(u64),
     /// A `tls-*` parameter's canonical name and value.
     Tls(&'static str, Vec<u8>),
+    KeyspaceEvents(u32),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -274,6 +280,13 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 changes.push(Change::MaxClients(limit as u64));
             }
             Kind::Tls => changes.push(tls_change(name, value)?),
+            Kind::KeyspaceEvents => match super::keyevents::parse_flags(value) {
+                Some(flags) => changes.push(Change::KeyspaceEvents(flags)),
+                None => {
+                    let reason = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+                    return Err(set_failed(b"notify-keyspace-events", reason));
+                }
+            },
             Kind::Memory | Kind::Text | Kind::Protected => {}
         }
     }
@@ -356,6 +369,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
             Change::MaxClients(limit) => shared.set_max_connections(*limit),
+            Change::KeyspaceEvents(flags) => shared.keyspace_events.set_flags(*flags),
             Change::MaxMemory(_) | Change::Tls(..) => {}
         }
     }
@@ -381,6 +395,7 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
         | Kind::Protected
         | Kind::Number { .. }
         | Kind::MaxClients
+        | Kind::KeyspaceEvents
         | Kind::Tls => false,
     }
 }

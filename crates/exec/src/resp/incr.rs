@@ -10,7 +10,7 @@ use proto_resp::{
 };
 use store::{Change, Item, ValueKind};
 
-use super::{strings::rewrite, Ctx};
+use super::{keyevents::class, strings::rewrite, Ctx};
 use crate::counters::bump;
 
 /// Where INCR-family commands get their delta.
@@ -74,6 +74,7 @@ pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
                 &counters.decr_misses
             };
             bump(hit, 1);
+            ctx.notify(class::STRING, "incrby", 1);
             ctx.reply().integer(new);
         }
     }
@@ -115,7 +116,10 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
         Err(e) => ctx.store_error(e),
         Ok((_, Err(message))) => ctx.error(message),
         // A bulk string in RESP3 too: Redis replies with the stored text.
-        Ok((_, Ok(text))) => ctx.reply().bulk(&text),
+        Ok((_, Ok(text))) => {
+            ctx.notify(class::STRING, "incrbyfloat", 1);
+            ctx.reply().bulk(&text)
+        }
     }
 }
 

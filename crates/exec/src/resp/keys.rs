@@ -16,6 +16,7 @@ use store::{Change, Expiry, Mode, StoreError};
 use super::{
     connection::{note_database, parse_db},
     glob::{self, Case},
+    keyevents::class,
     ttl::{self, Base, Condition, Report, Unit},
     typed, Ctx,
 };
@@ -32,7 +33,10 @@ pub(super) fn del(ctx: &mut Ctx<'_>) {
     let mut deleted = 0;
     for index in 1..ctx.argc() {
         let outcome = delete::delete(&shared.store, counters, ctx.key(index), None);
-        deleted += i64::from(outcome == DeleteOutcome::Deleted);
+        if outcome == DeleteOutcome::Deleted {
+            deleted += 1;
+            ctx.notify(class::GENERIC, "del", index);
+        }
     }
     ctx.reply().integer(deleted);
 }
@@ -84,6 +88,11 @@ pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
     match result {
         Ok((_, changed)) => {
             bump(if changed == 1 { &counters.touch_hits } else { &counters.touch_misses }, 1);
+            if changed == 1 {
+                // A deadline already passed deletes the key: Redis names that `del`.
+                let past = ttl::expiry_at(at, now).is_none();
+                ctx.notify(class::GENERIC, if past { "del" } else { "expire" }, 1);
+            }
             ctx.reply().integer(changed);
         }
         Err(e) => ctx.store_error(e),
@@ -109,7 +118,12 @@ pub(super) fn persist(ctx: &mut Ctx<'_>) {
         _ => (Change::Keep, 0),
     });
     match result {
-        Ok((_, changed)) => ctx.reply().integer(changed),
+        Ok((_, changed)) => {
+            if changed == 1 {
+                ctx.notify(class::GENERIC, "persist", 1);
+            }
+            ctx.reply().integer(changed)
+        }
         Err(e) => ctx.store_error(e),
     }
 }
@@ -281,7 +295,12 @@ pub(super) fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
             None
         }
     };
+    let moved = answer.is_none();
     let answer = answer.unwrap_or_else(|| move_item(shared, source, target, overwrite));
+    if moved && matches!(answer, Answer::Ok | Answer::Integer(1)) {
+        ctx.notify(class::GENERIC, "rename_from", 1);
+        ctx.notify(class::GENERIC, "rename_to", 2);
+    }
     match answer {
         Answer::Ok => ctx.reply().ok(),
         Answer::Integer(n) => ctx.reply().integer(n),
@@ -325,7 +344,10 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
     note_database(shared, db);
     let mode = if replace { Mode::Set } else { Mode::Add };
     match typed::put_copy(shared, target, &item, mode, typed::Copying::Copy) {
-        Ok(()) => ctx.reply().integer(1),
+        Ok(()) => {
+            ctx.notify_in(class::GENERIC, "copy_to", db, ctx.arg(2));
+            ctx.reply().integer(1)
+        }
         Err(StoreError::NotStored) => ctx.reply().integer(0),
         Err(e) => ctx.store_error(e),
     }
@@ -354,7 +376,13 @@ pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
     }
     note_database(shared, db);
     match move_item(shared, source, target, Overwrite::No) {
-        Answer::Integer(n) => ctx.reply().integer(n),
+        Answer::Integer(n) => {
+            if n == 1 {
+                ctx.notify(class::GENERIC, "move_from", 1);
+                ctx.notify_in(class::GENERIC, "move_to", db, ctx.arg(1));
+            }
+            ctx.reply().integer(n)
+        }
         // The source went away meanwhile: nothing was moved.
         Answer::Error(_) => ctx.reply().integer(0),
         Answer::Store(e) => ctx.store_error(e),

@@ -45,6 +45,7 @@ mod glob;
 mod hash;
 mod incr;
 mod info;
+pub mod keyevents;
 mod keys;
 mod list;
 mod object;
@@ -270,11 +271,25 @@ fn run(
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
     let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
+    // Keyspace events of collection writes are told from their replies (`keyevents`).
+    let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
+    let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+    let reply_at = ctx.out.len();
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
-        shared.gate.exclusive(worker, || dispatch(&mut ctx, routed.route))
+        shared.gate.exclusive(worker, || {
+            let flow = dispatch(&mut ctx, routed.route);
+            if let Some(before) = &events {
+                keyevents::after(&ctx, before, reply_at);
+            }
+            flow
+        })
     } else {
-        dispatch(&mut ctx, routed.route)
+        let flow = dispatch(&mut ctx, routed.route);
+        if let Some(before) = &events {
+            keyevents::after(&ctx, before, reply_at);
+        }
+        flow
     };
     ctx.session.key_scratch = ctx.key_scratch;
     if let Some(started) = started {
@@ -464,6 +479,28 @@ impl<'a> Ctx<'a> {
 
     fn reply(&mut self) -> Reply<'_> {
         Reply::new(self.out, self.session.protocol)
+    }
+
+    /// Publishes keyspace event `event` (of `class`, see `keyevents::class`) on key argument
+    /// `index`, if that class is on: one relaxed load when it is not.
+    #[inline]
+    fn notify(&self, class: u32, event: &str, index: usize) {
+        self.notify_key(class, event, self.arg(index));
+    }
+
+    /// [`Ctx::notify`] for a key given as the client named it, in the session's database.
+    #[inline]
+    fn notify_key(&self, class: u32, event: &str, key: &[u8]) {
+        self.notify_in(class, event, self.session.db, key);
+    }
+
+    /// [`Ctx::notify_key`] in database `db`.
+    fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
+        let events = &self.shared.keyspace_events;
+        if events.wants(class) {
+            let worker = self.shared.worker_of(self.counters);
+            events.emit(class, event.as_bytes(), db, key, worker);
+        }
     }
 
     fn error(&mut self, message: impl AsRef<[u8]>) {

@@ -17,6 +17,7 @@ use store::{Change, Expiry, Item, Mode, StoreError, StoreOptions, ValueKind};
 
 use super::{
     count_read,
+    keyevents::class,
     ttl::{self, Base, TimeArg, Unit},
     Ctx,
 };
@@ -260,7 +261,11 @@ pub(super) fn set(ctx: &mut Ctx<'_>) {
         return;
     }
     let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
-    match write_string(ctx, 1, w) {
+    let written = write_string(ctx, 1, w);
+    if let Ok((true, _)) = written {
+        notify_set(ctx, 1, ttl);
+    }
+    match written {
         Err(refusal) => ctx.refused(refusal),
         Ok((_, old)) if opts.get => ctx.bulk_or_null(old.as_deref()),
         Ok((true, _)) => ctx.reply().ok(),
@@ -272,8 +277,37 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>) {
     let w =
         Write { value: ctx.arg(2), condition: Condition::IfAbsent, get: false, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
-        Ok((written, _)) => ctx.reply().integer(i64::from(written)),
+        Ok((written, _)) => {
+            if written {
+                notify_set(ctx, 1, NewTtl::Clear);
+            }
+            ctx.reply().integer(i64::from(written))
+        }
         Err(refusal) => ctx.refused(refusal),
+    }
+}
+
+/// The events of a string write that stored: `set`, then `expire` for a deadline, and
+/// `expired` as well when the deadline had already passed (Redis 7.0 stores such a key and
+/// expires it when next looked at; here it is never stored).
+fn notify_set(ctx: &Ctx<'_>, key_index: usize, ttl: NewTtl) {
+    ctx.notify(class::STRING, "set", key_index);
+    if let NewTtl::At(at_ms) = ttl {
+        ctx.notify(class::GENERIC, "expire", key_index);
+        if ttl::expiry_at(at_ms, ttl::now_ms(ctx.shared)).is_none() {
+            ctx.notify(class::EXPIRED, "expired", key_index);
+        }
+    }
+}
+
+/// GETEX's event once it found the key: `expire`, `persist`, or `del` for a past deadline;
+/// none when the expiry did not change (the touch core then wrote nothing).
+fn notify_retime(ctx: &Ctx<'_>, retime: Retime, before: Expiry) {
+    match retime {
+        Retime::Remove => ctx.notify(class::GENERIC, "del", 1),
+        Retime::ToIfChanged(Expiry::Never) if before == Expiry::Never => {}
+        Retime::ToIfChanged(Expiry::Never) => ctx.notify(class::GENERIC, "persist", 1),
+        Retime::ToIfChanged(_) | Retime::To(_) => ctx.notify(class::GENERIC, "expire", 1),
     }
 }
 
@@ -287,7 +321,10 @@ pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
     let w =
         Write { value: ctx.arg(3), condition: Condition::Always, get: false, ttl: NewTtl::At(at) };
     match write_string(ctx, 1, w) {
-        Ok(_) => ctx.reply().ok(),
+        Ok(_) => {
+            notify_set(ctx, 1, NewTtl::At(at));
+            ctx.reply().ok()
+        }
         Err(refusal) => ctx.refused(refusal),
     }
 }
@@ -299,7 +336,10 @@ pub(super) fn getset(ctx: &mut Ctx<'_>) {
     let w =
         Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
-        Ok((_, old)) => ctx.bulk_or_null(old.as_deref()),
+        Ok((_, old)) => {
+            notify_set(ctx, 1, NewTtl::Clear);
+            ctx.bulk_or_null(old.as_deref())
+        }
         Err(refusal) => ctx.refused(refusal),
     }
 }
@@ -317,6 +357,9 @@ pub(super) fn getdel(ctx: &mut Ctx<'_>) {
     match taken {
         Ok((_, old)) => {
             count_read(counters, old.is_some());
+            if old.is_some() {
+                ctx.notify(class::GENERIC, "del", 1);
+            }
             ctx.bulk_or_null(old.as_deref());
         }
         Err(e) => ctx.store_error(e),
@@ -343,12 +386,14 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     };
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
     let (key, out) = ctx.key_and_out(1);
+    let mut expiry_before = Expiry::Never;
     let outcome = touch::get_and_touch(&shared.store, key, retime, out, |item, out| {
+        expiry_before = item.expiry();
         Reply::new(out, protocol).bulk(item.value());
     });
     count_read(counters, outcome == TouchOutcome::Touched);
     match outcome {
-        TouchOutcome::Touched => {}
+        TouchOutcome::Touched => notify_retime(ctx, retime, expiry_before),
         TouchOutcome::NotFound => ctx.reply().null(),
         TouchOutcome::Refused(refusal) => ctx.refused(refusal),
     }
@@ -423,7 +468,11 @@ fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, Refusal> {
     for index in (1..ctx.argc()).step_by(2) {
         bump(&ctx.counters.cmd_set, 1);
         let value = ctx.arg(index + 1);
-        all &= store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
+        let stored = store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
+        if stored {
+            ctx.notify(class::STRING, "set", index);
+        }
+        all &= stored;
     }
     Ok(all)
 }
@@ -491,7 +540,10 @@ pub(super) fn append(ctx: &mut Ctx<'_>) {
         on_refusal: OnRefusal::KeepOld,
     };
     match storage::store(&shared.store, &write) {
-        StoreOutcome::Stored(stored) => ctx.reply().integer(stored.value_len as i64),
+        StoreOutcome::Stored(stored) => {
+            ctx.notify(class::STRING, "append", 1);
+            ctx.reply().integer(stored.value_len as i64)
+        }
         StoreOutcome::Refused(refusal) => ctx.refused(refusal),
         StoreOutcome::NotStored | StoreOutcome::Exists | StoreOutcome::NotFound => {
             unreachable!("an append that creates and compares nothing always stores")
@@ -545,7 +597,13 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
         (rewrite(current.as_ref(), value), Ok(len))
     });
     match result.and_then(|(_, r)| r) {
-        Ok(len) => ctx.reply().integer(len as i64),
+        Ok(len) => {
+            // An empty patch on a missing key creates nothing.
+            if len > 0 || !patch.is_empty() {
+                ctx.notify(class::STRING, "setrange", 1);
+            }
+            ctx.reply().integer(len as i64)
+        }
         // Over `proto-max-bulk-len` (the closure's own check), as Redis words it.
         Err(StoreError::TooLarge { max, .. }) if max == limit as usize => {
             ctx.error(STRING_TOO_LONG)

@@ -137,6 +137,9 @@ impl Store {
         self.index.remove(ctx.hash, found);
         count_unlink(ctx.stats, r, found.value.freq(), why, ctx.flush_gen);
         self.retire_item(found.value.location(), r, ctx.guard);
+        if why == Unlink::Dead {
+            self.observe_expiry(r, ctx.flush_gen);
+        }
     }
 
     /// Writes a new item for the key and points the index at it; returns its CAS unique.

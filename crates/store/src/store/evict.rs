@@ -251,6 +251,7 @@ impl Store {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
             self.retire_item(location, r, guard);
+            self.observe_expiry(r, flush_gen);
             return true;
         }
         if mode == Clear::Evict && r.is_owner() {

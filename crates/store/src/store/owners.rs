@@ -85,6 +85,7 @@ impl Store {
         if !self.visible(&r, now_ms) {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, &r, freq, Unlink::Dead, flush_gen);
+            self.observe_expiry(&r, flush_gen);
             return self.retire_item(location, &r, &guard);
         }
         if mode == Clear::Reclaim || freq > 0 {

@@ -180,6 +180,7 @@ impl Store {
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, found.value.freq(), Unlink::Dead, flush_gen);
         self.retire_item(location, r, guard);
+        self.observe_expiry(r, flush_gen);
         true
     }
 }

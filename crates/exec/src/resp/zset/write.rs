@@ -108,6 +108,10 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
             None => return,
         },
     };
+    if !out.nan && out.added + out.updated > 0 {
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        ctx.notify(super::super::keyevents::class::ZSET, event, 1);
+    }
     if out.nan {
         ctx.error(NAN_SCORE);
     } else if flags.incr && out.processed > 0 {
