@@ -17,4 +17,9 @@ pub trait ServerControl: Send + Sync {
     /// Makes room for this many client connections (raises the open-file limit if need
     /// be); `Err` gives the most the process can take.
     fn allow_connections(&self, count: u64) -> Result<(), u64>;
+
+    /// Ends the connection whose socket is `fd`, from any thread (CLIENT KILL); the caller
+    /// holds the client registry's lock, which the connection's close also takes, so `fd`
+    /// is still that connection's.
+    fn end_connection(&self, fd: i32);
 }

@@ -278,6 +278,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 let key = self.conns.insert(conn);
                 self.open += 1;
                 let conn = self.conns.get_mut(key).expect("just inserted");
+                if let Some(state) = conn.handler.as_mut() {
+                    self.handler.opened(state, fd);
+                }
                 if !self.driver.watch(key, conn)? {
                     self.close(key)?;
                 }

@@ -407,6 +407,12 @@ pub trait Handler {
     /// Runs every [`LoopConfig::tick_interval`].
     fn tick(&mut self) -> Control;
 
+    /// The socket of a connection just accepted, once, before any input: for a handler
+    /// that may have to end the connection from another thread (Redis CLIENT KILL shuts
+    /// its socket down, and this loop then sees the end of it). The descriptor stays open
+    /// until after [`Handler::close`] returns for this connection.
+    fn opened(&mut self, _conn: &mut Self::Conn, _fd: std::os::fd::RawFd) {}
+
     /// The security session for a connection accepted on listener `tag` (TLS), or `None`
     /// for plain bytes. Called once per connection, right after [`Handler::accept`].
     fn session(&mut self, _tag: u32) -> Option<Box<dyn Session>> {
@@ -427,6 +433,15 @@ pub trait Handler {
     fn stream_paused(&mut self, _conn: &mut Self::Conn) -> After {
         After::Continue
     }
+}
+
+/// Ends a connection from any thread: its socket is shut down, and the loop that owns it
+/// sees the end of its stream and closes it (calling [`Handler::close`]). The caller must
+/// know that `fd` is still that connection's socket: the handler learned it in
+/// [`Handler::opened`] and forgets it in [`Handler::close`], which runs before the
+/// descriptor is closed; so holding a lock that `close` also takes is enough.
+pub fn shutdown_connection(fd: std::os::fd::RawFd) {
+    sys::shutdown(fd);
 }
 
 /// Whether this kernel lets us use io_uring with the features the driver needs; the error

@@ -216,6 +216,15 @@ pub(crate) fn close(fd: RawFd) {
     unsafe { libc::close(fd) };
 }
 
+/// Shuts a connected socket down both ways, without closing it: its loop then reads the
+/// end of the stream and closes it as it would any connection the peer ended.
+pub(crate) fn shutdown(fd: RawFd) {
+    // SAFETY: shutdown(2) only acts on the socket `fd` names and touches no memory; the
+    // caller guarantees `fd` still names the connection it means (see
+    // `crate::shutdown_connection`). An error (not a socket, not connected) changes nothing.
+    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+}
+
 /// Sends `line` without waiting (the refusal of [`crate::Handler::accept`]) and closes.
 pub(crate) fn refuse(fd: RawFd, line: &[u8]) {
     let _ = send_nowait(fd, line);

@@ -114,6 +114,10 @@ impl Control {
 }
 
 impl exec::ServerControl for Control {
+    fn end_connection(&self, fd: i32) {
+        rt::shutdown_connection(fd);
+    }
+
     fn tls_parameter(&self, name: &str) -> String {
         self.resp_params.lock().unwrap_or_else(PoisonError::into_inner).get(name)
     }

@@ -616,6 +616,12 @@ impl rt::Handler for Worker {
         })
     }
 
+    fn opened(&mut self, conn: &mut Conn, fd: std::os::fd::RawFd) {
+        if let Conn::Resp { session, .. } = conn {
+            session.client.lock().fd = Some(fd);
+        }
+    }
+
     fn session(&mut self, tag: u32) -> Option<Box<dyn rt::Session>> {
         match tag {
             TAG_MEMCACHE_TLS => self.limits.memcache_tls.as_ref()?.session(),

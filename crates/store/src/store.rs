@@ -275,12 +275,27 @@ pub struct Reader<'s> {
     now_ms: u64,
     flush_gen: u32,
     flushed_through_secs: u64,
+    /// [`set_reads_touch`] on this thread when the reader was made.
+    counts_access: bool,
+}
+
+thread_local! {
+    /// Whether `Reader::get` on this thread counts as an access (see [`set_reads_touch`]).
+    static READS_TOUCH: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Whether readers made from now on, on this thread, count their gets as accesses (their
+/// frequency and access time for eviction and idle time); `false` makes every get a peek,
+/// until set back (Redis CLIENT NO-TOUCH). One thread-local read per reader made.
+pub fn set_reads_touch(touch: bool) {
+    READS_TOUCH.with(|cell| cell.set(touch));
 }
 
 impl Reader<'_> {
     /// Looks a key up and counts the read for eviction.
     pub fn get(&self, key: &[u8]) -> Option<Item<'_>> {
-        self.lookup(key, Access::Count)
+        let access = if self.counts_access { Access::Count } else { Access::DontCount };
+        self.lookup(key, access)
     }
 
     /// Looks a key up without counting it as an access.

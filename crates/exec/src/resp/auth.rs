@@ -153,6 +153,9 @@ pub(super) fn login(
         failures.note_failure(session.peer_ip, now_ms);
         return Err(WRONGPASS);
     }
+    if let Some(account) = &account {
+        session.client.lock().user = String::from_utf8_lossy(&account.name).into_owned();
+    }
     session.account = account;
     Ok(())
 }

@@ -4,15 +4,16 @@
 //!
 //! Lock rule: the registry's mutex is taken on connect, on close, by the few commands that
 //! change what a listing shows (CLIENT SETNAME / SETINFO, SELECT, HELLO) and by CLIENT LIST
-//! itself; never on the path of an ordinary command. So a listing shows each client's
-//! database and protocol, but not its last command or idle time (those would need a write
-//! per command); it prints `cmd=NULL idle=0` for other connections.
+//! itself; never on the path of an ordinary command. What changes per command (the last
+//! command, when it ran, the subscription counts, MULTI's queue) is kept in the client's
+//! [`Activity`] atomics instead: two relaxed stores per command, to a line only its own
+//! worker writes.
 
 use std::{
     collections::BTreeMap,
     fmt::Write as _,
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed},
         Arc,
     },
 };
@@ -38,27 +39,166 @@ pub struct ClientInfo {
     pub db: u8,
     /// 2 or 3.
     pub resp: u8,
+    /// The socket, as the server accepted it; CLIENT KILL shuts it down.
+    pub fd: Option<i32>,
+    /// The ACL user it is logged in as.
+    pub user: String,
+    pub activity: Arc<Activity>,
+}
+
+/// What a connection's commands change, written without a lock (see the module docs).
+#[derive(Debug)]
+pub struct Activity {
+    /// [`Activity::command_code`] of the last command; 0 before the first.
+    last_command: AtomicU32,
+    /// The server clock's second (`Shared::clock_secs`) of the last command.
+    last_secs: AtomicU32,
+    /// Channels, patterns and shard channels subscribed to.
+    pub subscriptions: [AtomicU32; 3],
+    /// Commands queued after MULTI; -1 outside a transaction.
+    pub multi: AtomicI32,
+    /// [`flag`] bits.
+    pub flags: AtomicU32,
+}
+
+/// [`Activity::flags`] bits, as CLIENT LIST letters.
+pub mod flag {
+    /// `e`: CLIENT NO-EVICT on.
+    pub const NO_EVICT: u32 = 1;
+    /// `T`: CLIENT NO-TOUCH on.
+    pub const NO_TOUCH: u32 = 2;
+    /// `b`: waiting in a blocking command.
+    pub const BLOCKED: u32 = 4;
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Activity {
+            last_command: AtomicU32::new(0),
+            last_secs: AtomicU32::new(0),
+            subscriptions: Default::default(),
+            multi: AtomicI32::new(-1),
+            flags: AtomicU32::new(0),
+        }
+    }
+}
+
+impl PartialEq for Activity {
+    /// Activity is not part of a client's identity.
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Activity {}
+
+impl Activity {
+    /// A command's code: its index in proto-resp's table plus one, and its subcommand's id
+    /// plus one in the high half.
+    pub fn command_code(index: usize, subcommand: Option<proto_resp::SubcommandId>) -> u32 {
+        (index as u32 + 1) | subcommand.map_or(0, |id| (id as u32 + 1) << 16)
+    }
+
+    /// Notes a command about to run at second `now_secs`.
+    #[inline]
+    pub fn note(&self, code: u32, now_secs: u32) {
+        self.last_command.store(code, Relaxed);
+        self.last_secs.store(now_secs, Relaxed);
+    }
+
+    /// Activity of a client connected at server second `now_secs`.
+    pub fn connected_at(now_secs: u32) -> Activity {
+        let activity = Activity::default();
+        activity.last_secs.store(now_secs, Relaxed);
+        activity
+    }
+
+    /// Seconds since its last command (or its connection, before any).
+    fn idle_secs(&self, now_secs: u32) -> u32 {
+        now_secs.saturating_sub(self.last_secs.load(Relaxed))
+    }
+
+    /// The last command's name as CLIENT LIST shows it (`client|list`), `NULL` before any.
+    fn command_name(&self) -> std::borrow::Cow<'static, str> {
+        let code = self.last_command.load(Relaxed);
+        let index = (code & 0xffff).checked_sub(1);
+        let Some(spec) = index.and_then(|i| proto_resp::commands::all_commands().nth(i as usize))
+        else {
+            return "NULL".into();
+        };
+        let sub = code >> 16;
+        if let (proto_resp::commands::Run::Subcommands { table, .. }, true) = (&spec.run, sub > 0) {
+            if let Some(found) = table.iter().find(|s| s.id as u32 + 1 == sub) {
+                return found.name.into();
+            }
+        }
+        spec.name.into()
+    }
+
+    pub fn has(&self, bit: u32) -> bool {
+        self.flags.load(Relaxed) & bit != 0
+    }
+
+    pub fn set(&self, bit: u32, on: bool) {
+        if on {
+            self.flags.fetch_or(bit, Relaxed);
+        } else {
+            self.flags.fetch_and(!bit, Relaxed);
+        }
+    }
+
+    /// CLIENT LIST's `flags=` letters.
+    fn flag_letters(&self) -> String {
+        let mut letters = String::new();
+        if self.has(flag::BLOCKED) {
+            letters.push('b');
+        }
+        if self.has(flag::NO_EVICT) {
+            letters.push('e');
+        }
+        if self.subscriptions.iter().any(|n| n.load(Relaxed) > 0) {
+            letters.push('P');
+        }
+        if self.has(flag::NO_TOUCH) {
+            letters.push('T');
+        }
+        if self.multi.load(Relaxed) >= 0 {
+            letters.push('x');
+        }
+        if letters.is_empty() {
+            letters.push('N');
+        }
+        letters
+    }
 }
 
 impl ClientInfo {
-    /// One `CLIENT LIST` line (with its `\n`), in Redis 7.2's field order. Fields Spinel
-    /// does not track (buffers, memory, subscriptions) are reported as Redis reports them
-    /// for an idle client.
-    pub fn write_line(&self, now_ms: u64, cmd: &str, out: &mut Vec<u8>) {
+    /// One `CLIENT LIST` line (with its `\n`), in Redis 7.2's field order; `now_secs` is
+    /// the server clock's second (`Shared::clock_secs`). Fields Spinel does not track
+    /// (buffers, memory) are reported as Redis reports them for an idle client.
+    pub fn write_line(&self, now_ms: u64, now_secs: u32, out: &mut Vec<u8>) {
         let age_secs = now_ms.saturating_sub(self.connected_ms) / 1000;
+        let activity = &self.activity;
+        let idle = activity.idle_secs(now_secs);
+        let [sub, psub, ssub] = activity.subscriptions.each_ref().map(|n| n.load(Relaxed));
         let resp = self.resp.max(2);
+        let user = if self.user.is_empty() { "default" } else { self.user.as_str() };
         let mut text = String::with_capacity(320);
         let _ = writeln!(
             text,
-            "id={} addr={} laddr={} fd=-1 name={} age={age_secs} idle=0 flags=N db={} sub=0 \
-             psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 \
-             obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={resp} \
-             lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={age_secs} idle={idle} flags={} db={} \
+             sub={sub} psub={psub} ssub={ssub} multi={} qbuf=0 qbuf-free=0 argv-mem=0 \
+             multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={user} \
+             redir=-1 resp={resp} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
+            self.fd.unwrap_or(-1),
             String::from_utf8_lossy(&self.name),
+            activity.flag_letters(),
             self.db,
+            activity.multi.load(Relaxed),
+            activity.command_name(),
             String::from_utf8_lossy(&self.lib_name),
             String::from_utf8_lossy(&self.lib_ver),
         );
@@ -97,6 +237,13 @@ impl ClientRegistry {
     /// not hold an entry's lock.
     pub fn snapshot(&self) -> Vec<ClientInfo> {
         self.clients.lock().values().map(|client| client.lock().clone()).collect()
+    }
+
+    /// Calls `f` on every listed client with the registry locked (a client cannot leave
+    /// meanwhile); returns how many it returned true for.
+    pub fn each_locked(&self, mut f: impl FnMut(&ClientInfo) -> bool) -> usize {
+        let clients = self.clients.lock();
+        clients.values().filter(|client| f(&client.lock())).count()
     }
 
     /// Numbers a memcached connection, listener or UDP port and lists it for `stats conns`.
@@ -142,7 +289,7 @@ mod tests {
         registry.remove(a_id);
         assert_eq!(registry.len(), 1);
         let mut line = Vec::new();
-        b.lock().write_line(5_000, "NULL", &mut line);
+        b.lock().write_line(5_000, 0, &mut line);
         let text = String::from_utf8(line).unwrap();
         assert!(text.starts_with("id=2 addr= laddr= fd=-1 name=worker age=5 idle=0 flags=N db=0"));
         assert!(text.ends_with("resp=2 lib-name= lib-ver=\n"), "{text}");

@@ -140,12 +140,15 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
     if let Some(subs) = &mut session.pubsub {
         subs.leave(&ctx.shared.pubsub);
     }
+    super::pubsub::show_counts(session);
+    session.activity.multi.store(-1, std::sync::atomic::Ordering::Relaxed);
     session.tx = None;
     session.watched.clear();
     session.db = 0;
     session.protocol = Protocol::Resp2;
     session.account = account;
     session.client.lock().name.clear();
+    session.client.lock().user.clear();
     sync_client(ctx);
     ctx.reply().simple(b"RESET");
 }
@@ -207,7 +210,8 @@ pub(super) fn client_setname(ctx: &mut Ctx<'_>) {
 pub(super) fn client_info(ctx: &mut Ctx<'_>) {
     let mut line = Vec::new();
     let now = ttl::now_ms(ctx.shared);
-    ctx.session.client.lock().write_line(now, "client|info", &mut line);
+    let now_secs = ctx.shared.clock_secs();
+    ctx.session.client.lock().write_line(now, now_secs, &mut line);
     ctx.reply().verbatim(b"txt", &line);
 }
 
@@ -235,18 +239,20 @@ pub(super) fn client_setinfo(ctx: &mut Ctx<'_>) {
 /// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
 pub(super) fn client_list(ctx: &mut Ctx<'_>) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut normal = true;
+    let mut kind = ClientType::Any;
     let mut index = 2;
     while index < ctx.argc() {
         let option = ctx.arg(index);
         if option.eq_ignore_ascii_case(b"TYPE") && index + 1 < ctx.argc() {
-            let kind = ctx.arg(index + 1).to_ascii_lowercase();
-            if !matches!(kind.as_slice(), b"normal" | b"master" | b"replica" | b"slave" | b"pubsub")
-            {
+            let kind_name = ctx.arg(index + 1).to_ascii_lowercase();
+            if !matches!(
+                kind_name.as_slice(),
+                b"normal" | b"master" | b"replica" | b"slave" | b"pubsub"
+            ) {
                 let shown = String::from_utf8_lossy(ctx.arg(index + 1));
                 return ctx.error(format!("ERR Unknown client type '{shown}'"));
             }
-            normal = kind == b"normal";
+            kind = ClientType::of(&kind_name);
             index += 2;
         } else if option.eq_ignore_ascii_case(b"ID") && index + 1 < ctx.argc() {
             let mut wanted = Vec::new();
@@ -262,12 +268,48 @@ pub(super) fn client_list(ctx: &mut Ctx<'_>) {
             return ctx.error(error::SYNTAX);
         }
     }
-    let text = list_text(ctx, normal, ids.as_deref());
+    let text = list_text(ctx, kind, ids.as_deref());
     ctx.reply().verbatim(b"txt", &text);
 }
 
-fn list_text(ctx: &Ctx<'_>, normal: bool, ids: Option<&[u64]>) -> Vec<u8> {
+/// CLIENT LIST's and CLIENT KILL's TYPE: Spinel has no replicas or masters, so those
+/// match nothing; `pubsub` is a client with a subscription, `normal` any other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClientType {
+    Any,
+    Normal,
+    Pubsub,
+    None,
+}
+
+impl ClientType {
+    /// From a lowercased, already checked name.
+    pub(super) fn of(name: &[u8]) -> ClientType {
+        match name {
+            b"normal" => ClientType::Normal,
+            b"pubsub" => ClientType::Pubsub,
+            _ => ClientType::None,
+        }
+    }
+
+    pub(super) fn matches(self, client: &super::ClientInfo) -> bool {
+        let subscribed = client
+            .activity
+            .subscriptions
+            .iter()
+            .any(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        match self {
+            ClientType::Any => true,
+            ClientType::Normal => !subscribed,
+            ClientType::Pubsub => subscribed,
+            ClientType::None => false,
+        }
+    }
+}
+
+fn list_text(ctx: &Ctx<'_>, kind: ClientType, ids: Option<&[u64]>) -> Vec<u8> {
     let now = ttl::now_ms(ctx.shared);
+    let now_secs = ctx.shared.clock_secs();
     let me = ctx.session.client.lock().clone();
     let mut clients = ctx.shared.clients.snapshot();
     // A session made without `connect` (tests, embedders) still lists itself.
@@ -275,10 +317,10 @@ fn list_text(ctx: &Ctx<'_>, normal: bool, ids: Option<&[u64]>) -> Vec<u8> {
         clients.insert(0, me.clone());
     }
     let mut text = Vec::new();
-    let wanted = |c: &&super::ClientInfo| normal && ids.is_none_or(|ids| ids.contains(&c.id));
+    let wanted =
+        |c: &&super::ClientInfo| kind.matches(c) && ids.is_none_or(|ids| ids.contains(&c.id));
     for client in clients.iter().filter(wanted) {
-        let cmd = if client.id == me.id { "client|list" } else { "NULL" };
-        client.write_line(now, cmd, &mut text);
+        client.write_line(now, now_secs, &mut text);
     }
     text
 }

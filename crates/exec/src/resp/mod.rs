@@ -37,12 +37,14 @@ use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 pub mod acl;
 pub mod auth;
 mod bitmap;
+mod client_admin;
 mod clients;
 mod config;
 mod connection;
 mod errorstats;
 mod glob;
 mod hash;
+mod help;
 mod incr;
 mod info;
 pub mod keyevents;
@@ -99,6 +101,22 @@ pub struct Session {
     peer_ip: Option<std::net::IpAddr>,
     /// Its pub/sub subscriptions, once it has made one.
     pubsub: Option<Box<pubsub::Subscriptions>>,
+    /// What CLIENT LIST shows of its commands (shared with `client`'s entry).
+    activity: std::sync::Arc<clients::Activity>,
+    /// CLIENT REPLY.
+    reply_mode: ReplyMode,
+}
+
+/// CLIENT REPLY's setting: whether replies are sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// The next command's reply is dropped, then On again.
+    SkipNext,
+    /// Set by a command run under SkipNext: drop this reply, then On.
+    Skipping,
 }
 
 impl Session {
@@ -111,12 +129,14 @@ impl Session {
             laddr: laddr.to_owned(),
             connected_ms: ttl::now_ms(shared),
             resp: 2,
+            activity: std::sync::Arc::new(clients::Activity::connected_at(shared.clock_secs())),
             ..ClientInfo::default()
         };
+        let activity = std::sync::Arc::clone(&client.activity);
         let client = shared.clients.register(client);
         let account = auth::starting_account(shared);
         let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
-        Session { client, account, peer_ip, ..Session::default() }
+        Session { client, account, peer_ip, activity, ..Session::default() }
     }
 
     /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.
@@ -202,6 +222,7 @@ fn execute_as(
     let start = out.len();
     let flow = match tx::queue(session, command) {
         Some(Ok(())) => {
+            note_queued(shared, session, command);
             Reply::new(out, session.protocol).simple(b"QUEUED");
             Flow::Continue
         }
@@ -249,7 +270,24 @@ fn execute_as(
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
     }
+    if session.reply_mode != ReplyMode::On {
+        drop_reply(session, out, start);
+    }
     flow
+}
+
+/// CLIENT REPLY OFF or SKIP: the reply composed at `start` is not sent. SKIP drops the reply
+/// of the command after it, so the CLIENT REPLY SKIP command itself only arms it.
+fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize) {
+    match session.reply_mode {
+        ReplyMode::Off => out.truncate(start),
+        ReplyMode::SkipNext => session.reply_mode = ReplyMode::Skipping,
+        ReplyMode::Skipping => {
+            out.truncate(start);
+            session.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::On => {}
+    }
 }
 
 fn run(
@@ -264,6 +302,12 @@ fn run(
     let key_scratch = mem::take(&mut session.key_scratch);
     let spec = routed.spec;
     let index = proto_resp::commands::index_of(spec);
+    session.activity.note(command_code(index, routed.route), shared.clock_secs());
+    // CLIENT NO-TOUCH: this command's reads leave access times alone.
+    let no_touch = session.activity.has(clients::flag::NO_TOUCH);
+    if no_touch {
+        store::set_reads_touch(false);
+    }
     let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
     // See `crate::latency` for what is timed and why.
     let counted = !cfg!(feature = "no-command-stats");
@@ -292,6 +336,9 @@ fn run(
         flow
     };
     ctx.session.key_scratch = ctx.key_scratch;
+    if no_touch {
+        store::set_reads_touch(true);
+    }
     if let Some(started) = started {
         let nanos = crate::latency::nanos_since(started);
         // Only sampled calls go to the histogram (not those timed for the slow log alone),
@@ -302,6 +349,23 @@ fn run(
         slowlog::note(shared, ctx.session, command, fast, nanos);
     }
     flow
+}
+
+/// A command queued after MULTI is still the client's last command (CLIENT LIST `cmd=`).
+fn note_queued(shared: &Shared, session: &Session, command: &Command<'_>) {
+    if let Ok(routed) = route(command) {
+        let index = proto_resp::commands::index_of(routed.spec);
+        session.activity.note(command_code(index, routed.route), shared.clock_secs());
+    }
+}
+
+/// [`clients::Activity::command_code`] of a routed command.
+fn command_code(index: usize, route: Route) -> u32 {
+    let sub = match route {
+        Route::Subcommand(id) => Some(id),
+        Route::Command(_) => None,
+    };
+    clients::Activity::command_code(index, sub)
 }
 
 /// A write that names more than one key in this call (MSET, RENAME, SMOVE, DEL of several
@@ -396,6 +460,11 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
         },
         Route::Subcommand(sub) => match sub {
             S::ClientId => connection::client_id(ctx),
+            S::ClientKill => return client_admin::kill(ctx),
+            S::ClientNoEvict => client_admin::no_evict(ctx),
+            S::ClientNoTouch => client_admin::no_touch(ctx),
+            S::ClientReply => client_admin::reply_mode(ctx),
+            S::ClientHelp => client_admin::help(ctx),
             S::ClientGetname => connection::client_getname(ctx),
             S::ClientSetname => connection::client_setname(ctx),
             S::ClientList => connection::client_list(ctx),
@@ -405,7 +474,13 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),
             S::CommandList => server::command_list(ctx),
+            S::CommandGetkeys => server::command_getkeys(ctx),
+            S::CommandHelp => server::command_help(ctx),
             S::ConfigGet => config::config_get(ctx),
+            S::ConfigHelp => help::reply(ctx, help::CONFIG),
+            S::SlowlogHelp => help::reply(ctx, help::SLOWLOG),
+            S::LatencyHelp => help::reply(ctx, help::LATENCY),
+            S::AclHelp => help::reply(ctx, help::ACL),
             S::PubsubChannels => pubsub::channels(ctx, false),
             S::PubsubShardchannels => pubsub::channels(ctx, true),
             S::PubsubNumsub => pubsub::numsub(ctx, false),

@@ -77,24 +77,9 @@ pub(super) fn refcount(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// OBJECT HELP, in Redis's shape (our wording).
+/// OBJECT HELP, as Redis words it.
 pub(super) fn help(ctx: &mut Ctx<'_>) {
-    const LINES: &[&str] = &[
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Name the internal representation of the value stored at <key>.",
-        "FREQ <key>",
-        "    The logarithmic access frequency counter of <key> (LFU policies only).",
-        "IDLETIME <key>",
-        "    Seconds since <key> was last read or written.",
-        "REFCOUNT <key>",
-        "    How many references the value stored at <key> has.",
-        "HELP",
-        "    Print this help.",
-    ];
-    let mut reply = ctx.reply();
-    reply.array(LINES.len());
-    LINES.iter().for_each(|line| reply.simple(line.as_bytes()));
+    super::help::reply(ctx, super::help::OBJECT);
 }
 
 /// SWAPDB index1 index2: every key of one database moves to the other and back, with its

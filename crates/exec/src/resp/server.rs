@@ -53,30 +53,99 @@ fn command_names<'a>(ctx: &Ctx<'a>) -> Vec<&'a [u8]> {
 /// no ACL categories, so those filters match nothing.
 pub(super) fn command_list(ctx: &mut Ctx<'_>) {
     let args = command_names(ctx);
-    let pattern = match args.as_slice() {
-        [] => None,
+    let filter = match args.as_slice() {
+        [] => ListFilter::All,
         [filterby, kind, value] if filterby.eq_ignore_ascii_case(b"FILTERBY") => {
             if kind.eq_ignore_ascii_case(b"PATTERN") {
-                Some(Some(*value))
-            } else if kind.eq_ignore_ascii_case(b"MODULE") || kind.eq_ignore_ascii_case(b"ACLCAT") {
-                Some(None)
+                ListFilter::Pattern(value)
+            } else if kind.eq_ignore_ascii_case(b"ACLCAT") {
+                let name = String::from_utf8_lossy(value).to_ascii_lowercase();
+                ListFilter::Category(super::acl::catalog::category(&name).unwrap_or(0))
+            } else if kind.eq_ignore_ascii_case(b"MODULE") {
+                ListFilter::Category(0) // no modules
             } else {
                 return ctx.error(error::SYNTAX);
             }
         }
         _ => return ctx.error(error::SYNTAX),
     };
-    let names: Vec<&str> = commands::all_commands()
-        .map(|spec| spec.name)
-        .filter(|name| match pattern {
-            None => true,
-            Some(None) => false,
-            Some(Some(p)) => glob::matches(p, name.as_bytes(), Case::Insensitive),
+    // Containers and their subcommands (`config|get`), as Redis 7 lists them.
+    let catalog = super::acl::catalog::catalog();
+    let names: Vec<&str> = catalog
+        .entries
+        .iter()
+        .filter(|entry| match filter {
+            ListFilter::All => true,
+            ListFilter::Pattern(p) => glob::matches(p, entry.name.as_bytes(), Case::Insensitive),
+            ListFilter::Category(bit) => entry.categories & bit != 0,
         })
+        .map(|entry| entry.name)
         .collect();
     let mut reply = ctx.reply();
     reply.array(names.len());
     names.iter().for_each(|name| reply.bulk(name.as_bytes()));
+}
+
+/// COMMAND LIST's FILTERBY.
+#[derive(Clone, Copy)]
+enum ListFilter<'a> {
+    All,
+    Pattern(&'a [u8]),
+    /// An ACL category's bit (0: none, for an unknown category or MODULE).
+    Category(u32),
+}
+
+/// COMMAND GETKEYS: the key arguments of a full command line, as ACL rules and cluster
+/// routing see them.
+pub(super) fn command_getkeys(ctx: &mut Ctx<'_>) {
+    let args: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let mut raw = Vec::new();
+    proto_resp::compose_command(&args, &mut raw);
+    let Ok((line, _)) = proto_resp::parse_command(&raw, &proto_resp::Limits::default()) else {
+        return ctx.error("ERR Invalid command specified");
+    };
+    let routed = match proto_resp::route(&line) {
+        Ok(routed) => routed,
+        Err(proto_resp::RouteError::Arity(_)) => {
+            return ctx.error("ERR Invalid number of arguments specified for command");
+        }
+        Err(_) => return ctx.error("ERR Invalid command specified"),
+    };
+    let keys = super::acl::keys(routed.spec, &args);
+    if keys.is_empty() {
+        return ctx.error("ERR The command has no key arguments");
+    }
+    let mut reply = ctx.reply();
+    reply.array(keys.len());
+    keys.iter().for_each(|key| reply.bulk(key));
+}
+
+const COMMAND_HELP: &[&str] = &[
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
+    "HELP",
+    "    Prints this help.",
+];
+
+pub(super) fn command_help(ctx: &mut Ctx<'_>) {
+    super::help::reply(ctx, COMMAND_HELP);
 }
 
 /// Whether database 0 holds every key of the store.
@@ -185,14 +254,27 @@ mod tests {
                 "*6\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n\
                  $6\r\ngetset\r\n$6\r\ngetbit\r\n",
             ),
-            ("COMMAND LIST FILTERBY ACLCAT string", "*0\r\n"),
+            ("COMMAND LIST FILTERBY ACLCAT nosuch", "*0\r\n"),
+            (
+                "COMMAND LIST FILTERBY ACLCAT hyperloglog",
+                "*3\r\n$5\r\npfadd\r\n$7\r\npfcount\r\n$7\r\npfmerge\r\n",
+            ),
+            ("COMMAND LIST FILTERBY MODULE x", "*0\r\n"),
             ("COMMAND LIST FILTERBY FOO x", "-ERR syntax error\r\n"),
             ("COMMAND COUNT x", "-ERR wrong number of arguments for 'command|count' command\r\n"),
             ("COMMAND FOO", "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"),
         ]);
         assert!(h.run("COMMAND").starts_with(&format!("*{count}\r\n*10\r\n")));
         assert!(h.run("COMMAND INFO").starts_with(&format!("*{count}\r\n")));
-        assert!(h.run("COMMAND LIST").starts_with(&format!("*{count}\r\n")));
+        // COMMAND LIST names the subcommands too (`config|get`), as Redis 7 does.
+        let subcommands: usize = proto_resp::commands::all_commands()
+            .map(|spec| match &spec.run {
+                proto_resp::Run::Subcommands { table, .. } => table.len(),
+                proto_resp::Run::Command(_) => 0,
+            })
+            .sum();
+        let listed = count + subcommands;
+        assert!(h.run("COMMAND LIST").starts_with(&format!("*{listed}\r\n")));
         let docs = h.run("COMMAND DOCS get");
         assert!(docs.starts_with("*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n"), "{docs}");
         h.session.protocol = proto_resp::Protocol::Resp3;

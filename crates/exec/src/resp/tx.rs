@@ -16,6 +16,8 @@ use proto_resp::{
     commands::TxId, compose_command, parse_command, route, Command, Limits, Route, RouteError,
 };
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use super::{typed, Ctx, Session};
 use crate::Flow;
 
@@ -83,6 +85,7 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
             let mut raw = Vec::new();
             compose_command(&args, &mut raw);
             tx.queued.push(raw);
+            session.activity.multi.store(tx.queued.len() as i32, Relaxed);
             Some(Ok(()))
         }
         Err(RouteError::UnknownCommand) if command.name().is_none() => None,
@@ -98,6 +101,7 @@ fn multi(ctx: &mut Ctx<'_>) {
         return ctx.error(NESTED);
     }
     ctx.session.tx = Some(Transaction::default());
+    ctx.session.activity.multi.store(0, Relaxed);
     ctx.reply().ok();
 }
 
@@ -105,6 +109,7 @@ fn discard(ctx: &mut Ctx<'_>) {
     if ctx.session.tx.take().is_none() {
         return ctx.error(DISCARD_WITHOUT_MULTI);
     }
+    ctx.session.activity.multi.store(-1, Relaxed);
     ctx.session.watched.clear();
     ctx.reply().ok();
 }
@@ -126,6 +131,7 @@ fn exec(ctx: &mut Ctx<'_>) {
     let Some(tx) = ctx.session.tx.take() else {
         return ctx.error(EXEC_WITHOUT_MULTI);
     };
+    ctx.session.activity.multi.store(-1, Relaxed);
     let watched = std::mem::take(&mut ctx.session.watched);
     if tx.failed {
         return ctx.error(EXECABORT);

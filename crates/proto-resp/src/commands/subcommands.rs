@@ -16,6 +16,7 @@ pub static ACL_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::AclDryrun, "acl|dryrun", -4),
         sub(S::AclGenpass, "acl|genpass", -2),
         sub(S::AclGetuser, "acl|getuser", 3),
+        sub(S::AclHelp, "acl|help", 2),
         sub(S::AclList, "acl|list", 2),
         sub(S::AclLoad, "acl|load", 2),
         sub(S::AclSave, "acl|save", 2),
@@ -30,9 +31,14 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
         sub(S::ClientGetname, "client|getname", 2),
+        sub(S::ClientHelp, "client|help", 2),
         sub(S::ClientId, "client|id", 2),
         sub(S::ClientInfo, "client|info", 2),
+        sub(S::ClientKill, "client|kill", -3),
         sub(S::ClientList, "client|list", -2),
+        sub(S::ClientNoEvict, "client|no-evict", 3),
+        sub(S::ClientNoTouch, "client|no-touch", 3),
+        sub(S::ClientReply, "client|reply", 3),
         sub(S::ClientSetinfo, "client|setinfo", 4),
         sub(S::ClientSetname, "client|setname", 3),
     ]
@@ -44,6 +50,8 @@ pub static COMMAND_SUBCOMMANDS: &[SubcommandSpec] = {
     &[
         sub(S::CommandCount, "command|count", 2),
         sub(S::CommandDocs, "command|docs", -2),
+        sub(S::CommandGetkeys, "command|getkeys", -4),
+        sub(S::CommandHelp, "command|help", 2),
         sub(S::CommandInfo, "command|info", -2),
         sub(S::CommandList, "command|list", -2),
     ]
@@ -54,6 +62,7 @@ pub static CONFIG_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
         sub(S::ConfigGet, "config|get", -3),
+        sub(S::ConfigHelp, "config|help", 2),
         sub(S::ConfigResetstat, "config|resetstat", 2),
         sub(S::ConfigRewrite, "config|rewrite", 2),
         SubcommandSpec { rule: ArgRule::PairsFrom(2), ..sub(S::ConfigSet, "config|set", -4) },
@@ -76,6 +85,7 @@ pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
 pub static LATENCY_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
+        sub(S::LatencyHelp, "latency|help", 2),
         sub(S::LatencyHistory, "latency|history", 3),
         sub(S::LatencyLatest, "latency|latest", 2),
         sub(S::LatencyReset, "latency|reset", -2),
@@ -100,6 +110,7 @@ pub static SLOWLOG_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
         sub(S::SlowlogGet, "slowlog|get", -2),
+        sub(S::SlowlogHelp, "slowlog|help", 2),
         sub(S::SlowlogLen, "slowlog|len", 2),
         sub(S::SlowlogReset, "slowlog|reset", 2),
     ]

@@ -22,6 +22,7 @@ impl Store {
             now_ms,
             flush_gen: self.flush_gen.load(Ordering::Acquire),
             flushed_through_secs: self.flushed_through_secs.load(Ordering::Acquire),
+            counts_access: super::READS_TOUCH.with(std::cell::Cell::get),
         }
     }
 

@@ -11,7 +11,7 @@
 //! command's (Redis 7 asks per key from each command's key specs; for `~pattern`, the
 //! rule caches use, the two agree).
 
-mod catalog;
+pub(crate) mod catalog;
 pub(crate) mod commands;
 
 pub use commands::read_acl_file;
@@ -250,7 +250,7 @@ pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Resul
 
 /// The key arguments of a command line: by the table's positions, or for commands whose
 /// keys move, by their `numkeys` argument.
-fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+pub(crate) fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
     if spec.name == "object" {
         return args.get(2).copied().into_iter().collect();
     }

@@ -85,6 +85,26 @@ pub(crate) fn not_allowed_message(name: &str) -> String {
 
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: proto_resp::commands::PubsubId) {
     use proto_resp::commands::PubsubId as P;
+    dispatch_command(ctx, id);
+    if !matches!(id, P::Publish | P::Spublish) {
+        show_counts(ctx.session);
+    }
+}
+
+/// Copies the subscription counts where CLIENT LIST reads them.
+pub(crate) fn show_counts(session: &super::Session) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let counts = session
+        .pubsub
+        .as_ref()
+        .map_or([0; 3], |subs| [subs.channels.len(), subs.patterns.len(), subs.shard.len()]);
+    for (shown, count) in session.activity.subscriptions.iter().zip(counts) {
+        shown.store(count as u32, Relaxed);
+    }
+}
+
+fn dispatch_command(ctx: &mut Ctx<'_>, id: proto_resp::commands::PubsubId) {
+    use proto_resp::commands::PubsubId as P;
     match id {
         P::Subscribe => subscribe(ctx, Kind::Channel),
         P::Psubscribe => subscribe(ctx, Kind::Pattern),
