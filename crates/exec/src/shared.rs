@@ -242,6 +242,8 @@ pub struct Shared {
     max_connections: AtomicU64,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
     pub pubsub: crate::resp::pubsub::Registry,
+    /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
+    pub blocking: crate::resp::blocking::Waiters,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -407,6 +409,7 @@ impl Shared {
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
             pubsub: Default::default(),
+            blocking: Default::default(),
             settings,
         }
     }

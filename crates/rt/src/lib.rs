@@ -417,7 +417,10 @@ pub trait Handler {
     /// each [`Handler::tick`] and at each wake of [`LoopConfig::notifier`], once per
     /// streaming connection whose unsent output is below the pause threshold. Returns
     /// [`After::CloseAfterFlush`] to send what `out` holds and then close (a subscriber cut
-    /// off at its output limit); any other value keeps the connection streaming.
+    /// off at its output limit); [`After::Yield`] to have the connection's unconsumed
+    /// input offered again next turn (a handler that consumed none while it waited, as a
+    /// Redis client blocked in BLPOP, takes it up once answered); any other value keeps
+    /// the connection streaming.
     fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) -> After {
         After::Continue
     }

@@ -38,6 +38,8 @@ pub struct ClientInfo {
     pub db: u8,
     /// 2 or 3.
     pub resp: u8,
+    /// The blocking command it waits in (BLPOP ...), if any: `flags=b cmd=blpop`.
+    pub blocked: Option<&'static str>,
 }
 
 impl ClientInfo {
@@ -47,10 +49,14 @@ impl ClientInfo {
     pub fn write_line(&self, now_ms: u64, cmd: &str, out: &mut Vec<u8>) {
         let age_secs = now_ms.saturating_sub(self.connected_ms) / 1000;
         let resp = self.resp.max(2);
+        let (flags, cmd) = match self.blocked {
+            Some(name) => ("b", name),
+            None => ("N", cmd),
+        };
         let mut text = String::with_capacity(320);
         let _ = writeln!(
             text,
-            "id={} addr={} laddr={} fd=-1 name={} age={age_secs} idle=0 flags=N db={} sub=0 \
+            "id={} addr={} laddr={} fd=-1 name={} age={age_secs} idle=0 flags={flags} db={} sub=0 \
              psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 \
              obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={resp} \
              lib-name={} lib-ver={}",

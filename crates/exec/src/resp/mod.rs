@@ -37,6 +37,7 @@ use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 pub mod acl;
 pub mod auth;
 mod bitmap;
+pub mod blocking;
 mod clients;
 mod config;
 mod connection;
@@ -98,6 +99,11 @@ pub struct Session {
     peer_ip: Option<std::net::IpAddr>,
     /// Its pub/sub subscriptions, once it has made one.
     pubsub: Option<Box<pubsub::Subscriptions>>,
+    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`.
+    blocked: Option<blocking::Blocked>,
+    /// Keys this command (or transaction) wrote while clients wait: their waiters are
+    /// served once it is done (see `blocking`).
+    ready_keys: Vec<Vec<u8>>,
 }
 
 impl Session {
@@ -144,6 +150,7 @@ impl Session {
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
+        self.leave_blocking(shared);
         if let Some(subs) = &mut self.pubsub {
             subs.leave(&shared.pubsub);
         }
@@ -248,6 +255,10 @@ fn execute_as(
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
     }
+    // Waiters on the keys it wrote are served once the whole command (or EXEC) is done.
+    if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
+        blocking::serve_ready(shared, counters, session);
+    }
     flow
 }
 
@@ -269,13 +280,15 @@ fn run(
     let sampled = counted && counters.command_stats.count(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
-    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
+    let nested = exclusive == Exclusive::Held;
+    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, nested };
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
         shared.gate.exclusive(worker, || dispatch(&mut ctx, routed.route))
     } else {
         dispatch(&mut ctx, routed.route)
     };
+    blocking::note_written(&mut ctx);
     ctx.session.key_scratch = ctx.key_scratch;
     if let Some(started) = started {
         let nanos = crate::latency::nanos_since(started);
@@ -294,6 +307,10 @@ fn run(
 /// another worker's commands.
 fn writes_several_keys(spec: &CommandSpec, argc: usize) -> bool {
     use proto_resp::commands::Flags;
+    if spec.flags.contains(Flags::BLOCKING) {
+        // Blocking commands take the gate themselves, around their look and registration.
+        return false;
+    }
     if spec.flags.contains(Flags::WRITE | Flags::MOVABLEKEYS) {
         // LMPOP: its keys follow a `numkeys`; it looks at several before it writes one.
         return true;
@@ -322,6 +339,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bitmaps(id) => bitmap::dispatch(ctx, id),
             C::Transactions(id) => tx::dispatch(ctx, id),
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
+            C::Blocking(id) => return blocking::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
@@ -386,6 +404,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientList => connection::client_list(ctx),
             S::ClientInfo => connection::client_info(ctx),
             S::ClientSetinfo => connection::client_setinfo(ctx),
+            S::ClientUnblock => blocking::client_unblock(ctx),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),
@@ -437,6 +456,8 @@ pub(crate) struct Ctx<'a> {
     out: &'a mut Vec<u8>,
     /// Taken from the session for the command; `key(i)` encodes into it.
     key_scratch: Vec<u8>,
+    /// Inside EXEC (or a script): a blocking command must not wait.
+    nested: bool,
 }
 
 impl<'a> Ctx<'a> {

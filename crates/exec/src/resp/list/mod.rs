@@ -28,6 +28,8 @@ mod search;
 mod tests;
 
 use encoding::{End, List};
+pub(super) use encoding::End as ListEnd;
+pub(super) use pop::{move_for_blmove, parse_blmpop, parse_end, pop_for_blmpop, pop_for_blpop};
 
 /// `ERR index out of range` (LSET).
 const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
