@@ -35,7 +35,7 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ClientList, "client|list", -2),
         sub(S::ClientSetinfo, "client|setinfo", 4),
         sub(S::ClientSetname, "client|setname", 3),
-        SubcommandSpec { rule: ArgRule::AtMost(4), ..sub(S::ClientUnblock, "client|unblock", -3) },
+        sub(S::ClientUnblock, "client|unblock", -3),
     ]
 };
 

@@ -313,6 +313,13 @@ fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when that client was blocked (it then gets its
 /// timeout reply, or the UNBLOCKED error), 0 otherwise.
 pub(super) fn client_unblock(ctx: &mut Ctx<'_>) {
+    if ctx.argc() > 4 {
+        // Redis's `addReplySubcommandSyntaxError`, naming the subcommand as it was sent.
+        let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+        return ctx.error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{name}'. Try CLIENT HELP."
+        ));
+    }
     let Ok(id) = parse_i64(ctx.arg(2)) else { return ctx.error(error::NOT_INTEGER) };
     let as_error = match ctx.cmd.arg(3) {
         None => false,
