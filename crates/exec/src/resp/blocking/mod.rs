@@ -123,6 +123,9 @@ pub(in crate::resp) struct Blocked {
     deadline: Option<Instant>,
 }
 
+/// 2^63: the first double past `i64::MAX`.
+const I64_RANGE_END: f64 = 9_223_372_036_854_775_808.0;
+
 const TIMEOUT_NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
 const TIMEOUT_NOT_INTEGER: &str = "ERR timeout is not an integer or out of range";
 const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
@@ -216,7 +219,8 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, &'static str> {
         },
     };
     let ms = (seconds * 1000.0).ceil();
-    if ms.is_nan() || ms < 0.0 || ms >= 9.223_372_036_854_775_807e18 {
+    // 2^63 milliseconds and beyond wrap (NaN cannot come: `parse_f64` refuses it).
+    if !(0.0..I64_RANGE_END).contains(&ms) {
         return Err(TIMEOUT_NEGATIVE);
     }
     Ok((ms > 0.0).then(|| Duration::from_millis(ms as u64)))

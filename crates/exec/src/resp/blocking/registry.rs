@@ -224,9 +224,7 @@ impl Waiters {
         let mut moves = 0;
         while let Some(key) = ready.pop_front() {
             let mut at = 0;
-            loop {
-                let Some(queue) = inner.keys.get(&key) else { break };
-                let Some(&ticket) = queue.tickets.get(at) else { break };
+            while let Some(&ticket) = inner.keys.get(&key).and_then(|q| q.tickets.get(at)) {
                 let waiter = inner.waiters.get(&ticket).expect("queued tickets have waiters");
                 let index = waiter.keys.iter().find(|(k, _)| *k == key).map_or(0, |(_, i)| *i);
                 match pop(waiter, index) {
