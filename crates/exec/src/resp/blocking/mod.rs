@@ -496,3 +496,147 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use proto_resp::Protocol;
+
+    use super::{parse_timeout, Session, TIMEOUT_NEGATIVE, TIMEOUT_NOT_FLOAT};
+    use crate::{resp::testkit::Harness, Flow};
+
+    /// Goal: timeouts read as Redis 7.0 reads them (seconds, rounded up to milliseconds,
+    /// 0 forever, wrap past 2^63 ms reported as negative). Method: table.
+    #[test]
+    fn timeouts() {
+        let ms = |n: u64| Ok(Some(Duration::from_millis(n)));
+        let table: &[(&str, Result<Option<Duration>, &str>)] = &[
+            ("0", Ok(None)),
+            ("-0", Ok(None)),
+            ("0.0", Ok(None)),
+            ("1", ms(1000)),
+            ("0.05", ms(50)),
+            ("0.0001", ms(1)),
+            ("1e-300", ms(1)),
+            ("1e-400", ms(1)),
+            ("+1.5", ms(1500)),
+            (".5", ms(500)),
+            ("9.2e15", ms(9_200_000_000_000_000_000)),
+            ("9.3e15", Err(TIMEOUT_NEGATIVE)),
+            ("1e400", Err(TIMEOUT_NEGATIVE)),
+            ("inf", Err(TIMEOUT_NEGATIVE)),
+            ("-1", Err(TIMEOUT_NEGATIVE)),
+            ("abc", Err(TIMEOUT_NOT_FLOAT)),
+            ("nan", Err(TIMEOUT_NOT_FLOAT)),
+            ("", Err(TIMEOUT_NOT_FLOAT)),
+            (" 1", Err(TIMEOUT_NOT_FLOAT)),
+            ("1 ", Err(TIMEOUT_NOT_FLOAT)),
+        ];
+        for (text, want) in table {
+            assert_eq!(parse_timeout(text.as_bytes()), *want, "{text:?}");
+        }
+    }
+
+    /// Runs `line` as `session` on the harness's store; returns the reply and the flow.
+    fn run_as(h: &mut Harness, session: &mut Session, line: &str) -> (String, Flow) {
+        std::mem::swap(&mut h.session, session);
+        let reply = h.run(line);
+        std::mem::swap(&mut h.session, session);
+        (reply, h.last_flow)
+    }
+
+    fn poll(h: &Harness, session: &mut Session) -> Option<String> {
+        let mut out = Vec::new();
+        let done = session.poll_blocked(&h.shared, &mut out);
+        assert_eq!(done, !out.is_empty());
+        done.then(|| String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Goal: waiters are served in arrival order, each in its own protocol, by a push
+    /// from another session; the table is empty afterwards. Method: three sessions block
+    /// (one RESP3), pushes come from a fourth.
+    #[test]
+    fn served_in_order_in_each_protocol() {
+        let mut h = Harness::new();
+        let mut a = Session::default();
+        let mut b = Session { protocol: Protocol::Resp3, ..Session::default() };
+        let mut z = Session { protocol: Protocol::Resp3, ..Session::default() };
+        assert_eq!(run_as(&mut h, &mut a, "BLPOP k other 0"), (String::new(), Flow::Block));
+        assert_eq!(run_as(&mut h, &mut b, "BRPOP k 0").1, Flow::Block);
+        assert_eq!(run_as(&mut h, &mut z, "BZPOPMIN zs 5").1, Flow::Block);
+        assert!(a.is_blocked() && b.is_blocked());
+        assert!(h.run("INFO clients").contains("blocked_clients:3\r\n"));
+        assert_eq!(poll(&h, &mut a), None);
+        assert_eq!(h.run("RPUSH k x y z"), ":3\r\n");
+        assert_eq!(poll(&h, &mut a).as_deref(), Some("*2\r\n$1\r\nk\r\n$1\r\nx\r\n"));
+        assert_eq!(poll(&h, &mut b).as_deref(), Some("*2\r\n$1\r\nk\r\n$1\r\nz\r\n"));
+        assert_eq!(h.run("LRANGE k 0 -1"), "*1\r\n$1\r\ny\r\n");
+        assert_eq!(h.run("SET zs notazset"), "+OK\r\n");
+        assert_eq!(poll(&h, &mut z), None, "a string serves nobody");
+        assert_eq!(h.run("DEL zs"), ":1\r\n");
+        assert_eq!(h.run("ZADD zs 2.5 m"), ":1\r\n");
+        assert_eq!(poll(&h, &mut z).as_deref(), Some("*3\r\n$2\r\nzs\r\n$1\r\nm\r\n,2.5\r\n"));
+        assert!(!a.is_blocked() && !z.is_blocked());
+        assert!(!h.shared.blocking.any());
+        assert_eq!(h.shared.blocking.blocked_clients(), 0);
+        assert_eq!(h.shared.blocking.blocking_keys(), 0);
+    }
+
+    /// Goal: a timeout answers the null array and leaves nothing behind; a disconnect
+    /// too. Method: a 10 ms timeout polled after 20 ms; a forever waiter disconnected.
+    #[test]
+    fn timeout_and_disconnect_leave_nothing() {
+        let mut h = Harness::new();
+        let mut a = Session::default();
+        assert_eq!(run_as(&mut h, &mut a, "BLMOVE src dst LEFT RIGHT 0.01").1, Flow::Block);
+        assert_eq!(poll(&h, &mut a), None);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(poll(&h, &mut a).as_deref(), Some("*-1\r\n"));
+        let mut gone = Session::default();
+        assert_eq!(run_as(&mut h, &mut gone, "BLPOP src 0").1, Flow::Block);
+        assert_eq!(h.shared.blocking.blocked_clients(), 1);
+        gone.disconnect(&h.shared);
+        assert_eq!(h.shared.blocking.blocked_clients(), 0);
+        assert_eq!(h.run("RPUSH src e"), ":1\r\n");
+        assert_eq!(h.run("LLEN src"), ":1\r\n", "nobody popped for the gone client");
+    }
+
+    /// Goal: a served BLMOVE pushes to its destination, whose waiter is served next, and
+    /// a transaction serves waiters only after EXEC. Method: chained waiters.
+    #[test]
+    fn moves_chain_and_exec_serves_after() {
+        let mut h = Harness::new();
+        let (mut mover, mut last) = (Session::default(), Session::default());
+        assert_eq!(run_as(&mut h, &mut last, "BLPOP dst 0").1, Flow::Block);
+        assert_eq!(run_as(&mut h, &mut mover, "BRPOPLPUSH src dst 0").1, Flow::Block);
+        h.check(&[
+            ("MULTI", "+OK\r\n"),
+            ("RPUSH src e", "+QUEUED\r\n"),
+            ("RPOP src", "+QUEUED\r\n"),
+            ("EXEC", "*2\r\n:1\r\n$1\r\ne\r\n"),
+        ]);
+        assert_eq!(poll(&h, &mut mover), None, "pushed and popped inside EXEC");
+        assert_eq!(h.run("RPUSH src f"), ":1\r\n");
+        assert_eq!(poll(&h, &mut mover).as_deref(), Some("$1\r\nf\r\n"));
+        assert_eq!(poll(&h, &mut last).as_deref(), Some("*2\r\n$3\r\ndst\r\n$1\r\nf\r\n"));
+        assert_eq!(h.run("EXISTS src dst"), ":0\r\n");
+    }
+
+    /// Goal: inside MULTI the blocking commands answer at once as their non-blocking
+    /// forms; WAIT answers 0. Method: wire table.
+    #[test]
+    fn inside_multi_nothing_blocks() {
+        let mut h = Harness::new();
+        h.check(&[
+            ("MULTI", "+OK\r\n"),
+            ("BLPOP k 0", "+QUEUED\r\n"),
+            ("BLMOVE k d LEFT LEFT 0", "+QUEUED\r\n"),
+            ("BZMPOP 0 1 z MIN", "+QUEUED\r\n"),
+            ("WAIT 1 0", "+QUEUED\r\n"),
+            ("EXEC", "*4\r\n*-1\r\n$-1\r\n*-1\r\n:0\r\n"),
+            ("WAIT 0 0", ":0\r\n"),
+        ]);
+        assert!(!h.session.is_blocked());
+    }
+}
