@@ -49,7 +49,9 @@
 //! - Streaming connections ([`After::Stream`]) are offered output at every tick and, when
 //!   [`LoopConfig::notifier`] is set, whenever another thread calls [`Notifier::notify`]
 //!   (one eventfd wake however many notifies came before it); that output leaves in the
-//!   same turn.
+//!   same turn. A handler may hold a streaming connection's input back (consume none of
+//!   it, as for a Redis client blocked in BLPOP); a `stream` call that answers
+//!   [`After::Yield`] has it offered again next turn.
 //!
 //! Modules:
 //! - `event_loop`: the loop, written once and generic over its driver (monomorphized): the

@@ -15,7 +15,8 @@
 //!
 //! Handlers live by command group: `strings`, `incr` (the INCR family), `keys`,
 //! `connection` (PING ... CLIENT), `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`,
-//! `info`; `ttl` holds the expiry arithmetic they share, `glob` the pattern matcher of
+//! `info`, `blocking` (BLPOP and its kin, WAIT, CLIENT UNBLOCK); `ttl` holds the expiry
+//! arithmetic they share, `glob` the pattern matcher of
 //! KEYS, SCAN and CONFIG GET. Commands that mean what a memcached one does run its core
 //! (GET/MGET: get; SET/MSET/APPEND: store; GETEX: touch; DEL/UNLINK: delete; FLUSHALL,
 //! FLUSHDB: flush); where Redis differs, the call site says how.

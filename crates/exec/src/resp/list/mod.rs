@@ -1,6 +1,6 @@
 //! Redis lists: LPUSH RPUSH LPUSHX RPUSHX LLEN LINDEX LSET LRANGE LTRIM here; LPOP RPOP
 //! LMPOP LMOVE RPOPLPUSH in `pop`; LPOS LREM LINSERT in `search`. The blocking variants
-//! are not here.
+//! live in `resp::blocking`, which pops through `pop`'s `*_for_*` functions.
 //!
 //! A list is one store item of `ValueKind::List` whose value is `encoding`'s layout. Every
 //! change is one `typed::modify` (atomic per key); a list left empty is deleted, as Redis
