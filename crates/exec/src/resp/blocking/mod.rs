@@ -29,9 +29,12 @@
 //! its last look at its keys and its registration; a write that follows sees
 //! `Waiters::any()` (the gate's sequentially consistent flags order the two).
 //!
-//! Cost: a write pays one relaxed load of a shared counter when nobody blocks. A client
-//! that blocks, and a write to a key somebody waits for, each take the gate (every other
-//! worker finishes its batch first; free with one worker). A waiter costs a table entry
+//! Cost: a write pays one relaxed load of a shared counter when nobody blocks; while
+//! someone blocks, also a hash of each key it wrote and a relaxed load of that hash's
+//! bucket in a counting filter of the waited-on keys (`registry::KeyFilter`), so idle job
+//! workers blocked on their queues cost the other writes almost nothing. A client that
+//! blocks, and a write to a key somebody (or a colliding key) waits for, each take the
+//! gate (every other worker finishes its batch first; free with one worker). A waiter costs a table entry
 //! and a queue slot per key until it is answered, cancelled or its connection closes.
 //!
 //! Timeouts are checked by the waiter's own loop at its ticks (`Session::poll_blocked`
@@ -369,9 +372,7 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
         }
         proto_resp::commands::Run::Command(CommandId::Move) => {
             let Some(db) = db_arg(ctx, 2) else { return };
-            let mut key = Vec::new();
-            crate::keyspace::encode(db, ctx.arg(1), &mut key);
-            ctx.session.ready_keys.push(key);
+            note_in(ctx, db, 1);
             return;
         }
         proto_resp::commands::Run::Command(CommandId::Copy) => {
@@ -380,9 +381,7 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
                 .find(|&i| ctx.arg(i).eq_ignore_ascii_case(b"DB"))
                 .and_then(|i| db_arg(ctx, i + 1));
             if let Some(db) = db {
-                let mut key = Vec::new();
-                crate::keyspace::encode(db, ctx.arg(2), &mut key);
-                ctx.session.ready_keys.push(key);
+                note_in(ctx, db, 2);
                 return;
             }
         }
@@ -399,9 +398,23 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
     };
     let mut index = spec.first_key;
     while index <= last && index < argc {
-        let key = ctx.key(index as usize).to_vec();
-        ctx.session.ready_keys.push(key);
+        let shared = ctx.shared;
+        let key = ctx.key(index as usize);
+        if shared.blocking.may_wait_on(key) {
+            let key = key.to_vec();
+            ctx.session.ready_keys.push(key);
+        }
         index += spec.step.max(1);
+    }
+}
+
+/// Notes key argument `index` as stored in database `db`, if someone may wait on it.
+fn note_in(ctx: &mut Ctx<'_>, db: u8, index: usize) {
+    let mut scratch = Vec::new();
+    let key = crate::keyspace::encode(db, ctx.arg(index), &mut scratch);
+    if ctx.shared.blocking.may_wait_on(key) {
+        let key = key.to_vec();
+        ctx.session.ready_keys.push(key);
     }
 }
 
@@ -416,8 +429,9 @@ pub(super) fn serve_ready(shared: &Shared, counters: &Counters, session: &mut Se
     if !shared.blocking.any() {
         return;
     }
-    ready.sort_unstable();
-    ready.dedup();
+    // Each key once, in the order the writes made them ready (as Redis's ready list).
+    let mut seen = std::collections::HashSet::new();
+    ready.retain(|key| seen.insert(key.clone()));
     let worker = shared.worker_of(counters);
     shared.gate.exclusive(worker, || {
         shared.blocking.serve(
@@ -621,6 +635,26 @@ mod tests {
         assert_eq!(poll(&h, &mut mover).as_deref(), Some("$1\r\nf\r\n"));
         assert_eq!(poll(&h, &mut last).as_deref(), Some("*2\r\n$3\r\ndst\r\n$1\r\nf\r\n"));
         assert_eq!(h.run("EXISTS src dst"), ":0\r\n");
+    }
+
+    /// Goal: keys made ready in another database (MOVE, COPY ... DB, SWAPDB) serve the
+    /// waiters there, with their key names as they gave them. Method: waiters in
+    /// databases 1 and 2, writes from database 0.
+    #[test]
+    fn move_copy_and_swapdb_wake_other_databases() {
+        let mut h = Harness::new();
+        let mut one = Session { db: 1, ..Session::default() };
+        let mut two = Session { db: 2, ..Session::default() };
+        assert_eq!(run_as(&mut h, &mut one, "BLPOP m 0").1, Flow::Block);
+        h.check(&[("RPUSH m x", ":1\r\n"), ("MOVE m 1", ":1\r\n")]);
+        assert_eq!(poll(&h, &mut one).as_deref(), Some("*2\r\n$1\r\nm\r\n$1\r\nx\r\n"));
+        assert_eq!(run_as(&mut h, &mut one, "BLPOP c 0").1, Flow::Block);
+        h.check(&[("RPUSH src y", ":1\r\n"), ("COPY src c DB 1", ":1\r\n")]);
+        assert_eq!(poll(&h, &mut one).as_deref(), Some("*2\r\n$1\r\nc\r\n$1\r\ny\r\n"));
+        assert_eq!(run_as(&mut h, &mut two, "BRPOP s 0").1, Flow::Block);
+        h.check(&[("RPUSH s z", ":1\r\n"), ("SWAPDB 0 2", "+OK\r\n")]);
+        assert_eq!(poll(&h, &mut two).as_deref(), Some("*2\r\n$1\r\ns\r\n$1\r\nz\r\n"));
+        assert!(!h.shared.blocking.any());
     }
 
     /// Goal: inside MULTI the blocking commands answer at once as their non-blocking

@@ -22,7 +22,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
 };
 
 use parking_lot::Mutex;
@@ -94,17 +94,66 @@ struct Inner {
 }
 
 impl Inner {
-    /// Takes `ticket` out of the queues of its keys (it was answered, or is leaving).
-    fn dequeue(&mut self, ticket: u64) {
+    /// Takes `ticket` out of the queues of its keys (it was answered, or is leaving) and
+    /// out of their filter buckets.
+    fn dequeue(&mut self, ticket: u64, filter: &KeyFilter) {
         let Some(waiter) = self.waiters.get(&ticket) else { return };
         for (key, _) in &waiter.keys {
             if let Some(queue) = self.keys.get_mut(key) {
+                let before = queue.tickets.len();
                 queue.tickets.retain(|&t| t != ticket);
+                if queue.tickets.len() < before {
+                    filter.remove(key);
+                }
                 if queue.tickets.is_empty() {
                     self.keys.remove(key);
                 }
             }
         }
+    }
+}
+
+/// Buckets in [`KeyFilter`]: a power of two.
+const FILTER_BUCKETS: usize = 4096;
+
+/// A counting filter over the waited-on keys: a bucket per hash of the key, counting the
+/// queue entries whose key falls in it. A write with a key whose bucket is 0 has no
+/// waiter to serve and looks no further (no lock, no gate), so clients blocked on one
+/// queue do not make every other write on the server pay. Counts change under the mutex;
+/// reads are relaxed (the same ordering argument as [`Waiters::any`]).
+struct KeyFilter {
+    buckets: Box<[AtomicU32]>,
+}
+
+impl Default for KeyFilter {
+    fn default() -> Self {
+        KeyFilter { buckets: (0..FILTER_BUCKETS).map(|_| AtomicU32::new(0)).collect() }
+    }
+}
+
+impl std::fmt::Debug for KeyFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyFilter").finish_non_exhaustive()
+    }
+}
+
+impl KeyFilter {
+    fn bucket(&self, key: &[u8]) -> &AtomicU32 {
+        let hash = xxhash_rust::xxh3::xxh3_64(key) as usize;
+        &self.buckets[hash & (FILTER_BUCKETS - 1)]
+    }
+
+    fn add(&self, key: &[u8]) {
+        self.bucket(key).fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn remove(&self, key: &[u8]) {
+        let previous = self.bucket(key).fetch_sub(1, Ordering::Relaxed);
+        assert!(previous > 0, "a filter bucket counts every queue entry of its keys");
+    }
+
+    fn may_hold(&self, key: &[u8]) -> bool {
+        self.bucket(key).load(Ordering::Relaxed) != 0
     }
 }
 
@@ -114,6 +163,7 @@ pub struct Waiters {
     /// Waiters without an answer yet: zero while nobody blocks, so a write checks it with
     /// one relaxed load. Changed only under the mutex.
     waiting: AtomicUsize,
+    filter: KeyFilter,
     inner: Mutex<Inner>,
 }
 
@@ -125,6 +175,12 @@ impl Waiters {
     #[inline]
     pub fn any(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether someone may wait on `key` (stored form): false means surely nobody does.
+    #[inline]
+    pub fn may_wait_on(&self, key: &[u8]) -> bool {
+        self.filter.may_hold(key)
     }
 
     /// Blocked clients (INFO `blocked_clients`): waiting, or answered and not yet told.
@@ -155,6 +211,7 @@ impl Waiters {
             // A key named twice (BLPOP k k 0) waits once.
             if queue.tickets.back() != Some(&ticket) {
                 queue.tickets.push_back(ticket);
+                self.filter.add(key);
             }
         }
         inner.waiters.insert(ticket, waiter);
@@ -175,7 +232,7 @@ impl Waiters {
         let mut inner = self.inner.lock();
         let answered = inner.waiters.get(&ticket)?.reply.is_some();
         if !answered {
-            inner.dequeue(ticket);
+            inner.dequeue(ticket, &self.filter);
             self.waiting.fetch_sub(1, Ordering::Relaxed);
         }
         inner.waiters.remove(&ticket).and_then(|w| w.reply)
@@ -194,7 +251,7 @@ impl Waiters {
             .iter()
             .find(|(_, w)| w.client_id == client_id && w.reply.is_none())?;
         let (bytes, worker) = (reply(waiter), waiter.worker);
-        inner.dequeue(ticket);
+        inner.dequeue(ticket, &self.filter);
         inner.waiters.get_mut(&ticket).expect("found above").reply = Some(bytes);
         self.waiting.fetch_sub(1, Ordering::Relaxed);
         Some(worker)
@@ -230,7 +287,7 @@ impl Waiters {
                 match pop(waiter, index) {
                     Attempt::Served { reply, pushed } => {
                         let worker = waiter.worker;
-                        inner.dequeue(ticket);
+                        inner.dequeue(ticket, &self.filter);
                         inner.waiters.get_mut(&ticket).expect("just used").reply = Some(reply);
                         self.waiting.fetch_sub(1, Ordering::Relaxed);
                         wake(worker);
@@ -292,6 +349,7 @@ mod tests {
         assert_eq!(waiters.take(tickets[1]), Some(vec![2]));
         assert_eq!(waiters.take(tickets[2]), Some(vec![3]));
         assert!(!waiters.any());
+        assert!(!waiters.may_wait_on(b"k"), "the filter forgets a key with no waiters");
         assert_eq!((waiters.blocked_clients(), waiters.blocking_keys()), (0, 0));
     }
 
@@ -314,12 +372,15 @@ mod tests {
     #[test]
     fn cancel_removes_or_returns_reply() {
         let waiters = Waiters::default();
-        let gone = waiters.register(waiter(1, &[b"k", b"j"]));
+        let gone = waiters.register(waiter(1, &[b"k", b"j", b"k"]));
         let served = waiters.register(waiter(2, &[b"k"]));
+        assert!(waiters.may_wait_on(b"j") && waiters.may_wait_on(b"k"));
         assert_eq!(waiters.cancel(gone), None);
+        assert!(!waiters.may_wait_on(b"j"));
         assert_eq!(serve_counted(&waiters, &[b"k", b"j"], 9), vec![2]);
         assert_eq!(waiters.cancel(served), Some(vec![2]));
         assert_eq!((waiters.blocked_clients(), waiters.blocking_keys()), (0, 0));
+        assert!(waiters.filter.buckets.iter().all(|b| b.load(Ordering::Relaxed) == 0));
         assert!(!waiters.any());
         assert_eq!(waiters.cancel(served), None, "a second cancel finds nothing");
     }
