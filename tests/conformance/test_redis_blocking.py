@@ -558,3 +558,38 @@ def test_rq_job_queue_end_to_end(resp_port, k):
         job.refresh()
         assert job.get_status() == "finished", job.get_status()
         assert job.result == n
+
+
+def test_woken_in_other_databases_and_by_store_commands(resp_port, k):
+    """Keys made ready by MOVE, COPY ... DB and SWAPDB wake waiters in the database they
+    land in; ZUNIONSTORE's destination wakes a BZPOPMIN."""
+    with Conn(resp_port) as w, Conn(resp_port) as p:
+        w.rt(resp_encode("SELECT", "9"), b"+OK\r\n")
+        for write in [("MOVE", k, "9"), ("COPY", k, k, "DB", "9")]:
+            p.send(resp_encode("DEL", k))
+            p.read_line()
+            w.send(resp_encode("BLPOP", k, "5"))
+            wait_blocked(resp_port, 1)
+            p.rt(resp_encode("RPUSH", k, "v"), b":1\r\n")
+            p.rt(resp_encode(*write), b":1\r\n")
+            expect = array(bulk(k), bulk("v"))
+            assert w.read_exact(len(expect)) == expect, write
+        p.send(resp_encode("DEL", k))
+        p.read_line()
+        w.rt(resp_encode("SELECT", "10"), b"+OK\r\n")
+        w.send(resp_encode("BRPOP", k + "s", "5"))
+        wait_blocked(resp_port, 1)
+        p.rt(resp_encode("SELECT", "11"), b"+OK\r\n")
+        p.rt(resp_encode("RPUSH", k + "s", "swapped"), b":1\r\n")
+        p.rt(resp_encode("SWAPDB", "10", "11"), b"+OK\r\n")
+        expect = array(bulk(k + "s"), bulk("swapped"))
+        assert w.read_exact(len(expect)) == expect
+        p.rt(resp_encode("SWAPDB", "10", "11"), b"+OK\r\n")
+        p.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
+        w.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
+        w.send(resp_encode("BZPOPMIN", k + "z", "5"))
+        wait_blocked(resp_port, 1)
+        p.rt(resp_encode("ZADD", k + "a", "1", "one"), b":1\r\n")
+        p.rt(resp_encode("ZUNIONSTORE", k + "z", "1", k + "a"), b":1\r\n")
+        expect = array(bulk(k + "z"), bulk("one"), bulk("1"))
+        assert w.read_exact(len(expect)) == expect
