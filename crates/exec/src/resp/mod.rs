@@ -100,8 +100,9 @@ pub struct Session {
     peer_ip: Option<std::net::IpAddr>,
     /// Its pub/sub subscriptions, once it has made one.
     pubsub: Option<Box<pubsub::Subscriptions>>,
-    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`.
-    blocked: Option<blocking::Blocked>,
+    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
+    /// (boxed: an idle connection pays a pointer for it).
+    blocked: Option<Box<blocking::Blocked>>,
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
     /// served once it is done (see `blocking`).
     ready_keys: Vec<Vec<u8>>,

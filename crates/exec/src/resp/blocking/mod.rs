@@ -299,7 +299,7 @@ fn register(ctx: &mut Ctx<'_>, request: &Request, worker: usize) {
     );
     let ticket = ctx.shared.blocking.register(waiter);
     let deadline = request.timeout.map(|timeout| Instant::now() + timeout);
-    ctx.session.blocked = Some(Blocked { ticket, kind: request.kind, deadline });
+    ctx.session.blocked = Some(Box::new(Blocked { ticket, kind: request.kind, deadline }));
     ctx.session.client.lock().blocked = Some(ctx.spec.name);
 }
 
