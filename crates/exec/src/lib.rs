@@ -55,6 +55,10 @@ pub enum Flow {
     /// ([`watch::kind`]). Nothing was answered: the server registers it with
     /// [`Shared::watchers`] and answers `OK` (or that there are too many), then streams.
     Watch(u32),
+    /// Redis BLPOP and its kin: the command waits (nothing was answered). Feed the
+    /// connection no more input until `Session::poll_blocked` says it is answered; its loop
+    /// must call that at every wake and tick (`resp::blocking`).
+    Block,
 }
 
 /// The memcached version string clients see: a 1.6.x first (clients gate features on it),

@@ -248,6 +248,8 @@ pub struct Shared {
     /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
     /// also told by the store's expiry and eviction observers.
     pub keyspace_events: Arc<KeyspaceEvents>,
+    /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
+    pub blocking: crate::resp::blocking::Waiters,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -425,6 +427,7 @@ impl Shared {
             control: std::sync::OnceLock::new(),
             pubsub,
             keyspace_events,
+            blocking: Default::default(),
             settings,
         }
     }

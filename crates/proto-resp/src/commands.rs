@@ -53,6 +53,9 @@ impl Flags {
     pub const PUBSUB: Flags = Flags(1 << 13);
     /// May replicate (PUBLISH): shown by `COMMAND INFO`.
     pub const MAY_REPLICATE: Flags = Flags(1 << 14);
+    /// May block its client until another client's write (BLPOP), or a timeout, ends it
+    /// (the `@blocking` category).
+    pub const BLOCKING: Flags = Flags(1 << 15);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -74,6 +77,7 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::ADMIN, "admin"),
     (Flags::PUBSUB, "pubsub"),
     (Flags::NOSCRIPT, "noscript"),
+    (Flags::BLOCKING, "blocking"),
     (Flags::LOADING, "loading"),
     (Flags::STALE, "stale"),
     (Flags::FAST, "fast"),
@@ -120,6 +124,7 @@ impl Group {
 }
 
 mod bitmap;
+mod blocking;
 mod hash;
 mod list;
 mod pubsub;
@@ -129,6 +134,7 @@ mod tx;
 mod zset;
 
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
+pub use blocking::{BlockingId, BLOCKING_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use list::{ListId, LIST_COMMANDS};
 pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
@@ -151,6 +157,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     BITMAP_COMMANDS,
     TX_COMMANDS,
     PUBSUB_COMMANDS,
+    BLOCKING_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -191,6 +198,7 @@ pub enum CommandId {
     Bitmaps(BitmapId),
     Transactions(TxId),
     Pubsub(PubsubId),
+    Blocking(BlockingId),
     Append,
     Auth,
     Bgsave,
@@ -275,6 +283,7 @@ pub enum SubcommandId {
     ClientReply,
     ClientSetinfo,
     ClientSetname,
+    ClientUnblock,
     CommandCount,
     CommandDocs,
     CommandGetkeys,

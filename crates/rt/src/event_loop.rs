@@ -242,7 +242,8 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             *out = crate::buf::OutBuf::from(self.pool.take());
         }
         let plain_from = out.bytes().len();
-        let cut_off = self.handler.stream(state, out.buf_mut()) == After::CloseAfterFlush;
+        let after = self.handler.stream(state, out.buf_mut());
+        let cut_off = after == After::CloseAfterFlush;
         if let Some(session) = session {
             session.seal(out.buf_mut(), plain_from);
             if cut_off {
@@ -257,6 +258,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         if cut_off {
             return self.close_after_flush(key);
+        }
+        // The handler held the input back (a blocked client) and takes it again now.
+        if after == After::Yield && !conn.input.is_empty() && conn.is_open() {
+            conn.enqueue_backlog(key, &mut self.backlog);
         }
         if !conn.out.is_empty() {
             self.mark_dirty(key);

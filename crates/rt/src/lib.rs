@@ -49,7 +49,9 @@
 //! - Streaming connections ([`After::Stream`]) are offered output at every tick and, when
 //!   [`LoopConfig::notifier`] is set, whenever another thread calls [`Notifier::notify`]
 //!   (one eventfd wake however many notifies came before it); that output leaves in the
-//!   same turn.
+//!   same turn. A handler may hold a streaming connection's input back (consume none of
+//!   it, as for a Redis client blocked in BLPOP); a `stream` call that answers
+//!   [`After::Yield`] has it offered again next turn.
 //!
 //! Modules:
 //! - `event_loop`: the loop, written once and generic over its driver (monomorphized): the
@@ -423,7 +425,10 @@ pub trait Handler {
     /// each [`Handler::tick`] and at each wake of [`LoopConfig::notifier`], once per
     /// streaming connection whose unsent output is below the pause threshold. Returns
     /// [`After::CloseAfterFlush`] to send what `out` holds and then close (a subscriber cut
-    /// off at its output limit); any other value keeps the connection streaming.
+    /// off at its output limit); [`After::Yield`] to have the connection's unconsumed
+    /// input offered again next turn (a handler that consumed none while it waited, as a
+    /// Redis client blocked in BLPOP, takes it up once answered); any other value keeps
+    /// the connection streaming.
     fn stream(&mut self, _conn: &mut Self::Conn, _out: &mut Vec<u8>) -> After {
         After::Continue
     }

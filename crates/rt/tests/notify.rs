@@ -21,6 +21,7 @@ both_backends!(
     stream_cut_off_gets_final_bytes_then_eof,
     sealed_stream_cut_off_sends_close_record,
     many_streaming_connections_come_and_go,
+    held_input_runs_once_unblocked,
 );
 
 /// Far longer than a notified delivery may take, and short enough for the shutdown (which
@@ -164,4 +165,27 @@ fn many_streaming_connections_come_and_go(backend: Backend) {
         publish(&server, &notifier, item.as_bytes());
         assert_eq!(read_exact(&mut stayer, item.len()), item.as_bytes());
     }
+}
+
+/// A connection that waits (`block`, as a Redis BLPOP) gets nothing for the lines sent
+/// behind it, before or while it waits; once a notified `stream` call answers it and
+/// yields, those lines run in order, without more input from the client. Another
+/// connection is served meanwhile.
+fn held_input_runs_once_unblocked(backend: Backend) {
+    let Notified { server, notifier, .. } = serve_notified(backend, SLOW_TICK, PLAIN);
+    let mut s = connect(server.addr());
+    s.write_all(b"block\nfirst\n").unwrap();
+    let mut other = connect(server.addr());
+    assert_eq!(request(&mut other, b"meanwhile\n", 10), b"meanwhile\n");
+    s.write_all(b"second\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let mut byte = [0u8; 1];
+    assert!(std::io::Read::read(&mut s, &mut byte).is_err(), "answered while blocked");
+    s.set_read_timeout(None).unwrap();
+    let published = Instant::now();
+    publish(&server, &notifier, b"served\n");
+    assert_eq!(read_exact(&mut s, 20), b"served\nfirst\nsecond\n");
+    assert!(published.elapsed() < PROMPT, "{:?}", published.elapsed());
+    assert_eq!(request(&mut s, b"again\n", 6), b"again\n");
 }

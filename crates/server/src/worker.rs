@@ -442,6 +442,7 @@ impl Worker {
                             (pos, requests) = (pos + used, requests + 1);
                         }
                         Flow::Close => return (pos + used, After::CloseAfterFlush),
+                        Flow::Block => unreachable!("memcached commands do not block"),
                         // Unfinished: its line stays unconsumed and runs again next turn,
                         // once the loop has sent (or paused on) this chunk.
                         Flow::Again => {
@@ -516,6 +517,11 @@ impl Worker {
                     storage = command.into_storage();
                     if flow == Flow::Close {
                         after = After::CloseAfterFlush;
+                        break;
+                    }
+                    if flow == Flow::Block {
+                        // What follows waits, unread, until the reply comes (`stream`).
+                        after = After::Stream;
                         break;
                     }
                 }
@@ -647,10 +653,14 @@ impl rt::Handler for Worker {
         self.shared.gate.enter(self.index);
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
+            // A blocked client's further requests wait (Redis reads them and runs them once
+            // it is answered): consume nothing; `stream` offers them again then.
+            Conn::Resp { session, .. } if session.is_blocked() => (0, After::Continue),
             Conn::Resp { session, .. } => {
                 let (consumed, after) = self.receive_resp(session, input, out);
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
                 let streams = after == After::Continue && session.is_subscriber();
+                let streams = streams || after == After::Stream;
                 (consumed, if streams { After::Stream } else { after })
             }
         };
@@ -687,6 +697,10 @@ impl rt::Handler for Worker {
             Conn::Resp { session, .. } => {
                 if session.drain_messages(out) == exec::resp::pubsub::Drained::CutOff {
                     return rt::After::CloseAfterFlush;
+                }
+                // Answered (served, unblocked or timed out): its waiting input runs now.
+                if session.is_blocked() && session.poll_blocked(&self.shared, out) {
+                    return rt::After::Yield;
                 }
             }
             Conn::Memcache(_) => {}

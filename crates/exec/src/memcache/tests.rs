@@ -82,6 +82,7 @@ impl Harness {
                             out.extend_from_slice(format!("<watch {kinds}>").as_bytes());
                             pos += used;
                         }
+                        Flow::Block => unreachable!("memcached commands do not block"),
                     }
                 }
                 Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {

@@ -110,9 +110,10 @@ fn os_name() -> String {
 fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.clients.len());
     field(text, "maxclients", shared.max_connections());
-    // No blocking commands and no client-side caching: none can be blocked or tracked.
-    field(text, "blocked_clients", 0);
+    field(text, "blocked_clients", shared.blocking.blocked_clients());
+    // No client-side caching yet: none can be tracked.
     field(text, "tracking_clients", 0);
+    field(text, "clients_in_timeout_table", shared.blocking.with_timeout());
 }
 
 fn memory(shared: &Shared, text: &mut String) {

@@ -15,7 +15,8 @@
 //!
 //! Handlers live by command group: `strings`, `incr` (the INCR family), `keys`,
 //! `connection` (PING ... CLIENT), `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`,
-//! `info`; `ttl` holds the expiry arithmetic they share, `glob` the pattern matcher of
+//! `info`, `blocking` (BLPOP and its kin, WAIT, CLIENT UNBLOCK); `ttl` holds the expiry
+//! arithmetic they share, `glob` the pattern matcher of
 //! KEYS, SCAN and CONFIG GET. Commands that mean what a memcached one does run its core
 //! (GET/MGET: get; SET/MSET/APPEND: store; GETEX: touch; DEL/UNLINK: delete; FLUSHALL,
 //! FLUSHDB: flush); where Redis differs, the call site says how.
@@ -37,6 +38,7 @@ use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
 pub mod acl;
 pub mod auth;
 mod bitmap;
+pub mod blocking;
 mod client_admin;
 mod clients;
 mod config;
@@ -105,6 +107,12 @@ pub struct Session {
     activity: std::sync::Arc<clients::Activity>,
     /// CLIENT REPLY.
     reply_mode: ReplyMode,
+    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
+    /// (boxed: an idle connection pays a pointer for it).
+    blocked: Option<Box<blocking::Blocked>>,
+    /// Keys this command (or transaction) wrote while clients wait: their waiters are
+    /// served once it is done (see `blocking`).
+    ready_keys: Vec<Vec<u8>>,
 }
 
 /// CLIENT REPLY's setting: whether replies are sent.
@@ -165,6 +173,7 @@ impl Session {
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
+        self.leave_blocking(shared);
         if let Some(subs) = &mut self.pubsub {
             subs.leave(&shared.pubsub);
         }
@@ -270,6 +279,10 @@ fn execute_as(
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
     }
+    // Waiters on the keys it wrote are served once the whole command (or EXEC) is done.
+    if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
+        blocking::serve_ready(shared, counters, session);
+    }
     if session.reply_mode != ReplyMode::On {
         drop_reply(session, out, start);
     }
@@ -314,7 +327,8 @@ fn run(
     let sampled = counted && counters.command_stats.count(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
-    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
+    let nested = exclusive == Exclusive::Held;
+    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, nested };
     // Keyspace events of collection writes are told from their replies (`keyevents`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
@@ -335,6 +349,7 @@ fn run(
         }
         flow
     };
+    blocking::note_written(&mut ctx);
     ctx.session.key_scratch = ctx.key_scratch;
     if no_touch {
         store::set_reads_touch(true);
@@ -373,6 +388,10 @@ fn command_code(index: usize, route: Route) -> u32 {
 /// another worker's commands.
 fn writes_several_keys(spec: &CommandSpec, argc: usize) -> bool {
     use proto_resp::commands::Flags;
+    if spec.flags.contains(Flags::BLOCKING) {
+        // Blocking commands take the gate themselves, around their look and registration.
+        return false;
+    }
     if spec.flags.contains(Flags::WRITE | Flags::MOVABLEKEYS) {
         // LMPOP: its keys follow a `numkeys`; it looks at several before it writes one.
         return true;
@@ -401,6 +420,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bitmaps(id) => bitmap::dispatch(ctx, id),
             C::Transactions(id) => tx::dispatch(ctx, id),
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
+            C::Blocking(id) => return blocking::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
@@ -470,6 +490,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientList => connection::client_list(ctx),
             S::ClientInfo => connection::client_info(ctx),
             S::ClientSetinfo => connection::client_setinfo(ctx),
+            S::ClientUnblock => blocking::client_unblock(ctx),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),
@@ -527,6 +548,8 @@ pub(crate) struct Ctx<'a> {
     out: &'a mut Vec<u8>,
     /// Taken from the session for the command; `key(i)` encodes into it.
     key_scratch: Vec<u8>,
+    /// Inside EXEC (or a script): a blocking command must not wait.
+    nested: bool,
 }
 
 impl<'a> Ctx<'a> {

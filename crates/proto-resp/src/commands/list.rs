@@ -1,4 +1,4 @@
-//! Lists: LPUSH ... LMPOP (the blocking variants are not here).
+//! Lists: LPUSH ... LMPOP (the blocking variants are in `blocking.rs`).
 //!
 //! Declared as the main table is (see `commands.rs`): values from Redis's
 //! `src/commands/*.json`, summaries in our own words, sorted by name.

@@ -41,6 +41,7 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ClientReply, "client|reply", 3),
         sub(S::ClientSetinfo, "client|setinfo", 4),
         sub(S::ClientSetname, "client|setname", 3),
+        sub(S::ClientUnblock, "client|unblock", -3),
     ]
 };
 

@@ -10,6 +10,9 @@
 //! - `subscribe` → `subscribed\n`; from then on every `Handler::stream` call moves all
 //!   items of the shared [`Feed`] to this connection (an item `cut` sends `cut\n`, then
 //!   closes after the flush)
+//! - `block` → nothing yet: the connection waits (its further input is held back, unread by
+//!   the handler) until a `Handler::stream` call finds an item in the [`Feed`]; it then
+//!   sends that item and returns `After::Yield`, and the held input runs (a Redis BLPOP)
 //! - anything else → the line echoed back
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
@@ -111,6 +114,8 @@ pub struct LineConn {
     cut_at: Option<u32>,
     /// Sent `subscribe`: streams the [`Feed`], not ticks.
     subscribed: bool,
+    /// Sent `block`: waits for one item of the [`Feed`], its input held back.
+    blocked: bool,
 }
 
 /// The handler yields once a call has produced this much output.
@@ -131,11 +136,14 @@ impl Handler for Lines {
             return Err(line);
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
-        Ok(LineConn { tag, streamed: 0, cut_at: None, subscribed: false })
+        Ok(LineConn { tag, streamed: 0, cut_at: None, subscribed: false, blocked: false })
     }
 
     fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
         self.stats.receive_calls.fetch_add(1, Ordering::Relaxed);
+        if conn.blocked {
+            return (0, After::Continue);
+        }
         let mut consumed = 0;
         let out_start = out.len();
         while let Some(i) = input[consumed..].iter().position(|&b| b == b'\n') {
@@ -155,6 +163,9 @@ impl Handler for Lines {
                 conn.cut_at = Some(std::str::from_utf8(n).unwrap().parse().unwrap());
                 out.extend_from_slice(b"streaming\n");
                 return (input.len(), After::Stream);
+            } else if line == b"block" {
+                conn.blocked = true;
+                return (consumed, After::Stream);
             } else if line == b"subscribe" {
                 conn.subscribed = true;
                 out.extend_from_slice(b"subscribed\n");
@@ -185,6 +196,14 @@ impl Handler for Lines {
     }
 
     fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) -> After {
+        if conn.blocked {
+            let Some(item) = self.feed.lock().unwrap().pop_front() else {
+                return After::Continue;
+            };
+            out.extend_from_slice(&item);
+            conn.blocked = false;
+            return After::Yield;
+        }
         if conn.subscribed {
             return stream_feed(&self.feed, out);
         }

@@ -53,7 +53,11 @@ const EXTRA: &[(&str, &[&str])] = &[
     ("keys", &["dangerous"]),
     ("lastsave", &["admin", "dangerous"]),
     ("swapdb", &["keyspace", "dangerous"]),
+    ("wait", &["connection"]),
 ];
+
+/// Commands whose group gives no category: Redis declares WAIT's (`@connection`) by hand.
+const NO_GROUP_CATEGORY: &[&str] = &["wait"];
 
 /// Subcommands that are admin commands (`@admin @dangerous`) or reads (`@read`).
 const ADMIN_SUBCOMMANDS: &[&str] = &[
@@ -170,6 +174,9 @@ fn flag_categories(flags: Flags) -> u32 {
     if flags.contains(Flags::PUBSUB) {
         categories |= bit("pubsub");
     }
+    if flags.contains(Flags::BLOCKING) {
+        categories |= bit("blocking");
+    }
     categories | if flags.contains(Flags::FAST) { bit("fast") } else { bit("slow") }
 }
 
@@ -193,7 +200,7 @@ fn group_category(group: Group) -> u32 {
 fn categories_of(spec: &CommandSpec) -> u32 {
     let mut categories = flag_categories(spec.flags);
     // A container is only `@slow` (and what its own flags say): its subcommands carry the rest.
-    if matches!(spec.run, Run::Command(_)) {
+    if matches!(spec.run, Run::Command(_)) && !NO_GROUP_CATEGORY.contains(&spec.name) {
         categories |= group_category(spec.group);
     }
     if let Some((_, extra)) = EXTRA.iter().find(|(name, _)| *name == spec.name) {

@@ -69,7 +69,7 @@ impl<'a> List<'a> {
 
 /// Which end of a list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum End {
+pub(in crate::resp) enum End {
     Head,
     Tail,
 }

@@ -1,6 +1,6 @@
 //! Redis lists: LPUSH RPUSH LPUSHX RPUSHX LLEN LINDEX LSET LRANGE LTRIM here; LPOP RPOP
 //! LMPOP LMOVE RPOPLPUSH in `pop`; LPOS LREM LINSERT in `search`. The blocking variants
-//! are not here.
+//! live in `resp::blocking`, which pops through `pop`'s `*_for_*` functions.
 //!
 //! A list is one store item of `ValueKind::List` whose value is `encoding`'s layout. Every
 //! change is one `typed::modify` (atomic per key); a list left empty is deleted, as Redis
@@ -28,6 +28,8 @@ mod search;
 mod tests;
 
 use encoding::{End, List};
+pub(super) use encoding::End as ListEnd;
+pub(super) use pop::{move_for_blmove, parse_blmpop, parse_end, pop_for_blmpop, pop_for_blpop};
 
 /// `ERR index out of range` (LSET).
 const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";

@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 use store::ValueKind;
 
 use super::{
+    super::blocking::Popped,
     charged,
     encoding::{self, End, List},
     modify, reply_elements, stored_key,
@@ -88,7 +89,7 @@ pub(super) fn pop(ctx: &mut Ctx<'_>, end: End) {
 }
 
 /// LEFT or RIGHT, in any case.
-fn parse_end(arg: &[u8]) -> Option<End> {
+pub(in crate::resp) fn parse_end(arg: &[u8]) -> Option<End> {
     match match_option(arg, &["LEFT", "RIGHT"])? {
         0 => Some(End::Head),
         _ => Some(End::Tail),
@@ -106,12 +107,17 @@ struct Mpop {
 /// Parses `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]` in Redis's order; `Err`
 /// is the error to reply.
 fn parse_mpop(ctx: &Ctx<'_>) -> Result<Mpop, &'static str> {
+    parse_mpop_from(ctx, 1)
+}
+
+/// [`parse_mpop`] with `numkeys` at argument `first` (2 for BLMPOP, after its timeout).
+fn parse_mpop_from(ctx: &Ctx<'_>, first: usize) -> Result<Mpop, &'static str> {
     let argc = ctx.argc();
-    let numkeys = match parse_i64(ctx.arg(1)) {
+    let numkeys = match parse_i64(ctx.arg(first)) {
         Ok(n) if n >= 1 => n as u64,
         _ => return Err(NUMKEYS_NOT_POSITIVE),
     };
-    let where_index = match numkeys.checked_add(2) {
+    let where_index = match numkeys.checked_add(first as u64 + 1) {
         Some(i) if i < argc as u64 => i as usize,
         _ => return Err(error::SYNTAX),
     };
@@ -284,5 +290,99 @@ fn reply_moved(ctx: &mut Ctx<'_>, moved: Option<Option<Vec<u8>>>) {
     match moved {
         None => {}
         Some(element) => ctx.bulk_or_null(element.as_deref()),
+    }
+}
+
+/// BLMPOP's options: the key arguments, the end and the count (see [`parse_mpop`]).
+pub(in crate::resp) fn parse_blmpop(
+    ctx: &Ctx<'_>,
+) -> Result<(std::ops::Range<usize>, End, usize), &'static str> {
+    let mpop = parse_mpop_from(ctx, 2)?;
+    Ok((3..mpop.where_index, mpop.end, mpop.count))
+}
+
+/// Up to `count` elements off `end` of key argument `index`: `None` after replying a
+/// failure (WRONGTYPE), `Some(None)` when the key is absent. In place for a list kept
+/// outside the store unless it would empty it.
+fn pop_elements(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    end: End,
+    count: usize,
+) -> Option<Option<Vec<Vec<u8>>>> {
+    let fast = with_owned(ctx, index, |list, _| {
+        if count >= list.len() {
+            return None; // empties it: the general path deletes the key
+        }
+        let popped: Vec<Vec<u8>> = (0..count)
+            .filter_map(|_| match end {
+                End::Head => list.pop_front(),
+                End::Tail => list.pop_back(),
+            })
+            .map(Vec::from)
+            .collect();
+        let removed_bytes = charged(popped.iter().map(Vec::as_slice));
+        Some((Sized::Changed { added_bytes: 0, removed_bytes }, popped))
+    });
+    if let Some(elements) = fast {
+        return Some(Some(elements));
+    }
+    modify(ctx, index, |list| match list {
+        None => (Edit::Keep, None),
+        Some(list) => {
+            let (edit, taken) = take(list, end, count);
+            (edit, Some(taken))
+        }
+    })
+}
+
+/// BLPOP/BRPOP on key argument `index`: `[key, element]`.
+pub(in crate::resp) fn pop_for_blpop(ctx: &mut Ctx<'_>, index: usize, end: End) -> Popped {
+    match pop_elements(ctx, index, end, 1) {
+        None => Popped::Failed,
+        Some(None) => Popped::Empty,
+        Some(Some(elements)) => {
+            let key = ctx.arg(index);
+            let mut reply = ctx.reply();
+            reply.array(2);
+            reply.bulk(key);
+            reply.bulk(&elements[0]);
+            Popped::Served
+        }
+    }
+}
+
+/// BLMPOP on key argument `index`: LMPOP's `[key, [elements]]`.
+pub(in crate::resp) fn pop_for_blmpop(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    end: End,
+    count: usize,
+) -> Popped {
+    match pop_elements(ctx, index, end, count) {
+        None => Popped::Failed,
+        Some(None) => Popped::Empty,
+        Some(Some(elements)) => {
+            let key = ctx.arg(index);
+            ctx.reply().array(2);
+            ctx.reply().bulk(key);
+            reply_elements(ctx, &owned_refs(&elements));
+            Popped::Served
+        }
+    }
+}
+
+/// BLMOVE and BRPOPLPUSH (source and destination are arguments 1 and 2, as in LMOVE):
+/// LMOVE's reply, or nothing when the source is absent. Runs under the gate, as LMOVE.
+pub(in crate::resp) fn move_for_blmove(ctx: &mut Ctx<'_>, from: End, to: End) -> Popped {
+    let start = ctx.out.len();
+    move_element(ctx, from, to);
+    match ctx.out.get(start..).unwrap_or_default() {
+        [b'-', ..] => Popped::Failed,
+        b"$-1\r\n" | b"_\r\n" => {
+            ctx.out.truncate(start);
+            Popped::Empty
+        }
+        _ => Popped::Served,
     }
 }

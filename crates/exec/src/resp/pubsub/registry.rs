@@ -168,6 +168,14 @@ impl Registry {
         let _ = self.notify.set(notify);
     }
 
+    /// Wakes worker `worker`'s loop (`own`: the caller's, woken without a system call);
+    /// also used by blocked clients' replies (`resp::blocking`).
+    pub(crate) fn wake(&self, worker: usize, own: bool) {
+        if let Some(notify) = self.notify.get() {
+            notify(worker, own);
+        }
+    }
+
     fn table(&self, kind: Kind) -> &RwLock<Table> {
         match kind {
             Kind::Channel => &self.channels,

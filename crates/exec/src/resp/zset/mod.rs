@@ -34,6 +34,8 @@ mod view;
 mod write;
 mod zrange;
 
+pub(super) use write::{parse_zmpop_from, pop_for_bzmpop, pop_for_bzpop, End as ZEnd};
+
 /// The value kept outside the store for a large sorted set's encoding (`typed::own`).
 pub(super) fn own(encoded: &[u8]) -> owned::ZSetValue {
     owned::ZSetValue::from_sorted(encoding::iter(encoded).map(|e| (e.score, e.member)))

@@ -12,7 +12,7 @@ use super::range::parse_score;
 use super::view::Sorted;
 use super::zrange::{parse_request, select, Kind};
 use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
-use crate::resp::typed::Edit;
+use crate::resp::{blocking::Popped, typed::Edit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
@@ -303,7 +303,7 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
 
 /// Which end a pop takes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum End {
+pub(in crate::resp) enum End {
     Min,
     Max,
 }
@@ -374,26 +374,62 @@ pub(super) fn zmpop(ctx: &mut Ctx<'_>) {
         Err(message) => return ctx.error(message),
     };
     for index in keys {
-        let Some(popped) = pop(ctx, index, end, count) else { return };
-        let Some(popped) = popped else { continue };
-        let key = ctx.arg(index);
-        let mut reply = ctx.reply();
-        reply.array(2);
-        reply.bulk(key);
-        reply.array(popped.len());
-        for (member, score) in &popped {
-            ctx.reply().array(2);
-            ctx.reply().bulk(member);
-            ctx.score(*score);
+        match pop_for_bzmpop(ctx, index, end, count) {
+            Popped::Empty => continue,
+            Popped::Served | Popped::Failed => return,
         }
-        return;
     }
     ctx.reply().null_array();
 }
 
+/// ZMPOP and BZMPOP on key argument `index`: `[key, [[member, score], ...]]`.
+pub(in crate::resp) fn pop_for_bzmpop(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    end: End,
+    count: usize,
+) -> Popped {
+    let Some(popped) = pop(ctx, index, end, count) else { return Popped::Failed };
+    let Some(popped) = popped else { return Popped::Empty };
+    let key = ctx.arg(index);
+    let mut reply = ctx.reply();
+    reply.array(2);
+    reply.bulk(key);
+    reply.array(popped.len());
+    for (member, score) in &popped {
+        ctx.reply().array(2);
+        ctx.reply().bulk(member);
+        ctx.score(*score);
+    }
+    Popped::Served
+}
+
+/// BZPOPMIN and BZPOPMAX on key argument `index`: `[key, member, score]`.
+pub(in crate::resp) fn pop_for_bzpop(ctx: &mut Ctx<'_>, index: usize, end: End) -> Popped {
+    let Some(popped) = pop(ctx, index, end, 1) else { return Popped::Failed };
+    let Some((member, score)) = popped.and_then(|p| p.into_iter().next()) else {
+        return Popped::Empty;
+    };
+    let key = ctx.arg(index);
+    let mut reply = ctx.reply();
+    reply.array(3);
+    reply.bulk(key);
+    reply.bulk(&member);
+    ctx.score(score);
+    Popped::Served
+}
+
 fn parse_zmpop(ctx: &Ctx<'_>) -> Result<(std::ops::Range<usize>, End, usize), &'static str> {
-    let numkeys = parse_long_in(ctx.arg(1), 1, "ERR numkeys should be greater than 0")?;
-    let where_at = usize::try_from(numkeys).ok().and_then(|n| n.checked_add(2));
+    parse_zmpop_from(ctx, 1)
+}
+
+/// [`parse_zmpop`] with `numkeys` at argument `first` (2 for BZMPOP, after its timeout).
+pub(in crate::resp) fn parse_zmpop_from(
+    ctx: &Ctx<'_>,
+    first: usize,
+) -> Result<(std::ops::Range<usize>, End, usize), &'static str> {
+    let numkeys = parse_long_in(ctx.arg(first), 1, "ERR numkeys should be greater than 0")?;
+    let where_at = usize::try_from(numkeys).ok().and_then(|n| n.checked_add(first + 1));
     let where_at = where_at.filter(|&at| at < ctx.argc()).ok_or(error::SYNTAX)?;
     let end = match match_option(ctx.arg(where_at), &["MIN", "MAX"]) {
         Some(0) => End::Min,
@@ -411,5 +447,5 @@ fn parse_zmpop(ctx: &Ctx<'_>) -> Result<(std::ops::Range<usize>, End, usize), &'
             return Err(error::SYNTAX);
         }
     }
-    Ok((2..where_at, end, count.unwrap_or(1)))
+    Ok((first + 1..where_at, end, count.unwrap_or(1)))
 }
