@@ -59,6 +59,9 @@ pub enum Flow {
     /// connection no more input until `Session::poll_blocked` says it is answered; its loop
     /// must call that at every wake and tick (`resp::blocking`).
     Block,
+    /// Redis CLIENT PAUSE holds this command: it was not run. Leave it and what follows
+    /// unread until `Session::pause_ended` says the pause is over (`resp::pause`).
+    Postpone,
 }
 
 /// The memcached version string clients see: a 1.6.x first (clients gate features on it),

@@ -250,6 +250,8 @@ pub struct Shared {
     pub keyspace_events: Arc<KeyspaceEvents>,
     /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
     pub blocking: crate::resp::blocking::Waiters,
+    /// Redis CLIENT PAUSE (`resp::pause`).
+    pub pause: crate::resp::pause::Pause,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -428,6 +430,7 @@ impl Shared {
             pubsub,
             keyspace_events,
             blocking: Default::default(),
+            pause: Default::default(),
             settings,
         }
     }

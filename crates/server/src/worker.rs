@@ -442,7 +442,9 @@ impl Worker {
                             (pos, requests) = (pos + used, requests + 1);
                         }
                         Flow::Close => return (pos + used, After::CloseAfterFlush),
-                        Flow::Block => unreachable!("memcached commands do not block"),
+                        Flow::Block | Flow::Postpone => {
+                            unreachable!("memcached commands do not block or pause")
+                        }
                         // Unfinished: its line stays unconsumed and runs again next turn,
                         // once the loop has sent (or paused on) this chunk.
                         Flow::Again => {
@@ -517,6 +519,12 @@ impl Worker {
                     storage = command.into_storage();
                     if flow == Flow::Close {
                         after = After::CloseAfterFlush;
+                        break;
+                    }
+                    if flow == Flow::Postpone {
+                        // CLIENT PAUSE: this command and what follows wait, unread (`stream`).
+                        pos -= used;
+                        after = After::Stream;
                         break;
                     }
                     if flow == Flow::Block {
@@ -655,7 +663,9 @@ impl rt::Handler for Worker {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             // A blocked client's further requests wait (Redis reads them and runs them once
             // it is answered): consume nothing; `stream` offers them again then.
-            Conn::Resp { session, .. } if session.is_blocked() => (0, After::Continue),
+            Conn::Resp { session, .. } if session.is_blocked() || session.is_postponed() => {
+                (0, After::Continue)
+            }
             Conn::Resp { session, .. } => {
                 let (consumed, after) = self.receive_resp(session, input, out);
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
@@ -700,6 +710,10 @@ impl rt::Handler for Worker {
                 }
                 // Answered (served, unblocked or timed out): its waiting input runs now.
                 if session.is_blocked() && session.poll_blocked(&self.shared, out) {
+                    return rt::After::Yield;
+                }
+                // CLIENT PAUSE over: the command it held runs now.
+                if session.is_postponed() && session.pause_ended(&self.shared) {
                     return rt::After::Yield;
                 }
             }

@@ -82,7 +82,9 @@ impl Harness {
                             out.extend_from_slice(format!("<watch {kinds}>").as_bytes());
                             pos += used;
                         }
-                        Flow::Block => unreachable!("memcached commands do not block"),
+                        Flow::Block | Flow::Postpone => {
+                            unreachable!("memcached commands do not block")
+                        }
                     }
                 }
                 Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {

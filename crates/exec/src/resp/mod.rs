@@ -53,6 +53,7 @@ pub mod keyevents;
 mod keys;
 mod list;
 mod object;
+pub mod pause;
 mod persist;
 mod pick;
 pub mod pubsub;
@@ -107,6 +108,8 @@ pub struct Session {
     activity: std::sync::Arc<clients::Activity>,
     /// CLIENT REPLY.
     reply_mode: ReplyMode,
+    /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
+    postponed: bool,
     /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
     /// (boxed: an idle connection pays a pointer for it).
     blocked: Option<Box<blocking::Blocked>>,
@@ -171,6 +174,20 @@ impl Session {
         self.pubsub.as_ref().is_some_and(|subs| subs.subscriber.is_cut_off())
     }
 
+    /// Whether CLIENT PAUSE holds its next command ([`crate::Flow::Postpone`]).
+    pub fn is_postponed(&self) -> bool {
+        self.postponed
+    }
+
+    /// At each wake and tick of its loop, for a postponed session: true once the pause is
+    /// over (its held input may run).
+    pub fn pause_ended(&mut self, shared: &Shared) -> bool {
+        if shared.pause.over(ttl::now_ms(shared)) {
+            self.postponed = false;
+        }
+        !self.postponed
+    }
+
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
         self.leave_blocking(shared);
@@ -193,7 +210,16 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
+    if shared.pause.is_set() && postponed(shared, command) {
+        session.postponed = true;
+        return Flow::Postpone;
+    }
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
+}
+
+/// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
+fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
+    route(command).is_ok_and(|routed| shared.pause.holds(routed.spec, ttl::now_ms(shared)))
 }
 
 /// [`execute`] for a command EXEC runs: it already has the store to itself.
@@ -484,6 +510,8 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientNoEvict => client_admin::no_evict(ctx),
             S::ClientNoTouch => client_admin::no_touch(ctx),
             S::ClientReply => client_admin::reply_mode(ctx),
+            S::ClientPause => pause::pause(ctx),
+            S::ClientUnpause => pause::unpause(ctx),
             S::ClientHelp => client_admin::help(ctx),
             S::ClientGetname => connection::client_getname(ctx),
             S::ClientSetname => connection::client_setname(ctx),

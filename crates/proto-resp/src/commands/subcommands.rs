@@ -38,10 +38,12 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ClientList, "client|list", -2),
         sub(S::ClientNoEvict, "client|no-evict", 3),
         sub(S::ClientNoTouch, "client|no-touch", 3),
+        sub(S::ClientPause, "client|pause", -3),
         sub(S::ClientReply, "client|reply", 3),
         sub(S::ClientSetinfo, "client|setinfo", 4),
         sub(S::ClientSetname, "client|setname", 3),
         sub(S::ClientUnblock, "client|unblock", -3),
+        sub(S::ClientUnpause, "client|unpause", 2),
     ]
 };
 

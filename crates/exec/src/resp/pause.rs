@@ -1,0 +1,115 @@
+//! CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE.
+//!
+//! While a pause is in force, a Redis command it covers is postponed: the session answers
+//! nothing, the worker leaves that command and what follows it unread (`Flow::Postpone`)
+//! and offers them again when its loop is woken with the pause over (`Session::
+//! pause_ended`). ALL covers every command (CLIENT UNPAUSE too, as in Redis, so an ALL
+//! pause ends only by its timeout); WRITE covers the commands that write or may
+//! (PUBLISH, EXEC, EVAL). A command already running, and the commands inside an EXEC that
+//! started before the pause, are not held. memcached's port is not paused (Redis's pause
+//! knows nothing of it).
+//!
+//! Cost when no pause is in force: one relaxed load per command. The loops are woken when
+//! the pause ends: by CLIENT UNPAUSE, or by a timer thread the CLIENT PAUSE starts for its
+//! deadline (so a paused client waits milliseconds, not a loop tick, past the end).
+
+use std::{
+    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    time::Duration,
+};
+
+use proto_resp::{args::parse_i64, commands::Flags, CommandSpec};
+
+use super::{ttl, Ctx};
+use crate::Shared;
+
+/// The pause in force, if any.
+#[derive(Debug, Default)]
+pub struct Pause {
+    /// Unix milliseconds (the store clock) when it ends; 0 for none.
+    end_ms: AtomicU64,
+    /// ALL (every command) rather than WRITE.
+    all: AtomicBool,
+}
+
+impl Pause {
+    /// Whether some pause was set and not lifted (it may have passed its end already).
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.end_ms.load(Relaxed) != 0
+    }
+
+    /// Whether a command of `spec` waits at `now_ms`.
+    pub fn holds(&self, spec: &CommandSpec, now_ms: u64) -> bool {
+        let end_ms = self.end_ms.load(Relaxed);
+        if end_ms == 0 || now_ms >= end_ms {
+            return false;
+        }
+        self.all.load(Relaxed) || may_write(spec)
+    }
+
+    /// Whether a command that waited may run at `now_ms`.
+    pub fn over(&self, now_ms: u64) -> bool {
+        let end_ms = self.end_ms.load(Relaxed);
+        end_ms == 0 || now_ms >= end_ms
+    }
+}
+
+/// What a WRITE pause holds: writes, and the commands that may write or propagate.
+fn may_write(spec: &CommandSpec) -> bool {
+    spec.flags.contains(Flags::WRITE)
+        || spec.flags.contains(Flags::MAY_REPLICATE)
+        || matches!(spec.name, "exec" | "eval" | "evalsha" | "fcall" | "publish" | "spublish")
+}
+
+/// CLIENT PAUSE timeout [WRITE|ALL].
+pub(super) fn pause(ctx: &mut Ctx<'_>) {
+    let timeout_ms = match parse_i64(ctx.arg(2)) {
+        Err(_) => return ctx.error("ERR timeout is not an integer or out of range"),
+        Ok(ms) if ms < 0 => return ctx.error("ERR timeout is negative"),
+        Ok(ms) => ms as u64,
+    };
+    let all = match ctx.cmd.arg(3).map(|m| m.to_ascii_lowercase()) {
+        None => true,
+        Some(mode) if mode == b"all" => true,
+        Some(mode) if mode == b"write" => false,
+        Some(_) => return ctx.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    };
+    let shared = ctx.shared;
+    let now_ms = ttl::now_ms(shared);
+    let pause = &shared.pause;
+    let end_ms = now_ms.saturating_add(timeout_ms).max(1);
+    // A pause in force is only ever lengthened or made stricter, as in Redis.
+    let in_force = !pause.over(now_ms);
+    pause.all.store(all || (in_force && pause.all.load(Relaxed)), Relaxed);
+    let end_ms = if in_force { end_ms.max(pause.end_ms.load(Relaxed)) } else { end_ms };
+    pause.end_ms.store(end_ms, Relaxed);
+    wake_at_end(shared, Duration::from_millis(end_ms - now_ms));
+    ctx.reply().ok();
+}
+
+/// CLIENT UNPAUSE.
+pub(super) fn unpause(ctx: &mut Ctx<'_>) {
+    ctx.shared.pause.end_ms.store(0, Relaxed);
+    wake_all(ctx.shared);
+    ctx.reply().ok();
+}
+
+/// Wakes every loop once `after` has passed, so that the clients it held run then.
+fn wake_at_end(shared: &Shared, after: Duration) {
+    let Some(this) = shared.this.get().cloned() else { return };
+    let spawned = std::thread::Builder::new().name("spinel-unpause".into()).spawn(move || {
+        std::thread::sleep(after);
+        if let Some(shared) = this.upgrade() {
+            wake_all(&shared);
+        }
+    });
+    // Without the timer, the loops' ticks still end the pause, within their interval.
+    drop(spawned);
+}
+
+fn wake_all(shared: &Shared) {
+    for worker in 0..shared.worker_counters().count() {
+        shared.pubsub.wake(worker, false);
+    }
+}
