@@ -53,6 +53,10 @@ impl Flags {
     pub const PUBSUB: Flags = Flags(1 << 13);
     /// May replicate (PUBLISH): shown by `COMMAND INFO`.
     pub const MAY_REPLICATE: Flags = Flags(1 << 14);
+    /// Not shown by MONITOR (EVAL and friends show the commands they run instead).
+    pub const SKIP_MONITOR: Flags = Flags(1 << 15);
+    /// May be called with no keys even though it takes keys (EVAL with `numkeys` 0).
+    pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 16);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -76,9 +80,11 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::NOSCRIPT, "noscript"),
     (Flags::LOADING, "loading"),
     (Flags::STALE, "stale"),
+    (Flags::SKIP_MONITOR, "skip_monitor"),
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
     (Flags::MAY_REPLICATE, "may_replicate"),
+    (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
     (Flags::ALLOW_BUSY, "allow_busy"),
     (Flags::MOVABLEKEYS, "movablekeys"),
 ];
@@ -93,6 +99,7 @@ pub enum Group {
     Hyperloglog,
     List,
     Pubsub,
+    Scripting,
     Server,
     Set,
     SortedSet,
@@ -110,6 +117,7 @@ impl Group {
             Group::Hyperloglog => "hyperloglog",
             Group::List => "list",
             Group::Pubsub => "pubsub",
+            Group::Scripting => "scripting",
             Group::Server => "server",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
@@ -123,6 +131,7 @@ mod bitmap;
 mod hash;
 mod list;
 mod pubsub;
+mod scripting;
 mod set;
 mod subcommands;
 mod tx;
@@ -132,10 +141,12 @@ pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use list::{ListId, LIST_COMMANDS};
 pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
+pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, COMMAND_SUBCOMMANDS, CONFIG_SUBCOMMANDS,
-    LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS,
+    SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -151,6 +162,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     BITMAP_COMMANDS,
     TX_COMMANDS,
     PUBSUB_COMMANDS,
+    SCRIPTING_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -191,6 +203,7 @@ pub enum CommandId {
     Bitmaps(BitmapId),
     Transactions(TxId),
     Pubsub(PubsubId),
+    Scripting(ScriptingId),
     Append,
     Auth,
     Bgsave,
@@ -277,6 +290,15 @@ pub enum SubcommandId {
     ConfigResetstat,
     ConfigRewrite,
     ConfigSet,
+    FunctionDelete,
+    FunctionDump,
+    FunctionFlush,
+    FunctionHelp,
+    FunctionKill,
+    FunctionList,
+    FunctionLoad,
+    FunctionRestore,
+    FunctionStats,
     LatencyHistory,
     LatencyLatest,
     LatencyReset,
@@ -291,6 +313,11 @@ pub enum SubcommandId {
     PubsubNumsub,
     PubsubShardchannels,
     PubsubShardnumsub,
+    ScriptExists,
+    ScriptFlush,
+    ScriptHelp,
+    ScriptKill,
+    ScriptLoad,
     SlowlogGet,
     SlowlogLen,
     SlowlogReset,

@@ -52,6 +52,7 @@ mod persist;
 mod pick;
 pub mod pubsub;
 mod scan;
+pub mod script;
 mod server;
 mod set;
 pub mod slowlog;
@@ -98,6 +99,9 @@ pub struct Session {
     peer_ip: Option<std::net::IpAddr>,
     /// Its pub/sub subscriptions, once it has made one.
     pubsub: Option<Box<pubsub::Subscriptions>>,
+    /// Its worker serves this batch outside the gate because a script is busy
+    /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
+    busy: bool,
 }
 
 impl Session {
@@ -142,6 +146,12 @@ impl Session {
         self.pubsub.as_ref().is_some_and(|subs| subs.subscriber.is_cut_off())
     }
 
+    /// Marks the batch about to run as served outside the gate while a script is busy
+    /// (`true`), or inside it as usual (`false`).
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+    }
+
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
         if let Some(subs) = &mut self.pubsub {
@@ -166,8 +176,8 @@ pub fn execute(
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
 }
 
-/// [`execute`] for a command EXEC runs: it already has the store to itself.
-fn execute_inside(
+/// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
+pub(crate) fn execute_inside(
     shared: &Shared,
     counters: &Counters,
     session: &mut Session,
@@ -179,7 +189,7 @@ fn execute_inside(
 
 /// Whether a command takes the gate for itself (see `crate::gate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Exclusive {
+pub(crate) enum Exclusive {
     /// A write of several keys runs with no other worker executing.
     IfMultiKey,
     /// Already exclusive (inside EXEC).
@@ -199,6 +209,14 @@ fn execute_as(
     }
     bump(&counters.total_commands, 1);
     let start = out.len();
+    if session.busy && exclusive == Exclusive::IfMultiKey {
+        if let Some(message) = script::busy_refusal(shared, command) {
+            Reply::new(out, session.protocol).error(message);
+            bump(&counters.protocol_errors, 1);
+            shared.error_stats.note(&out[start..]);
+            return Flow::Continue;
+        }
+    }
     let flow = match tx::queue(session, command) {
         Some(Ok(())) => {
             Reply::new(out, session.protocol).simple(b"QUEUED");
@@ -269,7 +287,8 @@ fn run(
     let sampled = counted && counters.command_stats.count(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
-    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch };
+    let mut ctx =
+        Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive };
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
         shared.gate.exclusive(worker, || dispatch(&mut ctx, routed.route))
@@ -322,6 +341,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bitmaps(id) => bitmap::dispatch(ctx, id),
             C::Transactions(id) => tx::dispatch(ctx, id),
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
+            C::Scripting(id) => script::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
@@ -397,6 +417,20 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::PubsubShardnumsub => pubsub::numsub(ctx, true),
             S::PubsubNumpat => pubsub::numpat(ctx),
             S::PubsubHelp => pubsub::help(ctx),
+            S::ScriptExists
+            | S::ScriptFlush
+            | S::ScriptHelp
+            | S::ScriptKill
+            | S::ScriptLoad
+            | S::FunctionDelete
+            | S::FunctionDump
+            | S::FunctionFlush
+            | S::FunctionHelp
+            | S::FunctionKill
+            | S::FunctionList
+            | S::FunctionLoad
+            | S::FunctionRestore
+            | S::FunctionStats => script::dispatch_sub(ctx, sub),
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),
@@ -437,6 +471,8 @@ pub(crate) struct Ctx<'a> {
     out: &'a mut Vec<u8>,
     /// Taken from the session for the command; `key(i)` encodes into it.
     key_scratch: Vec<u8>,
+    /// Whether the gate is already held (EXEC, a script): a script must not take it again.
+    exclusive: Exclusive,
 }
 
 impl<'a> Ctx<'a> {

@@ -180,6 +180,7 @@ fn group_category(group: Group) -> u32 {
         Group::SortedSet => bit("sortedset"),
         Group::String => bit("string"),
         Group::Transactions => bit("transaction"),
+        Group::Scripting => bit("scripting"),
         // `@pubsub` comes from the pubsub flag, as in Redis.
         Group::Server | Group::Pubsub => 0,
     }
@@ -202,6 +203,7 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
     categories |= match container.name {
         "client" | "command" => bit("connection"),
         "object" => bit("keyspace"),
+        "script" | "function" => bit("scripting"),
         // HELP has no pubsub flag in Redis: only `@slow`.
         "pubsub" if name != "pubsub|help" => bit("pubsub"),
         _ => 0,
