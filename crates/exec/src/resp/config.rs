@@ -81,11 +81,9 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
     // Redis 7's alias of busy-reply-threshold.
-    (
-        "lua-time-limit",
-        Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
-        |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
-    ),
+    ("lua-time-limit", Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX }, |s| {
+        s.scripts.busy_threshold_ms.load(Relaxed).to_string()
+    }),
     ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),

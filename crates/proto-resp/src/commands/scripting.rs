@@ -6,7 +6,9 @@
 //! `numkeys` argument, so the (first, last, step) triple is zero and the commands are
 //! `movablekeys`, as Redis 7 lists them.
 
-use super::{spec, CommandId, CommandSpec, Flags, Group, Run, FUNCTION_SUBCOMMANDS, SCRIPT_SUBCOMMANDS};
+use super::{
+    spec, CommandId, CommandSpec, Flags, Group, Run, FUNCTION_SUBCOMMANDS, SCRIPT_SUBCOMMANDS,
+};
 
 /// One handler per command of this family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -80,6 +80,9 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
 const READ_SUBCOMMANDS: &[&str] =
     &["object|encoding", "object|freq", "object|idletime", "object|refcount"];
 
+const WRITE_SUBCOMMANDS: &[&str] =
+    &["function|delete", "function|flush", "function|load", "function|restore"];
+
 /// One command or subcommand.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -188,6 +191,10 @@ fn group_category(group: Group) -> u32 {
 
 fn categories_of(spec: &CommandSpec) -> u32 {
     let mut categories = flag_categories(spec.flags);
+    if spec.group == Group::Scripting {
+        // Redis puts no read-only script command in @read (EVAL_RO, FCALL_RO).
+        categories &= !bit("read");
+    }
     // A container is only `@slow` (and what its own flags say): its subcommands carry the rest.
     if matches!(spec.run, Run::Command(_)) {
         categories |= group_category(spec.group);
@@ -213,6 +220,9 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
     }
     if READ_SUBCOMMANDS.contains(&name) {
         categories |= bit("read");
+    }
+    if WRITE_SUBCOMMANDS.contains(&name) {
+        categories |= bit("write");
     }
     categories
 }

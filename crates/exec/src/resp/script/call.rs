@@ -66,7 +66,8 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     running.wrote.store(false, Relaxed);
     running.function.store(call.kind == Kind::Function, Relaxed);
     running.started_ms.store(engine.now_ms(), Relaxed);
-    *running.current.lock() = Some((call.name.to_owned(), ctx.cmd.args().map(<[u8]>::to_vec).collect()));
+    *running.current.lock() =
+        Some((call.name.to_owned(), ctx.cmd.args().map(<[u8]>::to_vec).collect()));
     running.active.store(true, Relaxed);
     let limit_ms = engine.busy_threshold_ms.load(Relaxed);
     let started = Instant::now();
@@ -195,7 +196,9 @@ fn from_script(
             Value::String(s) => owned.push(s.as_bytes().to_vec()),
             Value::Integer(n) => owned.push(n.to_string().into_bytes()),
             Value::Number(n) => owned.push(convert::number_arg(*n)),
-            _ => return refused(b"ERR Lua redis lib command arguments must be strings or integers"),
+            _ => {
+                return refused(b"ERR Lua redis lib command arguments must be strings or integers")
+            }
         }
     }
     let parts: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();

@@ -150,7 +150,8 @@ fn write_table(reply: &mut Reply<'_>, table: &Table, resp: ScriptResp, depth: us
         return reply.big_number(&digits.as_bytes());
     }
     if let Ok(Value::Table(map)) = table.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = map.pairs::<Value, Value>().filter_map(Result::ok).collect();
+        let pairs: Vec<(Value, Value)> =
+            map.pairs::<Value, Value>().filter_map(Result::ok).collect();
         reply.map(pairs.len());
         for (key, value) in &pairs {
             write_at(reply, key, resp, depth + 1);
@@ -287,7 +288,11 @@ mod tests {
         for (resp, two, three) in cases {
             let value = to_lua(&lua, resp).unwrap();
             let mut out = Vec::new();
-            write_reply(&mut Reply::new(&mut out, proto_resp::Protocol::Resp2), &value, ScriptResp::Two);
+            write_reply(
+                &mut Reply::new(&mut out, proto_resp::Protocol::Resp2),
+                &value,
+                ScriptResp::Two,
+            );
             assert_eq!(out, *two, "{resp:?} to RESP2");
             let mut out = Vec::new();
             let mut reply = Reply::new(&mut out, proto_resp::Protocol::Resp3);
@@ -302,7 +307,11 @@ mod tests {
         let lua = Lua::new();
         let value: Value = lua.load("return {1, 2.9, -3.9, 'x', nil, 4}").eval().unwrap();
         let mut out = Vec::new();
-        write_reply(&mut Reply::new(&mut out, proto_resp::Protocol::Resp2), &value, ScriptResp::Two);
+        write_reply(
+            &mut Reply::new(&mut out, proto_resp::Protocol::Resp2),
+            &value,
+            ScriptResp::Two,
+        );
         assert_eq!(out, b"*4\r\n:1\r\n:2\r\n:-3\r\n$1\r\nx\r\n");
     }
 }

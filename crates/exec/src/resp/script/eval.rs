@@ -96,12 +96,10 @@ fn compile(vm: &Vm, body: &[u8]) -> Result<Script, String> {
         Some((flags, end)) => (Some(flags), &body[end..]),
         None => (None, body),
     };
-    let function = vm
-        .eval_lua
-        .load(code)
-        .set_name("@user_script")
-        .into_function()
-        .map_err(|e| format!("ERR Error compiling script (new function): {}", syntax_message(&e)))?;
+    let function =
+        vm.eval_lua.load(code).set_name("@user_script").into_function().map_err(|e| {
+            format!("ERR Error compiling script (new function): {}", syntax_message(&e))
+        })?;
     Ok(Script { function, body_len: body.len(), flags, loaded: false })
 }
 

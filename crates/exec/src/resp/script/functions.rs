@@ -189,12 +189,13 @@ impl Libraries {
         let registered = std::cell::RefCell::new(Vec::<Registered>::new());
         let load_redis: Table = self.loading.raw_get("redis").map_err(|e| format!("ERR {e}"))?;
         let started = Instant::now();
-        let _ = self.lua.set_hook(HookTriggers::new().every_nth_instruction(10_000), move |_, _| {
-            if started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
-                return Err(mlua::Error::runtime(coded("ERR FUNCTION LOAD timeout")));
-            }
-            Ok(VmState::Continue)
-        });
+        let _ =
+            self.lua.set_hook(HookTriggers::new().every_nth_instruction(10_000), move |_, _| {
+                if started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
+                    return Err(mlua::Error::runtime(coded("ERR FUNCTION LOAD timeout")));
+                }
+                Ok(VmState::Continue)
+            });
         let _ = self.loading.raw_set("on", true);
         let outcome = self.lua.scope(|scope| {
             let register = scope.create_function(|_, args: mlua::Variadic<Value>| {
@@ -214,7 +215,8 @@ impl Libraries {
         let _ = self.loading.raw_set("on", false);
         let _ = load_redis.raw_set("register_function", Value::Nil);
         self.lua.remove_hook();
-        let values = outcome.map_err(|e| format!("ERR Error registering functions: {e}"))?.into_vec();
+        let values =
+            outcome.map_err(|e| format!("ERR Error registering functions: {e}"))?.into_vec();
         if let [Value::Boolean(false), Value::Table(err), ..] = values.as_slice() {
             let message = err.raw_get::<String>("err").unwrap_or_default();
             return Err(format!("ERR Error registering functions: {message}"));
@@ -228,7 +230,13 @@ impl Libraries {
 
     /// Adds a compiled library; `replace` lets it take the place of one of the same name.
     /// (RESTORE's collision message has no quotes, LOAD's has.)
-    fn add(&mut self, name: String, library: Library, replace: bool, from: From) -> Result<(), String> {
+    fn add(
+        &mut self,
+        name: String,
+        library: Library,
+        replace: bool,
+        from: From,
+    ) -> Result<(), String> {
         if self.libraries.contains_key(&name) && !replace {
             return Err(match from {
                 From::Load => format!("ERR Library '{name}' already exists"),
@@ -303,8 +311,9 @@ fn parse_registration(args: &[Value]) -> Result<Registered, String> {
         _ => return Err("ERR wrong number of arguments to redis.register_function".into()),
     };
     let Value::String(name) = name else {
-        return Err("ERR function_name argument given to redis.register_function must be a string"
-            .into());
+        return Err(
+            "ERR function_name argument given to redis.register_function must be a string".into()
+        );
     };
     let name = name.to_string_lossy();
     if !valid_name(&name) {
@@ -346,7 +355,12 @@ pub(super) fn load(ctx: &mut Ctx<'_>) {
     let (replace, code) = match ctx.argc() {
         3 => (false, ctx.arg(2)),
         4 if ctx.arg(2).eq_ignore_ascii_case(b"replace") => (true, ctx.arg(3)),
-        4 => return ctx.error(format!("ERR Unknown option given: {}", String::from_utf8_lossy(ctx.arg(2)))),
+        4 => {
+            return ctx.error(format!(
+                "ERR Unknown option given: {}",
+                String::from_utf8_lossy(ctx.arg(2))
+            ))
+        }
         _ => return ctx.error("ERR wrong number of arguments for 'function|load' command"),
     };
     let shared = ctx.shared;
@@ -442,7 +456,9 @@ pub(super) fn list(ctx: &mut Ctx<'_>) {
             .functions
             .libraries
             .iter()
-            .filter(|(name, _)| pattern.is_none_or(|p| matches(p, name.as_bytes(), Case::Sensitive)))
+            .filter(|(name, _)| {
+                pattern.is_none_or(|p| matches(p, name.as_bytes(), Case::Sensitive))
+            })
             .collect();
         let mut reply = ctx.reply();
         reply.array(chosen.len());
@@ -551,7 +567,9 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
             libraries.libraries = saved.clone_shallow();
         }
         for (name, library) in compiled {
-            if let Err(message) = libraries.add(name, library, policy == Policy::Replace, From::Restore) {
+            if let Err(message) =
+                libraries.add(name, library, policy == Policy::Replace, From::Restore)
+            {
                 libraries.libraries = saved;
                 return Err(message);
             }

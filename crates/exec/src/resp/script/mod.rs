@@ -216,12 +216,8 @@ fn kill(ctx: &mut Ctx<'_>, kind: Kind) {
     }
     let is_function = running.function.load(Relaxed);
     match (kind, is_function) {
-        (Kind::Eval, true) => {
-            return ctx.error("BUSY Redis is busy running a function. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
-        }
-        (Kind::Function, false) => {
-            return ctx.error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.")
-        }
+        (Kind::Eval, true) => return ctx.error(BUSY_FUNCTION),
+        (Kind::Function, false) => return ctx.error(BUSY_EVAL),
         _ => {}
     }
     if running.wrote.load(Relaxed) {

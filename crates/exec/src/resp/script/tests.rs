@@ -18,7 +18,10 @@ fn eval_wire_table() {
         ("EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0", ":1\r\n"),
         ("SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db 00", "*2\r\n:1\r\n:0\r\n"),
         ("SCRIPT FLUSH", "+OK\r\n"),
-        ("EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0", "-NOSCRIPT No matching script. Please use EVAL.\r\n"),
+        (
+            "EVALSHA e0e1f9fabfc9d4800c877a703b823ac0578ff8db 0",
+            "-NOSCRIPT No matching script. Please use EVAL.\r\n",
+        ),
         (
             "EVAL \"return redis.call('nosuch')\" 0",
             "-ERR Unknown Redis command called from script script: \

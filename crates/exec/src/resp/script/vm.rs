@@ -117,10 +117,7 @@ impl State {
             }
             Ok((None, None))
         })?;
-        let setup: Function = lua
-            .load(SETUP)
-            .set_name(INTERNAL_CHUNK)
-            .into_function()?;
+        let setup: Function = lua.load(SETUP).set_name(INTERNAL_CHUNK).into_function()?;
         let describe = lua.create_function(|_, error: Value| Ok(describe(&error)))?;
         let runner: Function = setup.call((where_failed, describe, redis.clone()))?;
         // Read-only globals from here on: the globals table becomes an empty proxy whose
@@ -131,17 +128,19 @@ impl State {
             let (key, value) = pair?;
             backing.raw_set(key, value)?;
         }
-        let keys: Vec<Value> = backing.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
+        let keys: Vec<Value> =
+            backing.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
         for key in keys {
             globals.raw_set(key, Value::Nil)?;
         }
         backing.raw_set("_G", globals.clone())?;
-        let missing = lua.load(
-            "return function(_, k) error(\"Script attempted to access nonexistent global \
+        let missing = lua
+            .load(
+                "return function(_, k) error(\"Script attempted to access nonexistent global \
              variable '\" .. tostring(k) .. \"'\", 2) end",
-        )
-        .set_name(INTERNAL_CHUNK)
-        .call::<Function>(())?;
+            )
+            .set_name(INTERNAL_CHUNK)
+            .call::<Function>(())?;
         let backing_meta = lua.create_table()?;
         backing_meta.raw_set("__index", missing.clone())?;
         backing.set_metatable(Some(backing_meta))?;
@@ -238,10 +237,14 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
         "log",
         lua.create_function(|_, args: mlua::Variadic<Value>| {
             if args.len() < 2 {
-                return Err(mlua::Error::runtime("ERR redis.log() requires two arguments or more."));
+                return Err(mlua::Error::runtime(
+                    "ERR redis.log() requires two arguments or more.",
+                ));
             }
             let (Value::Integer(_) | Value::Number(_)) = args[0] else {
-                return Err(mlua::Error::runtime("ERR First argument must be a number (log level)."));
+                return Err(mlua::Error::runtime(
+                    "ERR First argument must be a number (log level).",
+                ));
             };
             let mut line = String::new();
             for arg in args.iter().skip(1) {

@@ -22,10 +22,15 @@ fn arg(args: &Variadic<Value>, at: usize, name: &str) -> mlua::Result<i32> {
     match args.get(at) {
         Some(Value::Integer(n)) => Ok(tobit(*n as f64)),
         Some(Value::Number(n)) => Ok(tobit(*n)),
-        Some(Value::String(s)) => match s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
-            Some(n) => Ok(tobit(n)),
-            None => fail(format!("bad argument #{} to '{name}' (number expected, got string)", at + 1)),
-        },
+        Some(Value::String(s)) => {
+            match s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
+                Some(n) => Ok(tobit(n)),
+                None => fail(format!(
+                    "bad argument #{} to '{name}' (number expected, got string)",
+                    at + 1
+                )),
+            }
+        }
         other => {
             let got = other.map_or("no value", |v| v.type_name());
             fail(format!("bad argument #{} to '{name}' (number expected, got {got})", at + 1))
@@ -35,10 +40,17 @@ fn arg(args: &Variadic<Value>, at: usize, name: &str) -> mlua::Result<i32> {
 
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let bit = lua.create_table()?;
-    bit.raw_set("tobit", lua.create_function(|_, a: Variadic<Value>| Ok(arg(&a, 0, "tobit")? as f64))?)?;
-    bit.raw_set("bnot", lua.create_function(|_, a: Variadic<Value>| Ok(!arg(&a, 0, "bnot")? as f64))?)?;
+    bit.raw_set(
+        "tobit",
+        lua.create_function(|_, a: Variadic<Value>| Ok(arg(&a, 0, "tobit")? as f64))?,
+    )?;
+    bit.raw_set(
+        "bnot",
+        lua.create_function(|_, a: Variadic<Value>| Ok(!arg(&a, 0, "bnot")? as f64))?,
+    )?;
     type Fold = fn(i32, i32) -> i32;
-    let folds: [(&str, Fold); 3] = [("band", |a, b| a & b), ("bor", |a, b| a | b), ("bxor", |a, b| a ^ b)];
+    let folds: [(&str, Fold); 3] =
+        [("band", |a, b| a & b), ("bor", |a, b| a | b), ("bxor", |a, b| a ^ b)];
     for (name, op) in folds {
         bit.raw_set(
             name,
@@ -80,12 +92,10 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
             let n = if a.len() > 1 { arg(&a, 1, "tohex")? } else { 8 };
             let (upper, digits) = if n < 0 { (true, (-n) as usize) } else { (false, n as usize) };
             let digits = digits.min(8);
-            let masked = if digits >= 8 { x as u32 } else { (x as u32) & ((1u32 << (4 * digits)) - 1) };
-            let text = if upper {
-                format!("{masked:0digits$X}")
-            } else {
-                format!("{masked:0digits$x}")
-            };
+            let masked =
+                if digits >= 8 { x as u32 } else { (x as u32) & ((1u32 << (4 * digits)) - 1) };
+            let text =
+                if upper { format!("{masked:0digits$X}") } else { format!("{masked:0digits$x}") };
             Ok(text)
         })?,
     )?;
@@ -123,10 +133,16 @@ mod tests {
             let got: f64 = lua.load(format!("return {expr}")).eval().unwrap();
             assert_eq!(got, *want, "{expr}");
         }
-        let hex: Vec<String> = ["bit.tohex(1)", "bit.tohex(-1)", "bit.tohex(0xffffffff, -4)", "bit.tohex(0x21, 4)", "bit.tohex(65535)"]
-            .iter()
-            .map(|e| lua.load(format!("return {e}")).eval().unwrap())
-            .collect();
+        let hex: Vec<String> = [
+            "bit.tohex(1)",
+            "bit.tohex(-1)",
+            "bit.tohex(0xffffffff, -4)",
+            "bit.tohex(0x21, 4)",
+            "bit.tohex(65535)",
+        ]
+        .iter()
+        .map(|e| lua.load(format!("return {e}")).eval().unwrap())
+        .collect();
         assert_eq!(hex, ["00000001", "ffffffff", "FFFF", "0021", "0000ffff"]);
     }
 }

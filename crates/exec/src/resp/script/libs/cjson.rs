@@ -88,7 +88,9 @@ fn encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
             }
             table_value(table, out, depth + 1)?;
         }
-        other => return fail(format!("Cannot serialise {}: type not supported", other.type_name())),
+        other => {
+            return fail(format!("Cannot serialise {}: type not supported", other.type_name()))
+        }
     }
     Ok(())
 }
@@ -157,7 +159,9 @@ fn table_value(table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<(
                     Value::String(s) => string(&s.as_bytes(), out),
                     Value::Integer(n) => string(n.to_string().as_bytes(), out),
                     Value::Number(n) => string(format_g14(*n).as_bytes(), out),
-                    _ => return fail("Cannot serialise table: table key must be a number or string"),
+                    _ => {
+                        return fail("Cannot serialise table: table key must be a number or string")
+                    }
                 }
                 out.push(b':');
                 encode(&value, out, depth)?;
@@ -197,7 +201,11 @@ impl Parser<'_> {
 
     fn value(&mut self, depth: usize) -> mlua::Result<Value> {
         if depth >= DEPTH_MAX {
-            return fail(format!("Found too many nested data structures ({}) at character {}", depth + 1, self.pos + 1));
+            return fail(format!(
+                "Found too many nested data structures ({}) at character {}",
+                depth + 1,
+                self.pos + 1
+            ));
         }
         match self.input.get(self.pos) {
             Some(b'{') => self.object(depth + 1),
@@ -225,7 +233,11 @@ impl Parser<'_> {
 
     fn number(&mut self) -> mlua::Result<Value> {
         let start = self.pos;
-        while self.input.get(self.pos).is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')) {
+        while self
+            .input
+            .get(self.pos)
+            .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+        {
             self.pos += 1;
         }
         let text = std::str::from_utf8(&self.input[start..self.pos]).unwrap_or("");
@@ -243,14 +255,20 @@ impl Parser<'_> {
         let mut out = Vec::new();
         loop {
             let Some(&b) = self.input.get(self.pos) else {
-                return fail(format!("Expected value but found unexpected end of string at character {}", self.pos + 1));
+                return fail(format!(
+                    "Expected value but found unexpected end of string at character {}",
+                    self.pos + 1
+                ));
             };
             self.pos += 1;
             match b {
                 b'"' => return Ok(out),
                 b'\\' => {
                     let Some(&escape) = self.input.get(self.pos) else {
-                        return fail(format!("Expected value but found invalid escape code at character {}", self.pos));
+                        return fail(format!(
+                            "Expected value but found invalid escape code at character {}",
+                            self.pos
+                        ));
                     };
                     self.pos += 1;
                     match escape {
@@ -266,7 +284,10 @@ impl Parser<'_> {
                             out.extend_from_slice(code.encode_utf8(&mut buf).as_bytes());
                         }
                         _ => {
-                            return fail(format!("Expected value but found invalid escape code at character {}", self.pos - 1))
+                            return fail(format!(
+                                "Expected value but found invalid escape code at character {}",
+                                self.pos - 1
+                            ))
                         }
                     }
                 }
@@ -283,7 +304,9 @@ impl Parser<'_> {
     }
 
     fn unicode_escape(&mut self) -> mlua::Result<char> {
-        let bad = |pos: usize| fail(format!("Expected value but found invalid unicode escape code at character {pos}"));
+        let bad = |pos: usize| {
+            fail(format!("Expected value but found invalid unicode escape code at character {pos}"))
+        };
         let Some(high) = self.hex4() else { return bad(self.pos) };
         if (0xd800..0xdc00).contains(&high) {
             if self.input.get(self.pos..self.pos + 2) != Some(b"\\u") {
@@ -380,7 +403,10 @@ mod tests {
             ("cjson.encode({1, nil, 3})", "[1,null,3]"),
             ("cjson.encode(cjson.null)", "null"),
             ("cjson.encode(true)", "true"),
-            ("cjson.encode(cjson.decode('[1,{\"b\":[true,null]},\"\\\\u00e9\"]'))", "[1,{\"b\":[true,null]},\"\u{e9}\"]"),
+            (
+                "cjson.encode(cjson.decode('[1,{\"b\":[true,null]},\"\\\\u00e9\"]'))",
+                "[1,{\"b\":[true,null]},\"\u{e9}\"]",
+            ),
             ("cjson.decode('{\"a\":[1,2]}').a[2]", "2"),
             ("tostring(cjson.decode(' 12.5 '))", "12.5"),
         ];
@@ -389,7 +415,10 @@ mod tests {
             assert_eq!(got, want, "{expr}");
         }
         let err = lua.load("return cjson.decode('{bad')").eval::<Value>().unwrap_err().to_string();
-        assert!(err.contains("Expected object key string but found invalid token at character 2"), "{err}");
+        assert!(
+            err.contains("Expected object key string but found invalid token at character 2"),
+            "{err}"
+        );
         let err = lua.load("return cjson.encode({[1]=1, [100]=2})").eval::<Value>().unwrap_err();
         assert!(err.to_string().contains("excessively sparse array"), "{err}");
     }

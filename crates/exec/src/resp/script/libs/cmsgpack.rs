@@ -59,9 +59,11 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     cmsgpack.raw_set(
         "unpack_limit",
-        lua.create_function(move |lua, (data, limit, offset): (mlua::LuaString, usize, Option<usize>)| {
-            limited(lua, data, limit, offset.unwrap_or(0))
-        })?,
+        lua.create_function(
+            move |lua, (data, limit, offset): (mlua::LuaString, usize, Option<usize>)| {
+                limited(lua, data, limit, offset.unwrap_or(0))
+            },
+        )?,
     )?;
     cmsgpack.raw_set("_NAME", "cmsgpack")?;
     cmsgpack.raw_set("_VERSION", "lua-cmsgpack 0.4.0")?;
@@ -302,7 +304,9 @@ mod tests {
         assert_eq!(hex("cmsgpack.pack(0.1)"), "cb3fb999999999999a");
         assert_eq!(hex("cmsgpack.pack(-1000)"), "d1fc18");
         let got: String = lua
-            .load("local a, b = cmsgpack.unpack(cmsgpack.pack({1, {x = 'y'}}, 7)) return a[2].x .. b")
+            .load(
+                "local a, b = cmsgpack.unpack(cmsgpack.pack({1, {x = 'y'}}, 7)) return a[2].x .. b",
+            )
             .eval()
             .unwrap();
         assert_eq!(got, "y7");

@@ -37,7 +37,10 @@ fn walk(format: &[u8], mut f: impl FnMut(Item, Options) -> mlua::Result<()>) -> 
         while format.get(*at).is_some_and(u8::is_ascii_digit) {
             *at += 1;
         }
-        std::str::from_utf8(&format[start..*at]).ok().and_then(|t| t.parse().ok()).unwrap_or(default)
+        std::str::from_utf8(&format[start..*at])
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(default)
     };
     while at < format.len() {
         let opt = format[at];
@@ -74,7 +77,9 @@ fn walk(format: &[u8], mut f: impl FnMut(Item, Options) -> mlua::Result<()>) -> 
             b'i' | b'I' => {
                 let size = number(&mut at, 4);
                 if size == 0 || size > MAXINTSIZE {
-                    return fail(format!("integral size {size} is larger than limit of {MAXINTSIZE}"));
+                    return fail(format!(
+                        "integral size {size} is larger than limit of {MAXINTSIZE}"
+                    ));
                 }
                 Item::Int { size, signed: opt == b'i' }
             }
@@ -131,10 +136,12 @@ fn number(value: Option<&Value>, at: usize) -> mlua::Result<f64> {
     match value {
         Some(Value::Integer(n)) => Ok(*n as f64),
         Some(Value::Number(n)) => Ok(*n),
-        Some(Value::String(s)) => match s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
-            Some(n) => Ok(n),
-            None => fail(format!("bad argument #{at} to 'pack' (number expected, got string)")),
-        },
+        Some(Value::String(s)) => {
+            match s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
+                Some(n) => Ok(n),
+                None => fail(format!("bad argument #{at} to 'pack' (number expected, got string)")),
+            }
+        }
         other => {
             let got = other.map_or("no value", Value::type_name);
             fail(format!("bad argument #{at} to 'pack' (number expected, got {got})"))
@@ -179,19 +186,30 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
                         let bytes = match args.get(next) {
                             Some(Value::String(s)) => s.as_bytes().to_vec(),
                             Some(Value::Integer(n)) => n.to_string().into_bytes(),
-                            Some(Value::Number(n)) => crate::resp::script::convert::format_g14(*n).into_bytes(),
-                            _ => return fail(format!("bad argument #{} to 'pack' (string expected)", next + 1)),
+                            Some(Value::Number(n)) => {
+                                crate::resp::script::convert::format_g14(*n).into_bytes()
+                            }
+                            _ => {
+                                return fail(format!(
+                                    "bad argument #{} to 'pack' (string expected)",
+                                    next + 1
+                                ))
+                            }
                         };
                         next += 1;
                         if let Item::Chars(n) = item {
                             let size = if n == 0 { bytes.len() } else { n };
                             if bytes.len() < size {
-                                return fail(format!("bad argument #{next} to 'pack' (string too short)"));
+                                return fail(format!(
+                                    "bad argument #{next} to 'pack' (string too short)"
+                                ));
                             }
                             out.extend_from_slice(&bytes[..size]);
                         } else {
                             if bytes.contains(&0) {
-                                return fail(format!("bad argument #{next} to 'pack' (string contains zeros)"));
+                                return fail(format!(
+                                    "bad argument #{next} to 'pack' (string contains zeros)"
+                                ));
                             }
                             out.extend_from_slice(&bytes);
                             out.push(0);
@@ -205,74 +223,86 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     module.raw_set(
         "unpack",
-        lua.create_function(|lua, (format, data, init): (mlua::LuaString, mlua::LuaString, Option<f64>)| {
-            let format = format.as_bytes().to_vec();
-            let data = data.as_bytes().to_vec();
-            let mut pos = init.map_or(0, |p| (p as usize).saturating_sub(1));
-            if pos > data.len() {
-                return fail("bad argument #3 to 'unpack' (offset must be 1 or greater)");
-            }
-            let mut values = MultiValue::new();
-            let mut last = 0usize;
-            walk(&format, |item, options| {
-                pos += padding(&item, pos, options);
-                let size = item_size(&item);
-                let short = || fail("bad argument #2 to 'unpack' (data string too short)");
-                match item {
-                    Item::Pad => pos += 1,
-                    Item::Int { size, signed } => {
-                        let Some(bytes) = data.get(pos..pos + size) else { return short() };
-                        let mut raw = bytes.to_vec();
-                        if !options.little {
-                            raw.reverse();
-                        }
-                        let mut value: u64 = 0;
-                        for (i, b) in raw.iter().take(8).enumerate() {
-                            value |= u64::from(*b) << (8 * i);
-                        }
-                        let n = if signed && size < 8 {
-                            let shift = 64 - 8 * size as u32;
-                            (((value << shift) as i64) >> shift) as f64
-                        } else if signed {
-                            value as i64 as f64
-                        } else {
-                            value as f64
-                        };
-                        last = n as usize;
-                        values.push_back(Value::Number(n));
-                        pos += size;
-                    }
-                    Item::Float | Item::Double => {
-                        let Some(bytes) = data.get(pos..pos + size) else { return short() };
-                        let n = if size == 4 {
-                            let raw: [u8; 4] = bytes.try_into().expect("4 bytes");
-                            f64::from(if options.little { f32::from_le_bytes(raw) } else { f32::from_be_bytes(raw) })
-                        } else {
-                            let raw: [u8; 8] = bytes.try_into().expect("8 bytes");
-                            if options.little { f64::from_le_bytes(raw) } else { f64::from_be_bytes(raw) }
-                        };
-                        values.push_back(Value::Number(n));
-                        pos += size;
-                    }
-                    Item::Zstr => {
-                        let Some(end) = data[pos..].iter().position(|&b| b == 0) else {
-                            return fail("unfinished string in data");
-                        };
-                        values.push_back(Value::String(lua.create_string(&data[pos..pos + end])?));
-                        pos += end + 1;
-                    }
-                    Item::Chars(n) => {
-                        let n = if n == 0 { last } else { n };
-                        let Some(bytes) = data.get(pos..pos + n) else { return short() };
-                        values.push_back(Value::String(lua.create_string(bytes)?));
-                        pos += n;
-                    }
+        lua.create_function(
+            |lua, (format, data, init): (mlua::LuaString, mlua::LuaString, Option<f64>)| {
+                let format = format.as_bytes().to_vec();
+                let data = data.as_bytes().to_vec();
+                let mut pos = init.map_or(0, |p| (p as usize).saturating_sub(1));
+                if pos > data.len() {
+                    return fail("bad argument #3 to 'unpack' (offset must be 1 or greater)");
                 }
-                Ok(())
-            })?;
-            values.push_back(Value::Number((pos + 1) as f64));
-            Ok(values)
-        })?,
+                let mut values = MultiValue::new();
+                let mut last = 0usize;
+                walk(&format, |item, options| {
+                    pos += padding(&item, pos, options);
+                    let size = item_size(&item);
+                    let short = || fail("bad argument #2 to 'unpack' (data string too short)");
+                    match item {
+                        Item::Pad => pos += 1,
+                        Item::Int { size, signed } => {
+                            let Some(bytes) = data.get(pos..pos + size) else { return short() };
+                            let mut raw = bytes.to_vec();
+                            if !options.little {
+                                raw.reverse();
+                            }
+                            let mut value: u64 = 0;
+                            for (i, b) in raw.iter().take(8).enumerate() {
+                                value |= u64::from(*b) << (8 * i);
+                            }
+                            let n = if signed && size < 8 {
+                                let shift = 64 - 8 * size as u32;
+                                (((value << shift) as i64) >> shift) as f64
+                            } else if signed {
+                                value as i64 as f64
+                            } else {
+                                value as f64
+                            };
+                            last = n as usize;
+                            values.push_back(Value::Number(n));
+                            pos += size;
+                        }
+                        Item::Float | Item::Double => {
+                            let Some(bytes) = data.get(pos..pos + size) else { return short() };
+                            let n = if size == 4 {
+                                let raw: [u8; 4] = bytes.try_into().expect("4 bytes");
+                                f64::from(if options.little {
+                                    f32::from_le_bytes(raw)
+                                } else {
+                                    f32::from_be_bytes(raw)
+                                })
+                            } else {
+                                let raw: [u8; 8] = bytes.try_into().expect("8 bytes");
+                                if options.little {
+                                    f64::from_le_bytes(raw)
+                                } else {
+                                    f64::from_be_bytes(raw)
+                                }
+                            };
+                            values.push_back(Value::Number(n));
+                            pos += size;
+                        }
+                        Item::Zstr => {
+                            let Some(end) = data[pos..].iter().position(|&b| b == 0) else {
+                                return fail("unfinished string in data");
+                            };
+                            values.push_back(Value::String(
+                                lua.create_string(&data[pos..pos + end])?,
+                            ));
+                            pos += end + 1;
+                        }
+                        Item::Chars(n) => {
+                            let n = if n == 0 { last } else { n };
+                            let Some(bytes) = data.get(pos..pos + n) else { return short() };
+                            values.push_back(Value::String(lua.create_string(bytes)?));
+                            pos += n;
+                        }
+                    }
+                    Ok(())
+                })?;
+                values.push_back(Value::Number((pos + 1) as f64));
+                Ok(values)
+            },
+        )?,
     )?;
     module.raw_set(
         "size",
