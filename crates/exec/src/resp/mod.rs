@@ -187,6 +187,37 @@ pub(crate) fn execute_inside(
     execute_as(shared, counters, session, command, out, Exclusive::Held)
 }
 
+/// A command a script runs (`redis.call`), routed by the caller, with the gate held: the
+/// user's ACL rules apply, then the handler runs (no MULTI queueing, no second routing).
+pub(crate) fn execute_routed(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    routed: Routed,
+    out: &mut Vec<u8>,
+) -> Flow {
+    bump(&counters.total_commands, 1);
+    let start = out.len();
+    let flow = match auth::refusal(shared, session, &routed, command) {
+        Ok(()) => run(shared, counters, session, command, routed, out, Exclusive::Held),
+        Err(auth::Refusal::Closed) => Flow::Close,
+        Err(auth::Refusal::Denied(denied)) => {
+            Reply::new(out, session.protocol).error(denied.exec_message());
+            Flow::Continue
+        }
+        Err(auth::Refusal::Message(message)) => {
+            Reply::new(out, session.protocol).error(message);
+            Flow::Continue
+        }
+    };
+    if out.get(start) == Some(&b'-') {
+        bump(&counters.protocol_errors, 1);
+        shared.error_stats.note(&out[start..]);
+    }
+    flow
+}
+
 /// Whether a command takes the gate for itself (see `crate::gate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Exclusive {

@@ -16,8 +16,8 @@ use std::{
 
 use mlua::{Function, HookTriggers, Lua, MultiValue, Value, Variadic, VmState};
 use proto_resp::{
-    commands::Flags, compose_command, parse_command, parse_reply, route, Limits, Protocol, Reply,
-    RouteError, Run as TableRun,
+    commands::Flags, parse_command, parse_reply, route, Limits, Protocol, Reply, RouteError,
+    Run as TableRun,
 };
 
 use super::{
@@ -66,8 +66,10 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     running.wrote.store(false, Relaxed);
     running.function.store(call.kind == Kind::Function, Relaxed);
     running.started_ms.store(engine.now_ms(), Relaxed);
-    *running.current.lock() =
-        Some((call.name.to_owned(), ctx.cmd.args().map(<[u8]>::to_vec).collect()));
+    if call.kind == Kind::Function {
+        *running.current.lock() =
+            Some((call.name.to_owned(), ctx.cmd.args().map(<[u8]>::to_vec).collect()));
+    }
     running.active.store(true, Relaxed);
     let limit_ms = engine.busy_threshold_ms.load(Relaxed);
     let started = Instant::now();
@@ -89,11 +91,12 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let access = call.access;
     // A SELECT inside the script changes the script's database only, as in Redis 7.
     let db = ctx.session.db;
-    let cell = std::cell::RefCell::new(ctx);
+    let cell = std::cell::RefCell::new((ctx, Scratch::default()));
     let outcome = lua.scope(|scope| {
         let call_fn = scope.create_function(|lua, args: Variadic<Value>| {
-            let mut ctx = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-            match from_script(&mut ctx, lua, state, access, args)? {
+            let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+            let (ctx, scratch) = &mut *held;
+            match from_script(ctx, scratch, lua, state, access, args)? {
                 Called::Reply(value) => Ok(value),
                 Called::Error(message) => {
                     Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
@@ -101,8 +104,9 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             }
         })?;
         let pcall_fn = scope.create_function(|lua, args: Variadic<Value>| {
-            let mut ctx = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-            match from_script(&mut ctx, lua, state, access, args)? {
+            let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+            let (ctx, scratch) = &mut *held;
+            match from_script(ctx, scratch, lua, state, access, args)? {
                 Called::Reply(value) => Ok(value),
                 Called::Error(message) => {
                     let table = lua.create_table()?;
@@ -115,14 +119,16 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         state.redis.raw_set("pcall", pcall_fn)?;
         state.runner.call::<MultiValue>((call.function.clone(), a, b))
     });
-    let ctx = cell.into_inner();
+    let (ctx, _) = cell.into_inner();
     ctx.session.db = db;
     lua.remove_hook();
     let _ = state.redis.raw_set("call", Value::Nil);
     let _ = state.redis.raw_set("pcall", Value::Nil);
     engine.watch.busy.store(false, Relaxed);
     running.active.store(false, Relaxed);
-    *running.current.lock() = None;
+    if call.kind == Kind::Function {
+        *running.current.lock() = None;
+    }
     let resp = if resp3(state) { ScriptResp::Three } else { ScriptResp::Two };
     let values = match outcome {
         Ok(values) => values.into_vec(),
@@ -179,9 +185,17 @@ fn refused(message: &[u8]) -> mlua::Result<Called> {
     Ok(Called::Error(message.to_vec()))
 }
 
+/// Buffers reused by the commands of one script run.
+#[derive(Default)]
+struct Scratch {
+    raw: Vec<u8>,
+    out: Vec<u8>,
+}
+
 /// Runs a command for `redis.call` or `redis.pcall`.
 fn from_script(
     ctx: &mut Ctx<'_>,
+    scratch: &mut Scratch,
     lua: &Lua,
     state: &State,
     access: Access,
@@ -190,22 +204,61 @@ fn from_script(
     if args.is_empty() {
         return refused(b"ERR Please specify at least one argument for this redis lib call");
     }
-    let mut owned: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+    // The command as RESP, written straight from the Lua values (Lua numbers as Redis 7.0
+    // writes them), then parsed back: the executor's handlers take a parsed command.
+    let mut raw = std::mem::take(&mut scratch.raw);
+    raw.clear();
+    raw.push(b'*');
+    raw.extend_from_slice(args.len().to_string().as_bytes());
+    raw.extend_from_slice(b"\r\n");
     for arg in args.iter() {
-        match arg {
-            Value::String(s) => owned.push(s.as_bytes().to_vec()),
-            Value::Integer(n) => owned.push(n.to_string().into_bytes()),
-            Value::Number(n) => owned.push(convert::number_arg(*n)),
-            _ => {
-                return refused(b"ERR Lua redis lib command arguments must be strings or integers")
+        let number;
+        let bytes: &[u8] = match arg {
+            Value::String(s) => {
+                let bytes = s.as_bytes();
+                push_bulk(&mut raw, &bytes);
+                continue;
             }
-        }
+            Value::Integer(n) => {
+                number = n.to_string().into_bytes();
+                &number
+            }
+            Value::Number(n) => {
+                number = convert::number_arg(*n);
+                &number
+            }
+            _ => {
+                scratch.raw = raw;
+                return refused(b"ERR Lua redis lib command arguments must be strings or integers");
+            }
+        };
+        push_bulk(&mut raw, bytes);
     }
-    let parts: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    let mut raw = Vec::new();
-    compose_command(&parts, &mut raw);
     let limits = Limits::default();
-    let Ok((command, _)) = parse_command(&raw, &limits) else {
+    let outcome = run_command(ctx, lua, state, access, &raw, &limits, &mut scratch.out);
+    scratch.raw = raw;
+    outcome
+}
+
+fn push_bulk(raw: &mut Vec<u8>, bytes: &[u8]) {
+    raw.push(b'$');
+    raw.extend_from_slice(bytes.len().to_string().as_bytes());
+    raw.extend_from_slice(b"\r\n");
+    raw.extend_from_slice(bytes);
+    raw.extend_from_slice(b"\r\n");
+}
+
+/// Routes, checks and runs one command line from a script.
+fn run_command(
+    ctx: &mut Ctx<'_>,
+    lua: &Lua,
+    state: &State,
+    access: Access,
+    raw: &[u8],
+    limits: &Limits,
+    out: &mut Vec<u8>,
+) -> mlua::Result<Called> {
+    let Ok((command, _)) = parse_command(raw, limits) else {
         return refused(b"ERR Lua redis lib command could not be read");
     };
     let routed = match route(&command) {
@@ -232,11 +285,11 @@ fn from_script(
     }
     let protocol = if resp3(state) { Protocol::Resp3 } else { Protocol::Resp2 };
     let saved = std::mem::replace(&mut ctx.session.protocol, protocol);
-    let mut out = Vec::new();
+    out.clear();
     let (shared, counters) = (ctx.shared, ctx.counters);
-    let _ = crate::resp::execute_inside(shared, counters, ctx.session, &command, &mut out);
+    let _ = crate::resp::execute_routed(shared, counters, ctx.session, &command, routed, out);
     ctx.session.protocol = saved;
-    let Ok((reply, _)) = parse_reply(&out) else {
+    let Ok((reply, _)) = parse_reply(out) else {
         return refused(b"ERR reply could not be read");
     };
     match reply {
