@@ -465,3 +465,27 @@ def test_redis_py_lock_across_threads(resp_port, key):
         t.join()
     assert int(r.get(key + ":n")) == 80
     r.delete(key + ":n")
+
+
+def test_info_memory_counts_scripts(make_server):
+    """INFO memory has Redis 7's scripting fields, and number_of_cached_scripts counts
+    every script EVAL or SCRIPT LOAD compiled (a server of its own: the count is exact)."""
+    server = make_server()
+    r = redis.Redis(port=server.resp_port)
+    info = r.info("memory")
+    for field in ["used_memory_lua", "used_memory_vm_eval", "used_memory_scripts_eval",
+                  "number_of_cached_scripts", "number_of_functions", "number_of_libraries",
+                  "used_memory_vm_functions", "used_memory_vm_total", "used_memory_scripts"]:
+        assert field in info, field
+    assert info["number_of_cached_scripts"] == 0
+    r.eval("return 1", 0)
+    r.script_load("return 2")
+    r.eval("return 1", 0)
+    info = r.info("memory")
+    assert info["number_of_cached_scripts"] == 2
+    assert info["used_memory_lua"] > 0
+    r.function_load("#!lua name=info_lib\nredis.register_function('info_f', function() end)")
+    info = r.info("memory")
+    assert (info["number_of_libraries"], info["number_of_functions"]) == (1, 1)
+    r.script_flush()
+    assert r.info("memory")["number_of_cached_scripts"] == 0
