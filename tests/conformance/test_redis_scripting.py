@@ -489,3 +489,18 @@ def test_info_memory_counts_scripts(make_server):
     assert (info["number_of_libraries"], info["number_of_functions"]) == (1, 1)
     r.script_flush()
     assert r.info("memory")["number_of_cached_scripts"] == 0
+
+
+def test_rq_queue_empty_runs_its_lua(resp_port, key):
+    """RQ's Queue.empty() is a Lua script that pops job ids and deletes job keys it builds
+    itself (undeclared keys): enqueue jobs (no worker), empty the queue, check the keys."""
+    rq = pytest.importorskip("rq")
+    r = redis.Redis(port=resp_port)
+    queue = rq.Queue(key, connection=r)
+    jobs = [queue.enqueue("os.path.exists", f"/nonexistent/{i}") for i in range(5)]
+    assert queue.count == 5
+    assert all(r.exists(job.key) for job in jobs)
+    assert queue.empty() == 5
+    assert queue.count == 0
+    assert not any(r.exists(job.key) for job in jobs)
+    queue.delete()
