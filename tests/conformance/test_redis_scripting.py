@@ -504,3 +504,45 @@ def test_rq_queue_empty_runs_its_lua(resp_port, key):
     assert queue.count == 0
     assert not any(r.exists(job.key) for job in jobs)
     queue.delete()
+
+
+def test_scripts_and_script_commands_from_several_clients(make_server, target):
+    """EVAL (which takes the gate, then the Lua states) while other clients run SCRIPT
+    LOAD/EXISTS and FUNCTION LIST (the Lua states inside an ordinary batch) on other
+    workers: everything answers (no lock-order deadlock), bounded by the client timeout."""
+    if target == "spinel":
+        from conftest import start_server
+        server = start_server("spinel", io="epoll", threads=2)
+    else:
+        server = make_server()
+    errors = []
+
+    def evals():
+        try:
+            c = redis.Redis(port=server.resp_port, socket_timeout=10)
+            for i in range(300):
+                assert c.eval("return redis.call('incr', KEYS[1])", 1, "lockorder:n") > 0
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def admin():
+        try:
+            c = redis.Redis(port=server.resp_port, socket_timeout=10)
+            for i in range(300):
+                sha = c.script_load(f"return {i}")
+                assert c.script_exists(sha) == [True]
+                c.function_list()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=f) for f in (evals, evals, admin, admin)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert int(redis.Redis(port=server.resp_port).get("lockorder:n")) == 600
+    finally:
+        if target == "spinel":
+            server.cleanup()

@@ -149,14 +149,30 @@ pub(super) fn eval(ctx: &mut Ctx<'_>, source: Source, access: Access) {
     let cmd = ctx.cmd;
     let keys: Vec<&[u8]> = (3..3 + numkeys).filter_map(|at| cmd.arg(at)).collect();
     let args: Vec<&[u8]> = (3 + numkeys..cmd.argc()).filter_map(|at| cmd.arg(at)).collect();
-    let engine = &ctx.shared.scripts;
-    engine.with_vm(|vm| {
+    // The gate first, then the Lua states' mutex (see the lock order in `mod.rs`).
+    run_exclusive(ctx, |ctx| {
+        let shared = ctx.shared;
+        shared.scripts.with_vm(|vm| run_cached(ctx, vm, source, access, &sha, keys, args))
+    });
+}
+
+fn run_cached(
+    ctx: &mut Ctx<'_>,
+    vm: &mut Vm,
+    source: Source,
+    access: Access,
+    sha: &str,
+    keys: Vec<&[u8]>,
+    args: Vec<&[u8]>,
+) {
+    let script_arg = ctx.arg(1);
+    {
         let script = match source {
-            Source::Body => match cached(vm, ctx, &sha, script_arg) {
+            Source::Body => match cached(vm, ctx, sha, script_arg) {
                 Ok(script) => script,
                 Err(message) => return ctx.error(message),
             },
-            Source::Sha => match vm.scripts.get(&sha) {
+            Source::Sha => match vm.scripts.get(sha) {
                 Some(script) => script,
                 None => return ctx.error("NOSCRIPT No matching script. Please use EVAL."),
             },
@@ -167,9 +183,9 @@ pub(super) fn eval(ctx: &mut Ctx<'_>, source: Source, access: Access) {
         }
         let access = if no_writes { Access::ReadOnly } else { access };
         let function: Function = script.function.clone();
-        let call = Invocation { function, name: &sha, keys, args, access, kind: Kind::Eval };
-        run_exclusive(ctx, |ctx| invoke(ctx, &vm.eval_lua, &vm.eval, call));
-    });
+        let call = Invocation { function, name: sha, keys, args, access, kind: Kind::Eval };
+        invoke(ctx, &vm.eval_lua, &vm.eval, call);
+    }
 }
 
 /// Runs `f` with the gate held: taken here, or already held by EXEC.

@@ -384,10 +384,24 @@ pub(super) fn fcall(ctx: &mut Ctx<'_>, access: Access) {
     let cmd = ctx.cmd;
     let keys: Vec<&[u8]> = (3..3 + numkeys).filter_map(|at| cmd.arg(at)).collect();
     let args: Vec<&[u8]> = (3 + numkeys..cmd.argc()).filter_map(|at| cmd.arg(at)).collect();
-    let shared = ctx.shared;
-    shared.scripts.with_vm(|vm| {
+    // The gate first, then the Lua states' mutex (see the lock order in `mod.rs`).
+    run_exclusive(ctx, |ctx| {
+        let shared = ctx.shared;
+        shared.scripts.with_vm(|vm| run_function(ctx, vm, &name, access, keys, args))
+    });
+}
+
+fn run_function(
+    ctx: &mut Ctx<'_>,
+    vm: &mut super::vm::Vm,
+    name: &str,
+    access: Access,
+    keys: Vec<&[u8]>,
+    args: Vec<&[u8]>,
+) {
+    {
         let libraries = &vm.functions;
-        let Some((_, registered)) = libraries.find(&name) else {
+        let Some((_, registered)) = libraries.find(name) else {
             return ctx.error("ERR Function not found");
         };
         if access == Access::ReadOnly && !registered.no_writes() {
@@ -397,8 +411,8 @@ pub(super) fn fcall(ctx: &mut Ctx<'_>, access: Access) {
         let function = registered.function.clone();
         let name = registered.name.clone();
         let call = Invocation { function, name: &name, keys, args, access, kind: Kind::Function };
-        run_exclusive(ctx, |ctx| invoke(ctx, &libraries.lua, &libraries.state, call));
-    });
+        invoke(ctx, &libraries.lua, &libraries.state, call);
+    }
 }
 
 /// FUNCTION DELETE library.

@@ -23,6 +23,12 @@
 //! such as BullMQ build job keys inside scripts); a cluster mode would have to refuse them.
 //! Inside MULTI/EXEC the gate is already held and is not taken again.
 //!
+//! Lock order: the gate, then the Lua states' mutex (`Engine::vm`). EVAL and FCALL take
+//! the gate before the mutex; SCRIPT and FUNCTION subcommands take the mutex inside an
+//! ordinary batch and never wait for the gate while holding it. (The other order would
+//! deadlock: a script holding the mutex waits for a worker to leave the gate while that
+//! worker waits for the mutex.)
+//!
 //! Time limit (`busy-reply-threshold`, alias `lua-time-limit`, 5000 ms): an instruction
 //! hook (every 10,000 instructions) checks the clock and the kill flag. Past the limit the
 //! engine raises the gate's busy flag: workers waiting to enter the gate stop waiting and
