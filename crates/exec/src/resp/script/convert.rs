@@ -119,6 +119,13 @@ fn write_at(reply: &mut Reply<'_>, value: &Value, resp: ScriptResp, depth: usize
             ScriptResp::Two => reply.null(),
         },
         Value::Table(table) => write_table(reply, table, resp, depth),
+        // An error `pcall(redis.call, ...)` caught (a Rust error here, where Redis 7.0
+        // gives a string): returned, it is its message, as Redis's string would be.
+        Value::Error(_) => {
+            let (message, coded) = super::vm::describe(value);
+            let message = if coded { message } else { format!("ERR {message}") };
+            reply.bulk(message.as_bytes());
+        }
         _ => reply.null(),
     }
 }

@@ -303,7 +303,7 @@ fn tracing_log(_line: &str) {}
 
 /// The message of an error a Rust function raised, and whether it is a reply's error to
 /// pass on as it is ([`coded`]).
-fn describe(error: &Value) -> (String, bool) {
+pub(super) fn describe(error: &Value) -> (String, bool) {
     let Value::Error(error) = error else {
         return (error.to_string().unwrap_or_default(), false);
     };
