@@ -209,4 +209,35 @@ mod tests {
         let (a, b) = (halves.0.load(Relaxed), halves.1.load(Relaxed));
         assert_eq!((a, b), (4 * 2_000 + 4 * 40 * 1000, 4 * 2_000 + 4 * 40 * 1000));
     }
+
+    /// Goal: while an exclusive command has raised `busy`, a worker asking through
+    /// `enter_or_busy` is turned away (not inside) instead of waiting, and once the command
+    /// ends it enters as usual. Method: worker 1 holds the gate with `busy` up until
+    /// worker 0 reports back.
+    #[test]
+    fn busy_exclusive_turns_waiters_away() {
+        let gate = Arc::new(Gate::new(2));
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                gate.enter(1);
+                gate.exclusive(1, || {
+                    gate.busy.store(true, SeqCst);
+                    entered_tx.send(()).unwrap();
+                    done_rx.recv().unwrap();
+                    gate.busy.store(false, SeqCst);
+                });
+                gate.leave(1);
+            })
+        };
+        entered_rx.recv().unwrap();
+        assert_eq!(gate.enter_or_busy(0), Entered::Busy);
+        assert!(!gate.flag(0).load(SeqCst), "a busy waiter is not inside");
+        done_tx.send(()).unwrap();
+        holder.join().unwrap();
+        assert_eq!(gate.enter_or_busy(0), Entered::Inside);
+        gate.leave(0);
+    }
 }
