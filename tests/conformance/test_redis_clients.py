@@ -237,3 +237,36 @@ def test_command_list_filters(resp_port):
         "slowlog", "slowlog|get", "slowlog|len", "slowlog|reset", "slowlog|help"}
     assert r.execute_command("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch") == []
     r.close()
+
+
+def test_client_pause_holds_writes_until_unpause(resp_port, key):
+    admin = redis.Redis(port=resp_port)
+    writer = redis.Redis(port=resp_port, socket_timeout=10)
+    import threading
+    assert admin.execute_command("CLIENT", "PAUSE", 10000, "WRITE") in (b"OK", "OK", True)
+    done = {}
+    thread = threading.Thread(target=lambda: done.update(at=(writer.set(key, "v"),
+                                                             time.monotonic())))
+    thread.start()
+    time.sleep(0.4)
+    assert "at" not in done, "a write ran during a WRITE pause"
+    assert admin.get(key) is None  # reads still run
+    unpaused = time.monotonic()
+    assert admin.execute_command("CLIENT", "UNPAUSE") in (b"OK", "OK", True)
+    thread.join(5)
+    assert done["at"][0] is True and done["at"][1] - unpaused < 1.0
+    # ALL holds reads too, until the timeout.
+    assert admin.execute_command("CLIENT", "PAUSE", 300, "ALL") in (b"OK", "OK", True)
+    started = time.monotonic()
+    assert writer.get(key) == b"v"
+    assert time.monotonic() - started >= 0.2
+    with Conn(resp_port) as c:
+        c.rt(resp_encode("CLIENT", "PAUSE", "abc"),
+             b"-ERR timeout is not an integer or out of range\r\n")
+        c.rt(resp_encode("CLIENT", "PAUSE", "-1"), b"-ERR timeout is negative\r\n")
+        c.rt(resp_encode("CLIENT", "PAUSE", "10", "foo"),
+             b"-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n")
+        c.rt(resp_encode("CLIENT", "UNPAUSE", "x"),
+             b"-ERR wrong number of arguments for 'client|unpause' command\r\n")
+    admin.close()
+    writer.close()

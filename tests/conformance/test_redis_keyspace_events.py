@@ -126,6 +126,14 @@ EVENTS = [
     ('set d 1 | bitop and d nokey', [('del', 'd')]),
     ('set d 1 | pfmerge d', []),
     ('set d 1 | pfmerge d nokey', []),
+    ('rpush l a b | blpop l 0', [('lpop', 'l')]),
+    ('rpush l a | brpop l 0', [('rpop', 'l'), ('del', 'l')]),
+    ('zadd z 1 a | bzpopmin z 0', [('zpopmin', 'z'), ('del', 'z')]),
+    ('zadd z 1 a 2 b | bzpopmax z 0', [('zpopmax', 'z')]),
+    ('rpush l a | blmove l d left right 0', [('rpush', 'd'), ('lpop', 'l'), ('del', 'l')]),
+    ('rpush l a b | blmpop 0 1 l right', [('rpop', 'l')]),
+    ('zadd z 1 a | bzmpop 0 1 z min', [('zpopmin', 'z'), ('del', 'z')]),
+    ('rpush l a | brpoplpush l d 0', [('lpush', 'd'), ('rpop', 'l'), ('del', 'l')]),
 ]
 
 
@@ -312,3 +320,24 @@ def test_keys_written_over_memcached_send_expired_and_evicted(notifying):
     with Conn(server.mc_port) as mc:
         mc.rt(b"set mk 0 1 1\r\nv\r\n", b"STORED\r\n")
     wait_for(listener, writer, [("__keyspace@0__:mk", "expired")], seconds=10)
+
+
+def test_a_served_blocked_pop_sends_its_events(notifying):
+    """The pop made for a client blocked in BLPOP, when another client's push (here from a
+    script) wakes it, sends the pop's events as an immediate pop does."""
+    server, writer, listener = notifying
+    import threading
+    waiter = redis.Redis(port=server.resp_port)
+    got = {}
+    thread = threading.Thread(target=lambda: got.update(v=waiter.blpop("q", 5)))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and writer.info("clients")["blocked_clients"] != 1:
+        time.sleep(0.02)
+    writer.eval("return redis.call('rpush', KEYS[1], 'x')", 1, "q")
+    thread.join(5)
+    assert got["v"] == (b"q", b"x")
+    seen = wait_for(listener, writer, [("__keyspace@0__:q", "del")])
+    keyspace = [event for channel, event in seen if channel == "__keyspace@0__:q"]
+    assert keyspace == ["rpush", "lpop", "del"]
+    waiter.close()

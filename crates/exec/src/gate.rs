@@ -14,13 +14,23 @@
 //! worker asking for exclusivity from inside its batch steps out first, so two workers
 //! asking at once queue on the mutex instead of waiting for each other.
 //!
+//! A script past its time limit (`resp::script`) raises `busy`: a worker waiting to enter
+//! through [`Gate::enter_or_busy`] stops waiting and serves its batch without entering,
+//! answering `-BUSY` to everything but SCRIPT KILL and FUNCTION KILL (exec checks
+//! [`Entered::Busy`] through the session), so it never touches the store while the
+//! script holds the gate. Waiters look at `busy` every 10 ms while they wait.
+//!
 //! Why not a lock per key: taking (and ordering) key locks would cost every string
 //! command a lock; the gate costs a batch two atomic stores and a load on a line of its
 //! own, and with one worker (`-t 1`) exclusivity is free.
 
 use std::{
-    sync::atomic::{AtomicBool, Ordering::SeqCst},
+    sync::{
+        atomic::{AtomicBool, Ordering::SeqCst},
+        Arc,
+    },
     thread,
+    time::Duration,
 };
 
 use parking_lot::Mutex;
@@ -36,12 +46,48 @@ pub struct Gate {
     inside: Box<[Inside]>,
     pending: AtomicBool,
     exclusive: Mutex<()>,
+    /// The exclusive command is a script past its time limit.
+    busy: Arc<AtomicBool>,
+}
+
+/// How [`Gate::enter_or_busy`] let a worker in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entered {
+    /// Inside: execute as usual, then [`Gate::leave`].
+    Inside,
+    /// Not inside: a busy script holds the gate; answer `-BUSY`, touch nothing, and do not
+    /// call [`Gate::leave`].
+    Busy,
 }
 
 impl Gate {
     pub fn new(workers: usize) -> Gate {
         let inside = (0..workers.max(1)).map(|_| Inside::default()).collect();
-        Gate { inside, pending: AtomicBool::new(false), exclusive: Mutex::new(()) }
+        let busy = Arc::new(AtomicBool::new(false));
+        Gate { inside, pending: AtomicBool::new(false), exclusive: Mutex::new(()), busy }
+    }
+
+    /// The flag a running script raises once it passes its time limit.
+    pub fn busy_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.busy)
+    }
+
+    /// [`Gate::enter`], unless a busy script holds the gate: then returns
+    /// [`Entered::Busy`] without entering.
+    #[inline]
+    pub fn enter_or_busy(&self, worker: usize) -> Entered {
+        let flag = self.flag(worker);
+        loop {
+            flag.store(true, SeqCst);
+            if !self.pending.load(SeqCst) {
+                return Entered::Inside;
+            }
+            flag.store(false, SeqCst);
+            if self.busy.load(SeqCst) {
+                return Entered::Busy;
+            }
+            drop(self.exclusive.try_lock_for(Duration::from_millis(10)));
+        }
     }
 
     fn flag(&self, worker: usize) -> &AtomicBool {
@@ -162,5 +208,36 @@ mod tests {
         assert_eq!(overlaps.load(Relaxed), 0);
         let (a, b) = (halves.0.load(Relaxed), halves.1.load(Relaxed));
         assert_eq!((a, b), (4 * 2_000 + 4 * 40 * 1000, 4 * 2_000 + 4 * 40 * 1000));
+    }
+
+    /// Goal: while an exclusive command has raised `busy`, a worker asking through
+    /// `enter_or_busy` is turned away (not inside) instead of waiting, and once the command
+    /// ends it enters as usual. Method: worker 1 holds the gate with `busy` up until
+    /// worker 0 reports back.
+    #[test]
+    fn busy_exclusive_turns_waiters_away() {
+        let gate = Arc::new(Gate::new(2));
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                gate.enter(1);
+                gate.exclusive(1, || {
+                    gate.busy.store(true, SeqCst);
+                    entered_tx.send(()).unwrap();
+                    done_rx.recv().unwrap();
+                    gate.busy.store(false, SeqCst);
+                });
+                gate.leave(1);
+            })
+        };
+        entered_rx.recv().unwrap();
+        assert_eq!(gate.enter_or_busy(0), Entered::Busy);
+        assert!(!gate.flag(0).load(SeqCst), "a busy waiter is not inside");
+        done_tx.send(()).unwrap();
+        holder.join().unwrap();
+        assert_eq!(gate.enter_or_busy(0), Entered::Inside);
+        gate.leave(0);
     }
 }

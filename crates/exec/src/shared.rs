@@ -252,6 +252,8 @@ pub struct Shared {
     pub blocking: crate::resp::blocking::Waiters,
     /// Redis CLIENT PAUSE (`resp::pause`).
     pub pause: crate::resp::pause::Pause,
+    /// Lua scripts and functions (`resp::script`).
+    pub scripts: crate::resp::script::Engine,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -387,6 +389,8 @@ impl Shared {
             store::WhenFull::Evict => POLICY_ALLKEYS_LRU,
             store::WhenFull::Refuse => POLICY_NOEVICTION,
         };
+        let gate = crate::gate::Gate::new(workers);
+        let busy = gate.busy_flag();
         Shared {
             store,
             started: Instant::now(),
@@ -410,7 +414,8 @@ impl Shared {
             maxmemory_policy: AtomicU8::new(policy),
             store_baseline: Mutex::new((0, 0)),
             error_stats: crate::resp::ErrorStats::default(),
-            gate: crate::gate::Gate::new(workers),
+            gate,
+            scripts: crate::resp::script::Engine::new(busy),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),

@@ -56,6 +56,10 @@ impl Flags {
     /// May block its client until another client's write (BLPOP), or a timeout, ends it
     /// (the `@blocking` category).
     pub const BLOCKING: Flags = Flags(1 << 15);
+    /// Not shown by MONITOR (EVAL and friends show the commands they run instead).
+    pub const SKIP_MONITOR: Flags = Flags(1 << 16);
+    /// May be called with no keys even though it takes keys (EVAL with `numkeys` 0).
+    pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 17);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -80,9 +84,11 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::BLOCKING, "blocking"),
     (Flags::LOADING, "loading"),
     (Flags::STALE, "stale"),
+    (Flags::SKIP_MONITOR, "skip_monitor"),
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
     (Flags::MAY_REPLICATE, "may_replicate"),
+    (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
     (Flags::ALLOW_BUSY, "allow_busy"),
     (Flags::MOVABLEKEYS, "movablekeys"),
 ];
@@ -97,6 +103,7 @@ pub enum Group {
     Hyperloglog,
     List,
     Pubsub,
+    Scripting,
     Server,
     Set,
     SortedSet,
@@ -114,6 +121,7 @@ impl Group {
             Group::Hyperloglog => "hyperloglog",
             Group::List => "list",
             Group::Pubsub => "pubsub",
+            Group::Scripting => "scripting",
             Group::Server => "server",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
@@ -128,6 +136,7 @@ mod blocking;
 mod hash;
 mod list;
 mod pubsub;
+mod scripting;
 mod set;
 mod subcommands;
 mod tx;
@@ -138,10 +147,12 @@ pub use blocking::{BlockingId, BLOCKING_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use list::{ListId, LIST_COMMANDS};
 pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
+pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, COMMAND_SUBCOMMANDS, CONFIG_SUBCOMMANDS,
-    LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS,
+    SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -158,6 +169,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     TX_COMMANDS,
     PUBSUB_COMMANDS,
     BLOCKING_COMMANDS,
+    SCRIPTING_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -199,6 +211,7 @@ pub enum CommandId {
     Transactions(TxId),
     Pubsub(PubsubId),
     Blocking(BlockingId),
+    Scripting(ScriptingId),
     Append,
     Auth,
     Bgsave,
@@ -298,6 +311,15 @@ pub enum SubcommandId {
     ConfigRewrite,
     ConfigSet,
     LatencyHelp,
+    FunctionDelete,
+    FunctionDump,
+    FunctionFlush,
+    FunctionHelp,
+    FunctionKill,
+    FunctionList,
+    FunctionLoad,
+    FunctionRestore,
+    FunctionStats,
     LatencyHistory,
     LatencyLatest,
     LatencyReset,
@@ -312,6 +334,11 @@ pub enum SubcommandId {
     PubsubNumsub,
     PubsubShardchannels,
     PubsubShardnumsub,
+    ScriptExists,
+    ScriptFlush,
+    ScriptHelp,
+    ScriptKill,
+    ScriptLoad,
     SlowlogGet,
     SlowlogHelp,
     SlowlogLen,

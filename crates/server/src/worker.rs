@@ -658,7 +658,15 @@ impl rt::Handler for Worker {
         // One clock read for the batch, not one per request (see store::FrozenClock).
         let _clock = store::FrozenClock::now();
         // Inside the gate while executing: an EXEC on another worker waits for this batch.
-        self.shared.gate.enter(self.index);
+        // A Redis connection does not wait for a script past its time limit: its batch is
+        // served outside the gate, answering -BUSY (exec::gate::Entered::Busy).
+        let entered = match conn {
+            Conn::Memcache(_) => {
+                self.shared.gate.enter(self.index);
+                exec::gate::Entered::Inside
+            }
+            Conn::Resp { .. } => self.shared.gate.enter_or_busy(self.index),
+        };
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
             // A blocked client's further requests wait (Redis reads them and runs them once
@@ -667,14 +675,18 @@ impl rt::Handler for Worker {
                 (0, After::Continue)
             }
             Conn::Resp { session, .. } => {
+                session.set_busy(entered == exec::gate::Entered::Busy);
                 let (consumed, after) = self.receive_resp(session, input, out);
+                session.set_busy(false);
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
                 let streams = after == After::Continue && session.is_subscriber();
                 let streams = streams || after == After::Stream;
                 (consumed, if streams { After::Stream } else { after })
             }
         };
-        self.shared.gate.leave(self.index);
+        if entered == exec::gate::Entered::Inside {
+            self.shared.gate.leave(self.index);
+        }
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }

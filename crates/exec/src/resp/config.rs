@@ -60,6 +60,11 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     }),
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
+    (
+        "busy-reply-threshold",
+        Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
+        |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
+    ),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
     ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
@@ -77,6 +82,10 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         },
         |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
+    // Redis 7's alias of busy-reply-threshold.
+    ("lua-time-limit", Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX }, |s| {
+        s.scripts.busy_threshold_ms.load(Relaxed).to_string()
+    }),
     ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
@@ -137,6 +146,11 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("tls-session-cache-timeout", Kind::Text, |_| "300".into()),
     ("tls-session-caching", Kind::Text, |_| "yes".into()),
 ];
+
+/// `busy-reply-threshold` (`lua-time-limit`): a script's time before other clients get BUSY.
+fn set_busy_threshold(shared: &Shared, ms: i64) {
+    shared.scripts.busy_threshold_ms.store(ms as u64, Relaxed);
+}
 
 /// A `tls-*` value from the server (Redis's defaults without one: no TLS port).
 fn tls_parameter(shared: &Shared, name: &str) -> String {

@@ -130,6 +130,30 @@ fn memory(shared: &Shared, text: &mut String) {
     field(text, "maxmemory_human", bytes_to_human(maxmemory));
     field(text, "maxmemory_policy", shared.maxmemory_policy());
     field(text, "mem_clients_normal", clients_bytes);
+    scripting_memory(shared, text);
+}
+
+/// Redis 7's scripting lines of INFO memory: the Lua states' heaps (`used_memory_vm_*`,
+/// 0 before the first script made them) and what scripts and libraries keep (the cached
+/// bodies; each library's code).
+fn scripting_memory(shared: &Shared, text: &mut String) {
+    let engine = &shared.scripts;
+    let vm_eval = engine.lua_memory_bytes.load(Ordering::Relaxed);
+    let vm_functions = engine.function_memory_bytes.load(Ordering::Relaxed);
+    let scripts_eval = engine.cached_script_bytes.load(Ordering::Relaxed);
+    let vm_total = vm_eval + vm_functions;
+    field(text, "used_memory_lua", vm_eval);
+    field(text, "used_memory_vm_eval", vm_eval);
+    field(text, "used_memory_lua_human", bytes_to_human(vm_eval));
+    field(text, "used_memory_scripts_eval", scripts_eval);
+    field(text, "number_of_cached_scripts", engine.cached_scripts.load(Ordering::Relaxed));
+    field(text, "number_of_functions", engine.functions.load(Ordering::Relaxed));
+    field(text, "number_of_libraries", engine.libraries.load(Ordering::Relaxed));
+    field(text, "used_memory_vm_functions", vm_functions);
+    field(text, "used_memory_vm_total", vm_total);
+    field(text, "used_memory_vm_total_human", bytes_to_human(vm_total));
+    field(text, "used_memory_scripts", scripts_eval);
+    field(text, "used_memory_scripts_human", bytes_to_human(scripts_eval));
 }
 
 /// The process's resident memory (`VmRSS` of /proc/self/status, in kB there).

@@ -58,6 +58,7 @@ mod persist;
 mod pick;
 pub mod pubsub;
 mod scan;
+pub mod script;
 mod server;
 mod set;
 pub mod slowlog;
@@ -116,6 +117,9 @@ pub struct Session {
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
     /// served once it is done (see `blocking`).
     ready_keys: Vec<Vec<u8>>,
+    /// Its worker serves this batch outside the gate because a script is busy
+    /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
+    busy: bool,
 }
 
 /// CLIENT REPLY's setting: whether replies are sent.
@@ -188,6 +192,12 @@ impl Session {
         !self.postponed
     }
 
+    /// Marks the batch about to run as served outside the gate while a script is busy
+    /// (`true`), or inside it as usual (`false`).
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+    }
+
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
         self.leave_blocking(shared);
@@ -222,8 +232,8 @@ fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
     route(command).is_ok_and(|routed| shared.pause.holds(routed.spec, ttl::now_ms(shared)))
 }
 
-/// [`execute`] for a command EXEC runs: it already has the store to itself.
-fn execute_inside(
+/// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
+pub(crate) fn execute_inside(
     shared: &Shared,
     counters: &Counters,
     session: &mut Session,
@@ -233,9 +243,40 @@ fn execute_inside(
     execute_as(shared, counters, session, command, out, Exclusive::Held)
 }
 
+/// A command a script runs (`redis.call`), routed by the caller, with the gate held: the
+/// user's ACL rules apply, then the handler runs (no MULTI queueing, no second routing).
+pub(crate) fn execute_routed(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    routed: Routed,
+    out: &mut Vec<u8>,
+) -> Flow {
+    bump(&counters.total_commands, 1);
+    let start = out.len();
+    let flow = match auth::refusal(shared, session, &routed, command) {
+        Ok(()) => run(shared, counters, session, command, routed, out, Exclusive::Held),
+        Err(auth::Refusal::Closed) => Flow::Close,
+        Err(auth::Refusal::Denied(denied)) => {
+            Reply::new(out, session.protocol).error(denied.exec_message());
+            Flow::Continue
+        }
+        Err(auth::Refusal::Message(message)) => {
+            Reply::new(out, session.protocol).error(message);
+            Flow::Continue
+        }
+    };
+    if out.get(start) == Some(&b'-') {
+        bump(&counters.protocol_errors, 1);
+        shared.error_stats.note(&out[start..]);
+    }
+    flow
+}
+
 /// Whether a command takes the gate for itself (see `crate::gate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Exclusive {
+pub(crate) enum Exclusive {
     /// A write of several keys runs with no other worker executing.
     IfMultiKey,
     /// Already exclusive (inside EXEC).
@@ -255,6 +296,14 @@ fn execute_as(
     }
     bump(&counters.total_commands, 1);
     let start = out.len();
+    if session.busy && exclusive == Exclusive::IfMultiKey {
+        if let Some(message) = script::busy_refusal(shared, command) {
+            Reply::new(out, session.protocol).error(message);
+            bump(&counters.protocol_errors, 1);
+            shared.error_stats.note(&out[start..]);
+            return Flow::Continue;
+        }
+    }
     let flow = match tx::queue(session, command) {
         Some(Ok(())) => {
             note_queued(shared, session, command);
@@ -353,8 +402,8 @@ fn run(
     let sampled = counted && counters.command_stats.count(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
-    let nested = exclusive == Exclusive::Held;
-    let mut ctx = Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, nested };
+    let mut ctx =
+        Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive };
     // Keyspace events of collection writes are told from their replies (`keyevents`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
@@ -447,6 +496,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Transactions(id) => tx::dispatch(ctx, id),
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
             C::Blocking(id) => return blocking::dispatch(ctx, id),
+            C::Scripting(id) => script::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
@@ -536,6 +586,20 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::PubsubShardnumsub => pubsub::numsub(ctx, true),
             S::PubsubNumpat => pubsub::numpat(ctx),
             S::PubsubHelp => pubsub::help(ctx),
+            S::ScriptExists
+            | S::ScriptFlush
+            | S::ScriptHelp
+            | S::ScriptKill
+            | S::ScriptLoad
+            | S::FunctionDelete
+            | S::FunctionDump
+            | S::FunctionFlush
+            | S::FunctionHelp
+            | S::FunctionKill
+            | S::FunctionList
+            | S::FunctionLoad
+            | S::FunctionRestore
+            | S::FunctionStats => script::dispatch_sub(ctx, sub),
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),
@@ -576,11 +640,16 @@ pub(crate) struct Ctx<'a> {
     out: &'a mut Vec<u8>,
     /// Taken from the session for the command; `key(i)` encodes into it.
     key_scratch: Vec<u8>,
-    /// Inside EXEC (or a script): a blocking command must not wait.
-    nested: bool,
+    /// Whether the gate is already held (EXEC, a script): a script must not take it again.
+    exclusive: Exclusive,
 }
 
 impl<'a> Ctx<'a> {
+    /// Inside EXEC or a script: the gate is held, and a blocking command must not wait.
+    fn is_nested(&self) -> bool {
+        self.exclusive == Exclusive::Held
+    }
+
     /// Argument `index`; the arity check guarantees the ones a handler reads exist.
     fn arg(&self, index: usize) -> &'a [u8] {
         self.cmd.arg(index).expect("arity checked before the handler runs")

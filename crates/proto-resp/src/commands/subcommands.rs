@@ -118,3 +118,31 @@ pub static SLOWLOG_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::SlowlogReset, "slowlog|reset", 2),
     ]
 };
+
+/// `FUNCTION` subcommands (Redis 7's `function|*`), sorted by name.
+pub static FUNCTION_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::FunctionDelete, "function|delete", 3),
+        sub(S::FunctionDump, "function|dump", 2),
+        sub(S::FunctionFlush, "function|flush", -2),
+        sub(S::FunctionHelp, "function|help", 2),
+        sub(S::FunctionKill, "function|kill", 2),
+        sub(S::FunctionList, "function|list", -2),
+        sub(S::FunctionLoad, "function|load", -3),
+        sub(S::FunctionRestore, "function|restore", -3),
+        sub(S::FunctionStats, "function|stats", 2),
+    ]
+};
+
+/// `SCRIPT` subcommands (Redis 7's `script|*`), sorted by name.
+pub static SCRIPT_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ScriptExists, "script|exists", -3),
+        sub(S::ScriptFlush, "script|flush", -2),
+        sub(S::ScriptHelp, "script|help", 2),
+        sub(S::ScriptKill, "script|kill", 2),
+        sub(S::ScriptLoad, "script|load", 3),
+    ]
+};

@@ -89,6 +89,9 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
 const READ_SUBCOMMANDS: &[&str] =
     &["object|encoding", "object|freq", "object|idletime", "object|refcount"];
 
+const WRITE_SUBCOMMANDS: &[&str] =
+    &["function|delete", "function|flush", "function|load", "function|restore"];
+
 /// One command or subcommand.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -192,6 +195,7 @@ fn group_category(group: Group) -> u32 {
         Group::SortedSet => bit("sortedset"),
         Group::String => bit("string"),
         Group::Transactions => bit("transaction"),
+        Group::Scripting => bit("scripting"),
         // `@pubsub` comes from the pubsub flag, as in Redis.
         Group::Server | Group::Pubsub => 0,
     }
@@ -199,6 +203,10 @@ fn group_category(group: Group) -> u32 {
 
 fn categories_of(spec: &CommandSpec) -> u32 {
     let mut categories = flag_categories(spec.flags);
+    if spec.group == Group::Scripting {
+        // Redis puts no read-only script command in @read (EVAL_RO, FCALL_RO).
+        categories &= !bit("read");
+    }
     // A container is only `@slow` (and what its own flags say): its subcommands carry the rest.
     if matches!(spec.run, Run::Command(_)) && !NO_GROUP_CATEGORY.contains(&spec.name) {
         categories |= group_category(spec.group);
@@ -214,6 +222,7 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
     categories |= match container.name {
         "client" | "command" => bit("connection"),
         "object" => bit("keyspace"),
+        "script" | "function" => bit("scripting"),
         // HELP has no pubsub flag in Redis: only `@slow`.
         "pubsub" if name != "pubsub|help" => bit("pubsub"),
         _ => 0,
@@ -223,6 +232,9 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
     }
     if READ_SUBCOMMANDS.contains(&name) {
         categories |= bit("read");
+    }
+    if WRITE_SUBCOMMANDS.contains(&name) {
+        categories |= bit("write");
     }
     categories
 }

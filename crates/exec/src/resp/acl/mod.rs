@@ -256,7 +256,7 @@ pub(crate) fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
     }
     if let Some(numkeys_at) = numkeys_position(spec.name) {
         let mut keys: Vec<&[u8]> = Vec::new();
-        if numkeys_at == 2 {
+        if numkeys_at == 2 && !spec.name.starts_with("eval") && !spec.name.starts_with("fcall") {
             keys.extend(args.get(1).copied()); // the destination
         }
         let count = args
@@ -286,6 +286,8 @@ pub(crate) fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
 fn numkeys_position(name: &str) -> Option<usize> {
     match name {
         "zunionstore" | "zinterstore" | "zdiffstore" => Some(2),
+        // The script (or function name) comes first, then `numkeys` and the keys.
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => Some(2),
         "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => Some(1),
         _ => None,
     }

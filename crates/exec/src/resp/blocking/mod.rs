@@ -55,7 +55,7 @@ use proto_resp::{
 pub use registry::Waiters;
 use registry::{Attempt, Waiter};
 
-use super::{list, zset, Ctx, Session};
+use super::{keyevents, list, zset, Ctx, Session};
 use crate::{Counters, Flow, Shared};
 
 /// What a pop on one key did (the non-blocking forms report this for their blocking ones).
@@ -75,11 +75,20 @@ pub(in crate::resp) enum Kind {
     Blpop,
     Brpop,
     /// BLMOVE and BRPOPLPUSH.
-    Blmove { from: list::ListEnd, to: list::ListEnd },
-    Blmpop { end: list::ListEnd, count: usize },
+    Blmove {
+        from: list::ListEnd,
+        to: list::ListEnd,
+    },
+    Blmpop {
+        end: list::ListEnd,
+        count: usize,
+    },
     Bzpopmin,
     Bzpopmax,
-    Bzmpop { end: zset::ZEnd, count: usize },
+    Bzmpop {
+        end: zset::ZEnd,
+        count: usize,
+    },
     /// WAIT for replicas: nothing ever serves it; it ends by its timeout.
     Wait,
 }
@@ -148,11 +157,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BlockingId) -> Flow {
     }
     // Inside EXEC (or a script) it never waits. A single key (not a move) is tried first
     // without the gate: a client served at once costs no more than LPOP.
-    if ctx.nested || (request.keys.len() == 1 && !request.kind.moves()) {
+    if ctx.is_nested() || (request.keys.len() == 1 && !request.kind.moves()) {
         if attempt_all(ctx, &request) != Popped::Empty {
             return Flow::Continue;
         }
-        if ctx.nested {
+        if ctx.is_nested() {
             request.kind.reply_empty(&mut ctx.reply());
             return Flow::Continue;
         }
@@ -308,7 +317,7 @@ fn register(ctx: &mut Ctx<'_>, request: &Request, worker: usize) {
 /// and answers 0.
 fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
     let wanted = parse_i64(ctx.arg(1)).unwrap_or(0);
-    if wanted <= 0 || ctx.nested {
+    if wanted <= 0 || ctx.is_nested() {
         ctx.reply().integer(0);
         return Flow::Continue;
     }
@@ -460,10 +469,15 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         spec: routed.spec,
         out: &mut out,
         key_scratch: Vec::new(),
-        nested: true,
+        exclusive: super::Exclusive::Held,
     };
+    let events = (shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     match attempt(&mut ctx, waiter.kind, index) {
         Popped::Served => {
+            if let Some(before) = &events {
+                // The pop's keyspace events, as for a command that found its key at once.
+                keyevents::after(&ctx, before, 0);
+            }
             let pushed = waiter.kind.moves().then(|| ctx.key(2).to_vec());
             Attempt::Served { reply: out, pushed }
         }

@@ -246,10 +246,8 @@ impl Waiters {
         reply: impl FnOnce(&Waiter) -> Vec<u8>,
     ) -> Option<usize> {
         let mut inner = self.inner.lock();
-        let (&ticket, waiter) = inner
-            .waiters
-            .iter()
-            .find(|(_, w)| w.client_id == client_id && w.reply.is_none())?;
+        let (&ticket, waiter) =
+            inner.waiters.iter().find(|(_, w)| w.client_id == client_id && w.reply.is_none())?;
         let (bytes, worker) = (reply(waiter), waiter.worker);
         inner.dequeue(ticket, &self.filter);
         inner.waiters.get_mut(&ticket).expect("found above").reply = Some(bytes);

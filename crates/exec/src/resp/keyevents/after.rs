@@ -81,7 +81,19 @@ pub(crate) fn after(ctx: &Ctx<'_>, before: &Before, reply_at: usize) {
             ctx.notify(class::LIST, if to_left { "lpush" } else { "rpush" }, 2);
             removed(ctx, class::LIST, if from_left { "lpop" } else { "rpop" }, 1);
         }
-        "lmpop" if found => popped_from(ctx, &reply, class::LIST, ["lpop", "rpop"]),
+        "lmpop" if found => popped_from(ctx, &reply, class::LIST, ["lpop", "rpop"], 1),
+        "blmpop" if found => popped_from(ctx, &reply, class::LIST, ["lpop", "rpop"], 2),
+        "blpop" | "brpop" if found => popped_key(ctx, &reply, class::LIST, &name[1..]),
+        "bzpopmin" | "bzpopmax" if found => popped_key(ctx, &reply, class::ZSET, &name[1..]),
+        "brpoplpush" if found => {
+            ctx.notify(class::LIST, "lpush", 2);
+            removed(ctx, class::LIST, "rpop", 1);
+        }
+        "blmove" if found => {
+            let (from_left, to_left) = (is_left(ctx.arg(3)), is_left(ctx.arg(4)));
+            ctx.notify(class::LIST, if to_left { "lpush" } else { "rpush" }, 2);
+            removed(ctx, class::LIST, if from_left { "lpop" } else { "rpop" }, 1);
+        }
         "sadd" if count > 0 => ctx.notify(class::SET, name, 1),
         "srem" if count > 0 => removed(ctx, class::SET, name, 1),
         "spop" if found => removed(ctx, class::SET, name, 1),
@@ -94,7 +106,8 @@ pub(crate) fn after(ctx: &Ctx<'_>, before: &Before, reply_at: usize) {
             removed(ctx, class::ZSET, name, 1);
         }
         "zpopmin" | "zpopmax" if found => removed(ctx, class::ZSET, name, 1),
-        "zmpop" if found => popped_from(ctx, &reply, class::ZSET, ["zpopmin", "zpopmax"]),
+        "zmpop" if found => popped_from(ctx, &reply, class::ZSET, ["zpopmin", "zpopmax"], 1),
+        "bzmpop" if found => popped_from(ctx, &reply, class::ZSET, ["zpopmin", "zpopmax"], 2),
         "zunionstore" | "zinterstore" | "zdiffstore" | "zrangestore" => {
             stored(ctx, before, class::ZSET, count, 1);
         }
@@ -127,12 +140,23 @@ fn stored(ctx: &Ctx<'_>, before: &Before, class: u32, count: i64, index: usize) 
     }
 }
 
-/// LMPOP and ZMPOP: the reply names the key popped from; the direction follows the keys.
-fn popped_from(ctx: &Ctx<'_>, reply: &Value<'_>, class: u32, events: [&str; 2]) {
+/// BLPOP, BRPOP, BZPOPMIN, BZPOPMAX: the reply names the key popped from first.
+fn popped_key(ctx: &Ctx<'_>, reply: &Value<'_>, class: u32, event: &str) {
     let Value::Array(parts) = reply else { return };
     let Some(key) = parts.first().and_then(Value::as_bytes) else { return };
-    let numkeys = std::str::from_utf8(ctx.arg(1)).ok().and_then(|n| n.parse::<usize>().ok());
-    let Some(where_at) = numkeys.map(|n| n + 2).filter(|&at| at < ctx.cmd.argc()) else {
+    ctx.notify_key(class, event, key);
+    if !exists(ctx, key) {
+        ctx.notify_key(class::GENERIC, "del", key);
+    }
+}
+
+/// LMPOP and ZMPOP (`numkeys` at argument 1), BLMPOP and BZMPOP (at 2, after the timeout):
+/// the reply names the key popped from; the direction follows the keys.
+fn popped_from(ctx: &Ctx<'_>, reply: &Value<'_>, class: u32, events: [&str; 2], at: usize) {
+    let Value::Array(parts) = reply else { return };
+    let Some(key) = parts.first().and_then(Value::as_bytes) else { return };
+    let numkeys = std::str::from_utf8(ctx.arg(at)).ok().and_then(|n| n.parse::<usize>().ok());
+    let Some(where_at) = numkeys.map(|n| n + at + 1).filter(|&w| w < ctx.cmd.argc()) else {
         return;
     };
     let first = ctx.arg(where_at);

@@ -27,8 +27,8 @@ mod search;
 #[cfg(test)]
 mod tests;
 
-use encoding::{End, List};
 pub(super) use encoding::End as ListEnd;
+use encoding::{End, List};
 pub(super) use pop::{move_for_blmove, parse_blmpop, parse_end, pop_for_blmpop, pop_for_blpop};
 
 /// `ERR index out of range` (LSET).

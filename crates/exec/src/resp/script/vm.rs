@@ -1,0 +1,331 @@
+//! The Lua states: one for EVAL's scripts, one for FUNCTION's libraries (as Redis 7 keeps
+//! them apart, so FUNCTION FLUSH cannot touch a cached script), each sandboxed the same
+//! way.
+//!
+//! What a script sees, checked against redis-server 7.0: the base library without
+//! `print`, `loadfile`, `dofile`, `getfenv`, `setfenv`, `module`, `newproxy` and
+//! `require`; `table`, `string`, `math`, `coroutine`; `cjson`, `cmsgpack`, `bit`,
+//! `struct`; and `redis`. No `os`, `io`, `package` or `debug` (the error handler keeps a
+//! private reference to `debug.getinfo`, to say on which line a script failed).
+//!
+//! Globals are read-only once the state is set up: assigning one raises "Attempt to
+//! modify a readonly table", and reading one that does not exist raises "Script
+//! attempted to access nonexistent global variable". This is a metatable on the globals
+//! table; KEYS and ARGV are replaced with `rawset`. Unlike Redis's patched Lua, `rawset`
+//! from a script can still get past it, and library tables (`string`, `redis`) are not
+//! read-only.
+
+use std::collections::HashMap;
+
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+
+use super::{functions::Libraries, libs, REDIS_VERSION, REDIS_VERSION_NUM};
+
+/// The chunk name of Spinel's own Lua code (the error handler skips its frames).
+pub(super) const INTERNAL_CHUNK: &str = "=redis";
+
+/// Both Lua states and what they hold.
+pub(super) struct Vm {
+    pub eval_lua: Lua,
+    pub eval: State,
+    /// Cached scripts by their SHA1 (hex), EVAL's and SCRIPT LOAD's.
+    pub scripts: HashMap<String, Script>,
+    pub functions: Libraries,
+}
+
+/// What each Lua state keeps for running code in it.
+pub(super) struct State {
+    /// `xpcall(f, handler, ...)` in Lua: runs `f` with its arguments and turns a failure
+    /// into an error table with `source` and `line`.
+    pub runner: Function,
+    /// What the globals proxy reads from (KEYS and ARGV are raw-set in it).
+    pub globals: Table,
+    /// `redis`, where the scoped `call`/`pcall` are raw-set for each run.
+    pub redis: Table,
+    /// Raises "Script attempted to access nonexistent global variable" (for tables that
+    /// must behave as the globals do).
+    pub missing: Function,
+}
+
+/// A cached script.
+pub(super) struct Script {
+    pub function: Function,
+    pub body_len: usize,
+    /// Its shebang flags (`#!lua flags=no-writes,...`); `None` without a shebang.
+    pub flags: Option<super::eval::ScriptFlags>,
+    /// SCRIPT LOAD put it there (the cache never drops those on its own).
+    pub loaded: bool,
+}
+
+impl Vm {
+    pub fn new() -> mlua::Result<Vm> {
+        let eval_lua = new_lua()?;
+        let eval = State::new(&eval_lua)?;
+        let functions_lua = new_lua()?;
+        let functions_state = State::new(&functions_lua)?;
+        Ok(Vm {
+            eval_lua,
+            eval,
+            scripts: HashMap::new(),
+            functions: Libraries::new(functions_lua, functions_state),
+        })
+    }
+}
+
+/// A Lua 5.1 state with Redis's libraries and nothing of the OS. `debug` is not loaded
+/// (`Lua::new_with` refuses it as unsafe); the error handler reads frames through
+/// `Lua::inspect_stack` instead.
+pub(super) fn new_lua() -> mlua::Result<Lua> {
+    Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())
+}
+
+impl State {
+    fn new(lua: &Lua) -> mlua::Result<State> {
+        let globals = lua.globals();
+        for name in
+            ["print", "loadfile", "dofile", "getfenv", "setfenv", "module", "newproxy", "require"]
+        {
+            globals.raw_remove(name)?;
+        }
+        for name in ["os", "io", "package", "debug"] {
+            globals.raw_remove(name)?;
+        }
+        libs::register(lua, &globals)?;
+        let redis = redis_table(lua)?;
+        globals.raw_set("redis", redis.clone())?;
+        globals.raw_set("KEYS", lua.create_table()?)?;
+        globals.raw_set("ARGV", lua.create_table()?)?;
+        // The handler runs in Lua with the frame of the failing function one level up;
+        // `where_failed` (Rust) reads the frames through the C API (`inspect_stack`).
+        let where_failed = lua.create_function(|lua, ()| {
+            // Frames: 0 is this function, 1 the handler, 2 what raised (maybe a C
+            // function such as `error`, or Spinel's own `redis.call`), then its callers.
+            for level in 2..8 {
+                let Some(found) = lua.inspect_stack(level, |debug| {
+                    let source = debug.source();
+                    let what = source.what;
+                    let name = source.source.map(|s| s.into_owned()).unwrap_or_default();
+                    (what, name, debug.current_line())
+                }) else {
+                    break;
+                };
+                let (what, name, line) = found;
+                if what == "C" || what == "tail" || name == INTERNAL_CHUNK {
+                    continue;
+                }
+                return Ok((Some(name), line.map(|l| l as i64)));
+            }
+            Ok((None, None))
+        })?;
+        let setup: Function = lua.load(SETUP).set_name(INTERNAL_CHUNK).into_function()?;
+        let describe = lua.create_function(|_, error: Value| Ok(describe(&error)))?;
+        let runner: Function = setup.call((where_failed, describe, redis.clone()))?;
+        // Read-only globals from here on: the globals table becomes an empty proxy whose
+        // reads go (in C, through `__index` = a table) to `backing`, whose own metatable
+        // raises for a name that does not exist; every write to the proxy raises.
+        let backing = lua.create_table()?;
+        for pair in globals.pairs::<Value, Value>() {
+            let (key, value) = pair?;
+            backing.raw_set(key, value)?;
+        }
+        let keys: Vec<Value> =
+            backing.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
+        for key in keys {
+            globals.raw_set(key, Value::Nil)?;
+        }
+        backing.raw_set("_G", globals.clone())?;
+        let missing = lua
+            .load(
+                "return function(_, k) error(\"Script attempted to access nonexistent global \
+             variable '\" .. tostring(k) .. \"'\", 2) end",
+            )
+            .set_name(INTERNAL_CHUNK)
+            .call::<Function>(())?;
+        let backing_meta = lua.create_table()?;
+        backing_meta.raw_set("__index", missing.clone())?;
+        backing.set_metatable(Some(backing_meta))?;
+        let meta = lua.create_table()?;
+        meta.raw_set("__index", backing.clone())?;
+        meta.raw_set(
+            "__newindex",
+            lua.load("return function() error('Attempt to modify a readonly table', 2) end")
+                .set_name(INTERNAL_CHUNK)
+                .call::<Function>(())?,
+        )?;
+        meta.raw_set("__metatable", false)?;
+        globals.set_metatable(Some(meta))?;
+        let globals = backing;
+        Ok(State { runner, globals, redis, missing })
+    }
+}
+
+/// The runner and its error handler, in Lua. (`redis.call` and `redis.pcall` are Rust
+/// functions set for each run: a Lua wrapper could be tail-called, and the script's
+/// frame, whose line the error names, would be gone.)
+const SETUP: &str = r#"
+local where_failed, describe, redis = ...
+local rawget, rawset, error, type, tostring, xpcall, sub =
+  rawget, rawset, error, type, tostring, xpcall, string.sub
+local function handler(err)
+  local source, line = where_failed()
+  if type(err) == 'table' then
+    if type(rawget(err, 'err')) ~= 'string' then err = {err = 'ERR ' .. tostring(err)} end
+  elseif type(err) == 'userdata' then
+    -- Raised by Spinel's Rust code: a reply's error (redis.call) as it is; a library's
+    -- message gets the caller's position and ERR, as luaL_error gives them.
+    local message, coded = describe(err)
+    if not coded then
+      if source then message = sub(source, 2) .. ':' .. tostring(line) .. ': ' .. message end
+      message = 'ERR ' .. message
+    end
+    err = {err = message}
+  else
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if source then
+    err['source'] = source
+    err['line'] = line
+  end
+  return err
+end
+return function(f, a, b)
+  return xpcall(function() return f(a, b) end, handler)
+end
+"#;
+
+/// The `redis` table without `call`/`pcall` (added by `SETUP`).
+fn redis_table(lua: &Lua) -> mlua::Result<Table> {
+    let redis = lua.create_table()?;
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|lua, message: Value| {
+            let Value::String(message) = message else {
+                return Err(mlua::Error::runtime("ERR wrong number or type of arguments"));
+            };
+            let text = message.as_bytes().to_vec();
+            let text = if text.first() == Some(&b'-') {
+                text[1..].to_vec()
+            } else {
+                [b"ERR ".as_slice(), &text].concat()
+            };
+            let table = lua.create_table()?;
+            table.raw_set("err", lua.create_string(text)?)?;
+            Ok(table)
+        })?,
+    )?;
+    redis.raw_set(
+        "status_reply",
+        lua.create_function(|lua, message: Value| {
+            let Value::String(message) = message else {
+                return Err(mlua::Error::runtime("ERR wrong number or type of arguments"));
+            };
+            let table = lua.create_table()?;
+            table.raw_set("ok", message)?;
+            Ok(table)
+        })?,
+    )?;
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|_, data: mlua::Variadic<Value>| {
+            let [Value::String(data)] = data.as_slice() else {
+                return Err(mlua::Error::runtime("ERR wrong number of arguments"));
+            };
+            Ok(super::sha1_hex(&data.as_bytes()))
+        })?,
+    )?;
+    redis.raw_set(
+        "log",
+        lua.create_function(|_, args: mlua::Variadic<Value>| {
+            if args.len() < 2 {
+                return Err(mlua::Error::runtime(
+                    "ERR redis.log() requires two arguments or more.",
+                ));
+            }
+            let (Value::Integer(_) | Value::Number(_)) = args[0] else {
+                return Err(mlua::Error::runtime(
+                    "ERR First argument must be a number (log level).",
+                ));
+            };
+            let mut line = String::new();
+            for arg in args.iter().skip(1) {
+                if let Ok(Some(text)) = arg.to_string().map(Some) {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(&text);
+                }
+            }
+            tracing_log(&line);
+            Ok(())
+        })?,
+    )?;
+    let this = redis.clone();
+    redis.raw_set(
+        "setresp",
+        lua.create_function(move |_, version: Value| {
+            let version = match version {
+                Value::Integer(n) => n as f64,
+                Value::Number(n) => n,
+                _ => 0.0,
+            };
+            if version != 2.0 && version != 3.0 {
+                return Err(mlua::Error::runtime(coded("ERR RESP version must be 2 or 3.")));
+            }
+            this.raw_set("__resp", version as i64)
+        })?,
+    )?;
+    let noop = lua.create_function(|_, _: mlua::Variadic<Value>| Ok(()))?;
+    redis.raw_set("set_repl", noop.clone())?;
+    redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
+    redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
+    redis.raw_set("debug", noop)?;
+    for (name, value) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
+        redis.raw_set(name, value)?;
+    }
+    redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
+    Ok(redis)
+}
+
+/// `redis.log`: exec has no logger of its own; the line is dropped (Redis writes it to
+/// its log file).
+fn tracing_log(_line: &str) {}
+
+/// The message of an error a Rust function raised, and whether it is a reply's error to
+/// pass on as it is ([`coded`]).
+pub(super) fn describe(error: &Value) -> (String, bool) {
+    let Value::Error(error) = error else {
+        return (error.to_string().unwrap_or_default(), false);
+    };
+    let mut cause: &mlua::Error = error;
+    while let mlua::Error::CallbackError { cause: inner, .. } = cause {
+        cause = inner;
+    }
+    let message = match cause {
+        mlua::Error::RuntimeError(message) => message.clone(),
+        other => other.to_string(),
+    };
+    if let Some(message) = message.strip_prefix(CODED) {
+        return (message.to_owned(), true);
+    }
+    (message, false)
+}
+
+/// Marks a Rust error's message as a reply error to pass on as it is (see [`coded`]).
+const CODED: char = '\u{1}';
+
+/// An error message that reaches the client as it is (`WRONGTYPE ...`, `ERR Script
+/// killed ...`): no position or `ERR` is added to it.
+pub(super) fn coded(message: &str) -> String {
+    format!("{CODED}{message}")
+}
