@@ -270,3 +270,53 @@ def test_client_pause_holds_writes_until_unpause(resp_port, key):
              b"-ERR wrong number of arguments for 'client|unpause' command\r\n")
     admin.close()
     writer.close()
+
+
+def monitor_lines(conn, count):
+    lines = []
+    while len(lines) < count:
+        lines.append(conn.read_until(b"\r\n"))
+    return lines
+
+
+def test_monitor_shows_every_clients_commands(resp_port):
+    import re
+    with Conn(resp_port) as mon, Conn(resp_port) as c:
+        mon.rt(resp_encode("MONITOR"), b"+OK\r\n")
+        c.rt(resp_encode("SET", "mon-k", 'a "q" \\ \n\x01'), b"+OK\r\n")
+        # CONFIG is an admin command: not shown.
+        c.send(resp_encode("CONFIG", "GET", "maxmemory"))
+        c.read_until(b"maxmemory\r\n")
+        c.read_until(b"\r\n")
+        c.read_until(b"\r\n")
+        c.rt(resp_encode("SELECT", "2"), b"+OK\r\n")
+        c.rt(resp_encode("EVAL", "return redis.call('get', KEYS[1])", "1", "mon-k"), b"$-1\r\n")
+        c.rt(resp_encode("MULTI"), b"+OK\r\n")
+        c.rt(resp_encode("INCR", "mon-n"), b"+QUEUED\r\n")
+        c.rt(resp_encode("EXEC"), b"*1\r\n:1\r\n")
+        c.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
+        lines = monitor_lines(mon, 8)
+    shape = re.compile(rb'^\+(\d+)\.(\d{6}) \[(\d+) ([^\]]+)\] (.*)\r\n$')
+    parsed = [shape.match(line) for line in lines]
+    assert all(parsed), lines
+    assert abs(int(parsed[0].group(1)) - time.time()) < 10
+    shown = [(m.group(3), m.group(4) == b"lua", m.group(5)) for m in parsed]
+    assert shown == [
+        (b"0", False, b'"SET" "mon-k" "a \\"q\\" \\\\ \\n\\x01"'),
+        (b"2", False, b'"SELECT" "2"'),
+        (b"2", False, b'"EVAL" "return redis.call(\'get\', KEYS[1])" "1" "mon-k"'),
+        (b"2", True, b'"get" "mon-k"'),
+        (b"2", False, b'"MULTI"'),
+        (b"2", False, b'"INCR" "mon-n"'),
+        (b"2", False, b'"EXEC"'),
+        (b"0", False, b'"SELECT" "0"'),
+    ]
+
+
+def test_reset_stops_monitoring(resp_port):
+    with Conn(resp_port) as mon, Conn(resp_port) as c:
+        mon.rt(resp_encode("MONITOR"), b"+OK\r\n")
+        mon.rt(resp_encode("RESET"), b"+RESET\r\n")
+        c.rt(resp_encode("PING"), b"+PONG\r\n")
+        mon.assert_quiet(0.2)
+        mon.rt(resp_encode("PING"), b"+PONG\r\n")

@@ -252,6 +252,8 @@ pub struct Shared {
     pub blocking: crate::resp::blocking::Waiters,
     /// Redis CLIENT PAUSE (`resp::pause`).
     pub pause: crate::resp::pause::Pause,
+    /// Redis MONITOR's connections (`resp::monitor`).
+    pub monitors: crate::resp::monitor::Monitors,
     /// Lua scripts and functions (`resp::script`).
     pub scripts: crate::resp::script::Engine,
     /// What the server does for the settings exec cannot apply itself (set once by it).
@@ -436,6 +438,7 @@ impl Shared {
             keyspace_events,
             blocking: Default::default(),
             pause: Default::default(),
+            monitors: Default::default(),
             settings,
         }
     }

@@ -141,6 +141,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
         subs.leave(&ctx.shared.pubsub);
     }
     super::pubsub::show_counts(session);
+    super::monitor::stop(ctx.shared, session);
     session.activity.multi.store(-1, std::sync::atomic::Ordering::Relaxed);
     session.tx = None;
     session.watched.clear();

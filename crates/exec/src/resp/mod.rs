@@ -52,6 +52,7 @@ mod info;
 pub mod keyevents;
 mod keys;
 mod list;
+pub mod monitor;
 mod object;
 pub mod pause;
 mod persist;
@@ -111,6 +112,10 @@ pub struct Session {
     reply_mode: ReplyMode,
     /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
     postponed: bool,
+    /// It ran MONITOR (its subscriber is in `Shared::monitors`).
+    monitoring: bool,
+    /// A script's `redis.call` runs (MONITOR shows its commands as from `lua`).
+    in_script: bool,
     /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
     /// (boxed: an idle connection pays a pointer for it).
     blocked: Option<Box<blocking::Blocked>>,
@@ -201,6 +206,7 @@ impl Session {
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
         self.leave_blocking(shared);
+        monitor::stop(shared, self);
         if let Some(subs) = &mut self.pubsub {
             subs.leave(&shared.pubsub);
         }
@@ -256,7 +262,12 @@ pub(crate) fn execute_routed(
     bump(&counters.total_commands, 1);
     let start = out.len();
     let flow = match auth::refusal(shared, session, &routed, command) {
-        Ok(()) => run(shared, counters, session, command, routed, out, Exclusive::Held),
+        Ok(()) => {
+            session.in_script = true;
+            let flow = run(shared, counters, session, command, routed, out, Exclusive::Held);
+            session.in_script = false;
+            flow
+        }
         Err(auth::Refusal::Closed) => Flow::Close,
         Err(auth::Refusal::Denied(denied)) => {
             Reply::new(out, session.protocol).error(denied.exec_message());
@@ -408,6 +419,13 @@ fn run(
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     let reply_at = ctx.out.len();
+    // MONITOR shows a command once it ran (SELECT with the database it chose); EVAL and its
+    // kin before the commands they run.
+    let monitored = shared.monitors.active();
+    let shown_first = spec.flags.contains(proto_resp::commands::Flags::SKIP_MONITOR);
+    if monitored && shown_first {
+        monitor::feed(&ctx, &routed);
+    }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
         shared.gate.exclusive(worker, || {
@@ -424,6 +442,9 @@ fn run(
         }
         flow
     };
+    if monitored && !shown_first {
+        monitor::feed(&ctx, &routed);
+    }
     blocking::note_written(&mut ctx);
     ctx.session.key_scratch = ctx.key_scratch;
     if no_touch {
@@ -498,6 +519,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Blocking(id) => return blocking::dispatch(ctx, id),
             C::Scripting(id) => script::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
+            C::Monitor => monitor::monitor(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
             C::Echo => connection::echo(ctx),
@@ -749,39 +771,4 @@ fn count_read(counters: &Counters, found: bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::testkit::Harness;
-
-    /// Goal: dispatch-level errors keep Redis's wording. Method: wire table.
-    #[test]
-    fn unknown_command_and_arity() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("FOO a b", "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n"),
-            ("GET", "-ERR wrong number of arguments for 'get' command\r\n"),
-            ("get a b", "-ERR wrong number of arguments for 'get' command\r\n"),
-            ("SET k", "-ERR wrong number of arguments for 'set' command\r\n"),
-        ]);
-        let totals = h.shared.totals();
-        assert_eq!((totals.total_commands, totals.protocol_errors), (4, 4));
-    }
-
-    /// Goal: a key over the store's limit is refused on write and simply absent on read.
-    #[test]
-    fn key_too_long() {
-        let mut h = Harness::new();
-        let key = vec![b'k'; store::KEY_LEN_MAX + 1];
-        assert_eq!(h.run_args(&[b"SET", &key, b"v"]), b"-ERR key too long\r\n");
-        assert_eq!(h.run_args(&[b"INCR", &key]), b"-ERR key too long\r\n");
-        assert_eq!(h.run_args(&[b"GET", &key]), b"$-1\r\n");
-        assert_eq!(h.run_args(&[b"DEL", &key]), b":0\r\n");
-    }
-
-    /// Goal: an empty command gets no reply and is not counted.
-    #[test]
-    fn empty_command_is_silent() {
-        let mut h = Harness::new();
-        assert_eq!(h.run_raw(b"*0\r\n"), b"");
-        assert_eq!(h.shared.totals().total_commands, 0);
-    }
-}
+mod tests;

@@ -126,7 +126,7 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
 }
 
 /// The session's subscriptions, made with its subscriber on first use.
-fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
+pub(super) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
     let worker = ctx.shared.worker_of(ctx.counters);
     let resp3 = ctx.session.protocol == Protocol::Resp3;
     let subs = ctx.session.pubsub.get_or_insert_with(|| {

@@ -77,6 +77,20 @@ impl Subscriber {
         true
     }
 
+    /// Appends bytes already framed (a MONITOR line); false once cut off.
+    pub(crate) fn deliver_raw(&self, bytes: &[u8]) -> bool {
+        let mut mailbox = self.mailbox.lock();
+        if mailbox.cut_off {
+            return false;
+        }
+        mailbox.bytes.extend_from_slice(bytes);
+        if mailbox.bytes.len() > MAILBOX_LIMIT_BYTES {
+            mailbox.cut_off = true;
+            mailbox.bytes = Vec::new();
+        }
+        true
+    }
+
     /// Whether it went over its limit (its connection is to be closed).
     pub fn is_cut_off(&self) -> bool {
         self.mailbox.lock().cut_off
