@@ -63,6 +63,7 @@ mod server;
 mod set;
 pub mod slowlog;
 mod strings;
+pub mod tracking;
 mod ttl;
 mod tx;
 #[allow(dead_code)] // The data type families use it as they land.
@@ -117,6 +118,8 @@ pub struct Session {
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
     /// served once it is done (see `blocking`).
     ready_keys: Vec<Vec<u8>>,
+    /// CLIENT TRACKING and CACHING (see `tracking`).
+    tracking: tracking::ClientTracking,
     /// Its worker serves this batch outside the gate because a script is busy
     /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
     busy: bool,
@@ -201,8 +204,10 @@ impl Session {
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
         self.leave_blocking(shared);
+        tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
             subs.leave(&shared.pubsub);
+            shared.pubsub.forget_client(self.client.lock().id);
         }
         shared.clients.remove(self.client.lock().id);
     }
@@ -425,6 +430,10 @@ fn run(
         flow
     };
     blocking::note_written(&mut ctx);
+    // Client-side caching: one relaxed load when no client tracks.
+    if shared.tracking.any() {
+        tracking::after_command(&mut ctx, reply_at);
+    }
     ctx.session.key_scratch = ctx.key_scratch;
     if no_touch {
         store::set_reads_touch(true);
@@ -569,6 +578,10 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientInfo => connection::client_info(ctx),
             S::ClientSetinfo => connection::client_setinfo(ctx),
             S::ClientUnblock => blocking::client_unblock(ctx),
+            S::ClientTracking => tracking::client_tracking(ctx),
+            S::ClientCaching => tracking::client_caching(ctx),
+            S::ClientGetredir => tracking::client_getredir(ctx),
+            S::ClientTrackinginfo => tracking::client_trackinginfo(ctx),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),
