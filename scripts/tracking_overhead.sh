@@ -8,7 +8,7 @@
 #   scripts/tracking_overhead.sh BASE NEW BENCH [ROUNDS]
 #
 # The server is pinned to CPUs $SERVER_CPUS (0-1, 2 workers), the load generator to
-# $BENCH_CPUS (2-5); SECONDS_PER_RUN (5) each.
+# $BENCH_CPUS (2-5), WORKERS (2) workers; SECONDS_PER_RUN (5) each.
 set -euo pipefail
 base=$1 new=$2 bench=$3 rounds=${4:-3}
 port=17400
@@ -18,7 +18,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 run() { # name binary mode
     local name=$1 bin=$2 mode=$3
-    taskset -c "$server_cpus" "$bin" -p 0 --resp-port $port -l 127.0.0.1 -t 2 --io epoll -m 1024 \
+    taskset -c "$server_cpus" "$bin" -p 0 --resp-port $port -l 127.0.0.1 -t "${WORKERS:-2}" --io epoll -m 1024 \
         >/dev/null 2>&1 &
     local pid=$!
     trap "kill $pid 2>/dev/null" EXIT

@@ -421,3 +421,26 @@ def test_redis_py_client_side_cache(resp_port, key, monkeypatch):
     finally:
         cached.close()
         other.close()
+
+
+@pytest.mark.spinel_only
+def test_table_memory_is_charged_to_used_memory(make_server):
+    """The table's bytes count against the memory limit: INFO used_memory rises while a
+    client tracks 20,000 keys (about 150 bytes each with 10-byte names) and falls back once
+    the last tracking client turns tracking off (the table empties)."""
+    server = make_server()
+    admin = redis.Redis(port=server.resp_port)
+    reader = redis.Redis(port=server.resp_port, single_connection_client=True)
+    before = admin.info("memory")["used_memory"]
+    reader.execute_command("CLIENT", "TRACKING", "on")
+    for batch in range(20):
+        reader.mget([f"key:{batch}:{i:04}" for i in range(1000)])
+    assert admin.info("stats")["tracking_total_keys"] == 20_000
+    grown = admin.info("memory")["used_memory"] - before
+    assert grown >= 20_000 * 100, grown
+    reader.execute_command("CLIENT", "TRACKING", "off")
+    assert admin.info("stats")["tracking_total_keys"] == 0
+    shrunk = admin.info("memory")["used_memory"] - before
+    assert shrunk < 256 * 1024, shrunk
+    reader.close()
+    admin.close()

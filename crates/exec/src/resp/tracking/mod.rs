@@ -204,28 +204,38 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
             tracker
         }
     };
-    let mut mode = tracker.mode.lock();
-    if !mode.on {
-        shared.tracking.client_on();
-    }
-    mode.on = true;
-    mode.broken_redirect = false;
-    mode.redirect = options.redirect;
-    mode.bcast = options.bcast;
-    mode.optin = options.optin;
-    mode.optout = options.optout;
-    mode.noloop = options.noloop;
-    if options.bcast {
-        let mut prefixes = options.prefixes;
-        if prefixes.is_empty() {
-            prefixes.push(Vec::new());
-        }
-        for prefix in prefixes {
-            if let Err(at) = mode.prefixes.binary_search(&prefix) {
-                shared.tracking.add_prefix(&prefix, &tracker);
-                mode.prefixes.insert(at, prefix);
+    // Lock order: the prefix table is never touched with a mode locked (a broadcast
+    // holds the table and locks modes).
+    let mut added = Vec::new();
+    let was_on = {
+        let mut mode = tracker.mode.lock();
+        let was_on = mode.on;
+        mode.on = true;
+        mode.broken_redirect = false;
+        mode.redirect = options.redirect;
+        mode.bcast = options.bcast;
+        mode.optin = options.optin;
+        mode.optout = options.optout;
+        mode.noloop = options.noloop;
+        if options.bcast {
+            let mut prefixes = options.prefixes;
+            if prefixes.is_empty() {
+                prefixes.push(Vec::new());
+            }
+            for prefix in prefixes {
+                if let Err(at) = mode.prefixes.binary_search(&prefix) {
+                    mode.prefixes.insert(at, prefix.clone());
+                    added.push(prefix);
+                }
             }
         }
+        was_on
+    };
+    if !was_on {
+        shared.tracking.client_on();
+    }
+    for prefix in &added {
+        shared.tracking.add_prefix(prefix, &tracker);
     }
     let activity = &session.activity;
     activity.set(flag::TRACKING, true);
@@ -239,15 +249,14 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
 pub(super) fn disable(shared: &Shared, session: &mut Session) {
     session.tracking.caching = false;
     let Some(tracker) = &session.tracking.tracker else { return };
-    let mut mode = tracker.mode.lock();
-    if mode.bcast {
-        shared.tracking.remove_prefixes(&mode.prefixes, tracker.id);
-        mode.prefixes.clear();
+    let old = std::mem::take(&mut *tracker.mode.lock());
+    if old.bcast {
+        shared.tracking.remove_prefixes(&old.prefixes, tracker.id);
     }
-    if mode.on {
+    if old.on {
         shared.tracking.client_off();
     }
-    *mode = Mode::default();
+    shared.tracking.settle_charge(&shared.store);
     let activity = &session.activity;
     for bit in [flag::TRACKING, flag::TRACKING_BROKEN_REDIR, flag::TRACKING_BCAST] {
         activity.set(bit, false);
@@ -403,6 +412,7 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
     }
     let writer = ctx.session.client.lock().id;
     shared.tracking.invalidate(&shared.pubsub, &keys, writer, worker);
+    shared.tracking.settle_charge(&shared.store);
 }
 
 fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {

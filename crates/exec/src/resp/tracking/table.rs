@@ -139,7 +139,9 @@ pub struct Tracking {
     /// Bytes the table holds (an estimate, see `KEY_OVERHEAD_BYTES`).
     bytes: AtomicUsize,
     /// What the store was charged for it ([`Tracking::settle_charge`]).
-    charged: Mutex<usize>,
+    charged: AtomicUsize,
+    /// Held by the one settling the charge.
+    settling: Mutex<()>,
     max_keys: AtomicUsize,
     /// The next shard to evict from.
     evict_cursor: AtomicUsize,
@@ -158,7 +160,8 @@ impl Default for Tracking {
             keys: AtomicUsize::new(0),
             items: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
-            charged: Mutex::new(0),
+            charged: AtomicUsize::new(0),
+            settling: Mutex::new(()),
             max_keys: AtomicUsize::new(MAX_KEYS_DEFAULT),
             evict_cursor: AtomicUsize::new(0),
             prefixes: RwLock::new(Vec::new()),
@@ -427,21 +430,32 @@ impl Tracking {
     /// observers, and with no lock of this module held (charging may evict, and eviction
     /// invalidates).
     pub(crate) fn settle_charge(&self, store: &store::Store) {
-        let used = self.bytes.load(Relaxed);
-        let Some(mut charged) = self.charged.try_lock() else { return };
-        if used > *charged + CHARGE_STEP_BYTES {
-            let more = (used - *charged).next_multiple_of(CHARGE_STEP_BYTES);
+        let within = |used: usize, charged: usize| {
+            used <= charged + CHARGE_STEP_BYTES && used + 2 * CHARGE_STEP_BYTES >= charged
+        };
+        if within(self.bytes.load(Relaxed), self.charged.load(Relaxed)) {
+            return;
+        }
+        let Some(_settling) = self.settling.try_lock() else { return };
+        let (used, charged) = (self.bytes.load(Relaxed), self.charged.load(Relaxed));
+        if used > charged + CHARGE_STEP_BYTES {
+            let more = (used - charged).next_multiple_of(CHARGE_STEP_BYTES);
             // Over the limit with nothing to evict the table still grows (it is bounded
             // by its own limit): charge it anyway, as Redis counts it in used_memory.
             if store.charge_outside(more).is_err() {
                 store.force_charge_outside(more);
             }
-            *charged += more;
-        } else if used + 2 * CHARGE_STEP_BYTES < *charged {
-            let less = *charged - used - CHARGE_STEP_BYTES;
+            self.charged.store(charged + more, Relaxed);
+        } else if used + 2 * CHARGE_STEP_BYTES < charged {
+            let less = charged - used - CHARGE_STEP_BYTES;
             store.uncharge_outside(less);
-            *charged -= less;
+            self.charged.store(charged - less, Relaxed);
         }
+    }
+
+    /// What the store is charged for the table now.
+    pub fn charged_bytes(&self) -> usize {
+        self.charged.load(Relaxed)
     }
 }
 
