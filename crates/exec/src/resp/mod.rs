@@ -154,7 +154,8 @@ impl Session {
         let client = shared.clients.register(client);
         let account = auth::starting_account(shared);
         let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
-        Session { client, account, peer_ip, activity, ..Session::default() }
+        let tracking = tracking::ClientTracking::of(client.lock().id);
+        Session { client, account, peer_ip, activity, tracking, ..Session::default() }
     }
 
     /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.

@@ -56,6 +56,8 @@ const CACHING_NO: &str =
 /// The session's side: its tracker (once it has turned tracking on) and CLIENT CACHING.
 #[derive(Debug, Default)]
 pub(crate) struct ClientTracking {
+    /// The client's id (a write's author, for NOLOOP), kept here to spare a lock.
+    id: u64,
     tracker: Option<Arc<Tracker>>,
     /// CLIENT CACHING was given for the next command (or transaction).
     caching: bool,
@@ -69,6 +71,13 @@ struct Options {
     optout: bool,
     noloop: bool,
     prefixes: Vec<Vec<u8>>,
+}
+
+impl ClientTracking {
+    /// A connection's state before any CLIENT TRACKING, for client `id`.
+    pub(crate) fn of(id: u64) -> ClientTracking {
+        ClientTracking { id, ..ClientTracking::default() }
+    }
 }
 
 /// CLIENT TRACKING on|off [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP].
@@ -400,17 +409,26 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
     if matches!(spec.run, Run::Command(CommandId::Swapdb)) {
         return;
     }
+    let writer = ctx.session.tracking.id;
+    let store_form = name.ends_with("store") || name == "bitop";
+    if spec.first_key > 0 && spec.last_key == spec.first_key && !store_form {
+        // One key (SET, INCR, HSET, ...): no list to build.
+        if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
+            shared.tracking.invalidate(&shared.pubsub, &[key], writer, worker);
+            shared.tracking.settle_charge(&shared.store);
+        }
+        return;
+    }
     let args: Vec<&[u8]> = ctx.cmd.args().collect();
     let mut keys = super::acl::keys(spec, &args);
     // The STORE forms and BITOP write their destination only.
-    if name.ends_with("store") || name == "bitop" {
+    if store_form {
         let destination = if name == "bitop" { 2 } else { 1 };
         keys = args.get(destination).copied().into_iter().collect();
     }
     if keys.is_empty() {
         return;
     }
-    let writer = ctx.session.client.lock().id;
     shared.tracking.invalidate(&shared.pubsub, &keys, writer, worker);
     shared.tracking.settle_charge(&shared.store);
 }

@@ -31,6 +31,7 @@ use std::{
 };
 
 use parking_lot::{Mutex, RwLock};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3DefaultBuilder};
 
 use crate::resp::pubsub::{Registry, Subscriber, Woken};
 
@@ -91,7 +92,7 @@ pub(crate) enum Payload<'a> {
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Box<[u8]>, Entry>,
+    map: HashMap<Box<[u8]>, Entry, Xxh3DefaultBuilder>,
     /// Keys in the order they entered the map, with the sequence number they entered
     /// with; a key whose entry has another number (it went and came back) is stale.
     order: VecDeque<(u64, Box<[u8]>)>,
@@ -177,12 +178,7 @@ impl std::fmt::Debug for Tracking {
 }
 
 fn shard_of(key: &[u8]) -> usize {
-    // FNV-1a: keys are short and this need not resist collisions, only spread them.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in key {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash >> 32) as usize % SHARDS
+    (xxh3_64(key) >> 32) as usize % SHARDS
 }
 
 fn key_bytes(key: &[u8]) -> usize {
