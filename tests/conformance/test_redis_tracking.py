@@ -235,6 +235,20 @@ def test_broken_redirect(resp_port, key):
              b"\r\n:" + str(target_id).encode() + b"\r\n$8\r\nprefixes\r\n*0\r\n")
 
 
+def test_redirect_to_a_client_not_subscribed_sends_nothing(resp_port, key):
+    with Conn(resp_port) as c, Conn(resp_port) as target, Conn(resp_port) as writer:
+        hello3(c)
+        target_id = client_id(target)
+        c.rt(resp_encode("CLIENT", "TRACKING", "on", "REDIRECT", str(target_id)), b"+OK\r\n")
+        c.rt(resp_encode("GET", key), b"_\r\n")
+        writer.rt(resp_encode("SET", key, "1"), b"+OK\r\n")
+        c.assert_quiet(0.2)
+        target.assert_quiet(0.05)
+        c.rt(resp_encode("CLIENT", "TRACKINGINFO"),
+             b"%3\r\n$5\r\nflags\r\n~1\r\n$2\r\non\r\n$8\r\nredirect\r\n:"
+             + str(target_id).encode() + b"\r\n$8\r\nprefixes\r\n*0\r\n")
+
+
 ERRORS = [
     (("CLIENT", "TRACKING"), b"-ERR wrong number of arguments for 'client|tracking' command"),
     (("CLIENT", "TRACKING", "maybe"), b"-ERR syntax error"),

@@ -219,6 +219,7 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
     let was_on = {
         let mut mode = tracker.mode.lock();
         let was_on = mode.on;
+        shared.tracking.retarget(mode.redirect, options.redirect);
         mode.on = true;
         mode.broken_redirect = false;
         mode.redirect = options.redirect;
@@ -259,6 +260,7 @@ pub(super) fn disable(shared: &Shared, session: &mut Session) {
     session.tracking.caching = false;
     let Some(tracker) = &session.tracking.tracker else { return };
     let old = std::mem::take(&mut *tracker.mode.lock());
+    shared.tracking.retarget(old.redirect, 0);
     if old.bcast {
         shared.tracking.remove_prefixes(&old.prefixes, tracker.id);
     }
@@ -277,6 +279,9 @@ pub(super) fn disable(shared: &Shared, session: &mut Session) {
 /// (and dropped) when their keys change or leave the table.
 pub(super) fn disconnect(shared: &Shared, session: &mut Session) {
     disable(shared, session);
+    if shared.tracking.any() {
+        shared.tracking.closed(session.tracking.id);
+    }
     if let Some(tracker) = session.tracking.tracker.take() {
         shared.tracking.forget(tracker.id);
     }

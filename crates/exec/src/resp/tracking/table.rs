@@ -23,7 +23,7 @@
 //! invalidate.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{HashMap, HashSet, VecDeque},
     sync::{
         atomic::{AtomicUsize, Ordering::Relaxed},
         Arc,
@@ -150,6 +150,15 @@ pub struct Tracking {
     prefixes: RwLock<Vec<Prefix>>,
     /// Every client that has turned tracking on and is still connected.
     trackers: RwLock<HashMap<u64, Arc<Tracker>>>,
+    /// REDIRECT targets: how many trackers name each, and those that closed (a target
+    /// with no mailbox is alive but gets nothing; a closed one is a broken redirect).
+    targets: Mutex<Targets>,
+}
+
+#[derive(Default)]
+struct Targets {
+    named: HashMap<u64, usize>,
+    closed: HashSet<u64>,
 }
 
 impl Default for Tracking {
@@ -167,6 +176,7 @@ impl Default for Tracking {
             evict_cursor: AtomicUsize::new(0),
             prefixes: RwLock::new(Vec::new()),
             trackers: RwLock::new(HashMap::new()),
+            targets: Mutex::new(Targets::default()),
         }
     }
 }
@@ -244,6 +254,34 @@ impl Tracking {
     /// A closed connection: it no longer receives anything.
     pub(crate) fn forget(&self, id: u64) {
         self.trackers.write().remove(&id);
+    }
+
+    /// A tracker redirects to `id` (0: none) instead of `old`.
+    pub(crate) fn retarget(&self, old: u64, id: u64) {
+        if old == id {
+            return;
+        }
+        let mut targets = self.targets.lock();
+        if old != 0 {
+            if let Some(count) = targets.named.get_mut(&old) {
+                *count -= 1;
+                if *count == 0 {
+                    targets.named.remove(&old);
+                    targets.closed.remove(&old);
+                }
+            }
+        }
+        if id != 0 {
+            *targets.named.entry(id).or_default() += 1;
+        }
+    }
+
+    /// Client `id` closed (asked only while someone tracks).
+    pub(crate) fn closed(&self, id: u64) {
+        let mut targets = self.targets.lock();
+        if targets.named.contains_key(&id) {
+            targets.closed.insert(id);
+        }
     }
 
     pub(crate) fn add_prefix(&self, prefix: &[u8], tracker: &Arc<Tracker>) {
@@ -371,7 +409,7 @@ impl Tracking {
                 continue;
             }
             drop(mode);
-            send(pubsub, tracker, payload, woken);
+            self.send(pubsub, tracker, payload, woken);
         }
     }
 
@@ -390,7 +428,7 @@ impl Tracking {
                     continue;
                 }
                 drop(mode);
-                send(pubsub, tracker, Payload::Keys(&matching), woken);
+                self.send(pubsub, tracker, Payload::Keys(&matching), woken);
             }
         }
     }
@@ -415,10 +453,68 @@ impl Tracking {
         let trackers: Vec<Arc<Tracker>> = self.trackers.read().values().cloned().collect();
         for tracker in &trackers {
             if tracker.mode.lock().on {
-                send(pubsub, tracker, Payload::All, &mut woken);
+                self.send(pubsub, tracker, Payload::All, &mut woken);
             }
         }
         wake(pubsub, &woken, worker);
+    }
+
+    /// One invalidation for `tracker`: to its REDIRECT target if it has one (RESP3: a push;
+    /// RESP2: a message on `__redis__:invalidate`, if subscribed), else to itself if it
+    /// speaks RESP3 (RESP2 has no pushes on a normal connection: nothing is sent).
+    fn send(&self, pubsub: &Registry, tracker: &Tracker, payload: Payload<'_>, woken: &mut Woken) {
+        let redirect = tracker.mode.lock().redirect;
+        // The null of a flush is in the tracking client's own protocol, even when redirected.
+        let own_resp3 = tracker.mailbox.is_resp3();
+        if redirect == 0 {
+            let delivered = tracker.mailbox.deliver_with(|resp3, out| {
+                if resp3 {
+                    push_header(out);
+                    write_payload(out, payload, true);
+                }
+            });
+            if delivered && own_resp3 {
+                woken.add(tracker.mailbox.worker);
+            }
+            return;
+        }
+        let Some(target) = pubsub.client(redirect) else {
+            if !self.targets.lock().closed.contains(&redirect) {
+                // Connected without a mailbox (never subscribed): nothing to send to.
+                return;
+            }
+            tracker.mode.lock().broken_redirect = true;
+            tracker.activity.set(crate::resp::clients::flag::TRACKING_BROKEN_REDIR, true);
+            let delivered = tracker.mailbox.deliver_with(|resp3, out| {
+                if resp3 {
+                    out.extend_from_slice(b">2\r\n$21\r\ntracking-redir-broken\r\n:");
+                    out.extend_from_slice(redirect.to_string().as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                }
+            });
+            if delivered && own_resp3 {
+                woken.add(tracker.mailbox.worker);
+            }
+            return;
+        };
+        let subscribed = target.is_subscribed();
+        let mut wrote = false;
+        target.deliver_with(|resp3, out| {
+            if resp3 {
+                push_header(out);
+            } else if subscribed {
+                out.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n");
+                out.extend_from_slice(INVALIDATE_CHANNEL);
+                out.extend_from_slice(b"\r\n");
+            } else {
+                return;
+            }
+            write_payload(out, payload, own_resp3);
+            wrote = true;
+        });
+        if wrote {
+            woken.add(target.worker);
+        }
     }
 
     /// Charges the store for the table's growth (or gives back its shrinking) in steps of
@@ -457,60 +553,6 @@ impl Tracking {
 
 fn wake(pubsub: &Registry, woken: &Woken, worker: usize) {
     woken.each(|target| pubsub.wake(target, target == worker));
-}
-
-/// One invalidation for `tracker`: to its REDIRECT target if it has one (RESP3: a push;
-/// RESP2: a message on `__redis__:invalidate`, if subscribed), else to itself if it
-/// speaks RESP3 (RESP2 has no pushes on a normal connection: nothing is sent).
-pub(crate) fn send(pubsub: &Registry, tracker: &Tracker, payload: Payload<'_>, woken: &mut Woken) {
-    let redirect = tracker.mode.lock().redirect;
-    // The null of a flush is in the tracking client's own protocol, even when redirected.
-    let own_resp3 = tracker.mailbox.is_resp3();
-    if redirect == 0 {
-        let delivered = tracker.mailbox.deliver_with(|resp3, out| {
-            if resp3 {
-                push_header(out);
-                write_payload(out, payload, true);
-            }
-        });
-        if delivered && own_resp3 {
-            woken.add(tracker.mailbox.worker);
-        }
-        return;
-    }
-    let Some(target) = pubsub.client(redirect) else {
-        tracker.mode.lock().broken_redirect = true;
-        tracker.activity.set(crate::resp::clients::flag::TRACKING_BROKEN_REDIR, true);
-        let delivered = tracker.mailbox.deliver_with(|resp3, out| {
-            if resp3 {
-                out.extend_from_slice(b">2\r\n$21\r\ntracking-redir-broken\r\n:");
-                out.extend_from_slice(redirect.to_string().as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-        });
-        if delivered && own_resp3 {
-            woken.add(tracker.mailbox.worker);
-        }
-        return;
-    };
-    let subscribed = target.is_subscribed();
-    let mut wrote = false;
-    target.deliver_with(|resp3, out| {
-        if resp3 {
-            push_header(out);
-        } else if subscribed {
-            out.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n");
-            out.extend_from_slice(INVALIDATE_CHANNEL);
-            out.extend_from_slice(b"\r\n");
-        } else {
-            return;
-        }
-        write_payload(out, payload, own_resp3);
-        wrote = true;
-    });
-    if wrote {
-        woken.add(target.worker);
-    }
 }
 
 fn push_header(out: &mut Vec<u8>) {
