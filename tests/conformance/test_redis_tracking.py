@@ -458,3 +458,18 @@ def test_table_memory_is_charged_to_used_memory(make_server):
     assert shrunk < 256 * 1024, shrunk
     reader.close()
     admin.close()
+
+
+def test_node_redis_client_side_cache(resp_port, key):
+    """node-redis 5's own cache (`clientSideCache`, RESP3): tests/clients/node-redis/cache.js."""
+    import os
+    import shutil
+
+    from clients import client_dir, run_check
+    node = shutil.which("node")
+    directory = client_dir("node-redis")
+    if node is None or not os.path.isfile(
+            os.path.join(directory, "node_modules", "redis", "package.json")):
+        pytest.fail("node-redis is not installed; run scripts/install-test-deps")
+    oks = run_check([node, "cache.js", f"127.0.0.1:{resp_port}", key], directory)
+    assert len(oks) == 2, oks
