@@ -483,3 +483,70 @@ pub(super) fn protocol_changed(session: &Session) {
         subs.subscriber.set_resp3(session.protocol == Protocol::Resp3);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::testkit::Harness;
+
+    fn connect(h: &Harness) -> Session {
+        Session::connect(&h.shared, "127.0.0.1:1000", "127.0.0.1:6379")
+    }
+
+    fn drained(session: &Session) -> Vec<u8> {
+        let mut out = Vec::new();
+        session.drain_messages(&mut out);
+        out
+    }
+
+    /// Goal: a read by a tracking client, then another client's write, puts one push in
+    /// the reader's mailbox; closing the reader leaves no tracker behind and writes go
+    /// back to one relaxed load. Method: two sessions on one harness.
+    #[test]
+    fn write_by_another_session_then_close() {
+        let mut h = Harness::new();
+        h.session = connect(&h);
+        h.run("HELLO 3");
+        h.check(&[("CLIENT TRACKING on", "+OK\r\n"), ("GET k", "_\r\n")]);
+        assert!(h.shared.tracking.any());
+        let writer = connect(&h);
+        let mut reader = std::mem::replace(&mut h.session, writer);
+        h.check(&[("SET k v", "+OK\r\n")]);
+        assert_eq!(drained(&reader), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+        h.check(&[("SET k w", "+OK\r\n")]);
+        assert_eq!(drained(&reader), b"");
+        // A memcached write of a key read again.
+        std::mem::swap(&mut h.session, &mut reader);
+        h.check(&[("GET k", "$1\r\nw\r\n")]);
+        std::mem::swap(&mut h.session, &mut reader);
+        memcache_written(&h.shared, b"k", 0);
+        assert_eq!(drained(&reader), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+        reader.disconnect(&h.shared);
+        assert!(!h.shared.tracking.any());
+        assert_eq!(h.shared.tracking.totals(), (0, 0, 0));
+    }
+
+    /// Goal: the RESP2 replies of GETREDIR, TRACKINGINFO and CACHING follow the mode, and
+    /// CACHING applies to one command. Method: wire table.
+    #[test]
+    fn modes_in_resp2() {
+        let mut h = Harness::new();
+        h.session = connect(&h);
+        h.check(&[
+            ("CLIENT GETREDIR", ":-1\r\n"),
+            ("CLIENT TRACKING on OPTIN NOLOOP", "+OK\r\n"),
+            ("CLIENT GETREDIR", ":0\r\n"),
+            ("CLIENT CACHING yes", "+OK\r\n"),
+            (
+                "CLIENT TRACKINGINFO",
+                "*6\r\n$5\r\nflags\r\n*4\r\n$2\r\non\r\n$5\r\noptin\r\n$11\r\ncaching-yes\r\n\
+                 $6\r\nnoloop\r\n$8\r\nredirect\r\n:0\r\n$8\r\nprefixes\r\n*0\r\n",
+            ),
+            ("GET a", "$-1\r\n"),
+            ("GET b", "$-1\r\n"),
+        ]);
+        assert_eq!(h.shared.tracking.totals(), (1, 1, 0));
+        h.check(&[("CLIENT TRACKING off", "+OK\r\n"), ("CLIENT GETREDIR", ":-1\r\n")]);
+        assert!(!h.shared.tracking.any());
+    }
+}
