@@ -9,8 +9,8 @@ that fills the dict), the rest SETs by the writer, keys drawn from KEYS keys wit
 distribution (exponent S). Pushes waiting on the socket are taken before each read, so a
 read can be stale only while an invalidation is still in flight; those are counted.
 
-    scripts/tracking_hit_ratio.py --spinel target/release/spinel [--redis redis-server]
-        [--ops 100000] [--keys 10000] [--zipf 0.99] [--reads 90] [--seed 1]
+    scripts/tracking_hit_ratio.py --spinel target/release/spinel [--spinel-threads 2]
+        [--redis redis-server] [--ops 100000] [--keys 10000] [--zipf 0.99] [--reads 90] [--seed 1]
 """
 
 import argparse
@@ -196,6 +196,7 @@ def start(argv, port):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spinel", default="target/release/spinel")
+    parser.add_argument("--spinel-threads", type=int, default=2)
     parser.add_argument("--redis", default=shutil.which("redis-server"))
     parser.add_argument("--ops", type=int, default=100_000)
     parser.add_argument("--keys", type=int, default=10_000)
@@ -207,7 +208,8 @@ def main():
     if args.spinel:
         port = free_port()
         servers.append(("spinel", [args.spinel, "-p", "0", "--resp-port", str(port), "-l",
-                                   "127.0.0.1", "-t", "2", "-m", "256"], port))
+                                   "127.0.0.1", "-t", str(args.spinel_threads), "-m", "256"],
+                        port))
     if args.redis:
         port = free_port()
         servers.append(("redis-server", [args.redis, "--port", str(port), "--bind",
