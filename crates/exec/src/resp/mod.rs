@@ -414,6 +414,9 @@ fn run(
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     let reply_at = ctx.out.len();
+    if shared.tracking.any() {
+        tracking::before_command(&mut ctx);
+    }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.worker_of(counters);
         shared.gate.exclusive(worker, || {

@@ -367,31 +367,58 @@ pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
     if spec.flags.contains(Flags::WRITE) {
         invalidate_written(ctx, reply_at);
     }
-    let Some(tracker) = ctx.session.tracking.tracker.clone() else { return };
-    if spec.flags.contains(Flags::READONLY) && !spec.name.ends_with("_ro") {
-        let mode = tracker.mode.lock();
-        let caching = ctx.session.tracking.caching;
-        // OPTIN tracks after CACHING yes only; OPTOUT all but after CACHING no.
-        let opted = if mode.optin { caching } else { !(mode.optout && caching) };
-        let wanted = mode.on && !mode.bcast && opted;
-        drop(mode);
-        if wanted {
-            let args: Vec<&[u8]> = ctx.cmd.args().collect();
-            let keys = super::acl::keys(spec, &args);
-            if !keys.is_empty() {
-                let shared = ctx.shared;
-                let worker = shared.worker_of(ctx.counters);
-                shared.tracking.remember(&shared.pubsub, &keys, tracker.id, worker);
-                shared.tracking.settle_charge(&shared.store);
-            }
-        }
-    }
+    remember_read(ctx);
     // As Redis: CACHING applies to the next command, or the whole MULTI ... EXEC; any
     // CLIENT subcommand leaves it be.
     let outer = ctx.exclusive == Exclusive::IfMultiKey;
     if outer && ctx.session.tx.is_none() && spec.name != "client" {
         ctx.session.tracking.caching = false;
     }
+}
+
+/// Before a command runs while some client tracks: a tracking client's read is
+/// remembered before it reads as well as after. Why twice: a write on another worker
+/// between the read and a remembering that came only after it would find no entry, and
+/// the client would keep a value nobody invalidates. Remembered first, such a write
+/// takes the entry and sends an invalidation, which reaches the client after this
+/// command's reply (the mailbox is drained after the batch), and the second remembering
+/// puts the entry back for the writes that follow.
+pub(super) fn before_command(ctx: &mut Ctx<'_>) {
+    remember_read(ctx);
+}
+
+/// Remembers the keys of a read-only command of a tracking client (default mode; OPTIN
+/// after CACHING yes; OPTOUT unless CACHING no).
+fn remember_read(ctx: &mut Ctx<'_>) {
+    let spec = ctx.spec;
+    let Some(tracker) = &ctx.session.tracking.tracker else { return };
+    if !spec.flags.contains(Flags::READONLY) || spec.name.ends_with("_ro") {
+        return;
+    }
+    let mode = tracker.mode.lock();
+    let caching = ctx.session.tracking.caching;
+    let opted = if mode.optin { caching } else { !(mode.optout && caching) };
+    let wanted = mode.on && !mode.bcast && opted;
+    drop(mode);
+    if !wanted {
+        return;
+    }
+    let id = tracker.id;
+    let shared = ctx.shared;
+    let worker = shared.worker_of(ctx.counters);
+    if spec.first_key > 0 && spec.last_key == spec.first_key {
+        if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
+            shared.tracking.remember(&shared.pubsub, &[key], id, worker);
+        }
+    } else {
+        let args: Vec<&[u8]> = ctx.cmd.args().collect();
+        let keys = super::acl::keys(spec, &args);
+        if keys.is_empty() {
+            return;
+        }
+        shared.tracking.remember(&shared.pubsub, &keys, id, worker);
+    }
+    shared.tracking.settle_charge(&shared.store);
 }
 
 /// The keys a write changed, from its key arguments, unless its reply says it changed
