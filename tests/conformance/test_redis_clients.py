@@ -52,17 +52,20 @@ def test_client_list_shows_each_clients_last_command_and_state(resp_port):
     assert mine["cmd"] == "client|list"
     assert clients[other_id]["cmd"] == "client|id"
     assert clients[other_id]["flags"] == "N"
-    subscribed = [f for f in clients.values() if f["flags"] == "P"]
+    # Connections of earlier tests may still be closing: pick this test's by their state.
+    subscribed = [f for f in clients.values() if (f["sub"], f["psub"]) == ("2", "1")]
     assert len(subscribed) == 1
-    assert (subscribed[0]["sub"], subscribed[0]["psub"], subscribed[0]["ssub"]) == ("2", "1", "0")
+    assert subscribed[0]["flags"] == "P" and subscribed[0]["ssub"] == "0"
     assert subscribed[0]["cmd"] == "psubscribe"
-    queued = [f for f in clients.values() if f["flags"] == "x"]
-    assert len(queued) == 1 and queued[0]["multi"] == "2" and queued[0]["cmd"] == "incr"
+    queued = [f for f in clients.values() if f["multi"] == "2"]
+    assert len(queued) == 1 and queued[0]["flags"] == "x" and queued[0]["cmd"] == "incr"
     assert all(int(f["fd"]) > 0 for f in clients.values())
-    # TYPE filters: pubsub lists the subscriber only, normal everyone else.
+    # TYPE filters: pubsub lists subscribers only (this one among them).
     pubsub_only = me.execute_command("CLIENT", "LIST", "TYPE", "pubsub")
     pubsub_only = pubsub_only.decode() if isinstance(pubsub_only, bytes) else pubsub_only
-    assert [fields(line)["flags"] for line in pubsub_only.strip().split("\n")] == ["P"]
+    listed = [fields(line) for line in pubsub_only.strip().split("\n")]
+    assert all("P" in f["flags"] for f in listed)
+    assert any((f["sub"], f["psub"]) == ("2", "1") for f in listed)
     sub.close()
     me.close()
     other.close()

@@ -152,6 +152,18 @@ impl Default for Settings {
     }
 }
 
+/// An expired or evicted item's key, as the store names it: invalidated for the clients
+/// that track it (not on a worker's command path: every loop it reaches is woken).
+fn invalidate_stored(
+    tracking: &crate::resp::tracking::Tracking,
+    pubsub: &crate::resp::pubsub::Registry,
+    stored: &[u8],
+) {
+    if let Some((_, name)) = crate::keyspace::decode(stored) {
+        tracking.invalidate(pubsub, &[name], 0, usize::MAX);
+    }
+}
+
 /// State shared by every worker; built once by the server.
 pub struct Shared {
     pub store: Store,
@@ -248,6 +260,9 @@ pub struct Shared {
     /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
     /// also told by the store's expiry and eviction observers.
     pub keyspace_events: Arc<KeyspaceEvents>,
+    /// Redis client-side caching: the tracking table and BCAST prefixes (`resp::tracking`);
+    /// also told by the store's expiry and eviction observers.
+    pub tracking: Arc<crate::resp::tracking::Tracking>,
     /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
     pub blocking: crate::resp::blocking::Waiters,
     /// Redis CLIENT PAUSE (`resp::pause`).
@@ -372,14 +387,23 @@ impl Shared {
         let pubsub = Arc::new(crate::resp::pubsub::Registry::default());
         let keyspace_events = Arc::new(KeyspaceEvents::new(Arc::clone(&pubsub)));
         let watch_evictions = crate::memcache::watch::eviction_observer(&watchers, clock);
+        let tracking = Arc::new(crate::resp::tracking::Tracking::default());
         let events = Arc::clone(&keyspace_events);
+        let (tracked, subs) = (Arc::clone(&tracking), Arc::clone(&pubsub));
         store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
             watch_evictions(item);
             events.emit_stored(class::EVICTED, b"evicted", item.key());
+            if tracked.any() {
+                invalidate_stored(&tracked, &subs, item.key());
+            }
         }));
         let events = Arc::clone(&keyspace_events);
+        let (tracked, subs) = (Arc::clone(&tracking), Arc::clone(&pubsub));
         store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
             events.emit_stored(class::EXPIRED, b"expired", stored);
+            if tracked.any() {
+                invalidate_stored(&tracked, &subs, stored);
+            }
         }));
         let owned = Arc::new(crate::owned::Registry::default());
         let registry = Arc::clone(&owned);
@@ -436,6 +460,7 @@ impl Shared {
             control: std::sync::OnceLock::new(),
             pubsub,
             keyspace_events,
+            tracking,
             blocking: Default::default(),
             pause: Default::default(),
             monitors: Default::default(),

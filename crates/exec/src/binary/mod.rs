@@ -119,6 +119,16 @@ pub fn execute(
         GetQ | GetKQ | SetQ | AddQ | ReplaceQ | DeleteQ | IncrementQ | DecrementQ | QuitQ
         | FlushQ | AppendQ | PrependQ | GatQ | GatKQ => unreachable!("loud() is never quiet"),
     }
+    // Redis client-side caching: one relaxed load when no client tracks.
+    if shared.tracking.any() {
+        let worker = shared.worker_of(counters);
+        match loud {
+            Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Touch
+            | Gat | GatK => crate::resp::tracking::memcache_written(shared, request.key, worker),
+            Flush => shared.tracking.flush(&shared.pubsub, worker),
+            _ => {}
+        }
+    }
     Flow::Continue
 }
 

@@ -299,7 +299,30 @@ pub fn execute(
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }
+    // Redis client-side caching: one relaxed load when no client tracks.
+    if shared.tracking.any() {
+        invalidate_tracked(shared, counters, request);
+    }
     Flow::Continue
+}
+
+/// A write's key is invalidated for the Redis clients that track it (whether or not the
+/// write took: a spurious invalidation costs a client one reread); `flush_all` empties
+/// their caches.
+fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_>) {
+    let worker = shared.worker_of(counters);
+    let key = match request {
+        Request::Store(store) => store.key,
+        Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => {
+            key
+        }
+        Request::MetaSet(set) => set.key,
+        Request::MetaDelete(delete) => delete.key,
+        Request::MetaArith(arith) => arith.key,
+        Request::FlushAll { .. } => return shared.tracking.flush(&shared.pubsub, worker),
+        _ => return,
+    };
+    crate::resp::tracking::memcache_written(shared, key, worker);
 }
 
 /// memcached's line between relative and absolute exptimes: 30 days in seconds.

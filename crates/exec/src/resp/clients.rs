@@ -13,7 +13,7 @@ use std::{
     collections::BTreeMap,
     fmt::Write as _,
     sync::{
-        atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed},
+        atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed},
         Arc,
     },
 };
@@ -59,6 +59,8 @@ pub struct Activity {
     pub multi: AtomicI32,
     /// [`flag`] bits.
     pub flags: AtomicU32,
+    /// CLIENT TRACKING's REDIRECT target: 0 for none, -1 while tracking is off (`redir=`).
+    pub redirect: AtomicI64,
 }
 
 /// [`Activity::flags`] bits, as CLIENT LIST letters.
@@ -69,6 +71,12 @@ pub mod flag {
     pub const NO_TOUCH: u32 = 2;
     /// `b`: waiting in a blocking command.
     pub const BLOCKED: u32 = 4;
+    /// `t`: CLIENT TRACKING on.
+    pub const TRACKING: u32 = 8;
+    /// `R`: its tracking REDIRECT target went away.
+    pub const TRACKING_BROKEN_REDIR: u32 = 16;
+    /// `B`: tracking in BCAST mode.
+    pub const TRACKING_BCAST: u32 = 32;
 }
 
 impl Default for Activity {
@@ -79,6 +87,7 @@ impl Default for Activity {
             subscriptions: Default::default(),
             multi: AtomicI32::new(-1),
             flags: AtomicU32::new(0),
+            redirect: AtomicI64::new(-1),
         }
     }
 }
@@ -153,6 +162,13 @@ impl Activity {
         if self.has(flag::BLOCKED) {
             letters.push('b');
         }
+        for (bit, letter) in
+            [(flag::TRACKING, 't'), (flag::TRACKING_BROKEN_REDIR, 'R'), (flag::TRACKING_BCAST, 'B')]
+        {
+            if self.has(bit) {
+                letters.push(letter);
+            }
+        }
         if self.has(flag::NO_EVICT) {
             letters.push('e');
         }
@@ -189,7 +205,7 @@ impl ClientInfo {
             "id={} addr={} laddr={} fd={} name={} age={age_secs} idle={idle} flags={} db={} \
              sub={sub} psub={psub} ssub={ssub} multi={} qbuf=0 qbuf-free=0 argv-mem=0 \
              multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={user} \
-             redir=-1 resp={resp} lib-name={} lib-ver={}",
+             redir={} resp={resp} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -199,6 +215,7 @@ impl ClientInfo {
             self.db,
             activity.multi.load(Relaxed),
             activity.command_name(),
+            activity.redirect.load(Relaxed),
             String::from_utf8_lossy(&self.lib_name),
             String::from_utf8_lossy(&self.lib_ver),
         );
@@ -231,6 +248,11 @@ impl ClientRegistry {
 
     pub fn remove(&self, id: u64) {
         self.clients.lock().remove(&id);
+    }
+
+    /// Whether Redis client `id` is connected.
+    pub fn contains(&self, id: u64) -> bool {
+        self.clients.lock().contains_key(&id)
     }
 
     /// Every listed client, by id. Lock order: the registry, then each entry; a caller must

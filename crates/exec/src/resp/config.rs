@@ -145,6 +145,19 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("tls-session-cache-size", Kind::Text, |_| "20480".into()),
     ("tls-session-cache-timeout", Kind::Text, |_| "300".into()),
     ("tls-session-caching", Kind::Text, |_| "yes".into()),
+    (
+        "tracking-table-max-keys",
+        Kind::Number {
+            // Lowering it evicts (with invalidations) at once, as Redis's cron would.
+            set: |s, n| {
+                s.tracking.set_max_keys(n as usize);
+                s.tracking.limit(&s.pubsub, usize::MAX);
+            },
+            min: 0,
+            max: i64::MAX,
+        },
+        |s| s.tracking.max_keys().to_string(),
+    ),
 ];
 
 /// `busy-reply-threshold` (`lua-time-limit`): a script's time before other clients get BUSY.

@@ -123,6 +123,7 @@ pub(super) fn hello(ctx: &mut Ctx<'_>) {
         }
     }
     ctx.session.protocol = protocol;
+    super::tracking::protocol_changed(ctx.session);
     sync_client(ctx);
     write_hello(ctx);
 }
@@ -147,6 +148,8 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
     session.watched.clear();
     session.db = 0;
     session.protocol = Protocol::Resp2;
+    super::tracking::disable(ctx.shared, session);
+    super::tracking::protocol_changed(session);
     session.account = account;
     session.client.lock().name.clear();
     session.client.lock().user.clear();

@@ -111,8 +111,7 @@ fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.clients.len());
     field(text, "maxclients", shared.max_connections());
     field(text, "blocked_clients", shared.blocking.blocked_clients());
-    // No client-side caching yet: none can be tracked.
-    field(text, "tracking_clients", 0);
+    field(text, "tracking_clients", shared.tracking.clients());
     field(text, "clients_in_timeout_table", shared.blocking.with_timeout());
 }
 
@@ -211,6 +210,10 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     // No pub/sub.
     field(text, "pubsub_channels", 0);
     field(text, "pubsub_patterns", 0);
+    let (keys, items, prefixes) = shared.tracking.totals();
+    field(text, "tracking_total_keys", keys);
+    field(text, "tracking_total_items", items);
+    field(text, "tracking_total_prefixes", prefixes);
     field(text, "total_error_replies", errors);
     let denied_auth = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "acl_access_denied_auth", denied_auth);

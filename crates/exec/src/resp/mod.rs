@@ -64,6 +64,7 @@ mod server;
 mod set;
 pub mod slowlog;
 mod strings;
+pub mod tracking;
 mod ttl;
 mod tx;
 #[allow(dead_code)] // The data type families use it as they land.
@@ -122,6 +123,8 @@ pub struct Session {
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
     /// served once it is done (see `blocking`).
     ready_keys: Vec<Vec<u8>>,
+    /// CLIENT TRACKING and CACHING (see `tracking`).
+    tracking: tracking::ClientTracking,
     /// Its worker serves this batch outside the gate because a script is busy
     /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
     busy: bool,
@@ -156,7 +159,8 @@ impl Session {
         let client = shared.clients.register(client);
         let account = auth::starting_account(shared);
         let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
-        Session { client, account, peer_ip, activity, ..Session::default() }
+        let tracking = tracking::ClientTracking::of(client.lock().id);
+        Session { client, account, peer_ip, activity, tracking, ..Session::default() }
     }
 
     /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.
@@ -207,8 +211,10 @@ impl Session {
     pub fn disconnect(&mut self, shared: &Shared) {
         self.leave_blocking(shared);
         monitor::stop(shared, self);
+        tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
             subs.leave(&shared.pubsub);
+            shared.pubsub.forget_client(self.client.lock().id);
         }
         shared.clients.remove(self.client.lock().id);
     }
@@ -419,6 +425,9 @@ fn run(
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     let reply_at = ctx.out.len();
+    if shared.tracking.any() {
+        tracking::before_command(&mut ctx);
+    }
     // MONITOR shows a command once it ran (SELECT with the database it chose); EVAL and its
     // kin before the commands they run.
     let monitored = shared.monitors.active();
@@ -446,6 +455,10 @@ fn run(
         monitor::feed(&ctx, &routed);
     }
     blocking::note_written(&mut ctx);
+    // Client-side caching: one relaxed load when no client tracks.
+    if shared.tracking.any() {
+        tracking::after_command(&mut ctx, reply_at);
+    }
     ctx.session.key_scratch = ctx.key_scratch;
     if no_touch {
         store::set_reads_touch(true);
@@ -591,6 +604,10 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientInfo => connection::client_info(ctx),
             S::ClientSetinfo => connection::client_setinfo(ctx),
             S::ClientUnblock => blocking::client_unblock(ctx),
+            S::ClientTracking => tracking::client_tracking(ctx),
+            S::ClientCaching => tracking::client_caching(ctx),
+            S::ClientGetredir => tracking::client_getredir(ctx),
+            S::ClientTrackinginfo => tracking::client_trackinginfo(ctx),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),

@@ -30,7 +30,9 @@ pub static ACL_SUBCOMMANDS: &[SubcommandSpec] = {
 pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
+        sub(S::ClientCaching, "client|caching", 3),
         sub(S::ClientGetname, "client|getname", 2),
+        sub(S::ClientGetredir, "client|getredir", 2),
         sub(S::ClientHelp, "client|help", 2),
         sub(S::ClientId, "client|id", 2),
         sub(S::ClientInfo, "client|info", 2),
@@ -42,6 +44,8 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ClientReply, "client|reply", 3),
         sub(S::ClientSetinfo, "client|setinfo", 4),
         sub(S::ClientSetname, "client|setname", 3),
+        sub(S::ClientTracking, "client|tracking", -3),
+        sub(S::ClientTrackinginfo, "client|trackinginfo", 2),
         sub(S::ClientUnblock, "client|unblock", -3),
         sub(S::ClientUnpause, "client|unpause", 2),
     ]

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use proto_resp::Protocol;
 use registry::Kind;
+pub(crate) use registry::Woken;
 pub use registry::{Drained, Notify, Registry, Subscriber, MAILBOX_LIMIT_BYTES};
 
 use super::Ctx;
@@ -101,6 +102,9 @@ pub(crate) fn show_counts(session: &super::Session) {
     for (shown, count) in session.activity.subscriptions.iter().zip(counts) {
         shown.store(count as u32, Relaxed);
     }
+    if let Some(subs) = &session.pubsub {
+        subs.subscriber.set_subscribed(subs.active());
+    }
 }
 
 fn dispatch_command(ctx: &mut Ctx<'_>, id: proto_resp::commands::PubsubId) {
@@ -125,13 +129,18 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
     }
 }
 
-/// The session's subscriptions, made with its subscriber on first use.
-pub(super) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
+/// The session's subscriptions, made with its subscriber on first use (also by CLIENT
+/// TRACKING, whose invalidations come through the same mailbox).
+pub(in crate::resp) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
     let worker = ctx.shared.worker_of(ctx.counters);
     let resp3 = ctx.session.protocol == Protocol::Resp3;
+    let registry = &ctx.shared.pubsub;
+    let id = ctx.session.client.lock().id;
     let subs = ctx.session.pubsub.get_or_insert_with(|| {
+        let subscriber = Arc::new(Subscriber::new(worker, resp3));
+        registry.register_client(id, &subscriber);
         Box::new(Subscriptions {
-            subscriber: Arc::new(Subscriber::new(worker, resp3)),
+            subscriber,
             channels: Vec::new(),
             patterns: Vec::new(),
             shard: Vec::new(),

@@ -14,7 +14,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, OnceLock},
+    sync::{
+        atomic::{AtomicBool, Ordering::Relaxed},
+        Arc, OnceLock,
+    },
 };
 
 use parking_lot::{Mutex, RwLock};
@@ -34,6 +37,9 @@ pub struct Subscriber {
     /// The worker whose loop owns the connection.
     pub(crate) worker: usize,
     mailbox: Mutex<Mailbox>,
+    /// Whether it has a subscription now (Redis's `CLIENT_PUBSUB`): a RESP2 connection
+    /// receives redirected invalidations (`resp::tracking`) only then.
+    subscribed: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -55,11 +61,39 @@ pub enum Drained {
 impl Subscriber {
     pub(crate) fn new(worker: usize, resp3: bool) -> Subscriber {
         let mailbox = Mutex::new(Mailbox { resp3, ..Mailbox::default() });
-        Subscriber { worker, mailbox }
+        Subscriber { worker, mailbox, subscribed: AtomicBool::new(false) }
     }
 
     pub(crate) fn set_resp3(&self, resp3: bool) {
         self.mailbox.lock().resp3 = resp3;
+    }
+
+    pub(crate) fn is_resp3(&self) -> bool {
+        self.mailbox.lock().resp3
+    }
+
+    pub(crate) fn set_subscribed(&self, subscribed: bool) {
+        self.subscribed.store(subscribed, Relaxed);
+    }
+
+    pub(crate) fn is_subscribed(&self) -> bool {
+        self.subscribed.load(Relaxed)
+    }
+
+    /// Appends what `write` composes, told whether the connection speaks RESP3 (the
+    /// tracking module's invalidations); false once cut off.
+    pub(crate) fn deliver_with(&self, write: impl FnOnce(bool, &mut Vec<u8>)) -> bool {
+        let mut mailbox = self.mailbox.lock();
+        if mailbox.cut_off {
+            return false;
+        }
+        let resp3 = mailbox.resp3;
+        write(resp3, &mut mailbox.bytes);
+        if mailbox.bytes.len() > MAILBOX_LIMIT_BYTES {
+            mailbox.cut_off = true;
+            mailbox.bytes = Vec::new();
+        }
+        true
     }
 
     /// Appends one message in the subscriber's protocol; false once cut off.
@@ -159,6 +193,9 @@ pub struct Registry {
     channels: RwLock<Table>,
     patterns: RwLock<Table>,
     shard_channels: RwLock<Table>,
+    /// Every connection's mailbox by client id, once it has one: where a tracking client's
+    /// REDIRECT finds its target.
+    by_client: RwLock<HashMap<u64, Arc<Subscriber>>>,
     notify: OnceLock<Notify>,
 }
 
@@ -188,6 +225,21 @@ impl Registry {
         if let Some(notify) = self.notify.get() {
             notify(worker, own);
         }
+    }
+
+    /// Makes `subscriber` findable by its connection's client id.
+    pub(crate) fn register_client(&self, id: u64, subscriber: &Arc<Subscriber>) {
+        self.by_client.write().insert(id, Arc::clone(subscriber));
+    }
+
+    /// Forgets a closed connection's mailbox.
+    pub(crate) fn forget_client(&self, id: u64) {
+        self.by_client.write().remove(&id);
+    }
+
+    /// The mailbox of client `id`, if it is connected and has one.
+    pub(crate) fn client(&self, id: u64) -> Option<Arc<Subscriber>> {
+        self.by_client.read().get(&id).cloned()
     }
 
     fn table(&self, kind: Kind) -> &RwLock<Table> {
@@ -279,13 +331,13 @@ impl Registry {
 
 /// The workers a publish must wake, each once.
 #[derive(Default)]
-struct Woken {
+pub(crate) struct Woken {
     low: u64,
     more: Vec<usize>,
 }
 
 impl Woken {
-    fn add(&mut self, worker: usize) {
+    pub(crate) fn add(&mut self, worker: usize) {
         match worker {
             0..64 => self.low |= 1 << worker,
             _ if !self.more.contains(&worker) => self.more.push(worker),
@@ -293,7 +345,7 @@ impl Woken {
         }
     }
 
-    fn each(&self, notify: impl Fn(usize)) {
+    pub(crate) fn each(&self, notify: impl Fn(usize)) {
         let mut low = self.low;
         while low != 0 {
             let worker = low.trailing_zeros() as usize;

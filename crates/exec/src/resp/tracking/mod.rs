@@ -1,0 +1,579 @@
+//! Client-side caching (server-assisted): CLIENT TRACKING, CACHING, GETREDIR,
+//! TRACKINGINFO, and the hooks that remember what tracking clients read and invalidate
+//! what anyone writes.
+//!
+//! ```text
+//!   run(): dispatch ... then, if Tracking::any() (one relaxed load when nobody tracks):
+//!     write (either the command's keys, unless its reply says nothing changed)
+//!        -> Tracking::invalidate(keys, writer id)
+//!     read-only command by a tracking client (default mode, OPTIN after CACHING yes,
+//!        OPTOUT unless CACHING no) -> Tracking::remember(keys, id)
+//!   memcached writes (memcache::execute), the store's expiry and eviction observers
+//!        -> Tracking::invalidate;  FLUSHALL, FLUSHDB, memcached flush_all -> flush
+//! ```
+//!
+//! Delivery: an invalidation is appended to the mailbox of the connection that gets it
+//! (its own, or its REDIRECT target's: the pub/sub mailbox, drained by the owning loop
+//! when woken, see `pubsub`), then that loop is woken. A tracking connection therefore
+//! streams from its CLIENT TRACKING on, as a subscriber does. Invalidations of a client's
+//! own writes reach it after the reply of the batch that made them.
+//!
+//! Not mirrored: BCAST messages are sent per command (Redis gathers a whole event-loop
+//! turn's keys per prefix), keys a served blocked pop moves (BLMOVE's destination) are
+//! not invalidated, and keys read by commands a script runs are not remembered.
+
+mod table;
+
+use std::sync::{atomic::Ordering::Relaxed, Arc};
+
+use proto_resp::{
+    args::parse_i64,
+    commands::{Flags, Run},
+    error, CommandId, Protocol,
+};
+use table::{Mode, Tracker};
+pub use table::{Tracking, MAX_KEYS_DEFAULT};
+
+use super::{clients::flag, Ctx, Exclusive, Session};
+use crate::Shared;
+
+const PREFIX_NEEDS_BCAST: &str = "ERR PREFIX option requires BCAST mode to be enabled";
+const BCAST_SWITCH: &str = "ERR You can't switch BCAST mode on/off before disabling tracking \
+                            for this client, and then re-enabling it with a different mode.";
+const BCAST_OPT: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+const OPTIN_AND_OPTOUT: &str = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+const OPT_SWITCH: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking \
+                          for this client, and then re-enabling it with a different mode.";
+const ONE_REDIRECT: &str = "ERR A client can only redirect to a single other client";
+const NO_SUCH_REDIRECT: &str = "ERR The client ID you want redirect to does not exist";
+const CACHING_NOT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is \
+                                    in tracking mode with OPTIN or OPTOUT mode enabled";
+const CACHING_YES: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+const CACHING_NO: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+
+/// The session's side: its tracker (once it has turned tracking on) and CLIENT CACHING.
+#[derive(Debug, Default)]
+pub(crate) struct ClientTracking {
+    /// The client's id (a write's author, for NOLOOP), kept here to spare a lock.
+    id: u64,
+    tracker: Option<Arc<Tracker>>,
+    /// CLIENT CACHING was given for the next command (or transaction).
+    caching: bool,
+}
+
+#[derive(Default)]
+struct Options {
+    redirect: u64,
+    bcast: bool,
+    optin: bool,
+    optout: bool,
+    noloop: bool,
+    prefixes: Vec<Vec<u8>>,
+}
+
+impl ClientTracking {
+    /// A connection's state before any CLIENT TRACKING, for client `id`.
+    pub(crate) fn of(id: u64) -> ClientTracking {
+        ClientTracking { id, ..ClientTracking::default() }
+    }
+}
+
+/// CLIENT TRACKING on|off [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP].
+pub(super) fn client_tracking(ctx: &mut Ctx<'_>) {
+    let options = match parse(ctx) {
+        Ok(options) => options,
+        Err(message) => return ctx.error(message),
+    };
+    let switch = ctx.arg(2);
+    if switch.eq_ignore_ascii_case(b"on") {
+        if let Err(message) = check(ctx, &options) {
+            return ctx.error(message);
+        }
+        enable(ctx, options);
+    } else if switch.eq_ignore_ascii_case(b"off") {
+        disable(ctx.shared, ctx.session);
+    } else {
+        return ctx.error(error::SYNTAX);
+    }
+    ctx.reply().ok();
+}
+
+fn parse(ctx: &Ctx<'_>) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut at = 3;
+    while at < ctx.argc() {
+        let word = ctx.arg(at);
+        let more = at + 1 < ctx.argc();
+        if word.eq_ignore_ascii_case(b"redirect") && more {
+            at += 1;
+            if options.redirect != 0 {
+                return Err(ONE_REDIRECT.into());
+            }
+            let id = parse_i64(ctx.arg(at)).map_err(|_| error::NOT_INTEGER)?;
+            if id <= 0 || !ctx.shared.clients.contains(id as u64) {
+                return Err(NO_SUCH_REDIRECT.into());
+            }
+            options.redirect = id as u64;
+        } else if word.eq_ignore_ascii_case(b"bcast") {
+            options.bcast = true;
+        } else if word.eq_ignore_ascii_case(b"optin") {
+            options.optin = true;
+        } else if word.eq_ignore_ascii_case(b"optout") {
+            options.optout = true;
+        } else if word.eq_ignore_ascii_case(b"noloop") {
+            options.noloop = true;
+        } else if word.eq_ignore_ascii_case(b"prefix") && more {
+            at += 1;
+            options.prefixes.push(ctx.arg(at).to_vec());
+        } else {
+            return Err(error::SYNTAX.into());
+        }
+        at += 1;
+    }
+    Ok(options)
+}
+
+/// Redis's checks of ON's options against each other and the client's current mode.
+fn check(ctx: &Ctx<'_>, options: &Options) -> Result<(), String> {
+    if !options.bcast && !options.prefixes.is_empty() {
+        return Err(PREFIX_NEEDS_BCAST.into());
+    }
+    let current = mode_of(ctx.session);
+    if current.on && current.bcast != options.bcast {
+        return Err(BCAST_SWITCH.into());
+    }
+    if options.bcast && (options.optin || options.optout) {
+        return Err(BCAST_OPT.into());
+    }
+    if options.optin && options.optout {
+        return Err(OPTIN_AND_OPTOUT.into());
+    }
+    if (options.optin && current.optout) || (options.optout && current.optin) {
+        return Err(OPT_SWITCH.into());
+    }
+    if options.bcast {
+        check_prefixes(&current.prefixes, &options.prefixes)?;
+    }
+    Ok(())
+}
+
+fn overlaps(a: &[u8], b: &[u8]) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+fn check_prefixes(existing: &[Vec<u8>], new: &[Vec<u8>]) -> Result<(), String> {
+    for (i, prefix) in new.iter().enumerate() {
+        if let Some(old) = existing.iter().find(|old| overlaps(old, prefix)) {
+            return Err(format!(
+                "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single \
+                 client must not overlap.",
+                String::from_utf8_lossy(prefix),
+                String::from_utf8_lossy(old)
+            ));
+        }
+        if let Some(other) = new[i + 1..].iter().find(|other| overlaps(prefix, other)) {
+            return Err(format!(
+                "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a \
+                 single client must not overlap.",
+                String::from_utf8_lossy(prefix),
+                String::from_utf8_lossy(other)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn mode_of(session: &Session) -> Mode {
+    match &session.tracking.tracker {
+        Some(tracker) => tracker.mode.lock().clone(),
+        None => Mode::default(),
+    }
+}
+
+fn enable(ctx: &mut Ctx<'_>, options: Options) {
+    let resp3 = ctx.session.protocol == Protocol::Resp3;
+    // Its invalidations come through its pub/sub mailbox, drained by its loop.
+    let mailbox = Arc::clone(&super::pubsub::subscriptions(ctx).subscriber);
+    mailbox.set_resp3(resp3);
+    let shared = ctx.shared;
+    let session = &mut *ctx.session;
+    let tracker = match &session.tracking.tracker {
+        Some(tracker) => Arc::clone(tracker),
+        None => {
+            let tracker = Arc::new(Tracker {
+                id: session.client.lock().id,
+                mailbox,
+                mode: Default::default(),
+                activity: Arc::clone(&session.activity),
+            });
+            shared.tracking.register(&tracker);
+            session.tracking.tracker = Some(Arc::clone(&tracker));
+            tracker
+        }
+    };
+    // Lock order: the prefix table is never touched with a mode locked (a broadcast
+    // holds the table and locks modes).
+    let mut added = Vec::new();
+    let was_on = {
+        let mut mode = tracker.mode.lock();
+        let was_on = mode.on;
+        shared.tracking.retarget(mode.redirect, options.redirect);
+        mode.on = true;
+        mode.broken_redirect = false;
+        mode.redirect = options.redirect;
+        mode.bcast = options.bcast;
+        mode.optin = options.optin;
+        mode.optout = options.optout;
+        mode.noloop = options.noloop;
+        if options.bcast {
+            let mut prefixes = options.prefixes;
+            if prefixes.is_empty() {
+                prefixes.push(Vec::new());
+            }
+            for prefix in prefixes {
+                if let Err(at) = mode.prefixes.binary_search(&prefix) {
+                    mode.prefixes.insert(at, prefix.clone());
+                    added.push(prefix);
+                }
+            }
+        }
+        was_on
+    };
+    if !was_on {
+        shared.tracking.client_on();
+    }
+    for prefix in &added {
+        shared.tracking.add_prefix(prefix, &tracker);
+    }
+    let activity = &session.activity;
+    activity.set(flag::TRACKING, true);
+    activity.set(flag::TRACKING_BROKEN_REDIR, false);
+    activity.set(flag::TRACKING_BCAST, options.bcast);
+    activity.redirect.store(options.redirect as i64, Relaxed);
+}
+
+/// CLIENT TRACKING off (also RESET and closing): table entries stay until their keys
+/// change (they are skipped then), as in Redis.
+pub(super) fn disable(shared: &Shared, session: &mut Session) {
+    session.tracking.caching = false;
+    let Some(tracker) = &session.tracking.tracker else { return };
+    let old = std::mem::take(&mut *tracker.mode.lock());
+    shared.tracking.retarget(old.redirect, 0);
+    if old.bcast {
+        shared.tracking.remove_prefixes(&old.prefixes, tracker.id);
+    }
+    if old.on {
+        shared.tracking.client_off();
+    }
+    shared.tracking.settle_charge(&shared.store);
+    let activity = &session.activity;
+    for bit in [flag::TRACKING, flag::TRACKING_BROKEN_REDIR, flag::TRACKING_BCAST] {
+        activity.set(bit, false);
+    }
+    activity.redirect.store(-1, Relaxed);
+}
+
+/// The connection closed: nothing of it is left but table entries, which are skipped
+/// (and dropped) when their keys change or leave the table.
+pub(super) fn disconnect(shared: &Shared, session: &mut Session) {
+    disable(shared, session);
+    if shared.tracking.any() {
+        shared.tracking.closed(session.tracking.id);
+    }
+    if let Some(tracker) = session.tracking.tracker.take() {
+        shared.tracking.forget(tracker.id);
+    }
+}
+
+/// CLIENT CACHING yes|no.
+pub(super) fn client_caching(ctx: &mut Ctx<'_>) {
+    let mode = mode_of(ctx.session);
+    if !mode.on {
+        return ctx.error(CACHING_NOT_TRACKING);
+    }
+    let answer = ctx.arg(2);
+    if answer.eq_ignore_ascii_case(b"yes") {
+        if !mode.optin {
+            return ctx.error(CACHING_YES);
+        }
+    } else if answer.eq_ignore_ascii_case(b"no") {
+        if !mode.optout {
+            return ctx.error(CACHING_NO);
+        }
+    } else {
+        return ctx.error(error::SYNTAX);
+    }
+    ctx.session.tracking.caching = true;
+    ctx.reply().ok();
+}
+
+/// CLIENT GETREDIR: the REDIRECT target, 0 for none, -1 when tracking is off.
+pub(super) fn client_getredir(ctx: &mut Ctx<'_>) {
+    let mode = mode_of(ctx.session);
+    let id = if mode.on { mode.redirect as i64 } else { -1 };
+    ctx.reply().integer(id);
+}
+
+/// CLIENT TRACKINGINFO: flags (a set), redirect, prefixes.
+pub(super) fn client_trackinginfo(ctx: &mut Ctx<'_>) {
+    let mode = mode_of(ctx.session);
+    let caching = ctx.session.tracking.caching;
+    let mut flags: Vec<&[u8]> = vec![if mode.on { b"on" } else { b"off" }];
+    if mode.bcast {
+        flags.push(b"bcast");
+    }
+    if mode.optin {
+        flags.push(b"optin");
+        if caching {
+            flags.push(b"caching-yes");
+        }
+    }
+    if mode.optout {
+        flags.push(b"optout");
+        if caching {
+            flags.push(b"caching-no");
+        }
+    }
+    if mode.noloop {
+        flags.push(b"noloop");
+    }
+    if mode.broken_redirect {
+        flags.push(b"broken_redirect");
+    }
+    let redirect = if mode.on { mode.redirect as i64 } else { -1 };
+    let mut reply = ctx.reply();
+    reply.map(3);
+    reply.bulk(b"flags");
+    reply.set(flags.len());
+    for flag in flags {
+        reply.bulk(flag);
+    }
+    reply.bulk(b"redirect");
+    reply.integer(redirect);
+    reply.bulk(b"prefixes");
+    reply.array(mode.prefixes.len());
+    for prefix in &mode.prefixes {
+        reply.bulk(prefix);
+    }
+}
+
+/// After each command while some client tracks (`run` asks [`Tracking::any`] first):
+/// invalidates what a write changed, remembers what a tracking client read, and ends a
+/// CLIENT CACHING that applied to this command.
+pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
+    let spec = ctx.spec;
+    if spec.flags.contains(Flags::WRITE) {
+        invalidate_written(ctx, reply_at);
+    }
+    remember_read(ctx);
+    // As Redis: CACHING applies to the next command, or the whole MULTI ... EXEC; any
+    // CLIENT subcommand leaves it be.
+    let outer = ctx.exclusive == Exclusive::IfMultiKey;
+    if outer && ctx.session.tx.is_none() && spec.name != "client" {
+        ctx.session.tracking.caching = false;
+    }
+}
+
+/// Before a command runs while some client tracks: a tracking client's read is
+/// remembered before it reads as well as after. Why twice: a write on another worker
+/// between the read and a remembering that came only after it would find no entry, and
+/// the client would keep a value nobody invalidates. Remembered first, such a write
+/// takes the entry and sends an invalidation, which reaches the client after this
+/// command's reply (the mailbox is drained after the batch), and the second remembering
+/// puts the entry back for the writes that follow.
+pub(super) fn before_command(ctx: &mut Ctx<'_>) {
+    remember_read(ctx);
+}
+
+/// Remembers the keys of a read-only command of a tracking client (default mode; OPTIN
+/// after CACHING yes; OPTOUT unless CACHING no).
+fn remember_read(ctx: &mut Ctx<'_>) {
+    let spec = ctx.spec;
+    let Some(tracker) = &ctx.session.tracking.tracker else { return };
+    if !spec.flags.contains(Flags::READONLY) || spec.name.ends_with("_ro") {
+        return;
+    }
+    let mode = tracker.mode.lock();
+    let caching = ctx.session.tracking.caching;
+    let opted = if mode.optin { caching } else { !(mode.optout && caching) };
+    let wanted = mode.on && !mode.bcast && opted;
+    drop(mode);
+    if !wanted {
+        return;
+    }
+    let id = tracker.id;
+    let shared = ctx.shared;
+    let worker = shared.worker_of(ctx.counters);
+    if spec.first_key > 0 && spec.last_key == spec.first_key {
+        if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
+            shared.tracking.remember(&shared.pubsub, &[key], id, worker);
+        }
+    } else {
+        let args: Vec<&[u8]> = ctx.cmd.args().collect();
+        let keys = super::acl::keys(spec, &args);
+        if keys.is_empty() {
+            return;
+        }
+        shared.tracking.remember(&shared.pubsub, &keys, id, worker);
+    }
+    shared.tracking.settle_charge(&shared.store);
+}
+
+/// The keys a write changed, from its key arguments, unless its reply says it changed
+/// nothing (an error, a count of 0 where that means no change, SET's null).
+fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
+    let spec = ctx.spec;
+    let name = spec.name;
+    let reply = ctx.out.get(reply_at..).unwrap_or_default();
+    let shared = ctx.shared;
+    let worker = shared.worker_of(ctx.counters);
+    if matches!(name, "flushall" | "flushdb") {
+        if reply.first() != Some(&b'-') {
+            shared.tracking.flush(&shared.pubsub, worker);
+        }
+        return;
+    }
+    if unchanged(ctx, reply) || name.starts_with("eval") || name.starts_with("fcall") {
+        return;
+    }
+    if matches!(spec.run, Run::Command(CommandId::Swapdb)) {
+        return;
+    }
+    let writer = ctx.session.tracking.id;
+    let store_form = name.ends_with("store") || name == "bitop";
+    if spec.first_key > 0 && spec.last_key == spec.first_key && !store_form {
+        // One key (SET, INCR, HSET, ...): no list to build.
+        if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
+            shared.tracking.invalidate(&shared.pubsub, &[key], writer, worker);
+            shared.tracking.settle_charge(&shared.store);
+        }
+        return;
+    }
+    let args: Vec<&[u8]> = ctx.cmd.args().collect();
+    let mut keys = super::acl::keys(spec, &args);
+    // The STORE forms and BITOP write their destination only.
+    if store_form {
+        let destination = if name == "bitop" { 2 } else { 1 };
+        keys = args.get(destination).copied().into_iter().collect();
+    }
+    if keys.is_empty() {
+        return;
+    }
+    shared.tracking.invalidate(&shared.pubsub, &keys, writer, worker);
+    shared.tracking.settle_charge(&shared.store);
+}
+
+fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
+    match reply {
+        [b'-', ..] | [b'!', ..] => true,
+        b":0\r\n" => matches!(
+            ctx.spec.name,
+            "del"
+                | "unlink"
+                | "expire"
+                | "pexpire"
+                | "expireat"
+                | "pexpireat"
+                | "persist"
+                | "setnx"
+                | "msetnx"
+                | "renamenx"
+                | "move"
+                | "copy"
+                | "hsetnx"
+                | "sadd"
+                | "srem"
+                | "zrem"
+                | "hdel"
+                | "lrem"
+        ),
+        b"$-1\r\n" | b"_\r\n" => {
+            ctx.spec.name == "set"
+                && !(3..ctx.argc()).any(|i| ctx.arg(i).eq_ignore_ascii_case(b"get"))
+        }
+        _ => false,
+    }
+}
+
+/// A memcached write of stored key `stored` (database 0's form), by any worker.
+pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
+    if let Some((_, name)) = crate::keyspace::decode(stored) {
+        shared.tracking.invalidate(&shared.pubsub, &[name], 0, worker);
+    }
+}
+
+/// HELLO or RESET changed the protocol: its invalidations follow.
+pub(super) fn protocol_changed(session: &Session) {
+    if let Some(subs) = &session.pubsub {
+        subs.subscriber.set_resp3(session.protocol == Protocol::Resp3);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::testkit::Harness;
+
+    fn connect(h: &Harness) -> Session {
+        Session::connect(&h.shared, "127.0.0.1:1000", "127.0.0.1:6379")
+    }
+
+    fn drained(session: &Session) -> Vec<u8> {
+        let mut out = Vec::new();
+        session.drain_messages(&mut out);
+        out
+    }
+
+    /// Goal: a read by a tracking client, then another client's write, puts one push in
+    /// the reader's mailbox; closing the reader leaves no tracker behind and writes go
+    /// back to one relaxed load. Method: two sessions on one harness.
+    #[test]
+    fn write_by_another_session_then_close() {
+        let mut h = Harness::new();
+        h.session = connect(&h);
+        h.run("HELLO 3");
+        h.check(&[("CLIENT TRACKING on", "+OK\r\n"), ("GET k", "_\r\n")]);
+        assert!(h.shared.tracking.any());
+        let writer = connect(&h);
+        let mut reader = std::mem::replace(&mut h.session, writer);
+        h.check(&[("SET k v", "+OK\r\n")]);
+        assert_eq!(drained(&reader), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+        h.check(&[("SET k w", "+OK\r\n")]);
+        assert_eq!(drained(&reader), b"");
+        // A memcached write of a key read again.
+        std::mem::swap(&mut h.session, &mut reader);
+        h.check(&[("GET k", "$1\r\nw\r\n")]);
+        std::mem::swap(&mut h.session, &mut reader);
+        memcache_written(&h.shared, b"k", 0);
+        assert_eq!(drained(&reader), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
+        reader.disconnect(&h.shared);
+        assert!(!h.shared.tracking.any());
+        assert_eq!(h.shared.tracking.totals(), (0, 0, 0));
+    }
+
+    /// Goal: the RESP2 replies of GETREDIR, TRACKINGINFO and CACHING follow the mode, and
+    /// CACHING applies to one command. Method: wire table.
+    #[test]
+    fn modes_in_resp2() {
+        let mut h = Harness::new();
+        h.session = connect(&h);
+        h.check(&[
+            ("CLIENT GETREDIR", ":-1\r\n"),
+            ("CLIENT TRACKING on OPTIN NOLOOP", "+OK\r\n"),
+            ("CLIENT GETREDIR", ":0\r\n"),
+            ("CLIENT CACHING yes", "+OK\r\n"),
+            (
+                "CLIENT TRACKINGINFO",
+                "*6\r\n$5\r\nflags\r\n*4\r\n$2\r\non\r\n$5\r\noptin\r\n$11\r\ncaching-yes\r\n\
+                 $6\r\nnoloop\r\n$8\r\nredirect\r\n:0\r\n$8\r\nprefixes\r\n*0\r\n",
+            ),
+            ("GET a", "$-1\r\n"),
+            ("GET b", "$-1\r\n"),
+        ]);
+        assert_eq!(h.shared.tracking.totals(), (1, 1, 0));
+        h.check(&[("CLIENT TRACKING off", "+OK\r\n"), ("CLIENT GETREDIR", ":-1\r\n")]);
+        assert!(!h.shared.tracking.any());
+    }
+}
