@@ -284,11 +284,17 @@ pub(crate) fn execute_routed(
             Flow::Continue
         }
     };
+    count_error_reply(shared, counters, out, start);
+    flow
+}
+
+/// Counts the reply composed at `start` if it is an error (INFO `errorstats`, memcached's
+/// `protocol_errors`): every path that answers a command calls this once.
+fn count_error_reply(shared: &Shared, counters: &Counters, out: &[u8], start: usize) {
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
     }
-    flow
 }
 
 /// Whether a command takes the gate for itself (see `crate::gate`).
@@ -316,8 +322,7 @@ fn execute_as(
     if session.busy && exclusive == Exclusive::IfMultiKey {
         if let Some(message) = script::busy_refusal(shared, command) {
             Reply::new(out, session.protocol).error(message);
-            bump(&counters.protocol_errors, 1);
-            shared.error_stats.note(&out[start..]);
+            count_error_reply(shared, counters, out, start);
             return Flow::Continue;
         }
     }
@@ -367,10 +372,7 @@ fn execute_as(
             }
         },
     };
-    if out.get(start) == Some(&b'-') {
-        bump(&counters.protocol_errors, 1);
-        shared.error_stats.note(&out[start..]);
-    }
+    count_error_reply(shared, counters, out, start);
     // Waiters on the keys it wrote are served once the whole command (or EXEC) is done.
     if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
         blocking::serve_ready(shared, counters, session);
