@@ -6,12 +6,14 @@
 //! owning loop then reads the end of the stream and closes the connection as if the peer
 //! had. The lock makes that safe: a connection leaves the registry (taking the lock) before
 //! its socket is closed, so a socket named in the registry is still that connection's.
+//! A killed connection leaves the registry in the same pass, as Redis frees it at once: a
+//! second KILL, CLIENT LIST or INFO right after no longer counts it.
 //! The killing connection itself, when it matches (SKIPME no), is closed after its reply.
 
 use proto_resp::{args::parse_i64, error};
 
 use super::{
-    clients::{flag, ClientInfo},
+    clients::{flag, ClientInfo, Matched},
     connection::ClientType,
     Ctx,
 };
@@ -134,21 +136,21 @@ fn end_matching(ctx: &mut Ctx<'_>, filter: &Filter) -> (usize, bool) {
     let my_id = ctx.session.client.lock().id;
     let control = ctx.shared.control.get();
     let mut me = false;
-    let ended = ctx.shared.clients.each_locked(|client| {
+    let ended = ctx.shared.clients.match_locked(|client| {
         if !filter.matches(client, now_ms) {
-            return false;
+            return Matched::No;
         }
         if client.id == my_id {
             if filter.skip_me {
-                return false;
+                return Matched::No;
             }
             me = true;
-            return true;
+            return Matched::Keep;
         }
         if let (Some(control), Some(fd)) = (control, client.fd) {
             control.end_connection(fd);
         }
-        true
+        Matched::Unlist
     });
     (ended, me)
 }

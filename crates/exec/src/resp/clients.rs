@@ -228,6 +228,16 @@ impl ClientInfo {
 /// (SETNAME, SELECT, HELLO) show in listings without a second write.
 pub type SharedClient = Arc<Mutex<ClientInfo>>;
 
+/// What `ClientRegistry::match_locked`'s callback says of one client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matched {
+    No,
+    /// Matched, and stays listed.
+    Keep,
+    /// Matched, and leaves the registry now.
+    Unlist,
+}
+
 /// Open Redis connections by id, and the memcached side's connections and ports.
 #[derive(Debug, Default)]
 pub struct ClientRegistry {
@@ -262,10 +272,23 @@ impl ClientRegistry {
     }
 
     /// Calls `f` on every listed client with the registry locked (a client cannot leave
-    /// meanwhile); returns how many it returned true for.
-    pub fn each_locked(&self, mut f: impl FnMut(&ClientInfo) -> bool) -> usize {
-        let clients = self.clients.lock();
-        clients.values().filter(|client| f(&client.lock())).count()
+    /// meanwhile); returns how many it matched. A client it answers `Matched::Unlist` for
+    /// leaves the registry at once, as Redis frees a killed client at once: a second KILL
+    /// or a CLIENT LIST right after no longer sees it, though its loop closes it later.
+    pub fn match_locked(&self, mut f: impl FnMut(&ClientInfo) -> Matched) -> usize {
+        let mut matched = 0;
+        self.clients.lock().retain(|_, client| match f(&client.lock()) {
+            Matched::No => true,
+            Matched::Keep => {
+                matched += 1;
+                true
+            }
+            Matched::Unlist => {
+                matched += 1;
+                false
+            }
+        });
+        matched
     }
 
     /// Numbers a memcached connection, listener or UDP port and lists it for `stats conns`.
