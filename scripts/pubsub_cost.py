@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Pub/sub delivery: messages per second delivered and latency from PUBLISH to receipt,
-with 1, 100 and 10,000 subscribers, Spinel against redis-server in the same run. The
+with 1, 100 and 10,000 subscribers, Spinel against redis-server and valkey-server (both
+from PATH) in the same run. The
 client is one Python process (a selector over every subscriber socket; a publisher
 pipelining 100 PUBLISHes of 32 bytes, then one at a time for latency), pinned to CPU 0,
 the servers to CPU 1. With --threads 2 Spinel's two workers share that CPU, so a publish
 crosses threads (subscribers spread over both loops) at the price of context switches.
 
 Usage: pubsub_cost.py SPINEL_BIN [--subscribers 1,100,10000] [--deliveries 200000]
-                      [--threads N]
+                      [--threads N] [--servers spinel,redis,valkey]
 """
 
 import argparse
@@ -38,7 +39,9 @@ def start(kind, binary, port, threads):
     if kind == "spinel":
         argv = [binary, "-p", "0", "--resp-port", str(port), "-t", str(threads), "-c", "20000"]
     else:
-        argv = [shutil.which("redis-server"), "--port", str(port), "--save", "",
+        binary = shutil.which(f"{kind}-server")
+        assert binary, f"{kind}-server is not in PATH"
+        argv = [binary, "--port", str(port), "--save", "",
                 "--maxclients", "15000"]
     proc = subprocess.Popen(["taskset", "-c", "1", *argv], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -133,11 +136,12 @@ def main():
     parser.add_argument("--deliveries", type=int, default=200_000)
     parser.add_argument("--threads", type=int, default=1,
                         help="Spinel's workers, all on the server's one CPU")
+    parser.add_argument("--servers", default="spinel,redis,valkey")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
     print("| subscribers | server | deliveries/s | p50 µs | p99 µs |\n|--:|---|--:|--:|--:|")
     for n in [int(x) for x in args.subscribers.split(",")]:
-        for kind in ("spinel", "redis"):
+        for kind in args.servers.split(","):
             port = free_port()
             proc = start(kind, args.spinel, port, args.threads)
             try:

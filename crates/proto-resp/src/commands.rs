@@ -51,7 +51,8 @@ impl Flags {
     pub const MOVABLEKEYS: Flags = Flags(1 << 12);
     /// A pub/sub command (the `@pubsub` category).
     pub const PUBSUB: Flags = Flags(1 << 13);
-    /// May replicate (PUBLISH): shown by `COMMAND INFO`.
+    /// May replicate (PUBLISH, EVAL): CLIENT PAUSE WRITE holds it; hidden from
+    /// `COMMAND INFO`, as in Redis.
     pub const MAY_REPLICATE: Flags = Flags(1 << 14);
     /// May block its client until another client's write (BLPOP), or a timeout, ends it
     /// (the `@blocking` category).
@@ -60,6 +61,12 @@ impl Flags {
     pub const SKIP_MONITOR: Flags = Flags(1 << 16);
     /// May be called with no keys even though it takes keys (EVAL with `numkeys` 0).
     pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 17);
+    /// Not recorded in the slow log (EXEC: the commands it ran are).
+    pub const SKIP_SLOWLOG: Flags = Flags(1 << 18);
+    /// Refused while a replica loads its data in the background (SAVE, BGSAVE).
+    pub const NO_ASYNC_LOADING: Flags = Flags(1 << 19);
+    /// Refused inside MULTI (SAVE).
+    pub const NO_MULTI: Flags = Flags(1 << 20);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -85,10 +92,12 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::LOADING, "loading"),
     (Flags::STALE, "stale"),
     (Flags::SKIP_MONITOR, "skip_monitor"),
+    (Flags::SKIP_SLOWLOG, "skip_slowlog"),
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
-    (Flags::MAY_REPLICATE, "may_replicate"),
     (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
+    (Flags::NO_ASYNC_LOADING, "no_async_loading"),
+    (Flags::NO_MULTI, "no_multi"),
     (Flags::ALLOW_BUSY, "allow_busy"),
     (Flags::MOVABLEKEYS, "movablekeys"),
 ];
@@ -134,7 +143,10 @@ impl Group {
 mod bitmap;
 mod blocking;
 mod hash;
+mod info;
+mod keyspec;
 mod list;
+mod meta;
 mod pubsub;
 mod scripting;
 mod set;
@@ -145,6 +157,13 @@ mod zset;
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use blocking::{BlockingId, BLOCKING_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
+pub use info::{
+    write_command_docs, write_command_docs_for, write_command_info, write_command_info_all,
+    Categories,
+};
+pub use keyspec::{
+    command_meta, command_of_line, write_key_flags, FindKeys, KeyFlags, KeyRef, KeySpec, Meta,
+};
 pub use list::{ListId, LIST_COMMANDS};
 pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
@@ -307,6 +326,7 @@ pub enum SubcommandId {
     CommandCount,
     CommandDocs,
     CommandGetkeys,
+    CommandGetkeysandflags,
     CommandHelp,
     CommandInfo,
     CommandList,
@@ -473,7 +493,7 @@ pub static COMMANDS: &[CommandSpec] = {
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::SENTINEL, F::ALLOW_BUSY],
         "Authenticates the connection."),
     spec(R(C::Bgsave), "bgsave", -1, G::Server, "1.0.0", (0, 0, 0),
-        &[F::ADMIN, F::NOSCRIPT],
+        &[F::ADMIN, F::NOSCRIPT, F::NO_ASYNC_LOADING],
         "Saves a snapshot of every key in the background."),
     spec(subs(CLIENT_SUBCOMMANDS, None), "client", -2, G::Connection, "2.4.0", (0, 0, 0),
         &[F::SENTINEL],
@@ -614,7 +634,7 @@ pub static COMMANDS: &[CommandSpec] = {
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::ALLOW_BUSY],
         "Resets the connection."),
     spec(R(C::Save), "save", 1, G::Server, "1.0.0", (0, 0, 0),
-        &[F::ADMIN, F::NOSCRIPT],
+        &[F::ADMIN, F::NOSCRIPT, F::NO_ASYNC_LOADING, F::NO_MULTI],
         "Saves a snapshot of every key, blocking the server."),
     spec(R(C::Scan), "scan", -2, G::Generic, "2.8.0", (0, 0, 0),
         &[F::READONLY, F::TOUCHES_ARBITRARY_KEYS],
@@ -683,68 +703,6 @@ fn lookup_in(table: &'static [CommandSpec], name: &[u8]) -> Option<&'static Comm
 /// `COMMAND COUNT`.
 pub fn write_command_count(reply: &mut Reply<'_>) {
     reply.integer(command_count() as i64);
-}
-
-/// One `COMMAND INFO` entry: name, arity, flags, first key, last key, step, ACL
-/// categories, tips, key specs, subcommands. The last four are empty here (Redis fills
-/// them); the shape matches so clients that index into it keep working. `None` writes
-/// the null Redis sends for an unknown name.
-pub fn write_command_info(reply: &mut Reply<'_>, spec: Option<&CommandSpec>) {
-    let Some(spec) = spec else {
-        reply.null();
-        return;
-    };
-    reply.array(10);
-    reply.bulk(spec.name.as_bytes());
-    reply.integer(i64::from(spec.arity));
-    let flags = FLAG_NAMES.iter().filter(|(flag, _)| spec.flags.contains(*flag));
-    reply.set(flags.clone().count());
-    for (_, name) in flags {
-        reply.simple(name.as_bytes());
-    }
-    reply.integer(i64::from(spec.first_key));
-    reply.integer(i64::from(spec.last_key));
-    reply.integer(i64::from(spec.step));
-    for _ in 0..4 {
-        reply.set(0);
-    }
-}
-
-/// `COMMAND INFO` with no names: every command.
-pub fn write_command_info_all(reply: &mut Reply<'_>) {
-    reply.array(command_count());
-    for spec in all_commands() {
-        write_command_info(reply, Some(spec));
-    }
-}
-
-/// One `COMMAND DOCS` pair: the name, then a map of `summary`, `since` and `group`.
-/// Redis also sends `complexity`, `arguments` and history; we do not have them.
-pub fn write_command_docs(reply: &mut Reply<'_>, spec: &CommandSpec) {
-    reply.bulk(spec.name.as_bytes());
-    reply.map(3);
-    reply.bulk(b"summary");
-    reply.bulk(spec.summary.as_bytes());
-    reply.bulk(b"since");
-    reply.bulk(spec.since.as_bytes());
-    reply.bulk(b"group");
-    reply.bulk(spec.group.name().as_bytes());
-}
-
-/// `COMMAND DOCS [name ...]`: a map over the named commands that exist (all commands if
-/// `names` is empty); unknown names are left out, as in Redis.
-pub fn write_command_docs_for<'n>(
-    reply: &mut Reply<'_>,
-    names: impl ExactSizeIterator<Item = &'n [u8]>,
-) {
-    if names.len() == 0 {
-        reply.map(command_count());
-        all_commands().for_each(|spec| write_command_docs(reply, spec));
-        return;
-    }
-    let found: Vec<&CommandSpec> = names.filter_map(lookup).collect();
-    reply.map(found.len());
-    found.into_iter().for_each(|spec| write_command_docs(reply, spec));
 }
 
 #[cfg(test)]

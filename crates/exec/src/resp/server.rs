@@ -29,13 +29,14 @@ pub(super) fn command_count(ctx: &mut Ctx<'_>) {
 /// without names.
 pub(super) fn command_info(ctx: &mut Ctx<'_>) {
     let names = command_names(ctx);
+    let categories = super::acl::catalog::category_names;
     if names.is_empty() {
-        return commands::write_command_info_all(&mut ctx.reply());
+        return commands::write_command_info_all(&mut ctx.reply(), &categories);
     }
     let mut reply = ctx.reply();
     reply.array(names.len());
     for name in names {
-        commands::write_command_info(&mut reply, proto_resp::lookup(name));
+        commands::write_command_info(&mut reply, proto_resp::lookup(name), &categories);
     }
 }
 
@@ -95,29 +96,37 @@ enum ListFilter<'a> {
     Category(u32),
 }
 
-/// COMMAND GETKEYS: the key arguments of a full command line, as ACL rules and cluster
-/// routing see them.
-pub(super) fn command_getkeys(ctx: &mut Ctx<'_>) {
+/// COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of a full command line as its key specs
+/// find them (ACL rules see the same), with each key's flags for the second.
+pub(super) fn command_getkeys(ctx: &mut Ctx<'_>, with_flags: bool) {
     let args: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
-    let mut raw = Vec::new();
-    proto_resp::compose_command(&args, &mut raw);
-    let Ok((line, _)) = proto_resp::parse_command(&raw, &proto_resp::Limits::default()) else {
+    let Some((name, arity)) = commands::command_of_line(&args) else {
         return ctx.error("ERR Invalid command specified");
     };
-    let routed = match proto_resp::route(&line) {
-        Ok(routed) => routed,
-        Err(proto_resp::RouteError::Arity(_)) => {
-            return ctx.error("ERR Invalid number of arguments specified for command");
-        }
-        Err(_) => return ctx.error("ERR Invalid command specified"),
-    };
-    let keys = super::acl::keys(routed.spec, &args);
-    if keys.is_empty() {
+    let Some(meta) = commands::command_meta(name).filter(|meta| meta.has_keys()) else {
         return ctx.error("ERR The command has no key arguments");
+    };
+    let argc = args.len() as i32;
+    if (arity > 0 && arity != argc) || argc < -arity {
+        return ctx.error("ERR Invalid number of arguments specified for command");
+    }
+    let keys = meta.keys(&args);
+    let optional = proto_resp::lookup(args[0])
+        .is_some_and(|spec| spec.flags.contains(proto_resp::commands::Flags::NO_MANDATORY_KEYS));
+    if keys.is_empty() && !optional {
+        return ctx.error("ERR Invalid arguments specified for command");
     }
     let mut reply = ctx.reply();
     reply.array(keys.len());
-    keys.iter().for_each(|key| reply.bulk(key));
+    for key in keys {
+        if with_flags {
+            reply.array(2);
+            reply.bulk(args[key.at]);
+            commands::write_key_flags(&mut reply, key.flags);
+        } else {
+            reply.bulk(args[key.at]);
+        }
+    }
 }
 
 const COMMAND_HELP: &[&str] = &[
@@ -245,10 +254,18 @@ mod tests {
         h.check(&[
             ("COMMAND COUNT", &format!(":{count}\r\n")),
             (
-                "COMMAND INFO get nosuch",
-                "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
-                 *0\r\n*0\r\n*0\r\n*0\r\n$-1\r\n",
+                "COMMAND INFO strlen nosuch",
+                "*2\r\n*10\r\n$6\r\nstrlen\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
+                 *3\r\n+@read\r\n+@string\r\n+@fast\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*1\r\n+RO\r\n\
+                 $12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n\
+                 $5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n\
+                 $4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n\
+                 *0\r\n$-1\r\n",
             ),
+            ("COMMAND GETKEYSANDFLAGS SET k v GET", "*1\r\n*2\r\n$1\r\nk\r\n*3\r\n+RW\r\n+access\r\n+update\r\n"),
+            ("COMMAND GETKEYS EVAL s 0", "*0\r\n"),
+            ("COMMAND GETKEYS ZUNIONSTORE d 5 a", "-ERR Invalid arguments specified for command\r\n"),
+            ("COMMAND GETKEYS CONFIG GET x", "-ERR The command has no key arguments\r\n"),
             (
                 "COMMAND LIST FILTERBY PATTERN get*",
                 "*6\r\n$3\r\nget\r\n$6\r\ngetdel\r\n$5\r\ngetex\r\n$8\r\ngetrange\r\n\

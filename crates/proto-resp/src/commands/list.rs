@@ -117,7 +117,11 @@ mod tests {
         ];
         for (name, prefix) in table {
             let mut out = Vec::new();
-            write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(name.as_bytes()));
+            write_command_info(
+                &mut Reply::new(&mut out, Protocol::Resp2),
+                lookup(name.as_bytes()),
+                &|_| Vec::new(),
+            );
             assert!(out.starts_with(prefix), "{name}: {}", String::from_utf8_lossy(&out));
         }
     }

@@ -58,6 +58,7 @@ pub static COMMAND_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::CommandCount, "command|count", 2),
         sub(S::CommandDocs, "command|docs", -2),
         sub(S::CommandGetkeys, "command|getkeys", -4),
+        sub(S::CommandGetkeysandflags, "command|getkeysandflags", -4),
         sub(S::CommandHelp, "command|help", 2),
         sub(S::CommandInfo, "command|info", -2),
         sub(S::CommandList, "command|list", -2),

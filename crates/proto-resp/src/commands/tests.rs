@@ -77,13 +77,19 @@ fn arity_table() {
 #[test]
 fn command_info_shape() {
     let mut out = Vec::new();
-    write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"get"));
+    let categories = |name: &str| if name == "get" { vec!["@read", "@fast"] } else { vec![] };
+    write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"get"), &categories);
     let want: &[u8] = b"*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n\
-*0\r\n*0\r\n*0\r\n*0\r\n";
-    assert_eq!(out, want);
+*2\r\n+@read\r\n+@fast\r\n*0\r\n*1\r\n*6\r\n$5\r\nflags\r\n*2\r\n+RO\r\n+access\r\n\
+$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n\
+$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n\
+*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n";
+    assert_eq!(out, want, "{}", String::from_utf8_lossy(&out));
 
     let mut out = Vec::new();
-    write_command_info(&mut Reply::new(&mut out, Protocol::Resp3), lookup(b"mset"));
+    write_command_info(&mut Reply::new(&mut out, Protocol::Resp3), lookup(b"mset"), &|_| {
+        Vec::new()
+    });
     let (value, used) = parse_reply(&out).unwrap();
     assert_eq!(used, out.len());
     let Value::Array(items) = value else { panic!("not an array") };
@@ -92,7 +98,9 @@ fn command_info_shape() {
     assert_eq!(&items[3..6], &[Value::Integer(1), Value::Integer(-1), Value::Integer(2)]);
 
     let mut out = Vec::new();
-    write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"nosuch"));
+    write_command_info(&mut Reply::new(&mut out, Protocol::Resp2), lookup(b"nosuch"), &|_| {
+        Vec::new()
+    });
     assert_eq!(out, b"$-1\r\n");
 }
 
@@ -113,11 +121,61 @@ fn command_count_and_docs() {
     assert_eq!(doc[2], (Value::Bulk(b"group"), Value::Bulk(b"string")));
 
     let mut out = Vec::new();
-    write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2));
+    write_command_info_all(&mut Reply::new(&mut out, Protocol::Resp2), &|_| Vec::new());
     let (Value::Array(all), used) = parse_reply(&out).unwrap() else { panic!() };
     assert_eq!((all.len(), used), (command_count(), out.len()));
     let mut out = Vec::new();
     write_command_docs_for(&mut Reply::new(&mut out, Protocol::Resp2), std::iter::empty());
     let (Value::Array(flat), _) = parse_reply(&out).unwrap() else { panic!() };
     assert_eq!(flat.len(), 2 * command_count());
+}
+
+/// Goal: every command and subcommand has its generated data (a new command without it
+/// fails here until `scripts/gen_command_meta.py` is run), and the table is sorted for
+/// the binary search.
+#[test]
+fn every_command_has_meta() {
+    for spec in all_commands() {
+        assert!(command_meta(spec.name).is_some(), "{}", spec.name);
+        if let Run::Subcommands { table, .. } = &spec.run {
+            for sub in table.iter() {
+                assert!(command_meta(sub.name).is_some(), "{}", sub.name);
+            }
+        }
+    }
+    assert!(command_meta("nosuch").is_none());
+}
+
+/// Goal: keys found by key specs, with their flags, as Redis finds them.
+#[test]
+fn keys_by_key_specs() {
+    let keys = |line: &str| {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        let (name, _) = command_of_line(&args).unwrap();
+        let found = command_meta(name).unwrap().keys(&args);
+        found.iter().map(|key| (key.at, key.flags)).collect::<Vec<_>>()
+    };
+    let (ro, rw, ow) = (KeyFlags::RO, KeyFlags::RW, KeyFlags::OW);
+    let (access, update, insert) = (KeyFlags::ACCESS, KeyFlags::UPDATE, KeyFlags::INSERT);
+    assert_eq!(keys("get k"), [(1, ro | access)]);
+    assert_eq!(keys("mset a 1 b 2"), [(1, ow | update), (3, ow | update)]);
+    assert_eq!(
+        keys("lmove a b left left"),
+        [(1, rw | access | KeyFlags::DELETE), (2, rw | insert)]
+    );
+    assert_eq!(keys("zunionstore d 2 a b"), [(1, ow | update), (3, ro | access), (4, ro | access)]);
+    // A key count past the line, or of zero, finds nothing.
+    assert!(keys("zunionstore d 3 a b").is_empty());
+    assert!(keys("eval s 0").is_empty());
+    assert_eq!(keys("eval s 1 k a"), [(3, rw | access | update)]);
+    assert_eq!(keys("object encoding k"), [(2, ro)]);
+    // SET's flags depend on GET; BITFIELD's on whether it only reads.
+    assert_eq!(keys("set k v"), [(1, ow | update)]);
+    assert_eq!(keys("set k v ex 1 get"), [(1, rw | access | update)]);
+    assert_eq!(keys("bitfield k get u8 0 overflow wrap"), [(1, ro | access)]);
+    assert_eq!(keys("bitfield k incrby u8 0 1"), [(1, rw | access | update)]);
+    // Channels are no keys.
+    assert!(!command_meta("spublish").unwrap().has_keys());
+    assert!(command_of_line(&[b"config", b"nosuch"]).is_none());
+    assert_eq!(command_of_line(&[b"CONFIG"]), Some(("config", -2)));
 }

@@ -24,7 +24,7 @@ pub static TX_COMMANDS: &[CommandSpec] = {
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::ALLOW_BUSY],
         "Discards a transaction."),
     spec(R(T(X::Exec)), "exec", 1, G::Transactions, "1.2.0", (0, 0, 0),
-        &[F::NOSCRIPT, F::LOADING, F::STALE],
+        &[F::NOSCRIPT, F::LOADING, F::STALE, F::SKIP_SLOWLOG],
         "Executes all commands in a transaction."),
     spec(R(T(X::Multi)), "multi", 1, G::Transactions, "1.2.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::ALLOW_BUSY],

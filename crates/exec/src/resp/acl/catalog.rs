@@ -9,7 +9,7 @@
 use std::{collections::HashMap, sync::OnceLock};
 
 use proto_resp::{
-    commands::{all_commands, Flags, Group, Run},
+    commands::{all_commands, command_meta, Flags, Group, Meta, Run},
     CommandSpec, Route, Routed,
 };
 
@@ -37,6 +37,39 @@ pub(crate) const CATEGORIES: &[&str] = &[
     "transaction",
     "scripting",
 ];
+
+/// The same, as COMMAND INFO prints them.
+const TAGGED: [&str; 21] = [
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
+
+/// A command's categories by its full name (`config|get`), tagged and in Redis's order,
+/// for COMMAND INFO; none for a name that is no command.
+pub(crate) fn category_names(name: &str) -> Vec<&'static str> {
+    let catalog = catalog();
+    let bits = catalog.find(name).map_or(0, |at| catalog.entries[at].categories);
+    TAGGED.iter().enumerate().filter(|(at, _)| bits & (1 << at) != 0).map(|(_, t)| *t).collect()
+}
 
 fn bit(name: &str) -> u32 {
     let at = CATEGORIES.iter().position(|c| *c == name).expect("a category");
@@ -98,6 +131,8 @@ pub(crate) struct Entry {
     /// As rules name it: `get`, `config|get`.
     pub(crate) name: &'static str,
     pub(crate) categories: u32,
+    /// Its key specs and the rest of what COMMAND INFO shows.
+    pub(crate) meta: Option<&'static Meta>,
     /// For a container, its subcommands' entries.
     pub(crate) subcommands: std::ops::Range<usize>,
 }
@@ -121,6 +156,7 @@ impl Catalog {
             entries.push(Entry {
                 name: spec.name,
                 categories: categories_of(spec),
+                meta: command_meta(spec.name),
                 subcommands: 0..0,
             });
             if let Run::Subcommands { table, .. } = &spec.run {
@@ -128,6 +164,7 @@ impl Catalog {
                     entries.push(Entry {
                         name: sub.name,
                         categories: subcommand_categories(spec, sub.name),
+                        meta: command_meta(sub.name),
                         subcommands: 0..0,
                     });
                 }
@@ -242,4 +279,20 @@ fn subcommand_categories(container: &CommandSpec, name: &str) -> u32 {
 /// The bit of a category name (without `@`), if it is one.
 pub(crate) fn category(name: &str) -> Option<u32> {
     CATEGORIES.iter().position(|c| *c == name).map(|at| 1 << at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tagged_names_follow_the_categories() {
+        assert_eq!(TAGGED.len(), CATEGORIES.len());
+        for (tagged, name) in TAGGED.iter().zip(CATEGORIES) {
+            assert_eq!(&tagged[1..], *name);
+        }
+        assert_eq!(category_names("get"), ["@read", "@string", "@fast"]);
+        assert_eq!(category_names("config|get"), ["@admin", "@slow", "@dangerous"]);
+        assert!(category_names("nosuch").is_empty());
+    }
 }

@@ -26,7 +26,7 @@ use std::{
 };
 
 use parking_lot::RwLock;
-use proto_resp::{commands::Flags, CommandSpec, Routed};
+use proto_resp::{commands::KeyFlags, Routed};
 
 pub(crate) use catalog::catalog;
 pub use user::User;
@@ -238,59 +238,17 @@ pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Resul
     if !user.allows_command(entry) {
         return Err(Denied::Command(catalog.entries[entry].name));
     }
-    let write = routed.spec.flags.contains(Flags::WRITE);
-    let read = !write;
-    for key in keys(routed.spec, args) {
-        if !user.allows_key(key, read, write) {
-            return Err(Denied::Key(key.to_vec()));
+    let Some(meta) = catalog.entries[entry].meta else {
+        return Ok(());
+    };
+    for key in meta.keys(args) {
+        let read = key.flags & KeyFlags::ACCESS != 0;
+        let write = key.flags & (KeyFlags::INSERT | KeyFlags::DELETE | KeyFlags::UPDATE) != 0;
+        if !user.allows_key(args[key.at], read, write) {
+            return Err(Denied::Key(args[key.at].to_vec()));
         }
     }
     Ok(())
-}
-
-/// The key arguments of a command line: by the table's positions, or for commands whose
-/// keys move, by their `numkeys` argument.
-pub(crate) fn keys<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    if spec.name == "object" {
-        return args.get(2).copied().into_iter().collect();
-    }
-    if let Some(numkeys_at) = numkeys_position(spec.name) {
-        let mut keys: Vec<&[u8]> = Vec::new();
-        if numkeys_at == 2 && !spec.name.starts_with("eval") && !spec.name.starts_with("fcall") {
-            keys.extend(args.get(1).copied()); // the destination
-        }
-        let count = args
-            .get(numkeys_at)
-            .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok())
-            .unwrap_or(0);
-        let first = numkeys_at + 1;
-        keys.extend(args.iter().skip(first).take(count).copied());
-        return keys;
-    }
-    if spec.first_key <= 0 {
-        return Vec::new();
-    }
-    let last = if spec.last_key < 0 {
-        args.len() as i32 + spec.last_key
-    } else {
-        spec.last_key.min(args.len() as i32 - 1)
-    };
-    let step = spec.step.max(1) as usize;
-    (spec.first_key as usize..=last.max(0) as usize)
-        .step_by(step)
-        .filter_map(|at| args.get(at).copied())
-        .collect()
-}
-
-/// Where a command whose keys move keeps its `numkeys`.
-fn numkeys_position(name: &str) -> Option<usize> {
-    match name {
-        "zunionstore" | "zinterstore" | "zdiffstore" => Some(2),
-        // The script (or function name) comes first, then `numkeys` and the keys.
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => Some(2),
-        "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => Some(1),
-        _ => None,
-    }
 }
 
 /// Redis's glob, as key patterns use it.

@@ -87,14 +87,12 @@ impl User {
     }
 
     /// Whether `key` is allowed for reading and, if `write`, for writing.
+    /// Whether one of the user's patterns matches `key` and grants every permission asked
+    /// (as Redis checks a key: `%R~a* %W~a*` does not let a command read and write `a1`).
     pub(crate) fn allows_key(&self, key: &[u8], read: bool, write: bool) -> bool {
-        let matching = self.keys.iter().filter(|k| super::key_matches(&k.pattern, key));
-        let (mut can_read, mut can_write) = (false, false);
-        for k in matching {
-            can_read |= k.read;
-            can_write |= k.write;
-        }
-        (!read || can_read) && (!write || can_write)
+        self.keys.iter().any(|k| {
+            (k.read || !read) && (k.write || !write) && super::key_matches(&k.pattern, key)
+        })
     }
 
     pub(crate) fn password_matches(&self, password: &[u8]) -> bool {
@@ -201,9 +199,13 @@ impl User {
             self.set_all_keys();
             return Ok(());
         }
-        let new = KeyPattern { pattern: pattern.to_vec(), read, write };
-        if !self.keys.contains(&new) {
-            self.keys.push(new);
+        // A pattern given again gains the new permissions (`%R~k %W~k` is `~k`), as in Redis.
+        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
+            Some(known) => {
+                known.read |= read;
+                known.write |= write;
+            }
+            None => self.keys.push(KeyPattern { pattern: pattern.to_vec(), read, write }),
         }
         Ok(())
     }
@@ -400,6 +402,7 @@ mod tests {
             "on nopass ~* &* +@all -@dangerous"
         );
         assert_eq!(user("~a resetkeys ~b %RW~c %R~d").describe_keys(), "~b ~c %R~d");
+        assert_eq!(user("%R~k %W~k %W~j").describe_keys(), "~k %W~j");
         assert_eq!(User::unrestricted().describe(), "on nopass ~* &* +@all");
     }
 

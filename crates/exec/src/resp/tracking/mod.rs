@@ -28,7 +28,7 @@ use std::sync::{atomic::Ordering::Relaxed, Arc};
 
 use proto_resp::{
     args::parse_i64,
-    commands::{Flags, Run},
+    commands::{Flags, KeyFlags, Run},
     error, CommandId, Protocol,
 };
 use table::{Mode, Tracker};
@@ -412,7 +412,7 @@ fn remember_read(ctx: &mut Ctx<'_>) {
         }
     } else {
         let args: Vec<&[u8]> = ctx.cmd.args().collect();
-        let keys = super::acl::keys(spec, &args);
+        let keys = keys_where(spec.name, &args, |_| true);
         if keys.is_empty() {
             return;
         }
@@ -442,8 +442,7 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
         return;
     }
     let writer = ctx.session.tracking.id;
-    let store_form = name.ends_with("store") || name == "bitop";
-    if spec.first_key > 0 && spec.last_key == spec.first_key && !store_form {
+    if spec.first_key > 0 && spec.last_key == spec.first_key {
         // One key (SET, INCR, HSET, ...): no list to build.
         if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
             shared.tracking.invalidate(&shared.pubsub, &[key], writer, worker);
@@ -452,17 +451,22 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
         return;
     }
     let args: Vec<&[u8]> = ctx.cmd.args().collect();
-    let mut keys = super::acl::keys(spec, &args);
-    // The STORE forms and BITOP write their destination only.
-    if store_form {
-        let destination = if name == "bitop" { 2 } else { 1 };
-        keys = args.get(destination).copied().into_iter().collect();
-    }
+    // Only the keys the command changes: a STORE form's destination, not its sources.
+    let changes = KeyFlags::INSERT | KeyFlags::DELETE | KeyFlags::UPDATE;
+    let keys = keys_where(name, &args, |flags| flags & changes != 0);
     if keys.is_empty() {
         return;
     }
     shared.tracking.invalidate(&shared.pubsub, &keys, writer, worker);
     shared.tracking.settle_charge(&shared.store);
+}
+
+/// The keys of a command line whose key-spec flags pass `wanted`.
+fn keys_where<'a>(name: &str, args: &[&'a [u8]], wanted: impl Fn(u16) -> bool) -> Vec<&'a [u8]> {
+    let Some(meta) = proto_resp::commands::command_meta(name) else {
+        return Vec::new();
+    };
+    meta.keys(args).into_iter().filter(|key| wanted(key.flags)).map(|key| args[key.at]).collect()
 }
 
 fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
