@@ -52,6 +52,18 @@ def test_slow_commands_are_logged(make_server):
         assert rt(c, "SLOWLOG", "LEN") in (0, 1)  # RESET itself may be logged after it ran
 
 
+def test_exec_is_not_logged_but_what_it_ran_is(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        assert rt(c, "CONFIG", "SET", "slowlog-log-slower-than", "0") == b"OK"
+        rt(c, "SLOWLOG", "RESET")
+        assert rt(c, "MULTI") == b"OK"
+        assert rt(c, "SET", "in-tx", "1") == b"QUEUED"
+        assert rt(c, "EXEC") == [b"OK"]
+        logged = [e[3][0].upper() for e in rt(c, "SLOWLOG", "GET", "-1")]
+        assert b"SET" in logged and b"EXEC" not in logged
+
+
 def test_nothing_is_logged_under_the_threshold(make_server):
     server = make_server()
     with Conn(server.resp_port) as c:

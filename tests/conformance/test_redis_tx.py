@@ -37,6 +37,15 @@ def test_queueing_and_errors(c, key):
     c.rt(resp_encode("EXEC"), b"-ERR EXEC without MULTI\r\n")
 
 
+def test_save_is_refused_inside_multi(c, key):
+    c.rt(resp_encode("MULTI"), b"+OK\r\n")
+    c.rt(resp_encode("SET", key, "1"), b"+QUEUED\r\n")
+    c.rt(resp_encode("SAVE"), b"-ERR Command not allowed inside a transaction\r\n")
+    c.rt(resp_encode("EXEC"),
+         b"-EXECABORT Transaction discarded because of previous errors.\r\n")
+    c.rt(resp_encode("GET", key), b"$-1\r\n")
+
+
 def test_exec_replies_in_order_with_runtime_errors(c, key):
     c.rt(resp_encode("MULTI"), b"+OK\r\n")
     c.rt(resp_encode("SET", key, "1"), b"+QUEUED\r\n")

@@ -472,7 +472,7 @@ fn run(
         if sampled {
             counters.command_stats.record(index, nanos);
         }
-        slowlog::note(shared, ctx.session, command, fast, nanos);
+        slowlog::note(shared, ctx.session, command, spec.flags, nanos);
     }
     flow
 }

@@ -86,16 +86,19 @@ pub(super) fn note(
     shared: &Shared,
     session: &Session,
     command: &Command<'_>,
-    fast: bool,
+    flags: proto_resp::commands::Flags,
     nanos: u64,
 ) {
+    use proto_resp::commands::Flags;
+    let fast = flags.contains(Flags::FAST);
     if !noteworthy(shared, nanos) {
         return;
     }
     let log = &shared.slowlog;
     let micros = nanos / 1000;
     let slower_than = log.slower_than_us.load(Relaxed);
-    if slower_than >= 0 && micros >= slower_than as u64 {
+    // EXEC is not logged itself (`skip_slowlog`): the commands it ran are.
+    if slower_than >= 0 && micros >= slower_than as u64 && !flags.contains(Flags::SKIP_SLOWLOG) {
         add_entry(shared, session, command, micros);
     }
     let threshold_ms = log.latency_threshold_ms.load(Relaxed);

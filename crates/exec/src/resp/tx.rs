@@ -57,6 +57,9 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: TxId) {
     }
 }
 
+/// A command flagged `no_multi` (SAVE) given inside MULTI.
+const NOT_IN_MULTI: &[u8] = b"ERR Command not allowed inside a transaction";
+
 /// While a transaction is open: queues `command` and answers, or returns `None` for a
 /// command that runs now (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET, as Redis runs them).
 pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Result<(), Vec<u8>>> {
@@ -80,6 +83,10 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
                 let tx = session.tx.as_mut().expect("checked above");
                 tx.failed = true;
                 return Some(Err(denied.message().into_bytes()));
+            }
+            if routed.spec.flags.contains(proto_resp::commands::Flags::NO_MULTI) {
+                session.tx.as_mut().expect("checked above").failed = true;
+                return Some(Err(NOT_IN_MULTI.to_vec()));
             }
             let tx = session.tx.as_mut().expect("checked above");
             let mut raw = Vec::new();
