@@ -18,6 +18,7 @@ mod service;
 mod signals;
 mod tls;
 mod udp;
+mod wakes;
 mod worker;
 
 use std::{
@@ -170,8 +171,9 @@ fn run(config: &Config) -> Result<(), String> {
     let wake = notifiers.clone();
     shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
         Some(notifier) if own => notifier.notify_local(),
-        Some(notifier) => notifier.notify(),
-        None => {}
+        // Inside a worker's input batch, the wake waits for its end (`wakes`).
+        Some(notifier) if !wakes::held(worker) => notifier.notify(),
+        _ => {}
     }));
     for (index, own) in listeners.into_iter().enumerate() {
         let stats = &loop_stats[index];

@@ -657,6 +657,8 @@ impl rt::Handler for Worker {
         }
         // One clock read for the batch, not one per request (see store::FrozenClock).
         let _clock = store::FrozenClock::now();
+        // Other loops' wakes wait for the batch's end: one each, not one per PUBLISH.
+        crate::wakes::hold();
         // Inside the gate while executing: an EXEC on another worker waits for this batch.
         // A Redis connection does not wait for a script past its time limit: its batch is
         // served outside the gate, answering -BUSY (exec::gate::Entered::Busy).
@@ -687,6 +689,7 @@ impl rt::Handler for Worker {
         if entered == exec::gate::Entered::Inside {
             self.shared.gate.leave(self.index);
         }
+        crate::wakes::release(|worker| self.shared.pubsub.wake(worker, false));
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }

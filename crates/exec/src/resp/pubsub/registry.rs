@@ -221,7 +221,7 @@ impl Registry {
 
     /// Wakes worker `worker`'s loop (`own`: the caller's, woken without a system call);
     /// also used by blocked clients' replies (`resp::blocking`).
-    pub(crate) fn wake(&self, worker: usize, own: bool) {
+    pub fn wake(&self, worker: usize, own: bool) {
         if let Some(notify) = self.notify.get() {
             notify(worker, own);
         }
