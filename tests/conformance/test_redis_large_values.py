@@ -33,6 +33,24 @@ def test_values_past_one_mib_round_trip(resp_port, key):
         c.rt(resp_encode("DEL", key), b":1\r\n")
 
 
+def test_expiry_commands_on_values_past_one_mib(resp_port, key):
+    """Setting or clearing a large string's expiry keeps the value: no size check, no OOM
+    (behind twemproxy an OOM here counts as a node failure and ejects the node)."""
+    size = MIB + 1000
+    value = b"e" * size
+    with Conn(resp_port, timeout=20) as c:
+        c.rt(resp_encode("SET", key, value), b"+OK\r\n")
+        c.rt(resp_encode("EXPIRE", key, "50"), b":1\r\n")
+        c.rt(resp_encode("PEXPIRE", key, "60000"), b":1\r\n")
+        c.rt(resp_encode("EXPIREAT", key, "4000000000"), b":1\r\n")
+        c.rt(resp_encode("PERSIST", key), b":1\r\n")
+        c.send(resp_encode("GETEX", key, "EX", "70"))
+        assert _bulk(c, size) == value
+        c.rt(resp_encode("TTL", key), b":70\r\n")
+        c.send(resp_encode("GET", key))
+        assert _bulk(c, size) == value
+
+
 def test_value_larger_than_memory_is_refused_with_oom(target, make_server, key):
     if target != "spinel":
         pytest.skip("the memory bound is Spinel's -m 64 (Redis has no maxmemory here)")

@@ -232,7 +232,11 @@ impl Store {
                     NewItem { value: &parts, flags, expiry, cas, meta, kind, stamp }
                 }
             };
-            s.check_size_within(key, item.value_len(), size_max)?;
+            // A rewrite keeps a value the store already holds (a touch of a string stored
+            // under a larger limit, such as Redis's 512 MB): no limit to check again.
+            if !matches!(change, Change::Rewrite { .. }) {
+                s.check_size_within(key, item.value_len(), size_max)?;
+            }
             Ok((Some(s.put(ctx, existing, &item)?), out))
         })
     }
