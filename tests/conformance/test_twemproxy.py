@@ -1,8 +1,9 @@
 """Issue 14: twemproxy (Debian's `nutcracker`, 0.5.0) in front of three nodes.
 
-Each test starts three nodes and one nutcracker whose pools spread keys over them: memcached
-pools over the nodes' memcached ports and Redis pools (`redis: true`) over their RESP ports, each
-with the ketama and the modula distribution. Through the proxy every command twemproxy forwards
+Three nodes and one nutcracker whose pools spread keys over them (one such cluster per module
+and matrix entry, and one of its own for each test that kills a node): memcached pools over
+the nodes' memcached ports and Redis pools (`redis: true`) over their RESP ports, each with the
+ketama and the modula distribution. Through the proxy every command twemproxy forwards
 must answer as the node would (twemproxy's own list: notes/memcache.md and notes/redis.md in
 its repository), multigets that it splits per node must come back whole and in order, and a
 node that is killed must be ejected (`auto_eject_hosts`) and brought back without a wrong value
