@@ -14,8 +14,9 @@
 //!
 //! The one difference between the two is the name hashed for a server: libmemcached uses
 //! `host` when the port is 11211 and `host:port` otherwise ([`libmemcached_name`]);
-//! twemproxy uses the server's name from its configuration when one is given, else
-//! `host:port` ([`twemproxy_name`]). The placement test vectors below were produced by a
+//! twemproxy uses the server's name from its configuration when one is given, else the
+//! same as libmemcached (it leaves 11211 out too, for libmemcached's sake;
+//! [`twemproxy_name`]). The placement test vectors below were produced by a
 //! real twemproxy 0.5.0 (Debian `nutcracker`) routing `set`s to three memcached instances.
 
 use md5::{Digest, Md5};
@@ -34,9 +35,11 @@ pub fn libmemcached_name(host: &str, port: u16) -> String {
     }
 }
 
-/// The name twemproxy hashes for a server that has no name in its configuration.
+/// The name twemproxy hashes for a server that has no name in its configuration: as
+/// libmemcached's, without the port when it is 11211 (a test against nutcracker on port
+/// 11211 of three loopback addresses found 2,082 of 3,000 keys elsewhere with the port).
 pub fn twemproxy_name(host: &str, port: u16) -> String {
-    format!("{host}:{port}")
+    libmemcached_name(host, port)
 }
 
 /// The key hash: the first four bytes of the key's MD5, little-endian.
@@ -160,6 +163,7 @@ mod tests {
     fn names() {
         assert_eq!(libmemcached_name("10.0.0.1", 11211), "10.0.0.1");
         assert_eq!(libmemcached_name("10.0.0.1", 11212), "10.0.0.1:11212");
-        assert_eq!(twemproxy_name("10.0.0.1", 11211), "10.0.0.1:11211");
+        assert_eq!(twemproxy_name("10.0.0.1", 11211), "10.0.0.1");
+        assert_eq!(twemproxy_name("10.0.0.1", 11212), "10.0.0.1:11212");
     }
 }
