@@ -14,10 +14,9 @@ Two clusters, because the naming modes differ only for port 11211:
 - `port 11211`: three nodes on port 11211 of three random loopback addresses (127.a.b.c, all
   local on Linux, so `pytest -n 2` workers do not collide). libmemcached then names a server by
   its host alone, and so does twemproxy when the server has no name (its conf.c drops the
-  port 11211 "to maintain backward compatibility with libmemcached"). `--ketama-names
-  libmemcached` matches both clients there. `--ketama-names twemproxy` keeps `host:11211` and
-  matches neither (about two thirds of the keys elsewhere): a spinel-bench bug, reported on
-  issue 14 and left out of these tests rather than encoded in them.
+  port 11211 "to maintain backward compatibility with libmemcached"). Both `--ketama-names`
+  modes name it so too (spinel-bench's twemproxy mode kept `host:11211` until this test
+  found two thirds of the keys elsewhere), so both modes match both clients there.
 
 What each client does (checked here, not assumed):
 
@@ -298,13 +297,10 @@ def test_pylibmc_ketama_weighted_agrees_with_libmemcached_names(nodes, layout):
 
 
 def test_twemproxy_ketama_md5_agrees(nodes, layout, tmp_path):
-    """On free ports, `--ketama-names twemproxy` is twemproxy's ring. On port 11211 twemproxy
-    drops the port from the name, as libmemcached does (its conf.c: "to maintain backward
-    compatibility with libmemcached"), so there it is `--ketama-names libmemcached` that
-    matches; spinel-bench's twemproxy mode keeps `host:11211` and places most keys elsewhere,
-    a spinel-bench bug left out of this test (see the issue 14 report)."""
-    names = "twemproxy" if layout == "free ports" else "libmemcached"
-    bench = bench_placement(nodes, names)
+    """`--ketama-names twemproxy` is twemproxy's ring, on free ports and on port 11211 (where
+    twemproxy drops the port from the name, as libmemcached does; its conf.c: "to maintain
+    backward compatibility with libmemcached")."""
+    bench = bench_placement(nodes, "twemproxy")
     assert sorted(set(bench.values())) == [0, 1, 2], "every node holds keys"
     proxy = twemproxy_placement(nodes, str(tmp_path))
     wrong = disagreements(bench, proxy)
@@ -312,10 +308,9 @@ def test_twemproxy_ketama_md5_agrees(nodes, layout, tmp_path):
         f"{k}: bench {bench[k]}, twemproxy {proxy[k]}" for k in wrong[:5])
 
 
-# Only on free ports: on port 11211 the modes differ, and only twemproxy's naming is checked.
-@pytest.mark.parametrize("layout", ["free ports"], indirect=True)
-def test_naming_modes_are_one_ring_off_port_11211(nodes, layout):
-    """Both name a server `host:port` when its port is not 11211, so both build one ring."""
+def test_naming_modes_are_one_ring_for_unnamed_servers(nodes, layout):
+    """Both name an unnamed server `host:port`, or `host` alone on port 11211, so both build
+    one ring."""
     libmemcached = bench_placement(nodes, "libmemcached")
     twemproxy = bench_placement(nodes, "twemproxy")
     assert not disagreements(libmemcached, twemproxy)
