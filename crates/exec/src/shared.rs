@@ -271,6 +271,9 @@ pub struct Shared {
     pub monitors: crate::resp::monitor::Monitors,
     /// Lua scripts and functions (`resp::script`).
     pub scripts: crate::resp::script::Engine,
+    /// Redis Cluster mode (`--cluster-enabled yes`): this node's map; unset, the node is
+    /// standalone. Set once by the server at start.
+    pub cluster: std::sync::OnceLock<crate::resp::cluster::Cluster>,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
@@ -458,6 +461,7 @@ impl Shared {
             idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
+            cluster: std::sync::OnceLock::new(),
             pubsub,
             keyspace_events,
             tracking,

@@ -67,6 +67,8 @@ impl Flags {
     pub const NO_ASYNC_LOADING: Flags = Flags(1 << 19);
     /// Refused inside MULTI (SAVE).
     pub const NO_MULTI: Flags = Flags(1 << 20);
+    /// Runs in a slot this node is importing without ASKING first (RESTORE-ASKING).
+    pub const ASKING: Flags = Flags(1 << 21);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -93,6 +95,7 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::STALE, "stale"),
     (Flags::SKIP_MONITOR, "skip_monitor"),
     (Flags::SKIP_SLOWLOG, "skip_slowlog"),
+    (Flags::ASKING, "asking"),
     (Flags::FAST, "fast"),
     (Flags::NO_AUTH, "no_auth"),
     (Flags::NO_MANDATORY_KEYS, "no_mandatory_keys"),
@@ -106,6 +109,7 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Group {
     Bitmap,
+    Cluster,
     Connection,
     Generic,
     Hash,
@@ -124,6 +128,7 @@ impl Group {
     pub fn name(self) -> &'static str {
         match self {
             Group::Bitmap => "bitmap",
+            Group::Cluster => "cluster",
             Group::Connection => "connection",
             Group::Generic => "generic",
             Group::Hash => "hash",
@@ -142,6 +147,7 @@ impl Group {
 
 mod bitmap;
 mod blocking;
+mod cluster;
 mod hash;
 mod info;
 mod keyspec;
@@ -156,6 +162,7 @@ mod zset;
 
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use blocking::{BlockingId, BLOCKING_COMMANDS};
+pub use cluster::{ClusterId, CLUSTER_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use info::{
     write_command_docs, write_command_docs_for, write_command_info, write_command_info_all,
@@ -169,9 +176,9 @@ pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use subcommands::{
-    ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, COMMAND_SUBCOMMANDS, CONFIG_SUBCOMMANDS,
-    FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS,
-    SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
+    CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS,
+    PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -189,6 +196,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     PUBSUB_COMMANDS,
     BLOCKING_COMMANDS,
     SCRIPTING_COMMANDS,
+    CLUSTER_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -231,6 +239,7 @@ pub enum CommandId {
     Pubsub(PubsubId),
     Blocking(BlockingId),
     Scripting(ScriptingId),
+    Cluster(ClusterId),
     Append,
     Auth,
     Bgsave,
@@ -323,6 +332,34 @@ pub enum SubcommandId {
     ClientTrackinginfo,
     ClientUnpause,
     ClientUnblock,
+    ClusterAddslots,
+    ClusterAddslotsrange,
+    ClusterBumpepoch,
+    ClusterCountFailureReports,
+    ClusterCountkeysinslot,
+    ClusterDelslots,
+    ClusterDelslotsrange,
+    ClusterFailover,
+    ClusterFlushslots,
+    ClusterForget,
+    ClusterGetkeysinslot,
+    ClusterHelp,
+    ClusterInfo,
+    ClusterKeyslot,
+    ClusterLinks,
+    ClusterMeet,
+    ClusterMyid,
+    ClusterMyshardid,
+    ClusterNodes,
+    ClusterReplicas,
+    ClusterReplicate,
+    ClusterReset,
+    ClusterSaveconfig,
+    ClusterSetConfigEpoch,
+    ClusterSetslot,
+    ClusterShards,
+    ClusterSlaves,
+    ClusterSlots,
     CommandCount,
     CommandDocs,
     CommandGetkeys,
@@ -498,6 +535,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(subs(CLIENT_SUBCOMMANDS, None), "client", -2, G::Connection, "2.4.0", (0, 0, 0),
         &[F::SENTINEL],
         "Subcommands that inspect and manage client connections."),
+    spec(subs(CLUSTER_SUBCOMMANDS, None), "cluster", -2, G::Cluster, "3.0.0", (0, 0, 0),
+        &[],
+        "Subcommands that describe and change the cluster's slot map."),
     spec(subs(COMMAND_SUBCOMMANDS, Some(S::CommandInfo)), "command", -1, G::Server, "2.8.13", (0, 0, 0),
         &[F::LOADING, F::STALE, F::SENTINEL],
         "Describes the server's commands."),

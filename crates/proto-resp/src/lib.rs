@@ -25,6 +25,7 @@
 
 pub mod args;
 pub mod client;
+pub mod cluster;
 pub mod commands;
 pub mod error;
 mod inline;

@@ -119,6 +119,12 @@ fn run(config: &Config) -> Result<(), String> {
                 Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
             }
         }
+        if let Some(cluster) = reload_shared.cluster.get() {
+            match cluster.reload() {
+                Ok(()) => tracing::info!("reload: the cluster config file read again"),
+                Err(e) => tracing::error!("reload: {e}; the cluster map in force stays"),
+            }
+        }
         control::reload(&reload_shared, &control, &mut in_force)
     })
     .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -459,7 +465,22 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
         shared.users.replace_all(users);
     }
+    if let Some(file) = &config.cluster_config_file {
+        let cluster = open_cluster(config, file)?;
+        shared.cluster.set(cluster).expect("set once, at start");
+    }
     Ok(shared)
+}
+
+/// Redis Cluster mode: the map from `file` (in --dir), or a new node's own if none.
+fn open_cluster(config: &Config, file: &str) -> Result<exec::resp::cluster::Cluster, String> {
+    let path = std::path::Path::new(&config.dir).join(file);
+    // A new node names itself by the address it listens on, where that is one address.
+    let ip = match config.listen.as_slice() {
+        [ip] if !ip.is_unspecified() => ip.to_string(),
+        _ => String::new(),
+    };
+    exec::resp::cluster::Cluster::open(&path, &ip, config.resp_port)
 }
 
 /// memcached `-Z` as `stats settings` shows it.

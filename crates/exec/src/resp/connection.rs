@@ -41,6 +41,13 @@ pub(super) fn note_database(shared: &Shared, db: u8) {
 }
 
 pub(super) fn select(ctx: &mut Ctx<'_>) {
+    if ctx.shared.cluster.get().is_some() {
+        match parse_i64(ctx.arg(1)) {
+            Err(why) => return ctx.error(why.message()),
+            Ok(db) if db != 0 => return ctx.error("ERR SELECT is not allowed in cluster mode"),
+            Ok(_) => {}
+        }
+    }
     let db = match parse_db(ctx.arg(1)) {
         Ok(db) => db,
         Err(message) => return ctx.error(message),
@@ -161,6 +168,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
 fn write_hello(ctx: &mut Ctx<'_>) {
     let id = ctx.session.client.lock().id as i64;
     let proto = protocol_number(ctx.session.protocol);
+    let mode = if ctx.shared.cluster.get().is_some() { "cluster" } else { "standalone" };
     let mut reply = ctx.reply();
     reply.map(7);
     for (field, value) in [("server", "redis"), ("version", REDIS_VERSION)] {
@@ -171,7 +179,7 @@ fn write_hello(ctx: &mut Ctx<'_>) {
     reply.integer(proto);
     reply.bulk(b"id");
     reply.integer(id);
-    for (field, value) in [("mode", "standalone"), ("role", "master")] {
+    for (field, value) in [("mode", mode), ("role", "master")] {
         reply.bulk(field.as_bytes());
         reply.bulk(value.as_bytes());
     }

@@ -60,7 +60,9 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "replication" => replication(&mut text),
             "cpu" => cpu(&mut text),
             "errorstats" => errorstats(shared, &mut text),
-            "cluster" => field(&mut text, "cluster_enabled", 0),
+            "cluster" => {
+                field(&mut text, "cluster_enabled", u64::from(shared.cluster.get().is_some()))
+            }
             "keyspace" => keyspace_lines(shared, &mut text),
             _ => {} // modules: none
         }

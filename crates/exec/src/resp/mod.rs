@@ -41,6 +41,7 @@ mod bitmap;
 pub mod blocking;
 mod client_admin;
 mod clients;
+pub mod cluster;
 mod config;
 mod connection;
 mod errorstats;
@@ -125,6 +126,8 @@ pub struct Session {
     ready_keys: Vec<Vec<u8>>,
     /// CLIENT TRACKING and CACHING (see `tracking`).
     tracking: tracking::ClientTracking,
+    /// READONLY and ASKING (see `cluster`).
+    cluster: cluster::ClientCluster,
     /// Its worker serves this batch outside the gate because a script is busy
     /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
     busy: bool,
@@ -326,7 +329,7 @@ fn execute_as(
             return Flow::Continue;
         }
     }
-    let flow = match tx::queue(session, command) {
+    let flow = match tx::queue(shared, session, command) {
         Some(Ok(())) => {
             note_queued(shared, session, command);
             Reply::new(out, session.protocol).simple(b"QUEUED");
@@ -345,6 +348,9 @@ fn execute_as(
                     let message = pubsub::not_allowed_message(routed.spec.name);
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
+                }
+                Ok(()) if exclusive == Exclusive::IfMultiKey && shared.cluster.get().is_some() => {
+                    run_in_cluster(shared, counters, session, command, routed, out)
                 }
                 Ok(()) => run(shared, counters, session, command, routed, out, exclusive),
                 Err(auth::Refusal::Closed) => return Flow::Close,
@@ -380,6 +386,28 @@ fn execute_as(
     if session.reply_mode != ReplyMode::On {
         drop_reply(session, out, start);
     }
+    flow
+}
+
+/// [`run`] on a cluster node: a command for keys this node does not serve is redirected
+/// (`-MOVED`, `-ASK`, ...); a refused EXEC ends its transaction.
+fn run_in_cluster(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    routed: Routed,
+    out: &mut Vec<u8>,
+) -> Flow {
+    let flow = match cluster::refusal(shared, session, &routed, command) {
+        Some(message) => {
+            tx::end_refused_exec(session, &routed);
+            Reply::new(out, session.protocol).error(message);
+            Flow::Continue
+        }
+        None => run(shared, counters, session, command, routed, out, Exclusive::IfMultiKey),
+    };
+    cluster::after_command(session, &routed);
     flow
 }
 
@@ -533,6 +561,7 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
             C::Blocking(id) => return blocking::dispatch(ctx, id),
             C::Scripting(id) => script::dispatch(ctx, id),
+            C::Cluster(id) => cluster::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
@@ -610,6 +639,34 @@ fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientCaching => tracking::client_caching(ctx),
             S::ClientGetredir => tracking::client_getredir(ctx),
             S::ClientTrackinginfo => tracking::client_trackinginfo(ctx),
+            S::ClusterAddslots
+            | S::ClusterAddslotsrange
+            | S::ClusterBumpepoch
+            | S::ClusterCountFailureReports
+            | S::ClusterCountkeysinslot
+            | S::ClusterDelslots
+            | S::ClusterDelslotsrange
+            | S::ClusterFailover
+            | S::ClusterFlushslots
+            | S::ClusterForget
+            | S::ClusterGetkeysinslot
+            | S::ClusterHelp
+            | S::ClusterInfo
+            | S::ClusterKeyslot
+            | S::ClusterLinks
+            | S::ClusterMeet
+            | S::ClusterMyid
+            | S::ClusterMyshardid
+            | S::ClusterNodes
+            | S::ClusterReplicas
+            | S::ClusterReplicate
+            | S::ClusterReset
+            | S::ClusterSaveconfig
+            | S::ClusterSetConfigEpoch
+            | S::ClusterSetslot
+            | S::ClusterShards
+            | S::ClusterSlaves
+            | S::ClusterSlots => cluster::dispatch_sub(ctx, sub),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),

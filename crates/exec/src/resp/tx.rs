@@ -62,7 +62,11 @@ const NOT_IN_MULTI: &[u8] = b"ERR Command not allowed inside a transaction";
 
 /// While a transaction is open: queues `command` and answers, or returns `None` for a
 /// command that runs now (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET, as Redis runs them).
-pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Result<(), Vec<u8>>> {
+pub(super) fn queue(
+    shared: &crate::Shared,
+    session: &mut Session,
+    command: &Command<'_>,
+) -> Option<Result<(), Vec<u8>>> {
     session.tx.as_ref()?;
     match route(command) {
         Ok(routed) => {
@@ -88,6 +92,11 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
                 session.tx.as_mut().expect("checked above").failed = true;
                 return Some(Err(NOT_IN_MULTI.to_vec()));
             }
+            // On a cluster node, a command for another node's keys fails the transaction.
+            if let Some(message) = super::cluster::refusal(shared, session, &routed, command) {
+                session.tx.as_mut().expect("checked above").failed = true;
+                return Some(Err(message));
+            }
             let tx = session.tx.as_mut().expect("checked above");
             let mut raw = Vec::new();
             compose_command(&args, &mut raw);
@@ -100,6 +109,25 @@ pub(super) fn queue(session: &mut Session, command: &Command<'_>) -> Option<Resu
             session.tx.as_mut().expect("checked above").failed = true;
             Some(Err(refused.message(command)))
         }
+    }
+}
+
+/// The commands queued since MULTI, read again (a cluster node routes EXEC by them).
+pub(super) fn queued_commands(session: &Session) -> Option<Vec<Command<'_>>> {
+    let tx = session.tx.as_ref()?;
+    let limits = Limits::default();
+    let read = |raw| parse_command(raw, &limits).ok().map(|(command, _)| command);
+    Some(tx.queued.iter().map(Vec::as_slice).filter_map(read).collect())
+}
+
+/// A cluster node refused `routed`: if it is EXEC, its transaction is discarded (and its
+/// keys unwatched), as Redis does.
+pub(super) fn end_refused_exec(session: &mut Session, routed: &proto_resp::Routed) {
+    if routed.route == Route::Command(proto_resp::CommandId::Transactions(TxId::Exec))
+        && session.tx.take().is_some()
+    {
+        session.activity.multi.store(-1, Relaxed);
+        session.watched.clear();
     }
 }
 

@@ -51,6 +51,41 @@ pub static CLIENT_SUBCOMMANDS: &[SubcommandSpec] = {
     ]
 };
 
+/// `CLUSTER` subcommands (Redis 7's `cluster|*`), sorted by name.
+pub static CLUSTER_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ClusterAddslots, "cluster|addslots", -3),
+        sub(S::ClusterAddslotsrange, "cluster|addslotsrange", -4),
+        sub(S::ClusterBumpepoch, "cluster|bumpepoch", 2),
+        sub(S::ClusterCountFailureReports, "cluster|count-failure-reports", 3),
+        sub(S::ClusterCountkeysinslot, "cluster|countkeysinslot", 3),
+        sub(S::ClusterDelslots, "cluster|delslots", -3),
+        sub(S::ClusterDelslotsrange, "cluster|delslotsrange", -4),
+        sub(S::ClusterFailover, "cluster|failover", -2),
+        sub(S::ClusterFlushslots, "cluster|flushslots", 2),
+        sub(S::ClusterForget, "cluster|forget", 3),
+        sub(S::ClusterGetkeysinslot, "cluster|getkeysinslot", 4),
+        sub(S::ClusterHelp, "cluster|help", 2),
+        sub(S::ClusterInfo, "cluster|info", 2),
+        sub(S::ClusterKeyslot, "cluster|keyslot", 3),
+        sub(S::ClusterLinks, "cluster|links", 2),
+        sub(S::ClusterMeet, "cluster|meet", -4),
+        sub(S::ClusterMyid, "cluster|myid", 2),
+        sub(S::ClusterMyshardid, "cluster|myshardid", 2),
+        sub(S::ClusterNodes, "cluster|nodes", 2),
+        sub(S::ClusterReplicas, "cluster|replicas", 3),
+        sub(S::ClusterReplicate, "cluster|replicate", 3),
+        sub(S::ClusterReset, "cluster|reset", -2),
+        sub(S::ClusterSaveconfig, "cluster|saveconfig", 2),
+        sub(S::ClusterSetConfigEpoch, "cluster|set-config-epoch", 3),
+        sub(S::ClusterSetslot, "cluster|setslot", -4),
+        sub(S::ClusterShards, "cluster|shards", 2),
+        sub(S::ClusterSlaves, "cluster|slaves", 3),
+        sub(S::ClusterSlots, "cluster|slots", 2),
+    ]
+};
+
 /// `COMMAND` subcommands (Redis 7's `command|*`), sorted by name.
 pub static COMMAND_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;

@@ -89,6 +89,8 @@ pub struct Config {
     pub dbfilename: String,
     /// Redis `protected-mode`.
     pub protected_mode: bool,
+    /// Redis `cluster-config-file`, relative to `dir`, when `cluster-enabled` is yes.
+    pub cluster_config_file: Option<String>,
     /// `--metrics-port` (0: none).
     pub metrics_port: u16,
     /// memcached `-Z` and its `-o ssl_*` suboptions as given (for `--print-config`), and the
@@ -172,6 +174,7 @@ impl Default for Config {
             dir: ".".into(),
             dbfilename: "dump.spinel".into(),
             protected_mode: true,
+            cluster_config_file: None,
             metrics_port: 0,
             enable_ssl: false,
             ssl_suboptions: Vec::new(),
@@ -341,6 +344,8 @@ fn resolve(options: Options) -> Result<Config, String> {
         dir,
         dbfilename,
         protected_mode,
+        cluster_enabled,
+        cluster_config_file,
         metrics_port,
         enable_ssl,
         tls_port,
@@ -445,6 +450,15 @@ fn resolve(options: Options) -> Result<Config, String> {
             Some("no") => false,
             Some(_) => return Err("--protected-mode: argument must be 'yes' or 'no'".into()),
         },
+        cluster_config_file: match cluster_enabled
+            .as_deref()
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            None | Some("no") => None,
+            Some("yes") => Some(cluster_config_file.unwrap_or_else(|| "nodes.conf".into())),
+            Some(_) => return Err("--cluster-enabled: argument must be 'yes' or 'no'".into()),
+        },
         io: io.map_or(default.io, |i| i.0),
         pin,
         busy_poll_us: busy_poll_us.unwrap_or(default.busy_poll_us),
@@ -513,6 +527,8 @@ fn effective_options(config: &Config) -> Options {
         dir: Some(config.dir.clone()),
         dbfilename: Some(config.dbfilename.clone()),
         protected_mode: Some(if config.protected_mode { "yes" } else { "no" }.into()),
+        cluster_enabled: config.cluster_config_file.as_ref().map(|_| "yes".into()),
+        cluster_config_file: config.cluster_config_file.clone(),
         metrics_port: Some(config.metrics_port).filter(|&port| port != 0),
         tls_port: Some(config.tls_port).filter(|&port| port != 0),
         tls_cert_file: config.tls_cert_file.clone(),

@@ -270,6 +270,19 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protected_mode: Option<String>,
 
+    /// Redis `cluster-enabled`: serve as a Redis Cluster node, with the slot map of
+    /// --cluster-config-file (no cluster bus: see docs/CLUSTER.md) [default: no]
+    #[arg(long, value_name = "yes|no", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_enabled: Option<String>,
+
+    /// Redis `cluster-config-file`: the map in Redis's nodes.conf format, relative to --dir;
+    /// created when missing, rewritten after each change, read again on SIGHUP
+    /// [default: nodes.conf]
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_config_file: Option<String>,
+
     /// Redis `tls-port`: a TLS RESP port beside --resp-port; 0 or unset: none
     ///
     /// Needs --tls-cert-file and --tls-key-file, and --tls-ca-cert-file unless
@@ -446,6 +459,8 @@ impl Options {
             dir: cli.dir.or(self.dir),
             dbfilename: cli.dbfilename.or(self.dbfilename),
             protected_mode: cli.protected_mode.or(self.protected_mode),
+            cluster_enabled: cli.cluster_enabled.or(self.cluster_enabled),
+            cluster_config_file: cli.cluster_config_file.or(self.cluster_config_file),
             tls_port: cli.tls_port.or(self.tls_port),
             tls_cert_file: cli.tls_cert_file.or(self.tls_cert_file),
             tls_key_file: cli.tls_key_file.or(self.tls_key_file),
