@@ -25,6 +25,7 @@ RANGE1 = ("range", 0, 1, 0)
 ADDED = {
     "client|no-touch": ([], [], ["noscript", "loading", "stale"], (0, 0, 0)),
     "client|setinfo": ([], [], ["noscript", "loading", "stale"], (0, 0, 0)),
+    "cluster|myshardid": (["nondeterministic_output"], [], ["stale"], (0, 0, 0)),
     "hexpire": ([], [("", ["RW", "update"], 1, RANGE1)], None, None),
     "hexpireat": ([], [("", ["RW", "update"], 1, RANGE1)], None, None),
     "hpexpire": ([], [("", ["RW", "update"], 1, RANGE1)], None, None),
@@ -78,8 +79,12 @@ def key_spec(fields):
     spec = dict(zip(fields[::2], fields[1::2]))
     begin = dict(zip(spec["begin_search"][::2], spec["begin_search"][1::2]))
     find = dict(zip(spec["find_keys"][::2], spec["find_keys"][1::2]))
-    assert begin["type"] == "index", spec
-    index = dict(zip(begin["spec"][::2], begin["spec"][1::2]))["index"]
+    begin_spec = dict(zip(begin["spec"][::2], begin["spec"][1::2]))
+    if begin["type"] == "keyword":
+        index = (begin_spec["keyword"], begin_spec["startfrom"])
+    else:
+        assert begin["type"] == "index", spec
+        index = begin_spec["index"]
     numbers = dict(zip(find["spec"][::2], find["spec"][1::2]))
     if find["type"] == "range":
         how = ("range", numbers["lastkey"], numbers["keystep"], numbers["limit"])
@@ -97,6 +102,8 @@ def rust_key_spec(spec):
     else:
         find = "keynum(%d, %d, %d)" % how[1:]
     notes_text = '"%s"' % notes.replace("\\", "\\\\").replace('"', '\\"')
+    if isinstance(index, tuple):
+        return 'ks_after(%s, %s, ("%s", %d), %s)' % (notes_text, flag_expr, index[0], index[1], find)
     return "ks(%s, %s, %d, %s)" % (notes_text, flag_expr, index, find)
 
 
@@ -116,7 +123,7 @@ def main():
     print("//! (and, for what it lacks, from redis.io): the tips, key specs and subcommand")
     print("//! flags of every command Spinel lists. Regenerate; do not edit by hand.")
     print()
-    print("use super::keyspec::{keynum, ks, range, KeyFlags as K, Meta};")
+    print("use super::keyspec::{keynum, ks, ks_after, range, KeyFlags as K, Meta};")
     print()
     print("#[rustfmt::skip]")
     print("pub(super) static META: &[Meta] = &[")

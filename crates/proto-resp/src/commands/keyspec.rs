@@ -50,13 +50,16 @@ pub enum FindKeys {
     KeyNum { key_num_index: i32, first_key: i32, key_step: i32 },
 }
 
-/// One key spec: keys that begin at argument `begin_index` and that the command treats
-/// alike (`flags`).
+/// One key spec: keys that begin at argument `begin_index` (or after `keyword`) and that
+/// the command treats alike (`flags`).
 #[derive(Debug, PartialEq, Eq)]
 pub struct KeySpec {
     pub notes: &'static str,
     pub flags: u16,
     pub begin_index: i32,
+    /// The keys begin after this keyword, searched from argument `startfrom` (negative:
+    /// from the end, backwards) instead of at `begin_index` (MIGRATE's `KEYS`).
+    pub keyword: Option<(&'static str, i32)>,
     pub find: FindKeys,
 }
 
@@ -66,7 +69,17 @@ pub(super) const fn ks(
     begin_index: i32,
     find: FindKeys,
 ) -> KeySpec {
-    KeySpec { notes, flags, begin_index, find }
+    KeySpec { notes, flags, begin_index, keyword: None, find }
+}
+
+/// A spec whose keys begin after `keyword`.
+pub(super) const fn ks_after(
+    notes: &'static str,
+    flags: u16,
+    (keyword, startfrom): (&'static str, i32),
+    find: FindKeys,
+) -> KeySpec {
+    KeySpec { notes, flags, begin_index: 0, keyword: Some((keyword, startfrom)), find }
 }
 
 pub(super) const fn range(last_key: i32, key_step: i32, limit: i32) -> FindKeys {
@@ -112,6 +125,9 @@ impl Meta {
     /// as Redis finds them: none when the line's key arguments do not add up (a key count
     /// past the end, say), which the command itself then refuses.
     pub fn keys(&self, args: &[&[u8]]) -> Vec<KeyRef> {
+        if self.name == "migrate" {
+            return migrate_keys(args, self.key_specs[0].flags);
+        }
         let variable = self.key_specs.iter().any(|spec| spec.flags & KeyFlags::VARIABLE_FLAGS != 0);
         if variable {
             return self.keys_with_variable_flags(args);
@@ -137,6 +153,17 @@ impl Meta {
             _ => self.key_specs[0].flags & !KeyFlags::VARIABLE_FLAGS,
         };
         vec![KeyRef { at: 1, flags }]
+    }
+}
+
+/// MIGRATE's keys, as Redis's `migrateGetKeys` finds them: the key argument, or with a
+/// `KEYS` option (after the fixed arguments) the keys after it.
+fn migrate_keys(args: &[&[u8]], flags: u16) -> Vec<KeyRef> {
+    let keys_at = args.iter().skip(6).position(|arg| arg.eq_ignore_ascii_case(b"keys"));
+    match keys_at {
+        Some(at) => (6 + at + 1..args.len()).map(|at| KeyRef { at, flags }).collect(),
+        None if args.len() > 3 => vec![KeyRef { at: 3, flags }],
+        None => Vec::new(),
     }
 }
 
@@ -167,7 +194,10 @@ fn bitfield_key_flags(args: &[&[u8]]) -> u16 {
 /// The positions one spec names in `args`, or `None` when they do not fit in the line.
 fn spec_positions(spec: &KeySpec, args: &[&[u8]]) -> Option<StepBy<RangeInclusive<usize>>> {
     let argc = args.len() as i64;
-    let begin = i64::from(spec.begin_index);
+    let begin = match spec.keyword {
+        None => i64::from(spec.begin_index),
+        Some((keyword, startfrom)) => keyword_end(args, keyword, startfrom)?,
+    };
     let (first, last, step) = match spec.find {
         FindKeys::Range { last_key, key_step, limit } => {
             let last = if last_key >= 0 {
@@ -192,6 +222,20 @@ fn spec_positions(spec: &KeySpec, args: &[&[u8]]) -> Option<StepBy<RangeInclusiv
     Some((first as usize..=last as usize).step_by(step.max(1) as usize))
 }
 
+/// Where keys begin after `keyword`: searched from `startfrom` up to the last argument,
+/// or backwards from `argc + startfrom` down to argument 2 when it is negative (the bounds
+/// Redis's search stops at, both excluded).
+fn keyword_end(args: &[&[u8]], keyword: &str, startfrom: i32) -> Option<i64> {
+    let argc = args.len() as i64;
+    let found = |at: &i64| args[*at as usize].eq_ignore_ascii_case(keyword.as_bytes());
+    let at = if startfrom > 0 {
+        (i64::from(startfrom)..argc - 1).find(found)
+    } else {
+        (2..=argc + i64::from(startfrom)).rev().filter(|at| *at < argc).find(found)
+    };
+    at.map(|at| at + 1)
+}
+
 /// Writes a key spec's flags as a set of simple strings (COMMAND INFO, GETKEYSANDFLAGS).
 pub fn write_key_flags(reply: &mut Reply<'_>, flags: u16) {
     let names = KEY_FLAG_NAMES.iter().enumerate().filter(|(bit, _)| flags & (1 << bit) != 0);
@@ -212,7 +256,20 @@ pub fn write_key_specs(reply: &mut Reply<'_>, specs: &[KeySpec]) {
         reply.bulk(b"flags");
         write_key_flags(reply, spec.flags);
         reply.bulk(b"begin_search");
-        write_typed(reply, b"index", &[(b"index", spec.begin_index)]);
+        match spec.keyword {
+            None => write_typed(reply, b"index", &[(b"index", spec.begin_index)]),
+            Some((keyword, startfrom)) => {
+                reply.map(2);
+                reply.bulk(b"type");
+                reply.bulk(b"keyword");
+                reply.bulk(b"spec");
+                reply.map(2);
+                reply.bulk(b"keyword");
+                reply.bulk(keyword.as_bytes());
+                reply.bulk(b"startfrom");
+                reply.integer(i64::from(startfrom));
+            }
+        }
         reply.bulk(b"find_keys");
         match spec.find {
             FindKeys::Range { last_key, key_step, limit } => write_typed(
