@@ -196,6 +196,6 @@ def make_cluster(target, request):
     for cluster in made:
         if failed is not None and failed.failed:
             for node in cluster.nodes:
-                if node.server is not None:
+                if node.server is not None and not node.server.stderr_file.closed:
                     print(node.server.describe())
         cluster.stop()

@@ -146,19 +146,14 @@ fn slots(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     let topology = cluster.topology.read().clone();
     let ranges = topology.owned_ranges();
     ctx.reply().array(ranges.len());
+    // Redis lists only the replicas that have replicated something; a Spinel replica
+    // never has (there is no replication), so none is listed and clients read primaries.
     for (start, end, owner) in ranges {
-        let replicas: Vec<usize> = topology
-            .replicas_of(owner)
-            .filter(|&at| !topology.nodes[at].flags.iter().any(|f| f == "fail"))
-            .collect();
         let mut reply = ctx.reply();
-        reply.array(2 + 1 + replicas.len());
+        reply.array(3);
         reply.integer(i64::from(start));
         reply.integer(i64::from(end));
         slots_node(ctx, &topology, owner);
-        for replica in replicas {
-            slots_node(ctx, &topology, replica);
-        }
     }
 }
 
@@ -216,8 +211,13 @@ fn shard_node(ctx: &mut Ctx<'_>, topology: &Topology, index: usize) {
     reply.bulk(b"replication-offset");
     reply.integer(0);
     reply.bulk(b"health");
-    let failed = node.flags.iter().any(|flag| flag == "fail");
-    reply.bulk(if failed { b"fail".as_slice() } else { b"online" });
+    // A replica that has replicated nothing is `loading` in Redis: every Spinel replica.
+    let health: &[u8] = match (node.flags.iter().any(|flag| flag == "fail"), node.is_primary()) {
+        (true, _) => b"fail",
+        (false, true) => b"online",
+        (false, false) => b"loading",
+    };
+    reply.bulk(health);
 }
 
 /// The slot argument of COUNTKEYSINSLOT and GETKEYSINSLOT (Redis's own wording for each).
