@@ -65,6 +65,12 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
         |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
+    ("cluster-config-file", Kind::Text, |s| {
+        s.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
+    }),
+    ("cluster-enabled", Kind::Text, |s| {
+        if s.cluster.get().is_some() { "yes" } else { "no" }.into()
+    }),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
     ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).

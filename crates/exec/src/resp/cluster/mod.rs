@@ -79,6 +79,11 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// The config file's name, as CONFIG GET shows `cluster-config-file`.
+    pub fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(String::new, |name| name.to_string_lossy().into_owned())
+    }
+
     /// SIGHUP: reads the file again; on an error the map in force is kept.
     pub fn reload(&self) -> Result<(), String> {
         let text = std::fs::read_to_string(&self.path)
@@ -231,6 +236,23 @@ pub(super) fn refusal(
     }
     let asking_flag = !is_exec && routed_flags(routed, command).contains(Flags::ASKING);
     query.verdict(cluster, session, is_write, asking_flag || session.cluster.asking, routed)
+}
+
+/// A command a script runs (`redis.call`): refused unless this node serves its keys, as
+/// Redis's `scriptVerifyClusterState` refuses it.
+pub(super) fn script_refusal(
+    shared: &Shared,
+    session: &Session,
+    routed: &Routed,
+    command: &Command<'_>,
+) -> Option<&'static str> {
+    let refused = refusal(shared, session, routed, command)?;
+    Some(match refused.as_slice() {
+        down if down.starts_with(CLUSTER_DOWN.as_bytes()) && down.len() == CLUSTER_DOWN.len() => {
+            "ERR Script attempted to execute a command while the cluster is down"
+        }
+        _ => "ERR Script attempted to access a non local key in a cluster node",
+    })
 }
 
 /// A command's full name and flags (a subcommand's are its container's here: none of
