@@ -213,28 +213,33 @@ pub(super) fn refusal(
         routed.route,
         Route::Command(proto_resp::CommandId::Transactions(proto_resp::commands::TxId::Exec))
     );
-    let queued;
-    let lines: Vec<Vec<&[u8]>> = if is_exec {
-        queued = super::tx::queued_commands(session)?;
-        queued.iter().map(|command| command.args().collect()).collect()
-    } else {
-        if !has_keys(routed) {
-            return None;
-        }
-        vec![command.args().collect()]
-    };
     let mut query = Query::default();
-    let mut is_write = false;
-    for args in &lines {
-        let Some((name, flags)) = name_and_flags(args) else { continue };
-        is_write |= flags.contains(Flags::WRITE);
-        for key in command_keys(name, args) {
-            if let Err(message) = query.add(shared, cluster, key) {
+    let mut is_write = routed.spec.flags.contains(Flags::WRITE);
+    if is_exec {
+        is_write = false;
+        let queued = super::tx::queued_commands(session)?;
+        for command in &queued {
+            let args: Vec<&[u8]> = command.args().collect();
+            let Some((name, flags)) = name_and_flags(&args) else { continue };
+            is_write |= flags.contains(Flags::WRITE);
+            if let Err(message) = query.add_all(shared, cluster, command_keys(name, &args)) {
                 return Some(message.as_bytes().to_vec());
             }
         }
+    } else if let Some(positions) = fixed_key_positions(routed, command) {
+        // Most commands: keys at fixed positions, read without a key spec lookup.
+        let keys = positions.filter_map(|at| command.arg(at));
+        if let Err(message) = query.add_all(shared, cluster, keys) {
+            return Some(message.as_bytes().to_vec());
+        }
+    } else if has_keys(routed) {
+        let args: Vec<&[u8]> = command.args().collect();
+        let name = name_and_flags(&args).map_or(routed.spec.name, |(name, _)| name);
+        if let Err(message) = query.add_all(shared, cluster, command_keys(name, &args)) {
+            return Some(message.as_bytes().to_vec());
+        }
     }
-    let asking_flag = !is_exec && routed_flags(routed, command).contains(Flags::ASKING);
+    let asking_flag = !is_exec && routed.spec.flags.contains(Flags::ASKING);
     query.verdict(cluster, session, is_write, asking_flag || session.cluster.asking, routed)
 }
 
@@ -255,16 +260,32 @@ pub(super) fn script_refusal(
     })
 }
 
+/// The key positions of a command whose keys are where its (first, last, step) triple
+/// says (no `numkeys`, no keyword, not a subcommand): None for the others.
+fn fixed_key_positions(
+    routed: &Routed,
+    command: &Command<'_>,
+) -> Option<std::iter::StepBy<std::ops::RangeInclusive<usize>>> {
+    let spec = routed.spec;
+    let fixed = spec.first_key > 0
+        && !spec.flags.contains(Flags::MOVABLEKEYS)
+        && matches!(routed.route, Route::Command(_))
+        && !is_shard_channel_command(spec.name);
+    if !fixed {
+        return None;
+    }
+    let argc = command.argc() as i32;
+    let last = if spec.last_key < 0 { argc + spec.last_key } else { spec.last_key };
+    let (first, last) = (spec.first_key as usize, last.max(0) as usize);
+    Some((first..=last).step_by(spec.step.max(1) as usize))
+}
+
 /// A command's full name and flags (a subcommand's are its container's here: none of
 /// the containers with keyed subcommands differ).
 fn name_and_flags(args: &[&[u8]]) -> Option<(&'static str, Flags)> {
     let spec = proto_resp::lookup(args.first()?)?;
     let (name, _) = proto_resp::commands::command_of_line(args)?;
     Some((name, spec.flags))
-}
-
-fn routed_flags(routed: &Routed, _command: &Command<'_>) -> Flags {
-    routed.spec.flags
 }
 
 /// Whether a command can name a key at all (Redis skips the check for those that cannot).
@@ -308,6 +329,15 @@ struct Query {
 }
 
 impl Query {
+    fn add_all<'k>(
+        &mut self,
+        shared: &Shared,
+        cluster: &Cluster,
+        keys: impl IntoIterator<Item = &'k [u8]>,
+    ) -> Result<(), &'static str> {
+        keys.into_iter().try_for_each(|key| self.add(shared, cluster, key))
+    }
+
     fn add(&mut self, shared: &Shared, cluster: &Cluster, key: &[u8]) -> Result<(), &'static str> {
         let slot = key_slot(key);
         match self.slot {
