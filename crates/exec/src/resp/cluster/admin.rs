@@ -53,22 +53,27 @@ fn setslot_change(ctx: &Ctx<'_>, cluster: &Cluster) -> Result<(), String> {
         _ => 0,
     };
     cluster.change(|topology| {
+        let index = usize::from(slot);
+        let mine = topology.owner[index] == Some(topology.myself);
+        // Redis checks the slot's owner before it looks the node up.
+        match action.as_slice() {
+            b"MIGRATING" if !mine => {
+                return Err(format!("ERR I'm not the owner of hash slot {slot}"));
+            }
+            b"IMPORTING" if mine => {
+                return Err(format!("ERR I'm already the owner of hash slot {slot}"));
+            }
+            _ => {}
+        }
         let node = match target {
             Some(id) => Some(find_primary(topology, id, action.as_slice())?),
             None => None,
         };
-        let index = usize::from(slot);
         match (action.as_slice(), node) {
             (b"MIGRATING", Some(to)) => {
-                if topology.owner[index] != Some(topology.myself) {
-                    return Err(format!("ERR I'm not the owner of hash slot {slot}"));
-                }
                 topology.migrating.insert(slot, to);
             }
             (b"IMPORTING", Some(from)) => {
-                if topology.owner[index] == Some(topology.myself) {
-                    return Err(format!("ERR I'm already the owner of hash slot {slot}"));
-                }
                 topology.importing.insert(slot, from);
             }
             (b"NODE", Some(owner)) => assign(topology, slot, owner, keys_here)?,

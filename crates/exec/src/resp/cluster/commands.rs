@@ -1,10 +1,14 @@
 //! The CLUSTER subcommands, and ASKING, READONLY, READWRITE: Redis 7's replies and error
 //! texts. Those that need a cluster bus (MEET, REPLICATE, FAILOVER) say so.
 
-use proto_resp::{cluster::key_slot, commands::ClusterId, Protocol, SubcommandId};
+use proto_resp::{
+    cluster::{key_slot, SLOTS},
+    commands::ClusterId,
+    Protocol, SubcommandId,
+};
 
 use super::super::{help, keys::for_each_key, Ctx};
-use super::topology::{parse_slot, Topology};
+use super::topology::Topology;
 use super::{dump, migrate, Cluster, DISABLED};
 
 /// Runs ASKING, READONLY, READWRITE, DUMP, RESTORE, RESTORE-ASKING or MIGRATE.
@@ -220,9 +224,9 @@ fn shard_node(ctx: &mut Ctx<'_>, topology: &Topology, index: usize) {
     reply.bulk(health);
 }
 
-/// The slot argument of COUNTKEYSINSLOT and GETKEYSINSLOT (Redis's own wording for each).
-fn slot_arg(ctx: &Ctx<'_>) -> Option<u16> {
-    std::str::from_utf8(ctx.arg(2)).ok().and_then(|text| parse_slot(text).ok())
+/// An integer argument, or Redis's error for one that is not.
+fn integer_arg(ctx: &Ctx<'_>, index: usize) -> Result<i64, &'static str> {
+    proto_resp::args::parse_i64(ctx.arg(index)).map_err(|error| error.message())
 }
 
 /// The keys of database 0 in `slot`, at most `limit` of them.
@@ -237,7 +241,11 @@ pub(super) fn keys_in_slot(shared: &crate::Shared, slot: u16, limit: usize) -> V
 }
 
 fn countkeysinslot(ctx: &mut Ctx<'_>) {
-    let Some(slot) = slot_arg(ctx) else {
+    let slot = match integer_arg(ctx, 2) {
+        Ok(slot) => slot,
+        Err(message) => return ctx.error(message),
+    };
+    let Some(slot) = u16::try_from(slot).ok().filter(|slot| *slot < SLOTS) else {
         return ctx.error("ERR Invalid slot");
     };
     let count = keys_in_slot(ctx.shared, slot, usize::MAX).len();
@@ -245,11 +253,15 @@ fn countkeysinslot(ctx: &mut Ctx<'_>) {
 }
 
 fn getkeysinslot(ctx: &mut Ctx<'_>) {
-    let count = std::str::from_utf8(ctx.arg(3)).ok().and_then(|text| text.parse::<i64>().ok());
-    let (Some(slot), Some(count)) = (slot_arg(ctx), count.filter(|count| *count >= 0)) else {
+    let (slot, count) = match (integer_arg(ctx, 2), integer_arg(ctx, 3)) {
+        (Ok(slot), Ok(count)) => (slot, count),
+        (Err(message), _) | (_, Err(message)) => return ctx.error(message),
+    };
+    let slot = u16::try_from(slot).ok().filter(|slot| *slot < SLOTS);
+    let (Some(slot), Ok(count)) = (slot, usize::try_from(count)) else {
         return ctx.error("ERR Invalid slot or number of keys");
     };
-    let keys = keys_in_slot(ctx.shared, slot, usize::try_from(count).unwrap_or(usize::MAX));
+    let keys = keys_in_slot(ctx.shared, slot, count);
     let mut reply = ctx.reply();
     reply.array(keys.len());
     keys.iter().for_each(|key| reply.bulk(key));
