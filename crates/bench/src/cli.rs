@@ -66,6 +66,10 @@ struct RunArgs {
     #[arg(long, value_name = "NAMES", value_parser = parse_ketama_names, default_value = "twemproxy",
           help_heading = "Servers")]
     ketama_names: KetamaNames,
+    /// Redis Cluster: the servers are seed nodes; CLUSTER SLOTS names the primaries, each
+    /// key goes to its slot's owner, -MOVED and -ASK are followed (needs --protocol resp)
+    #[arg(long, help_heading = "Servers")]
+    cluster: bool,
 
     /// Client threads
     #[arg(short = 't', long, value_name = "N", default_value_t = 1, help_heading = "Load")]
@@ -253,6 +257,7 @@ impl RunArgs {
             seed: self.seed,
             ketama_names: self.ketama_names,
             pin_cpus: self.cpus.map_or_else(Vec::new, |c| c.0),
+            cluster: self.cluster,
         }
     }
 }

@@ -33,6 +33,11 @@ pub struct Part {
     pub key_count: u32,
     /// The op slot this part belongs to.
     pub slot: u32,
+    /// Redis Cluster redirects this part has followed so far.
+    pub redirects: u8,
+    /// The reply is ASKING's `+OK`, sent before a request an -ASK redirected; it belongs
+    /// to no op (`key_count` 0).
+    pub asking: bool,
 }
 
 #[derive(Debug)]

@@ -2,10 +2,15 @@
 //!
 //! ```text
 //!   client c (one per --connections) = one connection per server, up to --pipeline ops
+//!            conns[server * connections + c] (server-major, so a Redis Cluster node met
+//!            in a redirect appends its connections without moving the others)
 //!   op slot  = (client, j < pipeline); free slots wait in `ready` (FIFO)
 //!   issue:   take a free slot (closed loop: at once; open loop: when the schedule says a
-//!            request is due), draw an op, route each key by ketama, append one part per
+//!            request is due), draw an op, route each key by ketama (or, with --cluster,
+//!            by key slot: one part per slot, see `crate::cluster`), append one part per
 //!            server to that connection's output
+//!   redirect (--cluster): a -MOVED/-ASK reply takes its part off its connection and sends
+//!            it again to the named node's connection of the same client
 //!   turn:    wait (epoll) -> read and parse replies -> complete ops, free slots -> issue
 //!            -> one write per connection with output
 //! ```
@@ -16,14 +21,18 @@
 
 use std::{
     collections::VecDeque,
+    net::SocketAddr,
     sync::{atomic::Ordering, mpsc::Sender},
     time::Duration,
 };
 
 use rt::{DirtyList, Interest, Poller};
 
+use proto_resp::{cluster::key_slot, compose_command, parse_reply, ParseError, Value};
+
 use crate::{
     client::{self, ErrorKind, Parsed, Scratch, SetArgs, Tally},
+    cluster::{self, Front, Redirect, RedirectKind, SlotMap, REDIRECTS_MAX, REFRESH_INTERVAL},
     conn::{Conn, Part, ReadResult},
     ratelimit::Schedule,
     runner::{Shared, Stop},
@@ -49,6 +58,8 @@ struct Slot {
     start_ns: u64,
     measured: bool,
     tally: Tally,
+    /// A set's arguments, kept to send it again after a redirect.
+    set: Option<SetArgs>,
 }
 
 /// Where ops come from in a phase.
@@ -73,6 +84,36 @@ pub struct Phase {
     pub schedule: Option<Schedule>,
 }
 
+/// What [`Engine::cluster_reply`] did with the front of the input.
+enum ClusterReply {
+    /// Nothing: an ordinary reply.
+    Other,
+    Incomplete,
+    /// Took a reply of this many bytes.
+    Used(usize),
+    /// The stream cannot be read any more.
+    Broken,
+}
+
+/// Connects `config.connections` clients to `addr`, appended to `conns` and registered
+/// with `poller` under `first_token` plus their place in `conns`.
+fn connect_clients(
+    addr: SocketAddr,
+    config: &crate::runner::Config,
+    poller: &Poller,
+    first_token: usize,
+    conns: &mut Vec<Conn>,
+) -> Result<(), String> {
+    for _ in 0..config.connections {
+        let conn = Conn::connect(addr, config.pipeline, config.workload.keys_per_get)
+            .map_err(|e| format!("connect {addr}: {e}"))?;
+        let token = (first_token + conns.len()) as u64;
+        poller.add(&conn.stream, token, Interest::Read).map_err(|e| format!("epoll: {e}"))?;
+        conns.push(conn);
+    }
+    Ok(())
+}
+
 /// Sent to the runner each interval.
 pub struct IntervalMsg {
     pub index: u64,
@@ -93,6 +134,14 @@ pub struct Engine<'a> {
     poller: Poller,
     conns: Vec<Conn>,
     server_count: usize,
+    /// Clients (connections per server).
+    connections: usize,
+    /// Redis Cluster: this thread's slot map (its nodes are the servers, in order).
+    slot_map: Option<SlotMap>,
+    /// (slot, key id) of the op being started, grouped by slot.
+    slot_keys: Vec<(u16, u64)>,
+    /// When the slot map was last fetched after a MOVED.
+    refreshed_ns: Option<u64>,
     pipeline: usize,
     slots: Vec<Slot>,
     ready: VecDeque<u32>,
@@ -119,16 +168,8 @@ impl<'a> Engine<'a> {
         let config = &shared.config;
         let poller = Poller::new().map_err(|e| format!("epoll: {e}"))?;
         let mut conns = Vec::new();
-        for _ in 0..config.connections {
-            for addr in &shared.addrs {
-                let conn = Conn::connect(*addr, config.pipeline, config.workload.keys_per_get)
-                    .map_err(|e| format!("connect {addr}: {e}"))?;
-                let token = conns.len() as u64;
-                poller
-                    .add(&conn.stream, token, Interest::Read)
-                    .map_err(|e| format!("epoll: {e}"))?;
-                conns.push(conn);
-            }
+        for addr in &shared.addrs {
+            connect_clients(*addr, config, &poller, 0, &mut conns)?;
         }
         let slot_count = config.connections * config.pipeline;
         let seed = config.seed ^ (thread as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -138,6 +179,10 @@ impl<'a> Engine<'a> {
             poller,
             conns,
             server_count: shared.addrs.len(),
+            connections: config.connections,
+            slot_map: shared.slots.clone(),
+            slot_keys: Vec::with_capacity(config.workload.keys_per_get),
+            refreshed_ns: None,
             pipeline: config.pipeline,
             slots: vec![Slot::default(); slot_count],
             ready: (0..slot_count as u32).collect(),
@@ -287,6 +332,32 @@ impl<'a> Engine<'a> {
             }
         });
         let key_count = self.keys.len() as u32;
+        self.slots[slot as usize] = Slot {
+            parts_left: 0,
+            kind: Some(op.kind),
+            key_count,
+            start_ns,
+            measured,
+            tally: Tally::default(),
+            set,
+        };
+        let parts = if self.slot_map.is_some() {
+            self.start_by_slot(client, slot, op.kind, set)
+        } else {
+            self.start_by_ring(client, slot, op.kind, set)
+        };
+        self.slots[slot as usize].parts_left = parts;
+        self.in_flight += 1;
+    }
+
+    /// Sends one part per server that owns keys of the op (ketama); returns the parts.
+    fn start_by_ring(
+        &mut self,
+        client: usize,
+        slot: u32,
+        kind: OpKind,
+        set: Option<SetArgs>,
+    ) -> u32 {
         let mut parts = 0;
         for server in 0..self.server_count {
             self.part_keys.clear();
@@ -305,20 +376,51 @@ impl<'a> Engine<'a> {
                 continue;
             }
             parts += 1;
-            self.send_part(client * self.server_count + server, slot, op.kind, set);
+            self.send_part(server * self.connections + client, slot, kind, set, 0);
         }
-        self.slots[slot as usize] = Slot {
-            parts_left: parts,
-            kind: Some(op.kind),
-            key_count,
-            start_ns,
-            measured,
-            tally: Tally::default(),
-        };
-        self.in_flight += 1;
+        parts
     }
 
-    fn send_part(&mut self, index: usize, slot: u32, kind: OpKind, set: Option<SetArgs>) {
+    /// Redis Cluster: sends one part per slot the op's keys hash to, each to the slot's
+    /// owner (an MGET may not span slots); returns the parts.
+    fn start_by_slot(
+        &mut self,
+        client: usize,
+        slot: u32,
+        kind: OpKind,
+        set: Option<SetArgs>,
+    ) -> u32 {
+        let (format, family) = (&self.shared.format, self.shared.config.workload.family());
+        self.slot_keys.clear();
+        // A collection lives on one node: its fields go by the collection key's slot.
+        let key_slot_of = |id: u64| key_slot(format.key(family.split(id).0).as_bytes());
+        self.slot_keys.extend(self.keys.iter().map(|&id| (key_slot_of(id), id)));
+        self.slot_keys.sort_by_key(|&(key_slot, _)| key_slot); // stable: request order kept
+        let mut parts = 0;
+        let mut at = 0;
+        // Bounded: each round takes at least one key.
+        while at < self.slot_keys.len() {
+            let key_slot = self.slot_keys[at].0;
+            let run = self.slot_keys[at..].iter().take_while(|(s, _)| *s == key_slot).count();
+            self.part_keys.clear();
+            self.part_keys.extend(self.slot_keys[at..at + run].iter().map(|&(_, id)| id));
+            at += run;
+            let map = self.slot_map.as_ref().expect("cluster mode");
+            let node = map.node_for_slot(key_slot).expect("discovery leaves no slot unowned");
+            parts += 1;
+            self.send_part(node * self.connections + client, slot, kind, set, 0);
+        }
+        parts
+    }
+
+    fn send_part(
+        &mut self,
+        index: usize,
+        slot: u32,
+        kind: OpKind,
+        set: Option<SetArgs>,
+        redirects: u8,
+    ) {
         let conn = &mut self.conns[index];
         let out = conn.out.buf_mut();
         let before = out.len();
@@ -331,7 +433,8 @@ impl<'a> Engine<'a> {
             client::family::compose(family, kind, keys, set, format, scratch, out);
         }
         let sent = (out.len() - before) as u64;
-        conn.pending.push_back(Part { kind, key_count: self.part_keys.len() as u32, slot });
+        let key_count = self.part_keys.len() as u32;
+        conn.pending.push_back(Part { kind, key_count, slot, redirects, asking: false });
         conn.keys.extend(self.part_keys.iter().copied());
         self.dirty.mark(index as u32, &mut conn.dirty);
         self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
@@ -428,9 +531,20 @@ impl<'a> Engine<'a> {
         let mut used = 0;
         // Bounded: each round consumes one reply, at least one byte.
         while let Some(&part) = self.conns[index].pending.front() {
+            let rest = &input[used..];
+            if self.slot_map.is_some() {
+                match self.cluster_reply(index, part, rest) {
+                    ClusterReply::Other => {}
+                    ClusterReply::Incomplete => break,
+                    ClusterReply::Broken => return None,
+                    ClusterReply::Used(n) => {
+                        used += n;
+                        continue;
+                    }
+                }
+            }
             let conn = &self.conns[index];
             let keys = conn.keys.iter().copied().take(part.key_count as usize);
-            let rest = &input[used..];
             let parsed = if family.structure == Structure::String {
                 client::parse(protocol, part.kind, keys, &self.shared.format, rest)
             } else {
@@ -452,6 +566,118 @@ impl<'a> Engine<'a> {
             return None; // bytes nobody asked for
         }
         Some(used)
+    }
+
+    /// Redis Cluster: takes ASKING's reply or a redirect off the front of `input` (the
+    /// reply to `part`, the oldest on connection `index`), or leaves the reply to the
+    /// ordinary parser.
+    fn cluster_reply(&mut self, index: usize, part: Part, input: &[u8]) -> ClusterReply {
+        if part.asking {
+            let (error, used) = match parse_reply(input) {
+                Ok((Value::Simple(b"OK"), used)) => (None, used),
+                Ok((_, used)) => (Some(ErrorKind::ServerError), used),
+                Err(ParseError::Incomplete) => return ClusterReply::Incomplete,
+                Err(_) => return ClusterReply::Broken,
+            };
+            self.conns[index].pending.pop_front();
+            if let Some(error) = error {
+                let measured = self.slots[part.slot as usize].measured;
+                self.stats_for(measured).counts.errors[error.index()] += 1;
+            }
+            return ClusterReply::Used(used);
+        }
+        let (redirect, used) = match cluster::front(input) {
+            Front::Other => return ClusterReply::Other,
+            Front::Incomplete => return ClusterReply::Incomplete,
+            Front::Redirect(redirect, used) => (Some(redirect), used),
+            Front::Malformed(used) => (None, used),
+        };
+        let conn = &mut self.conns[index];
+        conn.pending.pop_front();
+        self.part_keys.clear();
+        self.part_keys.extend(conn.keys.drain(..part.key_count as usize));
+        match redirect {
+            Some(redirect) => self.follow(index, part, &redirect),
+            None => self.part_failed(part, ErrorKind::Redirect),
+        }
+        ClusterReply::Used(used)
+    }
+
+    /// Sends `part` (its keys in `part_keys`) again where `redirect` says, from the same
+    /// client; a MOVED also corrects the slot map.
+    fn follow(&mut self, index: usize, part: Part, redirect: &Redirect) {
+        let measured = self.slots[part.slot as usize].measured;
+        let counts = &mut self.stats_for(measured).counts;
+        match redirect.kind {
+            RedirectKind::Moved => counts.moved += 1,
+            RedirectKind::Ask => counts.ask += 1,
+        }
+        if part.redirects >= REDIRECTS_MAX {
+            return self.part_failed(part, ErrorKind::Redirect);
+        }
+        let map = self.slot_map.as_ref().expect("cluster mode");
+        let asked = map.nodes[index / self.connections];
+        let target = cluster::resolve(&redirect.target, asked);
+        let Some(node) = target.ok().and_then(|addr| self.node_for(addr)) else {
+            return self.part_failed(part, ErrorKind::Redirect);
+        };
+        if redirect.kind == RedirectKind::Moved {
+            self.slot_map.as_mut().expect("cluster mode").set_owner(redirect.slot, node);
+            self.refresh(self.slot_map.as_ref().expect("cluster mode").nodes[node]);
+        }
+        let client = index % self.connections;
+        let target = node * self.connections + client;
+        if self.conns[target].dead {
+            return self.part_failed(part, ErrorKind::Connection);
+        }
+        if redirect.kind == RedirectKind::Ask {
+            let conn = &mut self.conns[target];
+            compose_command(&[b"ASKING"], conn.out.buf_mut());
+            let asking = Part { key_count: 0, asking: true, ..part };
+            conn.pending.push_back(asking);
+        }
+        let set = self.slots[part.slot as usize].set;
+        self.send_part(target, part.slot, part.kind, set, part.redirects + 1);
+    }
+
+    /// The node index of `addr`, connecting this thread's clients to it when it is new;
+    /// `None` when it cannot be reached (the map then does not learn it).
+    fn node_for(&mut self, addr: SocketAddr) -> Option<usize> {
+        let map = self.slot_map.as_mut().expect("cluster mode");
+        if let Some(node) = map.nodes.iter().position(|n| *n == addr) {
+            return Some(node);
+        }
+        // Blocking, but rare: a node joins the map once per thread.
+        let mut fresh = Vec::with_capacity(self.connections);
+        let config = &self.shared.config;
+        connect_clients(addr, config, &self.poller, self.conns.len(), &mut fresh).ok()?;
+        self.conns.append(&mut fresh);
+        self.server_count += 1;
+        let map = self.slot_map.as_mut().expect("cluster mode");
+        let node = usize::from(map.node_index_or_add(addr));
+        assert_eq!(self.conns.len(), map.nodes.len() * self.connections, "server-major layout");
+        Some(node)
+    }
+
+    /// Fetches the slot map again from `from` after a MOVED, at most every
+    /// [`REFRESH_INTERVAL`]; a fetch that fails keeps the map (with the MOVED applied).
+    fn refresh(&mut self, from: SocketAddr) {
+        let now = self.shared.now_ns();
+        let interval = REFRESH_INTERVAL.as_nanos() as u64;
+        if self.refreshed_ns.is_some_and(|at| now < at.saturating_add(interval)) {
+            return;
+        }
+        self.refreshed_ns = Some(now);
+        let Ok(mut ranges) = cluster::fetch_slots(from) else { return };
+        // A primary that cannot be reached keeps its slots' old owners.
+        ranges.retain(|range| self.node_for(range.primary).is_some());
+        self.slot_map.as_mut().expect("cluster mode").apply(&ranges);
+    }
+
+    /// A part that cannot be answered: counted as an error, its op goes on without it.
+    fn part_failed(&mut self, part: Part, why: ErrorKind) {
+        let misses = if part.kind == OpKind::Get { part.key_count } else { 0 };
+        self.part_done(part.slot, Tally { misses, ..Tally::default() }, Some(why));
     }
 
     fn part_done(&mut self, slot: u32, tally: Tally, error: Option<ErrorKind>) {
@@ -501,11 +727,11 @@ impl<'a> Engine<'a> {
         let _ = conn.stream.shutdown(std::net::Shutdown::Both);
         let parts: Vec<Part> = conn.pending.drain(..).collect();
         conn.keys.clear();
-        let client = index / self.server_count;
+        let client = index % self.connections;
         self.client_dead[client] = true;
         self.ready.retain(|&slot| slot as usize / self.pipeline != client);
         self.stats_for(self.issued_measured > 0).counts.errors[why.index()] += 1;
-        for part in parts {
+        for part in parts.into_iter().filter(|p| !p.asking) {
             let s = &mut self.slots[part.slot as usize];
             s.parts_left -= 1;
             if s.parts_left == 0 {

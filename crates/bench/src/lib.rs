@@ -7,6 +7,7 @@
 //!              workload (keys, sizes, mix)   client/{memcache,meta,resp}: compose, parse,
 //!              ratelimit (open loop)         verify every value (value.rs)
 //!              ketama (sharding)             histogram + stats (per interval, merged)
+//!              cluster (Redis Cluster slots, MOVED/ASK)
 //! ```
 //!
 //! Goals:
@@ -33,6 +34,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod compare;
 pub mod conn;
 pub mod engine;

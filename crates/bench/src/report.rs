@@ -12,8 +12,9 @@
 //!   "requests": N, "requests_per_sec": x, "gets": N, "sets": N, "get_keys": N,
 //!   "keys_per_sec": x, "hits": N, "misses": N, "corrupt": N, "hit_ratio": x | null,
 //!   "errors": { "server_error": N, "client_error": N, "error": N, "not_stored": N,
-//!               "protocol": N, "connection": N },
+//!               "protocol": N, "connection": N, "redirect": N },
 //!   "errors_total": N, "errors_outside_measurement": N,
+//!   "cluster": false, "redirects": { "moved": N, "ask": N },
 //!   "bytes_sent": N, "bytes_received": N, "bytes_sent_per_sec": x,
 //!   "bytes_received_per_sec": x,
 //!   "latency_us": { "p50": x, "p90": x, "p99": x, "p99_9": x, "p99_99": x, "max": x,
@@ -154,6 +155,13 @@ pub fn text(summary: &Summary) -> String {
     }
     let _ = writeln!(out, " max {:.3}", ms(h.max()));
     let _ = writeln!(out, "errors       {}", errors_text(counts));
+    if c.cluster || counts.moved + counts.ask > 0 {
+        let _ = writeln!(
+            out,
+            "redirects    moved {}, ask {} (followed, not errors)",
+            counts.moved, counts.ask
+        );
+    }
     if summary.unmeasured.counts.errors_total() > 0 {
         let _ = writeln!(out, "errors (warm-up) {}", errors_text(&summary.unmeasured.counts));
     }
@@ -223,6 +231,13 @@ impl LatencyUs {
     }
 }
 
+/// `redirects` of the JSON summary: Redis Cluster redirects followed (not errors).
+#[derive(Serialize)]
+struct RedirectsJson {
+    moved: u64,
+    ask: u64,
+}
+
 /// `preload` of the JSON summary.
 #[derive(Serialize)]
 struct PreloadJson {
@@ -264,6 +279,8 @@ pub struct RunJson<'a> {
     errors: ErrorCounts<'a>,
     errors_total: u64,
     errors_outside_measurement: u64,
+    cluster: bool,
+    redirects: RedirectsJson,
     bytes_sent: u64,
     bytes_received: u64,
     bytes_sent_per_sec: f64,
@@ -310,6 +327,8 @@ impl<'a> RunJson<'a> {
             errors: ErrorCounts(counts),
             errors_total: counts.errors_total(),
             errors_outside_measurement: summary.unmeasured.counts.errors_total(),
+            cluster: c.cluster,
+            redirects: RedirectsJson { moved: counts.moved, ask: counts.ask },
             bytes_sent: counts.bytes_sent,
             bytes_received: counts.bytes_received,
             bytes_sent_per_sec: rate(counts.bytes_sent),

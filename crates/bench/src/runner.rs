@@ -26,6 +26,7 @@ use std::{
 
 use crate::{
     client::{ErrorKind, Protocol},
+    cluster::{self, SlotMap},
     engine::{Engine, IntervalMsg, Phase, PhaseEnd, Source},
     ketama::{self, Ketama},
     ratelimit::Schedule,
@@ -71,6 +72,9 @@ pub struct Config {
     pub ketama_names: KetamaNames,
     /// Pin thread i to `pin_cpus[i % len]`.
     pub pin_cpus: Vec<usize>,
+    /// Redis Cluster: `servers` are seeds; the primaries come from CLUSTER SLOTS and keys
+    /// go by slot instead of ketama ([`crate::cluster`]).
+    pub cluster: bool,
 }
 
 impl Default for Config {
@@ -89,6 +93,7 @@ impl Default for Config {
             seed: 1,
             ketama_names: KetamaNames::Twemproxy,
             pin_cpus: Vec::new(),
+            cluster: false,
         }
     }
 }
@@ -131,6 +136,9 @@ pub struct Shared {
     pub config: Config,
     pub addrs: Vec<SocketAddr>,
     pub ring: Ketama,
+    /// Cluster mode: the slot map read at start (each thread keeps its own copy, which
+    /// redirects correct).
+    pub slots: Option<SlotMap>,
     pub format: KeyFormat,
     pub abort: AtomicBool,
     base: Instant,
@@ -191,11 +199,27 @@ fn prepare(config: &Config) -> Result<Shared, String> {
     if addrs.is_empty() {
         return Err("no server".into());
     }
+    let slots = if config.cluster {
+        if config.protocol != Protocol::Resp {
+            return Err("--cluster needs --protocol resp".into());
+        }
+        if structure == Structure::Multi {
+            return Err("--cluster: --structure multi spans slots (CROSSSLOT)".into());
+        }
+        let map = cluster::discover(&addrs)?;
+        // The primaries replace the seeds: connections go to every node that owns slots.
+        addrs.clone_from(&map.nodes);
+        names = addrs.iter().map(|a| a.to_string()).collect();
+        Some(map)
+    } else {
+        None
+    };
     let weighted: Vec<(String, u32)> = names.into_iter().map(|n| (n, 1)).collect();
     Ok(Shared {
         config: config.clone(),
         addrs,
         ring: Ketama::new(&weighted),
+        slots,
         format,
         abort: AtomicBool::new(false),
         base: Instant::now(),

@@ -22,6 +22,9 @@ pub struct Counts {
     pub errors: [u64; ErrorKind::ALL.len()],
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// Redis Cluster redirects followed (not errors): -MOVED and -ASK replies.
+    pub moved: u64,
+    pub ask: u64,
 }
 
 impl Counts {
@@ -55,6 +58,8 @@ impl Counts {
         }
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
+        self.moved += other.moved;
+        self.ask += other.ask;
     }
 }
 

@@ -67,16 +67,20 @@ pub enum ErrorKind {
     Protocol,
     /// The connection failed or the server closed it.
     Connection,
+    /// A Redis Cluster redirect that could not be followed: too many for one request, an
+    /// unreadable -MOVED/-ASK, or a target node that cannot be reached.
+    Redirect,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 6] = [
+    pub const ALL: [ErrorKind; 7] = [
         ErrorKind::ServerError,
         ErrorKind::ClientError,
         ErrorKind::Error,
         ErrorKind::NotStored,
         ErrorKind::Protocol,
         ErrorKind::Connection,
+        ErrorKind::Redirect,
     ];
 
     pub fn name(self) -> &'static str {
@@ -87,6 +91,7 @@ impl ErrorKind {
             ErrorKind::NotStored => "not_stored",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Connection => "connection",
+            ErrorKind::Redirect => "redirect",
         }
     }
 

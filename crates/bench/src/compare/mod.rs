@@ -152,6 +152,7 @@ fn workload_config(
         seed: 1,
         ketama_names: runner::KetamaNames::Twemproxy,
         pin_cpus: cpus.to_vec(),
+        cluster: false,
     }
 }
 

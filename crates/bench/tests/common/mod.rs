@@ -137,12 +137,16 @@ pub fn valkey() -> Option<Server> {
     Some(spawn(program, &args, port, Some(port)).expect("valkey-server starts"))
 }
 
-/// Spinel from `SPINEL_BIN` or `target/debug/spinel` (build it with `cargo build -p
-/// server`), or `None` with the reason printed.
-pub fn spinel() -> Option<Server> {
-    let program = std::env::var_os("SPINEL_BIN").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/spinel")
-    });
+/// The Spinel binary: `SPINEL_BIN`, else `$CARGO_TARGET_DIR/debug/spinel`, else
+/// `target/debug/spinel` (build it with `cargo build -p server`); `None` with the reason
+/// printed.
+pub fn spinel_program() -> Option<PathBuf> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let program = std::env::var_os("SPINEL_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("debug/spinel"));
     if !program.is_file() {
         eprintln!(
             "SKIP: no Spinel binary at {} (cargo build -p server, or set SPINEL_BIN)",
@@ -150,6 +154,41 @@ pub fn spinel() -> Option<Server> {
         );
         return None;
     }
+    Some(program)
+}
+
+/// Spinel as a Redis Cluster node: `--cluster-enabled yes` reading `nodes.conf` (already
+/// written) in `dir`, RESP on `port`.
+pub fn spinel_cluster_node(dir: &std::path::Path, port: u16) -> Option<Server> {
+    let program = spinel_program()?;
+    let mc_port = free_port();
+    let args: Vec<String> = [
+        "-p",
+        &mc_port.to_string(),
+        "--resp-port",
+        &port.to_string(),
+        "-l",
+        "127.0.0.1",
+        "-t",
+        "1",
+        "-m",
+        "64",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--dir",
+        dir.to_str().expect("a UTF-8 temporary path"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Some(spawn(program, &args, mc_port, Some(port)).expect("spinel cluster node starts"))
+}
+
+/// Spinel from [`spinel_program`] on free ports, or `None` with the reason printed.
+pub fn spinel() -> Option<Server> {
+    let program = spinel_program()?;
     let (port, resp_port) = free_port_pair();
     let args: Vec<String> =
         ["-p", &port.to_string(), "--resp-port", &resp_port.to_string(), "-t", "1"]
