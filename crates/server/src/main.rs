@@ -72,6 +72,10 @@ fn run(config: &Config) -> Result<(), String> {
     shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
     restore_snapshot(&shared, config);
+    if shared.cluster.get().is_some() {
+        spawn_cluster_follower(Arc::clone(&shared))
+            .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;
+    }
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
@@ -470,6 +474,32 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         shared.cluster.set(cluster).expect("set once, at start");
     }
     Ok(shared)
+}
+
+/// A cluster replica's map follows its primary's: asked once a second (see
+/// `exec::resp::cluster::Cluster::follow_primary`).
+fn spawn_cluster_follower(shared: Arc<Shared>) -> std::io::Result<()> {
+    std::thread::Builder::new().name("cluster-follow".into()).spawn(move || {
+        let mut failing = false;
+        while !shared.shutdown.load(Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            let Some(cluster) = shared.cluster.get() else { return };
+            match cluster.follow_primary() {
+                Ok(changed) => {
+                    if changed {
+                        tracing::info!("cluster: the map follows the primary's");
+                    }
+                    failing = false;
+                }
+                Err(why) if !failing => {
+                    tracing::warn!("cluster: cannot follow the primary's map: {why}");
+                    failing = true;
+                }
+                Err(_) => {}
+            }
+        }
+    })?;
+    Ok(())
 }
 
 /// Redis Cluster mode: the map from `file` (in --dir), or a new node's own if none.

@@ -29,6 +29,7 @@ use crate::Shared;
 mod admin;
 mod commands;
 mod dump;
+mod follow;
 mod migrate;
 pub(crate) mod topology;
 
@@ -130,6 +131,19 @@ impl Cluster {
         self.save(&topology)
             .map_err(|why| format!("ERR Error saving the cluster config: {why}"))?;
         Ok(value)
+    }
+
+    /// Applies `edit` to a copy of the map; publishes and saves it only if `edit` says it
+    /// changed something.
+    fn change_if(&self, edit: impl FnOnce(&mut Topology) -> bool) -> Result<(), String> {
+        let mut topology = self.topology.write();
+        let mut draft = topology.clone();
+        if !edit(&mut draft) {
+            return Ok(());
+        }
+        *topology = draft;
+        self.publish(&topology);
+        self.save(&topology)
     }
 
     fn word(&self, slot: u16) -> (u64, u64, u64) {

@@ -183,7 +183,8 @@ impl Topology {
             node.primary.as_deref().unwrap_or("-"),
             node.ping_sent_ms,
             node.pong_received_ms,
-            node.config_epoch,
+            // A replica shows its primary's epoch, as Redis shows it.
+            self.nodes[self.primary_of(index)].config_epoch,
             node.link,
         );
         for (start, end) in self.ranges_of(index) {
