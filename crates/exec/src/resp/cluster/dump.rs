@@ -75,7 +75,7 @@ fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
             Value::ZSet(zset.iter().map(|(score, member)| (member.to_vec(), score)).collect())
         }
         owned::Value::Hash(hash) => {
-            let live = |name: &[u8]| hash.expire_at_ms.get(name).map_or(true, |&at| at > now_ms);
+            let live = |name: &[u8]| hash.expire_at_ms.get(name).is_none_or(|&at| at > now_ms);
             let fields = hash.iter().filter(|(name, _)| live(name));
             Value::Hash(fields.map(|(name, value)| (name.to_vec(), value.to_vec())).collect())
         }

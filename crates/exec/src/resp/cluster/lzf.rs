@@ -72,7 +72,7 @@ pub(super) fn compress(input: &[u8], out_max: usize) -> Option<Vec<u8>> {
             }
             out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop the run
             op -= usize::from(lit == 0); // undo a run of length zero
-            // The number of bytes - 1.
+                                         // The number of bytes - 1.
             let len = match_len(input, reference, ip, maxlen) - 2;
             ip += 1;
             if len < 7 {
@@ -230,7 +230,7 @@ mod tests {
         round_trip(&[b'z'; 21]).expect("compressible");
         for n in [64, 300, 5000, 70_000] {
             let mut input = random(n / 3);
-            input.extend(std::iter::repeat(b'z').take(n / 3));
+            input.extend(std::iter::repeat_n(b'z', n / 3));
             input.extend(b"hello world ".repeat(n / 36 + 1));
             round_trip(&input).expect("compressible");
         }

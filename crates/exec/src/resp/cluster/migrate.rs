@@ -6,8 +6,10 @@
 //!
 //! ```text
 //!   payloads of the keys that exist (none: +NOKEY)
-//!   connect (timeout ms)  --fail-->  -IOERR error or timeout connecting to the client
-//!   write [AUTH] SELECT db RESTORE... in one buffer  --fail-->  -IOERR ... writing ...
+//!   resolve host:port  --fail-->  -IOERR error or timeout connecting to the client
+//!   connect (timeout ms), write [AUTH] SELECT db RESTORE... in one buffer
+//!                         --fail-->  -IOERR error or timeout writing to target instance
+//!                         (a refused connection too, as Redis 7.0 answers it)
 //!   read a line per command  --fail-->  -IOERR ... reading ...
 //!   a '-' line: -ERR Target instance replied with error: <its text>; keys it took are
 //!   still deleted here
@@ -21,7 +23,7 @@
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
-    net::{TcpStream, ToSocketAddrs},
+    net::{SocketAddr, TcpStream, ToSocketAddrs},
     time::Duration,
 };
 
@@ -228,15 +230,21 @@ fn exchange(
     preamble: usize,
     restores: usize,
 ) -> Result<Replies, Failed> {
-    let stream = connect(host, port, timeout).ok_or(Failed::Connecting)?;
     let timed_out = |e: &std::io::Error| {
         matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
     };
+    let address = resolve(host, port).ok_or(Failed::Connecting)?;
+    // Redis's blocking connect reports success whatever happens after the address is
+    // resolved, so a refused or timed-out connection fails at its first write: the same
+    // error here.
+    let stream =
+        connect(&address, timeout).map_err(|e| Failed::Writing { timed_out: timed_out(&e) })?;
     (&stream).write_all(request).map_err(|e| Failed::Writing { timed_out: timed_out(&e) })?;
     let mut reader = BufReader::new(&stream);
     let mut replies = Replies { preamble: Vec::new(), restores: Vec::new(), timed_out: false };
     for _ in 0..preamble {
-        let line = read_line(&mut reader).map_err(|e| Failed::Reading { timed_out: timed_out(&e) })?;
+        let line =
+            read_line(&mut reader).map_err(|e| Failed::Reading { timed_out: timed_out(&e) })?;
         replies.preamble.push(line);
     }
     for _ in 0..restores {
@@ -251,15 +259,19 @@ fn exchange(
     Ok(replies)
 }
 
-fn connect(host: &[u8], port: &[u8], timeout: Duration) -> Option<TcpStream> {
+/// The target's address; `None` (the "connecting" error) when it does not resolve.
+fn resolve(host: &[u8], port: &[u8]) -> Option<SocketAddr> {
     let host = std::str::from_utf8(host).ok()?;
     let port: u16 = std::str::from_utf8(port).ok()?.parse().ok()?;
-    let address = (host, port).to_socket_addrs().ok()?.next()?;
-    let stream = TcpStream::connect_timeout(&address, timeout).ok()?;
-    stream.set_read_timeout(Some(timeout)).ok()?;
-    stream.set_write_timeout(Some(timeout)).ok()?;
-    stream.set_nodelay(true).ok()?;
-    Some(stream)
+    (host, port).to_socket_addrs().ok()?.next()
+}
+
+fn connect(address: &SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+    let stream = TcpStream::connect_timeout(address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
 }
 
 /// One reply line without its CRLF, cut at [`LINE_MAX`]; an error at the end of input.

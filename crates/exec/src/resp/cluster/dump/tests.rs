@@ -29,7 +29,11 @@ fn round_trip_every_kind() {
         let mut line = vec![command.to_string(), key.to_string()];
         for member in &many {
             if pairs {
-                line.push(if command == "ZADD" { member.len().to_string() } else { member.clone() });
+                line.push(if command == "ZADD" {
+                    member.len().to_string()
+                } else {
+                    member.clone()
+                });
             }
             line.push(member.clone());
         }
@@ -81,14 +85,26 @@ fn restore_errors() {
     let busy = "-BUSYKEY Target key name already exists.\r\n";
     assert_eq!(restore(&mut h, &[b"k", b"0", &payload]), busy);
     assert_eq!(restore(&mut h, &[b"k", b"0", &payload, b"bogus"]), "-ERR syntax error\r\n");
-    assert_eq!(restore(&mut h, &[b"n", b"-1", &payload]), "-ERR Invalid TTL value, must be >= 0\r\n");
-    assert_eq!(restore(&mut h, &[b"n", b"x", &payload]), "-ERR value is not an integer or out of range\r\n");
+    assert_eq!(
+        restore(&mut h, &[b"n", b"-1", &payload]),
+        "-ERR Invalid TTL value, must be >= 0\r\n"
+    );
+    assert_eq!(
+        restore(&mut h, &[b"n", b"x", &payload]),
+        "-ERR value is not an integer or out of range\r\n"
+    );
     let freq = "-ERR Invalid FREQ value, must be >= 0 and <= 255\r\n";
     assert_eq!(restore(&mut h, &[b"n", b"0", &payload, b"FREQ", b"256"]), freq);
-    assert_eq!(restore(&mut h, &[b"n", b"0", b"garbage"]), "-ERR DUMP payload version or checksum are wrong\r\n");
+    assert_eq!(
+        restore(&mut h, &[b"n", b"0", b"garbage"]),
+        "-ERR DUMP payload version or checksum are wrong\r\n"
+    );
     let mut changed = payload.clone();
     changed[2] ^= 0x20;
-    assert_eq!(restore(&mut h, &[b"n", b"0", &changed]), "-ERR DUMP payload version or checksum are wrong\r\n");
+    assert_eq!(
+        restore(&mut h, &[b"n", b"0", &changed]),
+        "-ERR DUMP payload version or checksum are wrong\r\n"
+    );
     assert_eq!(restore(&mut h, &[b"k", b"0", &payload, b"REPLACE", b"IDLETIME", b"5"]), "+OK\r\n");
     // An absolute time already past: nothing is created, and REPLACE deletes.
     assert_eq!(restore(&mut h, &[b"n", b"1", &payload, b"ABSTTL"]), "+OK\r\n");
