@@ -1,5 +1,6 @@
 //! DUMP and RESTORE through the command path, on a real store with a manual clock.
 
+use super::super::rdb;
 use crate::resp::testkit::Harness;
 
 /// The payload in a bulk reply.
@@ -115,4 +116,26 @@ fn restore_errors() {
     assert_eq!(restore(&mut h, &[b"k", at.as_bytes(), &payload, b"ABSTTL"]), "+OK\r\n");
     assert_eq!(h.run("PTTL k"), ":10000\r\n");
     assert_eq!(h.run("DUMP nosuch"), "$-1\r\n");
+}
+
+/// Goal: restored values are writes like any other: past the memory limit (the harness's
+/// store holds 8 MiB) RESTORE answers -OOM and creates nothing; RESTORE-ASKING is RESTORE.
+#[test]
+fn restore_counts_against_memory() {
+    let mut h = Harness::new();
+    let big = vec![b'v'; 5 << 20];
+    let value = rdb_payload(&rdb::Value::String(big));
+    let oom = format!("-{}\r\n", proto_resp::error::OOM);
+    assert_eq!(String::from_utf8_lossy(&h.run_args(&[b"RESTORE", b"s", b"0", &value])), oom);
+    let elements = (0..50_000).map(|n| format!("{n:0100}").into_bytes()).collect();
+    let list = rdb_payload(&rdb::Value::List(elements));
+    assert_eq!(String::from_utf8_lossy(&h.run_args(&[b"RESTORE", b"l", b"0", &list])), oom);
+    assert_eq!(h.run("DBSIZE"), ":0\r\n");
+    let small = rdb_payload(&rdb::Value::Set(vec![b"a".to_vec()]));
+    assert_eq!(h.run_args(&[b"RESTORE-ASKING", b"k", b"0", &small]), b"+OK\r\n");
+    assert_eq!(h.run("SMEMBERS k"), "*1\r\n$1\r\na\r\n");
+}
+
+fn rdb_payload(value: &rdb::Value) -> Vec<u8> {
+    rdb::dump(value)
 }
