@@ -258,7 +258,7 @@ fn ownable(kind: ValueKind, value: &[u8]) -> bool {
 }
 
 /// The value kept outside the store for an encoding.
-fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
+pub(super) fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
     match kind {
         ValueKind::Hash => owned::Value::Hash(super::hash::own(value)),
         ValueKind::Set => owned::Value::Set(super::set::own(value)),

@@ -28,9 +28,13 @@ use crate::Shared;
 
 mod admin;
 mod commands;
+mod crc64;
 mod dump;
 mod follow;
+mod lzf;
 mod migrate;
+mod packed;
+mod rdb;
 pub(crate) mod topology;
 
 pub(super) use commands::{dispatch, dispatch_sub};
