@@ -350,6 +350,14 @@ def test_replica_lines_and_readonly(make_cluster, target):
     key = key_in_slot_of(primary)
     # A replica redirects to its primary, unless the connection said READONLY (a read).
     assert str(raw(replica.port, "GET", key)) == f"MOVED {slot_of(key)} 127.0.0.1:{primary.port}"
+    # ROLE and INFO replication: the replica names its primary. A redis-server replica is
+    # connected once synced; a Spinel replica never connects (no replication).
+    assert raw(primary.port, "ROLE")[0] == b"master"
+    role = raw(replica.port, "ROLE")
+    assert role[:3] == [b"slave", b"127.0.0.1", primary.port]
+    assert role[3] in ((b"connected",) if target == "redis" else (b"connect",))
+    info = node_client(replica).info("replication")
+    assert info["role"] == "slave" and info["master_port"] == primary.port
     conn = Conn(replica.port)
     assert conn.call("READONLY") == b"OK"
     assert conn.call("GET", key) is None
@@ -359,6 +367,7 @@ def test_replica_lines_and_readonly(make_cluster, target):
 
 def test_disabled_without_cluster_mode(make_server, target):
     server = make_server()
+    assert raw(server.resp_port, "ROLE") == [b"master", 0, []]
     for command in (("CLUSTER", "INFO"), ("CLUSTER", "SLOTS"), ("READONLY",), ("ASKING",)):
         assert str(raw(server.resp_port, *command)) == \
             "ERR This instance has cluster support disabled", command
@@ -477,7 +486,8 @@ def test_a_new_node_writes_its_own_file(tmp_path, target):
         text = (tmp_path / "nodes.conf").read_text().splitlines()
         fields = text[0].split()
         assert len(fields[0]) == 40 and fields[2] == "myself,master"
-        assert fields[1] == f"127.0.0.1:{port}@{port + 10000}"
+        bus_port = port + 10000 if port + 10000 < 65536 else 0
+        assert fields[1] == f"127.0.0.1:{port}@{bus_port}"
         assert text[1] == "vars currentEpoch 0 lastVoteEpoch 0"
         assert raw(port, "CLUSTER", "MYID").decode() == fields[0]
         # No slot is served yet: the cluster is down for keys until slots are added.

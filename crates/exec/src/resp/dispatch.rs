@@ -38,6 +38,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bgsave => persist::bgsave(ctx),
             C::Lastsave => persist::lastsave(ctx),
             C::Reset => connection::reset(ctx),
+            C::Role => cluster::role(ctx),
             C::Info => info::info(ctx),
             C::Dbsize => server::dbsize(ctx),
             C::Flushdb => server::flushdb(ctx),

@@ -57,7 +57,7 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "memory" => memory(shared, &mut text),
             "persistence" => persistence(shared, &mut text),
             "stats" => stats(shared, &shared.totals(), &mut text),
-            "replication" => replication(&mut text),
+            "replication" => replication(shared, &mut text),
             "cpu" => cpu(&mut text),
             "errorstats" => errorstats(shared, &mut text),
             "cluster" => {
@@ -222,8 +222,24 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
 }
 
 /// A primary with no replicas.
-fn replication(text: &mut String) {
-    field(text, "role", "master");
+fn replication(shared: &Shared, text: &mut String) {
+    if let Some((ip, port)) = super::cluster::replica_of(shared) {
+        // A replica in the cluster map that never connects (Spinel does not replicate).
+        field(text, "role", "slave");
+        field(text, "master_host", ip);
+        field(text, "master_port", port);
+        field(text, "master_link_status", "down");
+        field(text, "master_last_io_seconds_ago", -1);
+        field(text, "master_sync_in_progress", 0);
+        field(text, "slave_read_repl_offset", 0);
+        field(text, "slave_repl_offset", 0);
+        field(text, "master_link_down_since_seconds", -1);
+        field(text, "slave_priority", 100);
+        field(text, "slave_read_only", 1);
+        field(text, "replica_announced", 1);
+    } else {
+        field(text, "role", "master");
+    }
     field(text, "connected_slaves", 0);
     field(text, "master_repl_offset", 0);
     field(text, "repl_backlog_active", 0);

@@ -230,6 +230,7 @@ pub(super) static META: &[Meta] = &[
     Meta { name: "reset", tips: &[], key_specs: &[], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "restore", tips: &[], key_specs: &[ks("", K::OW | K::UPDATE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "restore-asking", tips: &[], key_specs: &[ks("", K::OW | K::UPDATE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
+    Meta { name: "role", tips: &[], key_specs: &[], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "rpop", tips: &[], key_specs: &[ks("", K::RW | K::ACCESS | K::DELETE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "rpoplpush", tips: &[], key_specs: &[ks("", K::RW | K::ACCESS | K::DELETE, 1, range(0, 1, 0)), ks("", K::RW | K::INSERT, 2, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "rpush", tips: &[], key_specs: &[ks("", K::RW | K::INSERT, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },

@@ -88,6 +88,7 @@ const EXTRA: &[(&str, &[&str])] = &[
     ("migrate", &["dangerous"]),
     ("restore", &["dangerous"]),
     ("restore-asking", &["keyspace", "dangerous"]),
+    ("role", &["admin", "dangerous"]),
     ("swapdb", &["keyspace", "dangerous"]),
     ("wait", &["connection"]),
 ];

@@ -7,7 +7,7 @@ use proto_resp::{
     Protocol, SubcommandId,
 };
 
-use super::super::{help, keys::for_each_key, Ctx};
+use super::super::{help, Ctx};
 use super::topology::Topology;
 use super::{dump, migrate, Cluster, DISABLED};
 
@@ -229,15 +229,24 @@ fn integer_arg(ctx: &Ctx<'_>, index: usize) -> Result<i64, &'static str> {
     proto_resp::args::parse_i64(ctx.arg(index)).map_err(|error| error.message())
 }
 
-/// The keys of database 0 in `slot`, at most `limit` of them.
+/// The keys of database 0 in `slot`, at most `limit` of them: a walk of the keyspace
+/// (there is no per-slot index), which stops once `limit` are found.
 pub(super) fn keys_in_slot(shared: &crate::Shared, slot: u16, limit: usize) -> Vec<Vec<u8>> {
+    const STEP: usize = 1024;
     let mut found = Vec::new();
-    for_each_key(shared, 0, |key| {
-        if found.len() < limit && key_slot(key) == slot {
-            found.push(key.to_vec());
+    let mut cursor = 0;
+    loop {
+        cursor = shared.store.scan(cursor, STEP, |stored| {
+            if let Some((0, key)) = crate::keyspace::decode(stored) {
+                if found.len() < limit && key_slot(key) == slot {
+                    found.push(key.to_vec());
+                }
+            }
+        });
+        if cursor == 0 || found.len() >= limit {
+            return found;
         }
-    });
-    found
+    }
 }
 
 fn countkeysinslot(ctx: &mut Ctx<'_>) {
@@ -279,4 +288,37 @@ fn replicas(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     let mut reply = ctx.reply();
     reply.array(lines.len());
     lines.iter().for_each(|line| reply.bulk(line.as_bytes()));
+}
+
+/// The primary this node replicates in the cluster map, as (ip, port): a configured
+/// replica's. Spinel replicates nothing, so such a replica's link is always down.
+pub(in crate::resp) fn replica_of(shared: &crate::Shared) -> Option<(String, u16)> {
+    let topology = shared.cluster.get()?.topology.read();
+    let primary = topology.primary_of(topology.myself);
+    let node = &topology.nodes[primary];
+    (primary != topology.myself).then(|| (node.ip.clone(), node.port))
+}
+
+/// ROLE: `master` with no connected replicas, or, for a replica in the cluster map,
+/// `slave` with its primary and the link state `connect` (it never connects: Spinel does
+/// not replicate) and offset -1, as Redis shows a replica not yet connected.
+pub(in crate::resp) fn role(ctx: &mut Ctx<'_>) {
+    let replica = replica_of(ctx.shared);
+    let mut reply = ctx.reply();
+    match replica {
+        None => {
+            reply.array(3);
+            reply.bulk(b"master");
+            reply.integer(0);
+            reply.array(0);
+        }
+        Some((ip, port)) => {
+            reply.array(5);
+            reply.bulk(b"slave");
+            reply.bulk(ip.as_bytes());
+            reply.integer(i64::from(port));
+            reply.bulk(b"connect");
+            reply.integer(-1);
+        }
+    }
 }

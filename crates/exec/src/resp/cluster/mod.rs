@@ -37,7 +37,8 @@ mod packed;
 mod rdb;
 pub(crate) mod topology;
 
-pub(super) use commands::{dispatch, dispatch_sub};
+pub(super) use commands::replica_of;
+pub(super) use commands::{dispatch, dispatch_sub, role};
 use topology::Topology;
 
 /// No node: the value of an empty field of a slot word.
@@ -65,7 +66,9 @@ impl Cluster {
         let topology = match std::fs::read_to_string(path) {
             Ok(text) => Topology::parse(&text).map_err(|why| bad_file(path, &why))?,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let bus_port = port.saturating_add(10000);
+                // Redis's bus port is the port + 10000; Spinel binds none, so a port above
+                // 55535 (which Redis refuses in cluster mode) names bus port 0.
+                let bus_port = port.checked_add(10000).unwrap_or(0);
                 Topology::new_alone(random_node_id(), ip, port, bus_port)
             }
             Err(error) => return Err(format!("{}: {error}", path.display())),
