@@ -497,3 +497,38 @@ def test_a_new_node_writes_its_own_file(tmp_path, target):
         assert (tmp_path / "nodes.conf").read_text().splitlines()[0].endswith(" 0-16383")
     finally:
         server.cleanup()
+
+
+def test_scripts_keep_to_this_nodes_keys_and_one_slot(make_cluster):
+    cluster = make_cluster(primaries=1)
+    port = cluster.nodes[0].port
+    two_slots = "redis.call('set', 'foo', 'bar')\nredis.call('set', 'bar', 'foo')\nreturn 'OK'"
+    # Without a shebang, as before Redis 7: keys of several slots are allowed.
+    assert raw(port, "EVAL", two_slots, 0) == b"OK"
+    refused = str(raw(port, "EVAL", "#!lua\n" + two_slots, 0))
+    assert refused.startswith(
+        "ERR Script attempted to access keys that do not hash to the same slot"), refused
+    allowed = "#!lua flags=allow-cross-slot-keys\n" + two_slots
+    assert raw(port, "EVAL", allowed, 0) == b"OK"
+    # A declared key sets the slot the script must keep to.
+    declared = "#!lua\nredis.call('get', KEYS[1])\nreturn redis.call('get', 'bar')"
+    assert str(raw(port, "EVAL", declared, 1, "foo")).startswith(
+        "ERR Script attempted to access keys that do not hash to the same slot")
+    assert raw(port, "EVAL", declared, 1, "{bar}x") == b"foo"
+    assert str(raw(port, "EVAL", "#!lua flags=no-cluster\nreturn 1", 0)) == \
+        "ERR Can not run script on cluster, 'no-cluster' flag is set."
+    library = ("#!lua name=slots\nredis.register_function('two', function(keys, args)\n"
+               + two_slots.replace("\n", " ") + " end)")
+    assert raw(port, "FUNCTION", "LOAD", library) == b"slots"
+    assert str(raw(port, "FCALL", "two", 0)).startswith(
+        "ERR Script attempted to access keys that do not hash to the same slot")
+
+
+def test_scripts_refuse_keys_of_other_nodes(make_cluster):
+    cluster = make_cluster(primaries=2)
+    first, second = cluster.nodes
+    theirs = key_in_slot_of(second)
+    body = f"return redis.call('get', '{theirs}')"
+    refused = str(raw(first.port, "EVAL", body, 0))
+    assert refused.startswith(
+        "ERR Script attempted to access a non local key in a cluster node"), refused

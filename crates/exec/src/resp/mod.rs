@@ -403,13 +403,16 @@ fn run_in_cluster(
     routed: Routed,
     out: &mut Vec<u8>,
 ) -> Flow {
-    let flow = match cluster::refusal(shared, session, &routed, command) {
-        Some(message) => {
+    let flow = match cluster::judge(shared, session, &routed, command) {
+        Err(message) => {
             tx::end_refused_exec(session, &routed);
             Reply::new(out, session.protocol).error(message);
             Flow::Continue
         }
-        None => run(shared, counters, session, command, routed, out, Exclusive::IfMultiKey),
+        Ok(slot) => {
+            cluster::set_command_slot(session, slot);
+            run(shared, counters, session, command, routed, out, Exclusive::IfMultiKey)
+        }
     };
     cluster::after_command(session, &routed);
     flow

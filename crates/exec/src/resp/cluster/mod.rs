@@ -208,6 +208,10 @@ pub struct ClientCluster {
     readonly: bool,
     /// ASKING: the next command may reach a slot this node imports.
     asking: bool,
+    /// The slot of the running command's keys (a script's calls must keep to it).
+    slot: Option<u16>,
+    /// The running script may touch keys of several slots.
+    cross_slot_allowed: bool,
 }
 
 /// After each command but ASKING, outside MULTI: ASKING lasts one command.
@@ -229,7 +233,17 @@ pub(super) fn refusal(
     routed: &Routed,
     command: &Command<'_>,
 ) -> Option<Vec<u8>> {
-    let cluster = shared.cluster.get()?;
+    judge(shared, session, routed, command).err()
+}
+
+/// [`refusal`], and when the command runs here, the slot of its keys (None: no key).
+pub(super) fn judge(
+    shared: &Shared,
+    session: &Session,
+    routed: &Routed,
+    command: &Command<'_>,
+) -> Result<Option<u16>, Vec<u8>> {
+    let Some(cluster) = shared.cluster.get() else { return Ok(None) };
     let is_exec = matches!(
         routed.route,
         Route::Command(proto_resp::CommandId::Transactions(proto_resp::commands::TxId::Exec))
@@ -238,48 +252,74 @@ pub(super) fn refusal(
     let mut is_write = routed.spec.flags.contains(Flags::WRITE);
     if is_exec {
         is_write = false;
-        let queued = super::tx::queued_commands(session)?;
+        let Some(queued) = super::tx::queued_commands(session) else { return Ok(None) };
         for command in &queued {
             let args: Vec<&[u8]> = command.args().collect();
             let Some((name, flags)) = name_and_flags(&args) else { continue };
             is_write |= flags.contains(Flags::WRITE);
-            if let Err(message) = query.add_all(shared, cluster, command_keys(name, &args)) {
-                return Some(message.as_bytes().to_vec());
-            }
+            query.add_all(shared, cluster, command_keys(name, &args))?;
         }
     } else if let Some(positions) = fixed_key_positions(routed, command) {
         // Most commands: keys at fixed positions, read without a key spec lookup.
         let keys = positions.filter_map(|at| command.arg(at));
-        if let Err(message) = query.add_all(shared, cluster, keys) {
-            return Some(message.as_bytes().to_vec());
-        }
+        query.add_all(shared, cluster, keys)?;
     } else if has_keys(routed) {
         let args: Vec<&[u8]> = command.args().collect();
         let name = name_and_flags(&args).map_or(routed.spec.name, |(name, _)| name);
-        if let Err(message) = query.add_all(shared, cluster, command_keys(name, &args)) {
-            return Some(message.as_bytes().to_vec());
-        }
+        query.add_all(shared, cluster, command_keys(name, &args))?;
     }
-    let asking_flag = !is_exec && routed.spec.flags.contains(Flags::ASKING);
-    query.verdict(cluster, session, is_write, asking_flag || session.cluster.asking, routed)
+    let asking = session.cluster.asking || !is_exec && routed.spec.flags.contains(Flags::ASKING);
+    match query.verdict(cluster, session, is_write, asking, routed) {
+        Some(message) => Err(message),
+        None => Ok(query.slot),
+    }
 }
 
 /// A command a script runs (`redis.call`): refused unless this node serves its keys, as
-/// Redis's `scriptVerifyClusterState` refuses it.
+/// Redis's `scriptVerifyClusterState` refuses it, and, unless the script may
+/// (`allow-cross-slot-keys`, or an EVAL without a shebang), when its keys are of another
+/// slot than the script's keys so far.
 pub(super) fn script_refusal(
     shared: &Shared,
-    session: &Session,
+    session: &mut Session,
     routed: &Routed,
     command: &Command<'_>,
 ) -> Option<&'static str> {
-    let refused = refusal(shared, session, routed, command)?;
-    Some(match refused.as_slice() {
-        down if down.starts_with(CLUSTER_DOWN.as_bytes()) && down.len() == CLUSTER_DOWN.len() => {
-            "ERR Script attempted to execute a command while the cluster is down"
+    match judge(shared, session, routed, command) {
+        Ok(None) => None,
+        Ok(Some(slot)) => {
+            let state = &mut session.cluster;
+            match state.slot {
+                None => state.slot = Some(slot),
+                Some(first) if first != slot && !state.cross_slot_allowed => {
+                    return Some(
+                        "ERR Script attempted to access keys that do not hash to the same slot",
+                    );
+                }
+                Some(_) => {}
+            }
+            None
         }
-        _ => "ERR Script attempted to access a non local key in a cluster node",
-    })
+        Err(refused) if refused == CLUSTER_DOWN.as_bytes() => {
+            Some("ERR Script attempted to execute a command while the cluster is down")
+        }
+        Err(_) => Some("ERR Script attempted to access a non local key in a cluster node"),
+    }
 }
+
+/// The slot of the command about to run (its script's calls compare theirs with it).
+pub(super) fn set_command_slot(session: &mut Session, slot: Option<u16>) {
+    session.cluster.slot = slot;
+}
+
+/// Before a script runs: whether it may touch keys of several slots.
+pub(super) fn allow_cross_slot(session: &mut Session, allowed: bool) {
+    session.cluster.cross_slot_allowed = allowed;
+}
+
+/// What a script's shebang flag `no-cluster` gets on a cluster node.
+pub(super) const NO_CLUSTER_SCRIPT: &str =
+    "ERR Can not run script on cluster, 'no-cluster' flag is set.";
 
 /// The key positions of a command whose keys are where its (first, last, step) triple
 /// says (no `numkeys`, no keyword, not a subcommand): None for the others.
@@ -355,8 +395,9 @@ impl Query {
         shared: &Shared,
         cluster: &Cluster,
         keys: impl IntoIterator<Item = &'k [u8]>,
-    ) -> Result<(), &'static str> {
-        keys.into_iter().try_for_each(|key| self.add(shared, cluster, key))
+    ) -> Result<(), Vec<u8>> {
+        let mut add = |key| self.add(shared, cluster, key).map_err(|e| e.as_bytes().to_vec());
+        keys.into_iter().try_for_each(&mut add)
     }
 
     fn add(&mut self, shared: &Shared, cluster: &Cluster, key: &[u8]) -> Result<(), &'static str> {

@@ -60,6 +60,8 @@ pub(super) enum Source {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct ScriptFlags {
     pub no_writes: bool,
+    pub no_cluster: bool,
+    pub allow_cross_slot: bool,
 }
 
 /// Parses a shebang (`#!lua` and its flags), if the body has one.
@@ -82,7 +84,9 @@ pub(super) fn shebang(body: &[u8]) -> Result<Option<(ScriptFlags, usize)>, Strin
         for flag in list.split(',').filter(|f| !f.is_empty()) {
             match flag {
                 "no-writes" => flags.no_writes = true,
-                "allow-oom" | "allow-stale" | "no-cluster" | "allow-cross-slot-keys" => {}
+                "no-cluster" => flags.no_cluster = true,
+                "allow-cross-slot-keys" => flags.allow_cross_slot = true,
+                "allow-oom" | "allow-stale" => {}
                 other => return Err(format!("ERR Unexpected flag in script shebang: {other}")),
             }
         }
@@ -181,6 +185,12 @@ fn run_cached(
         if access == Access::ReadOnly && script.flags.is_some() && !no_writes {
             return ctx.error("ERR Can not execute a script with write flag using *_ro command.");
         }
+        if ctx.shared.cluster.get().is_some() && script.flags.is_some_and(|f| f.no_cluster) {
+            return ctx.error(crate::resp::cluster::NO_CLUSTER_SCRIPT);
+        }
+        // An EVAL without a shebang may touch keys of several slots, as before Redis 7.
+        let cross_slot = script.flags.is_none_or(|f| f.allow_cross_slot);
+        crate::resp::cluster::allow_cross_slot(ctx.session, cross_slot);
         let access = if no_writes { Access::ReadOnly } else { access };
         let function: Function = script.function.clone();
         let call = Invocation { function, name: sha, keys, args, access, kind: Kind::Eval };

@@ -407,6 +407,11 @@ fn run_function(
         if access == Access::ReadOnly && !registered.no_writes() {
             return ctx.error("ERR Can not execute a script with write flag using *_ro command.");
         }
+        if ctx.shared.cluster.get().is_some() && registered.flags.contains(&"no-cluster") {
+            return ctx.error(crate::resp::cluster::NO_CLUSTER_SCRIPT);
+        }
+        let cross_slot = registered.flags.contains(&"allow-cross-slot-keys");
+        crate::resp::cluster::allow_cross_slot(ctx.session, cross_slot);
         let access = if registered.no_writes() { Access::ReadOnly } else { access };
         let function = registered.function.clone();
         let name = registered.name.clone();
