@@ -103,35 +103,34 @@ pub(super) fn compress(input: &[u8], out_max: usize) -> Option<Vec<u8>> {
             if op >= out_max {
                 return None;
             }
-            lit += 1;
-            out[op] = input[ip];
-            op += 1;
+            push_literal(&mut out, &mut op, &mut lit, input[ip]);
             ip += 1;
-            if lit == LITERAL_MAX {
-                out[op - lit - 1] = (lit - 1) as u8;
-                lit = 0;
-                op += 1;
-            }
         }
     }
     if op + 3 > out_max {
         return None;
     }
     while ip < end {
-        lit += 1;
-        out[op] = input[ip];
-        op += 1;
+        push_literal(&mut out, &mut op, &mut lit, input[ip]);
         ip += 1;
-        if lit == LITERAL_MAX {
-            out[op - lit - 1] = (lit - 1) as u8;
-            lit = 0;
-            op += 1;
-        }
     }
     out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end the run
     op -= usize::from(lit == 0);
     out.truncate(op);
     Some(out)
+}
+
+/// Appends one literal byte to the open run; a full run gets its length byte and a new
+/// run's length slot is left after it.
+fn push_literal(out: &mut [u8], op: &mut usize, lit: &mut usize, byte: u8) {
+    *lit += 1;
+    out[*op] = byte;
+    *op += 1;
+    if *lit == LITERAL_MAX {
+        out[*op - *lit - 1] = (*lit - 1) as u8;
+        *lit = 0;
+        *op += 1;
+    }
 }
 
 /// How many bytes from `ip` repeat those from `reference` (three are known to), as
