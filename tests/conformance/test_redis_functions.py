@@ -84,9 +84,6 @@ def test_load_errors(resp_port):
             ("#!lua name=le_y foo=bar\nreturn 1",
              b"-ERR Invalid metadata value given: foo=bar\r\n"),
             ("#!pyth name=le_y\n", b"-ERR Engine 'pyth' not found\r\n"),
-            ("#!lua name=le_y\nlocal x = (",
-             b"-ERR Error compiling function: user_function:2: unexpected symbol near "
-             b"'<eof>'\r\n"),
             ("#!lua name=le_y\nredis.call('set','a','b')",
              b"-ERR Error registering functions: ERR user_function:2: Script attempted to "
              b"access nonexistent global variable 'call'\r\n"),
@@ -111,6 +108,10 @@ def test_load_errors(resp_port):
              b"library\r\n"),
         ]:
             c.rt(resp_encode("FUNCTION", "LOAD", code), error)
+        # The parser's own words differ (Lua 5.1 on redis-server, Luau on Spinel).
+        c.send(resp_encode("FUNCTION", "LOAD", "#!lua name=le_y\nlocal x = ("))
+        line = c.read_line()
+        assert line.startswith(b"-ERR Error compiling function: user_function:2: "), line
 
 
 def test_list_and_stats(resp_port):

@@ -283,7 +283,7 @@ pub(crate) fn execute_routed(
         },
         Err(auth::Refusal::Closed) => Flow::Close,
         Err(auth::Refusal::Denied(denied)) => {
-            Reply::new(out, session.protocol).error(denied.exec_message());
+            Reply::new(out, session.protocol).error(denied.script_message());
             Flow::Continue
         }
         Err(auth::Refusal::Message(message)) => {

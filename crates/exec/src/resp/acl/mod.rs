@@ -213,6 +213,15 @@ impl Denied {
         )
     }
 
+    /// The error of a command a script runs with `redis.call` (Redis 7.0's words).
+    pub(crate) fn script_message(&self) -> String {
+        let what = match self {
+            Denied::Command(_) => "run this command or subcommand",
+            Denied::Key(_) => "access at least one of the keys mentioned in the command arguments",
+        };
+        format!("ERR The user executing the script can't {what}")
+    }
+
     /// ACL DRYRUN's reply.
     pub(crate) fn dry_run_message(&self) -> String {
         match self {

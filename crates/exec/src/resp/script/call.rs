@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use mlua::{Function, HookTriggers, Lua, MultiValue, Value, Variadic, VmState};
+use mlua::{Function, Lua, MultiValue, Value, Variadic, VmState};
 use proto_resp::{
     commands::Flags, parse_command, parse_reply, route, Limits, Protocol, Reply, RouteError,
     Run as TableRun,
@@ -22,13 +22,15 @@ use proto_resp::{
 
 use super::{
     convert::{self, ScriptResp},
+    sandbox::set_frozen,
     vm::{coded, State},
     Access, Kind,
 };
 use crate::resp::Ctx;
 
-/// Instructions between two looks at the clock and the kill flag.
-const HOOK_EVERY: u32 = 10_000;
+/// Interrupts (Luau calls one at each loop back-edge and call) between two looks at the
+/// clock and the kill flag.
+const CLOCK_EVERY: u32 = 1024;
 
 /// One script or function call.
 pub(super) struct Invocation<'a> {
@@ -48,11 +50,11 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let prepared = (|| -> mlua::Result<(Value, Value)> {
         let keys = strings(lua, &call.keys, lua.create_table()?)?;
         let args = strings(lua, &call.args, lua.create_table()?)?;
-        state.redis.raw_set("__resp", 2)?;
+        state.private.raw_set("resp", 2)?;
         match call.kind {
             Kind::Eval => {
-                state.globals.raw_set("KEYS", keys)?;
-                state.globals.raw_set("ARGV", args)?;
+                set_frozen(&state.globals, "KEYS", Value::Table(keys))?;
+                set_frozen(&state.globals, "ARGV", Value::Table(args))?;
                 Ok((Value::Nil, Value::Nil))
             }
             Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
@@ -75,12 +77,20 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let started = Instant::now();
     let watch = std::sync::Arc::clone(&engine.watch);
     let kind = call.kind;
-    let _ = lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| {
+    let ticks = std::sync::atomic::AtomicU32::new(0);
+    let name = call.name.to_owned();
+    lua.set_interrupt(move |lua| {
+        // Checked at every interrupt, so a script that catches the error with `pcall`
+        // meets it again at its next loop edge or call, outside the `pcall`.
         if watch.kill.load(Relaxed) {
-            return Err(mlua::Error::runtime(coded(match kind {
+            let killed = match kind {
                 Kind::Eval => "ERR Script killed by user with SCRIPT KILL...",
                 Kind::Function => "ERR Script killed by user with FUNCTION KILL...",
-            })));
+            };
+            return Err(mlua::Error::runtime(coded(&killed_message(lua, killed, &name))));
+        }
+        if ticks.fetch_add(1, Relaxed) % CLOCK_EVERY != 0 {
+            return Ok(VmState::Continue);
         }
         if limit_ms > 0 && started.elapsed() > Duration::from_millis(limit_ms) {
             watch.busy.store(true, Relaxed);
@@ -92,47 +102,64 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     // A SELECT inside the script changes the script's database only, as in Redis 7.
     let db = ctx.session.db;
     let cell = std::cell::RefCell::new((ctx, Scratch::default()));
-    let outcome = lua.scope(|scope| {
-        let call_fn = scope.create_function(|lua, args: Variadic<Value>| {
-            let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-            let (ctx, scratch) = &mut *held;
-            match from_script(ctx, scratch, lua, state, access, args)? {
-                Called::Reply(value) => Ok(value),
-                Called::Error(message) => {
-                    Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
+    // A panic in Spinel's own code under the script (a library, a command) must not
+    // take the worker down: it becomes this script's error, and the Lua states are made
+    // anew after it (`Engine::with_vm`), as whatever they held may be half-changed.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lua.scope(|scope| {
+            let call_fn = scope.create_function(|lua, args: Variadic<Value>| {
+                let mut held =
+                    cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+                let (ctx, scratch) = &mut *held;
+                match from_script(ctx, scratch, lua, state, access, args)? {
+                    Called::Reply(value) => Ok(value),
+                    Called::Error(message) => {
+                        Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
+                    }
                 }
-            }
-        })?;
-        let pcall_fn = scope.create_function(|lua, args: Variadic<Value>| {
-            let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-            let (ctx, scratch) = &mut *held;
-            match from_script(ctx, scratch, lua, state, access, args)? {
-                Called::Reply(value) => Ok(value),
-                Called::Error(message) => {
-                    let table = lua.create_table()?;
-                    table.raw_set("err", lua.create_string(message)?)?;
-                    Ok(Value::Table(table))
+            })?;
+            let pcall_fn = scope.create_function(|lua, args: Variadic<Value>| {
+                let mut held =
+                    cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+                let (ctx, scratch) = &mut *held;
+                match from_script(ctx, scratch, lua, state, access, args)? {
+                    Called::Reply(value) => Ok(value),
+                    Called::Error(message) => {
+                        let table = lua.create_table()?;
+                        table.raw_set("err", lua.create_string(message)?)?;
+                        Ok(Value::Table(table))
+                    }
                 }
-            }
-        })?;
-        state.redis.raw_set("call", call_fn)?;
-        state.redis.raw_set("pcall", pcall_fn)?;
-        state.runner.call::<MultiValue>((call.function.clone(), a, b))
+            })?;
+            set_frozen(&state.redis, "call", Value::Function(call_fn))?;
+            set_frozen(&state.redis, "pcall", Value::Function(pcall_fn))?;
+            state.runner.call::<MultiValue>((call.function.clone(), a, b))
+        })
+    }))
+    .unwrap_or_else(|_| {
+        engine.discard_vm.store(true, Relaxed);
+        Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
     let (ctx, _) = cell.into_inner();
     ctx.session.db = db;
-    lua.remove_hook();
-    let _ = state.redis.raw_set("call", Value::Nil);
-    let _ = state.redis.raw_set("pcall", Value::Nil);
+    lua.remove_interrupt();
+    let _ = set_frozen(&state.redis, "call", Value::Nil);
+    let _ = set_frozen(&state.redis, "pcall", Value::Nil);
     engine.watch.busy.store(false, Relaxed);
     running.active.store(false, Relaxed);
     if call.kind == Kind::Function {
         *running.current.lock() = None;
     }
     let resp = if resp3(state) { ScriptResp::Three } else { ScriptResp::Two };
+    let exhausted = lua_near_full(lua);
+    if exhausted || matches!(outcome, Err(mlua::Error::MemoryError(_))) {
+        // What the script left is garbage now; the next script must not start near the
+        // limit.
+        let _ = lua.gc_collect();
+    }
     let values = match outcome {
         Ok(values) => values.into_vec(),
-        Err(e) => return ctx.error(format!("ERR Error running script: {e}")),
+        Err(e) => return ctx.error(unhandled_error(&e)),
     };
     let protocol = ctx.session.protocol;
     match values.as_slice() {
@@ -146,6 +173,8 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
                 _ => "ERR unknown error".into(),
             };
             let message = message.strip_prefix('-').unwrap_or(&message);
+            let message =
+                if message.contains(' ') { message.to_owned() } else { format!("ERR {message}") };
             let source = err.raw_get::<Option<String>>("source").ok().flatten();
             let line = err.raw_get::<Option<i64>>("line").ok().flatten();
             let text = match (source, line) {
@@ -156,8 +185,47 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             };
             ctx.error(text);
         }
+        // An error the handler never saw, or one it could not handle: Luau calls no
+        // handler for a memory error, and a handler short of memory fails itself.
+        [Value::Boolean(false), other, ..] => {
+            let message = other.to_string().unwrap_or_default();
+            let message = if exhausted { "not enough memory".into() } else { message };
+            ctx.error(format!("ERR {message} script: {}", call.name))
+        }
         _ => ctx.error("ERR Error running script: no result"),
     }
+}
+
+/// A killed script's error, with the script's name and the line it was on, as Redis
+/// words it (the interrupt's error reaches the client without the runner's handler).
+fn killed_message(lua: &Lua, killed: &str, name: &str) -> String {
+    for level in 0..8 {
+        let frame = lua.inspect_stack(level, |debug| {
+            let source = debug.source().source.map(|s| s.into_owned()).unwrap_or_default();
+            (source, debug.current_line())
+        });
+        let Some((source, line)) = frame else { break };
+        if source.starts_with("@user_") {
+            let line = line.unwrap_or(0);
+            return format!("{killed} script: {name}, on {source}:{line}.");
+        }
+    }
+    format!("{killed} script: {name}")
+}
+
+/// The reply to an error that came out of the runner itself (raised where no handler
+/// runs, such as the interrupt that stops a killed script): a coded message as it is.
+fn unhandled_error(error: &mlua::Error) -> String {
+    let (message, coded) = super::vm::describe(&Value::Error(Box::new(error.clone())));
+    if coded {
+        return message;
+    }
+    format!("ERR Error running script: {error}")
+}
+
+/// Whether the state holds more than half of what it may.
+fn lua_near_full(lua: &Lua) -> bool {
+    lua.used_memory() > super::vm::MEMORY_MAX_BYTES / 2
 }
 
 /// A sequence of Lua strings from `items` (into `table`).
@@ -170,7 +238,7 @@ fn strings(lua: &Lua, items: &[&[u8]], table: mlua::Table) -> mlua::Result<mlua:
 
 /// Whether the script chose RESP3 with `redis.setresp(3)`.
 fn resp3(state: &State) -> bool {
-    state.redis.raw_get::<Option<i64>>("__resp").ok().flatten() == Some(3)
+    state.private.raw_get::<Option<i64>>("resp").ok().flatten() == Some(3)
 }
 
 /// What a command from a script came to.

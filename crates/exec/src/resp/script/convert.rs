@@ -141,8 +141,13 @@ pub(super) fn number_to_integer(n: f64) -> i64 {
 
 fn write_table(reply: &mut Reply<'_>, table: &Table, resp: ScriptResp, depth: usize) {
     if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
+        // Redis 7.0: the first word is the error code when there is more than one word;
+        // a single word gets `ERR` before it.
         let text = err.as_bytes();
         let text = text.strip_prefix(b"-").unwrap_or(&text);
+        if !text.contains(&b' ') {
+            return reply.error(&[b"ERR ".as_slice(), text].concat());
+        }
         return reply.error(text);
     }
     if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {

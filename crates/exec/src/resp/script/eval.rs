@@ -100,10 +100,9 @@ fn compile(vm: &Vm, body: &[u8]) -> Result<Script, String> {
         Some((flags, end)) => (Some(flags), &body[end..]),
         None => (None, body),
     };
-    let function =
-        vm.eval_lua.load(code).set_name("@user_script").into_function().map_err(|e| {
-            format!("ERR Error compiling script (new function): {}", syntax_message(&e))
-        })?;
+    let function = super::vm::compile_text(&vm.eval_lua, code, "@user_script").map_err(|e| {
+        format!("ERR Error compiling script (new function): {}", syntax_message(&e))
+    })?;
     Ok(Script { function, body_len: body.len(), flags, loaded: false })
 }
 
@@ -245,11 +244,15 @@ pub(super) fn flush(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 3 || (ctx.argc() == 3 && !is_flush_mode(ctx.arg(2))) {
         return ctx.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
-    ctx.shared.scripts.with_vm(|vm| {
-        vm.scripts.clear();
+    let fresh = ctx.shared.scripts.with_vm(|vm| {
+        let fresh = vm.fresh_eval();
         note_cache(vm, ctx);
+        fresh
     });
-    ctx.reply().ok();
+    match fresh {
+        Ok(()) => ctx.reply().ok(),
+        Err(e) => ctx.error(format!("ERR {e}")),
+    }
 }
 
 pub(super) fn is_flush_mode(arg: &[u8]) -> bool {

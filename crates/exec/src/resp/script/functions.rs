@@ -16,13 +16,14 @@
 
 use std::{collections::BTreeMap, sync::atomic::Ordering::Relaxed, time::Instant};
 
-use mlua::{Function, HookTriggers, Lua, Table, Value, VmState};
+use mlua::{Function, Lua, Table, Value, VmState};
 
 use super::{
     call::{invoke, Invocation},
     eval::{is_flush_mode, run_exclusive, syntax_message},
     numkeys,
-    vm::{coded, State},
+    sandbox::set_frozen,
+    vm::{coded, compile_text, State},
     Access, Kind,
 };
 use crate::resp::{
@@ -158,7 +159,9 @@ impl Libraries {
         // Like the globals, the load-time `redis` raises for a name it does not have.
         let meta = lua.create_table().expect("a table");
         meta.raw_set("__index", state.missing.clone()).expect("a table");
-        load_redis.set_metatable(Some(meta)).expect("a table");
+        load_redis.set_metatable(Some(meta.clone())).expect("a table");
+        load_redis.set_readonly(true);
+        meta.set_readonly(true);
         loading.raw_set("redis", load_redis).expect("a table");
         Libraries { lua, state, make_env, loading, libraries: BTreeMap::new() }
     }
@@ -178,24 +181,21 @@ impl Libraries {
     /// Compiles and runs a library's code, collecting what it registers.
     fn compile(&self, code: &[u8]) -> Result<(String, Library), String> {
         let (name, start) = metadata(code)?;
-        let chunk = self
-            .lua
-            .load(&code[start..])
-            .set_name("@user_function")
-            .into_function()
+        let chunk = compile_text(&self.lua, &code[start..], "@user_function")
             .map_err(|e| format!("ERR Error compiling function: {}", syntax_message(&e)))?;
         let env: Table = self.make_env.call(()).map_err(|e| format!("ERR {e}"))?;
         let _ = chunk.set_environment(env);
         let registered = std::cell::RefCell::new(Vec::<Registered>::new());
         let load_redis: Table = self.loading.raw_get("redis").map_err(|e| format!("ERR {e}"))?;
         let started = Instant::now();
-        let _ =
-            self.lua.set_hook(HookTriggers::new().every_nth_instruction(10_000), move |_, _| {
-                if started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
-                    return Err(mlua::Error::runtime(coded("ERR FUNCTION LOAD timeout")));
-                }
-                Ok(VmState::Continue)
-            });
+        let ticks = std::sync::atomic::AtomicU32::new(0);
+        self.lua.set_interrupt(move |_| {
+            let tick = ticks.fetch_add(1, Relaxed);
+            if tick % 1024 == 0 && started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
+                return Err(mlua::Error::runtime(coded("ERR FUNCTION LOAD timeout")));
+            }
+            Ok(VmState::Continue)
+        });
         let _ = self.loading.raw_set("on", true);
         let outcome = self.lua.scope(|scope| {
             let register = scope.create_function(|_, args: mlua::Variadic<Value>| {
@@ -209,12 +209,12 @@ impl Libraries {
                 list.push(function);
                 Ok(())
             })?;
-            load_redis.raw_set("register_function", register)?;
+            set_frozen(&load_redis, "register_function", Value::Function(register))?;
             self.state.runner.call::<mlua::MultiValue>((chunk, Value::Nil, Value::Nil))
         });
         let _ = self.loading.raw_set("on", false);
-        let _ = load_redis.raw_set("register_function", Value::Nil);
-        self.lua.remove_hook();
+        let _ = set_frozen(&load_redis, "register_function", Value::Nil);
+        self.lua.remove_interrupt();
         let values =
             outcome.map_err(|e| format!("ERR Error registering functions: {e}"))?.into_vec();
         if let [Value::Boolean(false), Value::Table(err), ..] = values.as_slice() {
@@ -442,11 +442,15 @@ pub(super) fn flush(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     }
     let shared = ctx.shared;
-    shared.scripts.with_vm(|vm| {
-        vm.functions.libraries.clear();
+    let fresh = shared.scripts.with_vm(|vm| {
+        let fresh = vm.fresh_functions();
         note_counts(ctx, &vm.functions);
+        fresh
     });
-    ctx.reply().ok();
+    match fresh {
+        Ok(()) => ctx.reply().ok(),
+        Err(e) => ctx.error(format!("ERR {e}")),
+    }
 }
 
 /// FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].

@@ -58,6 +58,7 @@ mod convert;
 mod eval;
 mod functions;
 mod libs;
+mod sandbox;
 mod vm;
 
 /// The Redis 7 version scripts see in `redis.REDIS_VERSION`.
@@ -114,6 +115,8 @@ pub struct Engine {
     pub function_memory_bytes: AtomicU64,
     pub libraries: AtomicU64,
     pub functions: AtomicU64,
+    /// A panic under a script: the Lua states are dropped once it has been answered.
+    discard_vm: AtomicBool,
     epoch: std::time::Instant,
 }
 
@@ -131,6 +134,7 @@ impl Engine {
             function_memory_bytes: AtomicU64::new(0),
             libraries: AtomicU64::new(0),
             functions: AtomicU64::new(0),
+            discard_vm: AtomicBool::new(false),
             epoch: std::time::Instant::now(),
         }
     }
@@ -154,6 +158,12 @@ impl Engine {
         let result = f(vm);
         self.lua_memory_bytes.store(vm.eval_lua.used_memory() as u64, Relaxed);
         self.function_memory_bytes.store(vm.functions.lua.used_memory() as u64, Relaxed);
+        if self.discard_vm.swap(false, Relaxed) {
+            *guard = None;
+            self.cached_scripts.store(0, Relaxed);
+            self.libraries.store(0, Relaxed);
+            self.functions.store(0, Relaxed);
+        }
         result
     }
 }

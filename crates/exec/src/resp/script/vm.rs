@@ -10,14 +10,15 @@
 //!
 //! Globals are read-only once the state is set up: assigning one raises "Attempt to
 //! modify a readonly table", and reading one that does not exist raises "Script
-//! attempted to access nonexistent global variable". This is a metatable on the globals
-//! table; KEYS and ARGV are replaced with `rawset`. Unlike Redis's patched Lua, `rawset`
-//! from a script can still get past it, and library tables (`string`, `redis`) are not
-//! read-only.
+//! attempted to access nonexistent global variable" (a metatable on the globals table).
+//! The globals, every library table (`redis`, `string`, `cjson`, ...), their metatables
+//! and the string metatable carry Luau's read-only flag, which `rawset`, `setmetatable`
+//! and `table.*` respect too (`sandbox.rs`); KEYS, ARGV and `redis.call` are set from
+//! Rust for each run. The engine is Luau; `sandbox.rs` says why.
 
 use std::collections::HashMap;
 
-use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use mlua::{chunk::ChunkMode, Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use super::{functions::Libraries, libs, REDIS_VERSION, REDIS_VERSION_NUM};
 
@@ -40,8 +41,10 @@ pub(super) struct State {
     pub runner: Function,
     /// What the globals proxy reads from (KEYS and ARGV are raw-set in it).
     pub globals: Table,
-    /// `redis`, where the scoped `call`/`pcall` are raw-set for each run.
+    /// `redis` (read-only), where the scoped `call`/`pcall` are set for each run.
     pub redis: Table,
+    /// What no script can reach: `resp`, the protocol `redis.setresp` chose.
+    pub private: Table,
     /// Raises "Script attempted to access nonexistent global variable" (for tables that
     /// must behave as the globals do).
     pub missing: Function,
@@ -61,37 +64,76 @@ impl Vm {
     pub fn new() -> mlua::Result<Vm> {
         let eval_lua = new_lua()?;
         let eval = State::new(&eval_lua)?;
-        let functions_lua = new_lua()?;
-        let functions_state = State::new(&functions_lua)?;
-        Ok(Vm {
-            eval_lua,
-            eval,
-            scripts: HashMap::new(),
-            functions: Libraries::new(functions_lua, functions_state),
-        })
+        Ok(Vm { eval_lua, eval, scripts: HashMap::new(), functions: new_libraries()? })
+    }
+
+    /// SCRIPT FLUSH: a new Lua state for EVAL, as Redis makes one, so nothing a script
+    /// did to the old state (whatever got past the sandbox) reaches a later script.
+    pub fn fresh_eval(&mut self) -> mlua::Result<()> {
+        let eval_lua = new_lua()?;
+        self.eval = State::new(&eval_lua)?;
+        self.eval_lua = eval_lua;
+        self.scripts.clear();
+        Ok(())
+    }
+
+    /// FUNCTION FLUSH: a new Lua state for the libraries.
+    pub fn fresh_functions(&mut self) -> mlua::Result<()> {
+        self.functions = new_libraries()?;
+        Ok(())
     }
 }
 
-/// A Lua 5.1 state with Redis's libraries and nothing of the OS. `debug` is not loaded
-/// (`Lua::new_with` refuses it as unsafe); the error handler reads frames through
-/// `Lua::inspect_stack` instead.
+fn new_libraries() -> mlua::Result<Libraries> {
+    let lua = new_lua()?;
+    let state = State::new(&lua)?;
+    Ok(Libraries::new(lua, state))
+}
+
+/// A Luau state with the Lua 5.1 libraries Redis offers and nothing of the OS. `debug`
+/// is not loaded; the error handler reads frames through `Lua::inspect_stack` instead.
+/// Its memory is capped at [`MEMORY_MAX_BYTES`]: past it an allocation fails and the
+/// script gets an error, the server stays up.
 pub(super) fn new_lua() -> mlua::Result<Lua> {
-    Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())
+    let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::COROUTINE;
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    lua.set_memory_limit(MEMORY_MAX_BYTES)?;
+    Ok(lua)
+}
+
+/// The most memory one Lua state (EVAL's or FUNCTION's) may hold. Redis sets none; a
+/// script that builds a table of gigabytes would take the host down with the store.
+pub(super) const MEMORY_MAX_BYTES: usize = 128 << 20;
+
+/// Compiles `code` as Lua source, never as precompiled bytecode (a crafted chunk can
+/// break the VM's invariants: Redis refuses bytecode since CVE-2015-4335). The garbage
+/// collector is paused while the compiler runs, so nothing the parser holds can be
+/// collected under it (the class of CVE-2025-49844).
+pub(super) fn compile_text(lua: &Lua, code: &[u8], name: &str) -> mlua::Result<Function> {
+    let was_running = lua.gc_is_running();
+    lua.gc_stop();
+    let compiled = lua.load(code).set_name(name).set_mode(ChunkMode::Text).into_function();
+    if was_running {
+        lua.gc_restart();
+    }
+    compiled
 }
 
 impl State {
     fn new(lua: &Lua) -> mlua::Result<State> {
         let globals = lua.globals();
-        for name in
-            ["print", "loadfile", "dofile", "getfenv", "setfenv", "module", "newproxy", "require"]
-        {
+        for name in [
+            "print", "loadfile", "dofile", "getfenv", "setfenv", "module", "newproxy", "require",
+            "typeof", "rawlen", "gcinfo",
+        ] {
             globals.raw_remove(name)?;
         }
+        super::sandbox::lua51_globals(lua, &globals)?;
         for name in ["os", "io", "package", "debug"] {
             globals.raw_remove(name)?;
         }
         libs::register(lua, &globals)?;
-        let redis = redis_table(lua)?;
+        let (redis, private) = redis_table(lua)?;
         globals.raw_set("redis", redis.clone())?;
         globals.raw_set("KEYS", lua.create_table()?)?;
         globals.raw_set("ARGV", lua.create_table()?)?;
@@ -143,7 +185,7 @@ impl State {
             .call::<Function>(())?;
         let backing_meta = lua.create_table()?;
         backing_meta.raw_set("__index", missing.clone())?;
-        backing.set_metatable(Some(backing_meta))?;
+        backing.set_metatable(Some(backing_meta.clone()))?;
         let meta = lua.create_table()?;
         meta.raw_set("__index", backing.clone())?;
         meta.raw_set(
@@ -152,10 +194,10 @@ impl State {
                 .set_name(INTERNAL_CHUNK)
                 .call::<Function>(())?,
         )?;
-        meta.raw_set("__metatable", false)?;
-        globals.set_metatable(Some(meta))?;
+        globals.set_metatable(Some(meta.clone()))?;
+        super::sandbox::freeze(lua, &backing, &[&globals, &meta, &backing, &backing_meta])?;
         let globals = backing;
-        Ok(State { runner, globals, redis, missing })
+        Ok(State { runner, globals, redis, private, missing })
     }
 }
 
@@ -164,8 +206,14 @@ impl State {
 /// frame, whose line the error names, would be gone.)
 const SETUP: &str = r#"
 local where_failed, describe, redis = ...
-local rawget, rawset, error, type, tostring, xpcall, sub =
-  rawget, rawset, error, type, tostring, xpcall, string.sub
+local rawget, rawset, error, type, tostring, xpcall, sub, find =
+  rawget, rawset, error, type, tostring, xpcall, string.sub, string.find
+-- Luau's words for a write to a read-only table, in Redis's.
+local function redis_words(text)
+  local at = find(text, 'attempt to modify a readonly table', 1, true)
+  if at then text = sub(text, 1, at - 1) .. 'A' .. sub(text, at + 1) end
+  return text
+end
 local function handler(err)
   local source, line = where_failed()
   if type(err) == 'table' then
@@ -180,7 +228,7 @@ local function handler(err)
     end
     err = {err = message}
   else
-    err = {err = 'ERR ' .. tostring(err)}
+    err = {err = 'ERR ' .. redis_words(tostring(err))}
   end
   if source then
     err['source'] = source
@@ -193,21 +241,20 @@ return function(f, a, b)
 end
 "#;
 
-/// The `redis` table without `call`/`pcall` (added by `SETUP`).
-fn redis_table(lua: &Lua) -> mlua::Result<Table> {
+/// The `redis` table without `call`/`pcall` (set for each run), and the private table
+/// where `setresp` records its choice.
+fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table)> {
     let redis = lua.create_table()?;
+    let private = lua.create_table()?;
     redis.raw_set(
         "error_reply",
         lua.create_function(|lua, message: Value| {
             let Value::String(message) = message else {
                 return Err(mlua::Error::runtime("ERR wrong number or type of arguments"));
             };
+            // Kept as given, less a leading '-'; the reply adds `ERR` to a one-word text.
             let text = message.as_bytes().to_vec();
-            let text = if text.first() == Some(&b'-') {
-                text[1..].to_vec()
-            } else {
-                [b"ERR ".as_slice(), &text].concat()
-            };
+            let text = text.strip_prefix(b"-").map_or(text.clone(), <[u8]>::to_vec);
             let table = lua.create_table()?;
             table.raw_set("err", lua.create_string(text)?)?;
             Ok(table)
@@ -259,7 +306,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
-    let this = redis.clone();
+    let this = private.clone();
     redis.raw_set(
         "setresp",
         lua.create_function(move |_, version: Value| {
@@ -271,7 +318,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             if version != 2.0 && version != 3.0 {
                 return Err(mlua::Error::runtime(coded("ERR RESP version must be 2 or 3.")));
             }
-            this.raw_set("__resp", version as i64)
+            this.raw_set("resp", version as i64)
         })?,
     )?;
     let noop = lua.create_function(|_, _: mlua::Variadic<Value>| Ok(()))?;
@@ -294,7 +341,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     }
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
     redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
-    Ok(redis)
+    Ok((redis, private))
 }
 
 /// `redis.log`: exec has no logger of its own; the line is dropped (Redis writes it to

@@ -90,7 +90,7 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|_, a: Variadic<Value>| {
             let x = arg(&a, 0, "tohex")?;
             let n = if a.len() > 1 { arg(&a, 1, "tohex")? } else { 8 };
-            let (upper, digits) = if n < 0 { (true, (-n) as usize) } else { (false, n as usize) };
+            let (upper, digits) = (n < 0, n.unsigned_abs() as usize);
             let digits = digits.min(8);
             let masked =
                 if digits >= 8 { x as u32 } else { (x as u32) & ((1u32 << (4 * digits)) - 1) };

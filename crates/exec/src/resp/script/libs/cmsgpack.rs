@@ -11,6 +11,10 @@ use super::fail;
 
 const NESTING_MAX: usize = 16;
 
+/// Deepest nesting `unpack` reads (each level is a Rust call frame and a Lua table: an
+/// input of 200,000 nested one-element arrays must fail, not overflow the stack).
+const UNPACK_DEPTH_MAX: usize = 256;
+
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let cmsgpack = lua.create_table()?;
     cmsgpack.raw_set(
@@ -30,7 +34,7 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
         "unpack",
         lua.create_function(|lua, data: mlua::LuaString| {
             let bytes = data.as_bytes();
-            let mut reader = Reader { lua, input: &bytes, pos: 0 };
+            let mut reader = Reader { lua, input: &bytes, pos: 0, depth: 0 };
             let mut values = MultiValue::new();
             while reader.pos < bytes.len() {
                 values.push_back(reader.value()?);
@@ -40,7 +44,7 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     let limited = |lua: &Lua, data: mlua::LuaString, limit: usize, offset: usize| {
         let bytes = data.as_bytes();
-        let mut reader = Reader { lua, input: &bytes, pos: offset };
+        let mut reader = Reader { lua, input: &bytes, pos: offset, depth: 0 };
         let mut values = Vec::new();
         while reader.pos < bytes.len() && (limit == 0 || values.len() < limit) {
             values.push(reader.value()?);
@@ -188,11 +192,14 @@ struct Reader<'a> {
     lua: &'a Lua,
     input: &'a [u8],
     pos: usize,
+    /// Arrays and maps open around the value being read.
+    depth: usize,
 }
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> mlua::Result<&[u8]> {
-        let Some(bytes) = self.input.get(self.pos..self.pos + n) else {
+        let end = self.pos.checked_add(n).unwrap_or(usize::MAX);
+        let Some(bytes) = self.input.get(self.pos..end) else {
             return fail("Missing bytes in input.");
         };
         self.pos += n;
@@ -263,24 +270,42 @@ impl Reader<'_> {
     }
 
     fn array(&mut self, n: usize) -> mlua::Result<Value> {
-        let table = self.lua.create_table()?;
-        for at in 1..=n {
-            let value = self.value()?;
-            table.raw_set(at, value)?;
-        }
-        Ok(Value::Table(table))
+        self.nested(|reader| {
+            let table = reader.lua.create_table()?;
+            for at in 1..=n {
+                let value = reader.value()?;
+                table.raw_set(at, value)?;
+            }
+            Ok(Value::Table(table))
+        })
     }
 
     fn map(&mut self, n: usize) -> mlua::Result<Value> {
-        let table = self.lua.create_table()?;
-        for _ in 0..n {
-            let key = self.value()?;
-            let value = self.value()?;
-            if !key.is_nil() {
-                table.raw_set(key, value)?;
+        self.nested(|reader| {
+            let table = reader.lua.create_table()?;
+            for _ in 0..n {
+                let key = reader.value()?;
+                let value = reader.value()?;
+                if !key.is_nil() {
+                    table.raw_set(key, value)?;
+                }
             }
+            Ok(Value::Table(table))
+        })
+    }
+
+    /// Reads an array or map one level deeper, refusing past [`UNPACK_DEPTH_MAX`].
+    fn nested(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> mlua::Result<Value>,
+    ) -> mlua::Result<Value> {
+        if self.depth >= UNPACK_DEPTH_MAX {
+            return fail("Too many nested data structures in input.");
         }
-        Ok(Value::Table(table))
+        self.depth += 1;
+        let value = read(self);
+        self.depth -= 1;
+        value
     }
 }
 

@@ -120,6 +120,12 @@ fn padding(item: &Item, offset: usize, options: Options) -> usize {
     (align - (offset & (align - 1))) & (align - 1)
 }
 
+/// `len` bytes of `data` from `pos`, if they are all there (no overflow for a length a
+/// script chose, such as `c0` after a huge number).
+fn span(data: &[u8], pos: usize, len: usize) -> Option<&[u8]> {
+    data.get(pos..pos.checked_add(len)?)
+}
+
 fn put_int(out: &mut Vec<u8>, value: i64, size: usize, little: bool) {
     let mut bytes = vec![0u8; size];
     let fill = if value < 0 { 0xff } else { 0 };
@@ -234,13 +240,15 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
                 let mut values = MultiValue::new();
                 let mut last = 0usize;
                 walk(&format, |item, options| {
-                    pos += padding(&item, pos, options);
+                    pos = pos.saturating_add(padding(&item, pos, options));
                     let size = item_size(&item);
                     let short = || fail("bad argument #2 to 'unpack' (data string too short)");
                     match item {
-                        Item::Pad => pos += 1,
+                        // `x` skips a byte even past the end (C's struct does), so
+                        // every later read checks its own bounds.
+                        Item::Pad => pos = pos.saturating_add(1),
                         Item::Int { size, signed } => {
-                            let Some(bytes) = data.get(pos..pos + size) else { return short() };
+                            let Some(bytes) = span(&data, pos, size) else { return short() };
                             let mut raw = bytes.to_vec();
                             if !options.little {
                                 raw.reverse();
@@ -262,7 +270,7 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
                             pos += size;
                         }
                         Item::Float | Item::Double => {
-                            let Some(bytes) = data.get(pos..pos + size) else { return short() };
+                            let Some(bytes) = span(&data, pos, size) else { return short() };
                             let n = if size == 4 {
                                 let raw: [u8; 4] = bytes.try_into().expect("4 bytes");
                                 f64::from(if options.little {
@@ -282,7 +290,8 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
                             pos += size;
                         }
                         Item::Zstr => {
-                            let Some(end) = data[pos..].iter().position(|&b| b == 0) else {
+                            let rest = data.get(pos..).unwrap_or_default();
+                            let Some(end) = rest.iter().position(|&b| b == 0) else {
                                 return fail("unfinished string in data");
                             };
                             values.push_back(Value::String(
@@ -292,14 +301,14 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
                         }
                         Item::Chars(n) => {
                             let n = if n == 0 { last } else { n };
-                            let Some(bytes) = data.get(pos..pos + n) else { return short() };
+                            let Some(bytes) = span(&data, pos, n) else { return short() };
                             values.push_back(Value::String(lua.create_string(bytes)?));
                             pos += n;
                         }
                     }
                     Ok(())
                 })?;
-                values.push_back(Value::Number((pos + 1) as f64));
+                values.push_back(Value::Number(pos.saturating_add(1) as f64));
                 Ok(values)
             },
         )?,
