@@ -80,6 +80,17 @@ impl User {
         self.all_commands
             && self.command_rules.is_empty()
             && self.keys.iter().any(|k| k.pattern == b"*" && k.read && k.write)
+            && self.channels.iter().any(|c| c == b"*")
+    }
+
+    /// Whether `name` is allowed: a channel matching one of the patterns (`literal`: a
+    /// PSUBSCRIBE pattern, which must be one of them as written).
+    pub(crate) fn allows_channel(&self, name: &[u8], literal: bool) -> bool {
+        self.channels.iter().any(|allowed| {
+            allowed == b"*"
+                || allowed == name
+                || (!literal && super::key_matches(allowed, name))
+        })
     }
 
     pub(crate) fn allows_command(&self, entry: usize) -> bool {
