@@ -57,6 +57,7 @@ pub mod pause;
 mod persist;
 mod pick;
 pub mod pubsub;
+mod redact;
 mod scan;
 pub mod script;
 mod server;
