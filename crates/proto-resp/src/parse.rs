@@ -504,7 +504,8 @@ mod tests {
         line.extend_from_slice(b"\r\n");
         assert_eq!(ok(&line).0.len(), 1);
 
-        let tiny = Limits { args_max: 3, bulk_len_max: 5, inline_len_max: 8, unauthenticated: false };
+        let tiny =
+            Limits { args_max: 3, bulk_len_max: 5, inline_len_max: 8, unauthenticated: false };
         assert_eq!(args_of(b"*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", &tiny).unwrap().0.len(), 3);
         assert_eq!(closed(b"*4\r\n", &tiny), ProtocolError::InvalidMultibulkLength);
         assert_eq!(args_of(b"*1\r\n$5\r\nabcde\r\n", &tiny).unwrap().0, v(&[b"abcde"]));

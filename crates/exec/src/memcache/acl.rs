@@ -73,7 +73,9 @@ pub(crate) fn admit(
     let Some((command, access)) = text_command(request) else { return Ok(()) };
     let mut decoded = Vec::new();
     let result = match request {
-        Request::Retrieve(retrieve) => acl::check_as(&account, command, retrieve.keys.iter(), access),
+        Request::Retrieve(retrieve) => {
+            acl::check_as(&account, command, retrieve.keys.iter(), access)
+        }
         _ => {
             let key = single_key(request, &mut decoded);
             acl::check_as(&account, command, key, access)

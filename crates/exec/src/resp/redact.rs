@@ -11,7 +11,9 @@ pub(crate) const REDACTED: &[u8] = b"(redacted)";
 /// the indices to redact, in order.
 pub(crate) fn secret_args(args: &[&[u8]]) -> Vec<usize> {
     let Some(name) = args.first() else { return Vec::new() };
-    let is = |at: usize, word: &str| args.get(at).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()));
+    let is = |at: usize, word: &str| {
+        args.get(at).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    };
     if name.eq_ignore_ascii_case(b"auth") {
         (1..args.len()).collect()
     } else if name.eq_ignore_ascii_case(b"hello") {

@@ -87,9 +87,7 @@ impl User {
     /// PSUBSCRIBE pattern, which must be one of them as written).
     pub(crate) fn allows_channel(&self, name: &[u8], literal: bool) -> bool {
         self.channels.iter().any(|allowed| {
-            allowed == b"*"
-                || allowed == name
-                || (!literal && super::key_matches(allowed, name))
+            allowed == b"*" || allowed == name || (!literal && super::key_matches(allowed, name))
         })
     }
 

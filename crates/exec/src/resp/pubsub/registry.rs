@@ -340,9 +340,8 @@ impl Registry {
         for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
             for (name, list) in self.table(kind).read().iter() {
                 for subscriber in list {
-                    let theirs = subscriber.account.lock().as_ref().is_some_and(|a| {
-                        Arc::ptr_eq(a, account)
-                    });
+                    let theirs =
+                        subscriber.account.lock().as_ref().is_some_and(|a| Arc::ptr_eq(a, account));
                     if theirs && !allowed(kind, name) {
                         subscriber.cut_off();
                         woken.add(subscriber.worker);
