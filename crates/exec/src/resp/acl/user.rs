@@ -431,6 +431,21 @@ mod tests {
         assert!(!u.is_unrestricted() && User::unrestricted().is_unrestricted());
     }
 
+    /// Goal: channels as Redis 7.0 checks them: glob for channels, literal for PSUBSCRIBE
+    /// patterns, `allchannels` for both, none for a new user; and a user without every
+    /// channel is never `unrestricted` (its checks are not skipped).
+    #[test]
+    fn channels_glob_and_literal_patterns() {
+        let u = user("on +@all ~* &chan:* &lit");
+        assert!(u.allows_channel(b"chan:1", false) && u.allows_channel(b"lit", false));
+        assert!(!u.allows_channel(b"other", false) && !u.allows_channel(b"li*", false));
+        assert!(u.allows_channel(b"chan:*", true) && !u.allows_channel(b"chan:1", true));
+        assert!(!u.allows_channel(b"*", true) && !u.is_unrestricted());
+        assert!(user("allchannels").allows_channel(b"*", true));
+        assert!(!User::new().allows_channel(b"a", false));
+        assert!(!user("on +@all ~*").is_unrestricted());
+    }
+
     #[test]
     fn bad_rules_are_refused() {
         let mut u = User::new();
