@@ -207,25 +207,17 @@ def test_protected_mode(make_server, target):
             assert outside.recv(100) == b"+PONG\r\n", "protected mode off"
 
 
-def test_failed_logins_are_counted_and_limited_per_address(locked, target):
-    """Past 20 failed logins in 10 s from one address, its logins fail unchecked for 10 s
-    (Spinel's limit; Redis has none); other addresses are not affected."""
-    if target != "spinel":
-        pytest.skip("Redis does not limit failed logins")
-    import socket
+def test_failed_logins_are_counted_and_never_lock_out(locked):
+    """Redis has no lockout: after many wrong passwords from one address the right one
+    still works there (a lockout would let anyone on a shared address keep the real user
+    out); every failure is counted in INFO's acl_access_denied_auth (Redis 7.2's name)."""
     with Conn(locked.resp_port) as c:
-        for _ in range(21):
+        for _ in range(25):
             assert rt(c, "AUTH", "guess") == WRONGPASS
-        assert rt(c, "AUTH", PASSWORD) == WRONGPASS, "locked out: not even checked"
-        assert rt(c, "HELLO", "3", "AUTH", "default", PASSWORD) == WRONGPASS
-    with socket.socket() as other:
-        other.bind(("127.0.0.2", 0))  # another address of the loopback interface
-        other.settimeout(5)
-        other.connect(("127.0.0.1", locked.resp_port))
-        other.sendall(resp_encode("AUTH", PASSWORD))
-        assert other.recv(100) == b"+OK\r\n", "another address logs in"
-        other.sendall(resp_encode("INFO", "stats"))
-        stats = b""
-        while not stats.endswith(b"\r\n\r\n"):
-            stats += other.recv(65536)
-        assert b"acl_access_denied_auth:23\r\n" in stats
+        assert rt(c, "AUTH", PASSWORD) == b"+OK\r\n"
+        c.send(resp_encode("INFO", "stats"))
+        stats = read_reply(c)
+    if isinstance(stats, bytes):
+        stats = stats.decode()
+    if "acl_access_denied_auth" in stats:  # Redis 7.0 has no such field
+        assert "acl_access_denied_auth:25\r\n" in stats

@@ -7,12 +7,24 @@
 //! user is not let in, since SASL always carries a password and memcached has no
 //! passwordless users), so one user store serves both protocols.
 //!
+//! Without `-S` or `-Y` the memcached port is guarded by the Redis users too, so one set of
+//! credentials guards the data whatever the port: a connection is let in as `default`
+//! while that user is on and passwordless (as a Redis connection is), and otherwise must
+//! log in as a Redis user, binary clients with SASL PLAIN and text clients with the `-Y`
+//! token (`user password`, or a lone password for `default`). Until then every request
+//! gets memcached's refusal (`CLIENT_ERROR unauthenticated`, binary status 0x20); once
+//! logged in, the user's ACL rules apply to each request (`memcache::acl`). UDP cannot log
+//! in: a datagram is served only while `default` needs no password, and dropped otherwise.
+//!
 //! ```text
 //!   server: file bytes --Credentials::parse--> Auth::replace      (start, SIGHUP)
 //!   binary::sasl / memcache::auth --Auth::check(user, pass)--> ConnAuth.authenticated
+//!   no file:  binary::sasl / memcache::auth --Users::password_login--> Session.account
 //! ```
 
 use std::sync::{Arc, RwLock};
+
+use crate::{memcache::Session, Shared};
 
 /// Which kind of authentication the memcached port asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +70,51 @@ impl Auth {
         let current = Arc::clone(&self.credentials.read().unwrap_or_else(|e| e.into_inner()));
         current.check(user, pass)
     }
+}
+
+/// Whether the memcached port checks the Redis users: no `-Y`/`-S` password file.
+pub fn uses_users(shared: &Shared) -> bool {
+    shared.auth.as_ref().is_none_or(Auth::uses_acl_users)
+}
+
+/// Whether the memcached port answers the SASL opcodes: `-S`, or, with no password file,
+/// Redis users that make logging in mean something. (memcached without `-S` answers them
+/// as unknown commands, and so does Spinel while no login is configured.)
+pub fn sasl_offered(shared: &Shared) -> bool {
+    match &shared.auth {
+        Some(auth) => auth.mode == AuthMode::Sasl,
+        None => shared.users.logins_configured(),
+    }
+}
+
+/// Whether text connections log in with the `-Y` token: `-Y`, or no password file.
+pub fn text_login_offered(shared: &Shared) -> bool {
+    shared.auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
+}
+
+/// Whether `session` may use the store: it authenticated (against the file, or as a Redis
+/// user), or, with no password file and no `-S`, `default` is on and passwordless (it is
+/// then logged in as `default` and stays so, as a Redis connection does).
+pub fn admitted(shared: &Shared, session: &mut Session) -> bool {
+    if session.authenticated() {
+        return true;
+    }
+    if shared.auth.is_some() {
+        return false;
+    }
+    session.account = crate::resp::auth::starting_account(shared);
+    session.account.is_some()
+}
+
+/// Whether a UDP datagram is served: UDP has no connection to log in on, so only while
+/// `default` needs no password (its rules then apply). Asked again for every datagram, so
+/// a password set at run time closes UDP at once.
+pub fn admit_datagram(shared: &Shared, session: &mut Session) -> bool {
+    if !uses_users(shared) {
+        return true;
+    }
+    session.account = crate::resp::auth::starting_account(shared);
+    session.account.is_some()
 }
 
 /// The `user:password` entries of a `-Y` file.

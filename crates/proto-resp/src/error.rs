@@ -39,6 +39,11 @@ pub enum ProtocolError {
     ExpectedDollar(u8),
     /// `$<len>` that is not a number, is negative or exceeds `bulk_len_max`.
     InvalidBulkLength,
+    /// `*<count>` over [`crate::limits::UNAUTHENTICATED_ARGS_MAX`] from a client that has
+    /// not logged in while a password is required.
+    UnauthenticatedMultibulkLength,
+    /// `$<len>` over [`crate::limits::UNAUTHENTICATED_BULK_LEN_MAX`] from such a client.
+    UnauthenticatedBulkLength,
     /// Client side only: a reply that is not valid RESP. Never sent anywhere.
     BadReply(&'static str),
 }
@@ -71,6 +76,12 @@ impl ProtocolError {
                 }
             }
             ProtocolError::InvalidBulkLength => text.extend_from_slice(b"invalid bulk length"),
+            ProtocolError::UnauthenticatedMultibulkLength => {
+                text.extend_from_slice(b"unauthenticated multibulk length")
+            }
+            ProtocolError::UnauthenticatedBulkLength => {
+                text.extend_from_slice(b"unauthenticated bulk length")
+            }
             ProtocolError::BadReply(why) => {
                 text.extend_from_slice(b"bad reply: ");
                 text.extend_from_slice(why.as_bytes());

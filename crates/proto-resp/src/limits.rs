@@ -20,7 +20,17 @@ pub struct Limits {
     /// Without one, the parser waits while at most `inline_len_max` bytes are buffered and
     /// closes the connection past that, as Redis does.
     pub inline_len_max: usize,
+    /// The client has not logged in while a password is required: Redis's smaller bounds
+    /// apply on top of the others ([`UNAUTHENTICATED_ARGS_MAX`] arguments,
+    /// [`UNAUTHENTICATED_BULK_LEN_MAX`] bytes an argument), each with its own error, so a
+    /// stranger cannot make the server buffer a 512 MiB argument before AUTH.
+    pub unauthenticated: bool,
 }
+
+/// Redis's bound on `*<count>` before a required login.
+pub const UNAUTHENTICATED_ARGS_MAX: usize = 10;
+/// Redis's bound on `$<len>` before a required login.
+pub const UNAUTHENTICATED_BULK_LEN_MAX: usize = 16384;
 
 /// Redis's default `proto-max-bulk-len`.
 pub const BULK_LEN_MAX_DEFAULT: usize = 512 * 1024 * 1024;
@@ -40,6 +50,14 @@ impl Default for Limits {
             args_max: ARGS_MAX_DEFAULT,
             bulk_len_max: BULK_LEN_MAX_DEFAULT,
             inline_len_max: INLINE_LEN_MAX_DEFAULT,
+            unauthenticated: false,
         }
+    }
+}
+
+impl Limits {
+    /// These limits for a client that has not logged in while a login is required.
+    pub fn unauthenticated(self) -> Limits {
+        Limits { unauthenticated: true, ..self }
     }
 }

@@ -23,7 +23,7 @@ use crate::{
     args::parse_i64,
     error::{ParseError, ProtocolError},
     inline,
-    limits::Limits,
+    limits::{Limits, UNAUTHENTICATED_ARGS_MAX, UNAUTHENTICATED_BULK_LEN_MAX},
 };
 
 /// Where one argument lives: in the input, or in the command's scratch buffer.
@@ -174,6 +174,9 @@ fn parse_multibulk(
         Ok(n) if n as u64 <= limits.args_max as u64 => n as usize,
         _ => return Err(close(ProtocolError::InvalidMultibulkLength)),
     };
+    if limits.unauthenticated && argc > UNAUTHENTICATED_ARGS_MAX {
+        return Err(close(ProtocolError::UnauthenticatedMultibulkLength));
+    }
     // A hostile `*1000000` must not reserve a million spans before any argument arrives.
     spans.reserve(argc.min(1024));
     for _ in 0..argc {
@@ -211,7 +214,13 @@ fn bulk_header(
         return Err(close(ProtocolError::ExpectedDollar(buf[pos])));
     }
     match parse_i64(digits) {
-        Ok(n) if n >= 0 && n as u64 <= limits.bulk_len_max as u64 => Ok((n as usize, data_start)),
+        Ok(n) if n >= 0 && n as u64 <= limits.bulk_len_max as u64 => {
+            if limits.unauthenticated && n as usize > UNAUTHENTICATED_BULK_LEN_MAX {
+                spans.clear();
+                return Err(close(ProtocolError::UnauthenticatedBulkLength));
+            }
+            Ok((n as usize, data_start))
+        }
         _ => {
             spans.clear();
             Err(close(ProtocolError::InvalidBulkLength))
@@ -320,7 +329,7 @@ pub fn fuzz_check(data: &[u8]) {
     let limits = if selector & 1 == 0 {
         Limits::default()
     } else {
-        Limits { args_max: 4, bulk_len_max: 8, inline_len_max: 16 }
+        Limits { args_max: 4, bulk_len_max: 8, inline_len_max: 16, unauthenticated: false }
     };
     let mut rest = input;
     // Parse the input as a pipeline; each success consumes at least one byte.
@@ -495,7 +504,8 @@ mod tests {
         line.extend_from_slice(b"\r\n");
         assert_eq!(ok(&line).0.len(), 1);
 
-        let tiny = Limits { args_max: 3, bulk_len_max: 5, inline_len_max: 8 };
+        let tiny =
+            Limits { args_max: 3, bulk_len_max: 5, inline_len_max: 8, unauthenticated: false };
         assert_eq!(args_of(b"*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", &tiny).unwrap().0.len(), 3);
         assert_eq!(closed(b"*4\r\n", &tiny), ProtocolError::InvalidMultibulkLength);
         assert_eq!(args_of(b"*1\r\n$5\r\nabcde\r\n", &tiny).unwrap().0, v(&[b"abcde"]));
@@ -507,6 +517,29 @@ mod tests {
         assert_eq!(closed(b"*11111111", &tiny), ProtocolError::TooBigMbulkCount);
         incomplete(b"*1\r\n$1111111", &tiny);
         assert_eq!(closed(b"*1\r\n$11111111", &tiny), ProtocolError::TooBigBulkCount);
+    }
+
+    /// Goal: before a required login, 10 arguments and 16384-byte arguments parse, one more
+    /// of either closes with Redis's own error; the general bounds still come first.
+    #[test]
+    fn unauthenticated_limits_at_their_edges() {
+        let limits = Limits::default().unauthenticated();
+        let closes = |input: &[u8]| match parse_command(input, &limits) {
+            Err(ParseError::Close { reply }) => reply,
+            other => panic!("expected a close, got {other:?}"),
+        };
+        let ten = b"*10\r\n$1\r\na\r\n".to_vec();
+        assert_eq!(parse_command(&ten, &limits).unwrap_err(), ParseError::Incomplete);
+        assert_eq!(closes(b"*11\r\n"), ProtocolError::UnauthenticatedMultibulkLength);
+        assert_eq!(closes(b"*99999999999\r\n"), ProtocolError::InvalidMultibulkLength);
+        let mut edge = b"*2\r\n$4\r\nAUTH\r\n$16384\r\n".to_vec();
+        edge.extend(std::iter::repeat_n(b'p', 16384));
+        edge.extend_from_slice(b"\r\n");
+        assert_eq!(parse_command(&edge, &limits).unwrap().0.argc(), 2);
+        let over = b"*2\r\n$4\r\nAUTH\r\n$16385\r\n";
+        assert_eq!(closes(over), ProtocolError::UnauthenticatedBulkLength);
+        assert_eq!(closes(b"*1\r\n$536870913\r\n"), ProtocolError::InvalidBulkLength);
+        assert!(parse_command(over, &Limits::default()).is_err_and(|e| e == ParseError::Incomplete));
     }
 
     /// Goal: a request with exactly `args_max` (default) arguments parses in full.
@@ -588,9 +621,9 @@ mod tests {
         ];
         let limits_all = [
             Limits::default(),
-            Limits { args_max: 4, bulk_len_max: 8, inline_len_max: 16 },
-            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 2 },
-            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 3 },
+            Limits { args_max: 4, bulk_len_max: 8, inline_len_max: 16, unauthenticated: false },
+            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 2, unauthenticated: false },
+            Limits { args_max: 4, bulk_len_max: 100, inline_len_max: 3, unauthenticated: false },
         ];
         for body in bodies {
             for tail in [&b""[..], b"\r", b"\r\n", b"\r\nxy"] {

@@ -92,6 +92,10 @@ impl UdpServer {
     fn answer(&mut self, datagram: &[u8], peer: SocketAddr, out: &mut Vec<u8>) {
         counters::bump(&self.counters.bytes_read, datagram.len() as u64);
         let Some((request_id, payload)) = udp::request_payload(datagram) else { return };
+        // UDP cannot log in: while the Redis users need a password, datagrams are dropped.
+        if !exec::auth::admit_datagram(&self.shared, &mut self.session) {
+            return;
+        }
         self.session.note_activity(&self.shared, exec::conns::ConnState::Read);
         if payload[0] == proto_memcache::binary::REQUEST_MAGIC {
             return self.answer_binary(request_id, payload, peer, out);

@@ -15,7 +15,7 @@ use std::{
     },
 };
 
-use exec::{auth::AuthMode, conns::ConnState, counters, Counters, Flow, Shared};
+use exec::{conns::ConnState, counters, Counters, Flow, Shared};
 use rt::{After, Control};
 
 /// Listener tags: the protocol, and whether the port speaks TLS.
@@ -226,11 +226,6 @@ impl Worker {
         }
     }
 
-    /// memcached's `-S` or `-Y`, if given.
-    fn auth_mode(&self) -> Option<AuthMode> {
-        self.shared.auth.as_ref().map(|auth| auth.mode)
-    }
-
     /// Picks the dialect from the first byte, as memcached does, then parses in it.
     fn receive_memcache_or_binary(
         &mut self,
@@ -308,7 +303,7 @@ impl Worker {
             sasl::{gate, Gate},
             BinParseError, Opcode,
         };
-        let sasl = self.auth_mode() == Some(AuthMode::Sasl);
+        let sasl = exec::auth::sasl_offered(&self.shared);
         let mut pos = 0;
         let mut requests = 0;
         let out_start = out.len();
@@ -324,7 +319,10 @@ impl Worker {
             // With -S, SASL packets and the refusal of anything else before authentication
             // come first.
             let gated = match sasl {
-                true => gate(&input[pos..], &self.limits.memcache, conn.session.authenticated()),
+                true => {
+                    let admitted = exec::auth::admitted(&self.shared, &mut conn.session);
+                    gate(&input[pos..], &self.limits.memcache, admitted)
+                }
                 false => Ok(Gate::Other),
             };
             let parsed = match gated {
@@ -388,7 +386,7 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
-        let ascii_auth = self.auth_mode() == Some(AuthMode::Ascii);
+        let text_login = exec::auth::text_login_offered(&self.shared);
         // Where this batch's reply starts while unauthenticated (see exec::memcache::auth).
         let mut auth_reply_at = None;
         let mut pos = 0;
@@ -403,7 +401,7 @@ impl Worker {
                 }
                 Turn::Parse => {}
             }
-            if ascii_auth && !conn.session.authenticated() {
+            if text_login && !exec::auth::admitted(&self.shared, &mut conn.session) {
                 use exec::memcache::auth::{unauthenticated, AuthStep};
                 let (shared, counters) = (&self.shared, &self.counters);
                 let (session, rest) = (&mut conn.session, &input[pos..]);
@@ -507,7 +505,13 @@ impl Worker {
                 after = After::Yield;
                 break;
             }
-            match proto_resp::parse_command_in(&input[pos..], &self.limits.resp, storage) {
+            // A client that has not logged in while a login is required gets Redis's small
+            // bounds, checked per request: an AUTH earlier in this batch lifts them.
+            let mut limits = self.limits.resp;
+            if exec::resp::auth::auth_required(&self.shared, session) {
+                limits = limits.unauthenticated();
+            }
+            match proto_resp::parse_command_in(&input[pos..], &limits, storage) {
                 Ok((command, used)) => {
                     pos += used;
                     requests += 1;

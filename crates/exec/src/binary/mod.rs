@@ -91,6 +91,9 @@ pub fn execute(
     out: &mut Vec<u8>,
 ) -> Flow {
     bump(&counters.total_commands, 1);
+    if let Err(refusal) = crate::memcache::acl::admit_binary(shared, session, request) {
+        return crate::memcache::acl::refuse_binary(refusal, request, out);
+    }
     let (loud, quiet) = request.opcode.loud();
     if !request.key.is_empty()
         && loud != Opcode::Stat

@@ -34,7 +34,7 @@ pub fn execute(
     out: &mut Vec<u8>,
 ) {
     bump(&counters.total_commands, 1);
-    let peer_ip = session.peer_ip();
+    session.account = None;
     let state = &mut session.auth;
     state.authenticated = false;
     let reply = |status| Reply { opcode: request.opcode, status, opaque: request.opaque, cas: 0 };
@@ -53,14 +53,14 @@ pub fn execute(
             return;
         }
         SaslOp::Auth => {
-            let ok = plain_ok(shared, peer_ip, request.data);
-            state.sasl = if ok { SaslPhase::Done } else { SaslPhase::Idle };
+            let ok = plain_ok(shared, session, request.data);
+            session.auth.sasl = if ok { SaslPhase::Done } else { SaslPhase::Idle };
             ok
         }
         SaslOp::Step if state.sasl == SaslPhase::Awaiting => {
-            let ok = plain_ok(shared, peer_ip, request.data);
+            let ok = plain_ok(shared, session, request.data);
             if ok {
-                state.sasl = SaslPhase::Done;
+                session.auth.sasl = SaslPhase::Done;
             }
             ok
         }
@@ -68,31 +68,33 @@ pub fn execute(
     };
     bump(&counters.auth_cmds, 1);
     if attempt {
-        state.authenticated = true;
+        session.auth.authenticated = true;
         compose_response(&reply(Status::NoError), b"", b"", AUTHENTICATED, out);
     } else {
         bump(&counters.auth_errors, 1);
+        shared.failed_logins.note_failure();
         compose_error(request.opcode, Status::AuthError, request.opaque, out);
     }
 }
 
-/// Whether a PLAIN message names a known user with its password. An authorization identity
-/// must be empty or the user's own (Cyrus refuses acting as another); an empty user or
-/// password never matches.
-/// Failures count toward the per-address lockout AUTH has (`resp::auth::FailedLogins`).
-fn plain_ok(shared: &Shared, peer_ip: Option<std::net::IpAddr>, message: &[u8]) -> bool {
-    let now_ms = shared.store.config().clock.now_ms();
-    shared.failed_logins.attempt(peer_ip, now_ms, || {
-        let Some(plain) = parse_plain(message) else { return false };
-        let Some(auth) = &shared.auth else { return false };
-        let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
-        let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
-        own && filled
-            && match auth.uses_acl_users() {
-                true => shared.users.password_login(plain.authcid, plain.passwd),
-                false => auth.check(plain.authcid, plain.passwd),
-            }
-    })
+/// Whether a PLAIN message names a known user with its password (against the Redis users,
+/// `session` is then logged in as that user). An authorization identity must be empty or
+/// the user's own (Cyrus refuses acting as another); an empty user or password never
+/// matches.
+fn plain_ok(shared: &Shared, session: &mut Session, message: &[u8]) -> bool {
+    let Some(plain) = parse_plain(message) else { return false };
+    let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
+    let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
+    if !(own && filled) {
+        return false;
+    }
+    match &shared.auth {
+        Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
+        _ => {
+            session.account = shared.users.password_login(plain.authcid, plain.passwd);
+            session.account.is_some()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use proto_memcache::text::auth::{parse_data, parse_line, Data, Line};
 use crate::{
     counters::{bump, Counters},
     memcache::Session,
+    resp::acl::DEFAULT_USER,
     Shared,
 };
 
@@ -27,7 +28,7 @@ pub enum AuthStep {
     Close,
 }
 
-const UNAUTHENTICATED: &[u8] = b"CLIENT_ERROR unauthenticated\r\n";
+use super::acl::UNAUTHENTICATED;
 const BAD_TERMINATION: &[u8] = b"CLIENT_ERROR bad command line termination\r\n";
 const BAD_TOKEN: &[u8] = b"CLIENT_ERROR bad authentication token format\r\n";
 const FAILURE: &[u8] = b"CLIENT_ERROR authentication failure\r\n";
@@ -44,7 +45,6 @@ pub fn unauthenticated(
     out: &mut Vec<u8>,
     reply_at: &mut Option<usize>,
 ) -> AuthStep {
-    let peer_ip = session.peer_ip();
     let state = &mut session.auth;
     let Some(data_len) = state.pending_data_len else {
         return match parse_line(input) {
@@ -64,23 +64,56 @@ pub fn unauthenticated(
         Data::Incomplete => return AuthStep::Incomplete,
         Data::Close => return AuthStep::Close,
         Data::BadTermination { used } => (used, BAD_TERMINATION),
-        Data::BadFormat { used } => (used, BAD_TOKEN),
-        Data::Token { user, pass, used } => {
-            bump(&counters.auth_cmds, 1);
-            let now_ms = shared.store.config().clock.now_ms();
-            let ok = shared.failed_logins.attempt(peer_ip, now_ms, || {
-                shared.auth.as_ref().is_some_and(|auth| auth.check(user, pass))
-            });
-            if !ok {
-                bump(&counters.auth_errors, 1);
+        Data::BadFormat { used } => match lone_token(&input[..used - 2]) {
+            // With the Redis users, a lone password is `default`'s (as `AUTH password`).
+            Some(pass) if crate::auth::uses_users(shared) => {
+                (used, log_in(shared, counters, session, DEFAULT_USER, pass))
             }
-            state.authenticated = ok;
-            (used, if ok { STORED } else { FAILURE })
-        }
+            _ => (used, BAD_TOKEN),
+        },
+        Data::Token { user, pass, used } => (used, log_in(shared, counters, session, user, pass)),
     };
-    state.pending_data_len = None;
+    session.auth.pending_data_len = None;
     reply(out, reply_at, answer);
     AuthStep::Used(used)
+}
+
+/// Checks a token against the `-Y` file or the Redis users; the reply.
+fn log_in(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    user: &[u8],
+    pass: &[u8],
+) -> &'static [u8] {
+    bump(&counters.auth_cmds, 1);
+    let ok = match &shared.auth {
+        Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
+        _ => {
+            session.account = shared.users.password_login(user, pass);
+            session.account.is_some()
+        }
+    };
+    session.auth.authenticated = ok;
+    if !ok {
+        bump(&counters.auth_errors, 1);
+        shared.failed_logins.note_failure();
+    }
+    if ok {
+        STORED
+    } else {
+        FAILURE
+    }
+}
+
+/// The data block's only token, if it has exactly one (cut at a NUL, as memcached reads it).
+fn lone_token(block: &[u8]) -> Option<&[u8]> {
+    let block = block.iter().position(|&b| b == 0).map_or(block, |nul| &block[..nul]);
+    let mut tokens = block.split(|&b| b == b' ').filter(|t| !t.is_empty());
+    match (tokens.next(), tokens.next()) {
+        (Some(pass), None) => Some(pass),
+        _ => None,
+    }
 }
 
 /// Writes `line` over this batch's earlier reply, if any.

@@ -29,6 +29,7 @@
 //! `h` survives overwrites (the store keeps an overwritten key's access count), and
 //! `stats items`/`stats slabs` describe the whole store as one slab class.
 
+pub(crate) mod acl;
 pub(crate) mod admin;
 mod arith;
 pub mod auth;
@@ -83,6 +84,9 @@ pub struct Session {
     reply_chunk_bytes: usize,
     /// Authentication (`-S`, `-Y`); unused without them.
     pub(crate) auth: crate::auth::ConnAuth,
+    /// The Redis user it is logged in as (no `-S`/`-Y` file: see `crate::auth`); its ACL
+    /// rules apply to every request (`acl.rs`). None until it logs in, or in file modes.
+    pub(crate) account: Option<std::sync::Arc<crate::resp::acl::Account>>,
     /// The `lru_crawler metadump` being streamed, if one is unfinished.
     dump: Option<crawler::Dump>,
     /// The connection's `stats conns` entry (None: a session made with `Default`).
@@ -99,6 +103,7 @@ impl Default for Session {
             resume_at: 0,
             reply_chunk_bytes: 0,
             auth: Default::default(),
+            account: None,
             dump: None,
             conn: None,
         }
@@ -131,17 +136,11 @@ impl Session {
         }
     }
 
-    /// The client's address, for the limit on failed logins (None: a Unix socket).
-    pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
-        match &self.conn.as_ref()?.entry.addr {
-            crate::conns::Addr::Tcp(addr) => Some(addr.ip()),
-            _ => None,
-        }
-    }
-
-    /// Whether the connection has authenticated (`-S` or `-Y`; meaningless without).
+    /// Whether the connection has authenticated: with `-S`/`-Y` files, against them;
+    /// otherwise it holds a Redis user (see [`crate::auth::admitted`], which also lets a
+    /// connection in as a passwordless `default`).
     pub fn authenticated(&self) -> bool {
-        self.auth.authenticated
+        self.auth.authenticated || self.account.is_some()
     }
 
     /// Lets a multiget stop once its call has produced `bytes` of reply and ask to be run
@@ -243,6 +242,11 @@ pub fn execute(
         bump(&counters.total_commands, 1);
     }
     let resumed = session.resume_at != 0 || session.dump.is_some();
+    if !resumed {
+        if let Err(refusal) = acl::admit(shared, session, request) {
+            return acl::refuse(refusal, out);
+        }
+    }
     if !resumed && shared.watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(shared, session, request);
     }

@@ -8,13 +8,12 @@
 //! logs in. A connection stays logged in when its user's password changes, as in Redis;
 //! RESET logs it out.
 //!
-//! Failed logins are counted (INFO `acl_access_denied_auth`, Redis 7.2's name) and limited
-//! per client address ([`FailedLogins`]): past [`FAILURES_MAX`] in [`WINDOW_MS`], every
-//! login from that address fails, unchecked, for [`LOCKOUT_MS`], so a password cannot be
-//! guessed faster than that however many connections try.
+//! Failed logins are counted (INFO `acl_access_denied_auth`, Redis 7.2's name) and nothing
+//! more: Redis has no lockout, and a lockout by client address would let anyone who shares
+//! an address with a legitimate user (a NAT, a proxy, the loopback) lock that user out by
+//! sending wrong passwords. Guessing is slowed by the password's strength alone, as in Redis.
 
 use std::{
-    collections::HashMap,
     net::IpAddr,
     sync::{
         atomic::{AtomicU64, Ordering},
@@ -22,13 +21,11 @@ use std::{
     },
 };
 
-use parking_lot::Mutex;
-
 use proto_resp::{commands::Flags, error, Command, Routed};
 
 use super::{
     acl::{self, Account},
-    ttl, Ctx, Session,
+    Ctx, Session,
 };
 use crate::Shared;
 
@@ -75,15 +72,21 @@ pub fn set_protected_mode(shared: &Shared, on: bool) {
 }
 
 /// Whether a new connection starts logged in as `default` (it is on and `nopass`).
-pub(super) fn starts_authenticated(shared: &Shared) -> bool {
+pub(crate) fn starts_authenticated(shared: &Shared) -> bool {
     let default = shared.users.default_account();
     let user = default.user.read();
     user.enabled && user.nopass
 }
 
 /// The account a new (or RESET) connection starts as: `default` if it needs no password.
-pub(super) fn starting_account(shared: &Shared) -> Option<Arc<Account>> {
+pub(crate) fn starting_account(shared: &Shared) -> Option<Arc<Account>> {
     starts_authenticated(shared).then(|| shared.users.default_account())
+}
+
+/// Whether `session` has not logged in while a login is needed: its requests are then
+/// parsed under Redis's small limits for unauthenticated clients (`Limits::unauthenticated`).
+pub fn auth_required(shared: &Shared, session: &Session) -> bool {
+    session.account.is_none() && !starts_authenticated(shared)
 }
 
 /// Why a command does not run.
@@ -138,97 +141,37 @@ pub(super) fn login(
     user: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), &'static str> {
-    let now_ms = ttl::now_ms(shared);
-    let failures = &shared.failed_logins;
     let account = shared.users.get(user.unwrap_or(acl::DEFAULT_USER));
     if user.is_none() && account.as_ref().is_some_and(|a| a.user.read().nopass) {
         return Err(AUTH_NOPASS);
     }
-    let accepted = !failures.locked(session.peer_ip, now_ms)
-        && account.as_ref().is_some_and(|account| {
-            let user = account.user.read();
-            user.enabled && user.password_matches(password)
-        });
+    let accepted = account.as_ref().is_some_and(|account| {
+        let user = account.user.read();
+        user.enabled && user.password_matches(password)
+    });
     if !accepted {
-        failures.note_failure(session.peer_ip, now_ms);
+        shared.failed_logins.note_failure();
         return Err(WRONGPASS);
     }
     if let Some(account) = &account {
         session.client.lock().user = String::from_utf8_lossy(&account.name).into_owned();
     }
+    if let Some(subs) = &session.pubsub {
+        subs.subscriber.set_account(account.clone());
+    }
     session.account = account;
     Ok(())
 }
 
-/// More failed logins than this from one address within [`WINDOW_MS`] lock it out.
-const FAILURES_MAX: u32 = 20;
-const WINDOW_MS: u64 = 10_000;
-/// How long a locked-out address's logins fail without being checked.
-const LOCKOUT_MS: u64 = 10_000;
-/// Addresses remembered at most; past it, those whose window and lockout are over go.
-const ADDRESSES_MAX: usize = 10_000;
-
-/// Failed logins, in all and per client address (connections without one, Unix sockets,
-/// share one entry).
+/// Failed logins since start (INFO `acl_access_denied_auth`), from either port.
 #[derive(Debug, Default)]
 pub struct FailedLogins {
-    by_addr: Mutex<HashMap<Option<IpAddr>, Failures>>,
-    /// Every failed login since start (INFO `acl_access_denied_auth`).
     pub total: AtomicU64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Failures {
-    window_start_ms: u64,
-    count: u32,
-    locked_until_ms: u64,
-}
-
 impl FailedLogins {
-    /// A memcached login (SASL PLAIN, the text protocol's token) from `addr`, under the
-    /// same limit as AUTH: while the address is locked out it fails unchecked, and a
-    /// failure counts toward the lockout. `now_ms` is the store's clock, as AUTH's.
-    pub(crate) fn attempt(
-        &self,
-        addr: Option<IpAddr>,
-        now_ms: u64,
-        check: impl FnOnce() -> bool,
-    ) -> bool {
-        let accepted = !self.locked(addr, now_ms) && check();
-        if !accepted {
-            self.note_failure(addr, now_ms);
-        }
-        accepted
-    }
-
-    /// Whether logins from `addr` fail unchecked at `now_ms`.
-    fn locked(&self, addr: Option<IpAddr>, now_ms: u64) -> bool {
-        let by_addr = self.by_addr.lock();
-        by_addr.get(&addr).is_some_and(|f| now_ms < f.locked_until_ms)
-    }
-
-    fn note_failure(&self, addr: Option<IpAddr>, now_ms: u64) {
+    pub(crate) fn note_failure(&self) {
         self.total.fetch_add(1, Ordering::Relaxed);
-        let mut by_addr = self.by_addr.lock();
-        if by_addr.len() >= ADDRESSES_MAX && !by_addr.contains_key(&addr) {
-            by_addr.retain(|_, f| !f.over(now_ms));
-        }
-        let fresh = Failures { window_start_ms: now_ms, count: 0, locked_until_ms: 0 };
-        let failures = by_addr.entry(addr).or_insert(fresh);
-        if now_ms >= failures.window_start_ms + WINDOW_MS {
-            (failures.window_start_ms, failures.count) = (now_ms, 0);
-        }
-        failures.count += 1;
-        if failures.count > FAILURES_MAX {
-            failures.locked_until_ms = now_ms + LOCKOUT_MS;
-        }
-    }
-}
-
-impl Failures {
-    /// Whether it no longer counts for anything at `now_ms`.
-    fn over(&self, now_ms: u64) -> bool {
-        now_ms >= self.window_start_ms + WINDOW_MS && now_ms >= self.locked_until_ms
     }
 }
 
@@ -256,32 +199,4 @@ pub(super) fn password(shared: &Shared) -> String {
 pub fn set_password(shared: &Shared, password: &[u8]) {
     *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
     shared.users.set_default_password(password);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Goal: an address is locked out after more than FAILURES_MAX failures in a window,
-    /// for LOCKOUT_MS, and only that address; failures spread over windows never lock.
-    #[test]
-    fn failures_lock_one_address_for_a_while() {
-        let logins = FailedLogins::default();
-        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
-        for _ in 0..FAILURES_MAX {
-            logins.note_failure(Some(a), 1_000);
-        }
-        assert!(!logins.locked(Some(a), 1_000), "at the limit, not past it");
-        logins.note_failure(Some(a), 1_500);
-        assert!(logins.locked(Some(a), 1_500) && logins.locked(Some(a), 1_500 + LOCKOUT_MS - 1));
-        assert!(!logins.locked(Some(a), 1_500 + LOCKOUT_MS));
-        assert!(!logins.locked(Some(b), 1_500) && !logins.locked(None, 1_500));
-        for window in 0..5 {
-            for _ in 0..FAILURES_MAX {
-                logins.note_failure(Some(b), 100_000 + window * WINDOW_MS);
-            }
-        }
-        assert!(!logins.locked(Some(b), 100_000 + 5 * WINDOW_MS));
-        assert_eq!(logins.total.load(Ordering::Relaxed), u64::from(FAILURES_MAX) * 6 + 1);
-    }
 }

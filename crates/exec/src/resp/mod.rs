@@ -57,6 +57,7 @@ pub mod pause;
 mod persist;
 mod pick;
 pub mod pubsub;
+mod redact;
 mod scan;
 pub mod script;
 mod server;
@@ -102,8 +103,6 @@ pub struct Session {
     /// The user it logged in as; None until it has (then it may run only AUTH, HELLO,
     /// QUIT and RESET; see `auth`).
     account: Option<std::sync::Arc<acl::Account>>,
-    /// The client's address, for the limit on failed logins (`auth::FailedLogins`).
-    peer_ip: Option<std::net::IpAddr>,
     /// Its pub/sub subscriptions, once it has made one.
     pubsub: Option<Box<pubsub::Subscriptions>>,
     /// What CLIENT LIST shows of its commands (shared with `client`'s entry).
@@ -159,9 +158,8 @@ impl Session {
         let activity = std::sync::Arc::clone(&client.activity);
         let client = shared.clients.register(client);
         let account = auth::starting_account(shared);
-        let peer_ip = addr.parse::<std::net::SocketAddr>().ok().map(|addr| addr.ip());
         let tracking = tracking::ClientTracking::of(client.lock().id);
-        Session { client, account, peer_ip, activity, tracking, ..Session::default() }
+        Session { client, account, activity, tracking, ..Session::default() }
     }
 
     /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.

@@ -3,7 +3,8 @@
 //! each argument quoted as Redis quotes it (`"`, `\`, control bytes escaped). A command
 //! is shown once it ran, with the session's database then; EVAL and its kin are shown
 //! before the commands they run, which show `lua` as their client. Admin commands (CONFIG,
-//! CLIENT KILL, MONITOR itself) are not shown; AUTH's arguments are redacted.
+//! CLIENT KILL, MONITOR itself) are not shown; passwords are redacted as Redis redacts
+//! them (`redact.rs`).
 //!
 //! A monitor is a pub/sub `Subscriber` without channels: lines go into its mailbox and its
 //! loop drains it (so it is bounded as a subscriber is: past the pub/sub output limit the
@@ -95,14 +96,12 @@ pub(super) fn feed(ctx: &Ctx<'_>, routed: &Routed) {
     };
     let mut line =
         format!("+{}.{:06} [{db} {addr}]", since.as_secs(), since.subsec_micros()).into_bytes();
-    let redacted = routed.spec.name == "auth";
-    for (index, arg) in ctx.cmd.args().enumerate() {
+    let args: Vec<&[u8]> = ctx.cmd.args().collect();
+    let secret = super::redact::secret_args(&args);
+    for (index, arg) in args.iter().enumerate() {
         line.push(b' ');
-        if redacted && index > 0 {
-            line.extend_from_slice(b"\"(redacted)\"");
-        } else {
-            quote(arg, &mut line);
-        }
+        let shown = if secret.contains(&index) { super::redact::REDACTED } else { arg };
+        quote(shown, &mut line);
     }
     line.extend_from_slice(b"\r\n");
     let worker = ctx.shared.worker_of(ctx.counters);

@@ -110,7 +110,13 @@ pub(super) fn note(
 
 fn add_entry(shared: &Shared, session: &Session, command: &Command<'_>, micros: u64) {
     let argc = command.argc();
-    let mut args: Vec<Vec<u8>> = command.args().take(ARGS_MAX).map(clip).collect();
+    let all: Vec<&[u8]> = command.args().collect();
+    let secret = super::redact::secret_args(&all);
+    let shown = |(at, arg): (usize, &&[u8])| match secret.contains(&at) {
+        true => super::redact::REDACTED.to_vec(),
+        false => clip(arg),
+    };
+    let mut args: Vec<Vec<u8>> = all.iter().enumerate().take(ARGS_MAX).map(shown).collect();
     if argc > ARGS_MAX {
         args[ARGS_MAX - 1] = format!("... ({} more arguments)", argc - ARGS_MAX + 1).into_bytes();
     }

@@ -19,7 +19,12 @@ pub(crate) fn setuser(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
     let rules: Vec<&[u8]> = (3..ctx.argc()).map(|at| ctx.arg(at)).collect();
     match ctx.shared.users.set_user(name, &rules) {
-        Ok(()) => ctx.reply().ok(),
+        Ok(()) => {
+            if let Some(account) = ctx.shared.users.get(name) {
+                crate::resp::pubsub::drop_revoked(ctx.shared, &account);
+            }
+            ctx.reply().ok()
+        }
         Err((at, why)) => {
             let rule = String::from_utf8_lossy(rules[at]).into_owned();
             ctx.error(format!("ERR Error in ACL SETUSER modifier '{rule}': {why}"));
@@ -59,7 +64,11 @@ pub(crate) fn deluser(ctx: &mut Ctx<'_>) {
     if names.contains(&DEFAULT_USER) {
         return ctx.error("ERR The 'default' user cannot be removed");
     }
+    let accounts: Vec<_> = names.iter().filter_map(|name| ctx.shared.users.get(name)).collect();
     let deleted = ctx.shared.users.delete(&names);
+    for account in &accounts {
+        crate::resp::pubsub::drop_revoked(ctx.shared, account);
+    }
     ctx.reply().integer(deleted as i64);
 }
 
@@ -165,7 +174,11 @@ pub(crate) fn load(ctx: &mut Ctx<'_>) {
     let Some(path) = ctx.shared.aclfile.clone() else { return ctx.error(NO_ACL_FILE) };
     match read_acl_file(&path) {
         Ok(users) => {
+            let before = ctx.shared.users.all();
             ctx.shared.users.replace_all(users);
+            for account in &before {
+                crate::resp::pubsub::drop_revoked(ctx.shared, account);
+            }
             ctx.reply().ok();
         }
         Err(why) => ctx.error(format!(

@@ -96,10 +96,22 @@ impl Users {
         self.by_name.read().get(name).cloned()
     }
 
-    /// Whether `name` is an enabled user with a password and `password` is one of them
-    /// (memcached SASL against these users: a `nopass` user is not let in).
-    pub(crate) fn password_login(&self, name: &[u8], password: &[u8]) -> bool {
-        self.get(name).is_some_and(|account| {
+    /// Whether logging in means anything: a user besides `default`, or a `default` that
+    /// needs a password (memcached's port then answers SASL and text logins).
+    pub(crate) fn logins_configured(&self) -> bool {
+        let by_name = self.by_name.read();
+        by_name.len() > 1
+            || by_name.get(DEFAULT_USER).is_some_and(|d| {
+                let user = d.user.read();
+                !(user.enabled && user.nopass)
+            })
+    }
+
+    /// The account of `name` if it is an enabled user with a password and `password` is one
+    /// of them (memcached logins against these users: a `nopass` user is not let in, since
+    /// memcached has no passwordless users; a passwordless `default` needs no login).
+    pub(crate) fn password_login(&self, name: &[u8], password: &[u8]) -> Option<Arc<Account>> {
+        self.get(name).filter(|account| {
             let user = account.user.read();
             user.enabled && !user.nopass && user.password_matches(password)
         })
@@ -185,6 +197,8 @@ pub(crate) enum Denied {
     Command(&'static str),
     /// A key argument.
     Key(Vec<u8>),
+    /// A channel (or a pattern, for PSUBSCRIBE).
+    Channel(Vec<u8>),
 }
 
 impl Denied {
@@ -198,6 +212,9 @@ impl Denied {
                 "NOPERM this user has no permissions to access one of the keys used as arguments"
                     .into()
             }
+            Denied::Channel(_) => "NOPERM this user has no permissions to access one of the \
+                                   channels used as arguments"
+                .into(),
         }
     }
 
@@ -206,6 +223,7 @@ impl Denied {
         let reason = match self {
             Denied::Command(_) => "no permission to execute the command or subcommand",
             Denied::Key(_) => "no permission to touch the specified keys",
+            Denied::Channel(_) => "no permission to access one of the channels used as arguments",
         };
         format!(
             "NOPERM ACLs rules changed between the moment the transaction was accumulated and \
@@ -232,6 +250,10 @@ impl Denied {
                 "This user has no permissions to access the '{}' key",
                 String::from_utf8_lossy(key)
             ),
+            Denied::Channel(channel) => format!(
+                "This user has no permissions to access the '{}' channel",
+                String::from_utf8_lossy(channel)
+            ),
         }
     }
 }
@@ -257,7 +279,59 @@ pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Resul
             return Err(Denied::Key(args[key.at].to_vec()));
         }
     }
+    check_channels(&user, routed.spec.name, args)
+}
+
+/// The channels a pub/sub command names, checked as Redis 7.0 checks them: a channel
+/// against each allowed pattern by glob, a PSUBSCRIBE pattern only literally (`&news.*`
+/// allows `PSUBSCRIBE news.*`, not `PSUBSCRIBE news.x` nor `PSUBSCRIBE *`).
+fn check_channels(user: &User, command: &str, args: &[&[u8]]) -> Result<(), Denied> {
+    let (names, literal) = match command {
+        "subscribe" | "ssubscribe" => (args.get(1..).unwrap_or_default(), false),
+        "psubscribe" => (args.get(1..).unwrap_or_default(), true),
+        "publish" | "spublish" => (args.get(1..2).unwrap_or_default(), false),
+        _ => return Ok(()),
+    };
+    match names.iter().find(|name| !user.allows_channel(name, literal)) {
+        Some(name) => Err(Denied::Channel(name.to_vec())),
+        None => Ok(()),
+    }
+}
+
+/// Whether `account` may run the command named `command` (a catalog name: `get`,
+/// `config|set`) on `keys`, each needing `access` (memcached's requests, which have no
+/// Redis command line of their own; see `memcache::acl`).
+pub(crate) fn check_as<'k>(
+    account: &Account,
+    command: &str,
+    keys: impl IntoIterator<Item = &'k [u8]>,
+    access: Access,
+) -> Result<(), Denied> {
+    if account.is_unrestricted() {
+        return Ok(());
+    }
+    let catalog = catalog();
+    let Some(entry) = catalog.find(command) else {
+        debug_assert!(false, "{command} is in the catalog");
+        return Err(Denied::Command("unknown"));
+    };
+    let user = account.user.read();
+    if !user.allows_command(entry) {
+        return Err(Denied::Command(catalog.entries[entry].name));
+    }
+    for key in keys {
+        if !user.allows_key(key, access.read, access.write) {
+            return Err(Denied::Key(key.to_vec()));
+        }
+    }
     Ok(())
+}
+
+/// What a command does with its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Access {
+    pub(crate) read: bool,
+    pub(crate) write: bool,
 }
 
 /// Redis's glob, as key patterns use it.

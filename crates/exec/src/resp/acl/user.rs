@@ -80,6 +80,15 @@ impl User {
         self.all_commands
             && self.command_rules.is_empty()
             && self.keys.iter().any(|k| k.pattern == b"*" && k.read && k.write)
+            && self.channels.iter().any(|c| c == b"*")
+    }
+
+    /// Whether `name` is allowed: a channel matching one of the patterns (`literal`: a
+    /// PSUBSCRIBE pattern, which must be one of them as written).
+    pub(crate) fn allows_channel(&self, name: &[u8], literal: bool) -> bool {
+        self.channels.iter().any(|allowed| {
+            allowed == b"*" || allowed == name || (!literal && super::key_matches(allowed, name))
+        })
     }
 
     pub(crate) fn allows_command(&self, entry: usize) -> bool {
@@ -420,6 +429,21 @@ mod tests {
         assert!(u.allows_key(b"w:1", false, true) && !u.allows_key(b"w:1", true, false));
         assert!(u.allows_key(b"rw:1", true, true) && !u.allows_key(b"other", true, false));
         assert!(!u.is_unrestricted() && User::unrestricted().is_unrestricted());
+    }
+
+    /// Goal: channels as Redis 7.0 checks them: glob for channels, literal for PSUBSCRIBE
+    /// patterns, `allchannels` for both, none for a new user; and a user without every
+    /// channel is never `unrestricted` (its checks are not skipped).
+    #[test]
+    fn channels_glob_and_literal_patterns() {
+        let u = user("on +@all ~* &chan:* &lit");
+        assert!(u.allows_channel(b"chan:1", false) && u.allows_channel(b"lit", false));
+        assert!(!u.allows_channel(b"other", false) && !u.allows_channel(b"li*", false));
+        assert!(u.allows_channel(b"chan:*", true) && !u.allows_channel(b"chan:1", true));
+        assert!(!u.allows_channel(b"*", true) && !u.is_unrestricted());
+        assert!(user("allchannels").allows_channel(b"*", true));
+        assert!(!User::new().allows_channel(b"a", false));
+        assert!(!user("on +@all ~*").is_unrestricted());
     }
 
     #[test]

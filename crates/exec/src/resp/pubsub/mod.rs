@@ -60,6 +60,16 @@ impl Subscriptions {
     }
 }
 
+/// After `account`'s rules changed (`deleted`: it is gone): closes its connections whose
+/// subscriptions it no longer allows, as Redis 7.0 does.
+pub(crate) fn drop_revoked(shared: &crate::Shared, account: &Arc<super::acl::Account>) {
+    let deleted = account.deleted.load(std::sync::atomic::Ordering::Acquire);
+    let user = account.user.read().clone();
+    shared.pubsub.cut_off_revoked(account, |kind, name| {
+        !deleted && user.allows_channel(name, kind == Kind::Pattern)
+    });
+}
+
 /// Commands a RESP2 connection may run while it has subscriptions.
 pub(crate) fn allowed_when_subscribed(name: &str) -> bool {
     matches!(
@@ -164,6 +174,8 @@ fn confirm(ctx: &mut Ctx<'_>, verb: &[u8], name: Option<&[u8]>, count: usize) {
 
 fn subscribe(ctx: &mut Ctx<'_>, kind: Kind) {
     let names: Vec<Vec<u8>> = (1..ctx.argc()).map(|i| ctx.arg(i).to_vec()).collect();
+    let account = ctx.session.account.clone();
+    subscriptions(ctx).subscriber.set_account(account);
     for name in names {
         let registry = &ctx.shared.pubsub;
         let subs = subscriptions(ctx);

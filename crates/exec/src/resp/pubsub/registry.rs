@@ -22,7 +22,10 @@ use std::{
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::resp::glob::{self, Case};
+use crate::resp::{
+    acl::Account,
+    glob::{self, Case},
+};
 
 /// Redis's default hard `client-output-buffer-limit` for pub/sub clients.
 pub const MAILBOX_LIMIT_BYTES: usize = 32 << 20;
@@ -40,6 +43,9 @@ pub struct Subscriber {
     /// Whether it has a subscription now (Redis's `CLIENT_PUBSUB`): a RESP2 connection
     /// receives redirected invalidations (`resp::tracking`) only then.
     subscribed: AtomicBool,
+    /// The user its connection subscribed as: an ACL change that takes a subscription's
+    /// channel from that user closes the connection ([`Registry::cut_off_revoked`]).
+    account: Mutex<Option<Arc<Account>>>,
 }
 
 #[derive(Debug, Default)]
@@ -61,7 +67,19 @@ pub enum Drained {
 impl Subscriber {
     pub(crate) fn new(worker: usize, resp3: bool) -> Subscriber {
         let mailbox = Mutex::new(Mailbox { resp3, ..Mailbox::default() });
-        Subscriber { worker, mailbox, subscribed: AtomicBool::new(false) }
+        let account = Mutex::new(None);
+        Subscriber { worker, mailbox, subscribed: AtomicBool::new(false), account }
+    }
+
+    /// The user the connection is logged in as now.
+    pub(crate) fn set_account(&self, account: Option<Arc<Account>>) {
+        *self.account.lock() = account;
+    }
+
+    fn cut_off(&self) {
+        let mut mailbox = self.mailbox.lock();
+        mailbox.cut_off = true;
+        mailbox.bytes = Vec::new();
     }
 
     pub(crate) fn set_resp3(&self, resp3: bool) {
@@ -308,6 +326,32 @@ impl Registry {
             woken.each(|worker| notify(worker, worker == from_worker));
         }
         receivers
+    }
+
+    /// Closes, as Redis does after an ACL change, every connection logged in as `account`
+    /// that holds a subscription `allowed` no longer allows (its loop, woken, finds its
+    /// mailbox cut off and closes it); with `account` deleted, every subscribed one.
+    pub(crate) fn cut_off_revoked(
+        &self,
+        account: &Arc<Account>,
+        allowed: impl Fn(Kind, &[u8]) -> bool,
+    ) {
+        let mut woken = Woken::default();
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            for (name, list) in self.table(kind).read().iter() {
+                for subscriber in list {
+                    let theirs =
+                        subscriber.account.lock().as_ref().is_some_and(|a| Arc::ptr_eq(a, account));
+                    if theirs && !allowed(kind, name) {
+                        subscriber.cut_off();
+                        woken.add(subscriber.worker);
+                    }
+                }
+            }
+        }
+        if let Some(notify) = self.notify.get() {
+            woken.each(|worker| notify(worker, false));
+        }
     }
 
     /// Names in a table with at least one subscriber, matching `pattern` if given.
