@@ -205,7 +205,10 @@ class UnitRun:
 
     def ran_to_end(self):
         if self.stoppers:
-            return "no: " + "; ".join(f"{what} in '{name}'" for name, what in self.stoppers)
+            hangs = sum(what.startswith("hang") for _, what in self.stoppers)
+            crashes = [what for _, what in self.stoppers if not what.startswith("hang")]
+            parts = ([f"{hangs} test(s) hung"] if hangs else []) + crashes
+            return "no: " + ", ".join(parts)
         if self.timed_out:
             return "no: unit timeout"
         if self.server_end != "alive":
@@ -396,6 +399,9 @@ def unit_details(unit, redis, spinel):
     if aborts:
         lines += ["", "Blocks aborted on Spinel (an error outside a test):"]
         lines += [f"- {a}" for a in aborts]
+    if spinel.stoppers:
+        lines += ["", "Stopped Spinel's attempts (each skipped by the next attempt):"]
+        lines += [f"- {name}: {what}" for name, what in spinel.stoppers]
     if spinel.exception:
         lines += ["", f"Exception: {spinel.exception}"]
     return "\n".join(lines) + "\n"
