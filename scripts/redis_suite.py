@@ -246,8 +246,11 @@ def parse_log(text, run):
         elif line.startswith("[TIMEOUT]"):
             run.timed_out = True
             state = lines[i + 1] if i + 1 < len(lines) else ""
-            if "(IN PROGRESS) " in state:
-                run.in_progress = state.split("(IN PROGRESS) ", 1)[1]
+            # "sock.. => (IN PROGRESS) NAME", or (OK)/(ERR) NAME when the hang came after
+            # the test's end (a script it started still running, say): blamed on NAME too.
+            known = re.search(r"=> \((IN PROGRESS|OK|ERR)\) (.*)$", state)
+            if known:
+                run.in_progress = TEST_SUFFIX.sub("", known.group(2))
         elif re.match(r"^\[\d+/\d+ done\]: ", line):
             run.done = True
 
