@@ -35,6 +35,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Select => connection::select(ctx),
             C::Auth => auth::auth(ctx),
             C::Save => persist::save(ctx),
+            C::Shutdown => return persist::shutdown(ctx),
             C::Bgsave => persist::bgsave(ctx),
             C::Lastsave => persist::lastsave(ctx),
             C::Reset => connection::reset(ctx),

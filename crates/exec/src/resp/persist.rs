@@ -23,6 +23,47 @@ pub(super) fn save(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: stops the server as SIGTERM does (the
+/// connection closes without a reply), after a snapshot with SAVE. While a script is busy
+/// only SHUTDOWN NOSAVE is allowed, and it exits at once: the script's worker cannot be
+/// stopped, and NOSAVE asks for nothing to be written.
+pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
+    let (mut nosave, mut save, mut abort) = (false, false, false);
+    for at in 1..ctx.argc() {
+        match ctx.arg(at).to_ascii_lowercase().as_slice() {
+            b"nosave" => nosave = true,
+            b"save" => save = true,
+            b"abort" => abort = true,
+            b"now" | b"force" => {}
+            _ => {
+                ctx.error(proto_resp::error::SYNTAX);
+                return crate::Flow::Continue;
+            }
+        }
+    }
+    if (nosave && save) || (abort && ctx.argc() > 2) {
+        ctx.error(proto_resp::error::SYNTAX);
+        return crate::Flow::Continue;
+    }
+    if abort {
+        ctx.error("ERR No shutdown in progress.");
+        return crate::Flow::Continue;
+    }
+    if ctx.session.busy {
+        if !nosave {
+            ctx.error(super::script::busy_message(ctx.shared));
+            return crate::Flow::Continue;
+        }
+        std::process::exit(0);
+    }
+    if save && save_now(ctx.shared).is_err() {
+        ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+        return crate::Flow::Continue;
+    }
+    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    crate::Flow::Close
+}
+
 /// BGSAVE [SCHEDULE]: the snapshot, written by a thread of its own.
 pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 2 || (ctx.argc() == 2 && !ctx.arg(1).eq_ignore_ascii_case(b"schedule")) {

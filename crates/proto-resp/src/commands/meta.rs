@@ -253,6 +253,7 @@ pub(super) static META: &[Meta] = &[
     Meta { name: "setex", tips: &[], key_specs: &[ks("", K::OW | K::UPDATE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "setnx", tips: &[], key_specs: &[ks("", K::OW | K::INSERT, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "setrange", tips: &[], key_specs: &[ks("", K::RW | K::UPDATE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
+    Meta { name: "shutdown", tips: &[], key_specs: &[], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "sinter", tips: &["nondeterministic_output_order"], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(-1, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "sintercard", tips: &[], key_specs: &[ks("", K::RO | K::ACCESS, 1, keynum(0, 1, 1))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "sinterstore", tips: &[], key_specs: &[ks("", K::RW | K::UPDATE, 1, range(0, 1, 0)), ks("", K::RO | K::ACCESS, 2, range(-1, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },

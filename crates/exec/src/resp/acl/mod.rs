@@ -236,6 +236,7 @@ impl Denied {
         let what = match self {
             Denied::Command(_) => "run this command or subcommand",
             Denied::Key(_) => "access at least one of the keys mentioned in the command arguments",
+            Denied::Channel(_) => "publish to the channel mentioned in the command",
         };
         format!("ERR The user executing the script can't {what}")
     }

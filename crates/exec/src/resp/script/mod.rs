@@ -253,12 +253,23 @@ pub(super) fn busy_refusal(shared: &crate::Shared, command: &Command<'_>) -> Opt
             SubcommandId::ScriptKill | SubcommandId::FunctionKill | SubcommandId::FunctionStats
         ),
         Ok(Routed { route: Route::Command(proto_resp::CommandId::Quit), .. }) => true,
+        // SHUTDOWN decides itself: NOSAVE goes ahead, anything else is BUSY.
+        Ok(Routed { route: Route::Command(proto_resp::CommandId::Shutdown), .. }) => true,
         _ => false,
     };
     if allowed {
         return None;
     }
-    Some(if shared.scripts.running.function.load(Relaxed) { BUSY_FUNCTION } else { BUSY_EVAL })
+    Some(busy_message(shared))
+}
+
+/// The BUSY error for what runs now: a script or a function.
+pub(super) fn busy_message(shared: &crate::Shared) -> &'static str {
+    if shared.scripts.running.function.load(Relaxed) {
+        BUSY_FUNCTION
+    } else {
+        BUSY_EVAL
+    }
 }
 
 /// Parses EVAL's and FCALL's `numkeys` (argument 2) against the arguments that follow.
