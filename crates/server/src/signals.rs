@@ -92,16 +92,17 @@ pub fn install(
 
 /// Ends the process if the workers are still running [`STOP_DEADLINE`] from now.
 fn watch_deadline(name: &'static str) {
-    let spawned = std::thread::Builder::new().name("spinel-stop-deadline".into()).spawn(move || {
-        std::thread::sleep(STOP_DEADLINE);
-        if !WORKERS_STOPPED.load(Ordering::SeqCst) {
-            tracing::error!(
-                "{name}: the workers did not stop within {}s: exiting now",
-                STOP_DEADLINE.as_secs()
-            );
-            std::process::exit(EXIT_FORCED);
-        }
-    });
+    let spawned =
+        std::thread::Builder::new().name("spinel-stop-deadline".into()).spawn(move || {
+            std::thread::sleep(STOP_DEADLINE);
+            if !WORKERS_STOPPED.load(Ordering::SeqCst) {
+                tracing::error!(
+                    "{name}: the workers did not stop within {}s: exiting now",
+                    STOP_DEADLINE.as_secs()
+                );
+                std::process::exit(EXIT_FORCED);
+            }
+        });
     if let Err(e) = spawned {
         tracing::warn!("cannot watch the stop's deadline: {e}");
     }
