@@ -14,6 +14,12 @@
 //! worker asking for exclusivity from inside its batch steps out first, so two workers
 //! asking at once queue on the mutex instead of waiting for each other.
 //!
+//! The gate is re-entrant: a thread that already holds it (EXEC, a script) and runs a
+//! command that asks for it again (SWAPDB, a multi-key write, a blocking pop) just runs
+//! that command. Waiting for itself would stop every worker for good (each would wait on
+//! the mutex its holder never lets go). Which thread holds which gate is a thread-local,
+//! so the check costs nothing to the workers that do not hold it.
+//!
 //! A script past its time limit (`resp::script`) raises `busy`: a worker waiting to enter
 //! through [`Gate::enter_or_busy`] stops waiting and serves its batch without entering,
 //! answering `-BUSY` to everything but SCRIPT KILL and FUNCTION KILL (exec checks
@@ -25,6 +31,7 @@
 //! own, and with one worker (`-t 1`) exclusivity is free.
 
 use std::{
+    cell::Cell,
     sync::{
         atomic::{AtomicBool, Ordering::SeqCst},
         Arc,
@@ -116,13 +123,15 @@ impl Gate {
     }
 
     /// Runs `f` with no other worker inside the gate. The caller (`worker`) is inside and
-    /// stays so.
+    /// stays so. Re-entrant: called again from inside `f` (on the same thread), it runs
+    /// the inner `f` at once, since the gate is already held.
     pub fn exclusive<R>(&self, worker: usize, f: impl FnOnce() -> R) -> R {
-        if self.inside.len() == 1 {
+        if self.inside.len() == 1 || self.held_here() {
             return f();
         }
         self.leave(worker);
         let held = self.exclusive.lock();
+        let _holding = Holding::mark(self);
         self.pending.store(true, SeqCst);
         let _lower = Lower(&self.pending);
         for (index, other) in self.inside.iter().enumerate() {
@@ -146,6 +155,37 @@ impl Gate {
         self.flag(worker).store(true, SeqCst);
         drop(held);
         result
+    }
+}
+
+thread_local! {
+    /// The address of the gate this thread holds (0: none).
+    static HOLDING: Cell<usize> = const { Cell::new(0) };
+}
+
+impl Gate {
+    /// Whether this thread holds the gate now (inside [`Gate::exclusive`]).
+    pub fn held_here(&self) -> bool {
+        HOLDING.with(|holding| holding.get() == self as *const Gate as usize)
+    }
+}
+
+/// Marks the gate held by this thread until dropped (even by a panic), then restores what
+/// was marked before.
+struct Holding {
+    before: usize,
+}
+
+impl Holding {
+    fn mark(gate: &Gate) -> Holding {
+        let before = HOLDING.with(|holding| holding.replace(gate as *const Gate as usize));
+        Holding { before }
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HOLDING.with(|holding| holding.set(self.before));
     }
 }
 
@@ -208,6 +248,34 @@ mod tests {
         assert_eq!(overlaps.load(Relaxed), 0);
         let (a, b) = (halves.0.load(Relaxed), halves.1.load(Relaxed));
         assert_eq!((a, b), (4 * 2_000 + 4 * 40 * 1000, 4 * 2_000 + 4 * 40 * 1000));
+    }
+
+    /// Goal: an exclusive command that asks for the gate again (SWAPDB inside EXEC or a
+    /// script) runs instead of waiting for itself, and the other workers are let in once
+    /// the outer one ends. Method: worker 0 nests three levels on a gate of two workers
+    /// while worker 1 waits to enter; a deadlock shows as the test never finishing.
+    #[test]
+    fn exclusive_is_reentrant() {
+        let gate = Arc::new(Gate::new(2));
+        gate.enter(0);
+        let depth = gate.exclusive(0, || {
+            assert!(gate.held_here());
+            gate.exclusive(0, || gate.exclusive(0, || 3))
+        });
+        assert_eq!(depth, 3);
+        assert!(!gate.held_here(), "released once the outer call ends");
+        gate.leave(0);
+        let other = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                gate.enter(1);
+                let held = gate.exclusive(1, || gate.held_here());
+                gate.leave(1);
+                held
+            })
+        };
+        assert!(other.join().unwrap());
+        assert!(!gate.held_here(), "another thread's hold is not this thread's");
     }
 
     /// Goal: while an exclusive command has raised `busy`, a worker asking through

@@ -212,6 +212,7 @@ fn run(config: &Config) -> Result<(), String> {
             Err(_) => failure = Some("worker panicked".to_string()),
         }
     }
+    signals::workers_stopped();
     // The workers stopped on the stop flag or `shutdown`; the UDP threads see either within
     // one poll, and the flag is set here so that a worker failure stops them too.
     stop.store(true, Ordering::Relaxed);

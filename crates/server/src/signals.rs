@@ -6,6 +6,10 @@
 //! - SIGHUP: re-read the configuration file and apply what can change while running.
 //! - A second stop signal while the first is still being served ends the process at once,
 //!   for an operator whose shutdown hangs.
+//! - A stop is bounded: if the workers have not all stopped [`STOP_DEADLINE`] after the
+//!   first stop signal (a command that never ends: a script with no time limit, a bug that
+//!   holds a lock), the process ends then, as after a second signal. The `-e` save that
+//!   follows the workers' stop is not bounded: it is the point of a graceful stop.
 //!
 //! signal-hook records the signals and hands them to a thread of ours, so no code of ours
 //! runs inside a signal handler. SIGPIPE needs nothing: Rust's runtime ignores it before
@@ -17,6 +21,7 @@ use std::{
         atomic::{AtomicBool, Ordering},
         Arc,
     },
+    time::Duration,
 };
 
 use nix::unistd::{Gid, Uid, User};
@@ -28,6 +33,18 @@ use signal_hook::{
 /// Exit status after a second stop signal: the shell's 128 + SIGINT convention is not
 /// meaningful for a choice of several signals, so a plain failure.
 const EXIT_FORCED: i32 = 1;
+
+/// How long the workers have, from the first stop signal, to finish the replies in
+/// flight and stop.
+pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Set once every worker has stopped ([`workers_stopped`]): the deadline no longer applies.
+static WORKERS_STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// The workers have all stopped; what is left of the stop (the `-e` save) may take its time.
+pub fn workers_stopped() {
+    WORKERS_STOPPED.store(true, Ordering::SeqCst);
+}
 
 /// The signals caught from here on, held until [`install`] serves them.
 pub struct Caught(Signals);
@@ -67,9 +84,28 @@ pub fn install(
             }
             tracing::info!("{name}: stopping");
             crate::service::stopping();
+            watch_deadline(name);
         }
     })?;
     Ok(())
+}
+
+/// Ends the process if the workers are still running [`STOP_DEADLINE`] from now.
+fn watch_deadline(name: &'static str) {
+    let spawned =
+        std::thread::Builder::new().name("spinel-stop-deadline".into()).spawn(move || {
+            std::thread::sleep(STOP_DEADLINE);
+            if !WORKERS_STOPPED.load(Ordering::SeqCst) {
+                tracing::error!(
+                    "{name}: the workers did not stop within {}s: exiting now",
+                    STOP_DEADLINE.as_secs()
+                );
+                std::process::exit(EXIT_FORCED);
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot watch the stop's deadline: {e}");
+    }
 }
 
 fn signal_name(signal: i32) -> &'static str {

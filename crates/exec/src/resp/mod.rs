@@ -109,6 +109,9 @@ pub struct Session {
     activity: std::sync::Arc<clients::Activity>,
     /// CLIENT REPLY.
     reply_mode: ReplyMode,
+    /// The command composed a (un)subscribe confirmation: a push, which Redis sends even
+    /// under CLIENT REPLY OFF or SKIP (a client that subscribes waits for it).
+    pushed: bool,
     /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
     postponed: bool,
     /// It ran MONITOR (its subscriber is in `Shared::monitors`).
@@ -347,7 +350,7 @@ fn execute_as(
                     if session.resp2_subscribed()
                         && !pubsub::allowed_when_subscribed(routed.spec.name) =>
                 {
-                    let message = pubsub::not_allowed_message(routed.spec.name);
+                    let message = pubsub::not_allowed_message(full_name(&routed));
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
                 }
@@ -385,8 +388,9 @@ fn execute_as(
     if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
         blocking::serve_ready(shared, counters, session);
     }
+    let pushed = mem::take(&mut session.pushed);
     if session.reply_mode != ReplyMode::On {
-        drop_reply(session, out, start);
+        drop_reply(session, out, start, pushed);
     }
     flow
 }
@@ -416,14 +420,29 @@ fn run_in_cluster(
     flow
 }
 
-/// CLIENT REPLY OFF or SKIP: the reply composed at `start` is not sent. SKIP drops the reply
-/// of the command after it, so the CLIENT REPLY SKIP command itself only arms it.
-fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize) {
+/// Redis's full name of a routed command: `client|reply` for a subcommand, as its errors
+/// print it.
+fn full_name(routed: &Routed) -> &'static str {
+    match (routed.route, &routed.spec.run) {
+        (Route::Subcommand(id), proto_resp::commands::Run::Subcommands { table, .. }) => {
+            table.iter().find(|sub| sub.id == id).map_or(routed.spec.name, |sub| sub.name)
+        }
+        _ => routed.spec.name,
+    }
+}
+
+/// CLIENT REPLY OFF or SKIP: the reply composed at `start` is not sent, unless it is
+/// `pushed` ((un)subscribe confirmations, as Redis sends them). SKIP drops the reply of
+/// the command after it, so the CLIENT REPLY SKIP command itself only arms it.
+fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize, pushed: bool) {
     match session.reply_mode {
-        ReplyMode::Off => out.truncate(start),
+        ReplyMode::Off if !pushed => out.truncate(start),
+        ReplyMode::Off => {}
         ReplyMode::SkipNext => session.reply_mode = ReplyMode::Skipping,
         ReplyMode::Skipping => {
-            out.truncate(start);
+            if !pushed {
+                out.truncate(start);
+            }
             session.reply_mode = ReplyMode::On;
         }
         ReplyMode::On => {}

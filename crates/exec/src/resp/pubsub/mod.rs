@@ -162,6 +162,7 @@ pub(in crate::resp) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscr
 
 /// One `[verb, name, count]` push per name.
 fn confirm(ctx: &mut Ctx<'_>, verb: &[u8], name: Option<&[u8]>, count: usize) {
+    ctx.session.pushed = true;
     let mut reply = ctx.reply();
     reply.push(3);
     reply.bulk(verb);

@@ -18,10 +18,14 @@
 //! streams from its CLIENT TRACKING on, as a subscriber does. Invalidations of a client's
 //! own writes reach it after the reply of the batch that made them.
 //!
+//! A script's reads remember the keys the script declared, as Redis 7.0 does (see
+//! `scripts`); its writes invalidate as any command's.
+//!
 //! Not mirrored: BCAST messages are sent per command (Redis gathers a whole event-loop
-//! turn's keys per prefix), keys a served blocked pop moves (BLMOVE's destination) are
-//! not invalidated, and keys read by commands a script runs are not remembered.
+//! turn's keys per prefix), and keys a served blocked pop moves (BLMOVE's destination)
+//! are not invalidated.
 
+mod scripts;
 mod table;
 
 use std::sync::{atomic::Ordering::Relaxed, Arc};
@@ -61,6 +65,8 @@ pub(crate) struct ClientTracking {
     tracker: Option<Arc<Tracker>>,
     /// CLIENT CACHING was given for the next command (or transaction).
     caching: bool,
+    /// The keys the running script declared, until its first read remembers them.
+    script_keys: Vec<Vec<u8>>,
 }
 
 #[derive(Default)]
@@ -367,6 +373,10 @@ pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
     if spec.flags.contains(Flags::WRITE) {
         invalidate_written(ctx, reply_at);
     }
+    if ctx.session.in_script {
+        return;
+    }
+    scripts::after_script(ctx);
     remember_read(ctx);
     // As Redis: CACHING applies to the next command, or the whole MULTI ... EXEC; any
     // CLIENT subcommand leaves it be.
@@ -383,26 +393,35 @@ pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
 /// takes the entry and sends an invalidation, which reaches the client after this
 /// command's reply (the mailbox is drained after the batch), and the second remembering
 /// puts the entry back for the writes that follow.
+/// A command a script runs remembers the script's declared keys instead (`scripts`).
 pub(super) fn before_command(ctx: &mut Ctx<'_>) {
+    if ctx.session.in_script {
+        return scripts::inside_script(ctx);
+    }
+    scripts::before_script(ctx);
     remember_read(ctx);
 }
 
-/// Remembers the keys of a read-only command of a tracking client (default mode; OPTIN
-/// after CACHING yes; OPTOUT unless CACHING no).
+/// Whether the session's reads are remembered now: it tracks, not in BCAST mode, and
+/// is opted in (default mode; OPTIN after CACHING yes; OPTOUT unless CACHING no).
+fn wanted(session: &Session) -> bool {
+    let Some(tracker) = &session.tracking.tracker else { return false };
+    let mode = tracker.mode.lock();
+    let caching = session.tracking.caching;
+    let opted = if mode.optin { caching } else { !(mode.optout && caching) };
+    mode.on && !mode.bcast && opted
+}
+
+/// Remembers the keys of a read-only command of a tracking client, if [`wanted`].
 fn remember_read(ctx: &mut Ctx<'_>) {
     let spec = ctx.spec;
-    let Some(tracker) = &ctx.session.tracking.tracker else { return };
     if !spec.flags.contains(Flags::READONLY) || spec.name.ends_with("_ro") {
         return;
     }
-    let mode = tracker.mode.lock();
-    let caching = ctx.session.tracking.caching;
-    let opted = if mode.optin { caching } else { !(mode.optout && caching) };
-    let wanted = mode.on && !mode.bcast && opted;
-    drop(mode);
-    if !wanted {
+    if !wanted(ctx.session) {
         return;
     }
+    let Some(tracker) = &ctx.session.tracking.tracker else { return };
     let id = tracker.id;
     let shared = ctx.shared;
     let worker = shared.worker_of(ctx.counters);
