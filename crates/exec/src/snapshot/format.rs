@@ -130,8 +130,13 @@ pub(crate) fn read_all(mut input: impl Read) -> Result<(u64, Vec<Record>), Strin
             }
             return Ok((saved_at_ms, records));
         }
-        let mut block = vec![0; len];
-        input.read_exact(&mut block).map_err(|_| truncated())?;
+        // Read as far as the input goes rather than allocated as claimed: a block length
+        // of 4 GiB in a short file must not allocate 4 GiB before the file runs out.
+        let mut block = Vec::new();
+        let read = (&mut input).take(len as u64).read_to_end(&mut block);
+        if read.is_err() || block.len() != len {
+            return Err(truncated());
+        }
         let sum = read_u64(&mut input)?;
         if sum != xxh3_64(&block) {
             return Err(format!("snapshot block {} fails its checksum", (sums.len() - 20) / 8 + 1));

@@ -83,7 +83,7 @@ fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
 }
 
 /// A payload's value as the store keeps it: its kind and bytes (a collection's encoding).
-fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
+pub(crate) fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
     let collection = match value {
         Value::String(bytes) => return (ValueKind::String, bytes),
         Value::List(elements) => {
