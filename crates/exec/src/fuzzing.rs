@@ -73,6 +73,20 @@ pub fn valid_encoding(kind: u8, value: &[u8]) -> bool {
     resp::valid_encoding(collection_kind(kind), value)
 }
 
+/// Reads `value` as a collection of kind byte `kind` with the decoders the commands use
+/// (into the value kept outside the store, and encoded again), whatever the bytes: they
+/// must neither panic nor allocate what a count claims. Returns [`valid_encoding`].
+pub fn decode_any(kind: u8, value: &[u8]) -> bool {
+    let kind_of = collection_kind(kind);
+    let encoded = resp::encode_owned(&resp::own(kind_of, value));
+    let valid = valid_encoding(kind, value);
+    // (A valid hash whose fields have all expired reads as empty: no encoding.)
+    if let Some(encoded) = encoded.filter(|_| valid) {
+        assert!(resp::valid_encoding(kind_of, &encoded), "a valid {kind_of:?} re-encodes");
+    }
+    valid
+}
+
 fn collection_kind(kind: u8) -> ValueKind {
     match kind % 4 {
         0 => ValueKind::List,

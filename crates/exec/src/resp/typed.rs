@@ -581,4 +581,48 @@ mod tests {
         let read: Vec<&[u8]> = Entries::new(&encoded).collect();
         assert_eq!(read, values.iter().map(|v| v.as_slice()).collect::<Vec<_>>());
     }
+
+    /// Goal (found reviewing for fuzz target collection_decoders): an entry length of more
+    /// than ten varint bytes, or one that reaches past the end of memory, ends the walk
+    /// (the shift and the addition overflowed: a panic in a debug build).
+    #[test]
+    fn overlong_entry_lengths_end_the_walk() {
+        assert_eq!(Entries::new(&[0xff; 12]).next(), None);
+        let mut huge = vec![0xff; 9];
+        huge.extend([0x01, b'x']);
+        assert_eq!(Entries::new(&huge).next(), None);
+        assert_eq!(Entries::new(&[0x81, 0x00, b'x']).next(), Some(&b"x"[..]));
+    }
+
+    /// Goal: what a snapshot's collections must be; each kind's damage is refused.
+    #[test]
+    fn valid_encodings() {
+        let valid: [(ValueKind, &[u8]); 6] = [
+            (ValueKind::List, b"\x02\x01a\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v"),
+            (ValueKind::Hash, b"\x02\x01f\x01v\x05"),
+            (ValueKind::Set, b"\x02\x01\x00\x05\x00"),
+            (ValueKind::Set, b"\x80\x02\x01a\x015"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, b'a']),
+        ];
+        for (kind, value) in valid {
+            assert!(valid_encoding(kind, value), "{kind:?} {value:?}");
+        }
+        let damaged: [(ValueKind, &[u8]); 11] = [
+            (ValueKind::List, b"\x08"),
+            (ValueKind::List, b"\x01\x01a\x01b"),
+            (ValueKind::List, b"\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v\x01f\x01w"),
+            (ValueKind::Hash, b"\x02\x01f\x01v"),
+            (ValueKind::Hash, b"\x04\x01f\x01v\x05\x01g\x01w\x04"),
+            (ValueKind::Set, b"\x02\x05\x00\x05\x00"),
+            (ValueKind::Set, b"\x04\x01\x00"),
+            (ValueKind::Set, b"\x80"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a']),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0, 0x80, 1, b'a']),
+        ];
+        for (kind, value) in damaged {
+            assert!(!valid_encoding(kind, value), "{kind:?} {value:?}");
+        }
+    }
 }

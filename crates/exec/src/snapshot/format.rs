@@ -241,4 +241,18 @@ mod tests {
         assert!(read_all(&other_version[..]).unwrap_err().contains("version 2"));
         assert!(read_all(&b"REDIS0011\xfa\x09redis-ver"[..]).unwrap_err().contains("magic"));
     }
+
+    /// Goal (found reviewing for fuzz target snapshot_file): a block length of 4 GiB in a
+    /// file a few bytes long is refused as cut short, reading only what is there (it was
+    /// allocated, zeroed, before the read).
+    #[test]
+    fn a_block_claiming_4_gib_is_cut_short() {
+        let mut bytes = sample(0);
+        let end = bytes.len() - 24;
+        bytes.truncate(end);
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+        bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+        bytes.extend_from_slice(b"only these bytes");
+        assert_eq!(read_all(&bytes[..]).unwrap_err(), "snapshot is cut short");
+    }
 }

@@ -260,3 +260,36 @@ impl SaveState {
         self.last_save_ok.store(ok, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, value: &[u8]) -> format::Record {
+        let (key, value) = (b"k".to_vec(), value.to_vec());
+        format::Record { kind, flags: 0, cas: 1, expiry_ms: 0, key, value }
+    }
+
+    /// Goal (found by fuzz target collection_decoders: LINDEX on a list whose count claims
+    /// more entries than it has panicked): a snapshot whose checksums are right but which
+    /// holds a collection no command writes, or a kind that does not exist, is refused
+    /// whole, saying which record.
+    #[test]
+    fn damaged_collections_are_refused_before_any_restore() {
+        let good = [record(0, b"any bytes"), record(1, b"\x01\x01a"), record(0x81, b"\x01\x00")];
+        assert_eq!(check_records(&good), Ok(()));
+        let cases: [(u8, &[u8], &str); 6] = [
+            (1, b"\x08", "record 4 holds a damaged list"),
+            (2, b"\x02\x01a\x01b", "record 4 holds a damaged hash"),
+            (3, b"\x02\x05\x00\x01\x00", "record 4 holds a damaged set"),
+            (3, b"\x80\x02\x01a\x01a", "record 4 holds a damaged set"),
+            (4, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a'], "record 4 holds a damaged zset"),
+            (5, b"", "record 4 has unknown kind 5"),
+        ];
+        for (kind, value, why) in cases {
+            let mut records = good.to_vec();
+            records.push(record(kind, value));
+            assert_eq!(check_records(&records), Err(format!("snapshot {why}")), "{value:?}");
+        }
+    }
+}

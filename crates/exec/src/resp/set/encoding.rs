@@ -546,6 +546,19 @@ mod tests {
         }
     }
 
+    /// Goal (found reviewing for fuzz target collection_decoders): a count varint longer
+    /// than a `u64` takes stops at ten bytes (its shift overflowed: a panic in a debug
+    /// build), and such a set is not valid.
+    #[test]
+    fn overlong_count_varint() {
+        let mut bytes = vec![TAG_STRINGS];
+        bytes.extend([0xff; 14]);
+        let view = SetView::new(&bytes);
+        assert_eq!(view.iter().count(), 0);
+        assert!(!is_valid(&bytes));
+        assert!(!is_valid(&[TAG_STRINGS]));
+    }
+
     #[test]
     fn int_text() {
         for n in [0, 7, -7, 10, i64::MIN, i64::MAX, -1_000_000] {
