@@ -26,6 +26,8 @@ pub mod conns;
 mod control;
 mod core;
 pub mod counters;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod gate;
 pub mod keyspace;
 pub mod latency;

@@ -71,7 +71,9 @@ mod tx;
 mod typed;
 
 pub use persist::snapshot_path;
-pub(crate) use typed::{restore as restore_collection, saved_encoding};
+#[cfg(feature = "fuzzing")]
+pub(crate) use typed::{encode_owned, own};
+pub(crate) use typed::{restore as restore_collection, saved_encoding, type_name, valid_encoding};
 
 /// The server's clock in Unix milliseconds (the one expiry uses).
 pub(crate) fn now_unix_ms(shared: &Shared) -> u64 {

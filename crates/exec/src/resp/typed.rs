@@ -19,7 +19,7 @@ use crate::owned::{self, Owned};
 use super::Ctx;
 
 /// The name TYPE answers for a kind.
-pub(super) fn type_name(kind: ValueKind) -> &'static [u8] {
+pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
     match kind {
         ValueKind::String => b"string",
         ValueKind::List => b"list",
@@ -258,12 +258,26 @@ fn ownable(kind: ValueKind, value: &[u8]) -> bool {
 }
 
 /// The value kept outside the store for an encoding.
-pub(super) fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
+pub(crate) fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
     match kind {
         ValueKind::Hash => owned::Value::Hash(super::hash::own(value)),
         ValueKind::Set => owned::Value::Set(super::set::own(value)),
         ValueKind::ZSet => owned::Value::ZSet(super::zset::own(value)),
         _ => owned::Value::List(super::list::encoding::decode_owned(value)),
+    }
+}
+
+/// Whether `value` is a `kind` collection's encoding as the commands write it (whole
+/// entries, counts that match, no member twice, at least one): what a snapshot's
+/// collections must be before any is restored, since the commands read encodings as they
+/// trust them to be.
+pub(crate) fn valid_encoding(kind: ValueKind, value: &[u8]) -> bool {
+    match kind {
+        ValueKind::String => true,
+        ValueKind::List => super::list::encoding::is_valid(value),
+        ValueKind::Hash => super::hash::is_valid(value),
+        ValueKind::Set => super::set::is_valid(value),
+        ValueKind::ZSet => super::zset::is_valid(value),
     }
 }
 
@@ -464,6 +478,9 @@ pub(super) fn put_entry(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+/// The most bytes an entry's length takes: ten 7-bit groups hold any `u64`.
+pub(super) const ENTRY_LEN_BYTES_MAX: usize = 10;
+
 /// The entries of an encoding written with [`put_entry`], in order.
 #[derive(Debug, Clone)]
 pub(super) struct Entries<'a> {
@@ -484,19 +501,24 @@ impl<'a> Entries<'a> {
 impl<'a> Iterator for Entries<'a> {
     type Item = &'a [u8];
 
+    /// A damaged encoding (a length of more than [`ENTRY_LEN_BYTES_MAX`] bytes, or one
+    /// past the end) ends the walk: it is never a shift or an addition that overflows.
     fn next(&mut self) -> Option<&'a [u8]> {
-        let (mut len, mut shift, mut used) = (0usize, 0, 0);
+        let (mut len, mut used) = (0usize, 0);
         loop {
             let byte = *self.rest.get(used)?;
+            if used == ENTRY_LEN_BYTES_MAX {
+                return None;
+            }
+            len |= usize::from(byte & 0x7f) << (7 * used);
             used += 1;
-            len |= usize::from(byte & 0x7f) << shift;
             if byte & 0x80 == 0 {
                 break;
             }
-            shift += 7;
         }
-        let entry = self.rest.get(used..used + len)?;
-        self.rest = &self.rest[used + len..];
+        let end = used.checked_add(len)?;
+        let entry = self.rest.get(used..end)?;
+        self.rest = &self.rest[end..];
         Some(entry)
     }
 }
@@ -558,5 +580,49 @@ mod tests {
         values.iter().for_each(|v| put_entry(&mut encoded, v));
         let read: Vec<&[u8]> = Entries::new(&encoded).collect();
         assert_eq!(read, values.iter().map(|v| v.as_slice()).collect::<Vec<_>>());
+    }
+
+    /// Goal (found reviewing for fuzz target collection_decoders): an entry length of more
+    /// than ten varint bytes, or one that reaches past the end of memory, ends the walk
+    /// (the shift and the addition overflowed: a panic in a debug build).
+    #[test]
+    fn overlong_entry_lengths_end_the_walk() {
+        assert_eq!(Entries::new(&[0xff; 12]).next(), None);
+        let mut huge = vec![0xff; 9];
+        huge.extend([0x01, b'x']);
+        assert_eq!(Entries::new(&huge).next(), None);
+        assert_eq!(Entries::new(&[0x81, 0x00, b'x']).next(), Some(&b"x"[..]));
+    }
+
+    /// Goal: what a snapshot's collections must be; each kind's damage is refused.
+    #[test]
+    fn valid_encodings() {
+        let valid: [(ValueKind, &[u8]); 6] = [
+            (ValueKind::List, b"\x02\x01a\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v"),
+            (ValueKind::Hash, b"\x02\x01f\x01v\x05"),
+            (ValueKind::Set, b"\x02\x01\x00\x05\x00"),
+            (ValueKind::Set, b"\x80\x02\x01a\x015"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, b'a']),
+        ];
+        for (kind, value) in valid {
+            assert!(valid_encoding(kind, value), "{kind:?} {value:?}");
+        }
+        let damaged: [(ValueKind, &[u8]); 11] = [
+            (ValueKind::List, b"\x08"),
+            (ValueKind::List, b"\x01\x01a\x01b"),
+            (ValueKind::List, b"\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v\x01f\x01w"),
+            (ValueKind::Hash, b"\x02\x01f\x01v"),
+            (ValueKind::Hash, b"\x04\x01f\x01v\x05\x01g\x01w\x04"),
+            (ValueKind::Set, b"\x02\x05\x00\x05\x00"),
+            (ValueKind::Set, b"\x04\x01\x00"),
+            (ValueKind::Set, b"\x80"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a']),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0, 0x80, 1, b'a']),
+        ];
+        for (kind, value) in damaged {
+            assert!(!valid_encoding(kind, value), "{kind:?} {value:?}");
+        }
     }
 }

@@ -20,7 +20,7 @@
 //! A BGSAVE walks the index while requests run, so it is not one instant's picture as
 //! Redis's fork gives: each item is as it was when the walk met it.
 
-mod format;
+pub(crate) mod format;
 
 use std::{
     fs::File,
@@ -104,11 +104,19 @@ fn write_items(shared: &Shared, out: BufWriter<File>) -> std::io::Result<(BufWri
 /// Restores the items of the snapshot at `path` into the store (which should be empty).
 /// Nothing is restored from a file that fails its checks.
 pub fn restore(shared: &Shared, path: &Path) -> Result<Outcome, String> {
-    let started = Instant::now();
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let (_, records) = format::read_all(std::io::BufReader::with_capacity(1 << 20, file))
-        .map_err(|why| format!("{}: {why}", path.display()))?;
+    let input = std::io::BufReader::with_capacity(1 << 20, file);
+    let done = restore_from(shared, input).map_err(|why| format!("{}: {why}", path.display()))?;
+    Ok(Outcome { bytes, ..done })
+}
+
+/// [`restore`] from any reader (`bytes` is left 0). Every record is checked (its kind, a
+/// collection's encoding) before any is restored.
+pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let (_, records) = format::read_all(input)?;
+    check_records(&records)?;
     let now_ms = crate::resp::now_unix_ms(shared);
     shared.store.reserve_index(records.len());
     let (mut items, mut skipped, mut cas_max) = (0, 0, 0);
@@ -147,7 +155,35 @@ pub fn restore(shared: &Shared, path: &Path) -> Result<Outcome, String> {
         }
     }
     shared.store.raise_cas_floor(cas_max);
-    Ok(Outcome { items, bytes, millis: started.elapsed().as_millis() as u64, skipped })
+    Ok(Outcome { items, bytes: 0, millis: started.elapsed().as_millis() as u64, skipped })
+}
+
+/// Refuses a snapshot holding a record of an unknown kind, or a collection whose encoding
+/// is not one the commands write: they read encodings trusting them to be whole, and the
+/// file's checksums only say it is as written, not that the writer was Spinel.
+fn check_records(records: &[format::Record]) -> Result<(), String> {
+    for (at, record) in records.iter().enumerate() {
+        let Some(kind) = kind_of(record.kind) else {
+            return Err(format!("snapshot record {} has unknown kind {}", at + 1, record.kind));
+        };
+        if !crate::resp::valid_encoding(kind, &record.value) {
+            let name = String::from_utf8_lossy(crate::resp::type_name(kind));
+            return Err(format!("snapshot record {} holds a damaged {name}", at + 1));
+        }
+    }
+    Ok(())
+}
+
+/// The value kind a record's kind byte names (the read flag aside).
+fn kind_of(byte: u8) -> Option<ValueKind> {
+    Some(match byte & !READ_FLAG {
+        0 => ValueKind::String,
+        1 => ValueKind::List,
+        2 => ValueKind::Hash,
+        3 => ValueKind::Set,
+        4 => ValueKind::ZSet,
+        _ => return None,
+    })
 }
 
 /// The positions `0..len`, each once, in an order far from the saved one. A snapshot is
@@ -174,14 +210,7 @@ fn spread_order(len: usize) -> impl Iterator<Item = usize> {
 const READ_FLAG: u8 = 0x80;
 
 fn restore_record(shared: &Shared, record: format::Record, expiry: Expiry) -> bool {
-    let kind = match record.kind & !READ_FLAG {
-        0 => ValueKind::String,
-        1 => ValueKind::List,
-        2 => ValueKind::Hash,
-        3 => ValueKind::Set,
-        4 => ValueKind::ZSet,
-        _ => return false,
-    };
+    let Some(kind) = kind_of(record.kind) else { return false };
     if kind != ValueKind::String {
         return crate::resp::restore_collection(shared, &record.key, kind, record.value, expiry)
             .is_ok();
@@ -229,5 +258,38 @@ impl SaveState {
             self.last_save_secs.store(now_secs, Ordering::Relaxed);
         }
         self.last_save_ok.store(ok, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, value: &[u8]) -> format::Record {
+        let (key, value) = (b"k".to_vec(), value.to_vec());
+        format::Record { kind, flags: 0, cas: 1, expiry_ms: 0, key, value }
+    }
+
+    /// Goal (found by fuzz target collection_decoders: LINDEX on a list whose count claims
+    /// more entries than it has panicked): a snapshot whose checksums are right but which
+    /// holds a collection no command writes, or a kind that does not exist, is refused
+    /// whole, saying which record.
+    #[test]
+    fn damaged_collections_are_refused_before_any_restore() {
+        let good = [record(0, b"any bytes"), record(1, b"\x01\x01a"), record(0x81, b"\x01\x00")];
+        assert_eq!(check_records(&good), Ok(()));
+        let cases: [(u8, &[u8], &str); 6] = [
+            (1, b"\x08", "record 4 holds a damaged list"),
+            (2, b"\x02\x01a\x01b", "record 4 holds a damaged hash"),
+            (3, b"\x02\x05\x00\x01\x00", "record 4 holds a damaged set"),
+            (3, b"\x80\x02\x01a\x01a", "record 4 holds a damaged set"),
+            (4, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a'], "record 4 holds a damaged zset"),
+            (5, b"", "record 4 has unknown kind 5"),
+        ];
+        for (kind, value, why) in cases {
+            let mut records = good.to_vec();
+            records.push(record(kind, value));
+            assert_eq!(check_records(&records), Err(format!("snapshot {why}")), "{value:?}");
+        }
     }
 }

@@ -51,19 +51,32 @@ pub(super) fn payload_of(shared: &Shared, stored_key: &[u8]) -> Option<(Vec<u8>,
     Some((rdb::dump(&value_of(shared, &item)?), expiry))
 }
 
-/// An item's value as a payload carries it; `None` for a collection released meanwhile.
+/// An item's value as a payload carries it; `None` for a collection released meanwhile,
+/// or one with nothing live in it (a hash whose fields have all expired while the key was
+/// kept: a payload of an empty collection is one no Redis restores).
 fn value_of(shared: &Shared, item: &Item<'_>) -> Option<Value> {
     let kind = item.value_kind();
     if kind == ValueKind::String {
         return Some(Value::String(item.value().to_vec()));
     }
     let now_ms = crate::resp::now_unix_ms(shared);
-    if !item.is_owner() {
-        return Some(from_owned(&typed::own(kind, item.value()), now_ms));
+    let value = if item.is_owner() {
+        let entry = shared.owned.get(item.value())?;
+        let state = entry.state.lock();
+        (!state.released).then(|| from_owned(&state.value, now_ms))?
+    } else {
+        from_owned(&typed::own(kind, item.value()), now_ms)
+    };
+    (!is_empty(&value)).then_some(value)
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::String(_) => false,
+        Value::List(elements) | Value::Set(elements) => elements.is_empty(),
+        Value::Hash(fields) => fields.is_empty(),
+        Value::ZSet(members) => members.is_empty(),
     }
-    let entry = shared.owned.get(item.value())?;
-    let state = entry.state.lock();
-    (!state.released).then(|| from_owned(&state.value, now_ms))
 }
 
 fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
@@ -83,7 +96,7 @@ fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
 }
 
 /// A payload's value as the store keeps it: its kind and bytes (a collection's encoding).
-fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
+pub(crate) fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
     let collection = match value {
         Value::String(bytes) => return (ValueKind::String, bytes),
         Value::List(elements) => {

@@ -39,7 +39,16 @@ pub(crate) mod topology;
 
 pub(super) use commands::replica_of;
 pub(super) use commands::{dispatch, dispatch_sub, role};
+#[cfg(feature = "fuzzing")]
+pub use rdb::Value;
 use topology::Topology;
+/// RESTORE's decoding, for the fuzz targets (`crate::fuzzing`).
+#[cfg(feature = "fuzzing")]
+pub(crate) use {
+    crc64::crc64,
+    dump::to_stored,
+    rdb::{load, verify, RDB_VERSION},
+};
 
 /// No node: the value of an empty field of a slot word.
 const NONE: u64 = 0xFFFF;

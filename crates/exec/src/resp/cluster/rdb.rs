@@ -27,11 +27,11 @@
 use super::{crc64::crc64, lzf, packed};
 
 /// The RDB version written, and the newest read (Redis 7.0's).
-pub(super) const RDB_VERSION: u16 = 10;
+pub(crate) const RDB_VERSION: u16 = 10;
 
 /// A value as a DUMP payload carries it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Value {
+pub enum Value {
     String(Vec<u8>),
     List(Vec<Vec<u8>>),
     Set(Vec<Vec<u8>>),
@@ -96,7 +96,7 @@ pub(super) fn dump(value: &Value) -> Vec<u8> {
 }
 
 /// `verifyDumpPayload`: a footer, a version this server reads, and a matching checksum.
-pub(super) fn verify(payload: &[u8]) -> bool {
+pub(crate) fn verify(payload: &[u8]) -> bool {
     let Some(body_len) = payload.len().checked_sub(10) else { return false };
     let version = u16::from_le_bytes([payload[body_len], payload[body_len + 1]]);
     let crc = u64::from_le_bytes(payload[body_len + 2..].try_into().expect("8 bytes"));
@@ -105,7 +105,7 @@ pub(super) fn verify(payload: &[u8]) -> bool {
 
 /// The value in a payload that passed [`verify`]; `None` is "Bad data format" (an unknown
 /// type, lengths past the end, an empty collection, duplicate members, a NaN score).
-pub(super) fn load(payload: &[u8]) -> Option<Value> {
+pub(crate) fn load(payload: &[u8]) -> Option<Value> {
     let mut reader = Reader { bytes: &payload[..payload.len().checked_sub(10)?] };
     let kind = reader.byte()?;
     let value = match kind {

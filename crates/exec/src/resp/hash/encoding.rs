@@ -23,7 +23,11 @@
 //! gone from the next encoding written: expired fields are invisible to every command and
 //! dropped when the hash is next rewritten.
 
-use std::{borrow::Cow, collections::HashMap, mem};
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet},
+    mem,
+};
 
 use super::super::typed::{put_entry, Entries};
 
@@ -263,6 +267,38 @@ pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec
         put_entry(&mut out, &field.value);
     }
     out
+}
+
+/// Whether `encoded` is a hash as [`encode`] and [`splice_set`] write it: a whole header
+/// (and key expiry), the expiring fields it counts in order of their times, then whole
+/// field-value pairs to the end; at least one field, no name twice (a snapshot's hashes
+/// are checked so before any is restored).
+pub(super) fn is_valid(encoded: &[u8]) -> bool {
+    let Some((header, used)) = read_varint(encoded) else { return false };
+    let mut rest = &encoded[used..];
+    if header & 1 == 1 {
+        for _ in 0..2 {
+            let Some((_, used)) = read_varint(rest) else { return false };
+            rest = &rest[used..];
+        }
+    }
+    let (mut expiring, mut names, mut last_at_ms) = (header >> 1, HashSet::new(), 0);
+    while !rest.is_empty() {
+        let mut entries = Entries::new(rest);
+        let (Some(name), Some(_)) = (entries.next(), entries.next()) else { return false };
+        rest = entries.rest();
+        if !names.insert(name) {
+            return false;
+        }
+        if expiring > 0 {
+            let Some((at_ms, used)) = read_varint(rest) else { return false };
+            if at_ms < last_at_ms {
+                return false;
+            }
+            (rest, last_at_ms, expiring) = (&rest[used..], at_ms, expiring - 1);
+        }
+    }
+    expiring == 0 && !names.is_empty()
 }
 
 /// HSET of one field on a hash with no expiring field (header 0), as byte edits: the

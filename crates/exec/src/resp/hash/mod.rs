@@ -31,6 +31,11 @@ pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
     }
 }
 
+/// Whether `encoded` is a hash encoding as the commands write one.
+pub(super) fn is_valid(encoded: &[u8]) -> bool {
+    encoding::is_valid(encoded)
+}
+
 /// The value kept outside the store for a large hash's encoding (`typed::own`).
 pub(super) fn own(encoded: &[u8]) -> owned::HashValue {
     let fields = encoding::decode(encoded, 0);

@@ -41,7 +41,9 @@ impl<'a> List<'a> {
 
     /// All elements, head first, borrowed from the value.
     pub(super) fn elements(&self) -> Vec<&'a [u8]> {
-        let mut all = Vec::with_capacity(self.len);
+        // Each element takes at least a byte: a count past the body's bytes is a lie that
+        // must not size an allocation.
+        let mut all = Vec::with_capacity(self.len.min(self.body.len()));
         all.extend(self.iter());
         all
     }
@@ -130,6 +132,22 @@ pub(super) fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>,
     put_varint(&mut rest, rest_len);
     rest.extend_from_slice(rest_body);
     (popped, Some(rest))
+}
+
+/// Whether `value` is a list as [`encode`] and [`push`] write it: a count, then exactly
+/// that many whole entries, at least one (a snapshot's lists are checked so before any is
+/// restored).
+pub(in super::super) fn is_valid(value: &[u8]) -> bool {
+    let Some((len, used)) = read_varint(value) else { return false };
+    let mut entries = Entries::new(&value[used..]);
+    let mut seen = 0usize;
+    while !entries.rest().is_empty() {
+        if seen == len || entries.next().is_none() {
+            return false;
+        }
+        seen += 1;
+    }
+    len > 0 && seen == len
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: usize) {

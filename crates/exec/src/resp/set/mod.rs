@@ -28,6 +28,11 @@ mod large;
 mod random;
 mod splice;
 
+/// Whether `encoded` is a set encoding as the commands write one.
+pub(super) fn is_valid(encoded: &[u8]) -> bool {
+    encoding::is_valid(encoded)
+}
+
 /// The value kept outside the store for a large set's encoding (`typed::own`).
 pub(super) fn own(encoded: &[u8]) -> owned::SetValue {
     let mut set = owned::SetValue::default();

@@ -120,6 +120,26 @@ impl<'a> ZSet<'a> {
     }
 }
 
+/// Whether `encoded` is a sorted set as [`encode`] writes it: whole records, at least one,
+/// in strictly ascending order, no member twice, no NaN and no `-0` score (a snapshot's
+/// sorted sets are checked so before any is restored).
+pub(super) fn is_valid(encoded: &[u8]) -> bool {
+    let mut walk = iter(encoded);
+    let (mut members, mut previous) = (HashSet::new(), None::<Entry<'_>>);
+    while !walk.rest.is_empty() {
+        let Some(entry) = walk.next() else { return false };
+        let negative_zero = entry.score == 0.0 && entry.score.is_sign_negative();
+        if entry.score.is_nan() || negative_zero || !members.insert(entry.member) {
+            return false;
+        }
+        if previous.is_some_and(|before| order(&before, &entry) != Ordering::Less) {
+            return false;
+        }
+        previous = Some(entry);
+    }
+    previous.is_some()
+}
+
 /// Each record with the bytes it occupies in `encoded`.
 pub(super) fn records(encoded: &[u8]) -> impl Iterator<Item = (Range<usize>, Entry<'_>)> {
     let mut walk = iter(encoded);

@@ -36,6 +36,11 @@ mod zrange;
 
 pub(super) use write::{parse_zmpop_from, pop_for_bzmpop, pop_for_bzpop, End as ZEnd};
 
+/// Whether `encoded` is a zset encoding as the commands write one.
+pub(super) fn is_valid(encoded: &[u8]) -> bool {
+    encoding::is_valid(encoded)
+}
+
 /// The value kept outside the store for a large sorted set's encoding (`typed::own`).
 pub(super) fn own(encoded: &[u8]) -> owned::ZSetValue {
     owned::ZSetValue::from_sorted(encoding::iter(encoded).map(|e| (e.score, e.member)))

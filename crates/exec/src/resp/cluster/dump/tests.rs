@@ -139,3 +139,21 @@ fn restore_counts_against_memory() {
 fn rdb_payload(value: &rdb::Value) -> Vec<u8> {
     rdb::dump(value)
 }
+
+/// Goal (found by fuzz target collection_decoders): a hash whose fields have all expired
+/// after PERSIST kept its key dumps as no key, not as a payload of an empty hash (which
+/// RESTORE, Spinel's and Redis's, refuses as "Bad data format").
+#[test]
+fn dump_of_a_hash_with_every_field_expired_is_nil() {
+    let mut h = Harness::new();
+    h.run("HSET h a 1 b 2");
+    h.run("HPEXPIRE h 100 FIELDS 2 a b");
+    assert_eq!(h.run("PERSIST h"), ":1\r\n");
+    h.clock.advance_ms(100);
+    assert_eq!(h.run("DUMP h"), "$-1\r\n");
+    h.run("HSET g a 1 b 2");
+    h.run("HPEXPIRE g 100 FIELDS 1 a");
+    h.clock.advance_ms(100);
+    let payload = dump(&mut h, "g");
+    assert_eq!(rdb::load(&payload), Some(rdb::Value::Hash(vec![(b"b".to_vec(), b"2".to_vec())])));
+}
