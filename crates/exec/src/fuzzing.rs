@@ -147,6 +147,11 @@ impl Server {
         out
     }
 
+    /// Kills every script that runs past `ms` (the script-engine target's endless loops).
+    pub fn kill_scripts_after(&mut self, ms: u64) {
+        self.shared.scripts.kill_after_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Empties the store (between runs).
     pub fn flush(&mut self) {
         self.run(&[b"FLUSHALL"]);

@@ -79,6 +79,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let kind = call.kind;
     let ticks = std::sync::atomic::AtomicU32::new(0);
     let name = call.name.to_owned();
+    let kill_after_ms = engine.kill_after_ms.load(Relaxed);
     lua.set_interrupt(move |lua| {
         // Checked at every interrupt, so a script that catches the error with `pcall`
         // meets it again at its next loop edge or call, outside the `pcall`.
@@ -94,6 +95,9 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         }
         if limit_ms > 0 && started.elapsed() > Duration::from_millis(limit_ms) {
             watch.busy.store(true, Relaxed);
+        }
+        if kill_after_ms > 0 && started.elapsed() > Duration::from_millis(kill_after_ms) {
+            watch.kill.store(true, Relaxed);
         }
         Ok(VmState::Continue)
     });

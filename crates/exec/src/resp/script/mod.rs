@@ -117,6 +117,9 @@ pub struct Engine {
     pub functions: AtomicU64,
     /// A panic under a script: the Lua states are dropped once it has been answered.
     discard_vm: AtomicBool,
+    /// Kills any script that runs longer, as SCRIPT KILL would, written or not (0: never).
+    /// Only the script-engine fuzz target sets it, so a generated endless loop ends.
+    pub kill_after_ms: AtomicU64,
     epoch: std::time::Instant,
 }
 
@@ -135,6 +138,7 @@ impl Engine {
             libraries: AtomicU64::new(0),
             functions: AtomicU64::new(0),
             discard_vm: AtomicBool::new(false),
+            kill_after_ms: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
         }
     }
