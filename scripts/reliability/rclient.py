@@ -111,6 +111,14 @@ def refused(reply):
     return reply.startswith(b"SERVER_ERROR") or reply.startswith(b"-OOM")
 
 
+def evictions(args):
+    """Items the server evicted so far (memcached `stats` evictions, Redis evicted_keys)."""
+    if args.port:
+        return int(Mc(args.port, args.host).stats()["evictions"])
+    info = Resp(args.resp_port, args.host).cmd("INFO", "stats")
+    return int(info.split(b"evicted_keys:")[1].split(b"\r\n")[0])
+
+
 def item_count(port=None, resp_port=None):
     if port:
         return int(Mc(port).stats()["curr_items"])

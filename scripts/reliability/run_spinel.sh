@@ -15,9 +15,11 @@ run() {  # run MEM SCRIPT ARGS...
     kill "$pid"; wait "$pid" 2>/dev/null
 }
 run 64 drift.py --port "$P" --resp-port "$R"
+run 64 drift.py --phase-secs 2 --keys 32 --port "$P" --resp-port "$R"
 run 48 large_sets.py --port "$P"
 run 48 large_sets.py --resp-port "$R"
 run 1024 appends.py --port "$P"
 run 64 appends.py --port "$P"
+run 64 appends.py --resp-port "$R"
 run 64 big_after_churn.py --port "$P"
 run 64 expiry_counts.py --port "$P"

@@ -225,6 +225,11 @@ impl Ctl {
         }
     }
 
+    /// Entries queued for eviction (segments, large items and owners; live or stale).
+    pub(crate) fn queued(&self) -> usize {
+        self.small.len + self.main.len + self.owner_entries()
+    }
+
     /// Owner entries queued (live or stale).
     pub(crate) fn owner_entries(&self) -> usize {
         self.small.owners + self.main.owners
@@ -242,6 +247,17 @@ impl Ctl {
         self.small.retain_owners(&mut is_live);
         self.main.retain_owners(&mut is_live);
         self.owners_compact_at = 2 * self.owner_entries() + OWNERS_COMPACT_MIN;
+    }
+
+    /// Puts a segment back at the head of its queue and class, ahead of every entry, so that
+    /// eviction takes it first again: a clear that stopped part way (`Store::clear_segment`).
+    pub(crate) fn push_segment_front(&mut self, id: u32, header: &SegHeader) {
+        let fifo = match header.queue() {
+            Queue::Small => &mut self.small,
+            Queue::Main => &mut self.main,
+        };
+        fifo.classes[header.class()].push_front((0, Victim::Segment(id)));
+        fifo.count(&Victim::Segment(id), 1);
     }
 
     /// Queues a sealed segment in its queue and class.
@@ -361,6 +377,9 @@ pub(crate) struct Recycled {
     pub(crate) large_slots: AtomicUsize,
     pub(crate) large_free: Mutex<Vec<u32>>,
     pub(crate) used_bytes: AtomicUsize,
+    /// The part of `used_bytes` charged for memory kept outside the store (owners'
+    /// collections, tracking tables): what the store holds beyond its items.
+    pub(crate) outside_bytes: AtomicUsize,
     /// The memory limit; lowered or raised at run time (`Store::set_memory_limit`).
     pub(crate) limit_bytes: AtomicUsize,
     /// Segments past their grace period, waiting to join `Ctl::free_resident`.
@@ -387,6 +406,7 @@ impl Recycled {
             large_slots: AtomicUsize::new(large_slots),
             large_free: Mutex::new((0..large_slots as u32).rev().collect()),
             used_bytes: AtomicUsize::new(0),
+            outside_bytes: AtomicUsize::new(0),
             limit_bytes: AtomicUsize::new(limit_bytes),
             freed: Mutex::new(Vec::new()),
             freed_count: AtomicUsize::new(0),
@@ -426,6 +446,14 @@ impl Recycled {
         shared_writes::note(Site::Budget);
         let before = self.used_bytes.fetch_sub(bytes, Ordering::AcqRel);
         assert!(before >= bytes, "memory budget underflow");
+    }
+
+    /// Counts `bytes` of memory kept outside as given back (never below zero: a caller
+    /// that gives back what it never charged leaves the count at zero, not wrapped).
+    pub(crate) fn uncharge_outside(&self, bytes: usize) {
+        let _ = self.outside_bytes.fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+            Some(held.saturating_sub(bytes))
+        });
     }
 
     /// Counts memory entering its grace period (`bytes` come back when it ends).

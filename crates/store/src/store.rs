@@ -37,6 +37,7 @@ use crate::{
     types::*,
 };
 
+mod compact;
 mod core;
 mod evict;
 mod growth;
@@ -47,6 +48,7 @@ mod reclaim;
 mod sweep;
 mod write;
 
+use compact::Held;
 use evict::{Need, Room};
 use sweep::SweepCursor;
 pub use sweep::Swept;
@@ -77,6 +79,7 @@ struct StripeStats {
     expired_reclaimed: u64,
     expired_unfetched: u64,
     evict_kept: u64,
+    compacted: u64,
 }
 
 impl StripeStats {
@@ -127,6 +130,9 @@ enum Access {
 enum Clear {
     /// Make room: keep items that were read (copy them forward), evict the rest.
     Evict,
+    /// Make room in a store mostly holding dead copies: copy every live item forward, with
+    /// its queue and count, and evict nothing (`store/compact.rs`).
+    Compact,
     /// The segment is known dead (expired or flushed); anything valid found is evicted.
     Reclaim,
 }
@@ -265,6 +271,11 @@ pub struct Store {
     refuse_when_full: AtomicBool,
     /// Where the expiry sweep goes on (`store/sweep.rs`).
     sweep_cursor: SweepCursor,
+    /// What the store holds, estimated for compaction (`store/compact.rs`).
+    held: Held,
+    /// Threads clearing a segment now (`store/compact.rs`): their segments are memory on
+    /// its way back.
+    clearing: AtomicUsize,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -368,6 +379,8 @@ impl Store {
             flushed_through_secs: AtomicU64::new(0),
             refuse_when_full: AtomicBool::new(config.when_full == WhenFull::Refuse),
             sweep_cursor: SweepCursor::default(),
+            held: Held::default(),
+            clearing: AtomicUsize::new(0),
             seg_size,
             seg_count: AtomicUsize::new(seg_count),
             large_min,

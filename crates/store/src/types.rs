@@ -385,6 +385,9 @@ pub struct Stats {
     pub expired_reclaimed: u64,
     /// Items copied forward during eviction because they were read (kept).
     pub evict_kept: u64,
+    /// Live items copied forward while making room in a store mostly holding dead copies
+    /// (compaction: nothing is evicted while what it holds is at most half the limit).
+    pub compacted: u64,
     /// Items that were written since the store started.
     pub total_items: u64,
 }

@@ -81,7 +81,9 @@ pub(super) fn store(
         };
         watch::item_store(ctx.shared, &event, ctx.now_ms());
     }
-    let status = match outcome {
+    let chunk_len = request.key.len() + request.value.len();
+    let item_size_max = ctx.shared.store.config().item_size_max;
+    let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
         StoreOutcome::NotFound => Status::KeyNotFound,

@@ -167,6 +167,32 @@ pub(crate) fn count(counters: &Counters, mode: Mode, outcome: &StoreOutcome) {
     }
 }
 
+/// What memcached answers for an append or prepend the store refused: an item it cannot
+/// make of the old value and the new bytes (over the item size limit, or no memory for it)
+/// is NOT_STORED in memcached 1.6 (text, meta `NS` and binary status 5 alike), as for a
+/// missing item; only bytes that could not be stored alone are an error. The refusal is
+/// still counted as one (`store_too_large`, `store_no_memory`: `count` runs before this),
+/// which is how `stats` tells it from a missing item. `write` is the request's key and
+/// bytes, `item_size_max` the limit they were checked against.
+pub(crate) fn memcached_outcome(
+    outcome: StoreOutcome,
+    mode: Mode,
+    chunk_len: usize,
+    item_size_max: usize,
+) -> StoreOutcome {
+    match (mode, outcome) {
+        (Mode::Append | Mode::Prepend, StoreOutcome::Refused(Refusal::NoMemory)) => {
+            StoreOutcome::NotStored
+        }
+        (Mode::Append | Mode::Prepend, StoreOutcome::Refused(Refusal::TooLarge))
+            if chunk_len <= item_size_max =>
+        {
+            StoreOutcome::NotStored
+        }
+        (_, outcome) => outcome,
+    }
+}
+
 /// Removes the old item of a refused write (absent or not: the outcome is the refusal).
 pub(crate) fn drop_refused(store: &Store, key: &[u8]) {
     let _ = store.delete(key, None);

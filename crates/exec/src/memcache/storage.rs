@@ -55,7 +55,9 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         };
         watch::item_store(ctx.shared, &event, ctx.now_ms());
     }
-    let status = match outcome {
+    let item_size_max = ctx.shared.store.config().item_size_max;
+    let chunk_len = request.key.len() + request.value.len();
+    let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(_) => Status::Stored,
         StoreOutcome::NotStored => Status::NotStored,
         StoreOutcome::Exists => Status::Exists,

@@ -36,6 +36,9 @@ impl Store {
         // A bound that only a bug reaches: every round consumes a queue entry or waits for
         // memory already on its way back, and kept items lose a count each time.
         let rounds_max = self.eviction_rounds_max();
+        // Set once compaction went a whole pass over the queues without freeing anything and
+        // nothing is on its way back: eviction takes over for the rest of this call.
+        let mut compaction_failed = false;
         for _ in 0..rounds_max {
             let frees_before = self.recycled.frees.load(Ordering::Acquire);
             if self.claim(need, room) {
@@ -47,7 +50,7 @@ impl Store {
             let mut freed_now = 0;
             let mut victims_left = true;
             for victim in self.take_dead(now_ms, 2) {
-                let bytes = self.clear(victim, Clear::Reclaim);
+                let bytes = self.clear(victim, Clear::Reclaim).unwrap_or(0);
                 coming += bytes;
                 freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
             }
@@ -57,23 +60,13 @@ impl Store {
                 // would otherwise evict itself, its older copies freeing nothing yet.
                 let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
                 let wanted = need_bytes.saturating_sub(room.bytes).saturating_sub(graced);
-                let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD
-                    && graced < EVICT_AHEAD * self.seg_size;
-                while coming < wanted || std::mem::take(&mut ahead) {
-                    // A victim's read items are copied into a free segment; without one they
-                    // would be evicted with the rest. Wait for memory in its grace period
-                    // rather than drop hot items (seen under load: a hot key lost when the
-                    // second victim of a call found the reserve used by the first).
-                    if (coming > 0 || self.memory_on_its_way()) && !self.room_for_copies() {
-                        break;
-                    }
-                    let Some(victim) = self.pick_victim() else {
-                        victims_left = false;
-                        break;
-                    };
-                    let bytes = self.clear(victim, Clear::Evict);
-                    coming += bytes;
-                    freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
+                let taken = self.evict_victims(coming, wanted, &mut compaction_failed);
+                (coming, victims_left) = (taken.coming, taken.victims_left);
+                freed_now += taken.freed_now;
+                if taken.stalled && coming == 0 {
+                    // What will make room for the copies is in another thread's hands.
+                    self.wait_for_frees(frees_before);
+                    continue;
                 }
             }
             let evictable = victims_left && self.when_full() == WhenFull::Evict;
@@ -89,6 +82,53 @@ impl Store {
             self.wait_for_frees(frees_before);
         }
         Err(StoreError::NoSpace)
+    }
+
+    /// Takes victims until what comes back (`coming`, counting what is on its way already)
+    /// covers `wanted`, and one more while fewer than `EVICT_AHEAD` are in their grace.
+    fn evict_victims(
+        &self,
+        mut coming: usize,
+        wanted: usize,
+        compaction_failed: &mut bool,
+    ) -> Taken {
+        let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
+        let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD
+            && graced < EVICT_AHEAD * self.seg_size;
+        let mut freed_now = 0;
+        // Compaction queues again what it cannot free (full segments, large items, owners):
+        // a pass over every queued entry that freed nothing ends it.
+        let pass = self.lock_ctl().queued();
+        let mut fruitless = 0;
+        while coming < wanted || std::mem::take(&mut ahead) {
+            // A victim's kept items are copied into a free segment; without one they would
+            // be evicted with the rest. Wait for memory in its grace period rather than drop
+            // them (seen under load: a hot key lost when the second victim of a call found
+            // the reserve used by the first).
+            if (coming > 0 || self.memory_on_its_way()) && !self.room_for_copies() {
+                break;
+            }
+            let Some(victim) = self.pick_victim() else {
+                return Taken { coming, freed_now, victims_left: false, stalled: false };
+            };
+            let compact = !*compaction_failed && self.compacting();
+            let mode = if compact { Clear::Compact } else { Clear::Evict };
+            let Some(bytes) = self.clear(victim, mode) else {
+                // A kept item found no room for its copy: the segment went back to the head
+                // of its queue; wait for the memory on its way back.
+                return Taken { coming, freed_now, victims_left: true, stalled: true };
+            };
+            fruitless = if bytes == 0 && compact { fruitless + 1 } else { 0 };
+            if fruitless > pass {
+                if self.memory_on_its_way() {
+                    break; // wait for it, then compact again
+                }
+                *compaction_failed = true;
+            }
+            coming += bytes;
+            freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
+        }
+        Taken { coming, freed_now, victims_left: true, stalled: false }
     }
 
     /// Whether memory is in its grace period or freed and not yet on a free list.
@@ -118,7 +158,7 @@ impl Store {
                 room.segment.is_some()
             }
             Need::Bytes(bytes) => {
-                if room.bytes >= bytes || self.recycled.try_charge(bytes - room.bytes, 0) {
+                if room.bytes >= bytes || self.try_charge_leaving_reserve(bytes - room.bytes) {
                     room.bytes = room.bytes.max(bytes);
                     return true;
                 }
@@ -172,41 +212,56 @@ impl Store {
     }
 
     /// Empties a segment or large item taken off its queue: every index entry still pointing
-    /// into it is removed (or, for read items under eviction, copied forward), then the
-    /// memory goes back to the free list after the grace period. Returns the bytes on their
-    /// way back (0 when nothing was freed: a large item kept, or replaced since).
-    pub(super) fn clear(&self, victim: Victim, mode: Clear) -> usize {
+    /// into it is removed (or, for kept items, copied forward), then the memory goes back to
+    /// the free list after the grace period. Returns the bytes on their way back (0 when
+    /// nothing was freed: a large item kept, or replaced since, a segment compaction left
+    /// as it was), or None when a kept item found no room for its copy (`clear_segment`).
+    pub(super) fn clear(&self, victim: Victim, mode: Clear) -> Option<usize> {
         match victim {
             Victim::Segment(id) => self.clear_segment(id, mode),
-            Victim::Large(slot, seq) => self.clear_large(slot, seq, mode),
-            Victim::Owner(key_hash, value_hash) => self.clear_owner(key_hash, value_hash, mode),
+            Victim::Large(slot, seq) => Some(self.clear_large(slot, seq, mode)),
+            Victim::Owner(key_hash, value_hash) => {
+                Some(self.clear_owner(key_hash, value_hash, mode))
+            }
         }
     }
 
-    pub(super) fn clear_segment(&self, id: u32, mode: Clear) -> usize {
+    pub(super) fn clear_segment(&self, id: u32, mode: Clear) -> Option<usize> {
         let seg = self.segments.header(id);
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
             // A writer that reserved space before the seal stored a live item after all.
             self.lock_ctl().push_segment(id, seg);
-            return 0;
+            return Some(0);
         }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
         let queue = seg.queue();
         let guard = epoch::pin();
+        if mode == Clear::Compact && !self.worth_compacting(id, end, &guard) {
+            // Copying it would free little: queued again as it is, which is what copying
+            // every item forward would have made of it.
+            self.lock_ctl().push_segment(id, seg);
+            return Some(0);
+        }
+        let _clearing = self.clearing();
         let mut offset = 0;
         while offset < end {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, &guard);
             offset += bytes::STAMP_BYTES + r.bytes.len();
-            self.clear_item(location, &r, mode, queue, &guard);
+            if self.clear_item(location, &r, mode, queue, &guard) == Cleared::NoRoom {
+                // Items before this one are copied or gone (their bytes are garbage now);
+                // the rest stay, and the segment is taken first again once memory is back.
+                self.lock_ctl().push_segment_front(id, seg);
+                return None;
+            }
         }
         let recycled = Arc::clone(&self.recycled);
         recycled.enter_grace(self.seg_size);
         let seg_size = self.seg_size;
         guard.defer(move || recycled.push_freed(id, seg_size));
         guard.flush();
-        self.seg_size
+        Some(self.seg_size)
     }
 
     pub(super) fn clear_large(&self, slot: u32, seq: u64, mode: Clear) -> usize {
@@ -218,17 +273,17 @@ impl Store {
         let location = Location { segment: LARGE_SEGMENT, offset: slot };
         let r = self.resolve(location, &guard);
         // Large items are queued in main only.
-        let unlinked = self.clear_item(location, &r, mode, Queue::Main, &guard);
+        let cleared = self.clear_item(location, &r, mode, Queue::Main, &guard);
         guard.flush();
-        if unlinked {
+        if cleared == Cleared::Unlinked {
             large.region.len()
         } else {
             0
         }
     }
 
-    /// One item of a victim: drop it, or keep it if it was read since it was (re)written.
-    /// True if it left the index here.
+    /// One item of a victim: drop it, or keep it if it was read since it was (re)written,
+    /// if it is an owner, or if the store is compacting.
     pub(super) fn clear_item(
         &self,
         location: Location,
@@ -236,12 +291,12 @@ impl Store {
         mode: Clear,
         queue: Queue,
         guard: &Guard,
-    ) -> bool {
+    ) -> Cleared {
         let key = r.key();
         let hash = HashParts::of(key);
         let mut stats = self.lock_stripe(hash);
         let Some(found) = self.index.find(hash, guard, |slot| slot.location() == location) else {
-            return false; // overwritten or deleted since: garbage
+            return Cleared::Garbage; // overwritten or deleted since
         };
         let now_ms = self.config.clock.now_ms();
         let flush_gen = self.flush_gen.load(Ordering::Acquire);
@@ -252,31 +307,46 @@ impl Store {
             count_unlink(&mut stats, r, freq, Unlink::Dead, flush_gen);
             self.retire_item(location, r, guard);
             self.observe_expiry(r, flush_gen);
-            return true;
+            return Cleared::Unlinked;
         }
-        if mode == Clear::Evict && r.is_owner() {
-            // An owner goes by its own queue entry (`owners.rs`), not with its segment.
-            if self.copy_forward(r, &found, hash, freq, guard) {
-                return false;
+        // An owner goes by its own queue entry (`owners.rs`), not with its segment.
+        let keep = match mode {
+            Clear::Reclaim => false,
+            Clear::Compact => true,
+            Clear::Evict => freq > 0 || r.is_owner(),
+        };
+        if keep {
+            if self.keep(location, r, &found, hash, queue, mode, guard) {
+                if mode == Clear::Compact {
+                    stats.compacted += 1;
+                } else if !r.is_owner() {
+                    stats.evict_kept += 1;
+                }
+                return Cleared::Kept;
             }
-        } else if mode == Clear::Evict
-            && freq > 0
-            && self.keep(location, r, &found, hash, queue, guard)
-        {
-            stats.evict_kept += 1;
-            return false;
+            // A segment item's copy found no room. Memory on its way back (or a segment
+            // another thread is clearing) will make some: the item stays where it is for
+            // now. Without any, it is evicted after all: nothing else would make room.
+            if location.segment != LARGE_SEGMENT
+                && (self.memory_on_its_way() || self.others_clearing())
+            {
+                return Cleared::NoRoom;
+            }
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, r, freq, Unlink::Evicted, flush_gen);
         self.retire_item(location, r, guard);
         drop(stats);
         self.observe_eviction(r, freq, now_ms);
-        true
+        Cleared::Unlinked
     }
 
-    /// S3-FIFO's second chance: an item read while on probation moves to main with its
-    /// count reset; one in main is reinserted with its count lowered. Large items are not
-    /// moved, only queued again.
+    /// Keeps a live item of a victim. S3-FIFO's second chance: an item read while on
+    /// probation moves to main with its count reset; one in main is reinserted with its
+    /// count lowered. Compaction keeps its queue and count, and an owner keeps its count
+    /// (it goes by its own entry). Large items are not moved, only queued again. False when
+    /// it could not be kept (no room for the copy, or its entry moved).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn keep(
         &self,
         location: Location,
@@ -284,9 +354,16 @@ impl Store {
         found: &Found<'_>,
         hash: HashParts,
         queue: Queue,
+        mode: Clear,
         guard: &Guard,
     ) -> bool {
-        let freq = if queue == Queue::Small { 0 } else { found.value.freq() - 1 };
+        let count = found.value.freq();
+        let (queue, freq) = match (mode, queue) {
+            _ if r.is_owner() => (Queue::Main, count),
+            (Clear::Compact, _) => (queue, count),
+            (_, Queue::Small) => (Queue::Main, 0),
+            (_, Queue::Main) => (Queue::Main, count.saturating_sub(1)),
+        };
         if location.segment == LARGE_SEGMENT {
             let Some(large) = self.recycled.large(location.offset, guard) else { return false };
             let slot = found.value.with_freq(freq);
@@ -297,27 +374,53 @@ impl Store {
             self.lock_ctl().push(Queue::Main, class, Victim::Large(location.offset, large.seq));
             return true;
         }
-        self.copy_forward(r, found, hash, freq, guard)
+        self.copy_forward(r, found, hash, queue, freq, guard)
     }
 
-    /// Copies a segment item into main's active segment, with access count `freq`; false
+    /// Copies a segment item into `queue`'s active segment, with access count `freq`; false
     /// when there is no room for it.
     fn copy_forward(
         &self,
         r: &Resolved<'_>,
         found: &Found<'_>,
         hash: HashParts,
+        queue: Queue,
         freq: u8,
         guard: &Guard,
     ) -> bool {
         let header = Header { cas: Some(r.cas), ..r.header };
         let class = ttl_class(r.header.expiry, self.config.clock.now_ms());
         let new = (r.stamp.load(), &header, r.key(), &[r.value()][..]);
-        let Some((moved, _)) = self.append(Queue::Main, class, new, Writer::Eviction) else {
+        let Some((moved, _)) = self.append(queue, class, new, Writer::Eviction) else {
             return false;
         };
         self.index.replace(hash, found, Slot::new(hash.tag, moved, freq), guard)
     }
+}
+
+/// What a round of `evict_victims` took.
+struct Taken {
+    /// Bytes on their way back, those counted before the round included.
+    coming: usize,
+    /// Of those, bytes owners gave back at once.
+    freed_now: usize,
+    /// False when the queues ran out.
+    victims_left: bool,
+    /// A kept item's copy found no room (`clear_segment`).
+    stalled: bool,
+}
+
+/// What clearing one item of a victim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cleared {
+    /// Nothing to do: the index no longer points at it.
+    Garbage,
+    /// It left the index (evicted, or dead).
+    Unlinked,
+    /// Copied forward, or queued again (a large item).
+    Kept,
+    /// To be kept, but its copy found no room: the clear stops here.
+    NoRoom,
 }
 
 /// What a write that found no memory asks `make_room` for.

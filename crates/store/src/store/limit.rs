@@ -93,11 +93,12 @@ impl Store {
             let now_ms = self.config.clock.now_ms();
             let mut coming = 0;
             for victim in self.take_dead(now_ms, 2) {
-                coming += self.clear(victim, Clear::Reclaim);
+                coming += self.clear(victim, Clear::Reclaim).unwrap_or(0);
             }
             if coming == 0 {
                 let Some(victim) = self.pick_victim() else { return };
-                coming += self.clear(victim, Clear::Evict);
+                let mode = if self.compacting() { Clear::Compact } else { Clear::Evict };
+                coming += self.clear(victim, mode).unwrap_or(0);
                 if matches!(victim, Victim::Owner(..)) {
                     continue; // an owner's outside bytes are back at once
                 }

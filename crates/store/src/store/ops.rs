@@ -250,6 +250,7 @@ impl Store {
         let result = self.make_room(super::Need::Bytes(bytes), &mut room);
         if result.is_ok() {
             room.bytes -= bytes; // stays charged
+            self.recycled.outside_bytes.fetch_add(bytes, Ordering::AcqRel);
         }
         self.give_back(room);
         result
@@ -259,7 +260,8 @@ impl Store {
     /// change already made, that [`Store::charge_outside`] could not find room for): the
     /// next write that needs memory evicts until the store is back under it.
     pub fn force_charge_outside(&self, bytes: usize) {
-        self.recycled.used_bytes.fetch_add(bytes, std::sync::atomic::Ordering::AcqRel);
+        self.recycled.used_bytes.fetch_add(bytes, Ordering::AcqRel);
+        self.recycled.outside_bytes.fetch_add(bytes, Ordering::AcqRel);
     }
 
     /// Makes every CAS unique handed out from now on greater than `cas` (items restored
@@ -273,6 +275,7 @@ impl Store {
     pub fn uncharge_outside(&self, bytes: usize) {
         if bytes > 0 {
             self.recycled.uncharge(bytes);
+            self.recycled.uncharge_outside(bytes);
         }
     }
 
@@ -394,9 +397,10 @@ impl Store {
         self.grow_index();
         self.seal_dead_actives(now_ms);
         self.sweep_tick();
+        self.refresh_held();
         let dead = self.take_dead(now_ms, segments_max);
         for victim in &dead {
-            self.clear(*victim, Clear::Reclaim);
+            let _ = self.clear(*victim, Clear::Reclaim);
         }
         // Push the epoch on, so that memory cleared by earlier ticks leaves its grace period
         // even in a store that nothing else reads (a worker's ticks keep going when idle).
@@ -417,6 +421,7 @@ impl Store {
             stats.expired_reclaimed += s.expired_reclaimed;
             stats.expired_unfetched += s.expired_unfetched;
             stats.evict_kept += s.evict_kept;
+            stats.compacted += s.compacted;
         }
         let guard = epoch::pin();
         let (index_bytes, index_slots) = self.index.size(&guard);

@@ -88,8 +88,9 @@ impl Store {
             self.observe_expiry(&r, flush_gen);
             return self.retire_item(location, &r, &guard);
         }
-        if mode == Clear::Reclaim || freq > 0 {
-            // Used since it was queued (or, reclaiming, found alive after all): queued again.
+        if mode != Clear::Evict || freq > 0 {
+            // Used since it was queued (or, reclaiming, found alive after all, or compacting):
+            // queued again.
             if mode == Clear::Evict {
                 // Best effort: a lost count only shortens its next chance.
                 let kept = found.value.with_freq(freq - 1);

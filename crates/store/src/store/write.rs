@@ -204,7 +204,7 @@ impl Store {
     /// segments' pages to the kernel when that is what it takes.
     pub(super) fn charge_other(&self, bytes: usize) -> bool {
         loop {
-            if self.recycled.try_charge(bytes, 0) {
+            if self.try_charge_leaving_reserve(bytes) {
                 return true;
             }
             if !self.unback_free_segment(&mut self.lock_ctl()) {
@@ -212,6 +212,21 @@ impl Store {
             }
             self.recycled.uncharge(self.seg_size);
         }
+    }
+
+    /// Charges `bytes` if the budget still has room for eviction's reserve of free segments
+    /// afterwards (counting those resident on the free list): a large item or index table
+    /// that took that room left eviction no segment to copy kept items into, and they were
+    /// evicted (seen: 201 live keys lost at a quarter of the limit).
+    pub(super) fn try_charge_leaving_reserve(&self, bytes: usize) -> bool {
+        let reserve = self.writer_reserve();
+        if self.recycled.try_charge(bytes, reserve * self.seg_size) {
+            return true; // room for the reserve, whether or not it is resident
+        }
+        let mut ctl = self.lock_ctl();
+        self.recycled.take_freed(&mut ctl.free_resident);
+        let headroom = reserve.saturating_sub(ctl.free_resident.len()) * self.seg_size;
+        self.recycled.try_charge(bytes, headroom)
     }
 
     /// Gives one free segment's pages back to the kernel, keeping the reserve (eviction

@@ -45,10 +45,18 @@ pub(in crate::memcache) fn execute(
         // `N` means something to append and prepend only; the store core ignores it
         // elsewhere.
         vivify: flags.vivify_ttl_secs.map(|ttl| expiry(ttl, now_ms)),
-        on_refusal: OnRefusal::DropOld,
+        // An append or prepend memcached cannot make leaves the old item (NS, below).
+        on_refusal: if matches!(mode, Mode::Append | Mode::Prepend) {
+            OnRefusal::KeepOld
+        } else {
+            OnRefusal::DropOld
+        },
     };
     let outcome = storage::store(&ctx.shared.store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    let chunk_len = request.key.len() + request.value.len();
+    let item_size_max = ctx.shared.store.config().item_size_max;
+    let outcome = storage::memcached_outcome(outcome, mode, chunk_len, item_size_max);
     let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
     let (status, cas, value_len) = match outcome {
         StoreOutcome::Stored(stored) => {
