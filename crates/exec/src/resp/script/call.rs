@@ -90,7 +90,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             };
             return Err(mlua::Error::runtime(coded(&killed_message(lua, killed, &name))));
         }
-        if ticks.fetch_add(1, Relaxed) % CLOCK_EVERY != 0 {
+        if !ticks.fetch_add(1, Relaxed).is_multiple_of(CLOCK_EVERY) {
             return Ok(VmState::Continue);
         }
         if limit_ms > 0 && started.elapsed() > Duration::from_millis(limit_ms) {
@@ -135,6 +135,11 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
                     }
                 }
             })?;
+            let acl_fn = scope.create_function(|_, args: Variadic<Value>| {
+                let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+                acl_check(&held.0, &args)
+            })?;
+            set_frozen(&state.redis, "acl_check_cmd", Value::Function(acl_fn))?;
             set_frozen(&state.redis, "call", Value::Function(call_fn))?;
             set_frozen(&state.redis, "pcall", Value::Function(pcall_fn))?;
             state.runner.call::<MultiValue>((call.function.clone(), a, b))
@@ -149,6 +154,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     lua.remove_interrupt();
     let _ = set_frozen(&state.redis, "call", Value::Nil);
     let _ = set_frozen(&state.redis, "pcall", Value::Nil);
+    let _ = set_frozen(&state.redis, "acl_check_cmd", Value::Nil);
     engine.watch.busy.store(false, Relaxed);
     running.active.store(false, Relaxed);
     if call.kind == Kind::Function {
@@ -279,37 +285,54 @@ fn from_script(
     // The command as RESP, written straight from the Lua values (Lua numbers as Redis 7.0
     // writes them), then parsed back: the executor's handlers take a parsed command.
     let mut raw = std::mem::take(&mut scratch.raw);
-    raw.clear();
-    raw.push(b'*');
-    raw.extend_from_slice(args.len().to_string().as_bytes());
-    raw.extend_from_slice(b"\r\n");
-    for arg in args.iter() {
-        let number;
-        let bytes: &[u8] = match arg {
-            Value::String(s) => {
-                let bytes = s.as_bytes();
-                push_bulk(&mut raw, &bytes);
-                continue;
-            }
-            Value::Integer(n) => {
-                number = n.to_string().into_bytes();
-                &number
-            }
-            Value::Number(n) => {
-                number = convert::number_arg(*n);
-                &number
-            }
-            _ => {
-                scratch.raw = raw;
-                return refused(b"ERR Lua redis lib command arguments must be strings or integers");
-            }
-        };
-        push_bulk(&mut raw, bytes);
+    if !compose(&mut raw, &args) {
+        scratch.raw = raw;
+        return refused(b"ERR Lua redis lib command arguments must be strings or integers");
     }
     let limits = Limits::default();
     let outcome = run_command(ctx, lua, state, access, &raw, &limits, &mut scratch.out);
     scratch.raw = raw;
     outcome
+}
+
+/// Writes `args` into `raw` as one RESP command; false for an argument that is neither a
+/// string nor a number.
+fn compose(raw: &mut Vec<u8>, args: &[Value]) -> bool {
+    raw.clear();
+    raw.push(b'*');
+    raw.extend_from_slice(args.len().to_string().as_bytes());
+    raw.extend_from_slice(b"\r\n");
+    for arg in args {
+        match arg {
+            Value::String(s) => push_bulk(raw, &s.as_bytes()),
+            Value::Integer(n) => push_bulk(raw, n.to_string().as_bytes()),
+            Value::Number(n) => push_bulk(raw, &convert::number_arg(*n)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// `redis.acl_check_cmd(command, ...)`: whether the script's user may run that command
+/// line (its command, subcommand and keys), as Redis 7 answers it.
+fn acl_check(ctx: &Ctx<'_>, args: &[Value]) -> mlua::Result<bool> {
+    let fail = |message: &str| Err(mlua::Error::runtime(coded(message)));
+    if args.is_empty() {
+        return fail("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut raw = Vec::new();
+    if !compose(&mut raw, args) {
+        return fail("ERR Lua redis lib command arguments must be strings or integers");
+    }
+    let Ok((command, _)) = parse_command(&raw, &Limits::default()) else {
+        return fail("ERR Invalid command passed to redis.acl_check_cmd()");
+    };
+    let Ok(routed) = route(&command) else {
+        return fail("ERR Invalid command passed to redis.acl_check_cmd()");
+    };
+    let Some(account) = &ctx.session.account else { return Ok(true) };
+    let line: Vec<&[u8]> = command.args().collect();
+    Ok(crate::resp::acl::check(account, &routed, &line).is_ok())
 }
 
 fn push_bulk(raw: &mut Vec<u8>, bytes: &[u8]) {

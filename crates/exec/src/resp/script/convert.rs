@@ -146,7 +146,7 @@ fn write_table(reply: &mut Reply<'_>, table: &Table, resp: ScriptResp, depth: us
         let text = err.as_bytes();
         let text = text.strip_prefix(b"-").unwrap_or(&text);
         if !text.contains(&b' ') {
-            return reply.error(&[b"ERR ".as_slice(), text].concat());
+            return reply.error([b"ERR ".as_slice(), text].concat());
         }
         return reply.error(text);
     }

@@ -191,7 +191,7 @@ impl Libraries {
         let ticks = std::sync::atomic::AtomicU32::new(0);
         self.lua.set_interrupt(move |_| {
             let tick = ticks.fetch_add(1, Relaxed);
-            if tick % 1024 == 0 && started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
+            if tick.is_multiple_of(1024) && started.elapsed().as_millis() > LOAD_TIME_MAX_MS {
                 return Err(mlua::Error::runtime(coded("ERR FUNCTION LOAD timeout")));
             }
             Ok(VmState::Continue)

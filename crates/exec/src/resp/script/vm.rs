@@ -206,12 +206,18 @@ impl State {
 /// frame, whose line the error names, would be gone.)
 const SETUP: &str = r#"
 local where_failed, describe, redis = ...
-local rawget, rawset, error, type, tostring, xpcall, sub, find =
-  rawget, rawset, error, type, tostring, xpcall, string.sub, string.find
--- Luau's words for a write to a read-only table, in Redis's.
+local rawget, rawset, error, type, tostring, xpcall, sub, find, gsub =
+  rawget, rawset, error, type, tostring, xpcall, string.sub, string.find, string.gsub
+-- Luau's words for a runtime error, in Lua 5.1's generic ones (which Redis's messages and
+-- its clients' checks carry): a write to a read-only table, an index, arithmetic, a
+-- concatenation or a comparison on the wrong type.
 local function redis_words(text)
   local at = find(text, 'attempt to modify a readonly table', 1, true)
-  if at then text = sub(text, 1, at - 1) .. 'A' .. sub(text, at + 1) end
+  if at then return sub(text, 1, at - 1) .. 'A' .. sub(text, at + 1) end
+  text = gsub(text, "attempt to index (%a+) with .*$", "attempt to index a %1 value")
+  text = gsub(text, "attempt to perform arithmetic %(%a+%) on (%a+).*$",
+    "attempt to perform arithmetic on a %1 value")
+  text = gsub(text, "attempt to concatenate (%a+) with .*$", "attempt to concatenate a %1 value")
   return text
 end
 local function handler(err)

@@ -198,7 +198,7 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> mlua::Result<&[u8]> {
-        let end = self.pos.checked_add(n).unwrap_or(usize::MAX);
+        let end = self.pos.saturating_add(n);
         let Some(bytes) = self.input.get(self.pos..end) else {
             return fail("Missing bytes in input.");
         };
