@@ -88,6 +88,14 @@ fn script_from(fragments: &[u8]) -> Vec<u8> {
 }
 
 fn check_reply(reply: &[u8]) {
+    // A table that holds itself comes back as arrays nested to the engine's depth limit and
+    // then Redis's error; that is deeper than proto_resp's own reader goes.
+    let cut_at_depth = b"-ERR reached lua stack limit\r\n";
+    if reply.starts_with(b"*1\r\n*1\r\n") && reply.ends_with(cut_at_depth) {
+        let arrays = &reply[..reply.len() - cut_at_depth.len()];
+        assert!(arrays.chunks(4).all(|c| c == b"*1\r\n"), "nested one-element arrays");
+        return;
+    }
     let (_, used) = proto_resp::parse_reply(reply).expect("one well-formed RESP reply");
     assert_eq!(used, reply.len(), "exactly one reply");
 }
