@@ -108,6 +108,36 @@ def test_load_errors(resp_port):
              b"library\r\n"),
         ]:
             c.rt(resp_encode("FUNCTION", "LOAD", code), error)
+        for args, error in [
+            (("FUNCTION", "LOAD", "foo", "bar", "lib"), b"-ERR Unknown option given: foo\r\n"),
+            (("FUNCTION", "FLUSH", "sync", "extra"),
+             b"-ERR unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION "
+             b"HELP.\r\n"),
+            (("FUNCTION", "RESTORE", "x", "flush", "extra"),
+             b"-ERR unknown subcommand or wrong number of arguments for 'RESTORE'. Try FUNCTION "
+             b"HELP.\r\n"),
+            (("FCALL", "nosuch", "bad"), b"-ERR Function not found\r\n"),
+        ]:
+            c.rt(resp_encode(*args), error)
+        for call, message in [
+            ("redis.register_function('x')",
+             b"calling redis.register_function with a single argument is only applicable to "
+             b"Lua table (representing named arguments)."),
+            ("redis.register_function({}, function() end)",
+             b"first argument to redis.register_function must be a string"),
+            ("redis.register_function{function_name='x', callback=function() end, foo=1}",
+             b"unknown argument given to redis.register_function"),
+            ("redis.register_function{callback=function() end}",
+             b"redis.register_function must get a function name argument"),
+            ("redis.register_function{function_name='x'}",
+             b"redis.register_function must get a callback argument"),
+            ("redis.register_function{function_name='x', callback=function() end, "
+             "description={}}",
+             b"description argument given to redis.register_function must be a string"),
+        ]:
+            c.send(resp_encode("FUNCTION", "LOAD", "#!lua name=le_z\n" + call))
+            line = c.read_line()
+            assert message in line, (call, line)
         # The parser's own words differ (Lua 5.1 on redis-server, Luau on Spinel).
         c.send(resp_encode("FUNCTION", "LOAD", "#!lua name=le_y\nlocal x = ("))
         line = c.read_line()

@@ -137,7 +137,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             })?;
             let acl_fn = scope.create_function(|_, args: Variadic<Value>| {
                 let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-                acl_check(&held.0, &args)
+                acl_check(held.0, &args)
             })?;
             set_frozen(&state.redis, "acl_check_cmd", Value::Function(acl_fn))?;
             set_frozen(&state.redis, "call", Value::Function(call_fn))?;

@@ -143,7 +143,7 @@ fn note_cache(vm: &Vm, ctx: &Ctx<'_>) {
 
 /// EVAL, EVAL_RO, EVALSHA, EVALSHA_RO.
 pub(super) fn eval(ctx: &mut Ctx<'_>, source: Source, access: Access) {
-    let Some(numkeys) = numkeys(ctx) else { return };
+    let Some(numkeys) = numkeys(ctx, proto_resp::error::NOT_INTEGER) else { return };
     let script_arg = ctx.arg(1);
     let sha = match source {
         Source::Body => super::sha1_hex(script_arg),

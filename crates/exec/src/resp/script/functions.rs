@@ -74,6 +74,14 @@ pub(super) const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
+/// Redis's reply to a subcommand given the wrong arguments (the name as the client wrote it).
+fn subcommand_syntax(ctx: &mut Ctx<'_>) {
+    let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    ctx.error(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{name}'. Try FUNCTION HELP."
+    ));
+}
+
 /// How long a library's code may run while it loads (Redis's 500 ms).
 const LOAD_TIME_MAX_MS: u128 = 500;
 const DUMP_MAGIC: &[u8] = b"SPFN\x01";
@@ -163,6 +171,15 @@ impl Libraries {
         load_redis.set_readonly(true);
         meta.set_readonly(true);
         loading.raw_set("redis", load_redis).expect("a table");
+        // A function that registers another at run time gets Redis's refusal.
+        let refuse = lua
+            .create_function(|_, _: mlua::Variadic<Value>| -> mlua::Result<()> {
+                Err(mlua::Error::runtime(coded(
+                    "ERR redis.register_function can only be called on FUNCTION LOAD command",
+                )))
+            })
+            .expect("a function");
+        set_frozen(&state.redis, "register_function", Value::Function(refuse)).expect("a table");
         Libraries { lua, state, make_env, loading, libraries: BTreeMap::new() }
     }
 
@@ -298,22 +315,30 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// `redis.register_function(name, callback)` or `redis.register_function{function_name=,
-/// callback=, flags=, description=}`.
+/// callback=, flags=, description=}`, with Redis 7.0's checks and texts.
 fn parse_registration(args: &[Value]) -> Result<Registered, String> {
     let (name, callback, flags, description) = match args {
-        [Value::Table(table)] => (
-            table.raw_get::<Value>("function_name").unwrap_or(Value::Nil),
-            table.raw_get::<Value>("callback").unwrap_or(Value::Nil),
-            table.raw_get::<Value>("flags").unwrap_or(Value::Nil),
-            table.raw_get::<Value>("description").unwrap_or(Value::Nil),
-        ),
-        [name, callback] => (name.clone(), callback.clone(), Value::Nil, Value::Nil),
+        [Value::Table(table)] => named_arguments(table)?,
+        [_] => {
+            return Err("ERR calling redis.register_function with a single argument is only \
+                        applicable to Lua table (representing named arguments)."
+                .into())
+        }
+        [name, callback] => {
+            if !matches!(name, Value::String(_)) {
+                return Err("ERR first argument to redis.register_function must be a string".into());
+            }
+            if !matches!(callback, Value::Function(_)) {
+                return Err(
+                    "ERR second argument to redis.register_function must be a function".into()
+                );
+            }
+            (name.clone(), callback.clone(), Value::Nil, Value::Nil)
+        }
         _ => return Err("ERR wrong number of arguments to redis.register_function".into()),
     };
-    let Value::String(name) = name else {
-        return Err(
-            "ERR function_name argument given to redis.register_function must be a string".into()
-        );
+    let (Value::String(name), Value::Function(function)) = (name, callback) else {
+        return Err("ERR redis.register_function must get a function name argument".into());
     };
     let name = name.to_string_lossy();
     if !valid_name(&name) {
@@ -321,9 +346,6 @@ fn parse_registration(args: &[Value]) -> Result<Registered, String> {
                     must be at least one character long"
             .into());
     }
-    let Value::Function(function) = callback else {
-        return Err("ERR second argument to redis.register_function must be a function".into());
-    };
     let mut parsed = Vec::new();
     if let Value::Table(flags) = flags {
         for flag in flags.sequence_values::<Value>() {
@@ -339,9 +361,65 @@ fn parse_registration(args: &[Value]) -> Result<Registered, String> {
     }
     let description = match description {
         Value::String(text) => Some(text.to_string_lossy()),
+        // A number is a string to Lua's checks, as Redis takes it.
+        Value::Integer(n) => Some(n.to_string()),
+        Value::Number(n) => Some(super::convert::format_g14(n)),
         _ => None,
     };
     Ok(Registered { name, description, flags: parsed, function })
+}
+
+/// The named form's arguments: (function_name, callback, flags, description), each checked
+/// for its type, unknown names refused, the two required ones present.
+fn named_arguments(table: &Table) -> Result<(Value, Value, Value, Value), String> {
+    let (mut name, mut callback, mut flags, mut description) =
+        (Value::Nil, Value::Nil, Value::Nil, Value::Nil);
+    for pair in table.pairs::<Value, Value>() {
+        let Ok((key, value)) = pair else { break };
+        let key = match &key {
+            Value::String(key) => key.to_string_lossy(),
+            _ => {
+                return Err("ERR named argument key given to redis.register_function is not a \
+                             string"
+                    .into())
+            }
+        };
+        let (slot, ok, wrong) = match key.as_str() {
+            "function_name" => (
+                &mut name,
+                matches!(value, Value::String(_)),
+                "function_name argument given to redis.register_function must be a string",
+            ),
+            "callback" => (
+                &mut callback,
+                matches!(value, Value::Function(_)),
+                "callback argument given to redis.register_function must be a function",
+            ),
+            "flags" => (
+                &mut flags,
+                matches!(value, Value::Table(_)),
+                "flags argument to redis.register_function must be a table representing \
+                 function flags",
+            ),
+            "description" => (
+                &mut description,
+                matches!(value, Value::String(_) | Value::Integer(_) | Value::Number(_)),
+                "description argument given to redis.register_function must be a string",
+            ),
+            _ => return Err("ERR unknown argument given to redis.register_function".into()),
+        };
+        if !ok {
+            return Err(format!("ERR {wrong}"));
+        }
+        *slot = value;
+    }
+    if name.is_nil() {
+        return Err("ERR redis.register_function must get a function name argument".into());
+    }
+    if callback.is_nil() {
+        return Err("ERR redis.register_function must get a callback argument".into());
+    }
+    Ok((name, callback, flags, description))
 }
 
 fn note_counts(ctx: &Ctx<'_>, libraries: &Libraries) {
@@ -352,17 +430,17 @@ fn note_counts(ctx: &Ctx<'_>, libraries: &Libraries) {
 
 /// FUNCTION LOAD [REPLACE] code.
 pub(super) fn load(ctx: &mut Ctx<'_>) {
-    let (replace, code) = match ctx.argc() {
-        3 => (false, ctx.arg(2)),
-        4 if ctx.arg(2).eq_ignore_ascii_case(b"replace") => (true, ctx.arg(3)),
-        4 => {
-            return ctx.error(format!(
-                "ERR Unknown option given: {}",
-                String::from_utf8_lossy(ctx.arg(2))
-            ))
+    // Options, then the code last (Redis 7.0 reads every argument before it as an option).
+    let last = ctx.argc() - 1;
+    let mut replace = false;
+    for at in 2..last {
+        if !ctx.arg(at).eq_ignore_ascii_case(b"replace") {
+            let option = String::from_utf8_lossy(ctx.arg(at)).into_owned();
+            return ctx.error(format!("ERR Unknown option given: {option}"));
         }
-        _ => return ctx.error("ERR wrong number of arguments for 'function|load' command"),
-    };
+        replace = true;
+    }
+    let code = ctx.arg(last);
     let shared = ctx.shared;
     let outcome = shared.scripts.with_vm(|vm| {
         let libraries = &mut vm.functions;
@@ -379,8 +457,12 @@ pub(super) fn load(ctx: &mut Ctx<'_>) {
 
 /// FCALL and FCALL_RO.
 pub(super) fn fcall(ctx: &mut Ctx<'_>, access: Access) {
-    let Some(numkeys) = numkeys(ctx) else { return };
     let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    // Redis looks the function up before it reads numkeys.
+    if !ctx.shared.scripts.with_vm(|vm| vm.functions.find(&name).is_some()) {
+        return ctx.error("ERR Function not found");
+    }
+    let Some(numkeys) = numkeys(ctx, "ERR Bad number of keys provided") else { return };
     let cmd = ctx.cmd;
     let keys: Vec<&[u8]> = (3..3 + numkeys).filter_map(|at| cmd.arg(at)).collect();
     let args: Vec<&[u8]> = (3 + numkeys..cmd.argc()).filter_map(|at| cmd.arg(at)).collect();
@@ -438,7 +520,10 @@ pub(super) fn delete(ctx: &mut Ctx<'_>) {
 
 /// FUNCTION FLUSH [ASYNC|SYNC].
 pub(super) fn flush(ctx: &mut Ctx<'_>) {
-    if ctx.argc() > 3 || (ctx.argc() == 3 && !is_flush_mode(ctx.arg(2))) {
+    if ctx.argc() > 3 {
+        return subcommand_syntax(ctx);
+    }
+    if ctx.argc() == 3 && !is_flush_mode(ctx.arg(2)) {
         return ctx.error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     }
     let shared = ctx.shared;
@@ -573,7 +658,7 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
                 )
             }
         },
-        _ => return ctx.error("ERR wrong number of arguments for 'function|restore' command"),
+        _ => return subcommand_syntax(ctx),
     };
     let Some(codes) = parse_dump(ctx.arg(2)) else {
         return ctx.error(BAD_PAYLOAD);

@@ -277,10 +277,10 @@ pub(super) fn busy_message(shared: &crate::Shared) -> &'static str {
 }
 
 /// Parses EVAL's and FCALL's `numkeys` (argument 2) against the arguments that follow.
-fn numkeys(ctx: &mut Ctx<'_>) -> Option<usize> {
+fn numkeys(ctx: &mut Ctx<'_>, not_integer: &str) -> Option<usize> {
     let text = ctx.arg(2);
     let Some(n) = std::str::from_utf8(text).ok().and_then(|t| t.parse::<i64>().ok()) else {
-        ctx.error("ERR value is not an integer or out of range");
+        ctx.error(not_integer);
         return None;
     };
     if n < 0 {
