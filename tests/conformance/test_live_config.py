@@ -201,8 +201,13 @@ def wait_for(predicate, what, server, seconds=5):
         time.sleep(0.05)
 
 
-def stats_settings(server):
+def stats_settings(server, password=None):
+    """`stats settings`; with `password`, after memcached's text login (requirepass guards the
+    memcached port too; without one in force the login is an ordinary set)."""
     with Conn(server.mc_port) as mc:
+        if password:
+            mc.send(b"set auth 0 0 %d\r\n%s\r\n" % (len(password), password.encode()))
+            assert mc.read_line() == b"STORED\r\n"
         mc.send(b"stats settings\r\n")
         return mc.read_until(b"END\r\n")
 
@@ -246,8 +251,9 @@ def test_sighup_applies_the_settings_that_can_change(config_server, certs, tmp_p
         'memory-limit = 48\nconn-limit = 50\nidle-timeout = 9\nrequirepass = "sesame"\n'
         'listen-backlog = 77\n')
     server.signal(signal.SIGHUP)
-    wait_for(lambda: b"STAT maxconns 50\r\n" in stats_settings(server), "conn-limit", server)
-    settings = stats_settings(server)
+    wait_for(lambda: b"STAT maxconns 50\r\n" in stats_settings(server, "sesame"), "conn-limit",
+             server)
+    settings = stats_settings(server, "sesame")
     assert b"STAT idle_timeout 9\r\n" in settings, settings
     assert f"STAT maxbytes {48 << 20}\r\n".encode() in settings, settings
     assert b"STAT tcp_backlog 1024\r\n" in settings, "the backlog cannot change while running"
@@ -260,6 +266,7 @@ def test_sighup_applies_the_settings_that_can_change(config_server, certs, tmp_p
     # A TLS file that cannot be read keeps the one in force; the rest still applies.
     config.write_text(base.replace(cert, certs.path("missing.crt")) + "conn-limit = 60\n")
     server.signal(signal.SIGHUP)
-    wait_for(lambda: b"STAT maxconns 60\r\n" in stats_settings(server), "second reload", server)
+    wait_for(lambda: b"STAT maxconns 60\r\n" in stats_settings(server, "sesame"),
+             "second reload", server)
     assert served_cn(tls_port, context) == "server-b"
     assert "Redis TLS settings refused" in server.stderr()
