@@ -112,10 +112,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         lua.scope(|scope| {
             let call_fn = scope.create_function(|lua, args: Variadic<Value>| {
-                let mut held =
-                    cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-                let (ctx, scratch) = &mut *held;
-                match from_script(ctx, scratch, lua, state, access, args)? {
+                match run_call(&cell, lua, state, access, args)? {
                     Called::Reply(value) => Ok(value),
                     Called::Error(message) => {
                         Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
@@ -123,10 +120,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
                 }
             })?;
             let pcall_fn = scope.create_function(|lua, args: Variadic<Value>| {
-                let mut held =
-                    cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-                let (ctx, scratch) = &mut *held;
-                match from_script(ctx, scratch, lua, state, access, args)? {
+                match run_call(&cell, lua, state, access, args)? {
                     Called::Reply(value) => Ok(value),
                     Called::Error(message) => {
                         let table = lua.create_table()?;
@@ -236,6 +230,20 @@ fn unhandled_error(error: &mlua::Error) -> String {
 /// Whether the state holds more than half of what it may.
 fn lua_near_full(lua: &Lua) -> bool {
     lua.used_memory() > super::vm::MEMORY_MAX_BYTES / 2
+}
+
+/// The command of a `redis.call` or `redis.pcall` (they differ only in what an error reply
+/// becomes: raised, or returned as `{err = text}`).
+fn run_call(
+    cell: &std::cell::RefCell<(&mut Ctx<'_>, Scratch)>,
+    lua: &Lua,
+    state: &State,
+    access: Access,
+    args: Variadic<Value>,
+) -> mlua::Result<Called> {
+    let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+    let (ctx, scratch) = &mut *held;
+    from_script(ctx, scratch, lua, state, access, args)
 }
 
 /// A sequence of Lua strings from `items` (into `table`).
