@@ -93,6 +93,17 @@ impl OutBuf {
         self.sent += bytes;
     }
 
+    /// Drops the written front, moving the unsent rest to the start, so appending reuses
+    /// the room a partial write freed instead of growing the allocation: under
+    /// backpressure a connection's buffer stays near the pause threshold, not twice it.
+    /// Only for a buffer no write in flight points into (epoll writes in place at once).
+    pub fn compact(&mut self) {
+        if self.sent > 0 {
+            self.buf.drain(..self.sent);
+            self.sent = 0;
+        }
+    }
+
     /// Forgets every byte, keeping the allocation.
     #[inline]
     pub fn clear(&mut self) {
@@ -386,6 +397,23 @@ mod tests {
         assert_eq!(w.got, b"hello world");
         assert!(out.is_empty() && out.is_drained());
         assert_eq!(out.capacity(), 64);
+    }
+
+    /// Compacting after a partial write keeps the unsent bytes in order and lets the freed
+    /// front take new output without growing the allocation.
+    #[test]
+    fn out_buf_compact_reuses_the_written_front() {
+        let mut out = OutBuf::with_capacity(8);
+        out.buf_mut().extend_from_slice(b"abcdefgh");
+        let mut w = Tight { room: 6, got: Vec::new() };
+        assert_eq!(out.write_to(&mut w).unwrap(), 6);
+        out.compact();
+        assert_eq!((out.unsent(), out.bytes()), (&b"gh"[..], &b"gh"[..]));
+        out.buf_mut().extend_from_slice(b"ijklmn");
+        assert_eq!(out.capacity(), 8);
+        w.room = 100;
+        assert_eq!(out.write_to(&mut w).unwrap(), 8);
+        assert_eq!(w.got, b"abcdefghijklmn");
     }
 
     #[test]

@@ -380,6 +380,7 @@ pub(crate) fn deliver<H: Handler>(
     if out.capacity() == 0 {
         *out = OutBuf::from(pool.take());
     }
+    out.compact();
     let plain_from = out.bytes().len();
     let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
     if let Some(session) = session {

@@ -241,6 +241,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if out.capacity() == 0 {
             *out = crate::buf::OutBuf::from(self.pool.take());
         }
+        out.compact();
         let plain_from = out.bytes().len();
         let after = self.handler.stream(state, out.buf_mut());
         let cut_off = after == After::CloseAfterFlush;
