@@ -40,7 +40,7 @@ use std::{
     time::Duration,
 };
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 /// One worker's "inside" flag, alone on its cache line pair (no false sharing between
 /// workers).
@@ -52,9 +52,49 @@ struct Inside(AtomicBool);
 pub struct Gate {
     inside: Box<[Inside]>,
     pending: AtomicBool,
-    exclusive: Mutex<()>,
+    /// Whether an exclusive command holds the gate; a flag under a mutex rather than the
+    /// mutex's own guard, so that a hold can outlive the call that took it (a busy script
+    /// suspended between turns of its loop, see [`Hold`]).
+    owned: Mutex<bool>,
+    /// Signalled when the holder lets go.
+    freed: Condvar,
     /// The exclusive command is a script past its time limit.
     busy: Arc<AtomicBool>,
+}
+
+/// The gate taken by [`Gate::hold`]: no other worker executes until
+/// [`Gate::release`] gets it back. Not `Clone`, and it must be released: dropped, it
+/// leaves every worker stopped (prefer [`Gate::hold_guarded`] where the hold ends in the
+/// same call).
+#[derive(Debug)]
+#[must_use = "a hold must be given back with Gate::release"]
+pub struct Hold {
+    worker: usize,
+}
+
+/// A [`Hold`] given back when dropped (see [`Gate::hold_guarded`]).
+#[derive(Debug)]
+pub struct Held<'a> {
+    gate: &'a Gate,
+    hold: Option<Hold>,
+}
+
+impl Held<'_> {
+    /// Keeps the gate past this guard (a suspended script): this thread stops being its
+    /// holder until [`Gate::mark_held`] says so again, and [`Gate::release`] ends it.
+    pub fn keep(mut self) -> Hold {
+        self.gate.mark_held(false);
+        self.hold.take().expect("a guard holds until kept or dropped")
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(hold) = self.hold.take() {
+            // Back inside before the next exclusive command can start.
+            self.gate.release(hold, true);
+        }
+    }
 }
 
 /// How [`Gate::enter_or_busy`] let a worker in.
@@ -71,7 +111,8 @@ impl Gate {
     pub fn new(workers: usize) -> Gate {
         let inside = (0..workers.max(1)).map(|_| Inside::default()).collect();
         let busy = Arc::new(AtomicBool::new(false));
-        Gate { inside, pending: AtomicBool::new(false), exclusive: Mutex::new(()), busy }
+        let (owned, freed) = (Mutex::new(false), Condvar::new());
+        Gate { inside, pending: AtomicBool::new(false), owned, freed, busy }
     }
 
     /// The flag a running script raises once it passes its time limit.
@@ -93,7 +134,7 @@ impl Gate {
             if self.busy.load(SeqCst) {
                 return Entered::Busy;
             }
-            drop(self.exclusive.try_lock_for(Duration::from_millis(10)));
+            self.wait_free(Some(Duration::from_millis(10)));
         }
     }
 
@@ -112,7 +153,18 @@ impl Gate {
                 return;
             }
             flag.store(false, SeqCst);
-            drop(self.exclusive.lock());
+            self.wait_free(None);
+        }
+    }
+
+    /// Waits until no exclusive command holds the gate (at most `timeout`).
+    fn wait_free(&self, timeout: Option<Duration>) {
+        let mut owned = self.owned.lock();
+        if *owned {
+            match timeout {
+                Some(timeout) => drop(self.freed.wait_for(&mut owned, timeout)),
+                None => self.freed.wait(&mut owned),
+            }
         }
     }
 
@@ -129,11 +181,31 @@ impl Gate {
         if self.inside.len() == 1 || self.held_here() {
             return f();
         }
+        let _held = self.hold_guarded(worker);
+        f()
+    }
+
+    /// [`Gate::hold`], given back (the holder back inside) when the guard drops, even by a
+    /// panic, so the other workers are not stopped for good; or kept with
+    /// [`Held::keep`].
+    pub fn hold_guarded(&self, worker: usize) -> Held<'_> {
+        Held { gate: self, hold: Some(self.hold(worker)) }
+    }
+
+    /// Takes the gate for `worker` (which steps out of it first) and waits until every
+    /// other worker has finished its batch; the calling thread is marked as the holder
+    /// ([`Gate::held_here`]). Not re-entrant: see [`Gate::exclusive`].
+    pub fn hold(&self, worker: usize) -> Hold {
         self.leave(worker);
-        let held = self.exclusive.lock();
-        let _holding = Holding::mark(self);
+        {
+            let mut owned = self.owned.lock();
+            while *owned {
+                self.freed.wait(&mut owned);
+            }
+            *owned = true;
+        }
+        self.mark_held(true);
         self.pending.store(true, SeqCst);
-        let _lower = Lower(&self.pending);
         for (index, other) in self.inside.iter().enumerate() {
             if index == worker % self.inside.len() {
                 continue;
@@ -149,12 +221,26 @@ impl Gate {
                 }
             }
         }
-        let result = f();
-        drop(_lower);
-        // Back inside before the next exclusive command can start.
-        self.flag(worker).store(true, SeqCst);
-        drop(held);
-        result
+        Hold { worker }
+    }
+
+    /// Gives the gate back; `inside` says whether the holder's worker is back inside
+    /// (it was in the middle of a batch) or not (a suspended script finished between
+    /// batches).
+    pub fn release(&self, hold: Hold, inside: bool) {
+        self.pending.store(false, SeqCst);
+        self.mark_held(false);
+        self.flag(hold.worker).store(inside, SeqCst);
+        *self.owned.lock() = false;
+        self.freed.notify_all();
+    }
+
+    /// While a held gate's command is suspended (`false`) or resumed (`true`) on this
+    /// thread: the thread's other batches are not the holder's and must not run as if
+    /// they held it.
+    pub fn mark_held(&self, held: bool) {
+        let marked = if held { self as *const Gate as usize } else { 0 };
+        HOLDING.with(|holding| holding.set(marked));
     }
 }
 
@@ -167,35 +253,6 @@ impl Gate {
     /// Whether this thread holds the gate now (inside [`Gate::exclusive`]).
     pub fn held_here(&self) -> bool {
         HOLDING.with(|holding| holding.get() == self as *const Gate as usize)
-    }
-}
-
-/// Marks the gate held by this thread until dropped (even by a panic), then restores what
-/// was marked before.
-struct Holding {
-    before: usize,
-}
-
-impl Holding {
-    fn mark(gate: &Gate) -> Holding {
-        let before = HOLDING.with(|holding| holding.replace(gate as *const Gate as usize));
-        Holding { before }
-    }
-}
-
-impl Drop for Holding {
-    fn drop(&mut self) {
-        HOLDING.with(|holding| holding.set(self.before));
-    }
-}
-
-/// Lowers `pending` when the exclusive command ends, even by a panic, so that the other
-/// workers are not stopped for good.
-struct Lower<'a>(&'a AtomicBool);
-
-impl Drop for Lower<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, SeqCst);
     }
 }
 

@@ -664,26 +664,35 @@ impl rt::Handler for Worker {
         // Other loops' wakes wait for the batch's end: one each, not one per PUBLISH.
         crate::wakes::hold();
         // Inside the gate while executing: an EXEC on another worker waits for this batch.
-        // A Redis connection does not wait for a script past its time limit: its batch is
-        // served outside the gate, answering -BUSY (exec::gate::Entered::Busy).
-        let entered = match conn {
-            Conn::Memcache(_) => {
-                self.shared.gate.enter(self.index);
-                exec::gate::Entered::Inside
-            }
-            Conn::Resp { .. } => self.shared.gate.enter_or_busy(self.index),
-        };
+        // No connection waits for a script past its time limit: its batch is served
+        // outside the gate, answering -BUSY, or memcached's SERVER_ERROR or binary status
+        // 0x85 (exec::gate::Entered::Busy).
+        let entered = self.shared.gate.enter_or_busy(self.index);
+        let busy = entered == exec::gate::Entered::Busy;
         let (consumed, after) = match conn {
-            Conn::Memcache(mc) => self.receive_memcache_or_binary(mc, input, out),
+            Conn::Memcache(mc) => {
+                mc.session.set_busy(busy);
+                let served = self.receive_memcache_or_binary(mc, input, out);
+                mc.session.set_busy(false);
+                served
+            }
             // A blocked client's further requests wait (Redis reads them and runs them once
             // it is answered): consume nothing; `stream` offers them again then.
-            Conn::Resp { session, .. } if session.is_blocked() || session.is_postponed() => {
+            Conn::Resp { session, .. }
+                if session.is_blocked()
+                    || session.is_postponed()
+                    || session.is_script_suspended() =>
+            {
                 (0, After::Continue)
             }
             Conn::Resp { session, .. } => {
-                session.set_busy(entered == exec::gate::Entered::Busy);
+                session.set_busy(busy);
                 let (consumed, after) = self.receive_resp(session, input, out);
                 session.set_busy(false);
+                if session.is_script_suspended() {
+                    // Its script yielded, busy: `stream` resumes it this very turn.
+                    self.shared.pubsub.wake(self.index, true);
+                }
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
                 let streams = after == After::Continue && session.is_subscriber();
                 let streams = streams || after == After::Stream;
@@ -735,6 +744,14 @@ impl rt::Handler for Worker {
                 if session.is_postponed() && session.pause_ended(&self.shared) {
                     return rt::After::Yield;
                 }
+                // A busy script that yielded: another slice, then this loop's other
+                // clients get their turn (-BUSY) and it goes on at once.
+                if session.is_script_suspended() {
+                    if session.resume_script(&self.shared, &self.counters, out) {
+                        return rt::After::Yield;
+                    }
+                    self.shared.pubsub.wake(self.index, false);
+                }
             }
             Conn::Memcache(_) => {}
         }
@@ -753,6 +770,8 @@ impl rt::Handler for Worker {
     fn tick(&mut self) -> Control {
         self.ticks += 1;
         self.shared.tick_clock();
+        // A busy script whose connection closed still runs to its end here.
+        exec::resp::script::drive_orphan(&self.shared, &self.counters);
         self.shared.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
         if self.trims_memory {
             self.trim_after_burst();

@@ -95,6 +95,11 @@ pub fn execute(
         return crate::memcache::acl::refuse_binary(refusal, request, out);
     }
     let (loud, quiet) = request.opcode.loud();
+    if session.is_busy() && !matches!(loud, Opcode::Noop | Opcode::Version | Opcode::Quit) {
+        let status = crate::memcache::busy::BUSY_STATUS;
+        proto_memcache::binary::compose_error(request.opcode as u8, status, request.opaque, out);
+        return Flow::Continue;
+    }
     if !request.key.is_empty()
         && loud != Opcode::Stat
         && shared.watchers.wants(crate::watch::kind::FETCHERS)

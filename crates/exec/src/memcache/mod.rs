@@ -33,6 +33,7 @@ pub(crate) mod acl;
 pub(crate) mod admin;
 mod arith;
 pub mod auth;
+pub mod busy;
 mod cachedump;
 pub(crate) mod crawler;
 pub mod detail;
@@ -91,6 +92,8 @@ pub struct Session {
     dump: Option<crawler::Dump>,
     /// The connection's `stats conns` entry (None: a session made with `Default`).
     conn: Option<Published>,
+    /// Its worker serves this batch outside the gate: a Redis script is busy (`busy`).
+    busy: bool,
 }
 
 impl Default for Session {
@@ -106,6 +109,7 @@ impl Default for Session {
             account: None,
             dump: None,
             conn: None,
+            busy: false,
         }
     }
 }
@@ -118,6 +122,17 @@ impl Session {
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
+    }
+
+    /// Marks the batch about to run as served outside the gate while a Redis script is
+    /// busy (`true`): requests that touch data are refused (see [`busy`]).
+    pub fn set_busy(&mut self, busy: bool) {
+        self.busy = busy;
+    }
+
+    /// Whether the batch runs outside the gate while a script is busy.
+    pub fn is_busy(&self) -> bool {
+        self.busy
     }
 
     /// Removes the connection from `stats conns`; call once, when it closes.
@@ -242,6 +257,16 @@ pub fn execute(
         bump(&counters.total_commands, 1);
     }
     let resumed = session.resume_at != 0 || session.dump.is_some();
+    if session.busy && !resumed {
+        match busy::judge(request) {
+            busy::Busy::Serve => {}
+            busy::Busy::Refuse => {
+                out.extend_from_slice(busy::BUSY_LINE);
+                return Flow::Continue;
+            }
+            busy::Busy::RefuseSilently => return Flow::Continue,
+        }
+    }
     if !resumed {
         if let Err(refusal) = acl::admit(shared, session, request) {
             return acl::refuse(refusal, out);

@@ -24,7 +24,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Transactions(id) => tx::dispatch(ctx, id),
             C::Pubsub(id) => pubsub::dispatch(ctx, id),
             C::Blocking(id) => return blocking::dispatch(ctx, id),
-            C::Scripting(id) => script::dispatch(ctx, id),
+            C::Scripting(id) => return script::dispatch(ctx, id),
             C::Cluster(id) => cluster::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),

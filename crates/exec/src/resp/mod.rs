@@ -133,6 +133,11 @@ pub struct Session {
     /// Its worker serves this batch outside the gate because a script is busy
     /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
     busy: bool,
+    /// Its script, past the busy limit, yielded to its loop ([`Session::resume_script`]).
+    script: Option<Box<script::Suspended>>,
+    /// A loop drives this session (a connection's): a busy script it runs may yield to
+    /// that loop. Off for sessions nothing resumes (harnesses, fuzzers).
+    script_may_suspend: bool,
 }
 
 /// CLIENT REPLY's setting: whether replies are sent.
@@ -164,7 +169,14 @@ impl Session {
         let client = shared.clients.register(client);
         let account = auth::starting_account(shared);
         let tracking = tracking::ClientTracking::of(client.lock().id);
-        Session { client, account, activity, tracking, ..Session::default() }
+        Session {
+            client,
+            account,
+            activity,
+            tracking,
+            script_may_suspend: true,
+            ..Session::default()
+        }
     }
 
     /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.
@@ -213,6 +225,7 @@ impl Session {
 
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
+        self.orphan_script();
         self.leave_blocking(shared);
         monitor::stop(shared, self);
         tracking::disconnect(shared, self);
@@ -386,6 +399,11 @@ fn execute_as(
         },
     };
     count_error_reply(shared, counters, out, start);
+    if session.script.is_some() {
+        // A busy script yielded to the loop: the rest waits for its reply
+        // (`after_suspended_command`).
+        return flow;
+    }
     // Waiters on the keys it wrote are served once the whole command (or EXEC) is done.
     if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
         blocking::serve_ready(shared, counters, session);
@@ -395,6 +413,30 @@ fn execute_as(
         drop_reply(session, out, start, pushed);
     }
     flow
+}
+
+/// What [`execute_as`] does after a command, for a script that was suspended
+/// ([`Session::resume_script`]), once its reply (at `start` in `out`) is written. The
+/// worker is between batches: it enters the gate to serve the waiters of the keys the
+/// script wrote.
+fn after_suspended_command(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    out: &mut Vec<u8>,
+    start: usize,
+) {
+    count_error_reply(shared, counters, out, start);
+    if !session.ready_keys.is_empty() {
+        let worker = shared.worker_of(counters);
+        shared.gate.enter(worker);
+        blocking::serve_ready(shared, counters, session);
+        shared.gate.leave(worker);
+    }
+    let pushed = mem::take(&mut session.pushed);
+    if session.reply_mode != ReplyMode::On {
+        drop_reply(session, out, start, pushed);
+    }
 }
 
 /// [`run`] on a cluster node: a command for keys this node does not serve is redirected

@@ -196,6 +196,9 @@ pub enum Status {
     AuthContinue = 0x0021,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
+    /// The binary protocol's "Busy" (memcached never sends it): Spinel's answer while a
+    /// Redis script is busy and holds the store.
+    Busy = 0x0085,
 }
 
 impl Status {
@@ -212,6 +215,7 @@ impl Status {
             Status::AuthError => "Auth failure.",
             Status::AuthContinue => "",
             Status::UnknownCommand => "Unknown command",
+            Status::Busy => "Busy running a script",
             Status::OutOfMemory => "Out of memory",
         }
     }

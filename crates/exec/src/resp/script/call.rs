@@ -10,11 +10,15 @@
 //! per call, which keeps every command's own code unchanged.
 
 use std::{
-    sync::atomic::Ordering::Relaxed,
-    time::{Duration, Instant},
+    cell::RefCell,
+    sync::{
+        atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
+        Arc,
+    },
+    time::Instant,
 };
 
-use mlua::{Function, Lua, MultiValue, Value, Variadic, VmState};
+use mlua::{Function, Lua, MultiValue, Thread, Value, Variadic, VmState};
 use proto_resp::{
     commands::Flags, parse_command, parse_reply, route, Limits, Protocol, Reply, RouteError,
     Run as TableRun,
@@ -24,13 +28,21 @@ use super::{
     convert::{self, ScriptResp},
     sandbox::set_frozen,
     vm::{coded, State},
-    Access, Kind,
+    Access, Engine, Kind,
 };
-use crate::resp::Ctx;
+use crate::{
+    counters::Counters,
+    resp::{Ctx, Exclusive, Session},
+    Shared,
+};
 
 /// Interrupts (Luau calls one at each loop back-edge and call) between two looks at the
 /// clock and the kill flag.
 const CLOCK_EVERY: u32 = 1024;
+
+/// How long a busy script runs before its thread yields to its worker's loop, which
+/// answers that worker's other clients (`-BUSY`, SCRIPT KILL) and resumes it.
+const SLICE_MS: u64 = 2;
 
 /// One script or function call.
 pub(super) struct Invocation<'a> {
@@ -43,27 +55,132 @@ pub(super) struct Invocation<'a> {
     pub kind: Kind,
 }
 
-/// Runs `call` in `lua` and writes its result (or error) as the reply.
+/// Whom a script's commands run for: the session that ran EVAL or FCALL.
+pub(super) struct Caller<'a> {
+    pub shared: &'a Shared,
+    pub counters: &'a Counters,
+    pub session: &'a mut Session,
+}
+
+/// The clock of one script run, shared with its interrupt.
+#[derive(Debug)]
+pub(super) struct Pace {
+    started: Instant,
+    /// When the current slice began, in ms after `started`.
+    slice_from_ms: AtomicU64,
+    /// The interrupt made the script's thread yield (a yield of the script's own is an
+    /// error, as in Redis).
+    yielded: AtomicBool,
+    /// The slice is over: yield at the first interrupt where it may.
+    yield_wanted: AtomicBool,
+    /// The script may be suspended once busy: its connection's loop resumes it
+    /// ([`Session::resume_script`]). Not inside EXEC, nor for a session no loop drives.
+    suspendable: bool,
+    /// The script's own Lua thread (its address): a coroutine the script runs is never
+    /// the one suspended, or the script would see a yield it did not make.
+    thread: usize,
+}
+
+impl Pace {
+    fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// A resume starts a new slice.
+    pub(super) fn next_slice(&self) {
+        self.yield_wanted.store(false, Relaxed);
+        self.slice_from_ms.store(self.elapsed_ms(), Relaxed);
+    }
+}
+
+/// How one slice of a script's run ended.
+pub(super) enum Sliced {
+    Done(mlua::Result<MultiValue>),
+    /// Busy, yielded to its loop: resume it with [`slice`] again.
+    Suspended,
+}
+
+/// A script run by its connection that passed the busy limit and yielded to its loop:
+/// what resuming and finishing it takes. The gate stays held the whole time.
+pub struct Suspended {
+    pub(super) thread: Thread,
+    pub(super) kind: Kind,
+    pub(super) name: String,
+    pub(super) access: Access,
+    pub(super) pace: Arc<Pace>,
+    /// The script's database (a SELECT inside it changes its own, not the caller's).
+    pub(super) db: u8,
+    /// Taken by the EVAL or FCALL that started it (`eval::run_exclusive`).
+    pub(super) hold: Option<crate::gate::Hold>,
+}
+
+impl std::fmt::Debug for Suspended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Suspended").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Runs `call` in `lua` and writes its result (or error) as the reply; or, busy past its
+/// limit, leaves it suspended in the session (no reply yet).
 pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocation<'_>) {
-    let shared = ctx.shared;
-    let engine = &shared.scripts;
-    let prepared = (|| -> mlua::Result<(Value, Value)> {
-        let keys = strings(lua, &call.keys, lua.create_table()?)?;
-        let args = strings(lua, &call.args, lua.create_table()?)?;
-        state.private.raw_set("resp", 2)?;
-        match call.kind {
-            Kind::Eval => {
-                set_frozen(&state.globals, "KEYS", Value::Table(keys))?;
-                set_frozen(&state.globals, "ARGV", Value::Table(args))?;
-                Ok((Value::Nil, Value::Nil))
-            }
-            Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
-        }
-    })();
-    let (a, b) = match prepared {
+    let (a, b) = match prepare(lua, state, &call) {
         Ok(pair) => pair,
         Err(e) => return ctx.error(format!("ERR {e}")),
     };
+    let thread = match lua.create_thread(state.runner.clone()) {
+        Ok(thread) => thread,
+        Err(e) => return ctx.error(format!("ERR {e}")),
+    };
+    let engine = &ctx.shared.scripts;
+    start_running(engine, &call, ctx);
+    let suspendable = ctx.session.script_may_suspend && ctx.exclusive != Exclusive::Held;
+    let pace = Arc::new(Pace {
+        started: Instant::now(),
+        slice_from_ms: AtomicU64::new(0),
+        yielded: AtomicBool::new(false),
+        yield_wanted: AtomicBool::new(false),
+        suspendable,
+        thread: thread.to_pointer() as usize,
+    });
+    set_interrupt(lua, engine, &pace, call.kind, call.name);
+    engine.watch.kill.store(false, Relaxed);
+    let db = ctx.session.db;
+    let mut caller =
+        Caller { shared: ctx.shared, counters: ctx.counters, session: &mut *ctx.session };
+    let start = Some((call.function.clone(), a, b));
+    let sliced = slice(&mut caller, lua, state, &thread, &pace, call.access, start);
+    let script_db = std::mem::replace(&mut ctx.session.db, db);
+    match sliced {
+        Sliced::Suspended => {
+            let (kind, name, access) = (call.kind, call.name.to_owned(), call.access);
+            let suspended =
+                Suspended { thread, kind, name, access, pace, db: script_db, hold: None };
+            ctx.session.script = Some(Box::new(suspended));
+        }
+        Sliced::Done(outcome) => {
+            let protocol = ctx.session.protocol;
+            finish(engine, lua, state, outcome, (call.kind, call.name), protocol, ctx.out);
+        }
+    }
+}
+
+/// KEYS and ARGV (EVAL) or the function's two arguments (FCALL), and a fresh RESP2 choice.
+fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Value, Value)> {
+    let keys = strings(lua, &call.keys, lua.create_table()?)?;
+    let args = strings(lua, &call.args, lua.create_table()?)?;
+    state.private.raw_set("resp", 2)?;
+    match call.kind {
+        Kind::Eval => {
+            set_frozen(&state.globals, "KEYS", Value::Table(keys))?;
+            set_frozen(&state.globals, "ARGV", Value::Table(args))?;
+            Ok((Value::Nil, Value::Nil))
+        }
+        Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
+    }
+}
+
+/// What other workers see of the script from now on (FUNCTION STATS, KILL, BUSY).
+fn start_running(engine: &Engine, call: &Invocation<'_>, ctx: &Ctx<'_>) {
     let running = &engine.running;
     running.wrote.store(false, Relaxed);
     running.function.store(call.kind == Kind::Function, Relaxed);
@@ -73,13 +190,18 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             Some((call.name.to_owned(), ctx.cmd.args().map(<[u8]>::to_vec).collect()));
     }
     running.active.store(true, Relaxed);
+}
+
+/// The interrupt: the kill flag at every call, the clock every [`CLOCK_EVERY`] calls
+/// (raising `busy` past the limit, and yielding a suspendable script each [`SLICE_MS`]).
+fn set_interrupt(lua: &Lua, engine: &Engine, pace: &Arc<Pace>, kind: Kind, name: &str) {
     let limit_ms = engine.busy_threshold_ms.load(Relaxed);
-    let started = Instant::now();
-    let watch = std::sync::Arc::clone(&engine.watch);
-    let kind = call.kind;
-    let ticks = std::sync::atomic::AtomicU32::new(0);
-    let name = call.name.to_owned();
     let kill_after_ms = engine.kill_after_ms.load(Relaxed);
+    let watch = Arc::clone(&engine.watch);
+    let pace = Arc::clone(pace);
+    let ticks = AtomicU32::new(0);
+    let name = name.to_owned();
+    let kill_text = parking_lot::Mutex::new(None::<String>);
     lua.set_interrupt(move |lua| {
         // Checked at every interrupt, so a script that catches the error with `pcall`
         // meets it again at its next loop edge or call, outside the `pcall`.
@@ -88,24 +210,70 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
                 Kind::Eval => "ERR Script killed by user with SCRIPT KILL...",
                 Kind::Function => "ERR Script killed by user with FUNCTION KILL...",
             };
-            return Err(mlua::Error::runtime(coded(&killed_message(lua, killed, &name))));
+            // The first raise names the script's line; a `pcall` may catch it, and later
+            // raises (outside the script's frames) repeat that text.
+            let message =
+                kill_text.lock().get_or_insert_with(|| killed_message(lua, killed, &name)).clone();
+            return Err(mlua::Error::runtime(coded(&message)));
+        }
+        // A slice is over but the clock's interrupt fell where no yield may happen (the
+        // wrapper of `redis.call`: in a tight loop of calls the clock, every CLOCK_EVERY
+        // interrupts, may always land there): every interrupt tries until one may.
+        if pace.yield_wanted.load(Relaxed) && may_yield_here(lua, pace.thread) {
+            pace.yield_wanted.store(false, Relaxed);
+            pace.yielded.store(true, Relaxed);
+            return Ok(VmState::Yield);
         }
         if !ticks.fetch_add(1, Relaxed).is_multiple_of(CLOCK_EVERY) {
             return Ok(VmState::Continue);
         }
-        if limit_ms > 0 && started.elapsed() > Duration::from_millis(limit_ms) {
-            watch.busy.store(true, Relaxed);
-        }
-        if kill_after_ms > 0 && started.elapsed() > Duration::from_millis(kill_after_ms) {
+        let elapsed_ms = pace.elapsed_ms();
+        if kill_after_ms > 0 && elapsed_ms > kill_after_ms {
             watch.kill.store(true, Relaxed);
         }
+        if limit_ms == 0 || elapsed_ms <= limit_ms {
+            return Ok(VmState::Continue);
+        }
+        watch.busy.store(true, Relaxed);
+        let slice_over = elapsed_ms >= pace.slice_from_ms.load(Relaxed) + SLICE_MS;
+        if !pace.suspendable || !slice_over {
+            return Ok(VmState::Continue);
+        }
+        if may_yield_here(lua, pace.thread) {
+            pace.yielded.store(true, Relaxed);
+            return Ok(VmState::Yield);
+        }
+        pace.yield_wanted.store(true, Relaxed);
         Ok(VmState::Continue)
     });
-    engine.watch.kill.store(false, Relaxed);
-    let access = call.access;
-    // A SELECT inside the script changes the script's database only, as in Redis 7.
-    let db = ctx.session.db;
-    let cell = std::cell::RefCell::new((ctx, Scratch::default()));
+}
+
+/// Whether the running code may yield to the loop: it is the script's own thread (not a
+/// coroutine the script made), in the script's code, not in Spinel's own Lua (the
+/// `redis.call` wrapper may hold the slice's `call` in a register, and that function is
+/// gone once the slice ends).
+fn may_yield_here(lua: &Lua, script_thread: usize) -> bool {
+    if lua.current_thread().to_pointer() as usize != script_thread {
+        return false;
+    }
+    let source = lua.inspect_stack(0, |debug| debug.source().source.map(|s| s.into_owned()));
+    source.flatten().is_none_or(|name| name != super::vm::INTERNAL_CHUNK)
+}
+
+/// Runs the script's thread until it ends or yields: from its start (`start`: the
+/// function and its two arguments) or from where it yielded. `redis.call` and its kin
+/// act for `caller` during the slice only.
+pub(super) fn slice(
+    caller: &mut Caller<'_>,
+    lua: &Lua,
+    state: &State,
+    thread: &Thread,
+    pace: &Pace,
+    access: Access,
+    start: Option<(Function, Value, Value)>,
+) -> Sliced {
+    let engine = &caller.shared.scripts;
+    let cell = RefCell::new((caller, Scratch::default()));
     // A panic in Spinel's own code under the script (a library, a command) must not
     // take the worker down: it becomes this script's error, and the Lua states are made
     // anew after it (`Engine::with_vm`), as whatever they held may be half-changed.
@@ -131,28 +299,50 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
             })?;
             let acl_fn = scope.create_function(|_, args: Variadic<Value>| {
                 let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-                acl_check(held.0, &args)
+                acl_check(held.0.session, &args)
             })?;
-            set_frozen(&state.redis, "acl_check_cmd", Value::Function(acl_fn))?;
-            set_frozen(&state.redis, "call", Value::Function(call_fn))?;
-            set_frozen(&state.redis, "pcall", Value::Function(pcall_fn))?;
-            state.runner.call::<MultiValue>((call.function.clone(), a, b))
+            state.private.raw_set("call", call_fn)?;
+            state.private.raw_set("pcall", pcall_fn)?;
+            state.private.raw_set("acl_check_cmd", acl_fn)?;
+            match start {
+                Some(args) => thread.resume::<MultiValue>(args),
+                None => thread.resume::<MultiValue>(()),
+            }
         })
     }))
     .unwrap_or_else(|_| {
         engine.discard_vm.store(true, Relaxed);
         Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
-    let (ctx, _) = cell.into_inner();
-    ctx.session.db = db;
+    for name in ["call", "pcall", "acl_check_cmd"] {
+        let _ = state.private.raw_set(name, Value::Nil);
+    }
+    if outcome.is_ok() && thread.status() == mlua::thread::ThreadStatus::Resumable {
+        if pace.yielded.swap(false, Relaxed) {
+            return Sliced::Suspended;
+        }
+        let yielded = "attempt to yield across metamethod/C-call boundary";
+        return Sliced::Done(Err(mlua::Error::runtime(yielded)));
+    }
+    Sliced::Done(outcome)
+}
+
+/// The script ended (`outcome`): the engine is idle again and the reply (or error) goes
+/// to `out` in `protocol`.
+pub(super) fn finish(
+    engine: &Engine,
+    lua: &Lua,
+    state: &State,
+    outcome: mlua::Result<MultiValue>,
+    (kind, name): (Kind, &str),
+    protocol: Protocol,
+    out: &mut Vec<u8>,
+) {
     lua.remove_interrupt();
-    let _ = set_frozen(&state.redis, "call", Value::Nil);
-    let _ = set_frozen(&state.redis, "pcall", Value::Nil);
-    let _ = set_frozen(&state.redis, "acl_check_cmd", Value::Nil);
     engine.watch.busy.store(false, Relaxed);
-    running.active.store(false, Relaxed);
-    if call.kind == Kind::Function {
-        *running.current.lock() = None;
+    engine.running.active.store(false, Relaxed);
+    if kind == Kind::Function {
+        *engine.running.current.lock() = None;
     }
     let resp = if resp3(state) { ScriptResp::Three } else { ScriptResp::Two };
     let exhausted = lua_near_full(lua);
@@ -161,42 +351,39 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         // limit.
         let _ = lua.gc_collect();
     }
+    let mut reply = Reply::new(out, protocol);
     let values = match outcome {
         Ok(values) => values.into_vec(),
-        Err(e) => return ctx.error(unhandled_error(&e)),
+        Err(e) => return reply.error(unhandled_error(&e)),
     };
-    let protocol = ctx.session.protocol;
     match values.as_slice() {
-        [Value::Boolean(true), result, ..] => {
-            convert::write_reply(&mut Reply::new(ctx.out, protocol), result, resp)
-        }
-        [Value::Boolean(true)] => Reply::new(ctx.out, protocol).null(),
-        [Value::Boolean(false), Value::Table(err), ..] => {
-            let message = match err.raw_get::<Value>("err") {
-                Ok(Value::String(s)) => s.to_string_lossy(),
-                _ => "ERR unknown error".into(),
-            };
-            let message = message.strip_prefix('-').unwrap_or(&message);
-            let message =
-                if message.contains(' ') { message.to_owned() } else { format!("ERR {message}") };
-            let source = err.raw_get::<Option<String>>("source").ok().flatten();
-            let line = err.raw_get::<Option<i64>>("line").ok().flatten();
-            let text = match (source, line) {
-                (Some(source), Some(line)) => {
-                    format!("{message} script: {}, on {source}:{line}.", call.name)
-                }
-                _ => format!("{message} script: {}", call.name),
-            };
-            ctx.error(text);
-        }
+        [Value::Boolean(true), result, ..] => convert::write_reply(&mut reply, result, resp),
+        [Value::Boolean(true)] => reply.null(),
+        [Value::Boolean(false), Value::Table(err), ..] => reply.error(failure_text(err, name)),
         // An error the handler never saw, or one it could not handle: Luau calls no
         // handler for a memory error, and a handler short of memory fails itself.
         [Value::Boolean(false), other, ..] => {
             let message = other.to_string().unwrap_or_default();
             let message = if exhausted { "not enough memory".into() } else { message };
-            ctx.error(format!("ERR {message} script: {}", call.name))
+            reply.error(format!("ERR {message} script: {name}"))
         }
-        _ => ctx.error("ERR Error running script: no result"),
+        _ => reply.error("ERR Error running script: no result"),
+    }
+}
+
+/// The error reply of a script that failed: the handler's `{err, source, line}`.
+fn failure_text(err: &mlua::Table, name: &str) -> String {
+    let message = match err.raw_get::<Value>("err") {
+        Ok(Value::String(s)) => s.to_string_lossy(),
+        _ => "ERR unknown error".into(),
+    };
+    let message = message.strip_prefix('-').unwrap_or(&message);
+    let message = if message.contains(' ') { message.to_owned() } else { format!("ERR {message}") };
+    let source = err.raw_get::<Option<String>>("source").ok().flatten();
+    let line = err.raw_get::<Option<i64>>("line").ok().flatten();
+    match (source, line) {
+        (Some(source), Some(line)) => format!("{message} script: {name}, on {source}:{line}."),
+        _ => format!("{message} script: {name}"),
     }
 }
 
@@ -235,15 +422,15 @@ fn lua_near_full(lua: &Lua) -> bool {
 /// The command of a `redis.call` or `redis.pcall` (they differ only in what an error reply
 /// becomes: raised, or returned as `{err = text}`).
 fn run_call(
-    cell: &std::cell::RefCell<(&mut Ctx<'_>, Scratch)>,
+    cell: &RefCell<(&mut Caller<'_>, Scratch)>,
     lua: &Lua,
     state: &State,
     access: Access,
     args: Variadic<Value>,
 ) -> mlua::Result<Called> {
     let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-    let (ctx, scratch) = &mut *held;
-    from_script(ctx, scratch, lua, state, access, args)
+    let (caller, scratch) = &mut *held;
+    from_script(caller, scratch, lua, state, access, args)
 }
 
 /// A sequence of Lua strings from `items` (into `table`).
@@ -280,7 +467,7 @@ struct Scratch {
 
 /// Runs a command for `redis.call` or `redis.pcall`.
 fn from_script(
-    ctx: &mut Ctx<'_>,
+    caller: &mut Caller<'_>,
     scratch: &mut Scratch,
     lua: &Lua,
     state: &State,
@@ -298,7 +485,7 @@ fn from_script(
         return refused(b"ERR Lua redis lib command arguments must be strings or integers");
     }
     let limits = Limits::default();
-    let outcome = run_command(ctx, lua, state, access, &raw, &limits, &mut scratch.out);
+    let outcome = run_command(caller, lua, state, access, &raw, &limits, &mut scratch.out);
     scratch.raw = raw;
     outcome
 }
@@ -323,7 +510,7 @@ fn compose(raw: &mut Vec<u8>, args: &[Value]) -> bool {
 
 /// `redis.acl_check_cmd(command, ...)`: whether the script's user may run that command
 /// line (its command, subcommand and keys), as Redis 7 answers it.
-fn acl_check(ctx: &Ctx<'_>, args: &[Value]) -> mlua::Result<bool> {
+fn acl_check(session: &Session, args: &[Value]) -> mlua::Result<bool> {
     let fail = |message: &str| Err(mlua::Error::runtime(coded(message)));
     if args.is_empty() {
         return fail("ERR Please specify at least one argument for this redis lib call");
@@ -338,7 +525,7 @@ fn acl_check(ctx: &Ctx<'_>, args: &[Value]) -> mlua::Result<bool> {
     let Ok(routed) = route(&command) else {
         return fail("ERR Invalid command passed to redis.acl_check_cmd()");
     };
-    let Some(account) = &ctx.session.account else { return Ok(true) };
+    let Some(account) = &session.account else { return Ok(true) };
     let line: Vec<&[u8]> = command.args().collect();
     Ok(crate::resp::acl::check(account, &routed, &line).is_ok())
 }
@@ -353,7 +540,7 @@ fn push_bulk(raw: &mut Vec<u8>, bytes: &[u8]) {
 
 /// Routes, checks and runs one command line from a script.
 fn run_command(
-    ctx: &mut Ctx<'_>,
+    caller: &mut Caller<'_>,
     lua: &Lua,
     state: &State,
     access: Access,
@@ -384,14 +571,14 @@ fn run_command(
         if access == Access::ReadOnly {
             return refused(b"ERR Write commands are not allowed from read-only scripts.");
         }
-        ctx.shared.scripts.running.wrote.store(true, Relaxed);
+        caller.shared.scripts.running.wrote.store(true, Relaxed);
     }
     let protocol = if resp3(state) { Protocol::Resp3 } else { Protocol::Resp2 };
-    let saved = std::mem::replace(&mut ctx.session.protocol, protocol);
+    let saved = std::mem::replace(&mut caller.session.protocol, protocol);
     out.clear();
-    let (shared, counters) = (ctx.shared, ctx.counters);
-    let _ = crate::resp::execute_routed(shared, counters, ctx.session, &command, routed, out);
-    ctx.session.protocol = saved;
+    let (shared, counters) = (caller.shared, caller.counters);
+    let _ = crate::resp::execute_routed(shared, counters, caller.session, &command, routed, out);
+    caller.session.protocol = saved;
     let Ok((reply, _)) = parse_reply(out) else {
         return refused(b"ERR reply could not be read");
     };

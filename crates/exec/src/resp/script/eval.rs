@@ -197,14 +197,19 @@ fn run_cached(
     }
 }
 
-/// Runs `f` with the gate held: taken here, or already held by EXEC.
+/// Runs `f` with the gate held: taken here, or already held by EXEC. A script that
+/// `f` left suspended (busy, yielded to its loop) keeps the gate until it ends.
 pub(super) fn run_exclusive(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>)) {
-    if ctx.exclusive == Exclusive::Held {
+    let (shared, counters) = (ctx.shared, ctx.counters);
+    if ctx.exclusive == Exclusive::Held || shared.gate.held_here() {
         return f(ctx);
     }
-    let (shared, counters) = (ctx.shared, ctx.counters);
     let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || f(ctx));
+    let held = shared.gate.hold_guarded(worker);
+    f(ctx);
+    if let Some(suspended) = ctx.session.script.as_mut() {
+        suspended.hold = Some(held.keep());
+    }
 }
 
 /// SCRIPT LOAD.

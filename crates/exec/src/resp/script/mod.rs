@@ -59,7 +59,11 @@ mod eval;
 mod functions;
 mod libs;
 mod sandbox;
+mod suspend;
 mod vm;
+
+pub use call::Suspended;
+pub use suspend::drive_orphan;
 
 /// The Redis 7 version scripts see in `redis.REDIS_VERSION`.
 const REDIS_VERSION: &str = "7.0.15";
@@ -172,8 +176,18 @@ impl Engine {
     }
 }
 
-/// Runs one command of this family.
-pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: ScriptingId) {
+/// Runs one command of this family: [`crate::Flow::Block`] when a busy script yielded
+/// to its loop (its reply comes from [`super::Session::resume_script`]).
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: ScriptingId) -> crate::Flow {
+    run_command(ctx, id);
+    if ctx.session.script.is_some() {
+        crate::Flow::Block
+    } else {
+        crate::Flow::Continue
+    }
+}
+
+fn run_command(ctx: &mut Ctx<'_>, id: ScriptingId) {
     match id {
         ScriptingId::Eval => eval::eval(ctx, eval::Source::Body, Access::ReadWrite),
         ScriptingId::EvalRo => eval::eval(ctx, eval::Source::Body, Access::ReadOnly),

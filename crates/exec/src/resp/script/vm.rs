@@ -41,9 +41,10 @@ pub(super) struct State {
     pub runner: Function,
     /// What the globals proxy reads from (KEYS and ARGV are raw-set in it).
     pub globals: Table,
-    /// `redis` (read-only), where the scoped `call`/`pcall` are set for each run.
+    /// `redis` (read-only).
     pub redis: Table,
-    /// What no script can reach: `resp`, the protocol `redis.setresp` chose.
+    /// What no script can reach: `resp`, the protocol `redis.setresp` chose, and the
+    /// running script's `call`, `pcall` and `acl_check_cmd` (see [`CALL_WRAPPERS`]).
     pub private: Table,
     /// Raises "Script attempted to access nonexistent global variable" (for tables that
     /// must behave as the globals do).
@@ -75,6 +76,14 @@ impl Vm {
         self.eval_lua = eval_lua;
         self.scripts.clear();
         Ok(())
+    }
+
+    /// The Lua state and its `State` that runs `kind`'s code.
+    pub fn state_of(&self, kind: super::Kind) -> (&Lua, &State) {
+        match kind {
+            super::Kind::Eval => (&self.eval_lua, &self.eval),
+            super::Kind::Function => (&self.functions.lua, &self.functions.state),
+        }
     }
 
     /// FUNCTION FLUSH: a new Lua state for the libraries.
@@ -134,6 +143,12 @@ impl State {
         }
         libs::register(lua, &globals)?;
         let (redis, private) = redis_table(lua)?;
+        let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
+        let (call, pcall, acl_check): (Function, Function, Function) =
+            wrappers.call(private.clone())?;
+        redis.raw_set("call", call)?;
+        redis.raw_set("pcall", pcall)?;
+        redis.raw_set("acl_check_cmd", acl_check)?;
         globals.raw_set("redis", redis.clone())?;
         globals.raw_set("KEYS", lua.create_table()?)?;
         globals.raw_set("ARGV", lua.create_table()?)?;
@@ -201,9 +216,20 @@ impl State {
     }
 }
 
-/// The runner and its error handler, in Lua. (`redis.call` and `redis.pcall` are Rust
-/// functions set for each run: a Lua wrapper could be tail-called, and the script's
-/// frame, whose line the error names, would be gone.)
+/// `redis.call`, `redis.pcall` and `redis.acl_check_cmd`: the same functions for the
+/// state's whole life (a script may keep them in a local), each calling the Rust function
+/// that [`super::call`] sets in the private table for the running script only, with that
+/// script's caller (a script suspended while busy gets a new one at each resume). Luau
+/// makes no tail calls, so the script's frame, whose line an error names, stays under the
+/// wrapper's.
+const CALL_WRAPPERS: &str = r#"
+local private = ...
+return function(...) return private.call(...) end,
+  function(...) return private.pcall(...) end,
+  function(...) return private.acl_check_cmd(...) end
+"#;
+
+/// The runner and its error handler, in Lua.
 const SETUP: &str = r#"
 local where_failed, describe, redis = ...
 local rawget, rawset, error, type, tostring, xpcall, sub, find, gsub =
