@@ -379,17 +379,56 @@ impl Tracking {
     /// clients of a matching prefix get one message per prefix.
     pub fn invalidate(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, worker: usize) {
         let mut woken = Woken::default();
-        for key in keys {
-            let taken = self.shards[shard_of(key)].lock().map.remove(*key);
-            if let Some(entry) = taken {
-                self.took(key, entry.ids.len());
-                self.send_to(pubsub, &entry.ids, Payload::Keys(&[key]), writer, &mut woken);
-            }
-        }
+        self.invalidate_readers(pubsub, keys, writer, &mut woken);
         if self.prefix_count.load(Relaxed) > 0 {
             self.broadcast(pubsub, keys, writer, &mut woken);
         }
         wake(pubsub, &woken, worker);
+    }
+
+    /// Whether some BCAST client has a prefix (a command's writes are then gathered for
+    /// [`Tracking::broadcast_keys`]).
+    pub(crate) fn broadcasting(&self) -> bool {
+        self.prefix_count.load(Relaxed) > 0
+    }
+
+    /// [`Tracking::invalidate`] for the clients that read `keys` only, not BCAST ones.
+    pub(crate) fn invalidate_table(
+        &self,
+        pubsub: &Registry,
+        keys: &[&[u8]],
+        writer: u64,
+        worker: usize,
+    ) {
+        let mut woken = Woken::default();
+        self.invalidate_readers(pubsub, keys, writer, &mut woken);
+        wake(pubsub, &woken, worker);
+    }
+
+    /// BCAST clients of prefixes matching `keys` (a whole command's or transaction's
+    /// writes, gathered) get one message per prefix.
+    pub(crate) fn broadcast_keys(
+        &self,
+        pubsub: &Registry,
+        keys: &[&[u8]],
+        writer: u64,
+        worker: usize,
+    ) {
+        let mut woken = Woken::default();
+        if self.broadcasting() {
+            self.broadcast(pubsub, keys, writer, &mut woken);
+        }
+        wake(pubsub, &woken, worker);
+    }
+
+    fn invalidate_readers(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, woken: &mut Woken) {
+        for key in keys {
+            let taken = self.shards[shard_of(key)].lock().map.remove(*key);
+            if let Some(entry) = taken {
+                self.took(key, entry.ids.len());
+                self.send_to(pubsub, &entry.ids, Payload::Keys(&[key]), writer, woken);
+            }
+        }
     }
 
     fn send_to(
