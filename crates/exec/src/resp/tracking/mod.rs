@@ -378,7 +378,8 @@ pub(super) fn client_trackinginfo(ctx: &mut Ctx<'_>) {
 /// CLIENT CACHING that applied to this command.
 pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
     let spec = ctx.spec;
-    if spec.flags.contains(Flags::WRITE) {
+    // A command that blocked has changed nothing yet: it invalidates once served.
+    if spec.flags.contains(Flags::WRITE) && !ctx.session.is_blocked() {
         invalidate_written(ctx, reply_at);
     }
     if ctx.session.in_script {
@@ -557,11 +558,30 @@ fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
     }
 }
 
+/// A blocked command of client `served` was served and changed `keys`: everyone who
+/// read them hears now; the messages for `served` itself are returned, to follow its
+/// reply (Redis sends them after it).
+pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize) -> Vec<u8> {
+    let own = shared.tracking.invalidate_served(&shared.pubsub, keys, served, worker);
+    shared.tracking.settle_charge(&shared.store);
+    own
+}
+
 /// A memcached write of stored key `stored` (database 0's form), by any worker.
 pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
     if let Some((_, name)) = crate::keyspace::decode(stored) {
         shared.tracking.invalidate(&shared.pubsub, &[name], 0, worker);
     }
+}
+
+/// HELLO chose the session's protocol. A RESP3 connection gets its mailbox now: it may
+/// be named as another client's REDIRECT target without ever subscribing, and Redis
+/// pushes invalidations to such a client all the same.
+pub(super) fn hello(ctx: &mut Ctx<'_>) {
+    if ctx.session.protocol == Protocol::Resp3 {
+        super::pubsub::subscriptions(ctx);
+    }
+    protocol_changed(ctx.session);
 }
 
 /// HELLO or RESET changed the protocol: its invalidations follow.
