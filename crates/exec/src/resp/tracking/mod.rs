@@ -21,9 +21,15 @@
 //! A script's reads remember the keys the script declared, as Redis 7.0 does (see
 //! `scripts`); its writes invalidate as any command's.
 //!
-//! Not mirrored: BCAST messages are sent per command (Redis gathers a whole event-loop
-//! turn's keys per prefix), and keys a served blocked pop moves (BLMOVE's destination)
-//! are not invalidated.
+//! BCAST: a top-level command's writes (all of an EXEC's or a script's) are gathered and
+//! sent when it ends, one message per prefix, as Redis gathers an event-loop turn's
+//! (Redis may also merge writes of different clients in one turn; Spinel does not).
+//!
+//! A blocked write (BLMOVE, BLPOP, ...) invalidates nothing when it blocks; once served,
+//! its keys are invalidated then, and its own client's message follows its reply.
+//!
+//! A RESP3 connection gets its mailbox at HELLO: Redis pushes to a REDIRECT target that
+//! speaks RESP3 whether or not it subscribed.
 
 mod scripts;
 mod table;

@@ -729,6 +729,29 @@ mod tests {
         assert_eq!(pushes, 1, "{}", sent.escape_ascii());
     }
 
+    /// Goal: a served blocked client's own invalidation is handed back (to follow its
+    /// reply), others' reach their mailboxes; NOLOOP applies to the served client.
+    /// Method: two RESP3 readers of one key, served client 1.
+    #[test]
+    fn served_client_gets_its_message_back() {
+        let (tracking, pubsub) = (Tracking::default(), Registry::default());
+        let (a, b) = (tracker(1, true), tracker(2, true));
+        for t in [&a, &b] {
+            tracking.register(t);
+            tracking.client_on();
+        }
+        let push = b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n";
+        tracking.remember(&pubsub, &[b"k"], 1, 0);
+        tracking.remember(&pubsub, &[b"k"], 2, 0);
+        assert_eq!(tracking.invalidate_served(&pubsub, &[b"k"], 1, 0), push);
+        assert_eq!(drained(&a), b"");
+        assert_eq!(drained(&b), push);
+        a.mode.lock().noloop = true;
+        tracking.remember(&pubsub, &[b"k"], 1, 0);
+        assert_eq!(tracking.invalidate_served(&pubsub, &[b"k"], 1, 0), b"");
+        assert_eq!(tracking.totals(), (0, 0, 0));
+    }
+
     /// Goal: BCAST sends one message per matching prefix, with the command's matching
     /// keys; a flush sends a null in each client's protocol. Method: one RESP3 and one
     /// RESP2 client (the latter, without REDIRECT, gets nothing).
