@@ -130,7 +130,7 @@ pub(super) fn hello(ctx: &mut Ctx<'_>) {
         }
     }
     ctx.session.protocol = protocol;
-    super::tracking::protocol_changed(ctx.session);
+    super::tracking::hello(ctx);
     sync_client(ctx);
     write_hello(ctx);
 }

@@ -130,8 +130,13 @@ fn memory(shared: &Shared, text: &mut String) {
     field(text, "maxmemory", maxmemory);
     field(text, "maxmemory_human", bytes_to_human(maxmemory));
     field(text, "maxmemory_policy", shared.maxmemory_policy());
+    // Nothing is held outside the limit's count (no replication backlog, no AOF buffer).
+    field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);
     scripting_memory(shared, text);
+    // Values are freed where they are dropped, never handed to a lazy-free thread.
+    field(text, "lazyfree_pending_objects", 0);
+    field(text, "lazyfreed_objects", 0);
 }
 
 /// Redis 7's scripting lines of INFO memory: the Lua states' heaps (`used_memory_vm_*`,

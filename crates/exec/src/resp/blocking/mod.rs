@@ -479,6 +479,13 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
                 keyevents::after(&ctx, before, 0);
             }
             let pushed = waiter.kind.moves().then(|| ctx.key(2).to_vec());
+            let source = ctx.key(index).to_vec();
+            if shared.tracking.any() {
+                let keys = [Some(source.as_slice()), pushed.as_deref()];
+                let keys: Vec<&[u8]> = keys.into_iter().flatten().collect();
+                let worker = shared.worker_of(counters);
+                out.extend(super::tracking::served(shared, &keys, waiter.client_id, worker));
+            }
             Attempt::Served { reply: out, pushed }
         }
         Popped::Empty => Attempt::Empty,

@@ -21,9 +21,15 @@
 //! A script's reads remember the keys the script declared, as Redis 7.0 does (see
 //! `scripts`); its writes invalidate as any command's.
 //!
-//! Not mirrored: BCAST messages are sent per command (Redis gathers a whole event-loop
-//! turn's keys per prefix), and keys a served blocked pop moves (BLMOVE's destination)
-//! are not invalidated.
+//! BCAST: a top-level command's writes (all of an EXEC's or a script's) are gathered and
+//! sent when it ends, one message per prefix, as Redis gathers an event-loop turn's
+//! (Redis may also merge writes of different clients in one turn; Spinel does not).
+//!
+//! A blocked write (BLMOVE, BLPOP, ...) invalidates nothing when it blocks; once served,
+//! its keys are invalidated then, and its own client's message follows its reply.
+//!
+//! A RESP3 connection gets its mailbox at HELLO: Redis pushes to a REDIRECT target that
+//! speaks RESP3 whether or not it subscribed.
 
 mod scripts;
 mod table;
@@ -67,7 +73,15 @@ pub(crate) struct ClientTracking {
     caching: bool,
     /// The keys the running script declared, until its first read remembers them.
     script_keys: Vec<Vec<u8>>,
+    /// Keys the running top-level command (EXEC, a script) wrote while some client is in
+    /// BCAST mode: broadcast together when it ends, one message per prefix, as Redis
+    /// gathers an event-loop turn's keys.
+    written: Vec<Vec<u8>>,
 }
+
+/// Gathered written keys past this many are broadcast at once (a script writing without
+/// end would otherwise hold them all).
+const WRITTEN_KEYS_MAX: usize = 1024;
 
 #[derive(Default)]
 struct Options {
@@ -370,7 +384,8 @@ pub(super) fn client_trackinginfo(ctx: &mut Ctx<'_>) {
 /// CLIENT CACHING that applied to this command.
 pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
     let spec = ctx.spec;
-    if spec.flags.contains(Flags::WRITE) {
+    // A command that blocked has changed nothing yet: it invalidates once served.
+    if spec.flags.contains(Flags::WRITE) && !ctx.session.is_blocked() {
         invalidate_written(ctx, reply_at);
     }
     if ctx.session.in_script {
@@ -381,8 +396,40 @@ pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
     // As Redis: CACHING applies to the next command, or the whole MULTI ... EXEC; any
     // CLIENT subcommand leaves it be.
     let outer = ctx.exclusive == Exclusive::IfMultiKey;
+    if outer {
+        broadcast_written(ctx.shared, ctx.counters, ctx.session);
+    }
     if outer && ctx.session.tx.is_none() && spec.name != "client" {
         ctx.session.tracking.caching = false;
+    }
+}
+
+/// Sends the gathered written keys to BCAST clients (sorted, each once).
+fn broadcast_written(shared: &Shared, counters: &crate::Counters, session: &mut Session) {
+    let written = &mut session.tracking.written;
+    if written.is_empty() {
+        return;
+    }
+    written.sort_unstable();
+    written.dedup();
+    let keys: Vec<&[u8]> = written.iter().map(Vec::as_slice).collect();
+    let worker = shared.worker_of(counters);
+    shared.tracking.broadcast_keys(&shared.pubsub, &keys, session.tracking.id, worker);
+    session.tracking.written.clear();
+}
+
+/// Table readers of `keys` hear now; BCAST clients when the top-level command ends.
+fn invalidate_keys(ctx: &mut Ctx<'_>, keys: &[&[u8]]) {
+    let shared = ctx.shared;
+    let worker = shared.worker_of(ctx.counters);
+    let writer = ctx.session.tracking.id;
+    shared.tracking.invalidate_table(&shared.pubsub, keys, writer, worker);
+    shared.tracking.settle_charge(&shared.store);
+    if shared.tracking.broadcasting() {
+        ctx.session.tracking.written.extend(keys.iter().map(|key| key.to_vec()));
+        if ctx.session.tracking.written.len() > WRITTEN_KEYS_MAX {
+            broadcast_written(shared, ctx.counters, ctx.session);
+        }
     }
 }
 
@@ -460,24 +507,21 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
     if matches!(spec.run, Run::Command(CommandId::Swapdb)) {
         return;
     }
-    let writer = ctx.session.tracking.id;
+    let cmd = ctx.cmd;
     if spec.first_key > 0 && spec.last_key == spec.first_key {
         // One key (SET, INCR, HSET, ...): no list to build.
-        if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
-            shared.tracking.invalidate(&shared.pubsub, &[key], writer, worker);
-            shared.tracking.settle_charge(&shared.store);
+        if let Some(key) = cmd.arg(spec.first_key as usize) {
+            invalidate_keys(ctx, &[key]);
         }
         return;
     }
-    let args: Vec<&[u8]> = ctx.cmd.args().collect();
+    let args: Vec<&[u8]> = cmd.args().collect();
     // Only the keys the command changes: a STORE form's destination, not its sources.
     let changes = KeyFlags::INSERT | KeyFlags::DELETE | KeyFlags::UPDATE;
     let keys = keys_where(name, &args, |flags| flags & changes != 0);
-    if keys.is_empty() {
-        return;
+    if !keys.is_empty() {
+        invalidate_keys(ctx, &keys);
     }
-    shared.tracking.invalidate(&shared.pubsub, &keys, writer, worker);
-    shared.tracking.settle_charge(&shared.store);
 }
 
 /// The keys of a command line whose key-spec flags pass `wanted`.
@@ -520,11 +564,30 @@ fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
     }
 }
 
+/// A blocked command of client `served` was served and changed `keys`: everyone who
+/// read them hears now; the messages for `served` itself are returned, to follow its
+/// reply (Redis sends them after it).
+pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize) -> Vec<u8> {
+    let own = shared.tracking.invalidate_served(&shared.pubsub, keys, served, worker);
+    shared.tracking.settle_charge(&shared.store);
+    own
+}
+
 /// A memcached write of stored key `stored` (database 0's form), by any worker.
 pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
     if let Some((_, name)) = crate::keyspace::decode(stored) {
         shared.tracking.invalidate(&shared.pubsub, &[name], 0, worker);
     }
+}
+
+/// HELLO chose the session's protocol. A RESP3 connection gets its mailbox now: it may
+/// be named as another client's REDIRECT target without ever subscribing, and Redis
+/// pushes invalidations to such a client all the same.
+pub(super) fn hello(ctx: &mut Ctx<'_>) {
+    if ctx.session.protocol == Protocol::Resp3 {
+        super::pubsub::subscriptions(ctx);
+    }
+    protocol_changed(ctx.session);
 }
 
 /// HELLO or RESET changed the protocol: its invalidations follow.

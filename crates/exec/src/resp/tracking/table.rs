@@ -125,6 +125,14 @@ impl Shard {
     }
 }
 
+/// Where one invalidation's messages go besides mailboxes: the loops to wake, and the
+/// messages for one client kept apart (a served blocked client's, sent after its reply).
+#[derive(Default)]
+pub(crate) struct Sink {
+    woken: Woken,
+    capture: Option<(u64, Vec<u8>)>,
+}
+
 /// A BCAST prefix and the clients that registered it.
 type Prefix = (Vec<u8>, Vec<Arc<Tracker>>);
 
@@ -347,7 +355,7 @@ impl Tracking {
         if max == 0 || self.keys.load(Relaxed) <= max {
             return;
         }
-        let mut woken = Woken::default();
+        let mut sink = Sink::default();
         let mut evicted = 0;
         let mut empty_shards = 0;
         while self.keys.load(Relaxed) > max
@@ -362,9 +370,9 @@ impl Tracking {
             empty_shards = 0;
             evicted += 1;
             self.took(&key, ids.len());
-            self.send_to(pubsub, &ids, Payload::Keys(&[&key]), 0, &mut woken);
+            self.send_to(pubsub, &ids, Payload::Keys(&[&key]), 0, &mut sink);
         }
-        wake(pubsub, &woken, worker);
+        wake(pubsub, &sink.woken, worker);
     }
 
     fn took(&self, key: &[u8], ids: usize) {
@@ -378,18 +386,76 @@ impl Tracking {
     /// every client that read one gets an invalidation and is forgotten for it; BCAST
     /// clients of a matching prefix get one message per prefix.
     pub fn invalidate(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, worker: usize) {
-        let mut woken = Woken::default();
+        let mut sink = Sink::default();
+        self.invalidate_readers(pubsub, keys, writer, &mut sink);
+        if self.prefix_count.load(Relaxed) > 0 {
+            self.broadcast(pubsub, keys, writer, &mut sink);
+        }
+        wake(pubsub, &sink.woken, worker);
+    }
+
+    /// [`Tracking::invalidate`] of the keys a served blocked command (BLMOVE, BLPOP, ...)
+    /// changed, for client `served`: its own invalidations are returned, to follow the
+    /// reply it is about to get, instead of reaching its mailbox before that reply.
+    pub(crate) fn invalidate_served(
+        &self,
+        pubsub: &Registry,
+        keys: &[&[u8]],
+        served: u64,
+        worker: usize,
+    ) -> Vec<u8> {
+        let mut sink = Sink { capture: Some((served, Vec::new())), ..Sink::default() };
+        self.invalidate_readers(pubsub, keys, served, &mut sink);
+        if self.broadcasting() {
+            self.broadcast(pubsub, keys, served, &mut sink);
+        }
+        wake(pubsub, &sink.woken, worker);
+        sink.capture.map(|(_, captured)| captured).unwrap_or_default()
+    }
+
+    /// Whether some BCAST client has a prefix (a command's writes are then gathered for
+    /// [`Tracking::broadcast_keys`]).
+    pub(crate) fn broadcasting(&self) -> bool {
+        self.prefix_count.load(Relaxed) > 0
+    }
+
+    /// [`Tracking::invalidate`] for the clients that read `keys` only, not BCAST ones.
+    pub(crate) fn invalidate_table(
+        &self,
+        pubsub: &Registry,
+        keys: &[&[u8]],
+        writer: u64,
+        worker: usize,
+    ) {
+        let mut sink = Sink::default();
+        self.invalidate_readers(pubsub, keys, writer, &mut sink);
+        wake(pubsub, &sink.woken, worker);
+    }
+
+    /// BCAST clients of prefixes matching `keys` (a whole command's or transaction's
+    /// writes, gathered) get one message per prefix.
+    pub(crate) fn broadcast_keys(
+        &self,
+        pubsub: &Registry,
+        keys: &[&[u8]],
+        writer: u64,
+        worker: usize,
+    ) {
+        let mut sink = Sink::default();
+        if self.broadcasting() {
+            self.broadcast(pubsub, keys, writer, &mut sink);
+        }
+        wake(pubsub, &sink.woken, worker);
+    }
+
+    fn invalidate_readers(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, sink: &mut Sink) {
         for key in keys {
             let taken = self.shards[shard_of(key)].lock().map.remove(*key);
             if let Some(entry) = taken {
                 self.took(key, entry.ids.len());
-                self.send_to(pubsub, &entry.ids, Payload::Keys(&[key]), writer, &mut woken);
+                self.send_to(pubsub, &entry.ids, Payload::Keys(&[key]), writer, sink);
             }
         }
-        if self.prefix_count.load(Relaxed) > 0 {
-            self.broadcast(pubsub, keys, writer, &mut woken);
-        }
-        wake(pubsub, &woken, worker);
     }
 
     fn send_to(
@@ -398,7 +464,7 @@ impl Tracking {
         ids: &[u64],
         payload: Payload<'_>,
         writer: u64,
-        woken: &mut Woken,
+        sink: &mut Sink,
     ) {
         let trackers = self.trackers.read();
         for id in ids {
@@ -409,11 +475,11 @@ impl Tracking {
                 continue;
             }
             drop(mode);
-            self.send(pubsub, tracker, payload, woken);
+            self.send(pubsub, tracker, payload, sink);
         }
     }
 
-    fn broadcast(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, woken: &mut Woken) {
+    fn broadcast(&self, pubsub: &Registry, keys: &[&[u8]], writer: u64, sink: &mut Sink) {
         let prefixes = self.prefixes.read();
         let mut matching: Vec<&[u8]> = Vec::new();
         for (prefix, clients) in prefixes.iter() {
@@ -428,7 +494,7 @@ impl Tracking {
                     continue;
                 }
                 drop(mode);
-                self.send(pubsub, tracker, Payload::Keys(&matching), woken);
+                self.send(pubsub, tracker, Payload::Keys(&matching), sink);
             }
         }
     }
@@ -449,23 +515,32 @@ impl Tracking {
             self.bytes.fetch_sub(bytes, Relaxed);
             *shard = Shard::default();
         }
-        let mut woken = Woken::default();
+        let mut sink = Sink::default();
         let trackers: Vec<Arc<Tracker>> = self.trackers.read().values().cloned().collect();
         for tracker in &trackers {
             if tracker.mode.lock().on {
-                self.send(pubsub, tracker, Payload::All, &mut woken);
+                self.send(pubsub, tracker, Payload::All, &mut sink);
             }
         }
-        wake(pubsub, &woken, worker);
+        wake(pubsub, &sink.woken, worker);
     }
 
     /// One invalidation for `tracker`: to its REDIRECT target if it has one (RESP3: a push;
     /// RESP2: a message on `__redis__:invalidate`, if subscribed), else to itself if it
     /// speaks RESP3 (RESP2 has no pushes on a normal connection: nothing is sent).
-    fn send(&self, pubsub: &Registry, tracker: &Tracker, payload: Payload<'_>, woken: &mut Woken) {
+    fn send(&self, pubsub: &Registry, tracker: &Tracker, payload: Payload<'_>, sink: &mut Sink) {
         let redirect = tracker.mode.lock().redirect;
         // The null of a flush is in the tracking client's own protocol, even when redirected.
         let own_resp3 = tracker.mailbox.is_resp3();
+        if let Some((id, captured)) = &mut sink.capture {
+            if *id == tracker.id && redirect == 0 {
+                if own_resp3 {
+                    push_header(captured);
+                    write_payload(captured, payload, true);
+                }
+                return;
+            }
+        }
         if redirect == 0 {
             let delivered = tracker.mailbox.deliver_with(|resp3, out| {
                 if resp3 {
@@ -474,7 +549,7 @@ impl Tracking {
                 }
             });
             if delivered && own_resp3 {
-                woken.add(tracker.mailbox.worker);
+                sink.woken.add(tracker.mailbox.worker);
             }
             return;
         }
@@ -493,7 +568,7 @@ impl Tracking {
                 }
             });
             if delivered && own_resp3 {
-                woken.add(tracker.mailbox.worker);
+                sink.woken.add(tracker.mailbox.worker);
             }
             return;
         };
@@ -513,7 +588,7 @@ impl Tracking {
             wrote = true;
         });
         if wrote {
-            woken.add(target.worker);
+            sink.woken.add(target.worker);
         }
     }
 
@@ -652,6 +727,29 @@ mod tests {
         let sent = drained(&a);
         let pushes = sent.windows(10).filter(|w| w == b"invalidate").count();
         assert_eq!(pushes, 1, "{}", sent.escape_ascii());
+    }
+
+    /// Goal: a served blocked client's own invalidation is handed back (to follow its
+    /// reply), others' reach their mailboxes; NOLOOP applies to the served client.
+    /// Method: two RESP3 readers of one key, served client 1.
+    #[test]
+    fn served_client_gets_its_message_back() {
+        let (tracking, pubsub) = (Tracking::default(), Registry::default());
+        let (a, b) = (tracker(1, true), tracker(2, true));
+        for t in [&a, &b] {
+            tracking.register(t);
+            tracking.client_on();
+        }
+        let push = b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n";
+        tracking.remember(&pubsub, &[b"k"], 1, 0);
+        tracking.remember(&pubsub, &[b"k"], 2, 0);
+        assert_eq!(tracking.invalidate_served(&pubsub, &[b"k"], 1, 0), push);
+        assert_eq!(drained(&a), b"");
+        assert_eq!(drained(&b), push);
+        a.mode.lock().noloop = true;
+        tracking.remember(&pubsub, &[b"k"], 1, 0);
+        assert_eq!(tracking.invalidate_served(&pubsub, &[b"k"], 1, 0), b"");
+        assert_eq!(tracking.totals(), (0, 0, 0));
     }
 
     /// Goal: BCAST sends one message per matching prefix, with the command's matching
