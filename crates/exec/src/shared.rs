@@ -174,6 +174,9 @@ pub struct Shared {
     pub verbosity: AtomicU32,
     workers: Vec<Arc<Counters>>,
     baseline: Mutex<Totals>,
+    /// The per-command figures at the last CONFIG RESETSTAT (INFO commandstats subtracts
+    /// them; the metrics endpoint keeps the raw sums).
+    command_stats_baseline: Mutex<Vec<crate::latency::Summary>>,
     /// memcached's `maxbytes`: `-m`, or the last `cache_memlimit` (the store has it less the
     /// buffers' share).
     maxbytes: AtomicU64,
@@ -427,6 +430,7 @@ impl Shared {
             verbosity: AtomicU32::new(0),
             workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
             baseline: Mutex::new(Totals::default()),
+            command_stats_baseline: Mutex::new(Vec::new()),
             maxbytes: AtomicU64::new(maxbytes),
             shutdown: std::sync::atomic::AtomicBool::new(false),
             clients: ClientRegistry::default(),
@@ -506,6 +510,19 @@ impl Shared {
         self.workers.iter().map(|c| &**c)
     }
 
+    /// Per-command figures since the last CONFIG RESETSTAT, by command index, leaving out
+    /// commands with nothing counted since.
+    pub fn command_stats_since_reset(&self) -> Vec<(usize, crate::latency::Summary)> {
+        let now = crate::latency::summarize_all(self.worker_counters().map(|c| &c.command_stats));
+        let baseline = self.command_stats_baseline.lock();
+        let zero = crate::latency::Summary::default();
+        now.iter()
+            .enumerate()
+            .map(|(index, sum)| (index, sum.since(baseline.get(index).unwrap_or(&zero))))
+            .filter(|(_, sum)| sum.calls > 0 || sum.failed > 0 || sum.rejected > 0)
+            .collect()
+    }
+
     /// Sums of all workers' counters since the last `stats reset`. Gauges
     /// (`curr_connections`) are not affected by the reset.
     pub fn totals(&self) -> Totals {
@@ -521,6 +538,8 @@ impl Shared {
         let store = self.store.stats();
         *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);
         self.error_stats.clear();
+        *self.command_stats_baseline.lock() =
+            crate::latency::summarize_all(self.worker_counters().map(|c| &c.command_stats));
         self.prefix_stats.clear();
         self.watchers.reset_counts();
     }

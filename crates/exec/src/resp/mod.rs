@@ -271,6 +271,7 @@ pub(crate) fn execute_routed(
 ) -> Flow {
     bump(&counters.total_commands, 1);
     let start = out.len();
+    let mut ran = false;
     let flow = match auth::refusal(shared, session, &routed, command) {
         Ok(()) => match cluster::script_refusal(shared, session, &routed, command) {
             Some(message) => {
@@ -278,6 +279,7 @@ pub(crate) fn execute_routed(
                 Flow::Continue
             }
             None => {
+                ran = true;
                 session.in_script = true;
                 let flow = run(shared, counters, session, command, routed, out, Exclusive::Held);
                 session.in_script = false;
@@ -295,6 +297,9 @@ pub(crate) fn execute_routed(
         }
     };
     count_error_reply(shared, counters, out, start);
+    if !ran && out.get(start) == Some(&b'-') {
+        count_rejected(counters, command);
+    }
     flow
 }
 
@@ -304,6 +309,14 @@ fn count_error_reply(shared: &Shared, counters: &Counters, out: &[u8], start: us
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
+    }
+}
+
+/// Counts a call of `command` refused before it ran, if it names a known command.
+fn count_rejected(counters: &Counters, command: &Command<'_>) {
+    let spec = command.name().and_then(proto_resp::commands::lookup);
+    if let (Some(spec), false) = (spec, cfg!(feature = "no-command-stats")) {
+        counters.command_stats.reject(proto_resp::commands::index_of(spec));
     }
 }
 
@@ -336,6 +349,9 @@ fn execute_as(
             return Flow::Continue;
         }
     }
+    // Whether the command reached its handler: an error reply before that is a rejected
+    // call of the command (INFO commandstats' `rejected_calls`).
+    let mut ran = false;
     let flow = match tx::queue(shared, session, command) {
         Some(Ok(())) => {
             note_queued(shared, session, command);
@@ -357,9 +373,13 @@ fn execute_as(
                     Flow::Continue
                 }
                 Ok(()) if exclusive == Exclusive::IfMultiKey && shared.cluster.get().is_some() => {
+                    ran = true;
                     run_in_cluster(shared, counters, session, command, routed, out)
                 }
-                Ok(()) => run(shared, counters, session, command, routed, out, exclusive),
+                Ok(()) => {
+                    ran = true;
+                    run(shared, counters, session, command, routed, out, exclusive)
+                }
                 Err(auth::Refusal::Closed) => return Flow::Close,
                 Err(auth::Refusal::Denied(denied)) => {
                     let message = match exclusive {
@@ -386,6 +406,9 @@ fn execute_as(
         },
     };
     count_error_reply(shared, counters, out, start);
+    if !ran && out.get(start) == Some(&b'-') {
+        count_rejected(counters, command);
+    }
     // Waiters on the keys it wrote are served once the whole command (or EXEC) is done.
     if exclusive == Exclusive::IfMultiKey && !session.ready_keys.is_empty() {
         blocking::serve_ready(shared, counters, session);
@@ -409,6 +432,7 @@ fn run_in_cluster(
 ) -> Flow {
     let flow = match cluster::judge(shared, session, &routed, command) {
         Err(message) => {
+            count_rejected(counters, command);
             tx::end_refused_exec(session, &routed);
             Reply::new(out, session.protocol).error(message);
             Flow::Continue
@@ -507,6 +531,9 @@ fn run(
         }
         flow
     };
+    if counted && ctx.out.get(reply_at) == Some(&b'-') {
+        counters.command_stats.fail(index);
+    }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
     }
