@@ -224,6 +224,9 @@ pub struct Shared {
     store_baseline: Mutex<(u64, u64)>,
     /// Redis error replies by prefix, for `INFO errorstats`.
     pub error_stats: crate::resp::ErrorStats,
+    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
+    /// ...), by name; a name not here has its default.
+    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
     /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
     pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
     /// Redis `protected-mode` as last set (start, CONFIG SET).
@@ -447,6 +450,7 @@ impl Shared {
             maxmemory_policy: AtomicU8::new(policy),
             store_baseline: Mutex::new((0, 0)),
             error_stats: crate::resp::ErrorStats::default(),
+            kept_config: Mutex::new(Vec::new()),
             gate,
             scripts: crate::resp::script::Engine::new(busy),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),

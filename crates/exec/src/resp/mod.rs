@@ -40,6 +40,7 @@ mod client_admin;
 mod clients;
 pub mod cluster;
 mod config;
+mod config_kept;
 mod connection;
 mod dispatch;
 mod errorstats;
