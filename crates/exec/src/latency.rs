@@ -86,10 +86,16 @@ fn bump(counter: &AtomicU64, by: u64) {
 impl CommandStats {
     /// Counts a call of command `index`; true when it is one the histogram samples.
     pub fn count(&self, index: usize) -> bool {
-        let calls = &self.entries[index].calls;
-        let n = calls.load(Relaxed).wrapping_add(1);
-        calls.store(n, Relaxed);
-        n.is_multiple_of(SAMPLE)
+        let sampled = self.next_is_sampled(index);
+        bump(&self.entries[index].calls, 1);
+        sampled
+    }
+
+    /// Whether the next call of command `index` is one the histogram samples; a command
+    /// asks before it runs and is counted ([`CommandStats::count`]) once it ran, so that
+    /// INFO does not count itself and CONFIG RESETSTAT counts itself, as in Redis.
+    pub fn next_is_sampled(&self, index: usize) -> bool {
+        self.entries[index].calls.load(Relaxed).wrapping_add(1).is_multiple_of(SAMPLE)
     }
 
     /// Counts a call of command `index` that replied with an error.

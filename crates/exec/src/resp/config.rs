@@ -354,7 +354,8 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
             Kind::Kept => {
                 let canonical = String::from_utf8_lossy(name).to_ascii_lowercase();
                 let kept = kept::find(&canonical).expect("a kept parameter is in the table");
-                let shown = kept.check(value).map_err(|why| set_failed(kept.name.as_bytes(), &why))?;
+                let shown =
+                    kept.check(value).map_err(|why| set_failed(kept.name.as_bytes(), &why))?;
                 changes.push(Change::Kept(kept.name, shown));
             }
             Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),

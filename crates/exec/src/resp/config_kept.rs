@@ -160,7 +160,10 @@ mod tests {
             Err("argument must be a memory or percent value".into())
         );
         assert!(kept("client-query-buffer-limit").check(b"1023").is_err());
-        assert_eq!(kept("maxmemory-samples").check(b"65").unwrap_err().as_str(), "argument must be between 1 and 64 inclusive");
+        assert_eq!(
+            kept("maxmemory-samples").check(b"65").unwrap_err().as_str(),
+            "argument must be between 1 and 64 inclusive"
+        );
         assert_eq!(kept("save").check(b"3000 5"), Ok("3000 5".into()));
         assert_eq!(kept("save").check(b"3000"), Err("Invalid save parameters".into()));
         assert_eq!(kept("save").check(b"1  2"), Err("Invalid save parameters".into()));

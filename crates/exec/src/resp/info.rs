@@ -44,8 +44,7 @@ pub(super) fn info(ctx: &mut Ctx<'_>) {
         .iter()
         .copied()
         .filter(|s| {
-            all || (default && !NOT_DEFAULT.contains(s))
-                || asked.iter().any(|a| a == s.as_bytes())
+            all || (default && !NOT_DEFAULT.contains(s)) || asked.iter().any(|a| a == s.as_bytes())
         })
         .collect();
     let text = render(ctx.shared, &wanted);

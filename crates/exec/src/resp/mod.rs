@@ -497,7 +497,7 @@ fn run(
     let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
     // See `crate::latency` for what is timed and why.
     let counted = !cfg!(feature = "no-command-stats");
-    let sampled = counted && counters.command_stats.count(index);
+    let sampled = counted && counters.command_stats.next_is_sampled(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
     let mut ctx =
@@ -532,8 +532,11 @@ fn run(
         }
         flow
     };
-    if counted && ctx.out.get(reply_at) == Some(&b'-') {
-        counters.command_stats.fail(index);
+    if counted {
+        counters.command_stats.count(index);
+        if ctx.out.get(reply_at) == Some(&b'-') {
+            counters.command_stats.fail(index);
+        }
     }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
