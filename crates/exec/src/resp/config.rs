@@ -585,7 +585,7 @@ mod tests {
             ),
         ]);
         // None of the refused commands changed anything.
-        h.check(&[("CONFIG GET maxmemory*", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
+        h.check(&[("CONFIG GET maxmemory maxmemory-policy", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
         assert_eq!(memory_bytes(b"1k"), Some(1000));
         assert_eq!(memory_bytes(b"2KB"), Some(2048));
         assert_eq!(memory_bytes(b"x"), None);
