@@ -35,6 +35,10 @@ const BUCKETS: usize = BUCKET_BOUNDS_US.len() + 1;
 #[derive(Debug, Default)]
 struct Entry {
     calls: AtomicU64,
+    /// Calls whose reply was an error (Redis's `failed_calls`).
+    failed: AtomicU64,
+    /// Calls refused before they ran: arity, ACL, cluster (Redis's `rejected_calls`).
+    rejected: AtomicU64,
     timed: AtomicU64,
     sum_ns: AtomicU64,
     buckets: [AtomicU64; BUCKETS],
@@ -82,10 +86,26 @@ fn bump(counter: &AtomicU64, by: u64) {
 impl CommandStats {
     /// Counts a call of command `index`; true when it is one the histogram samples.
     pub fn count(&self, index: usize) -> bool {
-        let calls = &self.entries[index].calls;
-        let n = calls.load(Relaxed).wrapping_add(1);
-        calls.store(n, Relaxed);
-        n.is_multiple_of(SAMPLE)
+        let sampled = self.next_is_sampled(index);
+        bump(&self.entries[index].calls, 1);
+        sampled
+    }
+
+    /// Whether the next call of command `index` is one the histogram samples; a command
+    /// asks before it runs and is counted ([`CommandStats::count`]) once it ran, so that
+    /// INFO does not count itself and CONFIG RESETSTAT counts itself, as in Redis.
+    pub fn next_is_sampled(&self, index: usize) -> bool {
+        self.entries[index].calls.load(Relaxed).wrapping_add(1).is_multiple_of(SAMPLE)
+    }
+
+    /// Counts a call of command `index` that replied with an error.
+    pub fn fail(&self, index: usize) {
+        bump(&self.entries[index].failed, 1);
+    }
+
+    /// Counts a call of command `index` refused before it ran.
+    pub fn reject(&self, index: usize) {
+        bump(&self.entries[index].rejected, 1);
     }
 
     /// Records a call's duration.
@@ -108,6 +128,8 @@ fn bucket_of(nanos: u64) -> usize {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
     pub calls: u64,
+    pub failed: u64,
+    pub rejected: u64,
     pub timed: u64,
     pub sum_ns: u64,
     /// Per bucket (not cumulative); the last is +Inf.
@@ -116,6 +138,42 @@ pub struct Summary {
 
 /// Sums every worker's figures, by command index; commands never called are left out.
 pub fn summarize<'a>(workers: impl Iterator<Item = &'a CommandStats>) -> Vec<(usize, Summary)> {
+    let sums = summarize_all(workers);
+    sums.into_iter().enumerate().filter(|(_, s)| s.calls > 0).collect()
+}
+
+impl Summary {
+    /// What was counted after `baseline` was taken (CONFIG RESETSTAT), figure by figure.
+    pub fn since(&self, baseline: &Summary) -> Summary {
+        let buckets = self
+            .buckets
+            .iter()
+            .zip(baseline.buckets.iter().chain(std::iter::repeat(&0)))
+            .map(|(now, then)| now.wrapping_sub(*then))
+            .collect();
+        Summary {
+            calls: self.calls.wrapping_sub(baseline.calls),
+            failed: self.failed.wrapping_sub(baseline.failed),
+            rejected: self.rejected.wrapping_sub(baseline.rejected),
+            timed: self.timed.wrapping_sub(baseline.timed),
+            sum_ns: self.sum_ns.wrapping_sub(baseline.sum_ns),
+            buckets,
+        }
+    }
+
+    /// Estimated total microseconds of all calls: the sampled calls' mean times the calls
+    /// (only one call in [`SAMPLE`] is timed; 0 until one was).
+    pub fn estimated_usec(&self) -> u64 {
+        if self.timed == 0 {
+            return 0;
+        }
+        let mean_ns = self.sum_ns as f64 / self.timed as f64;
+        (mean_ns * self.calls as f64 / 1000.0) as u64
+    }
+}
+
+/// Sums every worker's figures, one entry per command index (empty without workers).
+pub fn summarize_all<'a>(workers: impl Iterator<Item = &'a CommandStats>) -> Vec<Summary> {
     let mut sums: Vec<Summary> = Vec::new();
     for stats in workers {
         if sums.is_empty() {
@@ -126,6 +184,8 @@ pub fn summarize<'a>(workers: impl Iterator<Item = &'a CommandStats>) -> Vec<(us
         }
         for (sum, entry) in sums.iter_mut().zip(stats.entries.iter()) {
             sum.calls += entry.calls.load(Relaxed);
+            sum.failed += entry.failed.load(Relaxed);
+            sum.rejected += entry.rejected.load(Relaxed);
             sum.timed += entry.timed.load(Relaxed);
             sum.sum_ns += entry.sum_ns.load(Relaxed);
             for (total, bucket) in sum.buckets.iter_mut().zip(entry.buckets.iter()) {
@@ -133,7 +193,7 @@ pub fn summarize<'a>(workers: impl Iterator<Item = &'a CommandStats>) -> Vec<(us
             }
         }
     }
-    sums.into_iter().enumerate().filter(|(_, s)| s.calls > 0).collect()
+    sums
 }
 
 #[cfg(test)]

@@ -174,6 +174,9 @@ pub struct Shared {
     pub verbosity: AtomicU32,
     workers: Vec<Arc<Counters>>,
     baseline: Mutex<Totals>,
+    /// The per-command figures at the last CONFIG RESETSTAT (INFO commandstats subtracts
+    /// them; the metrics endpoint keeps the raw sums).
+    command_stats_baseline: Mutex<Vec<crate::latency::Summary>>,
     /// memcached's `maxbytes`: `-m`, or the last `cache_memlimit` (the store has it less the
     /// buffers' share).
     maxbytes: AtomicU64,
@@ -221,6 +224,9 @@ pub struct Shared {
     store_baseline: Mutex<(u64, u64)>,
     /// Redis error replies by prefix, for `INFO errorstats`.
     pub error_stats: crate::resp::ErrorStats,
+    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
+    /// ...), by name; a name not here has its default.
+    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
     /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
     pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
     /// Redis `protected-mode` as last set (start, CONFIG SET).
@@ -427,6 +433,7 @@ impl Shared {
             verbosity: AtomicU32::new(0),
             workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
             baseline: Mutex::new(Totals::default()),
+            command_stats_baseline: Mutex::new(Vec::new()),
             maxbytes: AtomicU64::new(maxbytes),
             shutdown: std::sync::atomic::AtomicBool::new(false),
             clients: ClientRegistry::default(),
@@ -443,6 +450,7 @@ impl Shared {
             maxmemory_policy: AtomicU8::new(policy),
             store_baseline: Mutex::new((0, 0)),
             error_stats: crate::resp::ErrorStats::default(),
+            kept_config: Mutex::new(Vec::new()),
             gate,
             scripts: crate::resp::script::Engine::new(busy),
             prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
@@ -506,6 +514,19 @@ impl Shared {
         self.workers.iter().map(|c| &**c)
     }
 
+    /// Per-command figures since the last CONFIG RESETSTAT, by command index, leaving out
+    /// commands with nothing counted since.
+    pub fn command_stats_since_reset(&self) -> Vec<(usize, crate::latency::Summary)> {
+        let now = crate::latency::summarize_all(self.worker_counters().map(|c| &c.command_stats));
+        let baseline = self.command_stats_baseline.lock();
+        let zero = crate::latency::Summary::default();
+        now.iter()
+            .enumerate()
+            .map(|(index, sum)| (index, sum.since(baseline.get(index).unwrap_or(&zero))))
+            .filter(|(_, sum)| sum.calls > 0 || sum.failed > 0 || sum.rejected > 0)
+            .collect()
+    }
+
     /// Sums of all workers' counters since the last `stats reset`. Gauges
     /// (`curr_connections`) are not affected by the reset.
     pub fn totals(&self) -> Totals {
@@ -521,6 +542,8 @@ impl Shared {
         let store = self.store.stats();
         *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);
         self.error_stats.clear();
+        *self.command_stats_baseline.lock() =
+            crate::latency::summarize_all(self.worker_counters().map(|c| &c.command_stats));
         self.prefix_stats.clear();
         self.watchers.reset_counts();
     }

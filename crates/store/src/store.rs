@@ -123,6 +123,8 @@ enum Unlink {
 enum Access {
     Count,
     DontCount,
+    /// Counted, and the access time set to now whatever the count (Redis TOUCH).
+    Stamp,
 }
 
 /// What a clear pass over a segment does with items that are still valid.
@@ -309,6 +311,12 @@ impl Reader<'_> {
         self.lookup(key, access)
     }
 
+    /// Looks a key up, counts the read and sets its access time to now (Redis TOUCH: an
+    /// explicit access, where a read moves the time only as memcached's second read).
+    pub fn get_and_stamp(&self, key: &[u8]) -> Option<Item<'_>> {
+        self.lookup(key, Access::Stamp)
+    }
+
     /// Looks a key up without counting it as an access.
     pub fn peek(&self, key: &[u8]) -> Option<Item<'_>> {
         self.lookup(key, Access::DontCount)
@@ -322,7 +330,8 @@ impl Reader<'_> {
         }
         // The view holds the access time from before this read, as memcached's meta flags do.
         let view = item.view(found.value.freq(), self.now_ms);
-        if access == Access::Count && Index::touch_freq(&found) == Some(2) {
+        let second = access != Access::DontCount && Index::touch_freq(&found) == Some(2);
+        if second || access == Access::Stamp {
             // The second access: memcached's bump of `it->time` (ITEM_FETCHED -> ACTIVE).
             shared_writes::note(Site::AccessStamp);
             item.stamp.store(secs_stamp(self.now_ms));

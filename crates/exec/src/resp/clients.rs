@@ -190,9 +190,11 @@ impl Activity {
 
 impl ClientInfo {
     /// One `CLIENT LIST` line (with its `\n`), in Redis 7.2's field order; `now_secs` is
-    /// the server clock's second (`Shared::clock_secs`). Fields Spinel does not track
-    /// (buffers, memory) are reported as Redis reports them for an idle client.
-    pub fn write_line(&self, now_ms: u64, now_secs: u32, out: &mut Vec<u8>) {
+    /// the server clock's second (`Shared::clock_secs`). `qbuf` is the bytes of its query
+    /// buffer: the command it runs, for the client asking (see [`query_bytes`]), else 0.
+    /// Other fields Spinel does not track (buffers, memory) are reported as Redis reports
+    /// them for an idle client.
+    pub fn write_line(&self, now_ms: u64, now_secs: u32, qbuf: usize, out: &mut Vec<u8>) {
         let age_secs = now_ms.saturating_sub(self.connected_ms) / 1000;
         let activity = &self.activity;
         let idle = activity.idle_secs(now_secs);
@@ -203,7 +205,7 @@ impl ClientInfo {
         let _ = writeln!(
             text,
             "id={} addr={} laddr={} fd={} name={} age={age_secs} idle={idle} flags={} db={} \
-             sub={sub} psub={psub} ssub={ssub} multi={} qbuf=0 qbuf-free=0 argv-mem=0 \
+             sub={sub} psub={psub} ssub={ssub} multi={} qbuf={qbuf} qbuf-free=0 argv-mem=0 \
              multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={user} \
              redir={} resp={resp} lib-name={} lib-ver={}",
             self.id,
@@ -221,6 +223,14 @@ impl ClientInfo {
         );
         out.extend_from_slice(text.as_bytes());
     }
+}
+
+/// The bytes a command takes in RESP's multibulk form: what Redis's query buffer holds of
+/// it while it runs (CLIENT LIST and CLIENT INFO show it as the asking client's `qbuf`).
+pub(super) fn query_bytes(command: &proto_resp::Command<'_>) -> usize {
+    let digits = |n: usize| n.to_string().len();
+    let header = 1 + digits(command.argc()) + 2;
+    header + command.args().map(|arg| 1 + digits(arg.len()) + 2 + arg.len() + 2).sum::<usize>()
 }
 
 /// A connection's entry, shared by its session and the registry: one copy per connection
@@ -334,7 +344,7 @@ mod tests {
         registry.remove(a_id);
         assert_eq!(registry.len(), 1);
         let mut line = Vec::new();
-        b.lock().write_line(5_000, 0, &mut line);
+        b.lock().write_line(5_000, 0, 0, &mut line);
         let text = String::from_utf8(line).unwrap();
         assert!(text.starts_with("id=2 addr= laddr= fd=-1 name=worker age=5 idle=0 flags=N db=0"));
         assert!(text.ends_with("resp=2 lib-name= lib-ver=\n"), "{text}");

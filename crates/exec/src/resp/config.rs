@@ -9,11 +9,15 @@
 //! others are fixed at start (the listeners, the threads), so CONFIG SET accepts them only
 //! with their current value (clients and test harnesses commonly send `CONFIG SET save ""`
 //! or `appendonly no`) and otherwise answers with Redis's error for an immutable setting.
+//! A few more are checked and kept without effect (`config_kept`: `save`,
+//! `repl-backlog-size`, `maxmemory-clients` ...), so that a CONFIG SET naming them with
+//! others is not refused as a whole.
 //!
 //! CONFIG SET checks as Redis 7 does, in three passes over its pairs: names (unknown,
 //! immutable, duplicate), then values, then applies them, so a bad pair changes nothing.
 
 use super::{
+    config_kept as kept,
     glob::{self, Case},
     Ctx,
 };
@@ -48,6 +52,12 @@ enum Kind {
     /// `dir`, `dbfilename`: never settable at run time (a client must not choose where
     /// the server writes), as Redis 7's protected configs.
     Protected,
+    /// Checked and kept, not acted on (see `config_kept`).
+    Kept,
+    /// `port`: the listeners are fixed at start. Another port is refused: with Redis's
+    /// error for a port that cannot be listened on when it cannot be (checked by binding
+    /// it), else as immutable.
+    Port,
 }
 
 /// Reads a parameter's current value.
@@ -65,12 +75,14 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
         |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
+    ("client-query-buffer-limit", Kind::Kept, |s| kept::value(s, "client-query-buffer-limit")),
     ("cluster-config-file", Kind::Text, |s| {
         s.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
     ("cluster-enabled", Kind::Text, |s| {
         if s.cluster.get().is_some() { "yes" } else { "no" }.into()
     }),
+    ("daemonize", Kind::Text, |_| "no".into()),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
     ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
@@ -79,6 +91,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
+    ("key-load-delay", Kind::Kept, |s| kept::value(s, "key-load-delay")),
     (
         "latency-monitor-threshold",
         Kind::Number {
@@ -94,15 +107,21 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     }),
     ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
+    ("maxmemory-clients", Kind::Kept, |s| kept::value(s, "maxmemory-clients")),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
+    ("maxmemory-samples", Kind::Kept, |s| kept::value(s, "maxmemory-samples")),
     ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
         super::keyevents::format_flags(s.keyspace_events.flags())
     }),
-    ("port", Kind::Text, |s| s.settings.resp_port.to_string()),
+    ("port", Kind::Port, |s| s.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
+    ("repl-backlog-size", Kind::Kept, |s| kept::value(s, "repl-backlog-size")),
+    // No replication: never a replica of another server.
+    ("replicaof", Kind::Text, |_| String::new()),
     ("requirepass", Kind::Password, super::auth::password),
-    ("save", Kind::Text, |_| String::new()),
+    ("save", Kind::Kept, |s| kept::value(s, "save")),
+    ("slaveof", Kind::Text, |_| String::new()),
     (
         "slowlog-log-slower-than",
         Kind::Number {
@@ -190,14 +209,22 @@ pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
     ctx.error("ERR The server is running without a config file");
 }
 
-/// Every parameter matching any of the patterns (case-insensitive), each once.
+/// Every parameter matching any of the patterns (case-insensitive), each once; a hidden
+/// one only when a pattern is its exact name.
 pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
     let found: Vec<(&str, String)> = PARAMETERS
         .iter()
         .filter(|(name, ..)| {
-            patterns.iter().any(|p| glob::matches(p, name.as_bytes(), Case::Insensitive))
+            let hidden = kept::is_hidden(name);
+            patterns.iter().any(|p| {
+                if hidden {
+                    p.eq_ignore_ascii_case(name.as_bytes())
+                } else {
+                    glob::matches(p, name.as_bytes(), Case::Insensitive)
+                }
+            })
         })
         .map(|(name, _, read)| (*name, read(shared)))
         .collect();
@@ -222,6 +249,10 @@ enum Change {
     /// A `tls-*` parameter's canonical name and value.
     Tls(&'static str, Vec<u8>),
     KeyspaceEvents(u32),
+    /// A kept parameter's name and value as shown.
+    Kept(&'static str, String),
+    /// Another `port` (one that differs from the current).
+    Port(u16),
 }
 
 /// Parameter/value pairs (the table checks that they are pairs).
@@ -320,6 +351,14 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                     return Err(set_failed(b"notify-keyspace-events", reason));
                 }
             },
+            Kind::Kept => {
+                let canonical = String::from_utf8_lossy(name).to_ascii_lowercase();
+                let kept = kept::find(&canonical).expect("a kept parameter is in the table");
+                let shown =
+                    kept.check(value).map_err(|why| set_failed(kept.name.as_bytes(), &why))?;
+                changes.push(Change::Kept(kept.name, shown));
+            }
+            Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),
             Kind::Memory | Kind::Text | Kind::Protected => {}
         }
     }
@@ -362,6 +401,11 @@ fn tls_change(name: &[u8], value: &[u8]) -> Result<Change, String> {
 /// (the memory limit is put back if they cannot be read).
 fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
     for change in changes {
+        if let Change::Port(port) = *change {
+            check_port(shared, port)?;
+        }
+    }
+    for change in changes {
         if let (Change::MaxClients(limit), Some(control)) = (change, shared.control.get()) {
             control.allow_connections(*limit).map_err(|most| {
                 let reason = format!(
@@ -403,10 +447,28 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             Change::Number(set, n) => set(shared, *n),
             Change::MaxClients(limit) => shared.set_max_connections(*limit),
             Change::KeyspaceEvents(flags) => shared.keyspace_events.set_flags(*flags),
-            Change::MaxMemory(_) | Change::Tls(..) => {}
+            Change::Kept(name, value) => kept::set(shared, name, value.clone()),
+            Change::MaxMemory(_) | Change::Tls(..) | Change::Port(_) => {}
         }
     }
     Ok(())
+}
+
+/// CONFIG SET port: the current port is kept; another is refused. Redis's error for a
+/// port it cannot listen on when binding it on the listen addresses fails, else Redis's
+/// error for an immutable setting (Spinel's listeners are fixed at start).
+fn check_port(shared: &Shared, port: u16) -> Result<(), String> {
+    if port == shared.settings.resp_port {
+        return Ok(());
+    }
+    let bindable = shared.settings.listen.split([',', ' ']).filter(|a| !a.is_empty()).all(|addr| {
+        let addr = addr.trim_start_matches('-');
+        std::net::TcpListener::bind((addr, port)).is_ok()
+    });
+    if !bindable {
+        return Err(set_failed(b"port", "Unable to listen on this port. Check server logs."));
+    }
+    Err(set_failed(b"port", "can't set immutable config"))
 }
 
 /// `maxmemory` in bytes, 0 for none (the store at its ceiling).
@@ -429,13 +491,15 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
         | Kind::Number { .. }
         | Kind::MaxClients
         | Kind::KeyspaceEvents
+        | Kind::Kept
+        | Kind::Port
         | Kind::Tls => false,
     }
 }
 
 /// Redis's `memtoull`: digits with an optional unit, `k`/`m`/`g` (powers of 1000) or
 /// `kb`/`mb`/`gb` (powers of 1024), any case.
-fn memory_bytes(text: &[u8]) -> Option<u64> {
+pub(super) fn memory_bytes(text: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(text).ok()?.to_ascii_lowercase();
     let digits_end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, unit) = text.split_at(digits_end);
@@ -473,9 +537,15 @@ mod tests {
         ]);
         h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
         let all = h.run("CONFIG GET *");
-        assert!(all.starts_with(&format!("*{}\r\n", 2 * super::PARAMETERS.len())), "{all}");
+        let shown = super::PARAMETERS.len() - 1; // key-load-delay is hidden
+        assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
+        assert!(!all.contains("key-load-delay"));
         let max = h.run("CONFIG GET max*");
-        assert!(max.starts_with("*6\r\n$10\r\nmaxclients\r\n"), "{max}");
+        assert!(max.starts_with("*10\r\n$10\r\nmaxclients\r\n"), "{max}");
+        h.check(&[
+            ("CONFIG GET key-load-delay", "*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n"),
+            ("CONFIG GET key-load-*", "*0\r\n"),
+        ]);
     }
 
     /// Goal: fixed parameters take only their value; errors in Redis's words and order.
@@ -515,7 +585,7 @@ mod tests {
             ),
         ]);
         // None of the refused commands changed anything.
-        h.check(&[("CONFIG GET maxmemory*", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
+        h.check(&[("CONFIG GET maxmemory maxmemory-policy", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
         assert_eq!(memory_bytes(b"1k"), Some(1000));
         assert_eq!(memory_bytes(b"2KB"), Some(2048));
         assert_eq!(memory_bytes(b"x"), None);

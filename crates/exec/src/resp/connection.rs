@@ -223,7 +223,8 @@ pub(super) fn client_info(ctx: &mut Ctx<'_>) {
     let mut line = Vec::new();
     let now = ttl::now_ms(ctx.shared);
     let now_secs = ctx.shared.clock_secs();
-    ctx.session.client.lock().write_line(now, now_secs, &mut line);
+    let qbuf = super::clients::query_bytes(ctx.cmd);
+    ctx.session.client.lock().write_line(now, now_secs, qbuf, &mut line);
     ctx.reply().verbatim(b"txt", &line);
 }
 
@@ -331,8 +332,10 @@ fn list_text(ctx: &Ctx<'_>, kind: ClientType, ids: Option<&[u64]>) -> Vec<u8> {
     let mut text = Vec::new();
     let wanted =
         |c: &&super::ClientInfo| kind.matches(c) && ids.is_none_or(|ids| ids.contains(&c.id));
+    let my_qbuf = super::clients::query_bytes(ctx.cmd);
     for client in clients.iter().filter(wanted) {
-        client.write_line(now, now_secs, &mut text);
+        let qbuf = if client.id == me.id { my_qbuf } else { 0 };
+        client.write_line(now, now_secs, qbuf, &mut text);
     }
     text
 }

@@ -67,6 +67,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Incrbyfloat => incr::incrbyfloat(ctx),
             C::Del | C::Unlink => keys::del(ctx),
             C::Exists => keys::exists(ctx),
+            C::Touch => keys::touch(ctx),
             C::Type => keys::key_type(ctx),
             C::Expire => keys::expire(ctx, ttl::Unit::Seconds, ttl::Base::Now),
             C::Pexpire => keys::expire(ctx, ttl::Unit::Milliseconds, ttl::Base::Now),

@@ -15,8 +15,9 @@ use store::Expiry;
 use super::{ttl, Ctx};
 use crate::{keyspace, Shared, Totals, REDIS_VERSION};
 
-/// Sections in the order INFO prints them (Redis 7's default set; `all` and `everything`
-/// add only sections Spinel does not have: commandstats, latencystats).
+/// Sections in the order INFO prints them: Redis 7's default set, and `commandstats`, which
+/// (as in Redis) only `all`, `everything` or its own name ask for. Redis's `latencystats`
+/// is not kept.
 const SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -26,19 +27,25 @@ const SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "commandstats",
     "errorstats",
     "cluster",
     "keyspace",
 ];
 
+/// Sections left out of a plain INFO (and of `INFO default`).
+const NOT_DEFAULT: &[&str] = &["commandstats"];
+
 pub(super) fn info(ctx: &mut Ctx<'_>) {
     let asked: Vec<Vec<u8>> = (1..ctx.argc()).map(|i| ctx.arg(i).to_ascii_lowercase()).collect();
-    let every = asked.is_empty()
-        || asked.iter().any(|a| matches!(a.as_slice(), b"all" | b"everything" | b"default"));
+    let all = asked.iter().any(|a| matches!(a.as_slice(), b"all" | b"everything"));
+    let default = asked.is_empty() || asked.iter().any(|a| a == b"default");
     let wanted: Vec<&str> = SECTIONS
         .iter()
         .copied()
-        .filter(|s| every || asked.iter().any(|a| a == s.as_bytes()))
+        .filter(|s| {
+            all || (default && !NOT_DEFAULT.contains(s)) || asked.iter().any(|a| a == s.as_bytes())
+        })
         .collect();
     let text = render(ctx.shared, &wanted);
     ctx.reply().verbatim(b"txt", text.as_bytes());
@@ -59,6 +66,7 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "stats" => stats(shared, &shared.totals(), &mut text),
             "replication" => replication(shared, &mut text),
             "cpu" => cpu(&mut text),
+            "commandstats" => commandstats(shared, &mut text),
             "errorstats" => errorstats(shared, &mut text),
             "cluster" => {
                 field(&mut text, "cluster_enabled", u64::from(shared.cluster.get().is_some()))
@@ -257,6 +265,24 @@ fn cpu(text: &mut String) {
     field(text, "used_cpu_user", user);
     field(text, "used_cpu_sys_children", "0.000000");
     field(text, "used_cpu_user_children", "0.000000");
+}
+
+/// Redis's `cmdstat_<name>` lines since the last CONFIG RESETSTAT, in the table's order.
+/// Calls are counted per command (a container's subcommands together, under its name);
+/// `usec` is estimated from the sampled calls (see `crate::latency`).
+fn commandstats(shared: &Shared, text: &mut String) {
+    let specs: Vec<&proto_resp::CommandSpec> = proto_resp::commands::all_commands().collect();
+    for (index, sum) in shared.command_stats_since_reset() {
+        let Some(spec) = specs.get(index) else { continue };
+        let usec = sum.estimated_usec();
+        let per_call = if sum.calls == 0 { 0.0 } else { usec as f64 / sum.calls as f64 };
+        let _ = write!(
+            text,
+            "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},\
+             failed_calls={}\r\n",
+            spec.name, sum.calls, sum.rejected, sum.failed
+        );
+    }
 }
 
 fn errorstats(shared: &Shared, text: &mut String) {

@@ -49,6 +49,16 @@ pub(super) fn exists(ctx: &mut Ctx<'_>) {
     ctx.reply().integer(count as i64);
 }
 
+/// TOUCH: counts the arguments that exist, as EXISTS, and sets each one's last access time
+/// to now (OBJECT IDLETIME 0; eviction sees it as used).
+pub(super) fn touch(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    let reader = shared.store.reader();
+    let count =
+        (1..ctx.argc()).filter(|&index| reader.get_and_stamp(ctx.key(index)).is_some()).count();
+    ctx.reply().integer(count as i64);
+}
+
 pub(super) fn key_type(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let reader = shared.store.reader();

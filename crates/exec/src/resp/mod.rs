@@ -40,6 +40,7 @@ mod client_admin;
 mod clients;
 pub mod cluster;
 mod config;
+mod config_kept;
 mod connection;
 mod dispatch;
 mod errorstats;
@@ -284,6 +285,7 @@ pub(crate) fn execute_routed(
 ) -> Flow {
     bump(&counters.total_commands, 1);
     let start = out.len();
+    let mut ran = false;
     let flow = match auth::refusal(shared, session, &routed, command) {
         Ok(()) => match cluster::script_refusal(shared, session, &routed, command) {
             Some(message) => {
@@ -291,6 +293,7 @@ pub(crate) fn execute_routed(
                 Flow::Continue
             }
             None => {
+                ran = true;
                 session.in_script = true;
                 let flow = run(shared, counters, session, command, routed, out, Exclusive::Held);
                 session.in_script = false;
@@ -308,6 +311,9 @@ pub(crate) fn execute_routed(
         }
     };
     count_error_reply(shared, counters, out, start);
+    if !ran && out.get(start) == Some(&b'-') {
+        count_rejected(counters, command);
+    }
     flow
 }
 
@@ -317,6 +323,14 @@ fn count_error_reply(shared: &Shared, counters: &Counters, out: &[u8], start: us
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
         shared.error_stats.note(&out[start..]);
+    }
+}
+
+/// Counts a call of `command` refused before it ran, if it names a known command.
+fn count_rejected(counters: &Counters, command: &Command<'_>) {
+    let spec = command.name().and_then(proto_resp::commands::lookup);
+    if let (Some(spec), false) = (spec, cfg!(feature = "no-command-stats")) {
+        counters.command_stats.reject(proto_resp::commands::index_of(spec));
     }
 }
 
@@ -349,6 +363,9 @@ fn execute_as(
             return Flow::Continue;
         }
     }
+    // Whether the command reached its handler: an error reply before that is a rejected
+    // call of the command (INFO commandstats' `rejected_calls`).
+    let mut ran = false;
     let flow = match tx::queue(shared, session, command) {
         Some(Ok(())) => {
             note_queued(shared, session, command);
@@ -370,9 +387,13 @@ fn execute_as(
                     Flow::Continue
                 }
                 Ok(()) if exclusive == Exclusive::IfMultiKey && shared.cluster.get().is_some() => {
+                    ran = true;
                     run_in_cluster(shared, counters, session, command, routed, out)
                 }
-                Ok(()) => run(shared, counters, session, command, routed, out, exclusive),
+                Ok(()) => {
+                    ran = true;
+                    run(shared, counters, session, command, routed, out, exclusive)
+                }
                 Err(auth::Refusal::Closed) => return Flow::Close,
                 Err(auth::Refusal::Denied(denied)) => {
                     let message = match exclusive {
@@ -399,6 +420,9 @@ fn execute_as(
         },
     };
     count_error_reply(shared, counters, out, start);
+    if !ran && out.get(start) == Some(&b'-') {
+        count_rejected(counters, command);
+    }
     if session.script.is_some() {
         // A busy script yielded to the loop: the rest waits for its reply
         // (`after_suspended_command`).
@@ -451,6 +475,7 @@ fn run_in_cluster(
 ) -> Flow {
     let flow = match cluster::judge(shared, session, &routed, command) {
         Err(message) => {
+            count_rejected(counters, command);
             tx::end_refused_exec(session, &routed);
             Reply::new(out, session.protocol).error(message);
             Flow::Continue
@@ -514,7 +539,7 @@ fn run(
     let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
     // See `crate::latency` for what is timed and why.
     let counted = !cfg!(feature = "no-command-stats");
-    let sampled = counted && counters.command_stats.count(index);
+    let sampled = counted && counters.command_stats.next_is_sampled(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
     let mut ctx =
@@ -549,6 +574,12 @@ fn run(
         }
         flow
     };
+    if counted {
+        counters.command_stats.count(index);
+        if ctx.out.get(reply_at) == Some(&b'-') {
+            counters.command_stats.fail(index);
+        }
+    }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
     }

@@ -279,6 +279,7 @@ pub(super) static META: &[Meta] = &[
     Meta { name: "sunsubscribe", tips: &[], key_specs: &[ks("", K::NOT_KEY, 1, range(-1, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "swapdb", tips: &[], key_specs: &[], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "time", tips: &["nondeterministic_output"], key_specs: &[], sub_flags: &[], sub_keys: (0, 0, 0) },
+    Meta { name: "touch", tips: &["request_policy:multi_shard", "response_policy:agg_sum"], key_specs: &[ks("", K::RO, 1, range(-1, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "ttl", tips: &["nondeterministic_output"], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "type", tips: &[], key_specs: &[ks("", K::RO, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "unlink", tips: &["request_policy:multi_shard", "response_policy:agg_sum"], key_specs: &[ks("", K::RM | K::DELETE, 1, range(-1, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
