@@ -250,8 +250,12 @@ fn spec_positions(spec: &KeySpec, args: &[&[u8]]) -> Option<StepBy<RangeInclusiv
             let first = begin + i64::from(first_key);
             (first, first + count - 1, key_step)
         }
-        // Only the command knows (SORT's own, handled in `Meta::keys`).
-        FindKeys::Unknown => return Some((1..=0).step_by(1)),
+        // Only the command knows (SORT's own, handled in `Meta::keys`): no position.
+        FindKeys::Unknown => {
+            let mut none = 1..=1;
+            none.next();
+            return Some(none.step_by(1));
+        }
     };
     if first >= argc || last >= argc || last < first {
         return None;

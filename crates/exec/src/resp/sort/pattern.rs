@@ -65,8 +65,7 @@ impl Lookups<'_> {
                 Some(Cow::Owned(item.value().to_vec()))
             }
             Some(at) if item.value_kind() == ValueKind::Hash => {
-                super::super::hash::field_of(self.shared, &item, &pattern[at + 2..])
-                    .map(Cow::Owned)
+                super::super::hash::field_of(self.shared, &item, &pattern[at + 2..]).map(Cow::Owned)
             }
             _ => None,
         }
