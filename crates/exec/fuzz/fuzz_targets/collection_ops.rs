@@ -55,10 +55,11 @@ impl Model {
     }
 
     /// What `SORT k ALPHA STORE` then `LRANGE` must give: the elements in byte order, as
-    /// a RESP array; `None` for a hash (WRONGTYPE).
+    /// a RESP array; `None` for a hash (WRONGTYPE) unless it is empty (then no key).
     fn sorted_reply(&self) -> Option<Vec<u8>> {
         let mut elements: Vec<&Vec<u8>> = match self {
             Model::List(list) => list.iter().collect(),
+            Model::Hash(hash) if hash.is_empty() => Vec::new(),
             Model::Hash(_) => return None,
             Model::Set(set) => set.keys().collect(),
             Model::ZSet(zset) => zset.keys().collect(),
