@@ -80,6 +80,10 @@ def key_spec(fields):
     begin = dict(zip(spec["begin_search"][::2], spec["begin_search"][1::2]))
     find = dict(zip(spec["find_keys"][::2], spec["find_keys"][1::2]))
     begin_spec = dict(zip(begin["spec"][::2], begin["spec"][1::2]))
+    if begin["type"] == "unknown":
+        # SORT's STORE and BY/GET keys: only the command finds them.
+        assert find["type"] == "unknown", spec
+        return (spec.get("notes", ""), spec["flags"], None, ("unknown",))
     if begin["type"] == "keyword":
         index = (begin_spec["keyword"], begin_spec["startfrom"])
     else:
@@ -97,11 +101,13 @@ def key_spec(fields):
 def rust_key_spec(spec):
     notes, flags, index, how = spec
     flag_expr = " | ".join("K::" + flag.upper() for flag in flags) or "0"
+    notes_text = '"%s"' % notes.replace("\\", "\\\\").replace('"', '\\"')
+    if how[0] == "unknown":
+        return "ks_unknown(%s, %s)" % (notes_text, flag_expr)
     if how[0] == "range":
         find = "range(%d, %d, %d)" % how[1:]
     else:
         find = "keynum(%d, %d, %d)" % how[1:]
-    notes_text = '"%s"' % notes.replace("\\", "\\\\").replace('"', '\\"')
     if isinstance(index, tuple):
         return 'ks_after(%s, %s, ("%s", %d), %s)' % (notes_text, flag_expr, index[0], index[1], find)
     return "ks(%s, %s, %d, %s)" % (notes_text, flag_expr, index, find)
@@ -123,7 +129,7 @@ def main():
     print("//! (and, for what it lacks, from redis.io): the tips, key specs and subcommand")
     print("//! flags of every command Spinel lists. Regenerate; do not edit by hand.")
     print()
-    print("use super::keyspec::{keynum, ks, ks_after, range, KeyFlags as K, Meta};")
+    print("use super::keyspec::{keynum, ks, ks_after, ks_unknown, range, KeyFlags as K, Meta};")
     print()
     print("#[rustfmt::skip]")
     print("pub(super) static META: &[Meta] = &[")

@@ -210,8 +210,12 @@ const BATTERY: &[&[&[u8]]] = &[
     &[b"ZRANDMEMBER", b"@", b"-3"],
     &[b"ZSCAN", b"@", b"0"],
     &[b"SORT", b"@", b"ALPHA"],
+    &[b"SORT", b"@"],
+    &[b"SORT_RO", b"@", b"BY", b"nosort", b"DESC", b"LIMIT", b"1", b"2"],
+    &[b"SORT", b"@", b"BY", b"@*", b"GET", b"#", b"GET", b"@*->a", b"ALPHA"],
     &[b"COPY", b"@", b"@copy"],
     &[b"RENAME", b"@copy", b"@moved"],
+    &[b"SORT", b"@", b"ALPHA", b"GET", b"#", b"GET", b"@*", b"STORE", b"@sorted"],
     &[b"LPUSH", b"@", b"a"],
     &[b"RPOP", b"@", b"2"],
     &[b"LSET", b"@", b"0", b"b"],
@@ -228,7 +232,7 @@ const BATTERY: &[&[&[u8]]] = &[
     &[b"ZREM", b"@", b"c"],
     &[b"ZPOPMIN", b"@"],
     &[b"DUMP", b"@"],
-    &[b"DEL", b"@", b"@moved"],
+    &[b"DEL", b"@", b"@moved", b"@sorted"],
 ];
 
 impl Server {

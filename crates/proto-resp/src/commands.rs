@@ -156,6 +156,7 @@ mod meta;
 mod pubsub;
 mod scripting;
 mod set;
+mod sort;
 mod subcommands;
 mod tx;
 mod zset;
@@ -175,6 +176,7 @@ pub use list::{ListId, LIST_COMMANDS};
 pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
+pub use sort::{SortId, SORT_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
     CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS,
@@ -197,6 +199,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     BLOCKING_COMMANDS,
     SCRIPTING_COMMANDS,
     CLUSTER_COMMANDS,
+    SORT_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -240,6 +243,7 @@ pub enum CommandId {
     Blocking(BlockingId),
     Scripting(ScriptingId),
     Cluster(ClusterId),
+    Sort(SortId),
     Append,
     Auth,
     Bgsave,

@@ -4,7 +4,9 @@
 //! After every operation DUMP must give back exactly the model: the encoding (or the value
 //! kept outside the store, past its size threshold) holds what was written. Elements come
 //! from a small alphabet (so operations meet), with integers (a set's integer encoding)
-//! and some of 3000 bytes (so a collection moves out of the store and back).
+//! and some of 3000 bytes (so a collection moves out of the store and back). After each
+//! operation, SORT ... ALPHA STORE of a list, set or sorted set must store its elements in
+//! byte order (a stored SORT compares bytes), and a hash must be refused as WRONGTYPE.
 
 #![no_main]
 
@@ -50,6 +52,26 @@ impl Model {
             _ => return None,
         };
         Some(normalized(&value))
+    }
+
+    /// What `SORT k ALPHA STORE` then `LRANGE` must give: the elements in byte order, as
+    /// a RESP array; `None` for a hash (WRONGTYPE) unless it is empty (then no key).
+    fn sorted_reply(&self) -> Option<Vec<u8>> {
+        let mut elements: Vec<&Vec<u8>> = match self {
+            Model::List(list) => list.iter().collect(),
+            Model::Hash(hash) if hash.is_empty() => Vec::new(),
+            Model::Hash(_) => return None,
+            Model::Set(set) => set.keys().collect(),
+            Model::ZSet(zset) => zset.keys().collect(),
+        };
+        elements.sort();
+        let mut reply = format!("*{}\r\n", elements.len()).into_bytes();
+        for element in elements {
+            reply.extend_from_slice(format!("${}\r\n", element.len()).as_bytes());
+            reply.extend_from_slice(element);
+            reply.extend_from_slice(b"\r\n");
+        }
+        Some(reply)
     }
 
     /// Applies operation `op` with element `e` to the model and returns the command.
@@ -131,6 +153,14 @@ fuzz_target!(|data: &[u8]| {
                 normalized(&restore_payload(payload).expect("Spinel's own DUMP restores"))
             });
             assert_eq!(held, model.value(), "after {:?}", String::from_utf8_lossy(&command[0]));
+            let sorted = server.run(&[b"SORT", b"k", b"ALPHA", b"STORE", b"sorted"]);
+            match model.sorted_reply() {
+                Some(want) => {
+                    assert!(sorted.starts_with(b":"), "{:?}", String::from_utf8_lossy(&sorted));
+                    assert_eq!(server.run(&[b"LRANGE", b"sorted", b"0", b"-1"]), want);
+                }
+                None => assert!(sorted.starts_with(b"-WRONGTYPE"), "{sorted:?}"),
+            }
         }
     });
 });

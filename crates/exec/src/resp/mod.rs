@@ -64,6 +64,7 @@ pub mod script;
 mod server;
 mod set;
 pub mod slowlog;
+mod sort;
 mod strings;
 pub mod tracking;
 mod ttl;

@@ -48,6 +48,10 @@ pub enum FindKeys {
     /// A count of keys at `key_num_index`, then the keys from `first_key`, both relative
     /// to the beginning, every `key_step` arguments.
     KeyNum { key_num_index: i32, first_key: i32, key_step: i32 },
+    /// Where the keys are is known only to the command (SORT's STORE, which may come
+    /// anywhere among the options, and the keys its BY and GET patterns make from the
+    /// data): Redis shows `unknown` for both where they begin and how they are found.
+    Unknown,
 }
 
 /// One key spec: keys that begin at argument `begin_index` (or after `keyword`) and that
@@ -80,6 +84,11 @@ pub(super) const fn ks_after(
     find: FindKeys,
 ) -> KeySpec {
     KeySpec { notes, flags, begin_index: 0, keyword: Some((keyword, startfrom)), find }
+}
+
+/// A spec whose keys only the command can find ([`FindKeys::Unknown`]).
+pub(super) const fn ks_unknown(notes: &'static str, flags: u16) -> KeySpec {
+    KeySpec { notes, flags, begin_index: 0, keyword: None, find: FindKeys::Unknown }
 }
 
 pub(super) const fn range(last_key: i32, key_step: i32, limit: i32) -> FindKeys {
@@ -128,6 +137,9 @@ impl Meta {
         if self.name == "migrate" {
             return migrate_keys(args, self.key_specs[0].flags);
         }
+        if self.name == "sort" {
+            return sort_keys(args, self.key_specs[0].flags, self.key_specs[2].flags);
+        }
         let variable = self.key_specs.iter().any(|spec| spec.flags & KeyFlags::VARIABLE_FLAGS != 0);
         if variable {
             return self.keys_with_variable_flags(args);
@@ -165,6 +177,29 @@ fn migrate_keys(args: &[&[u8]], flags: u16) -> Vec<KeyRef> {
         None if args.len() > 3 => vec![KeyRef { at: 3, flags }],
         None => Vec::new(),
     }
+}
+
+/// SORT's keys, as Redis's `sortGetKeys` finds them: the sorted key, and the destination
+/// after the last `STORE` it meets while it skips the arguments of LIMIT (two), GET and
+/// BY (one each). The word after STORE is not skipped, so in `STORE get x` the `get`
+/// swallows `x`. The keys of BY and GET patterns are not found (Redis's neither).
+fn sort_keys(args: &[&[u8]], read: u16, store: u16) -> Vec<KeyRef> {
+    let mut keys = vec![KeyRef { at: 1, flags: read }];
+    let mut destination = None;
+    let mut at = 2;
+    while at < args.len() {
+        let word = args[at];
+        if word.eq_ignore_ascii_case(b"limit") {
+            at += 2;
+        } else if word.eq_ignore_ascii_case(b"get") || word.eq_ignore_ascii_case(b"by") {
+            at += 1;
+        } else if word.eq_ignore_ascii_case(b"store") && at + 1 < args.len() {
+            destination = Some(at + 1);
+        }
+        at += 1;
+    }
+    keys.extend(destination.map(|at| KeyRef { at, flags: store }));
+    keys
 }
 
 fn set_key_flags(args: &[&[u8]]) -> u16 {
@@ -215,6 +250,12 @@ fn spec_positions(spec: &KeySpec, args: &[&[u8]]) -> Option<StepBy<RangeInclusiv
             let first = begin + i64::from(first_key);
             (first, first + count - 1, key_step)
         }
+        // Only the command knows (SORT's own, handled in `Meta::keys`): no position.
+        FindKeys::Unknown => {
+            let mut none = 1..=1;
+            none.next();
+            return Some(none.step_by(1));
+        }
     };
     if first >= argc || last >= argc || last < first {
         return None;
@@ -257,6 +298,7 @@ pub fn write_key_specs(reply: &mut Reply<'_>, specs: &[KeySpec]) {
         write_key_flags(reply, spec.flags);
         reply.bulk(b"begin_search");
         match spec.keyword {
+            None if spec.find == FindKeys::Unknown => write_typed(reply, b"unknown", &[]),
             None => write_typed(reply, b"index", &[(b"index", spec.begin_index)]),
             Some((keyword, startfrom)) => {
                 reply.map(2);
@@ -282,6 +324,7 @@ pub fn write_key_specs(reply: &mut Reply<'_>, specs: &[KeySpec]) {
                 b"keynum",
                 &[(b"keynumidx", key_num_index), (b"firstkey", first_key), (b"keystep", key_step)],
             ),
+            FindKeys::Unknown => write_typed(reply, b"unknown", &[]),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (and, for what it lacks, from redis.io): the tips, key specs and subcommand
 //! flags of every command Spinel lists. Regenerate; do not edit by hand.
 
-use super::keyspec::{keynum, ks, ks_after, range, KeyFlags as K, Meta};
+use super::keyspec::{keynum, ks, ks_after, ks_unknown, range, KeyFlags as K, Meta};
 
 #[rustfmt::skip]
 pub(super) static META: &[Meta] = &[
@@ -266,6 +266,8 @@ pub(super) static META: &[Meta] = &[
     Meta { name: "smembers", tips: &["nondeterministic_output_order"], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "smismember", tips: &[], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "smove", tips: &[], key_specs: &[ks("", K::RW | K::ACCESS | K::DELETE, 1, range(0, 1, 0)), ks("", K::RW | K::INSERT, 2, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
+    Meta { name: "sort", tips: &[], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0)), ks_unknown("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", K::RO | K::ACCESS), ks_unknown("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array", K::OW | K::UPDATE)], sub_flags: &[], sub_keys: (0, 0, 0) },
+    Meta { name: "sort_ro", tips: &[], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0)), ks_unknown("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort", K::RO | K::ACCESS)], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "spop", tips: &["nondeterministic_output"], key_specs: &[ks("", K::RW | K::ACCESS | K::DELETE, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "spublish", tips: &[], key_specs: &[ks("", K::NOT_KEY, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },
     Meta { name: "srandmember", tips: &["nondeterministic_output"], key_specs: &[ks("", K::RO | K::ACCESS, 1, range(0, 1, 0))], sub_flags: &[], sub_keys: (0, 0, 0) },

@@ -89,12 +89,15 @@ const EXTRA: &[(&str, &[&str])] = &[
     ("restore", &["dangerous"]),
     ("restore-asking", &["keyspace", "dangerous"]),
     ("role", &["admin", "dangerous"]),
+    ("sort", &["set", "sortedset", "list", "dangerous"]),
+    ("sort_ro", &["set", "sortedset", "list", "dangerous"]),
     ("swapdb", &["keyspace", "dangerous"]),
     ("wait", &["connection"]),
 ];
 
-/// Commands whose group gives no category: Redis declares WAIT's (`@connection`) by hand.
-const NO_GROUP_CATEGORY: &[&str] = &["wait"];
+/// Commands whose group gives no category: Redis declares WAIT's (`@connection`) and
+/// SORT's (the types it sorts, not `@keyspace`) by hand.
+const NO_GROUP_CATEGORY: &[&str] = &["wait", "sort", "sort_ro"];
 
 /// Subcommands that are admin commands (`@admin @dangerous`) or reads (`@read`).
 const ADMIN_SUBCOMMANDS: &[&str] = &[

@@ -83,6 +83,12 @@ impl User {
             && self.channels.iter().any(|c| c == b"*")
     }
 
+    /// Whether it may read any key at all (a `~*` or `%R~*` pattern): SORT's BY and GET
+    /// patterns, which name keys no check saw, need it (Redis's unrestricted key access).
+    pub(crate) fn reads_every_key(&self) -> bool {
+        self.keys.iter().any(|k| k.pattern == b"*" && k.read)
+    }
+
     /// Whether `name` is allowed: a channel matching one of the patterns (`literal`: a
     /// PSUBSCRIBE pattern, which must be one of them as written).
     pub(crate) fn allows_channel(&self, name: &[u8], literal: bool) -> bool {

@@ -36,6 +36,21 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
     encoding::is_valid(encoded)
 }
 
+/// Live field `name` of hash `item`, copied out: looked up in place, under its mutex for
+/// a hash kept outside the store (SORT's `->field` patterns, one lookup per element).
+pub(super) fn field_of(shared: &crate::Shared, item: &Item<'_>, name: &[u8]) -> Option<Vec<u8>> {
+    let now_ms = ttl::now_ms(shared);
+    if !item.is_owner() {
+        return encoding::lookup(item.value(), name, now_ms).map(<[u8]>::to_vec);
+    }
+    let held = shared.owned.get(item.value())?;
+    let state = held.state.lock();
+    match &state.value {
+        owned::Value::Hash(map) => map.get_live(name, now_ms).map(<[u8]>::to_vec),
+        _ => None,
+    }
+}
+
 /// The value kept outside the store for a large hash's encoding (`typed::own`).
 pub(super) fn own(encoded: &[u8]) -> owned::HashValue {
     let fields = encoding::decode(encoded, 0);

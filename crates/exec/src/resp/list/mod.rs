@@ -124,6 +124,18 @@ fn write_or_delete(value: Option<Vec<u8>>) -> Edit {
     value.map_or(Edit::Delete, Edit::Write)
 }
 
+/// A list's elements, head first, from its encoding (SORT reads its source this way).
+pub(super) fn elements_of(encoded: &[u8]) -> Vec<&[u8]> {
+    List::parse(encoded).elements()
+}
+
+/// The encoding of a list of `elements`, head first; `None` when there are none.
+pub(super) fn encode_elements<'e>(
+    elements: impl ExactSizeIterator<Item = &'e [u8]>,
+) -> Option<Vec<u8>> {
+    encoding::encode(elements)
+}
+
 /// Replies with `elements` as an array of bulk strings.
 fn reply_elements(ctx: &mut Ctx<'_>, elements: &[&[u8]]) {
     let mut reply = ctx.reply();

@@ -25,6 +25,12 @@ use crate::owned;
 use encoding::{Entry, ZSet};
 use view::Sorted;
 
+/// A sorted set's members, lowest score first, from its encoding (SORT reads its source
+/// this way).
+pub(super) fn members_of(encoded: &[u8]) -> Vec<&[u8]> {
+    ZSet::decode(encoded).entries.into_iter().map(|entry| entry.member).collect()
+}
+
 mod algebra;
 mod encoding;
 mod large;
