@@ -359,6 +359,7 @@ fn execute_as(
     let start = out.len();
     if session.busy && exclusive == Exclusive::IfMultiKey {
         if let Some(message) = script::busy_refusal(shared, command) {
+            let message = tx::refused_while_busy(session, command, message);
             Reply::new(out, session.protocol).error(message);
             count_error_reply(shared, counters, out, start);
             return Flow::Continue;

@@ -112,6 +112,28 @@ pub(super) fn queue(
     }
 }
 
+/// A command refused with `message` (BUSY) while a script is busy: inside MULTI it fails
+/// the transaction, and an EXEC ends it with EXECABORT, as Redis's `rejectCommand` does.
+/// Returns the error to answer.
+pub(super) fn refused_while_busy(
+    session: &mut Session,
+    command: &Command<'_>,
+    message: &str,
+) -> String {
+    let Some(tx) = session.tx.as_mut() else { return message.to_owned() };
+    tx.failed = true;
+    let is_exec = route(command).is_ok_and(|routed| {
+        routed.route == Route::Command(proto_resp::CommandId::Transactions(TxId::Exec))
+    });
+    if !is_exec {
+        return message.to_owned();
+    }
+    session.tx = None;
+    session.activity.multi.store(-1, Relaxed);
+    session.watched.clear();
+    format!("EXECABORT Transaction discarded because of: {message}")
+}
+
 /// The commands queued since MULTI, read again (a cluster node routes EXEC by them).
 pub(super) fn queued_commands(session: &Session) -> Option<Vec<Command<'_>>> {
     let tx = session.tx.as_ref()?;

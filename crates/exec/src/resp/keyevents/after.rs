@@ -18,6 +18,8 @@ use crate::resp::Ctx;
 /// there was something to delete).
 pub(crate) struct Before {
     existed: bool,
+    /// The key arguments absent before the command, when `new` events are on (`n`).
+    absent: Vec<usize>,
 }
 
 /// The key argument whose existence before the command matters, for the commands that
@@ -33,7 +35,33 @@ fn watched_key(name: &str) -> Option<usize> {
 
 pub(crate) fn before(ctx: &Ctx<'_>) -> Before {
     let existed = watched_key(ctx.spec.name).is_some_and(|index| exists(ctx, ctx.arg(index)));
-    Before { existed }
+    let absent = if ctx.shared.keyspace_events.wants(class::NEW) {
+        key_indexes(ctx).filter(|&index| !exists(ctx, ctx.arg(index))).collect()
+    } else {
+        Vec::new()
+    };
+    Before { existed, absent }
+}
+
+/// The argument indexes of the command's keys, by its table's first, last and step
+/// (bounded by the arguments given).
+fn key_indexes<'c>(ctx: &'c Ctx<'_>) -> impl Iterator<Item = usize> + 'c {
+    let spec = ctx.spec;
+    let argc = ctx.argc() as i32;
+    let last = if spec.last_key < 0 { argc + spec.last_key } else { spec.last_key.min(argc - 1) };
+    let (first, step) = (spec.first_key, spec.step.max(1));
+    (first.max(1)..=last).step_by(step as usize).filter(move |_| first > 0).map(|i| i as usize)
+}
+
+/// `new` events (Redis 7's `n` class): each key the command created. Redis sends it as
+/// the key is added, before the command's own event; here it follows the command, as
+/// creation is told from the key's absence before and presence after.
+fn new_keys(ctx: &Ctx<'_>, before: &Before) {
+    for &index in &before.absent {
+        if exists(ctx, ctx.arg(index)) {
+            ctx.notify(class::NEW, "new", index);
+        }
+    }
 }
 
 fn exists(ctx: &Ctx<'_>, key: &[u8]) -> bool {
@@ -45,6 +73,7 @@ fn exists(ctx: &Ctx<'_>, key: &[u8]) -> bool {
 /// Sends the events of the command `ctx` ran, whose reply starts at `reply_at` in its
 /// output.
 pub(crate) fn after(ctx: &Ctx<'_>, before: &Before, reply_at: usize) {
+    new_keys(ctx, before);
     let Ok((reply, _)) = parse_reply(&ctx.out[reply_at..]) else { return };
     if matches!(reply, Value::Error(_) | Value::BulkError(_)) {
         return;

@@ -265,14 +265,26 @@ fn kill(ctx: &mut Ctx<'_>, kind: Kind) {
 /// busy: only the commands that touch no data run; the rest get `-BUSY`. Returns `None`
 /// when the command may run.
 pub(super) fn busy_refusal(shared: &crate::Shared, command: &Command<'_>) -> Option<&'static str> {
+    use proto_resp::{commands::TxId, CommandId as C};
+    // Redis 7.0's `allow_busy` commands: the KILLs, FUNCTION STATS, the connection's own
+    // state (AUTH, HELLO, QUIT, RESET) and the transaction commands, so that a pipelined
+    // MULTI ... EXEC that meets a busy script fails whole (its refused commands flag the
+    // transaction) instead of running half of it later.
     let allowed = match proto_resp::route(command) {
         Ok(Routed { route: Route::Subcommand(id), .. }) => matches!(
             id,
             SubcommandId::ScriptKill | SubcommandId::FunctionKill | SubcommandId::FunctionStats
         ),
-        Ok(Routed { route: Route::Command(proto_resp::CommandId::Quit), .. }) => true,
-        // SHUTDOWN decides itself: NOSAVE goes ahead, anything else is BUSY.
-        Ok(Routed { route: Route::Command(proto_resp::CommandId::Shutdown), .. }) => true,
+        Ok(Routed { route: Route::Command(id), .. }) => matches!(
+            id,
+            C::Quit
+                | C::Auth
+                | C::Hello
+                | C::Reset
+                // SHUTDOWN decides itself: NOSAVE goes ahead, anything else is BUSY.
+                | C::Shutdown
+                | C::Transactions(TxId::Multi | TxId::Discard | TxId::Watch | TxId::Unwatch)
+        ),
         _ => false,
     };
     if allowed {
