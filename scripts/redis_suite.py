@@ -175,7 +175,11 @@ def stop_server(proc):
 
 
 def runtest_cmd(unit, port, timeout_secs, excluded_tags):
+    # The suite's own test server listens just below --baseport (21111 by default): two runs
+    # at once would both take 21079. Each run takes its own range, below the ephemeral ports.
+    baseport = 12000 + (port % 200) * 100
     cmd = ["tclsh8.6", "tests/test_helper.tcl", "--host", "127.0.0.1", "--port", str(port),
+           "--baseport", str(baseport),
            "--singledb", "--ignore-encoding", "--durable", "--clients", "1",
            "--timeout", str(timeout_secs), "--single", f"unit/{unit}"]
     for tag in excluded_tags:

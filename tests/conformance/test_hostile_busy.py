@@ -209,3 +209,33 @@ def test_memcached_clients_get_an_error_not_a_wait(server, target):
         for s in text + [binary]:
             s.close()
         runner.close()
+
+
+def test_transactions_meeting_a_busy_script_fail_whole(server):
+    """MULTI, WATCH and DISCARD run while a script is busy (Redis's allow-busy commands); a
+    command refused with BUSY inside MULTI fails the transaction, and an EXEC refused with
+    BUSY ends it with EXECABORT: nothing of a transaction runs half."""
+    port = server.resp_port
+    setup = connect(port)
+    assert command(setup, "SET", "busy:xx", "1") == b"+OK"
+    queued_before = connect(port)
+    assert command(queued_before, "MULTI") == b"+OK"
+    assert command(queued_before, "INCR", "busy:xx") == b"+QUEUED"
+    during = connect(port)
+    runner = start_busy_script(port)
+    try:
+        assert command(during, "MULTI") == b"+OK"
+        assert command(during, "INCR", "busy:xx").startswith(BUSY_PREFIX)
+        assert command(queued_before, "EXEC") == b"-EXECABORT Transaction discarded because of: " \
+            b"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        assert command(setup, "SCRIPT", "KILL") == b"+OK"
+        wait_for_reply(runner)
+        assert command(during, "INCR", "busy:xx") == b"+QUEUED"
+        assert command(during, "EXEC").startswith(b"-EXECABORT Transaction discarded because of "
+                                                  b"previous errors")
+        assert command(setup, "GET", "busy:xx") == b"$1"
+        assert line(setup) == b"1"
+        assert command(queued_before, "PING") == b"+PONG"
+    finally:
+        for c in (setup, queued_before, during, runner):
+            c.close()

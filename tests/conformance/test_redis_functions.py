@@ -214,3 +214,52 @@ def test_dump_restore_and_flush(make_server):
         c.rt(resp_encode("FCALL", "dr3_ro", "0"), b"-ERR Function not found\r\n")
         c.rt(resp_encode("FUNCTION", "FLUSH", "SYNC"), b"+OK\r\n")
         c.rt(resp_encode("FUNCTION", "LIST"), b"*0\r\n")
+
+
+def load_error(conn, code):
+    conn.send(resp_encode("FUNCTION", "LOAD", "REPLACE", code))
+    return conn.read_line()[:-2]
+
+
+def test_load_sees_only_its_redis_table(resp_port):
+    """While a library loads, only `redis` (register_function, log, versions) exists: no
+    `math`, no `getmetatable`, no `redis.setresp` or `redis.call` (Redis 7.0.15)."""
+    with Conn(resp_port) as c:
+        for body, name in [("return math.random()", "math"),
+                           ("return redis.setresp(3)", "setresp"),
+                           ("return redis.call('ping')", "call"),
+                           ("local g = getmetatable", "getmetatable")]:
+            reply = load_error(c, "#!lua name=envlib\n" + body)
+            assert b"attempted to access nonexistent global variable '%s'" % name.encode() in reply
+
+
+def test_register_function_outside_load(resp_port):
+    """At run time `redis.register_function` is a nil field; the load-time table kept by a
+    library refuses with Redis's words."""
+    code = ("#!lua name=reglib\nlocal lib = redis\n"
+            "lib.register_function('reg_f1', function() "
+            "redis.register_function('x', function() return 1 end) return 1 end)\n"
+            "lib.register_function('reg_f2', function() "
+            "lib.register_function('y', function() return 1 end) return 2 end)\n")
+    with Conn(resp_port) as c:
+        c.rt(resp_encode("FUNCTION", "LOAD", "REPLACE", code), bulk("reglib"))
+        c.send(resp_encode("FCALL", "reg_f1", "0"))
+        assert c.read_line() == (b"-ERR user_function:3: attempt to call field 'register_function'"
+                                 b" (a nil value) script: reg_f1, on @user_function:3.\r\n")
+        c.send(resp_encode("FCALL", "reg_f2", "0"))
+        assert c.read_line() == (b"-ERR redis.register_function can only be called on FUNCTION "
+                                 b"LOAD command script: reg_f2, on @user_function:4.\r\n")
+        c.rt(resp_encode("FUNCTION", "DELETE", "reglib"), b"+OK\r\n")
+
+
+def test_metadata_line_is_split_as_redis_splits_it(resp_port):
+    body = "\nredis.register_function('meta_f', function() return 1 end)"
+    with Conn(resp_port) as c:
+        assert load_error(c, "#! name=metalib" + body) == b"-ERR Engine '' not found"
+        assert load_error(c, "#!lua name=a name=b" + body) == \
+            b"-ERR Invalid metadata value, name argument was given multiple times"
+        assert load_error(c, '#!lua name="metalib"' + body) == b"$7"
+        assert c.read_line() == b"metalib\r\n"
+        assert load_error(c, '#!lua name="metalib' + body) == b"-ERR Invalid library metadata"
+        assert load_error(c, "#!lua name=metalib") == b"-ERR Invalid library metadata"
+        c.rt(resp_encode("FUNCTION", "DELETE", "metalib"), b"+OK\r\n")

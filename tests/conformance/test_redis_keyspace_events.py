@@ -251,6 +251,22 @@ def test_only_the_classes_switched_on_are_sent(notifying):
     assert listener.until_marker(writer) == []
 
 
+def test_new_key_events(notifying):
+    """`n` (Redis 7.0, not part of A): one `new` event per key a command creates; writing an
+    existing key sends none."""
+    _, writer, listener = notifying
+    writer.config_set("notify-keyspace-events", "En")
+    writer.set("foo", "bar")
+    writer.set("foo", "baz")
+    writer.set("bar", "bar")
+    writer.rpush("list", "a")
+    writer.rpush("list", "b")
+    writer.hset("hash", "f", "v")
+    writer.mset({"m1": "1", "foo": "2"})
+    assert listener.until_marker(writer) == [
+        ("__keyevent@0__:new", key) for key in ["foo", "bar", "list", "hash", "m1"]]
+
+
 def test_events_name_the_database(notifying):
     server, _, listener = notifying
     db3 = redis.Redis(port=server.resp_port, db=3)

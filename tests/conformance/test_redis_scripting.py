@@ -567,3 +567,34 @@ def test_scripts_and_script_commands_from_several_clients(make_server, target):
     finally:
         if target == "spinel":
             server.cleanup()
+
+
+def test_cjson_settings_as_lua_cjson_keeps_them(resp_port):
+    """encode_max_depth, decode_max_depth and encode_invalid_numbers take effect (and are
+    restored to lua-cjson's defaults at the end, as Redis's own test does)."""
+    body = """
+        local some = {a = {b = 1}}
+        cjson.encode_max_depth(1)
+        local deep_ok = pcall(cjson.encode, some)
+        cjson.decode_max_depth(1)
+        local decode_ok = pcall(cjson.decode, '{"obj": {"array": [1,2]}}')
+        local nan_refused = pcall(cjson.encode, {n = 0/0})
+        cjson.encode_invalid_numbers(true)
+        local nan_ok = pcall(cjson.encode, {n = 0/0})
+        cjson.decode_max_depth(1000)
+        cjson.encode_max_depth(1000)
+        cjson.encode_invalid_numbers(false)
+        return {tostring(deep_ok), tostring(decode_ok), tostring(nan_refused), tostring(nan_ok),
+                cjson.encode(some)}
+    """
+    with Conn(resp_port) as c:
+        c.rt(resp_encode("EVAL", body, "0"),
+             b"*5\r\n$5\r\nfalse\r\n$5\r\nfalse\r\n$5\r\nfalse\r\n$4\r\ntrue\r\n"
+             b"$13\r\n{\"a\":{\"b\":1}}\r\n")
+
+
+def test_noscript_subcommand_of_an_allowed_container(resp_port):
+    """CLUSTER RESET is flagged noscript (CLUSTER INFO is not): refused from a script."""
+    with Conn(resp_port) as c:
+        c.send(resp_encode("EVAL", "return redis.pcall('cluster', 'reset', 'hard')", "0"))
+        assert c.read_line() == b"-ERR This Redis command is not allowed from script\r\n"

@@ -493,7 +493,7 @@ fn run_in_cluster(
 
 /// Redis's full name of a routed command: `client|reply` for a subcommand, as its errors
 /// print it.
-fn full_name(routed: &Routed) -> &'static str {
+pub(crate) fn full_name(routed: &Routed) -> &'static str {
     match (routed.route, &routed.spec.run) {
         (Route::Subcommand(id), proto_resp::commands::Run::Subcommands { table, .. }) => {
             table.iter().find(|sub| sub.id == id).map_or(routed.spec.name, |sub| sub.name)

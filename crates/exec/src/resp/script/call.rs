@@ -564,7 +564,11 @@ fn run_command(
     let spec = routed.spec;
     let container_refused = matches!(spec.run, TableRun::Subcommands { .. })
         && matches!(spec.name, "script" | "function" | "client" | "config" | "acl");
-    if spec.flags.contains(Flags::NOSCRIPT) || container_refused {
+    // A subcommand flagged `noscript` of a container that is not (CLUSTER RESET).
+    let sub_refused = matches!(routed.route, proto_resp::Route::Subcommand(_))
+        && proto_resp::commands::command_meta(crate::resp::full_name(&routed))
+            .is_some_and(|meta| meta.sub_flags.contains(&"noscript"));
+    if spec.flags.contains(Flags::NOSCRIPT) || container_refused || sub_refused {
         return refused(b"ERR This Redis command is not allowed from script");
     }
     if spec.flags.contains(Flags::WRITE) {

@@ -93,6 +93,8 @@ pub(super) struct Libraries {
     pub state: State,
     /// `make_env()` in Lua: a library's environment, and the switch of its load phase.
     make_env: Function,
+    /// `register_function` of the load-time `redis` once the load is over.
+    refuse: Function,
     loading: Table,
     libraries: BTreeMap<String, Library>,
 }
@@ -123,8 +125,6 @@ const ENV: &str = r#"
 local globals, load_redis = ...
 local rawget, error, tostring, setmetatable = rawget, error, tostring, setmetatable
 local loading = {on = false}
-local allowed = {string = true, math = true, table = true, cjson = true, bit = true,
-  struct = true, cmsgpack = true}
 local function missing(k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 3)
 end
@@ -134,7 +134,6 @@ local function make_env()
     __index = function(_, k)
       if loading.on then
         if k == 'redis' then return load_redis end
-        if allowed[k] then return rawget(globals, k) end
         missing(k)
       end
       local v = rawget(globals, k)
@@ -151,7 +150,7 @@ return make_env, loading
 impl Libraries {
     pub fn new(lua: Lua, state: State) -> Libraries {
         let load_redis = lua.create_table().expect("a table");
-        for name in ["log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "setresp"] {
+        for name in ["log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING"] {
             let value: Value = state.redis.raw_get(name).expect("set up by vm");
             load_redis.raw_set(name, value).expect("a table");
         }
@@ -170,8 +169,15 @@ impl Libraries {
         load_redis.set_metatable(Some(meta.clone())).expect("a table");
         load_redis.set_readonly(true);
         meta.set_readonly(true);
-        loading.raw_set("redis", load_redis).expect("a table");
-        // A function that registers another at run time gets Redis's refusal.
+        loading.raw_set("redis", load_redis.clone()).expect("a table");
+        // At run time `redis` has no register_function: Luau's error for calling a nil
+        // field does not name it, so a function raises Lua 5.1's words for it.
+        let absent = lua
+            .create_function(|_, _: mlua::Variadic<Value>| -> mlua::Result<()> {
+                Err(mlua::Error::runtime("attempt to call field 'register_function' (a nil value)"))
+            })
+            .expect("a function");
+        set_frozen(&state.redis, "register_function", Value::Function(absent)).expect("a table");
         let refuse = lua
             .create_function(|_, _: mlua::Variadic<Value>| -> mlua::Result<()> {
                 Err(mlua::Error::runtime(coded(
@@ -179,8 +185,9 @@ impl Libraries {
                 )))
             })
             .expect("a function");
-        set_frozen(&state.redis, "register_function", Value::Function(refuse)).expect("a table");
-        Libraries { lua, state, make_env, loading, libraries: BTreeMap::new() }
+        set_frozen(&load_redis, "register_function", Value::Function(refuse.clone()))
+            .expect("a table");
+        Libraries { lua, state, make_env, refuse, loading, libraries: BTreeMap::new() }
     }
 
     fn find(&self, name: &str) -> Option<(&str, &Registered)> {
@@ -230,7 +237,8 @@ impl Libraries {
             self.state.runner.call::<mlua::MultiValue>((chunk, Value::Nil, Value::Nil))
         });
         let _ = self.loading.raw_set("on", false);
-        let _ = set_frozen(&load_redis, "register_function", Value::Nil);
+        // The load-time `redis`, kept by a library past its load, refuses as Redis does.
+        let _ = set_frozen(&load_redis, "register_function", Value::Function(self.refuse.clone()));
         self.lua.remove_interrupt();
         let values =
             outcome.map_err(|e| format!("ERR Error registering functions: {e}"))?.into_vec();
@@ -285,19 +293,28 @@ fn metadata(code: &[u8]) -> Result<(String, usize), String> {
     if !code.starts_with(b"#!") {
         return Err("ERR Missing library metadata".into());
     }
-    let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
-    let line = String::from_utf8_lossy(&code[2..end]).into_owned();
-    let mut parts = line.split(' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or("");
-    if !engine.eq_ignore_ascii_case("lua") {
-        return Err(format!("ERR Engine '{engine}' not found"));
-    }
+    let Some(end) = code.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid library metadata".into());
+    };
+    let parts = match split_args(&code[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err("ERR Invalid library metadata".into()),
+    };
+    // The engine is the first word less its `#!` (so `#! name=x` names engine '').
+    let engine = String::from_utf8_lossy(&parts[0][2..]).into_owned();
     let mut name = None;
-    for part in parts {
-        match part.strip_prefix("name=") {
-            Some(value) => name = Some(value.to_owned()),
-            None => return Err(format!("ERR Invalid metadata value given: {part}")),
+    for part in &parts[1..] {
+        let text = String::from_utf8_lossy(part);
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case(b"name=") {
+            if name.is_some() {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into()
+                );
+            }
+            name = Some(text[5..].to_owned());
+            continue;
         }
+        return Err(format!("ERR Invalid metadata value given: {text}"));
     }
     let Some(name) = name else {
         return Err("ERR Library name was not given".into());
@@ -307,7 +324,81 @@ fn metadata(code: &[u8]) -> Result<(String, usize), String> {
                     must be at least one character long"
             .into());
     }
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found"));
+    }
     Ok((name, end))
+}
+
+/// Words of a line as Redis's `sdssplitargs` reads them: separated by blanks, with
+/// double quotes (and their escapes `\n \r \t \b \a \\ \" \xHH`) and single quotes
+/// (`\'`); a closing quote must end its word. `None` for unbalanced quotes.
+fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut words = Vec::new();
+    let mut at = 0;
+    loop {
+        while at < line.len() && line[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        if at == line.len() {
+            return Some(words);
+        }
+        let mut word = Vec::new();
+        loop {
+            match line.get(at) {
+                None => break,
+                Some(b) if b.is_ascii_whitespace() => break,
+                Some(b'"') => at = quoted(line, at + 1, b'"', &mut word)?,
+                Some(b'\'') => at = quoted(line, at + 1, b'\'', &mut word)?,
+                Some(&b) => {
+                    word.push(b);
+                    at += 1;
+                }
+            }
+        }
+        words.push(word);
+    }
+}
+
+/// Reads a quoted part of a word from `at` (after the opening `quote`) into `word`;
+/// returns where the word goes on, or `None` if the quote never closes or a non-blank
+/// follows it.
+fn quoted(line: &[u8], mut at: usize, quote: u8, word: &mut Vec<u8>) -> Option<usize> {
+    loop {
+        let b = *line.get(at)?;
+        if b == quote {
+            let next = line.get(at + 1);
+            return next.is_none_or(u8::is_ascii_whitespace).then_some(at + 1);
+        }
+        if b == b'\\' && at + 1 < line.len() {
+            let escaped = line[at + 1];
+            if quote == b'\'' {
+                word.push(if escaped == b'\'' { b'\'' } else { b'\\' });
+                at += if escaped == b'\'' { 2 } else { 1 };
+                continue;
+            }
+            let hex = line
+                .get(at + 2..at + 4)
+                .filter(|h| escaped == b'x' && h.iter().all(u8::is_ascii_hexdigit));
+            if let Some(hex) = hex {
+                word.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+                at += 4;
+                continue;
+            }
+            word.push(match escaped {
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'b' => 8,
+                b'a' => 7,
+                other => other,
+            });
+            at += 2;
+            continue;
+        }
+        word.push(b);
+        at += 1;
+    }
 }
 
 fn valid_name(name: &str) -> bool {

@@ -65,6 +65,7 @@ impl Vm {
     pub fn new() -> mlua::Result<Vm> {
         let eval_lua = new_lua()?;
         let eval = State::new(&eval_lua)?;
+        settle(&eval_lua);
         Ok(Vm { eval_lua, eval, scripts: HashMap::new(), functions: new_libraries()? })
     }
 
@@ -73,6 +74,7 @@ impl Vm {
     pub fn fresh_eval(&mut self) -> mlua::Result<()> {
         let eval_lua = new_lua()?;
         self.eval = State::new(&eval_lua)?;
+        settle(&eval_lua);
         self.eval_lua = eval_lua;
         self.scripts.clear();
         Ok(())
@@ -93,9 +95,17 @@ impl Vm {
     }
 }
 
+/// Collects what setting a state up left behind, so that `used_memory_lua` starts from
+/// what the state holds.
+fn settle(lua: &Lua) {
+    let _ = lua.gc_collect();
+    let _ = lua.gc_collect();
+}
+
 fn new_libraries() -> mlua::Result<Libraries> {
     let lua = new_lua()?;
     let state = State::new(&lua)?;
+    settle(&lua);
     Ok(Libraries::new(lua, state))
 }
 

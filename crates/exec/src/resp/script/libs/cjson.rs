@@ -7,8 +7,16 @@
 //! strings; `cjson.null` is `null`. Decoding gives tables, numbers, strings, booleans
 //! and `cjson.null` (a light userdata, as in lua-cjson). Objects are written in Lua's
 //! iteration order, so key order may differ from Redis's for tables of several keys.
-//! The `encode_*`/`decode_*` configuration calls are accepted and return their
-//! arguments' defaults; they change nothing.
+//! Settings kept per Lua state, as lua-cjson keeps them in its module: `encode_max_depth`,
+//! `decode_max_depth` (each at most [`DEPTH_MAX`]: the decoder and encoder recurse, so a
+//! deeper setting is kept and reported but not honoured) and `encode_invalid_numbers`
+//! (`true`: NaN and infinities as `nan`/`inf`/`-inf`; `"null"`: as `null`); the other
+//! configuration calls are accepted and change nothing.
+
+use std::sync::{
+    atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed},
+    Arc,
+};
 
 use mlua::{LightUserData, Lua, Table, Value, Variadic};
 
@@ -22,27 +30,55 @@ fn null() -> Value {
     Value::LightUserData(LightUserData(std::ptr::null_mut()))
 }
 
+/// The module's settings (`encode_max_depth` and kin).
+#[derive(Debug)]
+struct Settings {
+    encode_max_depth: AtomicUsize,
+    decode_max_depth: AtomicUsize,
+    /// 0: refuse NaN and infinities; 1: write them as numbers; 2: write `null`.
+    invalid_numbers: AtomicU8,
+}
+
+/// What one `encode` call follows.
+#[derive(Clone, Copy)]
+struct Encoding {
+    max_depth: usize,
+    invalid_numbers: u8,
+}
+
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let cjson = lua.create_table()?;
+    let settings = Arc::new(Settings {
+        encode_max_depth: AtomicUsize::new(DEPTH_MAX),
+        decode_max_depth: AtomicUsize::new(DEPTH_MAX),
+        invalid_numbers: AtomicU8::new(0),
+    });
+    let encoding = Arc::clone(&settings);
     cjson.raw_set(
         "encode",
-        lua.create_function(|lua, args: Variadic<Value>| {
+        lua.create_function(move |lua, args: Variadic<Value>| {
             if args.len() != 1 {
                 return fail("bad argument #1 to 'encode' (expected 1 argument)");
             }
+            let how = Encoding {
+                max_depth: encoding.encode_max_depth.load(Relaxed).min(DEPTH_MAX),
+                invalid_numbers: encoding.invalid_numbers.load(Relaxed),
+            };
             let mut out = Vec::new();
-            encode(&args[0], &mut out, 0)?;
+            encode(&args[0], &mut out, 0, how)?;
             lua.create_string(out)
         })?,
     )?;
+    let decoding = Arc::clone(&settings);
     cjson.raw_set(
         "decode",
-        lua.create_function(|lua, args: Variadic<Value>| {
+        lua.create_function(move |lua, args: Variadic<Value>| {
             let Some(Value::String(text)) = args.first() else {
                 return fail("bad argument #1 to 'decode' (string expected)");
             };
             let bytes = text.as_bytes();
-            let mut parser = Parser { lua, input: &bytes, pos: 0 };
+            let max_depth = decoding.decode_max_depth.load(Relaxed).min(DEPTH_MAX);
+            let mut parser = Parser { lua, input: &bytes, pos: 0, max_depth };
             parser.skip_space();
             let value = parser.value(0)?;
             parser.skip_space();
@@ -53,12 +89,12 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     cjson.raw_set("null", null())?;
+    depth_setting(lua, &cjson, "encode_max_depth", &settings, |s| &s.encode_max_depth)?;
+    depth_setting(lua, &cjson, "decode_max_depth", &settings, |s| &s.decode_max_depth)?;
+    invalid_numbers_setting(lua, &cjson, &settings)?;
     for name in [
         "encode_keep_buffer",
-        "encode_max_depth",
-        "decode_max_depth",
         "encode_number_precision",
-        "encode_invalid_numbers",
         "decode_invalid_numbers",
         "encode_sparse_array",
     ] {
@@ -69,24 +105,78 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     Ok(cjson)
 }
 
-fn encode(value: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+/// `cjson.encode_max_depth([n])` or `decode_max_depth`: sets a positive depth, returns
+/// the setting.
+fn depth_setting(
+    lua: &Lua,
+    cjson: &Table,
+    name: &'static str,
+    settings: &Arc<Settings>,
+    field: fn(&Settings) -> &AtomicUsize,
+) -> mlua::Result<()> {
+    let settings = Arc::clone(settings);
+    let set = lua.create_function(move |_, args: Variadic<Value>| {
+        let depth = match args.first() {
+            None | Some(Value::Nil) => None,
+            Some(Value::Integer(n)) if *n >= 1 => Some(*n as usize),
+            Some(Value::Number(n)) if *n >= 1.0 && n.is_finite() => Some(*n as usize),
+            Some(_) => {
+                return fail(format!(
+                    "bad argument #1 to '{name}' (expected integer between 1 and 2147483647)"
+                ))
+            }
+        };
+        if let Some(depth) = depth {
+            field(&settings).store(depth.min(i32::MAX as usize), Relaxed);
+        }
+        Ok(field(&settings).load(Relaxed) as i64)
+    })?;
+    cjson.raw_set(name, set)
+}
+
+/// `cjson.encode_invalid_numbers([true|false|"null"])`.
+fn invalid_numbers_setting(lua: &Lua, cjson: &Table, settings: &Arc<Settings>) -> mlua::Result<()> {
+    let settings = Arc::clone(settings);
+    let set = lua.create_function(move |lua, args: Variadic<Value>| {
+        let mode = match args.first() {
+            None | Some(Value::Nil) => None,
+            Some(Value::Boolean(on)) => Some(u8::from(*on)),
+            Some(Value::String(s)) if s.as_bytes().as_ref() == b"null" => Some(2),
+            Some(Value::String(s)) if s.as_bytes().as_ref() == b"on" => Some(1),
+            Some(Value::String(s)) if s.as_bytes().as_ref() == b"off" => Some(0),
+            Some(_) => return fail("bad argument #1 to 'encode_invalid_numbers' (invalid option)"),
+        };
+        if let Some(mode) = mode {
+            settings.invalid_numbers.store(mode, Relaxed);
+        }
+        Ok(match settings.invalid_numbers.load(Relaxed) {
+            0 => Value::Boolean(false),
+            1 => Value::Boolean(true),
+            _ => Value::String(lua.create_string("null")?),
+        })
+    })?;
+    cjson.raw_set("encode_invalid_numbers", set)
+}
+
+fn encode(value: &Value, out: &mut Vec<u8>, depth: usize, how: Encoding) -> mlua::Result<()> {
     match value {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(ud) if ud.0.is_null() => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
-        Value::Number(n) => {
-            if !n.is_finite() {
-                return fail("Cannot serialise number: must not be NaN or Inf");
-            }
-            out.extend_from_slice(format_g14(*n).as_bytes());
-        }
+        Value::Number(n) if !n.is_finite() => match how.invalid_numbers {
+            0 => return fail("Cannot serialise number: must not be NaN or Inf"),
+            1 if n.is_nan() => out.extend_from_slice(b"nan"),
+            1 => out.extend_from_slice(if *n > 0.0 { b"inf" } else { b"-inf" }),
+            _ => out.extend_from_slice(b"null"),
+        },
+        Value::Number(n) => out.extend_from_slice(format_g14(*n).as_bytes()),
         Value::String(s) => string(&s.as_bytes(), out),
         Value::Table(table) => {
-            if depth >= DEPTH_MAX {
+            if depth >= how.max_depth {
                 return fail(format!("Cannot serialise, excessive nesting ({})", depth + 1));
             }
-            table_value(table, out, depth + 1)?;
+            table_value(table, out, depth + 1, how)?;
         }
         other => {
             return fail(format!("Cannot serialise {}: type not supported", other.type_name()))
@@ -134,7 +224,7 @@ fn array_len(table: &Table) -> mlua::Result<Option<usize>> {
     Ok(Some(max))
 }
 
-fn table_value(table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+fn table_value(table: &Table, out: &mut Vec<u8>, depth: usize, how: Encoding) -> mlua::Result<()> {
     match array_len(table)? {
         Some(len) if len > 0 => {
             out.push(b'[');
@@ -142,7 +232,7 @@ fn table_value(table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<(
                 if at > 1 {
                     out.push(b',');
                 }
-                encode(&table.raw_get::<Value>(at)?, out, depth)?;
+                encode(&table.raw_get::<Value>(at)?, out, depth, how)?;
             }
             out.push(b']');
         }
@@ -164,7 +254,7 @@ fn table_value(table: &Table, out: &mut Vec<u8>, depth: usize) -> mlua::Result<(
                     }
                 }
                 out.push(b':');
-                encode(&value, out, depth)?;
+                encode(&value, out, depth, how)?;
             }
             out.push(b'}');
         }
@@ -176,6 +266,8 @@ struct Parser<'a> {
     lua: &'a Lua,
     input: &'a [u8],
     pos: usize,
+    /// `decode_max_depth`, at most [`DEPTH_MAX`].
+    max_depth: usize,
 }
 
 impl Parser<'_> {
@@ -200,7 +292,7 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> mlua::Result<Value> {
-        if depth >= DEPTH_MAX {
+        if depth >= self.max_depth {
             return fail(format!(
                 "Found too many nested data structures ({}) at character {}",
                 depth + 1,
