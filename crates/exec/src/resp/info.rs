@@ -222,9 +222,12 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "evicted_keys", evicted);
     field(text, "keyspace_hits", totals.get_hits);
     field(text, "keyspace_misses", totals.get_misses);
-    // No pub/sub.
-    field(text, "pubsub_channels", 0);
-    field(text, "pubsub_patterns", 0);
+    use super::pubsub::Kind;
+    field(text, "pubsub_channels", shared.pubsub.len(Kind::Channel));
+    field(text, "pubsub_patterns", shared.pubsub.len(Kind::Pattern));
+    field(text, "pubsubshard_channels", shared.pubsub.len(Kind::Shard));
+    // MIGRATE opens a connection per call and closes it: none is cached.
+    field(text, "migrate_cached_sockets", 0);
     let (keys, items, prefixes) = shared.tracking.totals();
     field(text, "tracking_total_keys", keys);
     field(text, "tracking_total_items", items);

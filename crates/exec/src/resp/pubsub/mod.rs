@@ -12,7 +12,7 @@ mod registry;
 use std::sync::Arc;
 
 use proto_resp::Protocol;
-use registry::Kind;
+pub(crate) use registry::Kind;
 pub(crate) use registry::Woken;
 pub use registry::{Drained, Notify, Registry, Subscriber, MAILBOX_LIMIT_BYTES};
 
