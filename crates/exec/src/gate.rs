@@ -24,7 +24,12 @@
 //! through [`Gate::enter_or_busy`] stops waiting and serves its batch without entering,
 //! answering `-BUSY` to everything but SCRIPT KILL and FUNCTION KILL (exec checks
 //! [`Entered::Busy`] through the session), so it never touches the store while the
-//! script holds the gate. Waiters look at `busy` every 10 ms while they wait.
+//! script holds the gate. Waiters look at `busy` every 10 ms while they wait. A busy
+//! script also yields to its own worker's loop between slices, keeping the gate: the
+//! hold outlives the call that took it ([`Gate::hold`] ... [`Gate::release`]), and the
+//! holder's thread is marked as the holder only while the script runs
+//! ([`Gate::mark_held`]), so that thread's other batches are turned away as any other
+//! worker's are.
 //!
 //! Why not a lock per key: taking (and ordering) key locks would cost every string
 //! command a lock; the gate costs a batch two atomic stores and a load on a line of its
@@ -364,5 +369,40 @@ mod tests {
         holder.join().unwrap();
         assert_eq!(gate.enter_or_busy(0), Entered::Inside);
         gate.leave(0);
+    }
+
+    /// Goal: a hold kept past the call that took it (a busy script suspended between loop
+    /// turns) turns away the holder thread's own later batches as well as the others',
+    /// and once released lets everyone in, the holder's worker left outside. Method: worker
+    /// 0 holds and keeps; both workers ask through `enter_or_busy` while `busy` is up.
+    #[test]
+    fn kept_hold_turns_away_its_own_thread_too() {
+        let gate = Arc::new(Gate::new(2));
+        gate.enter(0);
+        let kept = gate.hold_guarded(0).keep();
+        gate.leave(0);
+        assert!(!gate.held_here(), "kept: this thread is not marked between turns");
+        gate.busy.store(true, SeqCst);
+        assert_eq!(gate.enter_or_busy(0), Entered::Busy);
+        let other = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || gate.enter_or_busy(1))
+        };
+        assert_eq!(other.join().unwrap(), Entered::Busy);
+        gate.mark_held(true);
+        assert_eq!(gate.exclusive(0, || 7), 7, "re-entrant while resumed");
+        gate.mark_held(false);
+        gate.busy.store(false, SeqCst);
+        gate.release(kept, false);
+        assert!(!gate.flag(0).load(SeqCst), "released between batches: not inside");
+        let other = {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                let entered = gate.enter_or_busy(1);
+                gate.leave(1);
+                entered
+            })
+        };
+        assert_eq!(other.join().unwrap(), Entered::Inside);
     }
 }

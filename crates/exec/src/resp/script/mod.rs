@@ -10,12 +10,10 @@
 //!              +--> convert::to_reply (the script's result, in the client's protocol)
 //! ```
 //!
-//! Binding: `mlua` (0.12, features `lua51`, `vendored`, `send`). It is the maintained Lua
-//! binding of the Rust ecosystem (rlua was folded into it), builds PUC Lua 5.1 from source
-//! inside the crate (`mlua-sys` vendors it through `lua-src`: no system library), keeps
-//! every `unsafe` inside the binding, and with `send` the state can sit behind a mutex in
-//! [`crate::Shared`]. Lua 5.1 is what Redis embeds, so scripts see the same language
-//! (no integers, `unpack`, `setfenv`-era environments).
+//! Binding: `mlua` (0.12, features `luau`, `send`): the maintained Lua binding of the Rust
+//! ecosystem, building Luau from source inside the crate; every `unsafe` stays inside the
+//! binding, and with `send` the states can sit behind a mutex in [`crate::Shared`]. Why
+//! Luau rather than PUC Lua 5.1: `sandbox.rs`.
 //!
 //! Atomicity: a script runs inside [`crate::gate::Gate::exclusive`], as EXEC does, so no
 //! command of another client, on either protocol, interleaves with it. A script may
@@ -29,18 +27,18 @@
 //! deadlock: a script holding the mutex waits for a worker to leave the gate while that
 //! worker waits for the mutex.)
 //!
-//! Time limit (`busy-reply-threshold`, alias `lua-time-limit`, 5000 ms): an instruction
-//! hook (every 10,000 instructions) checks the clock and the kill flag. Past the limit the
-//! engine raises the gate's busy flag: workers waiting to enter the gate stop waiting and
-//! answer `-BUSY` to every command of their batch except SCRIPT KILL, FUNCTION KILL and
-//! FUNCTION STATS, which only touch [`Running`]'s atomics, never the store. A worker that
-//! answers BUSY is not inside the gate, and its batch answers BUSY to the end even if the
-//! script finishes meanwhile, so exclusivity holds. Limit: the clients of the script's
-//! own worker thread wait until the script ends (their loop is running it); memcached
-//! connections wait too (their protocol has no BUSY).
+//! Time limit (`busy-reply-threshold`, alias `lua-time-limit`, 5000 ms): the interrupt
+//! checks the clock and the kill flag. Past the limit the engine raises the gate's busy
+//! flag: workers waiting to enter the gate stop waiting and answer `-BUSY` (memcached:
+//! `SERVER_ERROR`) to every command of their batch except Redis 7.0's allow-busy ones
+//! (which change no data; WATCH only reads a key's version). A worker that answers BUSY is not inside the gate, and its
+//! batch answers BUSY to the end even if the script finishes meanwhile, so exclusivity
+//! holds. The script's own worker answers too: the busy script yields to its loop
+//! (`suspend`).
 //!
 //! Files: `eval` (EVAL, SCRIPT and the script cache), `functions` (FUNCTION, FCALL),
-//! `vm` (the sandboxed Lua state and the `redis` table), `call` (`redis.call` from Lua),
+//! `vm` (the sandboxed Lua state and the `redis` table), `call` (running a script, and
+//! `redis.call` from Lua), `suspend` (a busy script between turns of its loop),
 //! `convert` (RESP <-> Lua), `libs/` (cjson, cmsgpack, bit, struct in Rust).
 
 use std::sync::{
