@@ -14,9 +14,9 @@ Hostile clients against authentication and ACL rules:
 import re
 import socket
 import struct
-import time
 
 import pytest
+import redis
 
 from conftest import free_port
 from hostile import rss_kib
@@ -181,6 +181,31 @@ def test_memcached_user_carries_its_key_and_command_rules(locked):
         c.rt(b"get w:1\r\n", b"CLIENT_ERROR " + NOPERM_KEY + b"\r\n")
         c.rt(b"set secret 0 0 1\r\nx\r\n", b"CLIENT_ERROR " + NOPERM_KEY + b"\r\n")
     secret_is_intact_or_pub(locked)
+
+
+@pytest.mark.spinel_only
+def test_memcached_denials_and_failed_logins_reach_acl_log(locked):
+    """The memcached port's refusals and failed logins (SASL and text) land in ACL LOG as
+    the Redis port's do, naming the user tried and never the password."""
+    with admin(locked) as a:
+        assert raw(a, "ACL", "SETUSER", "ro", "on", ">ropw", "%R~pub:*", "+get") == OK
+        assert raw(a, "ACL", "LOG", "RESET") == OK
+    with Conn(locked.mc_port) as c:
+        assert sasl(c, b"ro", b"not-the-password")[0] == 0x20
+        assert sasl(c, b"ro", b"ropw") == (0, b"Authenticated")
+        c.send(bin_req(GET, b"secret"))
+        assert bin_reply(c)[0] == 0x20
+    with Conn(locked.mc_port) as c:
+        assert text_login(c, b"ghost wrong-secret") != b"STORED\r\n"
+    client = redis.Redis(port=locked.resp_port, password=PASSWORD)
+    entries = [dict(zip(e[::2], e[1::2])) for e in client.execute_command("ACL", "LOG")]
+    client.close()
+    shown = [(e[b"reason"], e[b"object"], e[b"username"]) for e in entries]
+    assert shown == [(b"auth", b"AUTH", b"ghost"), (b"key", b"secret", b"ro"),
+                     (b"auth", b"AUTH", b"ro")], shown
+    assert all(b"protocol=memcache" in e[b"client-info"] for e in entries)
+    assert b"not-the-password" not in repr(entries).encode()
+    assert b"wrong-secret" not in repr(entries).encode()
 
 
 def secret_is_intact_or_pub(server):

@@ -307,3 +307,66 @@ def test_keys_that_follow_numkeys_are_checked(make_server):
         for command, key in denied:
             message = f"This user has no permissions to access the '{key}' key".encode()
             assert raw(c, "ACL", "DRYRUN", "k", *command) == b"$%d\r\n%s\r\n" % (len(message), message), command
+
+
+def log_entries(conn, *args):
+    """ACL LOG's entries as dicts (values as str), through redis-py's parser."""
+    import redis
+    client = redis.Redis(port=conn)
+    try:
+        entries = client.execute_command("ACL", "LOG", *args)
+    finally:
+        client.close()
+    shown = []
+    for entry in entries:
+        pairs = entry if isinstance(entry, list) else list(entry.items())
+        if isinstance(entry, list):
+            pairs = list(zip(entry[::2], entry[1::2]))
+        shown.append({k.decode(): (v.decode() if isinstance(v, bytes) else v) for k, v in pairs})
+    return shown
+
+
+def test_acl_log_records_denials_and_failed_logins(make_server):
+    """ACL LOG as Redis 7.0 keeps it: newest first; repeats grouped with a count; the
+    reason (command, key, channel, auth), context (toplevel, multi, lua), object and user;
+    a failed login names the user tried and never the password; RESET empties it;
+    acllog-max-len bounds it."""
+    server = make_server()
+    port = server.resp_port
+    with Conn(port) as admin, Conn(port) as c:
+        rt(admin, "ACL", "SETUSER", "u", "on", ">p", "~a*", "&ch", "+get", "+eval", "+publish",
+           "+multi", "+exec")
+        assert raw(c, "AUTH", "u", "p") == b"+OK\r\n"
+        raw(c, "GET", "b")
+        raw(c, "GET", "b")
+        raw(c, "SET", "a", "1")
+        raw(c, "PUBLISH", "x", "1")
+        raw(c, "EVAL", "return redis.call('get','zz')", "0")
+        raw(c, "MULTI")
+        raw(c, "GET", "c")
+        raw(c, "EXEC")
+        with Conn(port) as bad:
+            assert raw(bad, "AUTH", "nosuch", "secret-password") == WRONGPASS
+        entries = log_entries(port)
+        shown = [(e["count"], e["reason"], e["context"], e["object"], e["username"])
+                 for e in entries]
+        assert shown == [
+            (1, "auth", "toplevel", "AUTH", "nosuch"),
+            (1, "key", "multi", "c", "u"),
+            (1, "key", "lua", "zz", "u"),
+            (1, "channel", "toplevel", "x", "u"),
+            (1, "command", "toplevel", "set", "u"),
+            (2, "key", "toplevel", "b", "u"),
+        ]
+        assert all("secret-password" not in str(e) for e in entries)
+        assert all(float(e["age-seconds"]) >= 0 and "addr=" in e["client-info"] for e in entries)
+        assert len(log_entries(port, "2")) == 2
+        assert log_entries(port, "-1") == []
+        assert raw(admin, "ACL", "LOG", "x") == b"-ERR value is not an integer or out of range\r\n"
+        assert raw(admin, "CONFIG", "SET", "acllog-max-len", "3") == b"+OK\r\n"
+        assert len(log_entries(port)) == 6, "trimmed by the next event, as in Redis"
+        raw(c, "GET", "d")
+        assert len(log_entries(port)) == 3
+        assert raw(admin, "ACL", "LOG", "RESET") == b"+OK\r\n"
+        assert log_entries(port) == []
+        assert raw(admin, "CONFIG", "SET", "acllog-max-len", "128") == b"+OK\r\n"

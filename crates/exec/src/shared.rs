@@ -233,6 +233,8 @@ pub struct Shared {
     pub(crate) protected_mode: AtomicBool,
     /// Failed Redis logins, counted and limited per address.
     pub failed_logins: crate::resp::auth::FailedLogins,
+    /// ACL LOG.
+    pub acl_log: crate::resp::acl::log::AclLog,
     /// Redis ACL users (`default` has `requirepass` as its password).
     pub users: crate::resp::acl::Users,
     /// Redis `aclfile`, if any.
@@ -457,6 +459,7 @@ impl Shared {
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),
             failed_logins: Default::default(),
+            acl_log: Default::default(),
             users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
             aclfile: settings.aclfile.clone(),
             save_state: crate::snapshot::SaveState::new(started_unix_secs),

@@ -317,6 +317,7 @@ pub enum SubcommandId {
     AclHelp,
     AclList,
     AclLoad,
+    AclLog,
     AclSave,
     AclSetuser,
     AclUsers,

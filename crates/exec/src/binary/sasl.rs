@@ -73,6 +73,9 @@ pub fn execute(
     } else {
         bump(&counters.auth_errors, 1);
         shared.failed_logins.note_failure();
+        // PLAIN is `authzid NUL user NUL password`: only the user is logged.
+        let user = request.data.split(|&b| b == 0).nth(1).unwrap_or(b"");
+        crate::memcache::acl::log_failed_login(shared, session, user);
         compose_error(request.opcode, Status::AuthError, request.opaque, out);
     }
 }

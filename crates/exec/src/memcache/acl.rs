@@ -81,6 +81,9 @@ pub(crate) fn admit(
             acl::check_as(&account, command, key, access)
         }
     };
+    if let Err(denied) = &result {
+        log_denied(shared, session, denied);
+    }
     result.map_err(Refusal::Denied)
 }
 
@@ -96,7 +99,11 @@ pub(crate) fn admit_binary(
     }
     let Some((command, access)) = binary_command(request) else { return Ok(()) };
     let key = (access != NO_KEYS).then_some(request.key);
-    acl::check_as(&account, command, key, access).map_err(Refusal::Denied)
+    let result = acl::check_as(&account, command, key, access);
+    if let Err(denied) = &result {
+        log_denied(shared, session, denied);
+    }
+    result.map_err(Refusal::Denied)
 }
 
 /// The session's user (None in file modes), logging a new connection in as a
@@ -257,4 +264,34 @@ pub(crate) fn refuse_binary(refusal: Refusal, request: &BinRequest<'_>, out: &mu
     };
     compose_response(&reply, b"", b"", message.as_bytes(), out);
     Flow::Continue
+}
+
+/// Records a denial on the memcached port in ACL LOG (context `toplevel`; the object is the
+/// Redis command or key the request maps to).
+pub(crate) fn log_denied(shared: &Shared, session: &Session, denied: &acl::Denied) {
+    let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
+    let now_ms = crate::resp::now_unix_ms(shared);
+    let event = acl::log::Event::denied(denied, acl::log::Context::TopLevel, user, now_ms);
+    shared.acl_log.note(event, || client_line(session));
+}
+
+/// Records a failed memcached login (text `-Y`-style or SASL) as `user` in ACL LOG; the
+/// password is never logged.
+pub(crate) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) {
+    let event = acl::log::Event {
+        reason: acl::log::Reason::Auth,
+        context: acl::log::Context::TopLevel,
+        object: b"AUTH",
+        username: user,
+        at_ms: crate::resp::now_unix_ms(shared),
+    };
+    shared.acl_log.note(event, || client_line(session));
+}
+
+/// What ACL LOG shows of a memcached connection: its number and peer.
+fn client_line(session: &Session) -> String {
+    match session.peer() {
+        Some(addr) => format!("id={} addr={addr} protocol=memcache", session.conn_number),
+        None => format!("id={} protocol=memcache", session.conn_number),
+    }
 }

@@ -98,6 +98,7 @@ fn log_in(
     if !ok {
         bump(&counters.auth_errors, 1);
         shared.failed_logins.note_failure();
+        super::acl::log_failed_login(shared, session, user);
     }
     if ok {
         STORED

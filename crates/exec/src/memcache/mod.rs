@@ -130,6 +130,11 @@ impl Session {
         self.busy = busy;
     }
 
+    /// The peer's address, for a connection (not a UDP port or a harness session).
+    pub(crate) fn peer(&self) -> Option<String> {
+        self.conn.as_ref().map(|conn| conn.entry.addr.to_string())
+    }
+
     /// Whether the batch runs outside the gate while a script is busy.
     pub fn is_busy(&self) -> bool {
         self.busy

@@ -151,6 +151,7 @@ pub(super) fn login(
     });
     if !accepted {
         shared.failed_logins.note_failure();
+        log_failed_login(shared, session, user.unwrap_or(acl::DEFAULT_USER));
         return Err(WRONGPASS);
     }
     if let Some(account) = &account {
@@ -199,4 +200,37 @@ pub(super) fn password(shared: &Shared) -> String {
 pub fn set_password(shared: &Shared, password: &[u8]) {
     *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
     shared.users.set_default_password(password);
+}
+
+/// Records a denial of `session`'s user in ACL LOG.
+pub(super) fn log_denied(
+    shared: &Shared,
+    session: &Session,
+    denied: &acl::Denied,
+    context: acl::log::Context,
+) {
+    let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
+    let now_ms = super::now_unix_ms(shared);
+    let event = acl::log::Event::denied(denied, context, user, now_ms);
+    shared.acl_log.note(event, || client_line(shared, session, now_ms));
+}
+
+/// Records a failed login as `user` (the name tried; never the password) in ACL LOG.
+pub(super) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) {
+    let now_ms = super::now_unix_ms(shared);
+    let event = acl::log::Event {
+        reason: acl::log::Reason::Auth,
+        context: acl::log::Context::TopLevel,
+        object: b"AUTH",
+        username: user,
+        at_ms: now_ms,
+    };
+    shared.acl_log.note(event, || client_line(shared, session, now_ms));
+}
+
+/// The session's CLIENT LIST line, without its newline (ACL LOG's `client-info`).
+fn client_line(shared: &Shared, session: &Session, now_ms: u64) -> String {
+    let mut line = Vec::new();
+    session.client.lock().write_line(now_ms, shared.clock_secs(), 0, &mut line);
+    String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line)).into_owned()
 }

@@ -68,6 +68,11 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("aclfile", Kind::Text, |s| {
         s.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
     }),
+    (
+        "acllog-max-len",
+        Kind::Number { set: |s, n| s.acl_log.set_max_len(n as usize), min: 0, max: i64::MAX },
+        |s| s.acl_log.max_len().to_string(),
+    ),
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
     (

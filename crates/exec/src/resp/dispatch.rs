@@ -180,6 +180,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::AclGetuser => acl::commands::getuser(ctx),
             S::AclList => acl::commands::list(ctx),
             S::AclLoad => acl::commands::load(ctx),
+            S::AclLog => acl::commands::log(ctx),
             S::AclSave => acl::commands::save(ctx),
             S::AclSetuser => acl::commands::setuser(ctx),
             S::AclUsers => acl::commands::users(ctx),

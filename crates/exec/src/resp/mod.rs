@@ -303,6 +303,7 @@ pub(crate) fn execute_routed(
         },
         Err(auth::Refusal::Closed) => Flow::Close,
         Err(auth::Refusal::Denied(denied)) => {
+            auth::log_denied(shared, session, &denied, acl::log::Context::Lua);
             Reply::new(out, session.protocol).error(denied.script_message());
             Flow::Continue
         }
@@ -398,10 +399,11 @@ fn execute_as(
                 }
                 Err(auth::Refusal::Closed) => return Flow::Close,
                 Err(auth::Refusal::Denied(denied)) => {
-                    let message = match exclusive {
-                        Exclusive::Held => denied.exec_message(),
-                        Exclusive::IfMultiKey => denied.message(),
+                    let (message, context) = match exclusive {
+                        Exclusive::Held => (denied.exec_message(), acl::log::Context::Multi),
+                        Exclusive::IfMultiKey => (denied.message(), acl::log::Context::TopLevel),
                     };
+                    auth::log_denied(shared, session, &denied, context);
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
                 }

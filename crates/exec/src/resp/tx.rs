@@ -84,6 +84,8 @@ pub(super) fn queue(
             // checks again: the user's rules may change in between).
             let account = session.account.as_ref().filter(|a| !a.is_unrestricted());
             if let Some(Err(denied)) = account.map(|a| super::acl::check(a, &routed, &args)) {
+                let context = super::acl::log::Context::Multi;
+                super::auth::log_denied(shared, session, &denied, context);
                 let tx = session.tx.as_mut().expect("checked above");
                 tx.failed = true;
                 return Some(Err(denied.message().into_bytes()));

@@ -15,6 +15,7 @@ pub(super) static META: &[Meta] = &[
     Meta { name: "acl|help", tips: &[], key_specs: &[], sub_flags: &["loading", "stale"], sub_keys: (0, 0, 0) },
     Meta { name: "acl|list", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },
     Meta { name: "acl|load", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },
+    Meta { name: "acl|log", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },
     Meta { name: "acl|save", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },
     Meta { name: "acl|setuser", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },
     Meta { name: "acl|users", tips: &[], key_specs: &[], sub_flags: &["admin", "noscript", "loading", "stale"], sub_keys: (0, 0, 0) },

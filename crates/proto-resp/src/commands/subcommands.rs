@@ -19,6 +19,7 @@ pub static ACL_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::AclHelp, "acl|help", 2),
         sub(S::AclList, "acl|list", 2),
         sub(S::AclLoad, "acl|load", 2),
+        sub(S::AclLog, "acl|log", -2),
         sub(S::AclSave, "acl|save", 2),
         sub(S::AclSetuser, "acl|setuser", -3),
         sub(S::AclUsers, "acl|users", 2),

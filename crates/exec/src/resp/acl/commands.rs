@@ -240,3 +240,44 @@ pub fn read_acl_file(path: &Path) -> Result<Vec<(Vec<u8>, User)>, String> {
     }
     Ok(users)
 }
+
+/// ACL LOG [count | RESET]: the newest entries (10 by default), or an empty log.
+pub(crate) fn log(ctx: &mut Ctx<'_>) {
+    if ctx.argc() > 3 {
+        return ctx
+            .error("ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.");
+    }
+    let mut count = 10usize;
+    if ctx.argc() == 3 {
+        let arg = ctx.arg(2);
+        if arg.eq_ignore_ascii_case(b"reset") {
+            ctx.shared.acl_log.reset();
+            return ctx.reply().ok();
+        }
+        match std::str::from_utf8(arg).ok().and_then(|t| t.parse::<i64>().ok()) {
+            Some(n) => count = n.max(0) as usize,
+            None => return ctx.error(proto_resp::error::NOT_INTEGER),
+        }
+    }
+    let now_ms = crate::resp::now_unix_ms(ctx.shared);
+    let entries = ctx.shared.acl_log.newest(count, now_ms);
+    let mut reply = ctx.reply();
+    reply.array(entries.len());
+    for entry in entries {
+        reply.map(7);
+        reply.bulk(b"count");
+        reply.integer(entry.count as i64);
+        reply.bulk(b"reason");
+        reply.bulk(entry.reason.as_bytes());
+        reply.bulk(b"context");
+        reply.bulk(entry.context.as_bytes());
+        reply.bulk(b"object");
+        reply.bulk(&entry.object);
+        reply.bulk(b"username");
+        reply.bulk(&entry.username);
+        reply.bulk(b"age-seconds");
+        reply.double(entry.age_secs);
+        reply.bulk(b"client-info");
+        reply.bulk(entry.client_info.as_bytes());
+    }
+}

@@ -13,6 +13,7 @@
 
 pub(crate) mod catalog;
 pub(crate) mod commands;
+pub mod log;
 
 pub use commands::read_acl_file;
 mod user;
