@@ -14,6 +14,7 @@ Hostile clients against authentication and ACL rules:
 import re
 import socket
 import struct
+import time
 
 import pytest
 import redis

@@ -106,6 +106,7 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
     "acl|getuser",
     "acl|list",
     "acl|load",
+    "acl|log",
     "acl|save",
     "acl|setuser",
     "acl|users",
