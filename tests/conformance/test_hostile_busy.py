@@ -239,3 +239,24 @@ def test_transactions_meeting_a_busy_script_fail_whole(server):
     finally:
         for c in (setup, queued_before, during, runner):
             c.close()
+
+
+def test_bcast_tracking_hears_what_a_busy_script_wrote(server):
+    """A BCAST tracking client is told of a key the script wrote after it became busy, once
+    the script ends (not at the writer's next command)."""
+    port = server.resp_port
+    tracker = connect(port)
+    tracker.send(resp_encode("HELLO", "3"))
+    tracker.read_until(b"modules\r\n*0\r\n")
+    assert command(tracker, "CLIENT", "TRACKING", "ON", "BCAST") == b"+OK"
+    body = ("local t0 = tonumber(redis.call('time')[1]) "
+            "while tonumber(redis.call('time')[1]) < t0 + 1 do end "
+            "redis.call('set', 'bcast:late', '1') return 1")
+    runner = start_busy_script(port, body)
+    try:
+        assert wait_for_reply(runner) == b":1"
+        push = tracker.read_until(b"bcast:late\r\n", timeout=5)
+        assert b"invalidate" in push, push
+    finally:
+        tracker.close()
+        runner.close()

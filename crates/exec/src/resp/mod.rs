@@ -455,6 +455,8 @@ fn after_suspended_command(
     start: usize,
 ) {
     count_error_reply(shared, counters, out, start);
+    // BCAST clients hear the keys the script wrote since it was suspended.
+    tracking::broadcast_written(shared, counters, session);
     if !session.ready_keys.is_empty() {
         let worker = shared.worker_of(counters);
         shared.gate.enter(worker);

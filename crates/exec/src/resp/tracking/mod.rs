@@ -405,7 +405,11 @@ pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
 }
 
 /// Sends the gathered written keys to BCAST clients (sorted, each once).
-fn broadcast_written(shared: &Shared, counters: &crate::Counters, session: &mut Session) {
+pub(super) fn broadcast_written(
+    shared: &Shared,
+    counters: &crate::Counters,
+    session: &mut Session,
+) {
     let written = &mut session.tracking.written;
     if written.is_empty() {
         return;
