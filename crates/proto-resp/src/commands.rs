@@ -112,6 +112,7 @@ pub enum Group {
     Cluster,
     Connection,
     Generic,
+    Geo,
     Hash,
     Hyperloglog,
     List,
@@ -131,6 +132,7 @@ impl Group {
             Group::Cluster => "cluster",
             Group::Connection => "connection",
             Group::Generic => "generic",
+            Group::Geo => "geo",
             Group::Hash => "hash",
             Group::Hyperloglog => "hyperloglog",
             Group::List => "list",
@@ -148,6 +150,7 @@ impl Group {
 mod bitmap;
 mod blocking;
 mod cluster;
+mod geo;
 mod hash;
 mod info;
 mod keyspec;
@@ -164,6 +167,7 @@ mod zset;
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use blocking::{BlockingId, BLOCKING_COMMANDS};
 pub use cluster::{ClusterId, CLUSTER_COMMANDS};
+pub use geo::{GeoId, GEO_COMMANDS};
 pub use hash::{HashId, HASH_COMMANDS};
 pub use info::{
     write_command_docs, write_command_docs_for, write_command_info, write_command_info_all,
@@ -200,6 +204,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     SCRIPTING_COMMANDS,
     CLUSTER_COMMANDS,
     SORT_COMMANDS,
+    GEO_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -244,6 +249,7 @@ pub enum CommandId {
     Scripting(ScriptingId),
     Cluster(ClusterId),
     Sort(SortId),
+    Geo(GeoId),
     Append,
     Auth,
     Bgsave,
