@@ -15,7 +15,7 @@
 //! COUNT only shortens a reply; coordinates, radii and sizes are parsed before use (no NaN;
 //! an infinite radius covers the globe and costs what a full scan costs).
 
-use proto_resp::{args::parse_f64, commands::GeoId, error};
+use proto_resp::{commands::GeoId, error};
 
 use super::{zset, Ctx};
 
@@ -40,10 +40,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: GeoId) {
     }
 }
 
-/// A float argument, or the error Redis's `getDoubleFromObjectOrReply` replies (`message`
+/// A float argument as Redis's `getDoubleFromObjectOrReply` reads it (ZADD's scores'
+/// parser: `strtod`'s forms, hexadecimal included), or the error it replies (`message`
 /// after `ERR `, or its default).
 fn parse_float(text: &[u8], message: Option<&'static str>) -> Result<f64, String> {
-    parse_f64(text).map_err(|e| message.map_or_else(|| e.message().into(), |m| format!("ERR {m}")))
+    zset::parse_score(text).map_err(|e| message.map_or_else(|| e.message().into(), |m| format!("ERR {m}")))
 }
 
 /// A longitude and a latitude argument, checked against Redis's limits.

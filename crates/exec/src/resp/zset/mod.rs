@@ -40,6 +40,7 @@ mod view;
 mod write;
 mod zrange;
 
+pub(super) use range::parse_score;
 pub(super) use write::geoadd;
 pub(super) use write::{parse_zmpop_from, pop_for_bzmpop, pop_for_bzpop, End as ZEnd};
 
