@@ -209,6 +209,11 @@ const BATTERY: &[&[&[u8]]] = &[
     &[b"ZRANK", b"@", b"a"],
     &[b"ZRANDMEMBER", b"@", b"-3"],
     &[b"ZSCAN", b"@", b"0"],
+    &[b"GEOPOS", b"@", b"a", b"b"],
+    &[b"GEOHASH", b"@", b"a"],
+    &[b"GEODIST", b"@", b"a", b"b", b"km"],
+    &[b"GEORADIUS_RO", b"@", b"0", b"0", b"inf", b"m", b"WITHCOORD", b"WITHDIST", b"WITHHASH"],
+    &[b"GEOSEARCH", b"@", b"FROMLONLAT", b"0", b"0", b"BYBOX", b"1e9", b"1e9", b"km", b"COUNT", b"2", b"ANY"],
     &[b"SORT", b"@", b"ALPHA"],
     &[b"SORT", b"@"],
     &[b"SORT_RO", b"@", b"BY", b"nosort", b"DESC", b"LIMIT", b"1", b"2"],
@@ -231,8 +236,11 @@ const BATTERY: &[&[&[u8]]] = &[
     &[b"ZINCRBY", b"@", b"2", b"b"],
     &[b"ZREM", b"@", b"c"],
     &[b"ZPOPMIN", b"@"],
+    &[b"GEOADD", b"@", b"CH", b"1", b"2", b"a", b"-180", b"-85.05112878", b"z"],
+    &[b"GEORADIUSBYMEMBER", b"@", b"a", b"20000", b"km", b"STOREDIST", b"@geo"],
+    &[b"GEOSEARCHSTORE", b"@geo", b"@", b"FROMMEMBER", b"z", b"BYRADIUS", b"0", b"m"],
     &[b"DUMP", b"@"],
-    &[b"DEL", b"@", b"@moved", b"@sorted"],
+    &[b"DEL", b"@", b"@moved", b"@sorted", b"@geo"],
 ];
 
 impl Server {
