@@ -3,8 +3,8 @@
 use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
-    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr, info,
-    keys, list, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
+    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
+    info, keys, list, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
     strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;

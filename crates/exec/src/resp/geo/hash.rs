@@ -129,7 +129,8 @@ fn decode_in(long: Range, lat: Range, cell: Cell) -> Option<Area> {
     let separated = deinterleave(cell.bits);
     let (lat_cell, long_cell) = (separated as u32, (separated >> 32) as u32);
     // C adds one to the 32-bit cell number before converting it (it wraps at 2^32).
-    let (lat_next, long_next) = (f64::from(lat_cell.wrapping_add(1)), f64::from(long_cell.wrapping_add(1)));
+    let (lat_next, long_next) =
+        (f64::from(lat_cell.wrapping_add(1)), f64::from(long_cell.wrapping_add(1)));
     let (lat_cell, long_cell) = (f64::from(lat_cell), f64::from(long_cell));
     let scale = (1u64 << cell.step) as f64;
     let (lat_span, long_span) = (lat.max - lat.min, long.max - long.min);
@@ -248,7 +249,8 @@ impl Search {
                 (distance <= radius * self.conversion).then_some(distance)
             }
             Shape::Box { width, height } => {
-                let (width_meters, height_meters) = (width * self.conversion, height * self.conversion);
+                let (width_meters, height_meters) =
+                    (width * self.conversion, height * self.conversion);
                 // The latitude test first: it is the cheaper.
                 if lat_distance(y2, y1) > height_meters / 2.0 {
                     return None;

@@ -44,7 +44,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: GeoId) {
 /// parser: `strtod`'s forms, hexadecimal included), or the error it replies (`message`
 /// after `ERR `, or its default).
 fn parse_float(text: &[u8], message: Option<&'static str>) -> Result<f64, String> {
-    zset::parse_score(text).map_err(|e| message.map_or_else(|| e.message().into(), |m| format!("ERR {m}")))
+    zset::parse_score(text)
+        .map_err(|e| message.map_or_else(|| e.message().into(), |m| format!("ERR {m}")))
 }
 
 /// A longitude and a latitude argument, checked against Redis's limits.
@@ -59,7 +60,8 @@ fn parse_point(ctx: &Ctx<'_>, at: usize) -> Result<[f64; 2], String> {
 
 /// A unit's size in meters.
 fn parse_unit(text: &[u8]) -> Result<f64, String> {
-    let units: [(&[u8], f64); 4] = [(b"m", 1.0), (b"km", 1000.0), (b"ft", 0.3048), (b"mi", 1609.34)];
+    let units: [(&[u8], f64); 4] =
+        [(b"m", 1.0), (b"km", 1000.0), (b"ft", 0.3048), (b"mi", 1609.34)];
     units
         .iter()
         .find(|(name, _)| text.eq_ignore_ascii_case(name))
@@ -87,7 +89,7 @@ fn geoadd(ctx: &mut Ctx<'_>) {
     }
     let given = ctx.argc() - at;
     // No point at all is ZADD's syntax error in Redis (it runs ZADD with no pairs).
-    if given % 3 != 0 || (nx && xx) || given == 0 {
+    if !given.is_multiple_of(3) || (nx && xx) || given == 0 {
         return ctx.error(error::SYNTAX);
     }
     let mut pairs = Vec::with_capacity(given / 3);
@@ -105,13 +107,15 @@ fn geoadd(ctx: &mut Ctx<'_>) {
     zset::geoadd(ctx, nx, xx, ch, &pairs);
 }
 
-/// The members' points (`None` where a member is missing), or `None` once WRONGTYPE has
-/// been replied.
-fn points_of(ctx: &mut Ctx<'_>) -> Option<Vec<Option<(f64, [f64; 2])>>> {
+/// A member's point, `None` when the member (or the key) is missing.
+type Position = Option<[f64; 2]>;
+
+/// The members' points, or `None` once WRONGTYPE has been replied.
+fn points_of(ctx: &mut Ctx<'_>) -> Option<Vec<Position>> {
     let members: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     zset::read_scores(ctx, 1, |_, scores| {
         let score_of = |member: &[u8]| scores.and_then(|s| s.score(member));
-        members.iter().map(|m| score_of(m).map(|s| (s, hash::decode(s)))).collect()
+        members.iter().map(|m| score_of(m).map(hash::decode)).collect()
     })
 }
 
@@ -134,7 +138,7 @@ fn geopos(ctx: &mut Ctx<'_>) {
     for point in points {
         match point {
             None => ctx.reply().null_array(),
-            Some((_, [longitude, latitude])) => {
+            Some([longitude, latitude]) => {
                 ctx.reply().array(2);
                 put_coordinate(ctx, longitude);
                 put_coordinate(ctx, latitude);
@@ -150,7 +154,7 @@ fn geohash(ctx: &mut Ctx<'_>) {
     for point in points {
         match point {
             None => ctx.reply().null(),
-            Some((_, point)) => ctx.reply().bulk(&hash::standard_geohash(point)),
+            Some(point) => ctx.reply().bulk(&hash::standard_geohash(point)),
         }
     }
 }

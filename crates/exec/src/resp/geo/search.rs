@@ -90,9 +90,8 @@ enum Found {
 }
 
 pub(super) fn run(ctx: &mut Ctx<'_>, variant: Variant) {
-    let found = zset::read_scores(ctx, variant.source_index(), |ctx, scores| {
-        gather(ctx, variant, scores)
-    });
+    let found =
+        zset::read_scores(ctx, variant.source_index(), |ctx, scores| gather(ctx, variant, scores));
     let found = match found {
         None => return,
         Some(Err(message)) => return ctx.error(clean(message)),
@@ -111,7 +110,9 @@ pub(super) fn run(ctx: &mut Ctx<'_>, variant: Variant) {
                 Some(destination) => {
                     let scored: Vec<(f64, &[u8])> = points
                         .iter()
-                        .map(|p| (if options.store_dist { p.distance } else { p.score }, &*p.member))
+                        .map(|p| {
+                            (if options.store_dist { p.distance } else { p.score }, &*p.member)
+                        })
                         .collect();
                     store(ctx, variant, destination, &scored);
                 }
@@ -132,7 +133,8 @@ fn gather(
     variant: Variant,
     scores: Option<zset::Scores<'_>>,
 ) -> Result<Found, String> {
-    let mut search = Search { center: [0.0, 0.0], shape: Shape::Radius { radius: 0.0 }, conversion: 0.0 };
+    let mut search =
+        Search { center: [0.0, 0.0], shape: Shape::Radius { radius: 0.0 }, conversion: 0.0 };
     let base = match variant {
         Variant::Radius | Variant::RadiusRo => {
             search.center = parse_point(ctx, 2)?;
@@ -273,11 +275,15 @@ fn check_combinations(
         } else {
             "STORE option in GEORADIUS"
         };
-        return Err(format!("ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"));
+        return Err(format!(
+            "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+        ));
     }
     let name = String::from_utf8_lossy(ctx.arg(0));
     if variant.is_geosearch() && !has_from {
-        return Err(format!("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"));
+        return Err(format!(
+            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
+        ));
     }
     if variant.is_geosearch() && !has_by {
         return Err(format!("ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"));
@@ -325,7 +331,9 @@ fn order(options: &Options, points: &mut [Point]) -> usize {
     if options.count != 0 && order == Order::None && !options.any {
         order = Order::Asc;
     }
-    let nearest = |a: &Point, b: &Point| a.distance.partial_cmp(&b.distance).unwrap_or(std::cmp::Ordering::Equal);
+    let nearest = |a: &Point, b: &Point| {
+        a.distance.partial_cmp(&b.distance).unwrap_or(std::cmp::Ordering::Equal)
+    };
     match order {
         Order::None => {}
         Order::Asc => points.sort_by(nearest),
@@ -369,7 +377,8 @@ fn reply_points(ctx: &mut Ctx<'_>, o: &Options, points: &[Point]) {
 fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64, &[u8])]) {
     // A member met twice (coinciding cells) is stored once, as its first.
     let mut seen = HashSet::with_capacity(scored.len());
-    let scored: Vec<(f64, &[u8])> = scored.iter().copied().filter(|(_, m)| seen.insert(*m)).collect();
+    let scored: Vec<(f64, &[u8])> =
+        scored.iter().copied().filter(|(_, m)| seen.insert(*m)).collect();
     let name = ctx.arg(destination);
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, name, &mut scratch).to_vec();

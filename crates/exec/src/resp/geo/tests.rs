@@ -33,7 +33,10 @@ fn resp3_transcript() {
     let mut h = Harness::new();
     h.check3(&[
         (PAIR, ":2\r\n"),
-        ("GEOPOS Sicily Palermo nope", "*2\r\n*2\r\n,13.36138933897018433\r\n,38.11555639549629859\r\n_\r\n"),
+        (
+            "GEOPOS Sicily Palermo nope",
+            "*2\r\n*2\r\n,13.36138933897018433\r\n,38.11555639549629859\r\n_\r\n",
+        ),
         ("GEOHASH Sicily nope", "*1\r\n_\r\n"),
         ("GEODIST Sicily Palermo nope", "_\r\n"),
     ]);

@@ -103,7 +103,13 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
 
 /// GEOADD's ZADD: the scores are its points' geohashes, and of ZADD's options only NX, XX
 /// and CH can be given (Redis rewrites GEOADD into ZADD and runs it).
-pub(in crate::resp) fn geoadd(ctx: &mut Ctx<'_>, nx: bool, xx: bool, ch: bool, pairs: &[(f64, &[u8])]) {
+pub(in crate::resp) fn geoadd(
+    ctx: &mut Ctx<'_>,
+    nx: bool,
+    xx: bool,
+    ch: bool,
+    pairs: &[(f64, &[u8])],
+) {
     let flags = Flags { nx, xx, ch, ..Flags::default() };
     let pairs: Vec<Entry<'_>> =
         pairs.iter().map(|&(score, member)| Entry { score, member }).collect();

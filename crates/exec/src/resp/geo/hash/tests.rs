@@ -24,7 +24,10 @@ fn positions_and_their_text() {
     assert_eq!(human_text(lon), "13.36138933897018433");
     assert_eq!(human_text(lat), "38.11555639549629859");
     let [lon, lat] = decode(13510798882111488.0);
-    assert_eq!((human_text(lon).as_str(), human_text(lat).as_str()), ("180", "85.0511287799999991"));
+    assert_eq!(
+        (human_text(lon).as_str(), human_text(lat).as_str()),
+        ("180", "85.0511287799999991")
+    );
     let [lon, lat] = decode(0.0);
     assert_eq!(human_text(lon), "-179.99999731779098511");
     assert_eq!(human_text(lat), "-85.05112751263942528");
@@ -69,8 +72,14 @@ fn distances() {
 /// Goal: the coordinate error is byte for byte Redis's `%f`, huge values included.
 #[test]
 fn invalid_pair_text() {
-    assert_eq!(invalid_pair(200.0, 100.0), "ERR invalid longitude,latitude pair 200.000000,100.000000");
-    assert_eq!(invalid_pair(f64::INFINITY, 0.0), "ERR invalid longitude,latitude pair inf,0.000000");
+    assert_eq!(
+        invalid_pair(200.0, 100.0),
+        "ERR invalid longitude,latitude pair 200.000000,100.000000"
+    );
+    assert_eq!(
+        invalid_pair(f64::INFINITY, 0.0),
+        "ERR invalid longitude,latitude pair inf,0.000000"
+    );
     assert!(invalid_pair(1e300, 0.0).starts_with("ERR invalid longitude,latitude pair 1000000000000000052504760255204420248704468581108159154915854115511802457988908195786371375080447864043704443832883878176942523235360430575644792184786706982848387200926575803737830233794788090059368953234970799945081119038967640880074652742780142494579258788820056842838115669472196386865459400540160.000000,"));
 }
 
@@ -86,7 +95,11 @@ fn neighbours_and_cells() {
     assert_eq!(move_y(north, -1), cell);
     // Four cells per axis: four moves east come back.
     assert_eq!((0..4).fold(cell, |c, _| move_x(c, 1)), cell);
-    let everything = Search { center: [0.0, 0.0], shape: Shape::Radius { radius: f64::INFINITY }, conversion: 1.0 };
+    let everything = Search {
+        center: [0.0, 0.0],
+        shape: Shape::Radius { radius: f64::INFINITY },
+        conversion: 1.0,
+    };
     let cells = everything.cells();
     assert!(cells.iter().all(|c| c.step == 1));
     let within = everything.distance_if_within([179.0, 80.0]);
