@@ -105,49 +105,11 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
     (Flags::MOVABLEKEYS, "movablekeys"),
 ];
 
-/// The `group` of `COMMAND DOCS`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Group {
-    Bitmap,
-    Cluster,
-    Connection,
-    Generic,
-    Hash,
-    Hyperloglog,
-    List,
-    Pubsub,
-    Scripting,
-    Server,
-    Set,
-    SortedSet,
-    String,
-    Transactions,
-}
-
-impl Group {
-    pub fn name(self) -> &'static str {
-        match self {
-            Group::Bitmap => "bitmap",
-            Group::Cluster => "cluster",
-            Group::Connection => "connection",
-            Group::Generic => "generic",
-            Group::Hash => "hash",
-            Group::Hyperloglog => "hyperloglog",
-            Group::List => "list",
-            Group::Pubsub => "pubsub",
-            Group::Scripting => "scripting",
-            Group::Server => "server",
-            Group::Set => "set",
-            Group::SortedSet => "sorted-set",
-            Group::String => "string",
-            Group::Transactions => "transactions",
-        }
-    }
-}
-
 mod bitmap;
 mod blocking;
 mod cluster;
+mod geo;
+mod group;
 mod hash;
 mod info;
 mod keyspec;
@@ -164,6 +126,8 @@ mod zset;
 pub use bitmap::{BitmapId, BITMAP_COMMANDS};
 pub use blocking::{BlockingId, BLOCKING_COMMANDS};
 pub use cluster::{ClusterId, CLUSTER_COMMANDS};
+pub use geo::{GeoId, GEO_COMMANDS};
+pub use group::Group;
 pub use hash::{HashId, HASH_COMMANDS};
 pub use info::{
     write_command_docs, write_command_docs_for, write_command_info, write_command_info_all,
@@ -200,6 +164,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     SCRIPTING_COMMANDS,
     CLUSTER_COMMANDS,
     SORT_COMMANDS,
+    GEO_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -244,6 +209,7 @@ pub enum CommandId {
     Scripting(ScriptingId),
     Cluster(ClusterId),
     Sort(SortId),
+    Geo(GeoId),
     Append,
     Auth,
     Bgsave,

@@ -3,8 +3,8 @@
 use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
-    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, hash, help, incr, info,
-    keys, list, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
+    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
+    info, keys, list, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
     strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
@@ -27,6 +27,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Scripting(id) => return script::dispatch(ctx, id),
             C::Cluster(id) => cluster::dispatch(ctx, id),
             C::Sort(id) => sort::dispatch(ctx, id),
+            C::Geo(id) => geo::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),

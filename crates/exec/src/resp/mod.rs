@@ -44,6 +44,7 @@ mod config_kept;
 mod connection;
 mod dispatch;
 mod errorstats;
+mod geo;
 mod glob;
 mod hash;
 mod help;

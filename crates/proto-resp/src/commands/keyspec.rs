@@ -146,6 +146,13 @@ impl Meta {
         }
         let mut keys = Vec::new();
         for spec in self.key_specs.iter().filter(|spec| spec.flags & KeyFlags::NOT_KEY == 0) {
+            // A keyword that is not there names no key (GEORADIUS without STORE); only a
+            // keyword found with too few arguments after it spoils the whole line.
+            if let Some((keyword, startfrom)) = spec.keyword {
+                if keyword_end(args, keyword, startfrom).is_none() {
+                    continue;
+                }
+            }
             match spec_positions(spec, args) {
                 Some(positions) => {
                     keys.extend(positions.map(|at| KeyRef { at, flags: spec.flags }));

@@ -169,6 +169,21 @@ fn keys_by_key_specs() {
     assert!(keys("eval s 0").is_empty());
     assert_eq!(keys("eval s 1 k a"), [(3, rw | access | update)]);
     assert_eq!(keys("object encoding k"), [(2, ro)]);
+    // GEORADIUS: a STORE or STOREDIST keyword that is absent names no key (the source is
+    // still found); both present: both destinations, as Redis 7.0's key specs find them.
+    assert_eq!(keys("georadius s 0 0 1 km"), [(1, ro | access)]);
+    assert_eq!(
+        keys("georadius s 0 0 1 km store a storedist b"),
+        [(1, ro | access), (7, ow | update), (9, ow | update)]
+    );
+    assert_eq!(
+        keys("georadiusbymember s m 1 km storedist d"),
+        [(1, ro | access), (6, ow | update)]
+    );
+    assert_eq!(
+        keys("geosearchstore d s frommember m byradius 1 km"),
+        [(1, ow | update), (2, ro | access)]
+    );
     // SET's flags depend on GET; BITFIELD's on whether it only reads.
     assert_eq!(keys("set k v"), [(1, ow | update)]);
     assert_eq!(keys("set k v ex 1 get"), [(1, rw | access | update)]);

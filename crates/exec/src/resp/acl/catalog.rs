@@ -250,6 +250,7 @@ fn group_category(group: Group) -> u32 {
         Group::Bitmap => bit("bitmap"),
         Group::Connection | Group::Cluster => bit("connection"),
         Group::Generic => bit("keyspace"),
+        Group::Geo => bit("geo"),
         Group::Hash => bit("hash"),
         Group::Hyperloglog => bit("hyperloglog"),
         Group::List => bit("list"),

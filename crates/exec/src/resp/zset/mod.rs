@@ -40,6 +40,8 @@ mod view;
 mod write;
 mod zrange;
 
+pub(super) use range::parse_score;
+pub(super) use write::geoadd;
 pub(super) use write::{parse_zmpop_from, pop_for_bzmpop, pop_for_bzpop, End as ZEnd};
 
 /// Whether `encoded` is a zset encoding as the commands write one.
@@ -203,6 +205,58 @@ fn read_stored<R>(
         // a client that asked again would be).
     }
     Some(f(ctx, None))
+}
+
+/// A sorted set as the GEO commands read it: scores by member, and members by score range.
+#[derive(Clone, Copy)]
+pub(super) struct Scores<'a>(Stored<'a>);
+
+impl Scores<'_> {
+    pub(super) fn score(self, member: &[u8]) -> Option<f64> {
+        self.0.score(member)
+    }
+
+    /// Calls `f` on each member whose score is in `min..max` (`max` excluded), lowest
+    /// first, until it returns `false`.
+    pub(super) fn scan(self, min: f64, max: f64, mut f: impl FnMut(&[u8], f64) -> bool) {
+        match self.0 {
+            Stored::Encoded(encoded) => {
+                let entries = encoding::iter(encoded).skip_while(|e| e.score < min);
+                for entry in entries.take_while(|e| e.score < max) {
+                    if !f(entry.member, entry.score) {
+                        return;
+                    }
+                }
+            }
+            Stored::Owned(set) => {
+                let first = set.partition_point(|score, _| score < min);
+                for (score, member) in set.iter_from(first).take_while(|(s, _)| *s < max) {
+                    if !f(member, score) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs `f` on key argument `index` as a sorted set (`None` when absent), read where it
+/// is (see [`read_stored`]: `f` must not change the store). `None` once WRONGTYPE has been
+/// replied; the read is counted for INFO.
+pub(super) fn read_scores<R>(
+    ctx: &mut Ctx<'_>,
+    index: usize,
+    f: impl FnOnce(&mut Ctx<'_>, Option<Scores<'_>>) -> R,
+) -> Option<R> {
+    read_stored(ctx, index, |ctx, stored| f(ctx, stored.map(Scores)))
+}
+
+/// Writes `entries` (no member twice) as a sorted set under key argument `dst_index`,
+/// replacing whatever was there, or deletes it when there are none; replies the count.
+pub(super) fn store_scored(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[(f64, &[u8])]) {
+    let entries: Vec<Entry<'_>> =
+        entries.iter().map(|&(score, member)| Entry { score, member }).collect();
+    zrange::store_result(ctx, dst_index, &entries);
 }
 
 /// [`read_stored`] for the commands that read by rank or range: an encoding is decoded.

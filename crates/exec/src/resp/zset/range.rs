@@ -85,7 +85,7 @@ fn strtod(text: &[u8]) -> Option<f64> {
 
 /// A score argument (ZADD, ZINCRBY): Redis's `getDoubleFromObject`, which is
 /// `proto_resp::args::parse_f64` plus `strtod`'s hexadecimal form (`0x10` is 16).
-pub(super) fn parse_score(text: &[u8]) -> Result<f64, proto_resp::args::ArgError> {
+pub(in crate::resp) fn parse_score(text: &[u8]) -> Result<f64, proto_resp::args::ArgError> {
     match parse_hex(text) {
         Some(value) if value.is_finite() => Ok(value),
         Some(_) => Err(proto_resp::args::ArgError::NotFloat),

@@ -98,12 +98,33 @@ pub(super) fn zadd(ctx: &mut Ctx<'_>, mode: Mode) {
         Ok(parsed) => parsed,
         Err(message) => return ctx.error(message),
     };
-    let out = match super::large::add(ctx, flags, &pairs) {
+    add_pairs(ctx, flags, &pairs);
+}
+
+/// GEOADD's ZADD: the scores are its points' geohashes, and of ZADD's options only NX, XX
+/// and CH can be given (Redis rewrites GEOADD into ZADD and runs it).
+pub(in crate::resp) fn geoadd(
+    ctx: &mut Ctx<'_>,
+    nx: bool,
+    xx: bool,
+    ch: bool,
+    pairs: &[(f64, &[u8])],
+) {
+    let flags = Flags { nx, xx, ch, ..Flags::default() };
+    let pairs: Vec<Entry<'_>> =
+        pairs.iter().map(|&(score, member)| Entry { score, member }).collect();
+    add_pairs(ctx, flags, &pairs);
+}
+
+/// ZADD once its arguments are parsed: writes key argument 1, sends `zadd` or `zincr`,
+/// replies.
+fn add_pairs(ctx: &mut Ctx<'_>, flags: Flags, pairs: &[Entry<'_>]) {
+    let out = match super::large::add(ctx, flags, pairs) {
         Some(Ok(out)) => out,
         Some(Err(super::large::TooLarge)) => {
             return ctx.refused(crate::core::Refusal::TooLarge);
         }
-        None => match modify(ctx, 1, |current| apply_zadd(current, flags, &pairs)) {
+        None => match modify(ctx, 1, |current| apply_zadd(current, flags, pairs)) {
             Some(out) => out,
             None => return,
         },
