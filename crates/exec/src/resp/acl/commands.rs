@@ -17,6 +17,9 @@ configuration.";
 /// ACL SETUSER name rule...
 pub(crate) fn setuser(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
+    if name.iter().any(|&b| b == 0 || b.is_ascii_whitespace() || b == 0x0b) {
+        return ctx.error("ERR Usernames can't contain spaces or null characters");
+    }
     let rules: Vec<&[u8]> = (3..ctx.argc()).map(|at| ctx.arg(at)).collect();
     match ctx.shared.users.set_user(name, &rules) {
         Ok(()) => {
@@ -105,9 +108,12 @@ pub(crate) fn cat(ctx: &mut Ctx<'_>) {
         CATEGORIES.iter().for_each(|name| reply.bulk(name.as_bytes()));
         return;
     }
-    let name = String::from_utf8_lossy(ctx.arg(2)).to_ascii_lowercase();
+    let given = String::from_utf8_lossy(ctx.arg(2)).into_owned();
+    let name = given.to_ascii_lowercase();
     let Some(bit) = super::catalog::category(&name) else {
-        return ctx.error(format!("ERR Unknown category '{name}'"));
+        // The name as given, cut at 128 bytes, as Redis prints it.
+        let shown: String = given.chars().take(128).collect();
+        return ctx.error(format!("ERR Unknown category '{shown}'"));
     };
     let catalog = catalog();
     let names: Vec<&str> = catalog.in_category(bit).map(|at| catalog.entries[at].name).collect();
