@@ -239,30 +239,39 @@ pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
 }
 
 /// Every parameter matching any of the patterns (case-insensitive), each once; a hidden
-/// one only when a pattern is its exact name.
+/// one only when a pattern is its exact name. A pattern without glob characters names
+/// its parameter as given (`CONFIG GET MAXMEMORY` answers `MAXMEMORY`), as in Redis.
 pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
-    let found: Vec<(&str, String)> = PARAMETERS
+    let found: Vec<(&[u8], String)> = PARAMETERS
         .iter()
-        .filter(|(name, ..)| {
-            let hidden = kept::is_hidden(name);
-            patterns.iter().any(|p| {
-                if hidden {
-                    p.eq_ignore_ascii_case(name.as_bytes())
-                } else {
-                    glob::matches(p, name.as_bytes(), Case::Insensitive)
-                }
-            })
+        .filter_map(|(name, _, read)| {
+            let shown = shown_name(&patterns, name)?;
+            Some((shown, read(shared)))
         })
-        .map(|(name, _, read)| (*name, read(shared)))
         .collect();
     let mut reply = ctx.reply();
     reply.map(found.len());
     for (name, value) in found {
-        reply.bulk(name.as_bytes());
+        reply.bulk(name);
         reply.bulk(value.as_bytes());
     }
+}
+
+/// How CONFIG GET shows parameter `name` for `patterns`: as the first exact pattern that
+/// names it is written, else by its name if a glob matches it; `None` if nothing does.
+fn shown_name<'a>(patterns: &[&'a [u8]], name: &'static str) -> Option<&'a [u8]> {
+    let is_glob = |p: &[u8]| p.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+    let exact = patterns.iter().find(|p| !is_glob(p) && p.eq_ignore_ascii_case(name.as_bytes()));
+    if let Some(given) = exact {
+        return Some(given);
+    }
+    let globbed = !kept::is_hidden(name)
+        && patterns
+            .iter()
+            .any(|p| is_glob(p) && glob::matches(p, name.as_bytes(), Case::Insensitive));
+    globbed.then_some(name.as_bytes())
 }
 
 /// A change CONFIG SET checked and will apply.
@@ -556,7 +565,7 @@ mod tests {
             ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n"),
             (
                 "CONFIG GET SAVE appendonly",
-                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nsave\r\n$0\r\n\r\n",
+                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nSAVE\r\n$0\r\n\r\n",
             ),
             ("CONFIG GET nosuch", "*0\r\n"),
             ("CONFIG GET port port", "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n"),

@@ -169,13 +169,17 @@ fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
     Ok(bytes.to_string())
 }
 
-/// Redis's `memtoull`: [`memory_bytes`], except that a unit alone, or nothing, is 0.
+/// Redis's `memtoull`: digits (none is 0; too many saturate, as `strtoull` does) and an
+/// optional unit (see [`memory_bytes`]); the product wraps as Redis's does, so
+/// `17179869184gb` is 0 there and here.
 fn memtoull(value: &[u8]) -> Option<u64> {
     let digits_end = value.iter().position(|b| !b.is_ascii_digit()).unwrap_or(value.len());
-    if digits_end == 0 {
-        return memory_bytes(value).or_else(|| memory_bytes(&[b"0", value].concat()));
-    }
-    memory_bytes(value)
+    let (digits, unit) = value.split_at(digits_end);
+    let scale = memory_bytes(&[b"1", unit].concat())?;
+    let n = digits.iter().fold(0u64, |n, d| {
+        n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d - b'0'))).unwrap_or(u64::MAX)
+    });
+    Some(n.wrapping_mul(scale))
 }
 
 /// An integer as Redis's `string2ll` reads one (no sign `+`, no leading zeros, no spaces).
@@ -319,7 +323,12 @@ mod tests {
             check("stream-node-max-bytes", "9223372036854775808"),
             between("0 and 9223372036854775807")
         );
-        for bad in ["-1", "+1", " 1", "1.5k", "18446744073709551616"] {
+        assert_eq!(
+            check("stream-node-max-bytes", "18446744073709551616"),
+            between("0 and 9223372036854775807")
+        );
+        assert_eq!(check("stream-node-max-bytes", "17179869184gb"), Ok("0".into()));
+        for bad in ["-1", "+1", " 1", "1.5k", "1x"] {
             let memory = Err("argument must be a memory value".to_string());
             assert_eq!(check("hash-max-listpack-value", bad), memory, "{bad:?}");
         }
