@@ -4,8 +4,8 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, hash, help, incr, info,
-    keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
-    strings, tracking, ttl, tx, zset, Ctx,
+    keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set, slowlog,
+    sort, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 

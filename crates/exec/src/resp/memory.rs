@@ -167,7 +167,12 @@ impl Figures {
         int(reply, "allocator.resident", self.rss);
         let signed = |a: u64, b: u64| (a as i64).wrapping_sub(b as i64);
         let pairs: [(&str, &str, u64, u64); 4] = [
-            ("allocator-fragmentation.ratio", "allocator-fragmentation.bytes", self.used, self.used),
+            (
+                "allocator-fragmentation.ratio",
+                "allocator-fragmentation.bytes",
+                self.used,
+                self.used,
+            ),
             ("allocator-rss.ratio", "allocator-rss.bytes", self.rss, self.used),
             ("rss-overhead.ratio", "rss-overhead.bytes", self.rss, self.rss),
             ("fragmentation", "fragmentation.bytes", self.rss, self.used),
