@@ -593,3 +593,23 @@ def test_woken_in_other_databases_and_by_store_commands(resp_port, k):
         p.rt(resp_encode("ZUNIONSTORE", k + "z", "1", k + "a"), b":1\r\n")
         expect = array(bulk(k + "z"), bulk("one"), bulk("1"))
         assert w.read_exact(len(expect)) == expect
+
+
+def test_blmove_to_a_key_of_another_type_answers_wrongtype(resp_port, k):
+    """Redis 7.0: a waiting BRPOPLPUSH/BLMOVE whose destination holds another type when an
+    element arrives gets WRONGTYPE and stops waiting; the element stays for the next waiter,
+    in its order (Redis's suite: 'BRPOPLPUSH maintains order of elements after failure')."""
+    wrong = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    with Conn(resp_port) as bad, Conn(resp_port) as good, Conn(resp_port) as p:
+        p.rt(resp_encode("SET", k + "t", "nolist"), b"+OK\r\n")
+        bad.send(resp_encode("BRPOPLPUSH", k, k + "t", "5"))
+        wait_blocked(resp_port, 1)
+        good.send(resp_encode("BLMOVE", k, k + "d", "RIGHT", "LEFT", "5"))
+        wait_blocked(resp_port, 2)
+        p.rt(resp_encode("RPUSH", k, "a", "b", "c"), b":3\r\n")
+        assert bad.read_exact(len(wrong)) == wrong
+        assert good.read_exact(len(bulk("c"))) == bulk("c")
+        p.rt(resp_encode("LRANGE", k, "0", "-1"), array(bulk("a"), bulk("b")))
+        # The failed waiter is no longer blocked: its next command runs.
+        bad.rt(resp_encode("PING"), b"+PONG\r\n")
+        p.rt(resp_encode("DEL", k, k + "t", k + "d"), b":3\r\n")

@@ -143,8 +143,8 @@ pub use set::{SetId, SET_COMMANDS};
 pub use sort::{SortId, SORT_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
-    CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, OBJECT_SUBCOMMANDS,
-    PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, MEMORY_SUBCOMMANDS,
+    OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -237,6 +237,7 @@ pub enum CommandId {
     Info,
     Keys,
     Lastsave,
+    Lcs,
     Mget,
     Monitor,
     Move,
@@ -359,6 +360,12 @@ pub enum SubcommandId {
     LatencyHistory,
     LatencyLatest,
     LatencyReset,
+    MemoryDoctor,
+    MemoryHelp,
+    MemoryMallocStats,
+    MemoryPurge,
+    MemoryStats,
+    MemoryUsage,
     ObjectEncoding,
     ObjectFreq,
     ObjectHelp,
@@ -593,6 +600,12 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(subs(LATENCY_SUBCOMMANDS, None), "latency", -2, G::Server, "2.8.13", (0, 0, 0),
         &[],
         "Subcommands that report latency spikes."),
+    spec(R(C::Lcs), "lcs", -3, G::String, "7.0.0", (1, 2, 1),
+        &[F::READONLY],
+        "Returns the longest common subsequence of two strings, or its length or positions."),
+    spec(subs(MEMORY_SUBCOMMANDS, None), "memory", -2, G::Server, "4.0.0", (0, 0, 0),
+        &[],
+        "Subcommands that report memory use."),
     spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),

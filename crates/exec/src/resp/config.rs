@@ -63,6 +63,16 @@ enum Kind {
 /// Reads a parameter's current value.
 type Read = fn(&Shared) -> String;
 
+/// A kept parameter's entry (see `config_kept`), under its name or its alias.
+macro_rules! kept {
+    ($name:literal) => {
+        kept!($name, $name)
+    };
+    ($shown:literal, $name:literal) => {
+        ($shown, Kind::Kept, |s| kept::value(s, $name))
+    };
+}
+
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("aclfile", Kind::Text, |s| {
@@ -80,7 +90,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
         |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
-    ("client-query-buffer-limit", Kind::Kept, |s| kept::value(s, "client-query-buffer-limit")),
+    kept!("client-query-buffer-limit"),
     ("cluster-config-file", Kind::Text, |s| {
         s.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
@@ -96,7 +106,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
     ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
-    ("key-load-delay", Kind::Kept, |s| kept::value(s, "key-load-delay")),
+    kept!("key-load-delay"),
     (
         "latency-monitor-threshold",
         Kind::Number {
@@ -112,20 +122,20 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     }),
     ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
-    ("maxmemory-clients", Kind::Kept, |s| kept::value(s, "maxmemory-clients")),
+    kept!("maxmemory-clients"),
     ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
-    ("maxmemory-samples", Kind::Kept, |s| kept::value(s, "maxmemory-samples")),
+    kept!("maxmemory-samples"),
     ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
         super::keyevents::format_flags(s.keyspace_events.flags())
     }),
     ("port", Kind::Port, |s| s.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
-    ("repl-backlog-size", Kind::Kept, |s| kept::value(s, "repl-backlog-size")),
+    kept!("repl-backlog-size"),
     // No replication: never a replica of another server.
     ("replicaof", Kind::Text, |_| String::new()),
     ("requirepass", Kind::Password, super::auth::password),
-    ("save", Kind::Kept, |s| kept::value(s, "save")),
+    kept!("save"),
     ("slaveof", Kind::Text, |_| String::new()),
     (
         "slowlog-log-slower-than",
@@ -188,6 +198,25 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         },
         |s| s.tracking.max_keys().to_string(),
     ),
+    kept!("hash-max-listpack-entries"),
+    kept!("hash-max-listpack-value"),
+    kept!("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    kept!("hash-max-ziplist-value", "hash-max-listpack-value"),
+    kept!("latency-tracking"),
+    kept!("latency-tracking-info-percentiles"),
+    kept!("list-compress-depth"),
+    kept!("list-max-listpack-size"),
+    kept!("list-max-ziplist-size", "list-max-listpack-size"),
+    kept!("rdb-key-save-delay"),
+    kept!("replica-read-only"),
+    kept!("sanitize-dump-payload"),
+    kept!("set-max-intset-entries"),
+    kept!("stream-node-max-bytes"),
+    kept!("stream-node-max-entries"),
+    kept!("zset-max-listpack-entries"),
+    kept!("zset-max-listpack-value"),
+    kept!("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    kept!("zset-max-ziplist-value", "zset-max-listpack-value"),
 ];
 
 /// `busy-reply-threshold` (`lua-time-limit`): a script's time before other clients get BUSY.
@@ -215,30 +244,39 @@ pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
 }
 
 /// Every parameter matching any of the patterns (case-insensitive), each once; a hidden
-/// one only when a pattern is its exact name.
+/// one only when a pattern is its exact name. A pattern without glob characters names
+/// its parameter as given (`CONFIG GET MAXMEMORY` answers `MAXMEMORY`), as in Redis.
 pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
-    let found: Vec<(&str, String)> = PARAMETERS
+    let found: Vec<(&[u8], String)> = PARAMETERS
         .iter()
-        .filter(|(name, ..)| {
-            let hidden = kept::is_hidden(name);
-            patterns.iter().any(|p| {
-                if hidden {
-                    p.eq_ignore_ascii_case(name.as_bytes())
-                } else {
-                    glob::matches(p, name.as_bytes(), Case::Insensitive)
-                }
-            })
+        .filter_map(|(name, _, read)| {
+            let shown = shown_name(&patterns, name)?;
+            Some((shown, read(shared)))
         })
-        .map(|(name, _, read)| (*name, read(shared)))
         .collect();
     let mut reply = ctx.reply();
     reply.map(found.len());
     for (name, value) in found {
-        reply.bulk(name.as_bytes());
+        reply.bulk(name);
         reply.bulk(value.as_bytes());
     }
+}
+
+/// How CONFIG GET shows parameter `name` for `patterns`: as the first exact pattern that
+/// names it is written, else by its name if a glob matches it; `None` if nothing does.
+fn shown_name<'a>(patterns: &[&'a [u8]], name: &'static str) -> Option<&'a [u8]> {
+    let is_glob = |p: &[u8]| p.iter().any(|b| matches!(b, b'*' | b'?' | b'['));
+    let exact = patterns.iter().find(|p| !is_glob(p) && p.eq_ignore_ascii_case(name.as_bytes()));
+    if let Some(given) = exact {
+        return Some(given);
+    }
+    let globbed = !kept::is_hidden(name)
+        && patterns
+            .iter()
+            .any(|p| is_glob(p) && glob::matches(p, name.as_bytes(), Case::Insensitive));
+    globbed.then_some(name.as_bytes())
 }
 
 /// A change CONFIG SET checked and will apply.
@@ -357,10 +395,10 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 }
             },
             Kind::Kept => {
-                let canonical = String::from_utf8_lossy(name).to_ascii_lowercase();
-                let kept = kept::find(&canonical).expect("a kept parameter is in the table");
-                let shown =
-                    kept.check(value).map_err(|why| set_failed(kept.name.as_bytes(), &why))?;
+                // Named as given (an alias as the alias), in lower case, as Redis does.
+                let given = String::from_utf8_lossy(name).to_ascii_lowercase();
+                let kept = kept::find(&given).expect("a kept parameter is in the table");
+                let shown = kept.check(value).map_err(|why| set_failed(given.as_bytes(), &why))?;
                 changes.push(Change::Kept(kept.name, shown));
             }
             Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),
@@ -532,7 +570,7 @@ mod tests {
             ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n"),
             (
                 "CONFIG GET SAVE appendonly",
-                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nsave\r\n$0\r\n\r\n",
+                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nSAVE\r\n$0\r\n\r\n",
             ),
             ("CONFIG GET nosuch", "*0\r\n"),
             ("CONFIG GET port port", "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n"),
@@ -542,7 +580,8 @@ mod tests {
         ]);
         h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
         let all = h.run("CONFIG GET *");
-        let shown = super::PARAMETERS.len() - 1; // key-load-delay is hidden
+        // key-load-delay and rdb-key-save-delay are hidden
+        let shown = super::PARAMETERS.len() - 2;
         assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
         assert!(!all.contains("key-load-delay"));
         let max = h.run("CONFIG GET max*");

@@ -1,12 +1,28 @@
-//! CONFIG parameters Spinel keeps without acting on them: clients and test suites set
-//! them (often several in one CONFIG SET), and a refusal would fail the whole command. Each
-//! value is checked as Redis 7 checks it and read back as Redis shows it, but nothing in
-//! Spinel reads it: there is no replication backlog (`repl-backlog-size`), no client
-//! eviction (`maxmemory-clients`), no per-client query buffer limit other than the
-//! parser's own bounds (`client-query-buffer-limit`), no sampled eviction
-//! (`maxmemory-samples`), no loading to slow down (`key-load-delay`, a hidden parameter:
-//! CONFIG GET shows it only when asked for by its exact name, as Redis does), and no
-//! periodic snapshot (`save`: Spinel writes its snapshot on SAVE, BGSAVE and shutdown).
+//! CONFIG parameters Spinel keeps, checked as Redis 7.0 checks them and read back as Redis
+//! shows them: clients and test suites set them (often several in one CONFIG SET, or first
+//! thing in a test file), and a refusal would fail the whole command.
+//!
+//! Honoured: the encodings' thresholds that OBJECT ENCODING names a collection's encoding
+//! by, `hash-max-listpack-entries` / `-value`, `set-max-intset-entries` and
+//! `zset-max-listpack-entries` / `-value` (Spinel's own encodings do not change with them;
+//! the names do, as Redis's would, but computed from the contents, so a collection that
+//! shrinks back under a threshold is named compact again where Redis never converts back).
+//!
+//! Only kept, nothing in Spinel reads them: the list and stream node sizes
+//! (`list-max-listpack-size`, `list-compress-depth`, `stream-node-max-bytes` / `-entries`:
+//! Redis 7.0 names every list `quicklist` whatever its node size, and Spinel has no
+//! streams); `sanitize-dump-payload` (RESTORE always checks a payload in full); the latency
+//! percentiles (`latency-tracking`, `latency-tracking-info-percentiles`: no `latencystats`
+//! section); no replication (`repl-backlog-size`, `replica-read-only`), no client eviction
+//! (`maxmemory-clients`), no per-client query buffer limit other than the parser's own
+//! bounds (`client-query-buffer-limit`), no sampled eviction (`maxmemory-samples`), no
+//! loading or snapshot to slow down (`key-load-delay`, `rdb-key-save-delay`, hidden
+//! parameters: CONFIG GET shows them only when asked for by their exact names, as Redis
+//! does), and no periodic snapshot (`save`: Spinel writes its snapshot on SAVE, BGSAVE and
+//! shutdown).
+//!
+//! The ziplist-era names (`hash-max-ziplist-entries` ...) are aliases: the same value under
+//! either name, both listed by `CONFIG GET *`, as in Redis 7.0.
 
 use super::config::memory_bytes;
 use crate::Shared;
@@ -15,44 +31,80 @@ use crate::Shared;
 /// shows it, or the reason Redis gives for refusing it.
 pub(super) struct Kept {
     pub name: &'static str,
+    /// Redis 7's other name for it (the ziplist era's), read and set as the same value.
+    pub alias: Option<&'static str>,
     default: &'static str,
     check: fn(&[u8]) -> Result<String, String>,
     /// Left out of CONFIG GET's patterns (Redis's `HIDDEN_CONFIG`).
     pub hidden: bool,
 }
 
+const fn kept(
+    name: &'static str,
+    default: &'static str,
+    check: fn(&[u8]) -> Result<String, String>,
+) -> Kept {
+    Kept { name, alias: None, default, check, hidden: false }
+}
+
+const fn aliased(
+    name: &'static str,
+    alias: &'static str,
+    default: &'static str,
+    check: fn(&[u8]) -> Result<String, String>,
+) -> Kept {
+    Kept { name, alias: Some(alias), default, check, hidden: false }
+}
+
+const fn hidden(
+    name: &'static str,
+    default: &'static str,
+    check: fn(&[u8]) -> Result<String, String>,
+) -> Kept {
+    Kept { name, alias: None, default, check, hidden: true }
+}
+
+const I32_MIN: i64 = i32::MIN as i64;
+const I32_MAX: i64 = i32::MAX as i64;
+
 pub(super) const KEPT: &[Kept] = &[
-    Kept {
-        name: "client-query-buffer-limit",
-        default: "1073741824",
-        check: |v| memory_between(v, 1 << 20, i64::MAX),
-        hidden: false,
-    },
-    Kept {
-        name: "key-load-delay",
-        default: "0",
-        check: |v| integer_between(v, i32::MIN.into(), i32::MAX.into()),
-        hidden: true,
-    },
-    Kept { name: "maxmemory-clients", default: "0", check: memory_or_percent, hidden: false },
-    Kept {
-        name: "maxmemory-samples",
-        default: "5",
-        check: |v| integer_between(v, 1, 64),
-        hidden: false,
-    },
-    Kept {
-        name: "repl-backlog-size",
-        default: "1048576",
-        check: |v| memory_between(v, 1, i64::MAX),
-        hidden: false,
-    },
-    Kept { name: "save", default: "", check: save_points, hidden: false },
+    kept("client-query-buffer-limit", "1073741824", |v| memory_between(v, 1 << 20, i64::MAX)),
+    hidden("key-load-delay", "0", |v| integer_between(v, I32_MIN, I32_MAX)),
+    kept("maxmemory-clients", "0", memory_or_percent),
+    kept("maxmemory-samples", "5", |v| integer_between(v, 1, 64)),
+    kept("repl-backlog-size", "1048576", |v| memory_between(v, 1, i64::MAX)),
+    kept("save", "", save_points),
+    // The encodings' thresholds: OBJECT ENCODING reads the hash, set and sorted set ones
+    // (`EncodingLimits`); the list and stream ones are only kept.
+    aliased("list-max-listpack-size", "list-max-ziplist-size", "-2", |v| {
+        integer_between(v, I32_MIN, I32_MAX)
+    }),
+    kept("list-compress-depth", "0", |v| integer_between(v, 0, I32_MAX)),
+    aliased("hash-max-listpack-entries", "hash-max-ziplist-entries", "512", |v| {
+        integer_between(v, 0, i64::MAX)
+    }),
+    aliased("hash-max-listpack-value", "hash-max-ziplist-value", "64", |v| {
+        memory_between(v, 0, i64::MAX)
+    }),
+    kept("set-max-intset-entries", "512", |v| integer_between(v, 0, i64::MAX)),
+    aliased("zset-max-listpack-entries", "zset-max-ziplist-entries", "128", |v| {
+        integer_between(v, 0, i64::MAX)
+    }),
+    aliased("zset-max-listpack-value", "zset-max-ziplist-value", "64", |v| {
+        memory_between(v, 0, i64::MAX)
+    }),
+    kept("stream-node-max-bytes", "4096", |v| memory_between(v, 0, i64::MAX)),
+    kept("stream-node-max-entries", "100", |v| integer_between(v, 0, i64::MAX)),
+    kept("sanitize-dump-payload", "no", |v| one_of(v, &["no", "yes", "clients"])),
+    kept("latency-tracking", "yes", yes_or_no),
+    kept("latency-tracking-info-percentiles", "50 99 99.9", percentiles),
+    hidden("rdb-key-save-delay", "0", |v| integer_between(v, I32_MIN, I32_MAX)),
+    kept("replica-read-only", "yes", yes_or_no),
 ];
 
 /// The kept parameter named `name` (canonical, lower case).
 pub(super) fn find(name: &str) -> Option<&'static Kept> {
-    KEPT.iter().find(|kept| kept.name == name)
+    KEPT.iter().find(|kept| kept.name == name || kept.alias == Some(name))
 }
 
 /// Whether `name` is hidden from CONFIG GET's patterns.
@@ -66,6 +118,28 @@ pub(super) fn value(shared: &Shared, name: &str) -> String {
     match values.iter().find(|(n, _)| *n == name) {
         Some((_, value)) => value.clone(),
         None => find(name).map_or_else(String::new, |kept| kept.default.to_string()),
+    }
+}
+
+/// The thresholds OBJECT ENCODING names a collection's encoding by, as set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EncodingLimits {
+    pub hash_entries: u64,
+    pub hash_value_len: u64,
+    pub set_intset_entries: u64,
+    pub zset_entries: u64,
+    pub zset_value_len: u64,
+}
+
+/// The current thresholds (values were checked when set, so they parse).
+pub(crate) fn encoding_limits(shared: &Shared) -> EncodingLimits {
+    let number = |name| value(shared, name).parse::<u64>().unwrap_or(0);
+    EncodingLimits {
+        hash_entries: number("hash-max-listpack-entries"),
+        hash_value_len: number("hash-max-listpack-value"),
+        set_intset_entries: number("set-max-intset-entries"),
+        zset_entries: number("zset-max-listpack-entries"),
+        zset_value_len: number("zset-max-listpack-value"),
     }
 }
 
@@ -86,7 +160,7 @@ pub(super) fn set(shared: &Shared, name: &'static str, value: String) {
 }
 
 fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
-    let Some(bytes) = memory_bytes(value) else {
+    let Some(bytes) = memtoull(value) else {
         return Err("argument must be a memory value".into());
     };
     if bytes < min as u64 || bytes > max as u64 {
@@ -95,14 +169,62 @@ fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
     Ok(bytes.to_string())
 }
 
+/// Redis's `memtoull`: digits (none is 0; too many saturate, as `strtoull` does) and an
+/// optional unit (see [`memory_bytes`]); the product wraps as Redis's does, so
+/// `17179869184gb` is 0 there and here.
+fn memtoull(value: &[u8]) -> Option<u64> {
+    let digits_end = value.iter().position(|b| !b.is_ascii_digit()).unwrap_or(value.len());
+    let (digits, unit) = value.split_at(digits_end);
+    let scale = memory_bytes(&[b"1", unit].concat())?;
+    let n = digits.iter().fold(0u64, |n, d| {
+        n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d - b'0'))).unwrap_or(u64::MAX)
+    });
+    Some(n.wrapping_mul(scale))
+}
+
+/// An integer as Redis's `string2ll` reads one (no sign `+`, no leading zeros, no spaces).
 fn integer_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
-    let Some(n) = std::str::from_utf8(value).ok().and_then(|v| v.parse::<i64>().ok()) else {
+    let Ok(n) = proto_resp::args::parse_i64(value) else {
         return Err("argument couldn't be parsed into an integer".into());
     };
     if !(min..=max).contains(&n) {
         return Err(format!("argument must be between {min} and {max} inclusive"));
     }
     Ok(n.to_string())
+}
+
+/// One of `words`, any case; shown in lower case.
+fn one_of(value: &[u8], words: &[&str]) -> Result<String, String> {
+    match words.iter().find(|w| w.as_bytes().eq_ignore_ascii_case(value)) {
+        Some(word) => Ok(word.to_string()),
+        None => Err(format!("argument(s) must be one of the following: {}", words.join(", "))),
+    }
+}
+
+fn yes_or_no(value: &[u8]) -> Result<String, String> {
+    one_of(value, &["yes", "no"]).map_err(|_| "argument must be 'yes' or 'no'".to_string())
+}
+
+/// `latency-tracking-info-percentiles`: numbers from 0 to 100 separated by single spaces,
+/// or nothing; each shown as C's `%f` with its trailing zeros (and point) trimmed.
+fn percentiles(value: &[u8]) -> Result<String, String> {
+    if value.is_empty() {
+        return Ok(String::new());
+    }
+    let mut shown = Vec::new();
+    for word in value.split(|b| *b == b' ') {
+        let Ok(percentile) = proto_resp::args::parse_f64(word) else {
+            return Err("Invalid latency-tracking-info-percentiles parameters".into());
+        };
+        if !(0.0..=100.0).contains(&percentile) {
+            let reason = "latency-tracking-info-percentiles parameters should sit between \
+                          [0.0,100.0]";
+            return Err(reason.into());
+        }
+        let fixed = format!("{percentile:.6}");
+        shown.push(fixed.trim_end_matches('0').trim_end_matches('.').to_string());
+    }
+    Ok(shown.join(" "))
 }
 
 /// `save`: pairs of non-negative integers (seconds, changes) separated by single spaces,
@@ -168,5 +290,67 @@ mod tests {
         assert_eq!(kept("save").check(b"3000"), Err("Invalid save parameters".into()));
         assert_eq!(kept("save").check(b"1  2"), Err("Invalid save parameters".into()));
         assert!(is_hidden("key-load-delay") && !is_hidden("repl-backlog-size"));
+    }
+
+    /// Goal: the encoding parameters take what Redis 7.0 takes (string2ll integers, memtoull
+    /// sizes) and refuse the rest with its reasons; aliases are the same parameter.
+    #[test]
+    fn encoding_checks() {
+        let check = |name, value: &str| find(name).unwrap().check(value.as_bytes());
+        let between = |range: &str| Err(format!("argument must be between {range} inclusive"));
+        let not_integer = Err("argument couldn't be parsed into an integer".to_string());
+        assert_eq!(check("list-max-ziplist-size", "-5"), Ok("-5".into()));
+        assert_eq!(find("list-max-ziplist-size").unwrap().name, "list-max-listpack-size");
+        assert_eq!(
+            check("list-max-listpack-size", "-2147483649"),
+            between("-2147483648 and 2147483647")
+        );
+        for bad in ["+5", "05", "-0", " 5", "1k", "1.5", ""] {
+            assert_eq!(check("list-compress-depth", bad), not_integer, "{bad:?}");
+        }
+        assert_eq!(check("list-compress-depth", "-1"), between("0 and 2147483647"));
+        assert_eq!(check("hash-max-ziplist-entries", "-1"), between("0 and 9223372036854775807"));
+        assert_eq!(
+            check("set-max-intset-entries", "9223372036854775807"),
+            Ok(i64::MAX.to_string())
+        );
+        assert_eq!(check("set-max-intset-entries", "9223372036854775808"), not_integer);
+        assert_eq!(check("zset-max-ziplist-value", "1kb"), Ok("1024".into()));
+        assert_eq!(check("hash-max-listpack-value", "007"), Ok("7".into()));
+        assert_eq!(check("stream-node-max-bytes", ""), Ok("0".into()));
+        assert_eq!(check("stream-node-max-bytes", "kb"), Ok("0".into()));
+        assert_eq!(
+            check("stream-node-max-bytes", "9223372036854775808"),
+            between("0 and 9223372036854775807")
+        );
+        assert_eq!(
+            check("stream-node-max-bytes", "18446744073709551616"),
+            between("0 and 9223372036854775807")
+        );
+        assert_eq!(check("stream-node-max-bytes", "17179869184gb"), Ok("0".into()));
+        for bad in ["-1", "+1", " 1", "1.5k", "1x"] {
+            let memory = Err("argument must be a memory value".to_string());
+            assert_eq!(check("hash-max-listpack-value", bad), memory, "{bad:?}");
+        }
+        assert_eq!(check("sanitize-dump-payload", "CLIENTS"), Ok("clients".into()));
+        assert!(check("sanitize-dump-payload", "maybe").unwrap_err().ends_with("no, yes, clients"));
+        assert_eq!(check("latency-tracking", "YES"), Ok("yes".into()));
+        assert_eq!(
+            check("latency-tracking-info-percentiles", "0.0 50.0 100.0"),
+            Ok("0 50 100".into())
+        );
+        assert_eq!(
+            check("latency-tracking-info-percentiles", "33.333333333 1e1"),
+            Ok("33.333333 10".into())
+        );
+        assert_eq!(check("latency-tracking-info-percentiles", ""), Ok("".into()));
+        for bad in ["1  2", " 1", "10 a", "nan"] {
+            let invalid = Err("Invalid latency-tracking-info-percentiles parameters".to_string());
+            assert_eq!(check("latency-tracking-info-percentiles", bad), invalid, "{bad:?}");
+        }
+        assert!(check("latency-tracking-info-percentiles", "101")
+            .unwrap_err()
+            .contains("[0.0,100.0]"));
+        assert!(is_hidden("rdb-key-save-delay"));
     }
 }

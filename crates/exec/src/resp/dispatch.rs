@@ -4,8 +4,8 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
-    info, keys, list, monitor, object, pause, persist, pubsub, script, server, set, slowlog, sort,
-    strings, tracking, ttl, tx, zset, Ctx,
+    info, keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
+    slowlog, sort, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -40,6 +40,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Shutdown => return persist::shutdown(ctx),
             C::Bgsave => persist::bgsave(ctx),
             C::Lastsave => persist::lastsave(ctx),
+            C::Lcs => lcs::lcs(ctx),
             C::Reset => connection::reset(ctx),
             C::Role => cluster::role(ctx),
             C::Info => info::info(ctx),
@@ -189,6 +190,12 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ConfigSet => config::config_set(ctx),
             S::ConfigResetstat => config::config_resetstat(ctx),
             S::ConfigRewrite => config::config_rewrite(ctx),
+            S::MemoryDoctor => memory::doctor(ctx),
+            S::MemoryHelp => memory::help(ctx),
+            S::MemoryMallocStats => memory::malloc_stats(ctx),
+            S::MemoryPurge => ctx.reply().ok(),
+            S::MemoryStats => memory::stats(ctx),
+            S::MemoryUsage => memory::usage(ctx),
             S::ObjectEncoding => object::encoding(ctx),
             S::ObjectFreq => object::freq(ctx),
             S::ObjectHelp => object::help(ctx),

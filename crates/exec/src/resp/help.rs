@@ -93,6 +93,23 @@ pub(super) const ACL: &[&str] = &[
     "    Prints this help.",
 ];
 
+pub(super) const MEMORY: &[&str] = &[
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+];
+
 pub(super) const OBJECT: &[&str] = &[
     "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ENCODING <key>",

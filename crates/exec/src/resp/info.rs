@@ -171,7 +171,7 @@ fn scripting_memory(shared: &Shared, text: &mut String) {
 }
 
 /// The process's resident memory (`VmRSS` of /proc/self/status, in kB there).
-fn resident_bytes() -> Option<u64> {
+pub(super) fn resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;

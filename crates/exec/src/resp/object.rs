@@ -17,7 +17,7 @@ pub(super) fn encoding(ctx: &mut Ctx<'_>) {
     let reader = shared.store.reader();
     let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
         ValueKind::String => string_encoding(item.value()),
-        _ => typed::encoding_name(&item),
+        _ => typed::encoding_name(&item, &super::config_kept::encoding_limits(shared)),
     });
     drop(reader);
     ctx.bulk_or_null(name.map(str::as_bytes));

@@ -16,7 +16,7 @@ use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind
 
 use crate::owned::{self, Owned};
 
-use super::Ctx;
+use super::{config_kept::EncodingLimits, Ctx};
 
 /// The name TYPE answers for a kind.
 pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -30,8 +30,9 @@ pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
 }
 
 /// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
-/// (a list is always a quicklist there).
-pub(super) fn encoding_name(item: &Item<'_>) -> &'static str {
+/// (a list is always a quicklist there) under the thresholds set (`*-max-listpack-*`,
+/// `set-max-intset-entries`).
+pub(super) fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
     let (kind, value) = (item.value_kind(), item.value());
     if item.is_owner() {
         // Only values that Redis keeps unpacked move out of the store.
@@ -44,9 +45,9 @@ pub(super) fn encoding_name(item: &Item<'_>) -> &'static str {
     match kind {
         ValueKind::String => "raw",
         ValueKind::List => "quicklist",
-        ValueKind::Hash => super::hash::encoding_name(value),
-        ValueKind::Set => super::set::encoding_name(value),
-        ValueKind::ZSet => super::zset::encoding_name(value),
+        ValueKind::Hash => super::hash::encoding_name(value, limits),
+        ValueKind::Set => super::set::encoding_name(value, limits),
+        ValueKind::ZSet => super::zset::encoding_name(value, limits),
     }
 }
 

@@ -113,6 +113,19 @@ pub static CONFIG_SUBCOMMANDS: &[SubcommandSpec] = {
     ]
 };
 
+/// `MEMORY` subcommands (Redis 7's `memory|*`), sorted by name.
+pub static MEMORY_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::MemoryDoctor, "memory|doctor", 2),
+        sub(S::MemoryHelp, "memory|help", 2),
+        sub(S::MemoryMallocStats, "memory|malloc-stats", 2),
+        sub(S::MemoryPurge, "memory|purge", 2),
+        sub(S::MemoryStats, "memory|stats", 2),
+        sub(S::MemoryUsage, "memory|usage", -3),
+    ]
+};
+
 /// `OBJECT` subcommands (Redis 7's `object|*`), sorted by name.
 pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;

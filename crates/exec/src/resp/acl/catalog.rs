@@ -145,7 +145,7 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
     "slowlog|reset",
 ];
 const READ_SUBCOMMANDS: &[&str] =
-    &["object|encoding", "object|freq", "object|idletime", "object|refcount"];
+    &["memory|usage", "object|encoding", "object|freq", "object|idletime", "object|refcount"];
 
 const WRITE_SUBCOMMANDS: &[&str] =
     &["function|delete", "function|flush", "function|load", "function|restore"];

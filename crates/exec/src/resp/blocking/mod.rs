@@ -489,6 +489,11 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
             Attempt::Served { reply: out, pushed }
         }
         Popped::Empty => Attempt::Empty,
+        // BLMOVE to a key of another type: as Redis 7.0, the waiter gets WRONGTYPE and stops
+        // waiting; the element stays in the source for the next waiter.
+        Popped::Failed if waiter.kind.moves() && out.starts_with(b"-WRONGTYPE") => {
+            Attempt::Served { reply: out, pushed: None }
+        }
         Popped::Failed => Attempt::Refused,
     }
 }

@@ -18,12 +18,14 @@
 //! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
 //! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
 
-/// OBJECT ENCODING's name for a hash: Redis 7.0 keeps one of at most 128 fields, each name
-/// and value at most 64 bytes, as a listpack.
-pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
+/// OBJECT ENCODING's name for a hash: Redis 7.0 keeps one of at most
+/// `hash-max-listpack-entries` fields (512), each name and value at most
+/// `hash-max-listpack-value` bytes (64), as a listpack.
+pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static str {
     let fields = encoding::decode(encoded, 0).list;
-    let small =
-        fields.len() <= 128 && fields.iter().all(|f| f.name.len() <= 64 && f.value.len() <= 64);
+    let fits = |len: usize| len as u64 <= limits.hash_value_len;
+    let small = fields.len() as u64 <= limits.hash_entries
+        && fields.iter().all(|f| fits(f.name.len()) && fits(f.value.len()));
     if small {
         "listpack"
     } else {
@@ -95,6 +97,7 @@ use std::borrow::Cow;
 use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
 use store::{Change, Expiry, Item, ValueKind};
 
+use super::config_kept::EncodingLimits;
 use crate::owned;
 
 use super::{

@@ -56,6 +56,7 @@ mod convert;
 mod eval;
 mod functions;
 mod libs;
+mod metadata;
 mod sandbox;
 mod suspend;
 mod vm;

@@ -14,6 +14,7 @@ use proto_resp::{
 };
 use store::ValueKind;
 
+use super::config_kept::EncodingLimits;
 use super::{
     glob::{self, Case},
     scan,
@@ -55,11 +56,13 @@ use encoding::{IntText, Member, SetView, Work};
 /// Runs one command of this family.
 /// A set's members as text, for the sorted-set commands that read plain sets as inputs
 /// (ZUNION, ZINTER, ZDIFF and ZINTERCARD give each member score 1, as Redis does).
-/// OBJECT ENCODING's name for a set: Redis 7.0 keeps up to 512 integers as an intset and
-/// anything else as a hash table.
-pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
+/// OBJECT ENCODING's name for a set: Redis 7.0 keeps up to `set-max-intset-entries`
+/// integers (512) as an intset and anything else as a hash table.
+pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static str {
     match encoding::SetView::new(encoded) {
-        view @ encoding::SetView::Ints { .. } if view.len() <= 512 => "intset",
+        view @ encoding::SetView::Ints { .. } if view.len() as u64 <= limits.set_intset_entries => {
+            "intset"
+        }
         _ => "hashtable",
     }
 }

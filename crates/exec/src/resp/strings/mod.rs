@@ -455,7 +455,14 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
     if any_exists {
         return ctx.reply().integer(0);
     }
-    match set_pairs(ctx, Mode::Add) {
+    // A key named twice: its last value is the one stored (as Redis, which sets each
+    // pair in turn), and each add is still an add.
+    let mut seen = std::collections::HashSet::new();
+    let mut superseded = vec![false; ctx.argc()];
+    for index in (1..ctx.argc()).step_by(2).rev() {
+        superseded[index] = !seen.insert(ctx.arg(index));
+    }
+    match set_pairs_skipping(ctx, Mode::Add, &superseded) {
         Ok(all) => ctx.reply().integer(i64::from(all)),
         Err(refusal) => ctx.refused(refusal),
     }
@@ -463,12 +470,19 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
 
 /// Stores each pair with `mode`; returns whether every one was stored.
 fn set_pairs(ctx: &mut Ctx<'_>, mode: Mode) -> Result<bool, Refusal> {
+    set_pairs_skipping(ctx, mode, &[])
+}
+
+/// As [`set_pairs`], except that a pair whose key argument's index is marked in
+/// `superseded` is not stored (a later pair sets that key) but counts as set.
+fn set_pairs_skipping(ctx: &mut Ctx<'_>, mode: Mode, superseded: &[bool]) -> Result<bool, Refusal> {
     let shared = ctx.shared;
     let mut all = true;
     for index in (1..ctx.argc()).step_by(2) {
         bump(&ctx.counters.cmd_set, 1);
         let value = ctx.arg(index + 1);
-        let stored = store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
+        let stored = superseded.get(index).copied().unwrap_or(false)
+            || store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
         if stored {
             ctx.notify(class::STRING, "set", index);
         }
