@@ -1,0 +1,223 @@
+//! The TCP and Unix listeners, bound at start (before privileges drop), and the rule that
+//! lets several instances share a host:
+//!
+//! - a port the command line or the configuration file names (and `-s`, `-U`,
+//!   `--tls-port`, `--metrics-port`, which have no default) must open, or the start fails
+//!   naming it;
+//! - a port that is only a default (memcached's 11211 without `-p`, Redis's 6379 without
+//!   `--resp-port`) is skipped when it is in use, with one warning line, and shows as 0 in
+//!   `stats settings` / `INFO server` with a `skipped_default_ports` line.
+//!
+//! Named ports are bound first, so a default never takes a port that is named for another
+//! protocol (`-p 6379` alone serves memcached on 6379 and no Redis port). A start where every
+//! port would be skipped fails: a server with nothing to serve is a mistake.
+
+use std::{io, net::SocketAddr, os::unix::net::UnixListener};
+
+use crate::{
+    config::Config,
+    worker::{TAG_MEMCACHE, TAG_MEMCACHE_TLS, TAG_RESP, TAG_RESP_TLS},
+};
+
+/// The memcached TCP addresses bound (after port 0 was resolved).
+pub type MemcacheAddrs = Vec<SocketAddr>;
+
+/// Each listener kind's tag and its port (the one bound, when 0 was asked) or socket path.
+pub type PortLabels = Vec<(u32, String)>;
+
+/// A default port left unserved because it was in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    pub tag: u32,
+    pub port: u16,
+}
+
+impl Skipped {
+    /// The protocol's name as `skipped_default_ports` lists it (`resp:6379`).
+    pub fn protocol(&self) -> &'static str {
+        match self.tag {
+            TAG_RESP | TAG_RESP_TLS => "resp",
+            _ => "memcache",
+        }
+    }
+
+    /// The one warning line, naming the flag that would make the port required.
+    pub fn warning(&self) -> String {
+        let (what, flag) = match self.tag {
+            TAG_RESP => ("Redis port", "--resp-port"),
+            TAG_MEMCACHE_TLS => ("memcached TLS port", "-p"),
+            _ => ("memcached port", "-p"),
+        };
+        let serving = match self.tag {
+            TAG_RESP => "RESP",
+            _ => "memcached over TCP",
+        };
+        format!(
+            "{what} {} (default) is in use, not serving {serving}; name {flag} to require it",
+            self.port
+        )
+    }
+}
+
+/// `skipped_default_ports`' value: `resp:6379`, comma-separated; empty when none.
+pub fn skipped_text(skipped: &[Skipped]) -> String {
+    let items: Vec<String> =
+        skipped.iter().map(|s| format!("{}:{}", s.protocol(), s.port)).collect();
+    items.join(",")
+}
+
+/// Everything `bind_all` opened, and what it skipped.
+pub struct Bound {
+    /// One list per worker: its own SO_REUSEPORT listener on each port and address.
+    pub per_worker: Vec<Vec<rt::Listener>>,
+    pub memcache_addrs: MemcacheAddrs,
+    pub labels: PortLabels,
+    pub skipped: Vec<Skipped>,
+}
+
+impl Bound {
+    pub fn skips(&self, tag: u32) -> bool {
+        self.skipped.iter().any(|s| s.tag == tag)
+    }
+}
+
+/// One TCP port to open on every listen address.
+struct Want {
+    port: u16,
+    tag: u32,
+    is_default: bool,
+}
+
+/// The memcached TCP listeners' tag: memcached's -Z puts TLS on every one.
+pub fn memcache_tag(config: &Config) -> u32 {
+    match config.memcache_tls {
+        Some(_) => TAG_MEMCACHE_TLS,
+        None => TAG_MEMCACHE,
+    }
+}
+
+/// The TCP ports the configuration asks for: named ones first, then the defaults.
+fn wanted(config: &Config) -> Vec<Want> {
+    let memcache_tag = memcache_tag(config);
+    let mut wants = Vec::new();
+    // memcached's -s replaces its TCP port (and UDP) with the Unix socket; port 0 elsewhere
+    // is "pick one", so the memcached port is always opened.
+    if config.unix_socket.is_none() {
+        wants.push(Want { port: config.port, tag: memcache_tag, is_default: config.port_is_default });
+    }
+    if config.resp_port != 0 {
+        let is_default = config.resp_port_is_default;
+        wants.push(Want { port: config.resp_port, tag: TAG_RESP, is_default });
+    }
+    if config.tls_port != 0 {
+        wants.push(Want { port: config.tls_port, tag: TAG_RESP_TLS, is_default: false });
+    }
+    wants.sort_by_key(|want| want.is_default);
+    wants
+}
+
+/// One listener per worker, address and port. With port 0 the first bind picks the port
+/// and the others reuse it, so all workers share it.
+pub fn bind_all(config: &Config) -> Result<Bound, String> {
+    let mut bound = Bound {
+        per_worker: (0..config.threads).map(|_| Vec::new()).collect(),
+        memcache_addrs: Vec::new(),
+        labels: PortLabels::new(),
+        skipped: Vec::new(),
+    };
+    if let Some(path) = &config.unix_socket {
+        let socket = bind_unix(path, config.unix_mask)?;
+        for listeners in bound.per_worker.iter_mut() {
+            let own = socket.try_clone().map_err(|e| format!("-s {path}: {e}"))?;
+            listeners.push(rt::Listener { socket: own.into(), tag: TAG_MEMCACHE });
+        }
+        tracing::info!("memcache listening on unix socket {path}");
+        bound.labels.push((TAG_MEMCACHE, path.clone()));
+    }
+    for want in wanted(config) {
+        match bind_port(config, &want) {
+            Ok(opened) => add(&mut bound, &want, opened),
+            Err((e, _)) if want.is_default && e.kind() == io::ErrorKind::AddrInUse => {
+                bound.skipped.push(Skipped { tag: want.tag, port: want.port });
+            }
+            Err((e, addr)) => return Err(format!("{}: cannot listen on {addr}: {e}", flag(&want))),
+        }
+    }
+    if bound.per_worker.iter().all(Vec::is_empty) && config.udp_port == 0 {
+        let lines: Vec<String> = bound.skipped.iter().map(Skipped::warning).collect();
+        return Err(format!("no port left to serve: {}", lines.join("; ")));
+    }
+    Ok(bound)
+}
+
+/// The flag that names a port, for the error that ends the start.
+fn flag(want: &Want) -> String {
+    let name = match want.tag {
+        TAG_RESP => "--resp-port",
+        TAG_RESP_TLS => "--tls-port",
+        _ => "-p",
+    };
+    format!("{name} {}", want.port)
+}
+
+/// A port's listeners, per address then per worker, with the address each got.
+type Opened = Vec<(SocketAddr, Vec<std::net::TcpListener>)>;
+
+/// Opens one port on every listen address for every worker; all or nothing, so a skipped
+/// default leaves no listener behind. The error comes with the address that failed.
+fn bind_port(config: &Config, want: &Want) -> Result<Opened, (io::Error, SocketAddr)> {
+    let mut opened = Opened::new();
+    for &ip in &config.listen {
+        let asked = SocketAddr::new(ip, want.port);
+        // SO_REUSEPORT would let a second server bind a port that one already serves, and
+        // the two would split its connections. A bind without it first fails with "address
+        // in use" as memcached would; it also picks the port when `addr` has port 0. It
+        // never listens: a probe that listened would reset a quick client's connections.
+        let mut addr = rt::probe_exclusive(asked).map_err(|e| (e, asked))?;
+        let mut sockets = Vec::with_capacity(config.threads);
+        for _ in 0..config.threads {
+            let socket = rt::listen(addr, config.listen_backlog).map_err(|e| (e, addr))?;
+            addr = socket.local_addr().map_err(|e| (e, addr))?;
+            sockets.push(socket);
+        }
+        opened.push((addr, sockets));
+    }
+    Ok(opened)
+}
+
+fn add(bound: &mut Bound, want: &Want, opened: Opened) {
+    let name = match want.tag {
+        TAG_RESP => "resp",
+        TAG_RESP_TLS => "resp (tls)",
+        TAG_MEMCACHE_TLS => "memcache (tls)",
+        _ => "memcache",
+    };
+    for (addr, sockets) in opened {
+        for (listeners, socket) in bound.per_worker.iter_mut().zip(sockets) {
+            listeners.push(rt::Listener { socket: socket.into(), tag: want.tag });
+        }
+        tracing::info!("{name} listening on {addr}");
+        if !bound.labels.iter().any(|(t, _)| *t == want.tag) {
+            bound.labels.push((want.tag, addr.port().to_string()));
+        }
+        if matches!(want.tag, TAG_MEMCACHE | TAG_MEMCACHE_TLS) {
+            bound.memcache_addrs.push(addr);
+        }
+    }
+}
+
+/// memcached `-s`: a stale socket file at `path` is replaced (anything else there is an
+/// error), and the file gets `-a`'s permission bits. Every worker accepts on the one socket.
+fn bind_unix(path: &str, mask: u32) -> Result<UnixListener, String> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.file_type().is_socket() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    let socket =
+        UnixListener::bind(path).map_err(|e| format!("-s: cannot listen on {path}: {e}"))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mask))
+        .map_err(|e| format!("-a: cannot set the mode of {path}: {e}"))?;
+    Ok(socket)
+}
