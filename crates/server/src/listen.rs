@@ -8,9 +8,12 @@
 //!   `--resp-port`) is skipped when it is in use, with one warning line, and shows as 0 in
 //!   `stats settings` / `INFO server` with a `skipped_default_ports` line.
 //!
-//! Named ports are bound first, so a default never takes a port that is named for another
-//! protocol (`-p 6379` alone serves memcached on 6379 and no Redis port). A start where every
-//! port would be skipped fails: a server with nothing to serve is a mistake.
+//! [`busy_defaults`] decides, before the settings are made (they show it), by a probe bind of
+//! each default port; [`bind_all`] then binds the rest where it always did, just before the
+//! workers start, so a port that accepts means a server about to answer. A default that a
+//! named port of this server takes is skipped too (`-p 6379` alone serves memcached on 6379
+//! and no Redis port). A start where every port would be skipped fails: a server with nothing
+//! to serve is a mistake.
 
 use std::{io, net::SocketAddr, os::unix::net::UnixListener};
 
@@ -66,19 +69,17 @@ pub fn skipped_text(skipped: &[Skipped]) -> String {
     items.join(",")
 }
 
-/// Everything `bind_all` opened, and what it skipped.
+/// Whether `skipped` holds the listener kind `tag`.
+pub fn skips(skipped: &[Skipped], tag: u32) -> bool {
+    skipped.iter().any(|s| s.tag == tag)
+}
+
+/// Everything `bind_all` opened.
 pub struct Bound {
     /// One list per worker: its own SO_REUSEPORT listener on each port and address.
     pub per_worker: Vec<Vec<rt::Listener>>,
     pub memcache_addrs: MemcacheAddrs,
     pub labels: PortLabels,
-    pub skipped: Vec<Skipped>,
-}
-
-impl Bound {
-    pub fn skips(&self, tag: u32) -> bool {
-        self.skipped.iter().any(|s| s.tag == tag)
-    }
 }
 
 /// One TCP port to open on every listen address.
@@ -96,7 +97,7 @@ pub fn memcache_tag(config: &Config) -> u32 {
     }
 }
 
-/// The TCP ports the configuration asks for: named ones first, then the defaults.
+/// The TCP ports the configuration asks for.
 fn wanted(config: &Config) -> Vec<Want> {
     let memcache_tag = memcache_tag(config);
     let mut wants = Vec::new();
@@ -112,18 +113,49 @@ fn wanted(config: &Config) -> Vec<Want> {
     if config.tls_port != 0 {
         wants.push(Want { port: config.tls_port, tag: TAG_RESP_TLS, is_default: false });
     }
-    wants.sort_by_key(|want| want.is_default);
     wants
 }
 
-/// One listener per worker, address and port. With port 0 the first bind picks the port
-/// and the others reuse it, so all workers share it.
-pub fn bind_all(config: &Config) -> Result<Bound, String> {
+/// The default ports that another process holds (a probe bind finds them in use) or that a
+/// named port of this server takes. Fails when that leaves nothing to serve.
+pub fn busy_defaults(config: &Config) -> Result<Vec<Skipped>, String> {
+    let wants = wanted(config);
+    let named: Vec<u16> = wants.iter().filter(|w| !w.is_default).map(|w| w.port).collect();
+    let mut skipped = Vec::new();
+    for want in wants.iter().filter(|want| want.is_default) {
+        if named.contains(&want.port) || in_use(config, want.port)? {
+            skipped.push(Skipped { tag: want.tag, port: want.port });
+        }
+    }
+    let udp = config.udp_port != 0 && config.unix_socket.is_none();
+    if skipped.len() == wants.len() && config.unix_socket.is_none() && !udp {
+        let lines: Vec<String> = skipped.iter().map(Skipped::warning).collect();
+        return Err(format!("no port left to serve: {}", lines.join("; ")));
+    }
+    Ok(skipped)
+}
+
+/// Whether another process holds `port` on a listen address; an error other than "in use"
+/// (an address this host does not have) ends the start as for a named port.
+fn in_use(config: &Config, port: u16) -> Result<bool, String> {
+    for &ip in &config.listen {
+        let addr = SocketAddr::new(ip, port);
+        match rt::probe_exclusive(addr) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse => return Ok(true),
+            Err(e) => return Err(format!("cannot listen on {addr}: {e}")),
+        }
+    }
+    Ok(false)
+}
+
+/// One listener per worker, address and port, but for the `skipped` defaults. With port 0
+/// the first bind picks the port and the others reuse it, so all workers share it.
+pub fn bind_all(config: &Config, skipped: &[Skipped]) -> Result<Bound, String> {
     let mut bound = Bound {
         per_worker: (0..config.threads).map(|_| Vec::new()).collect(),
         memcache_addrs: Vec::new(),
         labels: PortLabels::new(),
-        skipped: Vec::new(),
     };
     if let Some(path) = &config.unix_socket {
         let socket = bind_unix(path, config.unix_mask)?;
@@ -134,18 +166,12 @@ pub fn bind_all(config: &Config) -> Result<Bound, String> {
         tracing::info!("memcache listening on unix socket {path}");
         bound.labels.push((TAG_MEMCACHE, path.clone()));
     }
-    for want in wanted(config) {
-        match bind_port(config, &want) {
-            Ok(opened) => add(&mut bound, &want, opened),
-            Err((e, _)) if want.is_default && e.kind() == io::ErrorKind::AddrInUse => {
-                bound.skipped.push(Skipped { tag: want.tag, port: want.port });
-            }
-            Err((e, addr)) => return Err(format!("{}: cannot listen on {addr}: {e}", flag(&want))),
-        }
-    }
-    if bound.per_worker.iter().all(Vec::is_empty) && config.udp_port == 0 {
-        let lines: Vec<String> = bound.skipped.iter().map(Skipped::warning).collect();
-        return Err(format!("no port left to serve: {}", lines.join("; ")));
+    for want in wanted(config).iter().filter(|want| !skips(skipped, want.tag)) {
+        // A default that was free a moment ago and is taken now fails the start too: the
+        // settings already say it is served.
+        let opened = bind_port(config, want)
+            .map_err(|(e, addr)| format!("{}: cannot listen on {addr}: {e}", flag(want)))?;
+        add(&mut bound, want, opened);
     }
     Ok(bound)
 }
@@ -157,14 +183,17 @@ fn flag(want: &Want) -> String {
         TAG_RESP_TLS => "--tls-port",
         _ => "-p",
     };
-    format!("{name} {}", want.port)
+    match want.is_default {
+        true => format!("{name} {} (default)", want.port),
+        false => format!("{name} {}", want.port),
+    }
 }
 
 /// A port's listeners, per address then per worker, with the address each got.
 type Opened = Vec<(SocketAddr, Vec<std::net::TcpListener>)>;
 
-/// Opens one port on every listen address for every worker; all or nothing, so a skipped
-/// default leaves no listener behind. The error comes with the address that failed.
+/// Opens one port on every listen address for every worker. The error comes with the
+/// address that failed.
 fn bind_port(config: &Config, want: &Want) -> Result<Opened, (io::Error, SocketAddr)> {
     let mut opened = Opened::new();
     for &ip in &config.listen {

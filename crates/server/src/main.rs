@@ -62,9 +62,9 @@ fn run(config: &Config) -> Result<(), String> {
     rt::tune_allocator();
     let backend = rt::choose_backend(config.io)?;
     let auth_source = auth_file::source(config)?;
-    // Bound first: a busy default port is skipped, and the settings say so.
-    let bound = listen::bind_all(config)?;
-    let mut shared = build_shared(config, backend, &bound)?;
+    // Which default ports are busy, known before the settings are made: they say so.
+    let skipped = listen::busy_defaults(config)?;
+    let mut shared = build_shared(config, backend, &skipped)?;
     // Empty until the file is read, below, as the final user.
     shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
     if auth_file::sasl_uses_acl_users(config) {
@@ -81,8 +81,8 @@ fn run(config: &Config) -> Result<(), String> {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
-    for skipped in &bound.skipped {
-        tracing::warn!("{}", skipped.warning());
+    for skip in &skipped {
+        tracing::warn!("{}", skip.warning());
     }
     if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
         let reason = rt::probe_uring().err().unwrap_or_default();
@@ -107,7 +107,8 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    let listen::Bound { per_worker: listeners, memcache_addrs, labels, .. } = bound;
+    let listen::Bound { per_worker: listeners, memcache_addrs, labels } =
+        listen::bind_all(config, &skipped)?;
     let ports = Arc::new(ports::Ports::new(labels));
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
@@ -407,7 +408,7 @@ fn buffer_reserve_bytes(config: &Config, backend: rt::Backend) -> usize {
 fn build_shared(
     config: &Config,
     backend: rt::Backend,
-    bound: &listen::Bound,
+    skipped: &[listen::Skipped],
 ) -> Result<Shared, String> {
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store_config = store::Config {
@@ -428,9 +429,9 @@ fn build_shared(
         .map_err(|e| format!("store: {e}"))?;
     let settings = Settings {
         // A skipped default shows as 0, as a port that is off.
-        port: if bound.skips(listen::memcache_tag(config)) { 0 } else { config.port },
-        resp_port: if bound.skips(TAG_RESP) { 0 } else { config.resp_port },
-        skipped_default_ports: listen::skipped_text(&bound.skipped),
+        port: if listen::skips(skipped, listen::memcache_tag(config)) { 0 } else { config.port },
+        resp_port: if listen::skips(skipped, TAG_RESP) { 0 } else { config.resp_port },
+        skipped_default_ports: listen::skipped_text(skipped),
         udp_port: config.udp_port,
         unix_socket: config.unix_socket.clone(),
         listen: config.listen_text.clone(),
