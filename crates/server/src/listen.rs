@@ -104,7 +104,11 @@ fn wanted(config: &Config) -> Vec<Want> {
     // memcached's -s replaces its TCP port (and UDP) with the Unix socket; port 0 elsewhere
     // is "pick one", so the memcached port is always opened.
     if config.unix_socket.is_none() {
-        wants.push(Want { port: config.port, tag: memcache_tag, is_default: config.port_is_default });
+        wants.push(Want {
+            port: config.port,
+            tag: memcache_tag,
+            is_default: config.port_is_default,
+        });
     }
     if config.resp_port != 0 {
         let is_default = config.resp_port_is_default;
@@ -249,4 +253,64 @@ fn bind_unix(path: &str, mask: u32) -> Result<UnixListener, String> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mask))
         .map_err(|e| format!("-a: cannot set the mode of {path}: {e}"))?;
     Ok(socket)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The rule on ports any number can stand for: a test holds an ephemeral port and tells
+    //! the config that it is a default or a named port.
+    use std::net::TcpListener;
+
+    use super::*;
+
+    fn held() -> (TcpListener, u16) {
+        let socket = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = socket.local_addr().unwrap().port();
+        (socket, port)
+    }
+
+    fn config(port: (u16, bool), resp_port: (u16, bool)) -> Config {
+        Config {
+            port: port.0,
+            port_is_default: port.1,
+            resp_port: resp_port.0,
+            resp_port_is_default: resp_port.1,
+            threads: 1,
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn a_busy_default_is_skipped_in_either_direction() {
+        let ((_a, busy), (_b, named)) = (held(), held());
+        let skipped = busy_defaults(&config((busy, true), (named, false))).unwrap();
+        assert_eq!(skipped, [Skipped { tag: TAG_MEMCACHE, port: busy }]);
+        let skipped = busy_defaults(&config((named, false), (busy, true))).unwrap();
+        assert_eq!(skipped, [Skipped { tag: TAG_RESP, port: busy }]);
+        assert_eq!(skipped_text(&skipped), format!("resp:{busy}"));
+        assert!(skipped[0].warning().ends_with("not serving RESP; name --resp-port to require it"));
+    }
+
+    #[test]
+    fn a_default_that_a_named_port_takes_is_skipped() {
+        let skipped = busy_defaults(&config((6379, false), (6379, true))).unwrap();
+        assert_eq!(skipped, [Skipped { tag: TAG_RESP, port: 6379 }]);
+    }
+
+    #[test]
+    fn nothing_left_to_serve_fails() {
+        let ((_a, mc), (_b, resp)) = (held(), held());
+        let error = busy_defaults(&config((mc, true), (resp, true))).unwrap_err();
+        assert!(error.starts_with("no port left to serve: memcached port"), "{error}");
+    }
+
+    #[test]
+    fn a_busy_named_port_fails_naming_its_flag() {
+        let ((_a, busy), (freed, free)) = (held(), held());
+        drop(freed);
+        let config = config((busy, false), (free, false));
+        assert_eq!(busy_defaults(&config).unwrap(), []);
+        let error = bind_all(&config, &[]).err().unwrap();
+        assert!(error.starts_with(&format!("-p {busy}: cannot listen on 127.0.0.1:{busy}: ")));
+    }
 }

@@ -25,7 +25,7 @@ const SPINEL: &str = "Spinel options";
     about = "An in-memory cache speaking memcached (text + meta) and Redis (RESP2/3) on one store",
     after_help = "Ports: a port named on the command line or in the file must open, or the start \
         fails. A default that is in use (11211 without -p, 6379 without --resp-port) is \
-        skipped with a warning, so instances run side by side (-p A --resp-port B each).\n\
+        skipped with a warning, so several instances can share a host.\n\
         Signals: SIGTERM or SIGINT stop accepting, send replies in flight and exit 0.",
     // memcached's last-one-wins: `-m 64 ... -m 128` is a bigger cache, not an error.
     args_override_self = true,
