@@ -225,11 +225,31 @@ def test_an_unusable_unix_socket_is_fatal(tmp_path):
     assert status == 1 and line.startswith(f"spinel: -s: cannot listen on {path}"), line
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
-def test_a_busy_tls_port_is_fatal(held, tmp_path):
+def self_signed(directory):
+    """c.pem and k.pem in `directory`: a certificate for 127.0.0.1 and its key."""
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj",
                     "/CN=127.0.0.1", "-days", "1", "-keyout", "k.pem", "-out", "c.pem"],
-                   cwd=tmp_path, check=True, capture_output=True, timeout=30)
+                   cwd=directory, check=True, capture_output=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
+def test_busy_memcached_tls_default_is_skipped(held, tmp_path):
+    # -Z puts TLS on the memcached TCP port; its default number is skipped as the plain one.
+    self_signed(tmp_path)
+    held(MEMCACHED_DEFAULT)
+    resp = free_port()
+    chain = f"ssl_chain_cert={tmp_path / 'c.pem'},ssl_key={tmp_path / 'k.pem'}"
+    server = started(["--resp-port", resp, "-Z", "-o", chain])
+    try:
+        assert info_server(resp)["skipped_default_ports"] == "memcache:11211"
+    finally:
+        log = stop(server)
+    assert "memcached TLS port 11211 (default) is in use" in log, log
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl CLI not installed")
+def test_a_busy_tls_port_is_fatal(held, tmp_path):
+    self_signed(tmp_path)
     busy = held(free_port())
     status, line = refused(["-p", free_port(), "--resp-port", free_port(), "--tls-port", busy,
                             "--tls-cert-file", os.path.join(tmp_path, "c.pem"),
