@@ -29,6 +29,9 @@ pub struct Settings {
     pub port: u16,
     /// Redis port (`--resp-port`; 0 = off).
     pub resp_port: u16,
+    /// Default ports left unserved at start because they were in use (`resp:6379`,
+    /// comma-separated; empty: none); `port`/`resp_port` are 0 for them.
+    pub skipped_default_ports: String,
     /// memcached UDP port (`-U`; 0 = off).
     pub udp_port: u16,
     /// memcached `-s`: the Unix socket path, when it replaces TCP.
@@ -113,6 +116,7 @@ impl Default for Settings {
         Settings {
             port: 11211,
             resp_port: 6379,
+            skipped_default_ports: String::new(),
             udp_port: 0,
             unix_socket: None,
             unix_mask: 0o700,

@@ -10,6 +10,7 @@
 mod auth_file;
 mod config;
 mod control;
+mod listen;
 mod log;
 mod metrics;
 mod ports;
@@ -22,8 +23,7 @@ mod wakes;
 mod worker;
 
 use std::{
-    net::{SocketAddr, TcpListener},
-    os::unix::net::UnixListener,
+    net::SocketAddr,
     process::ExitCode,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -33,7 +33,7 @@ use std::{
 
 use config::{Config, Parsed};
 use exec::{Settings, Shared};
-use worker::{Limits, Worker, TAG_MEMCACHE, TAG_MEMCACHE_TLS, TAG_RESP, TAG_RESP_TLS};
+use worker::{Limits, Worker, TAG_RESP};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,7 +62,9 @@ fn run(config: &Config) -> Result<(), String> {
     rt::tune_allocator();
     let backend = rt::choose_backend(config.io)?;
     let auth_source = auth_file::source(config)?;
-    let mut shared = build_shared(config, backend)?;
+    // Which default ports are busy, known before the settings are made: they say so.
+    let skipped = listen::busy_defaults(config)?;
+    let mut shared = build_shared(config, backend, &skipped)?;
     // Empty until the file is read, below, as the final user.
     shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
     if auth_file::sasl_uses_acl_users(config) {
@@ -78,6 +80,9 @@ fn run(config: &Config) -> Result<(), String> {
     }
     for warning in &config.warnings {
         tracing::warn!("{warning}");
+    }
+    for skip in &skipped {
+        tracing::warn!("{}", skip.warning());
     }
     if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
         let reason = rt::probe_uring().err().unwrap_or_default();
@@ -102,8 +107,9 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
-    let (listeners, memcache_addrs, port_labels) = bind_all(config)?;
-    let ports = Arc::new(ports::Ports::new(port_labels));
+    let listen::Bound { per_worker: listeners, memcache_addrs, labels } =
+        listen::bind_all(config, &skipped)?;
+    let ports = Arc::new(ports::Ports::new(labels));
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
     let metrics_listeners = match config.metrics_port {
@@ -399,7 +405,11 @@ fn buffer_reserve_bytes(config: &Config, backend: rt::Backend) -> usize {
         .min(memory_bytes.saturating_sub(store_bytes_min))
 }
 
-fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String> {
+fn build_shared(
+    config: &Config,
+    backend: rt::Backend,
+    skipped: &[listen::Skipped],
+) -> Result<Shared, String> {
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store_config = store::Config {
         memory_bytes: ((config.memory_limit_mib as usize) << 20) - reserve_bytes,
@@ -418,8 +428,10 @@ fn build_shared(config: &Config, backend: rt::Backend) -> Result<Shared, String>
         .or_else(|_| store::Store::new(store::Config { memory_max_bytes: 0, ..store_config }))
         .map_err(|e| format!("store: {e}"))?;
     let settings = Settings {
-        port: config.port,
-        resp_port: config.resp_port,
+        // A skipped default shows as 0, as a port that is off.
+        port: if listen::skips(skipped, listen::memcache_tag(config)) { 0 } else { config.port },
+        resp_port: if listen::skips(skipped, TAG_RESP) { 0 } else { config.resp_port },
+        skipped_default_ports: listen::skipped_text(skipped),
         udp_port: config.udp_port,
         unix_socket: config.unix_socket.clone(),
         listen: config.listen_text.clone(),
@@ -610,92 +622,4 @@ fn register_listeners(
     let tcp = memcache_addrs.iter().map(|&addr| Addr::Tcp(addr));
     let listening = |addr| ConnEntry::new(addr, None, ConnState::Listening, 0);
     unix.chain(tcp).map(|addr| shared.clients.register_conn(listening(addr))).collect()
-}
-
-/// The memcached TCP addresses bound (after port 0 was resolved).
-type MemcacheAddrs = Vec<SocketAddr>;
-
-/// Each listener kind's tag and its port (the one bound, when 0 was asked) or socket path.
-type PortLabels = Vec<(u32, String)>;
-
-/// One listener per worker, address and port. With port 0 the first bind picks the port
-/// and the others reuse it, so all workers share it.
-fn bind_all(
-    config: &Config,
-) -> Result<(Vec<Vec<rt::Listener>>, MemcacheAddrs, PortLabels), String> {
-    let mut labels = PortLabels::new();
-    let mut per_worker: Vec<Vec<rt::Listener>> = (0..config.threads).map(|_| Vec::new()).collect();
-    // memcached's -s replaces its TCP port (and UDP) with the Unix socket.
-    let memcache_tcp = config.unix_socket.is_none();
-    if let Some(path) = &config.unix_socket {
-        let socket = bind_unix(path, config.unix_mask)?;
-        for listeners in per_worker.iter_mut() {
-            let own = socket.try_clone().map_err(|e| format!("-s {path}: {e}"))?;
-            listeners.push(rt::Listener { socket: own.into(), tag: TAG_MEMCACHE });
-        }
-        tracing::info!("memcache listening on unix socket {path}");
-        labels.push((TAG_MEMCACHE, path.clone()));
-    }
-    let mut memcache_addrs = Vec::new();
-    // memcached's -Z puts TLS on every memcached TCP listener.
-    let memcache_tag = if config.memcache_tls.is_some() { TAG_MEMCACHE_TLS } else { TAG_MEMCACHE };
-    let ports = [
-        (config.port, memcache_tag, memcache_tcp),
-        (config.resp_port, TAG_RESP, false),
-        (config.tls_port, TAG_RESP_TLS, false),
-    ];
-    for (port, tag, always) in ports {
-        if (port == 0 && !always) || (tag == memcache_tag && !memcache_tcp) {
-            continue;
-        }
-        for &ip in &config.listen {
-            let mut addr = exclusive_probe(SocketAddr::new(ip, port))?;
-            for listeners in per_worker.iter_mut() {
-                let socket = bind(addr, config.listen_backlog)?;
-                addr = socket.local_addr().map_err(|e| e.to_string())?;
-                listeners.push(rt::Listener { socket: socket.into(), tag });
-            }
-            let name = match tag {
-                TAG_RESP => "resp",
-                TAG_RESP_TLS => "resp (tls)",
-                TAG_MEMCACHE_TLS => "memcache (tls)",
-                _ => "memcache",
-            };
-            tracing::info!("{name} listening on {addr}");
-            if !labels.iter().any(|(t, _)| *t == tag) {
-                labels.push((tag, addr.port().to_string()));
-            }
-            if tag == memcache_tag {
-                memcache_addrs.push(addr);
-            }
-        }
-    }
-    Ok((per_worker, memcache_addrs, labels))
-}
-
-/// SO_REUSEPORT would let a second server bind a port that one already serves, and the two
-/// would split its connections. A bind without it first fails with "address in use" as
-/// memcached would; it also picks the port when `addr` has port 0. It never listens: a
-/// probe that listened would reset the connections a quick client made to it.
-fn exclusive_probe(addr: SocketAddr) -> Result<SocketAddr, String> {
-    rt::probe_exclusive(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))
-}
-
-/// memcached `-s`: a stale socket file at `path` is replaced (anything else there is an
-/// error), and the file gets `-a`'s permission bits. Every worker accepts on the one socket.
-fn bind_unix(path: &str, mask: u32) -> Result<UnixListener, String> {
-    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if meta.file_type().is_socket() {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-    let socket = UnixListener::bind(path).map_err(|e| format!("cannot listen on {path}: {e}"))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mask))
-        .map_err(|e| format!("-a: cannot set the mode of {path}: {e}"))?;
-    Ok(socket)
-}
-
-fn bind(addr: SocketAddr, backlog: u32) -> Result<TcpListener, String> {
-    rt::listen(addr, backlog).map_err(|e| format!("cannot listen on {addr}: {e}"))
 }

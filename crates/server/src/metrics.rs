@@ -24,7 +24,9 @@ pub fn bind(addresses: &[IpAddr], port: u16) -> Result<Vec<TcpListener>, String>
         .iter()
         .map(|ip| {
             let addr = SocketAddr::new(*ip, port);
-            TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr} (metrics): {e}"))
+            // The metrics port has no default: named, it must open.
+            TcpListener::bind(addr)
+                .map_err(|e| format!("--metrics-port {port}: cannot listen on {addr}: {e}"))
         })
         .collect()
 }

@@ -53,7 +53,7 @@ impl UdpServer {
         stop: Arc<AtomicBool>,
     ) -> Result<UdpServer, String> {
         let socket =
-            UdpSocket::bind(addr).map_err(|e| format!("cannot listen on UDP {addr}: {e}"))?;
+            UdpSocket::bind(addr).map_err(|e| format!("-U: cannot listen on UDP {addr}: {e}"))?;
         socket.set_read_timeout(Some(STOP_POLL)).map_err(|e| e.to_string())?;
         let local = socket.local_addr().map_err(|e| e.to_string())?;
         let (addr, idle) = (exec::conns::Addr::Udp(local), exec::conns::ConnState::Read);

@@ -168,6 +168,9 @@ fn spinel(ctx: &mut Ctx<'_>) {
     let s = &shared.settings;
     let out = &mut *ctx.out;
     compose_stat_u64(b"resp_port", s.resp_port.into(), out);
+    if !s.skipped_default_ports.is_empty() {
+        compose_stat(b"skipped_default_ports", s.skipped_default_ports.as_bytes(), out);
+    }
     compose_stat(b"io_backend", s.io_backend.as_bytes(), out);
     compose_stat_u64(b"busy_poll_us", s.busy_poll_us, out);
     compose_stat(b"pin_threads", yes_no(s.pin), out);

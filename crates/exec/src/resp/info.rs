@@ -102,6 +102,9 @@ fn server(shared: &Shared, text: &mut String) {
     field(text, "multiplexing_api", &shared.settings.io_backend);
     field(text, "process_id", std::process::id());
     field(text, "tcp_port", shared.settings.resp_port);
+    if !shared.settings.skipped_default_ports.is_empty() {
+        field(text, "skipped_default_ports", &shared.settings.skipped_default_ports);
+    }
     field(text, "server_time_usec", ttl::now_ms(shared) * 1000);
     field(text, "uptime_in_seconds", uptime);
     field(text, "uptime_in_days", uptime / 86_400);

@@ -1,5 +1,7 @@
 //! The TOML file (`--config`), `--print-config`, and `--generate`.
 
+use std::fmt::Write as _;
+
 use clap_complete::Shell;
 
 use super::{effective_options, options::Generate, Config, Options};
@@ -44,7 +46,16 @@ fn describe_error(text: &str, error: &toml::de::Error) -> String {
 pub fn render(config: &Config) -> String {
     let body = toml::to_string(&effective_options(config))
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"));
-    format!("# spinel {}: effective configuration\n{body}", super::version_text())
+    let mut defaults = String::new();
+    for (key, port, given) in [
+        ("port", config.port, !config.port_is_default),
+        ("resp-port", config.resp_port, !config.resp_port_is_default),
+    ] {
+        if !given {
+            let _ = writeln!(defaults, "# {key} = {port} (default, not named: skipped if in use)");
+        }
+    }
+    format!("# spinel {}: effective configuration\n{body}{defaults}", super::version_text())
 }
 
 /// The keys whose effective values differ between two configurations (file key names).

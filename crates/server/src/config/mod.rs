@@ -37,6 +37,9 @@ use values::{Io, ItemSize, Listen, Positive, Protocol};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub port: u16,
+    /// Neither the command line nor the file named the memcached TCP port (nor `-U`, which
+    /// moves it): 11211 is only a default, skipped at start when in use (`listen`).
+    pub port_is_default: bool,
     pub listen: Vec<IpAddr>,
     pub listen_text: String,
     pub memory_limit_mib: u64,
@@ -78,6 +81,8 @@ pub struct Config {
     pub max_reqs_per_event: u32,
     pub enable_shutdown: bool,
     pub resp_port: u16,
+    /// `--resp-port` not named: 6379 is only a default, skipped at start when in use.
+    pub resp_port_is_default: bool,
     /// Redis `requirepass` (None: the `default` user is `nopass`).
     pub requirepass: Option<String>,
     /// Redis `aclfile`.
@@ -140,6 +145,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             port: 11211,
+            port_is_default: true,
             listen: vec![IpAddr::from([127, 0, 0, 1])],
             listen_text: "127.0.0.1".into(),
             memory_limit_mib: 64,
@@ -168,6 +174,7 @@ impl Default for Config {
             max_reqs_per_event: 20,
             enable_shutdown: false,
             resp_port: 6379,
+            resp_port_is_default: true,
             requirepass: None,
             aclfile: None,
             memory_file: None,
@@ -396,6 +403,7 @@ fn resolve(options: Options) -> Result<Config, String> {
             Some(udp) if udp != 0 => udp,
             _ => default.port,
         }),
+        port_is_default: port.is_none() && udp_port.unwrap_or(0) == 0,
         udp_port: udp_port.unwrap_or(default.udp_port),
         listen: listen.addrs,
         listen_text: listen.text,
@@ -429,6 +437,7 @@ fn resolve(options: Options) -> Result<Config, String> {
             .map_or(default.max_reqs_per_event, |r| r.0.min(1 << 20) as u32),
         enable_shutdown,
         resp_port: resp_port.unwrap_or(default.resp_port),
+        resp_port_is_default: resp_port.is_none(),
         requirepass: requirepass.filter(|password| !password.is_empty()),
         aclfile: aclfile.filter(|path| !path.is_empty()),
         memory_file: memory_file.filter(|path| !path.is_empty()),
@@ -483,7 +492,8 @@ fn resolve(options: Options) -> Result<Config, String> {
 fn effective_options(config: &Config) -> Options {
     let suboptions = [config.ssl_suboptions.clone(), config.ignored_suboptions.clone()].concat();
     Options {
-        port: Some(config.port),
+        // A default stays unnamed, so the file read back skips it when busy as this did.
+        port: Some(config.port).filter(|_| !config.port_is_default),
         listen: Some(Listen { addrs: config.listen.clone(), text: config.listen_text.clone() }),
         memory_limit: Some(Positive(config.memory_limit_mib)),
         conn_limit: Some(Positive(config.conn_limit)),
@@ -520,7 +530,7 @@ fn effective_options(config: &Config) -> Options {
         listen_backlog: Some(Positive(u64::from(config.listen_backlog))),
         max_reqs_per_event: Some(Positive(u64::from(config.max_reqs_per_event))),
         enable_shutdown: config.enable_shutdown,
-        resp_port: Some(config.resp_port),
+        resp_port: Some(config.resp_port).filter(|_| !config.resp_port_is_default),
         requirepass: config.requirepass.clone(),
         aclfile: config.aclfile.clone(),
         memory_file: config.memory_file.clone(),
@@ -589,17 +599,29 @@ fn validate(config: &Config) -> Result<(), String> {
             config.max_item_size_bytes, config.memory_limit_mib
         ));
     }
-    if config.resp_port != 0 && config.resp_port == config.port && config.port != 0 {
+    // Only named ports must differ: a default that another port takes is skipped at start
+    // as any busy default is (`-p 6379` alone serves memcached there and no Redis port).
+    let (port, resp_port) = (named(config.port, config.port_is_default), named_resp(config));
+    if resp_port.is_some() && resp_port == port {
         return Err("--resp-port and -p must differ".into());
     }
     let tls_port = config.tls_port;
-    if tls_port != 0 && (tls_port == config.port || tls_port == config.resp_port) {
+    if tls_port != 0 && (Some(tls_port) == port || Some(tls_port) == resp_port) {
         return Err("--tls-port must differ from -p and --resp-port".into());
     }
     if config.memcache_tls.is_some() && config.unix_socket.is_some() {
         return Err("-Z: you cannot enable SSL without a TCP port (-s replaces it)".into());
     }
     Ok(())
+}
+
+/// A port the command line or file named (0, off, is none).
+fn named(port: u16, is_default: bool) -> Option<u16> {
+    Some(port).filter(|&port| port != 0 && !is_default)
+}
+
+fn named_resp(config: &Config) -> Option<u16> {
+    named(config.resp_port, config.resp_port_is_default)
 }
 
 /// A one-line summary for the start-up log.

@@ -23,7 +23,10 @@ const SPINEL: &str = "Spinel options";
     name = "spinel",
     version = super::version_text(),
     about = "An in-memory cache speaking memcached (text + meta) and Redis (RESP2/3) on one store",
-    after_help = "Signals: SIGTERM or SIGINT stop accepting, send replies in flight and exit 0.",
+    after_help = "Ports: a port named on the command line or in the file must open, or the start \
+        fails. A default that is in use (11211 without -p, 6379 without --resp-port) is \
+        skipped with a warning, so several instances can share a host.\n\
+        Signals: SIGTERM or SIGINT stop accepting, send replies in flight and exit 0.",
     // memcached's last-one-wins: `-m 64 ... -m 128` is a bigger cache, not an error.
     args_override_self = true,
     // `-m -5` is a bad value for -m, not an unknown flag -5.
@@ -32,6 +35,9 @@ const SPINEL: &str = "Spinel options";
 )]
 pub struct Options {
     /// memcached TCP port [default: 11211]
+    ///
+    /// Named (here or in the file), it must open or the start fails; the default is
+    /// skipped, with a warning, when another process holds it.
     #[arg(short = 'p', long, value_name = "NUM", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
@@ -236,6 +242,9 @@ pub struct Options {
     pub enable_shutdown: bool,
 
     /// Redis (RESP) TCP port; 0 disables it [default: 6379]
+    ///
+    /// Named (here or in the file), it must open or the start fails; the default is
+    /// skipped, with a warning, when another process (a redis-server) holds it.
     #[arg(long, value_name = "NUM", help_heading = REDIS)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub resp_port: Option<u16>,

@@ -368,3 +368,38 @@ fn generated_man_page_and_completions() {
         assert!(script.contains("memory-limit"), "{shell}: {script}");
     }
 }
+
+#[test]
+fn ports_know_whether_they_were_named() {
+    let defaults = |c: &Config| (c.port_is_default, c.resp_port_is_default);
+    assert_eq!(defaults(&run(&[]).unwrap()), (true, true));
+    assert_eq!(defaults(&run(&["-p", "21211"]).unwrap()), (false, true));
+    assert_eq!(defaults(&run(&["--resp-port", "6380"]).unwrap()), (true, false));
+    // -U without -p moves the TCP port: that port was asked for. -U 0 asks for none.
+    let c = run(&["-U", "21211"]).unwrap();
+    assert_eq!((c.port, defaults(&c)), (21211, (false, true)));
+    assert_eq!(defaults(&run(&["-U", "0"]).unwrap()), (true, true));
+    // A file naming the default value names it all the same.
+    let file = TempFile::new("named.toml", "port = 11211\nresp-port = 6379\n");
+    assert_eq!(defaults(&run(&["--config", file.path()]).unwrap()), (false, false));
+}
+
+#[test]
+fn only_named_ports_must_differ() {
+    // The Redis default that -p takes is skipped at start, not refused here.
+    let c = run(&["-p", "6379"]).unwrap();
+    assert_eq!((c.port, c.resp_port, c.resp_port_is_default), (6379, 6379, true));
+    assert!(run(&["--resp-port", "11211"]).is_ok());
+    let both = run(&["-p", "6379", "--resp-port", "6379"]).unwrap_err();
+    assert_eq!(both, "--resp-port and -p must differ");
+}
+
+#[test]
+fn print_config_keeps_defaults_unnamed() {
+    let text = printed(&["-p", "21211", "--print-config"]);
+    assert!(text.contains("port = 21211\n"), "{text}");
+    assert!(text.contains("# resp-port = 6379 (default"), "{text}");
+    assert!(!text.contains("\nresp-port ="), "{text}");
+    let back = resolve(file::parse_text(&text).unwrap()).unwrap();
+    assert_eq!((back.port_is_default, back.resp_port_is_default), (false, true));
+}
