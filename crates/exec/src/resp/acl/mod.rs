@@ -11,7 +11,9 @@
 //! command's (Redis 7 asks per key from each command's key specs; for `~pattern`, the
 //! rule caches use, the two agree).
 
+mod absent;
 pub(crate) mod catalog;
+mod first_args;
 pub(crate) mod commands;
 pub mod log;
 
@@ -268,7 +270,8 @@ pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Resul
     let catalog = catalog();
     let entry = catalog.of(routed);
     let user = account.user.read();
-    if !user.allows_command(entry) {
+    let first_arg_allowed = || args.get(1).is_some_and(|arg| user.allows_first_arg(entry, arg));
+    if !user.allows_command(entry) && !first_arg_allowed() {
         return Err(Denied::Command(catalog.entries[entry].name));
     }
     let Some(meta) = catalog.entries[entry].meta else {
