@@ -116,7 +116,8 @@ pub(crate) fn cat(ctx: &mut Ctx<'_>) {
         return ctx.error(format!("ERR Unknown category '{shown}'"));
     };
     let catalog = catalog();
-    let names: Vec<&str> = catalog.run_in_category(bit).map(|at| catalog.entries[at].name).collect();
+    let names: Vec<&str> =
+        catalog.run_in_category(bit).map(|at| catalog.entries[at].name).collect();
     let mut reply = ctx.reply();
     reply.array(names.len());
     names.iter().for_each(|name| reply.bulk(name.as_bytes()));

@@ -14,7 +14,7 @@ use super::{
 /// argument with each, so a user's rules cannot make that check slow.
 pub(crate) const FIRST_ARGS_MAX: usize = 1024;
 
-const OF_A_SUBCOMMAND: RuleError = "Allowing first-arg of a subcommand is not supported";
+pub(super) const OF_A_SUBCOMMAND: RuleError = "Allowing first-arg of a subcommand is not supported";
 const TOO_MANY: RuleError = "Too many first-args for one command (Spinel allows 1024)";
 
 /// The first args of each command that has some, in the order given.
@@ -68,7 +68,8 @@ impl FirstArgs {
     /// case (Redis compares C strings, so `0\0x` would pass for `0` there; not here).
     pub(crate) fn allows(&self, entry: usize, arg: &[u8]) -> bool {
         self.by_command.iter().any(|(known, args)| {
-            *known == entry && args.iter().any(|allowed| allowed.as_bytes().eq_ignore_ascii_case(arg))
+            *known == entry
+                && args.iter().any(|allowed| allowed.as_bytes().eq_ignore_ascii_case(arg))
         })
     }
 

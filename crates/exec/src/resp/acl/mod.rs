@@ -13,8 +13,8 @@
 
 mod absent;
 pub(crate) mod catalog;
-mod first_args;
 pub(crate) mod commands;
+mod first_args;
 pub mod log;
 
 pub use commands::read_acl_file;
@@ -305,7 +305,8 @@ fn check_channels(user: &User, command: &str, args: &[&[u8]]) -> Result<(), Deni
 
 /// Whether `account` may run the command named `command` (a catalog name: `get`,
 /// `config|set`) on `keys`, each needing `access` (memcached's requests, which have no
-/// Redis command line of their own; see `memcache::acl`).
+/// Redis command line of their own; see `memcache::acl`). First-arg rules (`+get|k`) are
+/// not consulted: a request is allowed only by its command, never more than on Redis's port.
 pub(crate) fn check_as<'k>(
     account: &Account,
     command: &str,

@@ -276,7 +276,11 @@ impl User {
                 return Err(UNKNOWN_COMMAND);
             }
             let (entry, arg) = first_args::parse(&text[1..])?;
-            return if self.allows_command(entry) { Ok(()) } else { self.first_args.add(entry, arg) };
+            return if self.allows_command(entry) {
+                Ok(())
+            } else {
+                self.first_args.add(entry, arg)
+            };
         };
         let mask = mask_of(&entries);
         // Rules this one overrides entirely are dropped (`+memory|doctor +memory` reads
@@ -505,6 +509,26 @@ mod tests {
         assert!(user("allchannels").allows_channel(b"*", true));
         assert!(!User::new().allows_channel(b"a", false));
         assert!(!user("on +@all ~*").is_unrestricted());
+    }
+
+    /// Goal: a first-arg rule allows its command with that first argument only (ignoring
+    /// case, whole argument), and a later rule naming the command drops it.
+    #[test]
+    fn first_arg_rules_allow_one_first_arg() {
+        let select = catalog().find("select").unwrap();
+        let u = user("-@all +select|0 +SELECT|Ab");
+        assert!(!u.allows_command(select));
+        assert!(u.allows_first_arg(select, b"0") && u.allows_first_arg(select, b"aB"));
+        assert!(!u.allows_first_arg(select, b"1") && !u.allows_first_arg(select, b"0\0"));
+        assert!(!u.allows_first_arg(catalog().find("get").unwrap(), b"0"));
+        assert_eq!(u.describe_commands(), "-@all +select|0 +select|Ab");
+        assert!(!user("-@all +select|0 -select").allows_first_arg(select, b"0"));
+        assert!(!user("-@all +select|0 +@all -select").allows_first_arg(select, b"0"));
+        let mut u = User::new();
+        assert_eq!(u.apply(b"+config|get|x"), Err(super::first_args::OF_A_SUBCOMMAND));
+        assert_eq!(u.apply(b"+select|"), Err(SYNTAX));
+        assert_eq!(u.apply(b"-select|0"), Err(UNKNOWN_COMMAND));
+        assert_eq!(u.apply(b"+get|a|b"), Err(UNKNOWN_COMMAND));
     }
 
     #[test]
