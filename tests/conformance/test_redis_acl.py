@@ -370,3 +370,165 @@ def test_acl_log_records_denials_and_failed_logins(make_server):
         assert raw(admin, "ACL", "LOG", "RESET") == b"+OK\r\n"
         assert log_entries(port) == []
         assert raw(admin, "CONFIG", "SET", "acllog-max-len", "128") == b"+OK\r\n"
+
+
+def commands_of(conn, name):
+    """ACL GETUSER's command rules of `name`."""
+    return rt(conn, "ACL", "GETUSER", name)[5].decode()
+
+
+def test_first_arg_rules_allow_that_first_arg_only(make_server):
+    """`+select|0` lets SELECT run with 0 and nothing else; `+get|Ab` compares ignoring
+    case; neither lets another command, or the command with another first arg, through."""
+    server = make_server()
+    with Conn(server.resp_port) as admin, Conn(server.resp_port) as c:
+        rules = ["on", ">pw", "~*", "-@all", "+select|0", "+get|Ab", "+multi", "+exec"]
+        assert raw(admin, "ACL", "SETUSER", "fa", *rules) == b"+OK\r\n"
+        assert commands_of(admin, "fa").split(" ")[0] == "-@all"
+        assert set(commands_of(admin, "fa").split(" ")[1:]) == {"+select|0", "+get|Ab", "+multi", "+exec"}
+        assert raw(c, "AUTH", "fa", "pw") == b"+OK\r\n"
+        assert raw(c, "SELECT", "0") == b"+OK\r\n"
+        for refused in (["SELECT", "1"], ["SELECT", "00"], ["SELECT", " 0"], ["SELECT", "0 "]):
+            assert raw(c, *refused) == noperm("select"), refused
+        assert raw(c, "GET", "ab") == b"$-1\r\n"
+        assert raw(c, "GET", "AB") == b"$-1\r\n"
+        for refused in (["GET", "abc"], ["GET", "a"], ["GET", ""]):
+            assert raw(c, *refused) == noperm("get"), refused
+        assert raw(c, "SET", "ab", "v") == noperm("set")
+        assert raw(c, "GETDEL", "ab") == noperm("getdel")
+        # Queued in MULTI, each is checked with its own first arg.
+        assert raw(c, "MULTI") == b"+OK\r\n"
+        assert raw(c, "SELECT", "0") == b"+QUEUED\r\n"
+        assert raw(c, "SELECT", "1") == noperm("select")
+        assert raw(c, "EXEC").startswith(b"-EXECABORT")
+        # DRYRUN answers the same.
+        assert raw(admin, "ACL", "DRYRUN", "fa", "select", "0") == b"+OK\r\n"
+        assert raw(admin, "ACL", "DRYRUN", "fa", "SELECT", "2") == (
+            b"$56\r\nThis user has no permissions to run the 'select' command\r\n")
+
+
+def test_first_arg_rules_are_dropped_by_a_rule_naming_the_command(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        cases = [
+            (["+select|0", "+select|1", "+SELECT|0", "+select|Ab", "+select|aB"], "-@all +select|0 +select|1 +select|Ab"),
+            (["+select|0", "+select"], "-@all +select"),
+            (["+select|0", "-select"], "-@all"),
+            (["+select|0", "-@connection"], "-@all"),
+            (["+select|0", "+@connection"], "-@all +@connection"),
+            (["+select|0", "+@keyspace"], "-@all +@keyspace +select|0"),
+            (["+select|0", "+@all"], "+@all"),
+            (["+select|0", "nocommands"], "-@all"),
+            (["+@all", "+select|0"], "+@all"),
+            (["+@all", "-select", "+select|0"], "+@all -select +select|0"),
+            (["+@all", "-select", "+select|0", "-select"], "+@all -select"),
+            (["+@all", "-select", "+select|0", "+@keyspace"], "+@all -select +select|0"),
+            (["+memory|doctor", "+memory"], "-@all +memory"),
+            (["+memory", "-memory|doctor", "+memory|doctor"], "-@all +memory"),
+            (["+@all", "+client|id"], "+@all"),
+        ]
+        for rules, expected in cases:
+            assert raw(c, "ACL", "SETUSER", "d", "reset", *rules) == b"+OK\r\n"
+            assert commands_of(c, "d") == expected, rules
+        # The rule that drops them drops them for good: SELECT 0 is refused again.
+        rt(c, "ACL", "SETUSER", "d", "reset", "on", "nopass", "+select|0", "+select", "-select")
+        assert raw(c, "ACL", "DRYRUN", "d", "select", "0") == (
+            b"$56\r\nThis user has no permissions to run the 'select' command\r\n")
+
+
+def test_first_arg_rules_that_are_refused(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        def refused(rule, why):
+            assert raw(c, "ACL", "SETUSER", "x", rule) == (
+                f"-ERR Error in ACL SETUSER modifier '{rule}': {why}\r\n".encode()), rule
+        unknown = "Unknown command or category name in ACL"
+        refused("+config|get|appendonly", "Allowing first-arg of a subcommand is not supported")
+        refused("+config|get|", "Allowing first-arg of a subcommand is not supported")
+        refused("+select|", "Syntax error")
+        refused("+config|", "Syntax error")
+        for rule in ("-select|0", "-config|get|appendonly", "+config|nosuch", "+get|a|b", "+select||",
+                     "+|x", "+nosuch|x"):
+            refused(rule, unknown)
+        assert raw(c, "ACL", "GETUSER", "x") == b"$-1\r\n"
+
+
+def test_redis_commands_spinel_lacks_are_accepted_in_rules(make_server, tmp_path):
+    """Rules naming Redis 7.0 commands (DEBUG, streams, MODULE...) load and read back as
+    they do on redis-server; a name Redis does not know stays an error."""
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        cases = [
+            (["+@all", "-debug", "+debug|digest"], "+@all -debug +debug|digest"),
+            (["-debug", "+debug|a", "+debug|b", "-debug"], "-@all"),
+            (["+@all", "-@stream"], "+@all -@stream"),
+            (["-@all", "+@stream", "-xadd"], "-@all +@stream -xadd"),
+            (["+xadd", "+@stream"], "-@all +@stream"),
+            (["+xinfo|stream", "+xinfo"], "-@all +xinfo"),
+            (["+module|list", "+module"], "-@all +module"),
+            (["+@all", "-latency|doctor"], "+@all -latency|doctor"),
+            (["+substr|a"], "-@all +substr|a"),
+        ]
+        for rules, expected in cases:
+            assert raw(c, "ACL", "SETUSER", "r", "reset", *rules) == b"+OK\r\n", rules
+            assert commands_of(c, "r") == expected, rules
+        for category in rt(c, "ACL", "CAT"):
+            category = category.decode()
+            rt(c, "ACL", "SETUSER", "r", "reset", "+@all", f"-@{category}")
+            assert commands_of(c, "r") == f"+@all -@{category}"
+            rt(c, "ACL", "SETUSER", "r", "reset", "-@all", f"+@{category}")
+            assert commands_of(c, "r") == f"-@all +@{category}"
+        assert raw(c, "ACL", "SETUSER", "r", "+xnosuch") == (
+            b"-ERR Error in ACL SETUSER modifier '+xnosuch': Unknown command or category name in ACL\r\n")
+
+
+def test_an_acl_file_written_for_redis_loads(make_server, tmp_path):
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\n"
+                    "user ops on nopass ~* &* +@all -debug -@stream +debug|object -flushall\n")
+    server = make_server(extra=["--aclfile", str(path)])
+    with Conn(server.resp_port) as c:
+        assert set(commands_of(c, "ops").split(" ")) == {"+@all", "-debug", "-@stream", "+debug|object", "-flushall"}
+        assert raw(c, "ACL", "DRYRUN", "ops", "flushall") == (
+            b"$58\r\nThis user has no permissions to run the 'flushall' command\r\n")
+        assert raw(c, "ACL", "DRYRUN", "ops", "get", "k") == b"+OK\r\n"
+
+
+def test_scripts_check_first_arg_rules(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as admin, Conn(server.resp_port) as c:
+        rt(admin, "ACL", "SETUSER", "s", "on", ">pw", "~*", "-@all", "+eval", "+select|0")
+        assert raw(c, "AUTH", "s", "pw") == b"+OK\r\n"
+        check = "return {redis.acl_check_cmd('select','0'), redis.acl_check_cmd('select','1')}"
+        assert rt(c, "EVAL", check, "0") == [1, None]
+
+
+def test_acl_subcommand_arity_errors_name_it_as_given(make_server):
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        for args in (["CaT", "a", "b"], ["GenPass", "1", "2"], ["LoG", "1", "2"]):
+            assert raw(c, "ACL", *args) == (
+                b"-ERR unknown subcommand or wrong number of arguments for '%s'. Try ACL HELP.\r\n"
+                % args[0].encode())
+
+
+def test_first_args_are_bounded(target, make_server):
+    """Spinel's own limits: at most 1024 first args per command (so the check before each
+    command stays short), and the whole argument must match (Redis stops at a NUL byte)."""
+    if target != "spinel":
+        pytest.skip("Spinel's limits")
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        many = [f"+get|k{n}" for n in range(1024)]
+        assert raw(c, "ACL", "SETUSER", "b", "on", "nopass", "~*", *many) == b"+OK\r\n"
+        assert raw(c, "ACL", "SETUSER", "b", "+get|K0", "+select|0") == b"+OK\r\n", "known ones and other commands"
+        assert raw(c, "ACL", "SETUSER", "b", "+get|one-more") == (
+            b"-ERR Error in ACL SETUSER modifier '+get|one-more': Too many first-args for one "
+            b"command (Spinel allows 1024)\r\n")
+        assert raw(c, "ACL", "DRYRUN", "b", "get", "k1023") == b"+OK\r\n"
+        assert raw(c, "ACL", "DRYRUN", "b", "get", "k1024") == (
+            b"$53\r\nThis user has no permissions to run the 'get' command\r\n")
+        assert raw(c, "ACL", "DRYRUN", "b", "get", "k1\x00x") == (
+            b"$53\r\nThis user has no permissions to run the 'get' command\r\n")
+        rt(c, "ACL", "SETUSER", "b", "+get")
+        assert commands_of(c, "b") == "-@all +get +select|0"

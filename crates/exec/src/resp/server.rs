@@ -70,11 +70,13 @@ pub(super) fn command_list(ctx: &mut Ctx<'_>) {
         }
         _ => return ctx.error(error::SYNTAX),
     };
-    // Containers and their subcommands (`config|get`), as Redis 7 lists them.
+    // Containers and their subcommands (`config|get`), as Redis 7 lists them; not the
+    // Redis commands Spinel lacks, which the catalog has for ACL rules only.
     let catalog = super::acl::catalog::catalog();
     let names: Vec<&str> = catalog
         .entries
         .iter()
+        .filter(|entry| entry.runs)
         .filter(|entry| match filter {
             ListFilter::All => true,
             ListFilter::Pattern(p) => glob::matches(p, entry.name.as_bytes(), Case::Insensitive),

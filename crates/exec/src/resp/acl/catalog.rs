@@ -8,6 +8,7 @@
 
 use std::{collections::HashMap, sync::OnceLock};
 
+use super::absent::ABSENT;
 use proto_resp::{
     commands::{all_commands, command_meta, Flags, Group, Meta, Run},
     CommandSpec, Route, Routed,
@@ -160,6 +161,8 @@ pub(crate) struct Entry {
     pub(crate) meta: Option<&'static Meta>,
     /// For a container, its subcommands' entries.
     pub(crate) subcommands: std::ops::Range<usize>,
+    /// Whether Spinel runs it (false: a Redis 7.0 command only rules name, see `absent.rs`).
+    pub(crate) runs: bool,
 }
 
 #[derive(Debug)]
@@ -183,6 +186,7 @@ impl Catalog {
                 categories: categories_of(spec),
                 meta: command_meta(spec.name),
                 subcommands: 0..0,
+                runs: true,
             });
             if let Run::Subcommands { table, .. } = &spec.run {
                 for sub in table.iter() {
@@ -191,11 +195,14 @@ impl Catalog {
                         categories: subcommand_categories(spec, sub.name),
                         meta: command_meta(sub.name),
                         subcommands: 0..0,
+                        runs: true,
                     });
                 }
+                push_absent_subcommands(&mut entries, spec.name);
                 entries[at].subcommands = at + 1..entries.len();
             }
         }
+        push_absent_commands(&mut entries);
         let by_name = entries.iter().enumerate().map(|(at, e)| (e.name, at)).collect();
         Catalog { entries, by_name }
     }
@@ -219,9 +226,39 @@ impl Catalog {
         self.by_name[name]
     }
 
+    /// The entries of a category bit that Spinel runs (what ACL CAT lists).
+    pub(crate) fn run_in_category(&self, category: u32) -> impl Iterator<Item = usize> + '_ {
+        self.in_category(category).filter(|&at| self.entries[at].runs)
+    }
+
     /// The entries of a category bit.
     pub(crate) fn in_category(&self, category: u32) -> impl Iterator<Item = usize> + '_ {
         (0..self.entries.len()).filter(move |&at| self.entries[at].categories & category != 0)
+    }
+}
+
+/// An entry for a Redis 7.0 command or subcommand Spinel does not run.
+fn absent_entry(name: &'static str, categories: &[&str]) -> Entry {
+    let categories = categories.iter().map(|name| bit(name)).fold(0, |a, b| a | b);
+    Entry { name, categories, meta: None, subcommands: 0..0, runs: false }
+}
+
+/// The absent subcommands of `container` (`latency|doctor` of `latency`).
+fn push_absent_subcommands(entries: &mut Vec<Entry>, container: &str) {
+    for (name, categories) in ABSENT {
+        if name.split_once('|').is_some_and(|(head, _)| head == container) {
+            entries.push(absent_entry(name, categories));
+        }
+    }
+}
+
+/// The absent commands, each container followed by its subcommands.
+fn push_absent_commands(entries: &mut Vec<Entry>) {
+    for (name, categories) in ABSENT.iter().filter(|(name, _)| !name.contains('|')) {
+        let at = entries.len();
+        entries.push(absent_entry(name, categories));
+        push_absent_subcommands(entries, name);
+        entries[at].subcommands = at + 1..entries.len();
     }
 }
 
@@ -320,5 +357,23 @@ mod tests {
         assert_eq!(category_names("get"), ["@read", "@string", "@fast"]);
         assert_eq!(category_names("config|get"), ["@admin", "@slow", "@dangerous"]);
         assert!(category_names("nosuch").is_empty());
+    }
+
+    /// Goal: every absent name has an entry, under its container when it is a subcommand,
+    /// and none is also a command Spinel runs.
+    #[test]
+    fn absent_commands_have_entries() {
+        let catalog = catalog();
+        for (name, _) in ABSENT {
+            let at = catalog.find(name).unwrap_or_else(|| panic!("{name}"));
+            assert!(!catalog.entries[at].runs, "{name} is absent and run");
+            if let Some((container, _)) = name.split_once('|') {
+                let container = catalog.find(container).expect("its container");
+                assert!(catalog.entries[container].subcommands.contains(&at), "{name}");
+            }
+        }
+        let stream = category("stream").unwrap();
+        assert!(catalog.in_category(stream).any(|at| catalog.entries[at].name == "xadd"));
+        assert_eq!(catalog.run_in_category(stream).count(), 0);
     }
 }

@@ -100,7 +100,7 @@ pub(crate) fn whoami(ctx: &mut Ctx<'_>) {
 /// ACL CAT [category]: the categories, or a category's commands.
 pub(crate) fn cat(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 3 {
-        return ctx.error("ERR unknown subcommand or wrong number of arguments for 'cat'");
+        return wrong_arguments(ctx);
     }
     if ctx.argc() == 2 {
         let mut reply = ctx.reply();
@@ -116,10 +116,19 @@ pub(crate) fn cat(ctx: &mut Ctx<'_>) {
         return ctx.error(format!("ERR Unknown category '{shown}'"));
     };
     let catalog = catalog();
-    let names: Vec<&str> = catalog.in_category(bit).map(|at| catalog.entries[at].name).collect();
+    let names: Vec<&str> =
+        catalog.run_in_category(bit).map(|at| catalog.entries[at].name).collect();
     let mut reply = ctx.reply();
     reply.array(names.len());
     names.iter().for_each(|name| reply.bulk(name.as_bytes()));
+}
+
+/// Redis's error for an ACL subcommand given too many arguments: the name as given.
+fn wrong_arguments(ctx: &mut Ctx<'_>) {
+    let given = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    ctx.error(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{given}'. Try ACL HELP."
+    ));
 }
 
 /// ACL GENPASS [bits]: random hex, 256 bits unless told.
@@ -135,7 +144,7 @@ pub(crate) fn genpass(ctx: &mut Ctx<'_>) {
                 )
             }
         },
-        _ => return ctx.error("ERR unknown subcommand or wrong number of arguments for 'genpass'"),
+        _ => return wrong_arguments(ctx),
     };
     let mut random = vec![0; bits.div_ceil(8)];
     if let Err(e) = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut random))
@@ -250,8 +259,7 @@ pub fn read_acl_file(path: &Path) -> Result<Vec<(Vec<u8>, User)>, String> {
 /// ACL LOG [count | RESET]: the newest entries (10 by default), or an empty log.
 pub(crate) fn log(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 3 {
-        return ctx
-            .error("ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.");
+        return wrong_arguments(ctx);
     }
     let mut count = 10usize;
     if ctx.argc() == 3 {

@@ -11,8 +11,10 @@
 //! command's (Redis 7 asks per key from each command's key specs; for `~pattern`, the
 //! rule caches use, the two agree).
 
+mod absent;
 pub(crate) mod catalog;
 pub(crate) mod commands;
+mod first_args;
 pub mod log;
 
 pub use commands::read_acl_file;
@@ -268,7 +270,8 @@ pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Resul
     let catalog = catalog();
     let entry = catalog.of(routed);
     let user = account.user.read();
-    if !user.allows_command(entry) {
+    let first_arg_allowed = || args.get(1).is_some_and(|arg| user.allows_first_arg(entry, arg));
+    if !user.allows_command(entry) && !first_arg_allowed() {
         return Err(Denied::Command(catalog.entries[entry].name));
     }
     let Some(meta) = catalog.entries[entry].meta else {
@@ -302,7 +305,8 @@ fn check_channels(user: &User, command: &str, args: &[&[u8]]) -> Result<(), Deni
 
 /// Whether `account` may run the command named `command` (a catalog name: `get`,
 /// `config|set`) on `keys`, each needing `access` (memcached's requests, which have no
-/// Redis command line of their own; see `memcache::acl`).
+/// Redis command line of their own; see `memcache::acl`). First-arg rules (`+get|k`) are
+/// not consulted: a request is allowed only by its command, never more than on Redis's port.
 pub(crate) fn check_as<'k>(
     account: &Account,
     command: &str,

@@ -8,7 +8,10 @@
 
 use sha2::{Digest, Sha256};
 
-use super::catalog::{catalog, category};
+use super::{
+    catalog::{catalog, category},
+    first_args::{self, FirstArgs},
+};
 
 /// A key pattern and what it allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,19 +31,30 @@ pub struct User {
     pub(crate) sanitize: Option<bool>,
     /// Whether the rules start from `+@all` (commands added later are allowed too).
     all_commands: bool,
-    /// The rules after `+@all` / `-@all`, as given (lowercase).
-    command_rules: Vec<String>,
+    /// The rules after `+@all` / `-@all` that still matter, in order.
+    command_rules: Vec<CommandRule>,
     allowed: Vec<u64>,
+    /// First args of commands not otherwise allowed (`+select|0`).
+    first_args: FirstArgs,
     pub(crate) keys: Vec<KeyPattern>,
     /// Channel patterns (`*`: every channel).
     pub(crate) channels: Vec<Vec<u8>>,
 }
 
+/// A rule that allows or forbids commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CommandRule {
+    /// As given, lowercase: `+get`, `-@write`, `+config|get`.
+    text: String,
+    /// The catalog entries it names, as a bitmap.
+    mask: Vec<u64>,
+}
+
 /// Why a rule was refused: the text after `Error in ACL SETUSER modifier '...': `.
 pub(crate) type RuleError = &'static str;
 
-const SYNTAX: RuleError = "Syntax error";
-const UNKNOWN_COMMAND: RuleError = "Unknown command or category name in ACL";
+pub(super) const SYNTAX: RuleError = "Syntax error";
+pub(super) const UNKNOWN_COMMAND: RuleError = "Unknown command or category name in ACL";
 const BAD_HASH: RuleError =
     "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
 const NO_SUCH_PASSWORD: RuleError =
@@ -61,6 +75,7 @@ impl User {
             all_commands: false,
             command_rules: Vec::new(),
             allowed: vec![0; catalog().entries.len().div_ceil(64)],
+            first_args: FirstArgs::default(),
             keys: Vec::new(),
             channels: Vec::new(),
         }
@@ -99,6 +114,11 @@ impl User {
 
     pub(crate) fn allows_command(&self, entry: usize) -> bool {
         self.allowed[entry / 64] & (1 << (entry % 64)) != 0
+    }
+
+    /// Whether the command of `entry` is allowed with `first_arg` by a first-arg rule.
+    pub(crate) fn allows_first_arg(&self, entry: usize, first_arg: &[u8]) -> bool {
+        self.first_args.allows(entry, first_arg)
     }
 
     /// Whether `key` is allowed for reading and, if `write`, for writing.
@@ -161,7 +181,7 @@ impl User {
             "~" => self.add_key(rest.as_bytes(), true, true)?,
             "%" => self.add_key_with_permissions(rest)?,
             "&" => self.add_channel(rest.as_bytes())?,
-            "+" | "-" => self.apply_command_rule(lower)?,
+            "+" | "-" => self.apply_command_rule(text, lower)?,
             "(" => return Err(SELECTORS),
             _ => return Err(SYNTAX),
         }
@@ -240,20 +260,35 @@ impl User {
     fn set_commands_base(&mut self, all: bool) {
         self.all_commands = all;
         self.command_rules.clear();
+        self.first_args.clear();
         self.allowed = Self::bits_of(all, &[]);
     }
 
-    /// `+name`, `-name`, `+@category`, `-@category`, `+container|sub`.
-    fn apply_command_rule(&mut self, rule: &str) -> Result<(), RuleError> {
+    /// `+name`, `-name`, `+@category`, `-@category`, `+container|sub`, `+name|first-arg`
+    /// (`text` as given, `rule` lowercase).
+    fn apply_command_rule(&mut self, text: &str, rule: &str) -> Result<(), RuleError> {
         if let "+@all" | "-@all" = rule {
             self.set_commands_base(rule == "+@all");
             return Ok(());
         }
-        entries_of(&rule[1..]).ok_or(UNKNOWN_COMMAND)?;
-        let target = &rule[1..];
-        self.command_rules.retain(|earlier| &earlier[1..] != target);
+        let Some(entries) = entries_of(&rule[1..]) else {
+            if !rule.starts_with('+') {
+                return Err(UNKNOWN_COMMAND);
+            }
+            let (entry, arg) = first_args::parse(&text[1..])?;
+            return if self.allows_command(entry) {
+                Ok(())
+            } else {
+                self.first_args.add(entry, arg)
+            };
+        };
+        let mask = mask_of(&entries);
+        // Rules this one overrides entirely are dropped (`+memory|doctor +memory` reads
+        // back as `+memory`), and so are the first args of the commands it names.
+        self.command_rules.retain(|earlier| !is_subset(&earlier.mask, &mask));
+        self.first_args.forget(&mask);
         let before = Self::bits_of(self.all_commands, &self.command_rules);
-        self.command_rules.push(rule.to_owned());
+        self.command_rules.push(CommandRule { text: rule.to_owned(), mask });
         let after = Self::bits_of(self.all_commands, &self.command_rules);
         if after == before {
             self.command_rules.pop(); // changes nothing: not kept
@@ -263,17 +298,16 @@ impl User {
     }
 
     /// The bitmap that `+@all` or `-@all` then `rules` make.
-    fn bits_of(all: bool, rules: &[String]) -> Vec<u64> {
+    fn bits_of(all: bool, rules: &[CommandRule]) -> Vec<u64> {
         let count = catalog().entries.len();
         let mut bits = vec![if all { u64::MAX } else { 0 }; count.div_ceil(64)];
         for rule in rules {
-            let allow = rule.starts_with('+');
-            for entry in entries_of(&rule[1..]).expect("checked when added") {
-                let (word, mask) = (entry / 64, 1u64 << (entry % 64));
+            let allow = rule.text.starts_with('+');
+            for (word, mask) in bits.iter_mut().zip(&rule.mask) {
                 if allow {
-                    bits[word] |= mask;
+                    *word |= mask;
                 } else {
-                    bits[word] &= !mask;
+                    *word &= !mask;
                 }
             }
         }
@@ -344,7 +378,18 @@ impl User {
 
     pub(crate) fn describe_commands(&self) -> String {
         let mut parts = vec![if self.all_commands { "+@all" } else { "-@all" }.to_owned()];
-        parts.extend(self.command_rules.iter().cloned());
+        let mut listed = Vec::new();
+        for rule in &self.command_rules {
+            parts.push(rule.text.clone());
+            // A command's first args follow the rule that names it, as Redis lists them.
+            if let Some(entry) = catalog().find(&rule.text[1..]) {
+                parts.extend(self.first_args.rules_of(entry));
+                listed.push(entry);
+            }
+        }
+        for entry in self.first_args.commands().filter(|entry| !listed.contains(entry)) {
+            parts.extend(self.first_args.rules_of(entry));
+        }
         parts.join(" ")
     }
 }
@@ -361,6 +406,20 @@ fn entries_of(name: &str) -> Option<Vec<usize>> {
     let mut entries = vec![at];
     entries.extend(catalog.entries[at].subcommands.clone());
     Some(entries)
+}
+
+/// A bitmap over the catalog with `entries` set.
+fn mask_of(entries: &[usize]) -> Vec<u64> {
+    let mut mask = vec![0u64; catalog().entries.len().div_ceil(64)];
+    for entry in entries {
+        mask[entry / 64] |= 1 << (entry % 64);
+    }
+    mask
+}
+
+/// Whether every bit of `part` is in `whole`.
+fn is_subset(part: &[u64], whole: &[u64]) -> bool {
+    part.iter().zip(whole).all(|(part, whole)| part & !whole == 0)
 }
 
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -450,6 +509,26 @@ mod tests {
         assert!(user("allchannels").allows_channel(b"*", true));
         assert!(!User::new().allows_channel(b"a", false));
         assert!(!user("on +@all ~*").is_unrestricted());
+    }
+
+    /// Goal: a first-arg rule allows its command with that first argument only (ignoring
+    /// case, whole argument), and a later rule naming the command drops it.
+    #[test]
+    fn first_arg_rules_allow_one_first_arg() {
+        let select = catalog().find("select").unwrap();
+        let u = user("-@all +select|0 +SELECT|Ab");
+        assert!(!u.allows_command(select));
+        assert!(u.allows_first_arg(select, b"0") && u.allows_first_arg(select, b"aB"));
+        assert!(!u.allows_first_arg(select, b"1") && !u.allows_first_arg(select, b"0\0"));
+        assert!(!u.allows_first_arg(catalog().find("get").unwrap(), b"0"));
+        assert_eq!(u.describe_commands(), "-@all +select|0 +select|Ab");
+        assert!(!user("-@all +select|0 -select").allows_first_arg(select, b"0"));
+        assert!(!user("-@all +select|0 +@all -select").allows_first_arg(select, b"0"));
+        let mut u = User::new();
+        assert_eq!(u.apply(b"+config|get|x"), Err(super::first_args::OF_A_SUBCOMMAND));
+        assert_eq!(u.apply(b"+select|"), Err(SYNTAX));
+        assert_eq!(u.apply(b"-select|0"), Err(UNKNOWN_COMMAND));
+        assert_eq!(u.apply(b"+get|a|b"), Err(UNKNOWN_COMMAND));
     }
 
     #[test]
