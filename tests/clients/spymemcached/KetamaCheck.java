@@ -30,6 +30,7 @@ import java.util.logging.Logger;
 import net.spy.memcached.AddrUtil;
 import net.spy.memcached.ConnectionFactory;
 import net.spy.memcached.ConnectionFactoryBuilder;
+import net.spy.memcached.FailureMode;
 import net.spy.memcached.DefaultConnectionFactory;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.KetamaNodeKeyFormatter;
@@ -87,9 +88,13 @@ public class KetamaCheck {
 
         // As an application sets up ketama: the builder's locator is
         // `new KetamaNodeLocator(nodes, hashAlg)`, whose names are Format.SPYMEMCACHED.
+        // FailureMode.Retry: a set issued before its node's connection is up waits for it
+        // (the default, Redistribute, would store it on another node, and the placement
+        // checked here would then depend on how fast the connections came up).
         ConnectionFactory builder = new ConnectionFactoryBuilder()
             .setLocatorType(ConnectionFactoryBuilder.Locator.CONSISTENT)
             .setHashAlg(DefaultHashAlgorithm.KETAMA_HASH)
+            .setFailureMode(FailureMode.Retry)
             .build();
         // Format.LIBMEMCACHED, which only a hand-built KetamaNodeLocator can have.
         ConnectionFactory libmemcached = new DefaultConnectionFactory() {
