@@ -125,9 +125,9 @@ def make_builddir(kind, args, tree, cache):
 def server_wrapper(kind, args):
     """The script the suite runs as memcached-debug. The suite always passes `-o
     relaxed_privileges`, a suboption only builds with privilege dropping know: Debian's
-    memcached has none and refuses to start with it, so its wrapper leaves that pair out."""
-    if kind == "spinel":
-        return f'#!/bin/sh\nexec "{args.spinel}" --resp-port 0 "$@"\n'
+    memcached has none and refuses to start with it, so both wrappers leave that pair out
+    (Spinel drops no privileges either)."""
+    exe, first = (args.spinel, ["--resp-port", "0"]) if kind == "spinel" else (args.memcached, [])
     return ("#!/usr/bin/env python3\nimport os, sys\n"
             "args, i = sys.argv[1:], 0\n"
             "while i < len(args) - 1:\n"
@@ -135,7 +135,7 @@ def server_wrapper(kind, args):
             "        del args[i:i + 2]\n"
             "    else:\n"
             "        i += 1\n"
-            f"os.execv({args.memcached!r}, [{args.memcached!r}] + args)\n")
+            f"os.execv({exe!r}, [{exe!r}] + {first!r} + args)\n")
 
 
 class FileRun:

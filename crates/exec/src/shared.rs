@@ -62,6 +62,12 @@ pub struct Settings {
     pub io_backend: String,
     /// At start; [`Shared::idle_timeout_secs`] is the timeout in force.
     pub idle_timeout_secs: u64,
+    /// memcached's LRU crawler at start (`-o no_lru_crawler` turns it off): `lru_crawler
+    /// enable|disable` changes it later.
+    pub lru_crawler: bool,
+    /// memcached's LRU maintainer thread (`-o no_lru_maintainer` turns it off): memcached
+    /// leaves its counters out of `stats` without it, and so does Spinel.
+    pub lru_maintainer: bool,
     /// memcached `-o read_buf_mem_limit`, in bytes (0: none), for `stats settings`.
     pub read_buf_mem_limit_bytes: u64,
     pub busy_poll_us: u64,
@@ -133,6 +139,8 @@ impl Default for Settings {
             binding_protocol: "auto-negotiate".into(),
             io_backend: "epoll".into(),
             idle_timeout_secs: 0,
+            lru_crawler: true,
+            lru_maintainer: true,
             read_buf_mem_limit_bytes: 0,
             busy_poll_us: 0,
             pin: false,
@@ -265,6 +273,8 @@ pub struct Shared {
     /// Redis `timeout` and memcached `idle_timeout` as last set (start, CONFIG SET, a
     /// reload), in milliseconds, 0 for none: the server's loops read this same atomic.
     pub idle_timeout_ms: Arc<AtomicU64>,
+    /// Connections the idle timeout closed (`idle_kicks`; see `memcache::note_idle_kick`).
+    pub(crate) idle_kicks: AtomicU64,
     /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
     max_connections: AtomicU64,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
@@ -447,7 +457,11 @@ impl Shared {
             conn_buffer_bytes: AtomicU64::new(0),
             read_bufs: ReadBufs::default(),
             auth: None,
-            tunables: Mutex::new(Tunables::default()),
+            tunables: Mutex::new(Tunables {
+                lru_crawler: settings.lru_crawler,
+                lru_segmented: settings.lru_maintainer,
+                ..Tunables::default()
+            }),
             watchers,
             owned,
             track_sizes: AtomicBool::new(false),
@@ -474,6 +488,7 @@ impl Shared {
             ssl_handshake_errors: Arc::default(),
             ssl_cert_refreshed_secs: AtomicU32::new(0),
             idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
+            idle_kicks: AtomicU64::new(0),
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
             cluster: std::sync::OnceLock::new(),
@@ -560,6 +575,7 @@ impl Shared {
         for worker in &self.workers {
             worker.add_to(&mut totals);
         }
+        totals.idle_kicks = self.idle_kicks.load(std::sync::atomic::Ordering::Relaxed);
         totals
     }
 

@@ -454,6 +454,8 @@ fn build_shared(
             rt::Backend::Epoll => "epoll".into(),
         },
         idle_timeout_secs: config.idle_timeout_secs,
+        lru_crawler: config.lru_threads().crawler,
+        lru_maintainer: config.lru_threads().maintainer,
         read_buf_mem_limit_bytes: config.read_buf_mem_limit_mib << 20,
         busy_poll_us: config.busy_poll_us,
         pin: config.pin,

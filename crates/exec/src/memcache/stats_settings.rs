@@ -93,7 +93,7 @@ fn tuning(s: &Settings, t: &Tunables, out: &mut Vec<u8>) {
     compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
     compose_stat(b"dump_enabled", yes_no(s.dump_enabled), out);
     compose_stat(b"hash_algorithm", b"xxh3", out);
-    compose_stat(b"lru_maintainer_thread", b"yes", out);
+    compose_stat(b"lru_maintainer_thread", yes_no(s.lru_maintainer), out);
     compose_stat(b"lru_segmented", yes_no(t.lru_segmented), out);
     compose_stat_u64(b"hot_lru_pct", t.hot_lru_pct.into(), out);
     compose_stat_u64(b"warm_lru_pct", t.warm_lru_pct.into(), out);

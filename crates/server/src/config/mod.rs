@@ -139,6 +139,32 @@ impl Config {
     pub fn output_pause_bytes(&self) -> usize {
         (self.output_pause_kib as usize) << 10
     }
+
+    /// Whether memcached would run its LRU crawler and its LRU maintainer with these `-o`
+    /// suboptions (the last one given wins; `no_modern` turns both off). Spinel has neither
+    /// thread, but memcached leaves their counters out of `stats` when they are off, and
+    /// tools that parse that list expect the same lines for the same command line.
+    pub fn lru_threads(&self) -> LruThreads {
+        let mut threads = LruThreads { crawler: true, maintainer: true };
+        for (key, _) in &self.ignored_suboptions {
+            match key.as_str() {
+                "lru_crawler" => threads.crawler = true,
+                "no_lru_crawler" => threads.crawler = false,
+                "lru_maintainer" => threads.maintainer = true,
+                "no_lru_maintainer" => threads.maintainer = false,
+                "no_modern" => threads = LruThreads { crawler: false, maintainer: false },
+                _ => {}
+            }
+        }
+        threads
+    }
+}
+
+/// See [`Config::lru_threads`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LruThreads {
+    pub crawler: bool,
+    pub maintainer: bool,
 }
 
 impl Default for Config {
