@@ -13,7 +13,7 @@ servers included, is killed when it runs past it).
 The suite starts its servers itself: t/lib/MemcachedTest.pm runs `$builddir/timedrun 600
 $builddir/memcached-debug ARGS`, with $builddir the working directory, and asks
 `memcached-debug -h` which features the server has. Each server gets its own builddir under
-the cache: `t` links to the suite, `memcached-debug` is a wrapper that execs the server under
+--out: `t` links to the suite, `memcached-debug` is a wrapper that execs the server under
 test with the suite's ARGS (Spinel with `--resp-port 0` first, so no Redis port is opened), and
 `timedrun` execs its command without a timer (the file timeout bounds the run instead).
 
@@ -110,9 +110,10 @@ def write_executable(path, text):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def make_builddir(kind, args, tree, cache):
-    """A directory the suite takes for memcached's build tree, running the server under test."""
-    builddir = os.path.join(cache, f"builddir-{kind}")
+def make_builddir(kind, args, tree, out_dir):
+    """A directory the suite takes for memcached's build tree, running the server under test
+    (one per run's --out, so runs at once with other binaries do not share one)."""
+    builddir = os.path.join(out_dir, f"builddir-{kind}")
     shutil.rmtree(builddir, ignore_errors=True)
     os.makedirs(builddir)
     os.symlink(os.path.join(tree, "t"), os.path.join(builddir, "t"))
@@ -305,7 +306,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     tree = fetch_suite(cache)
     kinds = [k for k in args.servers.split(",") if k]
-    builddirs = {kind: make_builddir(kind, args, tree, cache) for kind in kinds}
+    builddirs = {kind: make_builddir(kind, args, tree, out_dir) for kind in kinds}
     names = test_files(tree, args.files)
     results = {name: {} for name in names}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

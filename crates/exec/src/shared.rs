@@ -62,12 +62,9 @@ pub struct Settings {
     pub io_backend: String,
     /// At start; [`Shared::idle_timeout_secs`] is the timeout in force.
     pub idle_timeout_secs: u64,
-    /// memcached's LRU crawler at start (`-o no_lru_crawler` turns it off): `lru_crawler
-    /// enable|disable` changes it later.
-    pub lru_crawler: bool,
-    /// memcached's LRU maintainer thread (`-o no_lru_maintainer` turns it off): memcached
-    /// leaves its counters out of `stats` without it, and so does Spinel.
-    pub lru_maintainer: bool,
+    /// The memcached features `-o` left on (`no_lru_maintainer`, `no_modern`, ...):
+    /// memcached leaves their lines out of `stats` without them, and so does Spinel.
+    pub memcached_features: MemcachedFeatures,
     /// memcached `-o read_buf_mem_limit`, in bytes (0: none), for `stats settings`.
     pub read_buf_mem_limit_bytes: u64,
     pub busy_poll_us: u64,
@@ -105,6 +102,34 @@ pub struct Settings {
     pub ssl: Option<SslSettings>,
 }
 
+/// memcached features that Spinel has no such thing for, on or off as memcached's `-o`
+/// suboptions set them; they decide which lines `stats` shows, as in memcached (its LRU
+/// crawler starts and LRU maintainer lines, `rejected_connections` with `maxconns_fast`,
+/// the `slab_reassign_*` lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemcachedFeatures {
+    /// At start: `lru_crawler enable|disable` changes it later (`Tunables`).
+    pub lru_crawler: bool,
+    pub lru_maintainer: bool,
+    pub maxconns_fast: bool,
+    pub slab_reassign: bool,
+    /// At start: `slabs automove` changes it later (`Tunables`).
+    pub slab_automove: bool,
+}
+
+impl Default for MemcachedFeatures {
+    /// memcached 1.6's defaults: everything on.
+    fn default() -> Self {
+        MemcachedFeatures {
+            lru_crawler: true,
+            lru_maintainer: true,
+            maxconns_fast: true,
+            slab_reassign: true,
+            slab_automove: true,
+        }
+    }
+}
+
 /// memcached `-Z`'s settings as `stats settings` shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SslSettings {
@@ -139,8 +164,7 @@ impl Default for Settings {
             binding_protocol: "auto-negotiate".into(),
             io_backend: "epoll".into(),
             idle_timeout_secs: 0,
-            lru_crawler: true,
-            lru_maintainer: true,
+            memcached_features: MemcachedFeatures::default(),
             read_buf_mem_limit_bytes: 0,
             busy_poll_us: 0,
             pin: false,
@@ -457,11 +481,7 @@ impl Shared {
             conn_buffer_bytes: AtomicU64::new(0),
             read_bufs: ReadBufs::default(),
             auth: None,
-            tunables: Mutex::new(Tunables {
-                lru_crawler: settings.lru_crawler,
-                lru_segmented: settings.lru_maintainer,
-                ..Tunables::default()
-            }),
+            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
             watchers,
             owned,
             track_sizes: AtomicBool::new(false),

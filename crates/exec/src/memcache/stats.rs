@@ -117,7 +117,9 @@ fn general(ctx: &mut Ctx<'_>) {
 fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Vec<u8>) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
-    compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
+    if shared.settings.memcached_features.maxconns_fast {
+        compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
+    }
     // memcached's count of connection structures allocated; ours are made per connection.
     compose_stat_u64(b"connection_structures", totals.curr_connections, out);
     // memcached's response objects; Spinel's replies go to output buffers counted whole in
@@ -199,12 +201,14 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         b"slab_reassign_running",
         b"slabs_moved",
     ];
-    idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    if shared.settings.memcached_features.slab_reassign {
+        idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    }
     if crawler {
         compose_stat_u64(b"lru_crawler_running", 0, out);
         compose_stat_u64(b"lru_crawler_starts", 0, out);
     }
-    if shared.settings.lru_maintainer {
+    if shared.settings.memcached_features.lru_maintainer {
         compose_stat_u64(b"lru_maintainer_juggles", 0, out);
     }
     compose_stat_u64(b"malloc_fails", 0, out);
@@ -232,7 +236,7 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let shared = ctx.shared;
     let store = shared.store.stats();
-    let maintainer = shared.settings.lru_maintainer;
+    let maintainer = shared.settings.memcached_features.lru_maintainer;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
