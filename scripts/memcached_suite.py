@@ -127,9 +127,13 @@ def server_wrapper(kind, args):
     """The script the suite runs as memcached-debug. The suite always passes `-o
     relaxed_privileges`, a suboption only builds with privilege dropping know: Debian's
     memcached has none and refuses to start with it, so both wrappers leave that pair out
-    (Spinel drops no privileges either)."""
+    (Spinel drops no privileges either). The server gets SIGTERM when the test that started
+    it ends (PR_SET_PDEATHSIG): one a dying test leaves running would otherwise hold prove's
+    pipes open, and prove would wait for it until the file timeout."""
     exe, first = (args.spinel, ["--resp-port", "0"]) if kind == "spinel" else (args.memcached, [])
-    return ("#!/usr/bin/env python3\nimport os, sys\n"
+    return ("#!/usr/bin/env python3\nimport ctypes, os, signal, sys\n"
+            "PR_SET_PDEATHSIG = 1\n"
+            "ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)\n"
             "args, i = sys.argv[1:], 0\n"
             "while i < len(args) - 1:\n"
             "    if args[i] == '-o' and args[i + 1] == 'relaxed_privileges':\n"
@@ -196,21 +200,23 @@ def parse_tap(text, run):
 
 
 def run_file(kind, name, builddir, args, out_dir):
+    """One file under prove. Its output goes to the log file, not a pipe: a server a dying
+    test leaves behind keeps its descriptors, and the run ends when prove does."""
     run = FileRun()
     started = time.monotonic()
-    proc = subprocess.Popen(["prove", "-v", "--norc", f"t/{name}.t"], cwd=builddir,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", start_new_session=True)
-    try:
-        text = proc.communicate(timeout=args.file_timeout)[0]
-    except subprocess.TimeoutExpired:
-        run.timed_out = True
-        os.killpg(proc.pid, signal.SIGKILL)
-        text = proc.communicate()[0]
-    kill_group(proc.pid)  # servers a test left behind
+    log_path = os.path.join(out_dir, f"{name}.{kind}.log")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(["prove", "-v", "--norc", f"t/{name}.t"], cwd=builddir,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=args.file_timeout)
+        except subprocess.TimeoutExpired:
+            run.timed_out = True
+    kill_group(proc.pid)  # on a timeout the test too, else the servers it left behind
+    proc.wait()
     run.wall_secs = time.monotonic() - started
-    with open(os.path.join(out_dir, f"{name}.{kind}.log"), "w") as f:
-        f.write(text)
+    with open(log_path, errors="replace") as f:
+        text = f.read()
     parse_tap(text, run)
     run.exit_status = test_exit_status(text)
     return run
