@@ -60,10 +60,13 @@ class Reader:
 
 
 def stats(sock, reader, which=b""):
-    """`stats WHICH` as a dict of strings."""
+    """`stats WHICH` as a dict of strings; empty for a group the server has not (memcached
+    answers `stats spinel` with ERROR)."""
     sock.sendall(b"stats %s\r\n" % which if which else b"stats\r\n")
     out = {}
     while (line := reader.line()) != b"END":
+        if line == b"ERROR":
+            return out
         _, name, value = line.decode().split(" ", 2)
         out[name] = value
     return out
@@ -156,8 +159,8 @@ def proc_status_kib(pid):
 
 
 def run_sampled(load, pid, port, period_s=0.1):
-    """Runs `load` to its end while sampling the server's RSS and its `stats` (conn_buffer_bytes)
-    and `stats slabs` (total_malloced); returns (VmHWM KiB, peak sampled RSS KiB, peaks dict)."""
+    """Runs `load` to its end while sampling the server's RSS, its `stats slabs`
+    (total_malloced) and Spinel's `stats spinel` (conn_buffer_bytes); returns (VmHWM KiB, peak sampled RSS KiB, peaks dict)."""
     probe = socket.create_connection(("127.0.0.1", port), timeout=30)
     probe_reader = Reader(probe)
     peak_rss, peaks = 0, collections.Counter()
@@ -165,7 +168,7 @@ def run_sampled(load, pid, port, period_s=0.1):
         load.begin()
         while load.running():
             peak_rss = max(peak_rss, proc_status_kib(pid)["VmRSS"])
-            now = stats(probe, probe_reader) | stats(probe, probe_reader, b"slabs")
+            now = stats(probe, probe_reader, b"slabs") | stats(probe, probe_reader, b"spinel")
             for name in ("total_malloced", "conn_buffer_bytes"):
                 peaks[name] = max(peaks[name], int(now.get(name, 0)))
             time.sleep(period_s)

@@ -159,17 +159,20 @@ pub(crate) struct Published {
     pub(crate) entry: SharedConn,
     secs: u32,
     state: ConnState,
+    /// When input last arrived, to tell at the close whether the idle timeout closed it.
+    pub(crate) last_input: std::time::Instant,
 }
 
 impl Published {
     pub(crate) fn new(entry: SharedConn) -> Published {
         let (secs, state) = (entry.last_cmd_secs(), entry.state());
-        Published { entry, secs, state }
+        Published { entry, secs, state, last_input: std::time::Instant::now() }
     }
 
     /// A command arrived at second `now_secs`; the connection is now in `state`.
     #[inline]
     pub(crate) fn note(&mut self, now_secs: u32, state: ConnState) {
+        self.last_input = std::time::Instant::now();
         if now_secs != self.secs {
             self.secs = now_secs;
             self.entry.set_last_cmd_secs(now_secs);

@@ -95,6 +95,9 @@ counters! {
     auth_cmds,
     /// Those that failed.
     auth_errors,
+    /// Connections closed by the idle timeout (memcached's `idle_kicks`): counted in
+    /// [`crate::Shared::idle_kicks`] by whichever thread closes them, never per worker.
+    idle_kicks,
 }
 
 /// Adds `n` to a counter this thread owns (no atomic read-modify-write needed).

@@ -41,7 +41,9 @@ pub mod watch;
 
 pub use control::ServerControl;
 pub use counters::{Counters, Totals};
-pub use shared::{RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES};
+pub use shared::{
+    MemcachedFeatures, RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES,
+};
 
 /// Whether the connection stays open after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

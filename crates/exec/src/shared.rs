@@ -62,6 +62,9 @@ pub struct Settings {
     pub io_backend: String,
     /// At start; [`Shared::idle_timeout_secs`] is the timeout in force.
     pub idle_timeout_secs: u64,
+    /// The memcached features `-o` left on (`no_lru_maintainer`, `no_modern`, ...):
+    /// memcached leaves their lines out of `stats` without them, and so does Spinel.
+    pub memcached_features: MemcachedFeatures,
     /// memcached `-o read_buf_mem_limit`, in bytes (0: none), for `stats settings`.
     pub read_buf_mem_limit_bytes: u64,
     pub busy_poll_us: u64,
@@ -99,6 +102,34 @@ pub struct Settings {
     pub ssl: Option<SslSettings>,
 }
 
+/// memcached features that Spinel has no such thing for, on or off as memcached's `-o`
+/// suboptions set them; they decide which lines `stats` shows, as in memcached (its LRU
+/// crawler starts and LRU maintainer lines, `rejected_connections` with `maxconns_fast`,
+/// the `slab_reassign_*` lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemcachedFeatures {
+    /// At start: `lru_crawler enable|disable` changes it later (`Tunables`).
+    pub lru_crawler: bool,
+    pub lru_maintainer: bool,
+    pub maxconns_fast: bool,
+    pub slab_reassign: bool,
+    /// At start: `slabs automove` changes it later (`Tunables`).
+    pub slab_automove: bool,
+}
+
+impl Default for MemcachedFeatures {
+    /// memcached 1.6's defaults: everything on.
+    fn default() -> Self {
+        MemcachedFeatures {
+            lru_crawler: true,
+            lru_maintainer: true,
+            maxconns_fast: true,
+            slab_reassign: true,
+            slab_automove: true,
+        }
+    }
+}
+
 /// memcached `-Z`'s settings as `stats settings` shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SslSettings {
@@ -133,6 +164,7 @@ impl Default for Settings {
             binding_protocol: "auto-negotiate".into(),
             io_backend: "epoll".into(),
             idle_timeout_secs: 0,
+            memcached_features: MemcachedFeatures::default(),
             read_buf_mem_limit_bytes: 0,
             busy_poll_us: 0,
             pin: false,
@@ -265,6 +297,8 @@ pub struct Shared {
     /// Redis `timeout` and memcached `idle_timeout` as last set (start, CONFIG SET, a
     /// reload), in milliseconds, 0 for none: the server's loops read this same atomic.
     pub idle_timeout_ms: Arc<AtomicU64>,
+    /// Connections the idle timeout closed (`idle_kicks`; see `memcache::note_idle_kick`).
+    pub(crate) idle_kicks: AtomicU64,
     /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
     max_connections: AtomicU64,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
@@ -447,7 +481,7 @@ impl Shared {
             conn_buffer_bytes: AtomicU64::new(0),
             read_bufs: ReadBufs::default(),
             auth: None,
-            tunables: Mutex::new(Tunables::default()),
+            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
             watchers,
             owned,
             track_sizes: AtomicBool::new(false),
@@ -474,6 +508,7 @@ impl Shared {
             ssl_handshake_errors: Arc::default(),
             ssl_cert_refreshed_secs: AtomicU32::new(0),
             idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
+            idle_kicks: AtomicU64::new(0),
             max_connections: AtomicU64::new(settings.max_connections),
             control: std::sync::OnceLock::new(),
             cluster: std::sync::OnceLock::new(),
@@ -560,6 +595,7 @@ impl Shared {
         for worker in &self.workers {
             worker.add_to(&mut totals);
         }
+        totals.idle_kicks = self.idle_kicks.load(std::sync::atomic::Ordering::Relaxed);
         totals
     }
 

@@ -64,7 +64,7 @@ mod store;
 mod types;
 
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
-pub use store::{set_reads_touch, Reader, Store, Swept};
+pub use store::{set_reads_touch, Miss, Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MetaState, Mode,
     OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull,

@@ -193,6 +193,17 @@ impl<'a> Resolved<'a> {
             && !self.header.expiry.is_expired(now_ms)
             && (through_secs == 0 || stamp_to_secs(self.stamp.load(), now_ms) > through_secs)
     }
+    /// Why an item that is not [`visible`](Self::visible) is not: the flush first, as
+    /// memcached checks it first.
+    fn miss(&self, now_ms: u64, flush_gen: u32, through_secs: u64) -> Miss {
+        let flushed = self.flush_gen != flush_gen
+            || (through_secs != 0 && stamp_to_secs(self.stamp.load(), now_ms) <= through_secs);
+        if flushed {
+            Miss::Flushed
+        } else {
+            Miss::Expired
+        }
+    }
     fn data_len(&self) -> i64 {
         (self.header.key_len + self.header.value_len) as i64
     }
@@ -322,11 +333,26 @@ impl Reader<'_> {
         self.lookup(key, Access::DontCount)
     }
 
+    /// Looks a key up and counts the read for eviction, or says why nothing was found.
+    pub fn get_or_miss(&self, key: &[u8]) -> Result<Item<'_>, Miss> {
+        let access = if self.counts_access { Access::Count } else { Access::DontCount };
+        self.lookup_or_miss(key, access)
+    }
+
+    /// [`Reader::peek`], or why nothing was found.
+    pub fn peek_or_miss(&self, key: &[u8]) -> Result<Item<'_>, Miss> {
+        self.lookup_or_miss(key, Access::DontCount)
+    }
+
     fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
+        self.lookup_or_miss(key, access).ok()
+    }
+
+    fn lookup_or_miss(&self, key: &[u8], access: Access) -> Result<Item<'_>, Miss> {
         let hash = HashParts::of(key);
-        let (found, item) = self.store.find_item(key, hash, &self.guard)?;
+        let (found, item) = self.store.find_item(key, hash, &self.guard).ok_or(Miss::Absent)?;
         if !item.visible(self.now_ms, self.flush_gen, self.flushed_through_secs) {
-            return None;
+            return Err(item.miss(self.now_ms, self.flush_gen, self.flushed_through_secs));
         }
         // The view holds the access time from before this read, as memcached's meta flags do.
         let view = item.view(found.value.freq(), self.now_ms);
@@ -336,8 +362,18 @@ impl Reader<'_> {
             shared_writes::note(Site::AccessStamp);
             item.stamp.store(secs_stamp(self.now_ms));
         }
-        Some(view)
+        Ok(view)
     }
+}
+
+/// Why a read found nothing: memcached counts a read of an item still in its table but
+/// flushed (`get_flushed`) or past its expiry (`get_expired`) apart from a plain miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miss {
+    Absent,
+    /// Written before a `flush_all` (or FLUSHALL) that has not reclaimed it yet.
+    Flushed,
+    Expired,
 }
 
 impl Store {

@@ -144,6 +144,7 @@ impl Session {
     pub fn disconnect(&self, shared: &Shared) {
         if let Some(conn) = &self.conn {
             shared.clients.remove_conn(conn.entry.id);
+            note_idle_kick(shared, conn.last_input.elapsed());
         }
     }
 
@@ -186,6 +187,19 @@ impl Session {
 }
 
 /// What every command handler needs besides its request.
+/// memcached's `idle_kicks`: the event loop closes connections idle past `idle_timeout`
+/// without saying why, so a connection that closes with no input for that long counts as
+/// kicked (the loop checks every tick, so one that closes itself in that state is about as
+/// rare as a peer closing in the same few milliseconds as the timeout).
+fn note_idle_kick(shared: &Shared, idle: std::time::Duration) {
+    // The loop measures from its own reading of the input, a little before ours.
+    const LOOP_SLACK: std::time::Duration = std::time::Duration::from_millis(5);
+    let timeout_ms = shared.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
+    if timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms) {
+        shared.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 pub(crate) struct Ctx<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) counters: &'a Counters,

@@ -41,6 +41,7 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, session: &Session, args: &Words<'_>) {
             return;
         }
         b"conns" => conns(ctx, u64::from(session.conn_number)),
+        b"spinel" => spinel(ctx),
         b"detail" => return detail::execute(ctx, args),
         b"cachedump" => return cachedump::execute(ctx, args),
         _ => return ctx.error(ErrorReply::Error, false),
@@ -59,6 +60,7 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
         b"sizes" => sizes::histogram(ctx),
         b"sizes_enable" => sizes::enable(ctx),
         b"sizes_disable" => sizes::disable(ctx),
+        b"spinel" => spinel(ctx),
         _ => return false,
     }
     true
@@ -106,9 +108,7 @@ fn general(ctx: &mut Ctx<'_>) {
     connection_stats(shared, &totals, shared.settings.threads, out);
     command_stats(&totals, out);
     if shared.idle_timeout_secs() > 0 {
-        // Idle connections are closed by the event loop, which does not say why it closed
-        // one; memcached counts them here.
-        compose_stat_u64(b"idle_kicks", 0, out);
+        compose_stat_u64(b"idle_kicks", totals.idle_kicks, out);
     }
     server_stats(ctx, &totals);
     store_stats(ctx, &totals);
@@ -117,7 +117,9 @@ fn general(ctx: &mut Ctx<'_>) {
 fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Vec<u8>) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
-    compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
+    if shared.settings.memcached_features.maxconns_fast {
+        compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
+    }
     // memcached's count of connection structures allocated; ours are made per connection.
     compose_stat_u64(b"connection_structures", totals.curr_connections, out);
     // memcached's response objects; Spinel's replies go to output buffers counted whole in
@@ -199,12 +201,16 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         b"slab_reassign_running",
         b"slabs_moved",
     ];
-    idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    if shared.settings.memcached_features.slab_reassign {
+        idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    }
     if crawler {
         compose_stat_u64(b"lru_crawler_running", 0, out);
         compose_stat_u64(b"lru_crawler_starts", 0, out);
     }
-    compose_stat_u64(b"lru_maintainer_juggles", 0, out);
+    if shared.settings.memcached_features.lru_maintainer {
+        compose_stat_u64(b"lru_maintainer_juggles", 0, out);
+    }
     compose_stat_u64(b"malloc_fails", 0, out);
     let watchers = &shared.watchers;
     let logger = [
@@ -225,11 +231,12 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     compose_stat_u64(b"round_robin_fallback", 0, out);
 }
 
-/// From `bytes` on: the store's totals (memcached's `get_stats` and `item_stats_totals`),
-/// then Spinel's own.
+/// From `bytes` on: the store's totals (memcached's `get_stats` and `item_stats_totals`).
+/// The LRU maintainer's counters are there only while memcached would run it.
 fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let shared = ctx.shared;
     let store = shared.store.stats();
+    let maintainer = shared.settings.memcached_features.lru_maintainer;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
@@ -237,22 +244,30 @@ fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     compose_stat_u64(b"slab_global_page_pool", 0, out);
     compose_stat_u64(b"expired_unfetched", store.expired_unfetched, out);
     compose_stat_u64(b"evicted_unfetched", 0, out);
-    compose_stat_u64(b"evicted_active", 0, out);
+    if maintainer {
+        compose_stat_u64(b"evicted_active", 0, out);
+    }
     compose_stat_u64(b"evictions", store.evictions, out);
     compose_stat_u64(b"reclaimed", store.expired_reclaimed, out);
-    let idle = [
-        &b"crawler_reclaimed"[..],
-        b"crawler_items_checked",
-        b"lrutail_reflocked",
-        b"moves_to_cold",
-        b"moves_to_warm",
-        b"moves_within_lru",
-        b"direct_reclaims",
-        b"lru_bumps_dropped",
-    ];
+    let idle = [&b"crawler_reclaimed"[..], b"crawler_items_checked", b"lrutail_reflocked"];
     idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
-    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
-    compose_stat_u64(b"conn_buffer_bytes", buffers, out);
+    if maintainer {
+        let moves = [
+            &b"moves_to_cold"[..],
+            b"moves_to_warm",
+            b"moves_within_lru",
+            b"direct_reclaims",
+            b"lru_bumps_dropped",
+        ];
+        moves.iter().for_each(|name| compose_stat_u64(name, 0, out));
+    }
+}
+
+/// `stats spinel`: Spinel's own values, kept out of `stats` so that its list is memcached's
+/// line for line (tools parse it by position and count).
+fn spinel(ctx: &mut Ctx<'_>) {
+    let buffers = ctx.shared.conn_buffer_bytes.load(Relaxed);
+    compose_stat_u64(b"conn_buffer_bytes", buffers, ctx.out);
 }
 
 /// User and system CPU time as memcached prints them (`seconds.microseconds`), from
@@ -479,7 +494,6 @@ mod tests {
             "moves_within_lru",
             "direct_reclaims",
             "lru_bumps_dropped",
-            "conn_buffer_bytes",
         ];
         assert_eq!(names, expected);
         let check = [

@@ -63,7 +63,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     let auth_file = s.auth_file.as_deref().unwrap_or("no");
     compose_stat(b"auth_enabled_ascii", auth_file.as_bytes(), out);
     compose_stat_u64(b"item_size_max", s.item_size_max, out);
-    compose_stat(b"maxconns_fast", b"yes", out);
+    compose_stat(b"maxconns_fast", yes_no(s.memcached_features.maxconns_fast), out);
     compose_stat_u64(b"hashpower_init", 0, out);
     tuning(s, &tunables, out);
     compose_stat_u64(b"idle_timeout", shared.idle_timeout_secs(), out);
@@ -81,7 +81,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
 
 /// From `slab_reassign` to `temporary_ttl`.
 fn tuning(s: &Settings, t: &Tunables, out: &mut Vec<u8>) {
-    compose_stat(b"slab_reassign", b"yes", out);
+    compose_stat(b"slab_reassign", yes_no(s.memcached_features.slab_reassign), out);
     compose_stat_u64(b"slab_automove", t.slab_automove.into(), out);
     compose_stat(b"slab_automove_ratio", fixed(t.slab_automove_ratio, 2).as_bytes(), out);
     compose_stat_u64(b"slab_automove_window", 30, out);
@@ -93,7 +93,7 @@ fn tuning(s: &Settings, t: &Tunables, out: &mut Vec<u8>) {
     compose_stat(b"flush_enabled", yes_no(s.flush_enabled), out);
     compose_stat(b"dump_enabled", yes_no(s.dump_enabled), out);
     compose_stat(b"hash_algorithm", b"xxh3", out);
-    compose_stat(b"lru_maintainer_thread", b"yes", out);
+    compose_stat(b"lru_maintainer_thread", yes_no(s.memcached_features.lru_maintainer), out);
     compose_stat(b"lru_segmented", yes_no(t.lru_segmented), out);
     compose_stat_u64(b"hot_lru_pct", t.hot_lru_pct.into(), out);
     compose_stat_u64(b"warm_lru_pct", t.warm_lru_pct.into(), out);

@@ -37,6 +37,19 @@ pub struct Tunables {
     pub temporary_ttl_secs: i64,
 }
 
+impl Tunables {
+    /// memcached's values at start for the features `-o` left on.
+    pub fn with_features(on: &crate::shared::MemcachedFeatures) -> Tunables {
+        let defaults = Tunables::default();
+        Tunables {
+            lru_crawler: on.lru_crawler,
+            lru_segmented: on.lru_maintainer,
+            slab_automove: if on.slab_automove { defaults.slab_automove } else { 0 },
+            ..defaults
+        }
+    }
+}
+
 impl Default for Tunables {
     fn default() -> Self {
         Tunables {
