@@ -44,8 +44,9 @@ import subprocess
 import sys
 import time
 
+from debian_source import APT_TIMEOUT_SECS, apt_install, enable_deb_src, has_source, run_checked
+
 UPSTREAM_VERSION = "1.6.18"
-APT_TIMEOUT_SECS = 600
 SOURCES_FILE = "/etc/apt/sources.list.d/memcached-tests-src.sources"
 TAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: - (.*?))?(?: # (skip|SKIP|TODO).*)?$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
@@ -55,34 +56,11 @@ DIAG_LINES_KEPT = 4
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_checked(cmd, timeout_secs, **kw):
-    print("+ " + " ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, check=True, timeout=timeout_secs, **kw)
-
-
-def have_memcached_source():
-    out = subprocess.run(["apt-cache", "showsrc", "memcached"], capture_output=True, text=True,
-                         timeout=60).stdout
-    return f"Version: {UPSTREAM_VERSION}-" in out
-
-
-def enable_deb_src():
-    """deb-src for bookworm, its updates and its security suite, once."""
-    keyring = "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
-    with open(SOURCES_FILE, "w") as f:
-        f.write("Types: deb-src\nURIs: http://deb.debian.org/debian\n"
-                "Suites: bookworm bookworm-updates\nComponents: main\n" + keyring + "\n"
-                "Types: deb-src\nURIs: http://deb.debian.org/debian-security\n"
-                "Suites: bookworm-security\nComponents: main\n" + keyring)
-    run_checked(["apt-get", "update"], APT_TIMEOUT_SECS)
-
-
 def ensure_tools():
     if shutil.which("prove") is None:
         sys.exit("prove (Perl's TAP harness, in the perl package) is missing")
     if shutil.which("dpkg-source") is None:
-        run_checked(["apt-get", "install", "-y", "--no-install-recommends", "dpkg-dev"],
-                    APT_TIMEOUT_SECS, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        apt_install(["dpkg-dev"])
 
 
 def fetch_suite(cache):
@@ -91,8 +69,8 @@ def fetch_suite(cache):
     if os.path.exists(os.path.join(tree, "t", "lib", "MemcachedTest.pm")):
         return tree
     ensure_tools()
-    if not have_memcached_source():
-        enable_deb_src()
+    if not has_source("memcached", f"Version: {UPSTREAM_VERSION}-"):
+        enable_deb_src(SOURCES_FILE)
     dl = os.path.join(cache, "download")
     os.makedirs(dl, exist_ok=True)
     run_checked(["apt-get", "source", "--download-only", "memcached"], APT_TIMEOUT_SECS, cwd=dl)

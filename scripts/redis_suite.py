@@ -41,6 +41,8 @@ import subprocess
 import sys
 import time
 
+from debian_source import APT_TIMEOUT_SECS, apt_install, enable_deb_src, has_source, run_checked
+
 DEFAULT_UNITS = [
     "scripting", "functions", "pubsub", "pubsubshard", "tracking", "acl",
     "introspection", "introspection-2", "multi", "dump", "other",
@@ -53,42 +55,16 @@ DEFAULT_UNITS = [
 EXCLUDED_TAGS = ["needs:repl", "needs:debug", "needs:save", "needs:local-process", "large-memory",
                  "needs:config-maxmemory"]
 UPSTREAM_VERSION = "7.0.15"
-APT_TIMEOUT_SECS = 600
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TEST_SUFFIX = re.compile(r" in tests/unit/[\w/.-]+\.tcl$")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_checked(cmd, timeout_secs, **kw):
-    print("+ " + " ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, check=True, timeout=timeout_secs, **kw)
-
-
-def have_redis_source():
-    out = subprocess.run(["apt-cache", "showsrc", "redis"], capture_output=True, text=True,
-                         timeout=60).stdout
-    return f":{UPSTREAM_VERSION}-" in out
-
-
-def enable_deb_src():
-    """deb-src for bookworm and its security suite (where 7.0.15 lives), once."""
-    path = "/etc/apt/sources.list.d/redis-tests-src.sources"
-    keyring = "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
-    with open(path, "w") as f:
-        f.write("Types: deb-src\nURIs: http://deb.debian.org/debian\n"
-                "Suites: bookworm bookworm-updates\nComponents: main\n" + keyring + "\n"
-                "Types: deb-src\nURIs: http://deb.debian.org/debian-security\n"
-                "Suites: bookworm-security\nComponents: main\n" + keyring)
-    run_checked(["apt-get", "update"], APT_TIMEOUT_SECS)
-
-
 def ensure_tools():
     missing = [pkg for tool, pkg in (("tclsh8.6", "tcl8.6"), ("dpkg-source", "dpkg-dev"))
                if shutil.which(tool) is None]
-    if missing:
-        run_checked(["apt-get", "install", "-y", "--no-install-recommends", *missing],
-                    APT_TIMEOUT_SECS, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    apt_install(missing)
 
 
 def fetch_suite(cache):
@@ -97,8 +73,8 @@ def fetch_suite(cache):
     if os.path.exists(os.path.join(tree, "tests", "test_helper.tcl")):
         return tree
     ensure_tools()
-    if not have_redis_source():
-        enable_deb_src()
+    if not has_source("redis", f":{UPSTREAM_VERSION}-"):
+        enable_deb_src("/etc/apt/sources.list.d/redis-tests-src.sources")
     dl = os.path.join(cache, "download")
     os.makedirs(dl, exist_ok=True)
     run_checked(["apt-get", "source", "--download-only", "redis"], APT_TIMEOUT_SECS, cwd=dl)

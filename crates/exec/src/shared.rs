@@ -130,6 +130,19 @@ impl Default for MemcachedFeatures {
     }
 }
 
+impl MemcachedFeatures {
+    /// memcached's `-o no_modern`: everything off.
+    pub fn none() -> Self {
+        MemcachedFeatures {
+            lru_crawler: false,
+            lru_maintainer: false,
+            maxconns_fast: false,
+            slab_reassign: false,
+            slab_automove: false,
+        }
+    }
+}
+
 /// memcached `-Z`'s settings as `stats settings` shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SslSettings {

@@ -454,7 +454,7 @@ fn build_shared(
             rt::Backend::Epoll => "epoll".into(),
         },
         idle_timeout_secs: config.idle_timeout_secs,
-        memcached_features: memcached_features(config),
+        memcached_features: config.memcached_features(),
         read_buf_mem_limit_bytes: config.read_buf_mem_limit_mib << 20,
         busy_poll_us: config.busy_poll_us,
         pin: config.pin,
@@ -539,19 +539,6 @@ fn ssl_settings(config: &Config, tls: &tls::Settings) -> exec::SslSettings {
             tls::Versions::Tls13Only => "tlsv1.3",
             tls::Versions::Tls12AndTls13 | tls::Versions::Tls12Only => "tlsv1.2",
         },
-    }
-}
-
-/// Which memcached features `stats` and `stats settings` show as on (see
-/// `Config::memcached_features`).
-fn memcached_features(config: &Config) -> exec::MemcachedFeatures {
-    let on = config.memcached_features();
-    exec::MemcachedFeatures {
-        lru_crawler: on.lru_crawler,
-        lru_maintainer: on.lru_maintainer,
-        maxconns_fast: on.maxconns_fast,
-        slab_reassign: on.slab_reassign,
-        slab_automove: on.slab_automove,
     }
 }
 

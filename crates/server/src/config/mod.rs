@@ -144,8 +144,8 @@ impl Config {
     /// `no_modern` turns all of them off). Spinel has none of these threads and mechanisms,
     /// but memcached leaves their lines out of `stats` when they are off, and tools that
     /// parse that list expect the same lines for the same command line.
-    pub fn memcached_features(&self) -> MemcachedFeatures {
-        let mut on = MemcachedFeatures::default();
+    pub fn memcached_features(&self) -> exec::MemcachedFeatures {
+        let mut on = exec::MemcachedFeatures::default();
         for (key, _) in &self.ignored_suboptions {
             match key.as_str() {
                 "lru_crawler" | "no_lru_crawler" => on.lru_crawler = key == "lru_crawler",
@@ -155,46 +155,11 @@ impl Config {
                 "maxconns_fast" | "no_maxconns_fast" => on.maxconns_fast = key == "maxconns_fast",
                 "slab_reassign" | "no_slab_reassign" => on.slab_reassign = key == "slab_reassign",
                 "no_slab_automove" => on.slab_automove = false,
-                "no_modern" => on = MemcachedFeatures::none(),
+                "no_modern" => on = exec::MemcachedFeatures::none(),
                 _ => {}
             }
         }
         on
-    }
-}
-
-/// See [`Config::memcached_features`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemcachedFeatures {
-    pub lru_crawler: bool,
-    pub lru_maintainer: bool,
-    pub maxconns_fast: bool,
-    pub slab_reassign: bool,
-    pub slab_automove: bool,
-}
-
-impl Default for MemcachedFeatures {
-    /// memcached 1.6's defaults: everything on.
-    fn default() -> Self {
-        MemcachedFeatures {
-            lru_crawler: true,
-            lru_maintainer: true,
-            maxconns_fast: true,
-            slab_reassign: true,
-            slab_automove: true,
-        }
-    }
-}
-
-impl MemcachedFeatures {
-    fn none() -> Self {
-        MemcachedFeatures {
-            lru_crawler: false,
-            lru_maintainer: false,
-            maxconns_fast: false,
-            slab_reassign: false,
-            slab_automove: false,
-        }
     }
 }
 
