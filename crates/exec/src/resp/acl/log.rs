@@ -6,6 +6,7 @@
 //! within 60 s bumps that entry's count, refreshes its time and client, and moves it to
 //! the front; the log keeps `acllog-max-len` entries (128 by default; 0 keeps none).
 //! Failed passwords are never logged: an auth entry names the user tried, not the secret.
+//! An object or user name is kept up to [`FIELD_BYTES_MAX`] bytes.
 
 use std::{collections::VecDeque, sync::atomic::AtomicUsize, sync::atomic::Ordering::Relaxed};
 
@@ -19,6 +20,10 @@ const GROUP_SCAN: usize = 10;
 const GROUP_WINDOW_MS: u64 = 60_000;
 /// `acllog-max-len`'s default.
 pub const MAX_LEN_DEFAULT: usize = 128;
+/// The most bytes of an object (a key, a channel) or a user name an entry keeps: a user
+/// denied a 500 MB key name must not make the log hold 128 of them (Redis keeps them whole;
+/// names this long never occur in practice).
+pub const FIELD_BYTES_MAX: usize = 4096;
 
 /// What was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,12 +111,14 @@ impl AclLog {
             return;
         }
         let client_info = client_info();
+        let object = &event.object[..event.object.len().min(FIELD_BYTES_MAX)];
+        let username = &event.username[..event.username.len().min(FIELD_BYTES_MAX)];
         let mut entries = self.entries.lock();
         let same = entries.iter().take(GROUP_SCAN).position(|entry| {
             entry.reason == event.reason
                 && entry.context == event.context
-                && entry.object == event.object
-                && entry.username == event.username
+                && entry.object == object
+                && entry.username == username
                 && event.at_ms.saturating_sub(entry.at_ms) <= GROUP_WINDOW_MS
         });
         if let Some(at) = same {
@@ -127,8 +134,8 @@ impl AclLog {
             count: 1,
             reason: event.reason,
             context: event.context,
-            object: event.object.to_vec(),
-            username: event.username.to_vec(),
+            object: object.to_vec(),
+            username: username.to_vec(),
             at_ms: event.at_ms,
             client_info,
         });
@@ -205,6 +212,9 @@ mod tests {
         assert_eq!(log.newest(10, 70_000).len(), 3, "trimmed by the next event, not at once");
         log.note(event(b"d", 70_000), String::new);
         assert_eq!(log.newest(10, 70_000).len(), 2);
+        let huge = vec![b'k'; FIELD_BYTES_MAX * 3];
+        log.note(event(&huge, 70_000), String::new);
+        assert_eq!(log.newest(1, 70_000)[0].object.len(), FIELD_BYTES_MAX, "a long key is cut");
         log.set_max_len(0);
         log.note(event(b"c", 70_000), || unreachable!("nothing kept: no client line asked"));
         assert!(log.newest(10, 70_000).is_empty());
