@@ -8,6 +8,7 @@ sent.
 """
 
 import struct
+import time
 
 import pytest
 
@@ -214,6 +215,25 @@ def test_too_large_keeps_the_connection(c, k):
     expect_error(c, SET, E2BIG)
     expect_error(c, SETQ, E2BIG)
     expect(c, NOOP)
+
+
+@pytest.mark.parametrize("op", [SET, SETQ, ADD, REPLACE, APPEND])
+def test_set_refused_as_too_large_drops_the_old_item(c, k, op):
+    # memcached unlinks the old item when a Set or SetQ is too large, so stale data does not
+    # outlive a failed overwrite; the other store commands keep it. The packet goes in two
+    # writes, the second after its key, so the refusal waits for the key.
+    set_item(c, k, b"old")
+    extras = b"" if op == APPEND else store_extras()
+    packet = req(op, k, extras, b"x" * (1024 * 1024 + 1))
+    c.send(packet[: 24 + len(extras) + len(k) - 1])
+    time.sleep(0.05)
+    c.send(packet[24 + len(extras) + len(k) - 1 :])
+    expect_error(c, op, E2BIG)
+    c.send(req(GET, k))
+    if op in (SET, SETQ):
+        expect_error(c, GET, ENOENT)
+    else:
+        expect(c, GET, extras=struct.pack(">I", 0), value=b"old", cas=ANY)
 
 
 # ------------------------------------------------------------------------------------------

@@ -380,6 +380,41 @@ def test_watch_kinds_are_separate(make_server):
         mutations.assert_quiet(0.3)
 
 
+def conn_events(watcher, client_port):
+    """The `watch connevents` lines of the connection from `client_port` (others' are passed
+    over: a stray probe may connect meanwhile), without time, event number and numbers."""
+    events = []
+    while True:
+        line = watcher.read_until(b"\n", 5.0).decode()
+        match = re.fullmatch(r"ts=\d+\.\d+ gid=\d+ (type=conn_\S+ rip=\S+) rport=(\d+) (.*) "
+                             r"cfd=\d+\n", line)
+        assert match, line
+        if int(match.group(2)) == client_port:
+            events.append(f"{match.group(1)} {match.group(3)}")
+            if "conn_close" in line:
+                return events
+
+
+def test_watch_connevents(make_server):
+    # memcached's reasons: the peer closing or `quit` is normal, the server hanging up on a
+    # protocol error is error.
+    server = make_server()
+    new = "type=conn_new rip=127.0.0.1 transport=tcp"
+    closed = "type=conn_close rip=127.0.0.1 transport=tcp reason=%s"
+    with Conn(server.mc_port) as watcher:
+        watcher.rt(b"watch connevents\r\n", b"OK\r\n")
+        for request, reason in [(b"version\r\n", "normal"), (b"quit\r\n", "normal"),
+                                (b"GET / HTTP/1.1\r\n", "error")]:
+            with Conn(server.mc_port) as c:
+                client_port = c.sock.getsockname()[1]
+                c.send(request)
+                if request == b"version\r\n":
+                    c.read_line()
+                else:
+                    c.read_all_until_close()
+            assert conn_events(watcher, client_port) == [new, closed % reason], request
+
+
 @pytest.mark.parametrize("line,reply", [
     (b"watch foo", b"ERROR\r\n"),
     (b"watch fetchers foo", b"ERROR\r\n"),

@@ -25,6 +25,8 @@ use std::{
 
 use parking_lot::Mutex;
 
+use crate::conns::Addr;
+
 /// Event kinds, as `watch` names them (memcached's `LOG_*` bits).
 pub mod kind {
     pub const RAWCMDS: u32 = 1 << 0;
@@ -162,6 +164,53 @@ impl Watchers {
             self.sent.fetch_add(1, Relaxed);
         }
     }
+}
+
+/// Why a connection closed, as `watch connevents` names it (memcached's `close_reasons`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The server hung up on it (a protocol error, a refused login, a limit).
+    Error,
+    /// The peer closed it, or sent `quit`.
+    Normal,
+    IdleTimeout,
+    Shutdown,
+}
+
+impl CloseReason {
+    fn name(self) -> &'static str {
+        match self {
+            CloseReason::Error => "error",
+            CloseReason::Normal => "normal",
+            CloseReason::IdleTimeout => "idle_timeout",
+            CloseReason::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// `watch connevents`: a memcached connection opened (`Some(reason)`: closed), in
+/// memcached's `type=conn_new` / `type=conn_close` line; `cfd` is the connection's number.
+pub(crate) fn conn_event(watchers: &Watchers, addr: &Addr, cfd: u32, closed: Option<CloseReason>) {
+    if !watchers.wants(kind::CONNEVENTS) {
+        return;
+    }
+    // memcached: the peer's address and port, `unix` and 0 on a Unix socket.
+    let (rip, rport, transport) = match addr {
+        Addr::Tcp(peer) => (peer.ip().to_string(), peer.port(), "tcp"),
+        Addr::Udp(peer) => (peer.ip().to_string(), peer.port(), "udp"),
+        Addr::Unix(_) | Addr::Unnamed => ("unix".to_owned(), 0, "local"),
+    };
+    watchers.emit(kind::CONNEVENTS, |line| {
+        let _ = match closed {
+            None => write!(line, "type=conn_new rip={rip} rport={rport} transport={transport}"),
+            Some(reason) => write!(
+                line,
+                "type=conn_close rip={rip} rport={rport} transport={transport} reason={}",
+                reason.name()
+            ),
+        };
+        let _ = write!(line, " cfd={cfd}");
+    });
 }
 
 /// Appends `key` as memcached's `uriencode` writes it: letters, digits and `-._~` as they

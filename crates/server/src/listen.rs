@@ -13,7 +13,12 @@
 //! workers start, so a port that accepts means a server about to answer. A default that a
 //! named port of this server takes is skipped too (`-p 6379` alone serves memcached on 6379
 //! and no Redis port). A start where every port would be skipped fails: a server with nothing
-//! to serve is a mistake.
+//! to serve is a mistake. (Every port turned off, `-p 0 --resp-port 0`, is allowed, as
+//! memcached allows `-p 0`.)
+//!
+//! memcached's port values: `-p 0` / `-U 0` turn that transport off, `-p -1` / `-U -1` let the
+//! kernel pick a free port, and `MEMCACHED_PORT_FILENAME` names a file that gets the ports
+//! bound ([`write_ports_file`]).
 
 use std::{io, net::SocketAddr, os::unix::net::UnixListener};
 
@@ -101,14 +106,10 @@ pub fn memcache_tag(config: &Config) -> u32 {
 fn wanted(config: &Config) -> Vec<Want> {
     let memcache_tag = memcache_tag(config);
     let mut wants = Vec::new();
-    // memcached's -s replaces its TCP port (and UDP) with the Unix socket; port 0 elsewhere
-    // is "pick one", so the memcached port is always opened.
-    if config.unix_socket.is_none() {
-        wants.push(Want {
-            port: config.port,
-            tag: memcache_tag,
-            is_default: config.port_is_default,
-        });
+    // memcached's -s replaces its TCP port (and UDP) with the Unix socket; -p 0 turns it off
+    // and -p -1 lets the kernel pick it, as in memcached.
+    if let (None, Some(port)) = (&config.unix_socket, config.port.bind_port()) {
+        wants.push(Want { port, tag: memcache_tag, is_default: config.port_is_default });
     }
     if config.resp_port != 0 {
         let is_default = config.resp_port_is_default;
@@ -131,8 +132,11 @@ pub fn busy_defaults(config: &Config) -> Result<Vec<Skipped>, String> {
             skipped.push(Skipped { tag: want.tag, port: want.port });
         }
     }
-    let udp = config.udp_port != 0 && config.unix_socket.is_none();
-    if skipped.len() == wants.len() && config.unix_socket.is_none() && !udp {
+    let udp = config.udp_port.is_on() && config.unix_socket.is_none();
+    // Every port turned off (`-p 0 --resp-port 0`) is what was asked, and memcached runs so;
+    // every port skipped is not.
+    let nothing_left = skipped.len() == wants.len() && config.unix_socket.is_none() && !udp;
+    if nothing_left && !skipped.is_empty() {
         let lines: Vec<String> = skipped.iter().map(Skipped::warning).collect();
         return Err(format!("no port left to serve: {}", lines.join("; ")));
     }
@@ -239,6 +243,26 @@ fn add(bound: &mut Bound, want: &Want, opened: Opened) {
     }
 }
 
+/// memcached's `MEMCACHED_PORT_FILENAME`: when set, the memcached TCP and UDP ports bound
+/// (`TCP INET: 41234` lines, `INET6` for IPv6 addresses) are written to `<name>.lck`, then
+/// renamed to the name, so a reader never sees half a file. Tests and scripts that start
+/// instances on `-p -1` learn their ports from it.
+pub fn write_ports_file(tcp: &[SocketAddr], udp: &[SocketAddr]) -> Result<(), String> {
+    let Some(path) = std::env::var_os("MEMCACHED_PORT_FILENAME") else { return Ok(()) };
+    let mut text = String::new();
+    let lines = tcp.iter().map(|a| ("TCP", a)).chain(udp.iter().map(|a| ("UDP", a)));
+    for (transport, addr) in lines {
+        let family = if addr.is_ipv4() { "INET" } else { "INET6" };
+        text.push_str(&format!("{transport} {family}: {}\n", addr.port()));
+    }
+    let mut partial = path.clone();
+    partial.push(".lck");
+    let shown = std::path::Path::new(&path).display().to_string();
+    std::fs::write(&partial, text)
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .map_err(|e| format!("MEMCACHED_PORT_FILENAME {shown}: cannot write: {e}"))
+}
+
 /// memcached `-s`: a stale socket file at `path` is replaced (anything else there is an
 /// error), and the file gets `-a`'s permission bits. Every worker accepts on the one socket.
 fn bind_unix(path: &str, mask: u32) -> Result<UnixListener, String> {
@@ -271,7 +295,7 @@ mod tests {
 
     fn config(port: (u16, bool), resp_port: (u16, bool)) -> Config {
         Config {
-            port: port.0,
+            port: crate::config::McPort::Port(port.0),
             port_is_default: port.1,
             resp_port: resp_port.0,
             resp_port_is_default: resp_port.1,
@@ -302,6 +326,20 @@ mod tests {
         let ((_a, mc), (_b, resp)) = (held(), held());
         let error = busy_defaults(&config((mc, true), (resp, true))).unwrap_err();
         assert!(error.starts_with("no port left to serve: memcached port"), "{error}");
+    }
+
+    // Goal: memcached's -p 0 turns the TCP port off (with --resp-port 0, nothing is asked and
+    // nothing fails); -p -1 binds a port the kernel picks.
+    #[test]
+    fn memcached_port_off_and_ephemeral() {
+        use crate::config::McPort;
+        let off = Config { port: McPort::Off, ..config((0, false), (0, false)) };
+        assert_eq!(busy_defaults(&off).unwrap(), []);
+        assert!(bind_all(&off, &[]).unwrap().memcache_addrs.is_empty());
+        let any = Config { port: McPort::Ephemeral, ..off };
+        let bound = bind_all(&any, &[]).unwrap();
+        assert_eq!(bound.memcache_addrs.len(), 1);
+        assert_ne!(bound.memcache_addrs[0].port(), 0);
     }
 
     #[test]

@@ -112,6 +112,11 @@ fn run(config: &Config) -> Result<(), String> {
     let ports = Arc::new(ports::Ports::new(labels));
     let memcache_listeners = register_listeners(&shared, config, &memcache_addrs);
     let udp_servers = bind_udp(config, &shared, &stop)?;
+    let udp_addrs: Vec<SocketAddr> =
+        udp_servers.iter().filter_map(|server| server.local_addr().ok()).collect();
+    if config.unix_socket.is_none() {
+        listen::write_ports_file(&memcache_addrs, &udp_addrs)?;
+    }
     let metrics_listeners = match config.metrics_port {
         0 => Vec::new(),
         port => metrics::bind(&config.listen, port)?,
@@ -290,8 +295,8 @@ fn memcache_limits(config: &Config) -> proto_memcache::Limits {
 
 /// UDP threads, one per `-l` address: they count on the counters after the workers'.
 fn udp_thread_count(config: &Config) -> usize {
-    match (config.udp_port, &config.unix_socket) {
-        (0, _) | (_, Some(_)) => 0,
+    match (config.udp_port.bind_port(), &config.unix_socket) {
+        (None, _) | (_, Some(_)) => 0,
         _ => config.listen.len(),
     }
 }
@@ -305,7 +310,7 @@ fn bind_udp(
     let mut servers = Vec::new();
     for (index, &ip) in config.listen.iter().enumerate().take(udp_thread_count(config)) {
         let counters = shared.counters(config.threads + index);
-        let addr = SocketAddr::new(ip, config.udp_port);
+        let addr = SocketAddr::new(ip, config.udp_port.bind_port().unwrap_or(0));
         let limits = memcache_limits(config);
         let server =
             udp::UdpServer::bind(addr, Arc::clone(shared), counters, limits, Arc::clone(stop))?;
@@ -428,11 +433,15 @@ fn build_shared(
         .or_else(|_| store::Store::new(store::Config { memory_max_bytes: 0, ..store_config }))
         .map_err(|e| format!("store: {e}"))?;
     let settings = Settings {
-        // A skipped default shows as 0, as a port that is off.
-        port: if listen::skips(skipped, listen::memcache_tag(config)) { 0 } else { config.port },
+        // A skipped default shows as 0, as a port that is off (and, here, one the kernel
+        // picks: memcached shows -1 for it).
+        port: match listen::skips(skipped, listen::memcache_tag(config)) {
+            true => 0,
+            false => config.port.bind_port().unwrap_or(0),
+        },
         resp_port: if listen::skips(skipped, TAG_RESP) { 0 } else { config.resp_port },
         skipped_default_ports: listen::skipped_text(skipped),
-        udp_port: config.udp_port,
+        udp_port: config.udp_port.bind_port().unwrap_or(0),
         unix_socket: config.unix_socket.clone(),
         listen: config.listen_text.clone(),
         memory_limit_bytes: config.memory_limit_mib << 20,

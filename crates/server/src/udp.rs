@@ -173,7 +173,7 @@ impl UdpServer {
         peer: SocketAddr,
         out: &mut Vec<u8>,
     ) {
-        use proto_memcache::binary::{compose_error, parse_request, BinParseError};
+        use proto_memcache::binary::{parse_request, BinParseError};
         let mut pos = 0;
         while pos < payload.len() {
             out.clear();
@@ -195,8 +195,10 @@ impl UdpServer {
                     }
                 }
                 Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    compose_error(opcode, status, opaque, out);
+                    let (shared, counters) = (&self.shared, &self.counters);
+                    let (session, packet) = (&mut self.session, &payload[pos..]);
+                    let refusal = (opcode, opaque, status);
+                    exec::binary::refuse(shared, counters, session, packet, refusal, out);
                     self.send_unit(request_id, out, peer);
                     if close {
                         return;

@@ -299,7 +299,7 @@ impl Worker {
         out: &mut Vec<u8>,
     ) -> (usize, After) {
         use proto_memcache::binary::{
-            compose_error, parse_request,
+            parse_request,
             sasl::{gate, Gate},
             BinParseError, Opcode,
         };
@@ -364,8 +364,10 @@ impl Worker {
                 }
                 Err(BinParseError::Incomplete) => break,
                 Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    compose_error(opcode, status, opaque, out);
+                    let (shared, counters) = (&self.shared, &self.counters);
+                    let (session, packet) = (&mut conn.session, &input[pos..]);
+                    let refusal = (opcode, opaque, status);
+                    exec::binary::refuse(shared, counters, session, packet, refusal, out);
                     if close {
                         return (input.len(), After::CloseAfterFlush);
                     }
@@ -657,6 +659,9 @@ impl rt::Handler for Worker {
             // An unfinished request larger than any legal one (the parsers bound lines and
             // values; this bounds everything else, such as a huge RESP argument count).
             counters::bump(&self.counters.conns_cut_off, 1);
+            if let Conn::Memcache(mc) = conn {
+                mc.session.closing();
+            }
             return (input.len(), After::CloseAfterFlush);
         }
         // One clock read for the batch, not one per request (see store::FrozenClock).
@@ -674,6 +679,9 @@ impl rt::Handler for Worker {
                 mc.session.set_busy(busy);
                 let served = self.receive_memcache_or_binary(mc, input, out);
                 mc.session.set_busy(false);
+                if served.1 == After::CloseAfterFlush {
+                    mc.session.closing();
+                }
                 served
             }
             // A blocked client's further requests wait (Redis reads them and runs them once

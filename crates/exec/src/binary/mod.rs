@@ -82,6 +82,33 @@ fn refusal_status(refusal: Refusal) -> Status {
     }
 }
 
+/// A packet the parser refused ([`proto_memcache::binary::BinParseError::Reject`], its
+/// opcode, opaque and status): counted as a protocol error and answered. A Set or SetQ refused
+/// as too large also drops the old item under its key, as memcached unlinks it, so that a
+/// failed overwrite never leaves a stale value to be read.
+pub fn refuse(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    packet: &[u8],
+    (opcode, opaque, status): (u8, u32, proto_memcache::binary::Status),
+    out: &mut Vec<u8>,
+) {
+    bump(&counters.protocol_errors, 1);
+    if let Some(key) = proto_memcache::binary::refused_set_key(packet) {
+        let conn_number = session.conn_number;
+        let stored_key = session.key(key);
+        crate::memcache::storage::forget_refused_set(
+            shared,
+            counters,
+            stored_key,
+            key,
+            conn_number,
+        );
+    }
+    proto_memcache::binary::compose_error(opcode, status, opaque, out);
+}
+
 /// Executes one parsed binary request, appending its reply (if any) to `out`.
 pub fn execute(
     shared: &Shared,
@@ -122,6 +149,7 @@ pub fn execute(
         Version => ctx.success(0, b"", b"", crate::MEMCACHED_VERSION.as_bytes()),
         Quit => {
             ctx.success(0, b"", b"", b"");
+            session.close_reason = Some(crate::watch::CloseReason::Normal);
             return Flow::Close;
         }
         GetQ | GetKQ | SetQ | AddQ | ReplaceQ | DeleteQ | IncrementQ | DecrementQ | QuitQ

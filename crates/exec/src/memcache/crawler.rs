@@ -141,6 +141,10 @@ fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow 
         DISABLED
     } else if !shared.settings.dump_enabled {
         b"ERROR metadump not allowed\r\n"
+    } else if !ctx.out.is_empty() {
+        // As memcached: a dump takes over the connection, so replies still waiting to be
+        // sent (earlier requests of the same batch) refuse it.
+        b"ERROR cannot pipeline other commands before metadump\r\n"
     } else {
         match parse_classes(arg) {
             None => BAD_CLASS,
@@ -304,6 +308,11 @@ mod tests {
             h.check(format!("lru_crawler metadump {bad}\r\n"), "BADCLASS invalid class id\r\n");
         }
         h.check("lru_crawler metadump\r\nlru_crawler metadump 1 2\r\n", "ERROR\r\nERROR\r\n");
+        // A reply still unsent refuses the dump, as memcached's response stack does.
+        h.check(
+            "mg nokey v\r\nlru_crawler metadump all\r\n",
+            "EN\r\nERROR cannot pipeline other commands before metadump\r\n",
+        );
     }
 
     // Goal: a dump far larger than the reply chunk comes in chunks of about that size, each
@@ -362,7 +371,8 @@ mod tests {
         h.check("lru_crawler disable\r\nlru_crawler disable\r\n", "OK\r\nOK\r\n");
         let disabled = "CLIENT_ERROR lru crawler disabled\r\n";
         h.check("lru_crawler crawl all\r\nlru_crawler metadump all\r\n", disabled.repeat(2));
-        h.check("lru_crawler enable\r\nlru_crawler metadump all\r\n", "OK\r\nEND\r\n");
+        h.check("lru_crawler enable\r\n", "OK\r\n");
+        h.check("lru_crawler metadump all\r\n", "END\r\n");
     }
 
     // Goal: cache_memlimit moves the store's limit (and what stats report), evicting down

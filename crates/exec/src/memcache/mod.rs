@@ -42,7 +42,7 @@ mod retrieve;
 mod sizes;
 pub(crate) mod stats;
 mod stats_settings;
-mod storage;
+pub(crate) mod storage;
 pub mod tune;
 pub(crate) mod watch;
 
@@ -90,6 +90,8 @@ pub struct Session {
     pub(crate) account: Option<std::sync::Arc<crate::resp::acl::Account>>,
     /// The `lru_crawler metadump` being streamed, if one is unfinished.
     dump: Option<crawler::Dump>,
+    /// Why the connection is closing, once the server or the client's `quit` said.
+    pub(crate) close_reason: Option<crate::watch::CloseReason>,
     /// The connection's `stats conns` entry (None: a session made with `Default`).
     conn: Option<Published>,
     /// Its worker serves this batch outside the gate: a Redis script is busy (`busy`).
@@ -108,6 +110,7 @@ impl Default for Session {
             auth: Default::default(),
             account: None,
             dump: None,
+            close_reason: None,
             conn: None,
             busy: false,
         }
@@ -120,6 +123,7 @@ impl Session {
     pub fn connect(shared: &Shared, entry: ConnEntry) -> Session {
         let entry = shared.clients.register_conn(entry);
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
+        crate::watch::conn_event(&shared.watchers, &entry.addr, conn_number, None);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
     }
@@ -142,10 +146,26 @@ impl Session {
 
     /// Removes the connection from `stats conns`; call once, when it closes.
     pub fn disconnect(&self, shared: &Shared) {
+        use crate::watch::CloseReason;
         if let Some(conn) = &self.conn {
             shared.clients.remove_conn(conn.entry.id);
-            note_idle_kick(shared, conn.last_input.elapsed());
+            let kicked = note_idle_kick(shared, conn.last_input.elapsed());
+            let reason = if kicked {
+                CloseReason::IdleTimeout
+            } else if shared.shutdown.load(std::sync::atomic::Ordering::Relaxed) {
+                CloseReason::Shutdown
+            } else {
+                self.close_reason.unwrap_or(CloseReason::Normal)
+            };
+            let addr = &conn.entry.addr;
+            crate::watch::conn_event(&shared.watchers, addr, self.conn_number, Some(reason));
         }
+    }
+
+    /// The server is hanging up: a protocol error unless the request that ended it said
+    /// otherwise (`quit`); a close without this call is the peer's (`watch connevents`).
+    pub fn closing(&mut self) {
+        self.close_reason.get_or_insert(crate::watch::CloseReason::Error);
     }
 
     /// Input arrived: the last command time (in [`Shared::clock_secs`]) and the state
@@ -191,13 +211,15 @@ impl Session {
 /// without saying why, so a connection that closes with no input for that long counts as
 /// kicked (the loop checks every tick, so one that closes itself in that state is about as
 /// rare as a peer closing in the same few milliseconds as the timeout).
-fn note_idle_kick(shared: &Shared, idle: std::time::Duration) {
+fn note_idle_kick(shared: &Shared, idle: std::time::Duration) -> bool {
     // The loop measures from its own reading of the input, a little before ours.
     const LOOP_SLACK: std::time::Duration = std::time::Duration::from_millis(5);
     let timeout_ms = shared.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
-    if timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms) {
+    let kicked = timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms);
+    if kicked {
         shared.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    kicked
 }
 
 pub(crate) struct Ctx<'a> {
@@ -311,7 +333,10 @@ pub fn execute(
         }
         Request::Version => admin::version(&mut ctx),
         Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
-        Request::Quit => return Flow::Close,
+        Request::Quit => {
+            session.close_reason = Some(crate::watch::CloseReason::Normal);
+            return Flow::Close;
+        }
         Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
         Request::Stats { args } => stats::execute(&mut ctx, session, args),
         Request::Admin { command: AdminCommand::Watch, args } => {

@@ -81,7 +81,24 @@ pub fn refuse_too_large(
     noreply: bool,
     out: &mut Vec<u8>,
 ) {
-    storage::drop_refused(&shared.store, session.meta_key(key, base64_key));
+    let conn_number = session.conn_number;
+    let stored_key = session.meta_key(key, base64_key);
+    forget_refused_set(shared, counters, stored_key, key, conn_number);
+    if !noreply {
+        ErrorReply::ServerError(error::TOO_LARGE).compose(out);
+    }
+}
+
+/// A set refused as too large drops the old item (`stored_key`: the key as the store keys it)
+/// and counts and logs the refusal, on either protocol.
+pub(crate) fn forget_refused_set(
+    shared: &Shared,
+    counters: &Counters,
+    stored_key: &[u8],
+    key: &[u8],
+    conn_number: u32,
+) {
+    storage::drop_refused(&shared.store, stored_key);
     bump(&counters.store_too_large, 1);
     if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
@@ -91,12 +108,9 @@ pub fn refuse_too_large(
             cmd: "set",
             expiry: store::Expiry::Never,
             size: 0,
-            cfd: session.conn_number,
+            cfd: conn_number,
         };
         watch::item_store(shared, &event, shared.store.config().clock.now_ms());
-    }
-    if !noreply {
-        ErrorReply::ServerError(error::TOO_LARGE).compose(out);
     }
 }
 

@@ -23,7 +23,7 @@ pub mod sasl;
 #[cfg(test)]
 mod tests;
 
-pub use request::{compose_request, parse_request, BinParseError, BinRequest};
+pub use request::{compose_request, parse_request, refused_set_key, BinParseError, BinRequest};
 pub use response::{
     compose_error, compose_error_message, compose_response, parse_response, BinResponse, Reply,
 };

@@ -127,7 +127,8 @@ pub fn parse_request<'a>(
 ) -> Result<(BinRequest<'a>, usize), BinParseError> {
     // memcached judges the magic once the whole header is there.
     let Some(header) = Header::read(input) else { return Err(BinParseError::Incomplete) };
-    let opcode = check_header(&header, limits)?;
+    let opcode =
+        check_header(&header, limits).map_err(|e| wait_for_refused_key(e, &header, input))?;
     let total = HEADER_LEN + header.body_len as usize;
     let Some(body) = input.get(HEADER_LEN..total) else { return Err(BinParseError::Incomplete) };
     let (extras, rest) = body.split_at(usize::from(header.extras_len));
@@ -143,6 +144,37 @@ pub fn parse_request<'a>(
         value,
     };
     Ok((request, total))
+}
+
+/// A Set refused as too large is answered once its key is in: the server drops the old item
+/// under that key ([`refused_set_key`]), as memcached does so that stale data does not
+/// outlive a failed set. The key is at most `key_len_max` bytes, so the wait is bounded.
+fn wait_for_refused_key(error: BinParseError, header: &Header, input: &[u8]) -> BinParseError {
+    let key_end = HEADER_LEN + usize::from(header.extras_len) + usize::from(header.key_len);
+    match error {
+        BinParseError::Reject { status: Status::TooLarge, .. }
+            if is_set(header.opcode) && input.len() < key_end =>
+        {
+            BinParseError::Incomplete
+        }
+        other => other,
+    }
+}
+
+fn is_set(opcode: u8) -> bool {
+    Opcode::from_u8(opcode).is_some_and(|op| op.loud().0 == Opcode::Set)
+}
+
+/// The key of the Set or SetQ packet at the start of `input`, once [`parse_request`] has
+/// refused it as too large (`Too large.`): memcached unlinks the old item under that key
+/// (any other refused store keeps it). None for any other packet.
+pub fn refused_set_key(input: &[u8]) -> Option<&[u8]> {
+    let header = Header::read(input)?;
+    if !is_set(header.opcode) {
+        return None;
+    }
+    let start = HEADER_LEN + usize::from(header.extras_len);
+    input.get(start..start + usize::from(header.key_len))
 }
 
 /// Every check memcached makes, from the header alone.

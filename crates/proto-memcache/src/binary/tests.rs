@@ -107,14 +107,29 @@ fn rejections() {
     let big = vec![b'x'; crate::limits::VALUE_LEN_MAX_DEFAULT + 1];
     assert_eq!(rejection(&packet(0x11, &[0; 8], b"k", &big)), (TooLarge, false));
     assert_eq!(rejection(&packet(0x0e, b"", b"k", &big)), (TooLarge, false));
-    // Decided from the header alone: the value need not be there.
-    let wire = packet(0x01, &[0; 8], b"k", &big);
+    // Decided from the header alone: the value need not be there. A Set waits for its key
+    // (the server drops the old item under it, as memcached does); the others do not.
+    let wire = packet(0x02, &[0; 8], b"k", &big);
     let Err(BinParseError::Reject { status: TooLarge, skip, .. }) =
         parse_request(&wire[..24], &Limits::default())
     else {
         panic!("rejected from the header");
     };
     assert_eq!(skip, wire.len());
+    assert_eq!(crate::binary::refused_set_key(&wire), None);
+    for set in [0x01, 0x11] {
+        let wire = packet(set, &[0; 8], b"key", &big);
+        let key_end = 24 + 8 + 3;
+        let limits = Limits::default();
+        assert_eq!(parse_request(&wire[..key_end - 1], &limits), Err(BinParseError::Incomplete));
+        let Err(BinParseError::Reject { status: TooLarge, skip, .. }) =
+            parse_request(&wire[..key_end], &limits)
+        else {
+            panic!("rejected once the key is in");
+        };
+        assert_eq!(skip, wire.len());
+        assert_eq!(crate::binary::refused_set_key(&wire[..key_end]), Some(&b"key"[..]));
+    }
     // Key and extras longer than the body.
     let mut wire = packet(0x00, b"", b"abc", b"");
     wire[11] = 2;

@@ -48,8 +48,8 @@ pub fn render(config: &Config) -> String {
         .unwrap_or_else(|e| format!("# cannot render the configuration: {e}\n"));
     let mut defaults = String::new();
     for (key, port, given) in [
-        ("port", config.port, !config.port_is_default),
-        ("resp-port", config.resp_port, !config.resp_port_is_default),
+        ("port", config.port.number(), !config.port_is_default),
+        ("resp-port", i32::from(config.resp_port), !config.resp_port_is_default),
     ] {
         if !given {
             let _ = writeln!(defaults, "# {key} = {port} (default, not named: skipped if in use)");

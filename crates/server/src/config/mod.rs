@@ -31,12 +31,13 @@ pub use values::LogFormat;
 
 use extended::Effect;
 use options::Options;
+pub use values::McPort;
 use values::{Io, ItemSize, Listen, Positive, Protocol};
 
 /// Everything the server is told at start.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    pub port: u16,
+    pub port: McPort,
     /// Neither the command line nor the file named the memcached TCP port (nor `-U`, which
     /// moves it): 11211 is only a default, skipped at start when in use (`listen`).
     pub port_is_default: bool,
@@ -51,7 +52,7 @@ pub struct Config {
     pub verbosity: u32,
     pub user: Option<String>,
     /// memcached `-U`: the UDP port (0 = off).
-    pub udp_port: u16,
+    pub udp_port: McPort,
     /// memcached `-s`: a Unix socket path instead of the memcached TCP and UDP ports.
     pub unix_socket: Option<String>,
     /// memcached `-a`: the socket file's permission bits.
@@ -166,7 +167,7 @@ impl Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            port: 11211,
+            port: McPort::Port(11211),
             port_is_default: true,
             listen: vec![IpAddr::from([127, 0, 0, 1])],
             listen_text: "127.0.0.1".into(),
@@ -178,7 +179,7 @@ impl Default for Config {
             disable_cas: false,
             verbosity: 0,
             user: None,
-            udp_port: 0,
+            udp_port: McPort::Off,
             unix_socket: None,
             unix_mask: 0o700,
             daemon: false,
@@ -422,10 +423,10 @@ fn resolve(options: Options) -> Result<Config, String> {
     let config = Config {
         // memcached: -U without -p moves the TCP port too.
         port: port.unwrap_or(match udp_port {
-            Some(udp) if udp != 0 => udp,
+            Some(udp) if udp.is_on() => udp,
             _ => default.port,
         }),
-        port_is_default: port.is_none() && udp_port.unwrap_or(0) == 0,
+        port_is_default: port.is_none() && !udp_port.is_some_and(McPort::is_on),
         udp_port: udp_port.unwrap_or(default.udp_port),
         listen: listen.addrs,
         listen_text: listen.text,
@@ -605,10 +606,10 @@ fn binding_protocol(given: Option<String>, sasl: bool, auth_file: bool) -> Resul
 }
 
 fn validate(config: &Config) -> Result<(), String> {
-    if config.udp_port != 0 && config.enable_sasl {
+    if config.udp_port.is_on() && config.enable_sasl {
         return Err("-S: cannot enable UDP while using binary SASL authentication (-U 0)".into());
     }
-    if config.udp_port != 0 && config.auth_file.is_some() {
+    if config.udp_port.is_on() && config.auth_file.is_some() {
         return Err("-Y: cannot use UDP with ascii authentication enabled (-U 0 to disable)".into());
     }
     if config.threads > THREADS_MAX {
@@ -623,7 +624,8 @@ fn validate(config: &Config) -> Result<(), String> {
     }
     // Only named ports must differ: a default that another port takes is skipped at start
     // as any busy default is (`-p 6379` alone serves memcached there and no Redis port).
-    let (port, resp_port) = (named(config.port, config.port_is_default), named_resp(config));
+    let port = config.port.bind_port().and_then(|port| named(port, config.port_is_default));
+    let resp_port = named_resp(config);
     if resp_port.is_some() && resp_port == port {
         return Err("--resp-port and -p must differ".into());
     }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     extended::{self, Effect, Extended},
-    values::{text, Io, ItemSize, Listen, LogFormat, Positive, Protocol, UnixMask},
+    values::{text, Io, ItemSize, Listen, LogFormat, McPort, Positive, Protocol, UnixMask},
 };
 
 const MEMCACHED: &str = "memcached options";
@@ -34,13 +34,14 @@ const SPINEL: &str = "Spinel options";
     max_term_width = 100
 )]
 pub struct Options {
-    /// memcached TCP port [default: 11211]
+    /// memcached TCP port; 0 is off, -1 any free port [default: 11211]
     ///
     /// Named (here or in the file), it must open or the start fails; the default is
-    /// skipped, with a warning, when another process holds it.
+    /// skipped, with a warning, when another process holds it. With -1 the kernel picks the
+    /// port; MEMCACHED_PORT_FILENAME names a file that gets the ports bound, as memcached.
     #[arg(short = 'p', long, value_name = "NUM", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
-    pub port: Option<u16>,
+    pub port: Option<McPort>,
 
     /// Addresses to listen on, comma-separated [default: 127.0.0.1]
     ///
@@ -133,14 +134,14 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::switch")]
     pub enable_coredumps: bool,
 
-    /// UDP port for the text protocol; 0 is off [default: 0]
+    /// UDP port for the text protocol; 0 is off, -1 any free port [default: 0]
     ///
     /// Off unless asked for, as in memcached 1.6: a UDP reply can be far larger than its
     /// request, so a reachable UDP port can be used to amplify a spoofed-source attack. Bound
     /// only to the -l addresses. Given without -p, it also sets the TCP port, as memcached.
     #[arg(short = 'U', long, value_name = "NUM", help_heading = MEMCACHED)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
-    pub udp_port: Option<u16>,
+    pub udp_port: Option<McPort>,
 
     /// memcached suboptions, comma-separated, repeatable
     ///

@@ -48,7 +48,10 @@ impl Drop for TempFile {
 #[test]
 fn memcached_command_lines_parse() {
     let c = run(&["-p", "22122", "-m1024", "-c", "4096", "-t", "2", "-vv", "-U", "0"]).unwrap();
-    assert_eq!((c.port, c.memory_limit_mib, c.conn_limit, c.threads), (22122, 1024, 4096, 2));
+    assert_eq!(
+        (c.port.number(), c.memory_limit_mib, c.conn_limit, c.threads),
+        (22122, 1024, 4096, 2)
+    );
     assert_eq!(c.verbosity, 2);
     let c = run(&["-I", "2m", "-M", "-C", "-l", "127.0.0.1,::1", "-o", "slab_reassign"]).unwrap();
     assert_eq!(c.max_item_size_bytes, 2 << 20);
@@ -62,7 +65,7 @@ fn memcached_command_lines_parse() {
 #[test]
 fn repeated_flags_last_wins_and_suboptions_add_up() {
     let c = run(&["-m", "64", "-m", "128", "-p11", "-p", "12"]).unwrap();
-    assert_eq!((c.memory_limit_mib, c.port), (128, 12));
+    assert_eq!((c.memory_limit_mib, c.port.number()), (128, 12));
     let c = run(&["-o", "hashpower=1", "-o", "lru_crawler,slab_reassign", "-v", "-v"]).unwrap();
     assert_eq!(c.warnings.len(), 3);
     assert_eq!(c.verbosity, 2);
@@ -231,7 +234,7 @@ fn toml_keys_and_values() {
     )
     .unwrap();
     let c = resolve(options).unwrap();
-    assert_eq!((c.port, c.pin, c.memory_limit_mib, c.conn_limit), (1, true, 8, 10));
+    assert_eq!((c.port.number(), c.pin, c.memory_limit_mib, c.conn_limit), (1, true, 8, 10));
     assert_eq!((c.max_item_size_bytes, c.disable_cas, c.verbosity), (2048, true, 2));
     assert_eq!(c.warnings.len(), 1);
     let c = resolve(file::parse_text("extended = [\"idle_timeout=4\", \"hashpower=1\"]").unwrap());
@@ -255,7 +258,7 @@ fn toml_errors_name_the_line_and_the_key() {
 fn command_line_wins_over_file() {
     let file = TempFile::new("precedence.toml", "port = 1\nmemory-limit = 8\nverbose = 1\n");
     let c = run(&["--config", file.path(), "-p", "2", "-v"]).unwrap();
-    assert_eq!((c.port, c.memory_limit_mib, c.verbosity), (2, 8, 2));
+    assert_eq!((c.port.number(), c.memory_limit_mib, c.verbosity), (2, 8, 2));
     assert_eq!(c.config_file.as_deref(), Some(file.path()));
     let file = TempFile::new("idle.toml", "idle-timeout = 5\n");
     let c = run(&["-o", "idle_timeout=7", "--config", file.path()]).unwrap();
@@ -277,7 +280,7 @@ fn reload_rereads_the_file_under_the_same_command_line() {
     let c = run(&["--config", file.path(), "-p", "2"]).unwrap();
     std::fs::write(&file.0, "memory-limit = 16\nport = 3\n").unwrap();
     let reloaded = reload(&c).unwrap();
-    assert_eq!((reloaded.memory_limit_mib, reloaded.port), (16, 2));
+    assert_eq!((reloaded.memory_limit_mib, reloaded.port.number()), (16, 2));
     std::fs::write(&file.0, "memory-limit = 0\n").unwrap();
     assert!(reload(&c).is_err());
 }
@@ -377,7 +380,7 @@ fn ports_know_whether_they_were_named() {
     assert_eq!(defaults(&run(&["--resp-port", "6380"]).unwrap()), (true, false));
     // -U without -p moves the TCP port: that port was asked for. -U 0 asks for none.
     let c = run(&["-U", "21211"]).unwrap();
-    assert_eq!((c.port, defaults(&c)), (21211, (false, true)));
+    assert_eq!((c.port.number(), defaults(&c)), (21211, (false, true)));
     assert_eq!(defaults(&run(&["-U", "0"]).unwrap()), (true, true));
     // A file naming the default value names it all the same.
     let file = TempFile::new("named.toml", "port = 11211\nresp-port = 6379\n");
@@ -388,7 +391,7 @@ fn ports_know_whether_they_were_named() {
 fn only_named_ports_must_differ() {
     // The Redis default that -p takes is skipped at start, not refused here.
     let c = run(&["-p", "6379"]).unwrap();
-    assert_eq!((c.port, c.resp_port, c.resp_port_is_default), (6379, 6379, true));
+    assert_eq!((c.port.number(), c.resp_port, c.resp_port_is_default), (6379, 6379, true));
     assert!(run(&["--resp-port", "11211"]).is_ok());
     let both = run(&["-p", "6379", "--resp-port", "6379"]).unwrap_err();
     assert_eq!(both, "--resp-port and -p must differ");

@@ -39,7 +39,7 @@ const fn row(
 
 /// memcached 1.6's flags, in the order of its `-h`, then bad values of accepted ones.
 const MEMCACHED_FLAGS: &[Flag] = &[
-    row('p', Some("port"), Some("11212"), Sets(|c| c.port == 11212)),
+    row('p', Some("port"), Some("11212"), Sets(|c| c.port.number() == 11212)),
     row('U', Some("udp-port"), Some("0"), Sets(|c| c.warnings.is_empty())),
     row('s', Some("unix-socket"), Some("/tmp/mc.sock"), Sets(|c| c.unix_socket.is_some())),
     row('a', Some("unix-mask"), Some("770"), Sets(|c| c.unix_mask == 0o770)),
@@ -98,7 +98,12 @@ const MEMCACHED_FLAGS: &[Flag] = &[
     row('o', Some("extended"), Some("ext_path=/d:1G"), Warns("ext_path")),
     row('N', Some("napi_ids"), Some("2"), Warns("-N/--napi_ids")),
     // Values that memcached takes and Spinel refuses, or that neither takes.
-    row('U', Some("udp-port"), Some("11311"), Sets(|c| c.udp_port == 11311 && c.port == 11311)),
+    row(
+        'U',
+        Some("udp-port"),
+        Some("11311"),
+        Sets(|c| c.udp_port.number() == 11311 && c.port.number() == 11311),
+    ),
     row('U', Some("udp-port"), Some("notaport"), Refused("'notaport'")),
     row('B', Some("protocol"), Some("binary"), Sets(|c| c.protocol == "binary")),
     row('I', Some("max-item-size"), Some("512"), Refused("'512'")),

@@ -32,6 +32,65 @@ impl Serialize for Positive {
     }
 }
 
+/// memcached's `-p` and `-U`: a port, `0` for none (that transport is off) or `-1` for one
+/// the kernel picks (memcached's ephemeral port; `MEMCACHED_PORT_FILENAME` tells which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McPort {
+    Off,
+    Ephemeral,
+    Port(u16),
+}
+
+impl McPort {
+    /// The port to bind (0: the kernel picks), or None when off.
+    pub fn bind_port(self) -> Option<u16> {
+        match self {
+            McPort::Off => None,
+            McPort::Ephemeral => Some(0),
+            McPort::Port(port) => Some(port),
+        }
+    }
+
+    pub fn is_on(self) -> bool {
+        self != McPort::Off
+    }
+
+    /// As memcached's `stats settings` and the command line write it.
+    pub fn number(self) -> i32 {
+        match self {
+            McPort::Off => 0,
+            McPort::Ephemeral => -1,
+            McPort::Port(port) => i32::from(port),
+        }
+    }
+}
+
+impl FromStr for McPort {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.parse::<i32>() {
+            Ok(-1) => Ok(McPort::Ephemeral),
+            Ok(0) => Ok(McPort::Off),
+            Ok(port) => u16::try_from(port)
+                .map(McPort::Port)
+                .map_err(|_| format!("{text} is not in -1..=65535 (-1: any free port, 0: off)")),
+            Err(_) => Err(format!("'{text}' is not a port number")),
+        }
+    }
+}
+
+impl fmt::Display for McPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+impl Serialize for McPort {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.number())
+    }
+}
+
 /// `-l`: addresses, comma-separated; the text is kept for `stats settings` and the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listen {

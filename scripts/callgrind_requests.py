@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Instructions the server executes per request, by callgrind: deterministic where wall-clock
+benchmarks on two shared cores are not, so a refactoring can be checked row by row.
+
+    scripts/callgrind_requests.py BIN [BIN ...] [--rows mc-get,resp-get,...] [--small 4000]
+        [--large 12000] [--repeat 1]
+
+For each binary and row: the server runs under `valgrind --tool=callgrind` with one worker
+(`-t 1`), the row's setup runs, the counters are zeroed (callgrind_control -z), then `--small`
+requests go (pipelined 100 at a time, every reply read) and the counters are dumped; a second
+run does `--large` requests. Instructions per request are (Ir(large) - Ir(small)) / (large -
+small): start-up, setup and the fixed cost of a phase cancel out; idle ticks (about 1.6 M
+instructions a second under valgrind) are the noise left.
+Binaries are run in turn (A, B, A, B ...) with --repeat; the table shows each row's median and
+the ratio to the first binary.
+"""
+
+import argparse
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PIPELINE = 100
+VALUE = b"v" * 32
+
+
+def resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        arg = arg if isinstance(arg, bytes) else str(arg).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
+    return b"".join(out)
+
+
+def mc_get_setup():
+    return [b"set key 0 0 32\r\n" + VALUE + b"\r\n"]
+
+
+def hash100_setup():
+    args = ["HSET", "big"]
+    for i in range(100):
+        args += [f"f{i}", "v" * 16]
+    return [resp(*args)]
+
+
+# name -> (port kind, setup requests, request i -> bytes, bytes a reply to one request ends with)
+ROWS = {
+    "mc-get": ("mc", mc_get_setup, lambda i: b"get key\r\n", b"END\r\n"),
+    "mc-set": ("mc", lambda: [], lambda i: b"set k%d 0 0 32\r\n%s\r\n" % (i, VALUE), b"\r\n"),
+    "resp-get": ("resp", lambda: [resp("SET", "key", VALUE)], lambda i: resp("GET", "key"), None),
+    "resp-set": ("resp", lambda: [], lambda i: resp("SET", f"k{i}", VALUE), None),
+    "hset-new": ("resp", lambda: [], lambda i: resp("HSET", f"h{i}", "f", "v"), None),
+    "hset-100": ("resp", hash100_setup, lambda i: resp("HSET", "big", f"f{i % 100}", i), None),
+    "zadd": ("resp", lambda: [], lambda i: resp("ZADD", "z", i, f"m{i % 100}"), None),
+    "lpush": ("resp", lambda: [], lambda i: resp("LPUSH", "l", "v" * 16), None),
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, deadline_secs=90):
+    end = time.time() + deadline_secs
+    while time.time() < end:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=60)
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"server on {port} did not come up")
+
+
+def count_replies(buf, kind):
+    """Complete replies at the front of buf: (count, bytes consumed). RESP replies here are
+    one line each (+OK, :n, $n + data); memcached ones end with END or STORED."""
+    count, pos = 0, 0
+    while True:
+        end = buf.find(b"\r\n", pos)
+        if end < 0:
+            return count, pos
+        line = buf[pos:end]
+        nxt = end + 2
+        if kind == "resp" and line.startswith(b"$") and line != b"$-1":
+            size = int(line[1:])
+            if len(buf) < nxt + size + 2:
+                return count, pos
+            nxt += size + 2
+        if kind == "mc" and line.startswith(b"VALUE "):
+            size = int(line.split()[3])
+            if len(buf) < nxt + size + 2:
+                return count, pos
+            pos = nxt + size + 2
+            continue
+        count += 1
+        pos = nxt
+
+
+def drive(sock, kind, requests):
+    pending, buf = 0, b""
+    for start in range(0, len(requests), PIPELINE):
+        batch = requests[start:start + PIPELINE]
+        sock.sendall(b"".join(batch))
+        pending += len(batch)
+        while pending:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("server closed the connection")
+            buf += chunk
+            done, used = count_replies(buf, kind)
+            buf = buf[used:]
+            pending -= done
+
+
+def control(pid, flag):
+    """callgrind_control -z (zero the counters) or -d (dump them to OUT.1); it returns once
+    the server has done it."""
+    subprocess.run(["callgrind_control", flag, str(pid)], check=True, timeout=120,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def measure(binary, row, requests):
+    kind, setup, request, _ = ROWS[row]
+    mc_port, resp_port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
+               "-t", "1", "-l", "127.0.0.1", "-p", str(mc_port), "--resp-port", str(resp_port),
+               "-U", "0", "-m", "1024"]
+        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            sock = wait_port(mc_port if kind == "mc" else resp_port)
+            drive(sock, kind, setup())
+            batch = [request(i) for i in range(requests)]
+            control(server.pid, "-z")
+            drive(sock, kind, batch)
+            control(server.pid, "-d")
+            sock.close()
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=120)
+        with open(out + ".1") as f:
+            totals = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+        return int(totals.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binaries", nargs="+")
+    ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--small", type=int, default=4000)
+    ap.add_argument("--large", type=int, default=12000)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    rows = args.rows.split(",")
+    per_request = {(b, r): [] for b in args.binaries for r in rows}
+    for _ in range(args.repeat):
+        for row in rows:
+            for binary in args.binaries:
+                small = measure(binary, row, args.small)
+                large = measure(binary, row, args.large)
+                value = (large - small) / (args.large - args.small)
+                per_request[(binary, row)].append(value)
+                print(f"{row:9} {binary}: {value:,.0f} Ir/request", file=sys.stderr, flush=True)
+    first = args.binaries[0]
+    print("| row | " + " | ".join(args.binaries) + " |")
+    print("|---|" + "---:|" * len(args.binaries))
+    for row in rows:
+        base = statistics.median(per_request[(first, row)])
+        cells = []
+        for binary in args.binaries:
+            value = statistics.median(per_request[(binary, row)])
+            cells.append(f"{value:,.0f}" + ("" if binary == first else f" ({value / base:.3f})"))
+        print(f"| {row} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
