@@ -6,7 +6,9 @@
 
 use proto_resp::{args::parse_i64, error};
 
-use super::{change_set, edit_of, large, splice, with_set, Ctx, Member, SetView, Work};
+use super::{
+    change_set, edit_of, large, splice, with_set, Ctx, Member, ReplyMember, SetView, Work,
+};
 use crate::resp::pick::{distinct, random_below};
 use crate::resp::typed::Edit;
 

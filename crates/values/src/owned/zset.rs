@@ -44,12 +44,13 @@ impl Node {
 
 /// The sorted set order: score first (`-0` equals `0`; never NaN), then the member's
 /// bytes as `memcmp` compares them.
-pub(crate) fn order(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Ordering {
+#[inline]
+pub fn order(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Ordering {
     a_score.partial_cmp(&b_score).unwrap_or(Ordering::Equal).then_with(|| a_member.cmp(b_member))
 }
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ZSetValue {
+pub struct ZSetValue {
     table: HashTable<Node>,
     blocks: Vec<Vec<Node>>,
     /// Fenwick tree over the blocks' lengths (1-based: `tree[0]` is unused).
@@ -59,7 +60,8 @@ pub(crate) struct ZSetValue {
 
 impl ZSetValue {
     /// A set of entries given in order, no member twice.
-    pub(crate) fn from_sorted<'a>(entries: impl IntoIterator<Item = (f64, &'a [u8])>) -> Self {
+    #[inline]
+    pub fn from_sorted<'a>(entries: impl IntoIterator<Item = (f64, &'a [u8])>) -> Self {
         let mut set = ZSetValue::default();
         let mut block = Vec::with_capacity(BLOCK_MAX);
         for (score, member) in entries {
@@ -77,17 +79,20 @@ impl ZSetValue {
         set
     }
 
-    pub(crate) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.table.len()
     }
 
-    pub(crate) fn score(&self, member: &[u8]) -> Option<f64> {
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
         let hash = self.hasher.hash_one(member);
         self.table.find(hash, |node| *node.member == *member).map(|node| node.score)
     }
 
     /// Sets `member`'s score, adding it if new; its old score, if it had one.
-    pub(crate) fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+    #[inline]
+    pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         let score = canonical(score);
         let old = self.score(member);
         let member: Arc<[u8]> = match old {
@@ -105,7 +110,8 @@ impl ZSetValue {
     }
 
     /// Removes `member`; its score, if it was there.
-    pub(crate) fn remove(&mut self, member: &[u8]) -> Option<f64> {
+    #[inline]
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let hash = self.hasher.hash_one(member);
         let entry = self.table.find_entry(hash, |node| *node.member == *member).ok()?;
         let (node, _) = entry.remove();
@@ -114,14 +120,16 @@ impl ZSetValue {
     }
 
     /// `member`'s rank (0 for the lowest) and score.
-    pub(crate) fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
+    #[inline]
+    pub fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
         let score = self.score(member)?;
         let (block, at) = self.locate(score, member);
         Some((self.prefix(block) + at, score))
     }
 
     /// The entry at `rank` (below [`ZSetValue::len`]).
-    pub(crate) fn get(&self, rank: usize) -> (f64, &[u8]) {
+    #[inline]
+    pub fn get(&self, rank: usize) -> (f64, &[u8]) {
         let (block, at) = self.find(rank);
         let node = &self.blocks[block][at];
         (node.score, &node.member)
@@ -129,7 +137,8 @@ impl ZSetValue {
 
     /// The number of entries, from the lowest, for which `pred` holds (it must hold for
     /// a prefix of the order and not after it).
-    pub(crate) fn partition_point(&self, mut pred: impl FnMut(f64, &[u8]) -> bool) -> usize {
+    #[inline]
+    pub fn partition_point(&self, mut pred: impl FnMut(f64, &[u8]) -> bool) -> usize {
         let mut holds = |node: &Node| pred(node.score, &node.member);
         let block = self.blocks.partition_point(|b| holds(b.last().expect("blocks are not empty")));
         match self.blocks.get(block) {
@@ -139,14 +148,16 @@ impl ZSetValue {
     }
 
     /// The entries from `rank` upward, in order.
-    pub(crate) fn iter_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
         let (block, at) = if rank < self.len() { self.find(rank) } else { (self.blocks.len(), 0) };
         let nodes = self.blocks[block..].iter().flatten().skip(at);
         nodes.map(|node| (node.score, &node.member[..]))
     }
 
     /// The entries from `rank` downward (`rank` included, below [`ZSetValue::len`]).
-    pub(crate) fn iter_down_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter_down_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
         let (block, at) = self.find(rank);
         let skip = self.blocks[block].len() - 1 - at;
         let nodes = self.blocks[..=block].iter().rev().flat_map(|b| b.iter().rev()).skip(skip);
@@ -154,12 +165,14 @@ impl ZSetValue {
     }
 
     /// Every entry, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = (f64, &[u8])> {
         self.iter_from(0)
     }
 
     /// Removes the entries at `ranks` and returns them, in order.
-    pub(crate) fn remove_ranks(&mut self, ranks: Range<usize>) -> Vec<(f64, Box<[u8]>)> {
+    #[inline]
+    pub fn remove_ranks(&mut self, ranks: Range<usize>) -> Vec<(f64, Box<[u8]>)> {
         if ranks.is_empty() {
             return Vec::new();
         }
@@ -330,7 +343,8 @@ fn canonical(score: f64) -> f64 {
 /// a pointer each, at the table's load and a block's usual fill) and its shared allocation
 /// (two counts, the bytes, the allocator's header and rounding), and a quarter more, as
 /// for a list element.
-pub(crate) fn zset_member_bytes(len: usize) -> usize {
+#[inline]
+pub fn zset_member_bytes(len: usize) -> usize {
     const SLOTS_BYTES: usize = 36 + 32;
     let allocation = (16 + len + MALLOC_HEADER_BYTES).next_multiple_of(16);
     let bytes = SLOTS_BYTES + allocation.max(32);

@@ -17,7 +17,7 @@
 //! its last field expires, as Redis deletes it. The header's low bit then says so, and the
 //! two varints record the expiry set (`set_ms`) and the key's own one before it (`user_ms`,
 //! 0 for none): if the key's expiry is no longer `set_ms`, EXPIRE or PERSIST changed it and
-//! the new one is the key's own (see `super::key_expiry`).
+//! the new one is the key's own (see exec's `hash::key_expiry`).
 //!
 //! A field whose time has come is left out when the value is read ([`decode`]) and so is
 //! gone from the next encoding written: expired fields are invisible to every command and
@@ -29,11 +29,15 @@ use std::{
     mem,
 };
 
-use super::super::typed::{put_entry, Entries};
+use crate::{
+    entries::{put_entry, Entries},
+    owned::HashValue,
+    varint::{put as put_varint, read as read_varint},
+};
 
 /// One live field of a hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Field<'a> {
+pub struct Field<'a> {
     pub name: Cow<'a, [u8]>,
     pub value: Cow<'a, [u8]>,
     /// Unix milliseconds after which the field is gone; `None` for a persistent field.
@@ -41,7 +45,6 @@ pub(super) struct Field<'a> {
 }
 
 impl<'a> Field<'a> {
-    #[cfg(test)]
     pub fn new(name: &'a [u8], value: &'a [u8]) -> Field<'a> {
         Field { name: Cow::Borrowed(name), value: Cow::Borrowed(value), expire_at_ms: None }
     }
@@ -50,14 +53,14 @@ impl<'a> Field<'a> {
 /// The key expiry a hash set itself because all its fields expire, and the key's own
 /// expiry at that time (Unix milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct KeyExpiry {
+pub struct KeyExpiry {
     pub set_ms: u64,
     pub user_ms: Option<u64>,
 }
 
 /// A decoded hash: its live fields in the encoding's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Fields<'a> {
+pub struct Fields<'a> {
     pub list: Vec<Field<'a>>,
     /// Whether fields that had expired were left out (the value should be rewritten).
     pub dropped: bool,
@@ -108,7 +111,7 @@ impl<'a> Fields<'a> {
 /// The fields a command names, located in one pass over the hash (a map of the names),
 /// so a command naming m fields of an n-field hash costs O(n + m), not O(n * m).
 /// Removals only mark fields; [`Batch::finish`] drops them, keeping the order.
-pub(super) struct Batch<'n> {
+pub struct Batch<'n> {
     at: HashMap<&'n [u8], usize>,
     gone: Vec<bool>,
 }
@@ -222,7 +225,8 @@ impl<'e> Iterator for Raw<'e> {
 }
 
 /// Reads an encoding, leaving out the fields whose expiry is at or before `now_ms`.
-pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
+#[inline]
+pub fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
     let (key_expiry, raw) = Raw::open(encoded);
     let mut fields = Fields { key_expiry, ..Fields::default() };
     for (name, value, expire_at_ms) in raw {
@@ -238,7 +242,8 @@ pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
 
 /// The value of live field `name`, read in place: for the one-field reads (HGET,
 /// HEXISTS, HSTRLEN, HMGET), which need not decode the whole hash.
-pub(super) fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<&'e [u8]> {
+#[inline]
+pub fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<&'e [u8]> {
     let (_, mut raw) = Raw::open(encoded);
     let (_, value, expiry) = raw.find(|(field, _, _)| *field == name)?;
     expiry.is_none_or(|at_ms| at_ms > now_ms).then_some(value)
@@ -246,7 +251,8 @@ pub(super) fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<
 
 /// Writes `fields` in the layout above: the expiring ones first, by expiry (a stable
 /// sort, so equal times keep their order), then the others in their order.
-pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
+#[inline]
+pub fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
     let size: usize = fields.iter().map(|f| f.name.len() + f.value.len() + 4).sum();
     let mut out = Vec::with_capacity(size + 1);
     let mut expiring: Vec<&Field<'_>> =
@@ -273,7 +279,7 @@ pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec
 /// (and key expiry), the expiring fields it counts in order of their times, then whole
 /// field-value pairs to the end; at least one field, no name twice (a snapshot's hashes
 /// are checked so before any is restored).
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
+pub fn is_valid(encoded: &[u8]) -> bool {
     let Some((header, used)) = read_varint(encoded) else { return false };
     let mut rest = &encoded[used..];
     if header & 1 == 1 {
@@ -305,7 +311,8 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
 /// field's value entry replaced in place, or the field appended (insertion order), with no
 /// decoding. Returns the new encoding and whether the field is new; `None` when the hash
 /// has expiring fields (or is malformed) and must take the decoding path.
-pub(super) fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
+#[inline]
+pub fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
     let (&0, body) = encoded.split_first()? else { return None };
     let offset = |entries: &Entries<'_>| body.len() - entries.rest().len();
     let mut entries = Entries::new(body);
@@ -329,24 +336,36 @@ pub(super) fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(V
     Some((out, true))
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
+/// The value kept outside the store for a large hash's encoding.
+pub fn own(encoded: &[u8]) -> HashValue {
+    let fields = decode(encoded, 0);
+    let mut hash = HashValue::default();
+    hash.key_expiry = fields.key_expiry.map(|KeyExpiry { set_ms, user_ms }| (set_ms, user_ms));
+    hash.reserve(fields.list.len());
+    for field in fields.list {
+        if let Some(at_ms) = field.expire_at_ms {
+            hash.expire_at_ms.insert(Box::from(&*field.name), at_ms);
+        }
+        hash.insert(&field.name, &field.value);
     }
-    out.push(n as u8);
+    hash
 }
 
-/// A LEB128 varint at the start of `bytes` and the bytes it used.
-fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut n = 0u64;
-    for (index, &byte) in bytes.iter().enumerate().take(10) {
-        n |= u64::from(byte & 0x7f) << (7 * index);
-        if byte & 0x80 == 0 {
-            return Some((n, index + 1));
-        }
+/// The encoding of a hash kept outside the store; `None` when it has no field.
+pub fn encode_owned(hash: &HashValue) -> Option<Vec<u8>> {
+    if hash.len() == 0 {
+        return None;
     }
-    None
+    let list: Vec<Field<'_>> = hash
+        .iter()
+        .map(|(name, value)| Field {
+            name: Cow::Borrowed(name),
+            value: Cow::Borrowed(value),
+            expire_at_ms: hash.expire_at_ms.get(name).copied(),
+        })
+        .collect();
+    let key_expiry = hash.key_expiry.map(|(set_ms, user_ms)| KeyExpiry { set_ms, user_ms });
+    Some(encode(&list, key_expiry))
 }
 
 #[cfg(test)]
