@@ -45,6 +45,7 @@ pub struct Field<'a> {
 }
 
 impl<'a> Field<'a> {
+    #[inline]
     pub fn new(name: &'a [u8], value: &'a [u8]) -> Field<'a> {
         Field { name: Cow::Borrowed(name), value: Cow::Borrowed(value), expire_at_ms: None }
     }
@@ -70,25 +71,30 @@ pub struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// The index of field `name`.
+    #[inline]
     pub fn find(&self, name: &[u8]) -> Option<usize> {
         self.list.iter().position(|field| *field.name == *name)
     }
 
     /// The value of field `name`.
+    #[inline]
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
         self.find(name).map(|index| &*self.list[index].value)
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
     /// Sets `name` to `value` (HSET: any expiry of the field is dropped unless
     /// `keep_ttl`). Returns whether the field is new; a new field goes last.
+    #[inline]
     pub fn set(&mut self, name: &[u8], value: Cow<'a, [u8]>, keep_ttl: bool) -> bool {
         match self.find(name) {
             Some(index) => {
@@ -117,6 +123,7 @@ pub struct Batch<'n> {
 }
 
 impl<'n> Batch<'n> {
+    #[inline]
     pub fn new(fields: &Fields<'_>, names: impl IntoIterator<Item = &'n [u8]>) -> Batch<'n> {
         let mut at: HashMap<&[u8], usize> = names.into_iter().map(|n| (n, usize::MAX)).collect();
         for (index, field) in fields.list.iter().enumerate() {
@@ -129,11 +136,13 @@ impl<'n> Batch<'n> {
     }
 
     /// The index of field `name` (one of the names given).
+    #[inline]
     pub fn find(&self, name: &[u8]) -> Option<usize> {
         self.at.get(name).copied()
     }
 
     /// As [`Fields::set`]; returns whether the field is new.
+    #[inline]
     pub fn set<'a>(
         &mut self,
         fields: &mut Fields<'a>,
@@ -157,6 +166,7 @@ impl<'n> Batch<'n> {
     }
 
     /// Removes field `name`; returns its value if it was there.
+    #[inline]
     pub fn remove<'a>(&mut self, fields: &mut Fields<'a>, name: &[u8]) -> Option<Cow<'a, [u8]>> {
         let index = self.at.remove(name)?;
         self.gone[index] = true;
@@ -164,6 +174,7 @@ impl<'n> Batch<'n> {
     }
 
     /// Drops the removed fields; the last call on a batch.
+    #[inline]
     pub fn finish(self, fields: &mut Fields<'_>) {
         if self.gone.contains(&true) {
             let mut gone = self.gone.iter();
@@ -207,6 +218,7 @@ impl<'e> Raw<'e> {
 impl<'e> Iterator for Raw<'e> {
     type Item = (&'e [u8], &'e [u8], Option<u64>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let mut entries = Entries::new(self.rest);
         let (name, value) = (entries.next()?, entries.next()?);
@@ -279,6 +291,7 @@ pub fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
 /// (and key expiry), the expiring fields it counts in order of their times, then whole
 /// field-value pairs to the end; at least one field, no name twice (a snapshot's hashes
 /// are checked so before any is restored).
+#[inline]
 pub fn is_valid(encoded: &[u8]) -> bool {
     let Some((header, used)) = read_varint(encoded) else { return false };
     let mut rest = &encoded[used..];
@@ -337,6 +350,7 @@ pub fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>,
 }
 
 /// The value kept outside the store for a large hash's encoding.
+#[inline]
 pub fn own(encoded: &[u8]) -> HashValue {
     let fields = decode(encoded, 0);
     let mut hash = HashValue::default();
@@ -352,6 +366,7 @@ pub fn own(encoded: &[u8]) -> HashValue {
 }
 
 /// The encoding of a hash kept outside the store; `None` when it has no field.
+#[inline]
 pub fn encode_owned(hash: &HashValue) -> Option<Vec<u8>> {
     if hash.len() == 0 {
         return None;

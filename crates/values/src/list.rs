@@ -48,6 +48,7 @@ impl<'a> List<'a> {
     }
 
     /// All elements, head first, borrowed from the value.
+    #[inline]
     pub fn elements(&self) -> Vec<&'a [u8]> {
         // Each element takes at least a byte: a count past the body's bytes is a lie that
         // must not size an allocation.
@@ -86,6 +87,7 @@ pub enum End {
 }
 
 /// The encoding of `elements` (head first); `None` for an empty list, which is not stored.
+#[inline]
 pub fn encode<'e>(elements: impl ExactSizeIterator<Item = &'e [u8]>) -> Option<Vec<u8>> {
     let len = elements.len();
     if len == 0 {
@@ -148,6 +150,7 @@ pub fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>, Option
 /// Whether `value` is a list as [`encode`] and [`push`] write it: a count, then exactly
 /// that many whole entries, at least one (a snapshot's lists are checked so before any is
 /// restored).
+#[inline]
 pub fn is_valid(value: &[u8]) -> bool {
     let Some((len, used)) = varint::read_usize(value) else { return false };
     let mut entries = Entries::new(&value[used..]);
@@ -163,11 +166,13 @@ pub fn is_valid(value: &[u8]) -> bool {
 
 /// The encoding of a list kept outside the store ([`crate::owned`]), for the commands that work
 /// on encodings; `None` when it is empty.
+#[inline]
 pub fn encode_owned(list: &VecDeque<Box<[u8]>>) -> Option<Vec<u8>> {
     encode(list.iter().map(|element| &element[..]))
 }
 
 /// A list to keep outside the store, from its encoding.
+#[inline]
 pub fn decode_owned(value: &[u8]) -> VecDeque<Box<[u8]>> {
     List::parse(value).iter().map(Box::from).collect()
 }

@@ -24,6 +24,7 @@ pub fn member_hash(bytes: &[u8]) -> u64 {
 /// cursor, and the cursor that follows it (0 at the end): the smallest hashes (found in
 /// linear time), `count` of them or `len / PAGES_MAX` if more, and any others equal to the
 /// largest of them (members sharing a hash share a page).
+#[inline]
 pub fn page<T>(mut rest: Vec<(u64, T)>, count: usize, len: usize) -> (u64, Vec<T>) {
     let page_len = count.max(len / PAGES_MAX).max(1);
     if rest.len() <= page_len {
@@ -46,6 +47,7 @@ pub fn page<T>(mut rest: Vec<(u64, T)>, count: usize, len: usize) -> (u64, Vec<T
 /// Redis 7.0 reads a collection scan's cursor with `strtoul` (`parseScanCursorOrReply`):
 /// an optional sign (a negative number wraps, so `-1` is the largest cursor), digits,
 /// nothing after; an empty string is 0; a leading space or an overflow is refused.
+#[inline]
 pub fn parse_cursor(text: &[u8]) -> Option<u64> {
     let (negative, digits) = match text.split_first() {
         None => return Some(0),

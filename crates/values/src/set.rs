@@ -63,6 +63,7 @@ impl<'a> Member<'a> {
         }
     }
 
+    #[inline]
     pub fn to_vec(self) -> Vec<u8> {
         self.text(&mut IntText::default()).to_vec()
     }
@@ -115,6 +116,7 @@ impl<'a> SetView<'a> {
     }
 
     /// Where `n` is or would go in an integer set's body, as a member index.
+    #[inline]
     pub fn lower_bound(width: usize, body: &[u8], n: i64) -> usize {
         let (mut low, mut high) = (0, body.len() / width);
         while low < high {
@@ -160,6 +162,7 @@ impl<'a> SetView<'a> {
     }
 
     /// The members in stored order.
+    #[inline]
     pub fn iter(&self) -> Members<'a> {
         match *self {
             SetView::Ints { width, body } => Members::Ints { width, body, index: 0 },
@@ -168,6 +171,7 @@ impl<'a> SetView<'a> {
     }
 
     /// A way to test membership many times: a hash of a big strings set's entries.
+    #[inline]
     pub fn lookup(&self) -> Lookup<'a> {
         match *self {
             SetView::Strings { count, entries } if count > LINEAR_LOOKUP_MAX => {
@@ -195,6 +199,7 @@ pub enum Lookup<'a> {
 }
 
 impl Lookup<'_> {
+    #[inline]
     pub fn contains(&self, member: Member<'_>) -> bool {
         match self {
             Lookup::View(view) => view.contains(member),
@@ -213,6 +218,7 @@ pub enum Members<'a> {
 impl<'a> Iterator for Members<'a> {
     type Item = Member<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Member<'a>> {
         match self {
             Members::Ints { width, body, index } => {
@@ -239,6 +245,7 @@ pub struct Work<'a> {
 }
 
 impl<'a> Work<'a> {
+    #[inline]
     pub fn decode(encoded: Option<&'a [u8]>) -> Work<'a> {
         let mut work = Work::default();
         if let Some(encoded) = encoded {
@@ -247,11 +254,13 @@ impl<'a> Work<'a> {
         work
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.ints.len() + self.others.len()
     }
 
     /// Adds the members not already present; returns how many that was.
+    #[inline]
     pub fn add_all<'m: 'a>(&mut self, members: impl IntoIterator<Item = Member<'m>>) -> usize {
         let before = self.len();
         let sorted_len = self.ints.len();
@@ -274,6 +283,7 @@ impl<'a> Work<'a> {
     }
 
     /// Removes the members present; returns how many that was.
+    #[inline]
     pub fn remove_all<'m>(&mut self, members: impl IntoIterator<Item = Member<'m>>) -> usize {
         let before = self.len();
         let (mut ints, mut others) = (HashSet::new(), HashSet::new());
@@ -294,12 +304,14 @@ impl<'a> Work<'a> {
     }
 
     /// The members in the order they are stored in.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = Member<'a>> + '_ {
         let ints = self.ints.iter().map(|&n| Member::Int(n));
         ints.chain(self.others.iter().map(|&bytes| Member::Bytes(bytes)))
     }
 
     /// The member at `index` of [`Work::iter`]'s order.
+    #[inline]
     pub fn nth(&self, index: usize) -> Member<'a> {
         match self.ints.get(index) {
             Some(&n) => Member::Int(n),
@@ -308,6 +320,7 @@ impl<'a> Work<'a> {
     }
 
     /// The stored form; `None` for an empty set, which Redis deletes.
+    #[inline]
     pub fn encode(&self) -> Option<Vec<u8>> {
         if self.len() == 0 {
             return None;
@@ -328,6 +341,7 @@ impl<'a> Work<'a> {
 /// one width, strictly ascending; or a count and exactly that many whole entries, no two
 /// equal. At least one member either way (a snapshot's sets are checked so before any is
 /// restored).
+#[inline]
 pub fn is_valid(encoded: &[u8]) -> bool {
     match encoded.split_first() {
         Some((&TAG_STRINGS, rest)) => {
@@ -356,6 +370,7 @@ pub fn is_valid(encoded: &[u8]) -> bool {
 }
 
 /// The bytes `n` takes in the integer encoding.
+#[inline]
 pub fn int_width(n: i64) -> usize {
     if i16::try_from(n).is_ok() {
         2
@@ -377,6 +392,7 @@ fn encode_ints(ints: &[i64]) -> Vec<u8> {
 }
 
 /// The value kept outside the store for a large set's encoding.
+#[inline]
 pub fn own(encoded: &[u8]) -> SetValue {
     let mut set = SetValue::default();
     let mut buf = IntText::default();
@@ -387,6 +403,7 @@ pub fn own(encoded: &[u8]) -> SetValue {
 }
 
 /// The encoding of a set kept outside the store; `None` when it is empty.
+#[inline]
 pub fn encode_owned(set: &SetValue) -> Option<Vec<u8>> {
     let mut work = Work::default();
     work.add_all(set.iter().map(Member::of));

@@ -72,6 +72,7 @@ pub fn put(out: &mut Vec<u8>, entry: &Entry<'_>) {
 }
 
 /// Encodes entries that are already in order.
+#[inline]
 pub fn encode<'e, 'a: 'e>(entries: impl IntoIterator<Item = &'e Entry<'a>>) -> Vec<u8> {
     let mut out = Vec::new();
     entries.into_iter().for_each(|entry| put(&mut out, entry));
@@ -79,6 +80,7 @@ pub fn encode<'e, 'a: 'e>(entries: impl IntoIterator<Item = &'e Entry<'a>>) -> V
 }
 
 /// Encodes entries in any order (no member twice).
+#[inline]
 pub fn encode_unsorted(mut entries: Vec<Entry<'_>>) -> Vec<u8> {
     entries.sort_by(order);
     encode(&entries)
@@ -91,26 +93,31 @@ pub struct ZSet<'a> {
 }
 
 impl<'a> ZSet<'a> {
+    #[inline]
     pub fn decode(encoded: &'a [u8]) -> ZSet<'a> {
         ZSet { entries: iter(encoded).collect() }
     }
 
     /// Decodes `encoded` when the key exists; an absent key is an empty set.
+    #[inline]
     pub fn decode_or_empty(encoded: Option<&'a [u8]>) -> ZSet<'a> {
         encoded.map(ZSet::decode).unwrap_or_default()
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Members to scores, for commands that look up many members.
+    #[inline]
     pub fn index(&self) -> HashMap<&'a [u8], f64> {
         self.entries.iter().map(|e| (e.member, e.score)).collect()
     }
 
     /// The encoding after taking out `removed` and putting in `added` (in any order, no
     /// member twice, none of them still present unless in `removed`): one merge pass.
+    #[inline]
     pub fn rebuild(&self, removed: &HashSet<&[u8]>, mut added: Vec<Entry<'_>>) -> Vec<u8> {
         added.sort_by(order);
         let kept = self.entries.iter().filter(|e| !removed.contains(e.member));
@@ -130,6 +137,7 @@ impl<'a> ZSet<'a> {
 /// Whether `encoded` is a sorted set as [`encode`] writes it: whole records, at least one,
 /// in strictly ascending order, no member twice, no NaN and no `-0` score (a snapshot's
 /// sorted sets are checked so before any is restored).
+#[inline]
 pub fn is_valid(encoded: &[u8]) -> bool {
     let mut walk = iter(encoded);
     let (mut members, mut previous) = (HashSet::new(), None::<Entry<'_>>);
@@ -197,11 +205,13 @@ pub fn replace(encoded: &[u8], remove: Option<Range<usize>>, entry: Option<&Entr
 }
 
 /// The value kept outside the store for a large sorted set's encoding.
+#[inline]
 pub fn own(encoded: &[u8]) -> ZSetValue {
     ZSetValue::from_sorted(iter(encoded).map(|e| (e.score, e.member)))
 }
 
 /// The encoding of a sorted set kept outside the store; `None` when it is empty.
+#[inline]
 pub fn encode_owned(set: &ZSetValue) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     set.iter().for_each(|(score, member)| put(&mut out, &Entry { score, member }));

@@ -17,7 +17,7 @@ use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind
 
 use crate::owned::{self, encode_owned, own, Owned};
 
-use super::{config_kept::EncodingLimits, Ctx};
+use super::Ctx;
 
 /// The name TYPE answers for a kind.
 pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -27,28 +27,6 @@ pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
         ValueKind::Hash => b"hash",
         ValueKind::Set => b"set",
         ValueKind::ZSet => b"zset",
-    }
-}
-
-/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
-/// (a list is always a quicklist there) under the thresholds set (`*-max-listpack-*`,
-/// `set-max-intset-entries`).
-pub(super) fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
-    let (kind, value) = (item.value_kind(), item.value());
-    if item.is_owner() {
-        // Only values that Redis keeps unpacked move out of the store.
-        return match kind {
-            ValueKind::List => "quicklist",
-            ValueKind::ZSet => "skiplist",
-            _ => "hashtable",
-        };
-    }
-    match kind {
-        ValueKind::String => "raw",
-        ValueKind::List => "quicklist",
-        ValueKind::Hash => super::hash::encoding_name(value, limits),
-        ValueKind::Set => super::set::encoding_name(value, limits),
-        ValueKind::ZSet => super::zset::encoding_name(value, limits),
     }
 }
 
