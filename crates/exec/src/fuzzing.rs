@@ -18,7 +18,7 @@ use store::{Config, Expiry, ManualClock, Store, ValueKind};
 use values::rdb;
 
 use crate::{
-    owned::{encode_owned, own, valid_encoding as valid},
+    owned::{encode_owned, own, valid_encoding as valid_kind},
     resp::{self, cluster},
     snapshot, Counters, Settings, Shared,
 };
@@ -49,7 +49,7 @@ pub fn restore_payload(payload: &[u8]) -> Option<Value> {
     let value = rdb::load(payload)?;
     let (kind, stored) = cluster::to_stored(value.clone());
     if kind != ValueKind::String {
-        assert!(valid(kind, &stored), "RESTORE stored a damaged {kind:?}");
+        assert!(valid_kind(kind, &stored), "RESTORE stored a damaged {kind:?}");
         let again = encode_owned(&own(kind, &stored));
         assert_eq!(again.as_deref(), Some(&stored[..]), "the stored {kind:?} re-encodes");
     }
@@ -73,7 +73,7 @@ pub fn normalized(value: &Value) -> Value {
 /// Whether `value` is a collection encoding the commands write, for kind byte `kind`
 /// (1 list, 2 hash, 3 set, 4 sorted set, as a snapshot record names them).
 pub fn valid_encoding(kind: u8, value: &[u8]) -> bool {
-    valid(collection_kind(kind), value)
+    valid_kind(collection_kind(kind), value)
 }
 
 /// Reads `value` as a collection of kind byte `kind` with the decoders the commands use
@@ -85,7 +85,7 @@ pub fn decode_any(kind: u8, value: &[u8]) -> bool {
     let valid = valid_encoding(kind, value);
     // (A valid hash whose fields have all expired reads as empty: no encoding.)
     if let Some(encoded) = encoded.filter(|_| valid) {
-        assert!(valid(kind_of, &encoded), "a valid {kind_of:?} re-encodes");
+        assert!(valid_kind(kind_of, &encoded), "a valid {kind_of:?} re-encodes");
     }
     valid
 }

@@ -368,7 +368,7 @@ pub fn own(encoded: &[u8]) -> HashValue {
 /// The encoding of a hash kept outside the store; `None` when it has no field.
 #[inline]
 pub fn encode_owned(hash: &HashValue) -> Option<Vec<u8>> {
-    if hash.len() == 0 {
+    if hash.is_empty() {
         return None;
     }
     let list: Vec<Field<'_>> = hash

@@ -41,6 +41,11 @@ impl<'a> List<'a> {
         self.len
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The elements, head first.
     #[inline]
     pub fn iter(&self) -> Entries<'a> {
@@ -107,7 +112,8 @@ pub fn push(list: Option<List<'_>>, end: End, elements: &[&[u8]]) -> Vec<u8> {
     let (old_len, old_body) = list.map_or((0, &[][..]), |list| (list.len, list.body));
     let added: usize = elements.iter().map(|e| e.len() + 3).sum();
     let mut out = Vec::with_capacity(old_body.len() + added + 4);
-    varint::put_usize(&mut out, old_len + elements.len());
+    // (Saturating: a damaged count, never stored, must not overflow.)
+    varint::put_usize(&mut out, old_len.saturating_add(elements.len()));
     if end == End::Tail {
         out.extend_from_slice(old_body);
         elements.iter().for_each(|element| put_entry(&mut out, element));

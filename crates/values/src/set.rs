@@ -106,6 +106,11 @@ impl<'a> SetView<'a> {
     }
 
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
     fn int_at(width: usize, body: &[u8], index: usize) -> i64 {
         let bytes = &body[index * width..(index + 1) * width];
         match width {
@@ -259,6 +264,11 @@ impl<'a> Work<'a> {
         self.ints.len() + self.others.len()
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Adds the members not already present; returns how many that was.
     #[inline]
     pub fn add_all<'m: 'a>(&mut self, members: impl IntoIterator<Item = Member<'m>>) -> usize {
@@ -322,7 +332,7 @@ impl<'a> Work<'a> {
     /// The stored form; `None` for an empty set, which Redis deletes.
     #[inline]
     pub fn encode(&self) -> Option<Vec<u8>> {
-        if self.len() == 0 {
+        if self.is_empty() {
             return None;
         }
         if self.others.is_empty() {

@@ -109,6 +109,11 @@ impl<'a> ZSet<'a> {
         self.entries.len()
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Members to scores, for commands that look up many members.
     #[inline]
     pub fn index(&self) -> HashMap<&'a [u8], f64> {

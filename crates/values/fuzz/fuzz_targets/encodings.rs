@@ -48,7 +48,8 @@ fn read_list(value: &[u8]) -> owned::Value {
     assert!(elements.len() <= value.len());
     let _ = (list.at_end(End::Head), list.at_end(End::Tail));
     let (taken, _) = list::pop(list, End::Tail, 3);
-    assert!(taken.len() <= 3);
+    // (A count that lies, never stored, may hand out more than asked: only its bytes.)
+    assert!(taken.len() <= 3 || !list::is_valid(value));
     let _ = list::push(Some(list), End::Head, &[b"x"]);
     owned::Value::List(list::decode_owned(value))
 }

@@ -95,6 +95,11 @@ impl HashValue {
         self.fields.len()
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether field `name` has an expiry (past or not).
     #[inline]
     pub fn expires(&self, name: &[u8]) -> bool {
@@ -189,6 +194,11 @@ impl SetValue {
     #[inline]
     pub fn len(&self) -> usize {
         self.members.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     #[inline]

@@ -85,6 +85,11 @@ impl ZSetValue {
     }
 
     #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         let hash = self.hasher.hash_one(member);
         self.table.find(hash, |node| *node.member == *member).map(|node| node.score)
