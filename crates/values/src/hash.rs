@@ -193,6 +193,7 @@ struct Raw<'e> {
 impl<'e> Raw<'e> {
     /// The recorded key expiry and the fields; a malformed encoding (never written by
     /// [`encode`]) reads as far as it is whole.
+    #[inline]
     fn open(encoded: &'e [u8]) -> (Option<KeyExpiry>, Raw<'e>) {
         let empty = Raw { rest: &[], expiring: 0 };
         let Some((header, used)) = read_varint(encoded) else {

@@ -73,6 +73,7 @@ impl<'a> List<'a> {
 
     /// The byte offset in the body where element `index` starts (the body length for
     /// `index == len`).
+    #[inline]
     fn offset_of(&self, index: usize) -> usize {
         let mut entries = self.iter();
         for _ in 0..index {

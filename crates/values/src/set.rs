@@ -391,6 +391,7 @@ pub fn int_width(n: i64) -> usize {
     }
 }
 
+#[inline]
 fn encode_ints(ints: &[i64]) -> Vec<u8> {
     let width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
     let mut out = Vec::with_capacity(1 + width * ints.len());

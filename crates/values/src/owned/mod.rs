@@ -57,6 +57,7 @@ impl Value {
 
 /// The encoding of a value kept outside the store (as the store would hold it); `None`
 /// when it is empty.
+#[inline]
 pub fn encode(value: &Value) -> Option<Vec<u8>> {
     match value {
         Value::List(list) => crate::list::encode_owned(list),
@@ -84,6 +85,7 @@ pub struct HashValue {
 pub struct FieldName;
 
 impl KeyOf for FieldName {
+    #[inline]
     fn key(entry: &[u8]) -> &[u8] {
         split(entry).0
     }
@@ -163,6 +165,7 @@ impl HashValue {
         self.fields.reserve(additional);
     }
 
+    #[inline]
     fn charged_bytes(&self) -> usize {
         let fields: usize =
             self.iter().map(|(name, value)| hash_field_bytes(name.len(), value.len())).sum();
@@ -185,6 +188,7 @@ pub struct SetValue {
 pub struct Whole;
 
 impl KeyOf for Whole {
+    #[inline]
     fn key(entry: &[u8]) -> &[u8] {
         entry
     }
@@ -242,6 +246,7 @@ pub fn set_member_bytes(len: usize) -> usize {
 }
 
 /// A field's allocation: its name's length (LEB128), the name, the value.
+#[inline]
 fn joined(name: &[u8], value: &[u8]) -> Box<[u8]> {
     let mut field = Vec::with_capacity(name.len() + value.len() + 2);
     varint::put_usize(&mut field, name.len());

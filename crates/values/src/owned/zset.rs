@@ -37,6 +37,7 @@ struct Node {
 }
 
 impl Node {
+    #[inline]
     fn cmp_to(&self, score: f64, member: &[u8]) -> Ordering {
         order(self.score, &self.member, score, member)
     }
@@ -211,6 +212,7 @@ impl ZSetValue {
         removed.into_iter().map(|node| (node.score, Box::from(&node.member[..]))).collect()
     }
 
+    #[inline]
     fn table_insert(&mut self, node: Node) {
         let Self { table, hasher, .. } = self;
         let hash = hasher.hash_one(&node.member[..]);
@@ -218,6 +220,7 @@ impl ZSetValue {
     }
 
     /// The block that holds (or would hold) `(score, member)` and its place there.
+    #[inline]
     fn locate(&self, score: f64, member: &[u8]) -> (usize, usize) {
         let below = |node: &Node| node.cmp_to(score, member) == Ordering::Less;
         let last = self.blocks.len().saturating_sub(1);
@@ -230,6 +233,7 @@ impl ZSetValue {
     }
 
     /// Puts `node` in its place in the order.
+    #[inline]
     fn link(&mut self, node: Node) {
         if self.blocks.is_empty() {
             let mut block = Vec::with_capacity(BLOCK_MAX);
@@ -253,6 +257,7 @@ impl ZSetValue {
     }
 
     /// Takes the node of `(score, member)` out of the order.
+    #[inline]
     fn unlink(&mut self, score: f64, member: &[u8]) -> Node {
         let (block, at) = self.locate(score, member);
         let node = self.blocks[block].remove(at);
@@ -267,6 +272,7 @@ impl ZSetValue {
 
     /// Merges block `block`, when short, with the shorter of its neighbours if they fit
     /// in one block; removes it when empty. Whether it did (then the tree must be rebuilt).
+    #[inline]
     fn merge_small(&mut self, block: usize) -> bool {
         let Some(len) = self.blocks.get(block).map(Vec::len) else { return false };
         if len == 0 {
@@ -287,6 +293,7 @@ impl ZSetValue {
         true
     }
 
+    #[inline]
     fn rebuild_tree(&mut self) {
         let blocks = self.blocks.len();
         self.tree.clear();
@@ -300,6 +307,7 @@ impl ZSetValue {
         }
     }
 
+    #[inline]
     fn add(&mut self, block: usize, delta: isize) {
         let mut i = block + 1;
         while i < self.tree.len() {
@@ -309,6 +317,7 @@ impl ZSetValue {
     }
 
     /// How many entries the blocks before `block` hold.
+    #[inline]
     fn prefix(&self, block: usize) -> usize {
         let (mut i, mut sum) = (block, 0);
         while i > 0 {
@@ -319,6 +328,7 @@ impl ZSetValue {
     }
 
     /// The block that holds `rank` (below the length) and its place there.
+    #[inline]
     fn find(&self, rank: usize) -> (usize, usize) {
         let blocks = self.tree.len() - 1;
         let (mut block, mut rest) = (0, rank);
@@ -336,6 +346,7 @@ impl ZSetValue {
 }
 
 /// `-0` as `0`, as Redis reads a score of `-0` back.
+#[inline]
 fn canonical(score: f64) -> f64 {
     if score == 0.0 {
         0.0
