@@ -15,12 +15,15 @@ use std::sync::Arc;
 use proto_resp::{parse_command, Limits};
 use store::{Config, Expiry, ManualClock, Store, ValueKind};
 
+use values::rdb;
+
 use crate::{
+    owned::{encode_owned, own, valid_encoding as valid_kind},
     resp::{self, cluster},
     snapshot, Counters, Settings, Shared,
 };
 
-pub use crate::resp::cluster::Value;
+pub use values::rdb::Value;
 
 /// The Unix time the fuzzing server's clock stands at (fixed: runs repeat).
 pub const NOW_MS: u64 = 1_700_000_000_000;
@@ -30,24 +33,24 @@ pub const NOW_MS: u64 = 1_700_000_000_000;
 pub fn seal_payload(body: &[u8], version: u16) -> Vec<u8> {
     let mut payload = body.to_vec();
     payload.extend_from_slice(&version.to_le_bytes());
-    payload.extend_from_slice(&cluster::crc64(&payload).to_le_bytes());
+    payload.extend_from_slice(&rdb::crc64(&payload).to_le_bytes());
     payload
 }
 
 /// The newest RDB version RESTORE reads.
-pub const RDB_VERSION: u16 = cluster::RDB_VERSION;
+pub const RDB_VERSION: u16 = rdb::RDB_VERSION;
 
 /// What RESTORE makes of `payload`: `None` where it answers an error. A value it accepts
 /// must be stored as a valid encoding that reads back as the same value.
 pub fn restore_payload(payload: &[u8]) -> Option<Value> {
-    if !cluster::verify(payload) {
+    if !rdb::verify(payload) {
         return None;
     }
-    let value = cluster::load(payload)?;
+    let value = rdb::load(payload)?;
     let (kind, stored) = cluster::to_stored(value.clone());
     if kind != ValueKind::String {
-        assert!(resp::valid_encoding(kind, &stored), "RESTORE stored a damaged {kind:?}");
-        let again = resp::encode_owned(&resp::own(kind, &stored));
+        assert!(valid_kind(kind, &stored), "RESTORE stored a damaged {kind:?}");
+        let again = encode_owned(&own(kind, &stored));
         assert_eq!(again.as_deref(), Some(&stored[..]), "the stored {kind:?} re-encodes");
     }
     Some(value)
@@ -70,7 +73,7 @@ pub fn normalized(value: &Value) -> Value {
 /// Whether `value` is a collection encoding the commands write, for kind byte `kind`
 /// (1 list, 2 hash, 3 set, 4 sorted set, as a snapshot record names them).
 pub fn valid_encoding(kind: u8, value: &[u8]) -> bool {
-    resp::valid_encoding(collection_kind(kind), value)
+    valid_kind(collection_kind(kind), value)
 }
 
 /// Reads `value` as a collection of kind byte `kind` with the decoders the commands use
@@ -78,11 +81,11 @@ pub fn valid_encoding(kind: u8, value: &[u8]) -> bool {
 /// must neither panic nor allocate what a count claims. Returns [`valid_encoding`].
 pub fn decode_any(kind: u8, value: &[u8]) -> bool {
     let kind_of = collection_kind(kind);
-    let encoded = resp::encode_owned(&resp::own(kind_of, value));
+    let encoded = encode_owned(&own(kind_of, value));
     let valid = valid_encoding(kind, value);
     // (A valid hash whose fields have all expired reads as empty: no encoding.)
     if let Some(encoded) = encoded.filter(|_| valid) {
-        assert!(resp::valid_encoding(kind_of, &encoded), "a valid {kind_of:?} re-encodes");
+        assert!(valid_kind(kind_of, &encoded), "a valid {kind_of:?} re-encodes");
     }
     valid
 }

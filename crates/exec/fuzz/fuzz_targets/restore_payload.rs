@@ -8,7 +8,7 @@
 //! value.
 //!
 //! Run: `cargo fuzz run restore_payload corpus/restore_payload seeds/restore_payload --
-//! -dict=rdb.dict` from crates/exec/fuzz (see scripts/fuzz-smoke).
+//! -dict=../../values/fuzz/rdb.dict` from crates/exec/fuzz (see scripts/fuzz-smoke).
 
 #![no_main]
 

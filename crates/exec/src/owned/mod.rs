@@ -20,7 +20,7 @@
 //! Lock order: a key's stripe lock, then an entry's mutex; never the other way round.
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::HashMap,
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc,
@@ -28,13 +28,12 @@ use std::{
 };
 
 use parking_lot::Mutex;
+use store::ValueKind;
 
-mod slots;
-mod zset;
-
-use slots::{KeyOf, Slots};
-
-pub(crate) use zset::{zset_member_bytes, ZSetValue};
+pub(crate) use values::owned::{
+    element_bytes, hash_field_bytes, set_member_bytes, zset_member_bytes, HashValue, SetValue,
+    Value, ZSetValue,
+};
 
 /// Lists whose encodings are longer than this move out of the store.
 pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
@@ -44,235 +43,34 @@ pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
 /// encoding (see [`hash_field_bytes`]), and rewriting 32 KiB costs a few microseconds.
 pub(crate) const OWN_TABLE_MIN_BYTES: usize = 32 * 1024;
 
-/// What an element's slot in the deque costs: its box (pointer and length), and half as
-/// much again for the deque's spare capacity on average (it doubles as it grows).
-const SLOT_BYTES: usize = 24;
-
-/// The allocator's header on each element's bytes (glibc malloc: 8), which it rounds up
-/// to 16.
-const MALLOC_HEADER_BYTES: usize = 8;
-
-/// A collection kept outside the store.
-#[derive(Debug, Clone)]
-pub(crate) enum Value {
-    List(VecDeque<Box<[u8]>>),
-    Hash(HashValue),
-    Set(SetValue),
-    ZSet(ZSetValue),
-}
-
-impl Value {
-    /// A value that holds nothing (what a released or detached entry is left with).
-    pub(crate) fn empty() -> Value {
-        Value::List(VecDeque::new())
-    }
-
-    /// The bytes this value is charged for (O(size): changes that know what they added or
-    /// removed count it in [`State::value_bytes`] instead).
-    pub(crate) fn charged_bytes(&self) -> usize {
-        match self {
-            Value::List(list) => list.iter().map(|e| element_bytes(e.len())).sum(),
-            Value::Hash(hash) => hash.charged_bytes(),
-            Value::Set(set) => set.iter().map(|member| set_member_bytes(member.len())).sum(),
-            Value::ZSet(zset) => {
-                zset.iter().map(|(_, member)| zset_member_bytes(member.len())).sum()
-            }
-        }
+/// The value kept outside the store for a `kind` collection's encoding.
+pub(crate) fn own(kind: ValueKind, value: &[u8]) -> Value {
+    match kind {
+        ValueKind::Hash => Value::Hash(values::hash::own(value)),
+        ValueKind::Set => Value::Set(values::set::own(value)),
+        ValueKind::ZSet => Value::ZSet(values::zset::own(value)),
+        _ => Value::List(values::list::decode_owned(value)),
     }
 }
 
-/// A hash kept outside the store: its fields in [`Slots`], each one allocation (its name's
-/// length as a LEB128 varint, the name, the value), so that a field costs about what it
-/// does in Redis's hash table and a random field is one index away.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct HashValue {
-    fields: Slots<FieldName>,
-    /// The expiry (Unix milliseconds) of each field that has one.
-    pub(crate) expire_at_ms: HashMap<Box<[u8]>, u64>,
-    /// The key expiry the hash set itself, and the key's own before it (see the hash
-    /// encoding's `KeyExpiry`).
-    pub(crate) key_expiry: Option<(u64, Option<u64>)>,
+/// The encoding of a value kept outside the store; `None` when it is empty.
+#[inline]
+pub(crate) fn encode_owned(value: &Value) -> Option<Vec<u8>> {
+    values::owned::encode(value)
 }
 
-/// A hash field's key: its name, after the name's length.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FieldName;
-
-impl KeyOf for FieldName {
-    fn key(entry: &[u8]) -> &[u8] {
-        split(entry).0
+/// Whether `value` is a `kind` collection's encoding as the commands write it (whole
+/// entries, counts that match, no member twice, at least one): what a snapshot's
+/// collections must be before any is restored, since the commands read encodings as they
+/// trust them to be.
+pub(crate) fn valid_encoding(kind: ValueKind, value: &[u8]) -> bool {
+    match kind {
+        ValueKind::String => true,
+        ValueKind::List => values::list::is_valid(value),
+        ValueKind::Hash => values::hash::is_valid(value),
+        ValueKind::Set => values::set::is_valid(value),
+        ValueKind::ZSet => values::zset::is_valid(value),
     }
-}
-
-impl HashValue {
-    pub(crate) fn len(&self) -> usize {
-        self.fields.len()
-    }
-
-    /// Whether field `name` has an expiry (past or not).
-    pub(crate) fn expires(&self, name: &[u8]) -> bool {
-        self.expire_at_ms.contains_key(name)
-    }
-
-    /// Field `name`'s value unless it expired at or before `now_ms`.
-    pub(crate) fn get_live(&self, name: &[u8], now_ms: u64) -> Option<&[u8]> {
-        match self.expire_at_ms.get(name) {
-            Some(&at_ms) if at_ms <= now_ms => None,
-            _ => self.get(name),
-        }
-    }
-
-    /// How many fields have not expired by `now_ms` (O(fields with an expiry)).
-    pub(crate) fn live_len(&self, now_ms: u64) -> usize {
-        let expired = self.expire_at_ms.values().filter(|&&at_ms| at_ms <= now_ms).count();
-        self.len() - expired
-    }
-
-    pub(crate) fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        self.fields.find(name).map(|at| split(self.fields.nth(at)).1)
-    }
-
-    /// The field (name, value) at `at` (below [`HashValue::len`]) of the hash's order.
-    pub(crate) fn nth(&self, at: usize) -> (&[u8], &[u8]) {
-        split(self.fields.nth(at))
-    }
-
-    /// Sets field `name` to `value`; the length of the value it replaced, if any.
-    pub(crate) fn insert(&mut self, name: &[u8], value: &[u8]) -> Option<usize> {
-        let field = joined(name, value);
-        match self.fields.find(name) {
-            Some(at) => Some(split(&self.fields.replace(at, field)).1.len()),
-            None => {
-                self.fields.push(field);
-                None
-            }
-        }
-    }
-
-    /// Removes field `name`; the length of its value, if it was there.
-    pub(crate) fn remove(&mut self, name: &[u8]) -> Option<usize> {
-        self.fields.remove(name).map(|field| split(&field).1.len())
-    }
-
-    /// The fields (name, value), in the hash's order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        self.fields.iter().map(split)
-    }
-
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        self.fields.reserve(additional);
-    }
-
-    fn charged_bytes(&self) -> usize {
-        let fields: usize =
-            self.iter().map(|(name, value)| hash_field_bytes(name.len(), value.len())).sum();
-        let expiring: usize =
-            self.expire_at_ms.keys().map(|name| element_bytes(name.len() + 8)).sum();
-        fields + expiring
-    }
-}
-
-/// A set kept outside the store: its members (their text: an integer member's text is its
-/// canonical decimal form, so equal bytes are equal members) in [`Slots`], so that a random
-/// member (SPOP, SRANDMEMBER) is one index away.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SetValue {
-    members: Slots<Whole>,
-}
-
-/// A set member's key: all of it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Whole;
-
-impl KeyOf for Whole {
-    fn key(entry: &[u8]) -> &[u8] {
-        entry
-    }
-}
-
-impl SetValue {
-    pub(crate) fn len(&self) -> usize {
-        self.members.len()
-    }
-
-    pub(crate) fn contains(&self, member: &[u8]) -> bool {
-        self.members.find(member).is_some()
-    }
-
-    /// Adds `member`; whether it is new.
-    pub(crate) fn insert(&mut self, member: &[u8]) -> bool {
-        if self.contains(member) {
-            return false;
-        }
-        self.members.push(Box::from(member));
-        true
-    }
-
-    /// Removes `member`; whether it was there. The last member takes its place.
-    pub(crate) fn remove(&mut self, member: &[u8]) -> bool {
-        self.members.remove(member).is_some()
-    }
-
-    /// The member at `index` (below [`SetValue::len`]) of the set's order.
-    pub(crate) fn nth(&self, index: usize) -> &[u8] {
-        self.members.nth(index)
-    }
-
-    /// The members, in the set's order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        self.members.iter()
-    }
-}
-
-/// What a set member is charged: as a hash field whose value is its slot in the vector.
-pub(crate) fn set_member_bytes(len: usize) -> usize {
-    hash_field_bytes(len, 8)
-}
-
-/// A field's allocation: its name's length (LEB128), the name, the value.
-fn joined(name: &[u8], value: &[u8]) -> Box<[u8]> {
-    let mut field = Vec::with_capacity(name.len() + value.len() + 2);
-    let mut len = name.len();
-    while len >= 0x80 {
-        field.push((len as u8 & 0x7f) | 0x80);
-        len >>= 7;
-    }
-    field.push(len as u8);
-    field.extend_from_slice(name);
-    field.extend_from_slice(value);
-    field.into_boxed_slice()
-}
-
-/// A field's name and value.
-fn split(field: &[u8]) -> (&[u8], &[u8]) {
-    let (mut len, mut used) = (0usize, 0);
-    for (index, &byte) in field.iter().enumerate() {
-        len |= usize::from(byte & 0x7f) << (7 * index);
-        used = index + 1;
-        if byte & 0x80 == 0 {
-            break;
-        }
-    }
-    field[used..].split_at(len)
-}
-
-/// What a hash field is charged (a set member: with a value of length 0): its slot in the table (a boxed slice, at the table's
-/// load and half again for spare capacity), its allocation (the allocator's header and
-/// rounding, 32 bytes at least), and a quarter more, as for a list element.
-pub(crate) fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
-    const SLOT_BYTES: usize = 28;
-    let allocation = (name_len + value_len + 2 + MALLOC_HEADER_BYTES).next_multiple_of(16);
-    let bytes = SLOT_BYTES + allocation.max(32);
-    bytes + bytes / 4
-}
-
-/// What an element of `len` bytes is charged: its slot and its allocation, and a quarter
-/// more for the holes that freed lists leave in the allocator's heap (measured with lists
-/// of 100-1,000 elements written and evicted at -m 64, one worker: peak RSS 74.6 MiB
-/// without it, 71.4 with an eighth, against the 72 MiB bound of test_memory.py).
-pub(crate) fn element_bytes(len: usize) -> usize {
-    let bytes = SLOT_BYTES + (len + MALLOC_HEADER_BYTES).next_multiple_of(16);
-    bytes + bytes / 4
 }
 
 /// The state of one entry, under its mutex.
@@ -406,58 +204,35 @@ pub(crate) fn settle(store: &store::Store, registry: &Registry, owned: &Owned) {
 mod tests {
     use super::*;
 
-    /// Goal: fields of every name-length class read back as set; a replaced or removed
-    /// field reports its old value's length; the rest stay.
+    /// Goal: what a snapshot's collections must be; each kind's damage is refused.
     #[test]
-    fn hash_fields() {
-        let mut hash = HashValue::default();
-        let long_name = vec![b'n'; 300];
-        let names: [&[u8]; 4] = [b"", b"a", &[b'k'; 127], &long_name];
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(hash.insert(name, &vec![b'v'; i]), None);
+    fn valid_encodings() {
+        let valid: [(ValueKind, &[u8]); 6] = [
+            (ValueKind::List, b"\x02\x01a\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v"),
+            (ValueKind::Hash, b"\x02\x01f\x01v\x05"),
+            (ValueKind::Set, b"\x02\x01\x00\x05\x00"),
+            (ValueKind::Set, b"\x80\x02\x01a\x015"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, b'a']),
+        ];
+        for (kind, value) in valid {
+            assert!(valid_encoding(kind, value), "{kind:?} {value:?}");
         }
-        assert_eq!(hash.len(), 4);
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(hash.get(name), Some(&vec![b'v'; i][..]));
+        let damaged: [(ValueKind, &[u8]); 11] = [
+            (ValueKind::List, b"\x08"),
+            (ValueKind::List, b"\x01\x01a\x01b"),
+            (ValueKind::List, b"\x00"),
+            (ValueKind::Hash, b"\x00\x01f\x01v\x01f\x01w"),
+            (ValueKind::Hash, b"\x02\x01f\x01v"),
+            (ValueKind::Hash, b"\x04\x01f\x01v\x05\x01g\x01w\x04"),
+            (ValueKind::Set, b"\x02\x05\x00\x05\x00"),
+            (ValueKind::Set, b"\x04\x01\x00"),
+            (ValueKind::Set, b"\x80"),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a']),
+            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0, 0x80, 1, b'a']),
+        ];
+        for (kind, value) in damaged {
+            assert!(!valid_encoding(kind, value), "{kind:?} {value:?}");
         }
-        assert_eq!(hash.insert(b"a", b"new"), Some(1));
-        assert_eq!(hash.get(b"a"), Some(&b"new"[..]));
-        assert_eq!(hash.remove(&long_name), Some(3));
-        assert_eq!(hash.remove(&long_name), None);
-        assert_eq!(hash.get(b"b"), None);
-        let mut fields: Vec<(&[u8], &[u8])> = hash.iter().collect();
-        fields.sort();
-        assert_eq!(fields, [(&b""[..], &b""[..]), (b"a", b"new"), (&[b'k'; 127], b"vv")]);
-        assert!(hash.expire_at_ms.is_empty() && hash.key_expiry.is_none());
-    }
-
-    /// Goal: members are added once, found, removed once; the rest stay.
-    #[test]
-    fn set_members() {
-        let mut set = SetValue::default();
-        let long = vec![b'm'; 200];
-        for member in [&b""[..], b"5", b"05", &long] {
-            assert!(set.insert(member));
-            assert!(!set.insert(member));
-        }
-        assert_eq!(set.len(), 4);
-        assert!(set.contains(b"05") && set.contains(&long) && !set.contains(b"6"));
-        assert!(set.remove(b"5"));
-        assert!(!set.remove(b"5"));
-        let mut members: Vec<&[u8]> = set.iter().collect();
-        members.sort();
-        assert_eq!(members, [&b""[..], b"05", &long]);
-        // Removals move the last member into the gap; every member stays findable.
-        for i in 0..100u32 {
-            set.insert(&i.to_le_bytes());
-        }
-        for i in (0..100u32).step_by(3) {
-            assert!(set.remove(&i.to_le_bytes()));
-        }
-        for i in 0..100u32 {
-            assert_eq!(set.contains(&i.to_le_bytes()), i % 3 != 0, "{i}");
-        }
-        assert_eq!(set.len(), 3 + 66);
-        assert!((0..set.len()).all(|at| set.contains(set.nth(at))));
     }
 }

@@ -7,16 +7,14 @@
 
 use std::hash::{BuildHasher, Hasher};
 
-use proto_resp::{
-    args::{is_option, parse_i64},
-    error,
-};
+use proto_resp::error;
 use store::{Change, Expiry, Mode, StoreError};
 
 use super::{
     connection::{note_database, parse_db},
     glob::{self, Case},
     keyevents::class,
+    scan::{self, ScanOptions},
     ttl::{self, Base, Condition, Report, Unit},
     typed, Ctx,
 };
@@ -174,51 +172,24 @@ pub(super) fn keys(ctx: &mut Ctx<'_>) {
     found.iter().for_each(|key| reply.bulk(key));
 }
 
-/// SCAN's options.
-struct ScanArgs<'a> {
-    cursor: u64,
-    pattern: Option<&'a [u8]>,
-    count: usize,
-    /// TYPE given: only keys of this type name (any name; one no kind has matches nothing).
-    type_name: Option<&'a [u8]>,
-}
-
-/// `parseScanCursorOrReply` and `scanGenericCommand`'s option loop.
-fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<ScanArgs<'a>, &'static str> {
+/// SCAN's cursor and options (TYPE given: only keys of this type name; any name, one no
+/// kind has matches nothing).
+fn parse_scan<'a>(ctx: &Ctx<'a>) -> Result<(u64, ScanOptions<'a>), &'static str> {
     let cursor = std::str::from_utf8(ctx.arg(1))
         .ok()
         .and_then(|text| text.parse::<u64>().ok())
         .ok_or("ERR invalid cursor")?;
-    let mut args = ScanArgs { cursor, pattern: None, count: 10, type_name: None };
-    let mut index = 2;
-    while index < ctx.argc() {
-        if index + 1 >= ctx.argc() {
-            return Err(error::SYNTAX);
-        }
-        let (option, value) = (ctx.arg(index), ctx.arg(index + 1));
-        if is_option(option, "COUNT") {
-            let count = parse_i64(value).map_err(|e| e.message())?;
-            args.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
-        } else if is_option(option, "MATCH") {
-            args.pattern = Some(value).filter(|p| *p != b"*");
-        } else if is_option(option, "TYPE") {
-            args.type_name = Some(value);
-        } else {
-            return Err(error::SYNTAX);
-        }
-        index += 2;
-    }
-    Ok(args)
+    Ok((cursor, scan::parse_options(ctx, 2, scan::Extra::Type)?))
 }
 
 pub(super) fn scan(ctx: &mut Ctx<'_>) {
-    let args = match parse_scan(ctx) {
+    let (cursor, args) = match parse_scan(ctx) {
         Ok(args) => args,
         Err(message) => return ctx.error(message),
     };
     let db = ctx.session.db;
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.shared.store.scan_items(args.cursor, args.count, |item| {
+    let next = ctx.shared.store.scan_items(cursor, args.count, |item| {
         let Some((key_db, key)) = keyspace::decode(item.key()) else {
             return;
         };

@@ -76,9 +76,7 @@ mod tx;
 mod typed;
 
 pub use persist::snapshot_path;
-#[cfg(feature = "fuzzing")]
-pub(crate) use typed::{encode_owned, own};
-pub(crate) use typed::{restore as restore_collection, saved_encoding, type_name, valid_encoding};
+pub(crate) use typed::{restore as restore_collection, saved_encoding, type_name};
 
 /// The server's clock in Unix milliseconds (the one expiry uses).
 pub(crate) fn now_unix_ms(shared: &Shared) -> u64 {

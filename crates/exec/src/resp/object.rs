@@ -3,12 +3,12 @@
 //! OBJECT reads the item without counting an access, as Redis's lookup for it does. The
 //! encoding names are Redis 7.2's for the same value: a string is `int`, `embstr` or `raw`
 //! by its text and length; a collection is compact (`listpack`, `intset`) or not by the
-//! family's own rule (`typed::encoding_name`).
+//! family's own rule (`encoding_name`).
 
 use proto_resp::{args::parse_i64, error};
-use store::{Change, Mode, ValueKind};
+use store::{Change, Item, Mode, ValueKind};
 
-use super::{connection::note_database, keys, typed, Ctx};
+use super::{config_kept::EncodingLimits, connection::note_database, keys, typed, Ctx};
 use crate::{keyspace, Shared};
 
 /// OBJECT ENCODING: null for a missing key.
@@ -17,10 +17,32 @@ pub(super) fn encoding(ctx: &mut Ctx<'_>) {
     let reader = shared.store.reader();
     let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
         ValueKind::String => string_encoding(item.value()),
-        _ => typed::encoding_name(&item, &super::config_kept::encoding_limits(shared)),
+        _ => encoding_name(&item, &super::config_kept::encoding_limits(shared)),
     });
     drop(reader);
     ctx.bulk_or_null(name.map(str::as_bytes));
+}
+
+/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
+/// (a list is always a quicklist there) under the thresholds set (`*-max-listpack-*`,
+/// `set-max-intset-entries`).
+fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
+    let (kind, value) = (item.value_kind(), item.value());
+    if item.is_owner() {
+        // Only values that Redis keeps unpacked move out of the store.
+        return match kind {
+            ValueKind::List => "quicklist",
+            ValueKind::ZSet => "skiplist",
+            _ => "hashtable",
+        };
+    }
+    match kind {
+        ValueKind::String => "raw",
+        ValueKind::List => "quicklist",
+        ValueKind::Hash => super::hash::encoding_name(value, limits),
+        ValueKind::Set => super::set::encoding_name(value, limits),
+        ValueKind::ZSet => super::zset::encoding_name(value, limits),
+    }
 }
 
 /// Redis keeps a string that reads back as the same i64 as a number (`int`), a short one

@@ -1,41 +1,70 @@
-//! The cursor of HSCAN and ZSCAN over a collection too large for one page: members come in
-//! the order of a fixed hash of their bytes, and the cursor is the first hash not yet
-//! returned, so a member present for the whole scan is returned even when others come and
-//! go (Redis's guarantee), however the collection is stored.
+//! The scans' arguments: SCAN, HSCAN, SSCAN and ZSCAN read their options after the cursor
+//! with one parser ([`parse_options`]); the cursors and pages of a collection scan are
+//! `values::scan`'s.
 
-/// A large collection is scanned in at most about this many pages, whatever COUNT says (a
-/// hint in Redis too): each page costs a pass over the collection, so small pages would
-/// make a whole scan quadratic.
-pub(super) const PAGES_MAX: usize = 16;
+use proto_resp::{
+    args::{is_option, parse_i64},
+    error,
+};
 
-/// FNV-1a of a member, mapped to `1..=2^63` so that no member hashes to the cursor 0.
-/// Stable across runs and builds, as a cursor must be.
-pub(super) fn member_hash(bytes: &[u8]) -> u64 {
-    let hash = bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (hash >> 1) + 1
+use super::Ctx;
+
+pub(super) use values::scan::{member_hash, page, parse_cursor};
+
+/// What a scan's options asked for.
+pub(super) struct ScanOptions<'a> {
+    /// MATCH's pattern; `None` for none, and for `*` (which matches everything).
+    pub(super) pattern: Option<&'a [u8]>,
+    /// COUNT: at least 1 (10 unless given).
+    pub(super) count: usize,
+    /// SCAN's TYPE.
+    pub(super) type_name: Option<&'a [u8]>,
+    /// HSCAN's NOVALUES.
+    pub(super) no_values: bool,
 }
 
-/// One page of a collection of `len` members, given those whose hash is at or past the
-/// cursor, and the cursor that follows it (0 at the end): the smallest hashes (found in
-/// linear time), `count` of them or `len / PAGES_MAX` if more, and any others equal to the
-/// largest of them (members sharing a hash share a page).
-pub(super) fn page<T>(mut rest: Vec<(u64, T)>, count: usize, len: usize) -> (u64, Vec<T>) {
-    let page_len = count.max(len / PAGES_MAX).max(1);
-    if rest.len() <= page_len {
-        rest.sort_by_key(|(hash, _)| *hash);
-        return (0, rest.into_iter().map(|(_, member)| member).collect());
+/// The option a scan takes besides MATCH and COUNT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Extra {
+    None,
+    /// SCAN's `TYPE type`.
+    Type,
+    /// HSCAN's `NOVALUES` (a word with no value).
+    NoValues,
+}
+
+/// `scanGenericCommand`'s option loop over the arguments from `first` on: the last MATCH
+/// and COUNT win; an option without its value, an unknown one, or a COUNT below 1 is a
+/// syntax error; a COUNT that is not an integer answers as Redis does.
+pub(super) fn parse_options<'a>(
+    ctx: &Ctx<'a>,
+    first: usize,
+    extra: Extra,
+) -> Result<ScanOptions<'a>, &'static str> {
+    let mut options = ScanOptions { pattern: None, count: 10, type_name: None, no_values: false };
+    let mut index = first;
+    while index < ctx.argc() {
+        let option = ctx.arg(index);
+        if extra == Extra::NoValues && is_option(option, "NOVALUES") {
+            options.no_values = true;
+            index += 1;
+            continue;
+        }
+        if index + 1 >= ctx.argc() {
+            return Err(error::SYNTAX);
+        }
+        let value = ctx.arg(index + 1);
+        if is_option(option, "COUNT") {
+            let count = parse_i64(value).map_err(|e| e.message())?;
+            options.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
+        } else if is_option(option, "MATCH") {
+            options.pattern = Some(value).filter(|p| *p != b"*");
+        } else if extra == Extra::Type && is_option(option, "TYPE") {
+            options.type_name = Some(value);
+        } else {
+            return Err(error::SYNTAX);
+        }
+        index += 2;
     }
-    rest.select_nth_unstable_by_key(page_len - 1, |(hash, _)| *hash);
-    let last = rest[page_len - 1].0;
-    let next = rest[page_len..].iter().map(|(hash, _)| *hash).filter(|&hash| hash > last).min();
-    let mut taken: Vec<(u64, T)> = rest
-        .into_iter()
-        .enumerate()
-        .filter(|(at, (hash, _))| *at < page_len || *hash == last)
-        .map(|(_, entry)| entry)
-        .collect();
-    taken.sort_by_key(|(hash, _)| *hash);
-    (next.unwrap_or(0), taken.into_iter().map(|(_, member)| member).collect())
+    Ok(options)
 }

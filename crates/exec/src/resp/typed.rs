@@ -1,5 +1,6 @@
 //! What every data type family shares: reading a key as one kind, changing one collection
-//! atomically, WRONGTYPE, and the length-prefixed entries the encodings are made of.
+//! atomically, WRONGTYPE. (The encodings themselves, and the length-prefixed entries they
+//! are made of, are the `values` crate's.)
 //!
 //! A collection is one store item whose [`ValueKind`] says which type it is and whose value
 //! is the family's encoding (see each family's module). The store never reads a value, so a
@@ -14,9 +15,9 @@ use std::{borrow::Cow, sync::Arc};
 
 use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind};
 
-use crate::owned::{self, Owned};
+use crate::owned::{self, encode_owned, own, Owned};
 
-use super::{config_kept::EncodingLimits, Ctx};
+use super::Ctx;
 
 /// The name TYPE answers for a kind.
 pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -26,28 +27,6 @@ pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
         ValueKind::Hash => b"hash",
         ValueKind::Set => b"set",
         ValueKind::ZSet => b"zset",
-    }
-}
-
-/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
-/// (a list is always a quicklist there) under the thresholds set (`*-max-listpack-*`,
-/// `set-max-intset-entries`).
-pub(super) fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
-    let (kind, value) = (item.value_kind(), item.value());
-    if item.is_owner() {
-        // Only values that Redis keeps unpacked move out of the store.
-        return match kind {
-            ValueKind::List => "quicklist",
-            ValueKind::ZSet => "skiplist",
-            _ => "hashtable",
-        };
-    }
-    match kind {
-        ValueKind::String => "raw",
-        ValueKind::List => "quicklist",
-        ValueKind::Hash => super::hash::encoding_name(value, limits),
-        ValueKind::Set => super::set::encoding_name(value, limits),
-        ValueKind::ZSet => super::zset::encoding_name(value, limits),
     }
 }
 
@@ -258,40 +237,6 @@ fn ownable(kind: ValueKind, value: &[u8]) -> bool {
     }
 }
 
-/// The value kept outside the store for an encoding.
-pub(crate) fn own(kind: ValueKind, value: &[u8]) -> owned::Value {
-    match kind {
-        ValueKind::Hash => owned::Value::Hash(super::hash::own(value)),
-        ValueKind::Set => owned::Value::Set(super::set::own(value)),
-        ValueKind::ZSet => owned::Value::ZSet(super::zset::own(value)),
-        _ => owned::Value::List(super::list::encoding::decode_owned(value)),
-    }
-}
-
-/// Whether `value` is a `kind` collection's encoding as the commands write it (whole
-/// entries, counts that match, no member twice, at least one): what a snapshot's
-/// collections must be before any is restored, since the commands read encodings as they
-/// trust them to be.
-pub(crate) fn valid_encoding(kind: ValueKind, value: &[u8]) -> bool {
-    match kind {
-        ValueKind::String => true,
-        ValueKind::List => super::list::encoding::is_valid(value),
-        ValueKind::Hash => super::hash::is_valid(value),
-        ValueKind::Set => super::set::is_valid(value),
-        ValueKind::ZSet => super::zset::is_valid(value),
-    }
-}
-
-/// The encoding of a value kept outside the store; `None` when it is empty.
-pub(crate) fn encode_owned(value: &owned::Value) -> Option<Vec<u8>> {
-    match value {
-        owned::Value::List(list) => super::list::encoding::encode_owned(list),
-        owned::Value::Hash(hash) => super::hash::encode_owned(hash),
-        owned::Value::Set(set) => super::set::encode_owned(set),
-        owned::Value::ZSet(zset) => super::zset::encode_owned(zset),
-    }
-}
-
 /// Runs `f` on the value kept outside the store for `key` if it holds `kind` and is an
 /// owner, under the entry's mutex: the commands with a path of their own there cost O(1)
 /// or O(elements touched) instead of O(size). `f` gets the room left under
@@ -467,63 +412,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Appends `bytes` to an encoding as one entry: its length as a LEB128 varint, then the
-/// bytes.
-pub(super) fn put_entry(out: &mut Vec<u8>, bytes: &[u8]) {
-    let mut len = bytes.len();
-    while len >= 0x80 {
-        out.push((len as u8 & 0x7f) | 0x80);
-        len >>= 7;
-    }
-    out.push(len as u8);
-    out.extend_from_slice(bytes);
-}
-
-/// The most bytes an entry's length takes: ten 7-bit groups hold any `u64`.
-pub(super) const ENTRY_LEN_BYTES_MAX: usize = 10;
-
-/// The entries of an encoding written with [`put_entry`], in order.
-#[derive(Debug, Clone)]
-pub(super) struct Entries<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Entries<'a> {
-    pub(super) fn new(encoded: &'a [u8]) -> Entries<'a> {
-        Entries { rest: encoded }
-    }
-
-    /// The bytes not yet read.
-    pub(super) fn rest(&self) -> &'a [u8] {
-        self.rest
-    }
-}
-
-impl<'a> Iterator for Entries<'a> {
-    type Item = &'a [u8];
-
-    /// A damaged encoding (a length of more than [`ENTRY_LEN_BYTES_MAX`] bytes, or one
-    /// past the end) ends the walk: it is never a shift or an addition that overflows.
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let (mut len, mut used) = (0usize, 0);
-        loop {
-            let byte = *self.rest.get(used)?;
-            if used == ENTRY_LEN_BYTES_MAX {
-                return None;
-            }
-            len |= usize::from(byte & 0x7f) << (7 * used);
-            used += 1;
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        let end = used.checked_add(len)?;
-        let entry = self.rest.get(used..end)?;
-        self.rest = &self.rest[end..];
-        Some(entry)
-    }
-}
-
 /// A snapshot's view of a collection: its encoding, read from outside the store for an
 /// owner (`None`: not a collection, or an owner released meanwhile).
 pub(crate) fn saved_encoding(shared: &crate::Shared, item: &Item<'_>) -> Option<Vec<u8>> {
@@ -565,65 +453,5 @@ pub(crate) fn restore(
         Ok(()) => Ok(()),
         Err(Failure::Store(e)) => Err(e),
         Err(Failure::WrongType) => Err(StoreError::NotStored),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Goal: entries of every length class read back as written, in order.
-    #[test]
-    fn entries_round_trip() {
-        let values: Vec<Vec<u8>> =
-            [0, 1, 127, 128, 300, 16_384, 70_000].iter().map(|&n| vec![b'x'; n]).collect();
-        let mut encoded = Vec::new();
-        values.iter().for_each(|v| put_entry(&mut encoded, v));
-        let read: Vec<&[u8]> = Entries::new(&encoded).collect();
-        assert_eq!(read, values.iter().map(|v| v.as_slice()).collect::<Vec<_>>());
-    }
-
-    /// Goal (found reviewing for fuzz target collection_decoders): an entry length of more
-    /// than ten varint bytes, or one that reaches past the end of memory, ends the walk
-    /// (the shift and the addition overflowed: a panic in a debug build).
-    #[test]
-    fn overlong_entry_lengths_end_the_walk() {
-        assert_eq!(Entries::new(&[0xff; 12]).next(), None);
-        let mut huge = vec![0xff; 9];
-        huge.extend([0x01, b'x']);
-        assert_eq!(Entries::new(&huge).next(), None);
-        assert_eq!(Entries::new(&[0x81, 0x00, b'x']).next(), Some(&b"x"[..]));
-    }
-
-    /// Goal: what a snapshot's collections must be; each kind's damage is refused.
-    #[test]
-    fn valid_encodings() {
-        let valid: [(ValueKind, &[u8]); 6] = [
-            (ValueKind::List, b"\x02\x01a\x00"),
-            (ValueKind::Hash, b"\x00\x01f\x01v"),
-            (ValueKind::Hash, b"\x02\x01f\x01v\x05"),
-            (ValueKind::Set, b"\x02\x01\x00\x05\x00"),
-            (ValueKind::Set, b"\x80\x02\x01a\x015"),
-            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, b'a']),
-        ];
-        for (kind, value) in valid {
-            assert!(valid_encoding(kind, value), "{kind:?} {value:?}");
-        }
-        let damaged: [(ValueKind, &[u8]); 11] = [
-            (ValueKind::List, b"\x08"),
-            (ValueKind::List, b"\x01\x01a\x01b"),
-            (ValueKind::List, b"\x00"),
-            (ValueKind::Hash, b"\x00\x01f\x01v\x01f\x01w"),
-            (ValueKind::Hash, b"\x02\x01f\x01v"),
-            (ValueKind::Hash, b"\x04\x01f\x01v\x05\x01g\x01w\x04"),
-            (ValueKind::Set, b"\x02\x05\x00\x05\x00"),
-            (ValueKind::Set, b"\x04\x01\x00"),
-            (ValueKind::Set, b"\x80"),
-            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a']),
-            (ValueKind::ZSet, &[0, 0, 0, 0, 0, 0, 0, 0x80, 1, b'a']),
-        ];
-        for (kind, value) in damaged {
-            assert!(!valid_encoding(kind, value), "{kind:?} {value:?}");
-        }
     }
 }

@@ -166,7 +166,7 @@ fn check_records(records: &[format::Record]) -> Result<(), String> {
         let Some(kind) = kind_of(record.kind) else {
             return Err(format!("snapshot record {} has unknown kind {}", at + 1, record.kind));
         };
-        if !crate::resp::valid_encoding(kind, &record.value) {
+        if !crate::owned::valid_encoding(kind, &record.value) {
             let name = String::from_utf8_lossy(crate::resp::type_name(kind));
             return Err(format!("snapshot record {} holds a damaged {name}", at + 1));
         }

@@ -1,5 +1,5 @@
 //! DUMP and RESTORE (and RESTORE-ASKING, which MIGRATE sends to a cluster node): a key's
-//! value as a Redis 7.0 DUMP payload (`rdb.rs`), and back.
+//! value as a Redis 7.0 DUMP payload (`values::rdb`), and back.
 //!
 //! A payload is made from the value as the commands read it (a collection kept outside
 //! the store under its entry's lock, as a snapshot reads it), and restored through the
@@ -17,10 +17,9 @@ use proto_resp::{
 };
 use store::{Change, Expiry, Item, Mode, StoreError, ValueKind};
 
-use super::{
-    super::{keyevents::class, typed, Ctx, PROTO_MAX_BULK_LEN},
-    rdb::{self, Value},
-};
+use values::rdb::{self, Kept, Value};
+
+use super::super::{keyevents::class, typed, Ctx, PROTO_MAX_BULK_LEN};
 use crate::{
     core::delete::{self, DeleteOutcome},
     owned, Shared,
@@ -63,67 +62,18 @@ fn value_of(shared: &Shared, item: &Item<'_>) -> Option<Value> {
     let value = if item.is_owner() {
         let entry = shared.owned.get(item.value())?;
         let state = entry.state.lock();
-        (!state.released).then(|| from_owned(&state.value, now_ms))?
+        (!state.released).then(|| rdb::from_owned(&state.value, now_ms))?
     } else {
-        from_owned(&typed::own(kind, item.value()), now_ms)
+        rdb::from_owned(&owned::own(kind, item.value()), now_ms)
     };
-    (!is_empty(&value)).then_some(value)
-}
-
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::String(_) => false,
-        Value::List(elements) | Value::Set(elements) => elements.is_empty(),
-        Value::Hash(fields) => fields.is_empty(),
-        Value::ZSet(members) => members.is_empty(),
-    }
-}
-
-fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
-    let bytes = |slice: &[u8]| slice.to_vec();
-    match value {
-        owned::Value::List(list) => Value::List(list.iter().map(|e| e.to_vec()).collect()),
-        owned::Value::Set(set) => Value::Set(set.iter().map(bytes).collect()),
-        owned::Value::ZSet(zset) => {
-            Value::ZSet(zset.iter().map(|(score, member)| (member.to_vec(), score)).collect())
-        }
-        owned::Value::Hash(hash) => {
-            let live = |name: &[u8]| hash.expire_at_ms.get(name).is_none_or(|&at| at > now_ms);
-            let fields = hash.iter().filter(|(name, _)| live(name));
-            Value::Hash(fields.map(|(name, value)| (name.to_vec(), value.to_vec())).collect())
-        }
-    }
+    (!value.is_empty_collection()).then_some(value)
 }
 
 /// A payload's value as the store keeps it: its kind and bytes (a collection's encoding).
 pub(crate) fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
-    let collection = match value {
-        Value::String(bytes) => return (ValueKind::String, bytes),
-        Value::List(elements) => {
-            owned::Value::List(elements.into_iter().map(Vec::into_boxed_slice).collect())
-        }
-        Value::Set(members) => {
-            let mut set = owned::SetValue::default();
-            members.iter().for_each(|member| {
-                set.insert(member);
-            });
-            owned::Value::Set(set)
-        }
-        Value::Hash(fields) => {
-            let mut hash = owned::HashValue::default();
-            hash.reserve(fields.len());
-            fields.iter().for_each(|(name, value)| {
-                hash.insert(name, value);
-            });
-            owned::Value::Hash(hash)
-        }
-        Value::ZSet(members) => {
-            let mut zset = owned::ZSetValue::default();
-            members.iter().for_each(|(member, score)| {
-                zset.insert(member, *score);
-            });
-            owned::Value::ZSet(zset)
-        }
+    let collection = match rdb::kept(value) {
+        Kept::String(bytes) => return (ValueKind::String, bytes),
+        Kept::Collection(collection) => collection,
     };
     let kind = match &collection {
         owned::Value::List(_) => ValueKind::List,
@@ -131,7 +81,7 @@ pub(crate) fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
         owned::Value::Hash(_) => ValueKind::Hash,
         owned::Value::ZSet(_) => ValueKind::ZSet,
     };
-    (kind, typed::encode_owned(&collection).unwrap_or_default())
+    (kind, owned::encode_owned(&collection).unwrap_or_default())
 }
 
 /// What RESTORE's options asked for.

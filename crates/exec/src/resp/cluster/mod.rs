@@ -28,27 +28,17 @@ use crate::Shared;
 
 mod admin;
 mod commands;
-mod crc64;
 mod dump;
 mod follow;
-mod lzf;
 mod migrate;
-mod packed;
-mod rdb;
 pub(crate) mod topology;
 
 pub(super) use commands::replica_of;
 pub(super) use commands::{dispatch, dispatch_sub, role};
+/// RESTORE's storing, for the fuzz targets (`crate::fuzzing`).
 #[cfg(feature = "fuzzing")]
-pub use rdb::Value;
+pub(crate) use dump::to_stored;
 use topology::Topology;
-/// RESTORE's decoding, for the fuzz targets (`crate::fuzzing`).
-#[cfg(feature = "fuzzing")]
-pub(crate) use {
-    crc64::crc64,
-    dump::to_stored,
-    rdb::{load, verify, RDB_VERSION},
-};
 
 /// No node: the value of an empty field of a slot word.
 const NONE: u64 = 0xFFFF;

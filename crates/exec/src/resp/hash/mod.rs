@@ -33,11 +33,6 @@ pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static
     }
 }
 
-/// Whether `encoded` is a hash encoding as the commands write one.
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
-    encoding::is_valid(encoded)
-}
-
 /// Live field `name` of hash `item`, copied out: looked up in place, under its mutex for
 /// a hash kept outside the store (SORT's `->field` patterns, one lookup per element).
 pub(super) fn field_of(shared: &crate::Shared, item: &Item<'_>, name: &[u8]) -> Option<Vec<u8>> {
@@ -53,46 +48,11 @@ pub(super) fn field_of(shared: &crate::Shared, item: &Item<'_>, name: &[u8]) -> 
     }
 }
 
-/// The value kept outside the store for a large hash's encoding (`typed::own`).
-pub(super) fn own(encoded: &[u8]) -> owned::HashValue {
-    let fields = encoding::decode(encoded, 0);
-    let mut hash = owned::HashValue::default();
-    hash.key_expiry = fields.key_expiry.map(|KeyExpiry { set_ms, user_ms }| (set_ms, user_ms));
-    hash.reserve(fields.list.len());
-    for field in fields.list {
-        if let Some(at_ms) = field.expire_at_ms {
-            hash.expire_at_ms.insert(Box::from(&*field.name), at_ms);
-        }
-        hash.insert(&field.name, &field.value);
-    }
-    hash
-}
-
-/// The encoding of a hash kept outside the store; `None` when it has no field.
-pub(super) fn encode_owned(hash: &owned::HashValue) -> Option<Vec<u8>> {
-    if hash.len() == 0 {
-        return None;
-    }
-    let list: Vec<encoding::Field<'_>> = hash
-        .iter()
-        .map(|(name, value)| encoding::Field {
-            name: Cow::Borrowed(name),
-            value: Cow::Borrowed(value),
-            expire_at_ms: hash.expire_at_ms.get(name).copied(),
-        })
-        .collect();
-    let key_expiry = hash.key_expiry.map(|(set_ms, user_ms)| KeyExpiry { set_ms, user_ms });
-    Some(encoding::encode(&list, key_expiry))
-}
-
 mod basic;
-mod encoding;
 mod ex;
 mod expire;
 mod large;
 mod random;
-
-use std::borrow::Cow;
 
 use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
 use store::{Change, Expiry, Item, ValueKind};
@@ -106,6 +66,7 @@ use super::{
     Ctx,
 };
 use encoding::{Fields, KeyExpiry};
+use values::hash as encoding;
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: HashId) {
@@ -256,7 +217,7 @@ fn change_owned<R>(
     let owned::Value::Hash(hash) = &state.value else {
         return (Change::Keep, Err(Failure::WrongType));
     };
-    let encoded = encode_owned(hash);
+    let encoded = encoding::encode_owned(hash);
     let mut fields = encoded.as_deref().map(|e| encoding::decode(e, now_ms)).unwrap_or_default();
     let (changed, out) = f(&mut fields);
     let old_expiry = item.expiry();
@@ -270,7 +231,7 @@ fn change_owned<R>(
         let too_large = store::StoreError::TooLarge { size: value.len(), max: size_max };
         return (Change::Keep, Err(Failure::Store(too_large)));
     }
-    state.value = owned::Value::Hash(own(&value));
+    state.value = owned::Value::Hash(encoding::own(&value));
     state.value_bytes = state.value.charged_bytes();
     state.changes += 1;
     if expiry == old_expiry {

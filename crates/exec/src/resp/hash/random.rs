@@ -98,12 +98,6 @@ fn reply_fields<'p>(
 const ONE_PAGE_FIELDS_MAX: usize = 128;
 const ONE_PAGE_BYTES_MAX: usize = 64;
 
-struct ScanOptions<'a> {
-    pattern: Option<&'a [u8]>,
-    count: usize,
-    no_values: bool,
-}
-
 /// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]: the cursor is checked
 /// before the key, the options after it (a missing key answers an empty page whatever
 /// they are), as in Redis.
@@ -112,7 +106,7 @@ pub(super) fn hscan(ctx: &mut Ctx<'_>) {
     let Some(cursor) = cursor else {
         return ctx.error("ERR invalid cursor");
     };
-    let options: Result<ScanOptions<'_>, &str> = scan_options(ctx);
+    let options = scan::parse_options(ctx, 3, scan::Extra::NoValues);
     if let Ok(options) = &options {
         if let Some((next, page)) = large::scan(ctx, cursor, options.count) {
             let wanted = |(name, _): &&large::FieldCopy| {
@@ -162,33 +156,6 @@ fn reply_page<'p>(
     }
 }
 
-fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
-    let mut options = ScanOptions { pattern: None, count: 10, no_values: false };
-    let mut index = 3;
-    while index < ctx.argc() {
-        let (option, has_value) = (ctx.arg(index), index + 1 < ctx.argc());
-        if is_option(option, "NOVALUES") {
-            options.no_values = true;
-            index += 1;
-            continue;
-        }
-        if !has_value {
-            return Err(error::SYNTAX);
-        }
-        let value = ctx.arg(index + 1);
-        if is_option(option, "COUNT") {
-            let count = parse_i64(value).map_err(|e| e.message())?;
-            options.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
-        } else if is_option(option, "MATCH") {
-            options.pattern = Some(value).filter(|p| *p != b"*");
-        } else {
-            return Err(error::SYNTAX);
-        }
-        index += 2;
-    }
-    Ok(options)
-}
-
 /// One page of a scan and the cursor that follows it (0 at the end). Small hashes come
 /// whole; others in pages of `scan::page`.
 fn scan_page<'f, 'a>(
@@ -214,7 +181,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::resp::scan::PAGES_MAX;
+    use values::scan::PAGES_MAX;
 
     /// Goal: a paged scan returns every field that stays, once, even when fields are
     /// added and removed between pages.

@@ -21,7 +21,7 @@ use super::{
     Ctx,
 };
 
-pub(super) mod encoding;
+pub(super) use values::list as encoding;
 mod pop;
 mod search;
 #[cfg(test)]

@@ -7,51 +7,36 @@
 //! unspecified by Redis, but an all-integer set is kept sorted as Redis's intset is, so those
 //! replies match Redis byte for byte.
 
-use proto_resp::{
-    args::{is_option, parse_i64},
-    commands::SetId,
-    error,
-};
+use proto_resp::{commands::SetId, Reply};
 use store::ValueKind;
 
 use super::config_kept::EncodingLimits;
 use super::{
     glob::{self, Case},
-    scan,
+    scan::{self, ScanOptions},
     typed::{self, Edit},
     Ctx,
 };
-use crate::{keyspace, owned};
+use crate::keyspace;
 
 mod algebra;
-mod encoding;
 mod large;
 mod random;
 mod splice;
 
-/// Whether `encoded` is a set encoding as the commands write one.
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
-    encoding::is_valid(encoded)
-}
-
-/// The value kept outside the store for a large set's encoding (`typed::own`).
-pub(super) fn own(encoded: &[u8]) -> owned::SetValue {
-    let mut set = owned::SetValue::default();
-    let mut buf = IntText::default();
-    SetView::new(encoded).iter().for_each(|member| {
-        set.insert(member.text(&mut buf));
-    });
-    set
-}
-
-/// The encoding of a set kept outside the store; `None` when it is empty.
-pub(super) fn encode_owned(set: &owned::SetValue) -> Option<Vec<u8>> {
-    let mut work = Work::default();
-    work.add_all(set.iter().map(Member::of));
-    work.encode()
-}
-
 use encoding::{IntText, Member, SetView, Work};
+use values::set as encoding;
+
+/// A member written as a bulk string (the encoding knows no protocol).
+trait ReplyMember {
+    fn reply(&self, reply: &mut Reply<'_>);
+}
+
+impl ReplyMember for Member<'_> {
+    fn reply(&self, reply: &mut Reply<'_>) {
+        reply.bulk(self.text(&mut IntText::default()));
+    }
+}
 
 /// Runs one command of this family.
 /// A set's members as text, for the sorted-set commands that read plain sets as inputs
@@ -231,11 +216,11 @@ fn scard(ctx: &mut Ctx<'_>) {
 /// changes between calls. Checked in Redis's order: the cursor, then the key (a missing
 /// key answers before the options are read), then the options.
 fn sscan(ctx: &mut Ctx<'_>) {
-    let Some(cursor) = parse_cursor(ctx.arg(2)) else {
+    let Some(cursor) = scan::parse_cursor(ctx.arg(2)) else {
         return ctx.error(INVALID_CURSOR);
     };
-    let options = scan_options(ctx);
-    if let Ok(ScanOptions { pattern, count }) = options {
+    let options = scan::parse_options(ctx, 3, scan::Extra::None);
+    if let Ok(ScanOptions { pattern, count, .. }) = options {
         if let Some((next, page)) = large::scan(ctx, cursor, count) {
             let wanted = |member: &&Vec<u8>| {
                 pattern.is_none_or(|pattern| glob::matches(pattern, member, Case::Sensitive))
@@ -306,48 +291,6 @@ fn scan_page(set: SetView<'_>, cursor: u64, count: usize) -> (u64, Vec<Member<'_
 }
 
 const INVALID_CURSOR: &str = "ERR invalid cursor";
-
-/// Redis 7.0 reads the cursor with `strtoul`: an optional sign (a negative number wraps),
-/// digits, nothing after; an empty string is 0; a leading space or an overflow is refused.
-fn parse_cursor(text: &[u8]) -> Option<u64> {
-    let digits = match text.first() {
-        None => return Some(0),
-        Some(b'+' | b'-') => &text[1..],
-        Some(_) => text,
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let value = std::str::from_utf8(digits).ok()?.parse::<u64>().ok()?;
-    Some(if text[0] == b'-' { value.wrapping_neg() } else { value })
-}
-
-/// SSCAN's options after the cursor: the last MATCH and COUNT win; TYPE is for SCAN only.
-struct ScanOptions<'a> {
-    pattern: Option<&'a [u8]>,
-    count: usize,
-}
-
-fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<ScanOptions<'a>, &'static str> {
-    let mut options = ScanOptions { pattern: None, count: 10 };
-    let mut index = 3;
-    while index < ctx.argc() {
-        if index + 1 >= ctx.argc() {
-            return Err(error::SYNTAX);
-        }
-        let (option, value) = (ctx.arg(index), ctx.arg(index + 1));
-        if is_option(option, "COUNT") {
-            let count = parse_i64(value).map_err(|e| e.message())?;
-            options.count = usize::try_from(count).ok().filter(|&c| c >= 1).ok_or(error::SYNTAX)?;
-        } else if is_option(option, "MATCH") {
-            options.pattern = Some(value).filter(|p| *p != b"*");
-        } else {
-            return Err(error::SYNTAX);
-        }
-        index += 2;
-    }
-    Ok(options)
-}
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,9 @@
 
 use proto_resp::{args::parse_i64, error};
 
-use super::{change_set, edit_of, large, splice, with_set, Ctx, Member, SetView, Work};
+use super::{
+    change_set, edit_of, large, splice, with_set, Ctx, Member, ReplyMember, SetView, Work,
+};
 use crate::resp::pick::{distinct, random_below};
 use crate::resp::typed::Edit;
 
@@ -36,7 +38,7 @@ fn spop_one(ctx: &mut Ctx<'_>) {
         return ctx.bulk_or_null(popped.first().map(Vec::as_slice));
     }
     let popped = change_set(ctx, 1, |current| {
-        let view = current.map(SetView::new).filter(|view| view.len() > 0);
+        let view = current.map(SetView::new).filter(|view| !view.is_empty());
         let picked = view.and_then(|view| view.iter().nth(random_below(view.len())));
         let Some(member) = picked else {
             return (Edit::Keep, None);
@@ -62,7 +64,7 @@ fn spop_count(ctx: &mut Ctx<'_>) {
     }
     let popped = change_set(ctx, 1, |current| {
         let mut work = Work::decode(current);
-        if count == 0 || work.len() == 0 {
+        if count == 0 || work.is_empty() {
             return (Edit::Keep, Vec::new());
         }
         if count >= work.len() as u64 {
@@ -90,7 +92,7 @@ pub(super) fn srandmember(ctx: &mut Ctx<'_>) {
     }
     match ctx.argc() {
         2 => with_set(ctx, 1, |ctx, set| {
-            let set = set.filter(|set| set.len() > 0);
+            let set = set.filter(|set| !set.is_empty());
             match set.and_then(|set| set.iter().nth(random_below(set.len()))) {
                 Some(member) => member.reply(&mut ctx.reply()),
                 None => ctx.reply().null(),

@@ -7,10 +7,15 @@
 //! the few edits that change the encoding (an integer set gaining a non-integer or a wider
 //! integer; a strings set losing its last non-integer), go through [`Work`].
 
+use values::{
+    entries::{put_entry, Entries},
+    varint::put_usize as put_varint,
+};
+
 use super::{
     edit_of,
-    encoding::{int_width, put_varint, IntText, Member, SetView, Slot, Work, TAG_STRINGS},
-    typed::{put_entry, Edit},
+    encoding::{int_width, IntText, Member, SetView, Slot, Work, TAG_STRINGS},
+    typed::Edit,
 };
 use proto_resp::args::parse_i64;
 
@@ -160,7 +165,7 @@ fn copy_except(
 
 /// Whether every entry reads as an integer (stops at the first that does not).
 fn only_integers(entries: &[u8]) -> bool {
-    super::super::typed::Entries::new(entries).all(|entry| parse_i64(entry).is_ok())
+    Entries::new(entries).all(|entry| parse_i64(entry).is_ok())
 }
 
 #[cfg(test)]

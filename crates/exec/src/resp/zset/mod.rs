@@ -23,6 +23,7 @@ use super::Ctx;
 use super::{config_kept::EncodingLimits, typed};
 use crate::owned;
 use encoding::{Entry, ZSet};
+use values::zset as encoding;
 use view::Sorted;
 
 /// A sorted set's members, lowest score first, from its encoding (SORT reads its source
@@ -32,7 +33,6 @@ pub(super) fn members_of(encoded: &[u8]) -> Vec<&[u8]> {
 }
 
 mod algebra;
-mod encoding;
 mod large;
 mod range;
 mod read;
@@ -43,23 +43,6 @@ mod zrange;
 pub(super) use range::parse_score;
 pub(super) use write::geoadd;
 pub(super) use write::{parse_zmpop_from, pop_for_bzmpop, pop_for_bzpop, End as ZEnd};
-
-/// Whether `encoded` is a zset encoding as the commands write one.
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
-    encoding::is_valid(encoded)
-}
-
-/// The value kept outside the store for a large sorted set's encoding (`typed::own`).
-pub(super) fn own(encoded: &[u8]) -> owned::ZSetValue {
-    owned::ZSetValue::from_sorted(encoding::iter(encoded).map(|e| (e.score, e.member)))
-}
-
-/// The encoding of a sorted set kept outside the store; `None` when it is empty.
-pub(super) fn encode_owned(set: &owned::ZSetValue) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    set.iter().for_each(|(score, member)| encoding::put(&mut out, &Entry { score, member }));
-    (!out.is_empty()).then_some(out)
-}
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: ZSetId) {

@@ -158,14 +158,14 @@ const ONE_PAGE_MEMBER_LEN_MAX: usize = 64;
 /// as from Redis. Larger ones are walked in the order of a hash of the member
 /// (`scan::page`), in at most about 16 pages.
 pub(super) fn zscan(ctx: &mut Ctx<'_>) {
-    let Some(cursor) = strtoul(ctx.arg(2)) else {
+    let Some(cursor) = scan::parse_cursor(ctx.arg(2)) else {
         return ctx.error("ERR invalid cursor");
     };
-    let options = scan_options(ctx);
+    let options = scan::parse_options(ctx, 3, scan::Extra::None);
     read_view(ctx, 1, |ctx, set| {
         let Some(set) = set else { return scan_reply(ctx, 0, &[]) };
         let (pattern, count) = match options {
-            Ok(options) => options,
+            Ok(options) => (options.pattern, options.count),
             Err(message) => return ctx.error(message),
         };
         scan_page(ctx, &ZSet { entries: set.entries() }, cursor, pattern, count);
@@ -183,40 +183,6 @@ fn scan_page(ctx: &mut Ctx<'_>, set: &ZSet<'_>, cursor: u64, pattern: Option<&[u
         .filter(|e| pattern.is_none_or(|p| glob::matches(p, e.member, Case::Sensitive)))
         .collect();
     scan_reply(ctx, next, &wanted);
-}
-
-/// `parseScanCursorOrReply`: C's `strtoul` taking the whole text, so an empty cursor is 0
-/// and `-1` is the largest one; no leading space, no overflow.
-fn strtoul(text: &[u8]) -> Option<u64> {
-    let (negative, digits) = match text.split_first() {
-        None => return Some(0),
-        Some((b'-', rest)) => (true, rest),
-        Some((b'+', rest)) => (false, rest),
-        Some(_) => (false, text),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let value = std::str::from_utf8(digits).ok()?.parse::<u64>().ok()?;
-    Some(if negative { value.wrapping_neg() } else { value })
-}
-
-fn scan_options<'a>(ctx: &Ctx<'a>) -> Result<(Option<&'a [u8]>, usize), &'static str> {
-    let (mut pattern, mut count) = (None, 10);
-    let mut index = 3;
-    while index < ctx.argc() {
-        let has_value = index + 1 < ctx.argc();
-        if has_value && is_option(ctx.arg(index), "COUNT") {
-            let n = parse_i64(ctx.arg(index + 1)).map_err(|e| e.message())?;
-            count = usize::try_from(n).ok().filter(|&n| n >= 1).ok_or(error::SYNTAX)?;
-        } else if has_value && is_option(ctx.arg(index), "MATCH") {
-            pattern = Some(ctx.arg(index + 1)).filter(|p| *p != b"*");
-        } else {
-            return Err(error::SYNTAX);
-        }
-        index += 2;
-    }
-    Ok((pattern, count))
 }
 
 /// The members from `cursor` on in hash order (`scan::page`), and the cursor after them.
@@ -271,17 +237,6 @@ mod tests {
         seen.dedup();
         assert_eq!((seen.len(), pages), (300, 300usize.div_ceil(18)));
         assert!(names.iter().all(|m| scan::member_hash(m) != 0));
-    }
-
-    #[test]
-    fn cursor_text() {
-        assert_eq!(strtoul(b""), Some(0));
-        assert_eq!(strtoul(b"42"), Some(42));
-        assert_eq!(strtoul(b"+7"), Some(7));
-        assert_eq!(strtoul(b"-1"), Some(u64::MAX));
-        for bad in [&b" 1"[..], b"1 ", b"-", b"x", b"18446744073709551616"] {
-            assert_eq!(strtoul(bad), None, "{bad:?}");
-        }
     }
 
     /// Goal: ZRANDMEMBER's picks are distinct for a positive count and whole (highest

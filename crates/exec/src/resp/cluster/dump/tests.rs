@@ -1,7 +1,7 @@
 //! DUMP and RESTORE through the command path, on a real store with a manual clock.
 
-use super::super::rdb;
 use crate::resp::testkit::Harness;
+use values::rdb;
 
 /// The payload in a bulk reply.
 fn bulk_body(reply: &[u8]) -> Vec<u8> {

@@ -10,7 +10,7 @@
 //! member, the smallest width that held them all when they were written. Membership is a
 //! binary search and the members come out in ascending order, which is the order Redis 7.0
 //! sends an intset in, so replies about small integer sets are byte for byte Redis's. Any
-//! other set is a count and length-prefixed entries ([`typed::put_entry`]): no per-entry
+//! other set is a count and length-prefixed entries ([`crate::entries::put_entry`]): no per-entry
 //! header beyond the varint length, so it is no bigger than Redis's listpack. Its members
 //! are in no particular order (Redis's order for these is its hash table's, which nobody
 //! may rely on): a few added at a time are appended (`splice`), a set rebuilt in one go
@@ -23,30 +23,37 @@
 
 use std::collections::HashSet;
 
-use proto_resp::{args::parse_i64, Reply};
+use crate::{
+    entries::{put_entry, Entries},
+    int::parse_canonical_i64,
+    owned::SetValue,
+    varint,
+};
 
-use super::super::typed::{put_entry, Entries};
+pub use crate::int::IntText;
 
 /// The first byte of the strings encoding; the integer encoding starts with its width.
-pub(super) const TAG_STRINGS: u8 = 0x80;
+pub const TAG_STRINGS: u8 = 0x80;
 
 /// One member, normalised: bytes that Redis would store in an intset are `Int`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Member<'a> {
+pub enum Member<'a> {
     Int(i64),
     Bytes(&'a [u8]),
 }
 
 impl<'a> Member<'a> {
-    pub(super) fn of(bytes: &'a [u8]) -> Member<'a> {
-        match parse_i64(bytes) {
-            Ok(n) => Member::Int(n),
-            Err(_) => Member::Bytes(bytes),
+    #[inline]
+    pub fn of(bytes: &'a [u8]) -> Member<'a> {
+        match parse_canonical_i64(bytes) {
+            Some(n) => Member::Int(n),
+            None => Member::Bytes(bytes),
         }
     }
 
     /// The member's text: an integer's decimal digits go into `buf`.
-    pub(super) fn text<'b>(&self, buf: &'b mut IntText) -> &'b [u8]
+    #[inline]
+    pub fn text<'b>(&self, buf: &'b mut IntText) -> &'b [u8]
     where
         'a: 'b,
     {
@@ -56,55 +63,28 @@ impl<'a> Member<'a> {
         }
     }
 
-    pub(super) fn to_vec(self) -> Vec<u8> {
+    #[inline]
+    pub fn to_vec(self) -> Vec<u8> {
         self.text(&mut IntText::default()).to_vec()
-    }
-
-    /// Writes the member as a bulk string.
-    pub(super) fn reply(&self, reply: &mut Reply<'_>) {
-        reply.bulk(self.text(&mut IntText::default()));
-    }
-}
-
-/// Room for an `i64` in decimal.
-#[derive(Default)]
-pub(super) struct IntText([u8; 20]);
-
-impl IntText {
-    fn format(&mut self, n: i64) -> &[u8] {
-        let mut at = self.0.len();
-        let mut rest = n.unsigned_abs();
-        loop {
-            at -= 1;
-            self.0[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if n < 0 {
-            // 19 digits at most, so the sign always fits.
-            at -= 1;
-            self.0[at] = b'-';
-        }
-        &self.0[at..]
     }
 }
 
 /// A stored set, read in place.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum SetView<'a> {
+pub enum SetView<'a> {
     Ints { width: usize, body: &'a [u8] },
     Strings { count: usize, entries: &'a [u8] },
 }
 
 impl<'a> SetView<'a> {
-    pub(super) fn new(encoded: &'a [u8]) -> SetView<'a> {
+    #[inline]
+    pub fn new(encoded: &'a [u8]) -> SetView<'a> {
         match encoded.split_first() {
-            Some((&TAG_STRINGS, rest)) => {
-                let (count, used) = read_varint(rest);
-                SetView::Strings { count, entries: &rest[used..] }
-            }
+            // A count that is cut short reads as an empty set (never stored: see below).
+            Some((&TAG_STRINGS, rest)) => match varint::read_usize(rest) {
+                Some((count, used)) => SetView::Strings { count, entries: &rest[used..] },
+                None => SetView::Strings { count: 0, entries: &[] },
+            },
             Some((&width, body)) if matches!(width, 2 | 4 | 8) => {
                 // Whole members only: a value changed behind the set's back (a string
                 // command that does not check the kind) must not make a read panic.
@@ -117,13 +97,20 @@ impl<'a> SetView<'a> {
         }
     }
 
-    pub(super) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         match *self {
             SetView::Ints { width, body } => body.len() / width,
             SetView::Strings { count, .. } => count,
         }
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
     fn int_at(width: usize, body: &[u8], index: usize) -> i64 {
         let bytes = &body[index * width..(index + 1) * width];
         match width {
@@ -134,7 +121,8 @@ impl<'a> SetView<'a> {
     }
 
     /// Where `n` is or would go in an integer set's body, as a member index.
-    pub(super) fn lower_bound(width: usize, body: &[u8], n: i64) -> usize {
+    #[inline]
+    pub fn lower_bound(width: usize, body: &[u8], n: i64) -> usize {
         let (mut low, mut high) = (0, body.len() / width);
         while low < high {
             let mid = (low + high) / 2;
@@ -149,7 +137,8 @@ impl<'a> SetView<'a> {
 
     /// Where `member` is stored: its member index in an integer set, the byte range of its
     /// entry (length included) within `entries` in a strings set.
-    pub(super) fn locate(&self, member: Member<'_>) -> Option<Slot> {
+    #[inline]
+    pub fn locate(&self, member: Member<'_>) -> Option<Slot> {
         match (*self, member) {
             (SetView::Ints { width, body }, Member::Int(n)) => {
                 let at = Self::lower_bound(width, body, n);
@@ -172,12 +161,14 @@ impl<'a> SetView<'a> {
         }
     }
 
-    pub(super) fn contains(&self, member: Member<'_>) -> bool {
+    #[inline]
+    pub fn contains(&self, member: Member<'_>) -> bool {
         self.locate(member).is_some()
     }
 
     /// The members in stored order.
-    pub(super) fn iter(&self) -> Members<'a> {
+    #[inline]
+    pub fn iter(&self) -> Members<'a> {
         match *self {
             SetView::Ints { width, body } => Members::Ints { width, body, index: 0 },
             SetView::Strings { entries, .. } => Members::Strings(Entries::new(entries)),
@@ -185,7 +176,8 @@ impl<'a> SetView<'a> {
     }
 
     /// A way to test membership many times: a hash of a big strings set's entries.
-    pub(super) fn lookup(&self) -> Lookup<'a> {
+    #[inline]
+    pub fn lookup(&self) -> Lookup<'a> {
         match *self {
             SetView::Strings { count, entries } if count > LINEAR_LOOKUP_MAX => {
                 Lookup::Hashed(Entries::new(entries).collect())
@@ -197,7 +189,7 @@ impl<'a> SetView<'a> {
 
 /// Where a member is stored, see [`SetView::locate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Slot {
+pub enum Slot {
     Int(usize),
     Entry(std::ops::Range<usize>),
 }
@@ -206,13 +198,14 @@ pub(super) enum Slot {
 const LINEAR_LOOKUP_MAX: usize = 16;
 
 /// Membership tests against one set, see [`SetView::lookup`].
-pub(super) enum Lookup<'a> {
+pub enum Lookup<'a> {
     View(SetView<'a>),
     Hashed(HashSet<&'a [u8]>),
 }
 
 impl Lookup<'_> {
-    pub(super) fn contains(&self, member: Member<'_>) -> bool {
+    #[inline]
+    pub fn contains(&self, member: Member<'_>) -> bool {
         match self {
             Lookup::View(view) => view.contains(member),
             Lookup::Hashed(entries) => entries.contains(member.text(&mut IntText::default())),
@@ -222,7 +215,7 @@ impl Lookup<'_> {
 
 /// The members of a [`SetView`], in stored order.
 #[derive(Clone, Debug)]
-pub(super) enum Members<'a> {
+pub enum Members<'a> {
     Ints { width: usize, body: &'a [u8], index: usize },
     Strings(Entries<'a>),
 }
@@ -230,6 +223,7 @@ pub(super) enum Members<'a> {
 impl<'a> Iterator for Members<'a> {
     type Item = Member<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Member<'a>> {
         match self {
             Members::Ints { width, body, index } => {
@@ -246,7 +240,7 @@ impl<'a> Iterator for Members<'a> {
 
 /// A set being changed: decoded once, changed, encoded once.
 #[derive(Debug, Default)]
-pub(super) struct Work<'a> {
+pub struct Work<'a> {
     /// Ascending, distinct.
     ints: Vec<i64>,
     /// The non-integer members, oldest first.
@@ -256,7 +250,8 @@ pub(super) struct Work<'a> {
 }
 
 impl<'a> Work<'a> {
-    pub(super) fn decode(encoded: Option<&'a [u8]>) -> Work<'a> {
+    #[inline]
+    pub fn decode(encoded: Option<&'a [u8]>) -> Work<'a> {
         let mut work = Work::default();
         if let Some(encoded) = encoded {
             work.add_all(SetView::new(encoded).iter());
@@ -264,15 +259,19 @@ impl<'a> Work<'a> {
         work
     }
 
-    pub(super) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.ints.len() + self.others.len()
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Adds the members not already present; returns how many that was.
-    pub(super) fn add_all<'m: 'a>(
-        &mut self,
-        members: impl IntoIterator<Item = Member<'m>>,
-    ) -> usize {
+    #[inline]
+    pub fn add_all<'m: 'a>(&mut self, members: impl IntoIterator<Item = Member<'m>>) -> usize {
         let before = self.len();
         let sorted_len = self.ints.len();
         for member in members {
@@ -294,10 +293,8 @@ impl<'a> Work<'a> {
     }
 
     /// Removes the members present; returns how many that was.
-    pub(super) fn remove_all<'m>(
-        &mut self,
-        members: impl IntoIterator<Item = Member<'m>>,
-    ) -> usize {
+    #[inline]
+    pub fn remove_all<'m>(&mut self, members: impl IntoIterator<Item = Member<'m>>) -> usize {
         let before = self.len();
         let (mut ints, mut others) = (HashSet::new(), HashSet::new());
         for member in members {
@@ -317,13 +314,15 @@ impl<'a> Work<'a> {
     }
 
     /// The members in the order they are stored in.
-    pub(super) fn iter(&self) -> impl Iterator<Item = Member<'a>> + '_ {
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = Member<'a>> + '_ {
         let ints = self.ints.iter().map(|&n| Member::Int(n));
         ints.chain(self.others.iter().map(|&bytes| Member::Bytes(bytes)))
     }
 
     /// The member at `index` of [`Work::iter`]'s order.
-    pub(super) fn nth(&self, index: usize) -> Member<'a> {
+    #[inline]
+    pub fn nth(&self, index: usize) -> Member<'a> {
         match self.ints.get(index) {
             Some(&n) => Member::Int(n),
             None => Member::Bytes(self.others[index - self.ints.len()]),
@@ -331,15 +330,16 @@ impl<'a> Work<'a> {
     }
 
     /// The stored form; `None` for an empty set, which Redis deletes.
-    pub(super) fn encode(&self) -> Option<Vec<u8>> {
-        if self.len() == 0 {
+    #[inline]
+    pub fn encode(&self) -> Option<Vec<u8>> {
+        if self.is_empty() {
             return None;
         }
         if self.others.is_empty() {
             return Some(encode_ints(&self.ints));
         }
         let mut out = vec![TAG_STRINGS];
-        put_varint(&mut out, self.len());
+        varint::put_usize(&mut out, self.len());
         for member in self.iter() {
             put_entry(&mut out, member.text(&mut IntText::default()));
         }
@@ -351,12 +351,11 @@ impl<'a> Work<'a> {
 /// one width, strictly ascending; or a count and exactly that many whole entries, no two
 /// equal. At least one member either way (a snapshot's sets are checked so before any is
 /// restored).
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
+#[inline]
+pub fn is_valid(encoded: &[u8]) -> bool {
     match encoded.split_first() {
         Some((&TAG_STRINGS, rest)) => {
-            let (count, used) = read_varint(rest);
-            let last = used.checked_sub(1).and_then(|at| rest.get(at));
-            let whole_varint = last.is_some_and(|last| last & 0x80 == 0);
+            let Some((count, used)) = varint::read_usize(rest) else { return false };
             let mut entries = Entries::new(&rest[used..]);
             let mut seen = HashSet::new();
             while !entries.rest().is_empty() {
@@ -365,7 +364,7 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
                     _ => return false,
                 }
             }
-            whole_varint && count > 0 && seen.len() == count
+            count > 0 && seen.len() == count
         }
         Some((&width, body)) if matches!(width, 2 | 4 | 8) => {
             let width = usize::from(width);
@@ -381,7 +380,8 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
 }
 
 /// The bytes `n` takes in the integer encoding.
-pub(super) fn int_width(n: i64) -> usize {
+#[inline]
+pub fn int_width(n: i64) -> usize {
     if i16::try_from(n).is_ok() {
         2
     } else if i32::try_from(n).is_ok() {
@@ -391,6 +391,7 @@ pub(super) fn int_width(n: i64) -> usize {
     }
 }
 
+#[inline]
 fn encode_ints(ints: &[i64]) -> Vec<u8> {
     let width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
     let mut out = Vec::with_capacity(1 + width * ints.len());
@@ -401,25 +402,23 @@ fn encode_ints(ints: &[i64]) -> Vec<u8> {
     out
 }
 
-pub(super) fn put_varint(out: &mut Vec<u8>, mut n: usize) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
+/// The value kept outside the store for a large set's encoding.
+#[inline]
+pub fn own(encoded: &[u8]) -> SetValue {
+    let mut set = SetValue::default();
+    let mut buf = IntText::default();
+    SetView::new(encoded).iter().for_each(|member| {
+        set.insert(member.text(&mut buf));
+    });
+    set
 }
 
-/// A varint and the bytes it took; a truncated one (or one longer than a `u64` takes)
-/// reads as what it has.
-fn read_varint(bytes: &[u8]) -> (usize, usize) {
-    let mut n = 0usize;
-    for (used, &byte) in bytes.iter().enumerate().take(10) {
-        n |= usize::from(byte & 0x7f) << (7 * used);
-        if byte & 0x80 == 0 {
-            return (n, used + 1);
-        }
-    }
-    (n, bytes.len().min(10))
+/// The encoding of a set kept outside the store; `None` when it is empty.
+#[inline]
+pub fn encode_owned(set: &SetValue) -> Option<Vec<u8>> {
+    let mut work = Work::default();
+    work.add_all(set.iter().map(Member::of));
+    work.encode()
 }
 
 #[cfg(test)]
@@ -548,13 +547,13 @@ mod tests {
 
     /// Goal (found reviewing for fuzz target collection_decoders): a count varint longer
     /// than a `u64` takes stops at ten bytes (its shift overflowed: a panic in a debug
-    /// build), and such a set is not valid.
+    /// build) and reads as an empty set, and such a set is not valid.
     #[test]
     fn overlong_count_varint() {
         let mut bytes = vec![TAG_STRINGS];
         bytes.extend([0xff; 14]);
         let view = SetView::new(&bytes);
-        assert_eq!(view.iter().count(), 0);
+        assert_eq!((view.len(), view.iter().count()), (0, 0));
         assert!(!is_valid(&bytes));
         assert!(!is_valid(&[TAG_STRINGS]));
     }

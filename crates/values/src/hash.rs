@@ -17,7 +17,7 @@
 //! its last field expires, as Redis deletes it. The header's low bit then says so, and the
 //! two varints record the expiry set (`set_ms`) and the key's own one before it (`user_ms`,
 //! 0 for none): if the key's expiry is no longer `set_ms`, EXPIRE or PERSIST changed it and
-//! the new one is the key's own (see `super::key_expiry`).
+//! the new one is the key's own (see exec's `hash::key_expiry`).
 //!
 //! A field whose time has come is left out when the value is read ([`decode`]) and so is
 //! gone from the next encoding written: expired fields are invisible to every command and
@@ -29,11 +29,15 @@ use std::{
     mem,
 };
 
-use super::super::typed::{put_entry, Entries};
+use crate::{
+    entries::{put_entry, Entries},
+    owned::HashValue,
+    varint::{put as put_varint, read as read_varint},
+};
 
 /// One live field of a hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Field<'a> {
+pub struct Field<'a> {
     pub name: Cow<'a, [u8]>,
     pub value: Cow<'a, [u8]>,
     /// Unix milliseconds after which the field is gone; `None` for a persistent field.
@@ -41,7 +45,7 @@ pub(super) struct Field<'a> {
 }
 
 impl<'a> Field<'a> {
-    #[cfg(test)]
+    #[inline]
     pub fn new(name: &'a [u8], value: &'a [u8]) -> Field<'a> {
         Field { name: Cow::Borrowed(name), value: Cow::Borrowed(value), expire_at_ms: None }
     }
@@ -50,14 +54,14 @@ impl<'a> Field<'a> {
 /// The key expiry a hash set itself because all its fields expire, and the key's own
 /// expiry at that time (Unix milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct KeyExpiry {
+pub struct KeyExpiry {
     pub set_ms: u64,
     pub user_ms: Option<u64>,
 }
 
 /// A decoded hash: its live fields in the encoding's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Fields<'a> {
+pub struct Fields<'a> {
     pub list: Vec<Field<'a>>,
     /// Whether fields that had expired were left out (the value should be rewritten).
     pub dropped: bool,
@@ -67,25 +71,30 @@ pub(super) struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     /// The index of field `name`.
+    #[inline]
     pub fn find(&self, name: &[u8]) -> Option<usize> {
         self.list.iter().position(|field| *field.name == *name)
     }
 
     /// The value of field `name`.
+    #[inline]
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
         self.find(name).map(|index| &*self.list[index].value)
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
     /// Sets `name` to `value` (HSET: any expiry of the field is dropped unless
     /// `keep_ttl`). Returns whether the field is new; a new field goes last.
+    #[inline]
     pub fn set(&mut self, name: &[u8], value: Cow<'a, [u8]>, keep_ttl: bool) -> bool {
         match self.find(name) {
             Some(index) => {
@@ -108,12 +117,13 @@ impl<'a> Fields<'a> {
 /// The fields a command names, located in one pass over the hash (a map of the names),
 /// so a command naming m fields of an n-field hash costs O(n + m), not O(n * m).
 /// Removals only mark fields; [`Batch::finish`] drops them, keeping the order.
-pub(super) struct Batch<'n> {
+pub struct Batch<'n> {
     at: HashMap<&'n [u8], usize>,
     gone: Vec<bool>,
 }
 
 impl<'n> Batch<'n> {
+    #[inline]
     pub fn new(fields: &Fields<'_>, names: impl IntoIterator<Item = &'n [u8]>) -> Batch<'n> {
         let mut at: HashMap<&[u8], usize> = names.into_iter().map(|n| (n, usize::MAX)).collect();
         for (index, field) in fields.list.iter().enumerate() {
@@ -126,11 +136,13 @@ impl<'n> Batch<'n> {
     }
 
     /// The index of field `name` (one of the names given).
+    #[inline]
     pub fn find(&self, name: &[u8]) -> Option<usize> {
         self.at.get(name).copied()
     }
 
     /// As [`Fields::set`]; returns whether the field is new.
+    #[inline]
     pub fn set<'a>(
         &mut self,
         fields: &mut Fields<'a>,
@@ -154,6 +166,7 @@ impl<'n> Batch<'n> {
     }
 
     /// Removes field `name`; returns its value if it was there.
+    #[inline]
     pub fn remove<'a>(&mut self, fields: &mut Fields<'a>, name: &[u8]) -> Option<Cow<'a, [u8]>> {
         let index = self.at.remove(name)?;
         self.gone[index] = true;
@@ -161,6 +174,7 @@ impl<'n> Batch<'n> {
     }
 
     /// Drops the removed fields; the last call on a batch.
+    #[inline]
     pub fn finish(self, fields: &mut Fields<'_>) {
         if self.gone.contains(&true) {
             let mut gone = self.gone.iter();
@@ -179,6 +193,7 @@ struct Raw<'e> {
 impl<'e> Raw<'e> {
     /// The recorded key expiry and the fields; a malformed encoding (never written by
     /// [`encode`]) reads as far as it is whole.
+    #[inline]
     fn open(encoded: &'e [u8]) -> (Option<KeyExpiry>, Raw<'e>) {
         let empty = Raw { rest: &[], expiring: 0 };
         let Some((header, used)) = read_varint(encoded) else {
@@ -204,6 +219,7 @@ impl<'e> Raw<'e> {
 impl<'e> Iterator for Raw<'e> {
     type Item = (&'e [u8], &'e [u8], Option<u64>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let mut entries = Entries::new(self.rest);
         let (name, value) = (entries.next()?, entries.next()?);
@@ -222,7 +238,8 @@ impl<'e> Iterator for Raw<'e> {
 }
 
 /// Reads an encoding, leaving out the fields whose expiry is at or before `now_ms`.
-pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
+#[inline]
+pub fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
     let (key_expiry, raw) = Raw::open(encoded);
     let mut fields = Fields { key_expiry, ..Fields::default() };
     for (name, value, expire_at_ms) in raw {
@@ -238,7 +255,8 @@ pub(super) fn decode(encoded: &[u8], now_ms: u64) -> Fields<'_> {
 
 /// The value of live field `name`, read in place: for the one-field reads (HGET,
 /// HEXISTS, HSTRLEN, HMGET), which need not decode the whole hash.
-pub(super) fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<&'e [u8]> {
+#[inline]
+pub fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<&'e [u8]> {
     let (_, mut raw) = Raw::open(encoded);
     let (_, value, expiry) = raw.find(|(field, _, _)| *field == name)?;
     expiry.is_none_or(|at_ms| at_ms > now_ms).then_some(value)
@@ -246,7 +264,8 @@ pub(super) fn lookup<'e>(encoded: &'e [u8], name: &[u8], now_ms: u64) -> Option<
 
 /// Writes `fields` in the layout above: the expiring ones first, by expiry (a stable
 /// sort, so equal times keep their order), then the others in their order.
-pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
+#[inline]
+pub fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec<u8> {
     let size: usize = fields.iter().map(|f| f.name.len() + f.value.len() + 4).sum();
     let mut out = Vec::with_capacity(size + 1);
     let mut expiring: Vec<&Field<'_>> =
@@ -273,7 +292,8 @@ pub(super) fn encode(fields: &[Field<'_>], key_expiry: Option<KeyExpiry>) -> Vec
 /// (and key expiry), the expiring fields it counts in order of their times, then whole
 /// field-value pairs to the end; at least one field, no name twice (a snapshot's hashes
 /// are checked so before any is restored).
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
+#[inline]
+pub fn is_valid(encoded: &[u8]) -> bool {
     let Some((header, used)) = read_varint(encoded) else { return false };
     let mut rest = &encoded[used..];
     if header & 1 == 1 {
@@ -305,7 +325,8 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
 /// field's value entry replaced in place, or the field appended (insertion order), with no
 /// decoding. Returns the new encoding and whether the field is new; `None` when the hash
 /// has expiring fields (or is malformed) and must take the decoding path.
-pub(super) fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
+#[inline]
+pub fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
     let (&0, body) = encoded.split_first()? else { return None };
     let offset = |entries: &Entries<'_>| body.len() - entries.rest().len();
     let mut entries = Entries::new(body);
@@ -329,24 +350,38 @@ pub(super) fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(V
     Some((out, true))
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
+/// The value kept outside the store for a large hash's encoding.
+#[inline]
+pub fn own(encoded: &[u8]) -> HashValue {
+    let fields = decode(encoded, 0);
+    let mut hash = HashValue::default();
+    hash.key_expiry = fields.key_expiry.map(|KeyExpiry { set_ms, user_ms }| (set_ms, user_ms));
+    hash.reserve(fields.list.len());
+    for field in fields.list {
+        if let Some(at_ms) = field.expire_at_ms {
+            hash.expire_at_ms.insert(Box::from(&*field.name), at_ms);
+        }
+        hash.insert(&field.name, &field.value);
     }
-    out.push(n as u8);
+    hash
 }
 
-/// A LEB128 varint at the start of `bytes` and the bytes it used.
-fn read_varint(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut n = 0u64;
-    for (index, &byte) in bytes.iter().enumerate().take(10) {
-        n |= u64::from(byte & 0x7f) << (7 * index);
-        if byte & 0x80 == 0 {
-            return Some((n, index + 1));
-        }
+/// The encoding of a hash kept outside the store; `None` when it has no field.
+#[inline]
+pub fn encode_owned(hash: &HashValue) -> Option<Vec<u8>> {
+    if hash.is_empty() {
+        return None;
     }
-    None
+    let list: Vec<Field<'_>> = hash
+        .iter()
+        .map(|(name, value)| Field {
+            name: Cow::Borrowed(name),
+            value: Cow::Borrowed(value),
+            expire_at_ms: hash.expire_at_ms.get(name).copied(),
+        })
+        .collect();
+    let key_expiry = hash.key_expiry.map(|(set_ms, user_ms)| KeyExpiry { set_ms, user_ms });
+    Some(encode(&list, key_expiry))
 }
 
 #[cfg(test)]

@@ -9,15 +9,20 @@
 //! encoding. The count up front makes LLEN and index arithmetic O(1) without a scan. An
 //! empty list is never stored: the command deletes the key instead, as Redis does.
 //!
-//! Every change writes a new value (see `typed`): pushes and pops copy the old body
+//! Every change writes a new value (see exec's `typed`): pushes and pops copy the old body
 //! without decoding it (a pop at the tail scans the lengths to find where to cut: the
 //! varints read forward only); the other changes rebuild it from borrowed slices.
 
-use super::super::typed::{put_entry, Entries};
+use std::collections::VecDeque;
+
+use crate::{
+    entries::{put_entry, Entries},
+    varint,
+};
 
 /// A stored list, read in place.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct List<'a> {
+pub struct List<'a> {
     len: usize,
     body: &'a [u8],
 }
@@ -25,22 +30,31 @@ pub(super) struct List<'a> {
 impl<'a> List<'a> {
     /// Reads a value written by [`encode`] or [`push`]. A value that is not one (none is
     /// stored under `ValueKind::List`) reads as what it can, never out of bounds.
-    pub(super) fn parse(value: &'a [u8]) -> List<'a> {
-        let (len, used) = read_varint(value).unwrap_or((0, value.len()));
+    #[inline]
+    pub fn parse(value: &'a [u8]) -> List<'a> {
+        let (len, used) = varint::read_usize(value).unwrap_or((0, value.len()));
         List { len, body: &value[used..] }
     }
 
-    pub(super) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.len
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The elements, head first.
-    pub(super) fn iter(&self) -> Entries<'a> {
+    #[inline]
+    pub fn iter(&self) -> Entries<'a> {
         Entries::new(self.body)
     }
 
     /// All elements, head first, borrowed from the value.
-    pub(super) fn elements(&self) -> Vec<&'a [u8]> {
+    #[inline]
+    pub fn elements(&self) -> Vec<&'a [u8]> {
         // Each element takes at least a byte: a count past the body's bytes is a lie that
         // must not size an allocation.
         let mut all = Vec::with_capacity(self.len.min(self.body.len()));
@@ -49,7 +63,8 @@ impl<'a> List<'a> {
     }
 
     /// The element at `end`; `None` for an empty list.
-    pub(super) fn at_end(&self, end: End) -> Option<&'a [u8]> {
+    #[inline]
+    pub fn at_end(&self, end: End) -> Option<&'a [u8]> {
         match end {
             End::Head => self.iter().next(),
             End::Tail => self.iter().last(),
@@ -58,6 +73,7 @@ impl<'a> List<'a> {
 
     /// The byte offset in the body where element `index` starts (the body length for
     /// `index == len`).
+    #[inline]
     fn offset_of(&self, index: usize) -> usize {
         let mut entries = self.iter();
         for _ in 0..index {
@@ -71,19 +87,20 @@ impl<'a> List<'a> {
 
 /// Which end of a list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::resp) enum End {
+pub enum End {
     Head,
     Tail,
 }
 
 /// The encoding of `elements` (head first); `None` for an empty list, which is not stored.
-pub(super) fn encode<'e>(elements: impl ExactSizeIterator<Item = &'e [u8]>) -> Option<Vec<u8>> {
+#[inline]
+pub fn encode<'e>(elements: impl ExactSizeIterator<Item = &'e [u8]>) -> Option<Vec<u8>> {
     let len = elements.len();
     if len == 0 {
         return None;
     }
     let mut out = Vec::new();
-    put_varint(&mut out, len);
+    varint::put_usize(&mut out, len);
     elements.for_each(|element| put_entry(&mut out, element));
     Some(out)
 }
@@ -91,11 +108,13 @@ pub(super) fn encode<'e>(elements: impl ExactSizeIterator<Item = &'e [u8]>) -> O
 /// `list` (absent: empty) with `elements` pushed one by one at `end`, as LPUSH's
 /// arguments are: the last one pushed at the head ends up first. Copies the old body
 /// without reading its elements.
-pub(super) fn push(list: Option<List<'_>>, end: End, elements: &[&[u8]]) -> Vec<u8> {
+#[inline]
+pub fn push(list: Option<List<'_>>, end: End, elements: &[&[u8]]) -> Vec<u8> {
     let (old_len, old_body) = list.map_or((0, &[][..]), |list| (list.len, list.body));
     let added: usize = elements.iter().map(|e| e.len() + 3).sum();
     let mut out = Vec::with_capacity(old_body.len() + added + 4);
-    put_varint(&mut out, old_len + elements.len());
+    // (Saturating: a damaged count, never stored, must not overflow.)
+    varint::put_usize(&mut out, old_len.saturating_add(elements.len()));
     if end == End::Tail {
         out.extend_from_slice(old_body);
         elements.iter().for_each(|element| put_entry(&mut out, element));
@@ -108,7 +127,8 @@ pub(super) fn push(list: Option<List<'_>>, end: End, elements: &[&[u8]]) -> Vec<
 
 /// Takes `count` elements (at most the list's length) off `end`: the taken ones in the
 /// order they were popped, and what is left (`None` when nothing is).
-pub(super) fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>, Option<Vec<u8>>) {
+#[inline]
+pub fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>, Option<Vec<u8>>) {
     let count = count.min(list.len);
     let rest_len = list.len - count;
     let (taken, rest_body) = match end {
@@ -129,7 +149,7 @@ pub(super) fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>,
         return (popped, None);
     }
     let mut rest = Vec::with_capacity(rest_body.len() + 4);
-    put_varint(&mut rest, rest_len);
+    varint::put_usize(&mut rest, rest_len);
     rest.extend_from_slice(rest_body);
     (popped, Some(rest))
 }
@@ -137,8 +157,9 @@ pub(super) fn pop<'a>(list: List<'a>, end: End, count: usize) -> (Vec<&'a [u8]>,
 /// Whether `value` is a list as [`encode`] and [`push`] write it: a count, then exactly
 /// that many whole entries, at least one (a snapshot's lists are checked so before any is
 /// restored).
-pub(in super::super) fn is_valid(value: &[u8]) -> bool {
-    let Some((len, used)) = read_varint(value) else { return false };
+#[inline]
+pub fn is_valid(value: &[u8]) -> bool {
+    let Some((len, used)) = varint::read_usize(value) else { return false };
     let mut entries = Entries::new(&value[used..]);
     let mut seen = 0usize;
     while !entries.rest().is_empty() {
@@ -150,36 +171,16 @@ pub(in super::super) fn is_valid(value: &[u8]) -> bool {
     len > 0 && seen == len
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: usize) {
-    while n >= 0x80 {
-        out.push((n as u8 & 0x7f) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
-
-/// (value, bytes used), or `None` when `bytes` ends inside the varint.
-fn read_varint(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut n = 0usize;
-    for (i, &byte) in bytes.iter().enumerate().take(10) {
-        n |= usize::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((n, i + 1));
-        }
-    }
-    None
-}
-
-/// The encoding of a list kept outside the store (`owned.rs`), for the commands that work
+/// The encoding of a list kept outside the store ([`crate::owned`]), for the commands that work
 /// on encodings; `None` when it is empty.
-pub(in super::super) fn encode_owned(
-    list: &std::collections::VecDeque<Box<[u8]>>,
-) -> Option<Vec<u8>> {
+#[inline]
+pub fn encode_owned(list: &VecDeque<Box<[u8]>>) -> Option<Vec<u8>> {
     encode(list.iter().map(|element| &element[..]))
 }
 
 /// A list to keep outside the store, from its encoding.
-pub(in super::super) fn decode_owned(value: &[u8]) -> std::collections::VecDeque<Box<[u8]>> {
+#[inline]
+pub fn decode_owned(value: &[u8]) -> VecDeque<Box<[u8]>> {
     List::parse(value).iter().map(Box::from).collect()
 }
 

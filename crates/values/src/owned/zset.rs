@@ -37,6 +37,7 @@ struct Node {
 }
 
 impl Node {
+    #[inline]
     fn cmp_to(&self, score: f64, member: &[u8]) -> Ordering {
         order(self.score, &self.member, score, member)
     }
@@ -44,12 +45,13 @@ impl Node {
 
 /// The sorted set order: score first (`-0` equals `0`; never NaN), then the member's
 /// bytes as `memcmp` compares them.
-pub(crate) fn order(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Ordering {
+#[inline]
+pub fn order(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Ordering {
     a_score.partial_cmp(&b_score).unwrap_or(Ordering::Equal).then_with(|| a_member.cmp(b_member))
 }
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ZSetValue {
+pub struct ZSetValue {
     table: HashTable<Node>,
     blocks: Vec<Vec<Node>>,
     /// Fenwick tree over the blocks' lengths (1-based: `tree[0]` is unused).
@@ -59,7 +61,8 @@ pub(crate) struct ZSetValue {
 
 impl ZSetValue {
     /// A set of entries given in order, no member twice.
-    pub(crate) fn from_sorted<'a>(entries: impl IntoIterator<Item = (f64, &'a [u8])>) -> Self {
+    #[inline]
+    pub fn from_sorted<'a>(entries: impl IntoIterator<Item = (f64, &'a [u8])>) -> Self {
         let mut set = ZSetValue::default();
         let mut block = Vec::with_capacity(BLOCK_MAX);
         for (score, member) in entries {
@@ -77,17 +80,25 @@ impl ZSetValue {
         set
     }
 
-    pub(crate) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.table.len()
     }
 
-    pub(crate) fn score(&self, member: &[u8]) -> Option<f64> {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
         let hash = self.hasher.hash_one(member);
         self.table.find(hash, |node| *node.member == *member).map(|node| node.score)
     }
 
     /// Sets `member`'s score, adding it if new; its old score, if it had one.
-    pub(crate) fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+    #[inline]
+    pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         let score = canonical(score);
         let old = self.score(member);
         let member: Arc<[u8]> = match old {
@@ -105,7 +116,8 @@ impl ZSetValue {
     }
 
     /// Removes `member`; its score, if it was there.
-    pub(crate) fn remove(&mut self, member: &[u8]) -> Option<f64> {
+    #[inline]
+    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         let hash = self.hasher.hash_one(member);
         let entry = self.table.find_entry(hash, |node| *node.member == *member).ok()?;
         let (node, _) = entry.remove();
@@ -114,14 +126,16 @@ impl ZSetValue {
     }
 
     /// `member`'s rank (0 for the lowest) and score.
-    pub(crate) fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
+    #[inline]
+    pub fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
         let score = self.score(member)?;
         let (block, at) = self.locate(score, member);
         Some((self.prefix(block) + at, score))
     }
 
     /// The entry at `rank` (below [`ZSetValue::len`]).
-    pub(crate) fn get(&self, rank: usize) -> (f64, &[u8]) {
+    #[inline]
+    pub fn get(&self, rank: usize) -> (f64, &[u8]) {
         let (block, at) = self.find(rank);
         let node = &self.blocks[block][at];
         (node.score, &node.member)
@@ -129,7 +143,8 @@ impl ZSetValue {
 
     /// The number of entries, from the lowest, for which `pred` holds (it must hold for
     /// a prefix of the order and not after it).
-    pub(crate) fn partition_point(&self, mut pred: impl FnMut(f64, &[u8]) -> bool) -> usize {
+    #[inline]
+    pub fn partition_point(&self, mut pred: impl FnMut(f64, &[u8]) -> bool) -> usize {
         let mut holds = |node: &Node| pred(node.score, &node.member);
         let block = self.blocks.partition_point(|b| holds(b.last().expect("blocks are not empty")));
         match self.blocks.get(block) {
@@ -139,14 +154,16 @@ impl ZSetValue {
     }
 
     /// The entries from `rank` upward, in order.
-    pub(crate) fn iter_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
         let (block, at) = if rank < self.len() { self.find(rank) } else { (self.blocks.len(), 0) };
         let nodes = self.blocks[block..].iter().flatten().skip(at);
         nodes.map(|node| (node.score, &node.member[..]))
     }
 
     /// The entries from `rank` downward (`rank` included, below [`ZSetValue::len`]).
-    pub(crate) fn iter_down_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter_down_from(&self, rank: usize) -> impl Iterator<Item = (f64, &[u8])> {
         let (block, at) = self.find(rank);
         let skip = self.blocks[block].len() - 1 - at;
         let nodes = self.blocks[..=block].iter().rev().flat_map(|b| b.iter().rev()).skip(skip);
@@ -154,12 +171,14 @@ impl ZSetValue {
     }
 
     /// Every entry, in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (f64, &[u8])> {
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = (f64, &[u8])> {
         self.iter_from(0)
     }
 
     /// Removes the entries at `ranks` and returns them, in order.
-    pub(crate) fn remove_ranks(&mut self, ranks: Range<usize>) -> Vec<(f64, Box<[u8]>)> {
+    #[inline]
+    pub fn remove_ranks(&mut self, ranks: Range<usize>) -> Vec<(f64, Box<[u8]>)> {
         if ranks.is_empty() {
             return Vec::new();
         }
@@ -193,6 +212,7 @@ impl ZSetValue {
         removed.into_iter().map(|node| (node.score, Box::from(&node.member[..]))).collect()
     }
 
+    #[inline]
     fn table_insert(&mut self, node: Node) {
         let Self { table, hasher, .. } = self;
         let hash = hasher.hash_one(&node.member[..]);
@@ -200,6 +220,7 @@ impl ZSetValue {
     }
 
     /// The block that holds (or would hold) `(score, member)` and its place there.
+    #[inline]
     fn locate(&self, score: f64, member: &[u8]) -> (usize, usize) {
         let below = |node: &Node| node.cmp_to(score, member) == Ordering::Less;
         let last = self.blocks.len().saturating_sub(1);
@@ -212,6 +233,7 @@ impl ZSetValue {
     }
 
     /// Puts `node` in its place in the order.
+    #[inline]
     fn link(&mut self, node: Node) {
         if self.blocks.is_empty() {
             let mut block = Vec::with_capacity(BLOCK_MAX);
@@ -235,6 +257,7 @@ impl ZSetValue {
     }
 
     /// Takes the node of `(score, member)` out of the order.
+    #[inline]
     fn unlink(&mut self, score: f64, member: &[u8]) -> Node {
         let (block, at) = self.locate(score, member);
         let node = self.blocks[block].remove(at);
@@ -249,6 +272,7 @@ impl ZSetValue {
 
     /// Merges block `block`, when short, with the shorter of its neighbours if they fit
     /// in one block; removes it when empty. Whether it did (then the tree must be rebuilt).
+    #[inline]
     fn merge_small(&mut self, block: usize) -> bool {
         let Some(len) = self.blocks.get(block).map(Vec::len) else { return false };
         if len == 0 {
@@ -269,6 +293,7 @@ impl ZSetValue {
         true
     }
 
+    #[inline]
     fn rebuild_tree(&mut self) {
         let blocks = self.blocks.len();
         self.tree.clear();
@@ -282,6 +307,7 @@ impl ZSetValue {
         }
     }
 
+    #[inline]
     fn add(&mut self, block: usize, delta: isize) {
         let mut i = block + 1;
         while i < self.tree.len() {
@@ -291,6 +317,7 @@ impl ZSetValue {
     }
 
     /// How many entries the blocks before `block` hold.
+    #[inline]
     fn prefix(&self, block: usize) -> usize {
         let (mut i, mut sum) = (block, 0);
         while i > 0 {
@@ -301,6 +328,7 @@ impl ZSetValue {
     }
 
     /// The block that holds `rank` (below the length) and its place there.
+    #[inline]
     fn find(&self, rank: usize) -> (usize, usize) {
         let blocks = self.tree.len() - 1;
         let (mut block, mut rest) = (0, rank);
@@ -318,6 +346,7 @@ impl ZSetValue {
 }
 
 /// `-0` as `0`, as Redis reads a score of `-0` back.
+#[inline]
 fn canonical(score: f64) -> f64 {
     if score == 0.0 {
         0.0
@@ -330,7 +359,8 @@ fn canonical(score: f64) -> f64 {
 /// a pointer each, at the table's load and a block's usual fill) and its shared allocation
 /// (two counts, the bytes, the allocator's header and rounding), and a quarter more, as
 /// for a list element.
-pub(crate) fn zset_member_bytes(len: usize) -> usize {
+#[inline]
+pub fn zset_member_bytes(len: usize) -> usize {
     const SLOTS_BYTES: usize = 36 + 32;
     let allocation = (16 + len + MALLOC_HEADER_BYTES).next_multiple_of(16);
     let bytes = SLOTS_BYTES + allocation.max(32);

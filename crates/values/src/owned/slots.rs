@@ -25,6 +25,7 @@ pub(crate) struct Slots<K> {
 }
 
 impl<K> Default for Slots<K> {
+    #[inline]
     fn default() -> Self {
         Slots {
             entries: Vec::new(),
@@ -36,28 +37,33 @@ impl<K> Default for Slots<K> {
 }
 
 impl<K: KeyOf> Slots<K> {
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// The position of the entry whose key is `key`.
+    #[inline]
     pub(crate) fn find(&self, key: &[u8]) -> Option<usize> {
         let (hash, entries) = (self.hasher.hash_one(key), &self.entries);
         self.positions.find(hash, |&at| K::key(&entries[at]) == key).copied()
     }
 
     /// The entry at `at` (below [`Slots::len`]).
+    #[inline]
     pub(crate) fn nth(&self, at: usize) -> &[u8] {
         &self.entries[at]
     }
 
     /// Puts `entry` in place of the one at `at`, whose key it has.
+    #[inline]
     pub(crate) fn replace(&mut self, at: usize, entry: Box<[u8]>) -> Box<[u8]> {
         debug_assert!(K::key(&entry) == K::key(&self.entries[at]));
         std::mem::replace(&mut self.entries[at], entry)
     }
 
     /// Adds `entry`, whose key is not there yet.
+    #[inline]
     pub(crate) fn push(&mut self, entry: Box<[u8]>) {
         let Self { entries, positions, hasher, .. } = self;
         let hash = hasher.hash_one(K::key(&entry));
@@ -67,6 +73,7 @@ impl<K: KeyOf> Slots<K> {
     }
 
     /// Removes the entry whose key is `key`, if any; the last entry takes its place.
+    #[inline]
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Box<[u8]>> {
         let Self { entries, positions, hasher, .. } = self;
         let hash = hasher.hash_one(key);
@@ -84,10 +91,12 @@ impl<K: KeyOf> Slots<K> {
     }
 
     /// The entries, in the table's order.
+    #[inline]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.iter().map(|entry| &entry[..])
     }
 
+    #[inline]
     pub(crate) fn reserve(&mut self, additional: usize) {
         let Self { entries, positions, hasher, .. } = self;
         entries.reserve(additional);

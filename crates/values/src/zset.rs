@@ -19,34 +19,40 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use crate::resp::typed::{put_entry, Entries};
+use crate::{
+    entries::{put_entry, Entries},
+    owned::ZSetValue,
+};
 
 /// One member and its score; `member` borrows from the encoding or the command.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct Entry<'a> {
+pub struct Entry<'a> {
     pub score: f64,
     pub member: &'a [u8],
 }
 
 /// The sorted set order. Scores are never NaN (every write refuses one).
-pub(super) fn order(a: &Entry<'_>, b: &Entry<'_>) -> Ordering {
+#[inline]
+pub fn order(a: &Entry<'_>, b: &Entry<'_>) -> Ordering {
     a.score.partial_cmp(&b.score).unwrap_or(Ordering::Equal).then_with(|| a.member.cmp(b.member))
 }
 
 /// The records of an encoding, in order.
 #[derive(Clone, Debug)]
-pub(super) struct Iter<'a> {
+pub struct Iter<'a> {
     rest: &'a [u8],
 }
 
 /// Reads an encoding record by record.
-pub(super) fn iter(encoded: &[u8]) -> Iter<'_> {
+#[inline]
+pub fn iter(encoded: &[u8]) -> Iter<'_> {
     Iter { rest: encoded }
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = Entry<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Entry<'a>> {
         let (bits, rest) = self.rest.split_first_chunk::<8>()?;
         let mut entries = Entries::new(rest);
@@ -58,53 +64,66 @@ impl<'a> Iterator for Iter<'a> {
 
 /// Appends one record. `-0` is stored as `0`, as a listpack stores it (Redis reads a
 /// score of `-0` back as `0`).
-pub(super) fn put(out: &mut Vec<u8>, entry: &Entry<'_>) {
+#[inline]
+pub fn put(out: &mut Vec<u8>, entry: &Entry<'_>) {
     let score = if entry.score == 0.0 { 0.0 } else { entry.score };
     out.extend_from_slice(&score.to_le_bytes());
     put_entry(out, entry.member);
 }
 
 /// Encodes entries that are already in order.
-pub(super) fn encode<'e, 'a: 'e>(entries: impl IntoIterator<Item = &'e Entry<'a>>) -> Vec<u8> {
+#[inline]
+pub fn encode<'e, 'a: 'e>(entries: impl IntoIterator<Item = &'e Entry<'a>>) -> Vec<u8> {
     let mut out = Vec::new();
     entries.into_iter().for_each(|entry| put(&mut out, entry));
     out
 }
 
 /// Encodes entries in any order (no member twice).
-pub(super) fn encode_unsorted(mut entries: Vec<Entry<'_>>) -> Vec<u8> {
+#[inline]
+pub fn encode_unsorted(mut entries: Vec<Entry<'_>>) -> Vec<u8> {
     entries.sort_by(order);
     encode(&entries)
 }
 
 /// A decoded sorted set: its entries in order.
 #[derive(Clone, Debug, Default)]
-pub(super) struct ZSet<'a> {
+pub struct ZSet<'a> {
     pub entries: Vec<Entry<'a>>,
 }
 
 impl<'a> ZSet<'a> {
-    pub(super) fn decode(encoded: &'a [u8]) -> ZSet<'a> {
+    #[inline]
+    pub fn decode(encoded: &'a [u8]) -> ZSet<'a> {
         ZSet { entries: iter(encoded).collect() }
     }
 
     /// Decodes `encoded` when the key exists; an absent key is an empty set.
-    pub(super) fn decode_or_empty(encoded: Option<&'a [u8]>) -> ZSet<'a> {
+    #[inline]
+    pub fn decode_or_empty(encoded: Option<&'a [u8]>) -> ZSet<'a> {
         encoded.map(ZSet::decode).unwrap_or_default()
     }
 
-    pub(super) fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Members to scores, for commands that look up many members.
-    pub(super) fn index(&self) -> HashMap<&'a [u8], f64> {
+    #[inline]
+    pub fn index(&self) -> HashMap<&'a [u8], f64> {
         self.entries.iter().map(|e| (e.member, e.score)).collect()
     }
 
     /// The encoding after taking out `removed` and putting in `added` (in any order, no
     /// member twice, none of them still present unless in `removed`): one merge pass.
-    pub(super) fn rebuild(&self, removed: &HashSet<&[u8]>, mut added: Vec<Entry<'_>>) -> Vec<u8> {
+    #[inline]
+    pub fn rebuild(&self, removed: &HashSet<&[u8]>, mut added: Vec<Entry<'_>>) -> Vec<u8> {
         added.sort_by(order);
         let kept = self.entries.iter().filter(|e| !removed.contains(e.member));
         let mut out = Vec::new();
@@ -123,7 +142,8 @@ impl<'a> ZSet<'a> {
 /// Whether `encoded` is a sorted set as [`encode`] writes it: whole records, at least one,
 /// in strictly ascending order, no member twice, no NaN and no `-0` score (a snapshot's
 /// sorted sets are checked so before any is restored).
-pub(super) fn is_valid(encoded: &[u8]) -> bool {
+#[inline]
+pub fn is_valid(encoded: &[u8]) -> bool {
     let mut walk = iter(encoded);
     let (mut members, mut previous) = (HashSet::new(), None::<Entry<'_>>);
     while !walk.rest.is_empty() {
@@ -141,7 +161,8 @@ pub(super) fn is_valid(encoded: &[u8]) -> bool {
 }
 
 /// Each record with the bytes it occupies in `encoded`.
-pub(super) fn records(encoded: &[u8]) -> impl Iterator<Item = (Range<usize>, Entry<'_>)> {
+#[inline]
+pub fn records(encoded: &[u8]) -> impl Iterator<Item = (Range<usize>, Entry<'_>)> {
     let mut walk = iter(encoded);
     std::iter::from_fn(move || {
         let start = encoded.len() - walk.rest.len();
@@ -151,18 +172,16 @@ pub(super) fn records(encoded: &[u8]) -> impl Iterator<Item = (Range<usize>, Ent
 }
 
 /// `member`'s record: the bytes it occupies and its score.
-pub(super) fn locate(encoded: &[u8], member: &[u8]) -> Option<(Range<usize>, f64)> {
+#[inline]
+pub fn locate(encoded: &[u8], member: &[u8]) -> Option<(Range<usize>, f64)> {
     records(encoded).find(|(_, e)| e.member == member).map(|(bytes, e)| (bytes, e.score))
 }
 
 /// `encoded` without the record at `remove` and with `entry`'s record where the order puts
 /// it: two copies of the untouched bytes at most, nothing decoded but the walk to the
 /// insertion point. A change of one member costs what the copy of the value costs.
-pub(super) fn replace(
-    encoded: &[u8],
-    remove: Option<Range<usize>>,
-    entry: Option<&Entry<'_>>,
-) -> Vec<u8> {
+#[inline]
+pub fn replace(encoded: &[u8], remove: Option<Range<usize>>, entry: Option<&Entry<'_>>) -> Vec<u8> {
     let remove = remove.unwrap_or(0..0);
     let mut record = Vec::new();
     let at = match entry {
@@ -188,6 +207,20 @@ pub(super) fn replace(
         out.extend_from_slice(&encoded[at..]);
     }
     out
+}
+
+/// The value kept outside the store for a large sorted set's encoding.
+#[inline]
+pub fn own(encoded: &[u8]) -> ZSetValue {
+    ZSetValue::from_sorted(iter(encoded).map(|e| (e.score, e.member)))
+}
+
+/// The encoding of a sorted set kept outside the store; `None` when it is empty.
+#[inline]
+pub fn encode_owned(set: &ZSetValue) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    set.iter().for_each(|(score, member)| put(&mut out, &Entry { score, member }));
+    (!out.is_empty()).then_some(out)
 }
 
 #[cfg(test)]

@@ -24,10 +24,16 @@
 //! intset, quicklist 2) and the older ones a Redis 6 payload may hold (ziplists, quicklist
 //! 1, sorted sets with text scores). Modules and streams are refused: Spinel has neither.
 
-use super::{crc64::crc64, lzf, packed};
+mod convert;
+mod crc64;
+mod lzf;
+mod packed;
+
+pub use convert::{from_owned, kept, Kept};
+pub use crc64::crc64;
 
 /// The RDB version written, and the newest read (Redis 7.0's).
-pub(crate) const RDB_VERSION: u16 = 10;
+pub const RDB_VERSION: u16 = 10;
 
 /// A value as a DUMP payload carries it.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +66,7 @@ const QUICKLIST_NODE_PLAIN: u64 = 1;
 const QUICKLIST_NODE_PACKED: u64 = 2;
 
 /// The payload DUMP answers for `value`.
-pub(super) fn dump(value: &Value) -> Vec<u8> {
+pub fn dump(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     match value {
         Value::String(bytes) => {
@@ -96,7 +102,7 @@ pub(super) fn dump(value: &Value) -> Vec<u8> {
 }
 
 /// `verifyDumpPayload`: a footer, a version this server reads, and a matching checksum.
-pub(crate) fn verify(payload: &[u8]) -> bool {
+pub fn verify(payload: &[u8]) -> bool {
     let Some(body_len) = payload.len().checked_sub(10) else { return false };
     let version = u16::from_le_bytes([payload[body_len], payload[body_len + 1]]);
     let crc = u64::from_le_bytes(payload[body_len + 2..].try_into().expect("8 bytes"));
@@ -105,7 +111,7 @@ pub(crate) fn verify(payload: &[u8]) -> bool {
 
 /// The value in a payload that passed [`verify`]; `None` is "Bad data format" (an unknown
 /// type, lengths past the end, an empty collection, duplicate members, a NaN score).
-pub(crate) fn load(payload: &[u8]) -> Option<Value> {
+pub fn load(payload: &[u8]) -> Option<Value> {
     let mut reader = Reader { bytes: &payload[..payload.len().checked_sub(10)?] };
     let kind = reader.byte()?;
     let value = match kind {

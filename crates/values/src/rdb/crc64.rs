@@ -27,7 +27,7 @@ const fn table() -> [u64; 256] {
 }
 
 /// The CRC-64/Jones of `bytes`.
-pub(crate) fn crc64(bytes: &[u8]) -> u64 {
+pub fn crc64(bytes: &[u8]) -> u64 {
     bytes
         .iter()
         .fold(0u64, |crc, &byte| TABLE[((crc ^ u64::from(byte)) & 0xff) as usize] ^ (crc >> 8))
