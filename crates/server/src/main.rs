@@ -10,6 +10,7 @@
 mod auth_file;
 mod config;
 mod control;
+mod dialect;
 mod listen;
 mod log;
 mod metrics;
