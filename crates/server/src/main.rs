@@ -10,6 +10,7 @@
 mod auth_file;
 mod config;
 mod control;
+mod dialect;
 mod listen;
 mod log;
 mod metrics;
@@ -64,30 +65,8 @@ fn run(config: &Config) -> Result<(), String> {
     let auth_source = auth_file::source(config)?;
     // Which default ports are busy, known before the settings are made: they say so.
     let skipped = listen::busy_defaults(config)?;
-    let mut shared = build_shared(config, backend, &skipped)?;
-    // Empty until the file is read, below, as the final user.
-    shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
-    if auth_file::sasl_uses_acl_users(config) {
-        shared.auth = Some(exec::auth::Auth::acl_users());
-    }
-    let shared = Arc::new(shared);
-    shared.set_this();
-    log::init(Arc::clone(&shared), config.log_format);
-    restore_snapshot(&shared, config);
-    if shared.cluster.get().is_some() {
-        spawn_cluster_follower(Arc::clone(&shared))
-            .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;
-    }
-    for warning in &config.warnings {
-        tracing::warn!("{warning}");
-    }
-    for skip in &skipped {
-        tracing::warn!("{}", skip.warning());
-    }
-    if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
-        let reason = rt::probe_uring().err().unwrap_or_default();
-        tracing::warn!("io_uring unavailable ({reason}); using epoll");
-    }
+    let shared = start_shared(config, backend, auth_source.as_ref(), &skipped)?;
+    warn_at_start(config, backend, &skipped);
     let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
     let control = control::Control::new(config, memcache_tls.clone(), resp_tls.clone());
     let _ = shared.control.set(Box::new(control.clone()));
@@ -99,12 +78,7 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let tls_contexts: Vec<Arc<tls::Context>> =
         memcache_tls.iter().chain(resp_tls.iter()).cloned().collect();
-    if !tls_contexts.is_empty() {
-        let (contexts, refresh_shared) = (tls_contexts.clone(), Arc::clone(&shared));
-        let refresh: exec::RefreshCerts =
-            Box::new(move || reload_certificates(&refresh_shared, &contexts));
-        let _ = shared.refresh_certs.set(refresh);
-    }
+    offer_certificate_refresh(&shared, &tls_contexts);
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let listen::Bound { per_worker: listeners, memcache_addrs, labels } =
@@ -122,33 +96,127 @@ fn run(config: &Config) -> Result<(), String> {
         port => metrics::bind(&config.listen, port)?,
     };
     let _pidfile = apply_process_flags(config)?;
-    let (reload_shared, mut in_force) = (Arc::clone(&shared), config.clone());
-    let reload_source = auth_source.clone();
-    let graceful_shared = Arc::clone(&shared);
+    let reload = Reload { shared: Arc::clone(&shared), auth_source: auth_source.clone() };
+    install_signals(caught, &stop, reload, tls_contexts, control, config)?;
+    become_user(config, auth_source.as_ref(), &shared)?;
+    tracing::info!("{} | io {:?}", config::describe(config), backend);
+    let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
+    let tls = (memcache_tls, resp_tls);
+    let limits = worker_limits(config, &buffers, memcache_listeners, tls, &ports);
+    let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
+    let workers = Workers { backend, shared: &shared, limits, buffers, stop: &stop };
+    let handles = workers.spawn(config, listeners, &loop_stats)?;
+    let udp_handles = udp_servers
+        .into_iter()
+        .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    metrics::spawn(metrics_listeners, &shared, &loop_stats, &ports)?;
+    service::ready();
+    let failure = wait_for_threads(handles, udp_handles, &stop);
+    save_memory_file(&shared, config);
+    failure.map_or(Ok(()), Err)
+}
+
+/// The shared state, with its login source, its snapshot restored and its cluster map
+/// followed.
+fn start_shared(
+    config: &Config,
+    backend: rt::Backend,
+    auth_source: Option<&auth_file::Source>,
+    skipped: &[listen::Skipped],
+) -> Result<Arc<Shared>, String> {
+    let mut shared = build_shared(config, backend, skipped)?;
+    // Empty until the file is read, after binding, as the final user (`become_user`).
+    shared.auth = auth_source.map(|s| exec::auth::Auth::new(s.mode, Default::default()));
+    if auth_file::sasl_uses_acl_users(config) {
+        shared.auth = Some(exec::auth::Auth::acl_users());
+    }
+    let shared = Arc::new(shared);
+    shared.set_this();
+    log::init(Arc::clone(&shared), config.log_format);
+    restore_snapshot(&shared, config);
+    if shared.cluster.get().is_some() {
+        spawn_cluster_follower(Arc::clone(&shared))
+            .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;
+    }
+    Ok(shared)
+}
+
+/// The configuration's warnings, the default ports skipped, and a missing io_uring.
+fn warn_at_start(config: &Config, backend: rt::Backend, skipped: &[listen::Skipped]) {
+    for warning in &config.warnings {
+        tracing::warn!("{warning}");
+    }
+    for skip in skipped {
+        tracing::warn!("{}", skip.warning());
+    }
+    if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
+        let reason = rt::probe_uring().err().unwrap_or_default();
+        tracing::warn!("io_uring unavailable ({reason}); using epoll");
+    }
+}
+
+/// Lets exec read the certificates again (Redis `CONFIG SET tls-*`).
+fn offer_certificate_refresh(shared: &Arc<Shared>, tls_contexts: &[Arc<tls::Context>]) {
+    if tls_contexts.is_empty() {
+        return;
+    }
+    let (contexts, refresh_shared) = (tls_contexts.to_vec(), Arc::clone(shared));
+    let refresh: exec::RefreshCerts =
+        Box::new(move || reload_certificates(&refresh_shared, &contexts));
+    let _ = shared.refresh_certs.set(refresh);
+}
+
+/// What a reload (SIGHUP) reads again.
+struct Reload {
+    shared: Arc<Shared>,
+    auth_source: Option<auth_file::Source>,
+}
+
+/// SIGTERM and SIGINT stop, SIGUSR1 stops gracefully, SIGHUP reloads.
+fn install_signals(
+    caught: signals::Caught,
+    stop: &Arc<AtomicBool>,
+    reload: Reload,
+    tls_contexts: Vec<Arc<tls::Context>>,
+    control: control::Control,
+    config: &Config,
+) -> Result<(), String> {
+    let mut in_force = config.clone();
+    let graceful_shared = Arc::clone(&reload.shared);
     let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
-    signals::install(caught, Arc::clone(&stop), graceful, move || {
-        reload_credentials(&reload_shared, reload_source.as_ref());
+    signals::install(caught, Arc::clone(stop), graceful, move || {
+        let shared = &reload.shared;
+        reload_credentials(shared, reload.auth_source.as_ref());
         if !tls_contexts.is_empty() {
-            match reload_certificates(&reload_shared, &tls_contexts) {
+            match reload_certificates(shared, &tls_contexts) {
                 Ok(()) => tracing::info!("reload: TLS certificates read again"),
                 Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
             }
         }
-        if let Some(cluster) = reload_shared.cluster.get() {
+        if let Some(cluster) = shared.cluster.get() {
             match cluster.reload() {
                 Ok(()) => tracing::info!("reload: the cluster config file read again"),
                 Err(e) => tracing::error!("reload: {e}; the cluster map in force stays"),
             }
         }
-        control::reload(&reload_shared, &control, &mut in_force)
+        control::reload(shared, &control, &mut in_force)
     })
-    .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    .map_err(|e| format!("cannot install signal handlers: {e}"))
+}
+
+/// Drops privileges (`-u`), then reads the password file as the final user.
+fn become_user(
+    config: &Config,
+    auth_source: Option<&auth_file::Source>,
+    shared: &Shared,
+) -> Result<(), String> {
     if let Some(user) = &config.user {
         signals::drop_privileges(user)?;
     } else if signals::is_root() {
         tracing::info!("running as root; -u USER drops privileges");
     }
-    if let (Some(source), Some(auth)) = (&auth_source, &shared.auth) {
+    if let (Some(source), Some(auth)) = (auth_source, &shared.auth) {
         let credentials = auth_file::load(source)?;
         tracing::info!("{} credentials from {}", credentials.len(), source.path);
         auth.replace(credentials);
@@ -156,9 +224,18 @@ fn run(config: &Config) -> Result<(), String> {
     if shared.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
         tracing::info!("-S: SASL PLAIN checks the Redis ACL users ({SASL_PWDB_UNSET})");
     }
-    tracing::info!("{} | io {:?}", config::describe(config), backend);
-    let buffers = Arc::new(rt::BufferBudget::new((config.conn_buffers_mib as usize) << 20));
-    let limits = Arc::new(Limits {
+    Ok(())
+}
+
+/// What every worker shares beyond `exec::Shared`.
+fn worker_limits(
+    config: &Config,
+    buffers: &Arc<rt::BufferBudget>,
+    memcache_listeners: Vec<exec::conns::SharedConn>,
+    (memcache_tls, resp_tls): TlsContexts,
+    ports: &Arc<ports::Ports>,
+) -> Arc<Limits> {
+    Arc::new(Limits {
         memcache: memcache_limits(config),
         // Redis's `proto-max-bulk-len` (512 MiB): a longer bulk is a protocol error; a
         // shorter one that does not fit in half the memory limit gets the OOM error.
@@ -173,48 +250,78 @@ fn run(config: &Config) -> Result<(), String> {
         resp_addr: format!("{}:{}", config.listen[0], config.resp_port),
         reqs_per_event: config.max_reqs_per_event as usize,
         yield_output_bytes: config.output_pause_bytes(),
-        buffers: Arc::clone(&buffers),
+        buffers: Arc::clone(buffers),
         binding: worker::Binding::from_config(&config.protocol),
         memcache_listeners,
         memcache_tls,
         resp_tls,
-        ports: Arc::clone(&ports),
-    });
-    let mut handles = Vec::new();
-    let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
-    // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it there.
-    let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
-    // One notifier per loop: a PUBLISH wakes the loops whose subscribers got mail.
-    let notifiers = listeners
-        .iter()
-        .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let wake = notifiers.clone();
-    shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
-        Some(notifier) if own => notifier.notify_local(),
-        // Inside a worker's input batch, the wake waits for its end (`wakes`).
-        Some(notifier) if !wakes::held(worker) => notifier.notify(),
-        _ => {}
-    }));
-    for (index, own) in listeners.into_iter().enumerate() {
-        let stats = &loop_stats[index];
-        let mut loop_config = loop_config(config, backend, index, &buffers, stats, &idle_timeout);
-        loop_config.notifier = Some(notifiers[index].clone());
-        let stop = Arc::clone(&stop);
-        let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
-        let worker = Worker::new(Arc::clone(&shared), Arc::clone(&limits), index, stop_requested);
-        let handle = std::thread::Builder::new()
-            .name(format!("spinel-w{index}"))
-            .spawn(move || rt::run(&loop_config, own, worker))
-            .map_err(|e| format!("cannot start worker thread: {e}"))?;
-        handles.push(handle);
+        ports: Arc::clone(ports),
+    })
+}
+
+/// What the worker threads start with.
+struct Workers<'a> {
+    backend: rt::Backend,
+    shared: &'a Arc<Shared>,
+    limits: Arc<Limits>,
+    buffers: Arc<rt::BufferBudget>,
+    stop: &'a Arc<AtomicBool>,
+}
+
+impl Workers<'_> {
+    /// One thread and event loop per set of listeners, each with its notifier.
+    fn spawn(
+        &self,
+        config: &Config,
+        listeners: Vec<Vec<rt::Listener>>,
+        loop_stats: &[Arc<rt::LoopStats>],
+    ) -> Result<Vec<std::thread::JoinHandle<std::io::Result<()>>>, String> {
+        let shared = self.shared;
+        // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it
+        // there.
+        let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
+        let notifiers = self.notifiers(listeners.len())?;
+        let mut handles = Vec::new();
+        for (index, own) in listeners.into_iter().enumerate() {
+            let (stats, buffers) = (&loop_stats[index], &self.buffers);
+            let mut loop_config =
+                loop_config(config, self.backend, index, buffers, stats, &idle_timeout);
+            loop_config.notifier = Some(notifiers[index].clone());
+            let stop = Arc::clone(self.stop);
+            let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
+            let limits = Arc::clone(&self.limits);
+            let worker = Worker::new(Arc::clone(shared), limits, index, stop_requested);
+            let handle = std::thread::Builder::new()
+                .name(format!("spinel-w{index}"))
+                .spawn(move || rt::run(&loop_config, own, worker))
+                .map_err(|e| format!("cannot start worker thread: {e}"))?;
+            handles.push(handle);
+        }
+        Ok(handles)
     }
-    let udp_handles = udp_servers
-        .into_iter()
-        .map(|server| server.spawn().map_err(|e| format!("cannot start UDP thread: {e}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    metrics::spawn(metrics_listeners, &shared, &loop_stats, &ports)?;
-    service::ready();
+
+    /// One notifier per loop: a PUBLISH wakes the loops whose subscribers got mail.
+    fn notifiers(&self, loops: usize) -> Result<Vec<rt::Notifier>, String> {
+        let notifiers = (0..loops)
+            .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let wake = notifiers.clone();
+        self.shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
+            Some(notifier) if own => notifier.notify_local(),
+            // Inside a worker's input batch, the wake waits for its end (`wakes`).
+            Some(notifier) if !wakes::held(worker) => notifier.notify(),
+            _ => {}
+        }));
+        Ok(notifiers)
+    }
+}
+
+/// Waits for the workers, then the UDP threads; the last failure, if any.
+fn wait_for_threads(
+    handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
+    udp_handles: Vec<std::thread::JoinHandle<()>>,
+    stop: &AtomicBool,
+) -> Option<String> {
     let mut failure = None;
     for handle in handles {
         match handle.join() {
@@ -232,8 +339,7 @@ fn run(config: &Config) -> Result<(), String> {
             failure = Some("UDP thread panicked".to_string());
         }
     }
-    save_memory_file(&shared, config);
-    failure.map_or(Ok(()), Err)
+    failure
 }
 
 /// At start: the `-e` file if there is one (removed once read, so that a later crash never

@@ -24,10 +24,9 @@ use std::{
 };
 
 use exec::{counters, Counters, Flow, Shared};
-use proto_memcache::{
-    udp::{self, DATAGRAM_BYTES_MAX},
-    ParseError,
-};
+use proto_memcache::udp::{self, DATAGRAM_BYTES_MAX};
+
+use crate::dialect::{self, Budget, Dialect, MemcacheConn, Step};
 
 /// The largest datagram IPv4 can carry.
 const RECEIVE_BYTES_MAX: usize = 65536;
@@ -41,7 +40,8 @@ pub struct UdpServer {
     counters: Arc<Counters>,
     limits: proto_memcache::Limits,
     stop: Arc<AtomicBool>,
-    session: exec::memcache::Session,
+    /// The port's one memcached session (UDP has no connections).
+    conn: MemcacheConn,
 }
 
 impl UdpServer {
@@ -59,7 +59,8 @@ impl UdpServer {
         let (addr, idle) = (exec::conns::Addr::Udp(local), exec::conns::ConnState::Read);
         let entry = exec::conns::ConnEntry::new(addr, None, idle, 0);
         let session = exec::memcache::Session::connect(&shared, entry);
-        Ok(UdpServer { socket, shared, counters, limits, stop, session })
+        let conn = MemcacheConn::new(session, 0);
+        Ok(UdpServer { socket, shared, counters, limits, stop, conn })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -92,126 +93,42 @@ impl UdpServer {
     fn answer(&mut self, datagram: &[u8], peer: SocketAddr, out: &mut Vec<u8>) {
         counters::bump(&self.counters.bytes_read, datagram.len() as u64);
         let Some((request_id, payload)) = udp::request_payload(datagram) else { return };
+        let conn = &mut self.conn;
         // UDP cannot log in: while the Redis users need a password, datagrams are dropped.
-        if !exec::auth::admit_datagram(&self.shared, &mut self.session) {
+        if !exec::auth::admit_datagram(&self.shared, &mut conn.session) {
             return;
         }
-        self.session.note_activity(&self.shared, exec::conns::ConnState::Read);
+        conn.session.note_activity(&self.shared, exec::conns::ConnState::Read);
+        // A refused request's bytes are skipped within its datagram only.
+        conn.swallow_bytes = 0;
+        out.clear();
+        let (shared, counters) = (&*self.shared, &*self.counters);
+        let ctx = dialect::Ctx { shared, counters, limits: &self.limits };
+        let sender = Sender { socket: &self.socket, counters, request_id, peer };
+        // Commands that end mid-datagram, and what follows a packet a TCP connection would
+        // hang up on, are dropped with it.
         if payload[0] == proto_memcache::binary::REQUEST_MAGIC {
-            return self.answer_binary(request_id, payload, peer, out);
-        }
-        let mut pos = 0;
-        while pos < payload.len() {
-            out.clear();
-            match proto_memcache::parse_request(&payload[pos..], &self.limits) {
-                Ok((request, used)) => {
-                    pos += used;
-                    let flow = self.execute_whole(&request, out);
-                    for unit in udp::reply_units(&request, out) {
-                        self.send_unit(request_id, unit, peer);
-                    }
-                    // A `watch` (Flow::Watch) has no connection to stream to: it registers
-                    // nothing and answers nothing.
-                    if flow == Flow::Close {
-                        return;
-                    }
-                }
-                Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
-                    let key = &payload[pos + key_start..][..key_len];
-                    let session = &mut self.session;
-                    exec::memcache::refuse_too_large(
-                        &self.shared,
-                        &self.counters,
-                        session,
-                        key,
-                        base64_key,
-                        noreply,
-                        out,
-                    );
-                    if !out.is_empty() {
-                        self.send_unit(request_id, out, peer);
-                    }
-                    pos = pos.saturating_add(skip.max(1));
-                }
-                // A TCP connection would close: the rest of the datagram is dropped.
-                Err(ParseError::Incomplete | ParseError::Close) => return,
-                Err(ParseError::Invalid { skip, reply, noreply }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    pos += skip.max(1);
-                    if !noreply {
-                        reply.compose(out);
-                        self.send_unit(request_id, out, peer);
-                    }
-                }
-            }
+            let mut binary = Datagram { inner: dialect::Binary::datagram(ctx, conn), sender };
+            dialect::serve(&mut binary, counters, Budget::UNLIMITED, payload, out);
+        } else {
+            let mut text = Datagram { inner: dialect::Text::datagram(ctx, conn), sender };
+            dialect::serve(&mut text, counters, Budget::UNLIMITED, payload, out);
         }
     }
+}
 
-    /// Runs one text request to the end: a multiget that streams its reply in chunks on TCP
-    /// (`Flow::Again`) is run until done, since a datagram's reply is cut into units whole.
-    fn execute_whole(&mut self, request: &proto_memcache::Request<'_>, out: &mut Vec<u8>) -> Flow {
-        loop {
-            let flow = exec::memcache::execute(
-                &self.shared,
-                &self.counters,
-                &mut self.session,
-                request,
-                out,
-            );
-            if flow != Flow::Again {
-                return flow;
-            }
-        }
-    }
+/// Where a datagram's replies go.
+struct Sender<'a> {
+    socket: &'a UdpSocket,
+    counters: &'a Counters,
+    request_id: u16,
+    peer: SocketAddr,
+}
 
-    /// Binary requests: each reply is one unit (a quiet success or miss sends nothing), as
-    /// memcached frames them; a packet it would hang up on ends the datagram.
-    fn answer_binary(
-        &mut self,
-        request_id: u16,
-        payload: &[u8],
-        peer: SocketAddr,
-        out: &mut Vec<u8>,
-    ) {
-        use proto_memcache::binary::{parse_request, BinParseError};
-        let mut pos = 0;
-        while pos < payload.len() {
-            out.clear();
-            match parse_request(&payload[pos..], &self.limits) {
-                Ok((request, used)) => {
-                    pos += used;
-                    let flow = exec::binary::execute(
-                        &self.shared,
-                        &self.counters,
-                        &mut self.session,
-                        &request,
-                        out,
-                    );
-                    if !out.is_empty() {
-                        self.send_unit(request_id, out, peer);
-                    }
-                    if flow == Flow::Close {
-                        return;
-                    }
-                }
-                Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
-                    let (shared, counters) = (&self.shared, &self.counters);
-                    let (session, packet) = (&mut self.session, &payload[pos..]);
-                    let refusal = (opcode, opaque, status);
-                    exec::binary::refuse(shared, counters, session, packet, refusal, out);
-                    self.send_unit(request_id, out, peer);
-                    if close {
-                        return;
-                    }
-                    pos = pos.saturating_add(skip.max(1));
-                }
-                Err(BinParseError::Incomplete | BinParseError::Close) => return,
-            }
-        }
-    }
-
+impl Sender<'_> {
     /// One reply unit, as the datagrams `udp::datagrams` cuts it into.
-    fn send_unit(&self, request_id: u16, unit: &[u8], peer: SocketAddr) {
+    fn send_unit(&self, unit: &[u8]) {
+        let (request_id, peer) = (self.request_id, self.peer);
         let mut datagram = Vec::with_capacity(DATAGRAM_BYTES_MAX);
         for (header, body) in udp::datagrams(request_id, unit) {
             datagram.clear();
@@ -223,4 +140,101 @@ impl UdpServer {
             }
         }
     }
+}
+
+/// How a dialect's reply to one request is cut into reply units.
+trait Units: Dialect {
+    fn units<'o>(request: &Self::Request<'_>, reply: &'o [u8]) -> Vec<&'o [u8]>;
+}
+
+impl Units for dialect::Text<'_> {
+    /// A get's reply is one unit per key; a `noreply` (empty) reply sends nothing.
+    fn units<'o>(request: &Self::Request<'_>, reply: &'o [u8]) -> Vec<&'o [u8]> {
+        udp::reply_units(request, reply)
+    }
+}
+
+impl Units for dialect::Binary<'_> {
+    /// Each reply is one unit (a quiet success or miss sends nothing), as memcached frames
+    /// them.
+    fn units<'o>(_request: &Self::Request<'_>, reply: &'o [u8]) -> Vec<&'o [u8]> {
+        match reply.is_empty() {
+            true => Vec::new(),
+            false => vec![reply],
+        }
+    }
+}
+
+/// A stream dialect served over datagrams: each request's reply (or refusal) is sent as its
+/// own units at once, a long reply is made whole, and what would break a stream's framing
+/// ends the datagram quietly.
+struct Datagram<'a, D> {
+    inner: D,
+    sender: Sender<'a>,
+}
+
+impl<D: Units> Datagram<'_, D> {
+    /// A refusal's answer is a unit of its own; what would break a stream's framing ends
+    /// the datagram quietly (no protocol error counted).
+    fn answered(&self, step: Step, out: &[u8]) -> Step {
+        if !out.is_empty() {
+            self.sender.send_unit(out);
+        }
+        match step {
+            Step::Broken => Step::HangUp,
+            step => step,
+        }
+    }
+}
+
+impl<D: Units> Dialect for Datagram<'_, D> {
+    type Request<'r> = D::Request<'r>;
+    type Error = D::Error;
+    type Scratch = D::Scratch;
+
+    fn intercept(&mut self, input: &[u8], out: &mut Vec<u8>) -> Option<Step> {
+        // Each request's reply is sent on its own, so each starts from an empty buffer.
+        out.clear();
+        let step = self.inner.intercept(input, out)?;
+        Some(self.answered(step, out))
+    }
+
+    fn parse<'r>(
+        &mut self,
+        input: &'r [u8],
+        scratch: D::Scratch,
+    ) -> Result<(Self::Request<'r>, usize), Self::Error> {
+        self.inner.parse(input, scratch)
+    }
+
+    fn refuse(&mut self, error: Self::Error, input: &[u8], out: &mut Vec<u8>) -> Step {
+        let step = self.inner.refuse(error, input, out);
+        self.answered(step, out)
+    }
+
+    /// Runs the request to the end (a multiget that streams its reply in chunks on TCP is
+    /// run until done), then sends its reply units.
+    fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow {
+        let flow = loop {
+            let flow = self.inner.execute(request, used, out);
+            if flow != Flow::Again {
+                break flow;
+            }
+        };
+        for unit in D::units(request, out) {
+            self.sender.send_unit(unit);
+        }
+        flow
+    }
+
+    fn counts(&self, request: &Self::Request<'_>) -> bool {
+        self.inner.counts(request)
+    }
+
+    fn recycle(&mut self, request: Self::Request<'_>) -> D::Scratch {
+        self.inner.recycle(request)
+    }
+
+    // `watch`: a datagram has no connection to stream to; it registers nothing and answers
+    // nothing (the default).
 }

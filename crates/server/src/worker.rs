@@ -15,8 +15,10 @@ use std::{
     },
 };
 
-use exec::{conns::ConnState, counters, Counters, Flow, Shared};
+use exec::{conns::ConnState, counters, Counters, Shared};
 use rt::{After, Control};
+
+use crate::dialect::{self, Framing, MemcacheConn};
 
 /// Listener tags: the protocol, and whether the port speaks TLS.
 pub const TAG_MEMCACHE: u32 = 0;
@@ -33,7 +35,6 @@ const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
 
 const MEMCACHE_TOO_MANY: &[u8] = b"ERROR Too many open connections\r\n";
 const RESP_TOO_MANY: &[u8] = b"-ERR max number of clients reached\r\n";
-const WATCH_AFTER_PIPELINE: &[u8] = b"ERROR cannot pipeline other commands before watch\r\n";
 
 /// What every worker shares beyond `exec::Shared`.
 pub struct Limits {
@@ -110,12 +111,9 @@ impl Limits {
         ConnEntry::new(addr, listener.cloned(), ConnState::New, now_secs)
     }
 
-    /// Whether a receive call that has executed `requests` and produced `produced_bytes` of
-    /// output should stop and let other connections run. Counts only this call's output:
-    /// `out` may still hold earlier replies (sent or not), and a call that yields before
-    /// executing anything would never make progress.
-    fn should_yield(&self, requests: usize, produced_bytes: usize) -> bool {
-        requests >= self.reqs_per_event || produced_bytes >= self.yield_output_bytes
+    /// What a receive call may do before it stops and lets other connections run.
+    fn budget(&self) -> dialect::Budget {
+        dialect::Budget { requests: self.reqs_per_event, output_bytes: self.yield_output_bytes }
     }
 }
 
@@ -166,44 +164,6 @@ impl Conn {
     }
 }
 
-pub struct MemcacheConn {
-    session: exec::memcache::Session,
-    /// Bytes of a rejected data block still to be swallowed (memcached stays in frame).
-    swallow_bytes: usize,
-    /// Set from the first byte the connection sends (memcached's negotiation).
-    dialect: Dialect,
-    /// After memcached `watch`: the connection only streams log lines; its input is read
-    /// and dropped (so a close is noticed).
-    watcher: Option<exec::watch::WatcherId>,
-    /// The listener it came from.
-    tag: u8,
-}
-
-impl MemcacheConn {
-    /// Drops up to `available` bytes of a rejected data block still arriving; returns how
-    /// many, so both dialects' loops stay in frame the same way.
-    fn swallow(&mut self, available: usize) -> usize {
-        let n = self.swallow_bytes.min(available);
-        self.swallow_bytes -= n;
-        n
-    }
-}
-
-/// The next step of a receive loop (see `Worker::before_parse`).
-enum Turn {
-    Yield,
-    Swallowed(usize),
-    Parse,
-}
-
-/// The dialect of a memcached connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dialect {
-    Undecided,
-    Text,
-    Binary,
-}
-
 impl Worker {
     pub fn new(
         shared: Arc<Shared>,
@@ -227,6 +187,7 @@ impl Worker {
     }
 
     /// Picks the dialect from the first byte, as memcached does, then parses in it.
+    /// Picks the dialect from the first byte, as memcached does, then parses in it.
     fn receive_memcache_or_binary(
         &mut self,
         conn: &mut MemcacheConn,
@@ -236,21 +197,30 @@ impl Worker {
         if conn.watcher.is_some() {
             return (input.len(), After::Continue);
         }
-        if conn.dialect == Dialect::Undecided {
+        if conn.framing == Framing::Undecided {
             let Some(&first) = input.first() else { return (0, After::Continue) };
             let binary = first == proto_memcache::binary::REQUEST_MAGIC;
-            conn.dialect = match (self.limits.binding, binary) {
+            conn.framing = match (self.limits.binding, binary) {
                 // A binary-only port parses anything as binary: the parser hangs up on a
                 // wrong magic once a whole header is there, as memcached does.
-                (Binding::Auto, true) | (Binding::Binary, _) => Dialect::Binary,
+                (Binding::Auto, true) | (Binding::Binary, _) => Framing::Binary,
                 // Text parsing hangs up on the binary magic itself.
-                (Binding::Auto | Binding::Ascii, _) => Dialect::Text,
+                (Binding::Auto | Binding::Ascii, _) => Framing::Text,
             };
         }
         conn.session.note_activity(&self.shared, ConnState::Read);
-        let (consumed, after) = match conn.dialect {
-            Dialect::Binary => self.receive_binary(conn, input, out),
-            _ => self.receive_memcache(conn, input, out),
+        let (shared, counters, limits) = (&*self.shared, &*self.counters, &*self.limits);
+        let ctx = dialect::Ctx { shared, counters, limits: &limits.memcache };
+        let budget = limits.budget();
+        let (consumed, after) = match conn.framing {
+            Framing::Binary => {
+                let mut binary = dialect::Binary::stream(ctx, conn);
+                dialect::serve(&mut binary, counters, budget, input, out)
+            }
+            _ => {
+                let mut text = dialect::Text::stream(ctx, conn, limits.yield_output_bytes);
+                dialect::serve(&mut text, counters, budget, input, out)
+            }
         };
         if consumed < input.len() || conn.swallow_bytes > 0 {
             self.note_unfinished(conn, &input[consumed..]);
@@ -262,232 +232,13 @@ impl Worker {
     /// arriving (its command line or binary header is whole) as memcached's `conn_nread`.
     #[cold]
     fn note_unfinished(&self, conn: &mut MemcacheConn, rest: &[u8]) {
-        let header_whole = match conn.dialect {
-            Dialect::Binary => rest.len() >= proto_memcache::binary::HEADER_LEN,
+        let header_whole = match conn.framing {
+            Framing::Binary => rest.len() >= proto_memcache::binary::HEADER_LEN,
             _ => rest.contains(&b'\n'),
         };
         if header_whole || conn.swallow_bytes > 0 {
             conn.session.note_activity(&self.shared, ConnState::DataBlock);
         }
-    }
-
-    /// What both dialects' loops do before parsing the next request: yield once the turn
-    /// has served its share, and skip what is left of a refused request's bytes.
-    fn before_parse(
-        &self,
-        conn: &mut MemcacheConn,
-        remaining: usize,
-        requests: usize,
-        produced_bytes: usize,
-    ) -> Turn {
-        if self.limits.should_yield(requests, produced_bytes) {
-            counters::bump(&self.counters.conn_yields, 1);
-            Turn::Yield
-        } else if conn.swallow_bytes > 0 {
-            Turn::Swallowed(conn.swallow(remaining))
-        } else {
-            Turn::Parse
-        }
-    }
-
-    /// The binary dialect's loop: as the text one, with the codec's rejections answered as
-    /// memcached does (a status packet, then the packet skipped or the connection closed).
-    fn receive_binary(
-        &mut self,
-        conn: &mut MemcacheConn,
-        input: &[u8],
-        out: &mut Vec<u8>,
-    ) -> (usize, After) {
-        use proto_memcache::binary::{
-            parse_request,
-            sasl::{gate, Gate},
-            BinParseError, Opcode,
-        };
-        let sasl = exec::auth::sasl_offered(&self.shared);
-        let mut pos = 0;
-        let mut requests = 0;
-        let out_start = out.len();
-        while pos < input.len() {
-            match self.before_parse(conn, input.len() - pos, requests, out.len() - out_start) {
-                Turn::Yield => return (pos, After::Yield),
-                Turn::Swallowed(bytes) => {
-                    pos += bytes;
-                    continue;
-                }
-                Turn::Parse => {}
-            }
-            // With -S, SASL packets and the refusal of anything else before authentication
-            // come first.
-            let gated = match sasl {
-                true => {
-                    let admitted = exec::auth::admitted(&self.shared, &mut conn.session);
-                    gate(&input[pos..], &self.limits.memcache, admitted)
-                }
-                false => Ok(Gate::Other),
-            };
-            let parsed = match gated {
-                Ok(Gate::Sasl(request, used)) => {
-                    pos += used;
-                    requests += 1;
-                    let session = &mut conn.session;
-                    exec::binary::sasl::execute(
-                        &self.shared,
-                        &self.counters,
-                        session,
-                        &request,
-                        out,
-                    );
-                    continue;
-                }
-                Ok(Gate::Other) => parse_request(&input[pos..], &self.limits.memcache),
-                Err(refused) => Err(refused),
-            };
-            match parsed {
-                Ok((request, used)) => {
-                    pos += used;
-                    // A run of quiet gets is one multiget (libmemcached ends it with a noop),
-                    // as a text `get k1 k2 ...` is one request: it is served in one pass and
-                    // its replies leave in one send. The output threshold still bounds it.
-                    if !matches!(request.opcode, Opcode::GetQ | Opcode::GetKQ) {
-                        requests += 1;
-                    }
-                    let flow = exec::binary::execute(
-                        &self.shared,
-                        &self.counters,
-                        &mut conn.session,
-                        &request,
-                        out,
-                    );
-                    if flow == Flow::Close {
-                        return (pos, After::CloseAfterFlush);
-                    }
-                }
-                Err(BinParseError::Incomplete) => break,
-                Err(BinParseError::Reject { opcode, opaque, status, skip, close }) => {
-                    let (shared, counters) = (&self.shared, &self.counters);
-                    let (session, packet) = (&mut conn.session, &input[pos..]);
-                    let refusal = (opcode, opaque, status);
-                    exec::binary::refuse(shared, counters, session, packet, refusal, out);
-                    if close {
-                        return (input.len(), After::CloseAfterFlush);
-                    }
-                    conn.swallow_bytes = skip;
-                }
-                Err(BinParseError::Close) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    return (input.len(), After::CloseAfterFlush);
-                }
-            }
-        }
-        (pos, After::Continue)
-    }
-
-    fn receive_memcache(
-        &mut self,
-        conn: &mut MemcacheConn,
-        input: &[u8],
-        out: &mut Vec<u8>,
-    ) -> (usize, After) {
-        let text_login = exec::auth::text_login_offered(&self.shared);
-        // Where this batch's reply starts while unauthenticated (see exec::memcache::auth).
-        let mut auth_reply_at = None;
-        let mut pos = 0;
-        let mut requests = 0;
-        let out_start = out.len();
-        while pos < input.len() {
-            match self.before_parse(conn, input.len() - pos, requests, out.len() - out_start) {
-                Turn::Yield => return (pos, After::Yield),
-                Turn::Swallowed(bytes) => {
-                    pos += bytes;
-                    continue;
-                }
-                Turn::Parse => {}
-            }
-            if text_login && !exec::auth::admitted(&self.shared, &mut conn.session) {
-                use exec::memcache::auth::{unauthenticated, AuthStep};
-                let (shared, counters) = (&self.shared, &self.counters);
-                let (session, rest) = (&mut conn.session, &input[pos..]);
-                match unauthenticated(shared, counters, session, rest, out, &mut auth_reply_at) {
-                    AuthStep::Used(used) => (pos, requests) = (pos + used, requests + 1),
-                    AuthStep::Incomplete => break,
-                    AuthStep::Close => return (input.len(), After::CloseAfterFlush),
-                }
-                continue;
-            }
-            match proto_memcache::parse_request(&input[pos..], &self.limits.memcache) {
-                Ok((request, used)) => {
-                    // A reply chunk at least as large as the request: a resumed multiget
-                    // parses its line again, and that stays a fraction of what it sends.
-                    let chunk = self.limits.yield_output_bytes.max(used);
-                    conn.session.set_reply_chunk(chunk);
-                    let flow = exec::memcache::execute(
-                        &self.shared,
-                        &self.counters,
-                        &mut conn.session,
-                        &request,
-                        out,
-                    );
-                    match flow {
-                        Flow::Continue => (pos, requests) = (pos + used, requests + 1),
-                        // memcached refuses a watch behind replies not yet sent.
-                        Flow::Watch(_) if out.len() > out_start => {
-                            out.extend_from_slice(WATCH_AFTER_PIPELINE);
-                            (pos, requests) = (pos + used, requests + 1);
-                        }
-                        Flow::Watch(kinds) => {
-                            if self.start_watching(conn, kinds, out) {
-                                // Whatever followed `watch` is not read, as in memcached.
-                                return (input.len(), After::Stream);
-                            }
-                            (pos, requests) = (pos + used, requests + 1);
-                        }
-                        Flow::Close => return (pos + used, After::CloseAfterFlush),
-                        Flow::Block | Flow::Postpone => {
-                            unreachable!("memcached commands do not block or pause")
-                        }
-                        // Unfinished: its line stays unconsumed and runs again next turn,
-                        // once the loop has sent (or paused on) this chunk.
-                        Flow::Again => {
-                            counters::bump(&self.counters.conn_yields, 1);
-                            return (pos, After::Yield);
-                        }
-                    }
-                }
-                Err(proto_memcache::ParseError::Incomplete) => break,
-                Err(proto_memcache::ParseError::Invalid { skip, reply, noreply }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    if !noreply {
-                        reply.compose(out);
-                    }
-                    conn.swallow_bytes = skip;
-                }
-                Err(proto_memcache::ParseError::TooLarge {
-                    skip,
-                    noreply,
-                    key_start,
-                    key_len,
-                    base64_key,
-                }) => {
-                    let key = &input[pos + key_start..][..key_len];
-                    let session = &mut conn.session;
-                    exec::memcache::refuse_too_large(
-                        &self.shared,
-                        &self.counters,
-                        session,
-                        key,
-                        base64_key,
-                        noreply,
-                        out,
-                    );
-                    conn.swallow_bytes = skip;
-                }
-                Err(proto_memcache::ParseError::Close) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    return (input.len(), After::CloseAfterFlush);
-                }
-            }
-        }
-        (pos, After::Continue)
     }
 
     fn receive_resp(
@@ -496,90 +247,12 @@ impl Worker {
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
-        let mut pos = 0;
-        let mut storage = self.args.take().unwrap_or_default();
-        let mut after = After::Continue;
-        let mut requests = 0;
-        let out_start = out.len();
-        while pos < input.len() {
-            if self.limits.should_yield(requests, out.len() - out_start) {
-                counters::bump(&self.counters.conn_yields, 1);
-                after = After::Yield;
-                break;
-            }
-            // A client that has not logged in while a login is required gets Redis's small
-            // bounds, checked per request: an AUTH earlier in this batch lifts them.
-            let mut limits = self.limits.resp;
-            if exec::resp::auth::auth_required(&self.shared, session) {
-                limits = limits.unauthenticated();
-            }
-            match proto_resp::parse_command_in(&input[pos..], &limits, storage) {
-                Ok((command, used)) => {
-                    pos += used;
-                    requests += 1;
-                    let flow = if command.is_empty() {
-                        Flow::Continue
-                    } else {
-                        exec::resp::execute(&self.shared, &self.counters, session, &command, out)
-                    };
-                    storage = command.into_storage();
-                    if flow == Flow::Close {
-                        after = After::CloseAfterFlush;
-                        break;
-                    }
-                    if flow == Flow::Postpone {
-                        // CLIENT PAUSE: this command and what follows wait, unread (`stream`).
-                        pos -= used;
-                        after = After::Stream;
-                        break;
-                    }
-                    if flow == Flow::Block {
-                        // What follows waits, unread, until the reply comes (`stream`).
-                        after = After::Stream;
-                        break;
-                    }
-                }
-                Err(proto_resp::ParseError::Incomplete) => {
-                    storage = Default::default();
-                    break;
-                }
-                Err(proto_resp::ParseError::Invalid { skip, reason }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    proto_resp::Reply::new(out, session.protocol).error(reason);
-                    pos += skip.min(input.len() - pos);
-                    storage = Default::default();
-                }
-                Err(proto_resp::ParseError::Close { reply }) => {
-                    counters::bump(&self.counters.protocol_errors, 1);
-                    proto_resp::Reply::new(out, session.protocol).error(reply.message());
-                    pos = input.len();
-                    after = After::CloseAfterFlush;
-                    storage = Default::default();
-                    break;
-                }
-            }
-        }
-        self.args = Some(storage);
-        (pos, after)
-    }
-}
-
-impl Worker {
-    /// Registers `conn` as a watcher and answers `OK`; false, with memcached's refusal, when
-    /// the table is full.
-    fn start_watching(&self, conn: &mut MemcacheConn, kinds: u32, out: &mut Vec<u8>) -> bool {
-        match self.shared.watchers.add(kinds) {
-            Ok(id) => {
-                conn.watcher = Some(id);
-                conn.session.note_activity(&self.shared, ConnState::Watch);
-                out.extend_from_slice(b"OK\r\n");
-                true
-            }
-            Err(exec::watch::TooMany) => {
-                out.extend_from_slice(b"WATCHER_TOO_MANY log watcher limit reached\r\n");
-                false
-            }
-        }
+        let storage = self.args.take().unwrap_or_default();
+        let (shared, counters, limits) = (&*self.shared, &*self.counters, &*self.limits);
+        let mut resp = dialect::Resp::new(shared, counters, &limits.resp, session, storage);
+        let served = dialect::serve(&mut resp, counters, limits.budget(), input, out);
+        self.args = resp.storage;
+        served
     }
 
     /// After a burst of connections has closed, the memory their state and buffers used is
@@ -626,13 +299,8 @@ impl rt::Handler for Worker {
             Conn::Resp { session: Box::new(session), tag: tag as u8 }
         } else {
             let entry = self.limits.conn_entry(peer, self.shared.clock_secs());
-            Conn::Memcache(MemcacheConn {
-                session: exec::memcache::Session::connect(&self.shared, entry),
-                swallow_bytes: 0,
-                dialect: Dialect::Undecided,
-                watcher: None,
-                tag: tag as u8,
-            })
+            let session = exec::memcache::Session::connect(&self.shared, entry);
+            Conn::Memcache(MemcacheConn::new(session, tag as u8))
         })
     }
 

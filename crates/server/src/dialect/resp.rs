@@ -1,0 +1,102 @@
+//! Redis's RESP2/RESP3 requests (and inline commands).
+
+use exec::{counters, Counters, Flow, Shared};
+use proto_resp::{ArgStorage, Command, ParseError};
+
+use super::{Dialect, Step};
+
+/// A Redis connection's dialect for one receive call.
+pub struct Resp<'a> {
+    shared: &'a Shared,
+    counters: &'a Counters,
+    limits: &'a proto_resp::Limits,
+    session: &'a mut exec::resp::Session,
+    /// The argument spans and scratch of the last command, kept for the next one (an
+    /// `Option`, so that lending it to the parser moves it without writing a new one).
+    pub storage: Option<ArgStorage>,
+}
+
+impl<'a> Resp<'a> {
+    pub fn new(
+        shared: &'a Shared,
+        counters: &'a Counters,
+        limits: &'a proto_resp::Limits,
+        session: &'a mut exec::resp::Session,
+        storage: ArgStorage,
+    ) -> Self {
+        Resp { shared, counters, limits, session, storage: Some(storage) }
+    }
+}
+
+impl Dialect for Resp<'_> {
+    type Request<'r> = Command<'r>;
+    type Error = ParseError;
+    type Scratch = ArgStorage;
+
+    #[inline(always)]
+    fn parse<'r>(
+        &mut self,
+        input: &'r [u8],
+        storage: ArgStorage,
+    ) -> Result<(Self::Request<'r>, usize), Self::Error> {
+        // A client that has not logged in while a login is required gets Redis's small
+        // bounds, checked per request: an AUTH earlier in this batch lifts them.
+        let mut limits = *self.limits;
+        if exec::resp::auth::auth_required(self.shared, self.session) {
+            limits = limits.unauthenticated();
+        }
+        proto_resp::parse_command_in(input, &limits, storage)
+    }
+
+    /// Inlined, with the work in a cold function that takes only what it needs, so the
+    /// dialect itself stays in registers (its argument storage moves without memory).
+    #[inline(always)]
+    fn refuse(&mut self, error: Self::Error, input: &[u8], out: &mut Vec<u8>) -> Step {
+        refuse(self.counters, self.session.protocol, error, input, out)
+    }
+
+    #[inline(always)]
+    fn execute(&mut self, command: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
+        if command.is_empty() {
+            return Flow::Continue;
+        }
+        exec::resp::execute(self.shared, self.counters, self.session, command, out)
+    }
+
+    #[inline(always)]
+    fn recycle(&mut self, command: Self::Request<'_>) -> ArgStorage {
+        command.into_storage()
+    }
+
+    fn lend_scratch(&mut self) -> ArgStorage {
+        self.storage.take().unwrap_or_default()
+    }
+
+    fn keep_scratch(&mut self, storage: ArgStorage) {
+        self.storage = Some(storage);
+    }
+}
+
+/// Answers a request the parser refused.
+#[cold]
+fn refuse(
+    counters: &Counters,
+    protocol: proto_resp::Protocol,
+    error: ParseError,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Step {
+    match error {
+        ParseError::Incomplete => Step::Incomplete,
+        ParseError::Invalid { skip, reason } => {
+            counters::bump(&counters.protocol_errors, 1);
+            proto_resp::Reply::new(out, protocol).error(reason);
+            Step::Done { used: skip.min(input.len()), counts: false }
+        }
+        ParseError::Close { reply } => {
+            counters::bump(&counters.protocol_errors, 1);
+            proto_resp::Reply::new(out, protocol).error(reply.message());
+            Step::HangUp
+        }
+    }
+}
