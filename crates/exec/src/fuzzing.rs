@@ -133,7 +133,7 @@ impl Server {
         };
         let store = Store::new(config).expect("a valid store config");
         let shared = Shared::new(store, Settings::default(), 1);
-        let counters = shared.counters(0);
+        let counters = shared.core.counters(0);
         Server { shared, counters, session: resp::Session::default() }
     }
 

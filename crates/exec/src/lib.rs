@@ -16,7 +16,7 @@
 //! 1-15 are namespaces inside the same store ([`keyspace`]); memcached sees database 0.
 //!
 //! Counters are per worker thread ([`Counters`], single writer, relaxed) and summed on
-//! demand ([`Shared::totals`]).
+//! demand ([`Core::totals`]).
 
 #![forbid(unsafe_code)]
 
@@ -42,7 +42,7 @@ pub mod watch;
 pub use control::ServerControl;
 pub use counters::{Counters, Totals};
 pub use shared::{
-    MemcachedFeatures, RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES,
+    Core, MemcachedFeatures, RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES,
 };
 
 /// Whether the connection stays open after a request.

@@ -178,7 +178,7 @@ fn run(config: &Config) -> Result<(), String> {
     let mut handles = Vec::new();
     let loop_stats: Vec<Arc<rt::LoopStats>> = listeners.iter().map(|_| Arc::default()).collect();
     // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it there.
-    let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
+    let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.core.idle_timeout_ms));
     // One notifier per loop: a PUBLISH wakes the loops whose subscribers got mail.
     let notifiers = listeners
         .iter()
@@ -304,7 +304,7 @@ fn bind_udp(
 ) -> Result<Vec<udp::UdpServer>, String> {
     let mut servers = Vec::new();
     for (index, &ip) in config.listen.iter().enumerate().take(udp_thread_count(config)) {
-        let counters = shared.counters(config.threads + index);
+        let counters = shared.core.counters(config.threads + index);
         let addr = SocketAddr::new(ip, config.udp_port);
         let limits = memcache_limits(config);
         let server =
@@ -372,7 +372,7 @@ fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
 /// connections get them); a file that cannot be read keeps the ones in force.
 fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Result<(), String> {
     tls::reload_all(contexts.iter().map(|c| &**c))?;
-    shared.ssl_cert_refreshed_secs.store(shared.clock_secs(), Ordering::Relaxed);
+    shared.ssl_cert_refreshed_secs.store(shared.core.clock_secs(), Ordering::Relaxed);
     Ok(())
 }
 
@@ -495,7 +495,7 @@ fn build_shared(
 fn spawn_cluster_follower(shared: Arc<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new().name("cluster-follow".into()).spawn(move || {
         let mut failing = false;
-        while !shared.shutdown.load(Ordering::Relaxed) {
+        while !shared.core.shutdown.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_secs(1));
             let Some(cluster) = shared.cluster.get() else { return };
             match cluster.follow_primary() {
@@ -622,5 +622,5 @@ fn register_listeners(
     let unix = config.unix_socket.iter().map(|path| Addr::Unix(path.as_str().into()));
     let tcp = memcache_addrs.iter().map(|&addr| Addr::Tcp(addr));
     let listening = |addr| ConnEntry::new(addr, None, ConnState::Listening, 0);
-    unix.chain(tcp).map(|addr| shared.clients.register_conn(listening(addr))).collect()
+    unix.chain(tcp).map(|addr| shared.core.clients.register_conn(listening(addr))).collect()
 }

@@ -53,7 +53,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn now_ms(&self) -> u64 {
-        self.shared.store.config().clock.now_ms()
+        self.shared.core.store.config().clock.now_ms()
     }
 
     /// A success: composed unless the opcode is quiet.
@@ -104,7 +104,8 @@ pub fn execute(
         && loud != Opcode::Stat
         && shared.watchers.wants(crate::watch::kind::FETCHERS)
     {
-        let size = shared.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        let size =
+            shared.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
         watch::item_get(shared, request.key, size, session.conn_number);
     }
     let mut ctx =
@@ -129,7 +130,7 @@ pub fn execute(
     }
     // Redis client-side caching: one relaxed load when no client tracks.
     if shared.tracking.any() {
-        let worker = shared.worker_of(counters);
+        let worker = shared.core.worker_of(counters);
         match loud {
             Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Touch
             | Gat | GatK => crate::resp::tracking::memcache_written(shared, request.key, worker),
@@ -172,7 +173,7 @@ fn compose_hit(
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
     let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let found = match gets.get(session.key(request.key)) {
         Some(item) => {
             // A quiet get answers its hits: quiet only means silent on a miss.
@@ -198,7 +199,7 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
     let key = request.key;
     let reply_key = if with_key { key } else { b"" };
     let outcome =
-        touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
+        touch::get_and_touch(&shared.core.store, session.key(key), retime, ctx.out, |item, out| {
             compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);

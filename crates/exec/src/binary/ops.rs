@@ -60,7 +60,7 @@ pub(super) fn store(
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.store, &write);
+    let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
     if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
         let cmd = match mode {
@@ -82,7 +82,7 @@ pub(super) fn store(
         watch::item_store(ctx.shared, &event, ctx.now_ms());
     }
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.shared.store.config().item_size_max;
+    let item_size_max = ctx.shared.core.store.config().item_size_max;
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
@@ -108,7 +108,7 @@ pub(super) fn store(
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
     detail::record(&ctx.shared.prefix_stats, request.key, Event::Delete);
-    match delete::delete(&ctx.shared.store, ctx.counters, session.key(request.key), compare) {
+    match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(request.key), compare) {
         DeleteOutcome::Deleted => ctx.success(0, b"", b"", b""),
         DeleteOutcome::NotFound => ctx.error(Status::KeyNotFound),
         DeleteOutcome::Exists => ctx.error(Status::KeyExists),
@@ -129,7 +129,7 @@ pub(super) fn arith(
     if exptime != NO_VIVIFY {
         arith.vivify = Some((initial, expiry(i64::from(exptime), ctx.now_ms())));
     }
-    match arith::apply(&ctx.shared.store, ctx.counters, session.key(request.key), &arith) {
+    match arith::apply(&ctx.shared.core.store, ctx.counters, session.key(request.key), &arith) {
         ArithOutcome::Value { value, cas, .. } => ctx.success(cas, b"", b"", &value.to_be_bytes()),
         ArithOutcome::NotFound => ctx.error(Status::KeyNotFound),
         ArithOutcome::NotNumeric => ctx.error(Status::NonNumeric),

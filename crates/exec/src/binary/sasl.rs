@@ -157,7 +157,7 @@ mod tests {
         is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), OK);
         is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), FAILED);
         assert!(!h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (4, 2));
     }
 

@@ -32,10 +32,10 @@ pub(crate) fn flush_all(
     switch: Switch,
 ) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !shared.core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.flush_all(delay_ms);
+    shared.core.store.flush_all(delay_ms);
     FlushOutcome::Flushed
 }
 
@@ -43,10 +43,10 @@ pub(crate) fn flush_all(
 /// `flush_all` at a time before the server started); counted and refused as any flush.
 pub(crate) fn flush_nothing(shared: &Shared, counters: &Counters, switch: Switch) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !shared.core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.cancel_delayed_flush();
+    shared.core.store.cancel_delayed_flush();
     FlushOutcome::Flushed
 }
 
@@ -61,10 +61,10 @@ pub(crate) fn flush_accessed_through(
     switch: Switch,
 ) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !shared.core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.cancel_delayed_flush();
-    shared.store.flush_accessed_through(unix_secs);
+    shared.core.store.cancel_delayed_flush();
+    shared.core.store.flush_accessed_through(unix_secs);
     FlushOutcome::Flushed
 }

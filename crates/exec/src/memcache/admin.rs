@@ -63,7 +63,7 @@ pub(crate) fn flush_by_time(
     now_ms: u64,
 ) -> FlushOutcome {
     match flush_delay_ms(delay_secs, shared, now_ms) {
-        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.settings.cas_enabled => {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.core.settings.cas_enabled => {
             let unix_secs = delay_secs.unsigned_abs();
             flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
         }
@@ -79,7 +79,7 @@ pub(crate) fn flush_by_time(
 /// start flushes, 62 s does not). Text and binary share it.
 pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> Option<u64> {
     // On the store's clock (a test's clock may not be the system's).
-    let uptime_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let uptime_ms = u64::try_from(shared.core.started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let clock_start_secs =
         (now_ms.saturating_sub(uptime_ms) / 1000).saturating_sub(CLOCK_LEAD_SECS);
     match delay_secs {
@@ -100,7 +100,7 @@ const CLOCK_LEAD_SECS: u64 = 62;
 /// nothing.
 /// `noreply` is not looked at, as in memcached.
 pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
-    if !ctx.shared.settings.shutdown_command {
+    if !ctx.shared.core.settings.shutdown_command {
         ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
         return crate::Flow::Continue;
     }
@@ -111,7 +111,7 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
     if mode == ShutdownMode::Graceful {
         ctx.shared.graceful_stop.store(true, Ordering::Relaxed);
     }
-    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 
@@ -138,16 +138,16 @@ mod tests {
     fn shutdown() {
         let mut h = Harness::new();
         h.check("shutdown\r\n", "ERROR: shutdown not enabled\r\n");
-        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(!h.shared.core.shutdown.load(Ordering::Relaxed));
         let mut h =
             Harness::with_settings(Settings { shutdown_command: true, ..Settings::default() });
         h.check(
             "shutdown foo\r\nshutdown graceful noreply\r\n",
             "CLIENT_ERROR invalid shutdown mode\r\n".repeat(2),
         );
-        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(!h.shared.core.shutdown.load(Ordering::Relaxed));
         h.check("shutdown graceful\r\n", "<close>");
-        assert!(h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(h.shared.core.shutdown.load(Ordering::Relaxed));
     }
 
     // Goal: refresh_certs is unknown without TLS, and answers OK or the loader's line

@@ -167,7 +167,7 @@ mod tests {
         assert_eq!((out, left), (UNAUTHENTICATED.to_vec(), 5), "the line of the last set is used");
         assert_eq!(batch(&mut h, b"alice secret\r\nget k\r\n"), (STORED.to_vec(), 7));
         assert!(h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 0));
     }
 
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(batch(&mut h, b"set k 0 0 11\r\nalice wrong\r\n"), (FAILURE.to_vec(), 0));
         assert_eq!(batch(&mut h, b"set k 0 0 1\r\nxyz"), (BAD_TERMINATION.to_vec(), 0));
         assert!(!h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 1));
     }
 }

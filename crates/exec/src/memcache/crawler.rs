@@ -131,7 +131,7 @@ fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
     if parse_classes(arg).is_none() {
         return BAD_CLASS;
     }
-    shared.store.maintain(usize::MAX);
+    shared.core.store.maintain(usize::MAX);
     b"OK\r\n"
 }
 
@@ -139,7 +139,7 @@ fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow 
     let shared = ctx.shared;
     let reply: &[u8] = if !crawler_enabled(shared) {
         DISABLED
-    } else if !shared.settings.dump_enabled {
+    } else if !shared.core.settings.dump_enabled {
         b"ERROR metadump not allowed\r\n"
     } else {
         match parse_classes(arg) {
@@ -163,7 +163,7 @@ fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
         chunk => ctx.out.len().saturating_add(chunk),
     };
     loop {
-        dump.cursor = shared.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
+        dump.cursor = shared.core.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
             dump_line(shared, &item, dump.classes, ctx.out);
         });
         if dump.cursor == 0 {
@@ -220,7 +220,7 @@ fn uri_encode(key: &[u8], out: &mut Vec<u8>) {
 /// class (an item over the largest chunk is chunked, and listed in the largest class).
 pub(crate) fn item_size_class(shared: &Shared, key_len: usize, item: &Item<'_>) -> (usize, u64) {
     let flags_bytes = if item.flags() != 0 { 4 } else { 0 };
-    let cas_bytes = if shared.settings.cas_enabled { 8 } else { 0 };
+    let cas_bytes = if shared.core.settings.cas_enabled { 8 } else { 0 };
     let total = ITEM_HEADER_BYTES + key_len + 1 + flags_bytes + cas_bytes + item.value().len() + 2;
     (total, slab_class(total))
 }
@@ -259,7 +259,7 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         Some(mb) if mb > MEMLIMIT_MAX_MB => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(mb) => match ctx.shared.set_maxbytes(mb << 20) {
+        Some(mb) => match ctx.shared.core.set_maxbytes(mb << 20) {
             Ok(()) => b"OK\r\n",
             Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
         },
@@ -374,11 +374,11 @@ mod tests {
         for i in 0..20_000 {
             h.run(format!("set k{i} 0 0 1000 noreply\r\n{value}\r\n"));
         }
-        assert_eq!(h.shared.store.stats().items, 20_000);
+        assert_eq!(h.shared.core.store.stats().items, 20_000);
         h.check("cache_memlimit 10\r\n", "OK\r\n");
-        assert_eq!(h.shared.store.memory_limit(), 10 << 20);
-        assert!(h.shared.store.memory_used_bytes() <= 10 << 20);
-        let stats = h.shared.store.stats();
+        assert_eq!(h.shared.core.store.memory_limit(), 10 << 20);
+        assert!(h.shared.core.store.memory_used_bytes() <= 10 << 20);
+        let stats = h.shared.core.store.stats();
         assert!(stats.items < 10_000 && stats.evictions > 10_000, "{stats:?}");
         let limit = |h: &mut Harness| {
             let stats = String::from_utf8(h.run("stats\r\n")).unwrap();

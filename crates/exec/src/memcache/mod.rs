@@ -118,7 +118,7 @@ impl Session {
     /// A session for a new connection (or a UDP port), listed by `stats conns` until
     /// [`Session::disconnect`]; `entry` says how (see [`crate::conns`]).
     pub fn connect(shared: &Shared, entry: ConnEntry) -> Session {
-        let entry = shared.clients.register_conn(entry);
+        let entry = shared.core.clients.register_conn(entry);
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
@@ -143,17 +143,17 @@ impl Session {
     /// Removes the connection from `stats conns`; call once, when it closes.
     pub fn disconnect(&self, shared: &Shared) {
         if let Some(conn) = &self.conn {
-            shared.clients.remove_conn(conn.entry.id);
+            shared.core.clients.remove_conn(conn.entry.id);
             note_idle_kick(shared, conn.last_input.elapsed());
         }
     }
 
-    /// Input arrived: the last command time (in [`Shared::clock_secs`]) and the state
+    /// Input arrived: the last command time (in [`Core::clock_secs`]) and the state
     /// `stats conns` shows, written to the shared entry only when they changed.
     #[inline]
     pub fn note_activity(&mut self, shared: &Shared, state: ConnState) {
         if let Some(conn) = &mut self.conn {
-            conn.note(shared.clock_secs(), state);
+            conn.note(shared.core.clock_secs(), state);
         }
     }
 
@@ -194,9 +194,9 @@ impl Session {
 fn note_idle_kick(shared: &Shared, idle: std::time::Duration) {
     // The loop measures from its own reading of the input, a little before ours.
     const LOOP_SLACK: std::time::Duration = std::time::Duration::from_millis(5);
-    let timeout_ms = shared.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
+    let timeout_ms = shared.core.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
     if timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms) {
-        shared.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.core.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -208,7 +208,7 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(crate) fn now_ms(&self) -> u64 {
-        self.shared.store.config().clock.now_ms()
+        self.shared.core.store.config().clock.now_ms()
     }
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
@@ -256,7 +256,7 @@ const NOT_NUMERIC: ErrorReply = ErrorReply::ClientError(error::NOT_NUMERIC);
 
 /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
 pub(crate) fn visible_cas(shared: &Shared, cas: u64) -> u64 {
-    if shared.settings.cas_enabled {
+    if shared.core.settings.cas_enabled {
         cas
     } else {
         0
@@ -358,7 +358,7 @@ pub fn execute(
 /// write took: a spurious invalidation costs a client one reread); `flush_all` empties
 /// their caches.
 fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_>) {
-    let worker = shared.worker_of(counters);
+    let worker = shared.core.worker_of(counters);
     let key = match request {
         Request::Store(store) => store.key,
         Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => {

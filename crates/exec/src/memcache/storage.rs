@@ -42,7 +42,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.store, &write);
+    let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
     if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
         let event = watch::StoreEvent {
@@ -55,7 +55,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         };
         watch::item_store(ctx.shared, &event, ctx.now_ms());
     }
-    let item_size_max = ctx.shared.store.config().item_size_max;
+    let item_size_max = ctx.shared.core.store.config().item_size_max;
     let chunk_len = request.key.len() + request.value.len();
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(_) => Status::Stored,
@@ -81,7 +81,7 @@ pub fn refuse_too_large(
     noreply: bool,
     out: &mut Vec<u8>,
 ) {
-    storage::drop_refused(&shared.store, session.meta_key(key, base64_key));
+    storage::drop_refused(&shared.core.store, session.meta_key(key, base64_key));
     bump(&counters.store_too_large, 1);
     if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
@@ -93,7 +93,7 @@ pub fn refuse_too_large(
             size: 0,
             cfd: session.conn_number,
         };
-        watch::item_store(shared, &event, shared.store.config().clock.now_ms());
+        watch::item_store(shared, &event, shared.core.store.config().clock.now_ms());
     }
     if !noreply {
         ErrorReply::ServerError(error::TOO_LARGE).compose(out);
@@ -102,7 +102,8 @@ pub fn refuse_too_large(
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
     detail::record(&ctx.shared.prefix_stats, key, Event::Delete);
-    let status = match delete::delete(&ctx.shared.store, ctx.counters, session.key(key), None) {
+    let status = match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(key), None)
+    {
         DeleteOutcome::Deleted => Status::Deleted,
         DeleteOutcome::NotFound | DeleteOutcome::Exists => Status::NotFound,
     };
@@ -117,7 +118,7 @@ pub(super) fn touch(
     noreply: bool,
 ) {
     let expiry = expiry(exptime, ctx.now_ms());
-    let outcome = touch::touch(&ctx.shared.store, session.key(key), expiry);
+    let outcome = touch::touch(&ctx.shared.core.store, session.key(key), expiry);
     touch::count(ctx.counters, outcome);
     match outcome {
         TouchOutcome::Touched => ctx.status(Status::Touched, noreply),

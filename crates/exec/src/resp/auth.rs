@@ -231,6 +231,6 @@ pub(super) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) 
 /// The session's CLIENT LIST line, without its newline (ACL LOG's `client-info`).
 fn client_line(shared: &Shared, session: &Session, now_ms: u64) -> String {
     let mut line = Vec::new();
-    session.client.lock().write_line(now_ms, shared.clock_secs(), 0, &mut line);
+    session.client.lock().write_line(now_ms, shared.core.clock_secs(), 0, &mut line);
     String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line)).into_owned()
 }

@@ -136,7 +136,7 @@ fn end_matching(ctx: &mut Ctx<'_>, filter: &Filter) -> (usize, bool) {
     let my_id = ctx.session.client.lock().id;
     let control = ctx.shared.control.get();
     let mut me = false;
-    let ended = ctx.shared.clients.match_locked(|client| {
+    let ended = ctx.shared.core.clients.match_locked(|client| {
         if !filter.matches(client, now_ms) {
             return Matched::No;
         }

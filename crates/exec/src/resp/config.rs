@@ -84,7 +84,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         |s| s.acl_log.max_len().to_string(),
     ),
     ("appendonly", Kind::Text, |_| "no".into()),
-    ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
+    ("bind", Kind::Text, |s| s.core.settings.listen.replace(',', " ")),
     (
         "busy-reply-threshold",
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
@@ -99,13 +99,13 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     }),
     ("daemonize", Kind::Text, |_| "no".into()),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
-    ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
+    ("dbfilename", Kind::Protected, |s| s.core.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
     ("dir", Kind::Protected, |s| {
-        let dir = &s.settings.dir;
+        let dir = &s.core.settings.dir;
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
-    ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
+    ("io-threads", Kind::Text, |s| s.core.settings.threads.to_string()),
     kept!("key-load-delay"),
     (
         "latency-monitor-threshold",
@@ -120,15 +120,15 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("lua-time-limit", Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX }, |s| {
         s.scripts.busy_threshold_ms.load(Relaxed).to_string()
     }),
-    ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
-    ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
+    ("maxclients", Kind::MaxClients, |s| s.core.max_connections().to_string()),
+    ("maxmemory", Kind::MaxMemory, |s| s.core.maxmemory_bytes().to_string()),
     kept!("maxmemory-clients"),
-    ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
+    ("maxmemory-policy", Kind::Policy, |s| s.core.maxmemory_policy().into()),
     kept!("maxmemory-samples"),
     ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
         super::keyevents::format_flags(s.keyspace_events.flags())
     }),
-    ("port", Kind::Port, |s| s.settings.resp_port.to_string()),
+    ("port", Kind::Port, |s| s.core.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     kept!("repl-backlog-size"),
@@ -155,15 +155,15 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         },
         |s| s.slowlog.max_len.load(Relaxed).to_string(),
     ),
-    ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
+    ("tcp-backlog", Kind::Text, |s| s.core.settings.backlog.to_string()),
     (
         "timeout",
         Kind::Number {
-            set: |s, n| s.set_idle_timeout_secs(n as u64),
+            set: |s, n| s.core.set_idle_timeout_secs(n as u64),
             min: 0,
             max: i32::MAX as i64,
         },
-        |s| s.idle_timeout_secs().to_string(),
+        |s| s.core.idle_timeout_secs().to_string(),
     ),
     ("tls-auth-clients", Kind::Tls, |s| tls_parameter(s, "tls-auth-clients")),
     ("tls-ca-cert-dir", Kind::Text, |_| String::new()),
@@ -459,7 +459,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             })?;
         }
     }
-    let memory_before = shared.maxmemory_bytes();
+    let memory_before = shared.core.maxmemory_bytes();
     for change in changes {
         if let Change::MaxMemory(bytes) = *change {
             set_maxmemory(shared, bytes)?;
@@ -483,12 +483,12 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
     for change in changes {
         match change {
             Change::Policy(name) => {
-                shared.set_maxmemory_policy(name);
+                shared.core.set_maxmemory_policy(name);
             }
             Change::Password(password) => super::auth::set_password(shared, password),
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
-            Change::MaxClients(limit) => shared.set_max_connections(*limit),
+            Change::MaxClients(limit) => shared.core.set_max_connections(*limit),
             Change::KeyspaceEvents(flags) => shared.keyspace_events.set_flags(*flags),
             Change::Kept(name, value) => kept::set(shared, name, value.clone()),
             Change::MaxMemory(_) | Change::Tls(..) | Change::Port(_) => {}
@@ -501,13 +501,14 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
 /// port it cannot listen on when binding it on the listen addresses fails, else Redis's
 /// error for an immutable setting (Spinel's listeners are fixed at start).
 fn check_port(shared: &Shared, port: u16) -> Result<(), String> {
-    if port == shared.settings.resp_port {
+    if port == shared.core.settings.resp_port {
         return Ok(());
     }
-    let bindable = shared.settings.listen.split([',', ' ']).filter(|a| !a.is_empty()).all(|addr| {
-        let addr = addr.trim_start_matches('-');
-        std::net::TcpListener::bind((addr, port)).is_ok()
-    });
+    let bindable =
+        shared.core.settings.listen.split([',', ' ']).filter(|a| !a.is_empty()).all(|addr| {
+            let addr = addr.trim_start_matches('-');
+            std::net::TcpListener::bind((addr, port)).is_ok()
+        });
     if !bindable {
         return Err(set_failed(b"port", "Unable to listen on this port. Check server logs."));
     }
@@ -516,7 +517,8 @@ fn check_port(shared: &Shared, port: u16) -> Result<(), String> {
 
 /// `maxmemory` in bytes, 0 for none (the store at its ceiling).
 fn set_maxmemory(shared: &Shared, bytes: u64) -> Result<(), String> {
-    let result = if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
+    let result =
+        if bytes == 0 { shared.core.lift_maxbytes() } else { shared.core.set_maxbytes(bytes) };
     // The store's figures are its share, after the connection buffers' reserve.
     let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
     result.map_err(|e| set_failed(b"maxmemory", &refused(e)))
@@ -647,16 +649,16 @@ mod tests {
                 "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
             ),
         ]);
-        assert_eq!(h.shared.store.memory_limit(), 16 << 20);
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Refuse);
+        assert_eq!(h.shared.core.store.memory_limit(), 16 << 20);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Refuse);
         h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
         assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
         h.check(&[
             ("CONFIG SET maxmemory 0", "+OK\r\n"),
             ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
         ]);
-        assert_eq!(h.shared.store.memory_limit(), 64 << 20);
+        assert_eq!(h.shared.core.store.memory_limit(), 64 << 20);
         // Beyond the store's ceiling: refused, nothing changed.
         let refused = h.run("CONFIG SET maxmemory 1gb maxmemory-policy noeviction");
         assert!(
@@ -665,7 +667,7 @@ mod tests {
             ),
             "{refused}"
         );
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
         assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
     }
 

@@ -222,7 +222,7 @@ pub(super) fn client_setname(ctx: &mut Ctx<'_>) {
 pub(super) fn client_info(ctx: &mut Ctx<'_>) {
     let mut line = Vec::new();
     let now = ttl::now_ms(ctx.shared);
-    let now_secs = ctx.shared.clock_secs();
+    let now_secs = ctx.shared.core.clock_secs();
     let qbuf = super::clients::query_bytes(ctx.cmd);
     ctx.session.client.lock().write_line(now, now_secs, qbuf, &mut line);
     ctx.reply().verbatim(b"txt", &line);
@@ -322,9 +322,9 @@ impl ClientType {
 
 fn list_text(ctx: &Ctx<'_>, kind: ClientType, ids: Option<&[u64]>) -> Vec<u8> {
     let now = ttl::now_ms(ctx.shared);
-    let now_secs = ctx.shared.clock_secs();
+    let now_secs = ctx.shared.core.clock_secs();
     let me = ctx.session.client.lock().clone();
-    let mut clients = ctx.shared.clients.snapshot();
+    let mut clients = ctx.shared.core.clients.snapshot();
     // A session made without `connect` (tests, embedders) still lists itself.
     if !clients.iter().any(|c| c.id == me.id) {
         clients.insert(0, me.clone());
@@ -486,6 +486,6 @@ mod tests {
         h.session.protocol = proto_resp::Protocol::Resp3;
         assert!(h.run("CLIENT INFO").starts_with("="));
         other.disconnect(&h.shared);
-        assert_eq!(h.shared.clients.len(), 1);
+        assert_eq!(h.shared.core.clients.len(), 1);
     }
 }

@@ -63,7 +63,7 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "clients" => clients(shared, &mut text),
             "memory" => memory(shared, &mut text),
             "persistence" => persistence(shared, &mut text),
-            "stats" => stats(shared, &shared.totals(), &mut text),
+            "stats" => stats(shared, &shared.core.totals(), &mut text),
             "replication" => replication(shared, &mut text),
             "cpu" => cpu(&mut text),
             "commandstats" => commandstats(shared, &mut text),
@@ -93,22 +93,22 @@ fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
 }
 
 fn server(shared: &Shared, text: &mut String) {
-    let uptime = shared.uptime_secs();
+    let uptime = shared.core.uptime_secs();
     field(text, "redis_version", REDIS_VERSION);
     field(text, "redis_mode", "standalone");
     field(text, "spinel_version", env!("CARGO_PKG_VERSION"));
     field(text, "os", os_name());
     field(text, "arch_bits", usize::BITS);
-    field(text, "multiplexing_api", &shared.settings.io_backend);
+    field(text, "multiplexing_api", &shared.core.settings.io_backend);
     field(text, "process_id", std::process::id());
-    field(text, "tcp_port", shared.settings.resp_port);
-    if !shared.settings.skipped_default_ports.is_empty() {
-        field(text, "skipped_default_ports", &shared.settings.skipped_default_ports);
+    field(text, "tcp_port", shared.core.settings.resp_port);
+    if !shared.core.settings.skipped_default_ports.is_empty() {
+        field(text, "skipped_default_ports", &shared.core.settings.skipped_default_ports);
     }
     field(text, "server_time_usec", ttl::now_ms(shared) * 1000);
     field(text, "uptime_in_seconds", uptime);
     field(text, "uptime_in_days", uptime / 86_400);
-    field(text, "io_threads_active", u8::from(shared.settings.threads > 1));
+    field(text, "io_threads_active", u8::from(shared.core.settings.threads > 1));
 }
 
 /// As Redis prints `uname`: system, release, machine (`Linux 6.1.0 x86_64`); read from
@@ -121,17 +121,17 @@ fn os_name() -> String {
 }
 
 fn clients(shared: &Shared, text: &mut String) {
-    field(text, "connected_clients", shared.clients.len());
-    field(text, "maxclients", shared.max_connections());
+    field(text, "connected_clients", shared.core.clients.len());
+    field(text, "maxclients", shared.core.max_connections());
     field(text, "blocked_clients", shared.blocking.blocked_clients());
     field(text, "tracking_clients", shared.tracking.clients());
     field(text, "clients_in_timeout_table", shared.blocking.with_timeout());
 }
 
 fn memory(shared: &Shared, text: &mut String) {
-    let clients_bytes = shared.conn_buffer_bytes.load(Ordering::Relaxed);
-    let used = shared.store.memory_used_bytes() as u64 + clients_bytes;
-    let maxmemory = shared.maxmemory_bytes();
+    let clients_bytes = shared.core.conn_buffer_bytes.load(Ordering::Relaxed);
+    let used = shared.core.store.memory_used_bytes() as u64 + clients_bytes;
+    let maxmemory = shared.core.maxmemory_bytes();
     field(text, "used_memory", used);
     field(text, "used_memory_human", bytes_to_human(used));
     if let Some(rss) = resident_bytes() {
@@ -140,7 +140,7 @@ fn memory(shared: &Shared, text: &mut String) {
     }
     field(text, "maxmemory", maxmemory);
     field(text, "maxmemory_human", bytes_to_human(maxmemory));
-    field(text, "maxmemory_policy", shared.maxmemory_policy());
+    field(text, "maxmemory_policy", shared.core.maxmemory_policy());
     // Nothing is held outside the limit's count (no replication backlog, no AOF buffer).
     field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);
@@ -214,7 +214,7 @@ fn persistence(shared: &Shared, text: &mut String) {
 }
 
 fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
-    let (expired, evicted) = shared.store_counts_since_reset();
+    let (expired, evicted) = shared.core.store_counts_since_reset();
     let (_, errors) = shared.error_stats.snapshot();
     field(text, "total_connections_received", totals.total_connections);
     field(text, "total_commands_processed", totals.total_commands);
@@ -278,7 +278,7 @@ fn cpu(text: &mut String) {
 /// `usec` is estimated from the sampled calls (see `crate::latency`).
 fn commandstats(shared: &Shared, text: &mut String) {
     let specs: Vec<&proto_resp::CommandSpec> = proto_resp::commands::all_commands().collect();
-    for (index, sum) in shared.command_stats_since_reset() {
+    for (index, sum) in shared.core.command_stats_since_reset() {
         let Some(spec) = specs.get(index) else { continue };
         let usec = sum.estimated_usec();
         let per_call = if sum.calls == 0 { 0.0 } else { usec as f64 / sum.calls as f64 };
@@ -326,7 +326,7 @@ fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
     let mut cursor = 0;
     let mut walked = 0u64;
     loop {
-        cursor = shared.store.scan_items(cursor, 4096, |item| {
+        cursor = shared.core.store.scan_items(cursor, 4096, |item| {
             walked += 1;
             let Some((db, _)) = keyspace::decode(item.key()) else {
                 return;
@@ -342,7 +342,7 @@ fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
             break;
         }
     }
-    let total = shared.store.len() as u64;
+    let total = shared.core.store.len() as u64;
     for (keys, expires) in counts.iter_mut() {
         *keys = (*keys as u128 * total as u128 / walked as u128) as u64;
         *expires = (*expires as u128 * total as u128 / walked as u128) as u64;

@@ -167,11 +167,13 @@ impl Session {
             laddr: laddr.to_owned(),
             connected_ms: ttl::now_ms(shared),
             resp: 2,
-            activity: std::sync::Arc::new(clients::Activity::connected_at(shared.clock_secs())),
+            activity: std::sync::Arc::new(clients::Activity::connected_at(
+                shared.core.clock_secs(),
+            )),
             ..ClientInfo::default()
         };
         let activity = std::sync::Arc::clone(&client.activity);
-        let client = shared.clients.register(client);
+        let client = shared.core.clients.register(client);
         let account = auth::starting_account(shared);
         let tracking = tracking::ClientTracking::of(client.lock().id);
         Session {
@@ -238,7 +240,7 @@ impl Session {
             subs.leave(&shared.pubsub);
             shared.pubsub.forget_client(self.client.lock().id);
         }
-        shared.clients.remove(self.client.lock().id);
+        shared.core.clients.remove(self.client.lock().id);
     }
 }
 
@@ -461,10 +463,10 @@ fn after_suspended_command(
     // BCAST clients hear the keys the script wrote since it was suspended.
     tracking::broadcast_written(shared, counters, session);
     if !session.ready_keys.is_empty() {
-        let worker = shared.worker_of(counters);
-        shared.gate.enter(worker);
+        let worker = shared.core.worker_of(counters);
+        shared.core.gate.enter(worker);
         blocking::serve_ready(shared, counters, session);
-        shared.gate.leave(worker);
+        shared.core.gate.leave(worker);
     }
     let pushed = mem::take(&mut session.pushed);
     if session.reply_mode != ReplyMode::On {
@@ -539,7 +541,7 @@ fn run(
     let key_scratch = mem::take(&mut session.key_scratch);
     let spec = routed.spec;
     let index = proto_resp::commands::index_of(spec);
-    session.activity.note(command_code(index, routed.route), shared.clock_secs());
+    session.activity.note(command_code(index, routed.route), shared.core.clock_secs());
     // CLIENT NO-TOUCH: this command's reads leave access times alone.
     let no_touch = session.activity.has(clients::flag::NO_TOUCH);
     if no_touch {
@@ -568,8 +570,8 @@ fn run(
         monitor::feed(&ctx, &routed);
     }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
-        let worker = shared.worker_of(counters);
-        shared.gate.exclusive(worker, || {
+        let worker = shared.core.worker_of(counters);
+        shared.core.gate.exclusive(worker, || {
             let flow = dispatch::dispatch(&mut ctx, routed.route);
             if let Some(before) = &events {
                 keyevents::after(&ctx, before, reply_at);
@@ -617,7 +619,7 @@ fn run(
 fn note_queued(shared: &Shared, session: &Session, command: &Command<'_>) {
     if let Ok(routed) = route(command) {
         let index = proto_resp::commands::index_of(routed.spec);
-        session.activity.note(command_code(index, routed.route), shared.clock_secs());
+        session.activity.note(command_code(index, routed.route), shared.core.clock_secs());
     }
 }
 
@@ -716,7 +718,7 @@ impl<'a> Ctx<'a> {
     fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
         let events = &self.shared.keyspace_events;
         if events.wants(class) {
-            let worker = self.shared.worker_of(self.counters);
+            let worker = self.shared.core.worker_of(self.counters);
             events.emit(class, event.as_bytes(), db, key, worker);
         }
     }

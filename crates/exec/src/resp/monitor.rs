@@ -104,7 +104,7 @@ pub(super) fn feed(ctx: &Ctx<'_>, routed: &Routed) {
         quote(shown, &mut line);
     }
     line.extend_from_slice(b"\r\n");
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     ctx.shared.monitors.send(&line, |owner| ctx.shared.pubsub.wake(owner, owner == worker));
 }
 

@@ -109,7 +109,7 @@ fn wake_at_end(shared: &Shared, after: Duration) {
 }
 
 fn wake_all(shared: &Shared) {
-    for worker in 0..shared.worker_counters().count() {
+    for worker in 0..shared.core.worker_counters().count() {
         shared.pubsub.wake(worker, false);
     }
 }

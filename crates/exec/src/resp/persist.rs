@@ -9,7 +9,7 @@ use crate::{snapshot, Shared};
 
 /// Where SAVE and BGSAVE write.
 pub fn snapshot_path(shared: &Shared) -> std::path::PathBuf {
-    shared.settings.dir.join(&shared.settings.dbfilename)
+    shared.core.settings.dir.join(&shared.core.settings.dbfilename)
 }
 
 /// SAVE: the snapshot, written before the reply.
@@ -60,7 +60,7 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
         ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
         return crate::Flow::Continue;
     }
-    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 

@@ -22,7 +22,7 @@ pub(in crate::memcache) fn execute(
 ) {
     let key = session.meta_key(request.key, request.base64_key);
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let Some(item) = reader.peek(key) else {
         ctx.out.extend_from_slice(b"EN\r\n");
         return;

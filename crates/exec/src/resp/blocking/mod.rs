@@ -167,8 +167,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BlockingId) -> Flow {
         }
     }
     let (shared, counters) = (ctx.shared, ctx.counters);
-    let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || {
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.exclusive(worker, || {
         if attempt_all(ctx, &request) != Popped::Empty {
             return Flow::Continue;
         }
@@ -321,7 +321,7 @@ fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
         ctx.reply().integer(0);
         return Flow::Continue;
     }
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     register(ctx, &request, worker);
     Flow::Block
 }
@@ -355,7 +355,7 @@ pub(super) fn client_unblock(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let unblocked = u64::try_from(id).ok().and_then(|id| shared.blocking.unblock(id, reply));
     if let Some(worker) = unblocked {
-        let own = shared.worker_of(ctx.counters);
+        let own = shared.core.worker_of(ctx.counters);
         shared.pubsub.wake(worker, worker == own);
     }
     ctx.reply().integer(i64::from(unblocked.is_some()));
@@ -441,8 +441,8 @@ pub(super) fn serve_ready(shared: &Shared, counters: &Counters, session: &mut Se
     // Each key once, in the order the writes made them ready (as Redis's ready list).
     let mut seen = std::collections::HashSet::new();
     ready.retain(|key| seen.insert(key.clone()));
-    let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || {
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.exclusive(worker, || {
         shared.blocking.serve(
             ready,
             |waiter, index| serve_one(shared, counters, waiter, index),
@@ -483,7 +483,7 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
             if shared.tracking.any() {
                 let keys = [Some(source.as_slice()), pushed.as_deref()];
                 let keys: Vec<&[u8]> = keys.into_iter().flatten().collect();
-                let worker = shared.worker_of(counters);
+                let worker = shared.core.worker_of(counters);
                 out.extend(super::tracking::served(shared, &keys, waiter.client_id, worker));
             }
             Attempt::Served { reply: out, pushed }

@@ -236,7 +236,7 @@ pub(super) fn keys_in_slot(shared: &crate::Shared, slot: u16, limit: usize) -> V
     let mut found = Vec::new();
     let mut cursor = 0;
     loop {
-        cursor = shared.store.scan(cursor, STEP, |stored| {
+        cursor = shared.core.store.scan(cursor, STEP, |stored| {
             if let Some((0, key)) = crate::keyspace::decode(stored) {
                 if found.len() < limit && key_slot(key) == slot {
                     found.push(key.to_vec());

@@ -428,7 +428,7 @@ impl Query {
         }
         if self.migrating_to != NONE || self.importing_from != NONE {
             let stored = crate::keyspace::encode(0, key, &mut self.scratch);
-            match shared.store.reader().peek(stored).is_some() {
+            match shared.core.store.reader().peek(stored).is_some() {
                 true => self.existing_keys += 1,
                 false => self.missing_keys += 1,
             }

@@ -382,7 +382,7 @@ fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64
     let name = ctx.arg(destination);
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, name, &mut scratch).to_vec();
-    let existed = ctx.shared.store.reader().peek(&key).is_some();
+    let existed = ctx.shared.core.store.reader().peek(&key).is_some();
     let at = ctx.out.len();
     zset::store_scored(ctx, destination, &scored);
     if ctx.out.get(at) == Some(&b'-') {

@@ -67,7 +67,7 @@ fn new_keys(ctx: &Ctx<'_>, before: &Before) {
 fn exists(ctx: &Ctx<'_>, key: &[u8]) -> bool {
     let mut scratch = Vec::new();
     let stored = crate::keyspace::encode(ctx.session.db, key, &mut scratch);
-    ctx.shared.store.reader().peek(stored).is_some()
+    ctx.shared.core.store.reader().peek(stored).is_some()
 }
 
 /// Sends the events of the command `ctx` ran, whose reply starts at `reply_at` in its

@@ -142,7 +142,7 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
 /// The session's subscriptions, made with its subscriber on first use (also by CLIENT
 /// TRACKING, whose invalidations come through the same mailbox).
 pub(in crate::resp) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     let resp3 = ctx.session.protocol == Protocol::Resp3;
     let registry = &ctx.shared.pubsub;
     let id = ctx.session.client.lock().id;
@@ -217,7 +217,7 @@ fn unsubscribe(ctx: &mut Ctx<'_>, kind: Kind) {
 }
 
 fn publish(ctx: &mut Ctx<'_>, shard: bool) {
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     let receivers = ctx.shared.pubsub.publish(ctx.arg(1), ctx.arg(2), shard, worker);
     ctx.reply().integer(receivers as i64);
 }

@@ -201,11 +201,11 @@ fn run_cached(
 /// `f` left suspended (busy, yielded to its loop) keeps the gate until it ends.
 pub(super) fn run_exclusive(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>)) {
     let (shared, counters) = (ctx.shared, ctx.counters);
-    if ctx.exclusive == Exclusive::Held || shared.gate.held_here() {
+    if ctx.exclusive == Exclusive::Held || shared.core.gate.held_here() {
         return f(ctx);
     }
-    let worker = shared.worker_of(counters);
-    let held = shared.gate.hold_guarded(worker);
+    let worker = shared.core.worker_of(counters);
+    let held = shared.core.gate.hold_guarded(worker);
     f(ctx);
     if let Some(suspended) = ctx.session.script.as_mut() {
         suspended.hold = Some(held.keep());

@@ -50,7 +50,7 @@ impl Session {
         out: &mut Vec<u8>,
     ) -> bool {
         let Some(mut suspended) = self.script.take() else { return true };
-        let gate = &shared.gate;
+        let gate = &shared.core.gate;
         gate.mark_held(true);
         let caller_db = std::mem::replace(&mut self.db, suspended.db);
         let start = out.len();

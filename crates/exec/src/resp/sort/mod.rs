@@ -169,7 +169,7 @@ fn sort(ctx: &mut Ctx<'_>, store: Store) {
         Err(message) => return ctx.error(message),
     };
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, ctx.arg(1), &mut scratch);
     let item = reader.get(key);
@@ -378,7 +378,7 @@ fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, destination, &mut scratch);
     let mut owning = typed::Owning::new(shared);
-    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+    let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         let change = match (&encoded, current) {
             (Some(value), _) => owning.write(ValueKind::List, value.clone(), Expiry::Never),

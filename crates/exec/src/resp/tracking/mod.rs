@@ -132,7 +132,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Options, String> {
                 return Err(ONE_REDIRECT.into());
             }
             let id = parse_i64(ctx.arg(at)).map_err(|_| error::NOT_INTEGER)?;
-            if id <= 0 || !ctx.shared.clients.contains(id as u64) {
+            if id <= 0 || !ctx.shared.core.clients.contains(id as u64) {
                 return Err(NO_SUCH_REDIRECT.into());
             }
             options.redirect = id as u64;
@@ -287,7 +287,7 @@ pub(super) fn disable(shared: &Shared, session: &mut Session) {
     if old.on {
         shared.tracking.client_off();
     }
-    shared.tracking.settle_charge(&shared.store);
+    shared.tracking.settle_charge(&shared.core.store);
     let activity = &session.activity;
     for bit in [flag::TRACKING, flag::TRACKING_BROKEN_REDIR, flag::TRACKING_BCAST] {
         activity.set(bit, false);
@@ -417,7 +417,7 @@ pub(super) fn broadcast_written(
     written.sort_unstable();
     written.dedup();
     let keys: Vec<&[u8]> = written.iter().map(Vec::as_slice).collect();
-    let worker = shared.worker_of(counters);
+    let worker = shared.core.worker_of(counters);
     shared.tracking.broadcast_keys(&shared.pubsub, &keys, session.tracking.id, worker);
     session.tracking.written.clear();
 }
@@ -425,10 +425,10 @@ pub(super) fn broadcast_written(
 /// Table readers of `keys` hear now; BCAST clients when the top-level command ends.
 fn invalidate_keys(ctx: &mut Ctx<'_>, keys: &[&[u8]]) {
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     let writer = ctx.session.tracking.id;
     shared.tracking.invalidate_table(&shared.pubsub, keys, writer, worker);
-    shared.tracking.settle_charge(&shared.store);
+    shared.tracking.settle_charge(&shared.core.store);
     if shared.tracking.broadcasting() {
         ctx.session.tracking.written.extend(keys.iter().map(|key| key.to_vec()));
         if ctx.session.tracking.written.len() > WRITTEN_KEYS_MAX {
@@ -475,7 +475,7 @@ fn remember_read(ctx: &mut Ctx<'_>) {
     let Some(tracker) = &ctx.session.tracking.tracker else { return };
     let id = tracker.id;
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     if spec.first_key > 0 && spec.last_key == spec.first_key {
         if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
             shared.tracking.remember(&shared.pubsub, &[key], id, worker);
@@ -488,7 +488,7 @@ fn remember_read(ctx: &mut Ctx<'_>) {
         }
         shared.tracking.remember(&shared.pubsub, &keys, id, worker);
     }
-    shared.tracking.settle_charge(&shared.store);
+    shared.tracking.settle_charge(&shared.core.store);
 }
 
 /// The keys a write changed, from its key arguments, unless its reply says it changed
@@ -498,7 +498,7 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
     let name = spec.name;
     let reply = ctx.out.get(reply_at..).unwrap_or_default();
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     if matches!(name, "flushall" | "flushdb") {
         if reply.first() != Some(&b'-') {
             shared.tracking.flush(&shared.pubsub, worker);
@@ -573,7 +573,7 @@ fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
 /// reply (Redis sends them after it).
 pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize) -> Vec<u8> {
     let own = shared.tracking.invalidate_served(&shared.pubsub, keys, served, worker);
-    shared.tracking.settle_charge(&shared.store);
+    shared.tracking.settle_charge(&shared.core.store);
     own
 }
 
