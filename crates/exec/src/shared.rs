@@ -217,28 +217,14 @@ fn invalidate_stored(
 pub struct Shared {
     /// What both protocols and the server's loops use (see [`Core`]).
     pub core: Core,
-    /// memcached `verbosity` / `-v` level.
-    pub verbosity: AtomicU32,
+    /// What memcached alone uses (see [`MemcacheState`]).
+    pub memcache: MemcacheState,
     /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
     /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
     pub nonzero_db_selected: AtomicBool,
-    /// Partly received requests, memcached's read buffers, as the server last counted them.
-    pub read_bufs: ReadBufs,
-    /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
-    pub auth: Option<crate::auth::Auth>,
-    /// memcached's run-time tuning (`slabs automove`, `lru tune`, `lru_crawler sleep`, ...),
-    /// as `stats settings` reports it.
-    pub tunables: Mutex<Tunables>,
-    /// `stats detail`: per-prefix counts, kept only while switched on.
-    pub prefix_stats: PrefixStats,
-    /// memcached `watch`: who wants which item events (shared with the store's eviction
-    /// observer, which logs `watch evictions` lines).
-    pub watchers: Arc<Watchers>,
     /// Large collections kept outside the store (`owned.rs`), told by the store's release
     /// observer when their owner items go.
     pub(crate) owned: Arc<crate::owned::Registry>,
-    /// `stats sizes_enable`: `stats sizes` counts items by size.
-    pub track_sizes: AtomicBool,
     /// Redis error replies by prefix, for `INFO errorstats`.
     pub error_stats: crate::resp::ErrorStats,
     /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
@@ -263,18 +249,6 @@ pub struct Shared {
     pub slowlog: crate::resp::slowlog::SlowLog,
     /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
     pub save_state: crate::snapshot::SaveState,
-    /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
-    /// saves its `-e` snapshot before it exits.
-    pub graceful_stop: AtomicBool,
-    /// TLS connections whose handshake failed (memcached `ssl_handshake_errors`); the
-    /// server's sessions count into it.
-    pub ssl_handshake_errors: Arc<AtomicU64>,
-    /// [`Core::clock_secs`] when the certificates were last read (memcached's
-    /// `time_since_server_cert_refresh` counts from it).
-    pub ssl_cert_refreshed_secs: AtomicU32,
-    /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
-    /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
-    pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
     pub pubsub: Arc<crate::resp::pubsub::Registry>,
     /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
@@ -296,6 +270,41 @@ pub struct Shared {
     pub cluster: std::sync::OnceLock<crate::resp::cluster::Cluster>,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
+}
+
+/// What memcached alone uses: its verbosity, run-time tuning, per-prefix and size
+/// statistics, `watch`, `-S`/`-Y` authentication, read-buffer gauges, graceful stop and TLS
+/// figures. (Its connections are in [`Core::clients`]; memcached's ACL logins use the Redis
+/// users, [`RedisState::users`].)
+pub struct MemcacheState {
+    /// memcached `verbosity` / `-v` level.
+    pub verbosity: AtomicU32,
+    /// Partly received requests, memcached's read buffers, as the server last counted them.
+    pub read_bufs: ReadBufs,
+    /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
+    pub auth: Option<crate::auth::Auth>,
+    /// memcached's run-time tuning (`slabs automove`, `lru tune`, `lru_crawler sleep`, ...),
+    /// as `stats settings` reports it.
+    pub tunables: Mutex<Tunables>,
+    /// `stats detail`: per-prefix counts, kept only while switched on.
+    pub prefix_stats: PrefixStats,
+    /// memcached `watch`: who wants which item events (shared with the store's eviction
+    /// observer, which logs `watch evictions` lines).
+    pub watchers: Arc<Watchers>,
+    /// `stats sizes_enable`: `stats sizes` counts items by size.
+    pub track_sizes: AtomicBool,
+    /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
+    /// saves its `-e` snapshot before it exits.
+    pub graceful_stop: AtomicBool,
+    /// TLS connections whose handshake failed (memcached `ssl_handshake_errors`); the
+    /// server's sessions count into it.
+    pub ssl_handshake_errors: Arc<AtomicU64>,
+    /// [`Core::clock_secs`] when the certificates were last read (memcached's
+    /// `time_since_server_cert_refresh` counts from it).
+    pub ssl_cert_refreshed_secs: AtomicU32,
+    /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
+    /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
+    pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
 }
 
 /// What both protocols and the server's loops share: the store and the settings, the
@@ -346,7 +355,7 @@ pub struct Core {
     max_connections: AtomicU64,
 }
 
-/// What `refresh_certs` runs (see [`Shared::refresh_certs`]).
+/// What `refresh_certs` runs (see [`MemcacheState::refresh_certs`]).
 pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -391,19 +400,14 @@ impl Shared {
         let tracking = Arc::new(crate::resp::tracking::Tracking::default());
         let owned = Arc::new(crate::owned::Registry::default());
         observe_store(&mut store, &watchers, &keyspace_events, &tracking, &pubsub, &owned);
+        let memcache = MemcacheState::new(&settings, watchers);
         Shared {
-            verbosity: AtomicU32::new(0),
+            memcache,
             nonzero_db_selected: AtomicBool::new(false),
-            read_bufs: ReadBufs::default(),
-            auth: None,
-            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
-            watchers,
             owned,
-            track_sizes: AtomicBool::new(false),
             error_stats: crate::resp::ErrorStats::default(),
             kept_config: Mutex::new(Vec::new()),
             scripts: crate::resp::script::Engine::new(busy),
-            prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
             requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
             protected_mode: AtomicBool::new(settings.protected_mode),
             failed_logins: Default::default(),
@@ -411,12 +415,8 @@ impl Shared {
             users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
             aclfile: settings.aclfile.clone(),
             save_state: crate::snapshot::SaveState::new(started_unix_secs),
-            graceful_stop: AtomicBool::new(false),
             slowlog: Default::default(),
             this: std::sync::OnceLock::new(),
-            refresh_certs: std::sync::OnceLock::new(),
-            ssl_handshake_errors: Arc::default(),
-            ssl_cert_refreshed_secs: AtomicU32::new(0),
             control: std::sync::OnceLock::new(),
             cluster: std::sync::OnceLock::new(),
             pubsub,
@@ -439,8 +439,26 @@ impl Shared {
     pub fn reset_totals(&self) {
         self.core.reset_counts();
         self.error_stats.clear();
-        self.prefix_stats.clear();
-        self.watchers.reset_counts();
+        self.memcache.prefix_stats.clear();
+        self.memcache.watchers.reset_counts();
+    }
+}
+
+impl MemcacheState {
+    fn new(settings: &Settings, watchers: Arc<Watchers>) -> MemcacheState {
+        MemcacheState {
+            verbosity: AtomicU32::new(0),
+            read_bufs: ReadBufs::default(),
+            auth: None,
+            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
+            prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
+            watchers,
+            track_sizes: AtomicBool::new(false),
+            graceful_stop: AtomicBool::new(false),
+            ssl_handshake_errors: Arc::default(),
+            ssl_cert_refreshed_secs: AtomicU32::new(0),
+            refresh_certs: std::sync::OnceLock::new(),
+        }
     }
 }
 

@@ -169,7 +169,7 @@ pub fn reload(shared: &Shared, control: &Control, current: &mut Config) {
         tracing::warn!("reload: `{key}` changed; it applies at the next restart");
     }
     let mut applied = reloaded;
-    shared.verbosity.store(applied.verbosity, Ordering::Relaxed);
+    shared.memcache.verbosity.store(applied.verbosity, Ordering::Relaxed);
     apply_limits(shared, current, &mut applied);
     apply_auth(shared, current, &applied);
     apply_tls(control, current, &mut applied);

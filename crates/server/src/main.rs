@@ -66,9 +66,10 @@ fn run(config: &Config) -> Result<(), String> {
     let skipped = listen::busy_defaults(config)?;
     let mut shared = build_shared(config, backend, &skipped)?;
     // Empty until the file is read, below, as the final user.
-    shared.auth = auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
+    shared.memcache.auth =
+        auth_source.as_ref().map(|s| exec::auth::Auth::new(s.mode, Default::default()));
     if auth_file::sasl_uses_acl_users(config) {
-        shared.auth = Some(exec::auth::Auth::acl_users());
+        shared.memcache.auth = Some(exec::auth::Auth::acl_users());
     }
     let shared = Arc::new(shared);
     shared.set_this();
@@ -103,7 +104,7 @@ fn run(config: &Config) -> Result<(), String> {
         let (contexts, refresh_shared) = (tls_contexts.clone(), Arc::clone(&shared));
         let refresh: exec::RefreshCerts =
             Box::new(move || reload_certificates(&refresh_shared, &contexts));
-        let _ = shared.refresh_certs.set(refresh);
+        let _ = shared.memcache.refresh_certs.set(refresh);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let caught = signals::catch().map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -120,7 +121,7 @@ fn run(config: &Config) -> Result<(), String> {
     let (reload_shared, mut in_force) = (Arc::clone(&shared), config.clone());
     let reload_source = auth_source.clone();
     let graceful_shared = Arc::clone(&shared);
-    let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
+    let graceful = move || graceful_shared.memcache.graceful_stop.store(true, Ordering::Relaxed);
     signals::install(caught, Arc::clone(&stop), graceful, move || {
         reload_credentials(&reload_shared, reload_source.as_ref());
         if !tls_contexts.is_empty() {
@@ -143,12 +144,12 @@ fn run(config: &Config) -> Result<(), String> {
     } else if signals::is_root() {
         tracing::info!("running as root; -u USER drops privileges");
     }
-    if let (Some(source), Some(auth)) = (&auth_source, &shared.auth) {
+    if let (Some(source), Some(auth)) = (&auth_source, &shared.memcache.auth) {
         let credentials = auth_file::load(source)?;
         tracing::info!("{} credentials from {}", credentials.len(), source.path);
         auth.replace(credentials);
     }
-    if shared.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
+    if shared.memcache.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
         tracing::info!("-S: SASL PLAIN checks the Redis ACL users ({SASL_PWDB_UNSET})");
     }
     tracing::info!("{} | io {:?}", config::describe(config), backend);
@@ -266,7 +267,7 @@ fn restore_snapshot(shared: &Shared, config: &Config) {
 /// to FILE, with nothing else running.
 fn save_memory_file(shared: &Shared, config: &Config) {
     let Some(path) = &config.memory_file else { return };
-    if !shared.graceful_stop.load(Ordering::Relaxed) {
+    if !shared.memcache.graceful_stop.load(Ordering::Relaxed) {
         tracing::info!("not a graceful stop: {path} not written");
         return;
     }
@@ -343,7 +344,7 @@ const SASL_PWDB_UNSET: &str = "MEMCACHED_SASL_PWDB is not set";
 /// SIGHUP: re-reads the credentials file (memcached re-reads its `-Y` file); one that
 /// cannot be read or parsed keeps the list in force.
 fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
-    let (Some(source), Some(auth)) = (source, &shared.auth) else { return };
+    let (Some(source), Some(auth)) = (source, &shared.memcache.auth) else { return };
     match auth_file::load(source) {
         Ok(credentials) => {
             tracing::info!("reload: {} credentials from {}", credentials.len(), source.path);
@@ -358,7 +359,7 @@ fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
 type TlsContexts = (Option<Arc<tls::Context>>, Option<Arc<tls::Context>>);
 
 fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
-    let errors = &shared.ssl_handshake_errors;
+    let errors = &shared.memcache.ssl_handshake_errors;
     let load = |settings: &Option<tls::Settings>, what: &str| match settings {
         Some(settings) => tls::Context::new(settings.clone(), Arc::clone(errors))
             .map(|context| Some(Arc::new(context)))
@@ -372,7 +373,7 @@ fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
 /// connections get them); a file that cannot be read keeps the ones in force.
 fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Result<(), String> {
     tls::reload_all(contexts.iter().map(|c| &**c))?;
-    shared.ssl_cert_refreshed_secs.store(shared.core.clock_secs(), Ordering::Relaxed);
+    shared.memcache.ssl_cert_refreshed_secs.store(shared.core.clock_secs(), Ordering::Relaxed);
     Ok(())
 }
 
@@ -477,7 +478,7 @@ fn build_shared(
         ssl: config.memcache_tls.as_ref().map(|tls| ssl_settings(config, tls)),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
-    shared.verbosity.store(config.verbosity, Ordering::Relaxed);
+    shared.memcache.verbosity.store(config.verbosity, Ordering::Relaxed);
     if let Some(path) = &config.aclfile {
         // As Redis: a start with an ACL file it cannot read fails, naming the line.
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;

@@ -566,7 +566,7 @@ impl Worker {
     /// Registers `conn` as a watcher and answers `OK`; false, with memcached's refusal, when
     /// the table is full.
     fn start_watching(&self, conn: &mut MemcacheConn, kinds: u32, out: &mut Vec<u8>) -> bool {
-        match self.shared.watchers.add(kinds) {
+        match self.shared.memcache.watchers.add(kinds) {
             Ok(id) => {
                 conn.watcher = Some(id);
                 conn.session.note_activity(&self.shared, ConnState::Watch);
@@ -718,7 +718,7 @@ impl rt::Handler for Worker {
             Conn::Memcache(mc) => {
                 mc.session.disconnect(&self.shared);
                 if let Some(id) = mc.watcher {
-                    self.shared.watchers.remove(id);
+                    self.shared.memcache.watchers.remove(id);
                 }
             }
         }
@@ -730,7 +730,7 @@ impl rt::Handler for Worker {
     fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) -> rt::After {
         match conn {
             Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
-                self.shared.watchers.drain(*id, out);
+                self.shared.memcache.watchers.drain(*id, out);
             }
             Conn::Resp { session, .. } => {
                 if session.drain_messages(out) == exec::resp::pubsub::Drained::CutOff {
@@ -778,7 +778,7 @@ impl rt::Handler for Worker {
             let buffers = self.limits.buffers.used_bytes() as u64;
             self.shared.core.conn_buffer_bytes.store(buffers, Ordering::Relaxed);
             let (tails, tail_bytes) = self.limits.buffers.tails();
-            let read = &self.shared.read_bufs;
+            let read = &self.shared.memcache.read_bufs;
             read.count.store(tails as u64, Ordering::Relaxed);
             read.bytes.store(tail_bytes as u64, Ordering::Relaxed);
             read.oom.store(self.limits.buffers.refused_tails() as u64, Ordering::Relaxed);

@@ -102,7 +102,7 @@ pub fn execute(
     }
     if !request.key.is_empty()
         && loud != Opcode::Stat
-        && shared.watchers.wants(crate::watch::kind::FETCHERS)
+        && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS)
     {
         let size =
             shared.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
@@ -184,7 +184,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         None => false,
     };
     gets.finish(ctx.counters);
-    detail::record(&shared.prefix_stats, request.key, Event::Get { hit: found });
+    detail::record(&shared.memcache.prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -204,7 +204,7 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
         });
     touch::count(ctx.counters, outcome);
     let hit = outcome == TouchOutcome::Touched;
-    detail::record(&shared.prefix_stats, key, Event::Get { hit });
+    detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit });
     match outcome {
         TouchOutcome::Touched => {}
         TouchOutcome::NotFound => miss(ctx, key, with_key),

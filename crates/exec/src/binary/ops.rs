@@ -49,7 +49,7 @@ pub(super) fn store(
     };
     let options =
         StoreOptions { compare_cas: (cas != 0).then_some(cas), ..StoreOptions::default() };
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -62,7 +62,7 @@ pub(super) fn store(
     };
     let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         let cmd = match mode {
             Mode::Add => "add",
             Mode::Replace => "replace",
@@ -107,7 +107,7 @@ pub(super) fn store(
 /// Delete, compared with the request's CAS when it has one.
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Delete);
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Delete);
     match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(request.key), compare) {
         DeleteOutcome::Deleted => ctx.success(0, b"", b"", b""),
         DeleteOutcome::NotFound => ctx.error(Status::KeyNotFound),
@@ -180,7 +180,7 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
 /// and `detail off` only the closing packet. memcached compares the word after `detail` by
 /// its prefix, so `detail onward` is `on`.
 fn stat_detail(ctx: &mut Ctx<'_>, detail: &[u8]) {
-    let stats = &ctx.shared.prefix_stats;
+    let stats = &ctx.shared.memcache.prefix_stats;
     let reply = Reply { opcode: ctx.opcode, status: Status::NoError, opaque: ctx.opaque, cas: 0 };
     if detail.starts_with(b" dump") {
         let mut dump = Vec::new();

@@ -91,7 +91,7 @@ fn plain_ok(shared: &Shared, session: &mut Session, message: &[u8]) -> bool {
     if !(own && filled) {
         return false;
     }
-    match &shared.auth {
+    match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
         _ => {
             session.account = shared.users.password_login(plain.authcid, plain.passwd);
@@ -119,7 +119,7 @@ mod tests {
     fn harness() -> Harness {
         let mut h = Harness::new();
         let credentials = Credentials::parse(b"alice:secret\n").unwrap();
-        h.shared.auth = Some(Auth::new(AuthMode::Sasl, credentials));
+        h.shared.memcache.auth = Some(Auth::new(AuthMode::Sasl, credentials));
         h
     }
 

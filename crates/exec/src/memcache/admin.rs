@@ -23,7 +23,7 @@ use crate::{
 /// memcached built without it.
 pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
     let noreply = args.iter().last() == Some(&b"noreply"[..]);
-    let Some(refresh) = ctx.shared.refresh_certs.get() else {
+    let Some(refresh) = ctx.shared.memcache.refresh_certs.get() else {
         ctx.line(b"ERROR", false);
         return;
     };
@@ -109,7 +109,7 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
         return crate::Flow::Continue;
     }
     if mode == ShutdownMode::Graceful {
-        ctx.shared.graceful_stop.store(true, Ordering::Relaxed);
+        ctx.shared.memcache.graceful_stop.store(true, Ordering::Relaxed);
     }
     ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
@@ -120,7 +120,7 @@ pub(super) fn version(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn verbosity(ctx: &mut Ctx<'_>, level: u32, noreply: bool) {
-    ctx.shared.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
+    ctx.shared.memcache.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
     ctx.status(Status::Ok, noreply);
 }
 
@@ -165,7 +165,7 @@ mod tests {
                 }
                 false => Ok(()),
             });
-        assert!(h.shared.refresh_certs.set(refresh).is_ok());
+        assert!(h.shared.memcache.refresh_certs.set(refresh).is_ok());
         h.check("refresh_certs\r\nrefresh_certs noreply\r\n", "OK\r\n");
         fails.store(true, Ordering::Relaxed);
         h.check(
@@ -210,9 +210,9 @@ mod tests {
         let mut h = Harness::new();
         h.check("version\r\n", format!("VERSION {}\r\n", crate::MEMCACHED_VERSION));
         h.check("verbosity 1\r\n", "OK\r\n");
-        assert_eq!(h.shared.verbosity.load(Ordering::Relaxed), 1);
+        assert_eq!(h.shared.memcache.verbosity.load(Ordering::Relaxed), 1);
         h.check("verbosity 9 noreply\r\n", "");
-        assert_eq!(h.shared.verbosity.load(Ordering::Relaxed), 2);
+        assert_eq!(h.shared.memcache.verbosity.load(Ordering::Relaxed), 2);
         h.check("quit\r\nversion\r\n", "<close>");
     }
 }

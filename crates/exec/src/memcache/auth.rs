@@ -87,7 +87,7 @@ fn log_in(
     pass: &[u8],
 ) -> &'static [u8] {
     bump(&counters.auth_cmds, 1);
-    let ok = match &shared.auth {
+    let ok = match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
         _ => {
             session.account = shared.users.password_login(user, pass);
@@ -135,7 +135,7 @@ mod tests {
     fn harness() -> Harness {
         let mut h = Harness::new();
         let credentials = Credentials::parse(b"alice:secret\n").unwrap();
-        h.shared.auth = Some(Auth::new(AuthMode::Ascii, credentials));
+        h.shared.memcache.auth = Some(Auth::new(AuthMode::Ascii, credentials));
         h
     }
 

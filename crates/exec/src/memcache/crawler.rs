@@ -80,7 +80,7 @@ pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words
 }
 
 fn crawler_enabled(shared: &Shared) -> bool {
-    shared.tunables.lock().lru_crawler
+    shared.memcache.tunables.lock().lru_crawler
 }
 
 /// memcached's `safe_strtoul` on a token: an optionally signed decimal that fits 64 bits,

@@ -291,7 +291,7 @@ pub fn execute(
             return acl::refuse(refusal, out);
         }
     }
-    if !resumed && shared.watchers.wants(crate::watch::kind::FETCHERS) {
+    if !resumed && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(shared, session, request);
     }
     let out_start = out.len();
@@ -338,7 +338,7 @@ pub fn execute(
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
         Request::MetaSet(set) => {
             meta::set::execute(&mut ctx, session, set);
-            if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+            if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
                 let now_ms = ctx.now_ms();
                 let reply = &ctx.out[out_start..];
                 watch::after_meta_set(shared, session, set, reply, now_ms);

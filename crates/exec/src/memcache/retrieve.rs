@@ -57,7 +57,7 @@ fn get(
     let mut resume_at = None;
     for key in request.keys.iter_from(session.resume_at) {
         let found = gets.get(session.key(key));
-        detail::record(&shared.prefix_stats, key, Event::Get { hit: found.is_some() });
+        detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
             let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
@@ -101,7 +101,7 @@ fn get_and_touch(
         };
         touch::count(ctx.counters, counted);
         let hit = counted == TouchOutcome::Touched;
-        detail::record(&shared.prefix_stats, key, Event::Get { hit });
+        detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit });
         if ctx.out.len() >= chunk_end {
             return Some(request.keys.offset_after(key));
         }

@@ -28,18 +28,18 @@ pub(super) fn enable(ctx: &mut Ctx<'_>) {
         compose_stat(b"sizes_error", b"cas_support_disabled", ctx.out);
         return;
     }
-    ctx.shared.track_sizes.store(true, Relaxed);
+    ctx.shared.memcache.track_sizes.store(true, Relaxed);
     compose_stat(b"sizes_status", b"enabled", ctx.out);
 }
 
 pub(super) fn disable(ctx: &mut Ctx<'_>) {
-    ctx.shared.track_sizes.store(false, Relaxed);
+    ctx.shared.memcache.track_sizes.store(false, Relaxed);
     compose_stat(b"sizes_status", b"disabled", ctx.out);
 }
 
 /// `sizes`: one `STAT <bucket start> <items>` per bucket that has items, smallest first.
 pub(super) fn histogram(ctx: &mut Ctx<'_>) {
-    if !ctx.shared.track_sizes.load(Relaxed) {
+    if !ctx.shared.memcache.track_sizes.load(Relaxed) {
         return compose_stat(b"sizes_status", b"disabled", ctx.out);
     }
     let store = &ctx.shared.core.store;

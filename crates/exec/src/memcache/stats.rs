@@ -129,7 +129,7 @@ fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Ve
     }
     // memcached's read buffers are Spinel's input tails: held while a request is partly
     // received, sized to it (no cache of free ones).
-    let read = &shared.read_bufs;
+    let read = &shared.memcache.read_bufs;
     compose_stat_u64(b"read_buf_count", read.count.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes", read.bytes.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes_free", 0, out);
@@ -173,7 +173,7 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
 fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let shared = ctx.shared;
     let store = shared.core.store.stats();
-    let crawler = shared.tunables.lock().lru_crawler;
+    let crawler = shared.memcache.tunables.lock().lru_crawler;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes_read", totals.bytes_read, out);
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
@@ -212,7 +212,7 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         compose_stat_u64(b"lru_maintainer_juggles", 0, out);
     }
     compose_stat_u64(b"malloc_fails", 0, out);
-    let watchers = &shared.watchers;
+    let watchers = &shared.memcache.watchers;
     let logger = [
         (&b"log_worker_dropped"[..], 0),
         (b"log_worker_written", watchers.logged()),
@@ -222,8 +222,12 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     ];
     logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
     if shared.core.settings.ssl.is_some() {
-        compose_stat_u64(b"ssl_handshake_errors", shared.ssl_handshake_errors.load(Relaxed), out);
-        let refreshed = shared.ssl_cert_refreshed_secs.load(Relaxed);
+        compose_stat_u64(
+            b"ssl_handshake_errors",
+            shared.memcache.ssl_handshake_errors.load(Relaxed),
+            out,
+        );
+        let refreshed = shared.memcache.ssl_cert_refreshed_secs.load(Relaxed);
         let since = shared.core.clock_secs().saturating_sub(refreshed);
         compose_stat_u64(b"time_since_server_cert_refresh", since.into(), out);
     }
@@ -293,7 +297,7 @@ fn items(ctx: &mut Ctx<'_>) {
     if store.items == 0 {
         return;
     }
-    let temp_lru = ctx.shared.tunables.lock().temp_lru;
+    let temp_lru = ctx.shared.memcache.tunables.lock().temp_lru;
     let out = &mut *ctx.out;
     // One queue, as memcached's flat LRU keeps everything in its cold segment.
     let mut fields = vec![

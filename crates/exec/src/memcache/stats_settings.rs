@@ -31,10 +31,10 @@ fn fixed(value: f64, digits: usize) -> String {
 
 pub(super) fn compose(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let tunables = shared.tunables.lock().clone();
+    let tunables = shared.memcache.tunables.lock().clone();
     let s = &shared.core.settings;
     let out = &mut *ctx.out;
-    let verbosity = shared.verbosity.load(std::sync::atomic::Ordering::Relaxed);
+    let verbosity = shared.memcache.verbosity.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat_u64(b"maxbytes", shared.core.maxbytes(), out);
     compose_stat_u64(b"maxconns", shared.core.max_connections(), out);
     compose_stat_u64(b"tcpport", s.port.into(), out);
@@ -53,8 +53,8 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"chunk_size", 48, out);
     compose_stat_u64(b"num_threads", s.threads.into(), out);
     compose_stat_u64(b"num_threads_per_udp", s.threads.into(), out);
-    compose_stat(b"stat_key_prefix", &[shared.prefix_stats.delimiter()], out);
-    compose_stat(b"detail_enabled", yes_no(shared.prefix_stats.enabled()), out);
+    compose_stat(b"stat_key_prefix", &[shared.memcache.prefix_stats.delimiter()], out);
+    compose_stat(b"detail_enabled", yes_no(shared.memcache.prefix_stats.enabled()), out);
     compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);
     compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
     compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
@@ -70,7 +70,7 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"watcher_logbuf_size", 262_144, out);
     compose_stat_u64(b"worker_logbuf_size", 65_536, out);
     compose_stat_u64(b"read_buf_mem_limit", s.read_buf_mem_limit_bytes, out);
-    let track_sizes = shared.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
+    let track_sizes = shared.memcache.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat(b"track_sizes", yes_no(track_sizes), out);
     compose_stat(b"inline_ascii_response", b"no", out);
     absent_features(s.ssl.as_ref(), out);

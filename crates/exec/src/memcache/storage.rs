@@ -31,7 +31,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -44,7 +44,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
     };
     let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         let event = watch::StoreEvent {
             key: request.key,
             status: watch::store_status(&outcome),
@@ -83,7 +83,7 @@ pub fn refuse_too_large(
 ) {
     storage::drop_refused(&shared.core.store, session.meta_key(key, base64_key));
     bump(&counters.store_too_large, 1);
-    if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
         let event = watch::StoreEvent {
             key,
@@ -101,7 +101,7 @@ pub fn refuse_too_large(
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
-    detail::record(&ctx.shared.prefix_stats, key, Event::Delete);
+    detail::record(&ctx.shared.memcache.prefix_stats, key, Event::Delete);
     let status = match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(key), None)
     {
         DeleteOutcome::Deleted => Status::Deleted,

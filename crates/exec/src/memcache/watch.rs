@@ -93,7 +93,7 @@ pub(super) fn before(shared: &Shared, session: &mut Session, request: &Request<'
 
 /// One `item_get` line; `size` is the value's length when the key was found.
 pub(crate) fn item_get(shared: &Shared, key: &[u8], size: Option<usize>, cfd: u32) {
-    shared.watchers.emit(kind::FETCHERS, |line| {
+    shared.memcache.watchers.emit(kind::FETCHERS, |line| {
         line.extend_from_slice(b"type=item_get key=");
         push_uriencoded(key, line);
         let (status, clsid, size) = match size {
@@ -139,7 +139,7 @@ pub(crate) struct StoreEvent<'a> {
 }
 
 pub(crate) fn item_store(shared: &Shared, event: &StoreEvent<'_>, now_ms: u64) {
-    shared.watchers.emit(kind::MUTATIONS, |line| {
+    shared.memcache.watchers.emit(kind::MUTATIONS, |line| {
         line.extend_from_slice(b"type=item_store key=");
         push_uriencoded(event.key, line);
         let ttl = match event.expiry {
