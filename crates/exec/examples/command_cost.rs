@@ -65,7 +65,7 @@ fn main() {
     for b in batches(b"SET") {
         run_batch(&b, &mut out);
     }
-    let slowlog = &shared.slowlog.slower_than_us;
+    let slowlog = &shared.redis.slowlog.slower_than_us;
     for (name, slowlog_us) in
         [("GET", 10_000), ("SET", 10_000), ("GET-noslowlog", -1), ("SET-noslowlog", -1)]
     {

@@ -83,7 +83,7 @@ pub fn uses_users(shared: &Shared) -> bool {
 pub fn sasl_offered(shared: &Shared) -> bool {
     match &shared.memcache.auth {
         Some(auth) => auth.mode == AuthMode::Sasl,
-        None => shared.users.logins_configured(),
+        None => shared.redis.users.logins_configured(),
     }
 }
 

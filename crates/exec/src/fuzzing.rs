@@ -149,7 +149,7 @@ impl Server {
 
     /// Kills every script that runs past `ms` (the script-engine target's endless loops).
     pub fn kill_scripts_after(&mut self, ms: u64) {
-        self.shared.scripts.kill_after_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+        self.shared.redis.scripts.kill_after_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Empties the store (between runs).

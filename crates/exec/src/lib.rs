@@ -42,8 +42,8 @@ pub mod watch;
 pub use control::ServerControl;
 pub use counters::{Counters, Totals};
 pub use shared::{
-    Core, MemcacheState, MemcachedFeatures, RefreshCerts, Settings, Shared, SslSettings,
-    MAXMEMORY_POLICIES,
+    Core, MemcacheState, MemcachedFeatures, RedisState, RefreshCerts, Settings, Shared,
+    SslSettings, MAXMEMORY_POLICIES,
 };
 
 /// Whether the connection stays open after a request.

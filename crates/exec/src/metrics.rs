@@ -190,9 +190,9 @@ fn redis_families(shared: &Shared, now: &Snapshot, out: &mut String) {
         .write(out, &[("", t(store.memory_used_bytes + buffers))]);
     gauge("redis_memory_max_bytes", "maxmemory (-m).")
         .write(out, &[("", t(shared.core.maxmemory_bytes()))]);
-    let denied = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
+    let denied = shared.redis.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
     counter("redis_acl_access_denied_auth_total", "Failed logins.").write(out, &[("", t(denied))]);
-    let errors = shared.error_stats.snapshot().0;
+    let errors = shared.redis.error_stats.snapshot().0;
     let labels: Vec<String> =
         errors.iter().map(|(prefix, _)| format!("err=\"{}\"", escape(prefix))).collect();
     let samples: Vec<(&str, f64)> =

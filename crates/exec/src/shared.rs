@@ -219,57 +219,14 @@ pub struct Shared {
     pub core: Core,
     /// What memcached alone uses (see [`MemcacheState`]).
     pub memcache: MemcacheState,
-    /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
-    /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
-    pub nonzero_db_selected: AtomicBool,
+    /// What Redis alone uses (see [`RedisState`]).
+    pub redis: RedisState,
     /// Large collections kept outside the store (`owned.rs`), told by the store's release
     /// observer when their owner items go.
     pub(crate) owned: Arc<crate::owned::Registry>,
-    /// Redis error replies by prefix, for `INFO errorstats`.
-    pub error_stats: crate::resp::ErrorStats,
-    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
-    /// ...), by name; a name not here has its default.
-    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
-    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
-    pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
-    /// Redis `protected-mode` as last set (start, CONFIG SET).
-    pub(crate) protected_mode: AtomicBool,
-    /// Failed Redis logins, counted and limited per address.
-    pub failed_logins: crate::resp::auth::FailedLogins,
-    /// ACL LOG.
-    pub acl_log: crate::resp::acl::log::AclLog,
-    /// Redis ACL users (`default` has `requirepass` as its password).
-    pub users: crate::resp::acl::Users,
-    /// Redis `aclfile`, if any.
-    pub(crate) aclfile: Option<std::path::PathBuf>,
     /// This, for work that outlives a request (BGSAVE's thread); set by the server once it
     /// holds the `Arc` (`Shared::set_this`).
     pub this: std::sync::OnceLock<std::sync::Weak<Shared>>,
-    /// SLOWLOG and the latency monitor.
-    pub slowlog: crate::resp::slowlog::SlowLog,
-    /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
-    pub save_state: crate::snapshot::SaveState,
-    /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
-    pub pubsub: Arc<crate::resp::pubsub::Registry>,
-    /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
-    /// also told by the store's expiry and eviction observers.
-    pub keyspace_events: Arc<KeyspaceEvents>,
-    /// Redis client-side caching: the tracking table and BCAST prefixes (`resp::tracking`);
-    /// also told by the store's expiry and eviction observers.
-    pub tracking: Arc<crate::resp::tracking::Tracking>,
-    /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
-    pub blocking: crate::resp::blocking::Waiters,
-    /// Redis CLIENT PAUSE (`resp::pause`).
-    pub pause: crate::resp::pause::Pause,
-    /// Redis MONITOR's connections (`resp::monitor`).
-    pub monitors: crate::resp::monitor::Monitors,
-    /// Lua scripts and functions (`resp::script`).
-    pub scripts: crate::resp::script::Engine,
-    /// Redis Cluster mode (`--cluster-enabled yes`): this node's map; unset, the node is
-    /// standalone. Set once by the server at start.
-    pub cluster: std::sync::OnceLock<crate::resp::cluster::Cluster>,
-    /// What the server does for the settings exec cannot apply itself (set once by it).
-    pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
 
 /// What memcached alone uses: its verbosity, run-time tuning, per-prefix and size
@@ -305,6 +262,59 @@ pub struct MemcacheState {
     /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
     /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
     pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
+}
+
+/// What Redis alone uses: its registries (ACL users and log, pub/sub, keyspace events,
+/// client-side tracking, blocked clients, CLIENT PAUSE, MONITOR, scripts, the cluster map),
+/// its statistics (error counts, SLOWLOG and latency), the settings CONFIG SET changes at
+/// run time, and saves. memcached writes also invalidate tracked keys ([`Self::tracking`])
+/// and memcached's ACL logins use [`Self::users`].
+pub struct RedisState {
+    /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
+    /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
+    pub nonzero_db_selected: AtomicBool,
+    /// Redis ACL users (`default` has `requirepass` as its password).
+    pub users: crate::resp::acl::Users,
+    /// ACL LOG.
+    pub acl_log: crate::resp::acl::log::AclLog,
+    /// Failed Redis logins, counted and limited per address.
+    pub failed_logins: crate::resp::auth::FailedLogins,
+    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
+    pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
+    /// Redis `protected-mode` as last set (start, CONFIG SET).
+    pub(crate) protected_mode: AtomicBool,
+    /// Redis `aclfile`, if any.
+    pub(crate) aclfile: Option<std::path::PathBuf>,
+    /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
+    pub pubsub: Arc<crate::resp::pubsub::Registry>,
+    /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
+    /// also told by the store's expiry and eviction observers.
+    pub keyspace_events: Arc<KeyspaceEvents>,
+    /// Redis client-side caching: the tracking table and BCAST prefixes (`resp::tracking`);
+    /// also told by the store's expiry and eviction observers.
+    pub tracking: Arc<crate::resp::tracking::Tracking>,
+    /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
+    pub blocking: crate::resp::blocking::Waiters,
+    /// Redis CLIENT PAUSE (`resp::pause`).
+    pub pause: crate::resp::pause::Pause,
+    /// Redis MONITOR's connections (`resp::monitor`).
+    pub monitors: crate::resp::monitor::Monitors,
+    /// Lua scripts and functions (`resp::script`).
+    pub scripts: crate::resp::script::Engine,
+    /// Redis Cluster mode (`--cluster-enabled yes`): this node's map; unset, the node is
+    /// standalone. Set once by the server at start.
+    pub cluster: std::sync::OnceLock<crate::resp::cluster::Cluster>,
+    /// Redis error replies by prefix, for `INFO errorstats`.
+    pub error_stats: crate::resp::ErrorStats,
+    /// SLOWLOG and the latency monitor.
+    pub slowlog: crate::resp::slowlog::SlowLog,
+    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
+    /// ...), by name; a name not here has its default.
+    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
+    /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
+    pub save_state: crate::snapshot::SaveState,
+    /// What the server does for the settings exec cannot apply itself (set once by it).
+    pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
 
 /// What both protocols and the server's loops share: the store and the settings, the
@@ -401,30 +411,13 @@ impl Shared {
         let owned = Arc::new(crate::owned::Registry::default());
         observe_store(&mut store, &watchers, &keyspace_events, &tracking, &pubsub, &owned);
         let memcache = MemcacheState::new(&settings, watchers);
+        let redis =
+            RedisState::new(&settings, busy, started_unix_secs, pubsub, keyspace_events, tracking);
         Shared {
+            redis,
             memcache,
-            nonzero_db_selected: AtomicBool::new(false),
             owned,
-            error_stats: crate::resp::ErrorStats::default(),
-            kept_config: Mutex::new(Vec::new()),
-            scripts: crate::resp::script::Engine::new(busy),
-            requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
-            protected_mode: AtomicBool::new(settings.protected_mode),
-            failed_logins: Default::default(),
-            acl_log: Default::default(),
-            users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
-            aclfile: settings.aclfile.clone(),
-            save_state: crate::snapshot::SaveState::new(started_unix_secs),
-            slowlog: Default::default(),
             this: std::sync::OnceLock::new(),
-            control: std::sync::OnceLock::new(),
-            cluster: std::sync::OnceLock::new(),
-            pubsub,
-            keyspace_events,
-            tracking,
-            blocking: Default::default(),
-            pause: Default::default(),
-            monitors: Default::default(),
             core: Core::new(store, settings, gate, workers, started_unix_secs),
         }
     }
@@ -438,7 +431,7 @@ impl Shared {
     /// per-prefix and watch counts as memcached clears them.
     pub fn reset_totals(&self) {
         self.core.reset_counts();
-        self.error_stats.clear();
+        self.redis.error_stats.clear();
         self.memcache.prefix_stats.clear();
         self.memcache.watchers.reset_counts();
     }
@@ -458,6 +451,40 @@ impl MemcacheState {
             ssl_handshake_errors: Arc::default(),
             ssl_cert_refreshed_secs: AtomicU32::new(0),
             refresh_certs: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl RedisState {
+    fn new(
+        settings: &Settings,
+        busy: Arc<AtomicBool>,
+        started_unix_secs: u64,
+        pubsub: Arc<crate::resp::pubsub::Registry>,
+        keyspace_events: Arc<KeyspaceEvents>,
+        tracking: Arc<crate::resp::tracking::Tracking>,
+    ) -> RedisState {
+        RedisState {
+            nonzero_db_selected: AtomicBool::new(false),
+            users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
+            acl_log: Default::default(),
+            failed_logins: Default::default(),
+            requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
+            protected_mode: AtomicBool::new(settings.protected_mode),
+            aclfile: settings.aclfile.clone(),
+            pubsub,
+            keyspace_events,
+            tracking,
+            blocking: Default::default(),
+            pause: Default::default(),
+            monitors: Default::default(),
+            scripts: crate::resp::script::Engine::new(busy),
+            cluster: std::sync::OnceLock::new(),
+            error_stats: crate::resp::ErrorStats::default(),
+            slowlog: Default::default(),
+            kept_config: Mutex::new(Vec::new()),
+            save_state: crate::snapshot::SaveState::new(started_unix_secs),
+            control: std::sync::OnceLock::new(),
         }
     }
 }

@@ -75,7 +75,7 @@ fn run(config: &Config) -> Result<(), String> {
     shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
     restore_snapshot(&shared, config);
-    if shared.cluster.get().is_some() {
+    if shared.redis.cluster.get().is_some() {
         spawn_cluster_follower(Arc::clone(&shared))
             .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;
     }
@@ -91,7 +91,7 @@ fn run(config: &Config) -> Result<(), String> {
     }
     let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
     let control = control::Control::new(config, memcache_tls.clone(), resp_tls.clone());
-    let _ = shared.control.set(Box::new(control.clone()));
+    let _ = shared.redis.control.set(Box::new(control.clone()));
     if let Err(most) = process::allow_connections(config.conn_limit) {
         tracing::warn!(
             "-c {}: the open-file limit leaves room for {most} connections",
@@ -130,7 +130,7 @@ fn run(config: &Config) -> Result<(), String> {
                 Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
             }
         }
-        if let Some(cluster) = reload_shared.cluster.get() {
+        if let Some(cluster) = reload_shared.redis.cluster.get() {
             match cluster.reload() {
                 Ok(()) => tracing::info!("reload: the cluster config file read again"),
                 Err(e) => tracing::error!("reload: {e}; the cluster map in force stays"),
@@ -186,7 +186,7 @@ fn run(config: &Config) -> Result<(), String> {
         .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     let wake = notifiers.clone();
-    shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
+    shared.redis.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
         Some(notifier) if own => notifier.notify_local(),
         // Inside a worker's input batch, the wake waits for its end (`wakes`).
         Some(notifier) if !wakes::held(worker) => notifier.notify(),
@@ -482,11 +482,11 @@ fn build_shared(
     if let Some(path) = &config.aclfile {
         // As Redis: a start with an ACL file it cannot read fails, naming the line.
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
-        shared.users.replace_all(users);
+        shared.redis.users.replace_all(users);
     }
     if let Some(file) = &config.cluster_config_file {
         let cluster = open_cluster(config, file)?;
-        shared.cluster.set(cluster).expect("set once, at start");
+        shared.redis.cluster.set(cluster).expect("set once, at start");
     }
     Ok(shared)
 }
@@ -498,7 +498,7 @@ fn spawn_cluster_follower(shared: Arc<Shared>) -> std::io::Result<()> {
         let mut failing = false;
         while !shared.core.shutdown.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_secs(1));
-            let Some(cluster) = shared.cluster.get() else { return };
+            let Some(cluster) = shared.redis.cluster.get() else { return };
             match cluster.follow_primary() {
                 Ok(changed) => {
                     if changed {

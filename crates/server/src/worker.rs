@@ -691,7 +691,7 @@ impl rt::Handler for Worker {
                 session.set_busy(false);
                 if session.is_script_suspended() {
                     // Its script yielded, busy: `stream` resumes it this very turn.
-                    self.shared.pubsub.wake(self.index, true);
+                    self.shared.redis.pubsub.wake(self.index, true);
                 }
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
                 let streams = after == After::Continue && session.is_subscriber();
@@ -702,7 +702,7 @@ impl rt::Handler for Worker {
         if entered == exec::gate::Entered::Inside {
             self.shared.core.gate.leave(self.index);
         }
-        crate::wakes::release(|worker| self.shared.pubsub.wake(worker, false));
+        crate::wakes::release(|worker| self.shared.redis.pubsub.wake(worker, false));
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }
@@ -750,7 +750,7 @@ impl rt::Handler for Worker {
                     if session.resume_script(&self.shared, &self.counters, out) {
                         return rt::After::Yield;
                     }
-                    self.shared.pubsub.wake(self.index, false);
+                    self.shared.redis.pubsub.wake(self.index, false);
                 }
             }
             Conn::Memcache(_) => {}

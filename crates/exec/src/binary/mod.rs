@@ -129,12 +129,12 @@ pub fn execute(
         | FlushQ | AppendQ | PrependQ | GatQ | GatKQ => unreachable!("loud() is never quiet"),
     }
     // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         let worker = shared.core.worker_of(counters);
         match loud {
             Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Touch
             | Gat | GatK => crate::resp::tracking::memcache_written(shared, request.key, worker),
-            Flush => shared.tracking.flush(&shared.pubsub, worker),
+            Flush => shared.redis.tracking.flush(&shared.redis.pubsub, worker),
             _ => {}
         }
     }

@@ -72,7 +72,7 @@ pub fn execute(
         compose_response(&reply(Status::NoError), b"", b"", AUTHENTICATED, out);
     } else {
         bump(&counters.auth_errors, 1);
-        shared.failed_logins.note_failure();
+        shared.redis.failed_logins.note_failure();
         // PLAIN is `authzid NUL user NUL password`: only the user is logged.
         let user = request.data.split(|&b| b == 0).nth(1).unwrap_or(b"");
         crate::memcache::acl::log_failed_login(shared, session, user);
@@ -94,7 +94,7 @@ fn plain_ok(shared: &Shared, session: &mut Session, message: &[u8]) -> bool {
     match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
         _ => {
-            session.account = shared.users.password_login(plain.authcid, plain.passwd);
+            session.account = shared.redis.users.password_login(plain.authcid, plain.passwd);
             session.account.is_some()
         }
     }

@@ -90,14 +90,14 @@ fn log_in(
     let ok = match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
         _ => {
-            session.account = shared.users.password_login(user, pass);
+            session.account = shared.redis.users.password_login(user, pass);
             session.account.is_some()
         }
     };
     session.auth.authenticated = ok;
     if !ok {
         bump(&counters.auth_errors, 1);
-        shared.failed_logins.note_failure();
+        shared.redis.failed_logins.note_failure();
         super::acl::log_failed_login(shared, session, user);
     }
     if ok {

@@ -348,7 +348,7 @@ pub fn execute(
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }
     // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         invalidate_tracked(shared, counters, request);
     }
     Flow::Continue
@@ -367,7 +367,9 @@ fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_
         Request::MetaSet(set) => set.key,
         Request::MetaDelete(delete) => delete.key,
         Request::MetaArith(arith) => arith.key,
-        Request::FlushAll { .. } => return shared.tracking.flush(&shared.pubsub, worker),
+        Request::FlushAll { .. } => {
+            return shared.redis.tracking.flush(&shared.redis.pubsub, worker)
+        }
         _ => return,
     };
     crate::resp::tracking::memcache_written(shared, key, worker);

@@ -76,26 +76,26 @@ macro_rules! kept {
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("aclfile", Kind::Text, |s| {
-        s.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        s.redis.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
     }),
     (
         "acllog-max-len",
-        Kind::Number { set: |s, n| s.acl_log.set_max_len(n as usize), min: 0, max: i64::MAX },
-        |s| s.acl_log.max_len().to_string(),
+        Kind::Number { set: |s, n| s.redis.acl_log.set_max_len(n as usize), min: 0, max: i64::MAX },
+        |s| s.redis.acl_log.max_len().to_string(),
     ),
     ("appendonly", Kind::Text, |_| "no".into()),
     ("bind", Kind::Text, |s| s.core.settings.listen.replace(',', " ")),
     (
         "busy-reply-threshold",
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
-        |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
+        |s| s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
     kept!("client-query-buffer-limit"),
     ("cluster-config-file", Kind::Text, |s| {
-        s.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
+        s.redis.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
     ("cluster-enabled", Kind::Text, |s| {
-        if s.cluster.get().is_some() { "yes" } else { "no" }.into()
+        if s.redis.cluster.get().is_some() { "yes" } else { "no" }.into()
     }),
     ("daemonize", Kind::Text, |_| "no".into()),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
@@ -110,15 +110,15 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     (
         "latency-monitor-threshold",
         Kind::Number {
-            set: |s, n| s.slowlog.latency_threshold_ms.store(n as u64, Relaxed),
+            set: |s, n| s.redis.slowlog.latency_threshold_ms.store(n as u64, Relaxed),
             min: 0,
             max: i64::MAX,
         },
-        |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
     // Redis 7's alias of busy-reply-threshold.
     ("lua-time-limit", Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX }, |s| {
-        s.scripts.busy_threshold_ms.load(Relaxed).to_string()
+        s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string()
     }),
     ("maxclients", Kind::MaxClients, |s| s.core.max_connections().to_string()),
     ("maxmemory", Kind::MaxMemory, |s| s.core.maxmemory_bytes().to_string()),
@@ -126,7 +126,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("maxmemory-policy", Kind::Policy, |s| s.core.maxmemory_policy().into()),
     kept!("maxmemory-samples"),
     ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
-        super::keyevents::format_flags(s.keyspace_events.flags())
+        super::keyevents::format_flags(s.redis.keyspace_events.flags())
     }),
     ("port", Kind::Port, |s| s.core.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
@@ -140,20 +140,20 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     (
         "slowlog-log-slower-than",
         Kind::Number {
-            set: |s, n| s.slowlog.slower_than_us.store(n, Relaxed),
+            set: |s, n| s.redis.slowlog.slower_than_us.store(n, Relaxed),
             min: -1,
             max: i64::MAX,
         },
-        |s| s.slowlog.slower_than_us.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.slower_than_us.load(Relaxed).to_string(),
     ),
     (
         "slowlog-max-len",
         Kind::Number {
-            set: |s, n| s.slowlog.max_len.store(n as usize, Relaxed),
+            set: |s, n| s.redis.slowlog.max_len.store(n as usize, Relaxed),
             min: 0,
             max: i64::MAX,
         },
-        |s| s.slowlog.max_len.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.max_len.load(Relaxed).to_string(),
     ),
     ("tcp-backlog", Kind::Text, |s| s.core.settings.backlog.to_string()),
     (
@@ -190,13 +190,13 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         Kind::Number {
             // Lowering it evicts (with invalidations) at once, as Redis's cron would.
             set: |s, n| {
-                s.tracking.set_max_keys(n as usize);
-                s.tracking.limit(&s.pubsub, usize::MAX);
+                s.redis.tracking.set_max_keys(n as usize);
+                s.redis.tracking.limit(&s.redis.pubsub, usize::MAX);
             },
             min: 0,
             max: i64::MAX,
         },
-        |s| s.tracking.max_keys().to_string(),
+        |s| s.redis.tracking.max_keys().to_string(),
     ),
     kept!("hash-max-listpack-entries"),
     kept!("hash-max-listpack-value"),
@@ -221,12 +221,12 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
 
 /// `busy-reply-threshold` (`lua-time-limit`): a script's time before other clients get BUSY.
 fn set_busy_threshold(shared: &Shared, ms: i64) {
-    shared.scripts.busy_threshold_ms.store(ms as u64, Relaxed);
+    shared.redis.scripts.busy_threshold_ms.store(ms as u64, Relaxed);
 }
 
 /// A `tls-*` value from the server (Redis's defaults without one: no TLS port).
 fn tls_parameter(shared: &Shared, name: &str) -> String {
-    match shared.control.get() {
+    match shared.redis.control.get() {
         Some(control) => control.tls_parameter(name),
         None if name == "tls-port" => "0".into(),
         None if name == "tls-auth-clients" => "yes".into(),
@@ -449,7 +449,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
         }
     }
     for change in changes {
-        if let (Change::MaxClients(limit), Some(control)) = (change, shared.control.get()) {
+        if let (Change::MaxClients(limit), Some(control)) = (change, shared.redis.control.get()) {
             control.allow_connections(*limit).map_err(|most| {
                 let reason = format!(
                     "The operating system is not able to handle the specified number of \
@@ -472,7 +472,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    if let (false, Some(control)) = (tls.is_empty(), shared.control.get()) {
+    if let (false, Some(control)) = (tls.is_empty(), shared.redis.control.get()) {
         // Redis answers with one sentence and logs the reason; so does the server.
         if control.set_tls_parameters(&tls).is_err() {
             let _ = set_maxmemory(shared, memory_before);
@@ -489,7 +489,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
             Change::MaxClients(limit) => shared.core.set_max_connections(*limit),
-            Change::KeyspaceEvents(flags) => shared.keyspace_events.set_flags(*flags),
+            Change::KeyspaceEvents(flags) => shared.redis.keyspace_events.set_flags(*flags),
             Change::Kept(name, value) => kept::set(shared, name, value.clone()),
             Change::MaxMemory(_) | Change::Tls(..) | Change::Port(_) => {}
         }

@@ -69,7 +69,7 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "commandstats" => commandstats(shared, &mut text),
             "errorstats" => errorstats(shared, &mut text),
             "cluster" => {
-                field(&mut text, "cluster_enabled", u64::from(shared.cluster.get().is_some()))
+                field(&mut text, "cluster_enabled", u64::from(shared.redis.cluster.get().is_some()))
             }
             "keyspace" => keyspace_lines(shared, &mut text),
             _ => {} // modules: none
@@ -123,9 +123,9 @@ fn os_name() -> String {
 fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.core.clients.len());
     field(text, "maxclients", shared.core.max_connections());
-    field(text, "blocked_clients", shared.blocking.blocked_clients());
-    field(text, "tracking_clients", shared.tracking.clients());
-    field(text, "clients_in_timeout_table", shared.blocking.with_timeout());
+    field(text, "blocked_clients", shared.redis.blocking.blocked_clients());
+    field(text, "tracking_clients", shared.redis.tracking.clients());
+    field(text, "clients_in_timeout_table", shared.redis.blocking.with_timeout());
 }
 
 fn memory(shared: &Shared, text: &mut String) {
@@ -154,7 +154,7 @@ fn memory(shared: &Shared, text: &mut String) {
 /// 0 before the first script made them) and what scripts and libraries keep (the cached
 /// bodies; each library's code).
 fn scripting_memory(shared: &Shared, text: &mut String) {
-    let engine = &shared.scripts;
+    let engine = &shared.redis.scripts;
     let vm_eval = engine.lua_memory_bytes.load(Ordering::Relaxed);
     let vm_functions = engine.function_memory_bytes.load(Ordering::Relaxed);
     let scripts_eval = engine.cached_script_bytes.load(Ordering::Relaxed);
@@ -197,7 +197,7 @@ fn bytes_to_human(bytes: u64) -> String {
 /// Saves (SAVE, BGSAVE): whether one runs, the last one's time (the start, before any)
 /// and outcome. Changes since the last save are not counted (0).
 fn persistence(shared: &Shared, text: &mut String) {
-    let state = &shared.save_state;
+    let state = &shared.redis.save_state;
     let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
@@ -215,7 +215,7 @@ fn persistence(shared: &Shared, text: &mut String) {
 
 fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     let (expired, evicted) = shared.core.store_counts_since_reset();
-    let (_, errors) = shared.error_stats.snapshot();
+    let (_, errors) = shared.redis.error_stats.snapshot();
     field(text, "total_connections_received", totals.total_connections);
     field(text, "total_commands_processed", totals.total_commands);
     field(text, "total_net_input_bytes", totals.bytes_read);
@@ -226,17 +226,17 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "keyspace_hits", totals.get_hits);
     field(text, "keyspace_misses", totals.get_misses);
     use super::pubsub::Kind;
-    field(text, "pubsub_channels", shared.pubsub.len(Kind::Channel));
-    field(text, "pubsub_patterns", shared.pubsub.len(Kind::Pattern));
-    field(text, "pubsubshard_channels", shared.pubsub.len(Kind::Shard));
+    field(text, "pubsub_channels", shared.redis.pubsub.len(Kind::Channel));
+    field(text, "pubsub_patterns", shared.redis.pubsub.len(Kind::Pattern));
+    field(text, "pubsubshard_channels", shared.redis.pubsub.len(Kind::Shard));
     // MIGRATE opens a connection per call and closes it: none is cached.
     field(text, "migrate_cached_sockets", 0);
-    let (keys, items, prefixes) = shared.tracking.totals();
+    let (keys, items, prefixes) = shared.redis.tracking.totals();
     field(text, "tracking_total_keys", keys);
     field(text, "tracking_total_items", items);
     field(text, "tracking_total_prefixes", prefixes);
     field(text, "total_error_replies", errors);
-    let denied_auth = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
+    let denied_auth = shared.redis.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "acl_access_denied_auth", denied_auth);
 }
 
@@ -292,7 +292,7 @@ fn commandstats(shared: &Shared, text: &mut String) {
 }
 
 fn errorstats(shared: &Shared, text: &mut String) {
-    for (prefix, count) in shared.error_stats.snapshot().0 {
+    for (prefix, count) in shared.redis.error_stats.snapshot().0 {
         let _ = write!(text, "errorstat_{prefix}:count={count}\r\n");
     }
 }

@@ -342,7 +342,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
         }
     }
     let (shared, source_db) = (ctx.shared, ctx.session.db);
-    if db != source_db && shared.cluster.get().is_some() {
+    if db != source_db && shared.redis.cluster.get().is_some() {
         return ctx.error("ERR Copying to another database is not allowed in cluster mode");
     }
     if db == source_db && ctx.arg(1) == ctx.arg(2) {
@@ -369,7 +369,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
 /// MOVE key db: the key, with its TTL, into another database; 0 when it is missing here or
 /// present there.
 pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
-    if ctx.shared.cluster.get().is_some() {
+    if ctx.shared.redis.cluster.get().is_some() {
         return ctx.error("ERR MOVE is not allowed in cluster mode");
     }
     let db = match parse_db(ctx.arg(2)) {

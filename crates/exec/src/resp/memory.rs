@@ -137,7 +137,7 @@ impl Figures {
             used,
             peak,
             clients,
-            scripts: shared.scripts.cached_script_bytes.load(Relaxed),
+            scripts: shared.redis.scripts.cached_script_bytes.load(Relaxed),
             rss: info::resident_bytes().unwrap_or(used),
             keys: dbs.iter().map(|(_, keys, _)| keys).sum(),
             dbs,

@@ -121,11 +121,11 @@ pub struct Session {
     pushed: bool,
     /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
     postponed: bool,
-    /// It ran MONITOR (its subscriber is in `Shared::monitors`).
+    /// It ran MONITOR (its subscriber is in `RedisState::monitors`).
     monitoring: bool,
     /// A script's `redis.call` runs (MONITOR shows its commands as from `lua`).
     in_script: bool,
-    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
+    /// While it waits in a blocking command (BLPOP ...): its place in `RedisState::blocking`
     /// (boxed: an idle connection pays a pointer for it).
     blocked: Option<Box<blocking::Blocked>>,
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
@@ -218,7 +218,7 @@ impl Session {
     /// At each wake and tick of its loop, for a postponed session: true once the pause is
     /// over (its held input may run).
     pub fn pause_ended(&mut self, shared: &Shared) -> bool {
-        if shared.pause.over(ttl::now_ms(shared)) {
+        if shared.redis.pause.over(ttl::now_ms(shared)) {
             self.postponed = false;
         }
         !self.postponed
@@ -237,8 +237,8 @@ impl Session {
         monitor::stop(shared, self);
         tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
-            subs.leave(&shared.pubsub);
-            shared.pubsub.forget_client(self.client.lock().id);
+            subs.leave(&shared.redis.pubsub);
+            shared.redis.pubsub.forget_client(self.client.lock().id);
         }
         shared.core.clients.remove(self.client.lock().id);
     }
@@ -256,7 +256,7 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.pause.is_set() && postponed(shared, command) {
+    if shared.redis.pause.is_set() && postponed(shared, command) {
         session.postponed = true;
         return Flow::Postpone;
     }
@@ -265,7 +265,7 @@ pub fn execute(
 
 /// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
 fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
-    route(command).is_ok_and(|routed| shared.pause.holds(routed.spec, ttl::now_ms(shared)))
+    route(command).is_ok_and(|routed| shared.redis.pause.holds(routed.spec, ttl::now_ms(shared)))
 }
 
 /// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
@@ -329,7 +329,7 @@ pub(crate) fn execute_routed(
 fn count_error_reply(shared: &Shared, counters: &Counters, out: &[u8], start: usize) {
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
-        shared.error_stats.note(&out[start..]);
+        shared.redis.error_stats.note(&out[start..]);
     }
 }
 
@@ -394,7 +394,10 @@ fn execute_as(
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
                 }
-                Ok(()) if exclusive == Exclusive::IfMultiKey && shared.cluster.get().is_some() => {
+                Ok(())
+                    if exclusive == Exclusive::IfMultiKey
+                        && shared.redis.cluster.get().is_some() =>
+                {
                     ran = true;
                     run_in_cluster(shared, counters, session, command, routed, out)
                 }
@@ -557,14 +560,15 @@ fn run(
         Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive };
     // Keyspace events of collection writes are told from their replies (`keyevents`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
-    let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+    let events =
+        (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     let reply_at = ctx.out.len();
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         tracking::before_command(&mut ctx);
     }
     // MONITOR shows a command once it ran (SELECT with the database it chose); EVAL and its
     // kin before the commands they run.
-    let monitored = shared.monitors.active();
+    let monitored = shared.redis.monitors.active();
     let shown_first = spec.flags.contains(proto_resp::commands::Flags::SKIP_MONITOR);
     if monitored && shown_first {
         monitor::feed(&ctx, &routed);
@@ -596,7 +600,7 @@ fn run(
     }
     blocking::note_written(&mut ctx);
     // Client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         tracking::after_command(&mut ctx, reply_at);
     }
     ctx.session.key_scratch = ctx.key_scratch;
@@ -716,7 +720,7 @@ impl<'a> Ctx<'a> {
 
     /// [`Ctx::notify_key`] in database `db`.
     fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
-        let events = &self.shared.keyspace_events;
+        let events = &self.shared.redis.keyspace_events;
         if events.wants(class) {
             let worker = self.shared.core.worker_of(self.counters);
             events.emit(class, event.as_bytes(), db, key, worker);

@@ -87,7 +87,7 @@ pub(super) fn help(ctx: &mut Ctx<'_>) {
 /// dispatcher, so it takes the gate itself); O(keys of every database), where Redis swaps
 /// two pointers.
 pub(super) fn swapdb(ctx: &mut Ctx<'_>) {
-    if ctx.shared.cluster.get().is_some() {
+    if ctx.shared.redis.cluster.get().is_some() {
         return ctx.error("ERR SWAPDB is not allowed in cluster mode");
     }
     let Some(first) = db_index(ctx.arg(1)) else {

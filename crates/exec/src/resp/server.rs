@@ -2,7 +2,7 @@
 //! of their own).
 //!
 //! Databases share one store. Until some connection SELECTs a database other than 0
-//! (`Shared::nonzero_db_selected`), database 0 is the whole store: DBSIZE is `Store::len`
+//! (`RedisState::nonzero_db_selected`), database 0 is the whole store: DBSIZE is `Store::len`
 //! and FLUSHDB is `Store::flush_all`, both cheap. After that, DBSIZE and FLUSHDB walk every
 //! key of every database (time in proportion to the whole store) to pick out theirs.
 
@@ -161,7 +161,7 @@ pub(super) fn command_help(ctx: &mut Ctx<'_>) {
 
 /// Whether database 0 holds every key of the store.
 fn db0_is_everything(shared: &Shared, db: u8) -> bool {
-    db == 0 && !shared.nonzero_db_selected.load(Ordering::SeqCst)
+    db == 0 && !shared.redis.nonzero_db_selected.load(Ordering::SeqCst)
 }
 
 pub(super) fn dbsize(ctx: &mut Ctx<'_>) {

@@ -146,7 +146,7 @@ pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcom
         cas_max = cas_max.max(record.cas);
         if crate::keyspace::decode(&record.key).is_some_and(|(db, _)| db != 0) {
             // Keys of other databases: database 0 is no longer the whole store (DBSIZE).
-            shared.nonzero_db_selected.store(true, Ordering::SeqCst);
+            shared.redis.nonzero_db_selected.store(true, Ordering::SeqCst);
         }
         if restore_record(shared, record, expiry) {
             items += 1;

@@ -82,7 +82,7 @@ pub(super) fn migrate(ctx: &mut Ctx<'_>) {
     if found.is_empty() {
         return ctx.reply().simple(b"NOKEY");
     }
-    let restore = if shared.cluster.get().is_some() { "RESTORE-ASKING" } else { "RESTORE" };
+    let restore = if shared.redis.cluster.get().is_some() { "RESTORE-ASKING" } else { "RESTORE" };
     let mut request = Vec::new();
     if let Some(password) = options.password {
         let mut auth: Vec<&[u8]> = vec![b"AUTH"];

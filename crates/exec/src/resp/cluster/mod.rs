@@ -252,7 +252,7 @@ pub(super) fn judge(
     routed: &Routed,
     command: &Command<'_>,
 ) -> Result<Option<u16>, Vec<u8>> {
-    let Some(cluster) = shared.cluster.get() else { return Ok(None) };
+    let Some(cluster) = shared.redis.cluster.get() else { return Ok(None) };
     let is_exec = matches!(
         routed.route,
         Route::Command(proto_resp::CommandId::Transactions(proto_resp::commands::TxId::Exec))

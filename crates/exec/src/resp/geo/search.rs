@@ -392,7 +392,7 @@ fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64
         let event = if variant.is_geosearch() { "geosearchstore" } else { "georadiusstore" };
         ctx.notify_key(class::ZSET, event, name);
         let shared = ctx.shared;
-        if shared.blocking.any() && shared.blocking.may_wait_on(&key) {
+        if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(&key) {
             ctx.session.ready_keys.push(key);
         }
     } else if existed {

@@ -35,7 +35,7 @@ fn watched_key(name: &str) -> Option<usize> {
 
 pub(crate) fn before(ctx: &Ctx<'_>) -> Before {
     let existed = watched_key(ctx.spec.name).is_some_and(|index| exists(ctx, ctx.arg(index)));
-    let absent = if ctx.shared.keyspace_events.wants(class::NEW) {
+    let absent = if ctx.shared.redis.keyspace_events.wants(class::NEW) {
         key_indexes(ctx).filter(|&index| !exists(ctx, ctx.arg(index))).collect()
     } else {
         Vec::new()

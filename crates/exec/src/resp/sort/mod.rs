@@ -78,7 +78,7 @@ fn parse<'a>(ctx: &Ctx<'a>, store: Store) -> Result<Options<'a>, &'static str> {
         dont_sort: false,
         gets: Vec::new(),
     };
-    let cluster = ctx.shared.cluster.get().is_some();
+    let cluster = ctx.shared.redis.cluster.get().is_some();
     let full_access = reads_every_key(ctx);
     let argc = ctx.argc();
     let mut at = 2;
@@ -396,7 +396,7 @@ fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>
     };
     if encoded.is_some() {
         ctx.notify_key(class::LIST, "sortstore", destination);
-        if shared.blocking.any() && shared.blocking.may_wait_on(key) {
+        if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(key) {
             ctx.session.ready_keys.push(key.to_vec());
         }
     } else if existed {
