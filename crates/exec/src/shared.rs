@@ -1,4 +1,44 @@
-//! What all workers share: the store, the settings, the counters.
+//! What all workers share, split by owner so that a handler's signature can say what it may
+//! touch: [`Shared`] is [`Core`] (both protocols and the server's loops), [`MemcacheState`]
+//! (memcached alone) and [`RedisState`] (Redis alone), plus the large-collection registry and
+//! the `Arc` to itself. Fields live where their owner is; a field another protocol also
+//! reads stays with its owner and the reader names it (`shared.redis.tracking`).
+//!
+//! Readers of each field (`exec::` modules, `server::` files), as of the split:
+//!
+//! | field | readers |
+//! |---|---|
+//! | **`core`** (19) | |
+//! | `store` | every executor (`core`, `memcache`, `binary`, `resp`), `snapshot`, `metrics`; server `worker` (maintenance) |
+//! | `settings` | `core::flush`, `memcache` (stats settings, CAS, limits), `resp` (INFO, CONFIG) |
+//! | `started`, `started_unix_secs`, `clock_secs` | `memcache`, `resp`, `metrics` (uptime, last-command second); server `worker`/`main` tick it |
+//! | `workers`, `baseline`, `command_stats_baseline`, `store_baseline`, `idle_kicks` | `Core::totals`/`counters`, `memcache` stats, `binary`, `resp` INFO, `metrics`; the server's workers get their `Counters` |
+//! | `maxbytes`, `maxmemory_unset`, `maxmemory_policy` | `memcache` (`cache_memlimit`, stats), `resp` CONFIG/INFO, `metrics`, server `control` |
+//! | `shutdown` | `memcache` (`shutdown`), `resp` (SHUTDOWN); server `main`, `worker`, `udp` |
+//! | `clients` | `memcache` (`stats conns`), `resp` (CLIENT), `metrics`; server `main` |
+//! | `conn_buffer_bytes` | `memcache` stats, `resp` INFO, `metrics`; server `worker` writes it |
+//! | `gate` | `resp` (EXEC, multi-key writes, scripts); server `worker` marks workers in it |
+//! | `idle_timeout_ms`, `max_connections` | `memcache`, `resp` CONFIG, `metrics`; server `worker` (accept), `main`, `control` |
+//! | **`memcache`** (11) | |
+//! | `verbosity` | `memcache` (`verbosity`); server `log`, `main`, `control` |
+//! | `tunables`, `track_sizes` | `memcache` (`slabs`, `lru`, `lru_crawler`, stats settings, `stats sizes`) |
+//! | `prefix_stats`, `watchers` | `memcache`, `binary`; `watchers` also the store's eviction observer and server `worker` |
+//! | `auth` | `memcache`, `binary` (SASL), `exec::auth`; server `main` sets it |
+//! | `read_bufs` | `memcache` stats; server `worker` writes it |
+//! | `graceful_stop`, `ssl_handshake_errors`, `ssl_cert_refreshed_secs`, `refresh_certs` | `memcache` (`shutdown graceful`, stats, `refresh_certs`); server `main` |
+//! | **`redis`** (20) | |
+//! | `users`, `acl_log`, `failed_logins` | `resp` (AUTH, ACL), `exec::auth`; also `memcache` and `binary`, whose logins are ACL users; `metrics`; server `main` |
+//! | `requirepass`, `protected_mode`, `aclfile` | `resp` (AUTH, CONFIG, ACL LOAD/SAVE) |
+//! | `pubsub`, `tracking` | `resp`; `memcache` and `binary` writes invalidate tracked keys; server `worker` wakes subscribers |
+//! | `keyspace_events` | `resp`; the store's expiry and eviction observers |
+//! | `blocking`, `pause`, `monitors`, `scripts`, `kept_config`, `save_state`, `control` | `resp` only (`scripts` also `fuzzing`; `control` set by server `main`) |
+//! | `cluster` | `resp` (cluster commands, redirects); server `main` sets it |
+//! | `error_stats`, `slowlog` | `resp`, `metrics`, [`Shared::reset_totals`] |
+//! | `nonzero_db_selected` | `resp` (SELECT, DBSIZE, FLUSHDB), `snapshot` |
+//! | **`Shared`** itself (2) | `owned` (Redis large collections; may move with the values crate), `this` (BGSAVE's thread) |
+//!
+//! memcached's handlers (`memcache::*`) take the whole `Shared` where they also reach Redis
+//! state (a write invalidates tracked keys; ACL logins), and narrower parts where not.
 
 use std::{
     sync::{
