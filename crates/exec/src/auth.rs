@@ -24,7 +24,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::{memcache::Session, Shared};
+use crate::{memcache::Session, MemcacheState, Shared};
 
 /// Which kind of authentication the memcached port asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,8 +73,8 @@ impl Auth {
 }
 
 /// Whether the memcached port checks the Redis users: no `-Y`/`-S` password file.
-pub fn uses_users(shared: &Shared) -> bool {
-    shared.memcache.auth.as_ref().is_none_or(Auth::uses_acl_users)
+pub fn uses_users(memcache: &MemcacheState) -> bool {
+    memcache.auth.as_ref().is_none_or(Auth::uses_acl_users)
 }
 
 /// Whether the memcached port answers the SASL opcodes: `-S`, or, with no password file,
@@ -110,7 +110,7 @@ pub fn admitted(shared: &Shared, session: &mut Session) -> bool {
 /// `default` needs no password (its rules then apply). Asked again for every datagram, so
 /// a password set at run time closes UDP at once.
 pub fn admit_datagram(shared: &Shared, session: &mut Session) -> bool {
-    if !uses_users(shared) {
+    if !uses_users(&shared.memcache) {
         return true;
     }
     session.account = crate::resp::auth::starting_account(shared);

@@ -59,7 +59,7 @@ impl Ctx<'_> {
     /// A success: composed unless the opcode is quiet.
     fn success(&mut self, cas: u64, extras: &[u8], key: &[u8], value: &[u8]) {
         if !self.quiet {
-            let cas = visible_cas(self.shared, cas);
+            let cas = visible_cas(&self.shared.core, cas);
             let reply =
                 Reply { opcode: self.opcode, status: Status::NoError, opaque: self.opaque, cas };
             compose_response(&reply, extras, key, value, self.out);
@@ -106,7 +106,7 @@ pub fn execute(
     {
         let size =
             shared.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
-        watch::item_get(shared, request.key, size, session.conn_number);
+        watch::item_get(&shared.memcache, request.key, size, session.conn_number);
     }
     let mut ctx =
         Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
@@ -165,7 +165,7 @@ fn compose_hit(
     value: bool,
     out: &mut Vec<u8>,
 ) {
-    let cas = visible_cas(shared, item.cas());
+    let cas = visible_cas(&shared.core, item.cas());
     let reply = Reply { opcode, status: Status::NoError, opaque, cas };
     let value = if value { item.value() } else { b"" };
     compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);

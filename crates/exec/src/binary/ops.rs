@@ -79,7 +79,7 @@ pub(super) fn store(
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(ctx.shared, &event, ctx.now_ms());
+        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
     }
     let chunk_len = request.key.len() + request.value.len();
     let item_size_max = ctx.shared.core.store.config().item_size_max;

@@ -113,7 +113,7 @@ fn logged_in(
     session: &mut Session,
 ) -> Result<Option<std::sync::Arc<acl::Account>>, Refusal> {
     if session.account.is_none() {
-        if !crate::auth::uses_users(shared) {
+        if !crate::auth::uses_users(&shared.memcache) {
             return Ok(None);
         }
         if !crate::auth::admitted(shared, session) {

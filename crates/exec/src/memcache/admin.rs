@@ -14,7 +14,7 @@ use proto_memcache::{
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
 use crate::{
     core::flush::{self, FlushOutcome, Switch},
-    Counters, Shared,
+    Core, Counters, Shared,
 };
 
 /// `refresh_certs [noreply]`: the server reads its TLS certificates again; `OK`, or the
@@ -62,13 +62,13 @@ pub(crate) fn flush_by_time(
     delay_secs: i64,
     now_ms: u64,
 ) -> FlushOutcome {
-    match flush_delay_ms(delay_secs, shared, now_ms) {
+    match flush_delay_ms(delay_secs, &shared.core, now_ms) {
         Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.core.settings.cas_enabled => {
             let unix_secs = delay_secs.unsigned_abs();
-            flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
+            flush::flush_accessed_through(&shared.core, counters, unix_secs, Switch::Honour)
         }
-        Some(delay_ms) => flush::flush_all(shared, counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(shared, counters, Switch::Honour),
+        Some(delay_ms) => flush::flush_all(&shared.core, counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(&shared.core, counters, Switch::Honour),
     }
 }
 
@@ -77,9 +77,9 @@ pub(crate) fn flush_by_time(
 /// that flushes nothing (and cancels a delayed flush), as in memcached, whose clock starts
 /// [`CLOCK_LEAD_SECS`] before the process (measured with 1.6.18: a time 61 s before its
 /// start flushes, 62 s does not). Text and binary share it.
-pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> Option<u64> {
+pub(crate) fn flush_delay_ms(delay_secs: i64, core: &Core, now_ms: u64) -> Option<u64> {
     // On the store's clock (a test's clock may not be the system's).
-    let uptime_ms = u64::try_from(shared.core.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let uptime_ms = u64::try_from(core.started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let clock_start_secs =
         (now_ms.saturating_sub(uptime_ms) / 1000).saturating_sub(CLOCK_LEAD_SECS);
     match delay_secs {

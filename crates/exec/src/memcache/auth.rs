@@ -66,7 +66,7 @@ pub fn unauthenticated(
         Data::BadTermination { used } => (used, BAD_TERMINATION),
         Data::BadFormat { used } => match lone_token(&input[..used - 2]) {
             // With the Redis users, a lone password is `default`'s (as `AUTH password`).
-            Some(pass) if crate::auth::uses_users(shared) => {
+            Some(pass) if crate::auth::uses_users(&shared.memcache) => {
                 (used, log_in(shared, counters, session, DEFAULT_USER, pass))
             }
             _ => (used, BAD_TOKEN),

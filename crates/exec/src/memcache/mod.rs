@@ -65,7 +65,7 @@ use crate::{
     conns::{ConnEntry, ConnState, Published},
     core::Refusal,
     counters::{bump, Counters},
-    keyspace, Flow, Shared,
+    keyspace, Core, Flow, Shared,
 };
 
 /// Per-connection state of a memcached connection: buffers reused by every request so that
@@ -144,7 +144,7 @@ impl Session {
     pub fn disconnect(&self, shared: &Shared) {
         if let Some(conn) = &self.conn {
             shared.core.clients.remove_conn(conn.entry.id);
-            note_idle_kick(shared, conn.last_input.elapsed());
+            note_idle_kick(&shared.core, conn.last_input.elapsed());
         }
     }
 
@@ -191,12 +191,12 @@ impl Session {
 /// without saying why, so a connection that closes with no input for that long counts as
 /// kicked (the loop checks every tick, so one that closes itself in that state is about as
 /// rare as a peer closing in the same few milliseconds as the timeout).
-fn note_idle_kick(shared: &Shared, idle: std::time::Duration) {
+fn note_idle_kick(core: &Core, idle: std::time::Duration) {
     // The loop measures from its own reading of the input, a little before ours.
     const LOOP_SLACK: std::time::Duration = std::time::Duration::from_millis(5);
-    let timeout_ms = shared.core.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
+    let timeout_ms = core.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
     if timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms) {
-        shared.core.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        core.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -213,7 +213,7 @@ impl Ctx<'_> {
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
     fn visible_cas(&self, cas: u64) -> u64 {
-        visible_cas(self.shared, cas)
+        visible_cas(&self.shared.core, cas)
     }
 
     /// A one-word reply, unless the request said `noreply`.
@@ -255,8 +255,8 @@ const OUT_OF_MEMORY: ErrorReply = ErrorReply::ServerError(error::OUT_OF_MEMORY);
 const NOT_NUMERIC: ErrorReply = ErrorReply::ClientError(error::NOT_NUMERIC);
 
 /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
-pub(crate) fn visible_cas(shared: &Shared, cas: u64) -> u64 {
-    if shared.core.settings.cas_enabled {
+pub(crate) fn visible_cas(core: &Core, cas: u64) -> u64 {
+    if core.settings.cas_enabled {
         cas
     } else {
         0
@@ -341,7 +341,7 @@ pub fn execute(
             if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
                 let now_ms = ctx.now_ms();
                 let reply = &ctx.out[out_start..];
-                watch::after_meta_set(shared, session, set, reply, now_ms);
+                watch::after_meta_set(&shared.memcache, session, set, reply, now_ms);
             }
         }
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),

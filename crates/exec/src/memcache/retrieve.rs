@@ -59,7 +59,7 @@ fn get(
         let found = gets.get(session.key(key));
         detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
-            let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+            let cas = returns_cas.then(|| visible_cas(&shared.core, item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
             if ctx.out.len() >= chunk_end {
                 resume_at = Some(request.keys.offset_after(key));
@@ -90,7 +90,7 @@ fn get_and_touch(
             retime,
             ctx.out,
             |item, out| {
-                let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+                let cas = returns_cas.then(|| visible_cas(&shared.core, item.cas()));
                 compose_value(key, item.flags(), item.value(), cas, out);
             },
         );

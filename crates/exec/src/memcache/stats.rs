@@ -15,7 +15,7 @@ use proto_memcache::{
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::{cachedump, detail, sizes, Ctx, Session};
-use crate::{Shared, Totals};
+use crate::{Core, MemcacheState, Totals};
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
 /// architecture it supports.
@@ -105,7 +105,7 @@ fn general(ctx: &mut Ctx<'_>) {
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
     compose_stat_u64(b"max_connections", shared.core.max_connections(), out);
-    connection_stats(shared, &totals, shared.core.settings.threads, out);
+    connection_stats(&shared.core, &shared.memcache, &totals, shared.core.settings.threads, out);
     command_stats(&totals, out);
     if shared.core.idle_timeout_secs() > 0 {
         compose_stat_u64(b"idle_kicks", totals.idle_kicks, out);
@@ -114,10 +114,16 @@ fn general(ctx: &mut Ctx<'_>) {
     store_stats(ctx, &totals);
 }
 
-fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Vec<u8>) {
+fn connection_stats(
+    core: &Core,
+    memcache: &MemcacheState,
+    totals: &Totals,
+    threads: u32,
+    out: &mut Vec<u8>,
+) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
-    if shared.core.settings.memcached_features.maxconns_fast {
+    if core.settings.memcached_features.maxconns_fast {
         compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
     }
     // memcached's count of connection structures allocated; ours are made per connection.
@@ -129,7 +135,7 @@ fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Ve
     }
     // memcached's read buffers are Spinel's input tails: held while a request is partly
     // received, sized to it (no cache of free ones).
-    let read = &shared.memcache.read_bufs;
+    let read = &memcache.read_bufs;
     compose_stat_u64(b"read_buf_count", read.count.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes", read.bytes.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes_free", 0, out);

@@ -53,7 +53,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(ctx.shared, &event, ctx.now_ms());
+        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
     }
     let item_size_max = ctx.shared.core.store.config().item_size_max;
     let chunk_len = request.key.len() + request.value.len();
@@ -93,7 +93,7 @@ pub fn refuse_too_large(
             size: 0,
             cfd: session.conn_number,
         };
-        watch::item_store(shared, &event, shared.core.store.config().clock.now_ms());
+        watch::item_store(&shared.memcache, &event, shared.core.store.config().clock.now_ms());
     }
     if !noreply {
         ErrorReply::ServerError(error::TOO_LARGE).compose(out);

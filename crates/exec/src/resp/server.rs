@@ -198,7 +198,7 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
     }
     let (shared, db) = (ctx.shared, ctx.session.db);
     if db0_is_everything(shared, db) {
-        flush::flush_all(shared, ctx.counters, 0, Switch::Ignore);
+        flush::flush_all(&shared.core, ctx.counters, 0, Switch::Ignore);
     } else {
         bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
@@ -230,7 +230,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
     if !flush_args_ok(ctx) {
         return;
     }
-    flush::flush_all(ctx.shared, ctx.counters, 0, Switch::Ignore);
+    flush::flush_all(&ctx.shared.core, ctx.counters, 0, Switch::Ignore);
     ctx.reply().ok();
 }
 

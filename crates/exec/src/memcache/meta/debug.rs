@@ -29,7 +29,7 @@ pub(in crate::memcache) fn execute(
     };
     let now_ms = ctx.now_ms();
     let key_len = keyspace::decode(item.key()).map_or(0, |(_, key)| key.len());
-    let (size, class) = item_size_class(shared, key_len, &item);
+    let (size, class) = item_size_class(&shared.core, key_len, &item);
     let mut info = Vec::with_capacity(96);
     let _ = write!(
         info,

@@ -161,7 +161,7 @@ fn compose_hit(
     // A reply echoing no flag reads nothing from the item info: skip decoding it.
     let info = if flags.echoes_any() {
         ItemInfo {
-            cas: Some(visible_cas(shared, item.cas())),
+            cas: Some(visible_cas(&shared.core, item.cas())),
             client_flags: Some(item.flags()),
             hit_before: Some(hit.hit_before),
             last_access_secs: Some(last_access_secs(item, hit.now_ms)),
