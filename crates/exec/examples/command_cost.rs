@@ -47,7 +47,7 @@ fn main() {
     let config = store::Config { memory_max_bytes: 64 << 20, ..Default::default() };
     let store = store::Store::new(config).expect("store");
     let shared = Arc::new(exec::Shared::new(store, exec::Settings::default(), 1));
-    let counters = shared.counters(0);
+    let counters = shared.core.counters(0);
     let mut session = exec::resp::Session::connect(&shared, "127.0.0.1:1", "127.0.0.1:6379");
     let mut out = Vec::with_capacity(1 << 16);
     let mut run_batch = |input: &[u8], out: &mut Vec<u8>| {
@@ -65,7 +65,7 @@ fn main() {
     for b in batches(b"SET") {
         run_batch(&b, &mut out);
     }
-    let slowlog = &shared.slowlog.slower_than_us;
+    let slowlog = &shared.redis.slowlog.slower_than_us;
     for (name, slowlog_us) in
         [("GET", 10_000), ("SET", 10_000), ("GET-noslowlog", -1), ("SET-noslowlog", -1)]
     {

@@ -24,7 +24,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::{memcache::Session, Shared};
+use crate::{memcache::Session, MemcacheState, Shared};
 
 /// Which kind of authentication the memcached port asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,23 +73,23 @@ impl Auth {
 }
 
 /// Whether the memcached port checks the Redis users: no `-Y`/`-S` password file.
-pub fn uses_users(shared: &Shared) -> bool {
-    shared.auth.as_ref().is_none_or(Auth::uses_acl_users)
+pub fn uses_users(memcache: &MemcacheState) -> bool {
+    memcache.auth.as_ref().is_none_or(Auth::uses_acl_users)
 }
 
 /// Whether the memcached port answers the SASL opcodes: `-S`, or, with no password file,
 /// Redis users that make logging in mean something. (memcached without `-S` answers them
 /// as unknown commands, and so does Spinel while no login is configured.)
 pub fn sasl_offered(shared: &Shared) -> bool {
-    match &shared.auth {
+    match &shared.memcache.auth {
         Some(auth) => auth.mode == AuthMode::Sasl,
-        None => shared.users.logins_configured(),
+        None => shared.redis.users.logins_configured(),
     }
 }
 
 /// Whether text connections log in with the `-Y` token: `-Y`, or no password file.
 pub fn text_login_offered(shared: &Shared) -> bool {
-    shared.auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
+    shared.memcache.auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
 }
 
 /// Whether `session` may use the store: it authenticated (against the file, or as a Redis
@@ -99,7 +99,7 @@ pub fn admitted(shared: &Shared, session: &mut Session) -> bool {
     if session.authenticated() {
         return true;
     }
-    if shared.auth.is_some() {
+    if shared.memcache.auth.is_some() {
         return false;
     }
     session.account = crate::resp::auth::starting_account(shared);
@@ -110,7 +110,7 @@ pub fn admitted(shared: &Shared, session: &mut Session) -> bool {
 /// `default` needs no password (its rules then apply). Asked again for every datagram, so
 /// a password set at run time closes UDP at once.
 pub fn admit_datagram(shared: &Shared, session: &mut Session) -> bool {
-    if !uses_users(shared) {
+    if !uses_users(&shared.memcache) {
         return true;
     }
     session.account = crate::resp::auth::starting_account(shared);

@@ -99,7 +99,7 @@ pub struct ConnEntry {
     /// The listener a connection came in on (None for listeners and UDP ports).
     pub listener: Option<SharedConn>,
     state: AtomicU8,
-    /// [`crate::Shared::clock_secs`] at the last command.
+    /// [`crate::Core::clock_secs`] at the last command.
     last_cmd_secs: AtomicU32,
 }
 

@@ -1,6 +1,6 @@
 //! What exec asks of the server for the settings it cannot apply itself: the Redis TLS
 //! port's files (exec knows no TLS) and the process's open-file limit behind `maxclients`
-//! (exec makes no system calls). The server sets one in [`crate::Shared::control`]; without
+//! (exec makes no system calls). The server sets one in [`crate::RedisState::control`]; without
 //! one (exec's own tests) the `tls-*` parameters read empty and any limit is taken.
 
 /// The server's side of CONFIG GET/SET for what only it can do.

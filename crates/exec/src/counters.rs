@@ -96,7 +96,7 @@ counters! {
     /// Those that failed.
     auth_errors,
     /// Connections closed by the idle timeout (memcached's `idle_kicks`): counted in
-    /// [`crate::Shared::idle_kicks`] by whichever thread closes them, never per worker.
+    /// [`crate::Core::idle_kicks`] by whichever thread closes them, never per worker.
     idle_kicks,
 }
 

@@ -136,7 +136,7 @@ impl Server {
         };
         let store = Store::new(config).expect("a valid store config");
         let shared = Shared::new(store, Settings::default(), 1);
-        let counters = shared.counters(0);
+        let counters = shared.core.counters(0);
         Server { shared, counters, session: resp::Session::default() }
     }
 
@@ -152,7 +152,7 @@ impl Server {
 
     /// Kills every script that runs past `ms` (the script-engine target's endless loops).
     pub fn kill_scripts_after(&mut self, ms: u64) {
-        self.shared.scripts.kill_after_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+        self.shared.redis.scripts.kill_after_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Empties the store (between runs).

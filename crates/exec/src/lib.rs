@@ -16,7 +16,7 @@
 //! 1-15 are namespaces inside the same store ([`keyspace`]); memcached sees database 0.
 //!
 //! Counters are per worker thread ([`Counters`], single writer, relaxed) and summed on
-//! demand ([`Shared::totals`]).
+//! demand ([`Core::totals`]).
 
 #![forbid(unsafe_code)]
 
@@ -42,7 +42,8 @@ pub mod watch;
 pub use control::ServerControl;
 pub use counters::{Counters, Totals};
 pub use shared::{
-    MemcachedFeatures, RefreshCerts, Settings, Shared, SslSettings, MAXMEMORY_POLICIES,
+    Core, MemcacheState, MemcachedFeatures, RedisState, RefreshCerts, Settings, Shared,
+    SslSettings, MAXMEMORY_POLICIES,
 };
 
 /// Whether the connection stays open after a request.
@@ -57,7 +58,7 @@ pub enum Flow {
     Again,
     /// memcached `watch`: the connection asks to become a watcher of these event kinds
     /// ([`watch::kind`]). Nothing was answered: the server registers it with
-    /// [`Shared::watchers`] and answers `OK` (or that there are too many), then streams.
+    /// [`MemcacheState::watchers`] and answers `OK` (or that there are too many), then streams.
     Watch(u32),
     /// Redis BLPOP and its kin: the command waits (nothing was answered). Feed the
     /// connection no more input until `Session::poll_blocked` says it is answered; its loop

@@ -48,7 +48,7 @@ pub fn render(shared: &Shared) -> String {
     let mut out = String::with_capacity(8 * 1024);
     // One reading of the counters and the store for the whole exposition, so that its
     // families agree with each other and the sums are taken once.
-    let now = Snapshot { totals: shared.raw_totals(), store: shared.store.stats() };
+    let now = Snapshot { totals: shared.core.raw_totals(), store: shared.core.store.stats() };
     memcached_families(shared, &now, &mut out);
     redis_families(shared, &now, &mut out);
     spinel_families(shared, &now, &mut out);
@@ -59,7 +59,8 @@ pub fn render(shared: &Shared) -> String {
 /// Redis commands: calls (exact) and the latency histogram of a sample (one call in
 /// `latency::SAMPLE` of each command; see `crate::latency`).
 fn command_families(shared: &Shared, out: &mut String) {
-    let summaries = crate::latency::summarize(shared.worker_counters().map(|c| &c.command_stats));
+    let summaries =
+        crate::latency::summarize(shared.core.worker_counters().map(|c| &c.command_stats));
     let names: Vec<&str> = proto_resp::commands::all_commands().map(|spec| spec.name).collect();
     let calls: Vec<(String, f64)> = summaries
         .iter()
@@ -100,11 +101,11 @@ fn memcached_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     gauge("memcached_version", "The memcached version the server speaks.")
         .write(out, &[(&version, 1.0)]);
     gauge("memcached_uptime_seconds", "Seconds since the server started.")
-        .write(out, &[("", t(shared.uptime_secs()))]);
+        .write(out, &[("", t(shared.core.uptime_secs()))]);
     gauge("memcached_current_connections", "Open client connections, of both protocols.")
         .write(out, &[("", t(totals.curr_connections))]);
     gauge("memcached_max_connections", "The connection limit (-c).")
-        .write(out, &[("", t(shared.max_connections()))]);
+        .write(out, &[("", t(shared.core.max_connections()))]);
     counter("memcached_connections_total", "Connections accepted.")
         .write(out, &[("", t(totals.total_connections))]);
     counter("memcached_connections_rejected_total", "Connections refused at the limit.")
@@ -140,7 +141,7 @@ fn memcached_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     gauge("memcached_current_bytes", "Bytes of keys and values stored now.")
         .write(out, &[("", t(store.item_bytes))]);
     gauge("memcached_limit_bytes", "The memory limit (-m, or cache_memlimit).")
-        .write(out, &[("", t(shared.maxbytes()))]);
+        .write(out, &[("", t(shared.core.maxbytes()))]);
     counter("memcached_items_evicted_total", "Items evicted to make room.")
         .write(out, &[("", t(store.evictions))]);
     counter("memcached_items_reclaimed_total", "Expired items removed.")
@@ -161,9 +162,9 @@ fn redis_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     gauge("redis_instance_info", "The Redis version and mode the server speaks.")
         .write(out, &[(&info, 1.0)]);
     gauge("redis_uptime_in_seconds", "Seconds since the server started.")
-        .write(out, &[("", t(shared.uptime_secs()))]);
+        .write(out, &[("", t(shared.core.uptime_secs()))]);
     gauge("redis_connected_clients", "Redis connections open now.")
-        .write(out, &[("", shared.clients.len() as f64)]);
+        .write(out, &[("", shared.core.clients.len() as f64)]);
     gauge("redis_blocked_clients", "Clients blocked (none: no blocking commands yet).")
         .write(out, &[("", 0.0)]);
     counter("redis_connections_received_total", "Connections accepted, both protocols.")
@@ -184,14 +185,14 @@ fn redis_families(shared: &Shared, now: &Snapshot, out: &mut String) {
         .write(out, &[("", t(totals.bytes_read))]);
     counter("redis_net_output_bytes_total", "Bytes written to clients.")
         .write(out, &[("", t(totals.bytes_written))]);
-    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    let buffers = shared.core.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
     gauge("redis_memory_used_bytes", "Memory charged: the store and connection buffers.")
         .write(out, &[("", t(store.memory_used_bytes + buffers))]);
     gauge("redis_memory_max_bytes", "maxmemory (-m).")
-        .write(out, &[("", t(shared.maxmemory_bytes()))]);
-    let denied = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
+        .write(out, &[("", t(shared.core.maxmemory_bytes()))]);
+    let denied = shared.redis.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
     counter("redis_acl_access_denied_auth_total", "Failed logins.").write(out, &[("", t(denied))]);
-    let errors = shared.error_stats.snapshot().0;
+    let errors = shared.redis.error_stats.snapshot().0;
     let labels: Vec<String> =
         errors.iter().map(|(prefix, _)| format!("err=\"{}\"", escape(prefix))).collect();
     let samples: Vec<(&str, f64)> =
@@ -213,7 +214,7 @@ fn redis_families(shared: &Shared, now: &Snapshot, out: &mut String) {
 fn spinel_families(shared: &Shared, now: &Snapshot, out: &mut String) {
     let (totals, store) = (&now.totals, &now.store);
     let t = |n: u64| n as f64;
-    let buffers = shared.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    let buffers = shared.core.conn_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed);
     let memory = [
         ("kind=\"store\"", t(store.memory_used_bytes)),
         ("kind=\"index\"", t(store.index_bytes)),

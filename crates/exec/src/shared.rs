@@ -1,4 +1,44 @@
-//! What all workers share: the store, the settings, the counters.
+//! What all workers share, split by owner so that a handler's signature can say what it may
+//! touch: [`Shared`] is [`Core`] (both protocols and the server's loops), [`MemcacheState`]
+//! (memcached alone) and [`RedisState`] (Redis alone), plus the large-collection registry and
+//! the `Arc` to itself. Fields live where their owner is; a field another protocol also
+//! reads stays with its owner and the reader names it (`shared.redis.tracking`).
+//!
+//! Readers of each field (`exec::` modules, `server::` files), as of the split:
+//!
+//! | field | readers |
+//! |---|---|
+//! | **`core`** (19) | |
+//! | `store` | every executor (`core`, `memcache`, `binary`, `resp`), `snapshot`, `metrics`; server `worker` (maintenance) |
+//! | `settings` | `core::flush`, `memcache` (stats settings, CAS, limits), `resp` (INFO, CONFIG) |
+//! | `started`, `started_unix_secs`, `clock_secs` | `memcache`, `resp`, `metrics` (uptime, last-command second); server `worker`/`main` tick it |
+//! | `workers`, `baseline`, `command_stats_baseline`, `store_baseline`, `idle_kicks` | `Core::totals`/`counters`, `memcache` stats, `binary`, `resp` INFO, `metrics`; the server's workers get their `Counters` |
+//! | `maxbytes`, `maxmemory_unset`, `maxmemory_policy` | `memcache` (`cache_memlimit`, stats), `resp` CONFIG/INFO, `metrics`, server `control` |
+//! | `shutdown` | `memcache` (`shutdown`), `resp` (SHUTDOWN); server `main`, `worker`, `udp` |
+//! | `clients` | `memcache` (`stats conns`), `resp` (CLIENT), `metrics`; server `main` |
+//! | `conn_buffer_bytes` | `memcache` stats, `resp` INFO, `metrics`; server `worker` writes it |
+//! | `gate` | `resp` (EXEC, multi-key writes, scripts); server `worker` marks workers in it |
+//! | `idle_timeout_ms`, `max_connections` | `memcache`, `resp` CONFIG, `metrics`; server `worker` (accept), `main`, `control` |
+//! | **`memcache`** (11) | |
+//! | `verbosity` | `memcache` (`verbosity`); server `log`, `main`, `control` |
+//! | `tunables`, `track_sizes` | `memcache` (`slabs`, `lru`, `lru_crawler`, stats settings, `stats sizes`) |
+//! | `prefix_stats`, `watchers` | `memcache`, `binary`; `watchers` also the store's eviction observer and server `worker` |
+//! | `auth` | `memcache`, `binary` (SASL), `exec::auth`; server `main` sets it |
+//! | `read_bufs` | `memcache` stats; server `worker` writes it |
+//! | `graceful_stop`, `ssl_handshake_errors`, `ssl_cert_refreshed_secs`, `refresh_certs` | `memcache` (`shutdown graceful`, stats, `refresh_certs`); server `main` |
+//! | **`redis`** (20) | |
+//! | `users`, `acl_log`, `failed_logins` | `resp` (AUTH, ACL), `exec::auth`; also `memcache` and `binary`, whose logins are ACL users; `metrics`; server `main` |
+//! | `requirepass`, `protected_mode`, `aclfile` | `resp` (AUTH, CONFIG, ACL LOAD/SAVE) |
+//! | `pubsub`, `tracking` | `resp`; `memcache` and `binary` writes invalidate tracked keys; server `worker` wakes subscribers |
+//! | `keyspace_events` | `resp`; the store's expiry and eviction observers |
+//! | `blocking`, `pause`, `monitors`, `scripts`, `kept_config`, `save_state`, `control` | `resp` only (`scripts` also `fuzzing`; `control` set by server `main`) |
+//! | `cluster` | `resp` (cluster commands, redirects); server `main` sets it |
+//! | `error_stats`, `slowlog` | `resp`, `metrics`, [`Shared::reset_totals`] |
+//! | `nonzero_db_selected` | `resp` (SELECT, DBSIZE, FLUSHDB), `snapshot` |
+//! | **`Shared`** itself (2) | `owned` (Redis large collections; may move with the values crate), `this` (BGSAVE's thread) |
+//!
+//! memcached's handlers (`memcache::*`) take the whole `Shared` where they also reach Redis
+//! state (a write invalidates tracked keys; ACL logins), and narrower parts where not.
 
 use std::{
     sync::{
@@ -45,7 +85,7 @@ pub struct Settings {
     /// output pools): the store gets the rest, so the process stays near `-m`. memcached's
     /// `limit_maxbytes` and `cache_memlimit` speak of the whole.
     pub buffer_reserve_bytes: u64,
-    /// At start; [`Shared::max_connections`] is the limit in force.
+    /// At start; [`Core::max_connections`] is the limit in force.
     pub max_connections: u64,
     pub threads: u32,
     pub item_size_max: u64,
@@ -60,7 +100,7 @@ pub struct Settings {
     pub binding_protocol: String,
     /// `io_uring` or `epoll`.
     pub io_backend: String,
-    /// At start; [`Shared::idle_timeout_secs`] is the timeout in force.
+    /// At start; [`Core::idle_timeout_secs`] is the timeout in force.
     pub idle_timeout_secs: u64,
     /// The memcached features `-o` left on (`no_lru_maintainer`, `no_modern`, ...):
     /// memcached leaves their lines out of `stats` without them, and so does Spinel.
@@ -215,32 +255,27 @@ fn invalidate_stored(
 
 /// State shared by every worker; built once by the server.
 pub struct Shared {
-    pub store: Store,
-    pub settings: Settings,
-    pub started: Instant,
-    pub started_unix_secs: u64,
+    /// What both protocols and the server's loops use (see [`Core`]).
+    pub core: Core,
+    /// What memcached alone uses (see [`MemcacheState`]).
+    pub memcache: MemcacheState,
+    /// What Redis alone uses (see [`RedisState`]).
+    pub redis: RedisState,
+    /// Large collections kept outside the store (`owned.rs`), told by the store's release
+    /// observer when their owner items go.
+    pub(crate) owned: Arc<crate::owned::Registry>,
+    /// This, for work that outlives a request (BGSAVE's thread); set by the server once it
+    /// holds the `Arc` (`Shared::set_this`).
+    pub this: std::sync::OnceLock<std::sync::Weak<Shared>>,
+}
+
+/// What memcached alone uses: its verbosity, run-time tuning, per-prefix and size
+/// statistics, `watch`, `-S`/`-Y` authentication, read-buffer gauges, graceful stop and TLS
+/// figures. (Its connections are in [`Core::clients`]; memcached's ACL logins use the Redis
+/// users, [`RedisState::users`].)
+pub struct MemcacheState {
     /// memcached `verbosity` / `-v` level.
     pub verbosity: AtomicU32,
-    workers: Vec<Arc<Counters>>,
-    baseline: Mutex<Totals>,
-    /// The per-command figures at the last CONFIG RESETSTAT (INFO commandstats subtracts
-    /// them; the metrics endpoint keeps the raw sums).
-    command_stats_baseline: Mutex<Vec<crate::latency::Summary>>,
-    /// memcached's `maxbytes`: `-m`, or the last `cache_memlimit` (the store has it less the
-    /// buffers' share).
-    maxbytes: AtomicU64,
-    /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
-    pub shutdown: std::sync::atomic::AtomicBool,
-    /// Redis connections, for `CLIENT LIST`; written on connect, close and the rare
-    /// commands that change what it shows (SETNAME, SETINFO, SELECT, HELLO), never per
-    /// command.
-    pub clients: ClientRegistry,
-    /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
-    /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
-    pub nonzero_db_selected: AtomicBool,
-    /// Bytes all connections' input and output buffers hold, as the server last counted
-    /// them (a gauge it refreshes every tick); reported beside the store's memory.
-    pub conn_buffer_bytes: AtomicU64,
     /// Partly received requests, memcached's read buffers, as the server last counted them.
     pub read_bufs: ReadBufs,
     /// memcached `-S` or `-Y`: the memcached port's authentication (None: none asked).
@@ -253,67 +288,43 @@ pub struct Shared {
     /// memcached `watch`: who wants which item events (shared with the store's eviction
     /// observer, which logs `watch evictions` lines).
     pub watchers: Arc<Watchers>,
-    /// Large collections kept outside the store (`owned.rs`), told by the store's release
-    /// observer when their owner items go.
-    pub(crate) owned: Arc<crate::owned::Registry>,
-    /// Lets EXEC and multi-key writes run with no other worker executing (see `gate.rs`);
-    /// the server marks each worker inside it while it executes requests.
-    pub gate: crate::gate::Gate,
     /// `stats sizes_enable`: `stats sizes` counts items by size.
     pub track_sizes: AtomicBool,
-    /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
-    /// what a connection's last command time is kept in, read without a clock call.
-    clock_secs: AtomicU32,
-    /// Redis `maxmemory 0` was set: no limit of one's own, the store at its ceiling.
-    maxmemory_unset: AtomicBool,
-    /// The index in [`MAXMEMORY_POLICIES`] of Redis's `maxmemory-policy` as last set (the
-    /// store only knows evict or refuse; this keeps the name the client chose).
-    maxmemory_policy: AtomicU8,
-    /// The store's (expired, evicted) counts at the last reset, which INFO subtracts.
-    store_baseline: Mutex<(u64, u64)>,
-    /// Redis error replies by prefix, for `INFO errorstats`.
-    pub error_stats: crate::resp::ErrorStats,
-    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
-    /// ...), by name; a name not here has its default.
-    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
-    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
-    pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
-    /// Redis `protected-mode` as last set (start, CONFIG SET).
-    pub(crate) protected_mode: AtomicBool,
-    /// Failed Redis logins, counted and limited per address.
-    pub failed_logins: crate::resp::auth::FailedLogins,
-    /// ACL LOG.
-    pub acl_log: crate::resp::acl::log::AclLog,
-    /// Redis ACL users (`default` has `requirepass` as its password).
-    pub users: crate::resp::acl::Users,
-    /// Redis `aclfile`, if any.
-    pub(crate) aclfile: Option<std::path::PathBuf>,
-    /// This, for work that outlives a request (BGSAVE's thread); set by the server once it
-    /// holds the `Arc` (`Shared::set_this`).
-    pub this: std::sync::OnceLock<std::sync::Weak<Shared>>,
-    /// SLOWLOG and the latency monitor.
-    pub slowlog: crate::resp::slowlog::SlowLog,
-    /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
-    pub save_state: crate::snapshot::SaveState,
     /// A graceful stop was asked for (memcached `shutdown graceful`, SIGUSR1): the server
     /// saves its `-e` snapshot before it exits.
     pub graceful_stop: AtomicBool,
     /// TLS connections whose handshake failed (memcached `ssl_handshake_errors`); the
     /// server's sessions count into it.
     pub ssl_handshake_errors: Arc<AtomicU64>,
-    /// [`Shared::clock_secs`] when the certificates were last read (memcached's
+    /// [`Core::clock_secs`] when the certificates were last read (memcached's
     /// `time_since_server_cert_refresh` counts from it).
     pub ssl_cert_refreshed_secs: AtomicU32,
     /// memcached `refresh_certs`: reloads the TLS certificates (set by the server when a
     /// port speaks TLS; unset, the command is unknown). The error is memcached's wording.
     pub refresh_certs: std::sync::OnceLock<RefreshCerts>,
-    /// Redis `timeout` and memcached `idle_timeout` as last set (start, CONFIG SET, a
-    /// reload), in milliseconds, 0 for none: the server's loops read this same atomic.
-    pub idle_timeout_ms: Arc<AtomicU64>,
-    /// Connections the idle timeout closed (`idle_kicks`; see `memcache::note_idle_kick`).
-    pub(crate) idle_kicks: AtomicU64,
-    /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
-    max_connections: AtomicU64,
+}
+
+/// What Redis alone uses: its registries (ACL users and log, pub/sub, keyspace events,
+/// client-side tracking, blocked clients, CLIENT PAUSE, MONITOR, scripts, the cluster map),
+/// its statistics (error counts, SLOWLOG and latency), the settings CONFIG SET changes at
+/// run time, and saves. memcached writes also invalidate tracked keys ([`Self::tracking`])
+/// and memcached's ACL logins use [`Self::users`].
+pub struct RedisState {
+    /// Set once any Redis connection SELECTs a database other than 0 (it is never reset).
+    /// Until then database 0 is the whole store, so `DBSIZE` and `FLUSHDB` need no scan.
+    pub nonzero_db_selected: AtomicBool,
+    /// Redis ACL users (`default` has `requirepass` as its password).
+    pub users: crate::resp::acl::Users,
+    /// ACL LOG.
+    pub acl_log: crate::resp::acl::log::AclLog,
+    /// Failed Redis logins, counted and limited per address.
+    pub failed_logins: crate::resp::auth::FailedLogins,
+    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
+    pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
+    /// Redis `protected-mode` as last set (start, CONFIG SET).
+    pub(crate) protected_mode: AtomicBool,
+    /// Redis `aclfile`, if any.
+    pub(crate) aclfile: Option<std::path::PathBuf>,
     /// Redis pub/sub: every subscription, and how to wake a worker (`resp::pubsub`).
     pub pubsub: Arc<crate::resp::pubsub::Registry>,
     /// Redis `notify-keyspace-events` and the publishing of its events (`resp::keyevents`);
@@ -333,11 +344,68 @@ pub struct Shared {
     /// Redis Cluster mode (`--cluster-enabled yes`): this node's map; unset, the node is
     /// standalone. Set once by the server at start.
     pub cluster: std::sync::OnceLock<crate::resp::cluster::Cluster>,
+    /// Redis error replies by prefix, for `INFO errorstats`.
+    pub error_stats: crate::resp::ErrorStats,
+    /// SLOWLOG and the latency monitor.
+    pub slowlog: crate::resp::slowlog::SlowLog,
+    /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
+    /// ...), by name; a name not here has its default.
+    pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
+    /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
+    pub save_state: crate::snapshot::SaveState,
     /// What the server does for the settings exec cannot apply itself (set once by it).
     pub control: std::sync::OnceLock<Box<dyn crate::ServerControl>>,
 }
 
-/// What `refresh_certs` runs (see [`Shared::refresh_certs`]).
+/// What both protocols and the server's loops share: the store and the settings, the
+/// clock, the counters, the memory and connection limits, the client registry, the gate
+/// and the stop flag.
+pub struct Core {
+    pub store: Store,
+    pub settings: Settings,
+    pub started: Instant,
+    pub started_unix_secs: u64,
+    /// Seconds since start, as the loops' ticks last saw them (memcached's `current_time`):
+    /// what a connection's last command time is kept in, read without a clock call.
+    clock_secs: AtomicU32,
+    workers: Vec<Arc<Counters>>,
+    baseline: Mutex<Totals>,
+    /// The per-command figures at the last CONFIG RESETSTAT (INFO commandstats subtracts
+    /// them; the metrics endpoint keeps the raw sums).
+    command_stats_baseline: Mutex<Vec<crate::latency::Summary>>,
+    /// The store's (expired, evicted) counts at the last reset, which INFO subtracts.
+    store_baseline: Mutex<(u64, u64)>,
+    /// Connections the idle timeout closed (`idle_kicks`; see `memcache::note_idle_kick`),
+    /// summed into [`Totals`] with the workers' counters.
+    pub(crate) idle_kicks: AtomicU64,
+    /// memcached's `maxbytes`: `-m`, or the last `cache_memlimit` (the store has it less the
+    /// buffers' share).
+    maxbytes: AtomicU64,
+    /// Redis `maxmemory 0` was set: no limit of one's own, the store at its ceiling.
+    maxmemory_unset: AtomicBool,
+    /// The index in [`MAXMEMORY_POLICIES`] of Redis's `maxmemory-policy` as last set (the
+    /// store only knows evict or refuse; this keeps the name the client chose).
+    maxmemory_policy: AtomicU8,
+    /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
+    pub shutdown: AtomicBool,
+    /// Every connection of either protocol: Redis `CLIENT LIST`, memcached `stats conns`;
+    /// written on connect, close and the rare commands that change what it shows (SETNAME,
+    /// SETINFO, SELECT, HELLO), never per command.
+    pub clients: ClientRegistry,
+    /// Bytes all connections' input and output buffers hold, as the server last counted
+    /// them (a gauge it refreshes every tick); reported beside the store's memory.
+    pub conn_buffer_bytes: AtomicU64,
+    /// Lets EXEC and multi-key writes run with no other worker executing (see `gate.rs`);
+    /// the server marks each worker inside it while it executes requests.
+    pub gate: crate::gate::Gate,
+    /// Redis `timeout` and memcached `idle_timeout` as last set (start, CONFIG SET, a
+    /// reload), in milliseconds, 0 for none: the server's loops read this same atomic.
+    pub idle_timeout_ms: Arc<AtomicU64>,
+    /// Redis `maxclients` and memcached `-c` as last set: the server checks it at accept.
+    max_connections: AtomicU64,
+}
+
+/// What `refresh_certs` runs (see [`MemcacheState::refresh_certs`]).
 pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 /// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
@@ -369,9 +437,166 @@ pub struct ReadBufs {
 }
 
 impl Shared {
+    /// One [`Counters`] is made per worker; worker `i` uses [`Core::counters`]`(i)`.
+    pub fn new(mut store: Store, settings: Settings, workers: usize) -> Shared {
+        crate::latency::calibrate();
+        let started_unix_secs =
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let gate = crate::gate::Gate::new(workers);
+        let busy = gate.busy_flag();
+        let watchers = Arc::new(Watchers::default());
+        let pubsub = Arc::new(crate::resp::pubsub::Registry::default());
+        let keyspace_events = Arc::new(KeyspaceEvents::new(Arc::clone(&pubsub)));
+        let tracking = Arc::new(crate::resp::tracking::Tracking::default());
+        let owned = Arc::new(crate::owned::Registry::default());
+        observe_store(&mut store, &watchers, &keyspace_events, &tracking, &pubsub, &owned);
+        let memcache = MemcacheState::new(&settings, watchers);
+        let redis =
+            RedisState::new(&settings, busy, started_unix_secs, pubsub, keyspace_events, tracking);
+        Shared {
+            redis,
+            memcache,
+            owned,
+            this: std::sync::OnceLock::new(),
+            core: Core::new(store, settings, gate, workers, started_unix_secs),
+        }
+    }
+
     /// Lets work that outlives a request hold the server's state (see `Shared::this`).
     pub fn set_this(self: &std::sync::Arc<Shared>) {
         let _ = self.this.set(std::sync::Arc::downgrade(self));
+    }
+
+    /// `stats reset` and CONFIG RESETSTAT: the counters, the error counts, and the
+    /// per-prefix and watch counts as memcached clears them.
+    pub fn reset_totals(&self) {
+        self.core.reset_counts();
+        self.redis.error_stats.clear();
+        self.memcache.prefix_stats.clear();
+        self.memcache.watchers.reset_counts();
+    }
+}
+
+impl MemcacheState {
+    fn new(settings: &Settings, watchers: Arc<Watchers>) -> MemcacheState {
+        MemcacheState {
+            verbosity: AtomicU32::new(0),
+            read_bufs: ReadBufs::default(),
+            auth: None,
+            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
+            prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
+            watchers,
+            track_sizes: AtomicBool::new(false),
+            graceful_stop: AtomicBool::new(false),
+            ssl_handshake_errors: Arc::default(),
+            ssl_cert_refreshed_secs: AtomicU32::new(0),
+            refresh_certs: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl RedisState {
+    fn new(
+        settings: &Settings,
+        busy: Arc<AtomicBool>,
+        started_unix_secs: u64,
+        pubsub: Arc<crate::resp::pubsub::Registry>,
+        keyspace_events: Arc<KeyspaceEvents>,
+        tracking: Arc<crate::resp::tracking::Tracking>,
+    ) -> RedisState {
+        RedisState {
+            nonzero_db_selected: AtomicBool::new(false),
+            users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
+            acl_log: Default::default(),
+            failed_logins: Default::default(),
+            requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
+            protected_mode: AtomicBool::new(settings.protected_mode),
+            aclfile: settings.aclfile.clone(),
+            pubsub,
+            keyspace_events,
+            tracking,
+            blocking: Default::default(),
+            pause: Default::default(),
+            monitors: Default::default(),
+            scripts: crate::resp::script::Engine::new(busy),
+            cluster: std::sync::OnceLock::new(),
+            error_stats: crate::resp::ErrorStats::default(),
+            slowlog: Default::default(),
+            kept_config: Mutex::new(Vec::new()),
+            save_state: crate::snapshot::SaveState::new(started_unix_secs),
+            control: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// The store's observers: an evicted item is logged for memcached `watch`, and an evicted
+/// or expired one raises Redis keyspace events and tracking invalidations; a released
+/// owner item frees its large collection.
+fn observe_store(
+    store: &mut Store,
+    watchers: &Arc<Watchers>,
+    keyspace_events: &Arc<KeyspaceEvents>,
+    tracking: &Arc<crate::resp::tracking::Tracking>,
+    pubsub: &Arc<crate::resp::pubsub::Registry>,
+    owned: &Arc<crate::owned::Registry>,
+) {
+    let clock = Arc::clone(&store.config().clock);
+    let watch_evictions = crate::memcache::watch::eviction_observer(watchers, clock);
+    let events = Arc::clone(keyspace_events);
+    let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
+    store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
+        watch_evictions(item);
+        events.emit_stored(class::EVICTED, b"evicted", item.key());
+        if tracked.any() {
+            invalidate_stored(&tracked, &subs, item.key());
+        }
+    }));
+    let events = Arc::clone(keyspace_events);
+    let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
+    store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
+        events.emit_stored(class::EXPIRED, b"expired", stored);
+        if tracked.any() {
+            invalidate_stored(&tracked, &subs, stored);
+        }
+    }));
+    let registry = Arc::clone(owned);
+    store.set_release_observer(Arc::new(move |handle: &[u8]| registry.release(handle)));
+}
+
+impl Core {
+    fn new(
+        store: Store,
+        settings: Settings,
+        gate: crate::gate::Gate,
+        workers: usize,
+        started_unix_secs: u64,
+    ) -> Core {
+        let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
+        let policy = match store.when_full() {
+            store::WhenFull::Evict => POLICY_ALLKEYS_LRU,
+            store::WhenFull::Refuse => POLICY_NOEVICTION,
+        };
+        Core {
+            store,
+            started: Instant::now(),
+            started_unix_secs,
+            clock_secs: AtomicU32::new(0),
+            workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
+            baseline: Mutex::new(Totals::default()),
+            command_stats_baseline: Mutex::new(Vec::new()),
+            store_baseline: Mutex::new((0, 0)),
+            idle_kicks: AtomicU64::new(0),
+            maxbytes: AtomicU64::new(maxbytes),
+            maxmemory_unset: AtomicBool::new(false),
+            maxmemory_policy: AtomicU8::new(policy),
+            shutdown: AtomicBool::new(false),
+            clients: ClientRegistry::default(),
+            conn_buffer_bytes: AtomicU64::new(0),
+            gate,
+            idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
+            max_connections: AtomicU64::new(settings.max_connections),
+            settings,
+        }
     }
 
     /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share.
@@ -400,7 +625,7 @@ impl Shared {
         Ok(())
     }
 
-    /// Redis's `maxmemory`: [`Shared::maxbytes`], or 0 after [`Shared::lift_maxbytes`].
+    /// Redis's `maxmemory`: [`Core::maxbytes`], or 0 after [`Core::lift_maxbytes`].
     pub fn maxmemory_bytes(&self) -> u64 {
         if self.maxmemory_unset.load(std::sync::atomic::Ordering::Relaxed) {
             0
@@ -439,100 +664,6 @@ impl Shared {
         let stats = self.store.stats();
         let (expired, evicted) = *self.store_baseline.lock();
         (stats.expired_reclaimed.saturating_sub(expired), stats.evictions.saturating_sub(evicted))
-    }
-
-    /// One [`Counters`] is made per worker; worker `i` uses [`Shared::counters`]`(i)`.
-    pub fn new(mut store: Store, settings: Settings, workers: usize) -> Shared {
-        crate::latency::calibrate();
-        let watchers = Arc::new(Watchers::default());
-        let clock = Arc::clone(&store.config().clock);
-        let pubsub = Arc::new(crate::resp::pubsub::Registry::default());
-        let keyspace_events = Arc::new(KeyspaceEvents::new(Arc::clone(&pubsub)));
-        let watch_evictions = crate::memcache::watch::eviction_observer(&watchers, clock);
-        let tracking = Arc::new(crate::resp::tracking::Tracking::default());
-        let events = Arc::clone(&keyspace_events);
-        let (tracked, subs) = (Arc::clone(&tracking), Arc::clone(&pubsub));
-        store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
-            watch_evictions(item);
-            events.emit_stored(class::EVICTED, b"evicted", item.key());
-            if tracked.any() {
-                invalidate_stored(&tracked, &subs, item.key());
-            }
-        }));
-        let events = Arc::clone(&keyspace_events);
-        let (tracked, subs) = (Arc::clone(&tracking), Arc::clone(&pubsub));
-        store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
-            events.emit_stored(class::EXPIRED, b"expired", stored);
-            if tracked.any() {
-                invalidate_stored(&tracked, &subs, stored);
-            }
-        }));
-        let owned = Arc::new(crate::owned::Registry::default());
-        let registry = Arc::clone(&owned);
-        store.set_release_observer(Arc::new(move |handle: &[u8]| registry.release(handle)));
-        let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
-        let started_unix_secs =
-            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let policy = match store.when_full() {
-            store::WhenFull::Evict => POLICY_ALLKEYS_LRU,
-            store::WhenFull::Refuse => POLICY_NOEVICTION,
-        };
-        let gate = crate::gate::Gate::new(workers);
-        let busy = gate.busy_flag();
-        Shared {
-            store,
-            started: Instant::now(),
-            started_unix_secs,
-            verbosity: AtomicU32::new(0),
-            workers: (0..workers.max(1)).map(|_| Arc::new(Counters::default())).collect(),
-            baseline: Mutex::new(Totals::default()),
-            command_stats_baseline: Mutex::new(Vec::new()),
-            maxbytes: AtomicU64::new(maxbytes),
-            shutdown: std::sync::atomic::AtomicBool::new(false),
-            clients: ClientRegistry::default(),
-            nonzero_db_selected: AtomicBool::new(false),
-            conn_buffer_bytes: AtomicU64::new(0),
-            read_bufs: ReadBufs::default(),
-            auth: None,
-            tunables: Mutex::new(Tunables::with_features(&settings.memcached_features)),
-            watchers,
-            owned,
-            track_sizes: AtomicBool::new(false),
-            clock_secs: AtomicU32::new(0),
-            maxmemory_unset: AtomicBool::new(false),
-            maxmemory_policy: AtomicU8::new(policy),
-            store_baseline: Mutex::new((0, 0)),
-            error_stats: crate::resp::ErrorStats::default(),
-            kept_config: Mutex::new(Vec::new()),
-            gate,
-            scripts: crate::resp::script::Engine::new(busy),
-            prefix_stats: PrefixStats::new(settings.prefix_delimiter, settings.detail_enabled),
-            requirepass: parking_lot::RwLock::new(settings.requirepass.clone()),
-            protected_mode: AtomicBool::new(settings.protected_mode),
-            failed_logins: Default::default(),
-            acl_log: Default::default(),
-            users: crate::resp::acl::Users::new(settings.requirepass.as_deref()),
-            aclfile: settings.aclfile.clone(),
-            save_state: crate::snapshot::SaveState::new(started_unix_secs),
-            graceful_stop: AtomicBool::new(false),
-            slowlog: Default::default(),
-            this: std::sync::OnceLock::new(),
-            refresh_certs: std::sync::OnceLock::new(),
-            ssl_handshake_errors: Arc::default(),
-            ssl_cert_refreshed_secs: AtomicU32::new(0),
-            idle_timeout_ms: Arc::new(AtomicU64::new(settings.idle_timeout_secs * 1000)),
-            idle_kicks: AtomicU64::new(0),
-            max_connections: AtomicU64::new(settings.max_connections),
-            control: std::sync::OnceLock::new(),
-            cluster: std::sync::OnceLock::new(),
-            pubsub,
-            keyspace_events,
-            tracking,
-            blocking: Default::default(),
-            pause: Default::default(),
-            monitors: Default::default(),
-            settings,
-        }
     }
 
     /// The idle timeout in force, in whole seconds (0: none).
@@ -591,16 +722,14 @@ impl Shared {
         since
     }
 
-    /// `stats reset`: the counters, and the per-prefix counts as memcached clears them.
-    pub fn reset_totals(&self) {
+    /// The counters' part of [`Shared::reset_totals`]: what the sums, INFO's store counts
+    /// and commandstats subtract from now on.
+    fn reset_counts(&self) {
         *self.baseline.lock() = self.raw_totals();
         let store = self.store.stats();
         *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);
-        self.error_stats.clear();
         *self.command_stats_baseline.lock() =
             crate::latency::summarize_all(self.worker_counters().map(|c| &c.command_stats));
-        self.prefix_stats.clear();
-        self.watchers.reset_counts();
     }
 
     pub(crate) fn raw_totals(&self) -> Totals {
@@ -612,13 +741,13 @@ impl Shared {
         totals
     }
 
-    /// Seconds since start at the last [`Shared::tick_clock`].
+    /// Seconds since start at the last [`Core::tick_clock`].
     #[inline]
     pub fn clock_secs(&self) -> u32 {
         self.clock_secs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Moves [`Shared::clock_secs`] on; the loops call it at every tick (written only when
+    /// Moves [`Core::clock_secs`] on; the loops call it at every tick (written only when
     /// the second changed).
     pub fn tick_clock(&self) {
         let secs = u32::try_from(self.uptime_secs()).unwrap_or(u32::MAX);

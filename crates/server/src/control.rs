@@ -169,7 +169,7 @@ pub fn reload(shared: &Shared, control: &Control, current: &mut Config) {
         tracing::warn!("reload: `{key}` changed; it applies at the next restart");
     }
     let mut applied = reloaded;
-    shared.verbosity.store(applied.verbosity, Ordering::Relaxed);
+    shared.memcache.verbosity.store(applied.verbosity, Ordering::Relaxed);
     apply_limits(shared, current, &mut applied);
     apply_auth(shared, current, &applied);
     apply_tls(control, current, &mut applied);
@@ -184,7 +184,7 @@ pub fn reload(shared: &Shared, control: &Control, current: &mut Config) {
 fn apply_limits(shared: &Shared, before: &Config, after: &mut Config) {
     let mib = after.memory_limit_mib;
     if mib != before.memory_limit_mib {
-        match shared.set_maxbytes(mib << 20) {
+        match shared.core.set_maxbytes(mib << 20) {
             Ok(()) => tracing::info!("reload: memory limit {mib} MiB"),
             Err(e) => {
                 tracing::error!("reload: memory limit {mib} MiB refused: {e}");
@@ -195,7 +195,7 @@ fn apply_limits(shared: &Shared, before: &Config, after: &mut Config) {
     let conns = after.conn_limit;
     if conns != before.conn_limit {
         match process::allow_connections(conns) {
-            Ok(()) => shared.set_max_connections(conns),
+            Ok(()) => shared.core.set_max_connections(conns),
             Err(most) => {
                 tracing::error!("reload: connection limit {conns} refused: room for {most}");
                 after.conn_limit = before.conn_limit;
@@ -203,7 +203,7 @@ fn apply_limits(shared: &Shared, before: &Config, after: &mut Config) {
         }
     }
     if after.idle_timeout_secs != before.idle_timeout_secs {
-        shared.set_idle_timeout_secs(after.idle_timeout_secs);
+        shared.core.set_idle_timeout_secs(after.idle_timeout_secs);
     }
 }
 

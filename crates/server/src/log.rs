@@ -1,7 +1,7 @@
 //! Logging: `tracing` events written to stderr, one line per event with a UTC timestamp, as
 //! text or JSON (`--log-format`).
 //!
-//! The level follows memcached's verbosity and is read live from `Shared::verbosity`, so the
+//! The level follows memcached's verbosity and is read live from `MemcacheState::verbosity`, so the
 //! `verbosity` command changes it on a running server:
 //!
 //! | verbosity | memcached                      | level shown      |
@@ -38,7 +38,7 @@ pub fn level_for(verbosity: u32) -> Level {
 /// that reaches it, which are start-up, signal and connection events only.
 pub fn init(shared: Arc<Shared>, format: LogFormat) {
     let filter = DynFilterFn::new(move |metadata: &Metadata<'_>, _| {
-        let verbosity = shared.verbosity.load(Ordering::Relaxed);
+        let verbosity = shared.memcache.verbosity.load(Ordering::Relaxed);
         *metadata.level() <= level_for(verbosity)
     })
     .with_max_level_hint(LevelFilter::TRACE);

@@ -69,7 +69,7 @@ fn run(config: &Config) -> Result<(), String> {
     warn_at_start(config, backend, &skipped);
     let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
     let control = control::Control::new(config, memcache_tls.clone(), resp_tls.clone());
-    let _ = shared.control.set(Box::new(control.clone()));
+    let _ = shared.redis.control.set(Box::new(control.clone()));
     if let Err(most) = process::allow_connections(config.conn_limit) {
         tracing::warn!(
             "-c {}: the open-file limit leaves room for {most} connections",
@@ -127,15 +127,15 @@ fn start_shared(
 ) -> Result<Arc<Shared>, String> {
     let mut shared = build_shared(config, backend, skipped)?;
     // Empty until the file is read, after binding, as the final user (`become_user`).
-    shared.auth = auth_source.map(|s| exec::auth::Auth::new(s.mode, Default::default()));
+    shared.memcache.auth = auth_source.map(|s| exec::auth::Auth::new(s.mode, Default::default()));
     if auth_file::sasl_uses_acl_users(config) {
-        shared.auth = Some(exec::auth::Auth::acl_users());
+        shared.memcache.auth = Some(exec::auth::Auth::acl_users());
     }
     let shared = Arc::new(shared);
     shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
     restore_snapshot(&shared, config);
-    if shared.cluster.get().is_some() {
+    if shared.redis.cluster.get().is_some() {
         spawn_cluster_follower(Arc::clone(&shared))
             .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;
     }
@@ -164,7 +164,7 @@ fn offer_certificate_refresh(shared: &Arc<Shared>, tls_contexts: &[Arc<tls::Cont
     let (contexts, refresh_shared) = (tls_contexts.to_vec(), Arc::clone(shared));
     let refresh: exec::RefreshCerts =
         Box::new(move || reload_certificates(&refresh_shared, &contexts));
-    let _ = shared.refresh_certs.set(refresh);
+    let _ = shared.memcache.refresh_certs.set(refresh);
 }
 
 /// What a reload (SIGHUP) reads again.
@@ -184,7 +184,7 @@ fn install_signals(
 ) -> Result<(), String> {
     let mut in_force = config.clone();
     let graceful_shared = Arc::clone(&reload.shared);
-    let graceful = move || graceful_shared.graceful_stop.store(true, Ordering::Relaxed);
+    let graceful = move || graceful_shared.memcache.graceful_stop.store(true, Ordering::Relaxed);
     signals::install(caught, Arc::clone(stop), graceful, move || {
         let shared = &reload.shared;
         reload_credentials(shared, reload.auth_source.as_ref());
@@ -194,7 +194,7 @@ fn install_signals(
                 Err(e) => tracing::error!("reload: {e}; the certificates in force stay"),
             }
         }
-        if let Some(cluster) = shared.cluster.get() {
+        if let Some(cluster) = shared.redis.cluster.get() {
             match cluster.reload() {
                 Ok(()) => tracing::info!("reload: the cluster config file read again"),
                 Err(e) => tracing::error!("reload: {e}; the cluster map in force stays"),
@@ -216,12 +216,12 @@ fn become_user(
     } else if signals::is_root() {
         tracing::info!("running as root; -u USER drops privileges");
     }
-    if let (Some(source), Some(auth)) = (auth_source, &shared.auth) {
+    if let (Some(source), Some(auth)) = (auth_source, &shared.memcache.auth) {
         let credentials = auth_file::load(source)?;
         tracing::info!("{} credentials from {}", credentials.len(), source.path);
         auth.replace(credentials);
     }
-    if shared.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
+    if shared.memcache.auth.as_ref().is_some_and(|auth| auth.uses_acl_users()) {
         tracing::info!("-S: SASL PLAIN checks the Redis ACL users ({SASL_PWDB_UNSET})");
     }
     Ok(())
@@ -279,7 +279,7 @@ impl Workers<'_> {
         let shared = self.shared;
         // Redis `CONFIG SET timeout` and a reload change it in `shared`; the loops read it
         // there.
-        let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.idle_timeout_ms));
+        let idle_timeout = rt::IdleTimeout::sharing(Arc::clone(&shared.core.idle_timeout_ms));
         let notifiers = self.notifiers(listeners.len())?;
         let mut handles = Vec::new();
         for (index, own) in listeners.into_iter().enumerate() {
@@ -306,7 +306,7 @@ impl Workers<'_> {
             .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
             .collect::<Result<Vec<_>, _>>()?;
         let wake = notifiers.clone();
-        self.shared.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
+        self.shared.redis.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
             Some(notifier) if own => notifier.notify_local(),
             // Inside a worker's input batch, the wake waits for its end (`wakes`).
             Some(notifier) if !wakes::held(worker) => notifier.notify(),
@@ -377,7 +377,7 @@ fn restore_snapshot(shared: &Shared, config: &Config) {
 /// to FILE, with nothing else running.
 fn save_memory_file(shared: &Shared, config: &Config) {
     let Some(path) = &config.memory_file else { return };
-    if !shared.graceful_stop.load(Ordering::Relaxed) {
+    if !shared.memcache.graceful_stop.load(Ordering::Relaxed) {
         tracing::info!("not a graceful stop: {path} not written");
         return;
     }
@@ -415,7 +415,7 @@ fn bind_udp(
 ) -> Result<Vec<udp::UdpServer>, String> {
     let mut servers = Vec::new();
     for (index, &ip) in config.listen.iter().enumerate().take(udp_thread_count(config)) {
-        let counters = shared.counters(config.threads + index);
+        let counters = shared.core.counters(config.threads + index);
         let addr = SocketAddr::new(ip, config.udp_port.bind_port().unwrap_or(0));
         let limits = memcache_limits(config);
         let server =
@@ -454,7 +454,7 @@ const SASL_PWDB_UNSET: &str = "MEMCACHED_SASL_PWDB is not set";
 /// SIGHUP: re-reads the credentials file (memcached re-reads its `-Y` file); one that
 /// cannot be read or parsed keeps the list in force.
 fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
-    let (Some(source), Some(auth)) = (source, &shared.auth) else { return };
+    let (Some(source), Some(auth)) = (source, &shared.memcache.auth) else { return };
     match auth_file::load(source) {
         Ok(credentials) => {
             tracing::info!("reload: {} credentials from {}", credentials.len(), source.path);
@@ -469,7 +469,7 @@ fn reload_credentials(shared: &Shared, source: Option<&auth_file::Source>) {
 type TlsContexts = (Option<Arc<tls::Context>>, Option<Arc<tls::Context>>);
 
 fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
-    let errors = &shared.ssl_handshake_errors;
+    let errors = &shared.memcache.ssl_handshake_errors;
     let load = |settings: &Option<tls::Settings>, what: &str| match settings {
         Some(settings) => tls::Context::new(settings.clone(), Arc::clone(errors))
             .map(|context| Some(Arc::new(context)))
@@ -483,7 +483,7 @@ fn load_tls(config: &Config, shared: &Shared) -> Result<TlsContexts, String> {
 /// connections get them); a file that cannot be read keeps the ones in force.
 fn reload_certificates(shared: &Shared, contexts: &[Arc<tls::Context>]) -> Result<(), String> {
     tls::reload_all(contexts.iter().map(|c| &**c))?;
-    shared.ssl_cert_refreshed_secs.store(shared.clock_secs(), Ordering::Relaxed);
+    shared.memcache.ssl_cert_refreshed_secs.store(shared.core.clock_secs(), Ordering::Relaxed);
     Ok(())
 }
 
@@ -592,15 +592,15 @@ fn build_shared(
         ssl: config.memcache_tls.as_ref().map(|tls| ssl_settings(config, tls)),
     };
     let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
-    shared.verbosity.store(config.verbosity, Ordering::Relaxed);
+    shared.memcache.verbosity.store(config.verbosity, Ordering::Relaxed);
     if let Some(path) = &config.aclfile {
         // As Redis: a start with an ACL file it cannot read fails, naming the line.
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
-        shared.users.replace_all(users);
+        shared.redis.users.replace_all(users);
     }
     if let Some(file) = &config.cluster_config_file {
         let cluster = open_cluster(config, file)?;
-        shared.cluster.set(cluster).expect("set once, at start");
+        shared.redis.cluster.set(cluster).expect("set once, at start");
     }
     Ok(shared)
 }
@@ -610,9 +610,9 @@ fn build_shared(
 fn spawn_cluster_follower(shared: Arc<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new().name("cluster-follow".into()).spawn(move || {
         let mut failing = false;
-        while !shared.shutdown.load(Ordering::Relaxed) {
+        while !shared.core.shutdown.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_secs(1));
-            let Some(cluster) = shared.cluster.get() else { return };
+            let Some(cluster) = shared.redis.cluster.get() else { return };
             match cluster.follow_primary() {
                 Ok(changed) => {
                     if changed {
@@ -737,5 +737,5 @@ fn register_listeners(
     let unix = config.unix_socket.iter().map(|path| Addr::Unix(path.as_str().into()));
     let tcp = memcache_addrs.iter().map(|&addr| Addr::Tcp(addr));
     let listening = |addr| ConnEntry::new(addr, None, ConnState::Listening, 0);
-    unix.chain(tcp).map(|addr| shared.clients.register_conn(listening(addr))).collect()
+    unix.chain(tcp).map(|addr| shared.core.clients.register_conn(listening(addr))).collect()
 }

@@ -181,7 +181,7 @@ fn render_loops(sources: &Sources, out: &mut String) {
          wake-ups: requests per wake-up).\n# TYPE {name} counter"
     );
     for thread in 0..sources.loops.len() {
-        let counters = sources.shared.counters(thread);
+        let counters = sources.shared.core.counters(thread);
         let requests = counters.total_commands.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "{name}{{thread=\"{thread}\"}} {requests}");
     }

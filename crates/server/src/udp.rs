@@ -85,7 +85,7 @@ impl UdpServer {
     }
 
     fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.shared.shutdown.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.shared.core.shutdown.load(Ordering::Relaxed)
     }
 
     /// Runs every whole command in one datagram and sends each reply unit. The first byte

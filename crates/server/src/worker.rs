@@ -171,7 +171,7 @@ impl Worker {
         index: usize,
         stop: Arc<dyn Fn() -> bool + Send + Sync>,
     ) -> Worker {
-        let counters = shared.counters(index);
+        let counters = shared.core.counters(index);
         Worker {
             shared,
             limits,
@@ -277,7 +277,7 @@ impl rt::Handler for Worker {
 
     fn accept(&mut self, tag: u32, peer: Option<SocketAddr>) -> Result<Conn, &'static [u8]> {
         let open = self.limits.open_conns.fetch_add(1, Ordering::Relaxed);
-        if open >= self.shared.max_connections() {
+        if open >= self.shared.core.max_connections() {
             self.limits.open_conns.fetch_sub(1, Ordering::Relaxed);
             counters::bump(&self.counters.rejected_connections, 1);
             return Err(if is_resp(tag) { RESP_TOO_MANY } else { MEMCACHE_TOO_MANY });
@@ -298,7 +298,7 @@ impl rt::Handler for Worker {
             let session = exec::resp::Session::connect(&self.shared, &peer, &self.limits.resp_addr);
             Conn::Resp { session: Box::new(session), tag: tag as u8 }
         } else {
-            let entry = self.limits.conn_entry(peer, self.shared.clock_secs());
+            let entry = self.limits.conn_entry(peer, self.shared.core.clock_secs());
             let session = exec::memcache::Session::connect(&self.shared, entry);
             Conn::Memcache(MemcacheConn::new(session, tag as u8))
         })
@@ -340,7 +340,7 @@ impl rt::Handler for Worker {
         // No connection waits for a script past its time limit: its batch is served
         // outside the gate, answering -BUSY, or memcached's SERVER_ERROR or binary status
         // 0x85 (exec::gate::Entered::Busy).
-        let entered = self.shared.gate.enter_or_busy(self.index);
+        let entered = self.shared.core.gate.enter_or_busy(self.index);
         let busy = entered == exec::gate::Entered::Busy;
         let (consumed, after) = match conn {
             Conn::Memcache(mc) => {
@@ -367,7 +367,7 @@ impl rt::Handler for Worker {
                 session.set_busy(false);
                 if session.is_script_suspended() {
                     // Its script yielded, busy: `stream` resumes it this very turn.
-                    self.shared.pubsub.wake(self.index, true);
+                    self.shared.redis.pubsub.wake(self.index, true);
                 }
                 // A subscriber's loop drains its mailbox when woken (see `stream`).
                 let streams = after == After::Continue && session.is_subscriber();
@@ -376,9 +376,9 @@ impl rt::Handler for Worker {
             }
         };
         if entered == exec::gate::Entered::Inside {
-            self.shared.gate.leave(self.index);
+            self.shared.core.gate.leave(self.index);
         }
-        crate::wakes::release(|worker| self.shared.pubsub.wake(worker, false));
+        crate::wakes::release(|worker| self.shared.redis.pubsub.wake(worker, false));
         counters::bump(&self.counters.bytes_read, consumed as u64);
         (consumed, after)
     }
@@ -394,7 +394,7 @@ impl rt::Handler for Worker {
             Conn::Memcache(mc) => {
                 mc.session.disconnect(&self.shared);
                 if let Some(id) = mc.watcher {
-                    self.shared.watchers.remove(id);
+                    self.shared.memcache.watchers.remove(id);
                 }
             }
         }
@@ -406,7 +406,7 @@ impl rt::Handler for Worker {
     fn stream(&mut self, conn: &mut Conn, out: &mut Vec<u8>) -> rt::After {
         match conn {
             Conn::Memcache(MemcacheConn { watcher: Some(id), .. }) => {
-                self.shared.watchers.drain(*id, out);
+                self.shared.memcache.watchers.drain(*id, out);
             }
             Conn::Resp { session, .. } => {
                 if session.drain_messages(out) == exec::resp::pubsub::Drained::CutOff {
@@ -426,7 +426,7 @@ impl rt::Handler for Worker {
                     if session.resume_script(&self.shared, &self.counters, out) {
                         return rt::After::Yield;
                     }
-                    self.shared.pubsub.wake(self.index, false);
+                    self.shared.redis.pubsub.wake(self.index, false);
                 }
             }
             Conn::Memcache(_) => {}
@@ -445,21 +445,21 @@ impl rt::Handler for Worker {
 
     fn tick(&mut self) -> Control {
         self.ticks += 1;
-        self.shared.tick_clock();
+        self.shared.core.tick_clock();
         // A busy script whose connection closed still runs to its end here.
         exec::resp::script::drive_orphan(&self.shared, &self.counters);
-        self.shared.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
+        self.shared.core.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
         if self.trims_memory {
             self.trim_after_burst();
             let buffers = self.limits.buffers.used_bytes() as u64;
-            self.shared.conn_buffer_bytes.store(buffers, Ordering::Relaxed);
+            self.shared.core.conn_buffer_bytes.store(buffers, Ordering::Relaxed);
             let (tails, tail_bytes) = self.limits.buffers.tails();
-            let read = &self.shared.read_bufs;
+            let read = &self.shared.memcache.read_bufs;
             read.count.store(tails as u64, Ordering::Relaxed);
             read.bytes.store(tail_bytes as u64, Ordering::Relaxed);
             read.oom.store(self.limits.buffers.refused_tails() as u64, Ordering::Relaxed);
         }
-        if (self.stop)() || self.shared.shutdown.load(Ordering::Relaxed) {
+        if (self.stop)() || self.shared.core.shutdown.load(Ordering::Relaxed) {
             return Control::Shutdown;
         }
         Control::Continue

@@ -53,13 +53,13 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn now_ms(&self) -> u64 {
-        self.shared.store.config().clock.now_ms()
+        self.shared.core.store.config().clock.now_ms()
     }
 
     /// A success: composed unless the opcode is quiet.
     fn success(&mut self, cas: u64, extras: &[u8], key: &[u8], value: &[u8]) {
         if !self.quiet {
-            let cas = visible_cas(self.shared, cas);
+            let cas = visible_cas(&self.shared.core, cas);
             let reply =
                 Reply { opcode: self.opcode, status: Status::NoError, opaque: self.opaque, cas };
             compose_response(&reply, extras, key, value, self.out);
@@ -129,10 +129,11 @@ pub fn execute(
     }
     if !request.key.is_empty()
         && loud != Opcode::Stat
-        && shared.watchers.wants(crate::watch::kind::FETCHERS)
+        && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS)
     {
-        let size = shared.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
-        watch::item_get(shared, request.key, size, session.conn_number);
+        let size =
+            shared.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        watch::item_get(&shared.memcache, request.key, size, session.conn_number);
     }
     let mut ctx =
         Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
@@ -156,12 +157,12 @@ pub fn execute(
         | FlushQ | AppendQ | PrependQ | GatQ | GatKQ => unreachable!("loud() is never quiet"),
     }
     // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
-        let worker = shared.worker_of(counters);
+    if shared.redis.tracking.any() {
+        let worker = shared.core.worker_of(counters);
         match loud {
             Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Touch
             | Gat | GatK => crate::resp::tracking::memcache_written(shared, request.key, worker),
-            Flush => shared.tracking.flush(&shared.pubsub, worker),
+            Flush => shared.redis.tracking.flush(&shared.redis.pubsub, worker),
             _ => {}
         }
     }
@@ -192,7 +193,7 @@ fn compose_hit(
     value: bool,
     out: &mut Vec<u8>,
 ) {
-    let cas = visible_cas(shared, item.cas());
+    let cas = visible_cas(&shared.core, item.cas());
     let reply = Reply { opcode, status: Status::NoError, opaque, cas };
     let value = if value { item.value() } else { b"" };
     compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);
@@ -200,7 +201,7 @@ fn compose_hit(
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
     let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let found = match gets.get(session.key(request.key)) {
         Some(item) => {
             // A quiet get answers its hits: quiet only means silent on a miss.
@@ -211,7 +212,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         None => false,
     };
     gets.finish(ctx.counters);
-    detail::record(&shared.prefix_stats, request.key, Event::Get { hit: found });
+    detail::record(&shared.memcache.prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -226,12 +227,12 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
     let key = request.key;
     let reply_key = if with_key { key } else { b"" };
     let outcome =
-        touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
+        touch::get_and_touch(&shared.core.store, session.key(key), retime, ctx.out, |item, out| {
             compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);
     let hit = outcome == TouchOutcome::Touched;
-    detail::record(&shared.prefix_stats, key, Event::Get { hit });
+    detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit });
     match outcome {
         TouchOutcome::Touched => {}
         TouchOutcome::NotFound => miss(ctx, key, with_key),

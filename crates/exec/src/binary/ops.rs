@@ -49,7 +49,7 @@ pub(super) fn store(
     };
     let options =
         StoreOptions { compare_cas: (cas != 0).then_some(cas), ..StoreOptions::default() };
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -60,9 +60,9 @@ pub(super) fn store(
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.store, &write);
+    let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         let cmd = match mode {
             Mode::Add => "add",
             Mode::Replace => "replace",
@@ -79,10 +79,10 @@ pub(super) fn store(
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(ctx.shared, &event, ctx.now_ms());
+        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
     }
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.shared.store.config().item_size_max;
+    let item_size_max = ctx.shared.core.store.config().item_size_max;
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
@@ -107,8 +107,8 @@ pub(super) fn store(
 /// Delete, compared with the request's CAS when it has one.
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Delete);
-    match delete::delete(&ctx.shared.store, ctx.counters, session.key(request.key), compare) {
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Delete);
+    match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(request.key), compare) {
         DeleteOutcome::Deleted => ctx.success(0, b"", b"", b""),
         DeleteOutcome::NotFound => ctx.error(Status::KeyNotFound),
         DeleteOutcome::Exists => ctx.error(Status::KeyExists),
@@ -129,7 +129,7 @@ pub(super) fn arith(
     if exptime != NO_VIVIFY {
         arith.vivify = Some((initial, expiry(i64::from(exptime), ctx.now_ms())));
     }
-    match arith::apply(&ctx.shared.store, ctx.counters, session.key(request.key), &arith) {
+    match arith::apply(&ctx.shared.core.store, ctx.counters, session.key(request.key), &arith) {
         ArithOutcome::Value { value, cas, .. } => ctx.success(cas, b"", b"", &value.to_be_bytes()),
         ArithOutcome::NotFound => ctx.error(Status::KeyNotFound),
         ArithOutcome::NotNumeric => ctx.error(Status::NonNumeric),
@@ -180,7 +180,7 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
 /// and `detail off` only the closing packet. memcached compares the word after `detail` by
 /// its prefix, so `detail onward` is `on`.
 fn stat_detail(ctx: &mut Ctx<'_>, detail: &[u8]) {
-    let stats = &ctx.shared.prefix_stats;
+    let stats = &ctx.shared.memcache.prefix_stats;
     let reply = Reply { opcode: ctx.opcode, status: Status::NoError, opaque: ctx.opaque, cas: 0 };
     if detail.starts_with(b" dump") {
         let mut dump = Vec::new();

@@ -72,7 +72,7 @@ pub fn execute(
         compose_response(&reply(Status::NoError), b"", b"", AUTHENTICATED, out);
     } else {
         bump(&counters.auth_errors, 1);
-        shared.failed_logins.note_failure();
+        shared.redis.failed_logins.note_failure();
         // PLAIN is `authzid NUL user NUL password`: only the user is logged.
         let user = request.data.split(|&b| b == 0).nth(1).unwrap_or(b"");
         crate::memcache::acl::log_failed_login(shared, session, user);
@@ -91,10 +91,10 @@ fn plain_ok(shared: &Shared, session: &mut Session, message: &[u8]) -> bool {
     if !(own && filled) {
         return false;
     }
-    match &shared.auth {
+    match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
         _ => {
-            session.account = shared.users.password_login(plain.authcid, plain.passwd);
+            session.account = shared.redis.users.password_login(plain.authcid, plain.passwd);
             session.account.is_some()
         }
     }
@@ -119,7 +119,7 @@ mod tests {
     fn harness() -> Harness {
         let mut h = Harness::new();
         let credentials = Credentials::parse(b"alice:secret\n").unwrap();
-        h.shared.auth = Some(Auth::new(AuthMode::Sasl, credentials));
+        h.shared.memcache.auth = Some(Auth::new(AuthMode::Sasl, credentials));
         h
     }
 
@@ -157,7 +157,7 @@ mod tests {
         is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), OK);
         is(send(&mut h, SaslOp::Step, b"", b"\0alice\0secret"), FAILED);
         assert!(!h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (4, 2));
     }
 

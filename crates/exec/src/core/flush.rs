@@ -3,7 +3,7 @@
 
 use crate::{
     counters::{bump, Counters},
-    Shared,
+    Core,
 };
 
 /// Whether `-F` (`Settings::flush_enabled` false) refuses the flush.
@@ -26,27 +26,27 @@ pub(crate) enum FlushOutcome {
 /// turns its own time into the delay); counts `cmd_flush`, refused or not, as memcached
 /// does.
 pub(crate) fn flush_all(
-    shared: &Shared,
+    core: &Core,
     counters: &Counters,
     delay_ms: u64,
     switch: Switch,
 ) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.flush_all(delay_ms);
+    core.store.flush_all(delay_ms);
     FlushOutcome::Flushed
 }
 
 /// A flush that empties nothing but still replaces a pending delayed one (memcached's
 /// `flush_all` at a time before the server started); counted and refused as any flush.
-pub(crate) fn flush_nothing(shared: &Shared, counters: &Counters, switch: Switch) -> FlushOutcome {
+pub(crate) fn flush_nothing(core: &Core, counters: &Counters, switch: Switch) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.cancel_delayed_flush();
+    core.store.cancel_delayed_flush();
     FlushOutcome::Flushed
 }
 
@@ -55,16 +55,16 @@ pub(crate) fn flush_nothing(shared: &Shared, counters: &Counters, switch: Switch
 /// pending delayed flush. With CAS memcached flushes every item older than the command
 /// instead (its CAS bound covers them all), which is [`flush_all`] now.
 pub(crate) fn flush_accessed_through(
-    shared: &Shared,
+    core: &Core,
     counters: &Counters,
     unix_secs: u64,
     switch: Switch,
 ) -> FlushOutcome {
     bump(&counters.cmd_flush, 1);
-    if switch == Switch::Honour && !shared.settings.flush_enabled {
+    if switch == Switch::Honour && !core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
-    shared.store.cancel_delayed_flush();
-    shared.store.flush_accessed_through(unix_secs);
+    core.store.cancel_delayed_flush();
+    core.store.flush_accessed_through(unix_secs);
     FlushOutcome::Flushed
 }

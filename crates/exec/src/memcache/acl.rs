@@ -113,7 +113,7 @@ fn logged_in(
     session: &mut Session,
 ) -> Result<Option<std::sync::Arc<acl::Account>>, Refusal> {
     if session.account.is_none() {
-        if !crate::auth::uses_users(shared) {
+        if !crate::auth::uses_users(&shared.memcache) {
             return Ok(None);
         }
         if !crate::auth::admitted(shared, session) {
@@ -272,7 +272,7 @@ pub(crate) fn log_denied(shared: &Shared, session: &Session, denied: &acl::Denie
     let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
     let now_ms = crate::resp::now_unix_ms(shared);
     let event = acl::log::Event::denied(denied, acl::log::Context::TopLevel, user, now_ms);
-    shared.acl_log.note(event, || client_line(session));
+    shared.redis.acl_log.note(event, || client_line(session));
 }
 
 /// Records a failed memcached login (text `-Y`-style or SASL) as `user` in ACL LOG; the
@@ -285,7 +285,7 @@ pub(crate) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) 
         username: user,
         at_ms: crate::resp::now_unix_ms(shared),
     };
-    shared.acl_log.note(event, || client_line(session));
+    shared.redis.acl_log.note(event, || client_line(session));
 }
 
 /// What ACL LOG shows of a memcached connection: its number and peer.

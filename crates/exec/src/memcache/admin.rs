@@ -14,7 +14,7 @@ use proto_memcache::{
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
 use crate::{
     core::flush::{self, FlushOutcome, Switch},
-    Counters, Shared,
+    Core, Counters, Shared,
 };
 
 /// `refresh_certs [noreply]`: the server reads its TLS certificates again; `OK`, or the
@@ -23,7 +23,7 @@ use crate::{
 /// memcached built without it.
 pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
     let noreply = args.iter().last() == Some(&b"noreply"[..]);
-    let Some(refresh) = ctx.shared.refresh_certs.get() else {
+    let Some(refresh) = ctx.shared.memcache.refresh_certs.get() else {
         ctx.line(b"ERROR", false);
         return;
     };
@@ -62,13 +62,13 @@ pub(crate) fn flush_by_time(
     delay_secs: i64,
     now_ms: u64,
 ) -> FlushOutcome {
-    match flush_delay_ms(delay_secs, shared, now_ms) {
-        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.settings.cas_enabled => {
+    match flush_delay_ms(delay_secs, &shared.core, now_ms) {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.core.settings.cas_enabled => {
             let unix_secs = delay_secs.unsigned_abs();
-            flush::flush_accessed_through(shared, counters, unix_secs, Switch::Honour)
+            flush::flush_accessed_through(&shared.core, counters, unix_secs, Switch::Honour)
         }
-        Some(delay_ms) => flush::flush_all(shared, counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(shared, counters, Switch::Honour),
+        Some(delay_ms) => flush::flush_all(&shared.core, counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(&shared.core, counters, Switch::Honour),
     }
 }
 
@@ -77,9 +77,9 @@ pub(crate) fn flush_by_time(
 /// that flushes nothing (and cancels a delayed flush), as in memcached, whose clock starts
 /// [`CLOCK_LEAD_SECS`] before the process (measured with 1.6.18: a time 61 s before its
 /// start flushes, 62 s does not). Text and binary share it.
-pub(crate) fn flush_delay_ms(delay_secs: i64, shared: &Shared, now_ms: u64) -> Option<u64> {
+pub(crate) fn flush_delay_ms(delay_secs: i64, core: &Core, now_ms: u64) -> Option<u64> {
     // On the store's clock (a test's clock may not be the system's).
-    let uptime_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let uptime_ms = u64::try_from(core.started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let clock_start_secs =
         (now_ms.saturating_sub(uptime_ms) / 1000).saturating_sub(CLOCK_LEAD_SECS);
     match delay_secs {
@@ -100,7 +100,7 @@ const CLOCK_LEAD_SECS: u64 = 62;
 /// nothing.
 /// `noreply` is not looked at, as in memcached.
 pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
-    if !ctx.shared.settings.shutdown_command {
+    if !ctx.shared.core.settings.shutdown_command {
         ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
         return crate::Flow::Continue;
     }
@@ -109,9 +109,9 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
         return crate::Flow::Continue;
     }
     if mode == ShutdownMode::Graceful {
-        ctx.shared.graceful_stop.store(true, Ordering::Relaxed);
+        ctx.shared.memcache.graceful_stop.store(true, Ordering::Relaxed);
     }
-    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 
@@ -120,7 +120,7 @@ pub(super) fn version(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn verbosity(ctx: &mut Ctx<'_>, level: u32, noreply: bool) {
-    ctx.shared.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
+    ctx.shared.memcache.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
     ctx.status(Status::Ok, noreply);
 }
 
@@ -138,16 +138,16 @@ mod tests {
     fn shutdown() {
         let mut h = Harness::new();
         h.check("shutdown\r\n", "ERROR: shutdown not enabled\r\n");
-        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(!h.shared.core.shutdown.load(Ordering::Relaxed));
         let mut h =
             Harness::with_settings(Settings { shutdown_command: true, ..Settings::default() });
         h.check(
             "shutdown foo\r\nshutdown graceful noreply\r\n",
             "CLIENT_ERROR invalid shutdown mode\r\n".repeat(2),
         );
-        assert!(!h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(!h.shared.core.shutdown.load(Ordering::Relaxed));
         h.check("shutdown graceful\r\n", "<close>");
-        assert!(h.shared.shutdown.load(Ordering::Relaxed));
+        assert!(h.shared.core.shutdown.load(Ordering::Relaxed));
     }
 
     // Goal: refresh_certs is unknown without TLS, and answers OK or the loader's line
@@ -165,7 +165,7 @@ mod tests {
                 }
                 false => Ok(()),
             });
-        assert!(h.shared.refresh_certs.set(refresh).is_ok());
+        assert!(h.shared.memcache.refresh_certs.set(refresh).is_ok());
         h.check("refresh_certs\r\nrefresh_certs noreply\r\n", "OK\r\n");
         fails.store(true, Ordering::Relaxed);
         h.check(
@@ -210,9 +210,9 @@ mod tests {
         let mut h = Harness::new();
         h.check("version\r\n", format!("VERSION {}\r\n", crate::MEMCACHED_VERSION));
         h.check("verbosity 1\r\n", "OK\r\n");
-        assert_eq!(h.shared.verbosity.load(Ordering::Relaxed), 1);
+        assert_eq!(h.shared.memcache.verbosity.load(Ordering::Relaxed), 1);
         h.check("verbosity 9 noreply\r\n", "");
-        assert_eq!(h.shared.verbosity.load(Ordering::Relaxed), 2);
+        assert_eq!(h.shared.memcache.verbosity.load(Ordering::Relaxed), 2);
         h.check("quit\r\nversion\r\n", "<close>");
     }
 }

@@ -17,7 +17,7 @@ pub(super) fn execute(
     noreply: bool,
 ) {
     let key = session.key(key);
-    match arith::apply(&ctx.shared.store, ctx.counters, key, &Arith::plain(op, delta)) {
+    match arith::apply(&ctx.shared.core.store, ctx.counters, key, &Arith::plain(op, delta)) {
         ArithOutcome::Value { value, .. } if !noreply => compose_number(value, ctx.out),
         ArithOutcome::Value { .. } => {}
         ArithOutcome::NotFound => ctx.status(Status::NotFound, noreply),

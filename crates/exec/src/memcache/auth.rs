@@ -66,7 +66,7 @@ pub fn unauthenticated(
         Data::BadTermination { used } => (used, BAD_TERMINATION),
         Data::BadFormat { used } => match lone_token(&input[..used - 2]) {
             // With the Redis users, a lone password is `default`'s (as `AUTH password`).
-            Some(pass) if crate::auth::uses_users(shared) => {
+            Some(pass) if crate::auth::uses_users(&shared.memcache) => {
                 (used, log_in(shared, counters, session, DEFAULT_USER, pass))
             }
             _ => (used, BAD_TOKEN),
@@ -87,17 +87,17 @@ fn log_in(
     pass: &[u8],
 ) -> &'static [u8] {
     bump(&counters.auth_cmds, 1);
-    let ok = match &shared.auth {
+    let ok = match &shared.memcache.auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
         _ => {
-            session.account = shared.users.password_login(user, pass);
+            session.account = shared.redis.users.password_login(user, pass);
             session.account.is_some()
         }
     };
     session.auth.authenticated = ok;
     if !ok {
         bump(&counters.auth_errors, 1);
-        shared.failed_logins.note_failure();
+        shared.redis.failed_logins.note_failure();
         super::acl::log_failed_login(shared, session, user);
     }
     if ok {
@@ -135,7 +135,7 @@ mod tests {
     fn harness() -> Harness {
         let mut h = Harness::new();
         let credentials = Credentials::parse(b"alice:secret\n").unwrap();
-        h.shared.auth = Some(Auth::new(AuthMode::Ascii, credentials));
+        h.shared.memcache.auth = Some(Auth::new(AuthMode::Ascii, credentials));
         h
     }
 
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!((out, left), (UNAUTHENTICATED.to_vec(), 5), "the line of the last set is used");
         assert_eq!(batch(&mut h, b"alice secret\r\nget k\r\n"), (STORED.to_vec(), 7));
         assert!(h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 0));
     }
 
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(batch(&mut h, b"set k 0 0 11\r\nalice wrong\r\n"), (FAILURE.to_vec(), 0));
         assert_eq!(batch(&mut h, b"set k 0 0 1\r\nxyz"), (BAD_TERMINATION.to_vec(), 0));
         assert!(!h.session.authenticated());
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.auth_cmds, totals.auth_errors), (1, 1));
     }
 }

@@ -26,7 +26,7 @@ use proto_memcache::Words;
 use store::{Item, ValueKind};
 
 use super::{visible_cas, Ctx, Session};
-use crate::{keyspace, Flow, Shared};
+use crate::{keyspace, Core, Flow, MemcacheState, Shared};
 
 /// Items a scan step visits between checks of the reply size.
 const SCAN_STEP_ITEMS: usize = 64;
@@ -79,8 +79,8 @@ pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words
     Flow::Continue
 }
 
-fn crawler_enabled(shared: &Shared) -> bool {
-    shared.tunables.lock().lru_crawler
+fn crawler_enabled(memcache: &MemcacheState) -> bool {
+    memcache.tunables.lock().lru_crawler
 }
 
 /// memcached's `safe_strtoul` on a token: an optionally signed decimal that fits 64 bits,
@@ -121,7 +121,7 @@ fn parse_classes(arg: &[u8]) -> Option<u64> {
 /// `crawl`: memcached's crawler reclaims expired items; here every dead segment is
 /// reclaimed now (expired and flushed items are invisible either way).
 fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
-    if !crawler_enabled(shared) {
+    if !crawler_enabled(&shared.memcache) {
         return DISABLED;
     }
     if arg == b"hash" {
@@ -131,15 +131,15 @@ fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
     if parse_classes(arg).is_none() {
         return BAD_CLASS;
     }
-    shared.store.maintain(usize::MAX);
+    shared.core.store.maintain(usize::MAX);
     b"OK\r\n"
 }
 
 fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow {
     let shared = ctx.shared;
-    let reply: &[u8] = if !crawler_enabled(shared) {
+    let reply: &[u8] = if !crawler_enabled(&shared.memcache) {
         DISABLED
-    } else if !shared.settings.dump_enabled {
+    } else if !shared.core.settings.dump_enabled {
         b"ERROR metadump not allowed\r\n"
     } else if !ctx.out.is_empty() {
         // As memcached: a dump takes over the connection, so replies still waiting to be
@@ -167,8 +167,8 @@ fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
         chunk => ctx.out.len().saturating_add(chunk),
     };
     loop {
-        dump.cursor = shared.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
-            dump_line(shared, &item, dump.classes, ctx.out);
+        dump.cursor = shared.core.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
+            dump_line(&shared.core, &item, dump.classes, ctx.out);
         });
         if dump.cursor == 0 {
             ctx.out.extend_from_slice(b"END\r\n");
@@ -183,12 +183,12 @@ fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
 
 /// memcached's metadump line: `key=<url-encoded> exp=<unix or -1> la=<unix> cas=<n>
 /// fetch=<yes|no> cls=<class> size=<bytes>\n`.
-fn dump_line(shared: &Shared, item: &Item<'_>, classes: u64, out: &mut Vec<u8>) {
+fn dump_line(core: &Core, item: &Item<'_>, classes: u64, out: &mut Vec<u8>) {
     let Some((0, key)) = keyspace::decode(item.key()) else { return };
     if item.value_kind() != ValueKind::String {
         return;
     }
-    let (size, class) = item_size_class(shared, key.len(), item);
+    let (size, class) = item_size_class(core, key.len(), item);
     if classes & (1 << class) == 0 {
         return;
     }
@@ -202,7 +202,7 @@ fn dump_line(shared: &Shared, item: &Item<'_>, classes: u64, out: &mut Vec<u8>) 
         out,
         " exp={exp} la={} cas={} fetch={} cls={class} size={size}",
         item.accessed_at_secs(),
-        visible_cas(shared, item.cas()),
+        visible_cas(core, item.cas()),
         if item.accessed_before() { "yes" } else { "no" },
     );
 }
@@ -222,9 +222,9 @@ fn uri_encode(key: &[u8], out: &mut Vec<u8>) {
 /// The size memcached gives an item (`ITEM_ntotal`: its 48-byte header, key and NUL,
 /// value and `\r\n`, 4 bytes of client flags when not 0, 8 of CAS unless `-C`) and its slab
 /// class (an item over the largest chunk is chunked, and listed in the largest class).
-pub(crate) fn item_size_class(shared: &Shared, key_len: usize, item: &Item<'_>) -> (usize, u64) {
+pub(crate) fn item_size_class(core: &Core, key_len: usize, item: &Item<'_>) -> (usize, u64) {
     let flags_bytes = if item.flags() != 0 { 4 } else { 0 };
-    let cas_bytes = if shared.settings.cas_enabled { 8 } else { 0 };
+    let cas_bytes = if core.settings.cas_enabled { 8 } else { 0 };
     let total = ITEM_HEADER_BYTES + key_len + 1 + flags_bytes + cas_bytes + item.value().len() + 2;
     (total, slab_class(total))
 }
@@ -263,7 +263,7 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         Some(mb) if mb > MEMLIMIT_MAX_MB => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(mb) => match ctx.shared.set_maxbytes(mb << 20) {
+        Some(mb) => match ctx.shared.core.set_maxbytes(mb << 20) {
             Ok(()) => b"OK\r\n",
             Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
         },
@@ -384,11 +384,11 @@ mod tests {
         for i in 0..20_000 {
             h.run(format!("set k{i} 0 0 1000 noreply\r\n{value}\r\n"));
         }
-        assert_eq!(h.shared.store.stats().items, 20_000);
+        assert_eq!(h.shared.core.store.stats().items, 20_000);
         h.check("cache_memlimit 10\r\n", "OK\r\n");
-        assert_eq!(h.shared.store.memory_limit(), 10 << 20);
-        assert!(h.shared.store.memory_used_bytes() <= 10 << 20);
-        let stats = h.shared.store.stats();
+        assert_eq!(h.shared.core.store.memory_limit(), 10 << 20);
+        assert!(h.shared.core.store.memory_used_bytes() <= 10 << 20);
+        let stats = h.shared.core.store.stats();
         assert!(stats.items < 10_000 && stats.evictions > 10_000, "{stats:?}");
         let limit = |h: &mut Harness| {
             let stats = String::from_utf8(h.run("stats\r\n")).unwrap();

@@ -65,7 +65,7 @@ use crate::{
     conns::{ConnEntry, ConnState, Published},
     core::Refusal,
     counters::{bump, Counters},
-    keyspace, Flow, Shared,
+    keyspace, Core, Flow, Shared,
 };
 
 /// Per-connection state of a memcached connection: buffers reused by every request so that
@@ -121,9 +121,9 @@ impl Session {
     /// A session for a new connection (or a UDP port), listed by `stats conns` until
     /// [`Session::disconnect`]; `entry` says how (see [`crate::conns`]).
     pub fn connect(shared: &Shared, entry: ConnEntry) -> Session {
-        let entry = shared.clients.register_conn(entry);
+        let entry = shared.core.clients.register_conn(entry);
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
-        crate::watch::conn_event(&shared.watchers, &entry.addr, conn_number, None);
+        crate::watch::conn_event(&shared.memcache.watchers, &entry.addr, conn_number, None);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
     }
@@ -148,17 +148,22 @@ impl Session {
     pub fn disconnect(&self, shared: &Shared) {
         use crate::watch::CloseReason;
         if let Some(conn) = &self.conn {
-            shared.clients.remove_conn(conn.entry.id);
-            let kicked = note_idle_kick(shared, conn.last_input.elapsed());
+            shared.core.clients.remove_conn(conn.entry.id);
+            let kicked = note_idle_kick(&shared.core, conn.last_input.elapsed());
             let reason = if kicked {
                 CloseReason::IdleTimeout
-            } else if shared.shutdown.load(std::sync::atomic::Ordering::Relaxed) {
+            } else if shared.core.shutdown.load(std::sync::atomic::Ordering::Relaxed) {
                 CloseReason::Shutdown
             } else {
                 self.close_reason.unwrap_or(CloseReason::Normal)
             };
             let addr = &conn.entry.addr;
-            crate::watch::conn_event(&shared.watchers, addr, self.conn_number, Some(reason));
+            crate::watch::conn_event(
+                &shared.memcache.watchers,
+                addr,
+                self.conn_number,
+                Some(reason),
+            );
         }
     }
 
@@ -168,12 +173,12 @@ impl Session {
         self.close_reason.get_or_insert(crate::watch::CloseReason::Error);
     }
 
-    /// Input arrived: the last command time (in [`Shared::clock_secs`]) and the state
+    /// Input arrived: the last command time (in [`Core::clock_secs`]) and the state
     /// `stats conns` shows, written to the shared entry only when they changed.
     #[inline]
     pub fn note_activity(&mut self, shared: &Shared, state: ConnState) {
         if let Some(conn) = &mut self.conn {
-            conn.note(shared.clock_secs(), state);
+            conn.note(shared.core.clock_secs(), state);
         }
     }
 
@@ -211,13 +216,13 @@ impl Session {
 /// without saying why, so a connection that closes with no input for that long counts as
 /// kicked (the loop checks every tick, so one that closes itself in that state is about as
 /// rare as a peer closing in the same few milliseconds as the timeout).
-fn note_idle_kick(shared: &Shared, idle: std::time::Duration) -> bool {
+fn note_idle_kick(core: &Core, idle: std::time::Duration) -> bool {
     // The loop measures from its own reading of the input, a little before ours.
     const LOOP_SLACK: std::time::Duration = std::time::Duration::from_millis(5);
-    let timeout_ms = shared.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
+    let timeout_ms = core.idle_timeout_ms.load(std::sync::atomic::Ordering::Relaxed);
     let kicked = timeout_ms > 0 && idle + LOOP_SLACK > std::time::Duration::from_millis(timeout_ms);
     if kicked {
-        shared.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        core.idle_kicks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     kicked
 }
@@ -230,12 +235,12 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(crate) fn now_ms(&self) -> u64 {
-        self.shared.store.config().clock.now_ms()
+        self.shared.core.store.config().clock.now_ms()
     }
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
     fn visible_cas(&self, cas: u64) -> u64 {
-        visible_cas(self.shared, cas)
+        visible_cas(&self.shared.core, cas)
     }
 
     /// A one-word reply, unless the request said `noreply`.
@@ -277,8 +282,8 @@ const OUT_OF_MEMORY: ErrorReply = ErrorReply::ServerError(error::OUT_OF_MEMORY);
 const NOT_NUMERIC: ErrorReply = ErrorReply::ClientError(error::NOT_NUMERIC);
 
 /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
-pub(crate) fn visible_cas(shared: &Shared, cas: u64) -> u64 {
-    if shared.settings.cas_enabled {
+pub(crate) fn visible_cas(core: &Core, cas: u64) -> u64 {
+    if core.settings.cas_enabled {
         cas
     } else {
         0
@@ -313,7 +318,7 @@ pub fn execute(
             return acl::refuse(refusal, out);
         }
     }
-    if !resumed && shared.watchers.wants(crate::watch::kind::FETCHERS) {
+    if !resumed && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(shared, session, request);
     }
     let out_start = out.len();
@@ -363,17 +368,17 @@ pub fn execute(
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
         Request::MetaSet(set) => {
             meta::set::execute(&mut ctx, session, set);
-            if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+            if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
                 let now_ms = ctx.now_ms();
                 let reply = &ctx.out[out_start..];
-                watch::after_meta_set(shared, session, set, reply, now_ms);
+                watch::after_meta_set(&shared.memcache, session, set, reply, now_ms);
             }
         }
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }
     // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         invalidate_tracked(shared, counters, request);
     }
     Flow::Continue
@@ -383,7 +388,7 @@ pub fn execute(
 /// write took: a spurious invalidation costs a client one reread); `flush_all` empties
 /// their caches.
 fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_>) {
-    let worker = shared.worker_of(counters);
+    let worker = shared.core.worker_of(counters);
     let key = match request {
         Request::Store(store) => store.key,
         Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => {
@@ -392,7 +397,9 @@ fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_
         Request::MetaSet(set) => set.key,
         Request::MetaDelete(delete) => delete.key,
         Request::MetaArith(arith) => arith.key,
-        Request::FlushAll { .. } => return shared.tracking.flush(&shared.pubsub, worker),
+        Request::FlushAll { .. } => {
+            return shared.redis.tracking.flush(&shared.redis.pubsub, worker)
+        }
         _ => return,
     };
     crate::resp::tracking::memcache_written(shared, key, worker);

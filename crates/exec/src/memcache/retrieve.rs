@@ -53,13 +53,13 @@ fn get(
 ) -> Option<usize> {
     let returns_cas = request.kind.returns_cas();
     let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let mut resume_at = None;
     for key in request.keys.iter_from(session.resume_at) {
         let found = gets.get(session.key(key));
-        detail::record(&shared.prefix_stats, key, Event::Get { hit: found.is_some() });
+        detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
-            let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+            let cas = returns_cas.then(|| visible_cas(&shared.core, item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
             if ctx.out.len() >= chunk_end {
                 resume_at = Some(request.keys.offset_after(key));
@@ -84,11 +84,16 @@ fn get_and_touch(
     let retime = Retime::To(expiry(exptime, ctx.now_ms()));
     let shared = ctx.shared;
     for key in request.keys.iter_from(session.resume_at) {
-        let outcome =
-            touch::get_and_touch(&shared.store, session.key(key), retime, ctx.out, |item, out| {
-                let cas = returns_cas.then(|| visible_cas(shared, item.cas()));
+        let outcome = touch::get_and_touch(
+            &shared.core.store,
+            session.key(key),
+            retime,
+            ctx.out,
+            |item, out| {
+                let cas = returns_cas.then(|| visible_cas(&shared.core, item.cas()));
                 compose_value(key, item.flags(), item.value(), cas, out);
-            });
+            },
+        );
         // A refused rewrite leaves the key out of the reply: count it as missed.
         let counted = match outcome {
             TouchOutcome::Refused(_) => TouchOutcome::NotFound,
@@ -96,7 +101,7 @@ fn get_and_touch(
         };
         touch::count(ctx.counters, counted);
         let hit = counted == TouchOutcome::Touched;
-        detail::record(&shared.prefix_stats, key, Event::Get { hit });
+        detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit });
         if ctx.out.len() >= chunk_end {
             return Some(request.keys.offset_after(key));
         }
@@ -188,7 +193,7 @@ mod tests {
     fn keys_go_through_the_keyspace() {
         let mut h = Harness::new();
         h.check("set \0k 0 0 1\r\nx\r\nget \0k\r\n", "STORED\r\nVALUE \0k 0 1\r\nx\r\nEND\r\n");
-        let reader = h.shared.store.reader();
+        let reader = h.shared.core.store.reader();
         assert!(reader.peek(b"\0k").is_none());
         assert!(reader.peek(b"\0\0\0k").is_some());
     }

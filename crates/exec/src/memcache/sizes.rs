@@ -23,26 +23,26 @@ const SCAN_BATCH: usize = 1024;
 
 /// `sizes_enable`: memcached refuses without CAS (`-C`).
 pub(super) fn enable(ctx: &mut Ctx<'_>) {
-    if !ctx.shared.settings.cas_enabled {
+    if !ctx.shared.core.settings.cas_enabled {
         compose_stat(b"sizes_status", b"error", ctx.out);
         compose_stat(b"sizes_error", b"cas_support_disabled", ctx.out);
         return;
     }
-    ctx.shared.track_sizes.store(true, Relaxed);
+    ctx.shared.memcache.track_sizes.store(true, Relaxed);
     compose_stat(b"sizes_status", b"enabled", ctx.out);
 }
 
 pub(super) fn disable(ctx: &mut Ctx<'_>) {
-    ctx.shared.track_sizes.store(false, Relaxed);
+    ctx.shared.memcache.track_sizes.store(false, Relaxed);
     compose_stat(b"sizes_status", b"disabled", ctx.out);
 }
 
 /// `sizes`: one `STAT <bucket start> <items>` per bucket that has items, smallest first.
 pub(super) fn histogram(ctx: &mut Ctx<'_>) {
-    if !ctx.shared.track_sizes.load(Relaxed) {
+    if !ctx.shared.memcache.track_sizes.load(Relaxed) {
         return compose_stat(b"sizes_status", b"disabled", ctx.out);
     }
-    let store = &ctx.shared.store;
+    let store = &ctx.shared.core.store;
     let mut buckets: Vec<u64> = Vec::new();
     let mut keys = Vec::new();
     let mut cursor = 0;

@@ -15,7 +15,7 @@ use proto_memcache::{
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::{cachedump, detail, sizes, Ctx, Session};
-use crate::{Shared, Totals};
+use crate::{Core, MemcacheState, Totals};
 
 /// Linux reports process CPU times in `/proc` in units of `USER_HZ`, which is 100 on every
 /// architecture it supports.
@@ -71,9 +71,9 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
 /// connection's, shown parsing its command as in memcached.
 fn conns(ctx: &mut Ctx<'_>, me: u64) {
     use std::fmt::Write as _;
-    let now_secs = ctx.shared.clock_secs();
+    let now_secs = ctx.shared.core.clock_secs();
     let mut text = String::new();
-    for conn in ctx.shared.clients.conns() {
+    for conn in ctx.shared.core.clients.conns() {
         let id = conn.id;
         if conn.udp() {
             let _ = write!(text, "STAT {id}:UDP UDP\r\n");
@@ -92,32 +92,38 @@ fn conns(ctx: &mut Ctx<'_>, me: u64) {
 
 fn general(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let totals = shared.totals();
+    let totals = shared.core.totals();
     let out = &mut *ctx.out;
     let (user, system) = cpu_times();
     compose_stat_u64(b"pid", u64::from(std::process::id()), out);
-    compose_stat_u64(b"uptime", shared.uptime_secs(), out);
-    compose_stat_u64(b"time", shared.store.config().clock.now_ms() / 1000, out);
+    compose_stat_u64(b"uptime", shared.core.uptime_secs(), out);
+    compose_stat_u64(b"time", shared.core.store.config().clock.now_ms() / 1000, out);
     compose_stat(b"version", crate::MEMCACHED_VERSION.as_bytes(), out);
     // memcached's event library; Spinel's loops are its own, on this kernel interface.
-    compose_stat(b"libevent", shared.settings.io_backend.as_bytes(), out);
+    compose_stat(b"libevent", shared.core.settings.io_backend.as_bytes(), out);
     compose_stat_u64(b"pointer_size", usize::BITS.into(), out);
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
-    compose_stat_u64(b"max_connections", shared.max_connections(), out);
-    connection_stats(shared, &totals, shared.settings.threads, out);
+    compose_stat_u64(b"max_connections", shared.core.max_connections(), out);
+    connection_stats(&shared.core, &shared.memcache, &totals, shared.core.settings.threads, out);
     command_stats(&totals, out);
-    if shared.idle_timeout_secs() > 0 {
+    if shared.core.idle_timeout_secs() > 0 {
         compose_stat_u64(b"idle_kicks", totals.idle_kicks, out);
     }
     server_stats(ctx, &totals);
     store_stats(ctx, &totals);
 }
 
-fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Vec<u8>) {
+fn connection_stats(
+    core: &Core,
+    memcache: &MemcacheState,
+    totals: &Totals,
+    threads: u32,
+    out: &mut Vec<u8>,
+) {
     compose_stat_u64(b"curr_connections", totals.curr_connections, out);
     compose_stat_u64(b"total_connections", totals.total_connections, out);
-    if shared.settings.memcached_features.maxconns_fast {
+    if core.settings.memcached_features.maxconns_fast {
         compose_stat_u64(b"rejected_connections", totals.rejected_connections, out);
     }
     // memcached's count of connection structures allocated; ours are made per connection.
@@ -129,7 +135,7 @@ fn connection_stats(shared: &Shared, totals: &Totals, threads: u32, out: &mut Ve
     }
     // memcached's read buffers are Spinel's input tails: held while a request is partly
     // received, sized to it (no cache of free ones).
-    let read = &shared.read_bufs;
+    let read = &memcache.read_bufs;
     compose_stat_u64(b"read_buf_count", read.count.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes", read.bytes.load(Relaxed), out);
     compose_stat_u64(b"read_buf_bytes_free", 0, out);
@@ -172,17 +178,17 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
 /// From `bytes_read` to `round_robin_fallback`.
 fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let shared = ctx.shared;
-    let store = shared.store.stats();
-    let crawler = shared.tunables.lock().lru_crawler;
+    let store = shared.core.store.stats();
+    let crawler = shared.memcache.tunables.lock().lru_crawler;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes_read", totals.bytes_read, out);
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
-    compose_stat_u64(b"limit_maxbytes", shared.maxbytes(), out);
+    compose_stat_u64(b"limit_maxbytes", shared.core.maxbytes(), out);
     // Spinel never stops accepting to shed load (it refuses over `-c` instead).
     compose_stat_u64(b"accepting_conns", 1, out);
     compose_stat_u64(b"listen_disabled_num", 0, out);
     compose_stat_u64(b"time_in_listen_disabled_us", 0, out);
-    compose_stat_u64(b"threads", shared.settings.threads.into(), out);
+    compose_stat_u64(b"threads", shared.core.settings.threads.into(), out);
     compose_stat_u64(b"conn_yields", totals.conn_yields, out);
     // memcached's table size as a power of two, from the index's slots.
     let power = u64::from(store.index_slots.max(1).ilog2());
@@ -201,18 +207,18 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         b"slab_reassign_running",
         b"slabs_moved",
     ];
-    if shared.settings.memcached_features.slab_reassign {
+    if shared.core.settings.memcached_features.slab_reassign {
         idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
     }
     if crawler {
         compose_stat_u64(b"lru_crawler_running", 0, out);
         compose_stat_u64(b"lru_crawler_starts", 0, out);
     }
-    if shared.settings.memcached_features.lru_maintainer {
+    if shared.core.settings.memcached_features.lru_maintainer {
         compose_stat_u64(b"lru_maintainer_juggles", 0, out);
     }
     compose_stat_u64(b"malloc_fails", 0, out);
-    let watchers = &shared.watchers;
+    let watchers = &shared.memcache.watchers;
     let logger = [
         (&b"log_worker_dropped"[..], 0),
         (b"log_worker_written", watchers.logged()),
@@ -221,10 +227,14 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         (b"log_watchers", watchers.count() as u64),
     ];
     logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
-    if shared.settings.ssl.is_some() {
-        compose_stat_u64(b"ssl_handshake_errors", shared.ssl_handshake_errors.load(Relaxed), out);
-        let refreshed = shared.ssl_cert_refreshed_secs.load(Relaxed);
-        let since = shared.clock_secs().saturating_sub(refreshed);
+    if shared.core.settings.ssl.is_some() {
+        compose_stat_u64(
+            b"ssl_handshake_errors",
+            shared.memcache.ssl_handshake_errors.load(Relaxed),
+            out,
+        );
+        let refreshed = shared.memcache.ssl_cert_refreshed_secs.load(Relaxed);
+        let since = shared.core.clock_secs().saturating_sub(refreshed);
         compose_stat_u64(b"time_since_server_cert_refresh", since.into(), out);
     }
     compose_stat_u64(b"unexpected_napi_ids", 0, out);
@@ -235,8 +245,8 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 /// The LRU maintainer's counters are there only while memcached would run it.
 fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
     let shared = ctx.shared;
-    let store = shared.store.stats();
-    let maintainer = shared.settings.memcached_features.lru_maintainer;
+    let store = shared.core.store.stats();
+    let maintainer = shared.core.settings.memcached_features.lru_maintainer;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
@@ -266,7 +276,7 @@ fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 /// `stats spinel`: Spinel's own values, kept out of `stats` so that its list is memcached's
 /// line for line (tools parse it by position and count).
 fn spinel(ctx: &mut Ctx<'_>) {
-    let buffers = ctx.shared.conn_buffer_bytes.load(Relaxed);
+    let buffers = ctx.shared.core.conn_buffer_bytes.load(Relaxed);
     compose_stat_u64(b"conn_buffer_bytes", buffers, ctx.out);
 }
 
@@ -289,11 +299,11 @@ pub(crate) fn cpu_times() -> (String, String) {
 }
 
 fn items(ctx: &mut Ctx<'_>) {
-    let store = ctx.shared.store.stats();
+    let store = ctx.shared.core.store.stats();
     if store.items == 0 {
         return;
     }
-    let temp_lru = ctx.shared.tunables.lock().temp_lru;
+    let temp_lru = ctx.shared.memcache.tunables.lock().temp_lru;
     let out = &mut *ctx.out;
     // One queue, as memcached's flat LRU keeps everything in its cold segment.
     let mut fields = vec![
@@ -342,13 +352,13 @@ fn items(ctx: &mut Ctx<'_>) {
 
 fn slabs(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let store = shared.store.stats();
-    let totals = shared.totals();
+    let store = shared.core.store.stats();
+    let totals = shared.core.totals();
     let out = &mut *ctx.out;
     let pages = store.segments_in_use;
     if pages > 0 {
         let fields = [
-            (&b"1:chunk_size"[..], shared.store.config().segment_size_bytes as u64),
+            (&b"1:chunk_size"[..], shared.core.store.config().segment_size_bytes as u64),
             (b"1:chunks_per_page", 1),
             (b"1:total_pages", pages),
             (b"1:total_chunks", pages),
@@ -566,7 +576,7 @@ mod tests {
             "stats slabs\r\n",
             format!(
                 "STAT active_slabs 0\r\nSTAT total_malloced {}\r\nEND\r\n",
-                h.shared.store.stats().memory_used_bytes
+                h.shared.core.store.stats().memory_used_bytes
             ),
         );
         h.run("set a 0 0 3\r\nabc\r\nget a\r\n");
@@ -600,7 +610,8 @@ mod tests {
         let mut h = Harness::new();
         let addr = |text: &str| text.parse().expect("address");
         let listen = Addr::Tcp(addr("127.0.0.1:11211"));
-        let listener = h.shared.clients.register_conn(ConnEntry::new(listen, None, Listening, 0));
+        let listener =
+            h.shared.core.clients.register_conn(ConnEntry::new(listen, None, Listening, 0));
         let conn = |port| {
             let peer = Addr::Tcp(addr(&format!("127.0.0.1:{port}")));
             ConnEntry::new(peer, Some(Arc::clone(&listener)), New, 0)

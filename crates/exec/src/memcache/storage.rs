@@ -31,7 +31,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
-    detail::record(&ctx.shared.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -42,9 +42,9 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.store, &write);
+    let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         let event = watch::StoreEvent {
             key: request.key,
             status: watch::store_status(&outcome),
@@ -53,9 +53,9 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(ctx.shared, &event, ctx.now_ms());
+        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
     }
-    let item_size_max = ctx.shared.store.config().item_size_max;
+    let item_size_max = ctx.shared.core.store.config().item_size_max;
     let chunk_len = request.key.len() + request.value.len();
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(_) => Status::Stored,
@@ -98,9 +98,9 @@ pub(crate) fn forget_refused_set(
     key: &[u8],
     conn_number: u32,
 ) {
-    storage::drop_refused(&shared.store, stored_key);
+    storage::drop_refused(&shared.core.store, stored_key);
     bump(&counters.store_too_large, 1);
-    if shared.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
         let event = watch::StoreEvent {
             key,
@@ -110,13 +110,14 @@ pub(crate) fn forget_refused_set(
             size: 0,
             cfd: conn_number,
         };
-        watch::item_store(shared, &event, shared.store.config().clock.now_ms());
+        watch::item_store(&shared.memcache, &event, shared.core.store.config().clock.now_ms());
     }
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
-    detail::record(&ctx.shared.prefix_stats, key, Event::Delete);
-    let status = match delete::delete(&ctx.shared.store, ctx.counters, session.key(key), None) {
+    detail::record(&ctx.shared.memcache.prefix_stats, key, Event::Delete);
+    let status = match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(key), None)
+    {
         DeleteOutcome::Deleted => Status::Deleted,
         DeleteOutcome::NotFound | DeleteOutcome::Exists => Status::NotFound,
     };
@@ -131,7 +132,7 @@ pub(super) fn touch(
     noreply: bool,
 ) {
     let expiry = expiry(exptime, ctx.now_ms());
-    let outcome = touch::touch(&ctx.shared.store, session.key(key), expiry);
+    let outcome = touch::touch(&ctx.shared.core.store, session.key(key), expiry);
     touch::count(ctx.counters, outcome);
     match outcome {
         TouchOutcome::Touched => ctx.status(Status::Touched, noreply),

@@ -45,7 +45,7 @@ impl Harness {
             ..Config::default()
         };
         let shared = Shared::new(Store::new(config).expect("valid config"), settings, 1);
-        let counters = shared.counters(0);
+        let counters = shared.core.counters(0);
         Harness { shared, clock, counters, session: Session::default(), swallow: 0 }
     }
 
@@ -121,7 +121,7 @@ impl Harness {
 
     /// The CAS unique of a database-0 key as stored.
     pub(crate) fn cas(&self, key: &[u8]) -> u64 {
-        self.shared.store.reader().peek(key).expect("item present").cas()
+        self.shared.core.store.reader().peek(key).expect("item present").cas()
     }
 
     pub(crate) fn advance_secs(&self, secs: u64) {
@@ -129,7 +129,7 @@ impl Harness {
     }
 
     pub(crate) fn totals(&self) -> Totals {
-        self.shared.totals()
+        self.shared.core.totals()
     }
 }
 

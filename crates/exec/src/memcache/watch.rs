@@ -34,7 +34,7 @@ use super::{ttl_secs, Ctx, Session};
 use crate::{
     core::{storage::StoreOutcome, Refusal},
     watch::{kind, push_uriencoded, Watchers},
-    Flow, Shared,
+    Flow, MemcacheState, Shared,
 };
 
 /// `watch [kind ...]` (fetchers when none is named).
@@ -42,7 +42,7 @@ pub(super) fn command(ctx: &mut Ctx<'_>, args: &Words<'_>) -> Flow {
     let words: Vec<&[u8]> = args.iter().take(22).collect();
     let noreply = words.last() == Some(&&b"noreply"[..]);
     let reply = |ctx: &mut Ctx<'_>, line: &[u8]| ctx.line(line, noreply);
-    if !ctx.shared.settings.watch_enabled {
+    if !ctx.shared.core.settings.watch_enabled {
         reply(ctx, b"CLIENT_ERROR watch commands not allowed");
         return Flow::Continue;
     }
@@ -85,15 +85,15 @@ pub(super) fn before(shared: &Shared, session: &mut Session, request: &Request<'
     let cfd = session.conn_number;
     for key in request.keys() {
         let stored = session.meta_key(key, base64);
-        let size = shared.store.reader().peek(stored).map(|item| item.value().len());
+        let size = shared.core.store.reader().peek(stored).map(|item| item.value().len());
         let client_key = crate::keyspace::decode(stored).map_or(key, |(_, k)| k).to_vec();
-        item_get(shared, &client_key, size, cfd);
+        item_get(&shared.memcache, &client_key, size, cfd);
     }
 }
 
 /// One `item_get` line; `size` is the value's length when the key was found.
-pub(crate) fn item_get(shared: &Shared, key: &[u8], size: Option<usize>, cfd: u32) {
-    shared.watchers.emit(kind::FETCHERS, |line| {
+pub(crate) fn item_get(memcache: &MemcacheState, key: &[u8], size: Option<usize>, cfd: u32) {
+    memcache.watchers.emit(kind::FETCHERS, |line| {
         line.extend_from_slice(b"type=item_get key=");
         push_uriencoded(key, line);
         let (status, clsid, size) = match size {
@@ -138,8 +138,8 @@ pub(crate) struct StoreEvent<'a> {
     pub cfd: u32,
 }
 
-pub(crate) fn item_store(shared: &Shared, event: &StoreEvent<'_>, now_ms: u64) {
-    shared.watchers.emit(kind::MUTATIONS, |line| {
+pub(crate) fn item_store(memcache: &MemcacheState, event: &StoreEvent<'_>, now_ms: u64) {
+    memcache.watchers.emit(kind::MUTATIONS, |line| {
         line.extend_from_slice(b"type=item_store key=");
         push_uriencoded(event.key, line);
         let ttl = match event.expiry {
@@ -196,7 +196,7 @@ pub(super) fn meta_cmd(mode: SetMode) -> &'static str {
 /// The `item_store` line of an `ms`, read from its reply (the set is the meta module's; its
 /// reply's code says what happened, and a quiet success says nothing).
 pub(super) fn after_meta_set(
-    shared: &Shared,
+    memcache: &MemcacheState,
     session: &mut Session,
     set: &MetaSet<'_>,
     reply: &[u8],
@@ -217,5 +217,5 @@ pub(super) fn after_meta_set(
     let key = crate::keyspace::decode(stored).map_or(set.key, |(_, k)| k).to_vec();
     let cfd = session.conn_number;
     let event = StoreEvent { key: &key, status, cmd, expiry, size: set.value.len(), cfd };
-    item_store(shared, &event, now_ms);
+    item_store(memcache, &event, now_ms);
 }

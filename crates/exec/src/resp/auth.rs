@@ -58,29 +58,29 @@ pub fn protected_mode_denies(shared: &Shared, peer: Option<IpAddr>) -> bool {
             v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
     });
-    !local && shared.protected_mode.load(Ordering::Relaxed) && starts_authenticated(shared)
+    !local && shared.redis.protected_mode.load(Ordering::Relaxed) && starts_authenticated(shared)
 }
 
 /// CONFIG GET protected-mode.
 pub(super) fn protected_mode(shared: &Shared) -> String {
-    if shared.protected_mode.load(Ordering::Relaxed) { "yes" } else { "no" }.into()
+    if shared.redis.protected_mode.load(Ordering::Relaxed) { "yes" } else { "no" }.into()
 }
 
 /// CONFIG SET protected-mode.
 pub fn set_protected_mode(shared: &Shared, on: bool) {
-    shared.protected_mode.store(on, Ordering::Relaxed);
+    shared.redis.protected_mode.store(on, Ordering::Relaxed);
 }
 
 /// Whether a new connection starts logged in as `default` (it is on and `nopass`).
 pub(crate) fn starts_authenticated(shared: &Shared) -> bool {
-    let default = shared.users.default_account();
+    let default = shared.redis.users.default_account();
     let user = default.user.read();
     user.enabled && user.nopass
 }
 
 /// The account a new (or RESET) connection starts as: `default` if it needs no password.
 pub(crate) fn starting_account(shared: &Shared) -> Option<Arc<Account>> {
-    starts_authenticated(shared).then(|| shared.users.default_account())
+    starts_authenticated(shared).then(|| shared.redis.users.default_account())
 }
 
 /// Whether `session` has not logged in while a login is needed: its requests are then
@@ -141,7 +141,7 @@ pub(super) fn login(
     user: Option<&[u8]>,
     password: &[u8],
 ) -> Result<(), &'static str> {
-    let account = shared.users.get(user.unwrap_or(acl::DEFAULT_USER));
+    let account = shared.redis.users.get(user.unwrap_or(acl::DEFAULT_USER));
     if user.is_none() && account.as_ref().is_some_and(|a| a.user.read().nopass) {
         return Err(AUTH_NOPASS);
     }
@@ -150,7 +150,7 @@ pub(super) fn login(
         user.enabled && user.password_matches(password)
     });
     if !accepted {
-        shared.failed_logins.note_failure();
+        shared.redis.failed_logins.note_failure();
         log_failed_login(shared, session, user.unwrap_or(acl::DEFAULT_USER));
         return Err(WRONGPASS);
     }
@@ -191,15 +191,15 @@ pub(super) fn auth(ctx: &mut Ctx<'_>) {
 
 /// CONFIG GET requirepass: the password, empty when there is none.
 pub(super) fn password(shared: &Shared) -> String {
-    let current = shared.requirepass.read();
+    let current = shared.redis.requirepass.read();
     current.as_deref().map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default()
 }
 
 /// CONFIG SET requirepass: the `default` user's password; an empty value makes it
 /// `nopass`.
 pub fn set_password(shared: &Shared, password: &[u8]) {
-    *shared.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
-    shared.users.set_default_password(password);
+    *shared.redis.requirepass.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
+    shared.redis.users.set_default_password(password);
 }
 
 /// Records a denial of `session`'s user in ACL LOG.
@@ -212,7 +212,7 @@ pub(super) fn log_denied(
     let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
     let now_ms = super::now_unix_ms(shared);
     let event = acl::log::Event::denied(denied, context, user, now_ms);
-    shared.acl_log.note(event, || client_line(shared, session, now_ms));
+    shared.redis.acl_log.note(event, || client_line(shared, session, now_ms));
 }
 
 /// Records a failed login as `user` (the name tried; never the password) in ACL LOG.
@@ -225,12 +225,12 @@ pub(super) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) 
         username: user,
         at_ms: now_ms,
     };
-    shared.acl_log.note(event, || client_line(shared, session, now_ms));
+    shared.redis.acl_log.note(event, || client_line(shared, session, now_ms));
 }
 
 /// The session's CLIENT LIST line, without its newline (ACL LOG's `client-info`).
 fn client_line(shared: &Shared, session: &Session, now_ms: u64) -> String {
     let mut line = Vec::new();
-    session.client.lock().write_line(now_ms, shared.clock_secs(), 0, &mut line);
+    session.client.lock().write_line(now_ms, shared.core.clock_secs(), 0, &mut line);
     String::from_utf8_lossy(line.strip_suffix(b"\n").unwrap_or(&line)).into_owned()
 }

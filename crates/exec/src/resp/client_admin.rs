@@ -107,7 +107,7 @@ fn parse_filter(ctx: &Ctx<'_>) -> Result<Filter, String> {
             b"addr" => filter.addr = Some(value.to_vec()),
             b"laddr" => filter.laddr = Some(value.to_vec()),
             b"user" => {
-                if ctx.shared.users.get(value).is_none() {
+                if ctx.shared.redis.users.get(value).is_none() {
                     let shown = String::from_utf8_lossy(value);
                     return Err(format!("ERR No such user '{shown}'"));
                 }
@@ -134,9 +134,9 @@ fn parse_filter(ctx: &Ctx<'_>) -> Result<Filter, String> {
 fn end_matching(ctx: &mut Ctx<'_>, filter: &Filter) -> (usize, bool) {
     let now_ms = super::ttl::now_ms(ctx.shared);
     let my_id = ctx.session.client.lock().id;
-    let control = ctx.shared.control.get();
+    let control = ctx.shared.redis.control.get();
     let mut me = false;
-    let ended = ctx.shared.clients.match_locked(|client| {
+    let ended = ctx.shared.core.clients.match_locked(|client| {
         if !filter.matches(client, now_ms) {
             return Matched::No;
         }

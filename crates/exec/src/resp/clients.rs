@@ -51,7 +51,7 @@ pub struct ClientInfo {
 pub struct Activity {
     /// [`Activity::command_code`] of the last command; 0 before the first.
     last_command: AtomicU32,
-    /// The server clock's second (`Shared::clock_secs`) of the last command.
+    /// The server clock's second (`Core::clock_secs`) of the last command.
     last_secs: AtomicU32,
     /// Channels, patterns and shard channels subscribed to.
     pub subscriptions: [AtomicU32; 3],
@@ -190,7 +190,7 @@ impl Activity {
 
 impl ClientInfo {
     /// One `CLIENT LIST` line (with its `\n`), in Redis 7.2's field order; `now_secs` is
-    /// the server clock's second (`Shared::clock_secs`). `qbuf` is the bytes of its query
+    /// the server clock's second (`Core::clock_secs`). `qbuf` is the bytes of its query
     /// buffer: the command it runs, for the client asking (see [`query_bytes`]), else 0.
     /// Other fields Spinel does not track (buffers, memory) are reported as Redis reports
     /// them for an idle client.

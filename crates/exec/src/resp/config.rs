@@ -76,59 +76,59 @@ macro_rules! kept {
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("aclfile", Kind::Text, |s| {
-        s.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
+        s.redis.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
     }),
     (
         "acllog-max-len",
-        Kind::Number { set: |s, n| s.acl_log.set_max_len(n as usize), min: 0, max: i64::MAX },
-        |s| s.acl_log.max_len().to_string(),
+        Kind::Number { set: |s, n| s.redis.acl_log.set_max_len(n as usize), min: 0, max: i64::MAX },
+        |s| s.redis.acl_log.max_len().to_string(),
     ),
     ("appendonly", Kind::Text, |_| "no".into()),
-    ("bind", Kind::Text, |s| s.settings.listen.replace(',', " ")),
+    ("bind", Kind::Text, |s| s.core.settings.listen.replace(',', " ")),
     (
         "busy-reply-threshold",
         Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX },
-        |s| s.scripts.busy_threshold_ms.load(Relaxed).to_string(),
+        |s| s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
     kept!("client-query-buffer-limit"),
     ("cluster-config-file", Kind::Text, |s| {
-        s.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
+        s.redis.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
     ("cluster-enabled", Kind::Text, |s| {
-        if s.cluster.get().is_some() { "yes" } else { "no" }.into()
+        if s.redis.cluster.get().is_some() { "yes" } else { "no" }.into()
     }),
     ("daemonize", Kind::Text, |_| "no".into()),
     ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
-    ("dbfilename", Kind::Protected, |s| s.settings.dbfilename.clone()),
+    ("dbfilename", Kind::Protected, |s| s.core.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
     ("dir", Kind::Protected, |s| {
-        let dir = &s.settings.dir;
+        let dir = &s.core.settings.dir;
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
-    ("io-threads", Kind::Text, |s| s.settings.threads.to_string()),
+    ("io-threads", Kind::Text, |s| s.core.settings.threads.to_string()),
     kept!("key-load-delay"),
     (
         "latency-monitor-threshold",
         Kind::Number {
-            set: |s, n| s.slowlog.latency_threshold_ms.store(n as u64, Relaxed),
+            set: |s, n| s.redis.slowlog.latency_threshold_ms.store(n as u64, Relaxed),
             min: 0,
             max: i64::MAX,
         },
-        |s| s.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.latency_threshold_ms.load(Relaxed).to_string(),
     ),
     // Redis 7's alias of busy-reply-threshold.
     ("lua-time-limit", Kind::Number { set: set_busy_threshold, min: 0, max: i64::MAX }, |s| {
-        s.scripts.busy_threshold_ms.load(Relaxed).to_string()
+        s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string()
     }),
-    ("maxclients", Kind::MaxClients, |s| s.max_connections().to_string()),
-    ("maxmemory", Kind::MaxMemory, |s| s.maxmemory_bytes().to_string()),
+    ("maxclients", Kind::MaxClients, |s| s.core.max_connections().to_string()),
+    ("maxmemory", Kind::MaxMemory, |s| s.core.maxmemory_bytes().to_string()),
     kept!("maxmemory-clients"),
-    ("maxmemory-policy", Kind::Policy, |s| s.maxmemory_policy().into()),
+    ("maxmemory-policy", Kind::Policy, |s| s.core.maxmemory_policy().into()),
     kept!("maxmemory-samples"),
     ("notify-keyspace-events", Kind::KeyspaceEvents, |s| {
-        super::keyevents::format_flags(s.keyspace_events.flags())
+        super::keyevents::format_flags(s.redis.keyspace_events.flags())
     }),
-    ("port", Kind::Port, |s| s.settings.resp_port.to_string()),
+    ("port", Kind::Port, |s| s.core.settings.resp_port.to_string()),
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     kept!("repl-backlog-size"),
@@ -140,30 +140,30 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     (
         "slowlog-log-slower-than",
         Kind::Number {
-            set: |s, n| s.slowlog.slower_than_us.store(n, Relaxed),
+            set: |s, n| s.redis.slowlog.slower_than_us.store(n, Relaxed),
             min: -1,
             max: i64::MAX,
         },
-        |s| s.slowlog.slower_than_us.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.slower_than_us.load(Relaxed).to_string(),
     ),
     (
         "slowlog-max-len",
         Kind::Number {
-            set: |s, n| s.slowlog.max_len.store(n as usize, Relaxed),
+            set: |s, n| s.redis.slowlog.max_len.store(n as usize, Relaxed),
             min: 0,
             max: i64::MAX,
         },
-        |s| s.slowlog.max_len.load(Relaxed).to_string(),
+        |s| s.redis.slowlog.max_len.load(Relaxed).to_string(),
     ),
-    ("tcp-backlog", Kind::Text, |s| s.settings.backlog.to_string()),
+    ("tcp-backlog", Kind::Text, |s| s.core.settings.backlog.to_string()),
     (
         "timeout",
         Kind::Number {
-            set: |s, n| s.set_idle_timeout_secs(n as u64),
+            set: |s, n| s.core.set_idle_timeout_secs(n as u64),
             min: 0,
             max: i32::MAX as i64,
         },
-        |s| s.idle_timeout_secs().to_string(),
+        |s| s.core.idle_timeout_secs().to_string(),
     ),
     ("tls-auth-clients", Kind::Tls, |s| tls_parameter(s, "tls-auth-clients")),
     ("tls-ca-cert-dir", Kind::Text, |_| String::new()),
@@ -190,13 +190,13 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         Kind::Number {
             // Lowering it evicts (with invalidations) at once, as Redis's cron would.
             set: |s, n| {
-                s.tracking.set_max_keys(n as usize);
-                s.tracking.limit(&s.pubsub, usize::MAX);
+                s.redis.tracking.set_max_keys(n as usize);
+                s.redis.tracking.limit(&s.redis.pubsub, usize::MAX);
             },
             min: 0,
             max: i64::MAX,
         },
-        |s| s.tracking.max_keys().to_string(),
+        |s| s.redis.tracking.max_keys().to_string(),
     ),
     kept!("hash-max-listpack-entries"),
     kept!("hash-max-listpack-value"),
@@ -221,12 +221,12 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
 
 /// `busy-reply-threshold` (`lua-time-limit`): a script's time before other clients get BUSY.
 fn set_busy_threshold(shared: &Shared, ms: i64) {
-    shared.scripts.busy_threshold_ms.store(ms as u64, Relaxed);
+    shared.redis.scripts.busy_threshold_ms.store(ms as u64, Relaxed);
 }
 
 /// A `tls-*` value from the server (Redis's defaults without one: no TLS port).
 fn tls_parameter(shared: &Shared, name: &str) -> String {
-    match shared.control.get() {
+    match shared.redis.control.get() {
         Some(control) => control.tls_parameter(name),
         None if name == "tls-port" => "0".into(),
         None if name == "tls-auth-clients" => "yes".into(),
@@ -449,7 +449,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
         }
     }
     for change in changes {
-        if let (Change::MaxClients(limit), Some(control)) = (change, shared.control.get()) {
+        if let (Change::MaxClients(limit), Some(control)) = (change, shared.redis.control.get()) {
             control.allow_connections(*limit).map_err(|most| {
                 let reason = format!(
                     "The operating system is not able to handle the specified number of \
@@ -459,7 +459,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             })?;
         }
     }
-    let memory_before = shared.maxmemory_bytes();
+    let memory_before = shared.core.maxmemory_bytes();
     for change in changes {
         if let Change::MaxMemory(bytes) = *change {
             set_maxmemory(shared, bytes)?;
@@ -472,7 +472,7 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             _ => None,
         })
         .collect();
-    if let (false, Some(control)) = (tls.is_empty(), shared.control.get()) {
+    if let (false, Some(control)) = (tls.is_empty(), shared.redis.control.get()) {
         // Redis answers with one sentence and logs the reason; so does the server.
         if control.set_tls_parameters(&tls).is_err() {
             let _ = set_maxmemory(shared, memory_before);
@@ -483,13 +483,13 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
     for change in changes {
         match change {
             Change::Policy(name) => {
-                shared.set_maxmemory_policy(name);
+                shared.core.set_maxmemory_policy(name);
             }
             Change::Password(password) => super::auth::set_password(shared, password),
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
-            Change::MaxClients(limit) => shared.set_max_connections(*limit),
-            Change::KeyspaceEvents(flags) => shared.keyspace_events.set_flags(*flags),
+            Change::MaxClients(limit) => shared.core.set_max_connections(*limit),
+            Change::KeyspaceEvents(flags) => shared.redis.keyspace_events.set_flags(*flags),
             Change::Kept(name, value) => kept::set(shared, name, value.clone()),
             Change::MaxMemory(_) | Change::Tls(..) | Change::Port(_) => {}
         }
@@ -501,13 +501,14 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
 /// port it cannot listen on when binding it on the listen addresses fails, else Redis's
 /// error for an immutable setting (Spinel's listeners are fixed at start).
 fn check_port(shared: &Shared, port: u16) -> Result<(), String> {
-    if port == shared.settings.resp_port {
+    if port == shared.core.settings.resp_port {
         return Ok(());
     }
-    let bindable = shared.settings.listen.split([',', ' ']).filter(|a| !a.is_empty()).all(|addr| {
-        let addr = addr.trim_start_matches('-');
-        std::net::TcpListener::bind((addr, port)).is_ok()
-    });
+    let bindable =
+        shared.core.settings.listen.split([',', ' ']).filter(|a| !a.is_empty()).all(|addr| {
+            let addr = addr.trim_start_matches('-');
+            std::net::TcpListener::bind((addr, port)).is_ok()
+        });
     if !bindable {
         return Err(set_failed(b"port", "Unable to listen on this port. Check server logs."));
     }
@@ -516,7 +517,8 @@ fn check_port(shared: &Shared, port: u16) -> Result<(), String> {
 
 /// `maxmemory` in bytes, 0 for none (the store at its ceiling).
 fn set_maxmemory(shared: &Shared, bytes: u64) -> Result<(), String> {
-    let result = if bytes == 0 { shared.lift_maxbytes() } else { shared.set_maxbytes(bytes) };
+    let result =
+        if bytes == 0 { shared.core.lift_maxbytes() } else { shared.core.set_maxbytes(bytes) };
     // The store's figures are its share, after the connection buffers' reserve.
     let refused = |e| format!("the store cannot take a limit of {bytes} bytes: {e}");
     result.map_err(|e| set_failed(b"maxmemory", &refused(e)))
@@ -647,16 +649,16 @@ mod tests {
                 "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
             ),
         ]);
-        assert_eq!(h.shared.store.memory_limit(), 16 << 20);
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Refuse);
+        assert_eq!(h.shared.core.store.memory_limit(), 16 << 20);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Refuse);
         h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
         assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
         h.check(&[
             ("CONFIG SET maxmemory 0", "+OK\r\n"),
             ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
         ]);
-        assert_eq!(h.shared.store.memory_limit(), 64 << 20);
+        assert_eq!(h.shared.core.store.memory_limit(), 64 << 20);
         // Beyond the store's ceiling: refused, nothing changed.
         let refused = h.run("CONFIG SET maxmemory 1gb maxmemory-policy noeviction");
         assert!(
@@ -665,7 +667,7 @@ mod tests {
             ),
             "{refused}"
         );
-        assert_eq!(h.shared.store.when_full(), store::WhenFull::Evict);
+        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
         assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
     }
 

@@ -114,7 +114,7 @@ pub(super) fn is_hidden(name: &str) -> bool {
 
 /// The current value of kept parameter `name`.
 pub(super) fn value(shared: &Shared, name: &str) -> String {
-    let values = shared.kept_config.lock();
+    let values = shared.redis.kept_config.lock();
     match values.iter().find(|(n, _)| *n == name) {
         Some((_, value)) => value.clone(),
         None => find(name).map_or_else(String::new, |kept| kept.default.to_string()),
@@ -152,7 +152,7 @@ impl Kept {
 
 /// Puts a checked value in force.
 pub(super) fn set(shared: &Shared, name: &'static str, value: String) {
-    let mut values = shared.kept_config.lock();
+    let mut values = shared.redis.kept_config.lock();
     match values.iter_mut().find(|(n, _)| *n == name) {
         Some(entry) => entry.1 = value,
         None => values.push((name, value)),

@@ -36,12 +36,12 @@ pub(super) fn parse_db(arg: &[u8]) -> Result<u8, &'static str> {
 /// FLUSHDB must scan. Called before the first key goes there.
 pub(super) fn note_database(shared: &Shared, db: u8) {
     if db != 0 {
-        shared.nonzero_db_selected.store(true, Ordering::SeqCst);
+        shared.redis.nonzero_db_selected.store(true, Ordering::SeqCst);
     }
 }
 
 pub(super) fn select(ctx: &mut Ctx<'_>) {
-    if ctx.shared.cluster.get().is_some() {
+    if ctx.shared.redis.cluster.get().is_some() {
         match parse_i64(ctx.arg(1)) {
             Err(why) => return ctx.error(why.message()),
             Ok(db) if db != 0 => return ctx.error("ERR SELECT is not allowed in cluster mode"),
@@ -146,7 +146,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
     let account = auth::starting_account(ctx.shared);
     let session = &mut *ctx.session;
     if let Some(subs) = &mut session.pubsub {
-        subs.leave(&ctx.shared.pubsub);
+        subs.leave(&ctx.shared.redis.pubsub);
     }
     super::pubsub::show_counts(session);
     super::monitor::stop(ctx.shared, session);
@@ -168,7 +168,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
 fn write_hello(ctx: &mut Ctx<'_>) {
     let id = ctx.session.client.lock().id as i64;
     let proto = protocol_number(ctx.session.protocol);
-    let mode = if ctx.shared.cluster.get().is_some() { "cluster" } else { "standalone" };
+    let mode = if ctx.shared.redis.cluster.get().is_some() { "cluster" } else { "standalone" };
     let mut reply = ctx.reply();
     reply.map(7);
     for (field, value) in [("server", "redis"), ("version", REDIS_VERSION)] {
@@ -222,7 +222,7 @@ pub(super) fn client_setname(ctx: &mut Ctx<'_>) {
 pub(super) fn client_info(ctx: &mut Ctx<'_>) {
     let mut line = Vec::new();
     let now = ttl::now_ms(ctx.shared);
-    let now_secs = ctx.shared.clock_secs();
+    let now_secs = ctx.shared.core.clock_secs();
     let qbuf = super::clients::query_bytes(ctx.cmd);
     ctx.session.client.lock().write_line(now, now_secs, qbuf, &mut line);
     ctx.reply().verbatim(b"txt", &line);
@@ -322,9 +322,9 @@ impl ClientType {
 
 fn list_text(ctx: &Ctx<'_>, kind: ClientType, ids: Option<&[u64]>) -> Vec<u8> {
     let now = ttl::now_ms(ctx.shared);
-    let now_secs = ctx.shared.clock_secs();
+    let now_secs = ctx.shared.core.clock_secs();
     let me = ctx.session.client.lock().clone();
-    let mut clients = ctx.shared.clients.snapshot();
+    let mut clients = ctx.shared.core.clients.snapshot();
     // A session made without `connect` (tests, embedders) still lists itself.
     if !clients.iter().any(|c| c.id == me.id) {
         clients.insert(0, me.clone());
@@ -427,7 +427,7 @@ mod tests {
             ("AUTH bob pw", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
             ("AUTH a b c", "-ERR syntax error\r\n"),
         ]);
-        assert!(h.shared.nonzero_db_selected.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(h.shared.redis.nonzero_db_selected.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     /// Goal: the CLIENT subcommands a client library uses at connect time, and CLIENT LIST
@@ -486,6 +486,6 @@ mod tests {
         h.session.protocol = proto_resp::Protocol::Resp3;
         assert!(h.run("CLIENT INFO").starts_with("="));
         other.disconnect(&h.shared);
-        assert_eq!(h.shared.clients.len(), 1);
+        assert_eq!(h.shared.core.clients.len(), 1);
     }
 }

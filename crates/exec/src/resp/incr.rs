@@ -46,7 +46,7 @@ pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
     }
     let (shared, counters) = (ctx.shared, ctx.counters);
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.core.store.modify(key, |current| {
         let old = match current.as_ref().map(|item| parse_i64(string_value(item))) {
             None => 0,
             Some(Ok(n)) => n,
@@ -99,7 +99,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
     }
     let shared = ctx.shared;
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.core.store.modify(key, |current| {
         let old = match current.as_ref().map(|item| parse_f64(string_value(item))) {
             None => 0.0,
             Some(Ok(n)) => n,
@@ -209,12 +209,12 @@ mod tests {
     #[test]
     fn memcached_values_are_strings() {
         let mut h = Harness::new();
-        h.shared.store.store(b"mc", b"41", 7, Expiry::Never, Mode::Set).unwrap();
+        h.shared.core.store.store(b"mc", b"41", 7, Expiry::Never, Mode::Set).unwrap();
         h.check(&[("GET mc", "$2\r\n41\r\n"), ("INCR mc", ":42\r\n")]);
-        let item = h.shared.store.get(b"mc").unwrap();
+        let item = h.shared.core.store.get(b"mc").unwrap();
         assert_eq!((item.value.as_slice(), item.flags), (&b"42"[..], 7));
         let memcached_incr = Arith::plain(ArithOp::Incr, 1);
-        let outcome = arith::apply(&h.shared.store, &h.counters, b"mc", &memcached_incr);
+        let outcome = arith::apply(&h.shared.core.store, &h.counters, b"mc", &memcached_incr);
         assert!(matches!(outcome, ArithOutcome::Value { value: 43, created: false, .. }));
         h.check(&[("GET mc", "$2\r\n43\r\n")]);
     }

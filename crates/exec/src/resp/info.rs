@@ -63,13 +63,13 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
             "clients" => clients(shared, &mut text),
             "memory" => memory(shared, &mut text),
             "persistence" => persistence(shared, &mut text),
-            "stats" => stats(shared, &shared.totals(), &mut text),
+            "stats" => stats(shared, &shared.core.totals(), &mut text),
             "replication" => replication(shared, &mut text),
             "cpu" => cpu(&mut text),
             "commandstats" => commandstats(shared, &mut text),
             "errorstats" => errorstats(shared, &mut text),
             "cluster" => {
-                field(&mut text, "cluster_enabled", u64::from(shared.cluster.get().is_some()))
+                field(&mut text, "cluster_enabled", u64::from(shared.redis.cluster.get().is_some()))
             }
             "keyspace" => keyspace_lines(shared, &mut text),
             _ => {} // modules: none
@@ -93,22 +93,22 @@ fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
 }
 
 fn server(shared: &Shared, text: &mut String) {
-    let uptime = shared.uptime_secs();
+    let uptime = shared.core.uptime_secs();
     field(text, "redis_version", REDIS_VERSION);
     field(text, "redis_mode", "standalone");
     field(text, "spinel_version", env!("CARGO_PKG_VERSION"));
     field(text, "os", os_name());
     field(text, "arch_bits", usize::BITS);
-    field(text, "multiplexing_api", &shared.settings.io_backend);
+    field(text, "multiplexing_api", &shared.core.settings.io_backend);
     field(text, "process_id", std::process::id());
-    field(text, "tcp_port", shared.settings.resp_port);
-    if !shared.settings.skipped_default_ports.is_empty() {
-        field(text, "skipped_default_ports", &shared.settings.skipped_default_ports);
+    field(text, "tcp_port", shared.core.settings.resp_port);
+    if !shared.core.settings.skipped_default_ports.is_empty() {
+        field(text, "skipped_default_ports", &shared.core.settings.skipped_default_ports);
     }
     field(text, "server_time_usec", ttl::now_ms(shared) * 1000);
     field(text, "uptime_in_seconds", uptime);
     field(text, "uptime_in_days", uptime / 86_400);
-    field(text, "io_threads_active", u8::from(shared.settings.threads > 1));
+    field(text, "io_threads_active", u8::from(shared.core.settings.threads > 1));
 }
 
 /// As Redis prints `uname`: system, release, machine (`Linux 6.1.0 x86_64`); read from
@@ -121,17 +121,17 @@ fn os_name() -> String {
 }
 
 fn clients(shared: &Shared, text: &mut String) {
-    field(text, "connected_clients", shared.clients.len());
-    field(text, "maxclients", shared.max_connections());
-    field(text, "blocked_clients", shared.blocking.blocked_clients());
-    field(text, "tracking_clients", shared.tracking.clients());
-    field(text, "clients_in_timeout_table", shared.blocking.with_timeout());
+    field(text, "connected_clients", shared.core.clients.len());
+    field(text, "maxclients", shared.core.max_connections());
+    field(text, "blocked_clients", shared.redis.blocking.blocked_clients());
+    field(text, "tracking_clients", shared.redis.tracking.clients());
+    field(text, "clients_in_timeout_table", shared.redis.blocking.with_timeout());
 }
 
 fn memory(shared: &Shared, text: &mut String) {
-    let clients_bytes = shared.conn_buffer_bytes.load(Ordering::Relaxed);
-    let used = shared.store.memory_used_bytes() as u64 + clients_bytes;
-    let maxmemory = shared.maxmemory_bytes();
+    let clients_bytes = shared.core.conn_buffer_bytes.load(Ordering::Relaxed);
+    let used = shared.core.store.memory_used_bytes() as u64 + clients_bytes;
+    let maxmemory = shared.core.maxmemory_bytes();
     field(text, "used_memory", used);
     field(text, "used_memory_human", bytes_to_human(used));
     if let Some(rss) = resident_bytes() {
@@ -140,7 +140,7 @@ fn memory(shared: &Shared, text: &mut String) {
     }
     field(text, "maxmemory", maxmemory);
     field(text, "maxmemory_human", bytes_to_human(maxmemory));
-    field(text, "maxmemory_policy", shared.maxmemory_policy());
+    field(text, "maxmemory_policy", shared.core.maxmemory_policy());
     // Nothing is held outside the limit's count (no replication backlog, no AOF buffer).
     field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);
@@ -154,7 +154,7 @@ fn memory(shared: &Shared, text: &mut String) {
 /// 0 before the first script made them) and what scripts and libraries keep (the cached
 /// bodies; each library's code).
 fn scripting_memory(shared: &Shared, text: &mut String) {
-    let engine = &shared.scripts;
+    let engine = &shared.redis.scripts;
     let vm_eval = engine.lua_memory_bytes.load(Ordering::Relaxed);
     let vm_functions = engine.function_memory_bytes.load(Ordering::Relaxed);
     let scripts_eval = engine.cached_script_bytes.load(Ordering::Relaxed);
@@ -197,7 +197,7 @@ fn bytes_to_human(bytes: u64) -> String {
 /// Saves (SAVE, BGSAVE): whether one runs, the last one's time (the start, before any)
 /// and outcome. Changes since the last save are not counted (0).
 fn persistence(shared: &Shared, text: &mut String) {
-    let state = &shared.save_state;
+    let state = &shared.redis.save_state;
     let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
@@ -214,8 +214,8 @@ fn persistence(shared: &Shared, text: &mut String) {
 }
 
 fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
-    let (expired, evicted) = shared.store_counts_since_reset();
-    let (_, errors) = shared.error_stats.snapshot();
+    let (expired, evicted) = shared.core.store_counts_since_reset();
+    let (_, errors) = shared.redis.error_stats.snapshot();
     field(text, "total_connections_received", totals.total_connections);
     field(text, "total_commands_processed", totals.total_commands);
     field(text, "total_net_input_bytes", totals.bytes_read);
@@ -226,17 +226,17 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "keyspace_hits", totals.get_hits);
     field(text, "keyspace_misses", totals.get_misses);
     use super::pubsub::Kind;
-    field(text, "pubsub_channels", shared.pubsub.len(Kind::Channel));
-    field(text, "pubsub_patterns", shared.pubsub.len(Kind::Pattern));
-    field(text, "pubsubshard_channels", shared.pubsub.len(Kind::Shard));
+    field(text, "pubsub_channels", shared.redis.pubsub.len(Kind::Channel));
+    field(text, "pubsub_patterns", shared.redis.pubsub.len(Kind::Pattern));
+    field(text, "pubsubshard_channels", shared.redis.pubsub.len(Kind::Shard));
     // MIGRATE opens a connection per call and closes it: none is cached.
     field(text, "migrate_cached_sockets", 0);
-    let (keys, items, prefixes) = shared.tracking.totals();
+    let (keys, items, prefixes) = shared.redis.tracking.totals();
     field(text, "tracking_total_keys", keys);
     field(text, "tracking_total_items", items);
     field(text, "tracking_total_prefixes", prefixes);
     field(text, "total_error_replies", errors);
-    let denied_auth = shared.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
+    let denied_auth = shared.redis.failed_logins.total.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "acl_access_denied_auth", denied_auth);
 }
 
@@ -278,7 +278,7 @@ fn cpu(text: &mut String) {
 /// `usec` is estimated from the sampled calls (see `crate::latency`).
 fn commandstats(shared: &Shared, text: &mut String) {
     let specs: Vec<&proto_resp::CommandSpec> = proto_resp::commands::all_commands().collect();
-    for (index, sum) in shared.command_stats_since_reset() {
+    for (index, sum) in shared.core.command_stats_since_reset() {
         let Some(spec) = specs.get(index) else { continue };
         let usec = sum.estimated_usec();
         let per_call = if sum.calls == 0 { 0.0 } else { usec as f64 / sum.calls as f64 };
@@ -292,7 +292,7 @@ fn commandstats(shared: &Shared, text: &mut String) {
 }
 
 fn errorstats(shared: &Shared, text: &mut String) {
-    for (prefix, count) in shared.error_stats.snapshot().0 {
+    for (prefix, count) in shared.redis.error_stats.snapshot().0 {
         let _ = write!(text, "errorstat_{prefix}:count={count}\r\n");
     }
 }
@@ -326,7 +326,7 @@ fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
     let mut cursor = 0;
     let mut walked = 0u64;
     loop {
-        cursor = shared.store.scan_items(cursor, 4096, |item| {
+        cursor = shared.core.store.scan_items(cursor, 4096, |item| {
             walked += 1;
             let Some((db, _)) = keyspace::decode(item.key()) else {
                 return;
@@ -342,7 +342,7 @@ fn count_by_walk(shared: &Shared, counts: &mut [(u64, u64)]) {
             break;
         }
     }
-    let total = shared.store.len() as u64;
+    let total = shared.core.store.len() as u64;
     for (keys, expires) in counts.iter_mut() {
         *keys = (*keys as u128 * total as u128 / walked as u128) as u64;
         *expires = (*expires as u128 * total as u128 / walked as u128) as u64;

@@ -30,7 +30,7 @@ pub(super) fn del(ctx: &mut Ctx<'_>) {
     let (shared, counters) = (ctx.shared, ctx.counters);
     let mut deleted = 0;
     for index in 1..ctx.argc() {
-        let outcome = delete::delete(&shared.store, counters, ctx.key(index), None);
+        let outcome = delete::delete(&shared.core.store, counters, ctx.key(index), None);
         if outcome == DeleteOutcome::Deleted {
             deleted += 1;
             ctx.notify(class::GENERIC, "del", index);
@@ -42,7 +42,7 @@ pub(super) fn del(ctx: &mut Ctx<'_>) {
 /// Counts the arguments that exist; a key named twice counts twice.
 pub(super) fn exists(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let count = (1..ctx.argc()).filter(|&index| reader.peek(ctx.key(index)).is_some()).count();
     ctx.reply().integer(count as i64);
 }
@@ -51,7 +51,7 @@ pub(super) fn exists(ctx: &mut Ctx<'_>) {
 /// to now (OBJECT IDLETIME 0; eviction sees it as used).
 pub(super) fn touch(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let count =
         (1..ctx.argc()).filter(|&index| reader.get_and_stamp(ctx.key(index)).is_some()).count();
     ctx.reply().integer(count as i64);
@@ -59,7 +59,7 @@ pub(super) fn touch(ctx: &mut Ctx<'_>) {
 
 pub(super) fn key_type(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let kind = reader.peek(ctx.key(1)).map(|item| item.value_kind());
     ctx.reply().simple(kind.map_or(b"none", typed::type_name));
 }
@@ -79,7 +79,7 @@ pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
     };
     bump(&counters.cmd_touch, 1);
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| {
+    let result = shared.core.store.modify(key, |current| {
         let Some(item) = current else {
             return (Change::Keep, 0);
         };
@@ -110,7 +110,7 @@ pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
 pub(super) fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
     let shared = ctx.shared;
     let now = ttl::now_ms(shared);
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let item = reader.peek(ctx.key(1));
     let answer = ttl::ttl_reply(item.as_ref(), now, unit, report);
     ctx.reply().integer(answer);
@@ -119,7 +119,7 @@ pub(super) fn ttl(ctx: &mut Ctx<'_>, unit: Unit, report: Report) {
 pub(super) fn persist(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let key = ctx.key(1);
-    let result = shared.store.modify(key, |current| match current {
+    let result = shared.core.store.modify(key, |current| match current {
         Some(item) if item.expiry() != Expiry::Never => {
             (Change::Rewrite { expiry: Expiry::Never, meta: item.meta_state(), cas: None }, 1)
         }
@@ -144,7 +144,7 @@ const WALK_STEP: usize = 1024;
 pub(super) fn for_each_key(shared: &Shared, db: u8, mut f: impl FnMut(&[u8])) {
     let mut cursor = 0;
     loop {
-        cursor = shared.store.scan(cursor, WALK_STEP, |stored| {
+        cursor = shared.core.store.scan(cursor, WALK_STEP, |stored| {
             if let Some((key_db, key)) = keyspace::decode(stored) {
                 if key_db == db {
                     f(key);
@@ -189,7 +189,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) {
     };
     let db = ctx.session.db;
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.shared.store.scan_items(cursor, args.count, |item| {
+    let next = ctx.shared.core.store.scan_items(cursor, args.count, |item| {
         let Some((key_db, key)) = keyspace::decode(item.key()) else {
             return;
         };
@@ -228,7 +228,7 @@ pub(super) fn randomkey(ctx: &mut Ctx<'_>) {
     let mut wraps = 0;
     let chosen = loop {
         let mut page: Vec<Vec<u8>> = Vec::new();
-        cursor = shared.store.scan(cursor, 64, |stored| {
+        cursor = shared.core.store.scan(cursor, 64, |stored| {
             if let Some((key_db, key)) = keyspace::decode(stored) {
                 if key_db == db {
                     page.push(key.to_vec());
@@ -265,7 +265,7 @@ pub(super) fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
     let source = ctx.key(1);
     let no = || if overwrite == Overwrite::Yes { Answer::Ok } else { Answer::Integer(0) };
     let answer = {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         if reader.peek(source).is_none() {
             Some(Answer::Error(error::NO_SUCH_KEY))
         } else if source == target {
@@ -313,7 +313,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
         }
     }
     let (shared, source_db) = (ctx.shared, ctx.session.db);
-    if db != source_db && shared.cluster.get().is_some() {
+    if db != source_db && shared.redis.cluster.get().is_some() {
         return ctx.error("ERR Copying to another database is not allowed in cluster mode");
     }
     if db == source_db && ctx.arg(1) == ctx.arg(2) {
@@ -322,7 +322,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
     let mut target_scratch = Vec::new();
     let target = keyspace::encode(db, ctx.arg(2), &mut target_scratch);
     let source = ctx.key(1);
-    let Some(item) = shared.store.reader().peek(source).map(|item| item.to_owned()) else {
+    let Some(item) = shared.core.store.reader().peek(source).map(|item| item.to_owned()) else {
         return ctx.reply().integer(0);
     };
     note_database(shared, db);
@@ -340,7 +340,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
 /// MOVE key db: the key, with its TTL, into another database; 0 when it is missing here or
 /// present there.
 pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
-    if ctx.shared.cluster.get().is_some() {
+    if ctx.shared.redis.cluster.get().is_some() {
         return ctx.error("ERR MOVE is not allowed in cluster mode");
     }
     let db = match parse_db(ctx.arg(2)) {
@@ -355,7 +355,7 @@ pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
     let target = keyspace::encode(db, ctx.arg(1), &mut target_scratch);
     let source = ctx.key(1);
     let exists = {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         (reader.peek(source).is_some(), reader.peek(target).is_some())
     };
     if exists != (true, false) {
@@ -385,7 +385,7 @@ enum Answer {
 }
 
 fn move_item(shared: &Shared, source: &[u8], target: &[u8], overwrite: Overwrite) -> Answer {
-    let taken = shared.store.modify(source, |current| match current {
+    let taken = shared.core.store.modify(source, |current| match current {
         Some(item) => (Change::Delete, Some(typed::detach(shared, &item))),
         None => (Change::Keep, None),
     });
@@ -427,7 +427,7 @@ mod tests {
             ("UNLINK b c", ":2\r\n"),
             ("EXISTS a b c", ":0\r\n"),
         ]);
-        let totals = h.shared.totals();
+        let totals = h.shared.core.totals();
         assert_eq!((totals.delete_hits, totals.delete_misses), (3, 2));
     }
 

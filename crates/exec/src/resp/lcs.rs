@@ -75,7 +75,7 @@ struct Side {
 fn read_pair(ctx: &mut Ctx<'_>) -> Option<(Side, Side)> {
     let keys = [ctx.key(1).to_vec(), ctx.key(2).to_vec()];
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let items = [reader.get(&keys[0]), reader.get(&keys[1])];
     for item in &items {
         super::count_read(ctx.counters, item.is_some());

@@ -64,7 +64,7 @@ pub(super) fn usage(ctx: &mut Ctx<'_>) {
 /// The bytes charged for `key`'s value: its encoding in the store, or what a value kept
 /// outside the store is charged (with its handle in the store).
 fn key_bytes(shared: &Shared, key: &[u8]) -> Option<usize> {
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let item = reader.peek(key)?;
     let (in_store, handle) = (item.value().len(), item.is_owner().then(|| item.value().to_vec()));
     drop(reader);
@@ -124,8 +124,8 @@ struct Figures {
 
 impl Figures {
     fn now(shared: &Shared) -> Figures {
-        let clients = shared.conn_buffer_bytes.load(Relaxed);
-        let used = shared.store.memory_used_bytes() as u64 + clients;
+        let clients = shared.core.conn_buffer_bytes.load(Relaxed);
+        let used = shared.core.store.memory_used_bytes() as u64 + clients;
         let peak = PEAK_BYTES.fetch_max(used, Relaxed).max(used);
         let counts = info::db_key_counts(shared);
         let dbs: Vec<(usize, u64, u64)> = (0..keyspace::DATABASES as usize)
@@ -137,7 +137,7 @@ impl Figures {
             used,
             peak,
             clients,
-            scripts: shared.scripts.cached_script_bytes.load(Relaxed),
+            scripts: shared.redis.scripts.cached_script_bytes.load(Relaxed),
             rss: info::resident_bytes().unwrap_or(used),
             keys: dbs.iter().map(|(_, keys, _)| keys).sum(),
             dbs,

@@ -119,11 +119,11 @@ pub struct Session {
     pushed: bool,
     /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
     postponed: bool,
-    /// It ran MONITOR (its subscriber is in `Shared::monitors`).
+    /// It ran MONITOR (its subscriber is in `RedisState::monitors`).
     monitoring: bool,
     /// A script's `redis.call` runs (MONITOR shows its commands as from `lua`).
     in_script: bool,
-    /// While it waits in a blocking command (BLPOP ...): its place in `Shared::blocking`
+    /// While it waits in a blocking command (BLPOP ...): its place in `RedisState::blocking`
     /// (boxed: an idle connection pays a pointer for it).
     blocked: Option<Box<blocking::Blocked>>,
     /// Keys this command (or transaction) wrote while clients wait: their waiters are
@@ -165,11 +165,13 @@ impl Session {
             laddr: laddr.to_owned(),
             connected_ms: ttl::now_ms(shared),
             resp: 2,
-            activity: std::sync::Arc::new(clients::Activity::connected_at(shared.clock_secs())),
+            activity: std::sync::Arc::new(clients::Activity::connected_at(
+                shared.core.clock_secs(),
+            )),
             ..ClientInfo::default()
         };
         let activity = std::sync::Arc::clone(&client.activity);
-        let client = shared.clients.register(client);
+        let client = shared.core.clients.register(client);
         let account = auth::starting_account(shared);
         let tracking = tracking::ClientTracking::of(client.lock().id);
         Session {
@@ -214,7 +216,7 @@ impl Session {
     /// At each wake and tick of its loop, for a postponed session: true once the pause is
     /// over (its held input may run).
     pub fn pause_ended(&mut self, shared: &Shared) -> bool {
-        if shared.pause.over(ttl::now_ms(shared)) {
+        if shared.redis.pause.over(ttl::now_ms(shared)) {
             self.postponed = false;
         }
         !self.postponed
@@ -233,10 +235,10 @@ impl Session {
         monitor::stop(shared, self);
         tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
-            subs.leave(&shared.pubsub);
-            shared.pubsub.forget_client(self.client.lock().id);
+            subs.leave(&shared.redis.pubsub);
+            shared.redis.pubsub.forget_client(self.client.lock().id);
         }
-        shared.clients.remove(self.client.lock().id);
+        shared.core.clients.remove(self.client.lock().id);
     }
 }
 
@@ -252,7 +254,7 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.pause.is_set() && postponed(shared, command) {
+    if shared.redis.pause.is_set() && postponed(shared, command) {
         session.postponed = true;
         return Flow::Postpone;
     }
@@ -261,7 +263,7 @@ pub fn execute(
 
 /// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
 fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
-    route(command).is_ok_and(|routed| shared.pause.holds(routed.spec, ttl::now_ms(shared)))
+    route(command).is_ok_and(|routed| shared.redis.pause.holds(routed.spec, ttl::now_ms(shared)))
 }
 
 /// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
@@ -325,7 +327,7 @@ pub(crate) fn execute_routed(
 fn count_error_reply(shared: &Shared, counters: &Counters, out: &[u8], start: usize) {
     if out.get(start) == Some(&b'-') {
         bump(&counters.protocol_errors, 1);
-        shared.error_stats.note(&out[start..]);
+        shared.redis.error_stats.note(&out[start..]);
     }
 }
 
@@ -390,7 +392,10 @@ fn execute_as(
                     Reply::new(out, session.protocol).error(message);
                     Flow::Continue
                 }
-                Ok(()) if exclusive == Exclusive::IfMultiKey && shared.cluster.get().is_some() => {
+                Ok(())
+                    if exclusive == Exclusive::IfMultiKey
+                        && shared.redis.cluster.get().is_some() =>
+                {
                     ran = true;
                     run_in_cluster(shared, counters, session, command, routed, out)
                 }
@@ -459,10 +464,10 @@ fn after_suspended_command(
     // BCAST clients hear the keys the script wrote since it was suspended.
     tracking::broadcast_written(shared, counters, session);
     if !session.ready_keys.is_empty() {
-        let worker = shared.worker_of(counters);
-        shared.gate.enter(worker);
+        let worker = shared.core.worker_of(counters);
+        shared.core.gate.enter(worker);
         blocking::serve_ready(shared, counters, session);
-        shared.gate.leave(worker);
+        shared.core.gate.leave(worker);
     }
     let pushed = mem::take(&mut session.pushed);
     if session.reply_mode != ReplyMode::On {
@@ -537,7 +542,7 @@ fn run(
     let key_scratch = mem::take(&mut session.key_scratch);
     let spec = routed.spec;
     let index = proto_resp::commands::index_of(spec);
-    session.activity.note(command_code(index, routed.route), shared.clock_secs());
+    session.activity.note(command_code(index, routed.route), shared.core.clock_secs());
     // CLIENT NO-TOUCH: this command's reads leave access times alone.
     let no_touch = session.activity.has(clients::flag::NO_TOUCH);
     if no_touch {
@@ -553,21 +558,22 @@ fn run(
         Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive };
     // Keyspace events of collection writes are told from their replies (`keyevents`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
-    let events = (writes && shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+    let events =
+        (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     let reply_at = ctx.out.len();
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         tracking::before_command(&mut ctx);
     }
     // MONITOR shows a command once it ran (SELECT with the database it chose); EVAL and its
     // kin before the commands they run.
-    let monitored = shared.monitors.active();
+    let monitored = shared.redis.monitors.active();
     let shown_first = spec.flags.contains(proto_resp::commands::Flags::SKIP_MONITOR);
     if monitored && shown_first {
         monitor::feed(&ctx, &routed);
     }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
-        let worker = shared.worker_of(counters);
-        shared.gate.exclusive(worker, || {
+        let worker = shared.core.worker_of(counters);
+        shared.core.gate.exclusive(worker, || {
             let flow = dispatch::dispatch(&mut ctx, routed.route);
             if let Some(before) = &events {
                 keyevents::after(&ctx, before, reply_at);
@@ -592,7 +598,7 @@ fn run(
     }
     blocking::note_written(&mut ctx);
     // Client-side caching: one relaxed load when no client tracks.
-    if shared.tracking.any() {
+    if shared.redis.tracking.any() {
         tracking::after_command(&mut ctx, reply_at);
     }
     ctx.session.key_scratch = ctx.key_scratch;
@@ -615,7 +621,7 @@ fn run(
 fn note_queued(shared: &Shared, session: &Session, command: &Command<'_>) {
     if let Ok(routed) = route(command) {
         let index = proto_resp::commands::index_of(routed.spec);
-        session.activity.note(command_code(index, routed.route), shared.clock_secs());
+        session.activity.note(command_code(index, routed.route), shared.core.clock_secs());
     }
 }
 
@@ -712,9 +718,9 @@ impl<'a> Ctx<'a> {
 
     /// [`Ctx::notify_key`] in database `db`.
     fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
-        let events = &self.shared.keyspace_events;
+        let events = &self.shared.redis.keyspace_events;
         if events.wants(class) {
-            let worker = self.shared.worker_of(self.counters);
+            let worker = self.shared.core.worker_of(self.counters);
             events.emit(class, event.as_bytes(), db, key, worker);
         }
     }

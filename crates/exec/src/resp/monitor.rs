@@ -64,7 +64,7 @@ impl Monitors {
 /// MONITOR: this connection starts receiving the lines.
 pub(super) fn monitor(ctx: &mut Ctx<'_>) {
     let subscriber = Arc::clone(&super::pubsub::subscriptions(ctx).subscriber);
-    ctx.shared.monitors.add(&subscriber);
+    ctx.shared.redis.monitors.add(&subscriber);
     ctx.session.monitoring = true;
     ctx.reply().ok();
 }
@@ -76,7 +76,7 @@ pub(super) fn stop(shared: &crate::Shared, session: &mut Session) {
     }
     session.monitoring = false;
     if let Some(subs) = &session.pubsub {
-        shared.monitors.remove(&subs.subscriber);
+        shared.redis.monitors.remove(&subs.subscriber);
     }
 }
 
@@ -104,8 +104,11 @@ pub(super) fn feed(ctx: &Ctx<'_>, routed: &Routed) {
         quote(shown, &mut line);
     }
     line.extend_from_slice(b"\r\n");
-    let worker = ctx.shared.worker_of(ctx.counters);
-    ctx.shared.monitors.send(&line, |owner| ctx.shared.pubsub.wake(owner, owner == worker));
+    let worker = ctx.shared.core.worker_of(ctx.counters);
+    ctx.shared
+        .redis
+        .monitors
+        .send(&line, |owner| ctx.shared.redis.pubsub.wake(owner, owner == worker));
 }
 
 /// Redis's quoting of a MONITOR argument (its `sdscatrepr`).

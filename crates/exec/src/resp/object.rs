@@ -14,7 +14,7 @@ use crate::{keyspace, Shared};
 /// OBJECT ENCODING: null for a missing key.
 pub(super) fn encoding(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
         ValueKind::String => string_encoding(item.value()),
         _ => encoding_name(&item, &super::config_kept::encoding_limits(shared)),
@@ -66,7 +66,7 @@ take some time to adjust.";
 /// OBJECT FREQ: our eviction is not LFU, and Redis refuses FREQ under any other policy.
 pub(super) fn freq(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let found = shared.store.reader().peek(ctx.key(2)).is_some();
+    let found = shared.core.store.reader().peek(ctx.key(2)).is_some();
     if found {
         ctx.error(NO_LFU);
     } else {
@@ -79,7 +79,7 @@ pub(super) fn idletime(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let now_secs = super::ttl::now_ms(shared) / 1000;
     let idle = {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         let item = reader.peek(ctx.key(2));
         item.map(|item| now_secs.saturating_sub(item.accessed_at_secs()))
     };
@@ -92,7 +92,7 @@ pub(super) fn idletime(ctx: &mut Ctx<'_>) {
 /// OBJECT REFCOUNT: values are never shared between keys here.
 pub(super) fn refcount(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let found = shared.store.reader().peek(ctx.key(2)).is_some();
+    let found = shared.core.store.reader().peek(ctx.key(2)).is_some();
     match found {
         true => ctx.reply().integer(1),
         false => ctx.reply().null(),
@@ -109,7 +109,7 @@ pub(super) fn help(ctx: &mut Ctx<'_>) {
 /// dispatcher, so it takes the gate itself); O(keys of every database), where Redis swaps
 /// two pointers.
 pub(super) fn swapdb(ctx: &mut Ctx<'_>) {
-    if ctx.shared.cluster.get().is_some() {
+    if ctx.shared.redis.cluster.get().is_some() {
         return ctx.error("ERR SWAPDB is not allowed in cluster mode");
     }
     let Some(first) = db_index(ctx.arg(1)) else {
@@ -124,8 +124,8 @@ pub(super) fn swapdb(ctx: &mut Ctx<'_>) {
     let (shared, counters) = (ctx.shared, ctx.counters);
     if first != second {
         note_database(shared, first.max(second));
-        let worker = shared.worker_of(counters);
-        shared.gate.exclusive(worker, || swap(shared, first, second));
+        let worker = shared.core.worker_of(counters);
+        shared.core.gate.exclusive(worker, || swap(shared, first, second));
     }
     ctx.reply().ok();
 }
@@ -145,7 +145,7 @@ fn swap(shared: &Shared, first: u8, second: u8) {
     let mut scratch = Vec::new();
     for (db, key) in moved {
         let stored = keyspace::encode(db, &key, &mut scratch);
-        let taken = shared.store.modify(stored, |current| match current {
+        let taken = shared.core.store.modify(stored, |current| match current {
             Some(item) => (Change::Delete, Some(typed::detach(shared, &item))),
             None => (Change::Keep, None),
         });

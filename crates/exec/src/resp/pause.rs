@@ -77,7 +77,7 @@ pub(super) fn pause(ctx: &mut Ctx<'_>) {
     };
     let shared = ctx.shared;
     let now_ms = ttl::now_ms(shared);
-    let pause = &shared.pause;
+    let pause = &shared.redis.pause;
     let end_ms = now_ms.saturating_add(timeout_ms).max(1);
     // A pause in force is only ever lengthened or made stricter, as in Redis.
     let in_force = !pause.over(now_ms);
@@ -90,7 +90,7 @@ pub(super) fn pause(ctx: &mut Ctx<'_>) {
 
 /// CLIENT UNPAUSE.
 pub(super) fn unpause(ctx: &mut Ctx<'_>) {
-    ctx.shared.pause.end_ms.store(0, Relaxed);
+    ctx.shared.redis.pause.end_ms.store(0, Relaxed);
     wake_all(ctx.shared);
     ctx.reply().ok();
 }
@@ -109,7 +109,7 @@ fn wake_at_end(shared: &Shared, after: Duration) {
 }
 
 fn wake_all(shared: &Shared) {
-    for worker in 0..shared.worker_counters().count() {
-        shared.pubsub.wake(worker, false);
+    for worker in 0..shared.core.worker_counters().count() {
+        shared.redis.pubsub.wake(worker, false);
     }
 }

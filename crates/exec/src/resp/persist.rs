@@ -9,12 +9,12 @@ use crate::{snapshot, Shared};
 
 /// Where SAVE and BGSAVE write.
 pub fn snapshot_path(shared: &Shared) -> std::path::PathBuf {
-    shared.settings.dir.join(&shared.settings.dbfilename)
+    shared.core.settings.dir.join(&shared.core.settings.dbfilename)
 }
 
 /// SAVE: the snapshot, written before the reply.
 pub(super) fn save(ctx: &mut Ctx<'_>) {
-    if ctx.shared.save_state.in_progress.load(Ordering::Acquire) {
+    if ctx.shared.redis.save_state.in_progress.load(Ordering::Acquire) {
         return ctx.error("ERR Background save already in progress");
     }
     match save_now(ctx.shared) {
@@ -60,7 +60,7 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
         ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
         return crate::Flow::Continue;
     }
-    ctx.shared.shutdown.store(true, Ordering::Relaxed);
+    ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 
@@ -69,7 +69,7 @@ pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 2 || (ctx.argc() == 2 && !ctx.arg(1).eq_ignore_ascii_case(b"schedule")) {
         return ctx.error(proto_resp::error::SYNTAX);
     }
-    let state = &ctx.shared.save_state;
+    let state = &ctx.shared.redis.save_state;
     if state.in_progress.swap(true, Ordering::AcqRel) {
         return ctx.error("ERR Background save already in progress");
     }
@@ -80,8 +80,8 @@ pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
     };
     let spawned = std::thread::Builder::new().name("spinel-bgsave".into()).spawn(move || {
         let _ = save_now(&shared);
-        shared.save_state.in_progress.store(false, Ordering::Release);
-        shared.save_state.started_secs.store(0, Ordering::Relaxed);
+        shared.redis.save_state.in_progress.store(false, Ordering::Release);
+        shared.redis.save_state.started_secs.store(0, Ordering::Relaxed);
     });
     match spawned {
         Ok(_) => ctx.reply().simple(b"Background saving started"),
@@ -94,7 +94,7 @@ pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
 
 /// LASTSAVE: the Unix time of the last successful save (the start, before any).
 pub(super) fn lastsave(ctx: &mut Ctx<'_>) {
-    let secs = ctx.shared.save_state.last_save_secs.load(Ordering::Relaxed);
+    let secs = ctx.shared.redis.save_state.last_save_secs.load(Ordering::Relaxed);
     ctx.reply().integer(secs as i64);
 }
 
@@ -104,6 +104,6 @@ fn save_now(shared: &Shared) -> Result<(), ()> {
     let path = snapshot_path(shared);
     let result = snapshot::save(shared, &path);
     let now_secs = super::now_unix_ms(shared) / 1000;
-    shared.save_state.finished(result.is_ok(), now_secs);
-    result.map(|_| ()).map_err(|why| *shared.save_state.last_error.lock() = why)
+    shared.redis.save_state.finished(result.is_ok(), now_secs);
+    result.map(|_| ()).map_err(|why| *shared.redis.save_state.last_error.lock() = why)
 }

@@ -2,7 +2,7 @@
 //! of their own).
 //!
 //! Databases share one store. Until some connection SELECTs a database other than 0
-//! (`Shared::nonzero_db_selected`), database 0 is the whole store: DBSIZE is `Store::len`
+//! (`RedisState::nonzero_db_selected`), database 0 is the whole store: DBSIZE is `Store::len`
 //! and FLUSHDB is `Store::flush_all`, both cheap. After that, DBSIZE and FLUSHDB walk every
 //! key of every database (time in proportion to the whole store) to pick out theirs.
 
@@ -161,13 +161,13 @@ pub(super) fn command_help(ctx: &mut Ctx<'_>) {
 
 /// Whether database 0 holds every key of the store.
 fn db0_is_everything(shared: &Shared, db: u8) -> bool {
-    db == 0 && !shared.nonzero_db_selected.load(Ordering::SeqCst)
+    db == 0 && !shared.redis.nonzero_db_selected.load(Ordering::SeqCst)
 }
 
 pub(super) fn dbsize(ctx: &mut Ctx<'_>) {
     let (shared, db) = (ctx.shared, ctx.session.db);
     let count = if db0_is_everything(shared, db) {
-        shared.store.len()
+        shared.core.store.len()
     } else {
         let mut count = 0;
         for_each_key(shared, db, |_| count += 1);
@@ -198,7 +198,7 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
     }
     let (shared, db) = (ctx.shared, ctx.session.db);
     if db0_is_everything(shared, db) {
-        flush::flush_all(shared, ctx.counters, 0, Switch::Ignore);
+        flush::flush_all(&shared.core, ctx.counters, 0, Switch::Ignore);
     } else {
         bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
@@ -212,13 +212,13 @@ fn delete_db(shared: &Shared, db: u8) {
     let mut cursor = 0;
     let mut page: Vec<Vec<u8>> = Vec::new();
     loop {
-        cursor = shared.store.scan(cursor, 1024, |stored| {
+        cursor = shared.core.store.scan(cursor, 1024, |stored| {
             if keyspace::decode(stored).is_some_and(|(key_db, _)| key_db == db) {
                 page.push(stored.to_vec());
             }
         });
         for stored in page.drain(..) {
-            let _ = shared.store.delete(&stored, None);
+            let _ = shared.core.store.delete(&stored, None);
         }
         if cursor == 0 {
             return;
@@ -230,7 +230,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
     if !flush_args_ok(ctx) {
         return;
     }
-    flush::flush_all(ctx.shared, ctx.counters, 0, Switch::Ignore);
+    flush::flush_all(&ctx.shared.core, ctx.counters, 0, Switch::Ignore);
     ctx.reply().ok();
 }
 
@@ -323,7 +323,7 @@ mod tests {
         ]);
         h.clock.advance_ms(1234);
         h.check(&[("TIME", "*2\r\n$10\r\n1700000001\r\n$6\r\n234000\r\n")]);
-        assert_eq!(h.shared.totals().cmd_flush, 4);
+        assert_eq!(h.shared.core.totals().cmd_flush, 4);
     }
 
     /// Goal: databases are separate namespaces for every key command, DBSIZE and FLUSHDB
@@ -345,7 +345,7 @@ mod tests {
             ("RENAME only1 moved", "+OK\r\n"),
         ]);
         assert_eq!(sorted_keys(&mut h), ["k", "moved"]);
-        assert_eq!(h.shared.store.get(b"\x00\x01k").map(|i| i.value), Some(b"one".to_vec()));
+        assert_eq!(h.shared.core.store.get(b"\x00\x01k").map(|i| i.value), Some(b"one".to_vec()));
         h.check(&[
             ("SELECT 0", "+OK\r\n"),
             ("GET k", "$4\r\nzero\r\n"),
@@ -354,7 +354,7 @@ mod tests {
             ("DBSIZE", ":2\r\n"),
         ]);
         assert_eq!(sorted_keys(&mut h), ["\0k", "k"]);
-        let stored = h.shared.store.get(b"\x00\x00\x00k").map(|i| i.value);
+        let stored = h.shared.core.store.get(b"\x00\x00\x00k").map(|i| i.value);
         assert_eq!(stored, Some(b"escaped".to_vec()));
         h.check(&[
             ("FLUSHDB", "+OK\r\n"),

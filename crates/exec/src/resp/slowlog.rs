@@ -67,14 +67,14 @@ struct Event {
 /// Whether the slow log or the latency monitor is on: then every command not flagged fast
 /// is timed (see `crate::latency`).
 pub fn watching(shared: &Shared) -> bool {
-    let log = &shared.slowlog;
+    let log = &shared.redis.slowlog;
     log.slower_than_us.load(Relaxed) >= 0 || log.latency_threshold_ms.load(Relaxed) > 0
 }
 
 /// Whether a command that took `nanos` goes to the slow log or the latency monitor (two
 /// relaxed loads and compares).
 pub fn noteworthy(shared: &Shared, nanos: u64) -> bool {
-    let log = &shared.slowlog;
+    let log = &shared.redis.slowlog;
     let micros = nanos / 1000;
     let slower_than = log.slower_than_us.load(Relaxed);
     let threshold_ms = log.latency_threshold_ms.load(Relaxed);
@@ -94,7 +94,7 @@ pub(super) fn note(
     if !noteworthy(shared, nanos) {
         return;
     }
-    let log = &shared.slowlog;
+    let log = &shared.redis.slowlog;
     let micros = nanos / 1000;
     let slower_than = log.slower_than_us.load(Relaxed);
     // EXEC is not logged itself (`skip_slowlog`): the commands it ran are.
@@ -125,8 +125,8 @@ fn add_entry(shared: &Shared, session: &Session, command: &Command<'_>, micros: 
         (client.addr.clone(), client.name.clone())
     };
     let unix_secs = super::now_unix_ms(shared) / 1000;
-    let max_len = shared.slowlog.max_len.load(Relaxed);
-    let mut guard = shared.slowlog.entries.lock();
+    let max_len = shared.redis.slowlog.max_len.load(Relaxed);
+    let mut guard = shared.redis.slowlog.entries.lock();
     let (next_id, entries) = &mut *guard;
     entries.push_front(Entry { id: *next_id, unix_secs, micros, args, addr, name });
     *next_id += 1;
@@ -175,7 +175,7 @@ pub(super) fn get(ctx: &mut Ctx<'_>) {
         _ => return ctx.error(error::SYNTAX),
     };
     let entries: Vec<Entry> =
-        ctx.shared.slowlog.entries.lock().1.iter().take(count).cloned().collect();
+        ctx.shared.redis.slowlog.entries.lock().1.iter().take(count).cloned().collect();
     let mut reply = ctx.reply();
     reply.array(entries.len());
     for entry in &entries {
@@ -192,13 +192,13 @@ pub(super) fn get(ctx: &mut Ctx<'_>) {
 
 /// SLOWLOG LEN.
 pub(super) fn len(ctx: &mut Ctx<'_>) {
-    let len = ctx.shared.slowlog.entries.lock().1.len();
+    let len = ctx.shared.redis.slowlog.entries.lock().1.len();
     ctx.reply().integer(len as i64);
 }
 
 /// SLOWLOG RESET.
 pub(super) fn reset(ctx: &mut Ctx<'_>) {
-    ctx.shared.slowlog.entries.lock().1.clear();
+    ctx.shared.redis.slowlog.entries.lock().1.clear();
     ctx.reply().ok();
 }
 
@@ -206,6 +206,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) {
 pub(super) fn latest(ctx: &mut Ctx<'_>) {
     let rows: Vec<(&'static str, (u64, u64), u64)> = ctx
         .shared
+        .redis
         .slowlog
         .events
         .lock()
@@ -228,6 +229,7 @@ pub(super) fn history(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2).to_ascii_lowercase();
     let samples: Vec<(u64, u64)> = ctx
         .shared
+        .redis
         .slowlog
         .events
         .lock()
@@ -247,7 +249,7 @@ pub(super) fn history(ctx: &mut Ctx<'_>) {
 /// LATENCY RESET [event ...]: how many events were reset.
 pub(super) fn latency_reset(ctx: &mut Ctx<'_>) {
     let names: Vec<Vec<u8>> = (2..ctx.argc()).map(|at| ctx.arg(at).to_ascii_lowercase()).collect();
-    let mut events = ctx.shared.slowlog.events.lock();
+    let mut events = ctx.shared.redis.slowlog.events.lock();
     let before = events.len();
     events.retain(|e| !names.is_empty() && !names.iter().any(|n| n == e.name.as_bytes()));
     let reset = before - events.len();

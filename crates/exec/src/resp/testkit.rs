@@ -30,7 +30,7 @@ impl Harness {
         };
         let store = Store::new(config).expect("test store config is valid");
         let shared = Shared::new(store, Settings::default(), 1);
-        let counters = shared.counters(0);
+        let counters = shared.core.counters(0);
         Harness { shared, clock, counters, session: Session::default(), last_flow: Flow::Continue }
     }
 

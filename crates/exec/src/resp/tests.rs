@@ -12,7 +12,7 @@ fn unknown_command_and_arity() {
         ("get a b", "-ERR wrong number of arguments for 'get' command\r\n"),
         ("SET k", "-ERR wrong number of arguments for 'set' command\r\n"),
     ]);
-    let totals = h.shared.totals();
+    let totals = h.shared.core.totals();
     assert_eq!((totals.total_commands, totals.protocol_errors), (4, 4));
 }
 
@@ -32,5 +32,5 @@ fn key_too_long() {
 fn empty_command_is_silent() {
     let mut h = Harness::new();
     assert_eq!(h.run_raw(b"*0\r\n"), b"");
-    assert_eq!(h.shared.totals().total_commands, 0);
+    assert_eq!(h.shared.core.totals().total_commands, 0);
 }

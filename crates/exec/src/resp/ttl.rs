@@ -11,7 +11,7 @@ use crate::Shared;
 
 /// The store's clock.
 pub(super) fn now_ms(shared: &Shared) -> u64 {
-    shared.store.config().clock.now_ms()
+    shared.core.store.config().clock.now_ms()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

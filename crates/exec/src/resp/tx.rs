@@ -180,7 +180,8 @@ fn watch(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     for index in 1..ctx.argc() {
         let key = ctx.key(index).to_vec();
-        let cas = shared.store.reader().peek(&key).map(|item| typed::watch_stamp(shared, &item));
+        let cas =
+            shared.core.store.reader().peek(&key).map(|item| typed::watch_stamp(shared, &item));
         ctx.session.watched.push(Watched { key, cas });
     }
     ctx.reply().ok();
@@ -196,8 +197,8 @@ fn exec(ctx: &mut Ctx<'_>) {
         return ctx.error(EXECABORT);
     }
     let (shared, counters) = (ctx.shared, ctx.counters);
-    let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || {
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.exclusive(worker, || {
         if !unchanged(ctx, &watched) {
             return ctx.reply().null_array();
         }
@@ -210,7 +211,7 @@ fn exec(ctx: &mut Ctx<'_>) {
 
 /// Whether every watched key still has the CAS unique it had when watched.
 fn unchanged(ctx: &Ctx<'_>, watched: &[Watched]) -> bool {
-    let reader = ctx.shared.store.reader();
+    let reader = ctx.shared.core.store.reader();
     let stamp = |item: store::Item<'_>| typed::watch_stamp(ctx.shared, &item);
     watched.iter().all(|w| reader.peek(&w.key).map(stamp) == w.cas)
 }

@@ -77,14 +77,14 @@ pub(super) fn modify<R>(
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
     let mut owning = Owning::new(ctx.shared);
-    let result = ctx.shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+    let result = ctx.shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         let expiry = current.map_or(Expiry::Never, |item| item.expiry());
         match current {
             Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
             Some(item) if item.is_owner() => {
                 let owned = owning.touch(&item);
-                let size_max = owned_size_max(&ctx.shared.store);
+                let size_max = owned_size_max(&ctx.shared.core.store);
                 edit_owned(&owned, kind, size_max, &mut f)
             }
             current => {
@@ -121,7 +121,7 @@ impl<'s> Owning<'s> {
 
     /// The most a value kept outside the store may hold ([`owned_size_max`]).
     pub(super) fn size_max(&self) -> usize {
-        owned_size_max(&self.shared.store)
+        owned_size_max(&self.shared.core.store)
     }
 
     /// Forgets an earlier run's entry, which was not stored.
@@ -151,7 +151,7 @@ impl<'s> Owning<'s> {
         if !ownable(kind, &value) {
             return Ok(Change::WriteKind { value, kind, expiry });
         }
-        let size_max = owned_size_max(&self.shared.store);
+        let size_max = owned_size_max(&self.shared.core.store);
         if value.len() > size_max {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
             return Err(Failure::Store(too_large));
@@ -166,7 +166,7 @@ impl<'s> Owning<'s> {
         self,
         result: Result<Result<R, Failure>, StoreError>,
     ) -> Result<R, Failure> {
-        let (registry, store) = (&self.shared.owned, &self.shared.store);
+        let (registry, store) = (&self.shared.owned, &self.shared.core.store);
         match result {
             Ok(out) => {
                 let created = self.created.and_then(|handle| registry.get(&handle));
@@ -252,10 +252,10 @@ pub(super) fn with_owned<R>(
     if shared.owned.is_empty() {
         return None; // no key is an owner: spare the lookup
     }
-    let size_max = owned_size_max(&shared.store);
+    let size_max = owned_size_max(&shared.core.store);
     for _ in 0..3 {
         let owned = {
-            let reader = shared.store.reader();
+            let reader = shared.core.store.reader();
             let item = reader.get(key)?;
             if item.value_kind() != kind || !item.is_owner() {
                 return None;
@@ -275,7 +275,7 @@ pub(super) fn with_owned<R>(
         }
         drop(state);
         if changed {
-            owned::settle(&shared.store, &shared.owned, &owned);
+            owned::settle(&shared.core.store, &shared.owned, &owned);
         }
         return Some(out);
     }
@@ -325,7 +325,7 @@ pub(super) fn put_copy(
     how: Copying,
 ) -> Result<(), StoreError> {
     debug_assert!(matches!(mode, Mode::Set | Mode::Add));
-    let store = &shared.store;
+    let store = &shared.core.store;
     if item.kind == ValueKind::String {
         let (value, options) = (&item.value, super::redis_options());
         return store.store_with(key, value, item.flags, item.expiry, mode, options).map(|_| ());
@@ -440,7 +440,7 @@ pub(crate) fn restore(
 ) -> Result<(), StoreError> {
     let mut owning = Owning::new(shared);
     let mut encoding = Some(encoding);
-    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |_| {
+    let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |_| {
         owning.start_run();
         let value = encoding.clone().unwrap_or_default();
         match owning.write(kind, value, expiry) {

@@ -70,7 +70,7 @@ fn write_items(shared: &Shared, out: BufWriter<File>) -> std::io::Result<(BufWri
     let mut failed = None;
     let mut cursor = 0;
     loop {
-        cursor = shared.store.scan_items(cursor, 512, |item| {
+        cursor = shared.core.store.scan_items(cursor, 512, |item| {
             if failed.is_some() {
                 return;
             }
@@ -118,7 +118,7 @@ pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcom
     let (_, records) = format::read_all(input)?;
     check_records(&records)?;
     let now_ms = crate::resp::now_unix_ms(shared);
-    shared.store.reserve_index(records.len());
+    shared.core.store.reserve_index(records.len());
     let (mut items, mut skipped, mut cas_max) = (0, 0, 0);
     // Items never read go in first: if they do not all fit (restored items carry their CAS,
     // 8 bytes more than the store's own), eviction takes those, not the ones in use.
@@ -133,7 +133,7 @@ pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcom
         let record = record.expect("each position once");
         if at % 256 == 0 {
             // What the workers' ticks do while serving: growing index tables move on.
-            shared.store.grow_index();
+            shared.core.store.grow_index();
         }
         let expiry = match record.expiry_ms {
             0 => Expiry::Never,
@@ -146,7 +146,7 @@ pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcom
         cas_max = cas_max.max(record.cas);
         if crate::keyspace::decode(&record.key).is_some_and(|(db, _)| db != 0) {
             // Keys of other databases: database 0 is no longer the whole store (DBSIZE).
-            shared.nonzero_db_selected.store(true, Ordering::SeqCst);
+            shared.redis.nonzero_db_selected.store(true, Ordering::SeqCst);
         }
         if restore_record(shared, record, expiry) {
             items += 1;
@@ -154,7 +154,7 @@ pub fn restore_from(shared: &Shared, input: impl std::io::Read) -> Result<Outcom
             skipped += 1;
         }
     }
-    shared.store.raise_cas_floor(cas_max);
+    shared.core.store.raise_cas_floor(cas_max);
     Ok(Outcome { items, bytes: 0, millis: started.elapsed().as_millis() as u64, skipped })
 }
 
@@ -220,7 +220,7 @@ fn restore_record(shared: &Shared, record: format::Record, expiry: Expiry) -> bo
         size_max: Some(crate::resp::PROTO_MAX_BULK_LEN),
         ..StoreOptions::default()
     };
-    let stored = shared.store.store_with(
+    let stored = shared.core.store.store_with(
         &record.key,
         &record.value,
         record.flags,

@@ -172,7 +172,7 @@ impl Text<'_> {
     #[cold]
     fn start_watching(&mut self, kinds: u32, out: &mut Vec<u8>) -> bool {
         let shared = self.ctx.shared;
-        match shared.watchers.add(kinds) {
+        match shared.memcache.watchers.add(kinds) {
             Ok(id) => {
                 self.conn.watcher = Some(id);
                 self.conn.session.note_activity(shared, ConnState::Watch);

@@ -23,16 +23,17 @@ pub(in crate::memcache) fn execute(
     let key = session.meta_key(request.key, flags.base64_key);
     let echo = Echo { command: MetaCommand::Delete, flags: &request.flags, key: request.key };
     if !flags.invalidate && !flags.remove_value {
-        let status = match delete::delete(&ctx.shared.store, ctx.counters, key, flags.compare_cas) {
-            DeleteOutcome::Deleted => MetaStatus::Hd,
-            DeleteOutcome::NotFound => MetaStatus::Nf,
-            DeleteOutcome::Exists => MetaStatus::Ex,
-        };
+        let status =
+            match delete::delete(&ctx.shared.core.store, ctx.counters, key, flags.compare_cas) {
+                DeleteOutcome::Deleted => MetaStatus::Hd,
+                DeleteOutcome::NotFound => MetaStatus::Nf,
+                DeleteOutcome::Exists => MetaStatus::Ex,
+            };
         return echo.status(ctx.out, status);
     }
     // `I` and `x` keep an item (stale, or emptied): not a delete, so done here.
     let new_ttl = flags.update_ttl_secs.map(|ttl| expiry(ttl, ctx.now_ms()));
-    let result = ctx.shared.store.modify(key, |current| match current {
+    let result = ctx.shared.core.store.modify(key, |current| match current {
         None => (Change::Keep, MetaStatus::Nf),
         Some(item) if flags.compare_cas.is_some_and(|cas| cas != item.cas()) => {
             (Change::Keep, MetaStatus::Ex)

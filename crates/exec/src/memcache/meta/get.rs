@@ -58,7 +58,7 @@ enum Read {
 /// Answers from a reader, without a write.
 fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
     let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let found = if request.flags.no_bump { gets.peek(key) } else { gets.get(key) };
     let Some(item) = found else {
         echo(request).status(ctx.out, MetaStatus::En);
@@ -86,7 +86,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
     let new_expiry = flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let recache_at = flags.recache_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let shared = ctx.shared;
-    let result = modify_composing(&shared.store, key, ctx.out, |current, out| {
+    let result = modify_composing(&shared.core.store, key, ctx.out, |current, out| {
         let Some(item) = current else {
             return vivify(flags.vivify_ttl_secs, flags.new_cas, now_ms);
         };
@@ -110,7 +110,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
         Ok((_, Outcome::Hit)) => {
             if !flags.no_bump {
                 // The locked read does not count as an access; count it now.
-                shared.store.reader().get(key);
+                shared.core.store.reader().get(key);
             }
             count(ctx, request, true);
         }
@@ -161,7 +161,7 @@ fn compose_hit(
     // A reply echoing no flag reads nothing from the item info: skip decoding it.
     let info = if flags.echoes_any() {
         ItemInfo {
-            cas: Some(visible_cas(shared, item.cas())),
+            cas: Some(visible_cas(&shared.core, item.cas())),
             client_flags: Some(item.flags()),
             hit_before: Some(hit.hit_before),
             last_access_secs: Some(last_access_secs(item, hit.now_ms)),
@@ -324,6 +324,6 @@ mod tests {
         h.check("mg a2V4 b k\r\n", "EN ka2V4 b\r\n");
         // A decoded key that starts with NUL still lands in database 0's namespace.
         h.check("mg AGs= b N0\r\n", "HD W\r\n");
-        assert!(h.shared.store.reader().peek(b"\0\0\0k").is_some());
+        assert!(h.shared.core.store.reader().peek(b"\0\0\0k").is_some());
     }
 }

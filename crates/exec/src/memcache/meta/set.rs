@@ -52,10 +52,10 @@ pub(in crate::memcache) fn execute(
             OnRefusal::DropOld
         },
     };
-    let outcome = storage::store(&ctx.shared.store, &write);
+    let outcome = storage::store(&ctx.shared.core.store, &write);
     storage::count(ctx.counters, mode, &outcome);
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.shared.store.config().item_size_max;
+    let item_size_max = ctx.shared.core.store.config().item_size_max;
     let outcome = storage::memcached_outcome(outcome, mode, chunk_len, item_size_max);
     let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
     let (status, cas, value_len) = match outcome {

@@ -21,9 +21,9 @@ pub(crate) fn setuser(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR Usernames can't contain spaces or null characters");
     }
     let rules: Vec<&[u8]> = (3..ctx.argc()).map(|at| ctx.arg(at)).collect();
-    match ctx.shared.users.set_user(name, &rules) {
+    match ctx.shared.redis.users.set_user(name, &rules) {
         Ok(()) => {
-            if let Some(account) = ctx.shared.users.get(name) {
+            if let Some(account) = ctx.shared.redis.users.get(name) {
                 crate::resp::pubsub::drop_revoked(ctx.shared, &account);
             }
             ctx.reply().ok()
@@ -37,7 +37,7 @@ pub(crate) fn setuser(ctx: &mut Ctx<'_>) {
 
 /// ACL GETUSER name: a map of flags, passwords, commands, keys, channels, selectors.
 pub(crate) fn getuser(ctx: &mut Ctx<'_>) {
-    let Some(account) = ctx.shared.users.get(ctx.arg(2)) else {
+    let Some(account) = ctx.shared.redis.users.get(ctx.arg(2)) else {
         return ctx.reply().null();
     };
     let user = account.user.read().clone();
@@ -67,8 +67,9 @@ pub(crate) fn deluser(ctx: &mut Ctx<'_>) {
     if names.contains(&DEFAULT_USER) {
         return ctx.error("ERR The 'default' user cannot be removed");
     }
-    let accounts: Vec<_> = names.iter().filter_map(|name| ctx.shared.users.get(name)).collect();
-    let deleted = ctx.shared.users.delete(&names);
+    let accounts: Vec<_> =
+        names.iter().filter_map(|name| ctx.shared.redis.users.get(name)).collect();
+    let deleted = ctx.shared.redis.users.delete(&names);
     for account in &accounts {
         crate::resp::pubsub::drop_revoked(ctx.shared, account);
     }
@@ -77,7 +78,7 @@ pub(crate) fn deluser(ctx: &mut Ctx<'_>) {
 
 /// ACL LIST: every user as its rules.
 pub(crate) fn list(ctx: &mut Ctx<'_>) {
-    let lines = acl_lines(&ctx.shared.users);
+    let lines = acl_lines(&ctx.shared.redis.users);
     let mut reply = ctx.reply();
     reply.array(lines.len());
     lines.iter().for_each(|line| reply.bulk(line.as_bytes()));
@@ -85,7 +86,7 @@ pub(crate) fn list(ctx: &mut Ctx<'_>) {
 
 /// ACL USERS: every user's name.
 pub(crate) fn users(ctx: &mut Ctx<'_>) {
-    let accounts = ctx.shared.users.all();
+    let accounts = ctx.shared.redis.users.all();
     let mut reply = ctx.reply();
     reply.array(accounts.len());
     accounts.iter().for_each(|account| reply.bulk(&account.name));
@@ -159,7 +160,7 @@ pub(crate) fn genpass(ctx: &mut Ctx<'_>) {
 /// ACL DRYRUN user command [arg...]: whether the user could run it, without running it.
 pub(crate) fn dryrun(ctx: &mut Ctx<'_>) {
     let name = ctx.arg(2);
-    let Some(account) = ctx.shared.users.get(name) else {
+    let Some(account) = ctx.shared.redis.users.get(name) else {
         let name = String::from_utf8_lossy(name).into_owned();
         return ctx.error(format!("ERR User '{name}' not found"));
     };
@@ -186,11 +187,11 @@ pub(crate) fn dryrun(ctx: &mut Ctx<'_>) {
 
 /// ACL LOAD: the ACL file's users replace every user, or nothing changes.
 pub(crate) fn load(ctx: &mut Ctx<'_>) {
-    let Some(path) = ctx.shared.aclfile.clone() else { return ctx.error(NO_ACL_FILE) };
+    let Some(path) = ctx.shared.redis.aclfile.clone() else { return ctx.error(NO_ACL_FILE) };
     match read_acl_file(&path) {
         Ok(users) => {
-            let before = ctx.shared.users.all();
-            ctx.shared.users.replace_all(users);
+            let before = ctx.shared.redis.users.all();
+            ctx.shared.redis.users.replace_all(users);
             for account in &before {
                 crate::resp::pubsub::drop_revoked(ctx.shared, account);
             }
@@ -205,8 +206,8 @@ pub(crate) fn load(ctx: &mut Ctx<'_>) {
 
 /// ACL SAVE: every user to the ACL file (written beside it, then renamed over it).
 pub(crate) fn save(ctx: &mut Ctx<'_>) {
-    let Some(path) = ctx.shared.aclfile.clone() else { return ctx.error(NO_ACL_FILE) };
-    let mut text = acl_lines(&ctx.shared.users).join("\n");
+    let Some(path) = ctx.shared.redis.aclfile.clone() else { return ctx.error(NO_ACL_FILE) };
+    let mut text = acl_lines(&ctx.shared.redis.users).join("\n");
     text.push('\n');
     let temp = path.with_extension("tmp");
     match std::fs::write(&temp, text).and_then(|()| std::fs::rename(&temp, &path)) {
@@ -265,7 +266,7 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) {
     if ctx.argc() == 3 {
         let arg = ctx.arg(2);
         if arg.eq_ignore_ascii_case(b"reset") {
-            ctx.shared.acl_log.reset();
+            ctx.shared.redis.acl_log.reset();
             return ctx.reply().ok();
         }
         match std::str::from_utf8(arg).ok().and_then(|t| t.parse::<i64>().ok()) {
@@ -274,7 +275,7 @@ pub(crate) fn log(ctx: &mut Ctx<'_>) {
         }
     }
     let now_ms = crate::resp::now_unix_ms(ctx.shared);
-    let entries = ctx.shared.acl_log.newest(count, now_ms);
+    let entries = ctx.shared.redis.acl_log.newest(count, now_ms);
     let mut reply = ctx.reply();
     reply.array(entries.len());
     for entry in entries {

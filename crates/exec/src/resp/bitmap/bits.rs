@@ -318,7 +318,7 @@ fn store_result(ctx: &mut Ctx<'_>, value: Vec<u8>) -> Result<(), Failure> {
     let shared = ctx.shared;
     // The closure may run again (after waiting for memory), so each run builds its own.
     let key = ctx.key(2);
-    let written = shared.store.modify_within(key, PROTO_MAX_BULK_LEN, |_| {
+    let written = shared.core.store.modify_within(key, PROTO_MAX_BULK_LEN, |_| {
         let change = match value.is_empty() {
             true => Change::Delete,
             false => Change::Write { value: value.clone(), flags: 0, expiry: Expiry::Never },

@@ -83,7 +83,7 @@ fn read_string_uncounted<R>(
     f: impl FnOnce(Option<&[u8]>) -> R,
 ) -> Result<R, Failure> {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let item = reader.get(ctx.key(key_index));
     match item {
         Some(item) if item.value_kind() != ValueKind::String => Err(Failure::WrongType),
@@ -107,15 +107,16 @@ fn modify_string<R>(
 ) -> Result<R, Failure> {
     let shared = ctx.shared;
     let key = ctx.key(key_index);
-    let result = shared.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| match current {
-        Some(item) if item.value_kind() != ValueKind::String => {
-            (Change::Keep, Err(Failure::WrongType))
-        }
-        current => match f(current.as_ref().map(Item::value)) {
-            (Update::Keep, out) => (Change::Keep, Ok(out)),
-            (Update::Write(value), out) => (rewrite(current.as_ref(), value), Ok(out)),
-        },
-    });
+    let result =
+        shared.core.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| match current {
+            Some(item) if item.value_kind() != ValueKind::String => {
+                (Change::Keep, Err(Failure::WrongType))
+            }
+            current => match f(current.as_ref().map(Item::value)) {
+                (Update::Keep, out) => (Change::Keep, Ok(out)),
+                (Update::Write(value), out) => (rewrite(current.as_ref(), value), Ok(out)),
+            },
+        });
     match result {
         Ok((_, out)) => out,
         Err(e) => Err(Failure::Store(e)),
@@ -126,7 +127,7 @@ fn modify_string<R>(
 /// memory limit (the most the store writes), less the key. Checked before a value is grown,
 /// since a bit offset may ask for half a gigabyte.
 fn value_room(ctx: &mut Ctx<'_>, key_index: usize) -> u64 {
-    let max = PROTO_MAX_BULK_LEN.min(ctx.shared.store.memory_limit() / 2);
+    let max = PROTO_MAX_BULK_LEN.min(ctx.shared.core.store.memory_limit() / 2);
     max.saturating_sub(ctx.key(key_index).len()) as u64
 }
 

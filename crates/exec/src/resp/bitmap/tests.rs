@@ -9,6 +9,7 @@ use super::super::testkit::Harness;
 /// A key holding a collection, written straight into the store.
 fn put_hash(h: &Harness, key: &[u8]) {
     h.shared
+        .core
         .store
         .modify(key, |_| {
             let change = Change::WriteKind {
@@ -110,11 +111,11 @@ fn resp3_nulls() {
 fn hll_cache_in_header() {
     let mut h = Harness::new();
     h.check(&[("PFADD p a b c", ":1\r\n")]);
-    let raw = h.shared.store.get(b"p").unwrap().value;
+    let raw = h.shared.core.store.get(b"p").unwrap().value;
     assert_eq!(&raw[..4], b"HYLL");
     assert_eq!(raw[15] & 0x80, 0x80, "invalid cache after PFADD");
     h.check(&[("PFCOUNT p", ":3\r\n")]);
-    let raw = h.shared.store.get(b"p").unwrap().value;
+    let raw = h.shared.core.store.get(b"p").unwrap().value;
     assert_eq!(&raw[8..16], &3u64.to_le_bytes());
     h.check(&[("PFADD p a", ":0\r\n"), ("PFCOUNT p", ":3\r\n")]);
 }

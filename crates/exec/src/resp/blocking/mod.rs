@@ -167,8 +167,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BlockingId) -> Flow {
         }
     }
     let (shared, counters) = (ctx.shared, ctx.counters);
-    let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || {
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.exclusive(worker, || {
         if attempt_all(ctx, &request) != Popped::Empty {
             return Flow::Continue;
         }
@@ -262,7 +262,7 @@ fn attempt_all(ctx: &mut Ctx<'_>, request: &Request) -> Popped {
             Popped::Empty => continue,
             Popped::Served if request.kind.moves() => {
                 // The destination got an element: its own waiters may go.
-                if ctx.shared.blocking.any() {
+                if ctx.shared.redis.blocking.any() {
                     let destination = ctx.key(2).to_vec();
                     ctx.session.ready_keys.push(destination);
                 }
@@ -306,7 +306,7 @@ fn register(ctx: &mut Ctx<'_>, request: &Request, worker: usize) {
         keys,
         request.timeout.is_some(),
     );
-    let ticket = ctx.shared.blocking.register(waiter);
+    let ticket = ctx.shared.redis.blocking.register(waiter);
     let deadline = request.timeout.map(|timeout| Instant::now() + timeout);
     ctx.session.blocked = Some(Box::new(Blocked { ticket, kind: request.kind, deadline }));
     ctx.session.activity.set(super::clients::flag::BLOCKED, true);
@@ -321,7 +321,7 @@ fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
         ctx.reply().integer(0);
         return Flow::Continue;
     }
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     register(ctx, &request, worker);
     Flow::Block
 }
@@ -353,10 +353,10 @@ pub(super) fn client_unblock(ctx: &mut Ctx<'_>) {
         out
     };
     let shared = ctx.shared;
-    let unblocked = u64::try_from(id).ok().and_then(|id| shared.blocking.unblock(id, reply));
+    let unblocked = u64::try_from(id).ok().and_then(|id| shared.redis.blocking.unblock(id, reply));
     if let Some(worker) = unblocked {
-        let own = shared.worker_of(ctx.counters);
-        shared.pubsub.wake(worker, worker == own);
+        let own = shared.core.worker_of(ctx.counters);
+        shared.redis.pubsub.wake(worker, worker == own);
     }
     ctx.reply().integer(i64::from(unblocked.is_some()));
 }
@@ -368,14 +368,14 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
     if !spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::BLOCKING) {
         return;
     }
-    if !ctx.shared.blocking.any() {
+    if !ctx.shared.redis.blocking.any() {
         return;
     }
     let argc = ctx.argc() as i32;
     match spec.run {
         proto_resp::commands::Run::Command(CommandId::Swapdb) => {
             let (Some(a), Some(b)) = (db_arg(ctx, 1), db_arg(ctx, 2)) else { return };
-            let keys = ctx.shared.blocking.keys_in(a, b);
+            let keys = ctx.shared.redis.blocking.keys_in(a, b);
             ctx.session.ready_keys.extend(keys);
             return;
         }
@@ -409,7 +409,7 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
     while index <= last && index < argc {
         let shared = ctx.shared;
         let key = ctx.key(index as usize);
-        if shared.blocking.may_wait_on(key) {
+        if shared.redis.blocking.may_wait_on(key) {
             let key = key.to_vec();
             ctx.session.ready_keys.push(key);
         }
@@ -421,7 +421,7 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
 fn note_in(ctx: &mut Ctx<'_>, db: u8, index: usize) {
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(db, ctx.arg(index), &mut scratch);
-    if ctx.shared.blocking.may_wait_on(key) {
+    if ctx.shared.redis.blocking.may_wait_on(key) {
         let key = key.to_vec();
         ctx.session.ready_keys.push(key);
     }
@@ -435,18 +435,18 @@ fn db_arg(ctx: &Ctx<'_>, index: usize) -> Option<u8> {
 /// arrival order, each in its own protocol (see the module docs).
 pub(super) fn serve_ready(shared: &Shared, counters: &Counters, session: &mut Session) {
     let mut ready = std::mem::take(&mut session.ready_keys);
-    if !shared.blocking.any() {
+    if !shared.redis.blocking.any() {
         return;
     }
     // Each key once, in the order the writes made them ready (as Redis's ready list).
     let mut seen = std::collections::HashSet::new();
     ready.retain(|key| seen.insert(key.clone()));
-    let worker = shared.worker_of(counters);
-    shared.gate.exclusive(worker, || {
-        shared.blocking.serve(
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.exclusive(worker, || {
+        shared.redis.blocking.serve(
             ready,
             |waiter, index| serve_one(shared, counters, waiter, index),
-            |owner| shared.pubsub.wake(owner, owner == worker),
+            |owner| shared.redis.pubsub.wake(owner, owner == worker),
         );
     });
 }
@@ -471,7 +471,7 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         key_scratch: Vec::new(),
         exclusive: super::Exclusive::Held,
     };
-    let events = (shared.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+    let events = (shared.redis.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
     match attempt(&mut ctx, waiter.kind, index) {
         Popped::Served => {
             if let Some(before) = &events {
@@ -480,10 +480,10 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
             }
             let pushed = waiter.kind.moves().then(|| ctx.key(2).to_vec());
             let source = ctx.key(index).to_vec();
-            if shared.tracking.any() {
+            if shared.redis.tracking.any() {
                 let keys = [Some(source.as_slice()), pushed.as_deref()];
                 let keys: Vec<&[u8]> = keys.into_iter().flatten().collect();
-                let worker = shared.worker_of(counters);
+                let worker = shared.core.worker_of(counters);
                 out.extend(super::tracking::served(shared, &keys, waiter.client_id, worker));
             }
             Attempt::Served { reply: out, pushed }
@@ -509,10 +509,10 @@ impl Session {
     /// no longer blocked (its pipelined input may run).
     pub fn poll_blocked(&mut self, shared: &Shared, out: &mut Vec<u8>) -> bool {
         let Some(blocked) = &self.blocked else { return false };
-        let reply = match shared.blocking.take(blocked.ticket) {
+        let reply = match shared.redis.blocking.take(blocked.ticket) {
             Some(reply) => reply,
             None if blocked.deadline.is_some_and(|d| Instant::now() >= d) => {
-                match shared.blocking.cancel(blocked.ticket) {
+                match shared.redis.blocking.cancel(blocked.ticket) {
                     Some(reply) => reply,
                     None => {
                         let mut timed_out = Vec::new();
@@ -532,7 +532,7 @@ impl Session {
     /// Leaves the table (the connection closed while blocked).
     pub(super) fn leave_blocking(&mut self, shared: &Shared) {
         if let Some(blocked) = self.blocked.take() {
-            shared.blocking.cancel(blocked.ticket);
+            shared.redis.blocking.cancel(blocked.ticket);
         }
     }
 }
@@ -618,9 +618,9 @@ mod tests {
         assert_eq!(h.run("ZADD zs 2.5 m"), ":1\r\n");
         assert_eq!(poll(&h, &mut z).as_deref(), Some("*3\r\n$2\r\nzs\r\n$1\r\nm\r\n,2.5\r\n"));
         assert!(!a.is_blocked() && !z.is_blocked());
-        assert!(!h.shared.blocking.any());
-        assert_eq!(h.shared.blocking.blocked_clients(), 0);
-        assert_eq!(h.shared.blocking.blocking_keys(), 0);
+        assert!(!h.shared.redis.blocking.any());
+        assert_eq!(h.shared.redis.blocking.blocked_clients(), 0);
+        assert_eq!(h.shared.redis.blocking.blocking_keys(), 0);
     }
 
     /// Goal: a timeout answers the null array and leaves nothing behind; a disconnect
@@ -635,9 +635,9 @@ mod tests {
         assert_eq!(poll(&h, &mut a).as_deref(), Some("*-1\r\n"));
         let mut gone = Session::default();
         assert_eq!(run_as(&mut h, &mut gone, "BLPOP src 0").1, Flow::Block);
-        assert_eq!(h.shared.blocking.blocked_clients(), 1);
+        assert_eq!(h.shared.redis.blocking.blocked_clients(), 1);
         gone.disconnect(&h.shared);
-        assert_eq!(h.shared.blocking.blocked_clients(), 0);
+        assert_eq!(h.shared.redis.blocking.blocked_clients(), 0);
         assert_eq!(h.run("RPUSH src e"), ":1\r\n");
         assert_eq!(h.run("LLEN src"), ":1\r\n", "nobody popped for the gone client");
     }
@@ -680,7 +680,7 @@ mod tests {
         assert_eq!(run_as(&mut h, &mut two, "BRPOP s 0").1, Flow::Block);
         h.check(&[("RPUSH s z", ":1\r\n"), ("SWAPDB 0 2", "+OK\r\n")]);
         assert_eq!(poll(&h, &mut two).as_deref(), Some("*2\r\n$1\r\ns\r\n$1\r\nz\r\n"));
-        assert!(!h.shared.blocking.any());
+        assert!(!h.shared.redis.blocking.any());
     }
 
     /// Goal: inside MULTI the blocking commands answer at once as their non-blocking

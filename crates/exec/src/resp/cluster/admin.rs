@@ -200,7 +200,7 @@ fn change_slots(cluster: &Cluster, slots: &[u16], adding: bool) -> Result<(), St
 }
 
 pub(super) fn flushslots(ctx: &mut Ctx<'_>, cluster: &Cluster) {
-    if !ctx.shared.store.is_empty() {
+    if !ctx.shared.core.store.is_empty() {
         return ctx.error("ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
     }
     let outcome = cluster.change(|topology| {
@@ -276,7 +276,7 @@ pub(super) fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster) {
         _ => return ctx.error(proto_resp::error::SYNTAX),
     };
     let is_primary = cluster.topology.read().me().is_primary();
-    if is_primary && !ctx.shared.store.is_empty() {
+    if is_primary && !ctx.shared.core.store.is_empty() {
         return ctx.error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
     let outcome = cluster.change(|topology| {

@@ -18,7 +18,7 @@ pub(in crate::resp) fn dispatch(ctx: &mut Ctx<'_>, id: ClusterId) {
         ClusterId::Restore | ClusterId::RestoreAsking => dump::restore(ctx),
         ClusterId::Migrate => migrate::migrate(ctx),
         ClusterId::Asking | ClusterId::Readonly | ClusterId::Readwrite => {
-            if ctx.shared.cluster.get().is_none() {
+            if ctx.shared.redis.cluster.get().is_none() {
                 return ctx.error(DISABLED);
             }
             let state = &mut ctx.session.cluster;
@@ -35,7 +35,7 @@ pub(in crate::resp) fn dispatch(ctx: &mut Ctx<'_>, id: ClusterId) {
 /// Runs a CLUSTER subcommand.
 pub(in crate::resp) fn dispatch_sub(ctx: &mut Ctx<'_>, sub: SubcommandId) {
     use SubcommandId as S;
-    let Some(cluster) = ctx.shared.cluster.get() else {
+    let Some(cluster) = ctx.shared.redis.cluster.get() else {
         return ctx.error(DISABLED);
     };
     match sub {
@@ -236,7 +236,7 @@ pub(super) fn keys_in_slot(shared: &crate::Shared, slot: u16, limit: usize) -> V
     let mut found = Vec::new();
     let mut cursor = 0;
     loop {
-        cursor = shared.store.scan(cursor, STEP, |stored| {
+        cursor = shared.core.store.scan(cursor, STEP, |stored| {
             if let Some((0, key)) = crate::keyspace::decode(stored) {
                 if found.len() < limit && key_slot(key) == slot {
                     found.push(key.to_vec());
@@ -293,7 +293,7 @@ fn replicas(ctx: &mut Ctx<'_>, cluster: &Cluster) {
 /// The primary this node replicates in the cluster map, as (ip, port): a configured
 /// replica's. Spinel replicates nothing, so such a replica's link is always down.
 pub(in crate::resp) fn replica_of(shared: &crate::Shared) -> Option<(String, u16)> {
-    let topology = shared.cluster.get()?.topology.read();
+    let topology = shared.redis.cluster.get()?.topology.read();
     let primary = topology.primary_of(topology.myself);
     let node = &topology.nodes[primary];
     (primary != topology.myself).then(|| (node.ip.clone(), node.port))

@@ -33,7 +33,7 @@ const BAD_DATA: &str = "ERR Bad data format";
 pub(super) fn dump(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let value = {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         reader.get(ctx.key(1)).and_then(|item| value_of(shared, &item))
     };
     match value {
@@ -44,7 +44,7 @@ pub(super) fn dump(ctx: &mut Ctx<'_>) {
 
 /// `stored_key`'s payload and expiry, for MIGRATE; `None` when it is missing.
 pub(super) fn payload_of(shared: &Shared, stored_key: &[u8]) -> Option<(Vec<u8>, Expiry)> {
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let item = reader.get(stored_key)?;
     let expiry = item.expiry();
     Some((rdb::dump(&value_of(shared, &item)?), expiry))
@@ -98,7 +98,7 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
         Err(message) => return ctx.error(message),
     };
     let shared = ctx.shared;
-    if !options.replace && shared.store.reader().get(ctx.key(1)).is_some() {
+    if !options.replace && shared.core.store.reader().get(ctx.key(1)).is_some() {
         return ctx.error(BUSYKEY);
     }
     let ttl_ms = match parse_i64(ctx.arg(2)) {
@@ -120,7 +120,7 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
     if matches!(expiry, Expiry::AtMs(at) if at <= now_ms) {
         // Already expired: the key is not created, and one it replaces is deleted.
         if options.replace
-            && delete::delete(&shared.store, ctx.counters, ctx.key(1), None)
+            && delete::delete(&shared.core.store, ctx.counters, ctx.key(1), None)
                 == DeleteOutcome::Deleted
         {
             ctx.notify(class::GENERIC, "del", 1);
@@ -180,10 +180,10 @@ fn put(
     let (kind, bytes) = to_stored(value);
     if kind == ValueKind::String {
         let options = crate::resp::redis_options();
-        return shared.store.store_with(key, &bytes, 0, expiry, mode, options).map(|_| ());
+        return shared.core.store.store_with(key, &bytes, 0, expiry, mode, options).map(|_| ());
     }
     let mut owning = typed::Owning::new(shared);
-    let result = shared.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| {
+    let result = shared.core.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         if current.is_some() && mode == Mode::Add {
             return (Change::Keep, Ok(false));

@@ -82,7 +82,7 @@ pub(super) fn migrate(ctx: &mut Ctx<'_>) {
     if found.is_empty() {
         return ctx.reply().simple(b"NOKEY");
     }
-    let restore = if shared.cluster.get().is_some() { "RESTORE-ASKING" } else { "RESTORE" };
+    let restore = if shared.redis.cluster.get().is_some() { "RESTORE-ASKING" } else { "RESTORE" };
     let mut request = Vec::new();
     if let Some(password) = options.password {
         let mut auth: Vec<&[u8]> = vec![b"AUTH"];
@@ -123,7 +123,7 @@ pub(super) fn migrate(ctx: &mut Ctx<'_>) {
         if preamble_error.is_some() || line.starts_with(b"-") {
             first_error = first_error.or(Some(line));
         } else if !options.copy {
-            let deleted = delete::delete(&shared.store, ctx.counters, ctx.key(*index), None);
+            let deleted = delete::delete(&shared.core.store, ctx.counters, ctx.key(*index), None);
             if deleted == DeleteOutcome::Deleted {
                 ctx.notify(class::GENERIC, "del", *index);
             }

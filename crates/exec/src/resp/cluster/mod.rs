@@ -242,7 +242,7 @@ pub(super) fn judge(
     routed: &Routed,
     command: &Command<'_>,
 ) -> Result<Option<u16>, Vec<u8>> {
-    let Some(cluster) = shared.cluster.get() else { return Ok(None) };
+    let Some(cluster) = shared.redis.cluster.get() else { return Ok(None) };
     let is_exec = matches!(
         routed.route,
         Route::Command(proto_resp::CommandId::Transactions(proto_resp::commands::TxId::Exec))
@@ -418,7 +418,7 @@ impl Query {
         }
         if self.migrating_to != NONE || self.importing_from != NONE {
             let stored = crate::keyspace::encode(0, key, &mut self.scratch);
-            match shared.store.reader().peek(stored).is_some() {
+            match shared.core.store.reader().peek(stored).is_some() {
                 true => self.existing_keys += 1,
                 false => self.missing_keys += 1,
             }

@@ -382,7 +382,7 @@ fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64
     let name = ctx.arg(destination);
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, name, &mut scratch).to_vec();
-    let existed = ctx.shared.store.reader().peek(&key).is_some();
+    let existed = ctx.shared.core.store.reader().peek(&key).is_some();
     let at = ctx.out.len();
     zset::store_scored(ctx, destination, &scored);
     if ctx.out.get(at) == Some(&b'-') {
@@ -392,7 +392,7 @@ fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64
         let event = if variant.is_geosearch() { "geosearchstore" } else { "georadiusstore" };
         ctx.notify_key(class::ZSET, event, name);
         let shared = ctx.shared;
-        if shared.blocking.any() && shared.blocking.may_wait_on(&key) {
+        if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(&key) {
             ctx.session.ready_keys.push(key);
         }
     } else if existed {

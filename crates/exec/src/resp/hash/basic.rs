@@ -76,7 +76,7 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
 fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i64, Failure>> {
     let key = ctx.key(1).to_vec();
     let mut owning = Owning::new(ctx.shared);
-    let result = ctx.shared.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
+    let result = ctx.shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         let Some(item) = current else { return (Change::Keep, None) };
         if item.value_kind() != ValueKind::Hash {

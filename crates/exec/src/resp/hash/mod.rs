@@ -116,7 +116,7 @@ const NUMFIELDS_NOT_POSITIVE: &str = "ERR Number of fields must be a positive in
 fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) {
     let (shared, protocol) = (ctx.shared, ctx.session.protocol);
     let now_ms = ttl::now_ms(shared);
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
     let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
@@ -139,7 +139,7 @@ fn read(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&Fields<'_>>, &mut Reply<'_>)) 
 fn read_encoded(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&[u8]>, u64, &mut Reply<'_>)) {
     let (shared, protocol) = (ctx.shared, ctx.session.protocol);
     let now_ms = ttl::now_ms(shared);
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
     let Ok(item) = typed::read(&reader, key, ValueKind::Hash) else {
@@ -154,7 +154,7 @@ fn read_encoded(ctx: &mut Ctx<'_>, f: impl FnOnce(Option<&[u8]>, u64, &mut Reply
 /// commands that, as Redis does, check the type before their other arguments.
 fn wrong_type(ctx: &mut Ctx<'_>) -> bool {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let wrong = typed::read(&reader, ctx.key(1), ValueKind::Hash).is_err();
     if wrong {
         ctx.error(error::WRONGTYPE);
@@ -174,7 +174,7 @@ fn change<R>(
     let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
     let mut owning = Owning::new(ctx.shared);
-    let result = ctx.shared.store.modify_within(&key, super::PROTO_MAX_BULK_LEN, |current| {
+    let result = ctx.shared.core.store.modify_within(&key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         match current {
             Some(item) if item.value_kind() != ValueKind::Hash => {

@@ -240,6 +240,6 @@ fn large_hashes_keep_ttl_and_size_limit() {
     assert_eq!(h.run("HEXISTS big m"), ":0\r\n");
     h.clock.advance_ms(5001);
     h.check(&[("HLEN big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
-    h.shared.store.sweep_expired(1 << 20);
+    h.shared.core.store.sweep_expired(1 << 20);
     assert_eq!(h.shared.owned.len(), 0, "released when its item expired");
 }

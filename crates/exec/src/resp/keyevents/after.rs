@@ -35,7 +35,7 @@ fn watched_key(name: &str) -> Option<usize> {
 
 pub(crate) fn before(ctx: &Ctx<'_>) -> Before {
     let existed = watched_key(ctx.spec.name).is_some_and(|index| exists(ctx, ctx.arg(index)));
-    let absent = if ctx.shared.keyspace_events.wants(class::NEW) {
+    let absent = if ctx.shared.redis.keyspace_events.wants(class::NEW) {
         key_indexes(ctx).filter(|&index| !exists(ctx, ctx.arg(index))).collect()
     } else {
         Vec::new()
@@ -67,7 +67,7 @@ fn new_keys(ctx: &Ctx<'_>, before: &Before) {
 fn exists(ctx: &Ctx<'_>, key: &[u8]) -> bool {
     let mut scratch = Vec::new();
     let stored = crate::keyspace::encode(ctx.session.db, key, &mut scratch);
-    ctx.shared.store.reader().peek(stored).is_some()
+    ctx.shared.core.store.reader().peek(stored).is_some()
 }
 
 /// Sends the events of the command `ctx` ran, whose reply starts at `reply_at` in its

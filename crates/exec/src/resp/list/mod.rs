@@ -68,7 +68,7 @@ fn stored_key(ctx: &mut Ctx<'_>, index: usize) -> Vec<u8> {
 /// and GETRANGE leave them alone as well.
 fn read(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option<List<'_>>)) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     match typed::read(&reader, ctx.key(index), ValueKind::List) {
         Ok(item) => {
             let encoded = item.as_ref().and_then(|item| typed::encoding(shared, item));

@@ -198,7 +198,7 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
     }
     // Redis checks the source (absent: null), then the destination's type, then moves.
     let element = {
-        let reader = ctx.shared.store.reader();
+        let reader = ctx.shared.core.store.reader();
         let source_list = typed::read(&reader, &source, ValueKind::List);
         match source_list.and_then(|found| {
             let Some(item) = found else { return Ok(None) };

@@ -204,6 +204,6 @@ fn large_lists_keep_ttl_and_size_limit() {
     assert_eq!(h.run("LLEN big"), ":20\r\n");
     h.clock.advance_ms(5001);
     h.check(&[("LLEN big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
-    h.shared.store.sweep_expired(1 << 20);
+    h.shared.core.store.sweep_expired(1 << 20);
     assert_eq!(h.shared.owned.len(), 0, "released when its item expired");
 }

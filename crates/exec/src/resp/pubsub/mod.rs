@@ -65,7 +65,7 @@ impl Subscriptions {
 pub(crate) fn drop_revoked(shared: &crate::Shared, account: &Arc<super::acl::Account>) {
     let deleted = account.deleted.load(std::sync::atomic::Ordering::Acquire);
     let user = account.user.read().clone();
-    shared.pubsub.cut_off_revoked(account, |kind, name| {
+    shared.redis.pubsub.cut_off_revoked(account, |kind, name| {
         !deleted && user.allows_channel(name, kind == Kind::Pattern)
     });
 }
@@ -142,9 +142,9 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
 /// The session's subscriptions, made with its subscriber on first use (also by CLIENT
 /// TRACKING, whose invalidations come through the same mailbox).
 pub(in crate::resp) fn subscriptions<'a>(ctx: &'a mut Ctx<'_>) -> &'a mut Subscriptions {
-    let worker = ctx.shared.worker_of(ctx.counters);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
     let resp3 = ctx.session.protocol == Protocol::Resp3;
-    let registry = &ctx.shared.pubsub;
+    let registry = &ctx.shared.redis.pubsub;
     let id = ctx.session.client.lock().id;
     let subs = ctx.session.pubsub.get_or_insert_with(|| {
         let subscriber = Arc::new(Subscriber::new(worker, resp3));
@@ -178,7 +178,7 @@ fn subscribe(ctx: &mut Ctx<'_>, kind: Kind) {
     let account = ctx.session.account.clone();
     subscriptions(ctx).subscriber.set_account(account);
     for name in names {
-        let registry = &ctx.shared.pubsub;
+        let registry = &ctx.shared.redis.pubsub;
         let subs = subscriptions(ctx);
         if !subs.list(kind).contains(&name) {
             registry.add(kind, &name, &subs.subscriber);
@@ -200,7 +200,7 @@ fn unsubscribe(ctx: &mut Ctx<'_>, kind: Kind) {
         }
     }
     for name in names {
-        let registry = &ctx.shared.pubsub;
+        let registry = &ctx.shared.redis.pubsub;
         let count = match ctx.session.pubsub.as_mut() {
             Some(subs) => {
                 let list = subs.list(kind);
@@ -217,8 +217,8 @@ fn unsubscribe(ctx: &mut Ctx<'_>, kind: Kind) {
 }
 
 fn publish(ctx: &mut Ctx<'_>, shard: bool) {
-    let worker = ctx.shared.worker_of(ctx.counters);
-    let receivers = ctx.shared.pubsub.publish(ctx.arg(1), ctx.arg(2), shard, worker);
+    let worker = ctx.shared.core.worker_of(ctx.counters);
+    let receivers = ctx.shared.redis.pubsub.publish(ctx.arg(1), ctx.arg(2), shard, worker);
     ctx.reply().integer(receivers as i64);
 }
 
@@ -226,7 +226,7 @@ fn publish(ctx: &mut Ctx<'_>, shard: bool) {
 pub(super) fn channels(ctx: &mut Ctx<'_>, shard: bool) {
     let kind = if shard { Kind::Shard } else { Kind::Channel };
     let pattern = (ctx.argc() > 2).then(|| ctx.arg(2));
-    let names = ctx.shared.pubsub.names(kind, pattern);
+    let names = ctx.shared.redis.pubsub.names(kind, pattern);
     let mut reply = ctx.reply();
     reply.array(names.len());
     for name in &names {
@@ -239,7 +239,7 @@ pub(super) fn channels(ctx: &mut Ctx<'_>, shard: bool) {
 pub(super) fn numsub(ctx: &mut Ctx<'_>, shard: bool) {
     let kind = if shard { Kind::Shard } else { Kind::Channel };
     let counts: Vec<(Vec<u8>, usize)> = (2..ctx.argc())
-        .map(|i| (ctx.arg(i).to_vec(), ctx.shared.pubsub.count(kind, ctx.arg(i))))
+        .map(|i| (ctx.arg(i).to_vec(), ctx.shared.redis.pubsub.count(kind, ctx.arg(i))))
         .collect();
     let mut reply = ctx.reply();
     reply.array(counts.len() * 2);
@@ -251,7 +251,7 @@ pub(super) fn numsub(ctx: &mut Ctx<'_>, shard: bool) {
 
 /// PUBSUB NUMPAT: distinct patterns subscribed to.
 pub(super) fn numpat(ctx: &mut Ctx<'_>) {
-    let patterns = ctx.shared.pubsub.len(Kind::Pattern);
+    let patterns = ctx.shared.redis.pubsub.len(Kind::Pattern);
     ctx.reply().integer(patterns as i64);
 }
 

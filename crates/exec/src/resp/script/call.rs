@@ -131,7 +131,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         Ok(thread) => thread,
         Err(e) => return ctx.error(format!("ERR {e}")),
     };
-    let engine = &ctx.shared.scripts;
+    let engine = &ctx.shared.redis.scripts;
     start_running(engine, &call, ctx);
     let suspendable = ctx.session.script_may_suspend && ctx.exclusive != Exclusive::Held;
     let pace = Arc::new(Pace {
@@ -272,7 +272,7 @@ pub(super) fn slice(
     access: Access,
     start: Option<(Function, Value, Value)>,
 ) -> Sliced {
-    let engine = &caller.shared.scripts;
+    let engine = &caller.shared.redis.scripts;
     let cell = RefCell::new((caller, Scratch::default()));
     // A panic in Spinel's own code under the script (a library, a command) must not
     // take the worker down: it becomes this script's error, and the Lua states are made
@@ -575,7 +575,7 @@ fn run_command(
         if access == Access::ReadOnly {
             return refused(b"ERR Write commands are not allowed from read-only scripts.");
         }
-        caller.shared.scripts.running.wrote.store(true, Relaxed);
+        caller.shared.redis.scripts.running.wrote.store(true, Relaxed);
     }
     let protocol = if resp3(state) { Protocol::Resp3 } else { Protocol::Resp2 };
     let saved = std::mem::replace(&mut caller.session.protocol, protocol);

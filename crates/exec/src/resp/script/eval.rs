@@ -127,7 +127,7 @@ fn cached<'v>(vm: &'v mut Vm, ctx: &Ctx<'_>, sha: &str, body: &[u8]) -> Result<&
 
 /// Drops scripts EVAL added (not SCRIPT LOAD's) until one of `len` bytes fits.
 fn make_room(vm: &mut Vm, ctx: &Ctx<'_>, len: usize) {
-    let bytes = ctx.shared.scripts.cached_script_bytes.load(Relaxed) as usize;
+    let bytes = ctx.shared.redis.scripts.cached_script_bytes.load(Relaxed) as usize;
     if vm.scripts.len() < CACHE_SCRIPTS_MAX && bytes + len <= CACHE_BYTES_MAX {
         return;
     }
@@ -135,7 +135,7 @@ fn make_room(vm: &mut Vm, ctx: &Ctx<'_>, len: usize) {
 }
 
 fn note_cache(vm: &Vm, ctx: &Ctx<'_>) {
-    let engine = &ctx.shared.scripts;
+    let engine = &ctx.shared.redis.scripts;
     engine.cached_scripts.store(vm.scripts.len() as u64, Relaxed);
     let bytes: usize = vm.scripts.values().map(|s| s.body_len).sum();
     engine.cached_script_bytes.store(bytes as u64, Relaxed);
@@ -155,7 +155,7 @@ pub(super) fn eval(ctx: &mut Ctx<'_>, source: Source, access: Access) {
     // The gate first, then the Lua states' mutex (see the lock order in `mod.rs`).
     run_exclusive(ctx, |ctx| {
         let shared = ctx.shared;
-        shared.scripts.with_vm(|vm| run_cached(ctx, vm, source, access, &sha, keys, args))
+        shared.redis.scripts.with_vm(|vm| run_cached(ctx, vm, source, access, &sha, keys, args))
     });
 }
 
@@ -184,7 +184,7 @@ fn run_cached(
         if access == Access::ReadOnly && script.flags.is_some() && !no_writes {
             return ctx.error("ERR Can not execute a script with write flag using *_ro command.");
         }
-        if ctx.shared.cluster.get().is_some() && script.flags.is_some_and(|f| f.no_cluster) {
+        if ctx.shared.redis.cluster.get().is_some() && script.flags.is_some_and(|f| f.no_cluster) {
             return ctx.error(crate::resp::cluster::NO_CLUSTER_SCRIPT);
         }
         // An EVAL without a shebang may touch keys of several slots, as before Redis 7.
@@ -201,11 +201,11 @@ fn run_cached(
 /// `f` left suspended (busy, yielded to its loop) keeps the gate until it ends.
 pub(super) fn run_exclusive(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>)) {
     let (shared, counters) = (ctx.shared, ctx.counters);
-    if ctx.exclusive == Exclusive::Held || shared.gate.held_here() {
+    if ctx.exclusive == Exclusive::Held || shared.core.gate.held_here() {
         return f(ctx);
     }
-    let worker = shared.worker_of(counters);
-    let held = shared.gate.hold_guarded(worker);
+    let worker = shared.core.worker_of(counters);
+    let held = shared.core.gate.hold_guarded(worker);
     f(ctx);
     if let Some(suspended) = ctx.session.script.as_mut() {
         suspended.hold = Some(held.keep());
@@ -216,7 +216,7 @@ pub(super) fn run_exclusive(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>)) {
 pub(super) fn load(ctx: &mut Ctx<'_>) {
     let body = ctx.arg(2);
     let sha = super::sha1_hex(body);
-    let engine = &ctx.shared.scripts;
+    let engine = &ctx.shared.redis.scripts;
     let outcome = engine.with_vm(|vm| {
         let result = cached(vm, ctx, &sha, body).map(|_| ());
         if let Some(script) = vm.scripts.get_mut(&sha) {
@@ -235,8 +235,11 @@ pub(super) fn exists(ctx: &mut Ctx<'_>) {
     let shas: Vec<String> = (2..ctx.argc())
         .map(|at| String::from_utf8_lossy(ctx.arg(at)).to_ascii_lowercase())
         .collect();
-    let found: Vec<bool> =
-        ctx.shared.scripts.with_vm(|vm| shas.iter().map(|s| vm.scripts.contains_key(s)).collect());
+    let found: Vec<bool> = ctx
+        .shared
+        .redis
+        .scripts
+        .with_vm(|vm| shas.iter().map(|s| vm.scripts.contains_key(s)).collect());
     let mut reply = ctx.reply();
     reply.array(found.len());
     for hit in found {
@@ -249,7 +252,7 @@ pub(super) fn flush(ctx: &mut Ctx<'_>) {
     if ctx.argc() > 3 || (ctx.argc() == 3 && !is_flush_mode(ctx.arg(2))) {
         return ctx.error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     }
-    let fresh = ctx.shared.scripts.with_vm(|vm| {
+    let fresh = ctx.shared.redis.scripts.with_vm(|vm| {
         let fresh = vm.fresh_eval();
         note_cache(vm, ctx);
         fresh

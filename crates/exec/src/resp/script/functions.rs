@@ -398,8 +398,8 @@ fn named_arguments(table: &Table) -> Result<(Value, Value, Value, Value), String
 
 fn note_counts(ctx: &Ctx<'_>, libraries: &Libraries) {
     let (libs, functions) = libraries.counts();
-    ctx.shared.scripts.libraries.store(libs, Relaxed);
-    ctx.shared.scripts.functions.store(functions, Relaxed);
+    ctx.shared.redis.scripts.libraries.store(libs, Relaxed);
+    ctx.shared.redis.scripts.functions.store(functions, Relaxed);
 }
 
 /// FUNCTION LOAD [REPLACE] code.
@@ -416,7 +416,7 @@ pub(super) fn load(ctx: &mut Ctx<'_>) {
     }
     let code = ctx.arg(last);
     let shared = ctx.shared;
-    let outcome = shared.scripts.with_vm(|vm| {
+    let outcome = shared.redis.scripts.with_vm(|vm| {
         let libraries = &mut vm.functions;
         let (name, library) = libraries.compile(code)?;
         libraries.add(name.clone(), library, replace, From::Load)?;
@@ -433,7 +433,7 @@ pub(super) fn load(ctx: &mut Ctx<'_>) {
 pub(super) fn fcall(ctx: &mut Ctx<'_>, access: Access) {
     let name = String::from_utf8_lossy(ctx.arg(1)).into_owned();
     // Redis looks the function up before it reads numkeys.
-    if !ctx.shared.scripts.with_vm(|vm| vm.functions.find(&name).is_some()) {
+    if !ctx.shared.redis.scripts.with_vm(|vm| vm.functions.find(&name).is_some()) {
         return ctx.error("ERR Function not found");
     }
     let Some(numkeys) = numkeys(ctx, "ERR Bad number of keys provided") else { return };
@@ -443,7 +443,7 @@ pub(super) fn fcall(ctx: &mut Ctx<'_>, access: Access) {
     // The gate first, then the Lua states' mutex (see the lock order in `mod.rs`).
     run_exclusive(ctx, |ctx| {
         let shared = ctx.shared;
-        shared.scripts.with_vm(|vm| run_function(ctx, vm, &name, access, keys, args))
+        shared.redis.scripts.with_vm(|vm| run_function(ctx, vm, &name, access, keys, args))
     });
 }
 
@@ -463,7 +463,7 @@ fn run_function(
         if access == Access::ReadOnly && !registered.no_writes() {
             return ctx.error("ERR Can not execute a script with write flag using *_ro command.");
         }
-        if ctx.shared.cluster.get().is_some() && registered.flags.contains(&"no-cluster") {
+        if ctx.shared.redis.cluster.get().is_some() && registered.flags.contains(&"no-cluster") {
             return ctx.error(crate::resp::cluster::NO_CLUSTER_SCRIPT);
         }
         let cross_slot = registered.flags.contains(&"allow-cross-slot-keys");
@@ -480,7 +480,7 @@ fn run_function(
 pub(super) fn delete(ctx: &mut Ctx<'_>) {
     let name = String::from_utf8_lossy(ctx.arg(2)).into_owned();
     let shared = ctx.shared;
-    let removed = shared.scripts.with_vm(|vm| {
+    let removed = shared.redis.scripts.with_vm(|vm| {
         let removed = vm.functions.libraries.remove(&name).is_some();
         note_counts(ctx, &vm.functions);
         removed
@@ -501,7 +501,7 @@ pub(super) fn flush(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     }
     let shared = ctx.shared;
-    let fresh = shared.scripts.with_vm(|vm| {
+    let fresh = shared.redis.scripts.with_vm(|vm| {
         let fresh = vm.fresh_functions();
         note_counts(ctx, &vm.functions);
         fresh
@@ -533,7 +533,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) {
         at += 1;
     }
     let shared = ctx.shared;
-    shared.scripts.with_vm(|vm| {
+    shared.redis.scripts.with_vm(|vm| {
         let chosen: Vec<(&String, &Library)> = vm
             .functions
             .libraries
@@ -578,7 +578,7 @@ pub(super) fn list(ctx: &mut Ctx<'_>) {
 /// FUNCTION DUMP: the payload described in the module docs.
 pub(super) fn dump(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let payload = shared.scripts.with_vm(|vm| {
+    let payload = shared.redis.scripts.with_vm(|vm| {
         let mut out = DUMP_MAGIC.to_vec();
         out.extend_from_slice(&(vm.functions.libraries.len() as u32).to_le_bytes());
         for library in vm.functions.libraries.values() {
@@ -638,7 +638,7 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
         return ctx.error(BAD_PAYLOAD);
     };
     let shared = ctx.shared;
-    let outcome = shared.scripts.with_vm(|vm| {
+    let outcome = shared.redis.scripts.with_vm(|vm| {
         let libraries = &mut vm.functions;
         let mut compiled = Vec::new();
         for code in codes {
@@ -681,7 +681,7 @@ impl CloneShallow for BTreeMap<String, Library> {
 
 /// FUNCTION STATS: the running function (if any) and the engine's counts.
 pub(super) fn stats(ctx: &mut Ctx<'_>) {
-    let engine = &ctx.shared.scripts;
+    let engine = &ctx.shared.redis.scripts;
     let running = engine.running.active.load(Relaxed) && engine.running.function.load(Relaxed);
     let current = running.then(|| engine.running.current.lock().clone()).flatten();
     let elapsed_ms = engine.now_ms().saturating_sub(engine.running.started_ms.load(Relaxed));

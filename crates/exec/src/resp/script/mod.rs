@@ -243,7 +243,7 @@ fn help(ctx: &mut Ctx<'_>, lines: &[&str]) {
 
 /// SCRIPT KILL and FUNCTION KILL: run on another worker while the script is busy.
 fn kill(ctx: &mut Ctx<'_>, kind: Kind) {
-    let running = &ctx.shared.scripts.running;
+    let running = &ctx.shared.redis.scripts.running;
     if !running.active.load(Relaxed) {
         return ctx.error(NOTBUSY);
     }
@@ -256,7 +256,7 @@ fn kill(ctx: &mut Ctx<'_>, kind: Kind) {
     if running.wrote.load(Relaxed) {
         return ctx.error(UNKILLABLE);
     }
-    ctx.shared.scripts.watch.kill.store(true, Relaxed);
+    ctx.shared.redis.scripts.watch.kill.store(true, Relaxed);
     ctx.reply().ok();
 }
 
@@ -294,7 +294,7 @@ pub(super) fn busy_refusal(shared: &crate::Shared, command: &Command<'_>) -> Opt
 
 /// The BUSY error for what runs now: a script or a function.
 pub(super) fn busy_message(shared: &crate::Shared) -> &'static str {
-    if shared.scripts.running.function.load(Relaxed) {
+    if shared.redis.scripts.running.function.load(Relaxed) {
         BUSY_FUNCTION
     } else {
         BUSY_EVAL

@@ -50,12 +50,12 @@ impl Session {
         out: &mut Vec<u8>,
     ) -> bool {
         let Some(mut suspended) = self.script.take() else { return true };
-        let gate = &shared.gate;
+        let gate = &shared.core.gate;
         gate.mark_held(true);
         let caller_db = std::mem::replace(&mut self.db, suspended.db);
         let start = out.len();
         let protocol = self.protocol;
-        let ended = shared.scripts.with_vm(|vm| {
+        let ended = shared.redis.scripts.with_vm(|vm| {
             let (lua, state) = vm.state_of(suspended.kind);
             suspended.pace.next_slice();
             let mut caller = Caller { shared, counters, session: self };
@@ -64,7 +64,7 @@ impl Session {
                 Sliced::Suspended => false,
                 Sliced::Done(outcome) => {
                     let what = (suspended.kind, suspended.name.as_str());
-                    finish(&shared.scripts, lua, state, outcome, what, protocol, out);
+                    finish(&shared.redis.scripts, lua, state, outcome, what, protocol, out);
                     true
                 }
             }

@@ -78,7 +78,7 @@ fn intersect<'r>(sets: &[Option<SetView<'r>>], limit: usize) -> Vec<Member<'r>> 
 /// SINTER key [key ...] (SMEMBERS is the one-key case, handled on its own).
 pub(super) fn sinter(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     match read_sets(ctx, &reader, 1..ctx.argc(), Count::Reads) {
         Ok(encodings) => {
             let found = intersect(&views(&encodings), 0);
@@ -112,7 +112,7 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
         index += 2;
     }
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     match read_sets(ctx, &reader, 2..keys_end, Count::Reads) {
         Ok(encodings) => ctx.reply().integer(intersect(&views(&encodings), limit).len() as i64),
         Err(failure) => ctx.failure(failure),
@@ -122,7 +122,7 @@ pub(super) fn sintercard(ctx: &mut Ctx<'_>) {
 /// SINTERSTORE destination key [key ...].
 pub(super) fn sinterstore(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let result = read_sets(ctx, &reader, 2..ctx.argc(), Count::Reads).map(|encodings| {
         let mut work = Work::default();
         work.add_all(intersect(&views(&encodings), 0));
@@ -151,7 +151,7 @@ pub(super) enum Target {
 pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, target: Target) {
     let first = if target == Target::Store { 2 } else { 1 };
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let encodings = match read_sets(ctx, &reader, first..ctx.argc(), Count::Reads) {
         Ok(encodings) => encodings,
         Err(failure) => return ctx.failure(failure),
@@ -187,18 +187,19 @@ fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>) {
     let mut scratch = Vec::new();
     let key = stored_key(ctx, 1, &mut scratch);
     let mut owning = Owning::new(shared);
-    let result = shared.store.modify_within(key, super::super::PROTO_MAX_BULK_LEN, |current| {
-        owning.start_run();
-        let change = match (&encoded, current) {
-            (Some(value), _) => owning.write(ValueKind::Set, value.clone(), Expiry::Never),
-            (None, Some(_)) => Ok(Change::Delete),
-            (None, None) => Ok(Change::Keep),
-        };
-        match change {
-            Ok(change) => (change, Ok(())),
-            Err(failure) => (Change::Keep, Err(failure)),
-        }
-    });
+    let result =
+        shared.core.store.modify_within(key, super::super::PROTO_MAX_BULK_LEN, |current| {
+            owning.start_run();
+            let change = match (&encoded, current) {
+                (Some(value), _) => owning.write(ValueKind::Set, value.clone(), Expiry::Never),
+                (None, Some(_)) => Ok(Change::Delete),
+                (None, None) => Ok(Change::Keep),
+            };
+            match change {
+                Ok(change) => (change, Ok(())),
+                Err(failure) => (Change::Keep, Err(failure)),
+            }
+        });
     match owning.finish(result.map(|(_, out)| out)) {
         Ok(()) => ctx.reply().integer(len as i64),
         Err(failure) => ctx.failure(failure),
@@ -213,7 +214,7 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
     let member = Member::of(ctx.arg(3));
     let same_key = ctx.arg(1) == ctx.arg(2);
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let encodings = match read_sets(ctx, &reader, 1..3, Count::Not) {
         Ok(encodings) => encodings,
         Err(_) if sets_source_missing(ctx, &reader) => return ctx.reply().integer(0),

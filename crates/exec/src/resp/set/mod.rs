@@ -91,7 +91,7 @@ fn with_set(ctx: &mut Ctx<'_>, index: usize, f: impl FnOnce(&mut Ctx<'_>, Option
     let shared = ctx.shared;
     let mut scratch = Vec::new();
     let key = stored_key(ctx, index, &mut scratch);
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     match typed::read(&reader, key, ValueKind::Set) {
         Ok(item) => {
             super::count_read(ctx.counters, item.is_some());

@@ -229,6 +229,6 @@ fn large_sets_keep_ttl_and_size_limit() {
     assert_eq!(h.run("SCARD big"), ":402\r\n");
     h.clock.advance_ms(5001);
     h.check(&[("SCARD big", ":0\r\n"), ("EXISTS big", ":0\r\n")]);
-    h.shared.store.sweep_expired(1 << 20);
+    h.shared.core.store.sweep_expired(1 << 20);
     assert_eq!(h.shared.owned.len(), 1, "released when its item expired; the copy stays");
 }

@@ -78,7 +78,7 @@ fn parse<'a>(ctx: &Ctx<'a>, store: Store) -> Result<Options<'a>, &'static str> {
         dont_sort: false,
         gets: Vec::new(),
     };
-    let cluster = ctx.shared.cluster.get().is_some();
+    let cluster = ctx.shared.redis.cluster.get().is_some();
     let full_access = reads_every_key(ctx);
     let argc = ctx.argc();
     let mut at = 2;
@@ -169,7 +169,7 @@ fn sort(ctx: &mut Ctx<'_>, store: Store) {
         Err(message) => return ctx.error(message),
     };
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, ctx.arg(1), &mut scratch);
     let item = reader.get(key);
@@ -378,7 +378,7 @@ fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, destination, &mut scratch);
     let mut owning = typed::Owning::new(shared);
-    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+    let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         let change = match (&encoded, current) {
             (Some(value), _) => owning.write(ValueKind::List, value.clone(), Expiry::Never),
@@ -396,7 +396,7 @@ fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>
     };
     if encoded.is_some() {
         ctx.notify_key(class::LIST, "sortstore", destination);
-        if shared.blocking.any() && shared.blocking.may_wait_on(key) {
+        if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(key) {
             ctx.session.ready_keys.push(key.to_vec());
         }
     } else if existed {

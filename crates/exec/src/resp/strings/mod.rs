@@ -35,7 +35,7 @@ use crate::{
 /// GET: the get core, as memcached `get`.
 pub(super) fn get(ctx: &mut Ctx<'_>) {
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
     match gets.get_any(key) {
@@ -51,7 +51,7 @@ pub(super) fn get(ctx: &mut Ctx<'_>) {
 /// store steps also refuse a collection, so a type change in between corrupts nothing.
 pub(super) fn holds_collection(ctx: &mut Ctx<'_>, index: usize) -> bool {
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let other =
         reader.peek(ctx.key(index)).is_some_and(|item| item.value_kind() != ValueKind::String);
     drop(reader);
@@ -188,6 +188,7 @@ fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Wri
     }
     // GET and KEEPTTL need the old item, and a past deadline deletes: Redis-only steps.
     let (_, written) = shared
+        .core
         .store
         .modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
             let old = if w.get { current.map(|item| item.value().to_vec()) } else { None };
@@ -235,7 +236,7 @@ fn store_plain(
         on_refusal: OnRefusal::KeepOld,
     };
     let write = storage::Write { options: super::redis_options(), ..write };
-    match storage::store(&shared.store, &write) {
+    match storage::store(&shared.core.store, &write) {
         StoreOutcome::Stored(_) => Ok(true),
         StoreOutcome::NotStored => Ok(false),
         StoreOutcome::Refused(refusal) => Err(refusal),
@@ -350,7 +351,7 @@ pub(super) fn getdel(ctx: &mut Ctx<'_>) {
     }
     let (shared, counters) = (ctx.shared, ctx.counters);
     let key = ctx.key(1);
-    let taken = shared.store.modify(key, |current| match current {
+    let taken = shared.core.store.modify(key, |current| match current {
         Some(item) => (Change::Delete, Some(item.value().to_vec())),
         None => (Change::Keep, None),
     });
@@ -387,7 +388,7 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
     let (key, out) = ctx.key_and_out(1);
     let mut expiry_before = Expiry::Never;
-    let outcome = touch::get_and_touch(&shared.store, key, retime, out, |item, out| {
+    let outcome = touch::get_and_touch(&shared.core.store, key, retime, out, |item, out| {
         expiry_before = item.expiry();
         Reply::new(out, protocol).bulk(item.value());
     });
@@ -401,7 +402,7 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
 
 pub(super) fn mget(ctx: &mut Ctx<'_>) {
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
-    let mut gets = Gets::new(&shared.store);
+    let mut gets = Gets::new(&shared.core.store);
     let count = ctx.argc() - 1;
     ctx.reply().array(count);
     for index in 1..=count {
@@ -419,7 +420,7 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
 /// already bounds each bulk to `proto-max-bulk-len`) before anything is written, so that a
 /// value too large to store does not leave the command half applied.
 fn pairs_fit(ctx: &mut Ctx<'_>) -> bool {
-    let limit = super::PROTO_MAX_BULK_LEN.min(ctx.shared.store.memory_limit() / 2);
+    let limit = super::PROTO_MAX_BULK_LEN.min(ctx.shared.core.store.memory_limit() / 2);
     let too_large =
         (1..ctx.argc()).step_by(2).any(|i| ctx.arg(i).len() + 2 + ctx.arg(i + 1).len() > limit);
     if too_large {
@@ -449,7 +450,7 @@ pub(super) fn msetnx(ctx: &mut Ctx<'_>) {
     }
     let shared = ctx.shared;
     let any_exists = {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         (1..ctx.argc()).step_by(2).any(|i| reader.peek(ctx.key(i)).is_some())
     };
     if any_exists {
@@ -496,7 +497,7 @@ pub(super) fn strlen(ctx: &mut Ctx<'_>) {
         return;
     }
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let len = reader.get(ctx.key(1)).map_or(0, |item| item.value().len());
     ctx.reply().integer(len as i64);
 }
@@ -509,7 +510,7 @@ pub(super) fn getrange(ctx: &mut Ctx<'_>) {
         return;
     }
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let item = reader.get(ctx.key(1));
     let value = item.as_ref().map_or(&[][..], Item::value);
     let range = substring(value.len(), start, end);
@@ -553,7 +554,7 @@ pub(super) fn append(ctx: &mut Ctx<'_>) {
         vivify: Some(Expiry::Never),
         on_refusal: OnRefusal::KeepOld,
     };
-    match storage::store(&shared.store, &write) {
+    match storage::store(&shared.core.store, &write) {
         StoreOutcome::Stored(stored) => {
             ctx.notify(class::STRING, "append", 1);
             ctx.reply().integer(stored.value_len as i64)
@@ -587,7 +588,7 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     let limit = super::PROTO_MAX_BULK_LEN as u64;
     let patch = ctx.arg(3);
     let key = ctx.key(1);
-    let result = shared.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
+    let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         let old = current.as_ref().map_or(&[][..], Item::value);
         if patch.is_empty() {
             return (Change::Keep, Ok(old.len()));

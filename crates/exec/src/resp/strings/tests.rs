@@ -52,7 +52,7 @@ fn set_option_errors() {
         ("SET k v NX NX", "$-1\r\n"),
         ("SET k v KEEPTTL KEEPTTL", "+OK\r\n"),
     ]);
-    assert_eq!(h.shared.totals().protocol_errors, 15);
+    assert_eq!(h.shared.core.totals().protocol_errors, 15);
 }
 
 /// Goal: SET's expiry options, KEEPTTL, and that a plain SET clears the TTL.
@@ -149,7 +149,7 @@ fn mget_mset_msetnx() {
         ("MGET c d", "*2\r\n$1\r\n3\r\n$1\r\n4\r\n"),
     ]);
     h.check3(&[("MGET a zz", "*2\r\n$1\r\n1\r\n_\r\n")]);
-    let totals = h.shared.totals();
+    let totals = h.shared.core.totals();
     assert_eq!((totals.get_hits, totals.get_misses), (5, 3));
 }
 
@@ -212,15 +212,15 @@ fn too_large_values() {
 fn shared_cores_keep_memcached_state() {
     let mut h = Harness::new();
     let in_100_secs = Expiry::AtMs(super::super::testkit::START_MS + 100_000);
-    h.shared.store.store(b"mc", b"ab", 7, in_100_secs, Mode::Set).unwrap();
+    h.shared.core.store.store(b"mc", b"ab", 7, in_100_secs, Mode::Set).unwrap();
     h.check(&[("APPEND mc cd", ":4\r\n"), ("TTL mc", ":100\r\n")]);
-    let item = h.shared.store.get(b"mc").unwrap();
+    let item = h.shared.core.store.get(b"mc").unwrap();
     assert_eq!((item.value.as_slice(), item.flags), (&b"abcd"[..], 7));
     h.check(&[("GETEX mc EX 50", "$4\r\nabcd\r\n"), ("TTL mc", ":50\r\n")]);
-    let touched = h.shared.store.get(b"mc").unwrap();
+    let touched = h.shared.core.store.get(b"mc").unwrap();
     assert_eq!((touched.flags, touched.cas), (7, item.cas));
     h.check(&[("GETEX mc PXAT 1", "$4\r\nabcd\r\n"), ("DBSIZE", ":0\r\n")]);
     h.check(&[("APPEND fresh x", ":1\r\n"), ("TTL fresh", ":-1\r\n"), ("DEL fresh", ":1\r\n")]);
-    let totals = h.shared.totals();
+    let totals = h.shared.core.totals();
     assert_eq!((totals.delete_hits, totals.get_hits, totals.cmd_touch), (1, 2, 0));
 }

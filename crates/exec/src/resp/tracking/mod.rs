@@ -132,7 +132,7 @@ fn parse(ctx: &Ctx<'_>) -> Result<Options, String> {
                 return Err(ONE_REDIRECT.into());
             }
             let id = parse_i64(ctx.arg(at)).map_err(|_| error::NOT_INTEGER)?;
-            if id <= 0 || !ctx.shared.clients.contains(id as u64) {
+            if id <= 0 || !ctx.shared.core.clients.contains(id as u64) {
                 return Err(NO_SUCH_REDIRECT.into());
             }
             options.redirect = id as u64;
@@ -228,7 +228,7 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
                 mode: Default::default(),
                 activity: Arc::clone(&session.activity),
             });
-            shared.tracking.register(&tracker);
+            shared.redis.tracking.register(&tracker);
             session.tracking.tracker = Some(Arc::clone(&tracker));
             tracker
         }
@@ -239,7 +239,7 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
     let was_on = {
         let mut mode = tracker.mode.lock();
         let was_on = mode.on;
-        shared.tracking.retarget(mode.redirect, options.redirect);
+        shared.redis.tracking.retarget(mode.redirect, options.redirect);
         mode.on = true;
         mode.broken_redirect = false;
         mode.redirect = options.redirect;
@@ -262,10 +262,10 @@ fn enable(ctx: &mut Ctx<'_>, options: Options) {
         was_on
     };
     if !was_on {
-        shared.tracking.client_on();
+        shared.redis.tracking.client_on();
     }
     for prefix in &added {
-        shared.tracking.add_prefix(prefix, &tracker);
+        shared.redis.tracking.add_prefix(prefix, &tracker);
     }
     let activity = &session.activity;
     activity.set(flag::TRACKING, true);
@@ -280,14 +280,14 @@ pub(super) fn disable(shared: &Shared, session: &mut Session) {
     session.tracking.caching = false;
     let Some(tracker) = &session.tracking.tracker else { return };
     let old = std::mem::take(&mut *tracker.mode.lock());
-    shared.tracking.retarget(old.redirect, 0);
+    shared.redis.tracking.retarget(old.redirect, 0);
     if old.bcast {
-        shared.tracking.remove_prefixes(&old.prefixes, tracker.id);
+        shared.redis.tracking.remove_prefixes(&old.prefixes, tracker.id);
     }
     if old.on {
-        shared.tracking.client_off();
+        shared.redis.tracking.client_off();
     }
-    shared.tracking.settle_charge(&shared.store);
+    shared.redis.tracking.settle_charge(&shared.core.store);
     let activity = &session.activity;
     for bit in [flag::TRACKING, flag::TRACKING_BROKEN_REDIR, flag::TRACKING_BCAST] {
         activity.set(bit, false);
@@ -299,11 +299,11 @@ pub(super) fn disable(shared: &Shared, session: &mut Session) {
 /// (and dropped) when their keys change or leave the table.
 pub(super) fn disconnect(shared: &Shared, session: &mut Session) {
     disable(shared, session);
-    if shared.tracking.any() {
-        shared.tracking.closed(session.tracking.id);
+    if shared.redis.tracking.any() {
+        shared.redis.tracking.closed(session.tracking.id);
     }
     if let Some(tracker) = session.tracking.tracker.take() {
-        shared.tracking.forget(tracker.id);
+        shared.redis.tracking.forget(tracker.id);
     }
 }
 
@@ -417,19 +417,19 @@ pub(super) fn broadcast_written(
     written.sort_unstable();
     written.dedup();
     let keys: Vec<&[u8]> = written.iter().map(Vec::as_slice).collect();
-    let worker = shared.worker_of(counters);
-    shared.tracking.broadcast_keys(&shared.pubsub, &keys, session.tracking.id, worker);
+    let worker = shared.core.worker_of(counters);
+    shared.redis.tracking.broadcast_keys(&shared.redis.pubsub, &keys, session.tracking.id, worker);
     session.tracking.written.clear();
 }
 
 /// Table readers of `keys` hear now; BCAST clients when the top-level command ends.
 fn invalidate_keys(ctx: &mut Ctx<'_>, keys: &[&[u8]]) {
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     let writer = ctx.session.tracking.id;
-    shared.tracking.invalidate_table(&shared.pubsub, keys, writer, worker);
-    shared.tracking.settle_charge(&shared.store);
-    if shared.tracking.broadcasting() {
+    shared.redis.tracking.invalidate_table(&shared.redis.pubsub, keys, writer, worker);
+    shared.redis.tracking.settle_charge(&shared.core.store);
+    if shared.redis.tracking.broadcasting() {
         ctx.session.tracking.written.extend(keys.iter().map(|key| key.to_vec()));
         if ctx.session.tracking.written.len() > WRITTEN_KEYS_MAX {
             broadcast_written(shared, ctx.counters, ctx.session);
@@ -475,10 +475,10 @@ fn remember_read(ctx: &mut Ctx<'_>) {
     let Some(tracker) = &ctx.session.tracking.tracker else { return };
     let id = tracker.id;
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     if spec.first_key > 0 && spec.last_key == spec.first_key {
         if let Some(key) = ctx.cmd.arg(spec.first_key as usize) {
-            shared.tracking.remember(&shared.pubsub, &[key], id, worker);
+            shared.redis.tracking.remember(&shared.redis.pubsub, &[key], id, worker);
         }
     } else {
         let args: Vec<&[u8]> = ctx.cmd.args().collect();
@@ -486,9 +486,9 @@ fn remember_read(ctx: &mut Ctx<'_>) {
         if keys.is_empty() {
             return;
         }
-        shared.tracking.remember(&shared.pubsub, &keys, id, worker);
+        shared.redis.tracking.remember(&shared.redis.pubsub, &keys, id, worker);
     }
-    shared.tracking.settle_charge(&shared.store);
+    shared.redis.tracking.settle_charge(&shared.core.store);
 }
 
 /// The keys a write changed, from its key arguments, unless its reply says it changed
@@ -498,10 +498,10 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
     let name = spec.name;
     let reply = ctx.out.get(reply_at..).unwrap_or_default();
     let shared = ctx.shared;
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     if matches!(name, "flushall" | "flushdb") {
         if reply.first() != Some(&b'-') {
-            shared.tracking.flush(&shared.pubsub, worker);
+            shared.redis.tracking.flush(&shared.redis.pubsub, worker);
         }
         return;
     }
@@ -572,15 +572,15 @@ fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
 /// read them hears now; the messages for `served` itself are returned, to follow its
 /// reply (Redis sends them after it).
 pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize) -> Vec<u8> {
-    let own = shared.tracking.invalidate_served(&shared.pubsub, keys, served, worker);
-    shared.tracking.settle_charge(&shared.store);
+    let own = shared.redis.tracking.invalidate_served(&shared.redis.pubsub, keys, served, worker);
+    shared.redis.tracking.settle_charge(&shared.core.store);
     own
 }
 
 /// A memcached write of stored key `stored` (database 0's form), by any worker.
 pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
     if let Some((_, name)) = crate::keyspace::decode(stored) {
-        shared.tracking.invalidate(&shared.pubsub, &[name], 0, worker);
+        shared.redis.tracking.invalidate(&shared.redis.pubsub, &[name], 0, worker);
     }
 }
 
@@ -625,7 +625,7 @@ mod tests {
         h.session = connect(&h);
         h.run("HELLO 3");
         h.check(&[("CLIENT TRACKING on", "+OK\r\n"), ("GET k", "_\r\n")]);
-        assert!(h.shared.tracking.any());
+        assert!(h.shared.redis.tracking.any());
         let writer = connect(&h);
         let mut reader = std::mem::replace(&mut h.session, writer);
         h.check(&[("SET k v", "+OK\r\n")]);
@@ -639,8 +639,8 @@ mod tests {
         memcache_written(&h.shared, b"k", 0);
         assert_eq!(drained(&reader), b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
         reader.disconnect(&h.shared);
-        assert!(!h.shared.tracking.any());
-        assert_eq!(h.shared.tracking.totals(), (0, 0, 0));
+        assert!(!h.shared.redis.tracking.any());
+        assert_eq!(h.shared.redis.tracking.totals(), (0, 0, 0));
     }
 
     /// Goal: the RESP2 replies of GETREDIR, TRACKINGINFO and CACHING follow the mode, and
@@ -662,8 +662,8 @@ mod tests {
             ("GET a", "$-1\r\n"),
             ("GET b", "$-1\r\n"),
         ]);
-        assert_eq!(h.shared.tracking.totals(), (1, 1, 0));
+        assert_eq!(h.shared.redis.tracking.totals(), (1, 1, 0));
         h.check(&[("CLIENT TRACKING off", "+OK\r\n"), ("CLIENT GETREDIR", ":-1\r\n")]);
-        assert!(!h.shared.tracking.any());
+        assert!(!h.shared.redis.tracking.any());
     }
 }

@@ -40,10 +40,10 @@ pub(super) fn inside_script(ctx: &mut Ctx<'_>) {
     let keys = std::mem::take(&mut ctx.session.tracking.script_keys);
     let Some(tracker) = &ctx.session.tracking.tracker else { return };
     let (shared, id) = (ctx.shared, tracker.id);
-    let worker = shared.worker_of(ctx.counters);
+    let worker = shared.core.worker_of(ctx.counters);
     let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    shared.tracking.remember(&shared.pubsub, &keys, id, worker);
-    shared.tracking.settle_charge(&shared.store);
+    shared.redis.tracking.remember(&shared.redis.pubsub, &keys, id, worker);
+    shared.redis.tracking.settle_charge(&shared.core.store);
 }
 
 /// After a script: what it did not read is not remembered.

@@ -136,7 +136,7 @@ pub(crate) struct Sink {
 /// A BCAST prefix and the clients that registered it.
 type Prefix = (Vec<u8>, Vec<Arc<Tracker>>);
 
-/// Client-side caching's shared state (in `Shared::tracking`).
+/// Client-side caching's shared state (in `RedisState::tracking`).
 pub struct Tracking {
     /// Clients with tracking on, in any mode: the one relaxed load a write pays.
     clients: AtomicUsize,

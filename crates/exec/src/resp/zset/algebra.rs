@@ -86,7 +86,7 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
     }
     let keys = first_key..first_key + numkeys as usize;
     let shared = ctx.shared;
-    let reader = shared.store.reader();
+    let reader = shared.core.store.reader();
     let mut items = Vec::with_capacity(keys.len());
     for index in keys.clone() {
         let Ok(item) = lookup_input(ctx, &reader, index) else { return };

@@ -175,7 +175,7 @@ fn read_stored<R>(
 ) -> Option<R> {
     let shared = ctx.shared;
     for _ in 0..3 {
-        let reader = shared.store.reader();
+        let reader = shared.core.store.reader();
         let item = match lookup(ctx, &reader, index).ok()? {
             Some(item) if item.is_owner() => item,
             item => return Some(f(ctx, item.map(|item| Stored::Encoded(item.value())))),

@@ -234,17 +234,18 @@ pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry
     let key = key_at(ctx, dst_index);
     let value = (!entries.is_empty()).then(|| encoding::encode_unsorted(entries.to_vec()));
     let mut owning = Owning::new(ctx.shared);
-    let result = ctx.shared.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |_| {
-        owning.start_run();
-        let change = match &value {
-            Some(value) => owning.write(ValueKind::ZSet, value.clone(), Expiry::Never),
-            None => Ok(Change::Delete),
-        };
-        match change {
-            Ok(change) => (change, Ok(())),
-            Err(failure) => (Change::Keep, Err(failure)),
-        }
-    });
+    let result =
+        ctx.shared.core.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |_| {
+            owning.start_run();
+            let change = match &value {
+                Some(value) => owning.write(ValueKind::ZSet, value.clone(), Expiry::Never),
+                None => Ok(Change::Delete),
+            };
+            match change {
+                Ok(change) => (change, Ok(())),
+                Err(failure) => (Change::Keep, Err(failure)),
+            }
+        });
     match owning.finish(result.map(|(_, out)| out)) {
         Ok(()) => ctx.reply().integer(entries.len() as i64),
         Err(failure) => ctx.failure(failure),
