@@ -37,6 +37,7 @@ both_backends!(
     tiny_receive_ring_half_close,
     busy_poll_serves,
     blocked_send_does_not_delay_others,
+    reply_past_the_pause_threshold_does_not_wait_for_the_tick,
     shutdown_with_stuck_reader_is_bounded,
     streaming_connection_gets_output_at_ticks,
 );
@@ -522,6 +523,26 @@ fn blocked_send_does_not_delay_others(backend: Backend) {
     // tick (50 s in all); the bound is far from both that and a loaded CI machine's pace.
     assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
     drop(stuck);
+}
+
+/// A reply past the pause threshold pauses its connection, and the send's completion resumes
+/// it: the rest of the batch must not wait for the next tick (the tick here is 2 s; with
+/// io_uring, a get of a value over 32 KiB once waited for it, 100 ms at the default tick).
+fn reply_past_the_pause_threshold_does_not_wait_for_the_tick(backend: Backend) {
+    let mut cfg = config(backend);
+    cfg.tick_interval = Duration::from_secs(2);
+    cfg.output_pause_bytes = 32 * 1024;
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let mut s = connect(server.addr());
+    let want: Vec<u8> = big_reply(70_000).into_iter().chain(b"ping\n".iter().copied()).collect();
+    let start = Instant::now();
+    for _ in 0..20 {
+        s.write_all(b"big 70000\nping\n").unwrap();
+        assert!(read_exact(&mut s, want.len()) == want, "replies differ");
+    }
+    // Waiting for the tick would take 20 of them (40 s); the bound is far from that and from
+    // a loaded CI machine's pace.
+    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}", start.elapsed());
 }
 
 /// A client that never reads cannot hold up shutdown: after the grace period its send is

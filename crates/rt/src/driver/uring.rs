@@ -332,11 +332,16 @@ impl Driver for Uring {
         }
         let rest = conn.sending.unsent();
         let len = rest.len().min(u32::MAX as usize) as u32;
-        // See the module docs: a send that may wait for room (`WANT_OUT`) is not counted.
+        // See the module docs: a send that may wait for room (`WANT_OUT`) is not counted,
+        // nor one whose completion the loop acts on at once: a paused connection resumes on
+        // it (a get of a value larger than the pause threshold finishes then) and a closing
+        // one closes. Counted, it would not end the wait, and they would wait for the tick.
         let mut msg_flags = libc::MSG_NOSIGNAL;
         if !conn.has(flag::WANT_OUT) {
             msg_flags |= libc::MSG_DONTWAIT;
-            self.sends_this_turn += 1;
+            if !conn.has(flag::PAUSED | flag::CLOSE_AFTER_FLUSH | flag::PEER_EOF) {
+                self.sends_this_turn += 1;
+            }
         }
         let entry = opcode::Send::new(Fd(conn.fd), rest.as_ptr(), len)
             .flags(msg_flags)
