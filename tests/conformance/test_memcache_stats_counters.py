@@ -59,6 +59,17 @@ def test_suboptions_in_settings(make_server, suboptions):
     assert [settings[name] for name in names] == ["no"] * 5 + ["0"]
 
 
+@pytest.mark.parametrize("suboptions, shown", [
+    ("", ("no", "61")),
+    ("temporary_ttl=30", ("yes", "30")),
+])
+def test_temporary_ttl_in_settings(make_server, suboptions, shown):
+    server = make_server(extra=["-o", suboptions] if suboptions else [])
+    with Conn(server.mc_port) as c:
+        settings = dict(stats(c, b"settings"))
+    assert (settings["temp_lru"], settings["temporary_ttl"]) == shown
+
+
 def test_spinel_group(make_server, target):
     server = make_server()
     with Conn(server.mc_port) as c:

@@ -155,6 +155,9 @@ pub struct MemcachedFeatures {
     pub slab_reassign: bool,
     /// At start: `slabs automove` changes it later (`Tunables`).
     pub slab_automove: bool,
+    /// `-o temporary_ttl=N`: memcached's temporary LRU, on, for TTLs up to N seconds (shown
+    /// in `stats settings`; Spinel's store does not keep such items apart).
+    pub temporary_ttl_secs: Option<i64>,
 }
 
 impl Default for MemcachedFeatures {
@@ -166,6 +169,7 @@ impl Default for MemcachedFeatures {
             maxconns_fast: true,
             slab_reassign: true,
             slab_automove: true,
+            temporary_ttl_secs: None,
         }
     }
 }
@@ -179,6 +183,7 @@ impl MemcachedFeatures {
             maxconns_fast: false,
             slab_reassign: false,
             slab_automove: false,
+            temporary_ttl_secs: None,
         }
     }
 }

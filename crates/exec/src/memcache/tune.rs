@@ -45,6 +45,8 @@ impl Tunables {
             lru_crawler: on.lru_crawler,
             lru_segmented: on.lru_maintainer,
             slab_automove: if on.slab_automove { defaults.slab_automove } else { 0 },
+            temp_lru: on.temporary_ttl_secs.is_some(),
+            temporary_ttl_secs: on.temporary_ttl_secs.unwrap_or(defaults.temporary_ttl_secs),
             ..defaults
         }
     }

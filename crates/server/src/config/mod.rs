@@ -147,8 +147,9 @@ impl Config {
     /// parse that list expect the same lines for the same command line.
     pub fn memcached_features(&self) -> exec::MemcachedFeatures {
         let mut on = exec::MemcachedFeatures::default();
-        for (key, _) in &self.ignored_suboptions {
+        for (key, value) in &self.ignored_suboptions {
             match key.as_str() {
+                "temporary_ttl" => on.temporary_ttl_secs = value.parse().ok(),
                 "lru_crawler" | "no_lru_crawler" => on.lru_crawler = key == "lru_crawler",
                 "lru_maintainer" | "no_lru_maintainer" => {
                     on.lru_maintainer = key == "lru_maintainer"
