@@ -129,6 +129,29 @@ def test_memcached_binary_refused_before_login(locked):
 
 
 @pytest.mark.spinel_only
+def test_a_set_too_large_never_deletes_what_the_client_may_not_write(locked):
+    # A set refused as too large drops the old item (as memcached does), but only for a
+    # client that may write the key: not before login, and not for a user kept from it.
+    big = b"x" * (1024 * 1024 + 1)
+    with Conn(locked.mc_port) as c:
+        c.send(bin_req(SET, b"secret", struct.pack(">II", 0, 0), big))
+        assert bin_reply(c)[0] in (0x03, 0x20)
+    with admin(locked) as a:
+        assert raw(a, "ACL", "SETUSER", "wo", "on", ">wopw", "%W~w:*", "+set", "+get") == OK
+    with Conn(locked.mc_port) as c:
+        assert sasl(c, b"wo", b"wopw") == (0, b"Authenticated")
+        c.send(bin_req(SET, b"secret", struct.pack(">II", 0, 0), big))
+        assert bin_reply(c) == (0x03, b"Too large.")
+    with Conn(locked.mc_port) as c:
+        assert text_login(c, b"wo wopw") == b"STORED\r\n"
+        c.send(b"set secret 0 0 %d\r\n%s\r\n" % (len(big), big))
+        assert c.read_line() == b"SERVER_ERROR object too large for cache\r\n"
+        c.send(b"ms secret %d\r\n%s\r\n" % (len(big), big))
+        assert c.read_line().startswith(b"SERVER_ERROR")
+    secret_is_intact(locked)
+
+
+@pytest.mark.spinel_only
 def test_memcached_logins_against_the_redis_users(locked):
     with admin(locked) as a:
         assert raw(a, "ACL", "SETUSER", "bob", "on", ">bobpw", "~*", "&*", "+@all") == OK

@@ -96,15 +96,19 @@ pub fn refuse(
 ) {
     bump(&counters.protocol_errors, 1);
     if let Some(key) = proto_memcache::binary::refused_set_key(packet) {
-        let conn_number = session.conn_number;
-        let stored_key = session.key(key);
-        crate::memcache::storage::forget_refused_set(
-            shared,
-            counters,
-            stored_key,
-            key,
-            conn_number,
-        );
+        if crate::memcache::acl::may_set(shared, session, key, false) {
+            let conn_number = session.conn_number;
+            let stored_key = session.key(key);
+            crate::memcache::storage::forget_refused_set(
+                shared,
+                counters,
+                stored_key,
+                key,
+                conn_number,
+            );
+        } else {
+            bump(&counters.store_too_large, 1);
+        }
     }
     proto_memcache::binary::compose_error(opcode, status, opaque, out);
 }

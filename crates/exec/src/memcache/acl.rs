@@ -106,6 +106,30 @@ pub(crate) fn admit_binary(
     result.map_err(Refusal::Denied)
 }
 
+/// Whether the session may write `key` (as given on the wire; `base64_key`: meta's `b`) the
+/// way a `set` does: a set refused as too large drops the old item only then, so neither a
+/// client that has not logged in nor a user kept from the key can delete it that way.
+pub(crate) fn may_set(
+    shared: &Shared,
+    session: &mut Session,
+    key: &[u8],
+    base64_key: bool,
+) -> bool {
+    let account = match logged_in(shared, session) {
+        Err(_) => return false,
+        Ok(None) => return true,
+        Ok(Some(account)) => account,
+    };
+    if account.is_unrestricted() {
+        return true;
+    }
+    let mut decoded = vec![0; proto_memcache::base64::decoded_len_max(key.len())];
+    match proto_memcache::meta::decoded_key(key, base64_key, &mut decoded) {
+        Some(key) => acl::check_as(&account, "set", Some(key), WRITE).is_ok(),
+        None => false,
+    }
+}
+
 /// The session's user (None in file modes), logging a new connection in as a
 /// passwordless `default` when there is one.
 fn logged_in(

@@ -81,9 +81,13 @@ pub fn refuse_too_large(
     noreply: bool,
     out: &mut Vec<u8>,
 ) {
-    let conn_number = session.conn_number;
-    let stored_key = session.meta_key(key, base64_key);
-    forget_refused_set(shared, counters, stored_key, key, conn_number);
+    if super::acl::may_set(shared, session, key, base64_key) {
+        let conn_number = session.conn_number;
+        let stored_key = session.meta_key(key, base64_key);
+        forget_refused_set(shared, counters, stored_key, key, conn_number);
+    } else {
+        bump(&counters.store_too_large, 1);
+    }
     if !noreply {
         ErrorReply::ServerError(error::TOO_LARGE).compose(out);
     }
