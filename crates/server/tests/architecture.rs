@@ -43,7 +43,27 @@ const MAX_FUNCTION_LINES: usize = 70;
 /// has come under the limit (or is gone) must be removed. When it fails, the message prints
 /// the list as it stands today, ready to paste. Two functions with the same name in one file
 /// share an entry holding the longer.
-const LONG_FUNCTIONS: &[(&str, usize)] = &[];
+const LONG_FUNCTIONS: &[(&str, usize)] = &[
+    ("crates/bench/src/compare/report_html.rs::dual_line_chart", 79),
+    ("crates/bench/src/report.rs::text", 95),
+    ("crates/exec/src/binary/ops.rs::store", 72),
+    ("crates/exec/src/memcache/mod.rs::execute", 92),
+    ("crates/exec/src/resp/cluster/migrate.rs::migrate", 83),
+    // A table: one match arm per command (and subcommand) id to its handler; splitting it
+    // would only scatter the table.
+    ("crates/exec/src/resp/dispatch.rs::dispatch", 193),
+    ("crates/exec/src/resp/geo/search.rs::parse_options", 75),
+    ("crates/exec/src/resp/keyevents/after.rs::after", 77),
+    ("crates/exec/src/resp/mod.rs::execute_as", 100),
+    ("crates/exec/src/resp/mod.rs::run", 86),
+    ("crates/exec/src/resp/script/vm.rs::State::new", 85),
+    ("crates/exec/src/resp/script/vm.rs::redis_table", 100),
+    ("crates/exec/src/resp/zset/algebra.rs::combine", 77),
+    ("crates/proto-memcache/src/request.rs::Request::compose", 83),
+    ("crates/store/src/store/core.rs::Store::put", 86),
+    ("crates/store/src/store/ops.rs::Store::store_with", 72),
+    ("crates/values/src/rdb/lzf.rs::compress", 81),
+];
 
 /// The crates allowed to contain `unsafe`: the store (segments, lock-free index) and the
 /// runtime (system calls). Every other crate root declares `#![forbid(unsafe_code)]`.
