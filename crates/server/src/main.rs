@@ -522,6 +522,24 @@ fn build_shared(
     skipped: &[listen::Skipped],
 ) -> Result<Shared, String> {
     let reserve_bytes = buffer_reserve_bytes(config, backend);
+    let store = open_store(config, reserve_bytes)?;
+    let settings = command_settings(config, backend, skipped, reserve_bytes);
+    let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
+    shared.memcache.verbosity.store(config.verbosity, Ordering::Relaxed);
+    if let Some(path) = &config.aclfile {
+        // As Redis: a start with an ACL file it cannot read fails, naming the line.
+        let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
+        shared.redis.users.replace_all(users);
+    }
+    if let Some(file) = &config.cluster_config_file {
+        let cluster = open_cluster(config, file)?;
+        shared.redis.cluster.set(cluster).expect("set once, at start");
+    }
+    Ok(shared)
+}
+
+/// The store, with the memory the connection buffers reserve taken off the limit.
+fn open_store(config: &Config, reserve_bytes: usize) -> Result<store::Store, String> {
     let store_config = store::Config {
         memory_bytes: ((config.memory_limit_mib as usize) << 20) - reserve_bytes,
         memory_max_bytes: physical_memory_bytes().unwrap_or(0),
@@ -535,10 +553,19 @@ fn build_shared(
     };
     // Room to grow costs address space only; where even that is refused (a small `ulimit
     // -v`), the store starts without it and `cache_memlimit` can only lower the limit.
-    let store = store::Store::new(store_config.clone())
+    store::Store::new(store_config.clone())
         .or_else(|_| store::Store::new(store::Config { memory_max_bytes: 0, ..store_config }))
-        .map_err(|e| format!("store: {e}"))?;
-    let settings = Settings {
+        .map_err(|e| format!("store: {e}"))
+}
+
+/// The settings the command handlers read (`stats settings`, `CONFIG GET`, `INFO`).
+fn command_settings(
+    config: &Config,
+    backend: rt::Backend,
+    skipped: &[listen::Skipped],
+    reserve_bytes: usize,
+) -> Settings {
+    Settings {
         // A skipped default shows as 0, as a port that is off (and, here, one the kernel
         // picks: memcached shows -1 for it).
         port: match listen::skips(skipped, listen::memcache_tag(config)) {
@@ -590,19 +617,7 @@ fn build_shared(
         memory_file: config.memory_file.clone(),
         protected_mode: config.protected_mode,
         ssl: config.memcache_tls.as_ref().map(|tls| ssl_settings(config, tls)),
-    };
-    let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
-    shared.memcache.verbosity.store(config.verbosity, Ordering::Relaxed);
-    if let Some(path) = &config.aclfile {
-        // As Redis: a start with an ACL file it cannot read fails, naming the line.
-        let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
-        shared.redis.users.replace_all(users);
     }
-    if let Some(file) = &config.cluster_config_file {
-        let cluster = open_cluster(config, file)?;
-        shared.redis.cluster.set(cluster).expect("set once, at start");
-    }
-    Ok(shared)
 }
 
 /// A cluster replica's map follows its primary's: asked once a second (see

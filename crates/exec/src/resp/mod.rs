@@ -8,16 +8,21 @@
 //!   crate::core (where memcached means the same) / Store::modify     Reply (RESP2 or 3)
 //! ```
 //!
-//! Goals: Redis 7's replies and error texts for the string and generic-key commands, so
-//! client libraries work unchanged; every read-modify-write atomic per key (one core call
-//! or one `Store::modify`). Non-goals: types other than strings, ACLs, persistence,
-//! replication, pub/sub.
+//! Goals: Redis 7.0's replies and error texts, so client libraries and Redis's own test suite
+//! work unchanged: strings and generic keys, hashes, lists, sets, sorted sets, bitmaps, GEO
+//! and SORT; transactions, blocking commands, Lua scripts and functions, pub/sub, keyspace
+//! events and client tracking; ACL users; SAVE/BGSAVE (Spinel's own file format), DUMP,
+//! RESTORE and MIGRATE (Redis's payload format); cluster mode from a nodes.conf map. Every
+//! read-modify-write is atomic per key (one core call or one `Store::modify`). Non-goals:
+//! replication, AOF, modules, streams, and the cluster bus (no gossip or failover).
 //!
-//! Handlers live by command group: `strings`, `incr` (the INCR family), `keys`,
-//! `connection` (PING ... CLIENT), `server` (COMMAND, DBSIZE, FLUSH*, TIME), `config`,
-//! `info`, `blocking` (BLPOP and its kin, WAIT, CLIENT UNBLOCK); `ttl` holds the expiry
-//! arithmetic they share, `glob` the pattern matcher of
-//! KEYS, SCAN and CONFIG GET. Commands that mean what a memcached one does run its core
+//! Handlers live by command group, one module or folder each (`strings`, `incr`, `keys`,
+//! `hash`, `list`, `set`, `zset`, `bitmap`, `geo`, `sort`, `tx`, `blocking`, `script`,
+//! `pubsub`, `acl`, `cluster`, `connection` (PING ... CLIENT), `server` (COMMAND, DBSIZE,
+//! FLUSH*, TIME), `config`, `info`, ...), and `dispatch` maps each command id to its
+//! handler; `ttl` holds the expiry arithmetic they share, `glob` the pattern matcher of KEYS,
+//! SCAN and CONFIG GET, `typed` the typed read/modify of collections (over the `values`
+//! crate's encodings). Commands that mean what a memcached one does run its core
 //! (GET/MGET: get; SET/MSET/APPEND: store; GETEX: touch; DEL/UNLINK: delete; FLUSHALL,
 //! FLUSHDB: flush); where Redis differs, the call site says how.
 //!

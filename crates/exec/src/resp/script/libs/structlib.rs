@@ -157,178 +157,187 @@ fn number(value: Option<&Value>, at: usize) -> mlua::Result<f64> {
 
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let module = lua.create_table()?;
-    module.raw_set(
-        "pack",
-        lua.create_function(|lua, args: Variadic<Value>| {
-            let Some(Value::String(format)) = args.first() else {
-                return fail("bad argument #1 to 'pack' (string expected)");
-            };
-            let format = format.as_bytes().to_vec();
-            let mut out = Vec::new();
-            let mut next = 1;
-            walk(&format, |item, options| {
-                let pad = padding(&item, out.len(), options);
-                out.resize(out.len() + pad, 0);
-                match item {
-                    Item::Pad => out.push(0),
-                    Item::Int { size, .. } => {
-                        let n = number(args.get(next), next + 1)?;
-                        next += 1;
-                        put_int(&mut out, n as i64, size, options.little);
-                    }
-                    Item::Float => {
-                        let n = number(args.get(next), next + 1)? as f32;
-                        next += 1;
-                        let bytes = if options.little { n.to_le_bytes() } else { n.to_be_bytes() };
-                        out.extend_from_slice(&bytes);
-                    }
-                    Item::Double => {
-                        let n = number(args.get(next), next + 1)?;
-                        next += 1;
-                        let bytes = if options.little { n.to_le_bytes() } else { n.to_be_bytes() };
-                        out.extend_from_slice(&bytes);
-                    }
-                    Item::Zstr | Item::Chars(_) => {
-                        let bytes = match args.get(next) {
-                            Some(Value::String(s)) => s.as_bytes().to_vec(),
-                            Some(Value::Integer(n)) => n.to_string().into_bytes(),
-                            Some(Value::Number(n)) => {
-                                crate::resp::script::convert::format_g14(*n).into_bytes()
-                            }
-                            _ => {
-                                return fail(format!(
-                                    "bad argument #{} to 'pack' (string expected)",
-                                    next + 1
-                                ))
-                            }
-                        };
-                        next += 1;
-                        if let Item::Chars(n) = item {
-                            let size = if n == 0 { bytes.len() } else { n };
-                            if bytes.len() < size {
-                                return fail(format!(
-                                    "bad argument #{next} to 'pack' (string too short)"
-                                ));
-                            }
-                            out.extend_from_slice(&bytes[..size]);
-                        } else {
-                            if bytes.contains(&0) {
-                                return fail(format!(
-                                    "bad argument #{next} to 'pack' (string contains zeros)"
-                                ));
-                            }
-                            out.extend_from_slice(&bytes);
-                            out.push(0);
-                        }
-                    }
-                }
-                Ok(())
-            })?;
-            lua.create_string(out)
-        })?,
-    )?;
-    module.raw_set(
-        "unpack",
-        lua.create_function(
-            |lua, (format, data, init): (mlua::LuaString, mlua::LuaString, Option<f64>)| {
-                let format = format.as_bytes().to_vec();
-                let data = data.as_bytes().to_vec();
-                let mut pos = init.map_or(0, |p| (p as usize).saturating_sub(1));
-                if pos > data.len() {
-                    return fail("bad argument #3 to 'unpack' (offset must be 1 or greater)");
-                }
-                let mut values = MultiValue::new();
-                let mut last = 0usize;
-                walk(&format, |item, options| {
-                    pos = pos.saturating_add(padding(&item, pos, options));
-                    let size = item_size(&item);
-                    let short = || fail("bad argument #2 to 'unpack' (data string too short)");
-                    match item {
-                        // `x` skips a byte even past the end (C's struct does), so
-                        // every later read checks its own bounds.
-                        Item::Pad => pos = pos.saturating_add(1),
-                        Item::Int { size, signed } => {
-                            let Some(bytes) = span(&data, pos, size) else { return short() };
-                            let mut raw = bytes.to_vec();
-                            if !options.little {
-                                raw.reverse();
-                            }
-                            let mut value: u64 = 0;
-                            for (i, b) in raw.iter().take(8).enumerate() {
-                                value |= u64::from(*b) << (8 * i);
-                            }
-                            let n = if signed && size < 8 {
-                                let shift = 64 - 8 * size as u32;
-                                (((value << shift) as i64) >> shift) as f64
-                            } else if signed {
-                                value as i64 as f64
-                            } else {
-                                value as f64
-                            };
-                            last = n as usize;
-                            values.push_back(Value::Number(n));
-                            pos += size;
-                        }
-                        Item::Float | Item::Double => {
-                            let Some(bytes) = span(&data, pos, size) else { return short() };
-                            let n = if size == 4 {
-                                let raw: [u8; 4] = bytes.try_into().expect("4 bytes");
-                                f64::from(if options.little {
-                                    f32::from_le_bytes(raw)
-                                } else {
-                                    f32::from_be_bytes(raw)
-                                })
-                            } else {
-                                let raw: [u8; 8] = bytes.try_into().expect("8 bytes");
-                                if options.little {
-                                    f64::from_le_bytes(raw)
-                                } else {
-                                    f64::from_be_bytes(raw)
-                                }
-                            };
-                            values.push_back(Value::Number(n));
-                            pos += size;
-                        }
-                        Item::Zstr => {
-                            let rest = data.get(pos..).unwrap_or_default();
-                            let Some(end) = rest.iter().position(|&b| b == 0) else {
-                                return fail("unfinished string in data");
-                            };
-                            values.push_back(Value::String(
-                                lua.create_string(&data[pos..pos + end])?,
-                            ));
-                            pos += end + 1;
-                        }
-                        Item::Chars(n) => {
-                            let n = if n == 0 { last } else { n };
-                            let Some(bytes) = span(&data, pos, n) else { return short() };
-                            values.push_back(Value::String(lua.create_string(bytes)?));
-                            pos += n;
-                        }
-                    }
-                    Ok(())
-                })?;
-                values.push_back(Value::Number(pos.saturating_add(1) as f64));
-                Ok(values)
-            },
-        )?,
-    )?;
-    module.raw_set(
-        "size",
-        lua.create_function(|_, format: mlua::LuaString| {
-            let format = format.as_bytes().to_vec();
-            let mut total = 0usize;
-            walk(&format, |item, options| {
-                if matches!(item, Item::Zstr) || matches!(item, Item::Chars(0)) {
-                    return fail("options 'c0' - 's' have undefined sizes");
-                }
-                total += padding(&item, total, options) + item_size(&item);
-                Ok(())
-            })?;
-            Ok(total as f64)
-        })?,
-    )?;
+    module.raw_set("pack", lua.create_function(pack)?)?;
+    module.raw_set("unpack", lua.create_function(unpack)?)?;
+    module.raw_set("size", lua.create_function(size)?)?;
     Ok(module)
+}
+
+/// `struct.pack(format, ...)`: the values as bytes.
+fn pack(lua: &Lua, args: Variadic<Value>) -> mlua::Result<mlua::LuaString> {
+    let Some(Value::String(format)) = args.first() else {
+        return fail("bad argument #1 to 'pack' (string expected)");
+    };
+    let format = format.as_bytes().to_vec();
+    let mut out = Vec::new();
+    let mut next = 1;
+    walk(&format, |item, options| {
+        let pad = padding(&item, out.len(), options);
+        out.resize(out.len() + pad, 0);
+        if matches!(item, Item::Pad) {
+            out.push(0);
+            return Ok(());
+        }
+        let arg = args.get(next);
+        next += 1;
+        match item {
+            Item::Pad => {}
+            Item::Int { size, .. } => {
+                put_int(&mut out, number(arg, next)? as i64, size, options.little)
+            }
+            Item::Float => {
+                let n = number(arg, next)? as f32;
+                out.extend_from_slice(&if options.little {
+                    n.to_le_bytes()
+                } else {
+                    n.to_be_bytes()
+                })
+            }
+            Item::Double => {
+                let n = number(arg, next)?;
+                out.extend_from_slice(&if options.little {
+                    n.to_le_bytes()
+                } else {
+                    n.to_be_bytes()
+                })
+            }
+            Item::Zstr | Item::Chars(_) => put_string(&mut out, &item, arg, next)?,
+        }
+        Ok(())
+    })?;
+    lua.create_string(out)
+}
+
+/// Packs `s` (zero-terminated) or `c[n]` (fixed size) from argument number `at`.
+fn put_string(out: &mut Vec<u8>, item: &Item, arg: Option<&Value>, at: usize) -> mlua::Result<()> {
+    let bytes = match arg {
+        Some(Value::String(s)) => s.as_bytes().to_vec(),
+        Some(Value::Integer(n)) => n.to_string().into_bytes(),
+        Some(Value::Number(n)) => crate::resp::script::convert::format_g14(*n).into_bytes(),
+        _ => return fail(format!("bad argument #{at} to 'pack' (string expected)")),
+    };
+    if let Item::Chars(n) = *item {
+        let size = if n == 0 { bytes.len() } else { n };
+        if bytes.len() < size {
+            return fail(format!("bad argument #{at} to 'pack' (string too short)"));
+        }
+        out.extend_from_slice(&bytes[..size]);
+    } else {
+        if bytes.contains(&0) {
+            return fail(format!("bad argument #{at} to 'pack' (string contains zeros)"));
+        }
+        out.extend_from_slice(&bytes);
+        out.push(0);
+    }
+    Ok(())
+}
+
+/// `struct.unpack(format, data[, init])`: the values, then the position after them.
+fn unpack(
+    lua: &Lua,
+    (format, data, init): (mlua::LuaString, mlua::LuaString, Option<f64>),
+) -> mlua::Result<MultiValue> {
+    let format = format.as_bytes().to_vec();
+    let data = data.as_bytes().to_vec();
+    let mut pos = init.map_or(0, |p| (p as usize).saturating_sub(1));
+    if pos > data.len() {
+        return fail("bad argument #3 to 'unpack' (offset must be 1 or greater)");
+    }
+    let mut values = MultiValue::new();
+    let mut last = 0usize;
+    walk(&format, |item, options| {
+        pos = pos.saturating_add(padding(&item, pos, options));
+        let size = item_size(&item);
+        let short = || fail("bad argument #2 to 'unpack' (data string too short)");
+        let value = match item {
+            // `x` skips a byte even past the end (C's struct does), so every later read
+            // checks its own bounds.
+            Item::Pad => {
+                pos = pos.saturating_add(1);
+                return Ok(());
+            }
+            Item::Int { size, signed } => {
+                let Some(bytes) = span(&data, pos, size) else { return short() };
+                let n = get_int(bytes, signed, options.little);
+                last = n as usize;
+                pos += size;
+                Value::Number(n)
+            }
+            Item::Float | Item::Double => {
+                let Some(bytes) = span(&data, pos, size) else { return short() };
+                pos += size;
+                Value::Number(get_float(bytes, options.little))
+            }
+            Item::Zstr => {
+                let rest = data.get(pos..).unwrap_or_default();
+                let Some(end) = rest.iter().position(|&b| b == 0) else {
+                    return fail("unfinished string in data");
+                };
+                let value = Value::String(lua.create_string(&data[pos..pos + end])?);
+                pos += end + 1;
+                value
+            }
+            Item::Chars(n) => {
+                let n = if n == 0 { last } else { n };
+                let Some(bytes) = span(&data, pos, n) else { return short() };
+                pos += n;
+                Value::String(lua.create_string(bytes)?)
+            }
+        };
+        values.push_back(value);
+        Ok(())
+    })?;
+    values.push_back(Value::Number(pos.saturating_add(1) as f64));
+    Ok(values)
+}
+
+/// An integer of `bytes.len()` bytes (only the low 8 carry value), as a Lua number.
+fn get_int(bytes: &[u8], signed: bool, little: bool) -> f64 {
+    let size = bytes.len();
+    let mut raw = bytes.to_vec();
+    if !little {
+        raw.reverse();
+    }
+    let mut value: u64 = 0;
+    for (i, b) in raw.iter().take(8).enumerate() {
+        value |= u64::from(*b) << (8 * i);
+    }
+    if signed && size < 8 {
+        let shift = 64 - 8 * size as u32;
+        (((value << shift) as i64) >> shift) as f64
+    } else if signed {
+        value as i64 as f64
+    } else {
+        value as f64
+    }
+}
+
+/// A float (4 bytes) or a double (8 bytes).
+fn get_float(bytes: &[u8], little: bool) -> f64 {
+    if let Ok(raw) = <[u8; 4]>::try_from(bytes) {
+        f64::from(if little { f32::from_le_bytes(raw) } else { f32::from_be_bytes(raw) })
+    } else {
+        let raw: [u8; 8] = bytes.try_into().expect("8 bytes");
+        if little {
+            f64::from_le_bytes(raw)
+        } else {
+            f64::from_be_bytes(raw)
+        }
+    }
+}
+
+/// `struct.size(format)`: the bytes `pack` makes for it (refused when that varies).
+fn size(_: &Lua, format: mlua::LuaString) -> mlua::Result<f64> {
+    let format = format.as_bytes().to_vec();
+    let mut total = 0usize;
+    walk(&format, |item, options| {
+        if matches!(item, Item::Zstr) || matches!(item, Item::Chars(0)) {
+            return fail("options 'c0' - 's' have undefined sizes");
+        }
+        total += padding(&item, total, options) + item_size(&item);
+        Ok(())
+    })?;
+    Ok(total as f64)
 }
 
 #[cfg(test)]
