@@ -26,6 +26,7 @@ use std::sync::{
 use super::pubsub::Registry;
 
 mod after;
+mod outcome;
 pub(crate) use after::{after, before};
 
 /// Event classes, Redis's bits (`notify-keyspace-events` letters).
