@@ -12,6 +12,7 @@ use store::{Change, ValueKind};
 
 use super::super::{
     incr::format_human,
+    keyevents::class,
     typed::{Failure, Owning},
     PROTO_MAX_BULK_LEN,
 };
@@ -41,16 +42,14 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     if let Some(created) = large::set(ctx, &pairs, false) {
         return match created {
             Err(large::TooLarge) => ctx.refused(crate::core::Refusal::TooLarge),
-            Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-            Ok(_) => ctx.reply().ok(),
+            Ok(created) => hset_done(ctx, answer, created),
         };
     }
     if let [(name, value)] = pairs[..] {
         if let Some(created) = hset_spliced(ctx, name, value) {
             return match created {
                 Err(failure) => ctx.failure(failure),
-                Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-                Ok(_) => ctx.reply().ok(),
+                Ok(created) => hset_done(ctx, answer, created),
             };
         }
     }
@@ -65,8 +64,16 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-        Ok(_) => ctx.reply().ok(),
+        Ok(created) => hset_done(ctx, answer, created),
+    }
+}
+
+/// HSET's and HMSET's reply once the fields are set: `hset`, whether or not a field was new.
+fn hset_done(ctx: &mut Ctx<'_>, answer: SetReply, created: i64) {
+    ctx.wrote(class::HASH, "hset", 1);
+    match answer {
+        SetReply::Count => ctx.reply().integer(created),
+        SetReply::Ok => ctx.reply().ok(),
     }
 }
 
@@ -99,7 +106,7 @@ fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i
 pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
     let (name, value) = (ctx.arg(2), ctx.arg(3));
     match large::set(ctx, &[(name, value)], true) {
-        Some(Ok(created)) => return ctx.reply().integer(created),
+        Some(Ok(created)) => return hsetnx_done(ctx, created),
         Some(Err(large::TooLarge)) => return ctx.refused(crate::core::Refusal::TooLarge),
         None => {}
     }
@@ -112,8 +119,15 @@ pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(n) => ctx.reply().integer(n),
+        Ok(created) => hsetnx_done(ctx, created),
     }
+}
+
+fn hsetnx_done(ctx: &mut Ctx<'_>, created: i64) {
+    if created > 0 {
+        ctx.wrote(class::HASH, "hset", 1);
+    }
+    ctx.reply().integer(created);
 }
 
 pub(super) fn hget(ctx: &mut Ctx<'_>) {
@@ -201,7 +215,7 @@ pub(super) fn hgetall(ctx: &mut Ctx<'_>, part: Part) {
 pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     if let Some(removed) = large::delete(ctx, &names) {
-        return ctx.reply().integer(removed);
+        return hdel_done(ctx, removed);
     }
     let result = change(ctx, |fields| {
         let mut batch = Batch::new(fields, names.iter().copied());
@@ -211,8 +225,15 @@ pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(removed) => ctx.reply().integer(removed),
+        Ok(removed) => hdel_done(ctx, removed),
     }
+}
+
+fn hdel_done(ctx: &mut Ctx<'_>, removed: i64) {
+    if removed > 0 {
+        ctx.removed(class::HASH, "hdel", 1);
+    }
+    ctx.reply().integer(removed);
 }
 
 pub(super) fn hexists(ctx: &mut Ctx<'_>) {
@@ -253,7 +274,10 @@ pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
     };
     let name = ctx.arg(2);
     match large::incr_by(ctx, name, by) {
-        Some(Ok(new)) => return ctx.reply().integer(new),
+        Some(Ok(new)) => {
+            ctx.wrote(class::HASH, "hincrby", 1);
+            return ctx.reply().integer(new);
+        }
         Some(Err(message)) => return ctx.error(message),
         None => {}
     }
@@ -272,7 +296,10 @@ pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
     match result {
         Err(failure) => ctx.failure(failure),
         Ok(Err(message)) => ctx.error(message),
-        Ok(Ok(new)) => ctx.reply().integer(new),
+        Ok(Ok(new)) => {
+            ctx.wrote(class::HASH, "hincrby", 1);
+            ctx.reply().integer(new);
+        }
     }
 }
 
@@ -285,7 +312,10 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
     };
     let name = ctx.arg(2);
     match large::incr_by_float(ctx, name, by) {
-        Some(Ok(text)) => return ctx.reply().bulk(&text),
+        Some(Ok(text)) => {
+            ctx.wrote(class::HASH, "hincrbyfloat", 1);
+            return ctx.reply().bulk(&text);
+        }
         Some(Err(message)) => return ctx.error(message),
         None => {}
     }
@@ -306,6 +336,9 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
     match result {
         Err(failure) => ctx.failure(failure),
         Ok(Err(message)) => ctx.error(message),
-        Ok(Ok(text)) => ctx.reply().bulk(&text),
+        Ok(Ok(text)) => {
+            ctx.wrote(class::HASH, "hincrbyfloat", 1);
+            ctx.reply().bulk(&text);
+        }
     }
 }
