@@ -17,9 +17,9 @@ use super::super::{
     PROTO_MAX_BULK_LEN,
 };
 use super::{
-    change,
+    change, change_run,
     encoding::{self, lookup, Batch},
-    large, read, read_encoded, Ctx,
+    large, read, read_encoded, ttl, Ctx,
 };
 
 pub(super) const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
@@ -45,24 +45,7 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
             Ok(created) => hset_done(ctx, answer, created),
         };
     }
-    if let [(name, value)] = pairs[..] {
-        if let Some(created) = hset_spliced(ctx, name, value) {
-            return match created {
-                Err(failure) => ctx.failure(failure),
-                Ok(created) => hset_done(ctx, answer, created),
-            };
-        }
-    }
-    let result = change(ctx, |fields| {
-        let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
-        let mut created = 0;
-        for (name, value) in &pairs {
-            created += i64::from(batch.set(fields, name, Cow::Owned(value.to_vec()), false));
-        }
-        batch.finish(fields);
-        (true, created)
-    });
-    match result {
+    match hset_stored(ctx, &pairs) {
         Err(failure) => ctx.failure(failure),
         Ok(created) => hset_done(ctx, answer, created),
     }
@@ -77,30 +60,46 @@ fn hset_done(ctx: &mut Ctx<'_>, answer: SetReply, created: i64) {
     }
 }
 
-/// HSET of one field on an existing hash with no expiring field, by byte edits
-/// (`encoding::splice_set`) under the key's lock: no decoding of the other fields. `None`
-/// when the hash is absent or has expiring fields (the decoding path handles those).
-fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i64, Failure>> {
+/// HSET's write of a hash in the store (or of one kept outside it that takes its expiry
+/// from its fields), in one `Store::modify`: the representation is decided once, under
+/// the key's lock, from the item found. One field on a hash in the store with no
+/// expiring field is spliced in by byte edits (`encoding::splice_set`: no decoding of
+/// the others); anything else (a new key, several fields, expiring fields, an owner)
+/// goes through the decoding edit of [`change`]. How many fields were new.
+fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failure> {
+    let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
     let mut owning = Owning::new(ctx.shared);
+    let mut set_all = |fields: &mut encoding::Fields<'_>| {
+        let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
+        let mut created = 0;
+        for (name, value) in pairs {
+            created += i64::from(batch.set(fields, name, Cow::Owned(value.to_vec()), false));
+        }
+        batch.finish(fields);
+        (true, created)
+    };
     let result = ctx.shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
-        let Some(item) = current else { return (Change::Keep, None) };
-        if item.value_kind() != ValueKind::Hash {
-            return (Change::Keep, Some(Err(Failure::WrongType)));
-        }
-        if item.is_owner() {
-            return (Change::Keep, None);
-        }
-        let Some((value, created)) = encoding::splice_set(item.value(), name, value) else {
-            return (Change::Keep, None);
+        let spliced = match (&current, pairs) {
+            (Some(item), [(name, value)])
+                if item.value_kind() == ValueKind::Hash && !item.is_owner() =>
+            {
+                encoding::splice_set(item.value(), name, value).map(|s| (s, item.expiry()))
+            }
+            _ => None,
         };
-        match owning.write(ValueKind::Hash, value, item.expiry()) {
-            Ok(change) => (change, Some(Ok(i64::from(created)))),
-            Err(failure) => (Change::Keep, Some(Err(failure))),
+        match spliced {
+            Some(((value, created), expiry)) => {
+                match owning.write(ValueKind::Hash, value, expiry) {
+                    Ok(change) => (change, Ok(i64::from(created))),
+                    Err(failure) => (Change::Keep, Err(failure)),
+                }
+            }
+            None => change_run(&mut owning, current, now_ms, &mut set_all),
         }
     });
-    owning.finish(result.map(|(_, outcome)| Ok(outcome))).unwrap_or_else(|e| Some(Err(e)))
+    owning.finish(result.map(|(_, out)| out))
 }
 
 pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
