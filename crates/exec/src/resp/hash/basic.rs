@@ -67,9 +67,9 @@ fn hset_done(ctx: &mut Ctx<'_>, answer: SetReply, created: i64) {
 /// the others); anything else (a new key, several fields, expiring fields, an owner)
 /// goes through the decoding edit of [`change`]. How many fields were new.
 fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failure> {
-    let now_ms = ttl::now_ms(ctx.shared);
+    let shared = ctx.shared;
     let key = ctx.key(1).to_vec();
-    let mut owning = Owning::new(ctx.shared);
+    let mut owning = Owning::new(shared);
     let mut set_all = |fields: &mut encoding::Fields<'_>| {
         let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
         let mut created = 0;
@@ -79,7 +79,7 @@ fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failu
         batch.finish(fields);
         (true, created)
     };
-    let result = ctx.shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
+    let result = shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
         let spliced = match (&current, pairs) {
             (Some(item), [(name, value)])
@@ -96,7 +96,8 @@ fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failu
                     Err(failure) => (Change::Keep, Err(failure)),
                 }
             }
-            None => change_run(&mut owning, current, now_ms, &mut set_all),
+            // The clock is read only here: a splice has no expiring field to compare.
+            None => change_run(&mut owning, current, ttl::now_ms(shared), &mut set_all),
         }
     });
     owning.finish(result.map(|(_, out)| out))
