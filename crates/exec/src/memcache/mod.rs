@@ -321,7 +321,6 @@ pub fn execute(
     if !resumed && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(shared, session, request);
     }
-    let out_start = out.len();
     let mut ctx = Ctx { shared, counters, out };
     match request {
         Request::Retrieve(retrieve) => return retrieve::execute(&mut ctx, session, retrieve),
@@ -367,11 +366,11 @@ pub fn execute(
         }
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
         Request::MetaSet(set) => {
-            meta::set::execute(&mut ctx, session, set);
-            if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+            let done = meta::set::execute(&mut ctx, session, set);
+            let watched = shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS);
+            if let Some(done) = done.filter(|_| watched) {
                 let now_ms = ctx.now_ms();
-                let reply = &ctx.out[out_start..];
-                watch::after_meta_set(&shared.memcache, session, set, reply, now_ms);
+                watch::after_meta_set(&shared.memcache, session, set, done, now_ms);
             }
         }
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),

@@ -193,24 +193,41 @@ pub(super) fn meta_cmd(mode: SetMode) -> &'static str {
     }
 }
 
-/// The `item_store` line of an `ms`, read from its reply (the set is the meta module's; its
-/// reply's code says what happened, and a quiet success says nothing).
+/// What an `ms` did, as its handler (`meta::set`) tells it: the typed outcome its
+/// `item_store` line is written from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SetStatus {
+    Stored,
+    NotStored,
+    Exists,
+    NotFound,
+    TooLarge,
+    NoMemory,
+}
+
+impl SetStatus {
+    /// memcached's word for it in `item_store` lines.
+    fn name(self) -> &'static str {
+        match self {
+            SetStatus::Stored => "stored",
+            SetStatus::NotStored => "not_stored",
+            SetStatus::Exists => "exists",
+            SetStatus::NotFound => "not_found",
+            SetStatus::TooLarge => "too_large",
+            SetStatus::NoMemory => "no_memory",
+        }
+    }
+}
+
+/// The `item_store` line of an `ms`, from what the set did.
 pub(super) fn after_meta_set(
     memcache: &MemcacheState,
     session: &mut Session,
     set: &MetaSet<'_>,
-    reply: &[u8],
+    done: SetStatus,
     now_ms: u64,
 ) {
-    let status = match reply.get(..2) {
-        None | Some(b"HD") => "stored",
-        Some(b"NS") => "not_stored",
-        Some(b"EX") => "exists",
-        Some(b"NF") => "not_found",
-        _ if reply.starts_with(b"SERVER_ERROR object too large") => "too_large",
-        _ if reply.starts_with(b"SERVER_ERROR out of memory") => "no_memory",
-        _ => return,
-    };
+    let status = done.name();
     let cmd = if set.flags.compare_cas.is_some() { "cas" } else { meta_cmd(set.mode) };
     let expiry = super::expiry(set.flags.update_ttl_secs.unwrap_or(0), now_ms);
     let stored = session.meta_key(set.key, set.flags.base64_key);

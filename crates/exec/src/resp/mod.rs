@@ -559,12 +559,13 @@ fn run(
     let sampled = counted && counters.command_stats.next_is_sampled(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
+    let outcome = keyevents::Outcome::default();
     let mut ctx =
-        Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive };
-    // Keyspace events of collection writes are told from their replies (`keyevents`).
+        Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive, outcome };
+    // A write's keyspace events come from what its handler recorded (`keyevents::outcome`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events =
-        (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+        (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     let reply_at = ctx.out.len();
     if shared.redis.tracking.any() {
         tracking::before_command(&mut ctx);
@@ -580,15 +581,15 @@ fn run(
         let worker = shared.core.worker_of(counters);
         shared.core.gate.exclusive(worker, || {
             let flow = dispatch::dispatch(&mut ctx, routed.route);
-            if let Some(before) = &events {
-                keyevents::after(&ctx, before, reply_at);
+            if let Some(absent) = &events {
+                keyevents::publish(&ctx, absent);
             }
             flow
         })
     } else {
         let flow = dispatch::dispatch(&mut ctx, routed.route);
-        if let Some(before) = &events {
-            keyevents::after(&ctx, before, reply_at);
+        if let Some(absent) = &events {
+            keyevents::publish(&ctx, absent);
         }
         flow
     };
@@ -674,6 +675,9 @@ pub(crate) struct Ctx<'a> {
     key_scratch: Vec<u8>,
     /// Whether the gate is already held (EXEC, a script): a script must not take it again.
     exclusive: Exclusive,
+    /// What the command did, as its handler records it: its keyspace events and the keys
+    /// tracking clients hear are invalid (`keyevents::outcome`).
+    outcome: keyevents::Outcome,
 }
 
 impl<'a> Ctx<'a> {
@@ -706,28 +710,6 @@ impl<'a> Ctx<'a> {
 
     fn reply(&mut self) -> Reply<'_> {
         Reply::new(self.out, self.session.protocol)
-    }
-
-    /// Publishes keyspace event `event` (of `class`, see `keyevents::class`) on key argument
-    /// `index`, if that class is on: one relaxed load when it is not.
-    #[inline]
-    fn notify(&self, class: u32, event: &str, index: usize) {
-        self.notify_key(class, event, self.arg(index));
-    }
-
-    /// [`Ctx::notify`] for a key given as the client named it, in the session's database.
-    #[inline]
-    fn notify_key(&self, class: u32, event: &str, key: &[u8]) {
-        self.notify_in(class, event, self.session.db, key);
-    }
-
-    /// [`Ctx::notify_key`] in database `db`.
-    fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
-        let events = &self.shared.redis.keyspace_events;
-        if events.wants(class) {
-            let worker = self.shared.core.worker_of(self.counters);
-            events.emit(class, event.as_bytes(), db, key, worker);
-        }
     }
 
     fn error(&mut self, message: impl AsRef<[u8]>) {

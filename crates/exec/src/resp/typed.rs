@@ -77,31 +77,51 @@ pub(super) fn modify<R>(
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
     let mut owning = Owning::new(ctx.shared);
+    // Whether the run that took effect deleted the key it found (for the `del` event).
+    let mut emptied = false;
     let result = ctx.shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
-        let expiry = current.map_or(Expiry::Never, |item| item.expiry());
-        match current {
-            Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
-            Some(item) if item.is_owner() => {
-                let owned = owning.touch(&item);
-                let size_max = owned_size_max(&ctx.shared.core.store);
-                edit_owned(&owned, kind, size_max, &mut f)
-            }
-            current => {
-                let (edit, out) = f(current.map(|item| item.value()));
-                let change = match edit {
-                    Edit::Keep => Change::Keep,
-                    Edit::Delete => Change::Delete,
-                    Edit::Write(value) => match owning.write(kind, value, expiry) {
-                        Ok(change) => change,
-                        Err(failure) => return (Change::Keep, Err(failure)),
-                    },
-                };
-                (change, Ok(out))
-            }
-        }
+        let (change, out) = modify_run(ctx, &mut owning, kind, current, &mut f);
+        emptied = matches!(change, Change::Delete);
+        (change, out)
     });
+    if emptied && matches!(result, Ok((_, Ok(_)))) {
+        ctx.outcome.note_emptied();
+    }
     owning.finish(result.map(|(_, out)| out))
+}
+
+/// One run of [`modify`]'s closure under the key's lock.
+fn modify_run<R>(
+    ctx: &Ctx<'_>,
+    owning: &mut Owning<'_>,
+    kind: ValueKind,
+    current: Option<Item<'_>>,
+    f: &mut impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> (Change, Result<R, Failure>) {
+    let expiry = current.as_ref().map_or(Expiry::Never, |item| item.expiry());
+    match current {
+        Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
+        Some(item) if item.is_owner() => {
+            let owned = owning.touch(&item);
+            let size_max = owned_size_max(&ctx.shared.core.store);
+            edit_owned(&owned, kind, size_max, f)
+        }
+        current => {
+            let (edit, out) = f(current.as_ref().map(|item| item.value()));
+            let change = match edit {
+                Edit::Keep => Change::Keep,
+                // Deleting an absent key changes nothing (and raises no `del`).
+                Edit::Delete if current.is_none() => Change::Keep,
+                Edit::Delete => Change::Delete,
+                Edit::Write(value) => match owning.write(kind, value, expiry) {
+                    Ok(change) => change,
+                    Err(failure) => return (Change::Keep, Err(failure)),
+                },
+            };
+            (change, Ok(out))
+        }
+    }
 }
 
 /// What one `Store::modify` of a collection did with values kept outside the store: the

@@ -11,15 +11,20 @@ use store::{Mode, StoreOptions};
 
 use super::{error, Echo};
 use crate::{
-    core::storage::{self, OnRefusal, StoreOutcome, Write},
-    memcache::{expiry, storing_refusal, Ctx, Session},
+    core::{
+        storage::{self, OnRefusal, StoreOutcome, Write},
+        Refusal,
+    },
+    memcache::{expiry, storing_refusal, watch::SetStatus, Ctx, Session},
 };
 
+/// Returns what the write did (`None`: refused before the store, as a key it cannot
+/// hold), for watchers' `item_store` lines.
 pub(in crate::memcache) fn execute(
     ctx: &mut Ctx<'_>,
     session: &mut Session,
     request: &MetaSet<'_>,
-) {
+) -> Option<SetStatus> {
     let flags = &request.flags;
     let mode = match (request.mode, flags.compare_cas) {
         (SetMode::Set | SetMode::Replace, Some(cas)) => Mode::Cas(cas),
@@ -58,17 +63,25 @@ pub(in crate::memcache) fn execute(
     let item_size_max = ctx.shared.core.store.config().item_size_max;
     let outcome = storage::memcached_outcome(outcome, mode, chunk_len, item_size_max);
     let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
-    let (status, cas, value_len) = match outcome {
+    let (status, cas, value_len, done) = match outcome {
         StoreOutcome::Stored(stored) => {
-            (MetaStatus::Hd, ctx.visible_cas(stored.cas), stored.value_len)
+            (MetaStatus::Hd, ctx.visible_cas(stored.cas), stored.value_len, SetStatus::Stored)
         }
-        StoreOutcome::NotStored => (MetaStatus::Ns, 0, request.value.len()),
-        StoreOutcome::Exists => (MetaStatus::Ex, 0, request.value.len()),
-        StoreOutcome::NotFound => (MetaStatus::Nf, 0, request.value.len()),
-        StoreOutcome::Refused(refusal) => return error(ctx, storing_refusal(refusal)),
+        StoreOutcome::NotStored => (MetaStatus::Ns, 0, request.value.len(), SetStatus::NotStored),
+        StoreOutcome::Exists => (MetaStatus::Ex, 0, request.value.len(), SetStatus::Exists),
+        StoreOutcome::NotFound => (MetaStatus::Nf, 0, request.value.len(), SetStatus::NotFound),
+        StoreOutcome::Refused(refusal) => {
+            error(ctx, storing_refusal(refusal));
+            return match refusal {
+                Refusal::TooLarge => Some(SetStatus::TooLarge),
+                Refusal::NoMemory => Some(SetStatus::NoMemory),
+                Refusal::KeyTooLong => None,
+            };
+        }
     };
     let info = ItemInfo { cas: Some(cas), value_len: Some(value_len), ..ItemInfo::default() };
     echo.reply(ctx.out, status, &info, RecacheState::default(), None);
+    Some(done)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::{
     super::PROTO_MAX_BULK_LEN, modify_string, parse_bit_offset, read_string, too_large, value_room,
     Ctx, Failure, Update,
 };
+use crate::resp::keyevents::class;
 
 const BIT_VALUE_ERR: &str = "ERR bit is not an integer or out of range";
 const BIT_ARG_ERR: &str = "ERR The bit argument must be 1 or 0.";
@@ -59,7 +60,10 @@ pub(super) fn setbit(ctx: &mut Ctx<'_>) {
         (Update::Write(value), Ok(was))
     });
     match result.and_then(|r| r) {
-        Ok(was) => ctx.reply().integer(i64::from(was)),
+        Ok(was) => {
+            ctx.wrote(class::STRING, "setbit", 1);
+            ctx.reply().integer(i64::from(was));
+        }
         Err(failure) => ctx.failure(failure),
     }
 }
@@ -286,6 +290,7 @@ pub(super) fn bitop(ctx: &mut Ctx<'_>) {
     if let Err(failure) = store_result(ctx, result) {
         return ctx.failure(failure);
     }
+    ctx.stored(class::STRING, "set", 2, len > 0);
     ctx.reply().integer(len as i64);
 }
 
@@ -318,13 +323,18 @@ fn store_result(ctx: &mut Ctx<'_>, value: Vec<u8>) -> Result<(), Failure> {
     let shared = ctx.shared;
     // The closure may run again (after waiting for memory), so each run builds its own.
     let key = ctx.key(2);
-    let written = shared.core.store.modify_within(key, PROTO_MAX_BULK_LEN, |_| {
+    let mut deleted = false;
+    let written = shared.core.store.modify_within(key, PROTO_MAX_BULK_LEN, |current| {
+        deleted = value.is_empty() && current.is_some();
         let change = match value.is_empty() {
             true => Change::Delete,
             false => Change::Write { value: value.clone(), flags: 0, expiry: Expiry::Never },
         };
         (change, ())
     });
+    if deleted && written.is_ok() {
+        ctx.outcome.note_emptied();
+    }
     written.map(|_| ()).map_err(Failure::Store)
 }
 

@@ -11,6 +11,7 @@ use super::{
     bits::{bit_at, put_bit},
     modify_string, parse_bit_offset, read_string, too_large, value_room, Ctx, Update,
 };
+use crate::resp::keyevents::class;
 
 const TYPE_ERR: &str = concat!(
     "ERR Invalid bitfield type. Use something like i16 u8. ",
@@ -85,7 +86,10 @@ pub(super) fn bitfield(ctx: &mut Ctx<'_>, access: Access) {
         (update, Ok(replies))
     });
     match result.and_then(|r| r) {
-        Ok(replies) => reply_all(ctx, &replies),
+        Ok(replies) => {
+            ctx.wrote(class::STRING, "setbit", 1);
+            reply_all(ctx, &replies);
+        }
         Err(failure) => ctx.failure(failure),
     }
 }

@@ -8,6 +8,7 @@ use super::{
     hll::{self, Corrupt, REGISTERS},
     modify_string, read_string, read_string_uncounted, Ctx, Failure, Update,
 };
+use crate::resp::keyevents::class;
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
@@ -66,7 +67,12 @@ pub(super) fn pfadd(ctx: &mut Ctx<'_>) {
         (Update::Write(value), Ok(true))
     });
     match result.map_err(PfError::Failure).and_then(|r| r) {
-        Ok(updated) => ctx.reply().integer(i64::from(updated)),
+        Ok(updated) => {
+            if updated {
+                ctx.wrote(class::STRING, "pfadd", 1);
+            }
+            ctx.reply().integer(i64::from(updated));
+        }
         Err(e) => ctx.pf_error(e),
     }
 }
@@ -175,7 +181,10 @@ pub(super) fn pfmerge(ctx: &mut Ctx<'_>) {
         (Update::Write(value), Ok(()))
     });
     match result.map_err(PfError::Failure).and_then(|r| r) {
-        Ok(()) => ctx.reply().ok(),
+        Ok(()) => {
+            ctx.wrote(class::STRING, "pfadd", 1);
+            ctx.reply().ok();
+        }
         Err(e) => ctx.pf_error(e),
     }
 }

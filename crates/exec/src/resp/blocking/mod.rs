@@ -276,6 +276,39 @@ fn attempt_all(ctx: &mut Ctx<'_>, request: &Request) -> Popped {
 
 /// One pop of key argument `index` in the command's non-blocking manner.
 fn attempt(ctx: &mut Ctx<'_>, kind: Kind, index: usize) -> Popped {
+    let popped = pop_once(ctx, kind, index);
+    if popped == Popped::Served {
+        record_pop(ctx, kind, index);
+    }
+    popped
+}
+
+/// The keyspace events of a pop that served (see `keyevents::outcome`): the pop on the key
+/// it took from (and `del` if that emptied it); for BLMOVE, the push on its destination
+/// first.
+fn record_pop(ctx: &mut Ctx<'_>, kind: Kind, index: usize) {
+    use keyevents::class::{LIST, ZSET};
+    use list::ListEnd as L;
+    let pop = |end| if end == L::Head { "lpop" } else { "rpop" };
+    match kind {
+        Kind::Blpop => ctx.removed(LIST, "lpop", index),
+        Kind::Brpop => ctx.removed(LIST, "rpop", index),
+        Kind::Blmove { from, to } => {
+            ctx.wrote(LIST, if to == L::Head { "lpush" } else { "rpush" }, 2);
+            ctx.removed(LIST, pop(from), 1);
+        }
+        Kind::Blmpop { end, .. } => ctx.removed(LIST, pop(end), index),
+        Kind::Bzpopmin => ctx.removed(ZSET, "zpopmin", index),
+        Kind::Bzpopmax => ctx.removed(ZSET, "zpopmax", index),
+        Kind::Bzmpop { end, .. } => {
+            ctx.removed(ZSET, if end == zset::ZEnd::Min { "zpopmin" } else { "zpopmax" }, index);
+        }
+        Kind::Wait => {}
+    }
+}
+
+/// [`attempt`]'s pop itself.
+fn pop_once(ctx: &mut Ctx<'_>, kind: Kind, index: usize) -> Popped {
     use list::ListEnd as L;
     match kind {
         Kind::Blpop => list::pop_for_blpop(ctx, index, L::Head),
@@ -470,13 +503,14 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         out: &mut out,
         key_scratch: Vec::new(),
         exclusive: super::Exclusive::Held,
+        outcome: keyevents::Outcome::default(),
     };
-    let events = (shared.redis.keyspace_events.flags() != 0).then(|| keyevents::before(&ctx));
+    let events = (shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     match attempt(&mut ctx, waiter.kind, index) {
         Popped::Served => {
-            if let Some(before) = &events {
+            if let Some(absent) = &events {
                 // The pop's keyspace events, as for a command that found its key at once.
-                keyevents::after(&ctx, before, 0);
+                keyevents::publish(&ctx, absent);
             }
             let pushed = waiter.kind.moves().then(|| ctx.key(2).to_vec());
             let source = ctx.key(index).to_vec();

@@ -12,13 +12,14 @@ use store::{Change, ValueKind};
 
 use super::super::{
     incr::format_human,
+    keyevents::class,
     typed::{Failure, Owning},
     PROTO_MAX_BULK_LEN,
 };
 use super::{
-    change,
+    change, change_run,
     encoding::{self, lookup, Batch},
-    large, read, read_encoded, Ctx,
+    large, read, read_encoded, ttl, Ctx,
 };
 
 pub(super) const HASH_NOT_INTEGER: &str = "ERR hash value is not an integer";
@@ -41,65 +42,71 @@ pub(super) fn hset(ctx: &mut Ctx<'_>, answer: SetReply) {
     if let Some(created) = large::set(ctx, &pairs, false) {
         return match created {
             Err(large::TooLarge) => ctx.refused(crate::core::Refusal::TooLarge),
-            Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-            Ok(_) => ctx.reply().ok(),
+            Ok(created) => hset_done(ctx, answer, created),
         };
     }
-    if let [(name, value)] = pairs[..] {
-        if let Some(created) = hset_spliced(ctx, name, value) {
-            return match created {
-                Err(failure) => ctx.failure(failure),
-                Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-                Ok(_) => ctx.reply().ok(),
-            };
-        }
+    match hset_stored(ctx, &pairs) {
+        Err(failure) => ctx.failure(failure),
+        Ok(created) => hset_done(ctx, answer, created),
     }
-    let result = change(ctx, |fields| {
+}
+
+/// HSET's and HMSET's reply once the fields are set: `hset`, whether or not a field was new.
+fn hset_done(ctx: &mut Ctx<'_>, answer: SetReply, created: i64) {
+    ctx.wrote(class::HASH, "hset", 1);
+    match answer {
+        SetReply::Count => ctx.reply().integer(created),
+        SetReply::Ok => ctx.reply().ok(),
+    }
+}
+
+/// HSET's write of a hash in the store (or of one kept outside it that takes its expiry
+/// from its fields), in one `Store::modify`: the representation is decided once, under
+/// the key's lock, from the item found. One field on a hash in the store with no
+/// expiring field is spliced in by byte edits (`encoding::splice_set`: no decoding of
+/// the others); anything else (a new key, several fields, expiring fields, an owner)
+/// goes through the decoding edit of [`change`]. How many fields were new.
+fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failure> {
+    let shared = ctx.shared;
+    let key = ctx.key(1).to_vec();
+    let mut owning = Owning::new(shared);
+    let mut set_all = |fields: &mut encoding::Fields<'_>| {
         let mut batch = Batch::new(fields, pairs.iter().map(|(name, _)| *name));
         let mut created = 0;
-        for (name, value) in &pairs {
+        for (name, value) in pairs {
             created += i64::from(batch.set(fields, name, Cow::Owned(value.to_vec()), false));
         }
         batch.finish(fields);
         (true, created)
-    });
-    match result {
-        Err(failure) => ctx.failure(failure),
-        Ok(created) if answer == SetReply::Count => ctx.reply().integer(created),
-        Ok(_) => ctx.reply().ok(),
-    }
-}
-
-/// HSET of one field on an existing hash with no expiring field, by byte edits
-/// (`encoding::splice_set`) under the key's lock: no decoding of the other fields. `None`
-/// when the hash is absent or has expiring fields (the decoding path handles those).
-fn hset_spliced(ctx: &mut Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<i64, Failure>> {
-    let key = ctx.key(1).to_vec();
-    let mut owning = Owning::new(ctx.shared);
-    let result = ctx.shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
+    };
+    let result = shared.core.store.modify_within(&key, PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
-        let Some(item) = current else { return (Change::Keep, None) };
-        if item.value_kind() != ValueKind::Hash {
-            return (Change::Keep, Some(Err(Failure::WrongType)));
-        }
-        if item.is_owner() {
-            return (Change::Keep, None);
-        }
-        let Some((value, created)) = encoding::splice_set(item.value(), name, value) else {
-            return (Change::Keep, None);
+        let spliced = match (&current, pairs) {
+            (Some(item), [(name, value)])
+                if item.value_kind() == ValueKind::Hash && !item.is_owner() =>
+            {
+                encoding::splice_set(item.value(), name, value).map(|s| (s, item.expiry()))
+            }
+            _ => None,
         };
-        match owning.write(ValueKind::Hash, value, item.expiry()) {
-            Ok(change) => (change, Some(Ok(i64::from(created)))),
-            Err(failure) => (Change::Keep, Some(Err(failure))),
+        match spliced {
+            Some(((value, created), expiry)) => {
+                match owning.write(ValueKind::Hash, value, expiry) {
+                    Ok(change) => (change, Ok(i64::from(created))),
+                    Err(failure) => (Change::Keep, Err(failure)),
+                }
+            }
+            // The clock is read only here: a splice has no expiring field to compare.
+            None => change_run(&mut owning, current, ttl::now_ms(shared), &mut set_all),
         }
     });
-    owning.finish(result.map(|(_, outcome)| Ok(outcome))).unwrap_or_else(|e| Some(Err(e)))
+    owning.finish(result.map(|(_, out)| out))
 }
 
 pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
     let (name, value) = (ctx.arg(2), ctx.arg(3));
     match large::set(ctx, &[(name, value)], true) {
-        Some(Ok(created)) => return ctx.reply().integer(created),
+        Some(Ok(created)) => return hsetnx_done(ctx, created),
         Some(Err(large::TooLarge)) => return ctx.refused(crate::core::Refusal::TooLarge),
         None => {}
     }
@@ -112,8 +119,15 @@ pub(super) fn hsetnx(ctx: &mut Ctx<'_>) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(n) => ctx.reply().integer(n),
+        Ok(created) => hsetnx_done(ctx, created),
     }
+}
+
+fn hsetnx_done(ctx: &mut Ctx<'_>, created: i64) {
+    if created > 0 {
+        ctx.wrote(class::HASH, "hset", 1);
+    }
+    ctx.reply().integer(created);
 }
 
 pub(super) fn hget(ctx: &mut Ctx<'_>) {
@@ -201,7 +215,7 @@ pub(super) fn hgetall(ctx: &mut Ctx<'_>, part: Part) {
 pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     let names: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     if let Some(removed) = large::delete(ctx, &names) {
-        return ctx.reply().integer(removed);
+        return hdel_done(ctx, removed);
     }
     let result = change(ctx, |fields| {
         let mut batch = Batch::new(fields, names.iter().copied());
@@ -211,8 +225,15 @@ pub(super) fn hdel(ctx: &mut Ctx<'_>) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(removed) => ctx.reply().integer(removed),
+        Ok(removed) => hdel_done(ctx, removed),
     }
+}
+
+fn hdel_done(ctx: &mut Ctx<'_>, removed: i64) {
+    if removed > 0 {
+        ctx.removed(class::HASH, "hdel", 1);
+    }
+    ctx.reply().integer(removed);
 }
 
 pub(super) fn hexists(ctx: &mut Ctx<'_>) {
@@ -253,7 +274,10 @@ pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
     };
     let name = ctx.arg(2);
     match large::incr_by(ctx, name, by) {
-        Some(Ok(new)) => return ctx.reply().integer(new),
+        Some(Ok(new)) => {
+            ctx.wrote(class::HASH, "hincrby", 1);
+            return ctx.reply().integer(new);
+        }
         Some(Err(message)) => return ctx.error(message),
         None => {}
     }
@@ -272,7 +296,10 @@ pub(super) fn hincrby(ctx: &mut Ctx<'_>) {
     match result {
         Err(failure) => ctx.failure(failure),
         Ok(Err(message)) => ctx.error(message),
-        Ok(Ok(new)) => ctx.reply().integer(new),
+        Ok(Ok(new)) => {
+            ctx.wrote(class::HASH, "hincrby", 1);
+            ctx.reply().integer(new);
+        }
     }
 }
 
@@ -285,7 +312,10 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
     };
     let name = ctx.arg(2);
     match large::incr_by_float(ctx, name, by) {
-        Some(Ok(text)) => return ctx.reply().bulk(&text),
+        Some(Ok(text)) => {
+            ctx.wrote(class::HASH, "hincrbyfloat", 1);
+            return ctx.reply().bulk(&text);
+        }
         Some(Err(message)) => return ctx.error(message),
         None => {}
     }
@@ -306,6 +336,9 @@ pub(super) fn hincrbyfloat(ctx: &mut Ctx<'_>) {
     match result {
         Err(failure) => ctx.failure(failure),
         Ok(Err(message)) => ctx.error(message),
-        Ok(Ok(text)) => ctx.reply().bulk(&text),
+        Ok(Ok(text)) => {
+            ctx.wrote(class::HASH, "hincrbyfloat", 1);
+            ctx.reply().bulk(&text);
+        }
     }
 }

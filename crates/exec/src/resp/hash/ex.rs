@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use proto_resp::error;
 
+use super::super::keyevents::class;
 use super::{
     change, encoding::Batch, expire::expire_at_ms, field_names, ttl, ttl::Unit, typed::Failure,
     wrong_type, Ctx, NUMFIELDS_NOT_POSITIVE,
@@ -28,6 +29,9 @@ pub(super) fn hgetdel(ctx: &mut Ctx<'_>) {
         batch.finish(fields);
         (values.iter().any(Option::is_some), values)
     });
+    if result.as_ref().is_ok_and(|values| values.iter().any(Option::is_some)) {
+        ctx.removed(class::HASH, "hgetdel", 1);
+    }
     reply_values(ctx, result);
 }
 
@@ -86,7 +90,7 @@ pub(super) fn hgetex(ctx: &mut Ctx<'_>) {
     let result = change(ctx, |fields| {
         let mut changed = false;
         let mut batch = Batch::new(fields, names.iter().copied());
-        let values = names
+        let values: Vec<Option<Vec<u8>>> = names
             .iter()
             .map(|name| {
                 let index = batch.find(name)?;
@@ -112,6 +116,13 @@ pub(super) fn hgetex(ctx: &mut Ctx<'_>) {
         batch.finish(fields);
         (changed, values)
     });
+    if result.as_ref().is_ok_and(|values| values.iter().any(Option::is_some)) {
+        match expiry {
+            NewExpiry::At(_) => ctx.wrote(class::HASH, "hexpire", 1),
+            NewExpiry::Persist => ctx.wrote(class::HASH, "hpersist", 1),
+            NewExpiry::Unchanged => {}
+        }
+    }
     reply_values(ctx, result);
 }
 
@@ -228,6 +239,11 @@ pub(super) fn hsetex(ctx: &mut Ctx<'_>) {
     });
     match result {
         Err(failure) => ctx.failure(failure),
-        Ok(n) => ctx.reply().integer(n),
+        Ok(n) => {
+            if n > 0 {
+                ctx.wrote(class::HASH, "hset", 1);
+            }
+            ctx.reply().integer(n);
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use proto_resp::{args::parse_i64, error};
 
+use super::super::keyevents::class;
 use super::{
     change, encoding::Batch, field_names, read, ttl, ttl::Unit, wrong_type, Ctx,
     NUMFIELDS_NOT_POSITIVE,
@@ -122,6 +123,14 @@ pub(super) fn hexpire(ctx: &mut Ctx<'_>, unit: Unit, base: ttl::Base) {
         batch.finish(fields);
         (changed, answers)
     });
+    if let Ok(answers) = &result {
+        if answers.contains(&SET) {
+            ctx.wrote(class::HASH, "hexpire", 1);
+        }
+        if answers.contains(&DELETED) {
+            ctx.removed(class::HASH, "hexpired", 1);
+        }
+    }
     reply_integers(ctx, result);
 }
 
@@ -183,7 +192,7 @@ pub(super) fn hpersist(ctx: &mut Ctx<'_>) {
     let result = change(ctx, |fields| {
         let mut changed = false;
         let batch = Batch::new(fields, names.iter().copied());
-        let answers = names
+        let answers: Vec<i64> = names
             .iter()
             .map(|name| match batch.find(name) {
                 None => NO_FIELD,
@@ -197,6 +206,9 @@ pub(super) fn hpersist(ctx: &mut Ctx<'_>) {
             .collect();
         (changed, answers)
     });
+    if result.as_ref().is_ok_and(|answers| answers.contains(&SET)) {
+        ctx.wrote(class::HASH, "hpersist", 1);
+    }
     reply_integers(ctx, result);
 }
 

@@ -174,13 +174,32 @@ fn change<R>(
     let now_ms = ttl::now_ms(ctx.shared);
     let key = ctx.key(1).to_vec();
     let mut owning = Owning::new(ctx.shared);
+    let mut emptied = false;
     let result = ctx.shared.core.store.modify_within(&key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
+        let (change, out) = change_run(&mut owning, current, now_ms, &mut f);
+        emptied = matches!(change, Change::Delete);
+        (change, out)
+    });
+    if emptied && matches!(result, Ok((_, Ok(_)))) {
+        ctx.outcome.note_emptied();
+    }
+    owning.finish(result.map(|(_, out)| out))
+}
+
+/// One run of [`change`]'s closure under the key's lock.
+fn change_run<R>(
+    owning: &mut Owning<'_>,
+    current: Option<Item<'_>>,
+    now_ms: u64,
+    f: &mut impl FnMut(&mut Fields<'_>) -> (bool, R),
+) -> (Change, Result<R, Failure>) {
+    {
         match current {
             Some(item) if item.value_kind() != ValueKind::Hash => {
                 (Change::Keep, Err(Failure::WrongType))
             }
-            Some(item) if item.is_owner() => change_owned(&mut owning, &item, now_ms, &mut f),
+            Some(item) if item.is_owner() => change_owned(owning, &item, now_ms, f),
             current => {
                 let value = current.as_ref().map(|item| item.value());
                 let mut fields =
@@ -199,8 +218,7 @@ fn change<R>(
                 }
             }
         }
-    });
-    owning.finish(result.map(|(_, out)| out))
+    }
 }
 
 /// [`change`] of a hash kept outside the store: `f` edits its fields as decoded from its

@@ -2,7 +2,9 @@
 //! `__keyevent@<db>__:<event>` messages, published through pub/sub.
 //!
 //! ```text
-//!   a write handler --Ctx::notify(class, event, key)--> KeyspaceEvents::emit
+//!   a collection write --Ctx::wrote / removed / stored--> Outcome (see `outcome`)
+//!        run, once the command is done: keyevents::publish --> KeyspaceEvents::emit
+//!   a string or generic-key write --Ctx::notify(class, event, key)--> KeyspaceEvents::emit
 //!   the store's expiry / eviction observers ----------> KeyspaceEvents::emit_stored
 //!        one relaxed load of the flags; nothing more unless the class is on
 //!        and K or E is: then one PUBLISH per prefix (`pubsub::Registry::publish`)
@@ -15,8 +17,8 @@
 //! it dead (reads take no lock and leave it for the sweep); Redis's own expired events are
 //! likewise sent when its lazy or active expiry gets to the key. Evicted events come from
 //! the store's eviction observer, for keys written over either protocol. The `n` class
-//! (`new`, a key created) is accepted but not sent: a write here does not learn whether it
-//! created its key without a second lookup on every write.
+//! (`new`, a key created) costs a lookup of each key before and after a write, so only
+//! while it is on (`outcome::absent_keys`).
 
 use std::sync::{
     atomic::{AtomicU32, Ordering::Relaxed},
@@ -25,8 +27,8 @@ use std::sync::{
 
 use super::pubsub::Registry;
 
-mod after;
-pub(crate) use after::{after, before};
+mod outcome;
+pub(crate) use outcome::{absent_keys, publish, tells_outcome, Outcome};
 
 /// Event classes, Redis's bits (`notify-keyspace-events` letters).
 pub mod class {
@@ -160,6 +162,30 @@ impl KeyspaceEvents {
         }
         if let Some((db, key)) = crate::keyspace::decode(stored) {
             self.emit(class, event, db, key, NO_WORKER);
+        }
+    }
+}
+
+impl crate::resp::Ctx<'_> {
+    /// Publishes keyspace event `event` (of `class`, see [`class`]) on key argument
+    /// `index`, if that class is on: one relaxed load when it is not.
+    #[inline]
+    pub(in crate::resp) fn notify(&self, class: u32, event: &str, index: usize) {
+        self.notify_key(class, event, self.arg(index));
+    }
+
+    /// `Ctx::notify` for a key given as the client named it, in the session's database.
+    #[inline]
+    pub(in crate::resp) fn notify_key(&self, class: u32, event: &str, key: &[u8]) {
+        self.notify_in(class, event, self.session.db, key);
+    }
+
+    /// `Ctx::notify_key` in database `db`.
+    pub(in crate::resp) fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
+        let events = &self.shared.redis.keyspace_events;
+        if events.wants(class) {
+            let worker = self.shared.core.worker_of(self.counters);
+            events.emit(class, event.as_bytes(), db, key, worker);
         }
     }
 }

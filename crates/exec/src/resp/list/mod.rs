@@ -17,6 +17,7 @@ use store::ValueKind;
 use crate::owned;
 
 use super::{
+    keyevents::class,
     typed::{self, Edit, Failure, Sized},
     Ctx,
 };
@@ -168,7 +169,7 @@ fn push(ctx: &mut Ctx<'_>, end: End, create: Create) {
         Some((Sized::Changed { added_bytes, removed_bytes: 0 }, Some(list.len())))
     });
     match pushed {
-        Some(Some(len)) => return ctx.reply().integer(len as i64),
+        Some(Some(len)) => return pushed_done(ctx, end, len),
         Some(None) => return ctx.refused(crate::core::Refusal::TooLarge),
         None => {}
     }
@@ -180,7 +181,31 @@ fn push(ctx: &mut Ctx<'_>, end: End, create: Create) {
         }
     });
     if let Some(len) = len {
-        ctx.reply().integer(len as i64);
+        pushed_done(ctx, end, len);
+    }
+}
+
+/// A push's reply, the new length; its event unless an X form found no list (0).
+fn pushed_done(ctx: &mut Ctx<'_>, end: End, len: usize) {
+    if len > 0 {
+        ctx.wrote(class::LIST, push_event(end), 1);
+    }
+    ctx.reply().integer(len as i64);
+}
+
+/// The event of a push at `end`.
+pub(super) fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+
+/// The event of a pop off `end`.
+pub(super) fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
     }
 }
 
@@ -243,7 +268,10 @@ fn lset(ctx: &mut Ctx<'_>) {
             Some((Sized::Changed { added_bytes, removed_bytes }, true))
         });
         match set {
-            Some(true) => return ctx.reply().ok(),
+            Some(true) => {
+                ctx.wrote(class::LIST, "lset", 1);
+                return ctx.reply().ok();
+            }
             Some(false) => return ctx.error(INDEX_OUT_OF_RANGE),
             None => {}
         }
@@ -260,7 +288,10 @@ fn lset(ctx: &mut Ctx<'_>) {
     });
     match outcome {
         None => {}
-        Some(Ok(())) => ctx.reply().ok(),
+        Some(Ok(())) => {
+            ctx.wrote(class::LIST, "lset", 1);
+            ctx.reply().ok();
+        }
         Some(Err(message)) => ctx.error(message),
     }
 }
@@ -298,8 +329,8 @@ fn lrange(ctx: &mut Ctx<'_>) {
 
 fn ltrim(ctx: &mut Ctx<'_>) {
     let Some((start, end)) = parse_range(ctx) else { return };
-    let done = modify(ctx, 1, |list| {
-        let Some(list) = list else { return (Edit::Keep, ()) };
+    let found = modify(ctx, 1, |list| {
+        let Some(list) = list else { return (Edit::Keep, false) };
         let edit = match clamp_range(start, end, list.len()) {
             None => Edit::Delete,
             Some((0, to)) if to + 1 == list.len() => Edit::Keep,
@@ -309,9 +340,12 @@ fn ltrim(ctx: &mut Ctx<'_>) {
                 write_or_delete(encoding::encode(kept.into_iter()))
             }
         };
-        (edit, ())
+        (edit, true)
     });
-    if done.is_some() {
+    if let Some(found) = found {
+        if found {
+            ctx.removed(class::LIST, "ltrim", 1);
+        }
         ctx.reply().ok();
     }
 }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use store::ValueKind;
 
 use super::{
-    super::blocking::Popped,
+    super::{blocking::Popped, keyevents::class},
     charged,
     encoding::{self, End, List},
     modify, reply_elements, stored_key,
@@ -66,6 +66,9 @@ pub(super) fn pop(ctx: &mut Ctx<'_>, end: End) {
         Some((sized, popped))
     });
     if let Some(elements) = fast {
+        if !elements.is_empty() {
+            ctx.wrote(class::LIST, super::pop_event(end), 1);
+        }
         return match count {
             None => ctx.reply().bulk(&elements[0]),
             Some(_) => reply_elements(ctx, &owned_refs(&elements)),
@@ -80,6 +83,9 @@ pub(super) fn pop(ctx: &mut Ctx<'_>, end: End) {
         }
     });
     let Some(popped) = popped else { return };
+    if popped.as_ref().is_some_and(|elements| !elements.is_empty()) {
+        ctx.removed(class::LIST, super::pop_event(end), 1);
+    }
     match (popped, count) {
         (None, None) => ctx.reply().null(),
         (None, Some(_)) => ctx.reply().null_array(),
@@ -158,6 +164,7 @@ pub(super) fn lmpop(ctx: &mut Ctx<'_>) {
             None => return,
             Some(None) => continue,
             Some(Some(elements)) => {
+                ctx.removed(class::LIST, super::pop_event(mpop.end), index);
                 let key = ctx.arg(index);
                 ctx.reply().array(2);
                 ctx.reply().bulk(key);
@@ -172,20 +179,31 @@ pub(super) fn lmpop(ctx: &mut Ctx<'_>) {
 pub(super) fn lmove(ctx: &mut Ctx<'_>) {
     let Some(from) = parse_end(ctx.arg(3)) else { return ctx.error(error::SYNTAX) };
     let Some(to) = parse_end(ctx.arg(4)) else { return ctx.error(error::SYNTAX) };
-    move_element(ctx, from, to);
+    moved_done(ctx, from, to);
 }
 
 /// RPOPLPUSH source destination: LMOVE source destination RIGHT LEFT.
 pub(super) fn rpoplpush(ctx: &mut Ctx<'_>) {
-    move_element(ctx, End::Tail, End::Head);
+    moved_done(ctx, End::Tail, End::Head);
+}
+
+/// LMOVE's and RPOPLPUSH's move and, when an element moved, their events: the push on the
+/// destination, then the pop off the source (`del` if that emptied it).
+fn moved_done(ctx: &mut Ctx<'_>, from: End, to: End) {
+    if move_element(ctx, from, to) == Popped::Served {
+        ctx.wrote(class::LIST, super::push_event(to), 2);
+        ctx.removed(class::LIST, super::pop_event(from), 1);
+    }
 }
 
 /// Pops an element off `from` of the source and pushes it at `to` of the destination;
-/// replies with it, or null when the source is absent. The same key rotates the list.
-fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
+/// replies with it (`Served`), or null when the source is absent (`Empty`), or the error
+/// (`Failed`). The same key rotates the list.
+fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) -> Popped {
     let (source, target) = (stored_key(ctx, 1), stored_key(ctx, 2));
     if let Some(element) = move_owned(ctx, source == target, from, to) {
-        return ctx.reply().bulk(&element);
+        ctx.reply().bulk(&element);
+        return Popped::Served;
     }
     if source == target {
         let moved = modify(ctx, 1, |list| {
@@ -207,12 +225,19 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
             Ok(encoded.and_then(|value| List::parse(&value).at_end(from).map(<[u8]>::to_vec)))
         }) {
             Ok(Some(element)) => element,
-            Ok(None) => return ctx.reply().null(),
-            Err(failure) => return ctx.failure(failure),
+            Ok(None) => {
+                ctx.reply().null();
+                return Popped::Empty;
+            }
+            Err(failure) => {
+                ctx.failure(failure);
+                return Popped::Failed;
+            }
         }
     };
     if let Err(failure) = push_one(ctx, &target, to, &element) {
-        return ctx.failure(failure);
+        ctx.failure(failure);
+        return Popped::Failed;
     }
     // The gate keeps the source as it was read, so this pops `element`.
     let popped = typed::modify(ctx, &source, ValueKind::List, |list| match list {
@@ -220,7 +245,10 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
         Some(value) => (take(List::parse(value), from, 1).0, ()),
     });
     match popped {
-        Ok(()) => ctx.reply().bulk(&element),
+        Ok(()) => {
+            ctx.reply().bulk(&element);
+            Popped::Served
+        }
         Err(failure) => {
             // A full store refused even the smaller source: take the pushed copy back off
             // the destination (its end still holds it), so the element is not duplicated.
@@ -228,7 +256,8 @@ fn move_element(ctx: &mut Ctx<'_>, from: End, to: End) {
                 None => (Edit::Keep, ()),
                 Some(value) => (take(List::parse(value), to, 1).0, ()),
             });
-            ctx.failure(failure)
+            ctx.failure(failure);
+            Popped::Failed
         }
     }
 }
@@ -286,10 +315,18 @@ fn push_one(ctx: &Ctx<'_>, key: &[u8], end: End, element: &[u8]) -> Result<(), F
     })
 }
 
-fn reply_moved(ctx: &mut Ctx<'_>, moved: Option<Option<Vec<u8>>>) {
+/// The same-key move's reply (`None`: its failure was replied).
+fn reply_moved(ctx: &mut Ctx<'_>, moved: Option<Option<Vec<u8>>>) -> Popped {
     match moved {
-        None => {}
-        Some(element) => ctx.bulk_or_null(element.as_deref()),
+        None => Popped::Failed,
+        Some(None) => {
+            ctx.reply().null();
+            Popped::Empty
+        }
+        Some(Some(element)) => {
+            ctx.reply().bulk(&element);
+            Popped::Served
+        }
     }
 }
 
@@ -376,13 +413,9 @@ pub(in crate::resp) fn pop_for_blmpop(
 /// LMOVE's reply, or nothing when the source is absent. Runs under the gate, as LMOVE.
 pub(in crate::resp) fn move_for_blmove(ctx: &mut Ctx<'_>, from: End, to: End) -> Popped {
     let start = ctx.out.len();
-    move_element(ctx, from, to);
-    match ctx.out.get(start..).unwrap_or_default() {
-        [b'-', ..] => Popped::Failed,
-        b"$-1\r\n" | b"_\r\n" => {
-            ctx.out.truncate(start);
-            Popped::Empty
-        }
-        _ => Popped::Served,
+    let moved = move_element(ctx, from, to);
+    if moved == Popped::Empty {
+        ctx.out.truncate(start);
     }
+    moved
 }

@@ -5,6 +5,7 @@ use proto_resp::{
     error,
 };
 
+use super::super::keyevents::class;
 use super::{encoding, modify, read, write_or_delete, Ctx};
 use crate::resp::typed::Edit;
 
@@ -132,6 +133,9 @@ pub(super) fn lrem(ctx: &mut Ctx<'_>) {
         (write_or_delete(encoding::encode(kept.into_iter())), removed)
     });
     if let Some(removed) = removed {
+        if removed > 0 {
+            ctx.removed(class::LIST, "lrem", 1);
+        }
         ctx.reply().integer(removed as i64);
     }
 }
@@ -156,6 +160,9 @@ pub(super) fn linsert(ctx: &mut Ctx<'_>) {
         (write_or_delete(encoding::encode(elements.into_iter())), len)
     });
     if let Some(len) = len {
+        if len > 0 {
+            ctx.wrote(class::LIST, "linsert", 1);
+        }
         ctx.reply().integer(len);
     }
 }

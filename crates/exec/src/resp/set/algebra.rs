@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use proto_resp::{args::parse_i64, error};
 use store::{Change, Expiry, Reader, ValueKind};
 
+use super::super::keyevents::class;
 use super::{change_set, splice, stored_key, Ctx, Member, SetView, Work};
 use crate::resp::typed::{self, Failure, Owning};
 
@@ -129,7 +130,7 @@ pub(super) fn sinterstore(ctx: &mut Ctx<'_>) {
         work.encode()
     });
     match result {
-        Ok(encoded) => store_result(ctx, encoded),
+        Ok(encoded) => store_result(ctx, encoded, "sinterstore"),
         Err(failure) => ctx.failure(failure),
     }
 }
@@ -175,21 +176,27 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, target: Target) {
     }
     match target {
         Target::Reply => super::reply_members(ctx, work.len(), work.iter()),
-        Target::Store => store_result(ctx, work.encode()),
+        Target::Store => {
+            let name = if op == Op::Union { "sunionstore" } else { "sdiffstore" };
+            store_result(ctx, work.encode(), name);
+        }
     }
 }
 
 /// Stores a result set under key argument 1 (replacing any type, no TTL), or deletes the
-/// key when the result is empty; replies the result's size.
-fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>) {
+/// key when the result is empty; replies the result's size. Its event is `name`'s, or
+/// `del` when it deleted the destination.
+fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>, name: &'static str) {
     let len = encoded.as_deref().map_or(0, |encoded| SetView::new(encoded).len());
     let shared = ctx.shared;
     let mut scratch = Vec::new();
     let key = stored_key(ctx, 1, &mut scratch);
     let mut owning = Owning::new(shared);
+    let mut deleted = false;
     let result =
         shared.core.store.modify_within(key, super::super::PROTO_MAX_BULK_LEN, |current| {
             owning.start_run();
+            deleted = encoded.is_none() && current.is_some();
             let change = match (&encoded, current) {
                 (Some(value), _) => owning.write(ValueKind::Set, value.clone(), Expiry::Never),
                 (None, Some(_)) => Ok(Change::Delete),
@@ -201,7 +208,13 @@ fn store_result(ctx: &mut Ctx<'_>, encoded: Option<Vec<u8>>) {
             }
         });
     match owning.finish(result.map(|(_, out)| out)) {
-        Ok(()) => ctx.reply().integer(len as i64),
+        Ok(()) => {
+            if deleted {
+                ctx.outcome.note_emptied();
+            }
+            ctx.stored(class::SET, name, 1, len > 0);
+            ctx.reply().integer(len as i64);
+        }
         Err(failure) => ctx.failure(failure),
     }
 }
@@ -227,7 +240,7 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
         return ctx.reply().integer(0);
     }
     if same_key {
-        return ctx.reply().integer(1);
+        return smoved_done(ctx);
     }
     drop(encodings);
     drop(reader);
@@ -236,8 +249,16 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) {
     }
     let removed = change_set(ctx, 1, |current| splice::remove(current, &[member]));
     if removed.is_some() {
-        ctx.reply().integer(1);
+        smoved_done(ctx);
     }
+}
+
+/// SMOVE moved its member: `srem` on the source (and `del` if that emptied it), `sadd`
+/// on the destination.
+fn smoved_done(ctx: &mut Ctx<'_>) {
+    ctx.removed(class::SET, "srem", 1);
+    ctx.wrote(class::SET, "sadd", 2);
+    ctx.reply().integer(1);
 }
 
 /// Whether SMOVE's source is absent (then Redis answers 0 whatever the destination holds).

@@ -11,6 +11,7 @@ use proto_resp::{commands::SetId, Reply};
 use store::ValueKind;
 
 use super::config_kept::EncodingLimits;
+use super::keyevents::class;
 use super::{
     glob::{self, Case},
     scan::{self, ScanOptions},
@@ -134,24 +135,38 @@ fn member_args<'a>(ctx: &Ctx<'a>, from: usize) -> impl Iterator<Item = Member<'a
 fn sadd(ctx: &mut Ctx<'_>) {
     let texts: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     match large::add(ctx, &texts) {
-        Some(Ok(added)) => return ctx.reply().integer(added),
+        Some(Ok(added)) => return added_done(ctx, added),
         Some(Err(large::TooLarge)) => return ctx.refused(crate::core::Refusal::TooLarge),
         None => {}
     }
     let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
     if let Some(added) = change_set(ctx, 1, |current| splice::add(current, &members)) {
-        ctx.reply().integer(added as i64);
+        added_done(ctx, added as i64);
     }
+}
+
+fn added_done(ctx: &mut Ctx<'_>, added: i64) {
+    if added > 0 {
+        ctx.wrote(class::SET, "sadd", 1);
+    }
+    ctx.reply().integer(added);
+}
+
+fn removed_done(ctx: &mut Ctx<'_>, removed: i64) {
+    if removed > 0 {
+        ctx.removed(class::SET, "srem", 1);
+    }
+    ctx.reply().integer(removed);
 }
 
 fn srem(ctx: &mut Ctx<'_>) {
     let texts: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     if let Some(removed) = large::remove(ctx, &texts) {
-        return ctx.reply().integer(removed);
+        return removed_done(ctx, removed);
     }
     let members: Vec<Member<'_>> = member_args(ctx, 2).collect();
     if let Some(removed) = change_set(ctx, 1, |current| splice::remove(current, &members)) {
-        ctx.reply().integer(removed as i64);
+        removed_done(ctx, removed as i64);
     }
 }
 

@@ -6,6 +6,7 @@
 
 use proto_resp::{args::parse_i64, error};
 
+use super::super::keyevents::class;
 use super::{
     change_set, edit_of, large, splice, with_set, Ctx, Member, ReplyMember, SetView, Work,
 };
@@ -35,6 +36,9 @@ pub(super) fn spop(ctx: &mut Ctx<'_>) {
 
 fn spop_one(ctx: &mut Ctx<'_>) {
     if let Some(popped) = large::pop(ctx, None) {
+        if !popped.is_empty() {
+            ctx.wrote(class::SET, "spop", 1);
+        }
         return ctx.bulk_or_null(popped.first().map(Vec::as_slice));
     }
     let popped = change_set(ctx, 1, |current| {
@@ -46,6 +50,9 @@ fn spop_one(ctx: &mut Ctx<'_>) {
         (splice::remove(current, &[member]).0, Some(member.to_vec()))
     });
     if let Some(popped) = popped {
+        if popped.is_some() {
+            ctx.removed(class::SET, "spop", 1);
+        }
         ctx.bulk_or_null(popped.as_deref());
     }
 }
@@ -57,6 +64,9 @@ fn spop_count(ctx: &mut Ctx<'_>) {
     };
     let taken = usize::try_from(count).ok().and_then(|count| large::pop(ctx, Some(count)));
     if let Some(popped) = taken {
+        if !popped.is_empty() {
+            ctx.wrote(class::SET, "spop", 1);
+        }
         let mut reply = ctx.reply();
         reply.set(popped.len());
         popped.iter().for_each(|member| reply.bulk(member));
@@ -77,6 +87,9 @@ fn spop_count(ctx: &mut Ctx<'_>) {
         (edit_of(&work), members.into_iter().map(Member::to_vec).collect())
     });
     if let Some(popped) = popped {
+        if !popped.is_empty() {
+            ctx.removed(class::SET, "spop", 1);
+        }
         let mut reply = ctx.reply();
         reply.set(popped.len());
         popped.iter().for_each(|member| reply.bulk(member));

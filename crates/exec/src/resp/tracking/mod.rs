@@ -505,6 +505,15 @@ fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
         }
         return;
     }
+    if super::keyevents::tells_outcome(spec) {
+        // The collection writes say what they changed: the keys their events name.
+        let keys: Vec<&[u8]> =
+            ctx.outcome.key_indexes().into_iter().map(|index| ctx.arg(index)).collect();
+        if !keys.is_empty() {
+            invalidate_keys(ctx, &keys);
+        }
+        return;
+    }
     if unchanged(ctx, reply) || name.starts_with("eval") || name.starts_with("fcall") {
         return;
     }
@@ -553,12 +562,6 @@ fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
                 | "renamenx"
                 | "move"
                 | "copy"
-                | "hsetnx"
-                | "sadd"
-                | "srem"
-                | "zrem"
-                | "hdel"
-                | "lrem"
         ),
         b"$-1\r\n" | b"_\r\n" => {
             ctx.spec.name == "set"

@@ -12,6 +12,7 @@ use proto_resp::error;
 use super::encoding::{Entry, ZSet};
 use super::range::parse_score;
 use super::zrange::store_result;
+use crate::resp::keyevents::class;
 use store::{Item, Reader, ValueKind};
 
 use super::Ctx;
@@ -139,7 +140,16 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
     };
     match output {
         Output::Count => ctx.reply().integer(result.len() as i64),
-        Output::Store => store_result(ctx, 1, &result),
+        Output::Store => {
+            if store_result(ctx, 1, &result) {
+                let name = match op {
+                    Op::Union => "zunionstore",
+                    Op::Inter => "zinterstore",
+                    Op::Diff => "zdiffstore",
+                };
+                ctx.stored(class::ZSET, name, 1, !result.is_empty());
+            }
+        }
         Output::Reply => {
             let mut sorted = result;
             sorted.sort_by(super::encoding::order);

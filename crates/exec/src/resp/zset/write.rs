@@ -12,7 +12,7 @@ use super::range::parse_score;
 use super::view::Sorted;
 use super::zrange::{parse_request, select, Kind};
 use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
-use crate::resp::{blocking::Popped, typed::Edit};
+use crate::resp::{blocking::Popped, keyevents::class, typed::Edit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
@@ -131,7 +131,7 @@ fn add_pairs(ctx: &mut Ctx<'_>, flags: Flags, pairs: &[Entry<'_>]) {
     };
     if !out.nan && out.added + out.updated > 0 {
         let event = if flags.incr { "zincr" } else { "zadd" };
-        ctx.notify(super::super::keyevents::class::ZSET, event, 1);
+        ctx.wrote(class::ZSET, event, 1);
     }
     if out.nan {
         ctx.error(NAN_SCORE);
@@ -241,7 +241,7 @@ fn zadd_rebuild(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit,
 pub(super) fn zrem(ctx: &mut Ctx<'_>) {
     let members: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     if let Some(removed) = super::large::remove(ctx, &members) {
-        return ctx.reply().integer(removed as i64);
+        return removed_done(ctx, "zrem", removed);
     }
     let removed = modify(ctx, 1, |current| {
         let Some(current) = current else { return (Edit::Keep, 0) };
@@ -257,8 +257,16 @@ pub(super) fn zrem(ctx: &mut Ctx<'_>) {
         (remaining(removed, &kept), removed)
     });
     if let Some(removed) = removed {
-        ctx.reply().integer(removed as i64);
+        removed_done(ctx, "zrem", removed);
     }
+}
+
+/// A removal's reply, the count; its event `name` when something went.
+fn removed_done(ctx: &mut Ctx<'_>, name: &'static str, removed: usize) {
+    if removed > 0 {
+        ctx.removed(class::ZSET, name, 1);
+    }
+    ctx.reply().integer(removed as i64);
 }
 
 fn zrem_in_place(current: &[u8], members: &[&[u8]]) -> (Edit, usize) {
@@ -304,8 +312,13 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
         Ok(request) => request,
         Err(message) => return ctx.error(message),
     };
+    let name = match kind {
+        Kind::Rank => "zremrangebyrank",
+        Kind::Score => "zremrangebyscore",
+        Kind::Lex => "zremrangebylex",
+    };
     if let Some(removed) = super::large::remove_range(ctx, request) {
-        return ctx.reply().integer(removed as i64);
+        return removed_done(ctx, name, removed);
     }
     let removed = modify(ctx, 1, |current| {
         let Some(current) = current else { return (Edit::Keep, 0) };
@@ -318,7 +331,7 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
         (cut(current, bytes), span.len())
     });
     if let Some(removed) = removed {
-        ctx.reply().integer(removed as i64);
+        removed_done(ctx, name, removed);
     }
 }
 
@@ -327,6 +340,14 @@ pub(super) fn zremrange(ctx: &mut Ctx<'_>, kind: Kind) {
 pub(in crate::resp) enum End {
     Min,
     Max,
+}
+
+/// The event of a pop from `end`.
+pub(in crate::resp) fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Min => "zpopmin",
+        End::Max => "zpopmax",
+    }
 }
 
 /// Takes up to `count` members from `end` of key argument `index`: `None` after a reply
@@ -376,6 +397,9 @@ pub(super) fn zpop(ctx: &mut Ctx<'_>, end: End) {
     };
     let Some(popped) = pop(ctx, 1, end, count.unwrap_or(1)) else { return };
     let popped = popped.unwrap_or_default();
+    if !popped.is_empty() {
+        ctx.removed(class::ZSET, pop_event(end), 1);
+    }
     let nested = count.is_some() && ctx.session.protocol == proto_resp::Protocol::Resp3;
     ctx.reply().array(if nested { popped.len() } else { popped.len() * 2 });
     for (member, score) in &popped {
@@ -397,7 +421,8 @@ pub(super) fn zmpop(ctx: &mut Ctx<'_>) {
     for index in keys {
         match pop_for_bzmpop(ctx, index, end, count) {
             Popped::Empty => continue,
-            Popped::Served | Popped::Failed => return,
+            Popped::Served => return ctx.removed(class::ZSET, pop_event(end), index),
+            Popped::Failed => return,
         }
     }
     ctx.reply().null_array();

@@ -12,7 +12,7 @@ use super::encoding::{self, Entry};
 use super::range::{rank_span, LexRange, ScoreRange, LEX_RANGE, SCORE_RANGE};
 use super::view::Sorted;
 use super::{key_at, read_view, Ctx};
-use crate::resp::typed::Owning;
+use crate::resp::{keyevents::class, typed::Owning};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -150,7 +150,9 @@ pub(super) fn zrange(ctx: &mut Ctx<'_>, form: Form) {
         let picked: Vec<(f64, Vec<u8>)> = picked;
         let entries: Vec<Entry<'_>> =
             picked.iter().map(|(score, member)| Entry { score: *score, member }).collect();
-        store_result(ctx, 1, &entries);
+        if store_result(ctx, 1, &entries) {
+            ctx.stored(class::ZSET, "zrangestore", 1, !entries.is_empty());
+        }
     }
 }
 
@@ -229,14 +231,17 @@ fn lex_walk<'a>(
 
 /// Stores `entries` under key argument `dst_index` as a new sorted set (replacing any
 /// value and TTL, as Redis's `setKey`), or deletes the key when there are none; replies
-/// the count.
-pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry<'_>]) {
+/// the count. True when it was stored (a deletion of the key is noted in the outcome:
+/// the caller names the event).
+pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry<'_>]) -> bool {
     let key = key_at(ctx, dst_index);
     let value = (!entries.is_empty()).then(|| encoding::encode_unsorted(entries.to_vec()));
     let mut owning = Owning::new(ctx.shared);
+    let mut deleted = false;
     let result =
-        ctx.shared.core.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |_| {
+        ctx.shared.core.store.modify_within(&key, super::super::PROTO_MAX_BULK_LEN, |current| {
             owning.start_run();
+            deleted = value.is_none() && current.is_some();
             let change = match &value {
                 Some(value) => owning.write(ValueKind::ZSet, value.clone(), Expiry::Never),
                 None => Ok(Change::Delete),
@@ -247,7 +252,16 @@ pub(super) fn store_result(ctx: &mut Ctx<'_>, dst_index: usize, entries: &[Entry
             }
         });
     match owning.finish(result.map(|(_, out)| out)) {
-        Ok(()) => ctx.reply().integer(entries.len() as i64),
-        Err(failure) => ctx.failure(failure),
+        Ok(()) => {
+            if deleted {
+                ctx.outcome.note_emptied();
+            }
+            ctx.reply().integer(entries.len() as i64);
+            true
+        }
+        Err(failure) => {
+            ctx.failure(failure);
+            false
+        }
     }
 }
