@@ -53,12 +53,10 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     // would only scatter the table.
     ("crates/exec/src/resp/dispatch.rs::dispatch", 193),
     ("crates/exec/src/resp/geo/search.rs::parse_options", 75),
-    ("crates/exec/src/resp/keyevents/after.rs::after", 77),
     ("crates/exec/src/resp/mod.rs::execute_as", 100),
-    ("crates/exec/src/resp/mod.rs::run", 86),
+    ("crates/exec/src/resp/mod.rs::run", 78),
     ("crates/exec/src/resp/script/vm.rs::State::new", 85),
     ("crates/exec/src/resp/script/vm.rs::redis_table", 100),
-    ("crates/exec/src/resp/zset/algebra.rs::combine", 77),
     ("crates/proto-memcache/src/request.rs::Request::compose", 83),
     ("crates/store/src/store/core.rs::Store::put", 86),
     ("crates/store/src/store/ops.rs::Store::store_with", 72),

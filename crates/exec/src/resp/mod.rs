@@ -535,6 +535,16 @@ fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize, pushed: bo
     }
 }
 
+/// Runs the handler, then raises the keyspace events it recorded (`absent`: the keys that
+/// did not exist before it, when events are on).
+fn dispatch_and_publish(ctx: &mut Ctx<'_>, route: Route, absent: Option<&[usize]>) -> Flow {
+    let flow = dispatch::dispatch(ctx, route);
+    if let Some(absent) = absent {
+        keyevents::publish(ctx, absent);
+    }
+    flow
+}
+
 fn run(
     shared: &Shared,
     counters: &Counters,
@@ -559,9 +569,9 @@ fn run(
     let sampled = counted && counters.command_stats.next_is_sampled(index);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
-    let outcome = keyevents::Outcome::default();
+    let (outcome, cmd) = (keyevents::Outcome::default(), command);
     let mut ctx =
-        Ctx { shared, counters, session, cmd: command, spec, out, key_scratch, exclusive, outcome };
+        Ctx { shared, counters, session, cmd, spec, out, key_scratch, exclusive, outcome };
     // A write's keyspace events come from what its handler recorded (`keyevents::outcome`).
     let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
     let events =
@@ -579,19 +589,10 @@ fn run(
     }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.core.worker_of(counters);
-        shared.core.gate.exclusive(worker, || {
-            let flow = dispatch::dispatch(&mut ctx, routed.route);
-            if let Some(absent) = &events {
-                keyevents::publish(&ctx, absent);
-            }
-            flow
-        })
+        let events = events.as_deref();
+        shared.core.gate.exclusive(worker, || dispatch_and_publish(&mut ctx, routed.route, events))
     } else {
-        let flow = dispatch::dispatch(&mut ctx, routed.route);
-        if let Some(absent) = &events {
-            keyevents::publish(&ctx, absent);
-        }
-        flow
+        dispatch_and_publish(&mut ctx, routed.route, events.as_deref())
     };
     if counted {
         counters.command_stats.count(index);

@@ -97,37 +97,9 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
         Ok(options) => options,
         Err(message) => return ctx.error(message),
     };
-    // A plain set is read as a sorted set whose members all score 1.
-    let texts: Vec<Option<Vec<Vec<u8>>>> = items
-        .iter()
-        .map(|item| {
-            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::Set)?;
-            let encoded = super::super::typed::encoding(ctx.shared, item)?;
-            Some(super::super::set::members_text(&encoded))
-        })
-        .collect();
-    // A large sorted set kept outside the store is read as its encoding (a copy: these
-    // commands cost O(size) anyway).
-    let encodings: Vec<Option<Cow<'_, [u8]>>> = items
-        .iter()
-        .map(|item| {
-            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::ZSet)?;
-            super::super::typed::encoding(ctx.shared, item)
-        })
-        .collect();
-    let sets: Vec<ZSet<'_>> = texts
-        .iter()
-        .zip(&encodings)
-        .map(|(text, encoded)| match text {
-            Some(members) => {
-                let mut entries: Vec<Entry<'_>> =
-                    members.iter().map(|m| Entry { score: 1.0, member: m }).collect();
-                entries.sort_by(super::encoding::order);
-                ZSet { entries }
-            }
-            None => ZSet::decode_or_empty(encoded.as_deref()),
-        })
-        .collect();
+    let texts = set_members(ctx, &items);
+    let encodings = zset_encodings(ctx, &items);
+    let sets = as_zsets(&texts, &encodings);
     let mut sources: Vec<(f64, &ZSet<'_>)> = options.weights.iter().copied().zip(&sets).collect();
     if op != Op::Diff {
         // Redis walks the inputs smallest first; a stable sort keeps equal sizes in order.
@@ -138,6 +110,54 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
         Op::Inter => inter(&sources, options.aggregate, options.limit),
         Op::Diff => diff(&sources),
     };
+    answer(ctx, op, output, result, options.with_scores);
+}
+
+/// A plain set is read as a sorted set whose members all score 1: its members' text.
+fn set_members(ctx: &Ctx<'_>, items: &[Option<Item>]) -> Vec<Option<Vec<Vec<u8>>>> {
+    items
+        .iter()
+        .map(|item| {
+            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::Set)?;
+            let encoded = super::super::typed::encoding(ctx.shared, item)?;
+            Some(super::super::set::members_text(&encoded))
+        })
+        .collect()
+}
+
+/// A large sorted set kept outside the store is read as its encoding (a copy: these
+/// commands cost O(size) anyway).
+fn zset_encodings<'i>(ctx: &Ctx<'_>, items: &'i [Option<Item>]) -> Vec<Option<Cow<'i, [u8]>>> {
+    items
+        .iter()
+        .map(|item| {
+            let item = item.as_ref().filter(|i| i.value_kind() == ValueKind::ZSet)?;
+            super::super::typed::encoding(ctx.shared, item)
+        })
+        .collect()
+}
+
+fn as_zsets<'a>(
+    texts: &'a [Option<Vec<Vec<u8>>>],
+    encodings: &'a [Option<Cow<'_, [u8]>>],
+) -> Vec<ZSet<'a>> {
+    texts
+        .iter()
+        .zip(encodings)
+        .map(|(text, encoded)| match text {
+            Some(members) => {
+                let mut entries: Vec<Entry<'_>> =
+                    members.iter().map(|m| Entry { score: 1.0, member: m }).collect();
+                entries.sort_by(super::encoding::order);
+                ZSet { entries }
+            }
+            None => ZSet::decode_or_empty(encoded.as_deref()),
+        })
+        .collect()
+}
+
+/// The count, the stored result (with its event) or the entries.
+fn answer(ctx: &mut Ctx<'_>, op: Op, output: Output, result: Vec<Entry<'_>>, with_scores: bool) {
     match output {
         Output::Count => ctx.reply().integer(result.len() as i64),
         Output::Store => {
@@ -153,7 +173,7 @@ pub(super) fn combine(ctx: &mut Ctx<'_>, op: Op, output: Output) {
         Output::Reply => {
             let mut sorted = result;
             sorted.sort_by(super::encoding::order);
-            ctx.entries(sorted.into_iter(), options.with_scores);
+            ctx.entries(sorted.into_iter(), with_scores);
         }
     }
 }
