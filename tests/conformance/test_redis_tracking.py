@@ -74,6 +74,42 @@ def test_writes_that_change_nothing_send_nothing(resp_port, key):
         reader.rt(b"", invalidate(key))
 
 
+@pytest.mark.parametrize("setup, read, unchanged, changed", [
+    # Collection writes that change nothing: a missing key or member, the same bit.
+    (("RPUSH", "a"), ("LRANGE", "0", "-1"), [("LPOP", "@other"), ("LREM", "0", "zz"),
+                                             ("LINSERT", "BEFORE", "zz", "x")], ("LPOP",)),
+    (("SADD", "a"), ("SMEMBERS",), [("SADD", "a"), ("SREM", "zz"), ("SMOVE", "@other", "zz")],
+     ("SREM", "a")),
+    (("ZADD", "1", "a"), ("ZRANGE", "0", "-1"), [("ZADD", "XX", "1", "b"), ("ZREM", "zz")],
+     ("ZADD", "2", "a")),
+    (("HSET", "f", "v"), ("HGETALL",), [("HDEL", "zz")], ("HDEL", "f")),
+    (("SETBIT", "1", "1"), ("GET",), [("SETBIT", "1", "1"), ("PFADD", "@other", "a"),
+                                      ("BITFIELD", "SET", "u8", "0", "64"),
+                                      ("BITFIELD", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9")],
+     ("BITFIELD", "SET", "u8", "0", "65")),
+])
+def test_collection_writes_that_change_nothing_send_nothing(resp_port, key, setup, read,
+                                                            unchanged, changed):
+    def command(args):  # "@other" stands for another key
+        name, rest = args[0], [key + ":o" if a == "@other" else a for a in args[1:]]
+        return resp_encode(name, key, *rest)
+    with Conn(resp_port) as reader, Conn(resp_port) as writer:
+        hello3(reader)
+        reader.rt(resp_encode("CLIENT", "TRACKING", "on"), b"+OK\r\n")
+        writer.send(command(setup))
+        writer.read_line()
+        reader.send(command(read))
+        time.sleep(0.05)
+        reader.sock.recv(65536)
+        for args in unchanged:
+            writer.send(command(args))
+            time.sleep(0.05)
+            writer.sock.recv(65536)
+        reader.assert_quiet(0.2)
+        writer.send(command(changed))
+        reader.rt(b"", invalidate(key))
+
+
 def test_resp2_redirect_to_a_subscriber_of_the_invalidate_channel(resp_port, key):
     with Conn(resp_port) as sub, Conn(resp_port) as reader, Conn(resp_port) as writer:
         sub_id = client_id(sub)

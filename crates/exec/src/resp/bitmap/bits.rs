@@ -49,7 +49,7 @@ pub(super) fn setbit(ctx: &mut Ctx<'_>) {
         let old = current.unwrap_or_default();
         let was = bit_at(old, offset);
         if current.is_some() && old.len() as u64 >= needed && was == on {
-            return (Update::Keep, Ok(was));
+            return (Update::Keep, Ok((was, false)));
         }
         if needed > room && needed > old.len() as u64 {
             return (Update::Keep, Err(too_large(room, needed)));
@@ -57,11 +57,15 @@ pub(super) fn setbit(ctx: &mut Ctx<'_>) {
         let mut value = old.to_vec();
         value.resize(value.len().max(needed as usize), 0);
         put_bit(&mut value, offset, on);
-        (Update::Write(value), Ok(was))
+        (Update::Write(value), Ok((was, true)))
     });
     match result.and_then(|r| r) {
-        Ok(was) => {
-            ctx.wrote(class::STRING, "setbit", 1);
+        Ok((was, changed)) => {
+            // As Redis 7.0: a bit set to what it was changes nothing, so no event and no
+            // invalidation.
+            if changed {
+                ctx.wrote(class::STRING, "setbit", 1);
+            }
             ctx.reply().integer(i64::from(was));
         }
         Err(failure) => ctx.failure(failure),

@@ -79,15 +79,17 @@ pub(super) fn bitfield(ctx: &mut Ctx<'_>, access: Access) {
         let mut value = old.to_vec();
         value.resize(value.len().max(needed as usize), 0);
         let replies: Vec<Option<i64>> = ops.iter().map(|op| apply(&mut value, op)).collect();
-        let update = match current == Some(&value[..]) {
-            true => Update::Keep,
-            false => Update::Write(value),
-        };
-        (update, Ok(replies))
+        let changed = current != Some(&value[..]);
+        let update = if changed { Update::Write(value) } else { Update::Keep };
+        (update, Ok((replies, changed)))
     });
     match result.and_then(|r| r) {
-        Ok(replies) => {
-            ctx.wrote(class::STRING, "setbit", 1);
+        Ok((replies, changed)) => {
+            // As redis-server 7.0: the event (and invalidation) only when the value changed,
+            // not for a SET of the same value or writes FAIL refused.
+            if changed {
+                ctx.wrote(class::STRING, "setbit", 1);
+            }
             reply_all(ctx, &replies);
         }
         Err(failure) => ctx.failure(failure),
