@@ -91,7 +91,9 @@ pub(super) fn modify<R>(
     owning.finish(result.map(|(_, out)| out))
 }
 
-/// One run of [`modify`]'s closure under the key's lock.
+/// One run of [`modify`]'s closure under the key's lock (inlined into it: as a call it cost
+/// ZADD about 40 instructions, callgrind).
+#[inline(always)]
 fn modify_run<R>(
     ctx: &Ctx<'_>,
     owning: &mut Owning<'_>,

@@ -43,40 +43,29 @@ pub(crate) struct Event {
     pub(crate) key_index: usize,
 }
 
-/// The most events one command raises: SMOVE (`srem`, `del`, `sadd`), LMOVE (`lpush`,
-/// `lpop`, `del`), HEXPIRE (`hexpire`, `hexpired`, `del`), with one to spare.
-const EVENTS_MAX: usize = 4;
-
-const NO_EVENT: Event = Event { class: 0, name: "", key_index: 0 };
-
 /// What one command did, recorded by its handler as it does it (see the module's
-/// comment). Kept inline in `Ctx`: recording allocates nothing.
-#[derive(Debug)]
+/// comment). Kept in `Ctx` for every command, so it costs a few stores to make: the first
+/// event inline, the rare further ones (SMOVE: `srem`, `del`, `sadd`; LMOVE; HEXPIRE) in a
+/// vector that allocates only then.
+#[derive(Debug, Default)]
 pub(crate) struct Outcome {
-    events: [Event; EVENTS_MAX],
-    len: usize,
+    first: Option<Event>,
+    more: Vec<Event>,
     /// A collection change of this command deleted the key it found (it left it empty):
     /// set by the change itself, taken by the next [`Ctx::removed`].
     emptied: Cell<bool>,
 }
 
-impl Default for Outcome {
-    fn default() -> Outcome {
-        Outcome { events: [NO_EVENT; EVENTS_MAX], len: 0, emptied: Cell::new(false) }
-    }
-}
-
 impl Outcome {
     /// The events recorded, in the order they happened.
-    pub(crate) fn events(&self) -> &[Event] {
-        &self.events[..self.len]
+    pub(crate) fn events(&self) -> impl Iterator<Item = &Event> {
+        self.first.iter().chain(&self.more)
     }
 
     fn push(&mut self, event: Event) {
-        debug_assert!(self.len < EVENTS_MAX, "a command raises at most {EVENTS_MAX} events");
-        if let Some(slot) = self.events.get_mut(self.len) {
-            *slot = event;
-            self.len += 1;
+        match self.first {
+            None => self.first = Some(event),
+            Some(_) => self.more.push(event),
         }
     }
 
@@ -88,7 +77,7 @@ impl Outcome {
     /// The key arguments the events name, in argument order, each once: what a tracking
     /// client that read them must hear is invalid.
     pub(crate) fn key_indexes(&self) -> Vec<usize> {
-        let mut indexes: Vec<usize> = self.events().iter().map(|e| e.key_index).collect();
+        let mut indexes: Vec<usize> = self.events().map(|e| e.key_index).collect();
         indexes.sort_unstable();
         indexes.dedup();
         indexes
