@@ -106,7 +106,10 @@ def test_touch_counts_keys_and_resets_idle_time(fresh):
     c.send(resp_encode("OBJECT", "IDLETIME", "key1{t}"))
     assert int(c.read_line()[1:-2]) >= 2
     c.rt(resp_encode("TOUCH", "key1{t}"), b":1\r\n")
-    c.rt(resp_encode("OBJECT", "IDLETIME", "key1{t}"), b":0\r\n")
+    # Access times are whole seconds in Spinel's store (a 2-byte stamp per item): a second
+    # boundary between TOUCH and this read shows 1 (Redis keeps milliseconds and shows 0).
+    c.send(resp_encode("OBJECT", "IDLETIME", "key1{t}"))
+    assert c.read_line() in (b":0\r\n", b":1\r\n")
 
 
 def failed(name, why):
