@@ -12,7 +12,10 @@
 //! sleeps until the next real event: one `io_uring_enter` per turn, and no wake-up for send
 //! completions alone. A send that found the socket full (EAGAIN, or a short write) leaves
 //! the rest to a send without `MSG_DONTWAIT`, which waits in the kernel for room; its
-//! completion is a real event and is not counted.
+//! completion is a real event and is not counted. Nor is the send of a connection that
+//! waits on it (paused by its output, or closing): the loop resumes or closes it on that
+//! completion, which must end the wait (counted, a get of a value over the pause threshold
+//! waited for the tick, 100 ms).
 //!
 //! Operations and their ownership (user data = kind | generation | slot index):
 //! - ACCEPT: one multishot accept per listener, re-armed when the kernel ends it.
