@@ -128,6 +128,16 @@ def test_metadump_errors(c):
     c.rt(b"lru_crawler metadump all extra\r\n", b"ERROR\r\n")
 
 
+def test_metadump_behind_unsent_replies_is_refused(make_server):
+    # A dump takes over the connection: behind replies of the same batch not yet sent,
+    # memcached refuses it (a `get` flushes its reply first, so `mg` stands in front here).
+    with fresh(make_server) as c:
+        c.rt(b"mg nokey v\r\nlru_crawler metadump all\r\n",
+             b"EN\r\nERROR cannot pipeline other commands before metadump\r\n")
+        c.rt(b"set k 0 0 1\r\nx\r\n", b"STORED\r\n")
+        assert list(metadump(c)) == [b"k"]
+
+
 def test_metadump_streams_many_items(make_server):
     """A dump far larger than a reply chunk arrives whole, each item once, then END."""
     with fresh(make_server) as c:
