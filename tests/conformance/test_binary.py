@@ -217,6 +217,19 @@ def test_too_large_keeps_the_connection(c, k):
     expect(c, NOOP)
 
 
+def test_set_refused_for_its_shape_keeps_the_old_item(mc_port, k):
+    # Only a Set refused as too large drops the old item: one without its extras is refused
+    # (Invalid arguments, then a hang-up) and leaves it alone.
+    with Conn(mc_port) as c:
+        set_item(c, k, b"old")
+        c.send(req(SET, k, b"", b"x"))
+        expect_error(c, SET, EINVAL)
+        assert c.read_all_until_close() == b""
+    with Conn(mc_port) as c:
+        c.send(req(GET, k))
+        expect(c, GET, extras=struct.pack(">I", 0), value=b"old", cas=ANY)
+
+
 @pytest.mark.parametrize("op", [SET, SETQ, ADD, REPLACE, APPEND])
 def test_set_refused_as_too_large_drops_the_old_item(c, k, op):
     # memcached unlinks the old item when a Set or SetQ is too large, so stale data does not

@@ -134,8 +134,11 @@ def test_a_set_too_large_never_deletes_what_the_client_may_not_write(locked):
     # client that may write the key: not before login, and not for a user kept from it.
     big = b"x" * (1024 * 1024 + 1)
     with Conn(locked.mc_port) as c:
-        c.send(bin_req(SET, b"secret", struct.pack(">II", 0, 0), big))
-        assert bin_reply(c)[0] in (0x03, 0x20)
+        try:
+            c.send(bin_req(SET, b"secret", struct.pack(">II", 0, 0), big))
+            assert bin_reply(c)[0] in (0x03, 0x20)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused and closed before the value was all sent
     with admin(locked) as a:
         assert raw(a, "ACL", "SETUSER", "wo", "on", ">wopw", "%W~w:*", "+set", "+get") == OK
     with Conn(locked.mc_port) as c:

@@ -95,7 +95,10 @@ pub fn refuse(
     out: &mut Vec<u8>,
 ) {
     bump(&counters.protocol_errors, 1);
-    if let Some(key) = proto_memcache::binary::refused_set_key(packet) {
+    // Only a Set refused as too large: one refused for its shape or key length (memcached
+    // hangs up on it) leaves the old item alone.
+    let too_large = status == proto_memcache::binary::Status::TooLarge;
+    if let Some(key) = proto_memcache::binary::refused_set_key(packet).filter(|_| too_large) {
         if crate::memcache::acl::may_set(shared, session, key, false) {
             let conn_number = session.conn_number;
             let stored_key = session.key(key);

@@ -1,12 +1,14 @@
 //! Feeds arbitrary bytes to the binary `parse_request` as a pipeline: every request must lie
 //! within the input, keep its key and value within the limits, and compose back to the
-//! bytes it was parsed from; every rejection must skip at least a header.
+//! bytes it was parsed from; every rejection must skip at least a header, and a key it
+//! names for the server to drop (a Set refused as too large) lies within the input and the
+//! key limit.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use proto_memcache::{
-    binary::{parse_request, BinParseError, HEADER_LEN},
+    binary::{parse_request, refused_set_key, BinParseError, Status, HEADER_LEN},
     Limits,
 };
 
@@ -24,8 +26,13 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(wire, &data[pos..pos + used]);
                 pos += used;
             }
-            Err(BinParseError::Reject { skip, .. }) => {
+            Err(BinParseError::Reject { skip, status, .. }) => {
                 assert!(skip >= HEADER_LEN);
+                if status == Status::TooLarge {
+                    if let Some(key) = refused_set_key(&data[pos..]) {
+                        assert!(key.len() <= limits.key_len_max);
+                    }
+                }
                 pos += skip;
             }
             Err(BinParseError::Incomplete | BinParseError::Close) => break,

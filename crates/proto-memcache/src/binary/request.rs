@@ -167,7 +167,8 @@ fn is_set(opcode: u8) -> bool {
 
 /// The key of the Set or SetQ packet at the start of `input`, once [`parse_request`] has
 /// refused it as too large (`Too large.`): memcached unlinks the old item under that key
-/// (any other refused store keeps it). None for any other packet.
+/// (any other refused store keeps it). None for any other opcode; call it for a `TooLarge`
+/// refusal only (for another one the key may exceed the limit or not be a key at all).
 pub fn refused_set_key(input: &[u8]) -> Option<&[u8]> {
     let header = Header::read(input)?;
     if !is_set(header.opcode) {
