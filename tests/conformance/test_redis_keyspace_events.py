@@ -267,6 +267,33 @@ def test_new_key_events(notifying):
         ("__keyevent@0__:new", key) for key in ["foo", "bar", "list", "hash", "m1"]]
 
 
+def test_new_comes_before_the_commands_own_event(notifying):
+    """Redis sends `new` as the key is added, so before the command's own event, for string
+    writes as for collections."""
+    _, writer, listener = notifying
+    writer.config_set("notify-keyspace-events", "EAn")
+    writer.set("s", "v", ex=100)
+    writer.incr("i")
+    writer.rpush("l", "a")
+    writer.set("s", "w")
+    assert [channel for channel, _ in listener.until_marker(writer)] == [
+        "__keyevent@0__:new", "__keyevent@0__:set", "__keyevent@0__:expire",
+        "__keyevent@0__:new", "__keyevent@0__:incrby",
+        "__keyevent@0__:new", "__keyevent@0__:rpush",
+        "__keyevent@0__:set"]
+
+
+def test_setrange_with_an_empty_patch_sends_nothing(notifying):
+    _, writer, listener = notifying
+    writer.config_set("notify-keyspace-events", "EA")
+    writer.set("k", "abc")
+    assert writer.setrange("k", 1, "") == 3
+    assert writer.setrange("missing", 1, "") == 0
+    writer.setrange("k", 1, "z")
+    assert listener.until_marker(writer) == [
+        ("__keyevent@0__:set", "k"), ("__keyevent@0__:setrange", "k")]
+
+
 def test_events_name_the_database(notifying):
     server, _, listener = notifying
     db3 = redis.Redis(port=server.resp_port, db=3)

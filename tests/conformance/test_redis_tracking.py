@@ -110,6 +110,56 @@ def test_collection_writes_that_change_nothing_send_nothing(resp_port, key, setu
         reader.rt(b"", invalidate(key))
 
 
+@pytest.mark.parametrize("setup, unchanged, changed", [
+    # String and generic-key writes: "{k}" is the tracked key, "{o}" another one.
+    ([("SET", "{k}", "abc")], [("SETRANGE", "{k}", "0", ""), ("SETRANGE", "{o}", "5", ""),
+                               ("GETDEL", "{o}"), ("DEL", "{o}")],
+     ("SETRANGE", "{k}", "1", "z")),
+    ([("SET", "{k}", "v")], [("PERSIST", "{k}"), ("GETEX", "{k}"), ("GETEX", "{k}", "PERSIST"),
+                             ("EXPIRE", "{k}", "100", "XX")],
+     ("EXPIRE", "{k}", "100")),
+    ([("SET", "{k}", "v", "EX", "100")], [("EXPIRE", "{k}", "200", "NX"),
+                                           ("EXPIRE", "{k}", "50", "GT")],
+     ("PERSIST", "{k}")),
+    ([("SET", "{k}", "v"), ("SET", "{o}", "w")],
+     [("RENAMENX", "{o}", "{k}"), ("RENAMENX", "{o}:none", "{k}"), ("COPY", "{o}", "{k}"),
+      ("MSETNX", "{o}:new", "1", "{k}", "2"), ("SETNX", "{k}", "x")],
+     ("RENAME", "{o}", "{k}")),
+    ([("SET", "{k}", "v"), ("SET", "{o}", "w")], [("COPY", "{o}:none", "{k}", "REPLACE")],
+     ("COPY", "{o}", "{k}", "REPLACE")),
+    ([("SET", "{k}", "1.5")], [("INCRBYFLOAT", "{o}:none", "nan"), ("MOVE", "{o}:none", "9")],
+     ("INCRBYFLOAT", "{k}", "1")),
+    ([("SET", "{k}", "v")], [("SORT", "{o}:none", "STORE", "{o}:dest")],
+     ("SORT", "{o}:none", "STORE", "{k}")),
+    ([("SET", "{k}", "v")], [("FLUSHALL", "NOPE")], ("MOVE", "{k}", "9")),
+])
+def test_string_and_key_writes_invalidate_only_what_they_changed(resp_port, key, setup,
+                                                                 unchanged, changed):
+    """Redis invalidates a key only when a write changed it (signalModifiedKey): the
+    writes listed first change nothing the reader holds, the last one does."""
+    def command(args):
+        return resp_encode(*[a.replace("{k}", key).replace("{o}", key + ":o") for a in args])
+    with Conn(resp_port) as reader, Conn(resp_port) as writer:
+        writer.rt(resp_encode("SELECT", "9"), b"+OK\r\n")
+        writer.rt(resp_encode("DEL", key), b":0\r\n")
+        writer.rt(resp_encode("SELECT", "0"), b"+OK\r\n")
+        for args in setup:
+            writer.send(command(args))
+            writer.read_line()
+        hello3(reader)
+        reader.rt(resp_encode("CLIENT", "TRACKING", "on"), b"+OK\r\n")
+        reader.send(resp_encode("GET", key))
+        time.sleep(0.05)
+        reader.sock.recv(65536)
+        for args in unchanged:
+            writer.send(command(args))
+            time.sleep(0.05)
+            writer.sock.recv(65536)
+        reader.assert_quiet(0.2)
+        writer.send(command(changed))
+        reader.rt(b"", invalidate(key))
+
+
 def test_resp2_redirect_to_a_subscriber_of_the_invalidate_channel(resp_port, key):
     with Conn(resp_port) as sub, Conn(resp_port) as reader, Conn(resp_port) as writer:
         sub_id = client_id(sub)

@@ -74,7 +74,7 @@ pub(super) fn incr(ctx: &mut Ctx<'_>, delta: Delta) {
                 &counters.decr_misses
             };
             bump(hit, 1);
-            ctx.notify(class::STRING, "incrby", 1);
+            ctx.wrote(class::STRING, "incrby", 1);
             ctx.reply().integer(new);
         }
     }
@@ -117,7 +117,7 @@ pub(super) fn incrbyfloat(ctx: &mut Ctx<'_>) {
         Ok((_, Err(message))) => ctx.error(message),
         // A bulk string in RESP3 too: Redis replies with the stored text.
         Ok((_, Ok(text))) => {
-            ctx.notify(class::STRING, "incrbyfloat", 1);
+            ctx.wrote(class::STRING, "incrbyfloat", 1);
             ctx.reply().bulk(&text)
         }
     }

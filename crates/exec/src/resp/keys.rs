@@ -33,7 +33,7 @@ pub(super) fn del(ctx: &mut Ctx<'_>) {
         let outcome = delete::delete(&shared.core.store, counters, ctx.key(index), None);
         if outcome == DeleteOutcome::Deleted {
             deleted += 1;
-            ctx.notify(class::GENERIC, "del", index);
+            ctx.wrote(class::GENERIC, "del", index);
         }
     }
     ctx.reply().integer(deleted);
@@ -99,7 +99,7 @@ pub(super) fn expire(ctx: &mut Ctx<'_>, unit: Unit, base: Base) {
             if changed == 1 {
                 // A deadline already passed deletes the key: Redis names that `del`.
                 let past = ttl::expiry_at(at, now).is_none();
-                ctx.notify(class::GENERIC, if past { "del" } else { "expire" }, 1);
+                ctx.wrote(class::GENERIC, if past { "del" } else { "expire" }, 1);
             }
             ctx.reply().integer(changed);
         }
@@ -128,7 +128,7 @@ pub(super) fn persist(ctx: &mut Ctx<'_>) {
     match result {
         Ok((_, changed)) => {
             if changed == 1 {
-                ctx.notify(class::GENERIC, "persist", 1);
+                ctx.wrote(class::GENERIC, "persist", 1);
             }
             ctx.reply().integer(changed)
         }
@@ -279,8 +279,8 @@ pub(super) fn rename(ctx: &mut Ctx<'_>, overwrite: Overwrite) {
     let moved = answer.is_none();
     let answer = answer.unwrap_or_else(|| move_item(shared, source, target, overwrite));
     if moved && matches!(answer, Answer::Ok | Answer::Integer(1)) {
-        ctx.notify(class::GENERIC, "rename_from", 1);
-        ctx.notify(class::GENERIC, "rename_to", 2);
+        ctx.wrote(class::GENERIC, "rename_from", 1);
+        ctx.wrote(class::GENERIC, "rename_to", 2);
     }
     match answer {
         Answer::Ok => ctx.reply().ok(),
@@ -329,7 +329,7 @@ pub(super) fn copy(ctx: &mut Ctx<'_>) {
     let mode = if replace { Mode::Set } else { Mode::Add };
     match typed::put_copy(shared, target, &item, mode, typed::Copying::Copy) {
         Ok(()) => {
-            ctx.notify_in(class::GENERIC, "copy_to", db, ctx.arg(2));
+            ctx.wrote_in(class::GENERIC, "copy_to", 2, db);
             ctx.reply().integer(1)
         }
         Err(StoreError::NotStored) => ctx.reply().integer(0),
@@ -365,8 +365,8 @@ pub(super) fn move_to_db(ctx: &mut Ctx<'_>) {
     match move_item(shared, source, target, Overwrite::No) {
         Answer::Integer(n) => {
             if n == 1 {
-                ctx.notify(class::GENERIC, "move_from", 1);
-                ctx.notify_in(class::GENERIC, "move_to", db, ctx.arg(1));
+                ctx.wrote(class::GENERIC, "move_from", 1);
+                ctx.wrote_in(class::GENERIC, "move_to", 1, db);
             }
             ctx.reply().integer(n)
         }

@@ -606,7 +606,7 @@ fn run(
     blocking::note_written(&mut ctx);
     // Client-side caching: one relaxed load when no client tracks.
     if shared.redis.tracking.any() {
-        tracking::after_command(&mut ctx, reply_at);
+        tracking::after_command(&mut ctx);
     }
     ctx.session.key_scratch = ctx.key_scratch;
     if no_touch {

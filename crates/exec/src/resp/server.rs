@@ -203,6 +203,7 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
         bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
     }
+    ctx.outcome.note_flushed();
     ctx.reply().ok();
 }
 
@@ -231,6 +232,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
         return;
     }
     flush::flush_all(&ctx.shared.core, ctx.counters, 0, Switch::Ignore);
+    ctx.outcome.note_flushed();
     ctx.reply().ok();
 }
 

@@ -123,14 +123,14 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
             && delete::delete(&shared.core.store, ctx.counters, ctx.key(1), None)
                 == DeleteOutcome::Deleted
         {
-            ctx.notify(class::GENERIC, "del", 1);
+            ctx.wrote(class::GENERIC, "del", 1);
         }
         return ctx.reply().ok();
     }
     let mode = if options.replace { Mode::Set } else { Mode::Add };
     match put(shared, ctx.key(1), value, expiry, mode) {
         Ok(()) => {
-            ctx.notify(class::GENERIC, "restore", 1);
+            ctx.wrote(class::GENERIC, "restore", 1);
             ctx.reply().ok()
         }
         Err(StoreError::NotStored) => ctx.error(BUSYKEY),

@@ -125,7 +125,7 @@ pub(super) fn migrate(ctx: &mut Ctx<'_>) {
         } else if !options.copy {
             let deleted = delete::delete(&shared.core.store, ctx.counters, ctx.key(*index), None);
             if deleted == DeleteOutcome::Deleted {
-                ctx.notify(class::GENERIC, "del", *index);
+                ctx.wrote(class::GENERIC, "del", *index);
             }
         }
     }

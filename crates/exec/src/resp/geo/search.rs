@@ -390,12 +390,12 @@ fn store(ctx: &mut Ctx<'_>, variant: Variant, destination: usize, scored: &[(f64
     }
     if !scored.is_empty() {
         let event = if variant.is_geosearch() { "geosearchstore" } else { "georadiusstore" };
-        ctx.notify_key(class::ZSET, event, name);
+        ctx.wrote(class::ZSET, event, destination);
         let shared = ctx.shared;
         if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(&key) {
             ctx.session.ready_keys.push(key);
         }
     } else if existed {
-        ctx.notify_key(class::GENERIC, "del", name);
+        ctx.wrote(class::GENERIC, "del", destination);
     }
 }

@@ -2,9 +2,8 @@
 //! `__keyevent@<db>__:<event>` messages, published through pub/sub.
 //!
 //! ```text
-//!   a collection write --Ctx::wrote / removed / stored--> Outcome (see `outcome`)
+//!   a write --Ctx::wrote / wrote_in / removed / stored--> Outcome (see `outcome`)
 //!        run, once the command is done: keyevents::publish --> KeyspaceEvents::emit
-//!   a string or generic-key write --Ctx::notify(class, event, key)--> KeyspaceEvents::emit
 //!   the store's expiry / eviction observers ----------> KeyspaceEvents::emit_stored
 //!        one relaxed load of the flags; nothing more unless the class is on
 //!        and K or E is: then one PUBLISH per prefix (`pubsub::Registry::publish`)
@@ -28,7 +27,7 @@ use std::sync::{
 use super::pubsub::Registry;
 
 mod outcome;
-pub(crate) use outcome::{absent_keys, publish, tells_outcome, Outcome};
+pub(crate) use outcome::{absent_keys, publish, Outcome};
 
 /// Event classes, Redis's bits (`notify-keyspace-events` letters).
 pub mod class {
@@ -168,20 +167,14 @@ impl KeyspaceEvents {
 
 impl crate::resp::Ctx<'_> {
     /// Publishes keyspace event `event` (of `class`, see [`class`]) on key argument
-    /// `index`, if that class is on: one relaxed load when it is not.
-    #[inline]
-    pub(in crate::resp) fn notify(&self, class: u32, event: &str, index: usize) {
-        self.notify_key(class, event, self.arg(index));
+    /// `index`, if that class is on: one relaxed load when it is not. Handlers do not call
+    /// it: they record what they did (`Ctx::wrote`) and `outcome::publish` sends it.
+    fn notify(&self, class: u32, event: &str, index: usize) {
+        self.notify_in(class, event, self.session.db, self.arg(index));
     }
 
-    /// `Ctx::notify` for a key given as the client named it, in the session's database.
-    #[inline]
-    pub(in crate::resp) fn notify_key(&self, class: u32, event: &str, key: &[u8]) {
-        self.notify_in(class, event, self.session.db, key);
-    }
-
-    /// `Ctx::notify_key` in database `db`.
-    pub(in crate::resp) fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
+    /// `Ctx::notify` for `key` (as the client named it) in database `db`.
+    fn notify_in(&self, class: u32, event: &str, db: u8, key: &[u8]) {
         let events = &self.shared.redis.keyspace_events;
         if events.wants(class) {
             let worker = self.shared.core.worker_of(self.counters);

@@ -17,30 +17,34 @@
 //!          `hash::change` and the STORE writes from the change they applied)
 //!    <- run: `keyevents::publish`: `new` for each noted key that now exists, then the
 //!       recorded events in order (one relaxed load when no class is on)
-//!       `tracking::after_command`: for a command that tells its outcome
-//!       ([`tells_outcome`]), the keys its events name are invalidated; nothing else
-//!       is looked at (no reply bytes, no command names)
+//!       `tracking::after_command`: the keys its events name are invalidated (every
+//!       key after a flush, `Outcome::note_flushed`); nothing else is looked at (no
+//!       reply bytes, no command names)
 //! ```
+//!
+//! Every write records its outcome this way: strings and generic keys (SET and its
+//! kin, INCR, APPEND, SETRANGE, DEL, EXPIRE, PERSIST, RENAME, COPY, MOVE, RESTORE,
+//! MIGRATE), the collections, bitmaps, SORT and GEO's STORE forms. A key in another
+//! database (MOVE's and COPY's destination) is recorded with it (`Ctx::wrote_in`).
 //!
 //! Why recorded and published after the command rather than sent at once: Redis sends
 //! `new` before the command's own event, and `new` is told from the key's presence once
-//! the command ran. The string and generic-key commands still send theirs at once
-//! (`Ctx::notify`); they name no `new` key before them.
+//! the command ran.
 
 use std::cell::Cell;
-
-use proto_resp::commands::{BitmapId, BlockingId, CommandId, CommandSpec, Run};
 
 use super::class;
 use crate::resp::Ctx;
 
 /// One keyspace event a write raised: its class (`keyevents::class`), the name Redis 7.0
-/// gives it, and the key argument it is on.
+/// gives it, the key argument it is on, and the database that key is in when it is not
+/// the session's (MOVE's `move_to`, COPY's `copy_to` with DB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Event {
     pub(crate) class: u32,
     pub(crate) name: &'static str,
     pub(crate) key_index: usize,
+    pub(crate) db: Option<u8>,
 }
 
 /// What one command did, recorded by its handler as it does it (see the module's
@@ -54,6 +58,8 @@ pub(crate) struct Outcome {
     /// A collection change of this command deleted the key it found (it left it empty):
     /// set by the change itself, taken by the next [`Ctx::removed`].
     emptied: Cell<bool>,
+    /// FLUSHALL or FLUSHDB emptied a database: every tracking client's cache is invalid.
+    flushed: bool,
 }
 
 impl Outcome {
@@ -74,6 +80,22 @@ impl Outcome {
         self.emptied.set(true);
     }
 
+    /// Called by FLUSHALL and FLUSHDB once they flushed.
+    pub(crate) fn note_flushed(&mut self) {
+        self.flushed = true;
+    }
+
+    pub(crate) fn flushed(&self) -> bool {
+        self.flushed
+    }
+
+    /// The one key argument every event names, when they name one (the common case: no
+    /// list to build).
+    pub(crate) fn single_key_index(&self) -> Option<usize> {
+        let first = self.first?.key_index;
+        self.more.iter().all(|e| e.key_index == first).then_some(first)
+    }
+
     /// The key arguments the events name, in argument order, each once: what a tracking
     /// client that read them must hear is invalid.
     pub(crate) fn key_indexes(&self) -> Vec<usize> {
@@ -88,7 +110,18 @@ impl Ctx<'_> {
     /// Records event `name` of `class` on key argument `key_index`: the handler did what
     /// Redis raises it for.
     pub(in crate::resp) fn wrote(&mut self, class: u32, name: &'static str, key_index: usize) {
-        self.outcome.push(Event { class, name, key_index });
+        self.outcome.push(Event { class, name, key_index, db: None });
+    }
+
+    /// [`Ctx::wrote`] for key argument `key_index` as it is in database `db`.
+    pub(in crate::resp) fn wrote_in(
+        &mut self,
+        class: u32,
+        name: &'static str,
+        key_index: usize,
+        db: u8,
+    ) {
+        self.outcome.push(Event { class, name, key_index, db: Some(db) });
     }
 
     /// [`Ctx::wrote`] for a removal of elements, followed by `del` when the change that
@@ -114,26 +147,6 @@ impl Ctx<'_> {
         } else if self.outcome.emptied.replace(false) {
             self.wrote(class::GENERIC, "del", key_index);
         }
-    }
-}
-
-/// Whether a command tells what it did through its [`Outcome`] alone: its events are all
-/// recorded there, so client-side caching invalidates exactly the keys they name. (The
-/// other writes are still judged by their key arguments and reply in `tracking`.)
-pub(crate) fn tells_outcome(spec: &CommandSpec) -> bool {
-    match spec.run {
-        Run::Command(CommandId::Hashes(_) | CommandId::Lists(_)) => true,
-        Run::Command(CommandId::Sets(_) | CommandId::SortedSets(_)) => true,
-        Run::Command(CommandId::Blocking(id)) => id != BlockingId::Wait,
-        Run::Command(CommandId::Bitmaps(id)) => matches!(
-            id,
-            BitmapId::Setbit
-                | BitmapId::Bitfield
-                | BitmapId::Bitop
-                | BitmapId::Pfadd
-                | BitmapId::Pfmerge
-        ),
-        _ => false,
     }
 }
 
@@ -172,6 +185,7 @@ pub(crate) fn publish(ctx: &Ctx<'_>, absent: &[usize]) {
         }
     }
     for event in ctx.outcome.events() {
-        ctx.notify(event.class, event.name, event.key_index);
+        let db = event.db.unwrap_or(ctx.session.db);
+        ctx.notify_in(event.class, event.name, db, ctx.arg(event.key_index));
     }
 }

@@ -58,8 +58,8 @@ struct Options<'a> {
     limit_start: i64,
     /// Negative: to the end.
     limit_count: i64,
-    /// The destination's name, as given.
-    store: Option<&'a [u8]>,
+    /// The destination's argument index.
+    store: Option<usize>,
     by: Option<&'a [u8]>,
     /// BY a constant: keep the source's order.
     dont_sort: bool,
@@ -97,7 +97,7 @@ fn parse<'a>(ctx: &Ctx<'a>, store: Store) -> Result<Options<'a>, &'static str> {
             options.limit_count = parse_i64(ctx.arg(at + 2)).map_err(|_| error::NOT_INTEGER)?;
             at += 2;
         } else if store == Store::Allowed && is("store") && left >= 1 {
-            options.store = Some(ctx.arg(at + 1));
+            options.store = Some(at + 1);
             at += 1;
         } else if is("by") && left >= 1 {
             let by = ctx.arg(at + 1);
@@ -367,16 +367,16 @@ fn stored_values<'e>(
     values
 }
 
-/// Writes `values` as a list under `destination` (replacing any value and its TTL), or
+/// Writes `values` as a list under argument `destination` (replacing any value and its TTL), or
 /// deletes it when there are none; replies how many. As Redis: `sortstore` or `del`
 /// (only if there was a key) for keyspace events, and a waiting BLPOP is served.
-fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>>) {
+fn store_sorted(ctx: &mut Ctx<'_>, destination: usize, values: Vec<Cow<'_, [u8]>>) {
     let count = values.len();
     let encoded = super::list::encode_elements(values.iter().map(|value| value.as_ref()));
     drop(values);
     let shared = ctx.shared;
     let mut scratch = Vec::new();
-    let key = crate::keyspace::encode(ctx.session.db, destination, &mut scratch);
+    let key = crate::keyspace::encode(ctx.session.db, ctx.arg(destination), &mut scratch);
     let mut owning = typed::Owning::new(shared);
     let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
@@ -395,12 +395,12 @@ fn store_sorted(ctx: &mut Ctx<'_>, destination: &[u8], values: Vec<Cow<'_, [u8]>
         Err(failure) => return ctx.failure(failure),
     };
     if encoded.is_some() {
-        ctx.notify_key(class::LIST, "sortstore", destination);
+        ctx.wrote(class::LIST, "sortstore", destination);
         if shared.redis.blocking.any() && shared.redis.blocking.may_wait_on(key) {
             ctx.session.ready_keys.push(key.to_vec());
         }
     } else if existed {
-        ctx.notify_key(class::GENERIC, "del", destination);
+        ctx.wrote(class::GENERIC, "del", destination);
     }
     ctx.reply().integer(count as i64);
 }

@@ -264,7 +264,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>) {
     let w = Write { value: ctx.arg(2), condition: opts.condition, get: opts.get, ttl };
     let written = write_string(ctx, 1, w);
     if let Ok((true, _)) = written {
-        notify_set(ctx, 1, ttl);
+        wrote_set(ctx, 1, ttl);
     }
     match written {
         Err(refusal) => ctx.refused(refusal),
@@ -280,7 +280,7 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>) {
     match write_string(ctx, 1, w) {
         Ok((written, _)) => {
             if written {
-                notify_set(ctx, 1, NewTtl::Clear);
+                wrote_set(ctx, 1, NewTtl::Clear);
             }
             ctx.reply().integer(i64::from(written))
         }
@@ -291,24 +291,24 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>) {
 /// The events of a string write that stored: `set`, then `expire` for a deadline, and
 /// `expired` as well when the deadline had already passed (Redis 7.0 stores such a key and
 /// expires it when next looked at; here it is never stored).
-fn notify_set(ctx: &Ctx<'_>, key_index: usize, ttl: NewTtl) {
-    ctx.notify(class::STRING, "set", key_index);
+fn wrote_set(ctx: &mut Ctx<'_>, key_index: usize, ttl: NewTtl) {
+    ctx.wrote(class::STRING, "set", key_index);
     if let NewTtl::At(at_ms) = ttl {
-        ctx.notify(class::GENERIC, "expire", key_index);
+        ctx.wrote(class::GENERIC, "expire", key_index);
         if ttl::expiry_at(at_ms, ttl::now_ms(ctx.shared)).is_none() {
-            ctx.notify(class::EXPIRED, "expired", key_index);
+            ctx.wrote(class::EXPIRED, "expired", key_index);
         }
     }
 }
 
 /// GETEX's event once it found the key: `expire`, `persist`, or `del` for a past deadline;
 /// none when the expiry did not change (the touch core then wrote nothing).
-fn notify_retime(ctx: &Ctx<'_>, retime: Retime, before: Expiry) {
+fn wrote_retime(ctx: &mut Ctx<'_>, retime: Retime, before: Expiry) {
     match retime {
-        Retime::Remove => ctx.notify(class::GENERIC, "del", 1),
+        Retime::Remove => ctx.wrote(class::GENERIC, "del", 1),
         Retime::ToIfChanged(Expiry::Never) if before == Expiry::Never => {}
-        Retime::ToIfChanged(Expiry::Never) => ctx.notify(class::GENERIC, "persist", 1),
-        Retime::ToIfChanged(_) | Retime::To(_) => ctx.notify(class::GENERIC, "expire", 1),
+        Retime::ToIfChanged(Expiry::Never) => ctx.wrote(class::GENERIC, "persist", 1),
+        Retime::ToIfChanged(_) | Retime::To(_) => ctx.wrote(class::GENERIC, "expire", 1),
     }
 }
 
@@ -323,7 +323,7 @@ pub(super) fn setex(ctx: &mut Ctx<'_>, unit: Unit) {
         Write { value: ctx.arg(3), condition: Condition::Always, get: false, ttl: NewTtl::At(at) };
     match write_string(ctx, 1, w) {
         Ok(_) => {
-            notify_set(ctx, 1, NewTtl::At(at));
+            wrote_set(ctx, 1, NewTtl::At(at));
             ctx.reply().ok()
         }
         Err(refusal) => ctx.refused(refusal),
@@ -338,7 +338,7 @@ pub(super) fn getset(ctx: &mut Ctx<'_>) {
         Write { value: ctx.arg(2), condition: Condition::Always, get: true, ttl: NewTtl::Clear };
     match write_string(ctx, 1, w) {
         Ok((_, old)) => {
-            notify_set(ctx, 1, NewTtl::Clear);
+            wrote_set(ctx, 1, NewTtl::Clear);
             ctx.bulk_or_null(old.as_deref())
         }
         Err(refusal) => ctx.refused(refusal),
@@ -359,7 +359,7 @@ pub(super) fn getdel(ctx: &mut Ctx<'_>) {
         Ok((_, old)) => {
             count_read(counters, old.is_some());
             if old.is_some() {
-                ctx.notify(class::GENERIC, "del", 1);
+                ctx.wrote(class::GENERIC, "del", 1);
             }
             ctx.bulk_or_null(old.as_deref());
         }
@@ -394,7 +394,7 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     });
     count_read(counters, outcome == TouchOutcome::Touched);
     match outcome {
-        TouchOutcome::Touched => notify_retime(ctx, retime, expiry_before),
+        TouchOutcome::Touched => wrote_retime(ctx, retime, expiry_before),
         TouchOutcome::NotFound => ctx.reply().null(),
         TouchOutcome::Refused(refusal) => ctx.refused(refusal),
     }
@@ -485,7 +485,7 @@ fn set_pairs_skipping(ctx: &mut Ctx<'_>, mode: Mode, superseded: &[bool]) -> Res
         let stored = superseded.get(index).copied().unwrap_or(false)
             || store_plain(shared, ctx.key(index), value, Expiry::Never, mode)?;
         if stored {
-            ctx.notify(class::STRING, "set", index);
+            ctx.wrote(class::STRING, "set", index);
         }
         all &= stored;
     }
@@ -556,7 +556,7 @@ pub(super) fn append(ctx: &mut Ctx<'_>) {
     };
     match storage::store(&shared.core.store, &write) {
         StoreOutcome::Stored(stored) => {
-            ctx.notify(class::STRING, "append", 1);
+            ctx.wrote(class::STRING, "append", 1);
             ctx.reply().integer(stored.value_len as i64)
         }
         StoreOutcome::Refused(refusal) => ctx.refused(refusal),
@@ -614,8 +614,8 @@ pub(super) fn setrange(ctx: &mut Ctx<'_>) {
     match result.and_then(|(_, r)| r) {
         Ok(len) => {
             // An empty patch on a missing key creates nothing.
-            if len > 0 || !patch.is_empty() {
-                ctx.notify(class::STRING, "setrange", 1);
+            if !patch.is_empty() {
+                ctx.wrote(class::STRING, "setrange", 1);
             }
             ctx.reply().integer(len as i64)
         }

@@ -36,11 +36,7 @@ mod table;
 
 use std::sync::{atomic::Ordering::Relaxed, Arc};
 
-use proto_resp::{
-    args::parse_i64,
-    commands::{Flags, KeyFlags, Run},
-    error, CommandId, Protocol,
-};
+use proto_resp::{args::parse_i64, commands::Flags, error, Protocol};
 use table::{Mode, Tracker};
 pub use table::{Tracking, MAX_KEYS_DEFAULT};
 
@@ -382,11 +378,11 @@ pub(super) fn client_trackinginfo(ctx: &mut Ctx<'_>) {
 /// After each command while some client tracks (`run` asks [`Tracking::any`] first):
 /// invalidates what a write changed, remembers what a tracking client read, and ends a
 /// CLIENT CACHING that applied to this command.
-pub(super) fn after_command(ctx: &mut Ctx<'_>, reply_at: usize) {
+pub(super) fn after_command(ctx: &mut Ctx<'_>) {
     let spec = ctx.spec;
     // A command that blocked has changed nothing yet: it invalidates once served.
     if spec.flags.contains(Flags::WRITE) && !ctx.session.is_blocked() {
-        invalidate_written(ctx, reply_at);
+        invalidate_written(ctx);
     }
     if ctx.session.in_script {
         return;
@@ -491,49 +487,29 @@ fn remember_read(ctx: &mut Ctx<'_>) {
     shared.redis.tracking.settle_charge(&shared.core.store);
 }
 
-/// The keys a write changed, from its key arguments, unless its reply says it changed
-/// nothing (an error, a count of 0 where that means no change, SET's null).
-fn invalidate_written(ctx: &mut Ctx<'_>, reply_at: usize) {
-    let spec = ctx.spec;
-    let name = spec.name;
-    let reply = ctx.out.get(reply_at..).unwrap_or_default();
+/// The keys a write changed, as its handler recorded them (`keyevents::outcome`): the keys
+/// its keyspace events name, or every key after a flush. Nothing else is looked at: not
+/// the reply, not the command's name. (A script's or a transaction's commands invalidate
+/// their own keys as each runs; SWAPDB records nothing, as Redis 7.0 invalidates nothing
+/// for it.)
+fn invalidate_written(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
-    let worker = shared.core.worker_of(ctx.counters);
-    if matches!(name, "flushall" | "flushdb") {
-        if reply.first() != Some(&b'-') {
-            shared.redis.tracking.flush(&shared.redis.pubsub, worker);
-        }
-        return;
+    if ctx.outcome.flushed() {
+        let worker = shared.core.worker_of(ctx.counters);
+        return shared.redis.tracking.flush(&shared.redis.pubsub, worker);
     }
-    if super::keyevents::tells_outcome(spec) {
-        // The collection writes say what they changed: the keys their events name.
-        let keys: Vec<&[u8]> =
-            ctx.outcome.key_indexes().into_iter().map(|index| ctx.arg(index)).collect();
-        if !keys.is_empty() {
-            invalidate_keys(ctx, &keys);
-        }
-        return;
-    }
-    if unchanged(ctx, reply) || name.starts_with("eval") || name.starts_with("fcall") {
-        return;
-    }
-    if matches!(spec.run, Run::Command(CommandId::Swapdb)) {
-        return;
-    }
-    let cmd = ctx.cmd;
-    if spec.first_key > 0 && spec.last_key == spec.first_key {
-        // One key (SET, INCR, HSET, ...): no list to build.
-        if let Some(key) = cmd.arg(spec.first_key as usize) {
+    match ctx.outcome.single_key_index() {
+        Some(index) => {
+            let key = ctx.arg(index);
             invalidate_keys(ctx, &[key]);
         }
-        return;
-    }
-    let args: Vec<&[u8]> = cmd.args().collect();
-    // Only the keys the command changes: a STORE form's destination, not its sources.
-    let changes = KeyFlags::INSERT | KeyFlags::DELETE | KeyFlags::UPDATE;
-    let keys = keys_where(name, &args, |flags| flags & changes != 0);
-    if !keys.is_empty() {
-        invalidate_keys(ctx, &keys);
+        None => {
+            let keys: Vec<&[u8]> =
+                ctx.outcome.key_indexes().into_iter().map(|index| ctx.arg(index)).collect();
+            if !keys.is_empty() {
+                invalidate_keys(ctx, &keys);
+            }
+        }
     }
 }
 
@@ -543,32 +519,6 @@ fn keys_where<'a>(name: &str, args: &[&'a [u8]], wanted: impl Fn(u16) -> bool) -
         return Vec::new();
     };
     meta.keys(args).into_iter().filter(|key| wanted(key.flags)).map(|key| args[key.at]).collect()
-}
-
-fn unchanged(ctx: &Ctx<'_>, reply: &[u8]) -> bool {
-    match reply {
-        [b'-', ..] | [b'!', ..] => true,
-        b":0\r\n" => matches!(
-            ctx.spec.name,
-            "del"
-                | "unlink"
-                | "expire"
-                | "pexpire"
-                | "expireat"
-                | "pexpireat"
-                | "persist"
-                | "setnx"
-                | "msetnx"
-                | "renamenx"
-                | "move"
-                | "copy"
-        ),
-        b"$-1\r\n" | b"_\r\n" => {
-            ctx.spec.name == "set"
-                && !(3..ctx.argc()).any(|i| ctx.arg(i).eq_ignore_ascii_case(b"get"))
-        }
-        _ => false,
-    }
 }
 
 /// A blocked command of client `served` was served and changed `keys`: everyone who
