@@ -259,3 +259,24 @@ fn unsafe_code_only_in_store_and_rt() {
     }
     assert!(wrong.is_empty(), "unsafe outside store and rt:\n  {}", wrong.join("\n  "));
 }
+
+/// The Redis handlers (`exec/src/resp`) never reach memcached's own state
+/// (`Shared::memcache`): what both protocols use is in `Shared::core`. A handler that needs
+/// something of memcached's belongs in `core` or asks memcached's module.
+#[test]
+fn redis_handlers_leave_memcached_state_alone() {
+    let dir = workspace_root().join("crates/exec/src/resp");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut wrong = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains(".memcache.") || code.contains("MemcacheState") {
+                wrong.push(format!("{}:{}: {}", path.display(), number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "Redis code reaching memcached's state:\n  {}", wrong.join("\n  "));
+}
