@@ -6,7 +6,14 @@ use std::{io::Read, path::Path};
 
 use proto_resp::{compose_command, parse_command, route, Limits, RouteError};
 
-use super::{catalog, catalog::CATEGORIES, check, user::hex, User, Users, DEFAULT_USER};
+use super::{
+    catalog,
+    catalog::CATEGORIES,
+    check,
+    selector::Selector,
+    user::{hex, merge_selectors, RulesError},
+    User, Users, DEFAULT_USER,
+};
 use crate::resp::Ctx;
 
 const NO_ACL_FILE: &str = "ERR This Redis instance is not configured to use an ACL file. You \
@@ -28,9 +35,11 @@ pub(crate) fn setuser(ctx: &mut Ctx<'_>) {
             }
             ctx.reply().ok()
         }
-        Err((at, why)) => {
-            let rule = String::from_utf8_lossy(rules[at]).into_owned();
+        Err(RulesError::Rule(rule, why)) => {
             ctx.error(format!("ERR Error in ACL SETUSER modifier '{rule}': {why}"));
+        }
+        Err(RulesError::Unmatched(first)) => {
+            ctx.error(format!("ERR Unmatched parenthesis in acl selector starting at '{first}'."));
         }
     }
 }
@@ -51,14 +60,23 @@ pub(crate) fn getuser(ctx: &mut Ctx<'_>) {
     let hashes: Vec<String> = user.password_hashes().collect();
     reply.array(hashes.len());
     hashes.iter().for_each(|hash| reply.bulk(hash.as_bytes()));
-    reply.bulk(b"commands");
-    reply.bulk(user.describe_commands().as_bytes());
-    reply.bulk(b"keys");
-    reply.bulk(user.describe_keys().as_bytes());
-    reply.bulk(b"channels");
-    reply.bulk(user.channel_patterns().as_bytes());
+    selector_fields(&mut reply, &user.root);
     reply.bulk(b"selectors");
-    reply.array(0);
+    reply.array(user.selectors.len());
+    for selector in &user.selectors {
+        reply.map(3);
+        selector_fields(&mut reply, selector);
+    }
+}
+
+/// GETUSER's `commands`, `keys` and `channels` of one selector.
+fn selector_fields(reply: &mut proto_resp::Reply<'_>, selector: &Selector) {
+    reply.bulk(b"commands");
+    reply.bulk(selector.describe_commands().as_bytes());
+    reply.bulk(b"keys");
+    reply.bulk(selector.describe_keys().as_bytes());
+    reply.bulk(b"channels");
+    reply.bulk(selector.channel_patterns().as_bytes());
 }
 
 /// ACL DELUSER name...: how many were deleted; never `default`.
@@ -239,9 +257,13 @@ pub fn read_acl_file(path: &Path) -> Result<Vec<(Vec<u8>, User)>, String> {
                 if users.iter().any(|(existing, _)| existing == name.as_bytes()) {
                     return Err(format!("{here}: Duplicate user '{name}' found"));
                 }
+                let rules: Vec<&[u8]> = rules.iter().map(|rule| rule.as_bytes()).collect();
+                let rules = merge_selectors(&rules)
+                    .map_err(|_| format!("{here}: Unmatched parenthesis in selector definition"))?;
                 let mut user = User::new();
-                for rule in rules {
-                    user.apply(rule.as_bytes()).map_err(|why| {
+                for rule in &rules {
+                    user.apply(rule).map_err(|why| {
+                        let rule = String::from_utf8_lossy(rule);
                         format!("{here}: Error in applying operation '{rule}': {why}")
                     })?;
                 }

@@ -16,6 +16,7 @@ pub(crate) mod catalog;
 pub(crate) mod commands;
 mod first_args;
 pub mod log;
+mod selector;
 
 pub use commands::read_acl_file;
 mod user;
@@ -29,7 +30,7 @@ use std::{
 };
 
 use parking_lot::RwLock;
-use proto_resp::{commands::KeyFlags, Routed};
+use proto_resp::Routed;
 
 pub(crate) use catalog::catalog;
 pub use user::User;
@@ -125,15 +126,14 @@ impl Users {
     }
 
     /// Applies `rules` to `name` (made first if new), all or none.
-    pub(crate) fn set_user(
-        &self,
-        name: &[u8],
-        rules: &[&[u8]],
-    ) -> Result<(), (usize, &'static str)> {
+    pub(crate) fn set_user(&self, name: &[u8], rules: &[&[u8]]) -> Result<(), user::RulesError> {
+        let rules = user::merge_selectors(rules)?;
         let mut by_name = self.by_name.write();
         let mut user = by_name.get(name).map_or_else(User::new, |a| a.user.read().clone());
-        for (at, rule) in rules.iter().enumerate() {
-            user.apply(rule).map_err(|e| (at, e))?;
+        for rule in &rules {
+            user.apply(rule).map_err(|why| {
+                user::RulesError::Rule(String::from_utf8_lossy(rule).into_owned(), why)
+            })?;
         }
         match by_name.get(name) {
             Some(account) => account.set(user),
@@ -262,45 +262,14 @@ impl Denied {
     }
 }
 
-/// Whether `account` may run `routed` with `args` (the whole command line).
+/// Whether `account` may run `routed` with `args` (the whole command line): whether one
+/// of its user's selectors allows all of it (`User::check`).
 pub(crate) fn check(account: &Account, routed: &Routed, args: &[&[u8]]) -> Result<(), Denied> {
     if account.unrestricted.load(Ordering::Acquire) {
         return Ok(());
     }
-    let catalog = catalog();
-    let entry = catalog.of(routed);
-    let user = account.user.read();
-    let first_arg_allowed = || args.get(1).is_some_and(|arg| user.allows_first_arg(entry, arg));
-    if !user.allows_command(entry) && !first_arg_allowed() {
-        return Err(Denied::Command(catalog.entries[entry].name));
-    }
-    let Some(meta) = catalog.entries[entry].meta else {
-        return Ok(());
-    };
-    for key in meta.keys(args) {
-        let read = key.flags & KeyFlags::ACCESS != 0;
-        let write = key.flags & (KeyFlags::INSERT | KeyFlags::DELETE | KeyFlags::UPDATE) != 0;
-        if !user.allows_key(args[key.at], read, write) {
-            return Err(Denied::Key(args[key.at].to_vec()));
-        }
-    }
-    check_channels(&user, routed.spec.name, args)
-}
-
-/// The channels a pub/sub command names, checked as Redis 7.0 checks them: a channel
-/// against each allowed pattern by glob, a PSUBSCRIBE pattern only literally (`&news.*`
-/// allows `PSUBSCRIBE news.*`, not `PSUBSCRIBE news.x` nor `PSUBSCRIBE *`).
-fn check_channels(user: &User, command: &str, args: &[&[u8]]) -> Result<(), Denied> {
-    let (names, literal) = match command {
-        "subscribe" | "ssubscribe" => (args.get(1..).unwrap_or_default(), false),
-        "psubscribe" => (args.get(1..).unwrap_or_default(), true),
-        "publish" | "spublish" => (args.get(1..2).unwrap_or_default(), false),
-        _ => return Ok(()),
-    };
-    match names.iter().find(|name| !user.allows_channel(name, literal)) {
-        Some(name) => Err(Denied::Channel(name.to_vec())),
-        None => Ok(()),
-    }
+    let entry = catalog().of(routed);
+    account.user.read().check(entry, args)
 }
 
 /// Whether `account` may run the command named `command` (a catalog name: `get`,
@@ -310,7 +279,7 @@ fn check_channels(user: &User, command: &str, args: &[&[u8]]) -> Result<(), Deni
 pub(crate) fn check_as<'k>(
     account: &Account,
     command: &str,
-    keys: impl IntoIterator<Item = &'k [u8]>,
+    keys: impl IntoIterator<Item = &'k [u8]> + Clone,
     access: Access,
 ) -> Result<(), Denied> {
     if account.is_unrestricted() {
@@ -321,16 +290,22 @@ pub(crate) fn check_as<'k>(
         debug_assert!(false, "{command} is in the catalog");
         return Err(Denied::Command("unknown"));
     };
-    let user = account.user.read();
-    if !user.allows_command(entry) {
-        return Err(Denied::Command(catalog.entries[entry].name));
-    }
-    for key in keys {
-        if !user.allows_key(key, access.read, access.write) {
-            return Err(Denied::Key(key.to_vec()));
+    account.user.read().first_allowing(|selector| {
+        if !selector.allows_command(entry) {
+            let denied = Denied::Command(catalog.entries[entry].name);
+            return Err(selector::Refusal { rank: 1, at: 0, denied });
         }
-    }
-    Ok(())
+        for (at, key) in keys.clone().into_iter().enumerate() {
+            if !selector.allows_key(key, access.read, access.write) {
+                return Err(selector::Refusal {
+                    rank: 2,
+                    at: at + 1,
+                    denied: Denied::Key(key.to_vec()),
+                });
+            }
+        }
+        Ok(())
+    })
 }
 
 /// What a command does with its keys.

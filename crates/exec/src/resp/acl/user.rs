@@ -1,25 +1,12 @@
-//! One ACL user: its flags, passwords, commands, key patterns and channels, changed by
+//! One ACL user: its flags, passwords and selectors (see `selector.rs`), changed by
 //! `ACL SETUSER` rules and described back as `ACL LIST` prints them.
-//!
-//! Commands are a bitmap over the catalog's entries, kept together with the rules that
-//! made it, as Redis 7.0 keeps them: `+@all` or `-@all`, then each later rule once (a rule
-//! naming the same command or category again replaces the earlier one) and only if it
-//! changed something, so `+get +get +set -get` reads back as `-@all +set`.
 
 use sha2::{Digest, Sha256};
 
 use super::{
-    catalog::{catalog, category},
-    first_args::{self, FirstArgs},
+    selector::{Refusal, Selector},
+    Denied,
 };
-
-/// A key pattern and what it allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KeyPattern {
-    pub(crate) pattern: Vec<u8>,
-    pub(crate) read: bool,
-    pub(crate) write: bool,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User {
@@ -29,25 +16,10 @@ pub struct User {
     pub(crate) passwords: Vec<[u8; 32]>,
     /// `sanitize-payload` (true) or `skip-sanitize-payload` (false) if set.
     pub(crate) sanitize: Option<bool>,
-    /// Whether the rules start from `+@all` (commands added later are allowed too).
-    all_commands: bool,
-    /// The rules after `+@all` / `-@all` that still matter, in order.
-    command_rules: Vec<CommandRule>,
-    allowed: Vec<u64>,
-    /// First args of commands not otherwise allowed (`+select|0`).
-    first_args: FirstArgs,
-    pub(crate) keys: Vec<KeyPattern>,
-    /// Channel patterns (`*`: every channel).
-    pub(crate) channels: Vec<Vec<u8>>,
-}
-
-/// A rule that allows or forbids commands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CommandRule {
-    /// As given, lowercase: `+get`, `-@write`, `+config|get`.
-    text: String,
-    /// The catalog entries it names, as a bitmap.
-    mask: Vec<u64>,
+    /// The rules given outside parentheses.
+    pub(crate) root: Selector,
+    /// The `(...)` selectors, in the order added.
+    pub(crate) selectors: Vec<Selector>,
 }
 
 /// Why a rule was refused: the text after `Error in ACL SETUSER modifier '...': `.
@@ -59,9 +31,45 @@ const BAD_HASH: RuleError =
     "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
 const NO_SUCH_PASSWORD: RuleError =
     "The password you are trying to remove from the user does not exist";
-const AFTER_ALLKEYS: RuleError = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
-const AFTER_ALLCHANNELS: RuleError = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels";
-const SELECTORS: RuleError = "Selectors are not supported";
+
+/// Why `ACL SETUSER`'s (or an ACL file line's) rules were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RulesError {
+    /// A `(` rule with no rule ending in `)` after it: the rule that opened it.
+    Unmatched(String),
+    /// A rule (a selector: its parts joined by spaces) and why.
+    Rule(String, RuleError),
+}
+
+/// The rules with a selector given over several arguments (`(+get` `~k*)`) joined into
+/// one, as Redis 7.0 joins them: from a rule that starts with `(` and does not end with
+/// `)` to the next that ends with `)`.
+pub(crate) fn merge_selectors<'a>(
+    rules: &[&'a [u8]],
+) -> Result<Vec<std::borrow::Cow<'a, [u8]>>, RulesError> {
+    use std::borrow::Cow;
+    let mut merged = Vec::with_capacity(rules.len());
+    let mut open: Option<(Vec<u8>, &[u8])> = None;
+    for &rule in rules {
+        if let Some((mut joined, first)) = open.take() {
+            joined.push(b' ');
+            joined.extend_from_slice(rule);
+            if rule.ends_with(b")") {
+                merged.push(Cow::Owned(joined));
+            } else {
+                open = Some((joined, first));
+            }
+        } else if rule.starts_with(b"(") && !rule.ends_with(b")") {
+            open = Some((rule.to_vec(), rule));
+        } else {
+            merged.push(Cow::Borrowed(rule));
+        }
+    }
+    match open {
+        Some((_, first)) => Err(RulesError::Unmatched(String::from_utf8_lossy(first).into_owned())),
+        None => Ok(merged),
+    }
+}
 
 impl User {
     /// A user as `ACL SETUSER name` with no rules makes it: off, no password, no commands,
@@ -72,12 +80,8 @@ impl User {
             nopass: false,
             passwords: Vec::new(),
             sanitize: None,
-            all_commands: false,
-            command_rules: Vec::new(),
-            allowed: vec![0; catalog().entries.len().div_ceil(64)],
-            first_args: FirstArgs::default(),
-            keys: Vec::new(),
-            channels: Vec::new(),
+            root: Selector::new(),
+            selectors: Vec::new(),
         }
     }
 
@@ -92,42 +96,52 @@ impl User {
 
     /// Whether it may run everything on every key (checks can be skipped).
     pub(crate) fn is_unrestricted(&self) -> bool {
-        self.all_commands
-            && self.command_rules.is_empty()
-            && self.keys.iter().any(|k| k.pattern == b"*" && k.read && k.write)
-            && self.channels.iter().any(|c| c == b"*")
+        self.root.is_unrestricted()
     }
 
-    /// Whether it may read any key at all (a `~*` or `%R~*` pattern): SORT's BY and GET
-    /// patterns, which name keys no check saw, need it (Redis's unrestricted key access).
-    pub(crate) fn reads_every_key(&self) -> bool {
-        self.keys.iter().any(|k| k.pattern == b"*" && k.read)
+    fn all_selectors(&self) -> impl Iterator<Item = &Selector> {
+        std::iter::once(&self.root).chain(&self.selectors)
     }
 
-    /// Whether `name` is allowed: a channel matching one of the patterns (`literal`: a
-    /// PSUBSCRIBE pattern, which must be one of them as written).
+    /// Whether a selector that allows the command of catalog `entry` may read every key
+    /// (a `~*` or `%R~*` pattern): SORT's BY and GET patterns, which name keys no check
+    /// saw, need it (Redis's unrestricted key access).
+    pub(crate) fn reads_every_key(&self, entry: usize) -> bool {
+        self.all_selectors().any(|s| s.allows_command(entry) && s.reads_every_key())
+    }
+
+    /// Whether a selector allows channel `name` (`literal`: a PSUBSCRIBE pattern).
     pub(crate) fn allows_channel(&self, name: &[u8], literal: bool) -> bool {
-        self.channels.iter().any(|allowed| {
-            allowed == b"*" || allowed == name || (!literal && super::key_matches(allowed, name))
-        })
+        self.all_selectors().any(|s| s.allows_channel(name, literal))
     }
 
-    pub(crate) fn allows_command(&self, entry: usize) -> bool {
-        self.allowed[entry / 64] & (1 << (entry % 64)) != 0
+    /// Whether one selector allows the whole command (catalog `entry`, command line
+    /// `args`); if none does, the most telling refusal, as Redis 7.0 picks it: a channel
+    /// over a key over the command, then the latest argument.
+    pub(crate) fn check(&self, entry: usize, args: &[&[u8]]) -> Result<(), Denied> {
+        self.first_allowing(|selector| selector.check(entry, args))
     }
 
-    /// Whether the command of `entry` is allowed with `first_arg` by a first-arg rule.
-    pub(crate) fn allows_first_arg(&self, entry: usize, first_arg: &[u8]) -> bool {
-        self.first_args.allows(entry, first_arg)
-    }
-
-    /// Whether `key` is allowed for reading and, if `write`, for writing.
-    /// Whether one of the user's patterns matches `key` and grants every permission asked
-    /// (as Redis checks a key: `%R~a* %W~a*` does not let a command read and write `a1`).
-    pub(crate) fn allows_key(&self, key: &[u8], read: bool, write: bool) -> bool {
-        self.keys.iter().any(|k| {
-            (k.read || !read) && (k.write || !write) && super::key_matches(&k.pattern, key)
-        })
+    /// [`User::check`] with each selector judged by `verdict`.
+    pub(crate) fn first_allowing(
+        &self,
+        verdict: impl Fn(&Selector) -> Result<(), Refusal>,
+    ) -> Result<(), Denied> {
+        let mut telling: Option<Refusal> = None;
+        for selector in self.all_selectors() {
+            match verdict(selector) {
+                Ok(()) => return Ok(()),
+                Err(refusal) => {
+                    let more = telling
+                        .as_ref()
+                        .is_none_or(|t| (refusal.rank, refusal.at) > (t.rank, t.at));
+                    if more {
+                        telling = Some(refusal);
+                    }
+                }
+            }
+        }
+        Err(telling.expect("the root selector always judges").denied)
     }
 
     pub(crate) fn password_matches(&self, password: &[u8]) -> bool {
@@ -141,11 +155,10 @@ impl User {
             .fold(false, |found, stored| found | crate::auth::equal_in_constant_time(stored, &hash))
     }
 
-    /// Applies one `ACL SETUSER` rule.
+    /// Applies one `ACL SETUSER` rule (a selector already joined, see [`merge_selectors`]).
     pub(crate) fn apply(&mut self, rule: &[u8]) -> Result<(), RuleError> {
         let text = std::str::from_utf8(rule).map_err(|_| SYNTAX)?;
-        let lower = text.to_ascii_lowercase();
-        match lower.as_str() {
+        match text.to_ascii_lowercase().as_str() {
             "on" => self.enabled = true,
             "off" => self.enabled = false,
             "nopass" => {
@@ -156,34 +169,24 @@ impl User {
                 self.nopass = false;
                 self.passwords.clear();
             }
-            "allkeys" => self.set_all_keys(),
-            "resetkeys" => self.keys.clear(),
-            "allchannels" => self.channels = vec![b"*".to_vec()],
-            "resetchannels" => self.channels.clear(),
-            "allcommands" => self.set_commands_base(true),
-            "nocommands" => self.set_commands_base(false),
             "sanitize-payload" => self.sanitize = Some(true),
             "skip-sanitize-payload" => self.sanitize = Some(false),
             "reset" => *self = User { sanitize: Some(true), ..User::new() },
-            "clearselectors" => {}
-            _ => return self.apply_prefixed(text, &lower),
+            "clearselectors" => self.selectors.clear(),
+            _ => return self.apply_prefixed(text),
         }
         Ok(())
     }
 
-    fn apply_prefixed(&mut self, text: &str, lower: &str) -> Result<(), RuleError> {
-        let (head, rest) = text.split_at(1);
+    fn apply_prefixed(&mut self, text: &str) -> Result<(), RuleError> {
+        let Some((head, rest)) = text.split_at_checked(1) else { return Err(SYNTAX) };
         match head {
             ">" => self.add_password(sha256(rest.as_bytes())),
             "<" => self.remove_password(sha256(rest.as_bytes()))?,
             "#" => self.add_password(parse_hash(rest)?),
             "!" => self.remove_password(parse_hash(rest)?)?,
-            "~" => self.add_key(rest.as_bytes(), true, true)?,
-            "%" => self.add_key_with_permissions(rest)?,
-            "&" => self.add_channel(rest.as_bytes())?,
-            "+" | "-" => self.apply_command_rule(text, lower)?,
-            "(" => return Err(SELECTORS),
-            _ => return Err(SYNTAX),
+            "(" => self.selectors.push(Selector::from_parenthesised(text.as_bytes())?),
+            _ => self.root.apply(text.as_bytes())?,
         }
         Ok(())
     }
@@ -205,116 +208,8 @@ impl User {
         Ok(())
     }
 
-    fn set_all_keys(&mut self) {
-        self.keys = vec![KeyPattern { pattern: b"*".to_vec(), read: true, write: true }];
-    }
-
-    /// `%R~p`, `%W~p`, `%RW~p`.
-    fn add_key_with_permissions(&mut self, rest: &str) -> Result<(), RuleError> {
-        let (permissions, pattern) = rest.split_once('~').ok_or(SYNTAX)?;
-        let (mut read, mut write) = (false, false);
-        for letter in permissions.chars() {
-            match letter.to_ascii_uppercase() {
-                'R' => read = true,
-                'W' => write = true,
-                _ => return Err(SYNTAX),
-            }
-        }
-        if !read && !write {
-            return Err(SYNTAX);
-        }
-        self.add_key(pattern.as_bytes(), read, write)
-    }
-
-    fn add_key(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), RuleError> {
-        if self.keys.iter().any(|k| k.pattern == b"*" && k.read && k.write) {
-            return Err(AFTER_ALLKEYS);
-        }
-        if pattern == b"*" && read && write {
-            self.set_all_keys();
-            return Ok(());
-        }
-        // A pattern given again gains the new permissions (`%R~k %W~k` is `~k`), as in Redis.
-        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
-            Some(known) => {
-                known.read |= read;
-                known.write |= write;
-            }
-            None => self.keys.push(KeyPattern { pattern: pattern.to_vec(), read, write }),
-        }
-        Ok(())
-    }
-
-    fn add_channel(&mut self, pattern: &[u8]) -> Result<(), RuleError> {
-        if self.channels.iter().any(|c| c == b"*") {
-            return Err(AFTER_ALLCHANNELS);
-        }
-        if pattern == b"*" {
-            self.channels = vec![b"*".to_vec()];
-        } else if !self.channels.iter().any(|c| c == pattern) {
-            self.channels.push(pattern.to_vec());
-        }
-        Ok(())
-    }
-
-    fn set_commands_base(&mut self, all: bool) {
-        self.all_commands = all;
-        self.command_rules.clear();
-        self.first_args.clear();
-        self.allowed = Self::bits_of(all, &[]);
-    }
-
-    /// `+name`, `-name`, `+@category`, `-@category`, `+container|sub`, `+name|first-arg`
-    /// (`text` as given, `rule` lowercase).
-    fn apply_command_rule(&mut self, text: &str, rule: &str) -> Result<(), RuleError> {
-        if let "+@all" | "-@all" = rule {
-            self.set_commands_base(rule == "+@all");
-            return Ok(());
-        }
-        let Some(entries) = entries_of(&rule[1..]) else {
-            if !rule.starts_with('+') {
-                return Err(UNKNOWN_COMMAND);
-            }
-            let (entry, arg) = first_args::parse(&text[1..])?;
-            return if self.allows_command(entry) {
-                Ok(())
-            } else {
-                self.first_args.add(entry, arg)
-            };
-        };
-        let mask = mask_of(&entries);
-        // Rules this one overrides entirely are dropped (`+memory|doctor +memory` reads
-        // back as `+memory`), and so are the first args of the commands it names.
-        self.command_rules.retain(|earlier| !is_subset(&earlier.mask, &mask));
-        self.first_args.forget(&mask);
-        let before = Self::bits_of(self.all_commands, &self.command_rules);
-        self.command_rules.push(CommandRule { text: rule.to_owned(), mask });
-        let after = Self::bits_of(self.all_commands, &self.command_rules);
-        if after == before {
-            self.command_rules.pop(); // changes nothing: not kept
-        }
-        self.allowed = after;
-        Ok(())
-    }
-
-    /// The bitmap that `+@all` or `-@all` then `rules` make.
-    fn bits_of(all: bool, rules: &[CommandRule]) -> Vec<u64> {
-        let count = catalog().entries.len();
-        let mut bits = vec![if all { u64::MAX } else { 0 }; count.div_ceil(64)];
-        for rule in rules {
-            let allow = rule.text.starts_with('+');
-            for (word, mask) in bits.iter_mut().zip(&rule.mask) {
-                if allow {
-                    *word |= mask;
-                } else {
-                    *word &= !mask;
-                }
-            }
-        }
-        bits
-    }
-
-    /// `ACL LIST`'s line after `user <name> `.
+    /// `ACL LIST`'s line after `user <name> `: flags, passwords, the root selector, then
+    /// each other selector in parentheses.
     pub(crate) fn describe(&self) -> String {
         let mut parts: Vec<String> = vec![if self.enabled { "on" } else { "off" }.into()];
         if self.nopass {
@@ -324,11 +219,8 @@ impl User {
             parts.push(if sanitize { "sanitize-payload" } else { "skip-sanitize-payload" }.into());
         }
         parts.extend(self.passwords.iter().map(|hash| format!("#{}", hex(hash))));
-        if !self.keys.is_empty() {
-            parts.push(self.describe_keys());
-        }
-        parts.push(self.describe_channels());
-        parts.push(self.describe_commands());
+        parts.push(self.root.describe());
+        parts.extend(self.selectors.iter().map(|s| format!("({})", s.describe())));
         parts.join(" ")
     }
 
@@ -348,78 +240,6 @@ impl User {
     pub(crate) fn password_hashes(&self) -> impl Iterator<Item = String> + '_ {
         self.passwords.iter().map(|hash| hex(hash))
     }
-
-    pub(crate) fn describe_keys(&self) -> String {
-        let pattern = |k: &KeyPattern| {
-            let prefix = match (k.read, k.write) {
-                (true, true) => "~",
-                (true, false) => "%R~",
-                _ => "%W~",
-            };
-            format!("{prefix}{}", String::from_utf8_lossy(&k.pattern))
-        };
-        self.keys.iter().map(pattern).collect::<Vec<_>>().join(" ")
-    }
-
-    /// `&*`, or `resetchannels` and the patterns (ACL LIST); GETUSER lists only patterns.
-    fn describe_channels(&self) -> String {
-        if self.channels.iter().any(|c| c == b"*") {
-            return "&*".into();
-        }
-        let mut parts = vec!["resetchannels".to_owned()];
-        parts.extend(self.channels.iter().map(|c| format!("&{}", String::from_utf8_lossy(c))));
-        parts.join(" ")
-    }
-
-    pub(crate) fn channel_patterns(&self) -> String {
-        let each = self.channels.iter().map(|c| format!("&{}", String::from_utf8_lossy(c)));
-        each.collect::<Vec<_>>().join(" ")
-    }
-
-    pub(crate) fn describe_commands(&self) -> String {
-        let mut parts = vec![if self.all_commands { "+@all" } else { "-@all" }.to_owned()];
-        let mut listed = Vec::new();
-        for rule in &self.command_rules {
-            parts.push(rule.text.clone());
-            // A command's first args follow the rule that names it, as Redis lists them.
-            if let Some(entry) = catalog().find(&rule.text[1..]) {
-                parts.extend(self.first_args.rules_of(entry));
-                listed.push(entry);
-            }
-        }
-        for entry in self.first_args.commands().filter(|entry| !listed.contains(entry)) {
-            parts.extend(self.first_args.rules_of(entry));
-        }
-        parts.join(" ")
-    }
-}
-
-/// The catalog entries a rule's name covers: a category's commands, a command (a
-/// container with its subcommands), or one subcommand.
-fn entries_of(name: &str) -> Option<Vec<usize>> {
-    let catalog = catalog();
-    if let Some(category_name) = name.strip_prefix('@') {
-        let bit = category(category_name)?;
-        return Some(catalog.in_category(bit).collect());
-    }
-    let at = catalog.find(name)?;
-    let mut entries = vec![at];
-    entries.extend(catalog.entries[at].subcommands.clone());
-    Some(entries)
-}
-
-/// A bitmap over the catalog with `entries` set.
-fn mask_of(entries: &[usize]) -> Vec<u64> {
-    let mut mask = vec![0u64; catalog().entries.len().div_ceil(64)];
-    for entry in entries {
-        mask[entry / 64] |= 1 << (entry % 64);
-    }
-    mask
-}
-
-/// Whether every bit of `part` is in `whole`.
-fn is_subset(part: &[u64], whole: &[u64]) -> bool {
-    part.iter().zip(whole).all(|(part, whole)| part & !whole == 0)
 }
 
 pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -444,12 +264,15 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{catalog::catalog, first_args, selector::AFTER_ALLKEYS, Denied};
     use super::*;
 
+    /// A user from rules separated by spaces (a selector's joined as SETUSER joins them).
     fn user(rules: &str) -> User {
         let mut user = User::new();
-        for rule in rules.split(' ') {
-            user.apply(rule.as_bytes()).unwrap();
+        let rules: Vec<&[u8]> = rules.split(' ').map(str::as_bytes).collect();
+        for rule in merge_selectors(&rules).unwrap() {
+            user.apply(&rule).unwrap();
         }
         user
     }
@@ -465,18 +288,18 @@ mod tests {
             "on #f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a ~cache:* \
              resetchannels -@all +@read +set -keys"
         );
-        assert_eq!(user("+get +get +set -get").describe_commands(), "-@all +set");
-        assert_eq!(user("+@read -@read +@write").describe_commands(), "-@all +@write");
+        assert_eq!(user("+get +get +set -get").root.describe_commands(), "-@all +set");
+        assert_eq!(user("+@read -@read +@write").root.describe_commands(), "-@all +@write");
         assert_eq!(
-            user("+config -config|get +config|set").describe_commands(),
+            user("+config -config|get +config|set").root.describe_commands(),
             "-@all +config -config|get"
         );
         assert_eq!(
             user("on nopass +@all -@dangerous ~* &*").describe(),
             "on nopass ~* &* +@all -@dangerous"
         );
-        assert_eq!(user("~a resetkeys ~b %RW~c %R~d").describe_keys(), "~b ~c %R~d");
-        assert_eq!(user("%R~k %W~k %W~j").describe_keys(), "~k %W~j");
+        assert_eq!(user("~a resetkeys ~b %RW~c %R~d").root.describe_keys(), "~b ~c %R~d");
+        assert_eq!(user("%R~k %W~k %W~j").root.describe_keys(), "~k %W~j");
         assert_eq!(User::unrestricted().describe(), "on nopass ~* &* +@all");
     }
 
@@ -487,12 +310,16 @@ mod tests {
         let catalog = catalog();
         let at = |name| catalog.find(name).unwrap();
         let u = user("on -@all +@read -keys +set +config|get %R~r:* %W~w:* ~rw:*");
-        assert!(u.allows_command(at("get")) && u.allows_command(at("set")));
-        assert!(!u.allows_command(at("keys")) && !u.allows_command(at("del")));
-        assert!(u.allows_command(at("config|get")) && !u.allows_command(at("config|set")));
-        assert!(u.allows_key(b"r:1", true, false) && !u.allows_key(b"r:1", false, true));
-        assert!(u.allows_key(b"w:1", false, true) && !u.allows_key(b"w:1", true, false));
-        assert!(u.allows_key(b"rw:1", true, true) && !u.allows_key(b"other", true, false));
+        assert!(u.root.allows_command(at("get")) && u.root.allows_command(at("set")));
+        assert!(!u.root.allows_command(at("keys")) && !u.root.allows_command(at("del")));
+        assert!(
+            u.root.allows_command(at("config|get")) && !u.root.allows_command(at("config|set"))
+        );
+        assert!(u.root.allows_key(b"r:1", true, false) && !u.root.allows_key(b"r:1", false, true));
+        assert!(u.root.allows_key(b"w:1", false, true) && !u.root.allows_key(b"w:1", true, false));
+        assert!(
+            u.root.allows_key(b"rw:1", true, true) && !u.root.allows_key(b"other", true, false)
+        );
         assert!(!u.is_unrestricted() && User::unrestricted().is_unrestricted());
     }
 
@@ -517,15 +344,15 @@ mod tests {
     fn first_arg_rules_allow_one_first_arg() {
         let select = catalog().find("select").unwrap();
         let u = user("-@all +select|0 +SELECT|Ab");
-        assert!(!u.allows_command(select));
-        assert!(u.allows_first_arg(select, b"0") && u.allows_first_arg(select, b"aB"));
-        assert!(!u.allows_first_arg(select, b"1") && !u.allows_first_arg(select, b"0\0"));
-        assert!(!u.allows_first_arg(catalog().find("get").unwrap(), b"0"));
-        assert_eq!(u.describe_commands(), "-@all +select|0 +select|Ab");
-        assert!(!user("-@all +select|0 -select").allows_first_arg(select, b"0"));
-        assert!(!user("-@all +select|0 +@all -select").allows_first_arg(select, b"0"));
+        assert!(!u.root.allows_command(select));
+        assert!(u.root.allows_first_arg(select, b"0") && u.root.allows_first_arg(select, b"aB"));
+        assert!(!u.root.allows_first_arg(select, b"1") && !u.root.allows_first_arg(select, b"0\0"));
+        assert!(!u.root.allows_first_arg(catalog().find("get").unwrap(), b"0"));
+        assert_eq!(u.root.describe_commands(), "-@all +select|0 +select|Ab");
+        assert!(!user("-@all +select|0 -select").root.allows_first_arg(select, b"0"));
+        assert!(!user("-@all +select|0 +@all -select").root.allows_first_arg(select, b"0"));
         let mut u = User::new();
-        assert_eq!(u.apply(b"+config|get|x"), Err(super::first_args::OF_A_SUBCOMMAND));
+        assert_eq!(u.apply(b"+config|get|x"), Err(first_args::OF_A_SUBCOMMAND));
         assert_eq!(u.apply(b"+select|"), Err(SYNTAX));
         assert_eq!(u.apply(b"-select|0"), Err(UNKNOWN_COMMAND));
         assert_eq!(u.apply(b"+get|a|b"), Err(UNKNOWN_COMMAND));
@@ -543,5 +370,43 @@ mod tests {
         assert_eq!(u.apply(b"~c"), Err(AFTER_ALLKEYS));
         assert!(u.apply(b">secret").is_ok() && u.password_matches(b"secret"));
         assert!(!u.password_matches(b"other"));
+    }
+
+    /// Goal: a selector given over several arguments is joined as Redis 7.0 joins it, and
+    /// one left open is refused naming the argument that opened it.
+    #[test]
+    fn selectors_over_several_arguments_are_joined() {
+        let joined = |rules: &[&str]| {
+            let rules: Vec<&[u8]> = rules.iter().map(|r| r.as_bytes()).collect();
+            merge_selectors(&rules).map(|m| {
+                m.iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            joined(&["on", "(+get", "~k*)", "(", ")"]).unwrap(),
+            ["on", "(+get ~k*)", "( )"]
+        );
+        assert_eq!(joined(&["(+get)", "x"]).unwrap(), ["(+get)", "x"]);
+        assert_eq!(joined(&["(+get", "x"]), Err(RulesError::Unmatched("(+get".into())));
+        assert_eq!(joined(&["(a)b"]), Err(RulesError::Unmatched("(a)b".into())));
+    }
+
+    /// Goal: a command runs when one selector allows all of it; otherwise the refusal told
+    /// is the most telling (channel over key over command, then the later argument).
+    #[test]
+    fn one_selector_must_allow_the_whole_command() {
+        let catalog = catalog();
+        let mget = catalog.find("mget").unwrap();
+        let u = user("on (+mget ~a*) (+mget ~b*) (+get ~*)");
+        assert_eq!(u.check(mget, &[b"mget", b"a1", b"a2"]), Ok(()));
+        assert_eq!(u.check(mget, &[b"mget", b"a1", b"b1"]), Err(Denied::Key(b"b1".to_vec())));
+        assert_eq!(u.check(mget, &[b"mget", b"c", b"b1"]), Err(Denied::Key(b"c".to_vec())));
+        let del = catalog.find("del").unwrap();
+        assert_eq!(u.check(del, &[b"del", b"a1"]), Err(Denied::Command("del")));
+        assert!(u.reads_every_key(catalog.find("get").unwrap()) && !u.reads_every_key(mget));
+        assert!(!u.allows_channel(b"c", false) && user("(&c)").allows_channel(b"c", false));
+        let mut u = u;
+        u.apply(b"clearselectors").unwrap();
+        assert_eq!(u.check(mget, &[b"mget", b"a1"]), Err(Denied::Command("mget")));
     }
 }

@@ -126,13 +126,17 @@ fn parse<'a>(ctx: &Ctx<'a>, store: Store) -> Result<Options<'a>, &'static str> {
     Ok(options)
 }
 
-/// Whether the user may read every key (a `~*` or `%R~*` pattern): BY and GET patterns
-/// name keys no ACL check saw, so Redis allows them only then.
+/// Whether a selector of the user that allows this command may read every key (a `~*` or
+/// `%R~*` pattern): BY and GET patterns name keys no ACL check saw, so Redis allows them
+/// only then.
 fn reads_every_key(ctx: &Ctx<'_>) -> bool {
-    match &ctx.session.account {
-        None => true,
-        Some(account) => account.is_unrestricted() || account.user.read().reads_every_key(),
+    let Some(account) = &ctx.session.account else { return true };
+    if account.is_unrestricted() {
+        return true;
     }
+    let catalog = crate::resp::acl::catalog();
+    let entry = catalog.find(ctx.spec.name);
+    entry.is_some_and(|entry| account.user.read().reads_every_key(entry))
 }
 
 /// What the source holds, for the choices that depend on it.
