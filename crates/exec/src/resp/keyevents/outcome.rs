@@ -124,6 +124,7 @@ pub(crate) fn tells_outcome(spec: &CommandSpec) -> bool {
     match spec.run {
         Run::Command(CommandId::Hashes(_) | CommandId::Lists(_)) => true,
         Run::Command(CommandId::Sets(_) | CommandId::SortedSets(_)) => true,
+        Run::Command(CommandId::Streams(_)) => true,
         Run::Command(CommandId::Blocking(id)) => id != BlockingId::Wait,
         Run::Command(CommandId::Bitmaps(id)) => matches!(
             id,
