@@ -119,6 +119,7 @@ mod pubsub;
 mod scripting;
 mod set;
 mod sort;
+mod stream;
 mod subcommands;
 mod tx;
 mod zset;
@@ -141,10 +142,12 @@ pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use sort::{SortId, SORT_COMMANDS};
+pub use stream::{StreamId, STREAM_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
     CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, MEMORY_SUBCOMMANDS,
     OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
+    XGROUP_SUBCOMMANDS, XINFO_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -165,6 +168,7 @@ pub static TABLES: &[&[CommandSpec]] = &[
     CLUSTER_COMMANDS,
     SORT_COMMANDS,
     GEO_COMMANDS,
+    STREAM_COMMANDS,
 ];
 
 /// Every command of every table.
@@ -210,6 +214,7 @@ pub enum CommandId {
     Cluster(ClusterId),
     Sort(SortId),
     Geo(GeoId),
+    Streams(StreamId),
     Append,
     Auth,
     Bgsave,
@@ -386,6 +391,16 @@ pub enum SubcommandId {
     SlowlogHelp,
     SlowlogLen,
     SlowlogReset,
+    XgroupCreate,
+    XgroupCreateconsumer,
+    XgroupDelconsumer,
+    XgroupDestroy,
+    XgroupHelp,
+    XgroupSetid,
+    XinfoConsumers,
+    XinfoGroups,
+    XinfoHelp,
+    XinfoStream,
 }
 
 /// What a table entry runs.

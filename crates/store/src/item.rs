@@ -17,7 +17,7 @@
 //!           |value kind | win  | stale | CAS   | expiry | client |
 //!           |  3 bits   | token|       |follows|follows | flags  |
 //!           +-----------+------+-------+-------+--------+--------+
-//!           value kind: 0 String, 1 List, 2 Hash, 3 Set, 4 ZSet, 5..=7 invalid
+//!           value kind: 0 String, 1 List, 2 Hash, 3 Set, 4 ZSet, 5 Stream, 6..=7 invalid
 //! ```
 //! Keys up to 62 bytes keep their length in byte 0. A 20-byte key with a 20-byte value costs
 //! 2 header bytes; 32/128 costs 3. A string with no client flags, expiry, stored CAS or meta
@@ -273,8 +273,14 @@ mod tests {
     // nothing (a 20/20 item keeps its 2-byte header), another kind costs the extras byte.
     #[test]
     fn value_kind_round_trip() {
-        let kinds =
-            [ValueKind::String, ValueKind::List, ValueKind::Hash, ValueKind::Set, ValueKind::ZSet];
+        let kinds = [
+            ValueKind::String,
+            ValueKind::List,
+            ValueKind::Hash,
+            ValueKind::Set,
+            ValueKind::ZSet,
+            ValueKind::Stream,
+        ];
         let both = MetaState { stale: true, win_token_sent: true };
         for kind in kinds {
             let plain = Header {
@@ -311,12 +317,12 @@ mod tests {
         }
     }
 
-    // The codes past ZSet are not a kind: a header carrying one is refused as corrupt.
+    // The codes past Stream are not a kind: a header carrying one is refused as corrupt.
     #[test]
     #[should_panic(expected = "not an item header")]
     fn value_kind_reserved_codes_are_refused() {
-        // EXTENDED, key length 1; value length 1; extras: kind 5.
-        let bytes = [FORM_EXTENDED | 1, 1, 5 << VALUE_KIND_SHIFT, b'k', b'v'];
+        // EXTENDED, key length 1; value length 1; extras: kind 6.
+        let bytes = [FORM_EXTENDED | 1, 1, 6 << VALUE_KIND_SHIFT, b'k', b'v'];
         let _ = Header::decode(&bytes);
     }
 }

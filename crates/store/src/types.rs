@@ -188,11 +188,13 @@ pub enum ValueKind {
     Set = 3,
     /// A Redis sorted set.
     ZSet = 4,
+    /// A Redis stream (always kept outside the store: its item is an owner).
+    Stream = 5,
 }
 
 impl ValueKind {
     /// The highest code in use.
-    pub(crate) const MAX: ValueKind = ValueKind::ZSet;
+    pub(crate) const MAX: ValueKind = ValueKind::Stream;
 
     /// The kind with this code; a code no kind has means the header is corrupt.
     pub(crate) fn from_bits(bits: u8) -> ValueKind {
@@ -202,6 +204,7 @@ impl ValueKind {
             2 => ValueKind::Hash,
             3 => ValueKind::Set,
             4 => ValueKind::ZSet,
+            5 => ValueKind::Stream,
             _ => panic!("not an item header: value kind {bits}"),
         }
     }

@@ -8,6 +8,7 @@
 //!   owned                large collections kept outside the store (the structures; the
 //!                        registry that ties them to keys is exec's `owned`)
 //!   rdb                  DUMP payloads: the RDB value codec (LZF, CRC-64, packed forms)
+//!   stream               streams: entries in nodes by ID, consumer groups, snapshot codec
 //!   scan                 the cursors of HSCAN/SSCAN/ZSCAN over collections
 //!   int                  Redis's canonical integer text (`string2ll`), as sets compare
 //! ```
@@ -26,5 +27,6 @@ pub mod owned;
 pub mod rdb;
 pub mod scan;
 pub mod set;
+pub mod stream;
 pub mod varint;
 pub mod zset;

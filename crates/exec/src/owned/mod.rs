@@ -49,6 +49,9 @@ pub(crate) fn own(kind: ValueKind, value: &[u8]) -> Value {
         ValueKind::Hash => Value::Hash(values::hash::own(value)),
         ValueKind::Set => Value::Set(values::set::own(value)),
         ValueKind::ZSet => Value::ZSet(values::zset::own(value)),
+        ValueKind::Stream => {
+            Value::Stream(Box::new(values::stream::decode(value).unwrap_or_default()))
+        }
         _ => Value::List(values::list::decode_owned(value)),
     }
 }
@@ -70,6 +73,7 @@ pub(crate) fn valid_encoding(kind: ValueKind, value: &[u8]) -> bool {
         ValueKind::Hash => values::hash::is_valid(value),
         ValueKind::Set => values::set::is_valid(value),
         ValueKind::ZSet => values::zset::is_valid(value),
+        ValueKind::Stream => values::stream::is_valid(value),
     }
 }
 

@@ -5,7 +5,7 @@ use proto_resp::{CommandId, Route, SubcommandId};
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
     info, keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
-    slowlog, sort, strings, tracking, ttl, tx, zset, Ctx,
+    slowlog, sort, stream, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -28,6 +28,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Cluster(id) => cluster::dispatch(ctx, id),
             C::Sort(id) => sort::dispatch(ctx, id),
             C::Geo(id) => geo::dispatch(ctx, id),
+            C::Streams(id) => stream::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
@@ -91,6 +92,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Move => keys::move_to_db(ctx),
         },
         Route::Subcommand(sub) => match sub {
+            #[rustfmt::skip]
+            S::XgroupCreate | S::XgroupCreateconsumer | S::XgroupDelconsumer | S::XgroupDestroy | S::XgroupHelp | S::XgroupSetid | S::XinfoConsumers | S::XinfoGroups | S::XinfoHelp | S::XinfoStream => stream::dispatch_sub(ctx, sub),
             S::ClientId => connection::client_id(ctx),
             S::ClientKill => return client_admin::kill(ctx),
             S::ClientNoEvict => client_admin::no_evict(ctx),
@@ -109,34 +112,15 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ClientCaching => tracking::client_caching(ctx),
             S::ClientGetredir => tracking::client_getredir(ctx),
             S::ClientTrackinginfo => tracking::client_trackinginfo(ctx),
-            S::ClusterAddslots
-            | S::ClusterAddslotsrange
-            | S::ClusterBumpepoch
-            | S::ClusterCountFailureReports
-            | S::ClusterCountkeysinslot
-            | S::ClusterDelslots
-            | S::ClusterDelslotsrange
-            | S::ClusterFailover
-            | S::ClusterFlushslots
-            | S::ClusterForget
-            | S::ClusterGetkeysinslot
-            | S::ClusterHelp
-            | S::ClusterInfo
-            | S::ClusterKeyslot
-            | S::ClusterLinks
-            | S::ClusterMeet
-            | S::ClusterMyid
-            | S::ClusterMyshardid
-            | S::ClusterNodes
-            | S::ClusterReplicas
-            | S::ClusterReplicate
-            | S::ClusterReset
-            | S::ClusterSaveconfig
-            | S::ClusterSetConfigEpoch
-            | S::ClusterSetslot
-            | S::ClusterShards
-            | S::ClusterSlaves
-            | S::ClusterSlots => cluster::dispatch_sub(ctx, sub),
+            #[rustfmt::skip]
+            S::ClusterAddslots | S::ClusterAddslotsrange | S::ClusterBumpepoch |
+            S::ClusterCountFailureReports | S::ClusterCountkeysinslot | S::ClusterDelslots |
+            S::ClusterDelslotsrange | S::ClusterFailover | S::ClusterFlushslots | S::ClusterForget |
+            S::ClusterGetkeysinslot | S::ClusterHelp | S::ClusterInfo | S::ClusterKeyslot | S::ClusterLinks |
+            S::ClusterMeet | S::ClusterMyid | S::ClusterMyshardid | S::ClusterNodes | S::ClusterReplicas |
+            S::ClusterReplicate | S::ClusterReset | S::ClusterSaveconfig | S::ClusterSetConfigEpoch |
+            S::ClusterSetslot | S::ClusterShards | S::ClusterSlaves | S::ClusterSlots
+            => cluster::dispatch_sub(ctx, sub),
             S::CommandCount => server::command_count(ctx),
             S::CommandInfo => server::command_info(ctx),
             S::CommandDocs => server::command_docs(ctx),

@@ -73,6 +73,7 @@ mod server;
 mod set;
 pub mod slowlog;
 mod sort;
+mod stream;
 mod strings;
 pub mod tracking;
 mod ttl;
@@ -573,7 +574,7 @@ fn run(
     let mut ctx =
         Ctx { shared, counters, session, cmd, spec, out, key_scratch, exclusive, outcome };
     // A write's keyspace events come from what its handler recorded (`keyevents::outcome`).
-    let writes = spec.flags.contains(proto_resp::commands::Flags::WRITE);
+    let writes = is_write(&routed);
     let events =
         (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     let reply_at = ctx.out.len();
@@ -622,6 +623,23 @@ fn run(
         slowlog::note(shared, ctx.session, command, spec.flags, nanos);
     }
     flow
+}
+
+/// Whether a routed command may write: its flag, or a writing XGROUP subcommand (a
+/// container's flags are empty, and subcommands carry none in the table).
+fn is_write(routed: &Routed) -> bool {
+    use proto_resp::commands::SubcommandId as S;
+    routed.spec.flags.contains(proto_resp::commands::Flags::WRITE)
+        || matches!(
+            routed.route,
+            Route::Subcommand(
+                S::XgroupCreate
+                    | S::XgroupCreateconsumer
+                    | S::XgroupDelconsumer
+                    | S::XgroupDestroy
+                    | S::XgroupSetid
+            )
+        )
 }
 
 /// A command queued after MULTI is still the client's last command (CLIENT LIST `cmd=`).

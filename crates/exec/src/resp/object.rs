@@ -33,6 +33,7 @@ fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
         return match kind {
             ValueKind::List => "quicklist",
             ValueKind::ZSet => "skiplist",
+            ValueKind::Stream => "stream",
             _ => "hashtable",
         };
     }
@@ -42,6 +43,7 @@ fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
         ValueKind::Hash => super::hash::encoding_name(value, limits),
         ValueKind::Set => super::set::encoding_name(value, limits),
         ValueKind::ZSet => super::zset::encoding_name(value, limits),
+        ValueKind::Stream => "stream",
     }
 }
 

@@ -27,6 +27,7 @@ pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
         ValueKind::Hash => b"hash",
         ValueKind::Set => b"set",
         ValueKind::ZSet => b"zset",
+        ValueKind::Stream => b"stream",
     }
 }
 
@@ -183,6 +184,14 @@ impl<'s> Owning<'s> {
         Ok(Change::WriteOwner { value: handle, kind, expiry })
     }
 
+    /// The change that stores `value`, kept outside the store, as a new `kind` key (a
+    /// stream, which is never an encoding in the store).
+    pub(super) fn write_value(&mut self, kind: ValueKind, value: owned::Value) -> Change {
+        let handle = self.shared.owned.register(value);
+        self.created = Some(handle.clone());
+        Change::WriteOwner { value: handle, kind, expiry: Expiry::Never }
+    }
+
     /// The change's outcome, once the entries it made or edited are charged.
     pub(super) fn finish<R>(
         self,
@@ -256,6 +265,8 @@ fn ownable(kind: ValueKind, value: &[u8]) -> bool {
             value.len() > owned::OWN_TABLE_MIN_BYTES
         }
         ValueKind::String => false,
+        // A stream is only ever kept outside the store.
+        ValueKind::Stream => true,
     }
 }
 

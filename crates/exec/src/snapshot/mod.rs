@@ -182,6 +182,7 @@ fn kind_of(byte: u8) -> Option<ValueKind> {
         2 => ValueKind::Hash,
         3 => ValueKind::Set,
         4 => ValueKind::ZSet,
+        5 => ValueKind::Stream,
         _ => return None,
     })
 }
@@ -278,13 +279,14 @@ mod tests {
     fn damaged_collections_are_refused_before_any_restore() {
         let good = [record(0, b"any bytes"), record(1, b"\x01\x01a"), record(0x81, b"\x01\x00")];
         assert_eq!(check_records(&good), Ok(()));
-        let cases: [(u8, &[u8], &str); 6] = [
+        let cases: [(u8, &[u8], &str); 7] = [
             (1, b"\x08", "record 4 holds a damaged list"),
             (2, b"\x02\x01a\x01b", "record 4 holds a damaged hash"),
             (3, b"\x02\x05\x00\x01\x00", "record 4 holds a damaged set"),
             (3, b"\x80\x02\x01a\x01a", "record 4 holds a damaged set"),
             (4, &[0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 1, b'a'], "record 4 holds a damaged zset"),
-            (5, b"", "record 4 has unknown kind 5"),
+            (5, b"\x01", "record 4 holds a damaged stream"),
+            (6, b"", "record 4 has unknown kind 6"),
         ];
         for (kind, value, why) in cases {
             let mut records = good.to_vec();

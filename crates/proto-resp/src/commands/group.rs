@@ -16,6 +16,7 @@ pub enum Group {
     Server,
     Set,
     SortedSet,
+    Stream,
     String,
     Transactions,
 }
@@ -36,6 +37,7 @@ impl Group {
             Group::Server => "server",
             Group::Set => "set",
             Group::SortedSet => "sorted-set",
+            Group::Stream => "stream",
             Group::String => "string",
             Group::Transactions => "transactions",
         }

@@ -200,3 +200,27 @@ pub static SCRIPT_SUBCOMMANDS: &[SubcommandSpec] = {
         sub(S::ScriptLoad, "script|load", 3),
     ]
 };
+
+/// `XGROUP` subcommands (Redis 7's `xgroup|*`), sorted by name.
+pub static XGROUP_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::XgroupCreate, "xgroup|create", -5),
+        sub(S::XgroupCreateconsumer, "xgroup|createconsumer", 5),
+        sub(S::XgroupDelconsumer, "xgroup|delconsumer", 5),
+        sub(S::XgroupDestroy, "xgroup|destroy", 4),
+        sub(S::XgroupHelp, "xgroup|help", 2),
+        sub(S::XgroupSetid, "xgroup|setid", -5),
+    ]
+};
+
+/// `XINFO` subcommands (Redis 7's `xinfo|*`), sorted by name.
+pub static XINFO_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::XinfoConsumers, "xinfo|consumers", 4),
+        sub(S::XinfoGroups, "xinfo|groups", 3),
+        sub(S::XinfoHelp, "xinfo|help", 2),
+        sub(S::XinfoStream, "xinfo|stream", -3),
+    ]
+};

@@ -31,6 +31,8 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     ZSet(ZSetValue),
+    /// A stream is always kept here (never as an encoding in the store).
+    Stream(Box<crate::stream::StreamValue>),
 }
 
 impl Value {
@@ -51,6 +53,7 @@ impl Value {
             Value::ZSet(zset) => {
                 zset.iter().map(|(_, member)| zset_member_bytes(member.len())).sum()
             }
+            Value::Stream(stream) => stream.charged_bytes(),
         }
     }
 }
@@ -64,6 +67,7 @@ pub fn encode(value: &Value) -> Option<Vec<u8>> {
         Value::Hash(hash) => crate::hash::encode_owned(hash),
         Value::Set(set) => crate::set::encode_owned(set),
         Value::ZSet(zset) => crate::zset::encode_owned(zset),
+        Value::Stream(stream) => Some(crate::stream::encode(stream)),
     }
 }
 

@@ -80,6 +80,7 @@ pub(crate) fn to_stored(value: Value) -> (ValueKind, Vec<u8>) {
         owned::Value::Set(_) => ValueKind::Set,
         owned::Value::Hash(_) => ValueKind::Hash,
         owned::Value::ZSet(_) => ValueKind::ZSet,
+        owned::Value::Stream(_) => ValueKind::Stream,
     };
     (kind, owned::encode_owned(&collection).unwrap_or_default())
 }

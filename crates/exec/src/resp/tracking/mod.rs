@@ -380,8 +380,10 @@ pub(super) fn client_trackinginfo(ctx: &mut Ctx<'_>) {
 /// CLIENT CACHING that applied to this command.
 pub(super) fn after_command(ctx: &mut Ctx<'_>) {
     let spec = ctx.spec;
-    // A command that blocked has changed nothing yet: it invalidates once served.
-    if spec.flags.contains(Flags::WRITE) && !ctx.session.is_blocked() {
+    // A command that blocked has changed nothing yet: it invalidates once served. (Only a
+    // write records an outcome to invalidate from: XGROUP's writes too, which the table
+    // does not flag.)
+    if !ctx.session.is_blocked() {
         invalidate_written(ctx);
     }
     if ctx.session.in_script {
