@@ -475,10 +475,8 @@ impl Shared {
     /// `stats reset` and CONFIG RESETSTAT: the counters, the error counts, and the
     /// per-prefix and watch counts as memcached clears them.
     pub fn reset_totals(&self) {
-        self.core.reset_counts();
-        self.redis.error_stats.clear();
-        self.memcache.prefix_stats.clear();
-        self.memcache.watchers.reset_counts();
+        // The same reset as memcached's `stats reset`, which reaches only these.
+        self.memcache_view().reset_totals();
     }
 }
 
@@ -729,7 +727,7 @@ impl Core {
 
     /// The counters' part of [`Shared::reset_totals`]: what the sums, INFO's store counts
     /// and commandstats subtract from now on.
-    fn reset_counts(&self) {
+    pub(crate) fn reset_counts(&self) {
         *self.baseline.lock() = self.raw_totals();
         let store = self.store.stats();
         *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);
