@@ -84,15 +84,15 @@ pub fn uses_users(memcache: &MemcacheState) -> bool {
 /// Redis users that make logging in mean something. (memcached without `-S` answers them
 /// as unknown commands, and so does Spinel while no login is configured.)
 pub fn sasl_offered(view: MemcacheView<'_>) -> bool {
-    match &view.memcache.auth {
+    match &view.memcache().auth {
         Some(auth) => auth.mode == AuthMode::Sasl,
-        None => view.redis.logins_configured(),
+        None => view.redis().logins_configured(),
     }
 }
 
 /// Whether text connections log in with the `-Y` token: `-Y`, or no password file.
 pub fn text_login_offered(view: MemcacheView<'_>) -> bool {
-    view.memcache.auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
+    view.memcache().auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
 }
 
 /// Whether `session` may use the store: it authenticated (against the file, or as a Redis
@@ -102,10 +102,10 @@ pub fn admitted(view: MemcacheView<'_>, session: &mut Session) -> bool {
     if session.authenticated() {
         return true;
     }
-    if view.memcache.auth.is_some() {
+    if view.memcache().auth.is_some() {
         return false;
     }
-    session.account = view.redis.starting_account();
+    session.account = view.redis().starting_account();
     session.account.is_some()
 }
 
@@ -113,10 +113,10 @@ pub fn admitted(view: MemcacheView<'_>, session: &mut Session) -> bool {
 /// `default` needs no password (its rules then apply). Asked again for every datagram, so
 /// a password set at run time closes UDP at once.
 pub fn admit_datagram(view: MemcacheView<'_>, session: &mut Session) -> bool {
-    if !uses_users(view.memcache) {
+    if !uses_users(view.memcache()) {
         return true;
     }
-    session.account = view.redis.starting_account();
+    session.account = view.redis().starting_account();
     session.account.is_some()
 }
 

@@ -33,10 +33,9 @@ use crate::{
         Refusal,
     },
     counters::{bump, Counters},
-    memcache::MemcacheView,
     memcache::{
         detail::{self, Event},
-        expiry, visible_cas, watch, Changed, Session,
+        expiry, visible_cas, watch, Changed, MemcacheView, Session,
     },
     Flow,
 };
@@ -56,13 +55,13 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn now_ms(&self) -> u64 {
-        self.view.core.store.config().clock.now_ms()
+        self.view.core().store.config().clock.now_ms()
     }
 
     /// A success: composed unless the opcode is quiet.
     fn success(&mut self, cas: u64, extras: &[u8], key: &[u8], value: &[u8]) {
         if !self.quiet {
-            let cas = visible_cas(self.view.core, cas);
+            let cas = visible_cas(self.view.core(), cas);
             let reply =
                 Reply { opcode: self.opcode, status: Status::NoError, opaque: self.opaque, cas };
             compose_response(&reply, extras, key, value, self.out);
@@ -139,10 +138,11 @@ pub fn execute(
     }
     if !request.key.is_empty()
         && loud != Opcode::Stat
-        && view.memcache.watchers.wants(crate::watch::kind::FETCHERS)
+        && view.memcache().watchers.wants(crate::watch::kind::FETCHERS)
     {
-        let size = view.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
-        watch::item_get(view.memcache, request.key, size, session.conn_number);
+        let size =
+            view.core().store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        watch::item_get(view.memcache(), request.key, size, session.conn_number);
     }
     let (opcode, opaque, changed) = (request.opcode as u8, request.opaque, Changed::Nothing);
     let mut ctx = Ctx { view, counters, out, opcode, opaque, quiet, changed };
@@ -167,7 +167,7 @@ pub fn execute(
     }
     // Redis client-side caching, from what the request did: one relaxed load per change
     // when no client tracks.
-    if ctx.changed != Changed::Nothing && view.redis.tracking_any() {
+    if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request.key);
     }
     Flow::Continue
@@ -178,7 +178,7 @@ pub fn execute(
 #[cold]
 #[inline(never)]
 fn tell_trackers(ctx: &Ctx<'_>, session: &mut Session, key: &[u8]) {
-    let (links, worker) = (ctx.view.redis, ctx.view.core.worker_of(ctx.counters));
+    let (links, worker) = (ctx.view.redis(), ctx.view.core().worker_of(ctx.counters));
     match ctx.changed {
         Changed::All => links.flushed(worker),
         Changed::Key => links.key_changed(session.key(key), worker),
@@ -210,7 +210,7 @@ fn compose_hit(
     value: bool,
     out: &mut Vec<u8>,
 ) {
-    let cas = visible_cas(view.core, item.cas());
+    let cas = visible_cas(view.core(), item.cas());
     let reply = Reply { opcode, status: Status::NoError, opaque, cas };
     let value = if value { item.value() } else { b"" };
     compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);
@@ -218,7 +218,7 @@ fn compose_hit(
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
     let view = ctx.view;
-    let mut gets = Gets::new(&view.core.store);
+    let mut gets = Gets::new(&view.core().store);
     let found = match gets.get(session.key(request.key)) {
         Some(item) => {
             // A quiet get answers its hits: quiet only means silent on a miss.
@@ -229,7 +229,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         None => false,
     };
     gets.finish(ctx.counters);
-    detail::record(&view.memcache.prefix_stats, request.key, Event::Get { hit: found });
+    detail::record(&view.memcache().prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -244,12 +244,12 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
     let key = request.key;
     let reply_key = if with_key { key } else { b"" };
     let outcome =
-        touch::get_and_touch(&view.core.store, session.key(key), retime, ctx.out, |item, out| {
+        touch::get_and_touch(&view.core().store, session.key(key), retime, ctx.out, |item, out| {
             compose_hit(view, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);
     let hit = outcome == TouchOutcome::Touched;
-    detail::record(&view.memcache.prefix_stats, key, Event::Get { hit });
+    detail::record(&view.memcache().prefix_stats, key, Event::Get { hit });
     match outcome {
         TouchOutcome::Touched => ctx.changed = Changed::Key,
         TouchOutcome::NotFound => miss(ctx, key, with_key),

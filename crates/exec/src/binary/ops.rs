@@ -49,7 +49,7 @@ pub(super) fn store(
     };
     let options =
         StoreOptions { compare_cas: (cas != 0).then_some(cas), ..StoreOptions::default() };
-    detail::record(&ctx.view.memcache.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Set);
     let conn_number = session.conn_number;
     let write = Write {
         key: session.key(request.key),
@@ -61,14 +61,14 @@ pub(super) fn store(
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
     ctx.changed = Changed::of_store(&outcome, dropped);
-    if ctx.view.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
         watch_store(ctx, conn_number, request, &write, &outcome);
     }
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.view.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
@@ -115,14 +115,14 @@ fn watch_store(
         size: watch::store_size(outcome, request.value.len()),
         cfd: conn_number,
     };
-    watch::item_store(ctx.view.memcache, &event, ctx.now_ms());
+    watch::item_store(ctx.view.memcache(), &event, ctx.now_ms());
 }
 
 /// Delete, compared with the request's CAS when it has one.
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
-    detail::record(&ctx.view.memcache.prefix_stats, request.key, Event::Delete);
-    match delete::delete(&ctx.view.core.store, ctx.counters, session.key(request.key), compare) {
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Delete);
+    match delete::delete(&ctx.view.core().store, ctx.counters, session.key(request.key), compare) {
         DeleteOutcome::Deleted => {
             ctx.changed = Changed::Key;
             ctx.success(0, b"", b"", b"")
@@ -146,7 +146,7 @@ pub(super) fn arith(
     if exptime != NO_VIVIFY {
         arith.vivify = Some((initial, expiry(i64::from(exptime), ctx.now_ms())));
     }
-    match arith::apply(&ctx.view.core.store, ctx.counters, session.key(request.key), &arith) {
+    match arith::apply(&ctx.view.core().store, ctx.counters, session.key(request.key), &arith) {
         ArithOutcome::Value { value, cas, .. } => {
             ctx.changed = Changed::Key;
             ctx.success(cas, b"", b"", &value.to_be_bytes())
@@ -203,7 +203,7 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
 /// and `detail off` only the closing packet. memcached compares the word after `detail` by
 /// its prefix, so `detail onward` is `on`.
 fn stat_detail(ctx: &mut Ctx<'_>, detail: &[u8]) {
-    let stats = &ctx.view.memcache.prefix_stats;
+    let stats = &ctx.view.memcache().prefix_stats;
     let reply = Reply { opcode: ctx.opcode, status: Status::NoError, opaque: ctx.opaque, cas: 0 };
     if detail.starts_with(b" dump") {
         let mut dump = Vec::new();

@@ -21,8 +21,7 @@ use proto_memcache::binary::{
 use crate::{
     auth::SaslPhase,
     counters::{bump, Counters},
-    memcache::MemcacheView,
-    memcache::Session,
+    memcache::{MemcacheView, Session},
 };
 
 /// Answers one SASL packet.
@@ -72,7 +71,7 @@ pub fn execute(
         compose_response(&reply(Status::NoError), b"", b"", AUTHENTICATED, out);
     } else {
         bump(&counters.auth_errors, 1);
-        view.redis.note_failed_login();
+        view.redis().note_failed_login();
         // PLAIN is `authzid NUL user NUL password`: only the user is logged.
         let user = request.data.split(|&b| b == 0).nth(1).unwrap_or(b"");
         crate::memcache::acl::log_failed_login(view, session, user);
@@ -91,10 +90,10 @@ fn plain_ok(view: MemcacheView<'_>, session: &mut Session, message: &[u8]) -> bo
     if !(own && filled) {
         return false;
     }
-    match &view.memcache.auth {
+    match &view.memcache().auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
         _ => {
-            session.account = view.redis.password_login(plain.authcid, plain.passwd);
+            session.account = view.redis().password_login(plain.authcid, plain.passwd);
             session.account.is_some()
         }
     }

@@ -138,7 +138,7 @@ fn logged_in(
     session: &mut Session,
 ) -> Result<Option<std::sync::Arc<acl::Account>>, Refusal> {
     if session.account.is_none() {
-        if !crate::auth::uses_users(view.memcache) {
+        if !crate::auth::uses_users(view.memcache()) {
             return Ok(None);
         }
         if !crate::auth::admitted(view, session) {
@@ -295,9 +295,9 @@ pub(crate) fn refuse_binary(refusal: Refusal, request: &BinRequest<'_>, out: &mu
 /// Redis command or key the request maps to).
 pub(crate) fn log_denied(view: MemcacheView<'_>, session: &Session, denied: &acl::Denied) {
     let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
-    let now_ms = view.core.store.config().clock.now_ms();
+    let now_ms = view.core().store.config().clock.now_ms();
     let event = acl::log::Event::denied(denied, acl::log::Context::TopLevel, user, now_ms);
-    view.redis.log_acl(event, || client_line(session));
+    view.redis().log_acl(event, || client_line(session));
 }
 
 /// Records a failed memcached login (text `-Y`-style or SASL) as `user` in ACL LOG; the
@@ -308,9 +308,9 @@ pub(crate) fn log_failed_login(view: MemcacheView<'_>, session: &Session, user: 
         context: acl::log::Context::TopLevel,
         object: b"AUTH",
         username: user,
-        at_ms: view.core.store.config().clock.now_ms(),
+        at_ms: view.core().store.config().clock.now_ms(),
     };
-    view.redis.log_acl(event, || client_line(session));
+    view.redis().log_acl(event, || client_line(session));
 }
 
 /// What ACL LOG shows of a memcached connection: its number and peer.

@@ -24,7 +24,7 @@ use crate::{
 /// memcached built without it.
 pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
     let noreply = args.iter().last() == Some(&b"noreply"[..]);
-    let Some(refresh) = ctx.view.memcache.refresh_certs.get() else {
+    let Some(refresh) = ctx.view.memcache().refresh_certs.get() else {
         ctx.line(b"ERROR", false);
         return;
     };
@@ -66,13 +66,13 @@ pub(crate) fn flush_by_time(
     delay_secs: i64,
     now_ms: u64,
 ) -> FlushOutcome {
-    match flush_delay_ms(delay_secs, view.core, now_ms) {
-        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !view.core.settings.cas_enabled => {
+    match flush_delay_ms(delay_secs, view.core(), now_ms) {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !view.core().settings.cas_enabled => {
             let unix_secs = delay_secs.unsigned_abs();
-            flush::flush_accessed_through(view.core, counters, unix_secs, Switch::Honour)
+            flush::flush_accessed_through(view.core(), counters, unix_secs, Switch::Honour)
         }
-        Some(delay_ms) => flush::flush_all(view.core, counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(view.core, counters, Switch::Honour),
+        Some(delay_ms) => flush::flush_all(view.core(), counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(view.core(), counters, Switch::Honour),
     }
 }
 
@@ -104,7 +104,7 @@ const CLOCK_LEAD_SECS: u64 = 62;
 /// nothing.
 /// `noreply` is not looked at, as in memcached.
 pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
-    if !ctx.view.core.settings.shutdown_command {
+    if !ctx.view.core().settings.shutdown_command {
         ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
         return crate::Flow::Continue;
     }
@@ -113,9 +113,9 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
         return crate::Flow::Continue;
     }
     if mode == ShutdownMode::Graceful {
-        ctx.view.memcache.graceful_stop.store(true, Ordering::Relaxed);
+        ctx.view.memcache().graceful_stop.store(true, Ordering::Relaxed);
     }
-    ctx.view.core.shutdown.store(true, Ordering::Relaxed);
+    ctx.view.core().shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 
@@ -124,7 +124,7 @@ pub(super) fn version(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn verbosity(ctx: &mut Ctx<'_>, level: u32, noreply: bool) {
-    ctx.view.memcache.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
+    ctx.view.memcache().verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
     ctx.status(Status::Ok, noreply);
 }
 

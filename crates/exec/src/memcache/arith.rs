@@ -17,7 +17,7 @@ pub(super) fn execute(
     noreply: bool,
 ) {
     let key = session.key(key);
-    let outcome = arith::apply(&ctx.view.core.store, ctx.counters, key, &Arith::plain(op, delta));
+    let outcome = arith::apply(&ctx.view.core().store, ctx.counters, key, &Arith::plain(op, delta));
     if let ArithOutcome::Value { .. } = outcome {
         ctx.changed = Changed::Key;
     }

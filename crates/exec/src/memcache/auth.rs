@@ -12,8 +12,7 @@ use proto_memcache::text::auth::{parse_data, parse_line, Data, Line};
 
 use crate::{
     counters::{bump, Counters},
-    memcache::MemcacheView,
-    memcache::Session,
+    memcache::{MemcacheView, Session},
     resp::acl::DEFAULT_USER,
 };
 
@@ -66,7 +65,7 @@ pub fn unauthenticated(
         Data::BadTermination { used } => (used, BAD_TERMINATION),
         Data::BadFormat { used } => match lone_token(&input[..used - 2]) {
             // With the Redis users, a lone password is `default`'s (as `AUTH password`).
-            Some(pass) if crate::auth::uses_users(view.memcache) => {
+            Some(pass) if crate::auth::uses_users(view.memcache()) => {
                 (used, log_in(view, counters, session, DEFAULT_USER, pass))
             }
             _ => (used, BAD_TOKEN),
@@ -87,17 +86,17 @@ fn log_in(
     pass: &[u8],
 ) -> &'static [u8] {
     bump(&counters.auth_cmds, 1);
-    let ok = match &view.memcache.auth {
+    let ok = match &view.memcache().auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
         _ => {
-            session.account = view.redis.password_login(user, pass);
+            session.account = view.redis().password_login(user, pass);
             session.account.is_some()
         }
     };
     session.auth.authenticated = ok;
     if !ok {
         bump(&counters.auth_errors, 1);
-        view.redis.note_failed_login();
+        view.redis().note_failed_login();
         super::acl::log_failed_login(view, session, user);
     }
     if ok {

@@ -121,7 +121,7 @@ fn parse_classes(arg: &[u8]) -> Option<u64> {
 /// `crawl`: memcached's crawler reclaims expired items; here every dead segment is
 /// reclaimed now (expired and flushed items are invisible either way).
 fn crawl(view: MemcacheView<'_>, arg: &[u8]) -> &'static [u8] {
-    if !crawler_enabled(view.memcache) {
+    if !crawler_enabled(view.memcache()) {
         return DISABLED;
     }
     if arg == b"hash" {
@@ -131,15 +131,15 @@ fn crawl(view: MemcacheView<'_>, arg: &[u8]) -> &'static [u8] {
     if parse_classes(arg).is_none() {
         return BAD_CLASS;
     }
-    view.core.store.maintain(usize::MAX);
+    view.core().store.maintain(usize::MAX);
     b"OK\r\n"
 }
 
 fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow {
     let view = ctx.view;
-    let reply: &[u8] = if !crawler_enabled(view.memcache) {
+    let reply: &[u8] = if !crawler_enabled(view.memcache()) {
         DISABLED
-    } else if !view.core.settings.dump_enabled {
+    } else if !view.core().settings.dump_enabled {
         b"ERROR metadump not allowed\r\n"
     } else if !ctx.out.is_empty() {
         // As memcached: a dump takes over the connection, so replies still waiting to be
@@ -167,8 +167,8 @@ fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
         chunk => ctx.out.len().saturating_add(chunk),
     };
     loop {
-        dump.cursor = view.core.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
-            dump_line(view.core, &item, dump.classes, ctx.out);
+        dump.cursor = view.core().store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
+            dump_line(view.core(), &item, dump.classes, ctx.out);
         });
         if dump.cursor == 0 {
             ctx.out.extend_from_slice(b"END\r\n");
@@ -263,7 +263,7 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         Some(mb) if mb > MEMLIMIT_MAX_MB => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(mb) => match ctx.view.core.set_maxbytes(mb << 20) {
+        Some(mb) => match ctx.view.core().set_maxbytes(mb << 20) {
             Ok(()) => b"OK\r\n",
             Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
         },

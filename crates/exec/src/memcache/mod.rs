@@ -129,9 +129,9 @@ impl Session {
     /// A session for a new connection (or a UDP port), listed by `stats conns` until
     /// [`Session::disconnect`]; `entry` says how (see [`crate::conns`]).
     pub fn connect(view: MemcacheView<'_>, entry: ConnEntry) -> Session {
-        let entry = view.core.clients.register_conn(entry);
+        let entry = view.core().clients.register_conn(entry);
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
-        crate::watch::conn_event(&view.memcache.watchers, &entry.addr, conn_number, None);
+        crate::watch::conn_event(&view.memcache().watchers, &entry.addr, conn_number, None);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
     }
@@ -156,17 +156,22 @@ impl Session {
     pub fn disconnect(&self, view: MemcacheView<'_>) {
         use crate::watch::CloseReason;
         if let Some(conn) = &self.conn {
-            view.core.clients.remove_conn(conn.entry.id);
-            let kicked = note_idle_kick(view.core, conn.last_input.elapsed());
+            view.core().clients.remove_conn(conn.entry.id);
+            let kicked = note_idle_kick(view.core(), conn.last_input.elapsed());
             let reason = if kicked {
                 CloseReason::IdleTimeout
-            } else if view.core.shutdown.load(std::sync::atomic::Ordering::Relaxed) {
+            } else if view.core().shutdown.load(std::sync::atomic::Ordering::Relaxed) {
                 CloseReason::Shutdown
             } else {
                 self.close_reason.unwrap_or(CloseReason::Normal)
             };
             let addr = &conn.entry.addr;
-            crate::watch::conn_event(&view.memcache.watchers, addr, self.conn_number, Some(reason));
+            crate::watch::conn_event(
+                &view.memcache().watchers,
+                addr,
+                self.conn_number,
+                Some(reason),
+            );
         }
     }
 
@@ -181,7 +186,7 @@ impl Session {
     #[inline]
     pub fn note_activity(&mut self, view: MemcacheView<'_>, state: ConnState) {
         if let Some(conn) = &mut self.conn {
-            conn.note(view.core.clock_secs(), state);
+            conn.note(view.core().clock_secs(), state);
         }
     }
 
@@ -240,12 +245,12 @@ pub(crate) struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub(crate) fn now_ms(&self) -> u64 {
-        self.view.core.store.config().clock.now_ms()
+        self.view.core().store.config().clock.now_ms()
     }
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
     fn visible_cas(&self, cas: u64) -> u64 {
-        visible_cas(self.view.core, cas)
+        visible_cas(self.view.core(), cas)
     }
 
     /// A one-word reply, unless the request said `noreply`.
@@ -323,14 +328,14 @@ pub fn execute(
             return acl::refuse(refusal, out);
         }
     }
-    if !resumed && view.memcache.watchers.wants(crate::watch::kind::FETCHERS) {
+    if !resumed && view.memcache().watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(view, session, request);
     }
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
     let flow = dispatch(&mut ctx, session, request);
     // Redis client-side caching, from what the request did: one relaxed load per change
     // when no client tracks.
-    if ctx.changed != Changed::Nothing && view.redis.tracking_any() {
+    if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request);
     }
     flow
@@ -380,10 +385,10 @@ fn dispatch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Request<'_>) -> 
         Request::MetaGet(get) => meta::get::execute(ctx, session, get),
         Request::MetaSet(set) => {
             let done = meta::set::execute(ctx, session, set);
-            let watched = ctx.view.memcache.watchers.wants(crate::watch::kind::MUTATIONS);
+            let watched = ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS);
             if let Some(done) = done.filter(|_| watched) {
                 let now_ms = ctx.now_ms();
-                watch::after_meta_set(ctx.view.memcache, session, set, done, now_ms);
+                watch::after_meta_set(ctx.view.memcache(), session, set, done, now_ms);
             }
         }
         Request::MetaDelete(delete) => meta::delete::execute(ctx, session, delete),
@@ -398,7 +403,7 @@ fn dispatch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Request<'_>) -> 
 #[cold]
 #[inline(never)]
 fn tell_trackers(ctx: &Ctx<'_>, session: &mut Session, request: &Request<'_>) {
-    let (links, worker) = (ctx.view.redis, ctx.view.core.worker_of(ctx.counters));
+    let (links, worker) = (ctx.view.redis(), ctx.view.core().worker_of(ctx.counters));
     match (ctx.changed, request) {
         (Changed::All, _) => links.flushed(worker),
         (Changed::Keys, Request::Retrieve(retrieve)) => {

@@ -53,13 +53,13 @@ fn get(
 ) -> Option<usize> {
     let returns_cas = request.kind.returns_cas();
     let view = ctx.view;
-    let mut gets = Gets::new(&view.core.store);
+    let mut gets = Gets::new(&view.core().store);
     let mut resume_at = None;
     for key in request.keys.iter_from(session.resume_at) {
         let found = gets.get(session.key(key));
-        detail::record(&view.memcache.prefix_stats, key, Event::Get { hit: found.is_some() });
+        detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
-            let cas = returns_cas.then(|| visible_cas(view.core, item.cas()));
+            let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
             compose_value(key, item.flags(), item.value(), cas, ctx.out);
             if ctx.out.len() >= chunk_end {
                 resume_at = Some(request.keys.offset_after(key));
@@ -87,12 +87,12 @@ fn get_and_touch(
     session.touched.clear();
     for key in request.keys.iter_from(session.resume_at) {
         let outcome = touch::get_and_touch(
-            &view.core.store,
+            &view.core().store,
             session.key(key),
             retime,
             ctx.out,
             |item, out| {
-                let cas = returns_cas.then(|| visible_cas(view.core, item.cas()));
+                let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
                 compose_value(key, item.flags(), item.value(), cas, out);
             },
         );
@@ -103,11 +103,11 @@ fn get_and_touch(
         };
         touch::count(ctx.counters, counted);
         let hit = counted == TouchOutcome::Touched;
-        if hit && view.redis.tracking_any() {
+        if hit && view.redis().tracking_any() {
             ctx.changed = Changed::Keys;
             session.touched.push(request.keys.offset_after(key) - key.len());
         }
-        detail::record(&view.memcache.prefix_stats, key, Event::Get { hit });
+        detail::record(&view.memcache().prefix_stats, key, Event::Get { hit });
         if ctx.out.len() >= chunk_end {
             return Some(request.keys.offset_after(key));
         }

@@ -31,7 +31,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
-    detail::record(&ctx.view.memcache.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -42,10 +42,10 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
     ctx.changed = Changed::of_store(&outcome, dropped);
-    if ctx.view.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
         let event = watch::StoreEvent {
             key: request.key,
             status: watch::store_status(&outcome),
@@ -54,9 +54,9 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(&ctx.view.memcache, &event, ctx.now_ms());
+        watch::item_store(ctx.view.memcache(), &event, ctx.now_ms());
     }
-    let item_size_max = ctx.view.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let chunk_len = request.key.len() + request.value.len();
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(_) => Status::Stored,
@@ -104,12 +104,12 @@ pub(crate) fn forget_refused_set(
     key: &[u8],
     conn_number: u32,
 ) {
-    let dropped = storage::drop_refused(&view.core.store, stored_key);
-    if dropped && view.redis.tracking_any() {
-        view.redis.key_changed(stored_key, view.core.worker_of(counters));
+    let dropped = storage::drop_refused(&view.core().store, stored_key);
+    if dropped && view.redis().tracking_any() {
+        view.redis().key_changed(stored_key, view.core().worker_of(counters));
     }
     bump(&counters.store_too_large, 1);
-    if view.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
         let event = watch::StoreEvent {
             key,
@@ -119,13 +119,14 @@ pub(crate) fn forget_refused_set(
             size: 0,
             cfd: conn_number,
         };
-        watch::item_store(view.memcache, &event, view.core.store.config().clock.now_ms());
+        watch::item_store(view.memcache(), &event, view.core().store.config().clock.now_ms());
     }
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
-    detail::record(&ctx.view.memcache.prefix_stats, key, Event::Delete);
-    let status = match delete::delete(&ctx.view.core.store, ctx.counters, session.key(key), None) {
+    detail::record(&ctx.view.memcache().prefix_stats, key, Event::Delete);
+    let status = match delete::delete(&ctx.view.core().store, ctx.counters, session.key(key), None)
+    {
         DeleteOutcome::Deleted => {
             ctx.changed = Changed::Key;
             Status::Deleted
@@ -143,7 +144,7 @@ pub(super) fn touch(
     noreply: bool,
 ) {
     let expiry = expiry(exptime, ctx.now_ms());
-    let outcome = touch::touch(&ctx.view.core.store, session.key(key), expiry);
+    let outcome = touch::touch(&ctx.view.core().store, session.key(key), expiry);
     touch::count(ctx.counters, outcome);
     match outcome {
         TouchOutcome::Touched => {

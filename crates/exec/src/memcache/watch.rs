@@ -43,7 +43,7 @@ pub(super) fn command(ctx: &mut Ctx<'_>, args: &Words<'_>) -> Flow {
     let words: Vec<&[u8]> = args.iter().take(22).collect();
     let noreply = words.last() == Some(&&b"noreply"[..]);
     let reply = |ctx: &mut Ctx<'_>, line: &[u8]| ctx.line(line, noreply);
-    if !ctx.view.core.settings.watch_enabled {
+    if !ctx.view.core().settings.watch_enabled {
         reply(ctx, b"CLIENT_ERROR watch commands not allowed");
         return Flow::Continue;
     }
@@ -86,9 +86,9 @@ pub(super) fn before(view: MemcacheView<'_>, session: &mut Session, request: &Re
     let cfd = session.conn_number;
     for key in request.keys() {
         let stored = session.meta_key(key, base64);
-        let size = view.core.store.reader().peek(stored).map(|item| item.value().len());
+        let size = view.core().store.reader().peek(stored).map(|item| item.value().len());
         let client_key = crate::keyspace::decode(stored).map_or(key, |(_, k)| k).to_vec();
-        item_get(view.memcache, &client_key, size, cfd);
+        item_get(view.memcache(), &client_key, size, cfd);
     }
 }
 

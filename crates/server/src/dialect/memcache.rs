@@ -172,7 +172,7 @@ impl Text<'_> {
     #[cold]
     fn start_watching(&mut self, kinds: u32, out: &mut Vec<u8>) -> bool {
         let view = self.ctx.view;
-        match view.memcache.watchers.add(kinds) {
+        match view.memcache().watchers.add(kinds) {
             Ok(id) => {
                 self.conn.watcher = Some(id);
                 self.conn.session.note_activity(view, ConnState::Watch);

@@ -40,7 +40,7 @@ pub(in crate::memcache) fn execute(
         vivify,
     };
     let echo = Echo { command: MetaCommand::Arith, flags: &request.flags, key: request.key };
-    match arith::apply(&ctx.view.core.store, ctx.counters, key, &arith) {
+    match arith::apply(&ctx.view.core().store, ctx.counters, key, &arith) {
         ArithOutcome::NotFound => echo.status(ctx.out, MetaStatus::Nf),
         ArithOutcome::Exists => echo.status(ctx.out, MetaStatus::Ex),
         ArithOutcome::NotNumeric => error(ctx, NOT_NUMERIC),

@@ -24,7 +24,7 @@ pub(in crate::memcache) fn execute(
     let echo = Echo { command: MetaCommand::Delete, flags: &request.flags, key: request.key };
     if !flags.invalidate && !flags.remove_value {
         let status =
-            match delete::delete(&ctx.view.core.store, ctx.counters, key, flags.compare_cas) {
+            match delete::delete(&ctx.view.core().store, ctx.counters, key, flags.compare_cas) {
                 DeleteOutcome::Deleted => {
                     ctx.changed = Changed::Key;
                     MetaStatus::Hd
@@ -36,7 +36,7 @@ pub(in crate::memcache) fn execute(
     }
     // `I` and `x` keep an item (stale, or emptied): not a delete, so done here.
     let new_ttl = flags.update_ttl_secs.map(|ttl| expiry(ttl, ctx.now_ms()));
-    let result = ctx.view.core.store.modify(key, |current| match current {
+    let result = ctx.view.core().store.modify(key, |current| match current {
         None => (Change::Keep, MetaStatus::Nf),
         Some(item) if flags.compare_cas.is_some_and(|cas| cas != item.cas()) => {
             (Change::Keep, MetaStatus::Ex)

@@ -60,7 +60,7 @@ enum Read {
 /// Answers from a reader, without a write.
 fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
     let view = ctx.view;
-    let mut gets = Gets::new(&view.core.store);
+    let mut gets = Gets::new(&view.core().store);
     let found = if request.flags.no_bump { gets.peek(key) } else { gets.get(key) };
     let Some(item) = found else {
         echo(request).status(ctx.out, MetaStatus::En);
@@ -88,7 +88,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
     let new_expiry = flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let recache_at = flags.recache_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let view = ctx.view;
-    let result = modify_composing(&view.core.store, key, ctx.out, |current, out| {
+    let result = modify_composing(&view.core().store, key, ctx.out, |current, out| {
         let Some(item) = current else {
             return vivify(flags.vivify_ttl_secs, flags.new_cas, now_ms);
         };
@@ -116,7 +116,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
             }
             if !flags.no_bump {
                 // The locked read does not count as an access; count it now.
-                view.core.store.reader().get(key);
+                view.core().store.reader().get(key);
             }
             count(ctx, request, true);
         }
@@ -168,7 +168,7 @@ fn compose_hit(
     // A reply echoing no flag reads nothing from the item info: skip decoding it.
     let info = if flags.echoes_any() {
         ItemInfo {
-            cas: Some(visible_cas(view.core, item.cas())),
+            cas: Some(visible_cas(view.core(), item.cas())),
             client_flags: Some(item.flags()),
             hit_before: Some(hit.hit_before),
             last_access_secs: Some(last_access_secs(item, hit.now_ms)),

@@ -57,11 +57,11 @@ pub(in crate::memcache) fn execute(
             OnRefusal::DropOld
         },
     };
-    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
     ctx.changed = Changed::of_store(&outcome, dropped);
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.view.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let outcome = storage::memcached_outcome(outcome, mode, chunk_len, item_size_max);
     let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
     let (status, cas, value_len, done) = match outcome {

@@ -585,7 +585,7 @@ pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize
 /// kept as one call for this file's tests.
 #[cfg(test)]
 pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
-    shared.memcache_view().redis.key_changed(stored, worker);
+    shared.memcache_view().redis().key_changed(stored, worker);
 }
 
 /// HELLO chose the session's protocol. A RESP3 connection gets its mailbox now: it may
