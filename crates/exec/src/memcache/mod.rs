@@ -332,69 +332,86 @@ pub fn execute(
         watch::before(view, session, request);
     }
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
-    let flow = dispatch(&mut ctx, session, request);
+    // One match in this function, as the compiler inlines a get's path into it (a dispatch
+    // function of its own cost a get 1% more instructions).
+    match request {
+        Request::Retrieve(retrieve) => return self::retrieve(&mut ctx, session, request, retrieve),
+        Request::Store(store) => storage::store(&mut ctx, session, store),
+        Request::Delete { key, noreply } => storage::delete(&mut ctx, session, key, *noreply),
+        Request::Touch { key, exptime, noreply } => {
+            storage::touch(&mut ctx, session, key, *exptime, *noreply)
+        }
+        Request::Arith { op, key, delta, noreply } => {
+            arith::execute(&mut ctx, session, *op, key, *delta, *noreply)
+        }
+        Request::FlushAll { delay_secs, noreply } => {
+            admin::flush_all(&mut ctx, *delay_secs, *noreply)
+        }
+        Request::Version => admin::version(&mut ctx),
+        Request::Verbosity { level, noreply } => admin::verbosity(&mut ctx, *level, *noreply),
+        Request::Quit => {
+            session.close_reason = Some(crate::watch::CloseReason::Normal);
+            return Flow::Close;
+        }
+        Request::Shutdown { mode } => return admin::shutdown(&mut ctx, *mode),
+        Request::Stats { args } => stats::execute(&mut ctx, session, args),
+        Request::Admin { command: AdminCommand::Watch, args } => {
+            return watch::command(&mut ctx, args)
+        }
+        Request::Admin { command: AdminCommand::LruCrawler, args }
+            if crawler::walks_store(session, args) =>
+        {
+            return crawler::lru_crawler(&mut ctx, session, args)
+        }
+        Request::Admin { command: AdminCommand::CacheMemlimit, args } => {
+            crawler::cache_memlimit(&mut ctx, args)
+        }
+        Request::Admin { command: AdminCommand::RefreshCerts, args } => {
+            admin::refresh_certs(&mut ctx, args)
+        }
+        Request::Admin { command, args } => tune::execute(&mut ctx, *command, args),
+        Request::MetaNoop => meta::noop(&mut ctx),
+        Request::MetaDebug(debug) => {
+            // memcached's `cmd_meta` counts `me` alone.
+            bump(&counters.cmd_meta, 1);
+            meta::debug::execute(&mut ctx, session, debug)
+        }
+        Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
+        Request::MetaSet(set) => meta_set(&mut ctx, session, set),
+        Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
+        Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
+    }
     // Redis client-side caching, from what the request did: one relaxed load per change
     // when no client tracks.
     if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request);
     }
+    Flow::Continue
+}
+
+/// get, gets, gat, gats; a gat's touches are told to the Redis clients tracking its keys.
+#[inline(always)]
+fn retrieve(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Request<'_>,
+    retrieve: &proto_memcache::text::Retrieve<'_>,
+) -> Flow {
+    let flow = retrieve::execute(ctx, session, retrieve);
+    if ctx.changed != Changed::Nothing && ctx.view.redis().tracking_any() {
+        tell_trackers(ctx, session, request);
+    }
     flow
 }
 
-/// The request's handler.
-#[inline(always)]
-fn dispatch(ctx: &mut Ctx<'_>, session: &mut Session, request: &Request<'_>) -> Flow {
-    match request {
-        Request::Retrieve(retrieve) => return retrieve::execute(ctx, session, retrieve),
-        Request::Store(store) => storage::store(ctx, session, store),
-        Request::Delete { key, noreply } => storage::delete(ctx, session, key, *noreply),
-        Request::Touch { key, exptime, noreply } => {
-            storage::touch(ctx, session, key, *exptime, *noreply)
-        }
-        Request::Arith { op, key, delta, noreply } => {
-            arith::execute(ctx, session, *op, key, *delta, *noreply)
-        }
-        Request::FlushAll { delay_secs, noreply } => admin::flush_all(ctx, *delay_secs, *noreply),
-        Request::Version => admin::version(ctx),
-        Request::Verbosity { level, noreply } => admin::verbosity(ctx, *level, *noreply),
-        Request::Quit => {
-            session.close_reason = Some(crate::watch::CloseReason::Normal);
-            return Flow::Close;
-        }
-        Request::Shutdown { mode } => return admin::shutdown(ctx, *mode),
-        Request::Stats { args } => stats::execute(ctx, session, args),
-        Request::Admin { command: AdminCommand::Watch, args } => return watch::command(ctx, args),
-        Request::Admin { command: AdminCommand::LruCrawler, args }
-            if crawler::walks_store(session, args) =>
-        {
-            return crawler::lru_crawler(ctx, session, args)
-        }
-        Request::Admin { command: AdminCommand::CacheMemlimit, args } => {
-            crawler::cache_memlimit(ctx, args)
-        }
-        Request::Admin { command: AdminCommand::RefreshCerts, args } => {
-            admin::refresh_certs(ctx, args)
-        }
-        Request::Admin { command, args } => tune::execute(ctx, *command, args),
-        Request::MetaNoop => meta::noop(ctx),
-        Request::MetaDebug(debug) => {
-            // memcached's `cmd_meta` counts `me` alone.
-            bump(&ctx.counters.cmd_meta, 1);
-            meta::debug::execute(ctx, session, debug)
-        }
-        Request::MetaGet(get) => meta::get::execute(ctx, session, get),
-        Request::MetaSet(set) => {
-            let done = meta::set::execute(ctx, session, set);
-            let watched = ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS);
-            if let Some(done) = done.filter(|_| watched) {
-                let now_ms = ctx.now_ms();
-                watch::after_meta_set(ctx.view.memcache(), session, set, done, now_ms);
-            }
-        }
-        Request::MetaDelete(delete) => meta::delete::execute(ctx, session, delete),
-        Request::MetaArith(arith) => meta::arith::execute(ctx, session, arith),
+/// `ms`, and its `watch mutations` line.
+fn meta_set(ctx: &mut Ctx<'_>, session: &mut Session, set: &proto_memcache::meta::MetaSet<'_>) {
+    let done = meta::set::execute(ctx, session, set);
+    let watched = ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS);
+    if let Some(done) = done.filter(|_| watched) {
+        let now_ms = ctx.now_ms();
+        watch::after_meta_set(ctx.view.memcache(), session, set, done, now_ms);
     }
-    Flow::Continue
 }
 
 /// Tells the Redis clients tracking keys what the request changed ([`Ctx::changed`]): the

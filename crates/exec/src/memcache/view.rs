@@ -145,11 +145,13 @@ pub(crate) enum Changed {
 impl Changed {
     /// What a write of the store family changed: its key when it stored, or when its
     /// refusal dropped the old item (`dropped`, see `core::storage::OnRefusal`).
+    #[inline(always)]
     pub(crate) fn of_store(outcome: &crate::core::storage::StoreOutcome, dropped: bool) -> Changed {
-        match outcome {
-            crate::core::storage::StoreOutcome::Stored(_) => Changed::Key,
-            _ if dropped => Changed::Key,
-            _ => Changed::Nothing,
+        let stored = matches!(outcome, crate::core::storage::StoreOutcome::Stored(_));
+        if stored || dropped {
+            Changed::Key
+        } else {
+            Changed::Nothing
         }
     }
 }
