@@ -24,7 +24,10 @@
 
 use std::sync::{Arc, RwLock};
 
-use crate::{memcache::Session, MemcacheState, Shared};
+use crate::{
+    memcache::{MemcacheView, Session},
+    MemcacheState,
+};
 
 /// Which kind of authentication the memcached port asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,40 +83,40 @@ pub fn uses_users(memcache: &MemcacheState) -> bool {
 /// Whether the memcached port answers the SASL opcodes: `-S`, or, with no password file,
 /// Redis users that make logging in mean something. (memcached without `-S` answers them
 /// as unknown commands, and so does Spinel while no login is configured.)
-pub fn sasl_offered(shared: &Shared) -> bool {
-    match &shared.memcache.auth {
+pub fn sasl_offered(view: MemcacheView<'_>) -> bool {
+    match &view.memcache().auth {
         Some(auth) => auth.mode == AuthMode::Sasl,
-        None => shared.redis.users.logins_configured(),
+        None => view.redis().logins_configured(),
     }
 }
 
 /// Whether text connections log in with the `-Y` token: `-Y`, or no password file.
-pub fn text_login_offered(shared: &Shared) -> bool {
-    shared.memcache.auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
+pub fn text_login_offered(view: MemcacheView<'_>) -> bool {
+    view.memcache().auth.as_ref().is_none_or(|auth| auth.mode == AuthMode::Ascii)
 }
 
 /// Whether `session` may use the store: it authenticated (against the file, or as a Redis
 /// user), or, with no password file and no `-S`, `default` is on and passwordless (it is
 /// then logged in as `default` and stays so, as a Redis connection does).
-pub fn admitted(shared: &Shared, session: &mut Session) -> bool {
+pub fn admitted(view: MemcacheView<'_>, session: &mut Session) -> bool {
     if session.authenticated() {
         return true;
     }
-    if shared.memcache.auth.is_some() {
+    if view.memcache().auth.is_some() {
         return false;
     }
-    session.account = crate::resp::auth::starting_account(shared);
+    session.account = view.redis().starting_account();
     session.account.is_some()
 }
 
 /// Whether a UDP datagram is served: UDP has no connection to log in on, so only while
 /// `default` needs no password (its rules then apply). Asked again for every datagram, so
 /// a password set at run time closes UDP at once.
-pub fn admit_datagram(shared: &Shared, session: &mut Session) -> bool {
-    if !uses_users(&shared.memcache) {
+pub fn admit_datagram(view: MemcacheView<'_>, session: &mut Session) -> bool {
+    if !uses_users(view.memcache()) {
         return true;
     }
-    session.account = crate::resp::auth::starting_account(shared);
+    session.account = view.redis().starting_account();
     session.account.is_some()
 }
 

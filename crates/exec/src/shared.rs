@@ -27,18 +27,19 @@
 //! | `read_bufs` | `memcache` stats; server `worker` writes it |
 //! | `graceful_stop`, `ssl_handshake_errors`, `ssl_cert_refreshed_secs`, `refresh_certs` | `memcache` (`shutdown graceful`, stats, `refresh_certs`); server `main` |
 //! | **`redis`** (20) | |
-//! | `users`, `acl_log`, `failed_logins` | `resp` (AUTH, ACL), `exec::auth`; also `memcache` and `binary`, whose logins are ACL users; `metrics`; server `main` |
+//! | `users`, `acl_log`, `failed_logins` | `resp` (AUTH, ACL), `exec::auth`; also `memcache` and `binary` (through `memcache::RedisLinks`), whose logins are ACL users; `metrics`; server `main` |
 //! | `requirepass`, `protected_mode`, `aclfile` | `resp` (AUTH, CONFIG, ACL LOAD/SAVE) |
-//! | `pubsub`, `tracking` | `resp`; `memcache` and `binary` writes invalidate tracked keys; server `worker` wakes subscribers |
+//! | `pubsub`, `tracking` | `resp`; `memcache` and `binary` writes invalidate tracked keys (through `RedisLinks`); server `worker` wakes subscribers |
 //! | `keyspace_events` | `resp`; the store's expiry and eviction observers |
 //! | `blocking`, `pause`, `monitors`, `scripts`, `kept_config`, `save_state`, `control` | `resp` only (`scripts` also `fuzzing`; `control` set by server `main`) |
 //! | `cluster` | `resp` (cluster commands, redirects); server `main` sets it |
-//! | `error_stats`, `slowlog` | `resp`, `metrics`, [`Shared::reset_totals`] |
+//! | `error_stats`, `slowlog` | `resp`, `metrics`, [`Shared::reset_totals`] (`error_stats` also memcached `stats reset`, through `RedisLinks`) |
 //! | `nonzero_db_selected` | `resp` (SELECT, DBSIZE, FLUSHDB), `snapshot` |
 //! | **`Shared`** itself (2) | `owned` (Redis large collections; may move with the values crate), `this` (BGSAVE's thread) |
 //!
-//! memcached's handlers (`memcache::*`) take the whole `Shared` where they also reach Redis
-//! state (a write invalidates tracked keys; ACL logins), and narrower parts where not.
+//! memcached's handlers (`memcache::*`, `binary::*`) never take `Shared`: they get a
+//! `memcache::MemcacheView` (the core, memcached's state, and of Redis only the
+//! `RedisLinks` it uses: ACL logins and log, tracking invalidations, error-count reset).
 
 use std::{
     sync::{
@@ -475,10 +476,8 @@ impl Shared {
     /// `stats reset` and CONFIG RESETSTAT: the counters, the error counts, and the
     /// per-prefix and watch counts as memcached clears them.
     pub fn reset_totals(&self) {
-        self.core.reset_counts();
-        self.redis.error_stats.clear();
-        self.memcache.prefix_stats.clear();
-        self.memcache.watchers.reset_counts();
+        // The same reset as memcached's `stats reset`, which reaches only these.
+        self.memcache_view().reset_totals();
     }
 }
 
@@ -729,7 +728,7 @@ impl Core {
 
     /// The counters' part of [`Shared::reset_totals`]: what the sums, INFO's store counts
     /// and commandstats subtract from now on.
-    fn reset_counts(&self) {
+    pub(crate) fn reset_counts(&self) {
         *self.baseline.lock() = self.raw_totals();
         let store = self.store.stats();
         *self.store_baseline.lock() = (store.expired_reclaimed, store.evictions);

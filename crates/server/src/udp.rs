@@ -58,7 +58,7 @@ impl UdpServer {
         let local = socket.local_addr().map_err(|e| e.to_string())?;
         let (addr, idle) = (exec::conns::Addr::Udp(local), exec::conns::ConnState::Read);
         let entry = exec::conns::ConnEntry::new(addr, None, idle, 0);
-        let session = exec::memcache::Session::connect(&shared, entry);
+        let session = exec::memcache::Session::connect(shared.memcache_view(), entry);
         let conn = MemcacheConn::new(session, 0);
         Ok(UdpServer { socket, shared, counters, limits, stop, conn })
     }
@@ -95,15 +95,15 @@ impl UdpServer {
         let Some((request_id, payload)) = udp::request_payload(datagram) else { return };
         let conn = &mut self.conn;
         // UDP cannot log in: while the Redis users need a password, datagrams are dropped.
-        if !exec::auth::admit_datagram(&self.shared, &mut conn.session) {
+        if !exec::auth::admit_datagram(self.shared.memcache_view(), &mut conn.session) {
             return;
         }
-        conn.session.note_activity(&self.shared, exec::conns::ConnState::Read);
+        conn.session.note_activity(self.shared.memcache_view(), exec::conns::ConnState::Read);
         // A refused request's bytes are skipped within its datagram only.
         conn.swallow_bytes = 0;
         out.clear();
         let (shared, counters) = (&*self.shared, &*self.counters);
-        let ctx = dialect::Ctx { shared, counters, limits: &self.limits };
+        let ctx = dialect::Ctx { view: shared.memcache_view(), counters, limits: &self.limits };
         let sender = Sender { socket: &self.socket, counters, request_id, peer };
         // Commands that end mid-datagram, and what follows a packet a TCP connection would
         // hang up on, are dropped with it.

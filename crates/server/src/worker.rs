@@ -208,9 +208,9 @@ impl Worker {
                 (Binding::Auto | Binding::Ascii, _) => Framing::Text,
             };
         }
-        conn.session.note_activity(&self.shared, ConnState::Read);
+        conn.session.note_activity(self.shared.memcache_view(), ConnState::Read);
         let (shared, counters, limits) = (&*self.shared, &*self.counters, &*self.limits);
-        let ctx = dialect::Ctx { shared, counters, limits: &limits.memcache };
+        let ctx = dialect::Ctx { view: shared.memcache_view(), counters, limits: &limits.memcache };
         let budget = limits.budget();
         let (consumed, after) = match conn.framing {
             Framing::Binary => {
@@ -237,7 +237,7 @@ impl Worker {
             _ => rest.contains(&b'\n'),
         };
         if header_whole || conn.swallow_bytes > 0 {
-            conn.session.note_activity(&self.shared, ConnState::DataBlock);
+            conn.session.note_activity(self.shared.memcache_view(), ConnState::DataBlock);
         }
     }
 
@@ -299,7 +299,7 @@ impl rt::Handler for Worker {
             Conn::Resp { session: Box::new(session), tag: tag as u8 }
         } else {
             let entry = self.limits.conn_entry(peer, self.shared.core.clock_secs());
-            let session = exec::memcache::Session::connect(&self.shared, entry);
+            let session = exec::memcache::Session::connect(self.shared.memcache_view(), entry);
             Conn::Memcache(MemcacheConn::new(session, tag as u8))
         })
     }
@@ -392,7 +392,7 @@ impl rt::Handler for Worker {
         match &mut conn {
             Conn::Resp { session, .. } => session.disconnect(&self.shared),
             Conn::Memcache(mc) => {
-                mc.session.disconnect(&self.shared);
+                mc.session.disconnect(self.shared.memcache_view());
                 if let Some(id) = mc.watcher {
                     self.shared.memcache.watchers.remove(id);
                 }

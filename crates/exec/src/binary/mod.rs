@@ -35,31 +35,33 @@ use crate::{
     counters::{bump, Counters},
     memcache::{
         detail::{self, Event},
-        expiry, visible_cas, watch, Session,
+        expiry, visible_cas, watch, Changed, MemcacheView, Session,
     },
-    Flow, Shared,
+    Flow,
 };
 
 /// What every handler needs besides its request.
 struct Ctx<'a> {
-    shared: &'a Shared,
+    view: MemcacheView<'a>,
     counters: &'a Counters,
     out: &'a mut Vec<u8>,
     /// The opcode as sent (quiet or not), echoed in every reply.
     opcode: u8,
     opaque: u32,
     quiet: bool,
+    /// What the request changed in the store, told by its handler (see `memcache::Changed`).
+    changed: Changed,
 }
 
 impl Ctx<'_> {
     fn now_ms(&self) -> u64 {
-        self.shared.core.store.config().clock.now_ms()
+        self.view.core().store.config().clock.now_ms()
     }
 
     /// A success: composed unless the opcode is quiet.
     fn success(&mut self, cas: u64, extras: &[u8], key: &[u8], value: &[u8]) {
         if !self.quiet {
-            let cas = visible_cas(&self.shared.core, cas);
+            let cas = visible_cas(self.view.core(), cas);
             let reply =
                 Reply { opcode: self.opcode, status: Status::NoError, opaque: self.opaque, cas };
             compose_response(&reply, extras, key, value, self.out);
@@ -87,7 +89,7 @@ fn refusal_status(refusal: Refusal) -> Status {
 /// as too large also drops the old item under its key, as memcached unlinks it, so that a
 /// failed overwrite never leaves a stale value to be read.
 pub fn refuse(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     packet: &[u8],
@@ -99,11 +101,11 @@ pub fn refuse(
     // hangs up on it) leaves the old item alone.
     let too_large = status == proto_memcache::binary::Status::TooLarge;
     if let Some(key) = proto_memcache::binary::refused_set_key(packet).filter(|_| too_large) {
-        if crate::memcache::acl::may_set(shared, session, key, false) {
+        if crate::memcache::acl::may_set(view, session, key, false) {
             let conn_number = session.conn_number;
             let stored_key = session.key(key);
             crate::memcache::storage::forget_refused_set(
-                shared,
+                view,
                 counters,
                 stored_key,
                 key,
@@ -118,14 +120,14 @@ pub fn refuse(
 
 /// Executes one parsed binary request, appending its reply (if any) to `out`.
 pub fn execute(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     request: &BinRequest<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
     bump(&counters.total_commands, 1);
-    if let Err(refusal) = crate::memcache::acl::admit_binary(shared, session, request) {
+    if let Err(refusal) = crate::memcache::acl::admit_binary(view, session, request) {
         return crate::memcache::acl::refuse_binary(refusal, request, out);
     }
     let (loud, quiet) = request.opcode.loud();
@@ -136,14 +138,14 @@ pub fn execute(
     }
     if !request.key.is_empty()
         && loud != Opcode::Stat
-        && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS)
+        && view.memcache().watchers.wants(crate::watch::kind::FETCHERS)
     {
         let size =
-            shared.core.store.reader().peek(session.key(request.key)).map(|i| i.value().len());
-        watch::item_get(&shared.memcache, request.key, size, session.conn_number);
+            view.core().store.reader().peek(session.key(request.key)).map(|i| i.value().len());
+        watch::item_get(view.memcache(), request.key, size, session.conn_number);
     }
-    let mut ctx =
-        Ctx { shared, counters, out, opcode: request.opcode as u8, opaque: request.opaque, quiet };
+    let (opcode, opaque, changed) = (request.opcode as u8, request.opaque, Changed::Nothing);
+    let mut ctx = Ctx { view, counters, out, opcode, opaque, quiet, changed };
     use Opcode::*;
     match loud {
         Get | GetK => get(&mut ctx, session, request, loud == GetK),
@@ -163,17 +165,25 @@ pub fn execute(
         GetQ | GetKQ | SetQ | AddQ | ReplaceQ | DeleteQ | IncrementQ | DecrementQ | QuitQ
         | FlushQ | AppendQ | PrependQ | GatQ | GatKQ => unreachable!("loud() is never quiet"),
     }
-    // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.redis.tracking.any() {
-        let worker = shared.core.worker_of(counters);
-        match loud {
-            Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Touch
-            | Gat | GatK => crate::resp::tracking::memcache_written(shared, request.key, worker),
-            Flush => shared.redis.tracking.flush(&shared.redis.pubsub, worker),
-            _ => {}
-        }
+    // Redis client-side caching, from what the request did: one relaxed load per change
+    // when no client tracks.
+    if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
+        tell_trackers(&ctx, session, request.key);
     }
     Flow::Continue
+}
+
+/// Tells the Redis clients tracking keys what the request changed: its key, or everything
+/// (Flush, a null invalidation as FLUSHALL sends).
+#[cold]
+#[inline(never)]
+fn tell_trackers(ctx: &Ctx<'_>, session: &mut Session, key: &[u8]) {
+    let (links, worker) = (ctx.view.redis(), ctx.view.core().worker_of(ctx.counters));
+    match ctx.changed {
+        Changed::All => links.flushed(worker),
+        Changed::Key => links.key_changed(session.key(key), worker),
+        Changed::Keys | Changed::Nothing => {}
+    }
 }
 
 /// A miss: quiet gets say nothing, GetK/GatK answer with the key, the rest `Not found`.
@@ -193,33 +203,33 @@ fn miss(ctx: &mut Ctx<'_>, key: &[u8], with_key: bool) {
 /// The hit of a get, gat or touch: flags as extras, the key (empty unless a K variant),
 /// the value (unless a touch).
 fn compose_hit(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     (opcode, opaque): (u8, u32),
     item: &Item<'_>,
     key: &[u8],
     value: bool,
     out: &mut Vec<u8>,
 ) {
-    let cas = visible_cas(&shared.core, item.cas());
+    let cas = visible_cas(view.core(), item.cas());
     let reply = Reply { opcode, status: Status::NoError, opaque, cas };
     let value = if value { item.value() } else { b"" };
     compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);
 }
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
-    let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.core.store);
+    let view = ctx.view;
+    let mut gets = Gets::new(&view.core().store);
     let found = match gets.get(session.key(request.key)) {
         Some(item) => {
             // A quiet get answers its hits: quiet only means silent on a miss.
             let key = if with_key { request.key } else { b"" };
-            compose_hit(shared, (ctx.opcode, ctx.opaque), &item, key, true, ctx.out);
+            compose_hit(view, (ctx.opcode, ctx.opaque), &item, key, true, ctx.out);
             true
         }
         None => false,
     };
     gets.finish(ctx.counters);
-    detail::record(&shared.memcache.prefix_stats, request.key, Event::Get { hit: found });
+    detail::record(&view.memcache().prefix_stats, request.key, Event::Get { hit: found });
     if !found {
         miss(ctx, request.key, with_key);
     }
@@ -229,19 +239,19 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
 fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, loud: Opcode) {
     let retime = Retime::To(expiry(i64::from(request.exptime()), ctx.now_ms()));
     let with_key = loud == Opcode::GatK;
-    let shared = ctx.shared;
+    let view = ctx.view;
     let head = (ctx.opcode, ctx.opaque);
     let key = request.key;
     let reply_key = if with_key { key } else { b"" };
     let outcome =
-        touch::get_and_touch(&shared.core.store, session.key(key), retime, ctx.out, |item, out| {
-            compose_hit(shared, head, item, reply_key, loud != Opcode::Touch, out);
+        touch::get_and_touch(&view.core().store, session.key(key), retime, ctx.out, |item, out| {
+            compose_hit(view, head, item, reply_key, loud != Opcode::Touch, out);
         });
     touch::count(ctx.counters, outcome);
     let hit = outcome == TouchOutcome::Touched;
-    detail::record(&shared.memcache.prefix_stats, key, Event::Get { hit });
+    detail::record(&view.memcache().prefix_stats, key, Event::Get { hit });
     match outcome {
-        TouchOutcome::Touched => {}
+        TouchOutcome::Touched => ctx.changed = Changed::Key,
         TouchOutcome::NotFound => miss(ctx, key, with_key),
         TouchOutcome::Refused(refusal) => ctx.error(refusal_status(refusal)),
     }

@@ -22,7 +22,7 @@ use crate::{
     memcache::{
         admin::flush_by_time,
         detail::{self, Event},
-        expiry, stats, watch, Session,
+        expiry, stats, watch, Changed, Session,
     },
 };
 
@@ -49,7 +49,8 @@ pub(super) fn store(
     };
     let options =
         StoreOptions { compare_cas: (cas != 0).then_some(cas), ..StoreOptions::default() };
-    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Set);
+    let conn_number = session.conn_number;
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -60,29 +61,14 @@ pub(super) fn store(
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
-        let cmd = match mode {
-            Mode::Add => "add",
-            Mode::Replace => "replace",
-            Mode::Append => "append",
-            Mode::Prepend => "prepend",
-            Mode::Cas(_) => "cas",
-            _ => "set",
-        };
-        let event = watch::StoreEvent {
-            key: request.key,
-            status: watch::store_status(&outcome),
-            cmd,
-            expiry: write.expiry,
-            size: watch::store_size(&outcome, request.value.len()),
-            cfd: session.conn_number,
-        };
-        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
+    ctx.changed = Changed::of_store(&outcome, dropped);
+    if ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
+        watch_store(ctx, conn_number, request, &write, &outcome);
     }
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.shared.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(stored) => return ctx.success(stored.cas, b"", b"", b""),
         StoreOutcome::Exists => Status::KeyExists,
@@ -104,12 +90,43 @@ pub(super) fn store(
     ctx.error(status);
 }
 
+/// The `watch mutations` line of a store.
+#[cold]
+fn watch_store(
+    ctx: &Ctx<'_>,
+    conn_number: u32,
+    request: &BinRequest<'_>,
+    write: &Write<'_>,
+    outcome: &StoreOutcome,
+) {
+    let cmd = match write.mode {
+        Mode::Add => "add",
+        Mode::Replace => "replace",
+        Mode::Append => "append",
+        Mode::Prepend => "prepend",
+        Mode::Cas(_) => "cas",
+        _ => "set",
+    };
+    let event = watch::StoreEvent {
+        key: request.key,
+        status: watch::store_status(outcome),
+        cmd,
+        expiry: write.expiry,
+        size: watch::store_size(outcome, request.value.len()),
+        cfd: conn_number,
+    };
+    watch::item_store(ctx.view.memcache(), &event, ctx.now_ms());
+}
+
 /// Delete, compared with the request's CAS when it has one.
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>) {
     let compare = (request.cas != 0).then_some(request.cas);
-    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Delete);
-    match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(request.key), compare) {
-        DeleteOutcome::Deleted => ctx.success(0, b"", b"", b""),
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Delete);
+    match delete::delete(&ctx.view.core().store, ctx.counters, session.key(request.key), compare) {
+        DeleteOutcome::Deleted => {
+            ctx.changed = Changed::Key;
+            ctx.success(0, b"", b"", b"")
+        }
         DeleteOutcome::NotFound => ctx.error(Status::KeyNotFound),
         DeleteOutcome::Exists => ctx.error(Status::KeyExists),
     }
@@ -129,8 +146,11 @@ pub(super) fn arith(
     if exptime != NO_VIVIFY {
         arith.vivify = Some((initial, expiry(i64::from(exptime), ctx.now_ms())));
     }
-    match arith::apply(&ctx.shared.core.store, ctx.counters, session.key(request.key), &arith) {
-        ArithOutcome::Value { value, cas, .. } => ctx.success(cas, b"", b"", &value.to_be_bytes()),
+    match arith::apply(&ctx.view.core().store, ctx.counters, session.key(request.key), &arith) {
+        ArithOutcome::Value { value, cas, .. } => {
+            ctx.changed = Changed::Key;
+            ctx.success(cas, b"", b"", &value.to_be_bytes())
+        }
         ArithOutcome::NotFound => ctx.error(Status::KeyNotFound),
         ArithOutcome::NotNumeric => ctx.error(Status::NonNumeric),
         ArithOutcome::NoMemory => ctx.error(Status::OutOfMemory),
@@ -142,9 +162,12 @@ pub(super) fn arith(
 /// `Auth failure.`.
 pub(super) fn flush(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
     let delay_secs = i64::from(request.exptime());
-    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs, ctx.now_ms());
+    let outcome = flush_by_time(ctx.view, ctx.counters, delay_secs, ctx.now_ms());
     match outcome {
-        FlushOutcome::Flushed => ctx.success(0, b"", b"", b""),
+        FlushOutcome::Flushed => {
+            ctx.changed = Changed::All;
+            ctx.success(0, b"", b"", b"")
+        }
         FlushOutcome::Disabled => ctx.error(Status::AuthError),
     }
 }
@@ -155,12 +178,12 @@ pub(super) fn flush(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
 pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
     let mut lines = Vec::new();
     if request.key == b"reset" {
-        ctx.shared.reset_totals();
+        ctx.view.reset_totals();
     } else if let Some(detail) = request.key.strip_prefix(b"detail") {
         return stat_detail(ctx, detail);
     } else {
-        let mut text =
-            crate::memcache::Ctx { shared: ctx.shared, counters: ctx.counters, out: &mut lines };
+        let (view, counters, changed) = (ctx.view, ctx.counters, Changed::Nothing);
+        let mut text = crate::memcache::Ctx { view, counters, out: &mut lines, changed };
         if !stats::group(&mut text, request.key) {
             return ctx.error(Status::KeyNotFound);
         }
@@ -180,7 +203,7 @@ pub(super) fn stat(ctx: &mut Ctx<'_>, request: &BinRequest<'_>) {
 /// and `detail off` only the closing packet. memcached compares the word after `detail` by
 /// its prefix, so `detail onward` is `on`.
 fn stat_detail(ctx: &mut Ctx<'_>, detail: &[u8]) {
-    let stats = &ctx.shared.memcache.prefix_stats;
+    let stats = &ctx.view.memcache().prefix_stats;
     let reply = Reply { opcode: ctx.opcode, status: Status::NoError, opaque: ctx.opaque, cas: 0 };
     if detail.starts_with(b" dump") {
         let mut dump = Vec::new();

@@ -21,13 +21,12 @@ use proto_memcache::binary::{
 use crate::{
     auth::SaslPhase,
     counters::{bump, Counters},
-    memcache::Session,
-    Shared,
+    memcache::{MemcacheView, Session},
 };
 
 /// Answers one SASL packet.
 pub fn execute(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     request: &SaslRequest<'_>,
@@ -53,12 +52,12 @@ pub fn execute(
             return;
         }
         SaslOp::Auth => {
-            let ok = plain_ok(shared, session, request.data);
+            let ok = plain_ok(view, session, request.data);
             session.auth.sasl = if ok { SaslPhase::Done } else { SaslPhase::Idle };
             ok
         }
         SaslOp::Step if state.sasl == SaslPhase::Awaiting => {
-            let ok = plain_ok(shared, session, request.data);
+            let ok = plain_ok(view, session, request.data);
             if ok {
                 session.auth.sasl = SaslPhase::Done;
             }
@@ -72,10 +71,10 @@ pub fn execute(
         compose_response(&reply(Status::NoError), b"", b"", AUTHENTICATED, out);
     } else {
         bump(&counters.auth_errors, 1);
-        shared.redis.failed_logins.note_failure();
+        view.redis().note_failed_login();
         // PLAIN is `authzid NUL user NUL password`: only the user is logged.
         let user = request.data.split(|&b| b == 0).nth(1).unwrap_or(b"");
-        crate::memcache::acl::log_failed_login(shared, session, user);
+        crate::memcache::acl::log_failed_login(view, session, user);
         compose_error(request.opcode, Status::AuthError, request.opaque, out);
     }
 }
@@ -84,17 +83,17 @@ pub fn execute(
 /// `session` is then logged in as that user). An authorization identity must be empty or
 /// the user's own (Cyrus refuses acting as another); an empty user or password never
 /// matches.
-fn plain_ok(shared: &Shared, session: &mut Session, message: &[u8]) -> bool {
+fn plain_ok(view: MemcacheView<'_>, session: &mut Session, message: &[u8]) -> bool {
     let Some(plain) = parse_plain(message) else { return false };
     let own = plain.authzid.is_empty() || plain.authzid == plain.authcid;
     let filled = !plain.authcid.is_empty() && !plain.passwd.is_empty();
     if !(own && filled) {
         return false;
     }
-    match &shared.memcache.auth {
+    match &view.memcache().auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(plain.authcid, plain.passwd),
         _ => {
-            session.account = shared.redis.users.password_login(plain.authcid, plain.passwd);
+            session.account = view.redis().password_login(plain.authcid, plain.passwd);
             session.account.is_some()
         }
     }
@@ -132,7 +131,7 @@ mod tests {
         };
         let request = SaslRequest { op, opcode, opaque: 5, mech, data };
         let mut out = Vec::new();
-        execute(&h.shared, &h.counters, &mut h.session, &request, &mut out);
+        execute(h.shared.memcache_view(), &h.counters, &mut h.session, &request, &mut out);
         let (reply, used) = parse_response(&out, &Limits::default()).unwrap();
         assert_eq!((reply.opcode, reply.opaque, used), (opcode, 5, out.len()));
         (reply.status, reply.value.to_vec())

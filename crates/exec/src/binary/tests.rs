@@ -37,7 +37,13 @@ fn run(h: &mut Harness, wire: &[u8]) -> (Vec<Packet>, bool) {
     while pos < wire.len() {
         let (request, used) = parse_request(&wire[pos..], &Limits::default()).expect("valid");
         pos += used;
-        let flow = super::execute(&h.shared, &h.counters, &mut h.session, &request, &mut out);
+        let flow = super::execute(
+            h.shared.memcache_view(),
+            &h.counters,
+            &mut h.session,
+            &request,
+            &mut out,
+        );
         if flow == Flow::Close {
             closed = true;
             break;

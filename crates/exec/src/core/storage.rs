@@ -57,6 +57,14 @@ pub(crate) enum StoreOutcome {
 /// Carries out `write`.
 #[inline]
 pub(crate) fn store(store: &Store, write: &Write<'_>) -> StoreOutcome {
+    store_telling_drop(store, write).0
+}
+
+/// [`store`], also telling whether a refused write dropped an old item ([`OnRefusal`]):
+/// memcached's writes tell the Redis clients tracking the key of every change they make,
+/// that one included.
+#[inline]
+pub(crate) fn store_telling_drop(store: &Store, write: &Write<'_>) -> (StoreOutcome, bool) {
     let result = match (write.mode, write.vivify) {
         (Mode::Append | Mode::Prepend, Some(created)) => append_or_create(store, write, created),
         _ => store.store_with(
@@ -68,7 +76,7 @@ pub(crate) fn store(store: &Store, write: &Write<'_>) -> StoreOutcome {
             write.options,
         ),
     };
-    match result {
+    let outcome = match result {
         Ok(stored) => StoreOutcome::Stored(stored),
         Err(StoreError::NotStored) => StoreOutcome::NotStored,
         Err(StoreError::Exists) => StoreOutcome::Exists,
@@ -80,12 +88,11 @@ pub(crate) fn store(store: &Store, write: &Write<'_>) -> StoreOutcome {
                 OnRefusal::DropOldIfSet => write.mode == Mode::Set,
                 OnRefusal::DropOld => true,
             };
-            if drop_old {
-                drop_refused(store, write.key);
-            }
-            StoreOutcome::Refused(refusal)
+            let dropped = drop_old && drop_refused(store, write.key);
+            return (StoreOutcome::Refused(refusal), dropped);
         }
-    }
+    };
+    (outcome, false)
 }
 
 /// Append or prepend to the item, or create it from the value if it is missing, in one
@@ -193,7 +200,8 @@ pub(crate) fn memcached_outcome(
     }
 }
 
-/// Removes the old item of a refused write (absent or not: the outcome is the refusal).
-pub(crate) fn drop_refused(store: &Store, key: &[u8]) {
-    let _ = store.delete(key, None);
+/// Removes the old item of a refused write (absent or not: the outcome is the refusal);
+/// whether there was one.
+pub(crate) fn drop_refused(store: &Store, key: &[u8]) -> bool {
+    store.delete(key, None).is_ok()
 }

@@ -38,8 +38,9 @@ use proto_memcache::{
 
 use super::Session;
 use crate::{
+    memcache::MemcacheView,
     resp::acl::{self, Access, Denied},
-    Flow, Shared,
+    Flow,
 };
 
 /// Why a request is not run.
@@ -61,11 +62,11 @@ const NO_KEYS: Access = Access { read: false, write: false };
 /// Whether `session` may run `request` (Ok in `-S`/`-Y` file modes, whose gate is the
 /// server's loop).
 pub(crate) fn admit(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     session: &mut Session,
     request: &Request<'_>,
 ) -> Result<(), Refusal> {
-    let account = logged_in(shared, session)?;
+    let account = logged_in(view, session)?;
     let Some(account) = account else { return Ok(()) };
     if account.is_unrestricted() {
         return Ok(());
@@ -82,18 +83,18 @@ pub(crate) fn admit(
         }
     };
     if let Err(denied) = &result {
-        log_denied(shared, session, denied);
+        log_denied(view, session, denied);
     }
     result.map_err(Refusal::Denied)
 }
 
 /// The same for a binary request.
 pub(crate) fn admit_binary(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     session: &mut Session,
     request: &BinRequest<'_>,
 ) -> Result<(), Refusal> {
-    let Some(account) = logged_in(shared, session)? else { return Ok(()) };
+    let Some(account) = logged_in(view, session)? else { return Ok(()) };
     if account.is_unrestricted() {
         return Ok(());
     }
@@ -101,7 +102,7 @@ pub(crate) fn admit_binary(
     let key = (access != NO_KEYS).then_some(request.key);
     let result = acl::check_as(&account, command, key, access);
     if let Err(denied) = &result {
-        log_denied(shared, session, denied);
+        log_denied(view, session, denied);
     }
     result.map_err(Refusal::Denied)
 }
@@ -110,12 +111,12 @@ pub(crate) fn admit_binary(
 /// way a `set` does: a set refused as too large drops the old item only then, so neither a
 /// client that has not logged in nor a user kept from the key can delete it that way.
 pub(crate) fn may_set(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     session: &mut Session,
     key: &[u8],
     base64_key: bool,
 ) -> bool {
-    let account = match logged_in(shared, session) {
+    let account = match logged_in(view, session) {
         Err(_) => return false,
         Ok(None) => return true,
         Ok(Some(account)) => account,
@@ -133,14 +134,14 @@ pub(crate) fn may_set(
 /// The session's user (None in file modes), logging a new connection in as a
 /// passwordless `default` when there is one.
 fn logged_in(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     session: &mut Session,
 ) -> Result<Option<std::sync::Arc<acl::Account>>, Refusal> {
     if session.account.is_none() {
-        if !crate::auth::uses_users(&shared.memcache) {
+        if !crate::auth::uses_users(view.memcache()) {
             return Ok(None);
         }
-        if !crate::auth::admitted(shared, session) {
+        if !crate::auth::admitted(view, session) {
             return Err(Refusal::Unauthenticated);
         }
     }
@@ -292,24 +293,24 @@ pub(crate) fn refuse_binary(refusal: Refusal, request: &BinRequest<'_>, out: &mu
 
 /// Records a denial on the memcached port in ACL LOG (context `toplevel`; the object is the
 /// Redis command or key the request maps to).
-pub(crate) fn log_denied(shared: &Shared, session: &Session, denied: &acl::Denied) {
+pub(crate) fn log_denied(view: MemcacheView<'_>, session: &Session, denied: &acl::Denied) {
     let user = session.account.as_ref().map_or(acl::DEFAULT_USER, |a| a.name.as_slice());
-    let now_ms = crate::resp::now_unix_ms(shared);
+    let now_ms = view.core().store.config().clock.now_ms();
     let event = acl::log::Event::denied(denied, acl::log::Context::TopLevel, user, now_ms);
-    shared.redis.acl_log.note(event, || client_line(session));
+    view.redis().log_acl(event, || client_line(session));
 }
 
 /// Records a failed memcached login (text `-Y`-style or SASL) as `user` in ACL LOG; the
 /// password is never logged.
-pub(crate) fn log_failed_login(shared: &Shared, session: &Session, user: &[u8]) {
+pub(crate) fn log_failed_login(view: MemcacheView<'_>, session: &Session, user: &[u8]) {
     let event = acl::log::Event {
         reason: acl::log::Reason::Auth,
         context: acl::log::Context::TopLevel,
         object: b"AUTH",
         username: user,
-        at_ms: crate::resp::now_unix_ms(shared),
+        at_ms: view.core().store.config().clock.now_ms(),
     };
-    shared.redis.acl_log.note(event, || client_line(session));
+    view.redis().log_acl(event, || client_line(session));
 }
 
 /// What ACL LOG shows of a memcached connection: its number and peer.

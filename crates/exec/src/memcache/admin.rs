@@ -14,7 +14,8 @@ use proto_memcache::{
 use super::{Ctx, RELATIVE_EXPTIME_MAX_SECS};
 use crate::{
     core::flush::{self, FlushOutcome, Switch},
-    Core, Counters, Shared,
+    memcache::MemcacheView,
+    Core, Counters,
 };
 
 /// `refresh_certs [noreply]`: the server reads its TLS certificates again; `OK`, or the
@@ -23,7 +24,7 @@ use crate::{
 /// memcached built without it.
 pub(super) fn refresh_certs(ctx: &mut Ctx<'_>, args: &proto_memcache::Words<'_>) {
     let noreply = args.iter().last() == Some(&b"noreply"[..]);
-    let Some(refresh) = ctx.shared.memcache.refresh_certs.get() else {
+    let Some(refresh) = ctx.view.memcache().refresh_certs.get() else {
         ctx.line(b"ERROR", false);
         return;
     };
@@ -45,9 +46,12 @@ const VERBOSITY_MAX: u32 = 2;
 /// everything now, as memcached does with CAS on (its CAS bound covers every item); with
 /// `-C` memcached flushes only the items last accessed at or before it, and so do we.
 pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: bool) {
-    let outcome = flush_by_time(ctx.shared, ctx.counters, delay_secs.unwrap_or(0), ctx.now_ms());
+    let outcome = flush_by_time(ctx.view, ctx.counters, delay_secs.unwrap_or(0), ctx.now_ms());
     match outcome {
-        FlushOutcome::Flushed => ctx.status(Status::Ok, noreply),
+        FlushOutcome::Flushed => {
+            ctx.changed = super::Changed::All;
+            ctx.status(Status::Ok, noreply)
+        }
         FlushOutcome::Disabled => {
             ctx.error(ErrorReply::ClientError(error::FLUSH_DISABLED), noreply)
         }
@@ -57,18 +61,18 @@ pub(super) fn flush_all(ctx: &mut Ctx<'_>, delay_secs: Option<i64>, noreply: boo
 /// A memcached flush at `delay_secs` (exptime rules), as [`flush_all`] describes; text and
 /// binary share it.
 pub(crate) fn flush_by_time(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     delay_secs: i64,
     now_ms: u64,
 ) -> FlushOutcome {
-    match flush_delay_ms(delay_secs, &shared.core, now_ms) {
-        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !shared.core.settings.cas_enabled => {
+    match flush_delay_ms(delay_secs, view.core(), now_ms) {
+        Some(0) if delay_secs > RELATIVE_EXPTIME_MAX_SECS && !view.core().settings.cas_enabled => {
             let unix_secs = delay_secs.unsigned_abs();
-            flush::flush_accessed_through(&shared.core, counters, unix_secs, Switch::Honour)
+            flush::flush_accessed_through(view.core(), counters, unix_secs, Switch::Honour)
         }
-        Some(delay_ms) => flush::flush_all(&shared.core, counters, delay_ms, Switch::Honour),
-        None => flush::flush_nothing(&shared.core, counters, Switch::Honour),
+        Some(delay_ms) => flush::flush_all(view.core(), counters, delay_ms, Switch::Honour),
+        None => flush::flush_nothing(view.core(), counters, Switch::Honour),
     }
 }
 
@@ -100,7 +104,7 @@ const CLOCK_LEAD_SECS: u64 = 62;
 /// nothing.
 /// `noreply` is not looked at, as in memcached.
 pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
-    if !ctx.shared.core.settings.shutdown_command {
+    if !ctx.view.core().settings.shutdown_command {
         ctx.out.extend_from_slice(b"ERROR: shutdown not enabled\r\n");
         return crate::Flow::Continue;
     }
@@ -109,9 +113,9 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>, mode: ShutdownMode) -> crate::Flow {
         return crate::Flow::Continue;
     }
     if mode == ShutdownMode::Graceful {
-        ctx.shared.memcache.graceful_stop.store(true, Ordering::Relaxed);
+        ctx.view.memcache().graceful_stop.store(true, Ordering::Relaxed);
     }
-    ctx.shared.core.shutdown.store(true, Ordering::Relaxed);
+    ctx.view.core().shutdown.store(true, Ordering::Relaxed);
     crate::Flow::Close
 }
 
@@ -120,7 +124,7 @@ pub(super) fn version(ctx: &mut Ctx<'_>) {
 }
 
 pub(super) fn verbosity(ctx: &mut Ctx<'_>, level: u32, noreply: bool) {
-    ctx.shared.memcache.verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
+    ctx.view.memcache().verbosity.store(level.min(VERBOSITY_MAX), Ordering::Relaxed);
     ctx.status(Status::Ok, noreply);
 }
 

@@ -5,7 +5,7 @@ use proto_memcache::text::{
     ArithOp,
 };
 
-use super::{Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY};
+use super::{Changed, Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY};
 use crate::core::arith::{self, Arith, ArithOutcome};
 
 pub(super) fn execute(
@@ -17,7 +17,11 @@ pub(super) fn execute(
     noreply: bool,
 ) {
     let key = session.key(key);
-    match arith::apply(&ctx.shared.core.store, ctx.counters, key, &Arith::plain(op, delta)) {
+    let outcome = arith::apply(&ctx.view.core().store, ctx.counters, key, &Arith::plain(op, delta));
+    if let ArithOutcome::Value { .. } = outcome {
+        ctx.changed = Changed::Key;
+    }
+    match outcome {
         ArithOutcome::Value { value, .. } if !noreply => compose_number(value, ctx.out),
         ArithOutcome::Value { .. } => {}
         ArithOutcome::NotFound => ctx.status(Status::NotFound, noreply),

@@ -12,9 +12,8 @@ use proto_memcache::text::auth::{parse_data, parse_line, Data, Line};
 
 use crate::{
     counters::{bump, Counters},
-    memcache::Session,
+    memcache::{MemcacheView, Session},
     resp::acl::DEFAULT_USER,
-    Shared,
 };
 
 /// What [`unauthenticated`] did with the input.
@@ -38,7 +37,7 @@ const STORED: &[u8] = b"STORED\r\n";
 /// `reply_at` is None at the start of each batch of input; it marks where this batch's
 /// reply starts in `out`.
 pub fn unauthenticated(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     input: &[u8],
@@ -66,12 +65,12 @@ pub fn unauthenticated(
         Data::BadTermination { used } => (used, BAD_TERMINATION),
         Data::BadFormat { used } => match lone_token(&input[..used - 2]) {
             // With the Redis users, a lone password is `default`'s (as `AUTH password`).
-            Some(pass) if crate::auth::uses_users(&shared.memcache) => {
-                (used, log_in(shared, counters, session, DEFAULT_USER, pass))
+            Some(pass) if crate::auth::uses_users(view.memcache()) => {
+                (used, log_in(view, counters, session, DEFAULT_USER, pass))
             }
             _ => (used, BAD_TOKEN),
         },
-        Data::Token { user, pass, used } => (used, log_in(shared, counters, session, user, pass)),
+        Data::Token { user, pass, used } => (used, log_in(view, counters, session, user, pass)),
     };
     session.auth.pending_data_len = None;
     reply(out, reply_at, answer);
@@ -80,25 +79,25 @@ pub fn unauthenticated(
 
 /// Checks a token against the `-Y` file or the Redis users; the reply.
 fn log_in(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     user: &[u8],
     pass: &[u8],
 ) -> &'static [u8] {
     bump(&counters.auth_cmds, 1);
-    let ok = match &shared.memcache.auth {
+    let ok = match &view.memcache().auth {
         Some(auth) if !auth.uses_acl_users() => auth.check(user, pass),
         _ => {
-            session.account = shared.redis.users.password_login(user, pass);
+            session.account = view.redis().password_login(user, pass);
             session.account.is_some()
         }
     };
     session.auth.authenticated = ok;
     if !ok {
         bump(&counters.auth_errors, 1);
-        shared.redis.failed_logins.note_failure();
-        super::acl::log_failed_login(shared, session, user);
+        view.redis().note_failed_login();
+        super::acl::log_failed_login(view, session, user);
     }
     if ok {
         STORED
@@ -145,7 +144,7 @@ mod tests {
         while pos < input.len() && !h.session.authenticated() {
             let rest = &input[pos..];
             match unauthenticated(
-                &h.shared,
+                h.shared.memcache_view(),
                 &h.counters,
                 &mut h.session,
                 rest,

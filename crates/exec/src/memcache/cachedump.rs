@@ -24,7 +24,7 @@ const SCAN_BATCH: usize = 256;
 
 /// `args` holds what follows `stats` (`cachedump` first).
 pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
-    if !ctx.shared.core.settings.dump_enabled {
+    if !ctx.view.core().settings.dump_enabled {
         return ctx.error(ErrorReply::ClientError(error::STATS_CACHEDUMP), false);
     }
     let mut words = args.iter().skip(1);
@@ -44,7 +44,7 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
 }
 
 fn dump(ctx: &mut Ctx<'_>, limit: u32) {
-    let store = &ctx.shared.core.store;
+    let store = &ctx.view.core().store;
     let budget_end = ctx.out.len() + REPLY_BYTES_MAX - b"END\r\n\0".len();
     let (mut shown, mut cursor) = (0u32, 0u64);
     let mut keys = Vec::new();

@@ -26,7 +26,7 @@ use proto_memcache::Words;
 use store::{Item, ValueKind};
 
 use super::{visible_cas, Ctx, Session};
-use crate::{keyspace, Core, Flow, MemcacheState, Shared};
+use crate::{keyspace, memcache::MemcacheView, Core, Flow, MemcacheState};
 
 /// Items a scan step visits between checks of the reply size.
 const SCAN_STEP_ITEMS: usize = 64;
@@ -71,7 +71,7 @@ pub(super) fn lru_crawler(ctx: &mut Ctx<'_>, session: &mut Session, args: &Words
     }
     let mut words = args.iter();
     let reply: &[u8] = match (words.next(), words.next()) {
-        (Some(b"crawl"), Some(arg)) => crawl(ctx.shared, arg),
+        (Some(b"crawl"), Some(arg)) => crawl(ctx.view, arg),
         (Some(b"metadump"), Some(arg)) => return metadump_start(ctx, session, arg),
         _ => b"ERROR\r\n",
     };
@@ -120,8 +120,8 @@ fn parse_classes(arg: &[u8]) -> Option<u64> {
 
 /// `crawl`: memcached's crawler reclaims expired items; here every dead segment is
 /// reclaimed now (expired and flushed items are invisible either way).
-fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
-    if !crawler_enabled(&shared.memcache) {
+fn crawl(view: MemcacheView<'_>, arg: &[u8]) -> &'static [u8] {
+    if !crawler_enabled(view.memcache()) {
         return DISABLED;
     }
     if arg == b"hash" {
@@ -131,15 +131,15 @@ fn crawl(shared: &Shared, arg: &[u8]) -> &'static [u8] {
     if parse_classes(arg).is_none() {
         return BAD_CLASS;
     }
-    shared.core.store.maintain(usize::MAX);
+    view.core().store.maintain(usize::MAX);
     b"OK\r\n"
 }
 
 fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow {
-    let shared = ctx.shared;
-    let reply: &[u8] = if !crawler_enabled(&shared.memcache) {
+    let view = ctx.view;
+    let reply: &[u8] = if !crawler_enabled(view.memcache()) {
         DISABLED
-    } else if !shared.core.settings.dump_enabled {
+    } else if !view.core().settings.dump_enabled {
         b"ERROR metadump not allowed\r\n"
     } else if !ctx.out.is_empty() {
         // As memcached: a dump takes over the connection, so replies still waiting to be
@@ -161,14 +161,14 @@ fn metadump_start(ctx: &mut Ctx<'_>, session: &mut Session, arg: &[u8]) -> Flow 
 /// Lists items until the reply reaches the session's chunk; `END` when the scan is done.
 fn metadump_step(ctx: &mut Ctx<'_>, session: &mut Session) -> Flow {
     let Some(mut dump) = session.dump.take() else { return Flow::Continue };
-    let shared = ctx.shared;
+    let view = ctx.view;
     let chunk_end = match session.reply_chunk_bytes {
         0 => usize::MAX,
         chunk => ctx.out.len().saturating_add(chunk),
     };
     loop {
-        dump.cursor = shared.core.store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
-            dump_line(&shared.core, &item, dump.classes, ctx.out);
+        dump.cursor = view.core().store.scan_items(dump.cursor, SCAN_STEP_ITEMS, |item| {
+            dump_line(view.core(), &item, dump.classes, ctx.out);
         });
         if dump.cursor == 0 {
             ctx.out.extend_from_slice(b"END\r\n");
@@ -263,7 +263,7 @@ pub(super) fn cache_memlimit(ctx: &mut Ctx<'_>, args: &Words<'_>) {
         Some(mb) if mb > MEMLIMIT_MAX_MB => {
             b"MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n"
         }
-        Some(mb) => match ctx.shared.core.set_maxbytes(mb << 20) {
+        Some(mb) => match ctx.view.core().set_maxbytes(mb << 20) {
             Ok(()) => b"OK\r\n",
             Err(_) => b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n",
         },
@@ -330,7 +330,8 @@ mod tests {
         let (mut dump, mut calls) = (Vec::new(), 0);
         loop {
             let mut out = Vec::new();
-            let flow = execute(&h.shared, &h.counters, &mut h.session, &request, &mut out);
+            let flow =
+                execute(h.shared.memcache_view(), &h.counters, &mut h.session, &request, &mut out);
             calls += 1;
             assert!(out.len() < 1000 + 64 * 80, "a chunk of {} bytes", out.len());
             dump.extend_from_slice(&out);

@@ -125,7 +125,7 @@ pub(crate) fn record(stats: &PrefixStats, key: &[u8], event: Event) {
 /// `stats detail <on|off|dump>` (`args` holds what follows `stats`). memcached looks at
 /// the word after `detail` only when at least one more follows `stats detail`.
 pub(super) fn execute(ctx: &mut Ctx<'_>, args: &Words<'_>) {
-    let stats = &ctx.shared.memcache.prefix_stats;
+    let stats = &ctx.view.memcache().prefix_stats;
     match args.iter().nth(1).unwrap_or(b"") {
         b"on" => stats.set_enabled(true),
         b"off" => stats.set_enabled(false),

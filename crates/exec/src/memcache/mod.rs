@@ -44,9 +44,12 @@ pub(crate) mod stats;
 mod stats_settings;
 pub(crate) mod storage;
 pub mod tune;
+mod view;
 pub(crate) mod watch;
 
 pub use storage::refuse_too_large;
+pub(crate) use view::Changed;
+pub use view::{MemcacheView, RedisLinks};
 
 #[cfg(all(test, feature = "count-shared-writes"))]
 mod shared_writes;
@@ -65,7 +68,7 @@ use crate::{
     conns::{ConnEntry, ConnState, Published},
     core::Refusal,
     counters::{bump, Counters},
-    keyspace, Core, Flow, Shared,
+    keyspace, Core, Flow,
 };
 
 /// Per-connection state of a memcached connection: buffers reused by every request so that
@@ -96,6 +99,10 @@ pub struct Session {
     conn: Option<Published>,
     /// Its worker serves this batch outside the gate: a Redis script is busy (`busy`).
     busy: bool,
+    /// The keys the `gat`/`gats` being served touched, as byte offsets into its key list
+    /// ([`Changed::Keys`]); kept only while a Redis client tracks keys, emptied after each
+    /// call, and reused so that it allocates once.
+    touched: Vec<usize>,
 }
 
 impl Default for Session {
@@ -113,6 +120,7 @@ impl Default for Session {
             close_reason: None,
             conn: None,
             busy: false,
+            touched: Vec::new(),
         }
     }
 }
@@ -120,10 +128,10 @@ impl Default for Session {
 impl Session {
     /// A session for a new connection (or a UDP port), listed by `stats conns` until
     /// [`Session::disconnect`]; `entry` says how (see [`crate::conns`]).
-    pub fn connect(shared: &Shared, entry: ConnEntry) -> Session {
-        let entry = shared.core.clients.register_conn(entry);
+    pub fn connect(view: MemcacheView<'_>, entry: ConnEntry) -> Session {
+        let entry = view.core().clients.register_conn(entry);
         let conn_number = u32::try_from(entry.id).unwrap_or(u32::MAX);
-        crate::watch::conn_event(&shared.memcache.watchers, &entry.addr, conn_number, None);
+        crate::watch::conn_event(&view.memcache().watchers, &entry.addr, conn_number, None);
         let conn = Some(Published::new(entry));
         Session { conn_number, conn, ..Session::default() }
     }
@@ -145,21 +153,21 @@ impl Session {
     }
 
     /// Removes the connection from `stats conns`; call once, when it closes.
-    pub fn disconnect(&self, shared: &Shared) {
+    pub fn disconnect(&self, view: MemcacheView<'_>) {
         use crate::watch::CloseReason;
         if let Some(conn) = &self.conn {
-            shared.core.clients.remove_conn(conn.entry.id);
-            let kicked = note_idle_kick(&shared.core, conn.last_input.elapsed());
+            view.core().clients.remove_conn(conn.entry.id);
+            let kicked = note_idle_kick(view.core(), conn.last_input.elapsed());
             let reason = if kicked {
                 CloseReason::IdleTimeout
-            } else if shared.core.shutdown.load(std::sync::atomic::Ordering::Relaxed) {
+            } else if view.core().shutdown.load(std::sync::atomic::Ordering::Relaxed) {
                 CloseReason::Shutdown
             } else {
                 self.close_reason.unwrap_or(CloseReason::Normal)
             };
             let addr = &conn.entry.addr;
             crate::watch::conn_event(
-                &shared.memcache.watchers,
+                &view.memcache().watchers,
                 addr,
                 self.conn_number,
                 Some(reason),
@@ -176,9 +184,9 @@ impl Session {
     /// Input arrived: the last command time (in [`Core::clock_secs`]) and the state
     /// `stats conns` shows, written to the shared entry only when they changed.
     #[inline]
-    pub fn note_activity(&mut self, shared: &Shared, state: ConnState) {
+    pub fn note_activity(&mut self, view: MemcacheView<'_>, state: ConnState) {
         if let Some(conn) = &mut self.conn {
-            conn.note(shared.core.clock_secs(), state);
+            conn.note(view.core().clock_secs(), state);
         }
     }
 
@@ -211,7 +219,6 @@ impl Session {
     }
 }
 
-/// What every command handler needs besides its request.
 /// memcached's `idle_kicks`: the event loop closes connections idle past `idle_timeout`
 /// without saying why, so a connection that closes with no input for that long counts as
 /// kicked (the loop checks every tick, so one that closes itself in that state is about as
@@ -227,20 +234,23 @@ fn note_idle_kick(core: &Core, idle: std::time::Duration) -> bool {
     kicked
 }
 
+/// What every command handler needs besides its request.
 pub(crate) struct Ctx<'a> {
-    pub(crate) shared: &'a Shared,
+    pub(crate) view: MemcacheView<'a>,
     pub(crate) counters: &'a Counters,
     pub(crate) out: &'a mut Vec<u8>,
+    /// What the request changed in the store, told by its handler as it makes the change.
+    pub(crate) changed: Changed,
 }
 
 impl Ctx<'_> {
     pub(crate) fn now_ms(&self) -> u64 {
-        self.shared.core.store.config().clock.now_ms()
+        self.view.core().store.config().clock.now_ms()
     }
 
     /// The CAS unique as clients see it: 0 for all with `-C`, as memcached does.
     fn visible_cas(&self, cas: u64) -> u64 {
-        visible_cas(&self.shared.core, cas)
+        visible_cas(self.view.core(), cas)
     }
 
     /// A one-word reply, unless the request said `noreply`.
@@ -292,17 +302,17 @@ pub(crate) fn visible_cas(core: &Core, cas: u64) -> u64 {
 
 /// Executes one parsed request, appending its reply (if any) to `out`.
 pub fn execute(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     request: &Request<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
     // A multiget resumed after a chunk is still the one command.
-    if session.resume_at == 0 && session.dump.is_none() {
+    let resumed = session.resume_at != 0 || session.dump.is_some();
+    if !resumed {
         bump(&counters.total_commands, 1);
     }
-    let resumed = session.resume_at != 0 || session.dump.is_some();
     if session.busy && !resumed {
         match busy::judge(request) {
             busy::Busy::Serve => {}
@@ -314,16 +324,18 @@ pub fn execute(
         }
     }
     if !resumed {
-        if let Err(refusal) = acl::admit(shared, session, request) {
+        if let Err(refusal) = acl::admit(view, session, request) {
             return acl::refuse(refusal, out);
         }
     }
-    if !resumed && shared.memcache.watchers.wants(crate::watch::kind::FETCHERS) {
-        watch::before(shared, session, request);
+    if !resumed && view.memcache().watchers.wants(crate::watch::kind::FETCHERS) {
+        watch::before(view, session, request);
     }
-    let mut ctx = Ctx { shared, counters, out };
+    let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
+    // One match in this function, as the compiler inlines a get's path into it (a dispatch
+    // function of its own cost a get 1% more instructions).
     match request {
-        Request::Retrieve(retrieve) => return retrieve::execute(&mut ctx, session, retrieve),
+        Request::Retrieve(retrieve) => return self::retrieve(&mut ctx, session, request, retrieve),
         Request::Store(store) => storage::store(&mut ctx, session, store),
         Request::Delete { key, noreply } => storage::delete(&mut ctx, session, key, *noreply),
         Request::Touch { key, exptime, noreply } => {
@@ -365,43 +377,83 @@ pub fn execute(
             meta::debug::execute(&mut ctx, session, debug)
         }
         Request::MetaGet(get) => meta::get::execute(&mut ctx, session, get),
-        Request::MetaSet(set) => {
-            let done = meta::set::execute(&mut ctx, session, set);
-            let watched = shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS);
-            if let Some(done) = done.filter(|_| watched) {
-                let now_ms = ctx.now_ms();
-                watch::after_meta_set(&shared.memcache, session, set, done, now_ms);
-            }
-        }
+        Request::MetaSet(set) => meta_set(&mut ctx, session, set),
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }
-    // Redis client-side caching: one relaxed load when no client tracks.
-    if shared.redis.tracking.any() {
-        invalidate_tracked(shared, counters, request);
+    // Redis client-side caching, from what the request did: one relaxed load per change
+    // when no client tracks.
+    if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
+        tell_trackers(&ctx, session, request);
     }
     Flow::Continue
 }
 
-/// A write's key is invalidated for the Redis clients that track it (whether or not the
-/// write took: a spurious invalidation costs a client one reread); `flush_all` empties
-/// their caches.
-fn invalidate_tracked(shared: &Shared, counters: &Counters, request: &Request<'_>) {
-    let worker = shared.core.worker_of(counters);
-    let key = match request {
-        Request::Store(store) => store.key,
+/// get, gets, gat, gats; a gat's touches are told to the Redis clients tracking its keys.
+#[inline(always)]
+fn retrieve(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Request<'_>,
+    retrieve: &proto_memcache::text::Retrieve<'_>,
+) -> Flow {
+    let flow = retrieve::execute(ctx, session, retrieve);
+    if ctx.changed != Changed::Nothing && ctx.view.redis().tracking_any() {
+        tell_trackers(ctx, session, request);
+    }
+    flow
+}
+
+/// `ms`, and its `watch mutations` line.
+fn meta_set(ctx: &mut Ctx<'_>, session: &mut Session, set: &proto_memcache::meta::MetaSet<'_>) {
+    let done = meta::set::execute(ctx, session, set);
+    let watched = ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS);
+    if let Some(done) = done.filter(|_| watched) {
+        let now_ms = ctx.now_ms();
+        watch::after_meta_set(ctx.view.memcache(), session, set, done, now_ms);
+    }
+}
+
+/// Tells the Redis clients tracking keys what the request changed ([`Ctx::changed`]): the
+/// key it wrote, the keys a `gat` touched, or everything (`flush_all`, a null
+/// invalidation, as FLUSHALL sends).
+#[cold]
+#[inline(never)]
+fn tell_trackers(ctx: &Ctx<'_>, session: &mut Session, request: &Request<'_>) {
+    let (links, worker) = (ctx.view.redis(), ctx.view.core().worker_of(ctx.counters));
+    match (ctx.changed, request) {
+        (Changed::All, _) => links.flushed(worker),
+        (Changed::Keys, Request::Retrieve(retrieve)) => {
+            let touched = std::mem::take(&mut session.touched);
+            for &at in &touched {
+                if let Some(key) = retrieve.keys.iter_from(at).next() {
+                    links.key_changed(session.key(key), worker);
+                }
+            }
+            session.touched = touched;
+        }
+        (Changed::Key, _) => {
+            if let Some(stored) = written_key(session, request) {
+                links.key_changed(stored, worker);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The stored form of the one key a request writes (None for requests with none or many).
+fn written_key<'s>(session: &'s mut Session, request: &'s Request<'_>) -> Option<&'s [u8]> {
+    Some(match request {
+        Request::Store(store) => session.key(store.key),
         Request::Delete { key, .. } | Request::Arith { key, .. } | Request::Touch { key, .. } => {
-            key
+            session.key(key)
         }
-        Request::MetaSet(set) => set.key,
-        Request::MetaDelete(delete) => delete.key,
-        Request::MetaArith(arith) => arith.key,
-        Request::FlushAll { .. } => {
-            return shared.redis.tracking.flush(&shared.redis.pubsub, worker)
-        }
-        _ => return,
-    };
-    crate::resp::tracking::memcache_written(shared, key, worker);
+        Request::MetaSet(set) => session.meta_key(set.key, set.flags.base64_key),
+        Request::MetaDelete(delete) => session.meta_key(delete.key, delete.flags.base64_key),
+        Request::MetaArith(arith) => session.meta_key(arith.key, arith.flags.base64_key),
+        Request::MetaGet(get) => session.meta_key(get.key, get.flags.base64_key),
+        _ => return None,
+    })
 }
 
 /// memcached's line between relative and absolute exptimes: 30 days in seconds.

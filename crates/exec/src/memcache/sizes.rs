@@ -23,26 +23,26 @@ const SCAN_BATCH: usize = 1024;
 
 /// `sizes_enable`: memcached refuses without CAS (`-C`).
 pub(super) fn enable(ctx: &mut Ctx<'_>) {
-    if !ctx.shared.core.settings.cas_enabled {
+    if !ctx.view.core().settings.cas_enabled {
         compose_stat(b"sizes_status", b"error", ctx.out);
         compose_stat(b"sizes_error", b"cas_support_disabled", ctx.out);
         return;
     }
-    ctx.shared.memcache.track_sizes.store(true, Relaxed);
+    ctx.view.memcache().track_sizes.store(true, Relaxed);
     compose_stat(b"sizes_status", b"enabled", ctx.out);
 }
 
 pub(super) fn disable(ctx: &mut Ctx<'_>) {
-    ctx.shared.memcache.track_sizes.store(false, Relaxed);
+    ctx.view.memcache().track_sizes.store(false, Relaxed);
     compose_stat(b"sizes_status", b"disabled", ctx.out);
 }
 
 /// `sizes`: one `STAT <bucket start> <items>` per bucket that has items, smallest first.
 pub(super) fn histogram(ctx: &mut Ctx<'_>) {
-    if !ctx.shared.memcache.track_sizes.load(Relaxed) {
+    if !ctx.view.memcache().track_sizes.load(Relaxed) {
         return compose_stat(b"sizes_status", b"disabled", ctx.out);
     }
-    let store = &ctx.shared.core.store;
+    let store = &ctx.view.core().store;
     let mut buckets: Vec<u64> = Vec::new();
     let mut keys = Vec::new();
     let mut cursor = 0;

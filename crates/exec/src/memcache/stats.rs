@@ -29,7 +29,7 @@ pub(super) fn execute(ctx: &mut Ctx<'_>, session: &Session, args: &Words<'_>) {
     match subcommand {
         b"" => general(ctx),
         b"reset" => {
-            ctx.shared.reset_totals();
+            ctx.view.reset_totals();
             return ctx.status(Status::Reset, false);
         }
         b"settings" | b"items" | b"slabs" | b"sizes" => {
@@ -71,9 +71,9 @@ pub(crate) fn group(ctx: &mut Ctx<'_>, name: &[u8]) -> bool {
 /// connection's, shown parsing its command as in memcached.
 fn conns(ctx: &mut Ctx<'_>, me: u64) {
     use std::fmt::Write as _;
-    let now_secs = ctx.shared.core.clock_secs();
+    let now_secs = ctx.view.core().clock_secs();
     let mut text = String::new();
-    for conn in ctx.shared.core.clients.conns() {
+    for conn in ctx.view.core().clients.conns() {
         let id = conn.id;
         if conn.udp() {
             let _ = write!(text, "STAT {id}:UDP UDP\r\n");
@@ -91,23 +91,23 @@ fn conns(ctx: &mut Ctx<'_>, me: u64) {
 }
 
 fn general(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let totals = shared.core.totals();
+    let view = ctx.view;
+    let totals = view.core().totals();
     let out = &mut *ctx.out;
     let (user, system) = cpu_times();
     compose_stat_u64(b"pid", u64::from(std::process::id()), out);
-    compose_stat_u64(b"uptime", shared.core.uptime_secs(), out);
-    compose_stat_u64(b"time", shared.core.store.config().clock.now_ms() / 1000, out);
+    compose_stat_u64(b"uptime", view.core().uptime_secs(), out);
+    compose_stat_u64(b"time", view.core().store.config().clock.now_ms() / 1000, out);
     compose_stat(b"version", crate::MEMCACHED_VERSION.as_bytes(), out);
     // memcached's event library; Spinel's loops are its own, on this kernel interface.
-    compose_stat(b"libevent", shared.core.settings.io_backend.as_bytes(), out);
+    compose_stat(b"libevent", view.core().settings.io_backend.as_bytes(), out);
     compose_stat_u64(b"pointer_size", usize::BITS.into(), out);
     compose_stat(b"rusage_user", user.as_bytes(), out);
     compose_stat(b"rusage_system", system.as_bytes(), out);
-    compose_stat_u64(b"max_connections", shared.core.max_connections(), out);
-    connection_stats(&shared.core, &shared.memcache, &totals, shared.core.settings.threads, out);
+    compose_stat_u64(b"max_connections", view.core().max_connections(), out);
+    connection_stats(view.core(), view.memcache(), &totals, view.core().settings.threads, out);
     command_stats(&totals, out);
-    if shared.core.idle_timeout_secs() > 0 {
+    if view.core().idle_timeout_secs() > 0 {
         compose_stat_u64(b"idle_kicks", totals.idle_kicks, out);
     }
     server_stats(ctx, &totals);
@@ -177,18 +177,18 @@ fn command_stats(totals: &Totals, out: &mut Vec<u8>) {
 
 /// From `bytes_read` to `round_robin_fallback`.
 fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
-    let shared = ctx.shared;
-    let store = shared.core.store.stats();
-    let crawler = shared.memcache.tunables.lock().lru_crawler;
+    let view = ctx.view;
+    let store = view.core().store.stats();
+    let crawler = view.memcache().tunables.lock().lru_crawler;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes_read", totals.bytes_read, out);
     compose_stat_u64(b"bytes_written", totals.bytes_written, out);
-    compose_stat_u64(b"limit_maxbytes", shared.core.maxbytes(), out);
+    compose_stat_u64(b"limit_maxbytes", view.core().maxbytes(), out);
     // Spinel never stops accepting to shed load (it refuses over `-c` instead).
     compose_stat_u64(b"accepting_conns", 1, out);
     compose_stat_u64(b"listen_disabled_num", 0, out);
     compose_stat_u64(b"time_in_listen_disabled_us", 0, out);
-    compose_stat_u64(b"threads", shared.core.settings.threads.into(), out);
+    compose_stat_u64(b"threads", view.core().settings.threads.into(), out);
     compose_stat_u64(b"conn_yields", totals.conn_yields, out);
     // memcached's table size as a power of two, from the index's slots.
     let power = u64::from(store.index_slots.max(1).ilog2());
@@ -207,18 +207,18 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         b"slab_reassign_running",
         b"slabs_moved",
     ];
-    if shared.core.settings.memcached_features.slab_reassign {
+    if view.core().settings.memcached_features.slab_reassign {
         idle.iter().for_each(|name| compose_stat_u64(name, 0, out));
     }
     if crawler {
         compose_stat_u64(b"lru_crawler_running", 0, out);
         compose_stat_u64(b"lru_crawler_starts", 0, out);
     }
-    if shared.core.settings.memcached_features.lru_maintainer {
+    if view.core().settings.memcached_features.lru_maintainer {
         compose_stat_u64(b"lru_maintainer_juggles", 0, out);
     }
     compose_stat_u64(b"malloc_fails", 0, out);
-    let watchers = &shared.memcache.watchers;
+    let watchers = &view.memcache().watchers;
     let logger = [
         (&b"log_worker_dropped"[..], 0),
         (b"log_worker_written", watchers.logged()),
@@ -227,14 +227,14 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
         (b"log_watchers", watchers.count() as u64),
     ];
     logger.iter().for_each(|&(name, value)| compose_stat_u64(name, value, out));
-    if shared.core.settings.ssl.is_some() {
+    if view.core().settings.ssl.is_some() {
         compose_stat_u64(
             b"ssl_handshake_errors",
-            shared.memcache.ssl_handshake_errors.load(Relaxed),
+            view.memcache().ssl_handshake_errors.load(Relaxed),
             out,
         );
-        let refreshed = shared.memcache.ssl_cert_refreshed_secs.load(Relaxed);
-        let since = shared.core.clock_secs().saturating_sub(refreshed);
+        let refreshed = view.memcache().ssl_cert_refreshed_secs.load(Relaxed);
+        let since = view.core().clock_secs().saturating_sub(refreshed);
         compose_stat_u64(b"time_since_server_cert_refresh", since.into(), out);
     }
     compose_stat_u64(b"unexpected_napi_ids", 0, out);
@@ -244,9 +244,9 @@ fn server_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 /// From `bytes` on: the store's totals (memcached's `get_stats` and `item_stats_totals`).
 /// The LRU maintainer's counters are there only while memcached would run it.
 fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
-    let shared = ctx.shared;
-    let store = shared.core.store.stats();
-    let maintainer = shared.core.settings.memcached_features.lru_maintainer;
+    let view = ctx.view;
+    let store = view.core().store.stats();
+    let maintainer = view.core().settings.memcached_features.lru_maintainer;
     let out = &mut *ctx.out;
     compose_stat_u64(b"bytes", store.item_bytes, out);
     compose_stat_u64(b"curr_items", store.items, out);
@@ -276,7 +276,7 @@ fn store_stats(ctx: &mut Ctx<'_>, totals: &Totals) {
 /// `stats spinel`: Spinel's own values, kept out of `stats` so that its list is memcached's
 /// line for line (tools parse it by position and count).
 fn spinel(ctx: &mut Ctx<'_>) {
-    let buffers = ctx.shared.core.conn_buffer_bytes.load(Relaxed);
+    let buffers = ctx.view.core().conn_buffer_bytes.load(Relaxed);
     compose_stat_u64(b"conn_buffer_bytes", buffers, ctx.out);
 }
 
@@ -299,11 +299,11 @@ pub(crate) fn cpu_times() -> (String, String) {
 }
 
 fn items(ctx: &mut Ctx<'_>) {
-    let store = ctx.shared.core.store.stats();
+    let store = ctx.view.core().store.stats();
     if store.items == 0 {
         return;
     }
-    let temp_lru = ctx.shared.memcache.tunables.lock().temp_lru;
+    let temp_lru = ctx.view.memcache().tunables.lock().temp_lru;
     let out = &mut *ctx.out;
     // One queue, as memcached's flat LRU keeps everything in its cold segment.
     let mut fields = vec![
@@ -351,14 +351,14 @@ fn items(ctx: &mut Ctx<'_>) {
 }
 
 fn slabs(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let store = shared.core.store.stats();
-    let totals = shared.core.totals();
+    let view = ctx.view;
+    let store = view.core().store.stats();
+    let totals = view.core().totals();
     let out = &mut *ctx.out;
     let pages = store.segments_in_use;
     if pages > 0 {
         let fields = [
-            (&b"1:chunk_size"[..], shared.core.store.config().segment_size_bytes as u64),
+            (&b"1:chunk_size"[..], view.core().store.config().segment_size_bytes as u64),
             (b"1:chunks_per_page", 1),
             (b"1:total_pages", pages),
             (b"1:total_chunks", pages),
@@ -617,12 +617,13 @@ mod tests {
             ConnEntry::new(peer, Some(Arc::clone(&listener)), New, 0)
         };
         let udp_addr = Addr::Udp(addr("127.0.0.1:11211"));
-        let udp = Session::connect(&h.shared, ConnEntry::new(udp_addr, None, Read, 0));
-        let mut idle = Session::connect(&h.shared, conn(5));
-        h.session = Session::connect(&h.shared, conn(6));
-        let gone = Session::connect(&h.shared, conn(7));
-        gone.disconnect(&h.shared);
-        idle.note_activity(&h.shared, DataBlock);
+        let udp =
+            Session::connect(h.shared.memcache_view(), ConnEntry::new(udp_addr, None, Read, 0));
+        let mut idle = Session::connect(h.shared.memcache_view(), conn(5));
+        h.session = Session::connect(h.shared.memcache_view(), conn(6));
+        let gone = Session::connect(h.shared.memcache_view(), conn(7));
+        gone.disconnect(h.shared.memcache_view());
+        idle.note_activity(h.shared.memcache_view(), DataBlock);
         assert_eq!(udp.conn_number, 2);
         h.check(
             "stats conns\r\n",

@@ -30,20 +30,20 @@ fn fixed(value: f64, digits: usize) -> String {
 }
 
 pub(super) fn compose(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let tunables = shared.memcache.tunables.lock().clone();
-    let s = &shared.core.settings;
+    let view = ctx.view;
+    let tunables = view.memcache().tunables.lock().clone();
+    let s = &view.core().settings;
     let out = &mut *ctx.out;
-    let verbosity = shared.memcache.verbosity.load(std::sync::atomic::Ordering::Relaxed);
-    compose_stat_u64(b"maxbytes", shared.core.maxbytes(), out);
-    compose_stat_u64(b"maxconns", shared.core.max_connections(), out);
+    let verbosity = view.memcache().verbosity.load(std::sync::atomic::Ordering::Relaxed);
+    compose_stat_u64(b"maxbytes", view.core().maxbytes(), out);
+    compose_stat_u64(b"maxconns", view.core().max_connections(), out);
     compose_stat_u64(b"tcpport", s.port.into(), out);
     compose_stat_u64(b"udpport", s.udp_port.into(), out);
     compose_stat(b"inter", s.listen.as_bytes(), out);
     compose_stat_u64(b"verbosity", verbosity.into(), out);
     compose_stat_u64(b"oldest", 0, out);
     // The store's, which Redis `CONFIG SET maxmemory-policy` may have changed since `-M`.
-    let evictions = shared.core.store.when_full() == store::WhenFull::Evict;
+    let evictions = view.core().store.when_full() == store::WhenFull::Evict;
     compose_stat(b"evictions", if evictions { b"on" } else { b"off" }, out);
     let socket = s.unix_socket.as_deref().unwrap_or("NULL");
     compose_stat(b"domain_socket", socket.as_bytes(), out);
@@ -53,8 +53,8 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat_u64(b"chunk_size", 48, out);
     compose_stat_u64(b"num_threads", s.threads.into(), out);
     compose_stat_u64(b"num_threads_per_udp", s.threads.into(), out);
-    compose_stat(b"stat_key_prefix", &[shared.memcache.prefix_stats.delimiter()], out);
-    compose_stat(b"detail_enabled", yes_no(shared.memcache.prefix_stats.enabled()), out);
+    compose_stat(b"stat_key_prefix", &[view.memcache().prefix_stats.delimiter()], out);
+    compose_stat(b"detail_enabled", yes_no(view.memcache().prefix_stats.enabled()), out);
     compose_stat_u64(b"reqs_per_event", s.reqs_per_event.into(), out);
     compose_stat(b"cas_enabled", yes_no(s.cas_enabled), out);
     compose_stat_u64(b"tcp_backlog", s.backlog.into(), out);
@@ -66,11 +66,11 @@ pub(super) fn compose(ctx: &mut Ctx<'_>) {
     compose_stat(b"maxconns_fast", yes_no(s.memcached_features.maxconns_fast), out);
     compose_stat_u64(b"hashpower_init", 0, out);
     tuning(s, &tunables, out);
-    compose_stat_u64(b"idle_timeout", shared.core.idle_timeout_secs(), out);
+    compose_stat_u64(b"idle_timeout", view.core().idle_timeout_secs(), out);
     compose_stat_u64(b"watcher_logbuf_size", 262_144, out);
     compose_stat_u64(b"worker_logbuf_size", 65_536, out);
     compose_stat_u64(b"read_buf_mem_limit", s.read_buf_mem_limit_bytes, out);
-    let track_sizes = shared.memcache.track_sizes.load(std::sync::atomic::Ordering::Relaxed);
+    let track_sizes = view.memcache().track_sizes.load(std::sync::atomic::Ordering::Relaxed);
     compose_stat(b"track_sizes", yes_no(track_sizes), out);
     compose_stat(b"inline_ascii_response", b"no", out);
     absent_features(s.ssl.as_ref(), out);
@@ -164,8 +164,8 @@ fn no_tls_settings(out: &mut Vec<u8>) {
 
 /// Spinel's own settings, after memcached's.
 fn spinel(ctx: &mut Ctx<'_>) {
-    let shared = ctx.shared;
-    let s = &shared.core.settings;
+    let view = ctx.view;
+    let s = &view.core().settings;
     let out = &mut *ctx.out;
     compose_stat_u64(b"resp_port", s.resp_port.into(), out);
     if !s.skipped_default_ports.is_empty() {
@@ -174,5 +174,5 @@ fn spinel(ctx: &mut Ctx<'_>) {
     compose_stat(b"io_backend", s.io_backend.as_bytes(), out);
     compose_stat_u64(b"busy_poll_us", s.busy_poll_us, out);
     compose_stat(b"pin_threads", yes_no(s.pin), out);
-    compose_stat_u64(b"segment_size", shared.core.store.config().segment_size_bytes as u64, out);
+    compose_stat_u64(b"segment_size", view.core().store.config().segment_size_bytes as u64, out);
 }

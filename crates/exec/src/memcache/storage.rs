@@ -10,7 +10,7 @@ use store::{Mode, StoreOptions};
 
 use super::{
     detail::{self, Event},
-    expiry, storing_refusal, watch, Ctx, Session,
+    expiry, storing_refusal, watch, Changed, Ctx, Session,
 };
 use crate::{
     core::{
@@ -19,7 +19,7 @@ use crate::{
         touch::{self, TouchOutcome},
     },
     counters::{bump, Counters},
-    Shared,
+    memcache::MemcacheView,
 };
 
 pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_>) {
@@ -31,7 +31,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         StoreCommand::Prepend => Mode::Prepend,
         StoreCommand::Cas { cas_unique } => Mode::Cas(cas_unique),
     };
-    detail::record(&ctx.shared.memcache.prefix_stats, request.key, Event::Set);
+    detail::record(&ctx.view.memcache().prefix_stats, request.key, Event::Set);
     let write = Write {
         key: session.key(request.key),
         value: request.value,
@@ -42,9 +42,10 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
         vivify: None,
         on_refusal: OnRefusal::DropOldIfSet,
     };
-    let outcome = storage::store(&ctx.shared.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
-    if ctx.shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+    ctx.changed = Changed::of_store(&outcome, dropped);
+    if ctx.view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
         let event = watch::StoreEvent {
             key: request.key,
             status: watch::store_status(&outcome),
@@ -53,9 +54,9 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
             size: watch::store_size(&outcome, request.value.len()),
             cfd: session.conn_number,
         };
-        watch::item_store(&ctx.shared.memcache, &event, ctx.now_ms());
+        watch::item_store(ctx.view.memcache(), &event, ctx.now_ms());
     }
-    let item_size_max = ctx.shared.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let chunk_len = request.key.len() + request.value.len();
     let status = match storage::memcached_outcome(outcome, mode, chunk_len, item_size_max) {
         StoreOutcome::Stored(_) => Status::Stored,
@@ -73,7 +74,7 @@ pub(super) fn store(ctx: &mut Ctx<'_>, session: &mut Session, request: &Store<'_
 /// ([`proto_memcache::ParseError::TooLarge`]): the old item goes too, as when the store
 /// refuses a set, so a failed overwrite never leaves a stale value to be read.
 pub fn refuse_too_large(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     session: &mut Session,
     key: &[u8],
@@ -81,10 +82,10 @@ pub fn refuse_too_large(
     noreply: bool,
     out: &mut Vec<u8>,
 ) {
-    if super::acl::may_set(shared, session, key, base64_key) {
+    if super::acl::may_set(view, session, key, base64_key) {
         let conn_number = session.conn_number;
         let stored_key = session.meta_key(key, base64_key);
-        forget_refused_set(shared, counters, stored_key, key, conn_number);
+        forget_refused_set(view, counters, stored_key, key, conn_number);
     } else {
         bump(&counters.store_too_large, 1);
     }
@@ -94,17 +95,21 @@ pub fn refuse_too_large(
 }
 
 /// A set refused as too large drops the old item (`stored_key`: the key as the store keys it)
-/// and counts and logs the refusal, on either protocol.
+/// and counts and logs the refusal, on either protocol; an item dropped is a change the
+/// Redis clients tracking its key are told of.
 pub(crate) fn forget_refused_set(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     counters: &Counters,
     stored_key: &[u8],
     key: &[u8],
     conn_number: u32,
 ) {
-    storage::drop_refused(&shared.core.store, stored_key);
+    let dropped = storage::drop_refused(&view.core().store, stored_key);
+    if dropped && view.redis().tracking_any() {
+        view.redis().key_changed(stored_key, view.core().worker_of(counters));
+    }
     bump(&counters.store_too_large, 1);
-    if shared.memcache.watchers.wants(crate::watch::kind::MUTATIONS) {
+    if view.memcache().watchers.wants(crate::watch::kind::MUTATIONS) {
         // As memcached: the item was never made, so no expiry and no size.
         let event = watch::StoreEvent {
             key,
@@ -114,15 +119,18 @@ pub(crate) fn forget_refused_set(
             size: 0,
             cfd: conn_number,
         };
-        watch::item_store(&shared.memcache, &event, shared.core.store.config().clock.now_ms());
+        watch::item_store(view.memcache(), &event, view.core().store.config().clock.now_ms());
     }
 }
 
 pub(super) fn delete(ctx: &mut Ctx<'_>, session: &mut Session, key: &[u8], noreply: bool) {
-    detail::record(&ctx.shared.memcache.prefix_stats, key, Event::Delete);
-    let status = match delete::delete(&ctx.shared.core.store, ctx.counters, session.key(key), None)
+    detail::record(&ctx.view.memcache().prefix_stats, key, Event::Delete);
+    let status = match delete::delete(&ctx.view.core().store, ctx.counters, session.key(key), None)
     {
-        DeleteOutcome::Deleted => Status::Deleted,
+        DeleteOutcome::Deleted => {
+            ctx.changed = Changed::Key;
+            Status::Deleted
+        }
         DeleteOutcome::NotFound | DeleteOutcome::Exists => Status::NotFound,
     };
     ctx.status(status, noreply);
@@ -136,10 +144,13 @@ pub(super) fn touch(
     noreply: bool,
 ) {
     let expiry = expiry(exptime, ctx.now_ms());
-    let outcome = touch::touch(&ctx.shared.core.store, session.key(key), expiry);
+    let outcome = touch::touch(&ctx.view.core().store, session.key(key), expiry);
     touch::count(ctx.counters, outcome);
     match outcome {
-        TouchOutcome::Touched => ctx.status(Status::Touched, noreply),
+        TouchOutcome::Touched => {
+            ctx.changed = Changed::Key;
+            ctx.status(Status::Touched, noreply)
+        }
         TouchOutcome::NotFound => ctx.status(Status::NotFound, noreply),
         TouchOutcome::Refused(refusal) => ctx.error(storing_refusal(refusal), noreply),
     }

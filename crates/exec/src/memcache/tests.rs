@@ -64,7 +64,7 @@ impl Harness {
             match parse_request(&wire[pos..], &Limits::default()) {
                 Ok((request, used)) => {
                     let flow = execute(
-                        &self.shared,
+                        self.shared.memcache_view(),
                         &self.counters,
                         &mut self.session,
                         &request,
@@ -90,8 +90,8 @@ impl Harness {
                 Err(ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key }) => {
                     let key = &wire[pos + key_start..][..key_len];
                     let session = &mut self.session;
-                    let (shared, counters) = (&self.shared, &self.counters);
-                    refuse_too_large(shared, counters, session, key, base64_key, noreply, &mut out);
+                    let (view, counters) = (self.shared.memcache_view(), &self.counters);
+                    refuse_too_large(view, counters, session, key, base64_key, noreply, &mut out);
                     self.swallow = skip;
                 }
                 Err(ParseError::Invalid { skip, reply, noreply }) => {

@@ -123,7 +123,7 @@ fn reassign(src: i64, dst: i64) -> &'static [u8] {
 }
 
 fn automove(ctx: &mut Ctx<'_>, level: &[u8], rest: &[&[u8]], noreply: bool) {
-    let mut tunables = ctx.shared.memcache.tunables.lock();
+    let mut tunables = ctx.view.memcache().tunables.lock();
     if level == b"ratio" {
         match rest.first().and_then(|ratio| parse_double(ratio)) {
             Some(ratio) => tunables.slab_automove_ratio = ratio,
@@ -147,14 +147,14 @@ fn lru(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
         }
         [b"mode", mode, ..] => match *mode {
             b"flat" | b"segmented" => {
-                ctx.shared.memcache.tunables.lock().lru_segmented = *mode == b"segmented";
+                ctx.view.memcache().tunables.lock().lru_segmented = *mode == b"segmented";
                 b"OK"
             }
             _ => b"ERROR",
         },
         [b"temp_ttl", ttl, ..] => match parse_c_i32(ttl) {
             Some(ttl) => {
-                let mut tunables = ctx.shared.memcache.tunables.lock();
+                let mut tunables = ctx.view.memcache().tunables.lock();
                 tunables.temp_lru = ttl >= 0;
                 if ttl >= 0 {
                     tunables.temporary_ttl_secs = ttl;
@@ -185,7 +185,7 @@ fn tune(ctx: &mut Ctx<'_>, pcts: [&[u8]; 2], factors: [&[u8]; 2]) -> &'static [u
     if factor <= 0.0 || hot_factor <= 0.0 {
         return b"ERROR hot/warm age factors must be greater than 0";
     }
-    let mut tunables = ctx.shared.memcache.tunables.lock();
+    let mut tunables = ctx.view.memcache().tunables.lock();
     tunables.hot_lru_pct = hot;
     tunables.warm_lru_pct = warm;
     tunables.hot_max_factor = hot_factor;
@@ -196,7 +196,7 @@ fn tune(ctx: &mut Ctx<'_>, pcts: [&[u8]; 2], factors: [&[u8]; 2]) -> &'static [u
 /// `lru_crawler enable|disable|sleep|tocrawl`; `crawl` and `metadump` walk the store and are
 /// answered elsewhere. memcached reads no `noreply` here.
 fn lru_crawler(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
-    let mut tunables = ctx.shared.memcache.tunables.lock();
+    let mut tunables = ctx.view.memcache().tunables.lock();
     let reply: &[u8] = match args {
         [b"tocrawl", count] => match parse_c_u32(count) {
             Some(count) => {

@@ -33,8 +33,9 @@ use store::{Clock, EvictObserver, Expiry, Item};
 use super::{ttl_secs, Ctx, Session};
 use crate::{
     core::{storage::StoreOutcome, Refusal},
+    memcache::MemcacheView,
     watch::{kind, push_uriencoded, Watchers},
-    Flow, MemcacheState, Shared,
+    Flow, MemcacheState,
 };
 
 /// `watch [kind ...]` (fetchers when none is named).
@@ -42,7 +43,7 @@ pub(super) fn command(ctx: &mut Ctx<'_>, args: &Words<'_>) -> Flow {
     let words: Vec<&[u8]> = args.iter().take(22).collect();
     let noreply = words.last() == Some(&&b"noreply"[..]);
     let reply = |ctx: &mut Ctx<'_>, line: &[u8]| ctx.line(line, noreply);
-    if !ctx.shared.core.settings.watch_enabled {
+    if !ctx.view.core().settings.watch_enabled {
         reply(ctx, b"CLIENT_ERROR watch commands not allowed");
         return Flow::Continue;
     }
@@ -73,7 +74,7 @@ pub(super) fn command(ctx: &mut Ctx<'_>, args: &Words<'_>) -> Flow {
 
 /// `item_get` lines for the keys `request` looks up, before it runs. Call only while
 /// someone watches fetchers.
-pub(super) fn before(shared: &Shared, session: &mut Session, request: &Request<'_>) {
+pub(super) fn before(view: MemcacheView<'_>, session: &mut Session, request: &Request<'_>) {
     let base64 = match request {
         Request::MetaGet(r) => r.flags.base64_key,
         Request::MetaSet(r) => r.flags.base64_key,
@@ -85,9 +86,9 @@ pub(super) fn before(shared: &Shared, session: &mut Session, request: &Request<'
     let cfd = session.conn_number;
     for key in request.keys() {
         let stored = session.meta_key(key, base64);
-        let size = shared.core.store.reader().peek(stored).map(|item| item.value().len());
+        let size = view.core().store.reader().peek(stored).map(|item| item.value().len());
         let client_key = crate::keyspace::decode(stored).map_or(key, |(_, k)| k).to_vec();
-        item_get(&shared.memcache, &client_key, size, cfd);
+        item_get(view.memcache(), &client_key, size, cfd);
     }
 }
 

@@ -73,14 +73,23 @@ pub fn set_protected_mode(shared: &Shared, on: bool) {
 
 /// Whether a new connection starts logged in as `default` (it is on and `nopass`).
 pub(crate) fn starts_authenticated(shared: &Shared) -> bool {
-    let default = shared.redis.users.default_account();
+    default_is_open(&shared.redis.users)
+}
+
+fn default_is_open(users: &crate::resp::acl::Users) -> bool {
+    let default = users.default_account();
     let user = default.user.read();
     user.enabled && user.nopass
 }
 
 /// The account a new (or RESET) connection starts as: `default` if it needs no password.
 pub(crate) fn starting_account(shared: &Shared) -> Option<Arc<Account>> {
-    starts_authenticated(shared).then(|| shared.redis.users.default_account())
+    starting_account_of(&shared.redis.users)
+}
+
+/// [`starting_account`] among `users` (memcached's logins reach no more of Redis).
+pub(crate) fn starting_account_of(users: &crate::resp::acl::Users) -> Option<Arc<Account>> {
+    default_is_open(users).then(|| users.default_account())
 }
 
 /// Whether `session` has not logged in while a login is needed: its requests are then

@@ -1,6 +1,6 @@
 //! memcached's two stream dialects: text/meta and binary.
 
-use exec::{conns::ConnState, counters, Counters, Flow, Shared};
+use exec::{conns::ConnState, counters, memcache::MemcacheView, Counters, Flow};
 use proto_memcache::binary::BinRequest;
 
 use super::{Dialect, Step};
@@ -50,7 +50,8 @@ impl MemcacheConn {
 
 /// What both memcached dialects run with.
 pub struct Ctx<'a> {
-    pub shared: &'a Shared,
+    /// What memcached's requests may touch of the server's state.
+    pub view: MemcacheView<'a>,
     pub counters: &'a Counters,
     pub limits: &'a proto_memcache::Limits,
 }
@@ -70,7 +71,7 @@ pub struct Text<'a> {
 impl<'a> Text<'a> {
     /// A TCP (or Unix socket) connection's text dialect.
     pub fn stream(ctx: Ctx<'a>, conn: &'a mut MemcacheConn, reply_chunk_bytes: usize) -> Self {
-        let login = exec::auth::text_login_offered(ctx.shared);
+        let login = exec::auth::text_login_offered(ctx.view);
         Text { ctx, conn, login, auth_reply_at: None, reply_chunk_bytes }
     }
 
@@ -83,9 +84,8 @@ impl<'a> Text<'a> {
     #[inline(never)]
     fn login_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Step {
         use exec::memcache::auth::{unauthenticated, AuthStep};
-        let (shared, counters, session) =
-            (self.ctx.shared, self.ctx.counters, &mut self.conn.session);
-        match unauthenticated(shared, counters, session, input, out, &mut self.auth_reply_at) {
+        let (view, counters, session) = (self.ctx.view, self.ctx.counters, &mut self.conn.session);
+        match unauthenticated(view, counters, session, input, out, &mut self.auth_reply_at) {
             AuthStep::Used(used) => Step::Done { used, counts: true },
             AuthStep::Incomplete => Step::Incomplete,
             AuthStep::Close => Step::HangUp,
@@ -103,7 +103,7 @@ impl<'a> Dialect for Text<'a> {
         if let Some(step) = self.conn.swallow(input.len()) {
             return Some(step);
         }
-        if self.login && !exec::auth::admitted(self.ctx.shared, &mut self.conn.session) {
+        if self.login && !exec::auth::admitted(self.ctx.view, &mut self.conn.session) {
             return Some(self.login_step(input, out));
         }
         None
@@ -134,10 +134,10 @@ impl<'a> Dialect for Text<'a> {
             }
             ParseError::TooLarge { skip, noreply, key_start, key_len, base64_key } => {
                 let key = &input[key_start..][..key_len];
-                let (shared, counters) = (self.ctx.shared, self.ctx.counters);
+                let (view, counters) = (self.ctx.view, self.ctx.counters);
                 let session = &mut self.conn.session;
                 exec::memcache::refuse_too_large(
-                    shared, counters, session, key, base64_key, noreply, out,
+                    view, counters, session, key, base64_key, noreply, out,
                 );
                 self.conn.swallow_bytes = skip;
             }
@@ -152,8 +152,8 @@ impl<'a> Dialect for Text<'a> {
             // line again, and that stays a fraction of what it sends.
             self.conn.session.set_reply_chunk(self.reply_chunk_bytes.max(used));
         }
-        let (shared, counters) = (self.ctx.shared, self.ctx.counters);
-        exec::memcache::execute(shared, counters, &mut self.conn.session, request, out)
+        let (view, counters) = (self.ctx.view, self.ctx.counters);
+        exec::memcache::execute(view, counters, &mut self.conn.session, request, out)
     }
 
     fn watch(&mut self, kinds: u32, out: &mut Vec<u8>, replies_pending: bool) -> bool {
@@ -171,11 +171,11 @@ impl Text<'_> {
     /// refusal, when the table is full.
     #[cold]
     fn start_watching(&mut self, kinds: u32, out: &mut Vec<u8>) -> bool {
-        let shared = self.ctx.shared;
-        match shared.memcache.watchers.add(kinds) {
+        let view = self.ctx.view;
+        match view.memcache().watchers.add(kinds) {
             Ok(id) => {
                 self.conn.watcher = Some(id);
-                self.conn.session.note_activity(shared, ConnState::Watch);
+                self.conn.session.note_activity(view, ConnState::Watch);
                 out.extend_from_slice(b"OK\r\n");
                 true
             }
@@ -200,7 +200,7 @@ pub struct Binary<'a> {
 impl<'a> Binary<'a> {
     /// A TCP (or Unix socket) connection's binary dialect.
     pub fn stream(ctx: Ctx<'a>, conn: &'a mut MemcacheConn) -> Self {
-        let sasl = exec::auth::sasl_offered(ctx.shared);
+        let sasl = exec::auth::sasl_offered(ctx.view);
         Binary { ctx, conn, sasl }
     }
 
@@ -213,12 +213,12 @@ impl<'a> Binary<'a> {
     #[inline(never)]
     fn sasl_step(&mut self, input: &[u8], out: &mut Vec<u8>) -> Option<Step> {
         use proto_memcache::binary::sasl::{gate, Gate};
-        let admitted = exec::auth::admitted(self.ctx.shared, &mut self.conn.session);
+        let admitted = exec::auth::admitted(self.ctx.view, &mut self.conn.session);
         match gate(input, self.ctx.limits, admitted) {
             Ok(Gate::Sasl(request, used)) => {
-                let (shared, counters) = (self.ctx.shared, self.ctx.counters);
+                let (view, counters) = (self.ctx.view, self.ctx.counters);
                 let session = &mut self.conn.session;
-                exec::binary::sasl::execute(shared, counters, session, &request, out);
+                exec::binary::sasl::execute(view, counters, session, &request, out);
                 Some(Step::Done { used, counts: true })
             }
             Ok(Gate::Other) => None,
@@ -261,10 +261,10 @@ impl<'a> Dialect for Binary<'a> {
             BinParseError::Incomplete => Step::Incomplete,
             BinParseError::Close => Step::Broken,
             BinParseError::Reject { opcode, opaque, status, skip, close } => {
-                let (shared, counters) = (self.ctx.shared, self.ctx.counters);
+                let (view, counters) = (self.ctx.view, self.ctx.counters);
                 let refusal = (opcode, opaque, status);
                 let session = &mut self.conn.session;
-                exec::binary::refuse(shared, counters, session, input, refusal, out);
+                exec::binary::refuse(view, counters, session, input, refusal, out);
                 if close {
                     return Step::HangUp;
                 }
@@ -276,8 +276,8 @@ impl<'a> Dialect for Binary<'a> {
 
     #[inline(always)]
     fn execute(&mut self, request: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
-        let (shared, counters) = (self.ctx.shared, self.ctx.counters);
-        exec::binary::execute(shared, counters, &mut self.conn.session, request, out)
+        let (view, counters) = (self.ctx.view, self.ctx.counters);
+        exec::binary::execute(view, counters, &mut self.conn.session, request, out)
     }
 
     /// A run of quiet gets is one multiget (libmemcached ends it with a noop), as a text

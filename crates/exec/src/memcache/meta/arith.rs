@@ -11,7 +11,7 @@ use proto_memcache::meta::{Flag, ItemInfo, MetaArith, MetaCommand, MetaStatus, R
 use super::{error, Echo};
 use crate::{
     core::arith::{self, Arith, ArithOutcome},
-    memcache::{expiry, ttl_secs, Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY},
+    memcache::{expiry, ttl_secs, Changed, Ctx, Session, NOT_NUMERIC, OUT_OF_MEMORY},
 };
 
 pub(in crate::memcache) fn execute(
@@ -40,12 +40,13 @@ pub(in crate::memcache) fn execute(
         vivify,
     };
     let echo = Echo { command: MetaCommand::Arith, flags: &request.flags, key: request.key };
-    match arith::apply(&ctx.shared.core.store, ctx.counters, key, &arith) {
+    match arith::apply(&ctx.view.core().store, ctx.counters, key, &arith) {
         ArithOutcome::NotFound => echo.status(ctx.out, MetaStatus::Nf),
         ArithOutcome::Exists => echo.status(ctx.out, MetaStatus::Ex),
         ArithOutcome::NotNumeric => error(ctx, NOT_NUMERIC),
         ArithOutcome::NoMemory => error(ctx, OUT_OF_MEMORY),
         ArithOutcome::Value { value, cas, expiry, .. } => {
+            ctx.changed = Changed::Key;
             let info = ItemInfo {
                 cas: Some(ctx.visible_cas(cas)),
                 ttl_secs: Some(ttl_secs(expiry, now_ms)),

@@ -21,15 +21,15 @@ pub(in crate::memcache) fn execute(
     request: &MetaDebug<'_>,
 ) {
     let key = session.meta_key(request.key, request.base64_key);
-    let shared = ctx.shared;
-    let reader = shared.core.store.reader();
+    let view = ctx.view;
+    let reader = view.core().store.reader();
     let Some(item) = reader.peek(key) else {
         ctx.out.extend_from_slice(b"EN\r\n");
         return;
     };
     let now_ms = ctx.now_ms();
     let key_len = keyspace::decode(item.key()).map_or(0, |(_, key)| key.len());
-    let (size, class) = item_size_class(&shared.core, key_len, &item);
+    let (size, class) = item_size_class(view.core(), key_len, &item);
     let mut info = Vec::with_capacity(96);
     let _ = write!(
         info,

@@ -9,7 +9,7 @@ use super::{error, Echo};
 use crate::{
     core::delete::{self, DeleteOutcome},
     counters::bump,
-    memcache::{expiry, Ctx, Session, OUT_OF_MEMORY},
+    memcache::{expiry, Changed, Ctx, Session, OUT_OF_MEMORY},
 };
 
 const INVALIDATED: MetaState = MetaState { stale: true, win_token_sent: false };
@@ -24,8 +24,11 @@ pub(in crate::memcache) fn execute(
     let echo = Echo { command: MetaCommand::Delete, flags: &request.flags, key: request.key };
     if !flags.invalidate && !flags.remove_value {
         let status =
-            match delete::delete(&ctx.shared.core.store, ctx.counters, key, flags.compare_cas) {
-                DeleteOutcome::Deleted => MetaStatus::Hd,
+            match delete::delete(&ctx.view.core().store, ctx.counters, key, flags.compare_cas) {
+                DeleteOutcome::Deleted => {
+                    ctx.changed = Changed::Key;
+                    MetaStatus::Hd
+                }
                 DeleteOutcome::NotFound => MetaStatus::Nf,
                 DeleteOutcome::Exists => MetaStatus::Ex,
             };
@@ -33,7 +36,7 @@ pub(in crate::memcache) fn execute(
     }
     // `I` and `x` keep an item (stale, or emptied): not a delete, so done here.
     let new_ttl = flags.update_ttl_secs.map(|ttl| expiry(ttl, ctx.now_ms()));
-    let result = ctx.shared.core.store.modify(key, |current| match current {
+    let result = ctx.view.core().store.modify(key, |current| match current {
         None => (Change::Keep, MetaStatus::Nf),
         Some(item) if flags.compare_cas.is_some_and(|cas| cas != item.cas()) => {
             (Change::Keep, MetaStatus::Ex)
@@ -44,10 +47,14 @@ pub(in crate::memcache) fn execute(
         Ok((_, status)) => status,
         Err(_) => return error(ctx, OUT_OF_MEMORY),
     };
-    // memcached counts a tombstone as a delete hit; invalidation as neither.
+    // memcached counts a tombstone as a delete hit; invalidation as neither. Either changed
+    // the item (stale, a new CAS; or emptied).
     match status {
-        MetaStatus::Hd if flags.invalidate => {}
-        MetaStatus::Hd => bump(&ctx.counters.delete_hits, 1),
+        MetaStatus::Hd if flags.invalidate => ctx.changed = Changed::Key,
+        MetaStatus::Hd => {
+            ctx.changed = Changed::Key;
+            bump(&ctx.counters.delete_hits, 1)
+        }
         _ => bump(&ctx.counters.delete_misses, 1),
     }
     echo.status(ctx.out, status);

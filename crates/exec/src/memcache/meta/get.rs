@@ -13,8 +13,10 @@ use store::{Change, Expiry, Item, MetaState};
 use super::{error, Echo};
 use crate::{
     core::{get, get::Gets, modify_composing, touch},
-    memcache::{expiry, last_access_secs, ttl_secs, visible_cas, Ctx, Session, OUT_OF_MEMORY},
-    Shared,
+    memcache::{
+        expiry, last_access_secs, ttl_secs, visible_cas, Changed, Ctx, MemcacheView, Session,
+        OUT_OF_MEMORY,
+    },
 };
 
 /// What the locked path found.
@@ -57,8 +59,8 @@ enum Read {
 
 /// Answers from a reader, without a write.
 fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
-    let shared = ctx.shared;
-    let mut gets = Gets::new(&shared.core.store);
+    let view = ctx.view;
+    let mut gets = Gets::new(&view.core().store);
     let found = if request.flags.no_bump { gets.peek(key) } else { gets.get(key) };
     let Some(item) = found else {
         echo(request).status(ctx.out, MetaStatus::En);
@@ -74,7 +76,7 @@ fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
     // Reading the clock costs as much as the lookup; only `l` and `t` need it.
     let now_ms = if request.flags.needs_clock() { ctx.now_ms() } else { 0 };
     let hit = Hit { expiry: item.expiry(), now_ms, hit_before: item.accessed_before() };
-    compose_hit(shared, ctx.out, request, &item, hit, recache);
+    compose_hit(view, ctx.out, request, &item, hit, recache);
     gets.finish(ctx.counters);
     Read::Answered
 }
@@ -85,8 +87,8 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
     let now_ms = ctx.now_ms();
     let new_expiry = flags.update_ttl_secs.map(|ttl| expiry(ttl, now_ms));
     let recache_at = flags.recache_ttl_secs.map(|ttl| expiry(ttl, now_ms));
-    let shared = ctx.shared;
-    let result = modify_composing(&shared.core.store, key, ctx.out, |current, out| {
+    let view = ctx.view;
+    let result = modify_composing(&view.core().store, key, ctx.out, |current, out| {
         let Some(item) = current else {
             return vivify(flags.vivify_ttl_secs, flags.new_cas, now_ms);
         };
@@ -95,7 +97,7 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
         let won = !before.win_token_sent && (before.stale || recache_due(&item, recache_at));
         let recache = RecacheState { already_won: before.win_token_sent, stale: before.stale, won };
         let hit_before = hit_before.unwrap_or(item.accessed_before());
-        compose_hit(shared, out, request, &item, Hit { expiry, now_ms, hit_before }, recache);
+        compose_hit(view, out, request, &item, Hit { expiry, now_ms, hit_before }, recache);
         if new_expiry.is_none() && !won {
             return (Change::Keep, Outcome::Hit);
         }
@@ -108,13 +110,18 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
             count(ctx, request, false);
         }
         Ok((_, Outcome::Hit)) => {
+            // `T` retimed it (a win token alone changes nothing a Redis client reads).
+            if new_expiry.is_some() {
+                ctx.changed = Changed::Key;
+            }
             if !flags.no_bump {
                 // The locked read does not count as an access; count it now.
-                shared.core.store.reader().get(key);
+                view.core().store.reader().get(key);
             }
             count(ctx, request, true);
         }
         Ok((cas, Outcome::Vivified { expiry })) => {
+            ctx.changed = Changed::Key;
             let cas = cas.expect("a vivified item was written");
             compose_vivified(ctx, request, cas, expiry, now_ms);
             count(ctx, request, true);
@@ -147,7 +154,7 @@ struct Hit {
 }
 
 fn compose_hit(
-    shared: &Shared,
+    view: MemcacheView<'_>,
     out: &mut Vec<u8>,
     request: &MetaGet<'_>,
     item: &Item<'_>,
@@ -161,7 +168,7 @@ fn compose_hit(
     // A reply echoing no flag reads nothing from the item info: skip decoding it.
     let info = if flags.echoes_any() {
         ItemInfo {
-            cas: Some(visible_cas(&shared.core, item.cas())),
+            cas: Some(visible_cas(view.core(), item.cas())),
             client_flags: Some(item.flags()),
             hit_before: Some(hit.hit_before),
             last_access_secs: Some(last_access_secs(item, hit.now_ms)),

@@ -15,7 +15,7 @@ use crate::{
         storage::{self, OnRefusal, StoreOutcome, Write},
         Refusal,
     },
-    memcache::{expiry, storing_refusal, watch::SetStatus, Ctx, Session},
+    memcache::{expiry, storing_refusal, watch::SetStatus, Changed, Ctx, Session},
 };
 
 /// Returns what the write did (`None`: refused before the store, as a key it cannot
@@ -57,10 +57,11 @@ pub(in crate::memcache) fn execute(
             OnRefusal::DropOld
         },
     };
-    let outcome = storage::store(&ctx.shared.core.store, &write);
+    let (outcome, dropped) = storage::store_telling_drop(&ctx.view.core().store, &write);
     storage::count(ctx.counters, mode, &outcome);
+    ctx.changed = Changed::of_store(&outcome, dropped);
     let chunk_len = request.key.len() + request.value.len();
-    let item_size_max = ctx.shared.core.store.config().item_size_max;
+    let item_size_max = ctx.view.core().store.config().item_size_max;
     let outcome = storage::memcached_outcome(outcome, mode, chunk_len, item_size_max);
     let echo = Echo { command: MetaCommand::Set, flags: &request.flags, key: request.key };
     let (status, cas, value_len, done) = match outcome {

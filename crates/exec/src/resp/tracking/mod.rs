@@ -532,11 +532,12 @@ pub(super) fn served(shared: &Shared, keys: &[&[u8]], served: u64, worker: usize
     own
 }
 
-/// A memcached write of stored key `stored` (database 0's form), by any worker.
+/// A memcached write of stored key `stored` (database 0's form), by any worker: what
+/// memcached's handlers tell through `MemcacheView::redis` (`RedisLinks::key_changed`),
+/// kept as one call for this file's tests.
+#[cfg(test)]
 pub(crate) fn memcache_written(shared: &Shared, stored: &[u8], worker: usize) {
-    if let Some((_, name)) = crate::keyspace::decode(stored) {
-        shared.redis.tracking.invalidate(&shared.redis.pubsub, &[name], 0, worker);
-    }
+    shared.memcache_view().redis().key_changed(stored, worker);
 }
 
 /// HELLO chose the session's protocol. A RESP3 connection gets its mailbox now: it may
