@@ -272,6 +272,8 @@ def run_attempt(kind, unit, args, tree, out_dir, skip_tests, attempt):
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     name = f"{unit}.{kind}" + (f".{attempt}" if attempt else "")
+    # A unit named with a slash (type/stream) writes its logs in a subfolder of out_dir.
+    os.makedirs(os.path.dirname(os.path.join(out_dir, name)), exist_ok=True)
     proc = start_server(kind, args, port, workdir, os.path.join(out_dir, name + ".server.log"))
     run = UnitRun()
     run.test_timeout = args.test_timeout

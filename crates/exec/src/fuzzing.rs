@@ -65,7 +65,7 @@ pub fn normalized(value: &Value) -> Value {
         Value::ZSet(members) => members.sort_by(|(a, a_score), (b, b_score)| {
             a_score.total_cmp(b_score).then_with(|| a.cmp(b))
         }),
-        Value::String(_) | Value::List(_) => {}
+        Value::String(_) | Value::List(_) | Value::Stream(_) => {}
     }
     value
 }

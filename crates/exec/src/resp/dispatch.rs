@@ -28,7 +28,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Cluster(id) => cluster::dispatch(ctx, id),
             C::Sort(id) => sort::dispatch(ctx, id),
             C::Geo(id) => geo::dispatch(ctx, id),
-            C::Streams(id) => stream::dispatch(ctx, id),
+            C::Streams(id) => return stream::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
             C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),

@@ -604,7 +604,7 @@ fn run(
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
     }
-    blocking::note_written(&mut ctx);
+    blocking::note_written(&mut ctx, routed.route);
     // Client-side caching: one relaxed load when no client tracks.
     if shared.redis.tracking.any() {
         tracking::after_command(&mut ctx);

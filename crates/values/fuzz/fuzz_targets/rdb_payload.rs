@@ -3,6 +3,8 @@
 //! sealed with an RDB version and a valid CRC-64 so they reach the decoder. The first
 //! byte picks which, as in exec's restore_payload (whose seeds these are).
 //!
+//! Streams (types 15 and 19: node listpacks, consumer groups) go through the same checks.
+//!
 //! Checks: nothing panics or allocates what a length claims; a value that loads is kept
 //! as a collection whose encoding is valid and reads back as the same value, and dumps to
 //! a payload that loads as the same value again.
@@ -16,7 +18,7 @@ use libfuzzer_sys::fuzz_target;
 use values::{
     hash, list, owned,
     rdb::{self, Kept, Value},
-    set, zset,
+    set, stream, zset,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -40,6 +42,10 @@ fuzz_target!(|data: &[u8]| {
         owned::Value::Hash(_) => (hash::is_valid(&encoded), owned::Value::Hash(hash::own(&encoded))),
         owned::Value::Set(_) => (set::is_valid(&encoded), owned::Value::Set(set::own(&encoded))),
         owned::Value::ZSet(_) => (zset::is_valid(&encoded), owned::Value::ZSet(zset::own(&encoded))),
+        owned::Value::Stream(_) => {
+            let decoded = stream::decode(&encoded).expect("a loaded stream's encoding decodes");
+            (stream::is_valid(&encoded), owned::Value::Stream(Box::new(decoded)))
+        }
     };
     assert!(valid, "a restored value's encoding is valid");
     assert_eq!(owned::encode(&own).as_deref(), Some(&encoded[..]), "it re-encodes");
@@ -61,7 +67,7 @@ fn sorted(mut value: Value) -> Value {
         Value::Set(members) => members.sort(),
         Value::Hash(fields) => fields.sort(),
         Value::ZSet(members) => members.sort_by(|a, b| a.0.cmp(&b.0)),
-        Value::String(_) | Value::List(_) => {}
+        Value::String(_) | Value::List(_) | Value::Stream(_) => {}
     }
     value
 }

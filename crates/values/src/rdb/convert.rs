@@ -8,7 +8,8 @@ impl Value {
     /// Whether it is a collection with nothing in it (a payload no Redis restores).
     pub fn is_empty_collection(&self) -> bool {
         match self {
-            Value::String(_) => false,
+            // An empty stream is a value (XGROUP CREATE ... MKSTREAM makes one).
+            Value::String(_) | Value::Stream(_) => false,
             Value::List(elements) | Value::Set(elements) => elements.is_empty(),
             Value::Hash(fields) => fields.is_empty(),
             Value::ZSet(members) => members.is_empty(),
@@ -31,8 +32,7 @@ pub fn from_owned(value: &owned::Value, now_ms: u64) -> Value {
             let fields = hash.iter().filter(|(name, _)| live(name));
             Value::Hash(fields.map(|(name, value)| (name.to_vec(), value.to_vec())).collect())
         }
-        // Not carried yet: an empty collection, which DUMP answers as a missing key.
-        owned::Value::Stream(_) => Value::List(Vec::new()),
+        owned::Value::Stream(stream) => Value::Stream(stream.clone()),
     }
 }
 
@@ -66,6 +66,7 @@ pub fn kept(value: Value) -> Kept {
             });
             owned::Value::Hash(hash)
         }
+        Value::Stream(stream) => owned::Value::Stream(stream),
         Value::ZSet(members) => {
             let mut zset = ZSetValue::default();
             members.iter().for_each(|(member, score)| {

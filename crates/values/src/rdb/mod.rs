@@ -22,12 +22,15 @@
 //!
 //! Read: every type Redis 7.0 writes (those, plus listpack hashes and sorted sets, the
 //! intset, quicklist 2) and the older ones a Redis 6 payload may hold (ziplists, quicklist
-//! 1, sorted sets with text scores). Modules and streams are refused: Spinel has neither.
+//! 1, sorted sets with text scores). Streams are written and read in Redis 7.0's form,
+//! node listpacks and consumer groups (`stream.rs`; Redis 6's type 15 read too). Modules
+//! are refused: Spinel has none.
 
 mod convert;
 mod crc64;
 mod lzf;
 mod packed;
+mod stream;
 
 pub use convert::{from_owned, kept, Kept};
 pub use crc64::crc64;
@@ -36,13 +39,29 @@ pub use crc64::crc64;
 pub const RDB_VERSION: u16 = 10;
 
 /// A value as a DUMP payload carries it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Value {
     String(Vec<u8>),
     List(Vec<Vec<u8>>),
     Set(Vec<Vec<u8>>),
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
     ZSet(Vec<(Vec<u8>, f64)>),
+    Stream(Box<crate::stream::StreamValue>),
+}
+
+impl PartialEq for Value {
+    /// Equal contents; two streams are equal when their entries, counters and groups are
+    /// (a node's internal sizes are not part of the value).
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => a == b,
+            (Value::Hash(a), Value::Hash(b)) => a == b,
+            (Value::ZSet(a), Value::ZSet(b)) => a == b,
+            (Value::Stream(a), Value::Stream(b)) => stream::same_stream(a, b),
+            _ => false,
+        }
+    }
 }
 
 // Type bytes (rdb.h).
@@ -94,6 +113,7 @@ pub fn dump(value: &Value) -> Vec<u8> {
                 out.extend_from_slice(&score.to_le_bytes());
             }
         }
+        Value::Stream(value) => stream::put_stream(&mut out, value),
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
@@ -129,10 +149,13 @@ pub fn load(payload: &[u8]) -> Option<Value> {
         TYPE_LIST_QUICKLIST | TYPE_LIST_QUICKLIST_2 => {
             Value::List(reader.quicklist(kind == TYPE_LIST_QUICKLIST_2)?)
         }
+        stream::TYPE_STREAM_LISTPACKS | stream::TYPE_STREAM_LISTPACKS_2 => {
+            Value::Stream(Box::new(stream::load_stream(&mut reader, kind)?))
+        }
         _ => return None,
     };
     let valid = match &value {
-        Value::String(_) => true,
+        Value::String(_) | Value::Stream(_) => true,
         Value::List(elements) => !elements.is_empty(),
         Value::Set(members) => distinct(members.iter().map(Vec::as_slice)),
         Value::Hash(fields) => distinct(fields.iter().map(|(name, _)| name.as_slice())),
@@ -264,10 +287,29 @@ impl<'a> Reader<'a> {
     }
 
     fn len(&mut self) -> Option<usize> {
+        usize::try_from(self.number()?).ok()
+    }
+
+    /// A plain length read as a number (`rdbLoadLen`: stream IDs and counters).
+    fn number(&mut self) -> Option<u64> {
         match self.len_or_encoding()? {
-            Len::Plain(len) => usize::try_from(len).ok(),
+            Len::Plain(len) => Some(len),
             Len::Encoded(_) => None,
         }
+    }
+
+    /// A count of items that each take a byte at least: never more than the bytes left.
+    fn count(&mut self) -> Option<usize> {
+        self.len().filter(|&n| n <= self.bytes.len())
+    }
+
+    fn id(&mut self) -> Option<crate::stream::StreamId> {
+        Some(crate::stream::StreamId::new(self.number()?, self.number()?))
+    }
+
+    /// `rdbLoadMillisecondTime`: 8 bytes, little-endian.
+    fn u64_le(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
     /// `rdbGenericLoadStringObject`.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 mod codec;
 pub mod group;
 mod id;
-mod node;
+pub(crate) mod node;
 
 pub use codec::{decode, encode, is_valid};
 pub use group::{Consumer, Group, Pending};

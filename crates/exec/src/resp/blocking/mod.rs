@@ -1,5 +1,6 @@
 //! Blocking commands: BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP BZPOPMIN BZPOPMAX BZMPOP, WAIT,
-//! and CLIENT UNBLOCK.
+//! CLIENT UNBLOCK, and the waits of XREAD and XREADGROUP with BLOCK (`streams`: they read
+//! rather than pop, so each ready waiter is asked, not only the first).
 //!
 //! ```text
 //!   BLPOP k 0 (worker A)                      LPUSH k x (worker B, any protocol's loop)
@@ -44,6 +45,7 @@
 //! string (a Redis SET, a memcached `set`) serves nobody, and its waiters keep waiting.
 
 mod registry;
+mod streams;
 
 use std::time::{Duration, Instant};
 
@@ -53,6 +55,7 @@ use proto_resp::{
     compose_command, error, parse_command, route, Limits, Reply, Route,
 };
 pub use registry::Waiters;
+pub(in crate::resp) use streams::block_streams;
 use registry::{Attempt, Waiter};
 
 use super::{keyevents, list, zset, Ctx, Session};
@@ -91,9 +94,18 @@ pub(in crate::resp) enum Kind {
     },
     /// WAIT for replicas: nothing ever serves it; it ends by its timeout.
     Wait,
+    /// XREAD ... BLOCK: served by entries past the IDs it blocked with (see `streams`).
+    Xread,
+    /// XREADGROUP ... BLOCK with `>`: served by entries its group has not delivered.
+    Xreadgroup,
 }
 
 impl Kind {
+    /// Whether it reads streams (it reads past an ID; nothing pops for it in order).
+    pub(in crate::resp) fn is_stream(self) -> bool {
+        matches!(self, Kind::Xread | Kind::Xreadgroup)
+    }
+
     fn moves(self) -> bool {
         matches!(self, Kind::Blmove { .. })
     }
@@ -303,7 +315,7 @@ fn record_pop(ctx: &mut Ctx<'_>, kind: Kind, index: usize) {
         Kind::Bzmpop { end, .. } => {
             ctx.removed(ZSET, if end == zset::ZEnd::Min { "zpopmin" } else { "zpopmax" }, index);
         }
-        Kind::Wait => {}
+        Kind::Wait | Kind::Xread | Kind::Xreadgroup => {}
     }
 }
 
@@ -318,18 +330,29 @@ fn pop_once(ctx: &mut Ctx<'_>, kind: Kind, index: usize) -> Popped {
         Kind::Bzpopmin => zset::pop_for_bzpop(ctx, index, zset::ZEnd::Min),
         Kind::Bzpopmax => zset::pop_for_bzpop(ctx, index, zset::ZEnd::Max),
         Kind::Bzmpop { end, count } => zset::pop_for_bzmpop(ctx, index, end, count),
-        Kind::Wait => Popped::Empty,
+        // Stream readers are served by `streams::serve`, never popped for.
+        Kind::Wait | Kind::Xread | Kind::Xreadgroup => Popped::Empty,
     }
 }
 
 /// Puts the session in the table, waiting on the request's keys.
 fn register(ctx: &mut Ctx<'_>, request: &Request, worker: usize) {
+    register_after(ctx, request, worker, Vec::new());
+}
+
+/// [`register`], with the IDs an XREAD reads past (one per key of the request).
+fn register_after(
+    ctx: &mut Ctx<'_>,
+    request: &Request,
+    worker: usize,
+    after: Vec<values::stream::StreamId>,
+) {
     let keys = request.keys.clone().map(|index| (ctx.key(index).to_vec(), index)).collect();
     let args: Vec<&[u8]> = ctx.cmd.args().collect();
     let mut command = Vec::new();
     compose_command(&args, &mut command);
     let client_id = ctx.session.client.lock().id;
-    let waiter = Waiter::new(
+    let mut waiter = Waiter::new(
         client_id,
         worker,
         ctx.session.db,
@@ -339,8 +362,11 @@ fn register(ctx: &mut Ctx<'_>, request: &Request, worker: usize) {
         keys,
         request.timeout.is_some(),
     );
+    waiter.after = after;
     let ticket = ctx.shared.redis.blocking.register(waiter);
-    let deadline = request.timeout.map(|timeout| Instant::now() + timeout);
+    // A timeout too far to add to now (XREAD BLOCK 9223372036854775807) waits forever,
+    // as it does in Redis, whose deadline then wraps past every clock reading.
+    let deadline = request.timeout.and_then(|timeout| Instant::now().checked_add(timeout));
     ctx.session.blocked = Some(Box::new(Blocked { ticket, kind: request.kind, deadline }));
     ctx.session.activity.set(super::clients::flag::BLOCKED, true);
 }
@@ -386,7 +412,24 @@ pub(super) fn client_unblock(ctx: &mut Ctx<'_>) {
         out
     };
     let shared = ctx.shared;
+    let mut failed = None;
+    let reply = |waiter: &Waiter| {
+        if as_error {
+            failed = command_index(&waiter.command);
+        }
+        reply(waiter)
+    };
     let unblocked = u64::try_from(id).ok().and_then(|id| shared.redis.blocking.unblock(id, reply));
+    if unblocked.is_some() && as_error {
+        // The waiter's command ends in an error: counted as any error reply, and as a
+        // failed call of that command, as in Redis.
+        let mut error = Vec::new();
+        Reply::new(&mut error, ctx.session.protocol).error(UNBLOCKED);
+        super::count_error_reply(shared, ctx.counters, &error, 0);
+        if let (Some(index), false) = (failed, cfg!(feature = "no-command-stats")) {
+            ctx.counters.command_stats.fail(index);
+        }
+    }
     if let Some(worker) = unblocked {
         let own = shared.core.worker_of(ctx.counters);
         shared.redis.pubsub.wake(worker, worker == own);
@@ -394,41 +437,62 @@ pub(super) fn client_unblock(ctx: &mut Ctx<'_>) {
     ctx.reply().integer(i64::from(unblocked.is_some()));
 }
 
-/// After a write (the command in `ctx` ran): while anyone waits, notes the keys it may
-/// have made ready (Redis's `signalKeyAsReady`), to be served after the command.
-pub(super) fn note_written(ctx: &mut Ctx<'_>) {
-    let spec = ctx.spec;
-    if !spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::BLOCKING) {
-        return;
-    }
+/// The command-table index of a waiter's command (its stats are kept under it).
+fn command_index(command: &[u8]) -> Option<usize> {
+    let (command, _) = parse_command(command, &Limits::default()).ok()?;
+    route(&command).ok().map(|routed| proto_resp::commands::index_of(routed.spec))
+}
+
+/// After a write (the command in `ctx` ran, routed as `route`): while anyone waits, notes
+/// the keys it may have made ready (Redis's `signalKeyAsReady`), to be served after the
+/// command.
+pub(super) fn note_written(ctx: &mut Ctx<'_>, route: Route) {
+    use proto_resp::commands::StreamId as X;
     if !ctx.shared.redis.blocking.any() {
         return;
     }
-    let argc = ctx.argc() as i32;
-    match spec.run {
-        proto_resp::commands::Run::Command(CommandId::Swapdb) => {
+    let spec = ctx.spec;
+    let keys = match route {
+        // XGROUP DESTROY answers the group's waiters with -NOGROUP.
+        Route::Subcommand(proto_resp::SubcommandId::XgroupDestroy) => return note_key(ctx, 2),
+        _ if !spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::BLOCKING) => {
+            return
+        }
+        // Of the stream commands only XADD wakes anyone (XSETID, XDEL, XTRIM do not, in
+        // Redis: an XREAD waiter whose stream they touched waits for the next XADD).
+        Route::Command(CommandId::Streams(id)) if id != X::Xadd => return,
+        Route::Command(CommandId::Swapdb) => {
             let (Some(a), Some(b)) = (db_arg(ctx, 1), db_arg(ctx, 2)) else { return };
-            let keys = ctx.shared.redis.blocking.keys_in(a, b);
-            ctx.session.ready_keys.extend(keys);
-            return;
+            ctx.shared.redis.blocking.keys_in(|db| db == a || db == b)
         }
-        proto_resp::commands::Run::Command(CommandId::Move) => {
+        // A flush answers XREADGROUP waiters ("the stream key no longer exists").
+        Route::Command(CommandId::Flushall) => ctx.shared.redis.blocking.keys_in(|_| true),
+        Route::Command(CommandId::Flushdb) => {
+            let flushed = ctx.session.db;
+            ctx.shared.redis.blocking.keys_in(|db| db == flushed)
+        }
+        Route::Command(CommandId::Move) => {
             let Some(db) = db_arg(ctx, 2) else { return };
-            note_in(ctx, db, 1);
-            return;
+            return note_in(ctx, db, 1);
         }
-        proto_resp::commands::Run::Command(CommandId::Copy) => {
+        Route::Command(CommandId::Copy) => {
             // COPY source destination [DB db] [REPLACE]: the destination may be elsewhere.
             let db = (3..ctx.argc() - 1)
                 .find(|&i| ctx.arg(i).eq_ignore_ascii_case(b"DB"))
                 .and_then(|i| db_arg(ctx, i + 1));
             if let Some(db) = db {
-                note_in(ctx, db, 2);
-                return;
+                return note_in(ctx, db, 2);
             }
+            return note_spec_keys(ctx);
         }
-        _ => {}
-    }
+        _ => return note_spec_keys(ctx),
+    };
+    ctx.session.ready_keys.extend(keys);
+}
+
+/// Notes the key arguments of the command's key triple.
+fn note_spec_keys(ctx: &mut Ctx<'_>) {
+    let (spec, argc) = (ctx.spec, ctx.argc() as i32);
     if spec.first_key <= 0 {
         return;
     }
@@ -440,13 +504,18 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>) {
     };
     let mut index = spec.first_key;
     while index <= last && index < argc {
-        let shared = ctx.shared;
-        let key = ctx.key(index as usize);
-        if shared.redis.blocking.may_wait_on(key) {
-            let key = key.to_vec();
-            ctx.session.ready_keys.push(key);
-        }
+        note_key(ctx, index as usize);
         index += spec.step.max(1);
+    }
+}
+
+/// Notes key argument `index` in the session's database, if someone may wait on it.
+fn note_key(ctx: &mut Ctx<'_>, index: usize) {
+    let shared = ctx.shared;
+    let key = ctx.key(index);
+    if shared.redis.blocking.may_wait_on(key) {
+        let key = key.to_vec();
+        ctx.session.ready_keys.push(key);
     }
 }
 
@@ -491,7 +560,6 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         return Attempt::Refused;
     };
     let Ok(routed) = route(&command) else { return Attempt::Refused };
-    debug_assert!(matches!(routed.route, Route::Command(CommandId::Blocking(_))));
     let mut session = Session { db: waiter.db, protocol: waiter.protocol, ..Session::default() };
     let mut out = Vec::new();
     let mut ctx = Ctx {
@@ -506,27 +574,49 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         outcome: keyevents::Outcome::default(),
     };
     let events = (shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
-    match attempt(&mut ctx, waiter.kind, index) {
-        Popped::Served => {
-            if let Some(absent) = &events {
-                // The pop's keyspace events, as for a command that found its key at once.
-                keyevents::publish(&ctx, absent);
+    let attempt = match waiter.kind.is_stream() {
+        true => streams::serve(&mut ctx, waiter, index),
+        false => pop_for(&mut ctx, waiter, index),
+    };
+    if let (Attempt::Served { reply, .. }, Some(absent)) = (&attempt, &events) {
+        if !reply.starts_with(b"-") {
+            // The pop's keyspace events, as for a command that found its key at once.
+            keyevents::publish(&ctx, absent);
+        }
+    }
+    if let Attempt::Served { reply, .. } = &attempt {
+        if reply.starts_with(b"-") {
+            // A waiter answered with an error counts as its command failing, as in Redis.
+            super::count_error_reply(shared, counters, reply, 0);
+            if !cfg!(feature = "no-command-stats") {
+                counters.command_stats.fail(proto_resp::commands::index_of(ctx.spec));
             }
+        }
+    }
+    attempt
+}
+
+/// [`serve_one`] for a list or sorted-set waiter: its command's pop, on its behalf.
+fn pop_for(ctx: &mut Ctx<'_>, waiter: &Waiter, index: usize) -> Attempt {
+    let shared = ctx.shared;
+    match attempt(ctx, waiter.kind, index) {
+        Popped::Served => {
             let pushed = waiter.kind.moves().then(|| ctx.key(2).to_vec());
             let source = ctx.key(index).to_vec();
+            let mut reply = std::mem::take(ctx.out);
             if shared.redis.tracking.any() {
                 let keys = [Some(source.as_slice()), pushed.as_deref()];
                 let keys: Vec<&[u8]> = keys.into_iter().flatten().collect();
-                let worker = shared.core.worker_of(counters);
-                out.extend(super::tracking::served(shared, &keys, waiter.client_id, worker));
+                let worker = shared.core.worker_of(ctx.counters);
+                reply.extend(super::tracking::served(shared, &keys, waiter.client_id, worker));
             }
-            Attempt::Served { reply: out, pushed }
+            Attempt::Served { reply, pushed }
         }
         Popped::Empty => Attempt::Empty,
         // BLMOVE to a key of another type: as Redis 7.0, the waiter gets WRONGTYPE and stops
         // waiting; the element stays in the source for the next waiter.
-        Popped::Failed if waiter.kind.moves() && out.starts_with(b"-WRONGTYPE") => {
-            Attempt::Served { reply: out, pushed: None }
+        Popped::Failed if waiter.kind.moves() && ctx.out.starts_with(b"-WRONGTYPE") => {
+            Attempt::Served { reply: std::mem::take(ctx.out), pushed: None }
         }
         Popped::Failed => Attempt::Refused,
     }

@@ -27,6 +27,7 @@ use std::{
 
 use parking_lot::Mutex;
 use proto_resp::Protocol;
+use values::stream::StreamId;
 
 use super::Kind;
 
@@ -46,6 +47,9 @@ pub(in crate::resp) struct Waiter {
     pub(in crate::resp) keys: Vec<(Vec<u8>, usize)>,
     /// Whether it has a timeout (INFO `clients_in_timeout_table`).
     pub(in crate::resp) has_deadline: bool,
+    /// XREAD: for each of `keys`, the ID its entries must follow, resolved when it blocked
+    /// (`$` is the last ID then, not when served). Empty for the other kinds.
+    pub(in crate::resp) after: Vec<StreamId>,
     /// Its answer, once it has one (it then waits in no queue).
     reply: Option<Vec<u8>>,
 }
@@ -62,7 +66,15 @@ impl Waiter {
         keys: Vec<(Vec<u8>, usize)>,
         has_deadline: bool,
     ) -> Waiter {
-        Waiter { client_id, worker, db, protocol, kind, command, keys, has_deadline, reply: None }
+        let after = Vec::new();
+        Waiter { client_id, worker, db, protocol, kind, command, keys, has_deadline, after, reply: None }
+    }
+
+    /// The ID after which key argument `index` is read (XREAD); the first key of that
+    /// argument wins when a key is named twice, as in Redis.
+    pub(in crate::resp) fn after_of(&self, index: usize) -> Option<StreamId> {
+        let position = self.keys.iter().position(|(_, i)| *i == index)?;
+        self.after.get(position).copied()
     }
 }
 
@@ -75,8 +87,8 @@ pub(in crate::resp) enum Attempt {
     /// The key holds nothing for it (absent, or of another type): it and those behind it
     /// keep waiting.
     Empty,
-    /// Its pop was refused (BLMOVE to a key of another type): it keeps waiting, and the
-    /// next waiter is tried.
+    /// Its pop was refused (BLMOVE to a key of another type), or it reads a stream that
+    /// has nothing new for it: it keeps waiting, and the next waiter is tried.
     Refused,
 }
 
@@ -84,6 +96,10 @@ pub(in crate::resp) enum Attempt {
 struct Queue {
     db: u8,
     tickets: VecDeque<u64>,
+    /// How many of `tickets` read streams: after a pop finds the key empty, only they are
+    /// still asked (a stream waiter may be answered by a deleted key, and one is not
+    /// served in order: each reads past its own ID).
+    streams: usize,
 }
 
 #[derive(Debug, Default)]
@@ -104,6 +120,7 @@ impl Inner {
                 queue.tickets.retain(|&t| t != ticket);
                 if queue.tickets.len() < before {
                     filter.remove(key);
+                    queue.streams -= usize::from(waiter.kind.is_stream());
                 }
                 if queue.tickets.is_empty() {
                     self.keys.remove(key);
@@ -207,10 +224,11 @@ impl Waiters {
             let queue = inner
                 .keys
                 .entry(key.clone())
-                .or_insert_with(|| Queue { db: waiter.db, tickets: VecDeque::new() });
+                .or_insert_with(|| Queue { db: waiter.db, tickets: VecDeque::new(), streams: 0 });
             // A key named twice (BLPOP k k 0) waits once.
             if queue.tickets.back() != Some(&ticket) {
                 queue.tickets.push_back(ticket);
+                queue.streams += usize::from(waiter.kind.is_stream());
                 self.filter.add(key);
             }
         }
@@ -255,15 +273,16 @@ impl Waiters {
         Some(worker)
     }
 
-    /// The waited-on keys of databases `a` and `b` (SWAPDB makes them all worth a look).
-    pub(in crate::resp) fn keys_in(&self, a: u8, b: u8) -> Vec<Vec<u8>> {
+    /// The waited-on keys of the databases `of` picks (SWAPDB, FLUSHDB and FLUSHALL make
+    /// them all worth a look).
+    pub(in crate::resp) fn keys_in(&self, of: impl Fn(u8) -> bool) -> Vec<Vec<u8>> {
         let inner = self.inner.lock();
-        let of = |q: &Queue| q.db == a || q.db == b;
-        inner.keys.iter().filter(|(_, q)| of(q)).map(|(key, _)| key.clone()).collect()
+        inner.keys.iter().filter(|(_, q)| of(q.db)).map(|(key, _)| key.clone()).collect()
     }
 
     /// Serves the waiters of `ready` keys in arrival order: for each key, `pop` is asked
-    /// for its waiters front to back until one finds it empty; a served waiter gets its
+    /// for its waiters front to back until one finds it empty (after which only stream
+    /// readers are still asked); a served waiter gets its
     /// reply and leaves every queue, and `wake` is called with its worker. A key a pop
     /// pushed to (BLMOVE's destination) is served in turn, after the others, at most
     /// `MOVES_MAX` times per call (a ring of BLMOVEs between two lists could go on forever).
@@ -278,9 +297,13 @@ impl Waiters {
         let mut ready = VecDeque::from(ready);
         let mut moves = 0;
         while let Some(key) = ready.pop_front() {
-            let mut at = 0;
+            let (mut at, mut dry) = (0, false);
             while let Some(&ticket) = inner.keys.get(&key).and_then(|q| q.tickets.get(at)) {
                 let waiter = inner.waiters.get(&ticket).expect("queued tickets have waiters");
+                if dry && !waiter.kind.is_stream() {
+                    at += 1;
+                    continue;
+                }
                 let index = waiter.keys.iter().find(|(k, _)| *k == key).map_or(0, |(_, i)| *i);
                 match pop(waiter, index) {
                     Attempt::Served { reply, pushed } => {
@@ -294,7 +317,8 @@ impl Waiters {
                             ready.push_back(pushed);
                         }
                     }
-                    Attempt::Empty => break,
+                    Attempt::Empty if inner.keys.get(&key).is_none_or(|q| q.streams == 0) => break,
+                    Attempt::Empty => (at, dry) = (at + 1, true),
                     Attempt::Refused => at += 1,
                 }
             }
@@ -362,6 +386,42 @@ mod tests {
         assert_eq!(serve_counted(&waiters, &[b"a"], 9), vec![2]);
         assert!(waiters.take(both).is_some() && waiters.take(only_a).is_some());
         assert_eq!(waiters.blocking_keys(), 0);
+    }
+
+    /// Goal: a stream reader behind a list waiter on the same key is still asked when the
+    /// list pop finds the key empty (a deleted key answers XREADGROUP), and a refused
+    /// reader does not stop the ones behind it. Method: list, stream, stream waiters; the
+    /// pop finds nothing, the first reader refuses, the second is served.
+    #[test]
+    fn stream_readers_asked_past_an_empty_pop() {
+        let waiters = Waiters::default();
+        let reader = |id| {
+            let keys = vec![(b"k".to_vec(), 1)];
+            Waiter::new(id, 0, 0, Protocol::Resp2, Kind::Xread, Vec::new(), keys, false)
+        };
+        let list = waiters.register(waiter(1, &[b"k"]));
+        let refused = waiters.register(reader(2));
+        let served = waiters.register(reader(3));
+        let mut asked = Vec::new();
+        waiters.serve(
+            vec![b"k".to_vec()],
+            |w, _| {
+                asked.push(w.client_id);
+                match w.client_id {
+                    1 => Attempt::Empty,
+                    2 => Attempt::Refused,
+                    _ => Attempt::Served { reply: b"r".to_vec(), pushed: None },
+                }
+            },
+            |_| {},
+        );
+        assert_eq!(asked, vec![1, 2, 3]);
+        assert_eq!(waiters.take(served), Some(b"r".to_vec()));
+        assert_eq!((waiters.take(list), waiters.take(refused)), (None, None));
+        assert_eq!(waiters.blocking_keys(), 1);
+        waiters.cancel(list);
+        waiters.cancel(refused);
+        assert!(!waiters.any() && !waiters.may_wait_on(b"k"));
     }
 
     /// Goal: a cancelled waiter (timeout, disconnect) costs nothing afterwards, and a

@@ -33,9 +33,13 @@ use super::{
 };
 use crate::owned;
 
-/// Runs one command of this family.
-pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: Cmd) {
+pub(super) use xread::{serve_group_waiter, serve_read_waiter};
+
+/// Runs one command of this family (XREAD and XREADGROUP may block).
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: Cmd) -> crate::Flow {
     match id {
+        Cmd::Xread => return xread::xread(ctx),
+        Cmd::Xreadgroup => return xread::xreadgroup(ctx),
         Cmd::Xadd => add::xadd(ctx),
         Cmd::Xtrim => add::xtrim(ctx),
         Cmd::Xdel => add::xdel(ctx),
@@ -43,13 +47,12 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: Cmd) {
         Cmd::Xlen => range::xlen(ctx),
         Cmd::Xrange => range::xrange(ctx, false),
         Cmd::Xrevrange => range::xrange(ctx, true),
-        Cmd::Xread => xread::xread(ctx),
-        Cmd::Xreadgroup => xread::xreadgroup(ctx),
         Cmd::Xack => groups::xack(ctx),
         Cmd::Xpending => groups::xpending(ctx),
         Cmd::Xclaim => groups::xclaim(ctx),
         Cmd::Xautoclaim => groups::xautoclaim(ctx),
     }
+    crate::Flow::Continue
 }
 
 /// Runs one XGROUP or XINFO subcommand.

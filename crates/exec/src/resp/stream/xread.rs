@@ -7,7 +7,8 @@ use proto_resp::{
 };
 use values::stream::{Group, StreamId, StreamValue};
 
-use super::super::{keyevents::class, typed::Failure, Ctx};
+use super::super::{blocking, keyevents::class, typed::Failure, Ctx};
+use crate::Flow;
 use super::{changed, id, read, reply_entry, unchanged, write, Create};
 
 /// What XREAD or XREADGROUP asked for.
@@ -294,28 +295,172 @@ fn history(
 }
 
 /// XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...
-pub(super) fn xread(ctx: &mut Ctx<'_>) {
-    run(ctx, false);
+pub(super) fn xread(ctx: &mut Ctx<'_>) -> Flow {
+    run(ctx, false)
 }
 
 /// XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...
-pub(super) fn xreadgroup(ctx: &mut Ctx<'_>) {
-    run(ctx, true);
+pub(super) fn xreadgroup(ctx: &mut Ctx<'_>) -> Flow {
+    run(ctx, true)
 }
 
-fn run(ctx: &mut Ctx<'_>, grouped: bool) {
+fn run(ctx: &mut Ctx<'_>, grouped: bool) -> Flow {
     let args = match parse(ctx, grouped) {
         Ok(args) => args,
-        Err(message) => return ctx.error(message),
+        Err(message) => {
+            ctx.error(message);
+            return Flow::Continue;
+        }
     };
     let froms = match resolve(ctx, &args) {
         Ok(froms) => froms,
-        Err(message) => return ctx.error(message),
+        Err(message) => {
+            ctx.error(message);
+            return Flow::Continue;
+        }
     };
     match serve(ctx, &args, &froms) {
         Err(failure) => ctx.failure(failure),
         Ok(true) => {}
-        // Nothing now (BLOCK waits for more in `blocking`; here it is answered at once).
+        // Nothing now, BLOCK given, and blocking allowed (inside EXEC it answers as a
+        // timeout at once, as Redis does).
+        Ok(false) if args.block_ms.is_some() && !ctx.is_nested() => {
+            let keys = args.keys_at..args.keys_at + args.streams;
+            let after = froms.iter().map(|from| from.after().unwrap_or_default()).collect();
+            let block_ms = args.block_ms.unwrap_or_default();
+            return blocking::block_streams(ctx, grouped, keys, after, block_ms, |ctx| {
+                match serve(ctx, &args, &froms) {
+                    Ok(served) => served,
+                    Err(failure) => {
+                        ctx.failure(failure);
+                        true
+                    }
+                }
+            });
+        }
         Ok(false) => ctx.reply().null_array(),
     }
+    Flow::Continue
+}
+
+impl From {
+    /// The ID it reads past (none for `>`).
+    fn after(self) -> Option<StreamId> {
+        match self {
+            From::After(id) => Some(id),
+            From::New => None,
+        }
+    }
+}
+
+/// The COUNT a waiter is served with: Redis's 1000 when none was given, so that a waiter
+/// with a low ID is not sent a whole stream at once.
+fn waiter_count(ctx: &Ctx<'_>, grouped: bool) -> ReadArgs {
+    let mut args = parse(ctx, grouped).unwrap_or(ReadArgs {
+        count: 0,
+        block_ms: None,
+        keys_at: 0,
+        streams: 0,
+        group: None,
+        noack: false,
+    });
+    if args.count == 0 {
+        args.count = WAITER_COUNT_DEFAULT;
+    }
+    args
+}
+
+/// Redis's `XREAD_BLOCKED_DEFAULT_COUNT`.
+const WAITER_COUNT_DEFAULT: usize = 1000;
+
+/// Serves a waiting XREAD (`ctx` made like its session) from key argument `key_at`:
+/// when the stream's last ID is past `after`, replies with that one stream's entries past
+/// it (possibly none, when they were deleted: Redis compares the last ID) and returns
+/// true. A missing key or one of another type serves nothing: it keeps waiting.
+pub(in crate::resp) fn serve_read_waiter(ctx: &mut Ctx<'_>, key_at: usize, after: StreamId) -> bool {
+    let args = waiter_count(ctx, false);
+    let protocol = ctx.session.protocol;
+    let mut body = Vec::new();
+    let served = read(ctx, key_at, |stream, _| {
+        let Some(stream) = stream.filter(|s| s.last_id > after) else { return false };
+        let mut reply = Reply::new(&mut body, protocol);
+        let start = after.next().unwrap_or(StreamId::MAX);
+        let entries: Vec<_> = stream.range(start, StreamId::MAX).take(args.count).collect();
+        reply.array(entries.len());
+        entries.into_iter().for_each(|entry| reply_entry(&mut reply, entry));
+        true
+    });
+    if !matches!(served, Ok(true)) {
+        return false;
+    }
+    reply_one_stream(ctx, key_at, &body);
+    true
+}
+
+/// What serving a waiting XREADGROUP found.
+enum GroupServe {
+    /// The key is gone or of another type.
+    Gone,
+    /// Its group is gone.
+    NoGroup,
+    /// Nothing past the group's last delivered ID.
+    NotYet,
+    /// Entries were delivered; whether the consumer was made.
+    Delivered(bool),
+}
+
+/// Serves a waiting XREADGROUP (`>`; `ctx` made like its session) from key argument
+/// `key_at`, as Redis 7.0 does; returns whether it replied (entries or the error that
+/// ends its wait).
+pub(in crate::resp) fn serve_group_waiter(ctx: &mut Ctx<'_>, key_at: usize) -> bool {
+    let args = waiter_count(ctx, true);
+    let Some((group_at, consumer_at)) = args.group else { return false };
+    let (group, consumer) = (ctx.arg(group_at), ctx.arg(consumer_at));
+    let (protocol, now_ms) = (ctx.session.protocol, crate::resp::now_unix_ms(ctx.shared));
+    let mut body = Vec::new();
+    let found = write(ctx, key_at, Create::No, |stream| {
+        let Some(stream) = stream else { return unchanged(GroupServe::Gone) };
+        let Some(last_delivered) = stream.groups.get(group).map(|g| g.last_id) else {
+            return unchanged(GroupServe::NoGroup);
+        };
+        if stream.last_id <= last_delivered {
+            return unchanged(GroupServe::NotYet);
+        }
+        body.clear();
+        let mut reply = Reply::new(&mut body, protocol);
+        let mut entry = stream.groups.remove(group).expect("looked up above");
+        let created = touch_consumer(&mut entry, consumer, now_ms);
+        deliver_new(stream, &mut entry, consumer, &args, now_ms, &mut reply);
+        stream.groups.insert(Box::from(group), entry);
+        changed(GroupServe::Delivered(created))
+    });
+    match found.unwrap_or(GroupServe::Gone) {
+        GroupServe::Gone => ctx.error("UNBLOCKED the stream key no longer exists"),
+        GroupServe::NoGroup => {
+            ctx.error("NOGROUP the consumer group this client was blocked on no longer exists")
+        }
+        GroupServe::NotYet => return false,
+        GroupServe::Delivered(created) => {
+            if created {
+                ctx.wrote(class::STREAM, "xgroup-createconsumer", key_at);
+            }
+            reply_one_stream(ctx, key_at, &body);
+        }
+    }
+    true
+}
+
+/// A served waiter's reply: the one stream it was served from, and its entries (`body`).
+fn reply_one_stream(ctx: &mut Ctx<'_>, key_at: usize, body: &[u8]) {
+    let key = ctx.arg(key_at);
+    let mut reply = ctx.reply();
+    match reply.protocol() {
+        proto_resp::Protocol::Resp2 => {
+            reply.array(1);
+            reply.array(2);
+        }
+        _ => reply.map(1),
+    }
+    reply.bulk(key);
+    ctx.out.extend_from_slice(body);
 }
