@@ -27,6 +27,10 @@ const REPEAT_EVERY_MS = 300;
 const REPEAT_FIRINGS = 2;
 // What the flaky job's backoff waits between its failed first attempt and the retry.
 const BACKOFF_MS = 200;
+// With nothing to do, QueueEvents waits in one XREAD BLOCK (10 s) and the worker in one
+// BZPOPMIN: a server that answers a blocking read at once would show as hundreds of calls.
+const IDLE_MS = 500;
+const IDLE_CALLS_MAX = 2;
 
 const [hostPort, prefix] = process.argv.slice(2);
 if (!hostPort || !prefix || !hostPort.includes(':')) {
@@ -87,6 +91,17 @@ function until(emitter, names, done) {
     for (const n of names) emitter.on(n, check);
     check();
   });
+}
+
+// How many calls of each blocking command the server has counted (INFO commandstats).
+async function blockingCalls(raw) {
+  const stats = await raw.info('commandstats');
+  const calls = {};
+  for (const command of ['xread', 'bzpopmin']) {
+    const m = stats.match(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm'));
+    calls[command] = m ? Number(m[1]) : 0;
+  }
+  return calls;
 }
 
 // What the worker does: `flaky` fails its first attempt, `doomed` every one, `tick` (the
@@ -217,6 +232,25 @@ async function main() {
     const ticks = processedNames.filter((n) => n === 'tick').length;
     if (ticks < REPEAT_FIRINGS) throw new Error(`${ticks} ticks`);
   });
+
+  await step('idle: events and worker wait in XREAD BLOCK and BZPOPMIN, not a poll loop',
+    async () => {
+      const raw = new IORedis({ host, port, lazyConnect: true });
+      await raw.connect();
+      try {
+        const before = await blockingCalls(raw);
+        await sleep(IDLE_MS);
+        const after = await blockingCalls(raw);
+        const made = Object.fromEntries(Object.keys(after).map((c) => [c, after[c] - before[c]]));
+        for (const [command, calls] of Object.entries(made)) {
+          if (calls > IDLE_CALLS_MAX) {
+            throw new Error(`${calls} ${command} calls in ${IDLE_MS} ms of idling`);
+          }
+        }
+      } finally {
+        raw.disconnect();
+      }
+    });
 
   await step('close: worker and events stop', async () => {
     await worker.close();
