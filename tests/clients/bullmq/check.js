@@ -19,8 +19,10 @@
 const { Queue, Worker, QueueEvents, Job } = require('bullmq');
 const IORedis = require('ioredis');
 
-// A step that gets no answer fails instead of hanging the run.
+// A step that gets no answer fails instead of hanging the run, and the whole run ends by
+// RUN_DEADLINE_MS whatever the server does (it takes about 2 s against redis-server).
 const STEP_TIMEOUT_MS = 8000;
+const RUN_DEADLINE_MS = 30000;
 // The delayed job's delay, and the repeatable job's period (BullMQ's job schedulers).
 const DELAY_MS = 600;
 const REPEAT_EVERY_MS = 300;
@@ -287,6 +289,12 @@ async function main() {
 
   await queue.close();
 }
+
+setTimeout(() => {
+  console.log(`FAIL run: not finished in ${RUN_DEADLINE_MS} ms`);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}, RUN_DEADLINE_MS).unref();
 
 main()
   .catch((err) => {

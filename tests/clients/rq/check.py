@@ -16,6 +16,7 @@ jobs with BLPOP; the scheduler takes its lock with a Lua script (EVALSHA).
 """
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -37,6 +38,9 @@ WORKER_TIMEOUT_S = 20
 RESULT_WAIT_S = 10
 # The scheduled job's delay: it must still be scheduled after the first worker run.
 SCHEDULE_IN_S = 2
+# The whole run ends by then whatever the server does (it takes about 5 s against
+# redis-server).
+RUN_DEADLINE_S = 40
 
 passed = 0
 failed = 0
@@ -202,7 +206,15 @@ def check_dependent(made):
         raise AssertionError("the dependent job started before its dependency ended")
 
 
+def past_deadline(_signum, _frame):
+    print(f"FAIL run: not finished in {RUN_DEADLINE_S} s", flush=True)
+    print(f"{passed} passed, {failed + 1} failed", flush=True)
+    os._exit(1)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGALRM, past_deadline)
+    signal.alarm(RUN_DEADLINE_S)
     try:
         main()
     except Exception as exc:  # noqa: BLE001 - the run itself broke
