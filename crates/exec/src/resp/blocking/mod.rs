@@ -55,8 +55,8 @@ use proto_resp::{
     compose_command, error, parse_command, route, Limits, Reply, Route,
 };
 pub use registry::Waiters;
-pub(in crate::resp) use streams::block_streams;
 use registry::{Attempt, Waiter};
+pub(in crate::resp) use streams::block_streams;
 
 use super::{keyevents, list, zset, Ctx, Session};
 use crate::{Counters, Flow, Shared};
@@ -455,9 +455,7 @@ pub(super) fn note_written(ctx: &mut Ctx<'_>, route: Route) {
     let keys = match route {
         // XGROUP DESTROY answers the group's waiters with -NOGROUP.
         Route::Subcommand(proto_resp::SubcommandId::XgroupDestroy) => return note_key(ctx, 2),
-        _ if !spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::BLOCKING) => {
-            return
-        }
+        _ if !spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::BLOCKING) => return,
         // Of the stream commands only XADD wakes anyone (XSETID, XDEL, XTRIM do not, in
         // Redis: an XREAD waiter whose stream they touched waits for the next XADD).
         Route::Command(CommandId::Streams(id)) if id != X::Xadd => return,
