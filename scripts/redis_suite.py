@@ -27,6 +27,7 @@ Writes into --out (default .cache/redis-tests/results):
   failures.md    per unit, the tests that pass on redis-server but not on Spinel, each with
                  the first line of Spinel's failure (or why it never ran)
   UNIT.SERVER.log / UNIT.SERVER.server.log   the suite's output and the server's own output
+                 (a / in UNIT written as _: type_list.spinel.log)
 """
 
 import argparse
@@ -271,7 +272,8 @@ def run_attempt(kind, unit, args, tree, out_dir, skip_tests, attempt):
     workdir = os.path.join(out_dir, "work", f"{unit}.{kind}")
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
-    name = f"{unit}.{kind}" + (f".{attempt}" if attempt else "")
+    # type/list and the like: one file name, not a folder.
+    name = f"{unit.replace('/', '_')}.{kind}" + (f".{attempt}" if attempt else "")
     proc = start_server(kind, args, port, workdir, os.path.join(out_dir, name + ".server.log"))
     run = UnitRun()
     run.test_timeout = args.test_timeout

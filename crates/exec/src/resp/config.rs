@@ -32,6 +32,8 @@ enum Kind {
     Memory,
     /// Fixed; compared as text, ignoring ASCII case.
     Text,
+    /// Fixed in Redis too (`IMMUTABLE_CONFIG`): refused whatever the value.
+    Immutable,
     /// `maxmemory`: settable.
     MaxMemory,
     /// `maxmemory-policy`: settable.
@@ -75,7 +77,7 @@ macro_rules! kept {
 
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
-    ("aclfile", Kind::Text, |s| {
+    ("aclfile", Kind::Immutable, |s| {
         s.redis.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
     }),
     (
@@ -91,21 +93,21 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         |s| s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
     kept!("client-query-buffer-limit"),
-    ("cluster-config-file", Kind::Text, |s| {
+    ("cluster-config-file", Kind::Immutable, |s| {
         s.redis.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
-    ("cluster-enabled", Kind::Text, |s| {
+    ("cluster-enabled", Kind::Immutable, |s| {
         if s.redis.cluster.get().is_some() { "yes" } else { "no" }.into()
     }),
-    ("daemonize", Kind::Text, |_| "no".into()),
-    ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
+    ("daemonize", Kind::Immutable, |_| "no".into()),
+    ("databases", Kind::Immutable, |_| crate::keyspace::DATABASES.to_string()),
     ("dbfilename", Kind::Protected, |s| s.core.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
     ("dir", Kind::Protected, |s| {
         let dir = &s.core.settings.dir;
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
-    ("io-threads", Kind::Text, |s| s.core.settings.threads.to_string()),
+    ("io-threads", Kind::Immutable, |s| s.core.settings.threads.to_string()),
     kept!("key-load-delay"),
     (
         "latency-monitor-threshold",
@@ -133,10 +135,10 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     kept!("repl-backlog-size"),
     // No replication: never a replica of another server.
-    ("replicaof", Kind::Text, |_| String::new()),
+    ("replicaof", Kind::Immutable, |_| String::new()),
     ("requirepass", Kind::Password, super::auth::password),
     kept!("save"),
-    ("slaveof", Kind::Text, |_| String::new()),
+    ("slaveof", Kind::Immutable, |_| String::new()),
     (
         "slowlog-log-slower-than",
         Kind::Number {
@@ -155,7 +157,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         },
         |s| s.redis.slowlog.max_len.load(Relaxed).to_string(),
     ),
-    ("tcp-backlog", Kind::Text, |s| s.core.settings.backlog.to_string()),
+    ("tcp-backlog", Kind::Immutable, |s| s.core.settings.backlog.to_string()),
     (
         "timeout",
         Kind::Number {
@@ -209,6 +211,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     kept!("list-max-ziplist-size", "list-max-listpack-size"),
     kept!("rdb-key-save-delay"),
     kept!("replica-read-only"),
+    kept!("slave-read-only", "replica-read-only"),
     kept!("sanitize-dump-payload"),
     kept!("set-max-intset-entries"),
     kept!("stream-node-max-bytes"),
@@ -249,13 +252,20 @@ pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
 pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
-    let found: Vec<(&[u8], String)> = PARAMETERS
+    let mut found: Vec<(&[u8], String)> = PARAMETERS
         .iter()
         .filter_map(|(name, _, read)| {
             let shown = shown_name(&patterns, name)?;
             Some((shown, read(shared)))
         })
         .collect();
+    for absent in super::config_absent::ABSENT {
+        for name in std::iter::once(absent.name).chain(absent.alias) {
+            if let Some(shown) = shown_name(&patterns, name) {
+                found.push((shown, kept::value(shared, absent.name)));
+            }
+        }
+    }
     let mut reply = ctx.reply();
     reply.map(found.len());
     for (name, value) in found {
@@ -322,9 +332,7 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
     let mut seen: Vec<&str> = Vec::with_capacity(pairs.len());
     let mut kinds = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
-        let Some((canonical, kind, read)) =
-            PARAMETERS.iter().find(|(n, ..)| n.as_bytes().eq_ignore_ascii_case(name))
-        else {
+        let Some((canonical, kind, read)) = lookup(name) else {
             let shown = String::from_utf8_lossy(name);
             return Err(format!(
                 "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
@@ -334,16 +342,33 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
             return Err(set_failed(name, "can't set protected config"));
         }
         let fixed = matches!(kind, Kind::Memory | Kind::Text);
-        if fixed && !same_value(*kind, &read(shared), value) {
+        let immutable = read.is_none() || matches!(kind, Kind::Immutable);
+        if immutable || fixed && read.is_some_and(|read| !same_value(kind, &read(shared), value)) {
             return Err(set_failed(name, "can't set immutable config"));
         }
-        if seen.contains(canonical) {
+        if seen.contains(&canonical) {
             return Err(set_failed(name, "duplicate parameter"));
         }
         seen.push(canonical);
-        kinds.push(*kind);
+        kinds.push(kind);
     }
     Ok(kinds)
+}
+
+/// Parameter `name` (any case): its canonical name, kind and reader; no reader for one
+/// Redis fixes at start (`config_absent`'s immutable ones), which CONFIG SET refuses.
+fn lookup(name: &[u8]) -> Option<(&'static str, Kind, Option<Read>)> {
+    if let Some((canonical, kind, read)) =
+        PARAMETERS.iter().find(|(n, ..)| n.as_bytes().eq_ignore_ascii_case(name))
+    {
+        return Some((canonical, *kind, Some(*read)));
+    }
+    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let absent = super::config_absent::ABSENT
+        .iter()
+        .find(|kept| kept.name == lower || kept.alias == Some(lower.as_str()))?;
+    let read: Option<Read> = if absent.immutable { None } else { Some(|_| String::new()) };
+    Some((absent.name, Kind::Kept, read))
 }
 
 /// Redis's second pass: each settable value parsed, in order; names shown canonically.
@@ -402,7 +427,7 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 changes.push(Change::Kept(kept.name, shown));
             }
             Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),
-            Kind::Memory | Kind::Text | Kind::Protected => {}
+            Kind::Memory | Kind::Text | Kind::Immutable | Kind::Protected => {}
         }
     }
     Ok(changes)
@@ -529,6 +554,7 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
         Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
         Kind::MaxMemory
+        | Kind::Immutable
         | Kind::Policy
         | Kind::Password
         | Kind::ProtectedMode
@@ -582,12 +608,17 @@ mod tests {
         ]);
         h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
         let all = h.run("CONFIG GET *");
-        // key-load-delay and rdb-key-save-delay are hidden
-        let shown = super::PARAMETERS.len() - 2;
+        // key-load-delay and rdb-key-save-delay are hidden, as are a few absent ones
+        let absent = super::super::config_absent::ABSENT
+            .iter()
+            .filter(|kept| !kept.hidden)
+            .map(|kept| 1 + usize::from(kept.alias.is_some()))
+            .sum::<usize>();
+        let shown = super::PARAMETERS.len() - 2 + absent;
         assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
         assert!(!all.contains("key-load-delay"));
         let max = h.run("CONFIG GET max*");
-        assert!(max.starts_with("*10\r\n$10\r\nmaxclients\r\n"), "{max}");
+        assert!(max.starts_with("*12\r\n$10\r\nmaxclients\r\n"), "{max}");
         h.check(&[
             ("CONFIG GET key-load-delay", "*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n"),
             ("CONFIG GET key-load-*", "*0\r\n"),
@@ -610,7 +641,8 @@ mod tests {
         );
         h.check(&[
             ("CONFIG SET save \"\"", "+OK\r\n"),
-            ("CONFIG SET appendonly NO databases 16", "+OK\r\n"),
+            ("CONFIG SET appendonly NO save \"\"", "+OK\r\n"),
+            ("CONFIG SET databases 16", &immutable.replace("DATABASES", "databases")),
             ("CONFIG SET DATABASES 4", &immutable),
             (
                 "CONFIG SET nosuch 1",

@@ -4,7 +4,7 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
-    info, keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
+    info, keys, lcs, lolwut, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
     slowlog, sort, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
@@ -41,6 +41,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bgsave => persist::bgsave(ctx),
             C::Lastsave => persist::lastsave(ctx),
             C::Lcs => lcs::lcs(ctx),
+            C::Lolwut => lolwut::lolwut(ctx),
             C::Reset => connection::reset(ctx),
             C::Role => cluster::role(ctx),
             C::Info => info::info(ctx),
