@@ -368,7 +368,10 @@ fn lookup(name: &[u8]) -> Option<(&'static str, Kind, Option<Read>)> {
         .iter()
         .find(|kept| kept.name == lower || kept.alias == Some(lower.as_str()))?;
     let read: Option<Read> = if absent.immutable { None } else { Some(|_| String::new()) };
-    Some((absent.name, Kind::Kept, read))
+    // Named as matched: Redis 7.0 finds duplicates by the name given, so a name and its
+    // alias in one CONFIG SET are both applied, the later winning.
+    let matched = if absent.name == lower { absent.name } else { absent.alias? };
+    Some((matched, Kind::Kept, read))
 }
 
 /// Redis's second pass: each settable value parsed, in order; names shown canonically.
