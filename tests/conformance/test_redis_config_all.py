@@ -365,3 +365,50 @@ def test_alias_sets_the_parameter(fresh):
     fresh.rt(resp_encode("CONFIG", "SET", "lfu-log-factor", "5", "lfu-decay-time", "x"),
              failed("lfu-decay-time", NOT_INT))
     assert config_get(fresh, "lfu-log-factor") == {"lfu-log-factor": "10"}
+
+
+REDIS_CONF = """# a redis.conf as an operator writes one
+hash-max-listpack-entries 64
+hz 20
+save 900 1
+save 300 10
+client-output-buffer-limit pubsub 64mb 16mb 90
+loglevel warning
+proc-title-template "{title} {port}"
+slave-priority 7
+appendfsync always
+"""
+
+
+def conf_flag(target, path):
+    # redis-server reads command-line options as config lines: `--include FILE` reads it.
+    return ["--include", str(path)] if target == "redis" else ["--redis-conf", str(path)]
+
+
+def test_redis_conf_file(make_server, target, tmp_path):
+    path = tmp_path / "redis.conf"
+    path.write_text(REDIS_CONF)
+    server = make_server(extra=conf_flag(target, path))
+    with Conn(server.resp_port) as conn:
+        got = {}
+        for name in ["hash-max-listpack-entries", "hash-max-ziplist-entries", "hz", "save",
+                     "client-output-buffer-limit", "loglevel", "proc-title-template",
+                     "replica-priority", "appendfsync"]:
+            got.update(config_get(conn, name))
+    assert got == {
+        "hash-max-listpack-entries": "64", "hash-max-ziplist-entries": "64", "hz": "20",
+        "save": "900 1 300 10",
+        "client-output-buffer-limit":
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 67108864 16777216 90",
+        "loglevel": "warning", "proc-title-template": "{title} {port}", "replica-priority": "7",
+        "appendfsync": "always"}
+
+
+@pytest.mark.parametrize("line", ["hz -1", "nosuch-parameter 1", "loglevel loud"])
+def test_redis_conf_refused_line_stops_the_start(make_server, target, tmp_path, line):
+    path = tmp_path / "redis.conf"
+    path.write_text(f"hz 20\n{line}\n")
+    with pytest.raises(pytest.fail.Exception, match="exited with") as refused:
+        make_server(extra=conf_flag(target, path))
+    # Both name the line.
+    assert "line 2" in str(refused.value) or "redis.conf:2: " in str(refused.value)

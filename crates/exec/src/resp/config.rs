@@ -374,6 +374,47 @@ fn lookup(name: &[u8]) -> Option<(&'static str, Kind, Option<Read>)> {
     Some((matched, Kind::Kept, read))
 }
 
+/// One directive of a redis.conf (`--redis-conf`) that the server did not take as one of
+/// its own options, applied at start as CONFIG SET applies it; the reason when refused
+/// (Redis's, without CONFIG SET's prefix). A parameter Spinel fixes at start is accepted
+/// with the value it has; one Redis fixes at start and Spinel has no use for is kept as
+/// the file gives it (its value is shown, nothing acts on it).
+pub fn set_at_start(shared: &Shared, name: &str, value: &str) -> Result<(), String> {
+    let Some((canonical, kind, read)) = lookup(name.as_bytes()) else {
+        return Err("Bad directive or wrong number of arguments".into());
+    };
+    match (kind, read) {
+        (Kind::Kept, None) => {
+            kept::set(shared, canonical, value.to_string());
+            Ok(())
+        }
+        (
+            Kind::Text | Kind::Immutable | Kind::Memory | Kind::Protected | Kind::Port,
+            Some(read),
+        ) => {
+            let current = read(shared);
+            let same = match kind {
+                Kind::Port | Kind::Protected => current == value,
+                _ => same_value(kind, &current, value.as_bytes()),
+            };
+            if same {
+                return Ok(());
+            }
+            Err(format!("Spinel runs with '{canonical} {current}', fixed at start"))
+        }
+        _ => {
+            let pairs = [(name.as_bytes(), value.as_bytes())];
+            let result = check_names(shared, &pairs)
+                .and_then(|kinds| check_values(&pairs, &kinds))
+                .and_then(|changes| apply(shared, &changes));
+            result.map_err(|message| match message.split_once(" - ") {
+                Some((_, reason)) if message.starts_with("ERR CONFIG SET failed") => reason.into(),
+                _ => message.trim_start_matches("ERR ").to_string(),
+            })
+        }
+    }
+}
+
 /// Redis's second pass: each settable value parsed, in order; names shown canonically.
 fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>, String> {
     let mut changes = Vec::new();
@@ -554,10 +595,9 @@ fn set_maxmemory(shared: &Shared, bytes: u64) -> Result<(), String> {
 
 fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
-        Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
+        Kind::Text | Kind::Immutable => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
         Kind::MaxMemory
-        | Kind::Immutable
         | Kind::Policy
         | Kind::Password
         | Kind::ProtectedMode
@@ -591,139 +631,5 @@ pub(super) fn memory_bytes(text: &[u8]) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{super::testkit::Harness, memory_bytes};
-
-    #[test]
-    fn config_get() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n"),
-            (
-                "CONFIG GET SAVE appendonly",
-                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nSAVE\r\n$0\r\n\r\n",
-            ),
-            ("CONFIG GET nosuch", "*0\r\n"),
-            ("CONFIG GET port port", "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n"),
-            ("CONFIG GET", "-ERR wrong number of arguments for 'config|get' command\r\n"),
-            ("CONFIG FOO", "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n"),
-            ("CONFIG REWRITE", "-ERR The server is running without a config file\r\n"),
-        ]);
-        h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
-        let all = h.run("CONFIG GET *");
-        // key-load-delay and rdb-key-save-delay are hidden, as are a few absent ones
-        let absent = super::super::config_absent::ABSENT
-            .iter()
-            .filter(|kept| !kept.hidden)
-            .map(|kept| 1 + usize::from(kept.alias.is_some()))
-            .sum::<usize>();
-        let shown = super::PARAMETERS.len() - 2 + absent;
-        assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
-        assert!(!all.contains("key-load-delay"));
-        let max = h.run("CONFIG GET max*");
-        assert!(max.starts_with("*12\r\n$10\r\nmaxclients\r\n"), "{max}");
-        h.check(&[
-            ("CONFIG GET key-load-delay", "*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n"),
-            ("CONFIG GET key-load-*", "*0\r\n"),
-        ]);
-    }
-
-    /// Goal: fixed parameters take only their value; errors in Redis's words and order.
-    #[test]
-    fn config_set_fixed_and_errors() {
-        let mut h = Harness::new();
-        let failed = |name: &str, why: &str| {
-            format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n")
-        };
-        let immutable = failed("DATABASES", "can't set immutable config");
-        let memory = failed("maxmemory", "argument must be a memory value");
-        let policy = failed(
-            "maxmemory-policy",
-            "argument(s) must be one of the following: volatile-lru, volatile-lfu, \
-             volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
-        );
-        h.check(&[
-            ("CONFIG SET save \"\"", "+OK\r\n"),
-            ("CONFIG SET appendonly NO save \"\"", "+OK\r\n"),
-            ("CONFIG SET databases 16", &immutable.replace("DATABASES", "databases")),
-            ("CONFIG SET DATABASES 4", &immutable),
-            (
-                "CONFIG SET nosuch 1",
-                "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
-            ),
-            (
-                "CONFIG SET maxmemory abc databases 4",
-                &failed("databases", "can't set immutable config"),
-            ),
-            ("CONFIG SET MAXMEMORY 1.5mb", &memory),
-            ("CONFIG SET maxmemory -1", &memory),
-            ("CONFIG SET maxmemory-policy foo maxmemory abc", &policy),
-            ("CONFIG SET maxmemory 1mb MAXMEMORY 2mb", &failed("MAXMEMORY", "duplicate parameter")),
-            ("CONFIG SET save", "-ERR wrong number of arguments for 'config|set' command\r\n"),
-            (
-                "CONFIG SET save \"\" port",
-                "-ERR wrong number of arguments for 'config|set' command\r\n",
-            ),
-        ]);
-        // None of the refused commands changed anything.
-        h.check(&[("CONFIG GET maxmemory maxmemory-policy", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
-        assert_eq!(memory_bytes(b"1k"), Some(1000));
-        assert_eq!(memory_bytes(b"2KB"), Some(2048));
-        assert_eq!(memory_bytes(b"x"), None);
-    }
-
-    /// Goal: maxmemory moves the store's limit; the policy switches evicting and refusing.
-    #[test]
-    fn config_set_maxmemory_and_policy() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("CONFIG SET maxmemory 16mb maxmemory-policy NOEVICTION", "+OK\r\n"),
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$8\r\n16777216\r\n"),
-            (
-                "CONFIG GET maxmemory-policy",
-                "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
-            ),
-        ]);
-        assert_eq!(h.shared.core.store.memory_limit(), 16 << 20);
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Refuse);
-        h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
-        assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
-        h.check(&[
-            ("CONFIG SET maxmemory 0", "+OK\r\n"),
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
-        ]);
-        assert_eq!(h.shared.core.store.memory_limit(), 64 << 20);
-        // Beyond the store's ceiling: refused, nothing changed.
-        let refused = h.run("CONFIG SET maxmemory 1gb maxmemory-policy noeviction");
-        assert!(
-            refused.starts_with(
-                "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - "
-            ),
-            "{refused}"
-        );
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
-        assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
-    }
-
-    /// Goal: RESETSTAT zeroes what Redis zeroes.
-    #[test]
-    fn config_resetstat() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("GET a", "$-1\r\n"),
-            ("NOSUCH", "-ERR unknown command 'NOSUCH', with args beginning with: \r\n"),
-        ]);
-        assert!(h.run("INFO errorstats").contains("errorstat_ERR:count=1\r\n"));
-        h.check(&[("CONFIG RESETSTAT", "+OK\r\n")]);
-        let stats = h.run("INFO stats errorstats");
-        for line in [
-            "total_commands_processed:1\r\n",
-            "keyspace_misses:0\r\n",
-            "total_error_replies:0\r\n",
-            "# Errorstats\r\n\r\n",
-        ] {
-            assert!(stats.contains(line), "{line:?} in {stats}");
-        }
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

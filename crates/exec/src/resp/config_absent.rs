@@ -9,7 +9,8 @@
 //! Each entry is a [`Kept`] (see `config_kept`): its name, Redis's alias, default and check.
 
 use super::config_kept::{
-    aliased, fixed, hidden, hidden_fixed, integer_between, kept, memory_between, one_of, yes_or_no, Kept,
+    aliased, fixed, hidden, hidden_fixed, integer_between, kept, memory_between, one_of, yes_or_no,
+    Kept,
 };
 
 const I32_MAX: i64 = i32::MAX as i64;
@@ -98,15 +99,11 @@ pub(super) const ABSENT: &[Kept] = &[
     kept("masterauth", "", any_text),
     fixed("supervised", "no"),
     fixed("syslog-facility", "local0"),
-    kept("repl-diskless-load", "disabled", |v| {
-        one_of(v, &["disabled", "on-empty-db", "swapdb"])
-    }),
+    kept("repl-diskless-load", "disabled", |v| one_of(v, &["disabled", "on-empty-db", "swapdb"])),
     kept("loglevel", "notice", |v| one_of(v, &["debug", "verbose", "notice", "warning"])),
     kept("appendfsync", "everysec", |v| one_of(v, &["everysec", "always", "no"])),
     kept("oom-score-adj", "no", oom_score_adj),
-    kept("acl-pubsub-default", "resetchannels", |v| {
-        one_of(v, &["allchannels", "resetchannels"])
-    }),
+    kept("acl-pubsub-default", "resetchannels", |v| one_of(v, &["allchannels", "resetchannels"])),
     fixed("enable-protected-configs", "no"),
     fixed("enable-debug-command", "no"),
     fixed("enable-module-command", "no"),
@@ -205,10 +202,7 @@ fn shutdown_flags(value: &[u8]) -> Result<String, String> {
     let mut set = [false; 5];
     for word in value.split(|b| *b == b' ') {
         let Some(at) = WORDS.iter().position(|w| w.as_bytes().eq_ignore_ascii_case(word)) else {
-            return Err(format!(
-                "argument(s) must be one of the following: {}",
-                WORDS.join(", ")
-            ));
+            return Err(format!("argument(s) must be one of the following: {}", WORDS.join(", ")));
         };
         set[at] = true;
     }

@@ -82,8 +82,7 @@ pub(super) fn oom_score_adj_values(value: &[u8]) -> Result<String, String> {
             Some(n) => shown.push(n.to_string()),
             None => {
                 return Err(
-                    "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
-                        .into(),
+                    "Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into(),
                 )
             }
         }

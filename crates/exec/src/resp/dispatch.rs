@@ -4,8 +4,8 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
-    info, keys, lcs, lolwut, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
-    slowlog, sort, strings, tracking, ttl, tx, zset, Ctx,
+    info, keys, lcs, list, lolwut, memory, monitor, object, pause, persist, pubsub, script, server,
+    set, slowlog, sort, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -30,7 +30,6 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Geo(id) => geo::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
-            C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
             C::Echo => connection::echo(ctx),
             C::Hello => connection::hello(ctx),

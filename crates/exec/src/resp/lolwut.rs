@@ -290,7 +290,8 @@ mod tests {
             ("LOLWUT VERSION 5 x", "-ERR value is not an integer or out of range\r\n"),
         ]);
         let five = h.run("LOLWUT VERSION 5 10 2 2");
-        assert!(five.ends_with(&format!("schotter, plotter on paper, 1968. Redis ver. {version}\n\r\n")));
+        assert!(five
+            .ends_with(&format!("schotter, plotter on paper, 1968. Redis ver. {version}\n\r\n")));
         // 10 columns of Braille characters per row.
         assert_eq!(five.lines().nth(1).map(|l| l.chars().count()), Some(10), "{five}");
         let six = h.run("LOLWUT VERSION 6 3 2");
