@@ -129,3 +129,29 @@ fn config_resetstat() {
         assert!(stats.contains(line), "{line:?} in {stats}");
     }
 }
+
+/// Goal: a redis.conf line is applied as CONFIG SET applies it; what Spinel fixes at start
+/// is accepted at its value only; what Redis fixes and Spinel has no use for is kept.
+#[test]
+fn set_at_start() {
+    let mut h = Harness::new();
+    let set = |h: &Harness, name, value| super::set_at_start(&h.shared, name, value);
+    assert_eq!(set(&h, "hz", "20"), Ok(()));
+    assert_eq!(
+        set(&h, "hz", "-1"),
+        Err("argument must be between 0 and 2147483647 inclusive".into())
+    );
+    assert_eq!(set(&h, "nosuch", "1"), Err("Bad directive or wrong number of arguments".into()));
+    assert_eq!(set(&h, "databases", "16"), Ok(()));
+    assert_eq!(
+        set(&h, "databases", "32"),
+        Err("Spinel runs with 'databases 16', fixed at start".into())
+    );
+    assert_eq!(set(&h, "logfile", "/var/log/redis.log"), Ok(()));
+    assert_eq!(set(&h, "save", "900 1 300 10"), Ok(()));
+    h.check(&[
+        ("CONFIG GET hz", "*2\r\n$2\r\nhz\r\n$2\r\n20\r\n"),
+        ("CONFIG GET logfile", "*2\r\n$7\r\nlogfile\r\n$18\r\n/var/log/redis.log\r\n"),
+        ("CONFIG GET save", "*2\r\n$4\r\nsave\r\n$12\r\n900 1 300 10\r\n"),
+    ]);
+}
