@@ -18,8 +18,6 @@ pub(crate) const ABSENT: &[(&str, &[&str])] = &[
     ("module|load", &["admin", "slow", "dangerous"]),
     ("module|loadex", &["admin", "slow", "dangerous"]),
     ("module|unload", &["admin", "slow", "dangerous"]),
-    ("pfdebug", &["write", "hyperloglog", "admin", "slow", "dangerous"]),
-    ("pfselftest", &["hyperloglog", "admin", "slow", "dangerous"]),
     ("psync", &["admin", "slow", "dangerous"]),
     ("replconf", &["admin", "slow", "dangerous"]),
     ("replicaof", &["admin", "slow", "dangerous"]),
