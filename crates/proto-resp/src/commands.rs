@@ -119,6 +119,7 @@ mod pubsub;
 mod scripting;
 mod set;
 mod sort;
+mod stats;
 mod subcommands;
 mod tx;
 mod zset;
@@ -141,6 +142,7 @@ pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use sort::{SortId, SORT_COMMANDS};
+pub use stats::{all_subcommands, stat_name, stat_slot, stat_slots};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
     CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, MEMORY_SUBCOMMANDS,
@@ -348,7 +350,9 @@ pub enum SubcommandId {
     ConfigResetstat,
     ConfigRewrite,
     ConfigSet,
+    LatencyDoctor,
     LatencyHelp,
+    LatencyHistogram,
     FunctionDelete,
     FunctionDump,
     FunctionFlush,

@@ -246,6 +246,13 @@ pub(super) fn history(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// Every event of the latency monitor: its name, samples (Unix seconds, milliseconds;
+/// oldest first) and all-time worst, in the order they first happened.
+pub(super) fn events(shared: &Shared) -> Vec<(&'static str, Vec<(u64, u64)>, u64)> {
+    let events = shared.redis.slowlog.events.lock();
+    events.iter().map(|e| (e.name, e.samples.iter().copied().collect(), e.max_ms)).collect()
+}
+
 /// LATENCY RESET [event ...]: how many events were reset.
 pub(super) fn latency_reset(ctx: &mut Ctx<'_>) {
     let names: Vec<Vec<u8>> = (2..ctx.argc()).map(|at| ctx.arg(at).to_ascii_lowercase()).collect();
