@@ -33,7 +33,7 @@ const CLASSES: [&str; 3] = ["normal", "slave", "pubsub"];
 pub(super) fn client_output_buffer_limit(value: &[u8]) -> Result<String, String> {
     let words: Vec<&[u8]> =
         if value.is_empty() { Vec::new() } else { value.split(|b| *b == b' ').collect() };
-    if words.len() % 4 != 0 {
+    if !words.len().is_multiple_of(4) {
         return Err("Wrong number of arguments in buffer limit configuration.".into());
     }
     let mut groups = Vec::new();

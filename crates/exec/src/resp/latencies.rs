@@ -121,14 +121,16 @@ fn report(shared: &Shared) -> String {
 /// One event's line: its samples' count, average and mean deviation, how often, the worst.
 fn event_line(number: usize, name: &str, samples: &[(u64, u64)], max_ms: u64, now: u64) -> String {
     let count = samples.len() as u64;
-    let (mut avg, mut mad, mut period) = (0, 0, 0);
-    if count > 0 {
-        avg = samples.iter().map(|(_, ms)| ms).sum::<u64>() / count;
-        let oldest = samples.iter().map(|(secs, _)| *secs).min().unwrap_or(now);
-        period = now.saturating_sub(oldest).max(1);
-        mad = samples.iter().map(|(_, ms)| avg.abs_diff(*ms)).sum::<u64>() / count;
-    }
-    let per_sample = if count > 0 { period as f64 / count as f64 } else { f64::NAN };
+    let avg = samples.iter().map(|(_, ms)| ms).sum::<u64>().checked_div(count).unwrap_or(0);
+    let mad = samples
+        .iter()
+        .map(|(_, ms)| avg.abs_diff(*ms))
+        .sum::<u64>()
+        .checked_div(count)
+        .unwrap_or(0);
+    let oldest = samples.iter().map(|(secs, _)| *secs).min().unwrap_or(now);
+    let period = now.saturating_sub(oldest).max(1);
+    let per_sample = period as f64 / count as f64;
     format!(
         "{number}. {name}: {count} latency spikes (average {avg}ms, mean deviation {mad}ms, \
          period {per_sample:.2} sec). Worst all time event {max_ms}ms."

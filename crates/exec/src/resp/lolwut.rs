@@ -107,6 +107,8 @@ impl Canvas {
     /// The arithmetic mixes single and double precision as Redis's C does, so that the
     /// corners land on the same pixels.
     fn square(&mut self, (x, y): (i64, i64), side: f32, angle: f32) {
+        // Redis's literal, not SQRT_2: the same digits give the same pixels.
+        #[allow(clippy::approx_constant)]
         let half_diagonal = ((f64::from(side) / 1.4142135623) as f32).round();
         let mut k = (std::f64::consts::FRAC_PI_4 + f64::from(angle)) as f32;
         let mut corners = [(0i64, 0i64); 4];

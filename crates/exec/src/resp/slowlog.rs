@@ -261,9 +261,12 @@ pub(super) fn history(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// An event's name, samples and all-time worst (see [`events`]).
+pub(super) type EventRecord = (&'static str, Vec<(u64, u64)>, u64);
+
 /// Every event of the latency monitor: its name, samples (Unix seconds, milliseconds;
 /// oldest first) and all-time worst, in the order they first happened.
-pub(super) fn events(shared: &Shared) -> Vec<(&'static str, Vec<(u64, u64)>, u64)> {
+pub(super) fn events(shared: &Shared) -> Vec<EventRecord> {
     let events = shared.redis.slowlog.events.lock();
     events.iter().map(|e| (e.name, e.samples.iter().copied().collect(), e.max_ms)).collect()
 }

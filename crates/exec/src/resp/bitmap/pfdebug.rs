@@ -72,6 +72,6 @@ pub(super) fn pfselftest(ctx: &mut Ctx<'_>) {
     let random = || super::super::pick::random_below(usize::MAX) as u64;
     match hll::self_test(sparse_max, random) {
         Ok(()) => ctx.reply().ok(),
-        Err(why) => ctx.error(&format!("ERR {why}")),
+        Err(why) => ctx.error(format!("ERR {why}")),
     }
 }
