@@ -272,6 +272,8 @@ CASES = [
     ("hz", "-1", between(0, 2147483647), "10"),
     ("hz", "2147483648", between(0, 2147483647), "10"),
     ("hz", "100", None, "100"),
+    ("hz", "0", None, "1"),  # clamped to 1..500, as Redis uses and shows it
+    ("hz", "1000", None, "500"),
     ("active-defrag-cycle-min", "0", between(1, 99), "1"),
     ("active-defrag-cycle-max", "100", between(1, 99), "25"),
     ("maxmemory-eviction-tenacity", "101", between(0, 100), "10"),
@@ -344,6 +346,11 @@ CASES = [
     ("lua-enable-deprecated-api", "no", IMMUTABLE, "no"),
     ("watchdog-period", "0", None, "0"),
     ("loading-process-events-interval-bytes", "1023", between(1024, 2147483647), "2097152"),
+    ("maxmemory-samples", "100000", None, "100000"),
+    ("maxmemory-samples", "0", between(1, 2147483647), "100000"),
+    ("repl-backlog-size", "1k", None, "16384"),  # raised to Redis's 16 KiB minimum
+    ("proto-max-bulk-len", "1k", between(1048576, I64_MAX), "536870912"),
+    ("proto-max-bulk-len", "x", MEMORY, "536870912"),
 ]
 
 

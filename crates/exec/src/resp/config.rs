@@ -341,7 +341,10 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
         if matches!(kind, Kind::Protected) {
             return Err(set_failed(name, "can't set protected config"));
         }
-        let fixed = matches!(kind, Kind::Memory | Kind::Text);
+        // A fixed memory value is checked as a value first (the second pass), as Redis's
+        // modifiable `proto-max-bulk-len` is; only a valid other value is refused here.
+        let fixed = matches!(kind, Kind::Text)
+            || matches!(kind, Kind::Memory) && bulk_len_check(value).is_ok();
         let immutable = read.is_none() || matches!(kind, Kind::Immutable);
         if immutable || fixed && read.is_some_and(|read| !same_value(kind, &read(shared), value)) {
             return Err(set_failed(name, "can't set immutable config"));
@@ -471,10 +474,18 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 changes.push(Change::Kept(kept.name, shown));
             }
             Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),
-            Kind::Memory | Kind::Text | Kind::Immutable | Kind::Protected => {}
+            Kind::Memory => {
+                bulk_len_check(value).map_err(|why| set_failed(b"proto-max-bulk-len", &why))?;
+            }
+            Kind::Text | Kind::Immutable | Kind::Protected => {}
         }
     }
     Ok(changes)
+}
+
+/// `proto-max-bulk-len`'s value check: a memory value from 1 MiB.
+fn bulk_len_check(value: &[u8]) -> Result<String, String> {
+    kept::memory_between(value, 1 << 20, i64::MAX)
 }
 
 /// An integer value as Redis checks one: parsed, then within its bounds.

@@ -174,9 +174,10 @@ fn active_defrag(value: &[u8]) -> Result<String, String> {
     }
 }
 
-/// `hz`: any non-negative int; Redis clamps what it uses to 1..=500 but shows what was set.
+/// `hz`: any non-negative int, which Redis clamps to 1..=500 (and shows clamped).
 fn hz(value: &[u8]) -> Result<String, String> {
-    int_0_i32(value)
+    let hz: i64 = int_0_i32(value)?.parse().unwrap_or(10);
+    Ok(hz.clamp(1, 500).to_string())
 }
 
 /// `oom-score-adj`: `relative` is `yes`'s other name, shown as `yes`.
@@ -265,6 +266,10 @@ mod tests {
             assert!(proc_title_template(bad.as_bytes()).is_err(), "{bad}");
         }
         assert!(active_defrag(b"yes").is_err());
+        assert_eq!(
+            (hz(b"0"), hz(b"1000"), hz(b"50")),
+            (Ok("1".into()), Ok("500".into()), Ok("50".into()))
+        );
         assert_eq!(active_defrag(b"NO"), Ok("no".into()));
     }
 }

@@ -83,8 +83,8 @@ pub(super) const KEPT: &[Kept] = &[
     kept("client-query-buffer-limit", "1073741824", |v| memory_between(v, 1 << 20, i64::MAX)),
     hidden("key-load-delay", "0", |v| integer_between(v, I32_MIN, I32_MAX)),
     kept("maxmemory-clients", "0", memory_or_percent),
-    kept("maxmemory-samples", "5", |v| integer_between(v, 1, 64)),
-    kept("repl-backlog-size", "1048576", |v| memory_between(v, 1, i64::MAX)),
+    kept("maxmemory-samples", "5", |v| integer_between(v, 1, I32_MAX)),
+    kept("repl-backlog-size", "1048576", repl_backlog_size),
     kept("save", "", save_points),
     // The encodings' thresholds: OBJECT ENCODING reads the hash, set and sorted set ones
     // (`EncodingLimits`); the list and stream ones are only kept.
@@ -282,6 +282,13 @@ fn save_points(value: &[u8]) -> Result<String, String> {
     }
 }
 
+/// `repl-backlog-size`: a memory value of at least 1, which Redis raises to its 16 KiB
+/// minimum backlog (and shows raised).
+fn repl_backlog_size(value: &[u8]) -> Result<String, String> {
+    let bytes: u64 = memory_between(value, 1, i64::MAX)?.parse().unwrap_or(1 << 20);
+    Ok(bytes.max(16 * 1024).to_string())
+}
+
 /// Redis's memory-or-percent values: `<n>%` (at most 100) or a memory value.
 fn memory_or_percent(value: &[u8]) -> Result<String, String> {
     const INVALID: &str = "argument must be a memory or percent value";
@@ -320,9 +327,10 @@ mod tests {
         );
         assert!(kept("client-query-buffer-limit").check(b"1023").is_err());
         assert_eq!(
-            kept("maxmemory-samples").check(b"65").unwrap_err().as_str(),
-            "argument must be between 1 and 64 inclusive"
+            kept("maxmemory-samples").check(b"0").unwrap_err().as_str(),
+            "argument must be between 1 and 2147483647 inclusive"
         );
+        assert_eq!(kept("repl-backlog-size").check(b"1k"), Ok("16384".into()));
         assert_eq!(kept("save").check(b"3000 5"), Ok("3000 5".into()));
         assert_eq!(kept("save").check(b"3000"), Err("Invalid save parameters".into()));
         assert_eq!(kept("save").check(b"1  2"), Err("Invalid save parameters".into()));
