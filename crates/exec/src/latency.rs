@@ -44,7 +44,7 @@ struct Entry {
     buckets: [AtomicU64; BUCKETS],
 }
 
-/// One worker's figures, by command (the index of `proto_resp::commands::all_commands`).
+/// One worker's figures, by command or subcommand (`proto_resp::commands::stat_slot`).
 #[derive(Debug)]
 pub struct CommandStats {
     entries: Box<[Entry]>,
@@ -52,7 +52,7 @@ pub struct CommandStats {
 
 impl Default for CommandStats {
     fn default() -> Self {
-        let count = proto_resp::commands::command_count();
+        let count = proto_resp::commands::stat_slots();
         CommandStats { entries: (0..count).map(|_| Entry::default()).collect() }
     }
 }
@@ -96,6 +96,15 @@ impl CommandStats {
     /// INFO does not count itself and CONFIG RESETSTAT counts itself, as in Redis.
     pub fn next_is_sampled(&self, index: usize) -> bool {
         self.entries[index].calls.load(Relaxed).wrapping_add(1).is_multiple_of(SAMPLE)
+    }
+
+    /// Counts a call of command `index` once it ran, and whether it replied with an error.
+    #[inline]
+    pub fn count_call(&self, index: usize, failed: bool) {
+        self.count(index);
+        if failed {
+            self.fail(index);
+        }
     }
 
     /// Counts a call of command `index` that replied with an error.

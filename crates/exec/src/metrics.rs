@@ -61,10 +61,10 @@ pub fn render(shared: &Shared) -> String {
 fn command_families(shared: &Shared, out: &mut String) {
     let summaries =
         crate::latency::summarize(shared.core.worker_counters().map(|c| &c.command_stats));
-    let names: Vec<&str> = proto_resp::commands::all_commands().map(|spec| spec.name).collect();
+    let name_of = |slot: usize| proto_resp::commands::stat_name(slot).unwrap_or("unknown");
     let calls: Vec<(String, f64)> = summaries
         .iter()
-        .map(|(at, s)| (format!("cmd=\"{}\"", names[*at]), s.calls as f64))
+        .map(|(at, s)| (format!("cmd=\"{}\"", name_of(*at)), s.calls as f64))
         .collect();
     let samples: Vec<(&str, f64)> = calls.iter().map(|(l, v)| (l.as_str(), *v)).collect();
     counter("spinel_redis_commands_total", "Redis commands run, by command.").write(out, &samples);
@@ -77,7 +77,7 @@ fn command_families(shared: &Shared, out: &mut String) {
     );
     let _ = writeln!(out, "# TYPE {name} histogram");
     for (at, summary) in &summaries {
-        let cmd = names[*at];
+        let cmd = name_of(*at);
         let mut cumulative = 0;
         for (bucket, count) in summary.buckets.iter().enumerate() {
             cumulative += count;

@@ -114,11 +114,13 @@ mod hash;
 mod info;
 mod keyspec;
 mod list;
+mod lookup;
 mod meta;
 mod pubsub;
 mod scripting;
 mod set;
 mod sort;
+mod stats;
 mod stream;
 mod subcommands;
 mod tx;
@@ -142,6 +144,7 @@ pub use pubsub::{PubsubId, PUBSUB_COMMANDS};
 pub use scripting::{ScriptingId, SCRIPTING_COMMANDS};
 pub use set::{SetId, SET_COMMANDS};
 pub use sort::{SortId, SORT_COMMANDS};
+pub use stats::{all_subcommands, stat_name, stat_slot, stat_slots};
 pub use stream::{StreamId, STREAM_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
@@ -242,6 +245,7 @@ pub enum CommandId {
     Info,
     Keys,
     Lastsave,
+    Lolwut,
     Lcs,
     Mget,
     Monitor,
@@ -352,7 +356,9 @@ pub enum SubcommandId {
     ConfigResetstat,
     ConfigRewrite,
     ConfigSet,
+    LatencyDoctor,
     LatencyHelp,
+    LatencyHistogram,
     FunctionDelete,
     FunctionDump,
     FunctionFlush,
@@ -618,6 +624,9 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Lcs), "lcs", -3, G::String, "7.0.0", (1, 2, 1),
         &[F::READONLY],
         "Returns the longest common subsequence of two strings, or its length or positions."),
+    spec(R(C::Lolwut), "lolwut", -1, G::Server, "5.0.0", (0, 0, 0),
+        &[F::READONLY, F::FAST],
+        "Displays computer art and the Redis version"),
     spec(subs(MEMORY_SUBCOMMANDS, None), "memory", -2, G::Server, "4.0.0", (0, 0, 0),
         &[],
         "Subcommands that report memory use."),
@@ -708,6 +717,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Strlen), "strlen", 2, G::String, "2.2.0", (1, 1, 1),
         &[F::READONLY, F::FAST],
         "Returns the length of a string value."),
+    // GETRANGE's name before Redis 2.0, still answered (and listed) by Redis 7.
+    spec(R(C::Getrange), "substr", 4, G::String, "1.0.0", (1, 1, 1),
+        &[F::READONLY],
+        "Returns a substring from a string value."),
     spec(R(C::Swapdb), "swapdb", 3, G::Server, "4.0.0", (0, 0, 0),
         &[F::WRITE, F::FAST],
         "Swaps the keys of two databases."),
@@ -729,64 +742,12 @@ pub static COMMANDS: &[CommandSpec] = {
     ]
 };
 
-/// Finds a command by name, ignoring ASCII case, without allocating.
-///
-/// ```
-/// let spec = proto_resp::lookup(b"gEt").unwrap();
-/// assert_eq!((spec.name, spec.arity), ("get", 2));
-/// assert!(proto_resp::lookup(b"nosuch").is_none());
-/// ```
-pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    let mut lowered = [0u8; NAME_MAX];
-    let lowered = lowered.get_mut(..name.len())?;
-    for (to, from) in lowered.iter_mut().zip(name) {
-        *to = from.to_ascii_lowercase();
-    }
-    let index = by_name();
-    let slot = name_hash(lowered) as usize & (index.len() - 1);
-    // Open addressing: probe from the name's slot to the first empty one.
-    index[slot..]
-        .iter()
-        .chain(&index[..slot])
-        .map_while(|entry| *entry)
-        .find(|spec| spec.name.as_bytes() == lowered)
-}
-
-/// Longer than any command's name.
-const NAME_MAX: usize = 32;
-
-/// Every command by name, in an open-addressed table at most a quarter full: one hash of
-/// the lowercased name and, mostly, one comparison (a binary search per table cost a
-/// tenth of a PUBLISH's time).
-fn by_name() -> &'static [Option<&'static CommandSpec>] {
-    static INDEX: std::sync::OnceLock<Vec<Option<&'static CommandSpec>>> =
-        std::sync::OnceLock::new();
-    INDEX.get_or_init(|| {
-        let size = (command_count() * 4).next_power_of_two();
-        let mut index = vec![None; size];
-        for spec in all_commands() {
-            assert!(spec.name.len() < NAME_MAX, "{} is too long", spec.name);
-            let mut slot = name_hash(spec.name.as_bytes()) as usize & (size - 1);
-            while index[slot].is_some() {
-                slot = (slot + 1) & (size - 1);
-            }
-            index[slot] = Some(spec);
-        }
-        index
-    })
-}
-
-/// FNV-1a: short keys, no seed needed (the names are ours, not a client's).
-fn name_hash(name: &[u8]) -> u64 {
-    name.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
 /// `COMMAND COUNT`.
 pub fn write_command_count(reply: &mut Reply<'_>) {
     reply.integer(command_count() as i64);
 }
+
+pub use lookup::lookup;
 
 #[cfg(test)]
 mod tests;

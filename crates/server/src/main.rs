@@ -535,6 +535,12 @@ fn build_shared(
         let cluster = open_cluster(config, file)?;
         shared.redis.cluster.set(cluster).expect("set once, at start");
     }
+    for directive in &config.redis_conf {
+        // As Redis: a parameter it would refuse stops the start, naming the line.
+        exec::resp::set_at_start(&shared, &directive.name, &directive.value).map_err(|why| {
+            format!("{}: '{} {}': {why}", directive.place, directive.name, directive.value)
+        })?;
+    }
     Ok(shared)
 }
 

@@ -448,7 +448,10 @@ impl rt::Handler for Worker {
         self.shared.core.tick_clock();
         // A busy script whose connection closed still runs to its end here.
         exec::resp::script::drive_orphan(&self.shared, &self.counters);
+        // Timed for the latency monitor's `expire-cycle` event (a clock read, ~10 ns).
+        let maintained_from = exec::latency::now();
         self.shared.core.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
+        exec::resp::slowlog::note_expire_cycle(&self.shared, maintained_from);
         if self.trims_memory {
             self.trim_after_burst();
             let buffers = self.limits.buffers.used_bytes() as u64;

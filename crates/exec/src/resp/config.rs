@@ -32,6 +32,8 @@ enum Kind {
     Memory,
     /// Fixed; compared as text, ignoring ASCII case.
     Text,
+    /// Fixed in Redis too (`IMMUTABLE_CONFIG`): refused whatever the value.
+    Immutable,
     /// `maxmemory`: settable.
     MaxMemory,
     /// `maxmemory-policy`: settable.
@@ -75,7 +77,7 @@ macro_rules! kept {
 
 /// Every parameter CONFIG knows, with how to read its value.
 const PARAMETERS: &[(&str, Kind, Read)] = &[
-    ("aclfile", Kind::Text, |s| {
+    ("aclfile", Kind::Immutable, |s| {
         s.redis.aclfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default()
     }),
     (
@@ -91,21 +93,21 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         |s| s.redis.scripts.busy_threshold_ms.load(Relaxed).to_string(),
     ),
     kept!("client-query-buffer-limit"),
-    ("cluster-config-file", Kind::Text, |s| {
+    ("cluster-config-file", Kind::Immutable, |s| {
         s.redis.cluster.get().map_or_else(|| "nodes.conf".into(), |cluster| cluster.file_name())
     }),
-    ("cluster-enabled", Kind::Text, |s| {
+    ("cluster-enabled", Kind::Immutable, |s| {
         if s.redis.cluster.get().is_some() { "yes" } else { "no" }.into()
     }),
-    ("daemonize", Kind::Text, |_| "no".into()),
-    ("databases", Kind::Text, |_| crate::keyspace::DATABASES.to_string()),
+    ("daemonize", Kind::Immutable, |_| "no".into()),
+    ("databases", Kind::Immutable, |_| crate::keyspace::DATABASES.to_string()),
     ("dbfilename", Kind::Protected, |s| s.core.settings.dbfilename.clone()),
     // Absolute, as Redis shows it (it changes into `dir` at start).
     ("dir", Kind::Protected, |s| {
         let dir = &s.core.settings.dir;
         std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()).display().to_string()
     }),
-    ("io-threads", Kind::Text, |s| s.core.settings.threads.to_string()),
+    ("io-threads", Kind::Immutable, |s| s.core.settings.threads.to_string()),
     kept!("key-load-delay"),
     (
         "latency-monitor-threshold",
@@ -133,10 +135,10 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     kept!("repl-backlog-size"),
     // No replication: never a replica of another server.
-    ("replicaof", Kind::Text, |_| String::new()),
+    ("replicaof", Kind::Immutable, |_| String::new()),
     ("requirepass", Kind::Password, super::auth::password),
     kept!("save"),
-    ("slaveof", Kind::Text, |_| String::new()),
+    ("slaveof", Kind::Immutable, |_| String::new()),
     (
         "slowlog-log-slower-than",
         Kind::Number {
@@ -155,7 +157,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
         },
         |s| s.redis.slowlog.max_len.load(Relaxed).to_string(),
     ),
-    ("tcp-backlog", Kind::Text, |s| s.core.settings.backlog.to_string()),
+    ("tcp-backlog", Kind::Immutable, |s| s.core.settings.backlog.to_string()),
     (
         "timeout",
         Kind::Number {
@@ -209,6 +211,7 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     kept!("list-max-ziplist-size", "list-max-listpack-size"),
     kept!("rdb-key-save-delay"),
     kept!("replica-read-only"),
+    kept!("slave-read-only", "replica-read-only"),
     kept!("sanitize-dump-payload"),
     kept!("set-max-intset-entries"),
     kept!("stream-node-max-bytes"),
@@ -249,13 +252,20 @@ pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
 pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     let patterns: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
     let shared = ctx.shared;
-    let found: Vec<(&[u8], String)> = PARAMETERS
+    let mut found: Vec<(&[u8], String)> = PARAMETERS
         .iter()
         .filter_map(|(name, _, read)| {
             let shown = shown_name(&patterns, name)?;
             Some((shown, read(shared)))
         })
         .collect();
+    for absent in super::config_absent::ABSENT {
+        for name in std::iter::once(absent.name).chain(absent.alias) {
+            if let Some(shown) = shown_name(&patterns, name) {
+                found.push((shown, kept::value(shared, absent.name)));
+            }
+        }
+    }
     let mut reply = ctx.reply();
     reply.map(found.len());
     for (name, value) in found {
@@ -322,9 +332,7 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
     let mut seen: Vec<&str> = Vec::with_capacity(pairs.len());
     let mut kinds = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
-        let Some((canonical, kind, read)) =
-            PARAMETERS.iter().find(|(n, ..)| n.as_bytes().eq_ignore_ascii_case(name))
-        else {
+        let Some((canonical, kind, read)) = lookup(name) else {
             let shown = String::from_utf8_lossy(name);
             return Err(format!(
                 "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
@@ -333,17 +341,81 @@ fn check_names(shared: &Shared, pairs: &[(&[u8], &[u8])]) -> Result<Vec<Kind>, S
         if matches!(kind, Kind::Protected) {
             return Err(set_failed(name, "can't set protected config"));
         }
-        let fixed = matches!(kind, Kind::Memory | Kind::Text);
-        if fixed && !same_value(*kind, &read(shared), value) {
+        // A fixed memory value is checked as a value first (the second pass), as Redis's
+        // modifiable `proto-max-bulk-len` is; only a valid other value is refused here.
+        let fixed = matches!(kind, Kind::Text)
+            || matches!(kind, Kind::Memory) && bulk_len_check(value).is_ok();
+        let immutable = read.is_none() || matches!(kind, Kind::Immutable);
+        if immutable || fixed && read.is_some_and(|read| !same_value(kind, &read(shared), value)) {
             return Err(set_failed(name, "can't set immutable config"));
         }
-        if seen.contains(canonical) {
+        if seen.contains(&canonical) {
             return Err(set_failed(name, "duplicate parameter"));
         }
         seen.push(canonical);
-        kinds.push(*kind);
+        kinds.push(kind);
     }
     Ok(kinds)
+}
+
+/// Parameter `name` (any case): its canonical name, kind and reader; no reader for one
+/// Redis fixes at start (`config_absent`'s immutable ones), which CONFIG SET refuses.
+fn lookup(name: &[u8]) -> Option<(&'static str, Kind, Option<Read>)> {
+    if let Some((canonical, kind, read)) =
+        PARAMETERS.iter().find(|(n, ..)| n.as_bytes().eq_ignore_ascii_case(name))
+    {
+        return Some((canonical, *kind, Some(*read)));
+    }
+    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+    let absent = super::config_absent::ABSENT
+        .iter()
+        .find(|kept| kept.name == lower || kept.alias == Some(lower.as_str()))?;
+    let read: Option<Read> = if absent.immutable { None } else { Some(|_| String::new()) };
+    // Named as matched: Redis 7.0 finds duplicates by the name given, so a name and its
+    // alias in one CONFIG SET are both applied, the later winning.
+    let matched = if absent.name == lower { absent.name } else { absent.alias? };
+    Some((matched, Kind::Kept, read))
+}
+
+/// One directive of a redis.conf (`--redis-conf`) that the server did not take as one of
+/// its own options, applied at start as CONFIG SET applies it; the reason when refused
+/// (Redis's, without CONFIG SET's prefix). A parameter Spinel fixes at start is accepted
+/// with the value it has; one Redis fixes at start and Spinel has no use for is kept as
+/// the file gives it (its value is shown, nothing acts on it).
+pub fn set_at_start(shared: &Shared, name: &str, value: &str) -> Result<(), String> {
+    let Some((canonical, kind, read)) = lookup(name.as_bytes()) else {
+        return Err("Bad directive or wrong number of arguments".into());
+    };
+    match (kind, read) {
+        (Kind::Kept, None) => {
+            kept::set(shared, canonical, value.to_string());
+            Ok(())
+        }
+        (
+            Kind::Text | Kind::Immutable | Kind::Memory | Kind::Protected | Kind::Port,
+            Some(read),
+        ) => {
+            let current = read(shared);
+            let same = match kind {
+                Kind::Port | Kind::Protected => current == value,
+                _ => same_value(kind, &current, value.as_bytes()),
+            };
+            if same {
+                return Ok(());
+            }
+            Err(format!("Spinel runs with '{canonical} {current}', fixed at start"))
+        }
+        _ => {
+            let pairs = [(name.as_bytes(), value.as_bytes())];
+            let result = check_names(shared, &pairs)
+                .and_then(|kinds| check_values(&pairs, &kinds))
+                .and_then(|changes| apply(shared, &changes));
+            result.map_err(|message| match message.split_once(" - ") {
+                Some((_, reason)) if message.starts_with("ERR CONFIG SET failed") => reason.into(),
+                _ => message.trim_start_matches("ERR ").to_string(),
+            })
+        }
+    }
 }
 
 /// Redis's second pass: each settable value parsed, in order; names shown canonically.
@@ -402,10 +474,18 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 changes.push(Change::Kept(kept.name, shown));
             }
             Kind::Port => changes.push(Change::Port(integer(name, value, 0, 65535)? as u16)),
-            Kind::Memory | Kind::Text | Kind::Protected => {}
+            Kind::Memory => {
+                bulk_len_check(value).map_err(|why| set_failed(b"proto-max-bulk-len", &why))?;
+            }
+            Kind::Text | Kind::Immutable | Kind::Protected => {}
         }
     }
     Ok(changes)
+}
+
+/// `proto-max-bulk-len`'s value check: a memory value from 1 MiB.
+fn bulk_len_check(value: &[u8]) -> Result<String, String> {
+    kept::memory_between(value, 1 << 20, i64::MAX)
 }
 
 /// An integer value as Redis checks one: parsed, then within its bounds.
@@ -526,7 +606,7 @@ fn set_maxmemory(shared: &Shared, bytes: u64) -> Result<(), String> {
 
 fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
     match kind {
-        Kind::Text => current.as_bytes().eq_ignore_ascii_case(wanted),
+        Kind::Text | Kind::Immutable => current.as_bytes().eq_ignore_ascii_case(wanted),
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
         Kind::MaxMemory
         | Kind::Policy
@@ -562,133 +642,5 @@ pub(super) fn memory_bytes(text: &[u8]) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{super::testkit::Harness, memory_bytes};
-
-    #[test]
-    fn config_get() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n"),
-            (
-                "CONFIG GET SAVE appendonly",
-                "*4\r\n$10\r\nappendonly\r\n$2\r\nno\r\n$4\r\nSAVE\r\n$0\r\n\r\n",
-            ),
-            ("CONFIG GET nosuch", "*0\r\n"),
-            ("CONFIG GET port port", "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n"),
-            ("CONFIG GET", "-ERR wrong number of arguments for 'config|get' command\r\n"),
-            ("CONFIG FOO", "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n"),
-            ("CONFIG REWRITE", "-ERR The server is running without a config file\r\n"),
-        ]);
-        h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
-        let all = h.run("CONFIG GET *");
-        // key-load-delay and rdb-key-save-delay are hidden
-        let shown = super::PARAMETERS.len() - 2;
-        assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
-        assert!(!all.contains("key-load-delay"));
-        let max = h.run("CONFIG GET max*");
-        assert!(max.starts_with("*10\r\n$10\r\nmaxclients\r\n"), "{max}");
-        h.check(&[
-            ("CONFIG GET key-load-delay", "*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n"),
-            ("CONFIG GET key-load-*", "*0\r\n"),
-        ]);
-    }
-
-    /// Goal: fixed parameters take only their value; errors in Redis's words and order.
-    #[test]
-    fn config_set_fixed_and_errors() {
-        let mut h = Harness::new();
-        let failed = |name: &str, why: &str| {
-            format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n")
-        };
-        let immutable = failed("DATABASES", "can't set immutable config");
-        let memory = failed("maxmemory", "argument must be a memory value");
-        let policy = failed(
-            "maxmemory-policy",
-            "argument(s) must be one of the following: volatile-lru, volatile-lfu, \
-             volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
-        );
-        h.check(&[
-            ("CONFIG SET save \"\"", "+OK\r\n"),
-            ("CONFIG SET appendonly NO databases 16", "+OK\r\n"),
-            ("CONFIG SET DATABASES 4", &immutable),
-            (
-                "CONFIG SET nosuch 1",
-                "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
-            ),
-            (
-                "CONFIG SET maxmemory abc databases 4",
-                &failed("databases", "can't set immutable config"),
-            ),
-            ("CONFIG SET MAXMEMORY 1.5mb", &memory),
-            ("CONFIG SET maxmemory -1", &memory),
-            ("CONFIG SET maxmemory-policy foo maxmemory abc", &policy),
-            ("CONFIG SET maxmemory 1mb MAXMEMORY 2mb", &failed("MAXMEMORY", "duplicate parameter")),
-            ("CONFIG SET save", "-ERR wrong number of arguments for 'config|set' command\r\n"),
-            (
-                "CONFIG SET save \"\" port",
-                "-ERR wrong number of arguments for 'config|set' command\r\n",
-            ),
-        ]);
-        // None of the refused commands changed anything.
-        h.check(&[("CONFIG GET maxmemory maxmemory-policy", "*4\r\n$9\r\nmaxmemory\r\n$7\r\n8388608\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n")]);
-        assert_eq!(memory_bytes(b"1k"), Some(1000));
-        assert_eq!(memory_bytes(b"2KB"), Some(2048));
-        assert_eq!(memory_bytes(b"x"), None);
-    }
-
-    /// Goal: maxmemory moves the store's limit; the policy switches evicting and refusing.
-    #[test]
-    fn config_set_maxmemory_and_policy() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("CONFIG SET maxmemory 16mb maxmemory-policy NOEVICTION", "+OK\r\n"),
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$8\r\n16777216\r\n"),
-            (
-                "CONFIG GET maxmemory-policy",
-                "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
-            ),
-        ]);
-        assert_eq!(h.shared.core.store.memory_limit(), 16 << 20);
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Refuse);
-        h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
-        assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
-        h.check(&[
-            ("CONFIG SET maxmemory 0", "+OK\r\n"),
-            ("CONFIG GET maxmemory", "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
-        ]);
-        assert_eq!(h.shared.core.store.memory_limit(), 64 << 20);
-        // Beyond the store's ceiling: refused, nothing changed.
-        let refused = h.run("CONFIG SET maxmemory 1gb maxmemory-policy noeviction");
-        assert!(
-            refused.starts_with(
-                "-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - "
-            ),
-            "{refused}"
-        );
-        assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
-        assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
-    }
-
-    /// Goal: RESETSTAT zeroes what Redis zeroes.
-    #[test]
-    fn config_resetstat() {
-        let mut h = Harness::new();
-        h.check(&[
-            ("GET a", "$-1\r\n"),
-            ("NOSUCH", "-ERR unknown command 'NOSUCH', with args beginning with: \r\n"),
-        ]);
-        assert!(h.run("INFO errorstats").contains("errorstat_ERR:count=1\r\n"));
-        h.check(&[("CONFIG RESETSTAT", "+OK\r\n")]);
-        let stats = h.run("INFO stats errorstats");
-        for line in [
-            "total_commands_processed:1\r\n",
-            "keyspace_misses:0\r\n",
-            "total_error_replies:0\r\n",
-            "# Errorstats\r\n\r\n",
-        ] {
-            assert!(stats.contains(line), "{line:?} in {stats}");
-        }
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

@@ -37,31 +37,43 @@ pub(super) struct Kept {
     check: fn(&[u8]) -> Result<String, String>,
     /// Left out of CONFIG GET's patterns (Redis's `HIDDEN_CONFIG`).
     pub hidden: bool,
+    /// Fixed at start in Redis (`IMMUTABLE_CONFIG`): CONFIG SET refuses it, whatever the value.
+    pub immutable: bool,
 }
 
-const fn kept(
+pub(super) const fn kept(
     name: &'static str,
     default: &'static str,
     check: fn(&[u8]) -> Result<String, String>,
 ) -> Kept {
-    Kept { name, alias: None, default, check, hidden: false }
+    Kept { name, alias: None, default, check, hidden: false, immutable: false }
 }
 
-const fn aliased(
+/// An immutable parameter: shown, never set.
+pub(super) const fn fixed(name: &'static str, default: &'static str) -> Kept {
+    Kept { immutable: true, ..kept(name, default, |_| Err("can't set immutable config".into())) }
+}
+
+/// An immutable hidden parameter.
+pub(super) const fn hidden_fixed(name: &'static str, default: &'static str) -> Kept {
+    Kept { hidden: true, ..fixed(name, default) }
+}
+
+pub(super) const fn aliased(
     name: &'static str,
     alias: &'static str,
     default: &'static str,
     check: fn(&[u8]) -> Result<String, String>,
 ) -> Kept {
-    Kept { name, alias: Some(alias), default, check, hidden: false }
+    Kept { name, alias: Some(alias), default, check, hidden: false, immutable: false }
 }
 
-const fn hidden(
+pub(super) const fn hidden(
     name: &'static str,
     default: &'static str,
     check: fn(&[u8]) -> Result<String, String>,
 ) -> Kept {
-    Kept { name, alias: None, default, check, hidden: true }
+    Kept { name, alias: None, default, check, hidden: true, immutable: false }
 }
 
 const I32_MIN: i64 = i32::MIN as i64;
@@ -71,8 +83,8 @@ pub(super) const KEPT: &[Kept] = &[
     kept("client-query-buffer-limit", "1073741824", |v| memory_between(v, 1 << 20, i64::MAX)),
     hidden("key-load-delay", "0", |v| integer_between(v, I32_MIN, I32_MAX)),
     kept("maxmemory-clients", "0", memory_or_percent),
-    kept("maxmemory-samples", "5", |v| integer_between(v, 1, 64)),
-    kept("repl-backlog-size", "1048576", |v| memory_between(v, 1, i64::MAX)),
+    kept("maxmemory-samples", "5", |v| integer_between(v, 1, I32_MAX)),
+    kept("repl-backlog-size", "1048576", repl_backlog_size),
     kept("save", "", save_points),
     // The encodings' thresholds: OBJECT ENCODING reads the hash, set and sorted set ones
     // (`EncodingLimits`); the list and stream ones are only kept.
@@ -99,12 +111,18 @@ pub(super) const KEPT: &[Kept] = &[
     kept("latency-tracking", "yes", yes_or_no),
     kept("latency-tracking-info-percentiles", "50 99 99.9", percentiles),
     hidden("rdb-key-save-delay", "0", |v| integer_between(v, I32_MIN, I32_MAX)),
-    kept("replica-read-only", "yes", yes_or_no),
+    aliased("replica-read-only", "slave-read-only", "yes", yes_or_no),
 ];
 
-/// The kept parameter named `name` (canonical, lower case).
+/// The kept parameter named `name` (canonical or alias, lower case), here or among those
+/// Spinel has no use for (`config_absent`).
 pub(super) fn find(name: &str) -> Option<&'static Kept> {
-    KEPT.iter().find(|kept| kept.name == name || kept.alias == Some(name))
+    all().find(|kept| kept.name == name || kept.alias == Some(name))
+}
+
+/// Every kept parameter.
+pub(super) fn all() -> impl Iterator<Item = &'static Kept> {
+    KEPT.iter().chain(super::config_absent::ABSENT)
 }
 
 /// Whether `name` is hidden from CONFIG GET's patterns.
@@ -153,14 +171,26 @@ impl Kept {
 /// Puts a checked value in force.
 pub(super) fn set(shared: &Shared, name: &'static str, value: String) {
     let mut values = shared.redis.kept_config.lock();
-    match values.iter_mut().find(|(n, _)| *n == name) {
+    let current = values.iter_mut().find(|(n, _)| *n == name);
+    // CONFIG SET client-output-buffer-limit replaces only the classes it names.
+    let value = match (name, &current) {
+        ("client-output-buffer-limit", _) => {
+            let before = current.as_ref().map_or_else(
+                || find(name).map_or("", |kept| kept.default).to_string(),
+                |(_, v)| v.clone(),
+            );
+            super::config_checks::merge_output_buffer_limits(&before, &value)
+        }
+        _ => value,
+    };
+    match current {
         Some(entry) => entry.1 = value,
         None => values.push((name, value)),
     }
 }
 
-fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
-    let Some(bytes) = memtoull(value) else {
+pub(super) fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
+    let Some(bytes) = memtoull_checked(value) else {
         return Err("argument must be a memory value".into());
     };
     if bytes < min as u64 || bytes > max as u64 {
@@ -169,10 +199,17 @@ fn memory_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
     Ok(bytes.to_string())
 }
 
+/// Any memory value up to 2^64-1 (`maxmemory`'s range).
+pub(super) fn memory_unsigned(value: &[u8]) -> Result<String, String> {
+    memtoull_checked(value)
+        .map(|bytes| bytes.to_string())
+        .ok_or_else(|| "argument must be a memory value".to_string())
+}
+
 /// Redis's `memtoull`: digits (none is 0; too many saturate, as `strtoull` does) and an
 /// optional unit (see [`memory_bytes`]); the product wraps as Redis's does, so
 /// `17179869184gb` is 0 there and here.
-fn memtoull(value: &[u8]) -> Option<u64> {
+pub(super) fn memtoull_checked(value: &[u8]) -> Option<u64> {
     let digits_end = value.iter().position(|b| !b.is_ascii_digit()).unwrap_or(value.len());
     let (digits, unit) = value.split_at(digits_end);
     let scale = memory_bytes(&[b"1", unit].concat())?;
@@ -183,7 +220,7 @@ fn memtoull(value: &[u8]) -> Option<u64> {
 }
 
 /// An integer as Redis's `string2ll` reads one (no sign `+`, no leading zeros, no spaces).
-fn integer_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
+pub(super) fn integer_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
     let Ok(n) = proto_resp::args::parse_i64(value) else {
         return Err("argument couldn't be parsed into an integer".into());
     };
@@ -194,14 +231,14 @@ fn integer_between(value: &[u8], min: i64, max: i64) -> Result<String, String> {
 }
 
 /// One of `words`, any case; shown in lower case.
-fn one_of(value: &[u8], words: &[&str]) -> Result<String, String> {
+pub(super) fn one_of(value: &[u8], words: &[&str]) -> Result<String, String> {
     match words.iter().find(|w| w.as_bytes().eq_ignore_ascii_case(value)) {
         Some(word) => Ok(word.to_string()),
         None => Err(format!("argument(s) must be one of the following: {}", words.join(", "))),
     }
 }
 
-fn yes_or_no(value: &[u8]) -> Result<String, String> {
+pub(super) fn yes_or_no(value: &[u8]) -> Result<String, String> {
     one_of(value, &["yes", "no"]).map_err(|_| "argument must be 'yes' or 'no'".to_string())
 }
 
@@ -245,6 +282,13 @@ fn save_points(value: &[u8]) -> Result<String, String> {
     }
 }
 
+/// `repl-backlog-size`: a memory value of at least 1, which Redis raises to its 16 KiB
+/// minimum backlog (and shows raised).
+fn repl_backlog_size(value: &[u8]) -> Result<String, String> {
+    let bytes: u64 = memory_between(value, 1, i64::MAX)?.parse().unwrap_or(1 << 20);
+    Ok(bytes.max(16 * 1024).to_string())
+}
+
 /// Redis's memory-or-percent values: `<n>%` (at most 100) or a memory value.
 fn memory_or_percent(value: &[u8]) -> Result<String, String> {
     const INVALID: &str = "argument must be a memory or percent value";
@@ -283,9 +327,10 @@ mod tests {
         );
         assert!(kept("client-query-buffer-limit").check(b"1023").is_err());
         assert_eq!(
-            kept("maxmemory-samples").check(b"65").unwrap_err().as_str(),
-            "argument must be between 1 and 64 inclusive"
+            kept("maxmemory-samples").check(b"0").unwrap_err().as_str(),
+            "argument must be between 1 and 2147483647 inclusive"
         );
+        assert_eq!(kept("repl-backlog-size").check(b"1k"), Ok("16384".into()));
         assert_eq!(kept("save").check(b"3000 5"), Ok("3000 5".into()));
         assert_eq!(kept("save").check(b"3000"), Err("Invalid save parameters".into()));
         assert_eq!(kept("save").check(b"1  2"), Err("Invalid save parameters".into()));

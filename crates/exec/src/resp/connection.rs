@@ -8,7 +8,11 @@ use super::{auth, ttl, Ctx};
 use crate::{keyspace::DATABASES, Flow, Shared, REDIS_VERSION};
 
 /// PING [message]; the table allows at most one message.
+/// PING; a RESP2 connection in subscribed mode gets pub/sub's form of the reply.
 pub(super) fn ping(ctx: &mut Ctx<'_>) {
+    if ctx.session.resp2_subscribed() {
+        return super::pubsub::subscribed_ping(ctx);
+    }
     let cmd = ctx.cmd;
     match cmd.arg(1) {
         None => ctx.reply().simple(b"PONG"),

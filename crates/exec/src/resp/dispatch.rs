@@ -4,8 +4,8 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
-    info, keys, lcs, list, memory, monitor, object, pause, persist, pubsub, script, server, set,
-    slowlog, sort, stream, strings, tracking, ttl, tx, zset, Ctx,
+    info, keys, latencies, lcs, list, lolwut, memory, monitor, object, pause, persist, pubsub,
+    script, server, set, slowlog, sort, stream, strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -31,7 +31,6 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Streams(id) => return stream::dispatch(ctx, id),
             C::Quit => return connection::quit(ctx),
             C::Monitor => monitor::monitor(ctx),
-            C::Ping if ctx.session.resp2_subscribed() => pubsub::subscribed_ping(ctx),
             C::Ping => connection::ping(ctx),
             C::Echo => connection::echo(ctx),
             C::Hello => connection::hello(ctx),
@@ -42,6 +41,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Bgsave => persist::bgsave(ctx),
             C::Lastsave => persist::lastsave(ctx),
             C::Lcs => lcs::lcs(ctx),
+            C::Lolwut => lolwut::lolwut(ctx),
             C::Reset => connection::reset(ctx),
             C::Role => cluster::role(ctx),
             C::Info => info::info(ctx),
@@ -131,7 +131,6 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::ConfigGet => config::config_get(ctx),
             S::ConfigHelp => help::reply(ctx, help::CONFIG),
             S::SlowlogHelp => help::reply(ctx, help::SLOWLOG),
-            S::LatencyHelp => help::reply(ctx, help::LATENCY),
             S::AclHelp => help::reply(ctx, help::ACL),
             S::PubsubChannels => pubsub::channels(ctx, false),
             S::PubsubShardchannels => pubsub::channels(ctx, true),
@@ -153,12 +152,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             | S::FunctionLoad
             | S::FunctionRestore
             | S::FunctionStats => script::dispatch_sub(ctx, sub),
+            S::LatencyHelp | S::LatencyLatest | S::LatencyHistory => latencies::run(ctx, sub),
+            S::LatencyReset | S::LatencyHistogram | S::LatencyDoctor => latencies::run(ctx, sub),
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),
-            S::LatencyLatest => slowlog::latest(ctx),
-            S::LatencyHistory => slowlog::history(ctx),
-            S::LatencyReset => slowlog::latency_reset(ctx),
             S::AclCat => acl::commands::cat(ctx),
             S::AclDeluser => acl::commands::deluser(ctx),
             S::AclDryrun => acl::commands::dryrun(ctx),

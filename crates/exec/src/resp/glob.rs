@@ -2,7 +2,9 @@
 //!
 //! Redis matches `*` by recursion; we keep one backtrack point (the last `*`), which
 //! accepts the same strings in O(pattern × text) time for any pattern, where the
-//! recursive form can take exponential time on patterns like `a*a*a*a*b`.
+//! recursive form can take exponential time on patterns like `a*a*a*a*b`. Redis's one
+//! limit is kept: a match that would pass through more than [`MAX_STARS`] `*`s (each a
+//! level of its recursion) fails.
 
 /// Whether letters match regardless of ASCII case (CONFIG GET does, KEYS does not).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,9 +13,14 @@ pub(super) enum Case {
     Insensitive,
 }
 
+/// Redis's protection against abusive patterns: the `*`s (runs of them count once) a
+/// match may go through while text is left, beyond which it fails.
+const MAX_STARS: usize = 1000;
+
 /// Whether `text` matches `pattern` as a whole.
 pub(super) fn matches(pattern: &[u8], text: &[u8], case: Case) -> bool {
     let (mut p, mut t) = (0, 0);
+    let mut stars = 0;
     // After a `*`: where the pattern resumes and the next text position to try.
     let mut retry: Option<(usize, usize)> = None;
     while t < text.len() {
@@ -24,6 +31,10 @@ pub(super) fn matches(pattern: &[u8], text: &[u8], case: Case) -> bool {
                 }
                 if p == pattern.len() {
                     return true;
+                }
+                stars += 1;
+                if stars > MAX_STARS {
+                    return false;
                 }
                 retry = Some((p, t));
                 continue;
@@ -142,5 +153,19 @@ mod tests {
         assert!(matches(b"MAX*", b"maxmemory", Case::Insensitive));
         assert!(matches(b"[A-C]x", b"bx", Case::Insensitive));
         assert!(!matches(b"MAX*", b"maxmemory", Case::Sensitive));
+    }
+
+    /// Goal: Redis's limit of 1000 `*`s passed through, at its edge; trailing stars and
+    /// stars reached once the text is used up do not count.
+    #[test]
+    fn star_limit() {
+        let text = vec![b'a'; 1001];
+        for (stars, want) in [(1000, true), (1001, false)] {
+            let pattern = b"*a".repeat(stars);
+            assert_eq!(matches(&pattern, &text[..stars], Case::Sensitive), want, "{stars}");
+        }
+        assert!(!matches(&b"*?".repeat(50_000), &vec![b'a'; 50_000], Case::Sensitive));
+        assert!(matches(&b"a*".repeat(1001), &text, Case::Sensitive));
+        assert!(matches(&[b"a".as_slice(), &b"*".repeat(5000)].concat(), b"a", Case::Sensitive));
     }
 }

@@ -274,19 +274,18 @@ fn cpu(text: &mut String) {
 }
 
 /// Redis's `cmdstat_<name>` lines since the last CONFIG RESETSTAT, in the table's order.
-/// Calls are counted per command (a container's subcommands together, under its name);
+/// Calls are counted per command, a container's per subcommand (`cmdstat_client|id`);
 /// `usec` is estimated from the sampled calls (see `crate::latency`).
 fn commandstats(shared: &Shared, text: &mut String) {
-    let specs: Vec<&proto_resp::CommandSpec> = proto_resp::commands::all_commands().collect();
-    for (index, sum) in shared.core.command_stats_since_reset() {
-        let Some(spec) = specs.get(index) else { continue };
+    for (slot, sum) in shared.core.command_stats_since_reset() {
+        let Some(name) = proto_resp::commands::stat_name(slot) else { continue };
         let usec = sum.estimated_usec();
         let per_call = if sum.calls == 0 { 0.0 } else { usec as f64 / sum.calls as f64 };
         let _ = write!(
             text,
             "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},\
              failed_calls={}\r\n",
-            spec.name, sum.calls, sum.rejected, sum.failed
+            name, sum.calls, sum.rejected, sum.failed
         );
     }
 }

@@ -45,6 +45,9 @@ mod client_admin;
 mod clients;
 pub mod cluster;
 mod config;
+pub use config::set_at_start;
+mod config_absent;
+mod config_checks;
 mod config_kept;
 mod connection;
 mod dispatch;
@@ -57,8 +60,10 @@ mod incr;
 mod info;
 pub mod keyevents;
 mod keys;
+mod latencies;
 mod lcs;
 mod list;
+mod lolwut;
 mod memory;
 pub mod monitor;
 mod object;
@@ -567,7 +572,8 @@ fn run(
     let fast = spec.flags.contains(proto_resp::commands::Flags::FAST);
     // See `crate::latency` for what is timed and why.
     let counted = !cfg!(feature = "no-command-stats");
-    let sampled = counted && counters.command_stats.next_is_sampled(index);
+    let slot = proto_resp::commands::stat_slot(index, routed.route);
+    let sampled = counted && counters.command_stats.next_is_sampled(slot);
     let timed = sampled || (counted && !fast && slowlog::watching(shared));
     let started = timed.then(crate::latency::now);
     let (outcome, cmd) = (keyevents::Outcome::default(), command);
@@ -596,10 +602,7 @@ fn run(
         dispatch_and_publish(&mut ctx, routed.route, events.as_deref())
     };
     if counted {
-        counters.command_stats.count(index);
-        if ctx.out.get(reply_at) == Some(&b'-') {
-            counters.command_stats.fail(index);
-        }
+        counters.command_stats.count_call(slot, ctx.out.get(reply_at) == Some(&b'-'));
     }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
@@ -618,7 +621,7 @@ fn run(
         // Only sampled calls go to the histogram (not those timed for the slow log alone),
         // so it stays one call in `SAMPLE` of every command.
         if sampled {
-            counters.command_stats.record(index, nanos);
+            counters.command_stats.record(slot, nanos);
         }
         slowlog::note(shared, ctx.session, command, spec.flags, nanos);
     }

@@ -278,7 +278,8 @@ mod tests {
             ("COMMAND LIST FILTERBY ACLCAT nosuch", "*0\r\n"),
             (
                 "COMMAND LIST FILTERBY ACLCAT hyperloglog",
-                "*3\r\n$5\r\npfadd\r\n$7\r\npfcount\r\n$7\r\npfmerge\r\n",
+                "*5\r\n$5\r\npfadd\r\n$7\r\npfcount\r\n$7\r\npfdebug\r\n$7\r\npfmerge\r\n\
+                 $10\r\npfselftest\r\n",
             ),
             ("COMMAND LIST FILTERBY MODULE x", "*0\r\n"),
             ("COMMAND LIST FILTERBY FOO x", "-ERR syntax error\r\n"),

@@ -142,6 +142,21 @@ fn clip(arg: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The store's background work (active expiry, as Redis's `expire-cycle`), timed by the
+/// caller: one clock read before it, and this after, which notes an `expire-cycle` latency
+/// event when the latency monitor is on and the work took its threshold or more.
+pub fn note_expire_cycle(shared: &Shared, started: u64) {
+    let log = &shared.redis.slowlog;
+    let threshold_ms = log.latency_threshold_ms.load(Relaxed);
+    if threshold_ms == 0 {
+        return;
+    }
+    let millis = crate::latency::nanos_since(started) / 1_000_000;
+    if millis >= threshold_ms {
+        add_sample(log, "expire-cycle", super::now_unix_ms(shared) / 1000, millis);
+    }
+}
+
 fn add_sample(log: &SlowLog, name: &'static str, unix_secs: u64, millis: u64) {
     let mut events = log.events.lock();
     let at = match events.iter().position(|e| e.name == name) {
@@ -244,6 +259,16 @@ pub(super) fn history(ctx: &mut Ctx<'_>) {
         reply.integer(secs as i64);
         reply.integer(ms as i64);
     }
+}
+
+/// An event's name, samples and all-time worst (see [`events`]).
+pub(super) type EventRecord = (&'static str, Vec<(u64, u64)>, u64);
+
+/// Every event of the latency monitor: its name, samples (Unix seconds, milliseconds;
+/// oldest first) and all-time worst, in the order they first happened.
+pub(super) fn events(shared: &Shared) -> Vec<EventRecord> {
+    let events = shared.redis.slowlog.events.lock();
+    events.iter().map(|e| (e.name, e.samples.iter().copied().collect(), e.max_ms)).collect()
 }
 
 /// LATENCY RESET [event ...]: how many events were reset.

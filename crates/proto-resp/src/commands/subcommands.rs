@@ -142,7 +142,9 @@ pub static OBJECT_SUBCOMMANDS: &[SubcommandSpec] = {
 pub static LATENCY_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;
     &[
+        sub(S::LatencyDoctor, "latency|doctor", 2),
         sub(S::LatencyHelp, "latency|help", 2),
+        sub(S::LatencyHistogram, "latency|histogram", -2),
         sub(S::LatencyHistory, "latency|history", 3),
         sub(S::LatencyLatest, "latency|latest", 2),
         sub(S::LatencyReset, "latency|reset", -2),

@@ -19,7 +19,7 @@ fn table_is_sorted_lowercase_and_complete() {
         let optional_keys = spec.arity == -1 && spec.last_key == -1;
         assert!(spec.first_key == 0 || spec.first_key < spec.arity.abs() || optional_keys);
     }
-    assert_eq!(COMMANDS.len(), 70);
+    assert_eq!(COMMANDS.len(), 72);
 }
 
 /// Goal: lookup ignores case and allocates nothing; every name is found in any case.
@@ -193,4 +193,16 @@ fn keys_by_key_specs() {
     assert!(!command_meta("spublish").unwrap().has_keys());
     assert!(command_of_line(&[b"config", b"nosuch"]).is_none());
     assert_eq!(command_of_line(&[b"CONFIG"]), Some(("config", -2)));
+}
+
+/// Goal: every subcommand has a statistics slot of its own, named by its full name.
+#[test]
+fn stat_slots_cover_every_subcommand() {
+    let count = command_count();
+    for sub in all_subcommands() {
+        let slot = stat_slot(0, crate::Route::Subcommand(sub.id));
+        assert!(slot >= count && slot < stat_slots(), "{}", sub.name);
+        assert_eq!(stat_name(slot), Some(sub.name));
+    }
+    assert_eq!(stat_name(0), all_commands().next().map(|spec| spec.name));
 }

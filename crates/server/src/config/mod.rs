@@ -8,6 +8,7 @@
 mod extended;
 mod file;
 mod options;
+pub mod redis_conf;
 mod refused;
 mod resolve;
 mod tls;
@@ -128,6 +129,10 @@ pub struct Config {
     /// How log lines are written.
     pub log_format: LogFormat,
     pub config_file: Option<String>,
+    /// `--redis-conf`: the file, and its parameters that are not options here, for CONFIG
+    /// SET at start.
+    pub redis_conf_file: Option<String>,
+    pub redis_conf: Vec<redis_conf::Directive>,
     /// memcached `-o` suboptions given that have no effect here, kept for `--print-config`.
     pub ignored_suboptions: Vec<(String, String)>,
     /// Start-up warnings (ignored memcached suboptions), printed once logging is set up.
@@ -227,6 +232,8 @@ impl Default for Config {
             conn_buffers_mib: 64,
             log_format: LogFormat::Text,
             config_file: None,
+            redis_conf_file: None,
+            redis_conf: Vec::new(),
             ignored_suboptions: Vec::new(),
             warnings: Vec::new(),
             args: Vec::new(),
@@ -297,7 +304,14 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         None => Options::default(),
     };
     let print_config = cli.print_config;
-    let mut config = resolve(from_file.fold_suboptions().under(cli.fold_suboptions()))?;
+    let (from_redis_conf, directives) =
+        match cli.redis_conf.as_ref().or(from_file.redis_conf.as_ref()) {
+            Some(path) => redis_conf::read(path)?,
+            None => (Options::default(), Vec::new()),
+        };
+    let layered = from_redis_conf.under(from_file.fold_suboptions()).under(cli.fold_suboptions());
+    let mut config = resolve(layered)?;
+    config.redis_conf = directives;
     config.args = args.to_vec();
     config.warnings.extend(refused::warnings(&matches));
     if print_config {

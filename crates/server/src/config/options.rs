@@ -397,6 +397,14 @@ pub struct Options {
     #[serde(default, skip_serializing)]
     pub config: Option<String>,
 
+    /// A redis.conf: its parameters that are options here (port, bind, requirepass,
+    /// maxmemory, dir, tls-* ...) fill them, under the TOML file and the command line; the
+    /// others are set at start as CONFIG SET sets them (a value Redis refuses refuses the
+    /// start, naming the line)
+    #[arg(long, value_name = "FILE", help_heading = REDIS)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis_conf: Option<String>,
+
     /// Print the effective configuration (defaults, file, flags) as TOML, and exit
     #[arg(long, help_heading = SPINEL)]
     #[serde(skip)]
@@ -488,6 +496,7 @@ impl Options {
             conn_buffers: cli.conn_buffers.or(self.conn_buffers),
             log_format: cli.log_format.or(self.log_format),
             config: cli.config.or(self.config),
+            redis_conf: cli.redis_conf.or(self.redis_conf),
             print_config: cli.print_config,
             generate: cli.generate,
             license: cli.license,

@@ -203,6 +203,7 @@ fn runtime_settings(options: &mut Options, config: &mut Config) {
     config.log_format = options.log_format.take().unwrap_or(config.log_format);
     config.metrics_port = options.metrics_port.take().unwrap_or(0);
     config.config_file = options.config.take();
+    config.redis_conf_file = options.redis_conf.take();
 }
 
 /// The process itself: the user it runs as, daemon mode, the pid file, memory locking, core
@@ -275,6 +276,7 @@ pub(super) fn effective_options(config: &Config) -> Options {
         conn_buffers: Some(Positive(config.conn_buffers_mib)),
         log_format: Some(config.log_format),
         config: None,
+        redis_conf: config.redis_conf_file.clone(),
         print_config: false,
         generate: None,
         license: false,

@@ -138,6 +138,8 @@ const ADMIN_SUBCOMMANDS: &[&str] = &[
     "config|resetstat",
     "config|rewrite",
     "config|set",
+    "latency|doctor",
+    "latency|histogram",
     "latency|history",
     "latency|latest",
     "latency|reset",

@@ -20,6 +20,7 @@ mod bits;
 mod field;
 mod hll;
 mod pf;
+mod pfdebug;
 
 /// Runs one command of this family.
 pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BitmapId) {
@@ -35,6 +36,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BitmapId) {
         B::Pfadd => pf::pfadd(ctx),
         B::Pfcount => pf::pfcount(ctx),
         B::Pfmerge => pf::pfmerge(ctx),
+        B::Pfdebug => pfdebug::pfdebug(ctx),
+        B::Pfselftest => pfdebug::pfselftest(ctx),
     }
 }
 

@@ -45,8 +45,15 @@ impl Ctx<'_> {
     }
 }
 
+/// `hll-sparse-max-bytes`, as set (checked when set, so it parses).
+pub(super) fn sparse_max(ctx: &Ctx<'_>) -> usize {
+    let bytes = crate::resp::config_kept::value(ctx.shared, "hll-sparse-max-bytes");
+    bytes.parse::<u64>().map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
 pub(super) fn pfadd(ctx: &mut Ctx<'_>) {
     let elements: Vec<&[u8]> = (2..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    let sparse_max = sparse_max(ctx);
     let result = modify_string(ctx, 1, |current| {
         let (mut value, mut updated) = match current {
             None => (hll::new_sparse(), true),
@@ -54,7 +61,7 @@ pub(super) fn pfadd(ctx: &mut Ctx<'_>) {
             Some(_) => return (Update::Keep, Err(PfError::NotHll)),
         };
         for element in &elements {
-            match hll::add(&mut value, element) {
+            match hll::add(&mut value, element, sparse_max) {
                 Ok(changed) => updated |= changed,
                 // Redis keeps what the earlier elements changed.
                 Err(Corrupt) => return (Update::Write(value), Err(PfError::Corrupt)),
@@ -164,6 +171,7 @@ pub(super) fn pfmerge(ctx: &mut Ctx<'_>) {
         Ok(merged) => merged,
         Err(e) => return ctx.pf_error(e),
     };
+    let sparse_max = sparse_max(ctx);
     let result = modify_string(ctx, 1, |current| {
         let mut value = match current {
             None => hll::new_sparse(),
@@ -175,7 +183,7 @@ pub(super) fn pfmerge(ctx: &mut Ctx<'_>) {
         }
         for (index, &count) in max.iter().enumerate().filter(|(_, &count)| count > 0) {
             // The destination's own registers are in `max`: it was checked as a source.
-            let _ = hll::raise(&mut value, index, count);
+            let _ = hll::raise(&mut value, index, count, sparse_max);
         }
         hll::invalidate_cache(&mut value);
         (Update::Write(value), Ok(()))
