@@ -425,7 +425,7 @@ fn sorted(mut value: Value) -> Value {
         Value::Set(members) => members.sort(),
         Value::Hash(fields) => fields.sort(),
         Value::ZSet(members) => members.sort_by(|a, b| a.0.cmp(&b.0)),
-        Value::String(_) | Value::List(_) => {}
+        Value::String(_) | Value::List(_) | Value::Stream(_) => {}
     }
     value
 }

@@ -88,7 +88,10 @@ fn raw_id(id: StreamId) -> [u8; 16] {
 fn id_of_raw(raw: &[u8]) -> Option<StreamId> {
     let raw: &[u8; 16] = raw.try_into().ok()?;
     let (ms, seq) = raw.split_at(8);
-    Some(StreamId::new(u64::from_be_bytes(ms.try_into().ok()?), u64::from_be_bytes(seq.try_into().ok()?)))
+    Some(StreamId::new(
+        u64::from_be_bytes(ms.try_into().ok()?),
+        u64::from_be_bytes(seq.try_into().ok()?),
+    ))
 }
 
 /// One node's listpack, as `streamAppendItem` builds it.
@@ -242,7 +245,8 @@ fn read_node(master: StreamId, blob: &[u8], after: &mut Option<StreamId>) -> Opt
     let live = usize::try_from(live).ok()?;
     let deleted = u64::try_from(deleted).ok()?;
     let rest = elements.get(3..)?;
-    let master_fields: Vec<Box<[u8]>> = rest.get(..fields)?.iter().map(|n| Box::from(&n[..])).collect();
+    let master_fields: Vec<Box<[u8]>> =
+        rest.get(..fields)?.iter().map(|n| Box::from(&n[..])).collect();
     if rest.get(fields).map(|e| &e[..]) != Some(b"0") {
         return None;
     }
@@ -270,6 +274,9 @@ fn read_node(master: StreamId, blob: &[u8], after: &mut Option<StreamId>) -> Opt
     Some(node)
 }
 
+/// A field and its value.
+type Pair<'a> = (&'a [u8], &'a [u8]);
+
 /// One entry from the front of `items`: its ID, the entry (`None` when flagged deleted),
 /// and how many elements it took.
 fn read_entry(
@@ -286,7 +293,7 @@ fn read_entry(
         master.ms.wrapping_add(int(1)? as u64),
         master.seq.wrapping_add(int(2)? as u64),
     );
-    let (pairs, used): (Vec<(&[u8], &[u8])>, usize) = if flags & FLAG_SAME_FIELDS != 0 {
+    let (pairs, used): (Vec<Pair<'_>>, usize) = if flags & FLAG_SAME_FIELDS != 0 {
         let values = items.get(3..3 + master_fields.len())?;
         let pairs = master_fields.iter().zip(values).map(|(n, v)| (&n[..], &v[..])).collect();
         (pairs, 3 + master_fields.len())
@@ -353,7 +360,8 @@ fn read_group(
 /// sizes aside, which a payload does not carry for deleted entries).
 pub(super) fn same_stream(a: &StreamValue, b: &StreamValue) -> bool {
     a.len() == b.len()
-        && (a.last_id, a.max_deleted_id, a.entries_added) == (b.last_id, b.max_deleted_id, b.entries_added)
+        && (a.last_id, a.max_deleted_id, a.entries_added)
+            == (b.last_id, b.max_deleted_id, b.entries_added)
         && a.range(StreamId::MIN, StreamId::MAX).eq(b.range(StreamId::MIN, StreamId::MAX))
         && a.groups == b.groups
 }
@@ -452,7 +460,7 @@ mod tests {
         let group = stream.groups.get_mut(&b"g"[..]).expect("made above");
         group.consumers.get_mut(&b"idle"[..]).expect("made").pel.insert(StreamId::new(1, 1));
         assert_eq!(load(&dump(&Value::Stream(Box::new(stream)))), None, "owned twice");
-        let payload = dump(&Value::Stream(Box::new(StreamValue::default())));
+        let payload = dump(&Value::Stream(Box::default()));
         // type, no nodes, then length 0: say 1.
         let mut body = payload[..payload.len() - 10].to_vec();
         assert_eq!(&body[..3], &[TYPE_STREAM_LISTPACKS_2, 0, 0]);

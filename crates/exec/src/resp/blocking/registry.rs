@@ -67,7 +67,18 @@ impl Waiter {
         has_deadline: bool,
     ) -> Waiter {
         let after = Vec::new();
-        Waiter { client_id, worker, db, protocol, kind, command, keys, has_deadline, after, reply: None }
+        Waiter {
+            client_id,
+            worker,
+            db,
+            protocol,
+            kind,
+            command,
+            keys,
+            has_deadline,
+            after,
+            reply: None,
+        }
     }
 
     /// The ID after which key argument `index` is read (XREAD); the first key of that
@@ -221,10 +232,11 @@ impl Waiters {
         inner.next_ticket += 1;
         let ticket = inner.next_ticket;
         for (key, _) in &waiter.keys {
-            let queue = inner
-                .keys
-                .entry(key.clone())
-                .or_insert_with(|| Queue { db: waiter.db, tickets: VecDeque::new(), streams: 0 });
+            let queue = inner.keys.entry(key.clone()).or_insert_with(|| Queue {
+                db: waiter.db,
+                tickets: VecDeque::new(),
+                streams: 0,
+            });
             // A key named twice (BLPOP k k 0) waits once.
             if queue.tickets.back() != Some(&ticket) {
                 queue.tickets.push_back(ticket);

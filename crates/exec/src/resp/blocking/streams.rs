@@ -16,8 +16,9 @@ use std::{ops::Range, time::Duration};
 use values::stream::StreamId;
 
 use super::{
+    register_after,
     registry::{Attempt, Waiter},
-    register_after, Kind, Request,
+    Kind, Request,
 };
 use crate::{
     resp::{stream, Ctx},

@@ -8,8 +8,8 @@ use proto_resp::{
 use values::stream::{Group, StreamId, StreamValue};
 
 use super::super::{blocking, keyevents::class, typed::Failure, Ctx};
-use crate::Flow;
 use super::{changed, id, read, reply_entry, unchanged, write, Create};
+use crate::Flow;
 
 /// What XREAD or XREADGROUP asked for.
 pub(super) struct ReadArgs {
@@ -328,15 +328,20 @@ fn run(ctx: &mut Ctx<'_>, grouped: bool) -> Flow {
             let keys = args.keys_at..args.keys_at + args.streams;
             let after = froms.iter().map(|from| from.after().unwrap_or_default()).collect();
             let block_ms = args.block_ms.unwrap_or_default();
-            return blocking::block_streams(ctx, grouped, keys, after, block_ms, |ctx| {
-                match serve(ctx, &args, &froms) {
+            return blocking::block_streams(
+                ctx,
+                grouped,
+                keys,
+                after,
+                block_ms,
+                |ctx| match serve(ctx, &args, &froms) {
                     Ok(served) => served,
                     Err(failure) => {
                         ctx.failure(failure);
                         true
                     }
-                }
-            });
+                },
+            );
         }
         Ok(false) => ctx.reply().null_array(),
     }
@@ -377,7 +382,11 @@ const WAITER_COUNT_DEFAULT: usize = 1000;
 /// when the stream's last ID is past `after`, replies with that one stream's entries past
 /// it (possibly none, when they were deleted: Redis compares the last ID) and returns
 /// true. A missing key or one of another type serves nothing: it keeps waiting.
-pub(in crate::resp) fn serve_read_waiter(ctx: &mut Ctx<'_>, key_at: usize, after: StreamId) -> bool {
+pub(in crate::resp) fn serve_read_waiter(
+    ctx: &mut Ctx<'_>,
+    key_at: usize,
+    after: StreamId,
+) -> bool {
     let args = waiter_count(ctx, false);
     let protocol = ctx.session.protocol;
     let mut body = Vec::new();
