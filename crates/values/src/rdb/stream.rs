@@ -94,9 +94,6 @@ fn id_of_raw(raw: &[u8]) -> Option<StreamId> {
     ))
 }
 
-/// A field and its value, borrowed from a node's listpack.
-type Pair<'a> = (&'a [u8], &'a [u8]);
-
 /// One node's listpack, as `streamAppendItem` builds it.
 fn node_listpack(master: StreamId, master_fields: &[Box<[u8]>], entries: &[Entry]) -> Vec<u8> {
     let mut lp = Listpack::default();
@@ -276,6 +273,9 @@ fn read_node(master: StreamId, blob: &[u8], after: &mut Option<StreamId>) -> Opt
     node.body_bytes = blob.len().checked_sub(counts)?;
     Some(node)
 }
+
+/// A field and its value.
+type Pair<'a> = (&'a [u8], &'a [u8]);
 
 /// One entry from the front of `items`: its ID, the entry (`None` when flagged deleted),
 /// and how many elements it took.
