@@ -27,7 +27,9 @@ import pytest
 
 from clients import client_dir, run_check
 
-pytestmark = pytest.mark.resp
+# Slow: an application run or a whole-table sweep, not about the I/O back end; two of the
+# matrix's entries are enough.
+pytestmark = [pytest.mark.resp, pytest.mark.slow]
 
 BULLMQ_DIR = client_dir("bullmq")
 # One line per step in check.js; a step that silently went missing fails the test.

@@ -14,7 +14,9 @@ import pytest
 from resp_read import read_value
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# Slow: an application run or a whole-table sweep, not about the I/O back end; two of the
+# matrix's entries are enough.
+pytestmark = [pytest.mark.resp, pytest.mark.slow]
 
 I64_MAX = 9223372036854775807
 # CONFIG GET * of redis-server 7.0.15 started as the suite starts it, less what the start

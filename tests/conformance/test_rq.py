@@ -23,7 +23,9 @@ import pytest
 
 from clients import client_dir, run_check
 
-pytestmark = pytest.mark.resp
+# Slow: an application run or a whole-table sweep, not about the I/O back end; two of the
+# matrix's entries are enough.
+pytestmark = [pytest.mark.resp, pytest.mark.slow]
 
 RQ_DIR = client_dir("rq")
 RQ_PYTHON = os.path.join(RQ_DIR, ".venv", "bin", "python")

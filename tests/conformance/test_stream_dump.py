@@ -12,7 +12,9 @@ from conftest import start_server
 from test_redis_hash import call
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# Slow: an application run or a whole-table sweep, not about the I/O back end; two of the
+# matrix's entries are enough.
+pytestmark = [pytest.mark.resp, pytest.mark.slow]
 
 BAD_DATA = b"-ERR Bad data format\r\n"
 # XINFO STREAM FULL's clock readings: a restored key keeps them, but they are read at
