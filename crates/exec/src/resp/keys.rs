@@ -189,7 +189,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) {
     };
     let db = ctx.session.db;
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.shared.core.store.scan_items(cursor, args.count, |item| {
+    let next = ctx.shared.core.store.scan_page(cursor, args.count, |item| {
         let Some((key_db, key)) = keyspace::decode(item.key()) else {
             return;
         };
