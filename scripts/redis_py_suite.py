@@ -82,15 +82,16 @@ def ensure_venv():
     return python
 
 
-def ensure_suite(version):
-    """The unpacked sdist (its tests/ and the redis package they import), fetched on first use."""
+def ensure_suite(version, python):
+    """The unpacked sdist (its tests/ and the redis package they import), fetched on first use
+    with the runner venv's pip."""
     tree = os.path.join(CACHE, f"redis-{version}")
     if os.path.exists(os.path.join(tree, "tests", "conftest.py")):
         return tree
     os.makedirs(CACHE, exist_ok=True)
     sdist = os.path.join(CACHE, f"redis-{version}.tar.gz")
     if not os.path.exists(sdist):
-        run_checked([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+        run_checked([python, "-m", "pip", "download", "-q", "--no-deps",
                      "--no-binary", ":all:", "--disable-pip-version-check",
                      f"redis=={version}", "-d", CACHE])
     with tarfile.open(sdist) as tar:
@@ -236,8 +237,8 @@ def main():
     args.out = os.path.abspath(args.out)
     args.spinel = os.path.abspath(args.spinel)
     os.makedirs(args.out, exist_ok=True)
-    tree = ensure_suite(pinned_redis_py())
     python = ensure_venv()
+    tree = ensure_suite(pinned_redis_py(), python)
     runs = {}
     for kind in args.servers.split(","):
         results, alive, wall = run_suite(kind, args, python, tree)
