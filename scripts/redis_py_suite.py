@@ -5,11 +5,11 @@ second.
 
     scripts/redis_py_suite.py [--servers redis,spinel] [--spinel target/release/spinel]
         [--redis redis-server] [--files test_commands.py,...] [--test-timeout 30]
-        [--run-timeout 900] [--out DIR] [-k EXPR]
+        [--run-timeout 900] [--out DIR] [-k EXPR] [--sync-only]
 
 The suite is the sdist of redis-py (PyPI's redis-X.tar.gz carries tests/), fetched once with
 `pip download` into .cache/redis-py (gitignored) and run from its own tree, so the client under
-test is that release. pytest, pytest-timeout and packaging go into a venv of their own,
+test is that release. pytest, pytest-timeout, pytest-asyncio and packaging go into a venv of their own,
 .cache/redis-py/venv, not the conformance suite's. Not for CI: it needs the package registry the
 first time and takes minutes.
 
@@ -43,9 +43,13 @@ CACHE = os.path.join(REPO, ".cache", "redis-py")
 PIP_TIMEOUT_SECS = 300
 # The suite's own runner: the pytest the conformance suite pins, pytest-timeout to bound each
 # test, packaging (the suite's conftest compares server versions with it).
-RUNNER_PINS = ["pytest==8.3.5", "pytest-timeout==2.4.0", "packaging==24.2"]
+# pytest-asyncio runs the asyncio half (tests/test_asyncio), in its `auto` mode as redis-py's
+# own pytest.ini sets it (the sdist leaves that file out).
+RUNNER_PINS = ["pytest==8.3.5", "pytest-timeout==2.4.0", "packaging==24.2",
+               "pytest-asyncio==0.23.8"]
 LEFT_OUT_FILES = ["test_cluster.py", "test_sentinel.py", "test_ssl.py", "test_bloom.py",
-                  "test_graph.py", "test_json.py", "test_search.py", "test_timeseries.py"]
+                  "test_graph.py", "test_json.py", "test_search.py", "test_timeseries.py",
+                  "test_sentinel_managed_connection.py"]
 LEFT_OUT_MARKS = "not onlycluster and not redismod and not graph and not ssl and not replica"
 
 
@@ -160,9 +164,12 @@ def pytest_cmd(python, args, port, xml_path):
     cmd = [python, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider",
            "--redis-url", url, "--redis-mod-url", url, "-m", LEFT_OUT_MARKS,
            "--timeout", str(args.test_timeout), "--junitxml", xml_path]
+    cmd += ["-o", "asyncio_mode=auto"]
     for name in LEFT_OUT_FILES:
         cmd += ["--ignore", os.path.join("tests", name)]
-    cmd += ["--ignore", os.path.join("tests", "test_asyncio")]
+        cmd += ["--ignore", os.path.join("tests", "test_asyncio", name)]
+    if args.sync_only:
+        cmd += ["--ignore", os.path.join("tests", "test_asyncio")]
     if args.k:
         cmd += ["-k", args.k]
     files = [os.path.join("tests", f) for f in args.files.split(",")] if args.files else ["tests"]
@@ -230,6 +237,8 @@ def main():
     parser.add_argument("--files", default="",
                         help="comma-separated files under tests/ (default: all but those left out)")
     parser.add_argument("-k", default="", help="pytest -k expression")
+    parser.add_argument("--sync-only", action="store_true",
+                        help="leave out the asyncio half (tests/test_asyncio)")
     parser.add_argument("--test-timeout", type=int, default=30)
     parser.add_argument("--run-timeout", type=int, default=900)
     parser.add_argument("--out", default=os.path.join(CACHE, "results"))

@@ -53,6 +53,16 @@ def test_other_databases_keys_are_not_listed(c):
     assert cursor == b"0" and sorted(keys) == [b"x", b"y"]
 
 
+def test_other_databases_keys_do_not_end_the_page(c):
+    """Keys left in another database (40, more than COUNT) do not cut this one's page."""
+    assert rt(c, "SELECT", "9") == b"OK"
+    assert rt(c, "MSET", *[f"left{i // 2}" if i % 2 == 0 else "v" for i in range(80)]) == b"OK"
+    assert rt(c, "SELECT", "0") == b"OK"
+    assert rt(c, "SADD", "a-set", "1") == 1
+    assert rt(c, "HSET", "a-hash", "foo", "2") == 1
+    assert rt(c, "SCAN", "0", "MATCH", "a*", "TYPE", "SET") == [b"0", [b"a-set"]]
+
+
 def test_a_large_keyspace_is_paged_and_listed_once(c):
     """2000 keys with COUNT 10: more than one page, no page near the whole keyspace, and
     every key exactly once by the end."""

@@ -12,9 +12,11 @@ use crate::{
     types::*,
 };
 
-/// Index buckets [`Store::scan_page`] reads at most per item wanted (a bucket is 64 bytes:
-/// COUNT 10 reads at most 64 KB, tens of microseconds).
+/// Index buckets [`Store::scan_page`] reads at most per item wanted, and at least (a bucket
+/// is 64 bytes: at most 1 MiB read for COUNT up to 163, tens of microseconds; the whole
+/// index of a store of up to 256 MiB, where a few keys come back in one call).
 pub const SCAN_PAGE_BUCKETS_PER_ITEM: usize = 100;
+pub const SCAN_PAGE_BUCKETS_MIN: usize = 16384;
 
 impl Store {
     pub fn reader(&self) -> Reader<'_> {
@@ -349,16 +351,25 @@ impl Store {
         self.scan_steps(cursor, f, |_, buckets_read| buckets_read >= buckets_wanted)
     }
 
-    /// Redis SCAN's page: [`Store::scan_items`] going on until `count` items were visited
-    /// (Redis stops at `count` keys too) or [`SCAN_PAGE_BUCKETS_PER_ITEM`] buckets per item
-    /// wanted were read. The index starts sized for the memory limit (a 256 MiB store: 16384
-    /// buckets), so a small keyspace lies in mostly empty blocks; Redis's table of a few keys
-    /// has a few buckets and answers SCAN in one call, which clients and their tests expect.
-    /// Empty sub-tables are passed over without reading them.
-    pub fn scan_page(&self, cursor: u64, count: usize, f: impl FnMut(Item<'_>)) -> u64 {
-        let bucket_budget = count.max(1).saturating_mul(SCAN_PAGE_BUCKETS_PER_ITEM);
-        self.scan_steps(cursor, f, |items, buckets_read| {
-            items >= count || buckets_read >= bucket_budget
+    /// Redis SCAN's page: [`Store::scan_items`] going on until `count` items that `f` took
+    /// (it returns whether it did: Redis counts the keys of the client's database alone) were
+    /// visited, or [`SCAN_PAGE_BUCKETS_PER_ITEM`] buckets per item wanted (at least
+    /// [`SCAN_PAGE_BUCKETS_MIN`]) were read. The index
+    /// starts sized for the memory limit (a 256 MiB store: 16384 buckets), so a small
+    /// keyspace lies in mostly empty blocks; Redis's table of a few keys has a few buckets and
+    /// answers SCAN in one call, which clients and their tests expect. Empty sub-tables are
+    /// passed over without reading them.
+    pub fn scan_page(&self, cursor: u64, count: usize, mut f: impl FnMut(Item<'_>) -> bool) -> u64 {
+        let bucket_budget =
+            count.saturating_mul(SCAN_PAGE_BUCKETS_PER_ITEM).max(SCAN_PAGE_BUCKETS_MIN);
+        let taken = std::cell::Cell::new(0usize);
+        let take = |item: Item<'_>| {
+            if f(item) {
+                taken.set(taken.get() + 1);
+            }
+        };
+        self.scan_steps(cursor, take, |_, buckets_read| {
+            taken.get() >= count || buckets_read >= bucket_budget
         })
     }
 
