@@ -149,8 +149,8 @@ pub use stream::{StreamId, STREAM_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
     CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, MEMORY_SUBCOMMANDS,
-    OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
-    XGROUP_SUBCOMMANDS, XINFO_SUBCOMMANDS,
+    MODULE_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS,
+    SLOWLOG_SUBCOMMANDS, XGROUP_SUBCOMMANDS, XINFO_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -395,6 +395,11 @@ pub enum SubcommandId {
     ScriptHelp,
     ScriptKill,
     ScriptLoad,
+    ModuleHelp,
+    ModuleList,
+    ModuleLoad,
+    ModuleLoadex,
+    ModuleUnload,
     SlowlogGet,
     SlowlogHelp,
     SlowlogLen,
@@ -639,6 +644,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),
+    // Spinel loads no module: LIST is empty, LOAD and LOADEX fail (exec's `resp::module`).
+    spec(subs(MODULE_SUBCOMMANDS, None), "module", -2, G::Server, "4.0.0", (0, 0, 0),
+        &[],
+        "A container for module commands."),
     spec(R(C::Monitor), "monitor", 1, G::Server, "1.0.0", (0, 0, 0),
         &[F::ADMIN, F::NOSCRIPT, F::LOADING, F::STALE],
         "Streams every command the server runs, as it runs."),

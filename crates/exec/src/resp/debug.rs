@@ -15,7 +15,7 @@ is set to \"local\", you can run it from a local connection, otherwise you need 
 option in the configuration file, and then restart the server.";
 
 pub(super) fn debug(ctx: &mut Ctx<'_>) {
-    if !allowed(ctx) {
+    if !protected_allowed(ctx, "enable-debug-command") {
         return ctx.error(NOT_ALLOWED);
     }
     if ctx.arg(1).eq_ignore_ascii_case(b"error") && ctx.argc() == 3 {
@@ -31,9 +31,10 @@ pub(super) fn debug(ctx: &mut Ctx<'_>) {
     ctx.error(message);
 }
 
-/// Redis's `allowProtectedAction` for `enable-debug-command`.
-fn allowed(ctx: &Ctx<'_>) -> bool {
-    let setting = config_kept::value(ctx.shared, "enable-debug-command");
+/// Redis's `allowProtectedAction` for `setting` (`enable-debug-command`,
+/// `enable-module-command`): `yes`, or `local` and a local client.
+pub(super) fn protected_allowed(ctx: &Ctx<'_>, setting: &str) -> bool {
+    let setting = config_kept::value(ctx.shared, setting);
     if setting.eq_ignore_ascii_case("yes") {
         return true;
     }
@@ -49,7 +50,7 @@ fn is_local(addr: &str) -> bool {
 }
 
 /// At most `max` bytes of `text`, cut on a character boundary (Redis's `%.128s`).
-fn truncated(text: &str, max: usize) -> &str {
+pub(super) fn truncated(text: &str, max: usize) -> &str {
     let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;

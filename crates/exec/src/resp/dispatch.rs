@@ -4,9 +4,9 @@ use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, debug, geo, hash, help,
-    incr, info, keys, latencies, lcs, list, lolwut, memory, monitor, object, pause, persist,
-    pubsub, replicaof, script, server, set, slowlog, sort, stream, strings, tracking, ttl, tx,
-    zset, Ctx,
+    incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
+    persist, pubsub, replicaof, script, server, set, slowlog, sort, stream, strings, tracking, ttl,
+    tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -160,6 +160,10 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),
+            S::ModuleHelp => help::reply(ctx, help::MODULE),
+            S::ModuleList => module::list(ctx),
+            S::ModuleLoad | S::ModuleLoadex => module::load(ctx),
+            S::ModuleUnload => module::unload(ctx),
             S::AclCat => acl::commands::cat(ctx),
             S::AclDeluser => acl::commands::deluser(ctx),
             S::AclDryrun => acl::commands::dryrun(ctx),

@@ -66,6 +66,7 @@ mod lcs;
 mod list;
 mod lolwut;
 mod memory;
+mod module;
 pub mod monitor;
 mod object;
 pub mod pause;
