@@ -13,13 +13,15 @@ test is that release. pytest, pytest-timeout, pytest-asyncio and packaging go in
 .cache/redis-py/venv, not the conformance suite's. Not for CI: it needs the package registry the
 first time and takes minutes.
 
-Each server runs once, fresh, on a free port; the suite reads it from --redis-url. Left out on
-both alike: what needs a cluster (test_cluster, `onlycluster`), sentinels (test_sentinel), TLS
-(test_ssl, `ssl`), a replica (`replica`), Redis modules (test_bloom, test_graph, test_json,
-test_search, test_timeseries, `redismod`, `graph`; the rest skip themselves through
-skip_ifmodversion_lt when the server lists no module) and the asyncio twin of the suite
-(tests/test_asyncio, which needs pytest-asyncio and tests the same commands again).
-Every test is bounded by --test-timeout (pytest-timeout), the whole run by --run-timeout.
+Each server runs once, fresh, on a free port, with DEBUG allowed (as redis-py's CI runs its
+server); the suite reads it from --redis-url. The sync half (tests/) and its asyncio twin
+(tests/test_asyncio, --sync-only leaves it out) both run. Left out on both servers alike: what
+needs a cluster (test_cluster, `onlycluster`), sentinels (test_sentinel*), TLS (test_ssl,
+`ssl`), a replica (`replica`), Redis modules (test_bloom, test_graph, test_json, test_search,
+test_timeseries, `redismod`, `graph`; the rest skip themselves through skip_ifmodversion_lt
+when the server lists no module). A few tests connect to localhost:6379 whatever
+--redis-url says and fail on both. Every test is bounded by --test-timeout (pytest-timeout),
+the whole run by --run-timeout.
 
 Prints per server passed/failed/skipped/errors and the tests failing on Spinel that pass on
 redis-server, each with the first line of its failure; writes SERVER.xml (JUnit), SERVER.log
