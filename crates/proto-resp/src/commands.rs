@@ -149,8 +149,8 @@ pub use stream::{StreamId, STREAM_COMMANDS};
 pub use subcommands::{
     ACL_SUBCOMMANDS, CLIENT_SUBCOMMANDS, CLUSTER_SUBCOMMANDS, COMMAND_SUBCOMMANDS,
     CONFIG_SUBCOMMANDS, FUNCTION_SUBCOMMANDS, LATENCY_SUBCOMMANDS, MEMORY_SUBCOMMANDS,
-    OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS, SLOWLOG_SUBCOMMANDS,
-    XGROUP_SUBCOMMANDS, XINFO_SUBCOMMANDS,
+    MODULE_SUBCOMMANDS, OBJECT_SUBCOMMANDS, PUBSUB_SUBCOMMANDS, SCRIPT_SUBCOMMANDS,
+    SLOWLOG_SUBCOMMANDS, XGROUP_SUBCOMMANDS, XINFO_SUBCOMMANDS,
 };
 pub use tx::{TxId, TX_COMMANDS};
 pub use zset::{ZSetId, ZSET_COMMANDS};
@@ -223,6 +223,7 @@ pub enum CommandId {
     Bgsave,
     Copy,
     Dbsize,
+    Debug,
     Decr,
     Decrby,
     Del,
@@ -263,6 +264,7 @@ pub enum CommandId {
     Randomkey,
     Rename,
     Renamenx,
+    Replicaof,
     Reset,
     Role,
     Save,
@@ -393,6 +395,11 @@ pub enum SubcommandId {
     ScriptHelp,
     ScriptKill,
     ScriptLoad,
+    ModuleHelp,
+    ModuleList,
+    ModuleLoad,
+    ModuleLoadex,
+    ModuleUnload,
     SlowlogGet,
     SlowlogHelp,
     SlowlogLen,
@@ -552,6 +559,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Dbsize), "dbsize", 1, G::Server, "1.0.0", (0, 0, 0),
         &[F::READONLY, F::FAST],
         "Counts the keys in the selected database."),
+    // Only DEBUG ERROR is run (see exec's `resp::debug`).
+    spec(R(C::Debug), "debug", -2, G::Server, "1.0.0", (0, 0, 0),
+        &[F::ADMIN, F::NOSCRIPT, F::LOADING, F::STALE],
+        "A container for debugging commands."),
     spec(R(C::Decr), "decr", 2, G::String, "1.0.0", (1, 1, 1),
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Decrements an integer key by one."),
@@ -633,6 +644,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Mget), "mget", -2, G::String, "1.0.0", (1, -1, 1),
         &[F::READONLY, F::FAST],
         "Returns the values of several keys."),
+    // Spinel loads no module: LIST is empty, LOAD and LOADEX fail (exec's `resp::module`).
+    spec(subs(MODULE_SUBCOMMANDS, None), "module", -2, G::Server, "4.0.0", (0, 0, 0),
+        &[],
+        "A container for module commands."),
     spec(R(C::Monitor), "monitor", 1, G::Server, "1.0.0", (0, 0, 0),
         &[F::ADMIN, F::NOSCRIPT, F::LOADING, F::STALE],
         "Streams every command the server runs, as it runs."),
@@ -681,6 +696,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Renamenx), "renamenx", 3, G::Generic, "1.0.0", (1, 2, 1),
         &[F::WRITE, F::FAST],
         "Renames a key only if the target does not exist."),
+    // Only REPLICAOF NO ONE succeeds: Spinel has no replication (exec's `resp::replicaof`).
+    spec(R(C::Replicaof), "replicaof", 3, G::Server, "5.0.0", (0, 0, 0),
+        &[F::ADMIN, F::NOSCRIPT, F::STALE, F::NO_ASYNC_LOADING],
+        "Makes the server a replica of another instance, or promotes it to master."),
     spec(R(C::Reset), "reset", 1, G::Connection, "6.2.0", (0, 0, 0),
         &[F::NOSCRIPT, F::LOADING, F::STALE, F::FAST, F::NO_AUTH, F::ALLOW_BUSY],
         "Resets the connection."),
@@ -711,6 +730,10 @@ pub static COMMANDS: &[CommandSpec] = {
     spec(R(C::Shutdown), "shutdown", -1, G::Server, "1.0.0", (0, 0, 0),
         &[F::ADMIN, F::NOSCRIPT, F::LOADING, F::STALE, F::NO_MULTI, F::SENTINEL, F::ALLOW_BUSY],
         "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    // REPLICAOF's name before Redis 5.0, still answered (and listed) by Redis 7.
+    spec(R(C::Replicaof), "slaveof", 3, G::Server, "1.0.0", (0, 0, 0),
+        &[F::ADMIN, F::NOSCRIPT, F::STALE, F::NO_ASYNC_LOADING],
+        "Makes the server a replica of another instance, or promotes it to master."),
     spec(subs(SLOWLOG_SUBCOMMANDS, None), "slowlog", -2, G::Server, "2.2.12", (0, 0, 0),
         &[],
         "Subcommands that read and reset the slow log."),

@@ -930,6 +930,63 @@ fn scan_visits_all_keys() {
     }
 }
 
+// A page of `scan_page` (Redis SCAN) goes on past empty index blocks: a few keys in a store
+// whose index is sized for 256 MiB come back in one call, cursor 0; an empty store answers
+// at once.
+#[test]
+fn scan_page_lists_a_small_keyspace_in_one_call() {
+    let f = fixture(256 * MIB, MIB, MIB);
+    let s = &f.store;
+    assert_eq!(s.scan_page(0, 10, |_| panic!("empty store")), 0);
+    // Items the caller does not take (another database's keys) do not end the page.
+    for i in 0..40 {
+        set(s, format!("other{i}").as_bytes(), b"v");
+    }
+    for key in [&b"a"[..], b"b", b"c"] {
+        set(s, key, b"v");
+    }
+    let mut seen = Vec::new();
+    let cursor = s.scan_page(0, 10, |item| {
+        let mine = !item.key().starts_with(b"other");
+        if mine {
+            seen.push(item.key().to_vec());
+        }
+        mine
+    });
+    seen.sort();
+    assert_eq!((cursor, seen), (0, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]));
+}
+
+// On a full index a page stops near COUNT items (at the end of the block it reached), and
+// pages still cover every key exactly once.
+#[test]
+fn scan_page_is_bounded_by_count_and_lists_each_key_once() {
+    let f = fixture(64 * MIB, MIB, MIB);
+    let s = &f.store;
+    let n = 20_000u32;
+    for i in 0..n {
+        set(s, format!("key{i}").as_bytes(), b"v");
+    }
+    let (mut cursor, mut seen, mut largest_page) = (0, Vec::new(), 0);
+    for _ in 0..n {
+        let before = seen.len();
+        cursor = s.scan_page(cursor, 10, |item| {
+            seen.push(item.key().to_vec());
+            true
+        });
+        largest_page = largest_page.max(seen.len() - before);
+        if cursor == 0 {
+            break;
+        }
+    }
+    assert_eq!(cursor, 0, "scan did not finish");
+    assert_eq!(seen.len(), n as usize, "a key was listed twice or missed");
+    assert_eq!(seen.iter().collect::<HashSet<_>>().len(), n as usize);
+    // A block holds 64 buckets of 8 slots, and a page ends with the block it is in (a
+    // growing sub-table's old blocks add at most as many again).
+    assert!(largest_page <= 10 + 2 * 64 * 8, "a page of {largest_page} items for COUNT 10");
+}
+
 // Inserting (and growing the index) while a scan runs does not hide any original key from it.
 #[test]
 fn scan_with_concurrent_inserts() {

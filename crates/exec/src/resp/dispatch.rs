@@ -3,9 +3,10 @@
 use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
-    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, geo, hash, help, incr,
-    info, keys, latencies, lcs, list, lolwut, memory, monitor, object, pause, persist, pubsub,
-    script, server, set, slowlog, sort, stream, strings, tracking, ttl, tx, zset, Ctx,
+    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, debug, geo, hash, help,
+    incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
+    persist, pubsub, replicaof, script, server, set, slowlog, sort, stream, strings, tracking, ttl,
+    tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -42,6 +43,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Lastsave => persist::lastsave(ctx),
             C::Lcs => lcs::lcs(ctx),
             C::Lolwut => lolwut::lolwut(ctx),
+            C::Debug => debug::debug(ctx),
+            C::Replicaof => replicaof::replicaof(ctx),
             C::Reset => connection::reset(ctx),
             C::Role => cluster::role(ctx),
             C::Info => info::info(ctx),
@@ -157,6 +160,10 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::SlowlogGet => slowlog::get(ctx),
             S::SlowlogLen => slowlog::len(ctx),
             S::SlowlogReset => slowlog::reset(ctx),
+            S::ModuleHelp => help::reply(ctx, help::MODULE),
+            S::ModuleList => module::list(ctx),
+            S::ModuleLoad | S::ModuleLoadex => module::load(ctx),
+            S::ModuleUnload => module::unload(ctx),
             S::AclCat => acl::commands::cat(ctx),
             S::AclDeluser => acl::commands::deluser(ctx),
             S::AclDryrun => acl::commands::dryrun(ctx),

@@ -189,17 +189,20 @@ pub(super) fn scan(ctx: &mut Ctx<'_>) {
     };
     let db = ctx.session.db;
     let mut found: Vec<Vec<u8>> = Vec::new();
-    let next = ctx.shared.core.store.scan_items(cursor, args.count, |item| {
-        let Some((key_db, key)) = keyspace::decode(item.key()) else {
-            return;
+    let next = ctx.shared.core.store.scan_page(cursor, args.count, |item| {
+        // A key of this database counts toward COUNT, matched or not, as in Redis.
+        let Some((_, key)) = keyspace::decode(item.key()).filter(|(key_db, _)| *key_db == db)
+        else {
+            return false;
         };
         let wanted = args.pattern.is_none_or(|p| glob::matches(p, key, Case::Sensitive));
         let of_type = args
             .type_name
             .is_none_or(|name| name.eq_ignore_ascii_case(typed::type_name(item.value_kind())));
-        if key_db == db && wanted && of_type {
+        if wanted && of_type {
             found.push(key.to_vec());
         }
+        true
     });
     let mut reply = ctx.reply();
     reply.array(2);

@@ -175,6 +175,18 @@ pub static SLOWLOG_SUBCOMMANDS: &[SubcommandSpec] = {
     ]
 };
 
+/// `MODULE` subcommands (Redis 7's `module|*`), sorted by name.
+pub static MODULE_SUBCOMMANDS: &[SubcommandSpec] = {
+    use SubcommandId as S;
+    &[
+        sub(S::ModuleHelp, "module|help", 2),
+        sub(S::ModuleList, "module|list", 2),
+        sub(S::ModuleLoad, "module|load", -3),
+        sub(S::ModuleLoadex, "module|loadex", -3),
+        sub(S::ModuleUnload, "module|unload", 3),
+    ]
+};
+
 /// `FUNCTION` subcommands (Redis 7's `function|*`), sorted by name.
 pub static FUNCTION_SUBCOMMANDS: &[SubcommandSpec] = {
     use SubcommandId as S;

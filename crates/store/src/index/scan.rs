@@ -9,6 +9,13 @@ use crossbeam_epoch::Guard;
 use super::{Index, Slot, Table};
 
 impl Index {
+    /// Whether sub-table `sub` holds no entry (in either table while it grows: a move
+    /// between them leaves the count alone). The count is raised once an insert has
+    /// placed its entry, so a key inserted before a scan began is never passed over.
+    pub(crate) fn sub_is_empty(&self, sub: usize) -> bool {
+        self.subs[sub].count.load(Ordering::Acquire) == 0
+    }
+
     /// Appends to `found` the entries of sub-table `sub` in the block holding hash position
     /// `pos` (and, while it grows, of the old table's blocks over the same positions).
     pub(crate) fn scan(

@@ -7,19 +7,10 @@
 /// Name (a container's subcommands right after it) and categories.
 pub(crate) const ABSENT: &[(&str, &[&str])] = &[
     ("bgrewriteaof", &["admin", "slow", "dangerous"]),
-    ("debug", &["admin", "slow", "dangerous"]),
     ("failover", &["admin", "slow", "dangerous"]),
     ("latency|graph", &["admin", "slow", "dangerous"]),
-    ("module", &["slow"]),
-    ("module|help", &["slow"]),
-    ("module|list", &["admin", "slow", "dangerous"]),
-    ("module|load", &["admin", "slow", "dangerous"]),
-    ("module|loadex", &["admin", "slow", "dangerous"]),
-    ("module|unload", &["admin", "slow", "dangerous"]),
     ("psync", &["admin", "slow", "dangerous"]),
     ("replconf", &["admin", "slow", "dangerous"]),
-    ("replicaof", &["admin", "slow", "dangerous"]),
     ("script|debug", &["slow", "scripting"]),
-    ("slaveof", &["admin", "slow", "dangerous"]),
     ("sync", &["admin", "slow", "dangerous"]),
 ];
