@@ -52,6 +52,21 @@ def test_slow_commands_are_logged(make_server):
         assert rt(c, "SLOWLOG", "LEN") in (0, 1)  # RESET itself may be logged after it ran
 
 
+def test_a_threshold_of_zero_logs_fast_commands_too(make_server):
+    """redis-py's test_slowlog_get: with slowlog-log-slower-than 0, every command is logged,
+    GET and the other fast ones included."""
+    server = make_server()
+    with Conn(server.resp_port) as c:
+        assert rt(c, "CONFIG", "SET", "slowlog-log-slower-than", "0") == b"OK"
+        assert rt(c, "SLOWLOG", "RESET") == b"OK"
+        for _ in range(3):
+            rt(c, "GET", "fast")
+        rt(c, "INCR", "n")
+        logged = [e[3] for e in rt(c, "SLOWLOG", "GET", "-1")]
+        assert logged.count([b"GET", b"fast"]) == 3, logged
+        assert [b"INCR", b"n"] in logged
+
+
 def test_exec_is_not_logged_but_what_it_ran_is(make_server):
     server = make_server()
     with Conn(server.resp_port) as c:

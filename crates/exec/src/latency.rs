@@ -10,7 +10,8 @@
 //!   command, so a repeating pipeline cannot hide one command from the sample);
 //! - a command Redis does not flag `fast` (its cost depends on its arguments) is also timed
 //!   whenever SLOWLOG or the latency monitor is on, so that a slow one is always logged; a
-//!   fast command reaches them only when sampled.
+//!   fast command reaches them only when sampled, or when the slow log takes every command
+//!   (`slowlog-log-slower-than 0`, which clients set to see each command logged).
 //!
 //! Buckets: powers of two of microseconds from 1 µs to 2^23 µs (8.4 s), then +Inf.
 //! Each worker writes its own [`CommandStats`] (relaxed load and store, no locked

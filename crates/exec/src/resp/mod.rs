@@ -577,7 +577,7 @@ fn run(
     let counted = !cfg!(feature = "no-command-stats");
     let slot = proto_resp::commands::stat_slot(index, routed.route);
     let sampled = counted && counters.command_stats.next_is_sampled(slot);
-    let timed = sampled || (counted && !fast && slowlog::watching(shared));
+    let timed = sampled || (counted && slowlog::watching(shared, fast));
     let started = timed.then(crate::latency::now);
     let (outcome, cmd) = (keyevents::Outcome::default(), command);
     let mut ctx =

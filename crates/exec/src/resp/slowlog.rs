@@ -63,12 +63,17 @@ struct Event {
     max_ms: u64,
 }
 
-/// Notes a timed command that took `nanos`.
-/// Whether the slow log or the latency monitor is on: then every command not flagged fast
-/// is timed (see `crate::latency`).
-pub fn watching(shared: &Shared) -> bool {
+/// Whether a command (`fast`: flagged fast) is timed for the slow log or the latency
+/// monitor (see `crate::latency`): every command not flagged fast while either is on, and
+/// the fast ones too when the slow log takes everything (`slowlog-log-slower-than 0`, as
+/// clients set it to see each command). One relaxed load for a fast command.
+pub fn watching(shared: &Shared, fast: bool) -> bool {
     let log = &shared.redis.slowlog;
-    log.slower_than_us.load(Relaxed) >= 0 || log.latency_threshold_ms.load(Relaxed) > 0
+    let slower_than_us = log.slower_than_us.load(Relaxed);
+    if fast {
+        return slower_than_us == 0;
+    }
+    slower_than_us >= 0 || log.latency_threshold_ms.load(Relaxed) > 0
 }
 
 /// Whether a command that took `nanos` goes to the slow log or the latency monitor (two
