@@ -40,6 +40,8 @@ import tarfile
 import time
 import xml.etree.ElementTree as ET
 
+from resp_servers import free_port, ping, start_server
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(REPO, ".cache", "redis-py")
 PIP_TIMEOUT_SECS = 300
@@ -107,19 +109,8 @@ def ensure_suite(version, python):
     return tree
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def ping(port):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(100).startswith(b"+PONG")
-    except OSError:
-        return False
 
 
 def server_cmd(kind, args, port, workdir):
@@ -136,19 +127,6 @@ def server_cmd(kind, args, port, workdir):
             "--enable-debug-command", "yes"]
 
 
-def start_server(kind, args, port, workdir, log_path):
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(server_cmd(kind, args, port, workdir), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{kind} exited at start (status {proc.returncode}), see {log_path}")
-        if ping(port):
-            return proc
-        time.sleep(0.1)
-    proc.kill()
-    sys.exit(f"{kind} did not answer PING within 10s, see {log_path}")
 
 
 def stop(proc):
@@ -183,7 +161,7 @@ def run_suite(kind, args, python, tree):
     workdir = os.path.join(args.out, f"{kind}.dir")
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
-    server = start_server(kind, args, port, workdir,
+    server = start_server(kind, server_cmd(kind, args, port, workdir), port,
                           os.path.join(args.out, f"{kind}.server.log"))
     xml_path = os.path.join(args.out, f"{kind}.xml")
     if os.path.exists(xml_path):

@@ -44,6 +44,7 @@ import subprocess
 import sys
 import time
 
+from resp_servers import free_port, ping, ping_reply, start_server
 from debian_source import APT_TIMEOUT_SECS, apt_install, enable_deb_src, has_source, run_checked
 
 DEFAULT_UNITS = [
@@ -101,26 +102,10 @@ def fetch_suite(cache):
     return tree
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def ping_reply(port, timeout_secs=2.0):
-    """The first line of the reply to PING on a new connection, or why there is none."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout_secs) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(200).decode(errors="replace").split("\r\n")[0]
-    except socket.timeout:
-        return "no reply"
-    except OSError as e:
-        return str(e)
 
 
-def ping(port, timeout_secs=2.0):
-    return ping_reply(port, timeout_secs) == "+PONG"
 
 
 def server_cmd(kind, args, port, workdir):
@@ -133,19 +118,6 @@ def server_cmd(kind, args, port, workdir):
             "--enable-debug-command", "yes", "--enable-protected-configs", "yes"]
 
 
-def start_server(kind, args, port, workdir, log_path):
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(server_cmd(kind, args, port, workdir), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"{kind} exited at start (status {proc.returncode}), see {log_path}")
-        if ping(port):
-            return proc
-        time.sleep(0.1)
-    proc.kill()
-    sys.exit(f"{kind} did not answer PING within 10s, see {log_path}")
 
 
 def stop_server(proc):
@@ -281,7 +253,8 @@ def run_attempt(kind, unit, args, tree, out_dir, skip_tests, attempt):
     os.makedirs(workdir)
     # type/list and the like: one file name, not a folder.
     name = f"{unit.replace('/', '_')}.{kind}" + (f".{attempt}" if attempt else "")
-    proc = start_server(kind, args, port, workdir, os.path.join(out_dir, name + ".server.log"))
+    log_path = os.path.join(out_dir, name + ".server.log")
+    proc = start_server(kind, server_cmd(kind, args, port, workdir), port, log_path)
     run = UnitRun()
     run.test_timeout = args.test_timeout
     cmd = runtest_cmd(unit, port, args.test_timeout, args.exclude_tags)
