@@ -456,15 +456,7 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) {
         stream.groups.insert(Box::from(group_name), group);
         changed((out, claimed))
     });
-    match result {
-        Err(failure) => ctx.failure(failure),
-        Ok((out, created)) => {
-            if created {
-                ctx.wrote(class::STREAM, "xgroup-createconsumer", 1);
-            }
-            ctx.out.extend_from_slice(&out);
-        }
-    }
+    reply_claimed(ctx, result);
 }
 
 /// XCLAIM's claims, replied; whether it made the consumer.
@@ -587,15 +579,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) {
         stream.groups.insert(Box::from(group_name), group);
         changed((out, created))
     });
-    match result {
-        Err(failure) => ctx.failure(failure),
-        Ok((out, created)) => {
-            if created {
-                ctx.wrote(class::STREAM, "xgroup-createconsumer", 1);
-            }
-            ctx.out.extend_from_slice(&out);
-        }
-    }
+    reply_claimed(ctx, result);
 }
 
 struct AutoClaim {
@@ -667,4 +651,18 @@ fn auto_claim(
     reply.array(deleted.len());
     deleted.iter().for_each(|id| reply.bulk(id.to_string().as_bytes()));
     created.unwrap_or(false)
+}
+
+/// XCLAIM's and XAUTOCLAIM's end: the reply composed under the lock, and the consumer's
+/// creation as an event when the claim made it.
+fn reply_claimed(ctx: &mut Ctx<'_>, result: Result<(Vec<u8>, bool), Failure>) {
+    match result {
+        Err(failure) => ctx.failure(failure),
+        Ok((out, created)) => {
+            if created {
+                ctx.wrote(class::STREAM, "xgroup-createconsumer", 1);
+            }
+            ctx.out.extend_from_slice(&out);
+        }
+    }
 }
