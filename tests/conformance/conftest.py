@@ -403,3 +403,11 @@ def key(request):
     name = request.node.name
     clean = "".join(c if c.isalnum() else "_" for c in name)[:80]
     return f"t_{clean}_{time.monotonic_ns() % 10**9}"
+
+
+@pytest.fixture
+def redis_server():
+    """A real redis-server, whatever the target (the other side of cross-server tests)."""
+    server = start_server("redis")
+    yield server
+    server.cleanup()

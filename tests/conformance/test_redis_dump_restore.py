@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from conftest import start_server
 from test_redis_hash import call
 from wire import Conn, resp_encode
 
@@ -31,13 +30,6 @@ def c(resp_port):
     with Conn(resp_port) as conn:
         yield conn
 
-
-@pytest.fixture
-def redis_server():
-    """A real redis-server, whatever the target (the other side of cross-server tests)."""
-    server = start_server("redis")
-    yield server
-    server.cleanup()
 
 
 @pytest.fixture

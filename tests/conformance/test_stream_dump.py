@@ -8,7 +8,6 @@ streams with their groups."""
 
 import pytest
 
-from conftest import start_server
 from test_redis_hash import call
 from wire import Conn, resp_encode
 
@@ -27,12 +26,6 @@ def c(resp_port):
     with Conn(resp_port) as conn:
         yield conn
 
-
-@pytest.fixture
-def redis_server():
-    server = start_server("redis")
-    yield server
-    server.cleanup()
 
 
 @pytest.fixture
