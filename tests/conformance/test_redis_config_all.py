@@ -421,3 +421,45 @@ def test_redis_conf_refused_line_stops_the_start(make_server, target, tmp_path, 
         make_server(extra=conf_flag(target, path))
     # Both name the line.
     assert "line 2" in str(refused.value) or "redis.conf:2: " in str(refused.value)
+
+
+USERS_AND_RENAMES = """\
+rename-command CONFIG cfg9
+rename-command flushall ""
+user alice on ">pa ss" ~app:* +@all
+user default on nopass ~* +@all
+"""
+
+
+def test_redis_conf_users_and_renamed_commands(make_server, target, tmp_path):
+    path = tmp_path / "redis.conf"
+    path.write_text(USERS_AND_RENAMES)
+    server = make_server(extra=conf_flag(target, path))
+    with Conn(server.resp_port) as conn:
+        def call(*args):
+            conn.send(resp_encode(*args))
+            return read_value(conn)
+
+        assert call("CONFIG", "GET", "hz") == \
+            "ERR unknown command 'CONFIG', with args beginning with: 'GET' 'hz' "
+        assert call("FLUSHALL") == "ERR unknown command 'FLUSHALL', with args beginning with: "
+        assert call("cfg9", "GET", "hz") == [b"hz", b"10"]
+        # COMMAND INFO finds it by its new name and shows its own; ACL rules keep that one.
+        assert call("COMMAND", "INFO", "cfg9")[0][:2] == [b"config", -2]
+        assert call("ACL", "LIST") == [
+            b"user alice on #e5a47171141c1f30759959a0830ef9745c5b348e80e28cc110d515ab18c7a8f4 "
+            b"~app:* resetchannels +@all",
+            b"user default on nopass sanitize-payload ~* resetchannels +@all"]
+        assert call("AUTH", "alice", "pa ss") == "OK"
+        assert call("ACL", "DRYRUN", "alice", "cfg9", "get", "hz") == "OK"
+        assert call("ACL", "DRYRUN", "alice", "config", "get", "hz") == \
+            "ERR Command 'config' not found"
+
+
+@pytest.mark.parametrize("line", ["rename-command nosuch x", "rename-command get set",
+                                  "rename-command get", "user", "user bob on nosuchrule"])
+def test_redis_conf_refused_user_or_rename_stops_the_start(make_server, target, tmp_path, line):
+    path = tmp_path / "redis.conf"
+    path.write_text(f"hz 20\n{line}\n")
+    with pytest.raises(pytest.fail.Exception, match="exited with"):
+        make_server(extra=conf_flag(target, path))

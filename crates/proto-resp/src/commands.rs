@@ -770,7 +770,7 @@ pub fn write_command_count(reply: &mut Reply<'_>) {
     reply.integer(command_count() as i64);
 }
 
-pub use lookup::lookup;
+pub use lookup::{lookup, rename_commands};
 
 #[cfg(test)]
 mod tests;

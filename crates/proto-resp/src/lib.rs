@@ -42,7 +42,8 @@ mod testutil;
 
 pub use client::{compose_command, parse_reply};
 pub use commands::{
-    lookup, ArgRule, CommandId, CommandSpec, Run, SubcommandId, SubcommandSpec, COMMANDS,
+    lookup, rename_commands, ArgRule, CommandId, CommandSpec, Run, SubcommandId, SubcommandSpec,
+    COMMANDS,
 };
 pub use error::{ParseError, ProtocolError};
 pub use limits::Limits;

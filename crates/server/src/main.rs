@@ -521,6 +521,10 @@ fn build_shared(
     backend: rt::Backend,
     skipped: &[listen::Skipped],
 ) -> Result<Shared, String> {
+    // Before anything looks a command up: the table is built once, renamed.
+    if !config.command_renames.is_empty() {
+        proto_resp::rename_commands(&config.command_renames)?;
+    }
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store = open_store(config, reserve_bytes)?;
     let settings = command_settings(config, backend, skipped, reserve_bytes);
@@ -530,6 +534,15 @@ fn build_shared(
         // As Redis: a start with an ACL file it cannot read fails, naming the line.
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
         shared.redis.users.replace_all(users);
+    }
+    if !config.redis_conf_users.is_empty() {
+        let lines = config.redis_conf_users.iter().map(|line| {
+            let words: Vec<&str> = line.words.iter().map(String::as_str).collect();
+            // As Redis: the existing `default` is reset before its line applies.
+            let reset = (words[0] == "default").then_some("reset");
+            (line.place.clone(), words[0], reset.into_iter().chain(words[1..].to_vec()).collect())
+        });
+        shared.redis.users.replace_all(exec::resp::acl::users_from_lines(lines)?);
     }
     if let Some(file) = &config.cluster_config_file {
         let cluster = open_cluster(config, file)?;

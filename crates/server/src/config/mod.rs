@@ -133,6 +133,10 @@ pub struct Config {
     /// SET at start.
     pub redis_conf_file: Option<String>,
     pub redis_conf: Vec<redis_conf::Directive>,
+    /// redis.conf's `user` lines (never beside an ACL file).
+    pub redis_conf_users: Vec<redis_conf::Line>,
+    /// redis.conf's `rename-command` lines: (old, new).
+    pub command_renames: Vec<(String, String)>,
     /// memcached `-o` suboptions given that have no effect here, kept for `--print-config`.
     pub ignored_suboptions: Vec<(String, String)>,
     /// Start-up warnings (ignored memcached suboptions), printed once logging is set up.
@@ -234,6 +238,8 @@ impl Default for Config {
             config_file: None,
             redis_conf_file: None,
             redis_conf: Vec::new(),
+            redis_conf_users: Vec::new(),
+            command_renames: Vec::new(),
             ignored_suboptions: Vec::new(),
             warnings: Vec::new(),
             args: Vec::new(),
@@ -304,14 +310,20 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         None => Options::default(),
     };
     let print_config = cli.print_config;
-    let (from_redis_conf, directives) =
-        match cli.redis_conf.as_ref().or(from_file.redis_conf.as_ref()) {
-            Some(path) => redis_conf::read(path)?,
-            None => (Options::default(), Vec::new()),
-        };
+    let mut redis_conf = match cli.redis_conf.as_ref().or(from_file.redis_conf.as_ref()) {
+        Some(path) => redis_conf::read(path)?,
+        None => redis_conf::RedisConf::default(),
+    };
+    let from_redis_conf = std::mem::take(&mut redis_conf.options);
     let layered = from_redis_conf.under(from_file.fold_suboptions()).under(cli.fold_suboptions());
     let mut config = resolve(layered)?;
-    config.redis_conf = directives;
+    if !redis_conf.users.is_empty() && config.aclfile.is_some() {
+        // As Redis: two sources of users would leave one silently unused.
+        return Err("redis.conf declares users and an ACL file is set: use one or the other".into());
+    }
+    config.redis_conf = redis_conf.directives;
+    config.redis_conf_users = redis_conf.users;
+    config.command_renames = redis_conf.renames;
     config.args = args.to_vec();
     config.warnings.extend(refused::warnings(&matches));
     if print_config {

@@ -5,7 +5,8 @@
 //! `bind`, `requirepass`, `maxmemory`, `tls-*` ...) fills that option, under the TOML file
 //! and the command line; every other parameter is applied at start as CONFIG SET applies
 //! it ([`exec::resp::set_at_start`]), so a value Redis would refuse refuses the start,
-//! with the line named. Repeated `save` lines add up, as in Redis.
+//! with the line named. Repeated `save` lines add up, as in Redis. `user` lines declare ACL
+//! users (as an ACL file would, but not beside one), `rename-command` lines rename commands.
 
 use super::{
     options::Options,
@@ -21,42 +22,69 @@ pub struct Directive {
     pub value: String,
 }
 
+/// A redis.conf line kept with its words, as Redis splits them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub place: String,
+    pub words: Vec<String>,
+}
+
+/// What a redis.conf says, sorted by who applies it.
+#[derive(Debug, Default)]
+pub struct RedisConf {
+    /// Spinel's own options.
+    pub options: Options,
+    /// Parameters for CONFIG SET at start.
+    pub directives: Vec<Directive>,
+    /// `user <name> <rules...>`, the words after `user`.
+    pub users: Vec<Line>,
+    /// `rename-command OLD NEW`, in order: (OLD, NEW).
+    pub renames: Vec<(String, String)>,
+}
+
 /// `include` depth at which a file is taken to include itself.
 const MAX_INCLUDE_DEPTH: usize = 16;
 /// A redis.conf longer than this is refused (Redis's own are about 100 KiB).
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// Reads `path`: the options it sets and the directives left for CONFIG SET.
-pub fn read(path: &str) -> Result<(Options, Vec<Directive>), String> {
+/// Reads `path`: the options it sets, the directives left for CONFIG SET, the users it
+/// declares and the commands it renames.
+pub fn read(path: &str) -> Result<RedisConf, String> {
     let mut lines = Vec::new();
     read_lines(path, 0, &mut lines)?;
-    let mut options = Options::default();
-    let mut rest = Vec::new();
+    let mut conf = RedisConf::default();
     let mut save: Option<(String, Vec<String>)> = None;
     for (place, words) in lines {
         let name = words[0].to_ascii_lowercase();
         let args = &words[1..];
         let fail = |why: String| format!("{place}: '{}': {why}", words.join(" "));
-        if name == "save" {
-            // `save ""` clears; each other line adds its points.
-            let points = save.get_or_insert_with(|| (place.clone(), Vec::new()));
-            match args {
-                [only] if only.is_empty() => points.1.clear(),
-                _ => points.1.extend(args.iter().cloned()),
+        match (name.as_str(), args) {
+            ("save", _) => {
+                // `save ""` clears; each other line adds its points.
+                let points = save.get_or_insert_with(|| (place.clone(), Vec::new()));
+                match args {
+                    [only] if only.is_empty() => points.1.clear(),
+                    _ => points.1.extend(args.iter().cloned()),
+                }
+                continue;
             }
-            continue;
-        }
-        if args.is_empty() {
-            return Err(fail("Bad directive or wrong number of arguments".into()));
-        }
-        if !take_option(&mut options, &name, args).map_err(fail)? {
-            rest.push(Directive { place, name, value: args.join(" ") });
+            ("user", [_, ..]) => conf.users.push(Line { place, words: args.to_vec() }),
+            ("rename-command", [old, new]) => conf.renames.push((old.clone(), new.clone())),
+            ("loadmodule", _) => return Err(fail("Spinel loads no modules".into())),
+            ("user" | "rename-command", _) | (_, []) => {
+                return Err(fail("Bad directive or wrong number of arguments".into()))
+            }
+            _ => {
+                if !take_option(&mut conf.options, &name, args).map_err(fail)? {
+                    conf.directives.push(Directive { place, name, value: args.join(" ") });
+                }
+            }
         }
     }
     if let Some((place, points)) = save {
-        rest.push(Directive { place, name: "save".into(), value: points.join(" ") });
+        conf.directives.push(Directive { place, name: "save".into(), value: points.join(" ") });
     }
-    Ok((options, rest))
+    Ok(conf)
 }
 
 /// The lines of `path` and of the files it includes, each with its place (`file:line`)
@@ -177,8 +205,9 @@ fn memory_mib(text: &str) -> Result<u64, String> {
     Ok(bytes.div_ceil(1 << 20))
 }
 
-/// Redis's `sdssplitargs`: words split on blanks; `"..."` takes `\n \r \t \b \a \\ \"` and
-/// `\xHH`, `'...'` takes `\'`; a closing quote must end the word. `None` when unbalanced.
+/// Redis's `sdssplitargs`: words split on blanks; a quote opens anywhere in a word
+/// (`>"a b"` is `>a b`), `"..."` takes `\n \r \t \b \a \\ \"` and `\xHH`, `'...'` takes
+/// `\'`; a closing quote must end the word. `None` when unbalanced.
 pub fn split_args(line: &str) -> Option<Vec<String>> {
     let bytes = line.as_bytes();
     let (mut words, mut at) = (Vec::new(), 0);
@@ -190,36 +219,40 @@ pub fn split_args(line: &str) -> Option<Vec<String>> {
             return Some(words);
         }
         let mut word = Vec::new();
-        let quote = matches!(bytes[at], b'"' | b'\'').then(|| bytes[at]);
-        if quote.is_some() {
-            at += 1;
-        }
-        loop {
-            match (quote, bytes.get(at)) {
-                (Some(_), None) => return None,
-                (None, None) => break,
-                (None, Some(b)) if b.is_ascii_whitespace() => break,
-                (Some(q), Some(b)) if *b == q => {
-                    at += 1;
-                    if bytes.get(at).is_some_and(|b| !b.is_ascii_whitespace()) {
-                        return None;
-                    }
-                    break;
+        at = split_word(bytes, at, &mut word)?;
+        words.push(String::from_utf8_lossy(&word).into_owned());
+    }
+}
+
+/// One word of [`split_args`] starting at `at` into `word`; where it ends.
+fn split_word(bytes: &[u8], mut at: usize, word: &mut Vec<u8>) -> Option<usize> {
+    let mut quote: Option<u8> = None;
+    loop {
+        match (quote, bytes.get(at)) {
+            (Some(_), None) => return None,
+            (None, None) => return Some(at),
+            (None, Some(b)) if b.is_ascii_whitespace() => return Some(at),
+            (None, Some(&b)) if b == b'"' || b == b'\'' => {
+                quote = Some(b);
+                at += 1;
+            }
+            (Some(q), Some(b)) if *b == q => {
+                at += 1;
+                if bytes.get(at).is_some_and(|b| !b.is_ascii_whitespace()) {
+                    return None;
                 }
-                (Some(b'"'), Some(b'\\')) if at + 1 < bytes.len() => {
-                    at += escape(&bytes[at..], &mut word);
-                }
-                (Some(b'\''), Some(b'\\')) if bytes.get(at + 1) == Some(&b'\'') => {
-                    word.push(b'\'');
-                    at += 2;
-                }
-                (_, Some(b)) => {
-                    word.push(*b);
-                    at += 1;
-                }
+                return Some(at);
+            }
+            (Some(b'"'), Some(b'\\')) if at + 1 < bytes.len() => at += escape(&bytes[at..], word),
+            (Some(b'\''), Some(b'\\')) if bytes.get(at + 1) == Some(&b'\'') => {
+                word.push(b'\'');
+                at += 2;
+            }
+            (_, Some(b)) => {
+                word.push(*b);
+                at += 1;
             }
         }
-        words.push(String::from_utf8_lossy(&word).into_owned());
     }
 }
 
@@ -257,6 +290,7 @@ mod tests {
         assert_eq!(words("save \"\""), Some("save|".into()));
         assert_eq!(words("x \"open"), None);
         assert_eq!(words("x \"a\"b"), None);
+        assert_eq!(words("user a on >\"p w\" ~*"), Some("user|a|on|>p w|~*".into()));
     }
 
     /// Goal: Spinel's own options are taken from the file, the rest left for CONFIG SET,
@@ -274,7 +308,8 @@ mod tests {
             included.display()
         );
         std::fs::write(&main, text).unwrap();
-        let (options, rest) = read(main.to_str().unwrap()).unwrap();
+        let conf = read(main.to_str().unwrap()).unwrap();
+        let (options, rest) = (conf.options, conf.directives);
         assert_eq!(options.resp_port, Some(7000));
         assert_eq!(options.listen.map(|l| l.addrs.len()), Some(2));
         assert_eq!(options.memory_limit, Some(positive(100).unwrap()));

@@ -247,34 +247,44 @@ fn acl_lines(users: &Users) -> Vec<String> {
 pub fn read_acl_file(path: &Path) -> Result<Vec<(Vec<u8>, User)>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("Error loading ACLs, opening file '{}': {e}", path.display()))?;
-    let mut users: Vec<(Vec<u8>, User)> = Vec::new();
+    let mut declared = Vec::new();
     for (at, line) in text.lines().enumerate() {
         let here = format!("{}:{}", path.display(), at + 1);
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
+        match line.split_whitespace().collect::<Vec<&str>>().as_slice() {
             [] => continue,
-            ["user", name, rules @ ..] => {
-                if users.iter().any(|(existing, _)| existing == name.as_bytes()) {
-                    return Err(format!("{here}: Duplicate user '{name}' found"));
-                }
-                let rules: Vec<&[u8]> = rules.iter().map(|rule| rule.as_bytes()).collect();
-                let rules = merge_selectors(&rules)
-                    .map_err(|_| format!("{here}: Unmatched parenthesis in selector definition"))?;
-                let mut user = User::new();
-                for rule in &rules {
-                    user.apply(rule).map_err(|why| {
-                        let rule = String::from_utf8_lossy(rule);
-                        format!("{here}: Error in applying operation '{rule}': {why}")
-                    })?;
-                }
-                users.push((name.as_bytes().to_vec(), user));
-            }
+            ["user", name, rules @ ..] => declared.push((here, *name, rules.to_vec())),
             _ => {
                 return Err(format!(
                     "{here} should start with user keyword followed by the username"
                 ))
             }
         }
+    }
+    users_from_lines(declared)
+}
+
+/// Users from `user <name> <rules...>` lines, each with its place (`file:line`), as an ACL
+/// file or a redis.conf declares them: a name declared twice or a rule refused is an error
+/// naming the line.
+pub fn users_from_lines<'a>(
+    lines: impl IntoIterator<Item = (String, &'a str, Vec<&'a str>)>,
+) -> Result<Vec<(Vec<u8>, User)>, String> {
+    let mut users: Vec<(Vec<u8>, User)> = Vec::new();
+    for (here, name, rules) in lines {
+        if users.iter().any(|(existing, _)| existing == name.as_bytes()) {
+            return Err(format!("{here}: Duplicate user '{name}' found"));
+        }
+        let rules: Vec<&[u8]> = rules.iter().map(|rule| rule.as_bytes()).collect();
+        let rules = merge_selectors(&rules)
+            .map_err(|_| format!("{here}: Unmatched parenthesis in selector definition"))?;
+        let mut user = User::new();
+        for rule in &rules {
+            user.apply(rule).map_err(|why| {
+                let rule = String::from_utf8_lossy(rule);
+                format!("{here}: Error in applying operation '{rule}': {why}")
+            })?;
+        }
+        users.push((name.as_bytes().to_vec(), user));
     }
     Ok(users)
 }

@@ -18,7 +18,7 @@ mod first_args;
 pub mod log;
 mod selector;
 
-pub use commands::read_acl_file;
+pub use commands::{read_acl_file, users_from_lines};
 mod user;
 
 use std::{
