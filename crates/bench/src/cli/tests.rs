@@ -69,7 +69,7 @@ fn structure_flags() {
     let (plain, _) = run_config("");
     assert_eq!((plain.workload.structure, plain.workload.fields), (Structure::String, 100));
     assert_eq!(plain.workload.ids(), plain.workload.keyspace);
-    assert!(error_line("--structure stream").contains("want string, hash"));
+    assert!(error_line("--structure bitmap").contains("want string, hash"));
     assert!(error_line("--fields 0").contains("--fields"));
 }
 

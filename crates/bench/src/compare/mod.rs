@@ -619,6 +619,15 @@ fn structure_note(o: &Options) -> String {
         Structure::List => "LPUSH key value / RPOP key (a null is a miss)",
         Structure::Set => "SADD key member / SISMEMBER key member (:0 is a miss)",
         Structure::Zset => "ZADD key score member / ZRANGE key 0 9 (an empty array is a miss)",
+        Structure::Stream => {
+            "XADD key * item f at n value v / even fields: XREADGROUP GROUP bench bench COUNT 10 \
+             STREAMS key > then XACK of what it delivered (one op, two round trips; nothing new \
+             is a miss), odd fields: XRANGE key - + COUNT 10 (entries verified)"
+        }
+        Structure::Geo => {
+            "GEOADD key lon lat member (places drawn from the id) / by field: GEOSEARCH \
+             FROMLONLAT BYRADIUS 5 km ASC COUNT 10 (half), GEODIST, GEOPOS (checked)"
+        }
         Structure::Multi => {
             return "structure: multi: MULTI, SET a, SET b, EXEC / MULTI, GET a, GET b (one per \
                     key of a multiget), EXEC as one request; values verified; RESP targets only"

@@ -464,7 +464,7 @@ mod tests {
         assert_eq!((o.keyspace, o.servers.len(), o.sweep_threads), (50, 1, 0));
         let plain = parse("--structure string").unwrap();
         assert_eq!(plain, Options { command: plain.command.clone(), ..parse("").unwrap() });
-        assert!(parse("--structure stream").unwrap_err().contains("want string"));
+        assert!(parse("--structure bitmap").unwrap_err().contains("want string"));
     }
 
     /// Goal: the workload flags build the matrix: the product of --mix, --keys-per-get and
