@@ -563,7 +563,14 @@ impl<'a> Engine<'a> {
             let parsed = if family.structure == Structure::String {
                 client::parse(protocol, part.kind, keys, format, rest)
             } else {
-                client::family::parse_following(family, part.kind, keys, format, rest, &mut self.follow)
+                client::family::parse_following(
+                    family,
+                    part.kind,
+                    keys,
+                    format,
+                    rest,
+                    &mut self.follow,
+                )
             };
             match parsed {
                 Parsed::Incomplete => break,

@@ -117,7 +117,9 @@ fn compose_write(
         Structure::Set => compose_command(&[b"SADD", key, name], out),
         // The score is the field's number (its digits follow the `f`).
         Structure::Zset => compose_command(&[b"ZADD", key, &name[1..], name], out),
-        Structure::Stream => stream::compose_write(key, name, set.version, scratch.value(id, set), out),
+        Structure::Stream => {
+            stream::compose_write(key, name, set.version, scratch.value(id, set), out)
+        }
         Structure::Geo => geo::compose_write(key, name, id, out),
     }
 }

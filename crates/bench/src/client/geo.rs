@@ -127,7 +127,9 @@ fn read(family: Family, id: u64, value: Value<'_>, tally: &mut Tally) -> Result<
     let found = match field % 4 {
         0 | 1 => search(value)?,
         2 => match number(&value) {
-            Some(metres) => Some(close(metres, distance(id, id - field + (field + 1) % family.fields))),
+            Some(metres) => {
+                Some(close(metres, distance(id, id - field + (field + 1) % family.fields)))
+            }
             None if value.is_null() => None,
             None => return Err(Parsed::Broken("GEODIST answered something other than a number")),
         },

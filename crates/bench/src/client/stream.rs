@@ -44,11 +44,25 @@ pub(super) fn compose_write(
     compose_command(&[b"XADD", key, b"*", b"item", field, b"at", at, b"value", value], out);
 }
 
+/// Even fields read as the group's consumer, odd ones by range.
+fn is_consumer_read(field: u64) -> bool {
+    field.is_multiple_of(2)
+}
+
 /// A consumer's read (even fields) or a range read (odd ones).
 pub(super) fn compose_read(key: &[u8], field: u64, out: &mut Vec<u8>) {
-    if field % 2 == 0 {
-        let args: [&[u8]; 9] =
-            [b"XREADGROUP", b"GROUP", GROUP, CONSUMER, b"COUNT", READ_COUNT_TEXT, b"STREAMS", key, b">"];
+    if is_consumer_read(field) {
+        let args: [&[u8]; 9] = [
+            b"XREADGROUP",
+            b"GROUP",
+            GROUP,
+            CONSUMER,
+            b"COUNT",
+            READ_COUNT_TEXT,
+            b"STREAMS",
+            key,
+            b">",
+        ];
         compose_command(&args, out);
     } else {
         compose_command(&[b"XRANGE", key, b"-", b"+", b"COUNT", READ_COUNT_TEXT], out);
@@ -75,7 +89,7 @@ where
         (OpKind::Set, _) => Err(Parsed::Broken("XADD answered with something other than an ID")),
         (OpKind::Get, value) => {
             let (key, field) = family.split(id);
-            let entries = if field % 2 == 0 { delivered(value)? } else { ranged(value)? };
+            let entries = if is_consumer_read(field) { delivered(value)? } else { ranged(value)? };
             let mut acks: [&[u8]; READ_COUNT + 3] = [&[]; READ_COUNT + 3];
             let (read, valid) = check_entries(family, key, entries, &mut acks[3..])?;
             if valid {
@@ -84,7 +98,7 @@ where
                 tally.corrupt += 1;
                 tally.misses += 1;
             }
-            if field % 2 == 0 && read > 0 {
+            if is_consumer_read(field) && read > 0 {
                 let key = format.key(key);
                 (acks[0], acks[1], acks[2]) = (b"XACK", key.as_bytes(), GROUP);
                 follow.push(&acks[..3 + read]);

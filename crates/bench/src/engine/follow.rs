@@ -30,7 +30,12 @@ impl Engine<'_> {
     /// A follow-up's reply: an integer (XACK), `+OK` or -BUSYGROUP (XGROUP CREATE: another
     /// client made the group first) are fine, another error is the server's. Returns the
     /// bytes used (0: incomplete), or `None` when the stream broke.
-    pub(super) fn follow_up_reply(&mut self, index: usize, part: Part, input: &[u8]) -> Option<usize> {
+    pub(super) fn follow_up_reply(
+        &mut self,
+        index: usize,
+        part: Part,
+        input: &[u8],
+    ) -> Option<usize> {
         let (error, used) = match parse_reply(input) {
             Ok((Value::Integer(_) | Value::Simple(_), used)) => (None, used),
             Ok((Value::Error(text), used)) if text.starts_with(b"BUSYGROUP") => (None, used),

@@ -55,10 +55,9 @@ impl Structure {
     ];
 
     pub fn parse(text: &str) -> Result<Structure, String> {
-        Structure::ALL
-            .into_iter()
-            .find(|s| s.name() == text)
-            .ok_or(format!("--structure {text}: want string, hash, list, set, zset, multi, stream or geo"))
+        Structure::ALL.into_iter().find(|s| s.name() == text).ok_or(format!(
+            "--structure {text}: want string, hash, list, set, zset, multi, stream or geo"
+        ))
     }
 
     pub fn name(self) -> &'static str {
