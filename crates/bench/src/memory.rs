@@ -22,7 +22,7 @@
 //! `--structure geo` draws (`client::geo::place`), stream IDs the server's (`*`: entries
 //! added in the same millisecond share it, as a producer's do).
 
-mod wire;
+pub(crate) mod wire;
 
 use std::{path::PathBuf, time::Duration};
 
@@ -247,7 +247,7 @@ fn field_args(o: &Options, structure: Structure, i: u64, owned: &mut Vec<Vec<u8>
 /// FLUSHALL SYNC: Valkey 8 frees a plain FLUSHALL in the background (lazyfree-lazy-user-
 /// flush), which would leave the last measurement's memory in the next one's baseline. A
 /// server without the SYNC argument gets a plain FLUSHALL.
-fn flush(wire: &mut Wire) -> Result<(), String> {
+pub(crate) fn flush(wire: &mut Wire) -> Result<(), String> {
     wire.command(&[b"FLUSHALL", b"SYNC"]).or_else(|_| wire.command(&[b"FLUSHALL"]))
 }
 

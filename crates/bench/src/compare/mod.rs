@@ -14,6 +14,7 @@
 //!       restart store-less servers for its value size (nullmc answers one fixed size)
 //!       for server in servers (rotated each workload):  interleaved within the workload
 //!         wait for an idle machine (bounded)
+//!         (--structure stream: FLUSHALL, as its preload appends)
 //!         preload + warm-up run (unmeasured)
 //!         sample CPU: server pid, this process, /proc/stat
 //!         measured run (load threads pinned to CLIENT_CPUS)
@@ -178,6 +179,18 @@ fn watched_cpus(server: &[usize], client: &[usize]) -> Vec<usize> {
     cpus
 }
 
+/// A stream's preload appends (XADD) where other structures' overwrite: each run starts
+/// from empty servers instead, so every run reads the same backlog (its groups are created
+/// again, on -NOGROUP, in the warm-up).
+fn flush_streams(ports: &[u16]) -> Result<(), String> {
+    for port in ports {
+        let addr = format!("127.0.0.1:{port}");
+        let mut wire = crate::memory::wire::Wire::connect(&addr, Duration::from_secs(60))?;
+        crate::memory::flush(&mut wire).map_err(|e| format!("FLUSHALL {addr}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Preloads, warms up and measures one workload on one target.
 fn measure(
     o: &Options,
@@ -188,6 +201,9 @@ fn measure(
 ) -> Result<Sample, String> {
     let ours = || servers.iter().map(Group::cpu_secs).sum::<f64>();
     let _ = cpu::wait_idle(o.idle_wait, IDLE_PCT, ours);
+    if o.structure == Structure::Stream {
+        flush_streams(&target.ports)?;
+    }
     let mut config = workload_config(o, cell, &target.ports, target.protocol, &o.client_cpus);
     let limit = o.duration + o.warmup + RUN_SLACK;
     // Unmeasured: set every key, then run the workload for the warm-up.
