@@ -117,13 +117,16 @@ struct RunArgs {
           value_parser = parse_distribution, default_value = "uniform", help_heading = "Workload")]
     key_distribution: KeyDistribution,
     /// Redis data type: string (SET/GET), hash (HSET/HGET), list (LPUSH/RPOP), set
-    /// (SADD/SISMEMBER), zset (ZADD/ZRANGE 0 9) or multi (MULTI, SET a, SET b, EXEC and
-    /// MULTI, GET a, GET b, EXEC); all but string need --protocol resp
+    /// (SADD/SISMEMBER), zset (ZADD/ZRANGE 0 9), multi (MULTI, SET a, SET b, EXEC and
+    /// MULTI, GET a, GET b, EXEC), stream (XADD k * item f at n value v / by field:
+    /// XREADGROUP GROUP bench bench COUNT 10 STREAMS k > then XACK of what it delivered, or
+    /// XRANGE k - + COUNT 10) or geo (GEOADD k lon lat f / by field: GEOSEARCH k FROMLONLAT
+    /// BYRADIUS 5 km ASC COUNT 10, GEODIST, GEOPOS); all but string need --protocol resp
     #[arg(long, value_name = "TYPE", value_parser = Structure::parse, default_value = "string",
           help_heading = "Workload")]
     structure: Structure,
-    /// Fields (members) per hash, list, set or zset key: the key space picks the key, this
-    /// the field
+    /// Fields (members, entries) per hash, list, set, zset, stream or geo key: the key space
+    /// picks the key, this the field
     #[arg(long, value_name = "N", default_value_t = FIELDS_DEFAULT,
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Workload")]
     fields: u64,

@@ -38,6 +38,9 @@ pub struct Part {
     /// The reply is ASKING's `+OK`, sent before a request an -ASK redirected; it belongs
     /// to no op (`key_count` 0).
     pub asking: bool,
+    /// The reply is a follow-up's (a stream consumer's XACK, or XGROUP CREATE), sent after
+    /// an earlier reply of the same op (`key_count` 0; see `client::family::FollowUps`).
+    pub follow_up: bool,
 }
 
 #[derive(Debug)]

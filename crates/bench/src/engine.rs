@@ -31,7 +31,7 @@ use rt::{DirtyList, Interest, Poller};
 use proto_resp::{cluster::key_slot, compose_command, parse_reply, ParseError, Value};
 
 use crate::{
-    client::{self, ErrorKind, Parsed, Scratch, SetArgs, Tally},
+    client::{self, family::FollowUps, ErrorKind, Parsed, Scratch, SetArgs, Tally},
     cluster::{self, Front, Redirect, RedirectKind, SlotMap, REDIRECTS_MAX, REFRESH_INTERVAL},
     conn::{Conn, Part, ReadResult},
     ratelimit::Schedule,
@@ -39,6 +39,8 @@ use crate::{
     stats::Stats,
     workload::{Generator, Op, OpKind, Structure},
 };
+
+mod follow;
 
 /// Reads per readiness event per connection, so one busy connection cannot starve others.
 const READS_PER_EVENT: usize = 4;
@@ -151,6 +153,8 @@ pub struct Engine<'a> {
     part_keys: Vec<u64>,
     read_buf: Box<[u8]>,
     scratch: Scratch,
+    /// Commands the reply just parsed asks its op to send next.
+    follow: FollowUps,
     /// Connections (by index) with output to write this turn.
     dirty: DirtyList<u32>,
     version: u32,
@@ -192,6 +196,7 @@ impl<'a> Engine<'a> {
             part_keys: Vec::with_capacity(config.workload.keys_per_get),
             read_buf: vec![0; READ_BUFFER_BYTES].into_boxed_slice(),
             scratch: Scratch::default(),
+            follow: FollowUps::default(),
             dirty: DirtyList::with_capacity(slot_count),
             version: (thread as u32) << 24,
             stats: Stats::default(),
@@ -434,7 +439,8 @@ impl<'a> Engine<'a> {
         }
         let sent = (out.len() - before) as u64;
         let key_count = self.part_keys.len() as u32;
-        conn.pending.push_back(Part { kind, key_count, slot, redirects, asking: false });
+        let part = Part { kind, key_count, slot, redirects, asking: false, follow_up: false };
+        conn.pending.push_back(part);
         conn.keys.extend(self.part_keys.iter().copied());
         self.dirty.mark(index as u32, &mut conn.dirty);
         self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
@@ -532,6 +538,14 @@ impl<'a> Engine<'a> {
         // Bounded: each round consumes one reply, at least one byte.
         while let Some(&part) = self.conns[index].pending.front() {
             let rest = &input[used..];
+            if part.follow_up {
+                match self.follow_up_reply(index, part, rest) {
+                    Some(0) => break,
+                    Some(n) => used += n,
+                    None => return None,
+                }
+                continue;
+            }
             if self.slot_map.is_some() {
                 match self.cluster_reply(index, part, rest) {
                     ClusterReply::Other => {}
@@ -545,10 +559,18 @@ impl<'a> Engine<'a> {
             }
             let conn = &self.conns[index];
             let keys = conn.keys.iter().copied().take(part.key_count as usize);
+            let format = &self.shared.format;
             let parsed = if family.structure == Structure::String {
-                client::parse(protocol, part.kind, keys, &self.shared.format, rest)
+                client::parse(protocol, part.kind, keys, format, rest)
             } else {
-                client::family::parse(family, part.kind, keys, rest)
+                client::family::parse_following(
+                    family,
+                    part.kind,
+                    keys,
+                    format,
+                    rest,
+                    &mut self.follow,
+                )
             };
             match parsed {
                 Parsed::Incomplete => break,
@@ -558,6 +580,9 @@ impl<'a> Engine<'a> {
                     let conn = &mut self.conns[index];
                     conn.pending.pop_front();
                     conn.keys.drain(..part.key_count as usize);
+                    if self.follow.commands > 0 {
+                        self.send_follow_ups(index, part);
+                    }
                     self.part_done(part.slot, tally, error);
                 }
             }

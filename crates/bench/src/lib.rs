@@ -20,8 +20,10 @@
 //!   that `report` prints as text or JSON (`spinel-bench compare` builds on this).
 //!
 //! Beyond get/set: `--structure` maps the sets and gets onto a Redis data type (hash, list,
-//! set, zset) or a MULTI/EXEC transaction (`client::family`), and `spinel-bench memory`
-//! measures a server's bytes per hash or sorted-set field.
+//! set, zset, stream, geo) or a MULTI/EXEC transaction (`client::family`; a stream's read
+//! is a consumer's XREADGROUP and its XACK, sent as a follow-up of the same op), and
+//! `spinel-bench memory` measures a server's bytes per hash or sorted-set field, stream
+//! entry or geo member.
 //!
 //! Non-goals: TLS, UDP, the memcached binary protocol.
 //!

@@ -1,28 +1,35 @@
-//! `spinel-bench memory`: bytes of server memory per field of a hash or sorted set, on
-//! Spinel, Redis and Valkey side by side (or on servers already running).
+//! `spinel-bench memory`: bytes of server memory per field of a hash or sorted set, per
+//! stream entry and per geo member, on Spinel, Redis and Valkey side by side (or on servers
+//! already running).
 //!
 //! ```text
-//!   for server, structure (hash, zset), fields F (10, 1000): a freshly started server
-//!     (Spinel keeps its slab pages after FLUSHALL: a reused one would under-count)
+//!   for server, structure (hash, zset, stream, geo), fields F (10, 1000): a freshly
+//!     started server (Spinel keeps its slab pages after FLUSHALL: a reused one would
+//!     under-count)
 //!     FLUSHALL SYNC; before = INFO memory used_memory
-//!     N keys x F fields: HSET k f v f v ... / ZADD k n f n f ... (up to 100 fields a
-//!                        command, commands pipelined), each reply an integer
-//!     check: HLEN / ZCARD of the first and last key = F
+//!     N keys x F fields: HSET k f v f v ... / ZADD k n f n f ... / GEOADD k lon lat f ...
+//!                        (up to 100 fields a command) / XADD k * item f at n value v (an
+//!                        entry a command); commands pipelined, each reply an integer (an
+//!                        ID for XADD)
+//!     check: HLEN / ZCARD / XLEN of the first and last key = F
 //!     after = used_memory; bytes/field = (after - before) / (N x F); FLUSHALL
 //! ```
 //!
 //! A field's bytes include its share of its key's overhead (so F = 10 shows the small
 //! encodings plus key cost, F = 1000 the large ones). Keys are `key:000..`, fields `f000..`
-//! (`--field-size` bytes), hash values `--value-size` bytes of the bench's value filler,
-//! zset scores the field's number.
+//! (`--field-size` bytes), hash values and stream entries' `value` `--value-size` bytes of
+//! the bench's value filler, zset scores the field's number, geo members at the places
+//! `--structure geo` draws (`client::geo::place`), stream IDs the server's (`*`: entries
+//! added in the same millisecond share it, as a producer's do).
 
-mod wire;
+pub(crate) mod wire;
 
 use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 
 use crate::{
+    client::geo,
     compare::{
         peers::{self, Spec},
         servers::{self, Launch},
@@ -39,13 +46,15 @@ const PIPELINE_BYTES: usize = 256 * 1024;
 /// How long one reply may take (a FLUSHALL of a million fields included).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Bytes of server memory per hash / sorted-set field
+/// Bytes of server memory per hash / sorted-set field, stream entry and geo member
 ///
 /// Starts the servers (as compare does: Spinel with its RESP port, redis-server,
 /// valkey-server from PATH; a fresh one per measurement) or connects to --connect ones, and
-/// for each structure and field count: FLUSHALL SYNC, INFO memory used_memory, load --keys keys of F fields each (HSET or
-/// ZADD, pipelined), check HLEN/ZCARD, used_memory again; prints bytes per field (the
-/// difference over keys x fields, key overhead included) as a markdown table.
+/// for each structure and field count: FLUSHALL SYNC, INFO memory used_memory, load --keys
+/// keys of F fields each (HSET, ZADD, GEOADD or one XADD per entry, pipelined), check
+/// HLEN/ZCARD/XLEN, used_memory again; prints bytes per field (the difference over keys x
+/// fields, key overhead included) as a markdown table. Streams and geo:
+/// `spinel-bench memory --structures stream,geo --fields 10,100,1000`
 #[derive(Debug, Args)]
 pub struct MemoryArgs {
     /// Servers to start, from spinel,redis,valkey and --server-cmd names (RESP ones)
@@ -59,7 +68,7 @@ pub struct MemoryArgs {
     /// under-counts every measurement but its first: start one per measurement)
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     connect: Vec<String>,
-    /// Structures: hash, zset
+    /// Structures: hash, zset, stream (bytes per entry), geo (bytes per member)
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_structure,
           default_value = "hash,zset")]
     structures: Vec<Structure>,
@@ -92,8 +101,8 @@ pub struct MemoryArgs {
 
 fn parse_structure(text: &str) -> Result<Structure, String> {
     match Structure::parse(text)? {
-        s @ (Structure::Hash | Structure::Zset) => Ok(s),
-        _ => Err(format!("{text}: want hash or zset")),
+        s @ (Structure::Hash | Structure::Zset | Structure::Stream | Structure::Geo) => Ok(s),
+        _ => Err(format!("{text}: want hash, zset, stream or geo")),
     }
 }
 
@@ -179,35 +188,66 @@ pub fn field_name(i: u64, size: usize) -> Vec<u8> {
     name
 }
 
-/// Appends the commands that give `key` its `fields` fields.
-pub fn compose_load(o: &Options, structure: Structure, key: &[u8], fields: u64, out: &mut Vec<u8>) {
-    let mut start = 0;
+/// Appends the commands that give `key` its `fields` fields; returns how many commands.
+pub fn compose_load(
+    o: &Options,
+    structure: Structure,
+    key: &[u8],
+    fields: u64,
+    out: &mut Vec<u8>,
+) -> u64 {
+    // A stream entry is one XADD (its ID is the server's).
+    let per_command = if structure == Structure::Stream { 1 } else { o.fields_per_command.max(1) };
+    let (mut start, mut commands) = (0, 0);
     while start < fields {
-        let end = (start + o.fields_per_command.max(1)).min(fields);
-        let mut owned: Vec<Vec<u8>> = Vec::with_capacity(2 * (end - start) as usize);
+        let end = (start + per_command).min(fields);
+        let mut owned: Vec<Vec<u8>> = Vec::with_capacity(3 * (end - start) as usize);
         for i in start..end {
-            let name = field_name(i, o.field_size);
-            match structure {
-                Structure::Zset => owned.extend([i.to_string().into_bytes(), name]),
-                _ => {
-                    let mut v = Vec::with_capacity(o.value_size);
-                    value::write(i, 0, o.value_size, &mut v);
-                    owned.extend([name, v]);
-                }
-            }
+            field_args(o, structure, i, &mut owned);
         }
-        let command: &[u8] = if structure == Structure::Zset { b"ZADD" } else { b"HSET" };
+        let head: &[&[u8]] = match structure {
+            Structure::Zset => &[b"ZADD", key],
+            Structure::Geo => &[b"GEOADD", key],
+            Structure::Stream => &[b"XADD", key, b"*"],
+            _ => &[b"HSET", key],
+        };
         let args: Vec<&[u8]> =
-            [command, key].into_iter().chain(owned.iter().map(Vec::as_slice)).collect();
+            head.iter().copied().chain(owned.iter().map(Vec::as_slice)).collect();
         proto_resp::compose_command(&args, out);
         start = end;
+        commands += 1;
+    }
+    commands
+}
+
+/// The arguments that add field `i`: score and member, place and member, the entry's
+/// field-value pairs, or field and value.
+fn field_args(o: &Options, structure: Structure, i: u64, owned: &mut Vec<Vec<u8>>) {
+    let name = field_name(i, o.field_size);
+    let value = || {
+        let mut v = Vec::with_capacity(o.value_size);
+        value::write(i, 0, o.value_size, &mut v);
+        v
+    };
+    match structure {
+        Structure::Zset => owned.extend([i.to_string().into_bytes(), name]),
+        Structure::Geo => {
+            let (lon, lat) = geo::place(i);
+            let (lon, lat) = (geo::Degrees::new(lon), geo::Degrees::new(lat));
+            owned.extend([lon.as_bytes().to_vec(), lat.as_bytes().to_vec(), name]);
+        }
+        Structure::Stream => owned.extend(
+            [&b"item"[..], &name, b"at", i.to_string().as_bytes(), b"value", &value()]
+                .map(<[u8]>::to_vec),
+        ),
+        _ => owned.extend([name, value()]),
     }
 }
 
 /// FLUSHALL SYNC: Valkey 8 frees a plain FLUSHALL in the background (lazyfree-lazy-user-
 /// flush), which would leave the last measurement's memory in the next one's baseline. A
 /// server without the SYNC argument gets a plain FLUSHALL.
-fn flush(wire: &mut Wire) -> Result<(), String> {
+pub(crate) fn flush(wire: &mut Wire) -> Result<(), String> {
     wire.command(&[b"FLUSHALL", b"SYNC"]).or_else(|_| wire.command(&[b"FLUSHALL"]))
 }
 
@@ -225,15 +265,18 @@ fn measure(
     let mut out = Vec::new();
     let mut pending = 0;
     for id in 0..o.keys {
-        compose_load(o, structure, format.key(id).as_bytes(), fields, &mut out);
-        pending += 1 + (fields - 1) / o.fields_per_command.max(1);
+        pending += compose_load(o, structure, format.key(id).as_bytes(), fields, &mut out);
         if out.len() >= PIPELINE_BYTES || id + 1 == o.keys {
             wire.send_and_count(&out, pending)?;
             out.clear();
             pending = 0;
         }
     }
-    let count: &[u8] = if structure == Structure::Zset { b"ZCARD" } else { b"HLEN" };
+    let count: &[u8] = match structure {
+        Structure::Zset | Structure::Geo => b"ZCARD",
+        Structure::Stream => b"XLEN",
+        _ => b"HLEN",
+    };
     for id in [0, o.keys - 1] {
         let n = wire.integer(&[count, format.key(id).as_bytes()])?;
         if n != fields as i64 {
@@ -302,8 +345,9 @@ pub fn run(o: &Options, failures: &mut Vec<String>) -> Vec<Row> {
 /// The table: one row per server and structure, a column per field count.
 pub fn markdown(o: &Options, rows: &[Row]) -> String {
     let mut md = format!(
-        "Bytes of used_memory per field ({} keys; field {} B, hash value {} B; key overhead \
-         included)\n\n| server | structure |",
+        "Bytes of used_memory per field, stream entry or geo member ({} keys; field {} B, \
+         hash value and stream entry value {} B; key overhead included)\n\n| server | \
+         structure |",
         o.keys, o.field_size, o.value_size
     );
     for f in &o.fields {

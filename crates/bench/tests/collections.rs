@@ -1,6 +1,7 @@
 //! `--structure`: every Redis data type workload against a real redis-server (and
-//! valkey-server when it is on PATH), each for well under a second: no errors, no corrupt
-//! values, and after the preload every read finds its field (a list's RPOP may run dry).
+//! valkey-server when it is on PATH), and streams and geo against Spinel, each for well
+//! under a second: no errors, no corrupt values, and after the preload every read finds its
+//! field (a list's RPOP and a stream consumer's XREADGROUP may run dry).
 
 mod common;
 
@@ -37,7 +38,11 @@ fn config(server: String, structure: Structure, keys_per_get: usize) -> Config {
 }
 
 fn run_all(name: &str, addr: &str) {
-    for structure in Structure::ALL {
+    run_each(name, addr, &Structure::ALL);
+}
+
+fn run_each(name: &str, addr: &str, structures: &[Structure]) {
+    for &structure in structures {
         for keys_per_get in [1, 3] {
             let what = format!("{name} {} x{keys_per_get}", structure.name());
             // The structures share key names: flush between runs, or a key written as a
@@ -54,7 +59,7 @@ fn run_all(name: &str, addr: &str) {
             let keys_per_op =
                 if structure == Structure::Multi { keys_per_get.max(2) } else { keys_per_get };
             assert_eq!(c.get_keys, c.gets * keys_per_op as u64, "{what}");
-            if structure == Structure::List {
+            if matches!(structure, Structure::List | Structure::Stream) {
                 assert!(c.hits > 0, "{what}: {c:?}");
             } else {
                 assert_eq!((c.misses, c.hits), (0, c.get_keys), "{what}: preloaded: {c:?}");
@@ -93,6 +98,50 @@ fn redis_every_structure() {
 fn valkey_every_structure() {
     let Some(server) = common::valkey() else { return };
     run_all("valkey", &server.addr());
+}
+
+/// Goal: streams and geo on Spinel's RESP port answer as Redis's do (the consumer's XACKs
+/// included: its group has nothing pending afterwards).
+#[test]
+fn spinel_streams_and_geo() {
+    let Some(server) = common::spinel() else { return };
+    run_each("spinel", &server.resp_addr(), &[Structure::Stream, Structure::Geo]);
+}
+
+/// Goal: a consumer acknowledges what it read: after a stream run (no preload, so the groups
+/// are created on -NOGROUP), no group has entries pending, and the reads found entries.
+#[test]
+fn stream_consumer_acknowledges() {
+    let Some(server) = common::redis() else { return };
+    let addr = server.addr();
+    flush(&addr);
+    let mut c = config(addr.clone(), Structure::Stream, 1);
+    c.preload = false;
+    let summary = runner::run(&c, |_| {}).expect("the run completes");
+    let counts = &summary.stats.counts;
+    let errors = counts.errors_total() + summary.unmeasured.counts.errors_total();
+    assert_eq!((errors, counts.corrupt), (0, 0), "{counts:?}");
+    assert!(counts.hits > 0, "{counts:?}");
+    let mut groups = 0;
+    for key in 0..200 {
+        let reply = command(&addr, &format!("XPENDING key:{key:012} bench"));
+        if reply.starts_with("*4\r\n:0\r\n") {
+            groups += 1;
+        } else {
+            assert!(reply.starts_with("-NOGROUP"), "key {key}: {reply:?}");
+        }
+    }
+    assert!(groups > 100, "{groups} of 200 keys have the group, none pending");
+}
+
+/// One command (words split on spaces) over a plain socket; its reply's first bytes.
+fn command(addr: &str, line: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.write_all(format!("{line}\r\n").as_bytes()).unwrap();
+    let mut reply = [0u8; 256];
+    let n = stream.read(&mut reply).unwrap();
+    String::from_utf8_lossy(&reply[..n]).into_owned()
 }
 
 /// Goal: a structure other than string is refused on the memcache protocols.

@@ -283,3 +283,73 @@ fn structure_reaches_every_instance() {
     assert!(md.contains("structure: hash: HSET key field value / HGET"), "{md}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }
+
+/// Goal: `--structure stream` on Spinel and Redis: the preload is XADDs, the reads are a
+/// consumer's XREADGROUPs each followed by the XACK of what it delivered, and XRANGEs; each
+/// run starts from a FLUSHALL (a stream's preload appends); no errors, and the reads find
+/// entries. Method: redis-server's INFO commandstats, read after each run while it runs.
+#[test]
+fn stream_compare_reads_acks_and_flushes() {
+    let Some(spinel) = spinel_bin() else {
+        eprintln!("SKIP: no Spinel binary (set SPINEL_BIN or cargo build --release -p server)");
+        return;
+    };
+    if compare::servers::find_program("redis-server").is_none() {
+        eprintln!("SKIP: redis-server is not installed");
+        return;
+    }
+    let out_dir =
+        std::env::temp_dir().join(format!("spinel-compare-stream-{}", std::process::id()));
+    let options = Options {
+        repeat: 2,
+        duration: Duration::from_millis(300),
+        warmup: Duration::from_millis(100),
+        connections: 10,
+        keyspace: 100,
+        servers: vec![Kind::Spinel.into(), Kind::Redis.into()],
+        resp: true,
+        spinel_bin: Some(spinel),
+        sweep_threads: 0,
+        memory_mib: 64,
+        idle_wait: Duration::from_secs(1),
+        out_dir: out_dir.clone(),
+        cells: vec![matrix::Cell {
+            connections: 10,
+            pattern: matrix::Pattern::Mix11,
+            ..matrix::sweep_cell()
+        }],
+        structure: Structure::Stream,
+        fields: 10,
+        command: "stream compare (test)".into(),
+        ..Options::defaults(true)
+    };
+    let mut redis_port = None;
+    let mut calls = Vec::new();
+    let names = ["xadd", "xreadgroup", "xack", "xrange", "flushall"];
+    let outcome = compare::run(&options, &mut |line| {
+        eprintln!("{line}");
+        if line.starts_with("started redis") {
+            // `started redis (pid N, port P)`
+            let port = line.rsplit_once("port ").map(|(_, p)| p.trim_end_matches(')'));
+            redis_port = port.and_then(|p| p.parse::<u16>().ok());
+        } else if line.contains("req/srv-CPU-s") && line.contains("redis") {
+            let port = redis_port.expect("redis started");
+            calls = names.map(|name| redis_calls(port, name)).to_vec();
+        }
+    })
+    .expect("compare runs");
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    assert!(outcome.skipped.is_empty(), "{:?}", outcome.skipped);
+    let [xadd, xreadgroup, xack, xrange, flushall] = calls[..] else { panic!("{calls:?}") };
+    assert!(xadd >= 1000 && xreadgroup > 0 && xrange > 0, "{calls:?}");
+    assert!(xack > 0 && xack <= xreadgroup, "an XACK per delivering read: {calls:?}");
+    assert!(flushall >= 1, "{calls:?}");
+    assert_eq!(outcome.rows.len(), 2);
+    for row in &outcome.rows {
+        assert_eq!(row.errors, 0, "{row:?}");
+        assert!(row.hit_ratio > 0.5, "{row:?}");
+    }
+    let md = std::fs::read_to_string(out_dir.join("compare.md")).expect("compare.md");
+    assert!(md.contains("structure: stream: XADD key * item"), "{md}");
+    let _ = std::fs::remove_dir_all(&out_dir);
+}

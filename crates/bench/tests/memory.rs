@@ -1,5 +1,6 @@
 //! `spinel-bench memory` against a real redis-server (and valkey-server when on PATH):
-//! every structure and field count gives a row with a plausible size per field.
+//! every structure and field count gives a row with a plausible size per field (stream
+//! entry, geo member); streams and geo on Spinel too.
 
 mod common;
 
@@ -14,7 +15,7 @@ fn options(name: &str, addr: String) -> Options {
     Options {
         servers: Vec::new(),
         connect: vec![(name.to_string(), addr)],
-        structures: vec![Structure::Hash, Structure::Zset],
+        structures: vec![Structure::Hash, Structure::Zset, Structure::Stream, Structure::Geo],
         fields: vec![10, 300],
         keys: 100,
         field_size: 16,
@@ -31,22 +32,51 @@ fn check(name: &str, addr: String) {
     let mut failures = Vec::new();
     let rows = memory::run(&o, &mut failures);
     assert!(failures.is_empty(), "{failures:?}");
-    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.len(), 8, "{rows:?}");
     for row in &rows {
-        // At least the field's own bytes (a zset member, a hash field and value), at most
-        // a generous bound on any encoding's overhead.
-        let own = if row.structure == Structure::Hash { 48.0 } else { 16.0 };
+        // At least the field's own bytes (a zset or geo member, a hash field and value, a
+        // stream entry's field names and values), at most a generous bound on any
+        // encoding's overhead.
+        let own = match row.structure {
+            Structure::Hash => 48.0,
+            Structure::Stream => 64.0,
+            _ => 16.0,
+        };
         let per_field = row.bytes_per_field();
         assert!(per_field > own * 0.5 && per_field < 1000.0, "{name}: {row:?} {per_field}");
     }
     let md = memory::markdown(&o, &rows);
     assert!(md.contains(&format!("| {name} | hash |")) && md.contains("F=300"), "{md}");
+    assert!(md.contains(&format!("| {name} | stream |")), "{md}");
+    assert!(md.contains(&format!("| {name} | geo |")), "{md}");
 }
 
 #[test]
 fn redis_bytes_per_field() {
     let Some(server) = common::redis() else { return };
     check("redis", server.addr());
+}
+
+/// Goal: Spinel's bytes per stream entry and geo member, a fresh server per measurement
+/// (as `memory` starts them: Spinel keeps its slab pages after FLUSHALL).
+#[test]
+fn spinel_stream_and_geo_bytes() {
+    for structure in [Structure::Stream, Structure::Geo] {
+        for fields in [10, 300] {
+            let Some(server) = common::spinel() else { return };
+            let o = Options {
+                structures: vec![structure],
+                fields: vec![fields],
+                ..options("spinel", server.resp_addr())
+            };
+            let mut failures = Vec::new();
+            let rows = memory::run(&o, &mut failures);
+            assert!(failures.is_empty(), "{failures:?}");
+            let per_field = rows[0].bytes_per_field();
+            let own = if structure == Structure::Stream { 64.0 } else { 16.0 };
+            assert!(per_field > own * 0.5 && per_field < 2000.0, "{:?} {per_field}", rows[0]);
+        }
+    }
 }
 
 #[test]

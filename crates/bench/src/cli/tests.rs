@@ -69,7 +69,7 @@ fn structure_flags() {
     let (plain, _) = run_config("");
     assert_eq!((plain.workload.structure, plain.workload.fields), (Structure::String, 100));
     assert_eq!(plain.workload.ids(), plain.workload.keyspace);
-    assert!(error_line("--structure stream").contains("want string, hash"));
+    assert!(error_line("--structure bitmap").contains("want string, hash"));
     assert!(error_line("--fields 0").contains("--fields"));
 }
 
@@ -83,7 +83,7 @@ fn memory_flags() {
     assert_eq!((o.fields, o.keys), (vec![10, 1000], 1000));
     assert_eq!(o.connect, vec![("r".to_string(), "127.0.0.1:1".to_string())]);
     assert_eq!(o.structures, vec![Structure::Hash, Structure::Zset]);
-    assert!(error_line("memory --structures list").contains("want hash or zset"));
+    assert!(error_line("memory --structures list").contains("want hash, zset, stream or geo"));
     assert!(error_line("memory --servers memcached").contains("RESP"));
     assert!(error_line("memory --fields 100000 --field-size 3").contains("--field-size"));
 }

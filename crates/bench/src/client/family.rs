@@ -7,23 +7,47 @@
 //! that are verified as strings' are (the value is derived from the (key, field) id);
 //! RPOP's value may be any field's, so only its shape counts. Error replies are server
 //! errors, as for strings. Arrays are read element by element: no vector per reply.
+//! Streams' and geo's nested replies are read whole (`proto_resp::parse_reply`, one tree per
+//! reply: client CPU, not the server's) in `stream` and `geo`; a stream read may leave
+//! commands its op still has to send ([`FollowUps`]: the consumer's XACK).
 
 use proto_resp::{compose_command, parse_reply, ParseError, Value};
 
-use super::{check_value, resp, ErrorKind, Parsed, Scratch, SetArgs, Tally};
+use super::{check_value, geo, resp, stream, ErrorKind, Parsed, Scratch, SetArgs, Tally};
 use crate::workload::{Family, KeyFormat, OpKind, Structure};
 
 /// ZRANGE reads this many members from the front (`ZRANGE k 0 9`).
 const ZRANGE_STOP: &[u8] = b"9";
 
+/// Commands a reply asks its op to send next, on the same connection: a stream consumer's
+/// XACK of what XREADGROUP delivered, or the group's creation when a read found none
+/// (-NOGROUP). The op ends when their replies are in.
+#[derive(Debug, Default)]
+pub struct FollowUps {
+    pub bytes: Vec<u8>,
+    pub commands: u32,
+}
+
+impl FollowUps {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.commands = 0;
+    }
+
+    pub(super) fn push(&mut self, args: &[&[u8]]) {
+        compose_command(args, &mut self.bytes);
+        self.commands += 1;
+    }
+}
+
 /// A field's name: `f` and its number.
-struct FieldBuf {
+pub(super) struct FieldBuf {
     bytes: [u8; 21],
     len: usize,
 }
 
 impl FieldBuf {
-    fn new(field: u64) -> FieldBuf {
+    pub(super) fn new(field: u64) -> FieldBuf {
         let mut digits = [0u8; 20];
         let text = decimal(field, &mut digits);
         let mut bytes = [0u8; 21];
@@ -32,12 +56,12 @@ impl FieldBuf {
         FieldBuf { bytes, len: text.len() + 1 }
     }
 
-    fn as_bytes(&self) -> &[u8] {
+    pub(super) fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
     }
 }
 
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+pub(super) fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut at = buf.len();
     loop {
         at -= 1;
@@ -93,6 +117,10 @@ fn compose_write(
         Structure::Set => compose_command(&[b"SADD", key, name], out),
         // The score is the field's number (its digits follow the `f`).
         Structure::Zset => compose_command(&[b"ZADD", key, &name[1..], name], out),
+        Structure::Stream => {
+            stream::compose_write(key, name, set.version, scratch.value(id, set), out)
+        }
+        Structure::Geo => geo::compose_write(key, name, id, out),
     }
 }
 
@@ -106,11 +134,13 @@ fn compose_read(family: Family, id: u64, format: &KeyFormat, out: &mut Vec<u8>) 
         Structure::List => compose_command(&[b"RPOP", key], out),
         Structure::Set => compose_command(&[b"SISMEMBER", key, name], out),
         Structure::Zset => compose_command(&[b"ZRANGE", key, b"0", ZRANGE_STOP], out),
+        Structure::Stream => stream::compose_read(key, family.split(id).1, out),
+        Structure::Geo => geo::compose_read(family, id, key, out),
     }
 }
 
 /// One reply from the front of `input`, or what to return instead.
-fn reply(input: &[u8]) -> Result<(Value<'_>, usize), Parsed> {
+pub(super) fn reply(input: &[u8]) -> Result<(Value<'_>, usize), Parsed> {
     match parse_reply(input) {
         Ok(ok) => Ok(ok),
         Err(ParseError::Incomplete) => Err(Parsed::Incomplete),
@@ -127,17 +157,68 @@ fn array_header(input: &[u8]) -> Result<(i64, usize), Parsed> {
     n.filter(|n| *n >= -1).map(|n| (n, end + 2)).ok_or(Parsed::Broken("bad array header"))
 }
 
-/// Parses the reply to a request of `kind` on `ids` in `family`.
+/// Parses the reply to a request of `kind` on `ids` in `family` (one that asks for no
+/// follow-up commands; see [`parse_following`]).
 pub fn parse<I>(family: Family, kind: OpKind, ids: I, input: &[u8]) -> Parsed
 where
     I: Iterator<Item = u64> + Clone,
 {
-    let result = if family.structure == Structure::Multi {
-        parse_multi(kind, ids, input)
-    } else {
-        parse_each(family, kind, ids, input)
+    let format = KeyFormat::new(20, u64::MAX).expect("a valid key format");
+    parse_following(family, kind, ids, &format, input, &mut FollowUps::default())
+}
+
+/// Parses the reply to a request of `kind` on `ids` in `family`; `follow` gets the commands
+/// the op still has to send (cleared first, so an incomplete reply parsed again does not
+/// add them twice; they count only with a `Parsed::Reply`).
+pub fn parse_following<I>(
+    family: Family,
+    kind: OpKind,
+    ids: I,
+    format: &KeyFormat,
+    input: &[u8],
+    follow: &mut FollowUps,
+) -> Parsed
+where
+    I: Iterator<Item = u64> + Clone,
+{
+    follow.clear();
+    let result = match family.structure {
+        Structure::Multi => parse_multi(kind, ids, input),
+        Structure::Stream => stream::parse(family, kind, ids, format, input, follow),
+        Structure::Geo => geo::parse(family, kind, ids, input),
+        _ => parse_each(family, kind, ids, input),
     };
     result.unwrap_or_else(|parsed| parsed)
+}
+
+/// One reply per id, each read whole and judged by `judge` (a tally, or an error reply's
+/// kind); stream and geo replies are nested arrays.
+pub(super) fn parse_whole<I>(
+    ids: I,
+    input: &[u8],
+    mut judge: impl FnMut(u64, Value<'_>, &mut Tally) -> Result<Option<ErrorKind>, Parsed>,
+) -> Result<Parsed, Parsed>
+where
+    I: Iterator<Item = u64>,
+{
+    let (mut used, mut error, mut tally) = (0, None, Tally::default());
+    for id in ids {
+        let (value, n) = reply(&input[used..])?;
+        used += n;
+        if let Some(kind) = judge(id, value, &mut tally)? {
+            error = Some(kind);
+        }
+    }
+    Ok(Parsed::Reply { tally, error, used })
+}
+
+/// Counts a read that found something (`true`) or nothing.
+pub(super) fn hit_or_miss(tally: &mut Tally, hit: bool) {
+    if hit {
+        tally.hits += 1;
+    } else {
+        tally.misses += 1;
+    }
 }
 
 /// One reply per id, in order.
@@ -224,11 +305,7 @@ fn read_or_write(
         (OpKind::Get, Structure::Hash | Structure::List, Element::Null) => false,
         _ => return Err(Parsed::Broken("a reply of the wrong type for the structure")),
     };
-    if hit {
-        tally.hits += 1;
-    } else {
-        tally.misses += 1;
-    }
+    hit_or_miss(tally, hit);
     Ok(())
 }
 

@@ -13,9 +13,11 @@
 //! alongside and counts the ones skipped as misses.
 
 pub mod family;
+pub mod geo;
 mod memcache;
 mod meta;
 mod resp;
+pub mod stream;
 
 use crate::{
     value,

@@ -15,6 +15,12 @@ pub enum Pattern {
     /// 9 gets : 1 set (in requests).
     #[serde(rename = "9:1")]
     Mix91,
+    /// As many sets as gets: a stream's producer and consumer keeping pace.
+    #[serde(rename = "1:1")]
+    Mix11,
+    /// 100 % sets (XADD or GEOADD throughput on its own).
+    #[serde(rename = "set")]
+    Set,
 }
 
 impl Pattern {
@@ -22,6 +28,8 @@ impl Pattern {
         match self {
             Pattern::Get => Ratio { sets: 0, gets: 1 },
             Pattern::Mix91 => Ratio { sets: 1, gets: 9 },
+            Pattern::Mix11 => Ratio { sets: 1, gets: 1 },
+            Pattern::Set => Ratio { sets: 1, gets: 0 },
         }
     }
 
@@ -29,15 +37,17 @@ impl Pattern {
         match self {
             Pattern::Get => "get",
             Pattern::Mix91 => "9:1",
+            Pattern::Mix11 => "1:1",
+            Pattern::Set => "set",
         }
     }
 
-    /// `get` or `9:1`.
+    /// `get`, `9:1`, `1:1` or `set`.
     pub fn parse(text: &str) -> Result<Pattern, String> {
-        [Pattern::Get, Pattern::Mix91]
+        [Pattern::Get, Pattern::Mix91, Pattern::Mix11, Pattern::Set]
             .into_iter()
             .find(|p| p.name() == text.trim())
-            .ok_or(format!("unknown mix {text:?}: want get or 9:1"))
+            .ok_or(format!("unknown mix {text:?}: want get, 9:1, 1:1 or set"))
     }
 }
 

@@ -14,6 +14,7 @@
 //!       restart store-less servers for its value size (nullmc answers one fixed size)
 //!       for server in servers (rotated each workload):  interleaved within the workload
 //!         wait for an idle machine (bounded)
+//!         (--structure stream: FLUSHALL, as its preload appends)
 //!         preload + warm-up run (unmeasured)
 //!         sample CPU: server pid, this process, /proc/stat
 //!         measured run (load threads pinned to CLIENT_CPUS)
@@ -178,6 +179,18 @@ fn watched_cpus(server: &[usize], client: &[usize]) -> Vec<usize> {
     cpus
 }
 
+/// A stream's preload appends (XADD) where other structures' overwrite: each run starts
+/// from empty servers instead, so every run reads the same backlog (its groups are created
+/// again, on -NOGROUP, in the warm-up).
+fn flush_streams(ports: &[u16]) -> Result<(), String> {
+    for port in ports {
+        let addr = format!("127.0.0.1:{port}");
+        let mut wire = crate::memory::wire::Wire::connect(&addr, Duration::from_secs(60))?;
+        crate::memory::flush(&mut wire).map_err(|e| format!("FLUSHALL {addr}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Preloads, warms up and measures one workload on one target.
 fn measure(
     o: &Options,
@@ -188,6 +201,9 @@ fn measure(
 ) -> Result<Sample, String> {
     let ours = || servers.iter().map(Group::cpu_secs).sum::<f64>();
     let _ = cpu::wait_idle(o.idle_wait, IDLE_PCT, ours);
+    if o.structure == Structure::Stream {
+        flush_streams(&target.ports)?;
+    }
     let mut config = workload_config(o, cell, &target.ports, target.protocol, &o.client_cpus);
     let limit = o.duration + o.warmup + RUN_SLACK;
     // Unmeasured: set every key, then run the workload for the warm-up.
@@ -619,6 +635,15 @@ fn structure_note(o: &Options) -> String {
         Structure::List => "LPUSH key value / RPOP key (a null is a miss)",
         Structure::Set => "SADD key member / SISMEMBER key member (:0 is a miss)",
         Structure::Zset => "ZADD key score member / ZRANGE key 0 9 (an empty array is a miss)",
+        Structure::Stream => {
+            "XADD key * item f at n value v / even fields: XREADGROUP GROUP bench bench COUNT 10 \
+             STREAMS key > then XACK of what it delivered (one op, two round trips; nothing new \
+             is a miss), odd fields: XRANGE key - + COUNT 10 (entries verified)"
+        }
+        Structure::Geo => {
+            "GEOADD key lon lat member (places drawn from the id) / by field: GEOSEARCH \
+             FROMLONLAT BYRADIUS 5 km ASC COUNT 10 (half), GEODIST, GEOPOS (checked)"
+        }
         Structure::Multi => {
             return "structure: multi: MULTI, SET a, SET b, EXEC / MULTI, GET a, GET b (one per \
                     key of a multiget), EXEC as one request; values verified; RESP targets only"

@@ -59,7 +59,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", help_heading = "Runs")]
     keyspace: Option<u64>,
 
-    /// Get/set mixes, from get and 9:1 [default: both]
+    /// Get/set mixes, from get, 9:1, 1:1 (as many sets as gets: a stream's producer and
+    /// consumer keeping pace) and set (sets only) [default: get,9:1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Pattern::parse,
           help_heading = "Workloads")]
     mix: Option<Vec<Pattern>>,
@@ -83,10 +84,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_rate,
           help_heading = "Workloads")]
     rate: Option<Vec<u64>>,
-    /// Redis data type of every workload: string, hash, list, set, zset or multi (see
-    /// `spinel-bench --help`). Other than string: RESP only (spinel-resp, redis, valkey, and
-    /// --server-cmd :resp servers; others are left out), no thread sweep, servers
-    /// spinel,redis,valkey and a key space of 1000 unless given [default: string]
+    /// Redis data type of every workload: string, hash, list, set, zset, multi, stream or geo
+    /// (see `spinel-bench --help`). Other than string: RESP only (spinel-resp, redis, valkey,
+    /// and --server-cmd :resp servers; others are left out), no thread sweep, servers
+    /// spinel,redis,valkey and a key space of 1000 unless given. Streams and geo, as the
+    /// project measures them: `compare --structure stream --mix set,1:1,9:1 --keys-per-get 1
+    /// --sizes 20/64 --fields 100 --repeat 3 --duration 2s` (the same with `geo`)
+    /// [default: string]
     #[arg(long, value_name = "TYPE", value_parser = Structure::parse, help_heading = "Workloads")]
     structure: Option<Structure>,
     /// Fields (members) per collection key [default: 100]
@@ -464,7 +468,7 @@ mod tests {
         assert_eq!((o.keyspace, o.servers.len(), o.sweep_threads), (50, 1, 0));
         let plain = parse("--structure string").unwrap();
         assert_eq!(plain, Options { command: plain.command.clone(), ..parse("").unwrap() });
-        assert!(parse("--structure stream").unwrap_err().contains("want string"));
+        assert!(parse("--structure bitmap").unwrap_err().contains("want string"));
     }
 
     /// Goal: the workload flags build the matrix: the product of --mix, --keys-per-get and
@@ -490,6 +494,10 @@ mod tests {
         assert!(parse("--pipeline 0").unwrap_err().contains("--pipeline"));
         assert!(parse("--sizes 20").unwrap_err().contains("KEY/VALUE"));
         assert!(parse("--rate fast").unwrap_err().contains("requests/s"));
-        assert!(parse("--mix 1:1").unwrap_err().contains("9:1"));
+        assert!(parse("--mix 1:2").unwrap_err().contains("9:1, 1:1 or set"));
+        let mixes = parse("--mix set,1:1 --keys-per-get 1 --sizes 20/64").unwrap();
+        let names: Vec<String> = mixes.cells.iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["set 20/64", "1:1 20/64"]);
+        assert_eq!(mixes.cells[0].pattern.ratio(), crate::workload::Ratio { sets: 1, gets: 0 });
     }
 }

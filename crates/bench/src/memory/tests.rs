@@ -39,6 +39,31 @@ fn load_commands() {
     assert!(out.starts_with(b"*202\r\n"));
 }
 
+/// Goal: a stream entry is one XADD with the server's ID; geo members go 100 a GEOADD at
+/// the workload's places.
+#[test]
+fn stream_and_geo_load_commands() {
+    let o = options();
+    let mut out = Vec::new();
+    assert_eq!(compose_load(&o, Structure::Stream, b"k", 2, &mut out), 2);
+    let mut v = Vec::new();
+    value::write(1, 0, 3, &mut v);
+    let second = [
+        &b"*9\r\n$4\r\nXADD\r\n$1\r\nk\r\n$1\r\n*\r\n$4\r\nitem\r\n$5\r\nf0001\r\n"[..],
+        b"$2\r\nat\r\n$1\r\n1\r\n$5\r\nvalue\r\n$3\r\n",
+        &v,
+        b"\r\n",
+    ]
+    .concat();
+    assert!(out.ends_with(&second), "{}", String::from_utf8_lossy(&out));
+    out.clear();
+    assert_eq!(compose_load(&o, Structure::Geo, b"k", 150, &mut out), 2);
+    assert!(out.starts_with(b"*302\r\n$6\r\nGEOADD\r\n$1\r\nk\r\n$9\r\n13."), "{out:?}");
+    let (lon, _) = crate::client::geo::place(0);
+    let lon = format!("{lon:.6}");
+    assert!(out.windows(lon.len()).any(|w| w == lon.as_bytes()), "member 0 at {lon}");
+}
+
 #[test]
 fn used_memory_line() {
     let info = b"# Memory\r\nused_memory:1033416\r\nused_memory_human:1009.20K\r\n";

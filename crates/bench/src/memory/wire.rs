@@ -1,5 +1,5 @@
 //! A blocking RESP connection for `memory`: a command at a time, or a pipelined batch whose
-//! replies must all be integers.
+//! replies must all be integers (or XADD's IDs).
 
 use std::{
     io::{Read, Write},
@@ -58,11 +58,12 @@ impl Wire {
         self.stream.write_all(bytes).map_err(|e| format!("write: {e}"))
     }
 
-    /// Sends a batch of `count` commands and checks that each answered an integer.
+    /// Sends a batch of `count` commands and checks that each answered an integer (or, an
+    /// XADD, its entry's ID).
     pub fn send_and_count(&mut self, bytes: &[u8], count: u64) -> Result<(), String> {
         self.send(bytes)?;
         self.replies(count, |value| match value {
-            Value::Integer(_) => Ok(()),
+            Value::Integer(_) | Value::Bulk(_) => Ok(()),
             other => Err(format!("a load command answered {}", describe(&other))),
         })
     }

@@ -8,7 +8,19 @@
 //!   set     SADD k f           SISMEMBER k f             :0 = miss
 //!   zset    ZADD k n f         ZRANGE k 0 9              empty array = miss
 //!   multi   MULTI SET a SET b EXEC    MULTI GET a GET b EXEC (one request, EXEC's array)
+//!   stream  XADD k * item f at n value v
+//!                              even field: XREADGROUP GROUP bench bench COUNT 10 STREAMS k >
+//!                                          then XACK k bench <the IDs it delivered>
+//!                              odd field:  XRANGE k - + COUNT 10     (empty/null = miss)
+//!   geo     GEOADD k lon lat f field % 4 = 0, 1: GEOSEARCH k FROMLONLAT (f's place)
+//!                                          BYRADIUS 5 km ASC COUNT 10
+//!                              2: GEODIST k f g m      3: GEOPOS k f   (null = miss)
 //! ```
+//!
+//! A stream's read is a consumer's: XREADGROUP hands over what is new since the group's
+//! last read (a miss once the preload is consumed and nothing new came), and the op ends
+//! when its XACK is answered (`client::family::FollowUps`). A geo member's place is drawn
+//! from its id (`client::geo::place`), so GEOPOS answers are checked.
 //!
 //! A collection's ids are (key, field) pairs: id / fields is the key, id % fields the field
 //! (`f<n>`), so the key space picks the key, `--fields` bounds each collection, and a
@@ -26,23 +38,26 @@ pub enum Structure {
     Set,
     Zset,
     Multi,
+    Stream,
+    Geo,
 }
 
 impl Structure {
-    pub const ALL: [Structure; 6] = [
+    pub const ALL: [Structure; 8] = [
         Structure::String,
         Structure::Hash,
         Structure::List,
         Structure::Set,
         Structure::Zset,
         Structure::Multi,
+        Structure::Stream,
+        Structure::Geo,
     ];
 
     pub fn parse(text: &str) -> Result<Structure, String> {
-        Structure::ALL
-            .into_iter()
-            .find(|s| s.name() == text)
-            .ok_or(format!("--structure {text}: want string, hash, list, set, zset or multi"))
+        Structure::ALL.into_iter().find(|s| s.name() == text).ok_or(format!(
+            "--structure {text}: want string, hash, list, set, zset, multi, stream or geo"
+        ))
     }
 
     pub fn name(self) -> &'static str {
@@ -53,6 +68,8 @@ impl Structure {
             Structure::Set => "set",
             Structure::Zset => "zset",
             Structure::Multi => "multi",
+            Structure::Stream => "stream",
+            Structure::Geo => "geo",
         }
     }
 
@@ -104,7 +121,7 @@ mod tests {
         for s in Structure::ALL {
             assert_eq!(Structure::parse(s.name()), Ok(s));
         }
-        assert!(Structure::parse("stream").unwrap_err().contains("want string"));
+        assert!(Structure::parse("bitmap").unwrap_err().contains("want string"));
     }
 
     /// Goal: a collection's ids split into key and field within bounds; strings and
