@@ -195,19 +195,21 @@ fn bytes_to_human(bytes: u64) -> String {
 }
 
 /// Saves (SAVE, BGSAVE): whether one runs, the last one's time (the start, before any)
-/// and outcome. Changes since the last save are not counted (0).
+/// and outcome; the changes Redis commands made since the last successful save began.
 fn persistence(shared: &Shared, text: &mut String) {
     let state = &shared.redis.save_state;
     let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
-    field(text, "rdb_changes_since_last_save", 0);
+    let changes = shared.core.raw_totals().redis_changes;
+    let at_save = state.changes_at_save.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "rdb_changes_since_last_save", changes.wrapping_sub(at_save));
     field(text, "rdb_bgsave_in_progress", u8::from(running));
     let last = state.last_save_secs.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_last_save_time", last);
     let ok = state.last_save_ok.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_last_bgsave_status", if ok { "ok" } else { "err" });
-    field(text, "rdb_saves", 0);
+    field(text, "rdb_saves", state.saves.load(std::sync::atomic::Ordering::Relaxed));
     field(text, "aof_enabled", 0);
     field(text, "aof_rewrite_in_progress", 0);
     field(text, "aof_last_write_status", "ok");

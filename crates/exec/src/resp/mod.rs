@@ -607,6 +607,11 @@ fn run(
     if counted {
         counters.command_stats.count_call(slot, ctx.out.get(reply_at) == Some(&b'-'));
     }
+    // Redis's `dirty`: a branch per command, a store to this worker's own counter per write.
+    let changes = ctx.outcome.changes();
+    if changes != 0 {
+        bump(&counters.redis_changes, changes);
+    }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);
     }
