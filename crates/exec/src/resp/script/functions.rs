@@ -24,7 +24,7 @@ use super::{
     metadata::{metadata, valid_name},
     numkeys,
     sandbox::set_frozen,
-    vm::{coded, compile_text, State},
+    vm::{coded, compile_library, State},
     Access, Kind,
 };
 use crate::resp::{
@@ -206,7 +206,7 @@ impl Libraries {
     /// Compiles and runs a library's code, collecting what it registers.
     fn compile(&self, code: &[u8]) -> Result<(String, Library), String> {
         let (name, start) = metadata(code)?;
-        let chunk = compile_text(&self.lua, &code[start..], "@user_function")
+        let chunk = compile_library(&self.lua, &code[start..], "@user_function")
             .map_err(|e| format!("ERR Error compiling function: {}", syntax_message(&e)))?;
         let env: Table = self.make_env.call(()).map_err(|e| format!("ERR {e}"))?;
         let _ = chunk.set_environment(env);
