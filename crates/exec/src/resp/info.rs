@@ -95,6 +95,9 @@ fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
 fn server(shared: &Shared, text: &mut String) {
     let uptime = shared.core.uptime_secs();
     field(text, "redis_version", REDIS_VERSION);
+    // Not built from Redis's git: what a Redis built from a release tarball shows.
+    field(text, "redis_git_sha1", "00000000");
+    field(text, "redis_git_dirty", 0);
     field(text, "redis_mode", "standalone");
     field(text, "spinel_version", env!("CARGO_PKG_VERSION"));
     field(text, "os", os_name());
@@ -123,7 +126,9 @@ fn os_name() -> String {
 fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.core.clients.len());
     field(text, "maxclients", shared.core.max_connections());
-    field(text, "blocked_clients", shared.redis.blocking.blocked_clients());
+    // Paused clients count as blocked, as in Redis (blocked until the pause ends).
+    let blocked = shared.redis.blocking.blocked_clients() + shared.redis.pause.held_clients();
+    field(text, "blocked_clients", blocked);
     field(text, "tracking_clients", shared.redis.tracking.clients());
     field(text, "clients_in_timeout_table", shared.redis.blocking.with_timeout());
 }
@@ -145,6 +150,8 @@ fn memory(shared: &Shared, text: &mut String) {
     field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);
     scripting_memory(shared, text);
+    // Rust's global allocator, the C library's malloc (Redis names it the same way).
+    field(text, "mem_allocator", "libc");
     // Values are freed where they are dropped, never handed to a lazy-free thread.
     field(text, "lazyfree_pending_objects", 0);
     field(text, "lazyfreed_objects", 0);

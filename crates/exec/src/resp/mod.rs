@@ -230,8 +230,9 @@ impl Session {
     /// At each wake and tick of its loop, for a postponed session: true once the pause is
     /// over (its held input may run).
     pub fn pause_ended(&mut self, shared: &Shared) -> bool {
-        if shared.redis.pause.over(ttl::now_ms(shared)) {
+        if self.postponed && shared.redis.pause.over(ttl::now_ms(shared)) {
             self.postponed = false;
+            shared.redis.pause.note_held(false);
         }
         !self.postponed
     }
@@ -246,6 +247,9 @@ impl Session {
     pub fn disconnect(&mut self, shared: &Shared) {
         self.orphan_script();
         self.leave_blocking(shared);
+        if std::mem::take(&mut self.postponed) {
+            shared.redis.pause.note_held(false);
+        }
         monitor::stop(shared, self);
         tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
@@ -268,16 +272,20 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.redis.pause.is_set() && postponed(shared, command) {
-        session.postponed = true;
+    if shared.redis.pause.is_set() && postponed(shared, session, command) {
+        if !std::mem::replace(&mut session.postponed, true) {
+            shared.redis.pause.note_held(true);
+        }
         return Flow::Postpone;
     }
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
 }
 
 /// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
-fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
-    route(command).is_ok_and(|routed| shared.redis.pause.holds(routed.spec, ttl::now_ms(shared)))
+fn postponed(shared: &Shared, session: &Session, command: &Command<'_>) -> bool {
+    route(command).is_ok_and(|routed| {
+        shared.redis.pause.holds(shared, session, routed.spec, command, ttl::now_ms(shared))
+    })
 }
 
 /// [`execute`] for a command EXEC or a script runs: it already has the store to itself.

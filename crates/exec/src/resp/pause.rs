@@ -5,7 +5,7 @@
 //! and offers them again when its loop is woken with the pause over (`Session::
 //! pause_ended`). ALL covers every command (CLIENT UNPAUSE too, as in Redis, so an ALL
 //! pause ends only by its timeout); WRITE covers the commands that write or may
-//! (PUBLISH, EXEC, EVAL). A command already running, and the commands inside an EXEC that
+//! (PUBLISH, PFCOUNT, a script not declared `no-writes`, an EXEC that queued any). A command already running, and the commands inside an EXEC that
 //! started before the pause, are not held. memcached's port is not paused (Redis's pause
 //! knows nothing of it).
 //!
@@ -14,13 +14,13 @@
 //! deadline (so a paused client waits milliseconds, not a loop tick, past the end).
 
 use std::{
-    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
     time::Duration,
 };
 
-use proto_resp::{args::parse_i64, commands::Flags, CommandSpec};
+use proto_resp::{args::parse_i64, commands::Flags, Command, CommandSpec};
 
-use super::{ttl, Ctx};
+use super::{ttl, Ctx, Session};
 use crate::Shared;
 
 /// The pause in force, if any.
@@ -30,6 +30,9 @@ pub struct Pause {
     end_ms: AtomicU64,
     /// ALL (every command) rather than WRITE.
     all: AtomicBool,
+    /// Sessions holding a postponed command now: INFO counts them in `blocked_clients`, as
+    /// Redis counts its paused clients (blocked until the pause ends).
+    held: AtomicUsize,
 }
 
 impl Pause {
@@ -39,13 +42,34 @@ impl Pause {
         self.end_ms.load(Relaxed) != 0
     }
 
-    /// Whether a command of `spec` waits at `now_ms`.
-    pub fn holds(&self, spec: &CommandSpec, now_ms: u64) -> bool {
+    /// Whether `command` (routed as `spec`, from `session`) waits at `now_ms`.
+    pub(super) fn holds(
+        &self,
+        shared: &Shared,
+        session: &Session,
+        spec: &CommandSpec,
+        command: &Command<'_>,
+        now_ms: u64,
+    ) -> bool {
         let end_ms = self.end_ms.load(Relaxed);
         if end_ms == 0 || now_ms >= end_ms {
             return false;
         }
-        self.all.load(Relaxed) || may_write(spec)
+        self.all.load(Relaxed) || may_write(shared, session, spec, command)
+    }
+
+    /// Sessions holding a postponed command now.
+    pub fn held_clients(&self) -> usize {
+        self.held.load(Relaxed)
+    }
+
+    /// A session began (`true`) or stopped (`false`) holding a postponed command.
+    pub(super) fn note_held(&self, held: bool) {
+        if held {
+            self.held.fetch_add(1, Relaxed);
+        } else {
+            self.held.fetch_sub(1, Relaxed);
+        }
     }
 
     /// Whether a command that waited may run at `now_ms`.
@@ -55,11 +79,23 @@ impl Pause {
     }
 }
 
-/// What a WRITE pause holds: writes, and the commands that may write or propagate.
-fn may_write(spec: &CommandSpec) -> bool {
-    spec.flags.contains(Flags::WRITE)
-        || spec.flags.contains(Flags::MAY_REPLICATE)
-        || matches!(spec.name, "exec" | "eval" | "evalsha" | "fcall" | "publish" | "spublish")
+/// What a WRITE pause holds, as Redis's `may_replicate`: writes and the commands that may
+/// propagate (PUBLISH, PFCOUNT); a script by its own flags (one declared `no-writes` runs);
+/// EXEC when a command it queued is held.
+pub(super) fn may_write(
+    shared: &Shared,
+    session: &Session,
+    spec: &CommandSpec,
+    command: &Command<'_>,
+) -> bool {
+    if spec.flags.contains(Flags::WRITE) {
+        return true;
+    }
+    match spec.name {
+        "exec" => super::tx::queued_may_write(shared, session),
+        "eval" | "evalsha" | "fcall" => super::script::may_write(shared, spec.name, command),
+        _ => spec.flags.contains(Flags::MAY_REPLICATE),
+    }
 }
 
 /// CLIENT PAUSE timeout [WRITE|ALL].

@@ -198,6 +198,11 @@ impl Libraries {
         })
     }
 
+    /// Whether function `name` declares `no-writes` (`None`: there is no such function).
+    pub(super) fn declares_no_writes(&self, name: &str) -> Option<bool> {
+        self.find(name).map(|(_, function)| function.no_writes())
+    }
+
     fn counts(&self) -> (u64, u64) {
         let functions = self.libraries.values().map(|l| l.functions.len()).sum::<usize>();
         (self.libraries.len() as u64, functions as u64)
