@@ -272,20 +272,10 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.redis.pause.is_set() && postponed(shared, session, command) {
-        if !std::mem::replace(&mut session.postponed, true) {
-            shared.redis.pause.note_held(true);
-        }
+    if shared.redis.pause.is_set() && pause::postpone(shared, session, command) {
         return Flow::Postpone;
     }
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
-}
-
-/// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
-fn postponed(shared: &Shared, session: &Session, command: &Command<'_>) -> bool {
-    route(command).is_ok_and(|routed| {
-        shared.redis.pause.holds(shared, session, routed.spec, command, ttl::now_ms(shared))
-    })
 }
 
 /// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
@@ -553,11 +543,16 @@ fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize, pushed: bo
 }
 
 /// Runs the handler, then raises the keyspace events it recorded (`absent`: the keys that
-/// did not exist before it, when events are on).
+/// did not exist before it, when events are on) and counts its changes.
 fn dispatch_and_publish(ctx: &mut Ctx<'_>, route: Route, absent: Option<&[usize]>) -> Flow {
     let flow = dispatch::dispatch(ctx, route);
     if let Some(absent) = absent {
         keyevents::publish(ctx, absent);
+    }
+    // Redis's `dirty`: a branch per command, a store to this worker's own counter per write.
+    let changes = ctx.outcome.changes();
+    if changes != 0 {
+        bump(&ctx.counters.redis_changes, changes);
     }
     flow
 }
@@ -614,11 +609,6 @@ fn run(
     };
     if counted {
         counters.command_stats.count_call(slot, ctx.out.get(reply_at) == Some(&b'-'));
-    }
-    // Redis's `dirty`: a branch per command, a store to this worker's own counter per write.
-    let changes = ctx.outcome.changes();
-    if changes != 0 {
-        bump(&counters.redis_changes, changes);
     }
     if monitored && !shown_first {
         monitor::feed(&ctx, &routed);

@@ -43,7 +43,7 @@ impl Pause {
     }
 
     /// Whether `command` (routed as `spec`, from `session`) waits at `now_ms`.
-    pub(super) fn holds(
+    fn holds(
         &self,
         shared: &Shared,
         session: &Session,
@@ -77,6 +77,19 @@ impl Pause {
         let end_ms = self.end_ms.load(Relaxed);
         end_ms == 0 || now_ms >= end_ms
     }
+}
+
+/// Whether CLIENT PAUSE holds `command` now (asked only while a pause is set): if so the
+/// session holds it, counted once among the blocked clients until the pause ends.
+pub(super) fn postpone(shared: &Shared, session: &mut Session, command: &Command<'_>) -> bool {
+    let pause = &shared.redis.pause;
+    let now_ms = ttl::now_ms(shared);
+    let held = proto_resp::route(command)
+        .is_ok_and(|routed| pause.holds(shared, session, routed.spec, command, now_ms));
+    if held && !std::mem::replace(&mut session.postponed, true) {
+        pause.note_held(true);
+    }
+    held
 }
 
 /// What a WRITE pause holds, as Redis's `may_replicate`: writes and the commands that may
