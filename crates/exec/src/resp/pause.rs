@@ -5,9 +5,10 @@
 //! and offers them again when its loop is woken with the pause over (`Session::
 //! pause_ended`). ALL covers every command (CLIENT UNPAUSE too, as in Redis, so an ALL
 //! pause ends only by its timeout); WRITE covers the commands that write or may
-//! (PUBLISH, PFCOUNT, a script not declared `no-writes`, an EXEC that queued any). A command already running, and the commands inside an EXEC that
-//! started before the pause, are not held. memcached's port is not paused (Redis's pause
-//! knows nothing of it).
+//! (PUBLISH, PFCOUNT, a script not declared `no-writes`, an EXEC that queued any). A
+//! command already running, and the commands inside an EXEC that started before the
+//! pause, are not held. memcached's port is not paused (Redis's pause knows nothing of it).
+//! A held client counts in INFO `blocked_clients`, as in Redis.
 //!
 //! Cost when no pause is in force: one relaxed load per command. The loops are woken when
 //! the pause ends: by CLIENT UNPAUSE, or by a timer thread the CLIENT PAUSE starts for its
