@@ -386,7 +386,8 @@ mod tests {
             ]
         );
         for name in [
-            "# Server\r\nredis_version:7.2.0\r\nredis_mode:standalone\r\n",
+            "# Server\r\nredis_version:7.2.0\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n\
+             redis_mode:standalone\r\n",
             "\r\nos:Linux ",
             "\r\nprocess_id:",
             "\r\ntcp_port:6379\r\n",
