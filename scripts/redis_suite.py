@@ -2,13 +2,18 @@
 """Redis 7.0's own test suite (tests/unit/*.tcl) in external-server mode, unit by unit, against
 Spinel and against redis-server, and a table of what passes on each.
 
-    scripts/redis_suite.py [UNIT ...] [--spinel target/release/spinel] [--redis redis-server]
-        [--unit-timeout 240] [--servers spinel,redis] [--out DIR]
+    scripts/redis_suite.py [UNIT ... | --all] [--spinel target/release/spinel]
+        [--redis redis-server] [--unit-timeout 240] [--servers spinel,redis] [--out DIR]
 
 UNIT defaults to the units issue #31 names (scripting functions pubsub pubsubshard tracking acl
 introspection introspection-2 multi dump other) and those of issue #34 that pass in full
 (type/list type/list-2 type/hash type/set type/zset type/incr expire scan bitfield
-info-command protocol). Each unit runs once per server, each time on a
+info-command protocol). --all runs every unit of the suite's own list (`all_tests` in
+tests/test_helper.tcl: unit/..., integration/..., unit/cluster/...), each as the suite would in
+external mode: tests tagged external:skip (most of integration/, which needs a server of its
+own, a replica or a restart) and those of the excluded tags are left out on both servers, so a
+unit whose tests are all left out shows 0 and 0. A UNIT is named as in that list or, for
+unit/NAME, as NAME alone. Each unit runs once per server, each time on a
 fresh server on a free port, bounded by --unit-timeout; the server is then checked: still
 running, still answering PING.
 
@@ -65,7 +70,7 @@ EXCLUDED_TAGS = ["needs:repl", "needs:debug", "needs:save", "needs:local-process
                  "needs:config-maxmemory"]
 UPSTREAM_VERSION = "7.0.15"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-TEST_SUFFIX = re.compile(r" in tests/unit/[\w/.-]+\.tcl$")
+TEST_SUFFIX = re.compile(r" in tests/(unit|integration)/[\w/.-]+\.tcl$")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -130,6 +135,21 @@ def stop_server(proc):
             proc.wait()
 
 
+def suite_units(tree):
+    """The units of the suite's own `all_tests` list, in its order, as written there."""
+    with open(os.path.join(tree, "tests", "test_helper.tcl")) as f:
+        text = f.read()
+    listed = re.search(r"set ::all_tests \{(.*?)\}", text, re.DOTALL)
+    if not listed:
+        sys.exit("tests/test_helper.tcl has no `set ::all_tests {...}` list")
+    return listed.group(1).split()
+
+
+def unit_path(unit):
+    """The suite's own name for UNIT: unit/NAME for a bare NAME (type/list, keyspace)."""
+    return unit if unit.startswith(("unit/", "integration/")) else f"unit/{unit}"
+
+
 def runtest_cmd(unit, port, timeout_secs, excluded_tags):
     # The suite's own test server listens just below --baseport (21111 by default): two runs
     # at once would both take 21079. Each run takes its own range, below the ephemeral ports.
@@ -137,7 +157,7 @@ def runtest_cmd(unit, port, timeout_secs, excluded_tags):
     cmd = ["tclsh8.6", "tests/test_helper.tcl", "--host", "127.0.0.1", "--port", str(port),
            "--baseport", str(baseport),
            "--singledb", "--ignore-encoding", "--durable", "--clients", "1",
-           "--timeout", str(timeout_secs), "--single", f"unit/{unit}"]
+           "--timeout", str(timeout_secs), "--single", unit_path(unit)]
     for tag in excluded_tags:
         cmd += ["--tags", "-" + tag]
     return cmd
@@ -374,7 +394,9 @@ def unit_details(unit, redis, spinel):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("units", nargs="*", default=DEFAULT_UNITS)
+    ap.add_argument("units", nargs="*", default=None)
+    ap.add_argument("--all", action="store_true",
+                    help="every unit of the suite's own all_tests list (test_helper.tcl)")
     ap.add_argument("--spinel", default=os.path.join(REPO, "target/release/spinel"))
     ap.add_argument("--spinel-threads", type=int, default=2)
     ap.add_argument("--redis", default="redis-server")
@@ -396,8 +418,11 @@ def main():
     out_dir = os.path.abspath(args.out or os.path.join(args.cache, "results"))
     os.makedirs(out_dir, exist_ok=True)
     tree = fetch_suite(os.path.abspath(args.cache))
+    if args.all and args.units:
+        sys.exit("name units or give --all, not both")
+    units = suite_units(tree) if args.all else (args.units or DEFAULT_UNITS)
     results = {}
-    for unit in args.units:
+    for unit in units:
         results[unit] = {}
         for kind in args.servers.split(","):
             run = run_unit(kind, unit, args, tree, out_dir)

@@ -95,6 +95,10 @@ counters! {
     auth_cmds,
     /// Those that failed.
     auth_errors,
+    /// Changes Redis commands made (Redis's `dirty`): one per keyspace event a write
+    /// recorded (`resp::keyevents::Outcome`), so a write that changed nothing adds none.
+    /// INFO's `rdb_changes_since_last_save` is the sum less its value at the last save.
+    redis_changes,
     /// Connections closed by the idle timeout (memcached's `idle_kicks`): counted in
     /// [`crate::Core::idle_kicks`] by whichever thread closes them, never per worker.
     idle_kicks,

@@ -270,6 +270,11 @@ impl ClientRegistry {
         self.clients.lock().remove(&id);
     }
 
+    /// Redis client `id`'s entry, while it is connected.
+    pub fn get(&self, id: u64) -> Option<SharedClient> {
+        self.clients.lock().get(&id).map(Arc::clone)
+    }
+
     /// Whether Redis client `id` is connected.
     pub fn contains(&self, id: u64) -> bool {
         self.clients.lock().contains_key(&id)

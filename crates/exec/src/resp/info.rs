@@ -95,6 +95,9 @@ fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
 fn server(shared: &Shared, text: &mut String) {
     let uptime = shared.core.uptime_secs();
     field(text, "redis_version", REDIS_VERSION);
+    // Not built from Redis's git: what a Redis built from a release tarball shows.
+    field(text, "redis_git_sha1", "00000000");
+    field(text, "redis_git_dirty", 0);
     field(text, "redis_mode", "standalone");
     field(text, "spinel_version", env!("CARGO_PKG_VERSION"));
     field(text, "os", os_name());
@@ -123,7 +126,9 @@ fn os_name() -> String {
 fn clients(shared: &Shared, text: &mut String) {
     field(text, "connected_clients", shared.core.clients.len());
     field(text, "maxclients", shared.core.max_connections());
-    field(text, "blocked_clients", shared.redis.blocking.blocked_clients());
+    // Paused clients count as blocked, as in Redis (blocked until the pause ends).
+    let blocked = shared.redis.blocking.blocked_clients() + shared.redis.pause.held_clients();
+    field(text, "blocked_clients", blocked);
     field(text, "tracking_clients", shared.redis.tracking.clients());
     field(text, "clients_in_timeout_table", shared.redis.blocking.with_timeout());
 }
@@ -145,6 +150,8 @@ fn memory(shared: &Shared, text: &mut String) {
     field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);
     scripting_memory(shared, text);
+    // Rust's global allocator, the C library's malloc (Redis names it the same way).
+    field(text, "mem_allocator", "libc");
     // Values are freed where they are dropped, never handed to a lazy-free thread.
     field(text, "lazyfree_pending_objects", 0);
     field(text, "lazyfreed_objects", 0);
@@ -195,19 +202,21 @@ fn bytes_to_human(bytes: u64) -> String {
 }
 
 /// Saves (SAVE, BGSAVE): whether one runs, the last one's time (the start, before any)
-/// and outcome. Changes since the last save are not counted (0).
+/// and outcome; the changes Redis commands made since the last successful save began.
 fn persistence(shared: &Shared, text: &mut String) {
     let state = &shared.redis.save_state;
     let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
-    field(text, "rdb_changes_since_last_save", 0);
+    let changes = shared.core.raw_totals().redis_changes;
+    let at_save = state.changes_at_save.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "rdb_changes_since_last_save", changes.wrapping_sub(at_save));
     field(text, "rdb_bgsave_in_progress", u8::from(running));
     let last = state.last_save_secs.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_last_save_time", last);
     let ok = state.last_save_ok.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_last_bgsave_status", if ok { "ok" } else { "err" });
-    field(text, "rdb_saves", 0);
+    field(text, "rdb_saves", state.saves.load(std::sync::atomic::Ordering::Relaxed));
     field(text, "aof_enabled", 0);
     field(text, "aof_rewrite_in_progress", 0);
     field(text, "aof_last_write_status", "ok");
@@ -377,7 +386,8 @@ mod tests {
             ]
         );
         for name in [
-            "# Server\r\nredis_version:7.2.0\r\nredis_mode:standalone\r\n",
+            "# Server\r\nredis_version:7.2.0\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n\
+             redis_mode:standalone\r\n",
             "\r\nos:Linux ",
             "\r\nprocess_id:",
             "\r\ntcp_port:6379\r\n",

@@ -230,8 +230,9 @@ impl Session {
     /// At each wake and tick of its loop, for a postponed session: true once the pause is
     /// over (its held input may run).
     pub fn pause_ended(&mut self, shared: &Shared) -> bool {
-        if shared.redis.pause.over(ttl::now_ms(shared)) {
+        if self.postponed && shared.redis.pause.over(ttl::now_ms(shared)) {
             self.postponed = false;
+            shared.redis.pause.note_held(false);
         }
         !self.postponed
     }
@@ -246,6 +247,9 @@ impl Session {
     pub fn disconnect(&mut self, shared: &Shared) {
         self.orphan_script();
         self.leave_blocking(shared);
+        if std::mem::take(&mut self.postponed) {
+            shared.redis.pause.note_held(false);
+        }
         monitor::stop(shared, self);
         tracking::disconnect(shared, self);
         if let Some(subs) = &mut self.pubsub {
@@ -268,16 +272,10 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.redis.pause.is_set() && postponed(shared, command) {
-        session.postponed = true;
+    if shared.redis.pause.is_set() && pause::postpone(shared, session, command) {
         return Flow::Postpone;
     }
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
-}
-
-/// Whether CLIENT PAUSE holds `command` now (only asked while a pause is set).
-fn postponed(shared: &Shared, command: &Command<'_>) -> bool {
-    route(command).is_ok_and(|routed| shared.redis.pause.holds(routed.spec, ttl::now_ms(shared)))
 }
 
 /// [`execute`] for a command EXEC or a script runs: it already has the store to itself.
@@ -545,11 +543,16 @@ fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize, pushed: bo
 }
 
 /// Runs the handler, then raises the keyspace events it recorded (`absent`: the keys that
-/// did not exist before it, when events are on).
+/// did not exist before it, when events are on) and counts its changes.
 fn dispatch_and_publish(ctx: &mut Ctx<'_>, route: Route, absent: Option<&[usize]>) -> Flow {
     let flow = dispatch::dispatch(ctx, route);
     if let Some(absent) = absent {
         keyevents::publish(ctx, absent);
+    }
+    // Redis's `dirty`: a branch per command, a store to this worker's own counter per write.
+    let changes = ctx.outcome.changes();
+    if changes != 0 {
+        bump(&ctx.counters.redis_changes, changes);
     }
     flow
 }

@@ -5,22 +5,23 @@
 //! and offers them again when its loop is woken with the pause over (`Session::
 //! pause_ended`). ALL covers every command (CLIENT UNPAUSE too, as in Redis, so an ALL
 //! pause ends only by its timeout); WRITE covers the commands that write or may
-//! (PUBLISH, EXEC, EVAL). A command already running, and the commands inside an EXEC that
-//! started before the pause, are not held. memcached's port is not paused (Redis's pause
-//! knows nothing of it).
+//! (PUBLISH, PFCOUNT, a script not declared `no-writes`, an EXEC that queued any). A
+//! command already running, and the commands inside an EXEC that started before the
+//! pause, are not held. memcached's port is not paused (Redis's pause knows nothing of it).
+//! A held client counts in INFO `blocked_clients`, as in Redis.
 //!
 //! Cost when no pause is in force: one relaxed load per command. The loops are woken when
 //! the pause ends: by CLIENT UNPAUSE, or by a timer thread the CLIENT PAUSE starts for its
 //! deadline (so a paused client waits milliseconds, not a loop tick, past the end).
 
 use std::{
-    sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
     time::Duration,
 };
 
-use proto_resp::{args::parse_i64, commands::Flags, CommandSpec};
+use proto_resp::{args::parse_i64, commands::Flags, Command, CommandSpec};
 
-use super::{ttl, Ctx};
+use super::{ttl, Ctx, Session};
 use crate::Shared;
 
 /// The pause in force, if any.
@@ -30,6 +31,9 @@ pub struct Pause {
     end_ms: AtomicU64,
     /// ALL (every command) rather than WRITE.
     all: AtomicBool,
+    /// Sessions holding a postponed command now: INFO counts them in `blocked_clients`, as
+    /// Redis counts its paused clients (blocked until the pause ends).
+    held: AtomicUsize,
 }
 
 impl Pause {
@@ -39,13 +43,34 @@ impl Pause {
         self.end_ms.load(Relaxed) != 0
     }
 
-    /// Whether a command of `spec` waits at `now_ms`.
-    pub fn holds(&self, spec: &CommandSpec, now_ms: u64) -> bool {
+    /// Whether `command` (routed as `spec`, from `session`) waits at `now_ms`.
+    fn holds(
+        &self,
+        shared: &Shared,
+        session: &Session,
+        spec: &CommandSpec,
+        command: &Command<'_>,
+        now_ms: u64,
+    ) -> bool {
         let end_ms = self.end_ms.load(Relaxed);
         if end_ms == 0 || now_ms >= end_ms {
             return false;
         }
-        self.all.load(Relaxed) || may_write(spec)
+        self.all.load(Relaxed) || may_write(shared, session, spec, command)
+    }
+
+    /// Sessions holding a postponed command now.
+    pub fn held_clients(&self) -> usize {
+        self.held.load(Relaxed)
+    }
+
+    /// A session began (`true`) or stopped (`false`) holding a postponed command.
+    pub(super) fn note_held(&self, held: bool) {
+        if held {
+            self.held.fetch_add(1, Relaxed);
+        } else {
+            self.held.fetch_sub(1, Relaxed);
+        }
     }
 
     /// Whether a command that waited may run at `now_ms`.
@@ -55,11 +80,36 @@ impl Pause {
     }
 }
 
-/// What a WRITE pause holds: writes, and the commands that may write or propagate.
-fn may_write(spec: &CommandSpec) -> bool {
-    spec.flags.contains(Flags::WRITE)
-        || spec.flags.contains(Flags::MAY_REPLICATE)
-        || matches!(spec.name, "exec" | "eval" | "evalsha" | "fcall" | "publish" | "spublish")
+/// Whether CLIENT PAUSE holds `command` now (asked only while a pause is set): if so the
+/// session holds it, counted once among the blocked clients until the pause ends.
+pub(super) fn postpone(shared: &Shared, session: &mut Session, command: &Command<'_>) -> bool {
+    let pause = &shared.redis.pause;
+    let now_ms = ttl::now_ms(shared);
+    let held = proto_resp::route(command)
+        .is_ok_and(|routed| pause.holds(shared, session, routed.spec, command, now_ms));
+    if held && !std::mem::replace(&mut session.postponed, true) {
+        pause.note_held(true);
+    }
+    held
+}
+
+/// What a WRITE pause holds, as Redis's `may_replicate`: writes and the commands that may
+/// propagate (PUBLISH, PFCOUNT); a script by its own flags (one declared `no-writes` runs);
+/// EXEC when a command it queued is held.
+pub(super) fn may_write(
+    shared: &Shared,
+    session: &Session,
+    spec: &CommandSpec,
+    command: &Command<'_>,
+) -> bool {
+    if spec.flags.contains(Flags::WRITE) {
+        return true;
+    }
+    match spec.name {
+        "exec" => super::tx::queued_may_write(shared, session),
+        "eval" | "evalsha" | "fcall" => super::script::may_write(shared, spec.name, command),
+        _ => spec.flags.contains(Flags::MAY_REPLICATE),
+    }
 }
 
 /// CLIENT PAUSE timeout [WRITE|ALL].

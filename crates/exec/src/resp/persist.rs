@@ -102,8 +102,10 @@ pub(super) fn lastsave(ctx: &mut Ctx<'_>) {
 /// reason too, which the server logs).
 fn save_now(shared: &Shared) -> Result<(), ()> {
     let path = snapshot_path(shared);
+    // Writes during a BGSAVE stay counted after it, as Redis keeps them in `dirty`.
+    let changes_at_start = shared.core.raw_totals().redis_changes;
     let result = snapshot::save(shared, &path);
     let now_secs = super::now_unix_ms(shared) / 1000;
-    shared.redis.save_state.finished(result.is_ok(), now_secs);
+    shared.redis.save_state.finished(result.is_ok(), now_secs, changes_at_start);
     result.map(|_| ()).map_err(|why| *shared.redis.save_state.last_error.lock() = why)
 }

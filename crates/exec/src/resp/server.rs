@@ -203,8 +203,15 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>) {
         bump(&ctx.counters.cmd_flush, 1);
         delete_db(shared, db);
     }
-    ctx.outcome.note_flushed();
+    note_flush(ctx);
     ctx.reply().ok();
+}
+
+/// A flush emptied a database: every tracking client's cache is invalid, and it counts as
+/// one change (Redis's `dirty++` after a flush; the keys it removed are not counted here).
+fn note_flush(ctx: &mut Ctx<'_>) {
+    ctx.outcome.note_flushed();
+    bump(&ctx.counters.redis_changes, 1);
 }
 
 /// Deletes every key of `db`, a page of the store at a time (deleting inside the scan
@@ -232,7 +239,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>) {
         return;
     }
     flush::flush_all(&ctx.shared.core, ctx.counters, 0, Switch::Ignore);
-    ctx.outcome.note_flushed();
+    note_flush(ctx);
     ctx.reply().ok();
 }
 

@@ -114,6 +114,18 @@ pub(super) fn queue(
     }
 }
 
+/// Whether a command the open transaction queued may write (CLIENT PAUSE WRITE then holds
+/// its EXEC, as Redis holds one whose queued flags say so); false with none open.
+pub(super) fn queued_may_write(shared: &crate::Shared, session: &Session) -> bool {
+    let Some(tx) = &session.tx else { return false };
+    let limits = Limits::default();
+    tx.queued.iter().any(|raw| match parse_command(raw, &limits) {
+        Ok((command, _)) => route(&command)
+            .is_ok_and(|routed| super::pause::may_write(shared, session, routed.spec, &command)),
+        Err(_) => false,
+    })
+}
+
 /// A command refused with `message` (BUSY) while a script is busy: inside MULTI it fails
 /// the transaction, and an EXEC ends it with EXECABORT, as Redis's `rejectCommand` does.
 /// Returns the error to answer.

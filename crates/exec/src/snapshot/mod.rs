@@ -243,6 +243,11 @@ pub struct SaveState {
     pub started_secs: AtomicU64,
     /// Why the last save failed (empty: it did not).
     pub last_error: parking_lot::Mutex<String>,
+    /// `Counters::redis_changes` summed as the last successful save started: INFO's
+    /// `rdb_changes_since_last_save` counts from there, as Redis's `dirty` does.
+    pub changes_at_save: AtomicU64,
+    /// Successful saves since the start (INFO's `rdb_saves`).
+    pub saves: AtomicU64,
 }
 
 impl SaveState {
@@ -253,10 +258,12 @@ impl SaveState {
         state
     }
 
-    /// Notes a save's result.
-    pub fn finished(&self, ok: bool, now_secs: u64) {
+    /// Notes a save's result; `changes_at_start`: the changes counted as it started.
+    pub fn finished(&self, ok: bool, now_secs: u64, changes_at_start: u64) {
         if ok {
             self.last_save_secs.store(now_secs, Ordering::Relaxed);
+            self.changes_at_save.store(changes_at_start, Ordering::Relaxed);
+            self.saves.fetch_add(1, Ordering::Relaxed);
         }
         self.last_save_ok.store(ok, Ordering::Relaxed);
     }

@@ -49,7 +49,7 @@ pub static BITMAP_COMMANDS: &[CommandSpec] = {
         &[F::WRITE, F::DENYOOM, F::FAST],
         "Adds elements to a HyperLogLog."),
     spec(R(C(B::Pfcount)), "pfcount", -2, G::Hyperloglog, "2.8.9", (1, -1, 1),
-        &[F::READONLY],
+        &[F::READONLY, F::MAY_REPLICATE],
         "Estimates the number of distinct elements added to one or more HyperLogLogs."),
     spec(R(C(B::Pfdebug)), "pfdebug", 3, G::Hyperloglog, "2.8.9", (2, 2, 1),
         &[F::WRITE, F::DENYOOM, F::ADMIN],

@@ -60,7 +60,7 @@ pub use registry::Waiters;
 use registry::{Attempt, Waiter};
 pub(in crate::resp) use streams::block_streams;
 
-use super::{keyevents, list, zset, Ctx, Session};
+use super::{keyevents, list, slowlog, zset, Ctx, Session};
 use crate::{Counters, Flow, Shared};
 
 /// What a pop on one key did (the non-blocking forms report this for their blocking ones).
@@ -473,6 +473,14 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
     };
     let Ok(routed) = route(&command) else { return Attempt::Refused };
     let mut session = Session { db: waiter.db, protocol: waiter.protocol, ..Session::default() };
+    // The slow log shows a served command as Redis does, under its own client, timed from
+    // here (the pop on its behalf, not the wait).
+    let started = slowlog::watching(shared, false).then(crate::latency::now);
+    if started.is_some() {
+        if let Some(client) = shared.core.clients.get(waiter.client_id) {
+            session.client = client;
+        }
+    }
     let mut out = Vec::new();
     let mut ctx = Ctx {
         shared,
@@ -504,6 +512,10 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
                 counters.command_stats.fail(proto_resp::commands::index_of(ctx.spec));
             }
         }
+    }
+    if let (Some(started), Attempt::Served { .. }) = (started, &attempt) {
+        let nanos = crate::latency::nanos_since(started);
+        slowlog::note(shared, &session, &command, routed.spec.flags, nanos);
     }
     attempt
 }

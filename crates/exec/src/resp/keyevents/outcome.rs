@@ -75,6 +75,12 @@ impl Outcome {
         }
     }
 
+    /// How many events were recorded: the changes this command made, as Redis counts them
+    /// in `dirty` (`Counters::redis_changes`).
+    pub(crate) fn changes(&self) -> u64 {
+        u64::from(self.first.is_some()) + self.more.len() as u64
+    }
+
     /// Called by a change that deleted the key it found (`Change::Delete` of an item).
     pub(crate) fn note_emptied(&self) {
         self.emptied.set(true);

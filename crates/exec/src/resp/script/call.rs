@@ -571,10 +571,14 @@ fn run_command(
     if spec.flags.contains(Flags::NOSCRIPT) || container_refused || sub_refused {
         return refused(b"ERR This Redis command is not allowed from script");
     }
+    // A read-only script may not propagate either (PUBLISH, PFCOUNT), as in Redis: so it
+    // can run during CLIENT PAUSE WRITE.
+    if access == Access::ReadOnly
+        && (spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::MAY_REPLICATE))
+    {
+        return refused(b"ERR Write commands are not allowed from read-only scripts.");
+    }
     if spec.flags.contains(Flags::WRITE) {
-        if access == Access::ReadOnly {
-            return refused(b"ERR Write commands are not allowed from read-only scripts.");
-        }
         caller.shared.redis.scripts.running.wrote.store(true, Relaxed);
     }
     let protocol = if resp3(state) { Protocol::Resp3 } else { Protocol::Resp2 };

@@ -24,7 +24,7 @@ use super::{
     metadata::{metadata, valid_name},
     numkeys,
     sandbox::set_frozen,
-    vm::{coded, compile_text, State},
+    vm::{coded, compile_library, State},
     Access, Kind,
 };
 use crate::resp::{
@@ -198,6 +198,11 @@ impl Libraries {
         })
     }
 
+    /// Whether function `name` declares `no-writes` (`None`: there is no such function).
+    pub(super) fn declares_no_writes(&self, name: &str) -> Option<bool> {
+        self.find(name).map(|(_, function)| function.no_writes())
+    }
+
     fn counts(&self) -> (u64, u64) {
         let functions = self.libraries.values().map(|l| l.functions.len()).sum::<usize>();
         (self.libraries.len() as u64, functions as u64)
@@ -206,7 +211,7 @@ impl Libraries {
     /// Compiles and runs a library's code, collecting what it registers.
     fn compile(&self, code: &[u8]) -> Result<(String, Library), String> {
         let (name, start) = metadata(code)?;
-        let chunk = compile_text(&self.lua, &code[start..], "@user_function")
+        let chunk = compile_library(&self.lua, &code[start..], "@user_function")
             .map_err(|e| format!("ERR Error compiling function: {}", syntax_message(&e)))?;
         let env: Table = self.make_env.call(()).map_err(|e| format!("ERR {e}"))?;
         let _ = chunk.set_environment(env);

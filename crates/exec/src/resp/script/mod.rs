@@ -292,6 +292,32 @@ pub(super) fn busy_refusal(shared: &crate::Shared, command: &Command<'_>) -> Opt
     Some(busy_message(shared))
 }
 
+/// Whether EVAL, EVALSHA or FCALL (`name`) may write, as Redis judges it from the
+/// script's own flags once it knows them (CLIENT PAUSE WRITE holds what may): a script or
+/// function that declares `no-writes` does not; one without a shebang, one not found, or
+/// one whose flags cannot be read now (a script holds the Lua states) may.
+pub(in crate::resp) fn may_write(
+    shared: &crate::Shared,
+    name: &str,
+    command: &Command<'_>,
+) -> bool {
+    let Some(arg) = command.arg(1) else { return true };
+    if name == "eval" {
+        return !matches!(eval::shebang(arg), Ok(Some((flags, _))) if flags.no_writes);
+    }
+    let Some(guard) = shared.redis.scripts.vm.try_lock() else { return true };
+    let Some(vm) = guard.as_ref() else { return true };
+    let no_writes = match name {
+        "fcall" => vm.functions.declares_no_writes(&String::from_utf8_lossy(arg)),
+        "evalsha" => {
+            let sha = String::from_utf8_lossy(arg).to_ascii_lowercase();
+            vm.scripts.get(&sha).map(|script| script.flags.is_some_and(|f| f.no_writes))
+        }
+        _ => None,
+    };
+    no_writes != Some(true)
+}
+
 /// The BUSY error for what runs now: a script or a function.
 pub(super) fn busy_message(shared: &crate::Shared) -> &'static str {
     if shared.redis.scripts.running.function.load(Relaxed) {
