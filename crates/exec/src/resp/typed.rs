@@ -17,7 +17,10 @@ use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind
 
 use crate::owned::{self, encode_owned, own, Owned};
 
-use super::Ctx;
+use super::{
+    thresholds::{ownable, past_byte_bound},
+    Ctx,
+};
 
 /// The name TYPE answers for a kind.
 pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -60,6 +63,11 @@ pub(super) enum Edit {
     Keep,
     /// Store this encoding, keeping the key's TTL (none for a new key).
     Write(Vec<u8>),
+    /// [`Edit::Write`] of an encoding whose new or changed entries are at most `longest`
+    /// bytes, the others being as they were: only those are checked against the encoding
+    /// thresholds' value length, as Redis checks a command's new arguments (a walk of every
+    /// entry would cost a ZADD a third more).
+    WriteAdded { value: Vec<u8>, longest: usize },
     /// Remove the key (Redis removes a collection once it is empty).
     Delete,
 }
@@ -69,7 +77,7 @@ pub(super) enum Edit {
 /// last run's decision takes effect, so it must compute from its argument alone.
 ///
 /// A list or hash whose encoding grows large moves out of the store (an owner item, see
-/// `owned.rs` and [`ownable`]); for one kept there, `f` gets its encoding, and a write edits
+/// `owned.rs` and `thresholds.rs`); for one kept there, `f` gets its encoding, and a write edits
 /// the kept value in place (the item and its TTL stay).
 pub(super) fn modify<R>(
     ctx: &Ctx<'_>,
@@ -121,6 +129,14 @@ fn modify_run<R>(
                     Ok(change) => change,
                     Err(failure) => return (Change::Keep, Err(failure)),
                 },
+                Edit::WriteAdded { value, longest } => {
+                    let thresholds = &ctx.shared.redis.encoding_thresholds;
+                    let past = thresholds.past_adding(kind, &value, longest);
+                    match owning.write_decided(kind, value, expiry, past) {
+                        Ok(change) => change,
+                        Err(failure) => return (Change::Keep, Err(failure)),
+                    }
+                }
             };
             (change, Ok(out))
         }
@@ -171,7 +187,21 @@ impl<'s> Owning<'s> {
         value: Vec<u8>,
         expiry: Expiry,
     ) -> Result<Change, Failure> {
-        if !ownable(kind, &value) {
+        let past = ownable(kind, &value, &self.shared.redis.encoding_thresholds);
+        self.write_decided(kind, value, expiry, past)
+    }
+
+    /// [`Owning::write`] of a value whose caller checked the encoding thresholds itself
+    /// (`past`: it moves out), from what its change added; Spinel's byte bound is checked
+    /// here.
+    pub(super) fn write_decided(
+        &mut self,
+        kind: ValueKind,
+        value: Vec<u8>,
+        expiry: Expiry,
+        past: bool,
+    ) -> Result<Change, Failure> {
+        if !past && !past_byte_bound(kind, &value) {
             return Ok(Change::WriteKind { value, kind, expiry });
         }
         let size_max = owned_size_max(&self.shared.core.store);
@@ -228,8 +258,12 @@ fn edit_owned<R>(
     let mut state = owned.state.lock();
     let encoded = encode_owned(&state.value);
     let (edit, out) = f(encoded.as_deref());
+    let edit = match edit {
+        Edit::WriteAdded { value, .. } => Edit::Write(value),
+        edit => edit,
+    };
     let change = match edit {
-        Edit::Keep => Change::Keep,
+        Edit::Keep | Edit::WriteAdded { .. } => Change::Keep,
         Edit::Delete => Change::Delete,
         Edit::Write(value) if value.len() > size_max => {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
@@ -249,25 +283,6 @@ fn edit_owned<R>(
 /// and half the memory limit.
 pub(super) fn owned_size_max(store: &store::Store) -> usize {
     super::PROTO_MAX_BULK_LEN.min(store.memory_limit() / 2)
-}
-
-/// Whether a collection of `kind` with this encoding moves out of the store. (A hash
-/// encoding past 32 KiB always holds more than 128 fields or one past 64 bytes, a set's
-/// more than 512 integers or a string, a sorted set's more than 128 members or one past 64
-/// bytes: Redis keeps each in a hash table, or a skiplist, too. Sorted sets moved out at
-/// 8 KiB were no faster to change at 1,000 members within the noise of two cores, and took
-/// 171 bytes of used_memory per member against 144 in the store: `spinel-bench memory
-/// --structures zset --fields 1000`.)
-fn ownable(kind: ValueKind, value: &[u8]) -> bool {
-    match kind {
-        ValueKind::List => value.len() > owned::OWN_MIN_BYTES,
-        ValueKind::Hash | ValueKind::Set | ValueKind::ZSet => {
-            value.len() > owned::OWN_TABLE_MIN_BYTES
-        }
-        ValueKind::String => false,
-        // A stream is only ever kept outside the store.
-        ValueKind::Stream => true,
-    }
 }
 
 /// Runs `f` on the value kept outside the store for `key` if it holds `kind` and is an

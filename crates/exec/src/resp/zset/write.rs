@@ -190,10 +190,16 @@ fn apply_zadd(current: Option<&[u8]>, f: Flags, pairs: &[Entry<'_>]) -> (Edit, O
     if current.is_none() && f.xx {
         return (Edit::Keep, Outcome::default());
     }
-    if pairs.len() <= FEW_MEMBERS {
+    let (edit, out) = if pairs.len() <= FEW_MEMBERS {
         zadd_in_place(current.unwrap_or_default(), f, pairs)
     } else {
         zadd_rebuild(current, f, pairs)
+    };
+    // Only the members named can be new: the thresholds check them, not every member.
+    let longest = pairs.iter().map(|pair| pair.member.len()).max().unwrap_or(0);
+    match edit {
+        Edit::Write(value) => (Edit::WriteAdded { value, longest }, out),
+        edit => (edit, out),
     }
 }
 
