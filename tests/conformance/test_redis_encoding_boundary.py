@@ -119,3 +119,37 @@ def test_default_thresholds(pair):
     for compact, large in (("h512", "h513"), ("z128", "z129"), ("s512", "s513")):
         sizes = [ask(ours, "MEMORY", "USAGE", key) for key in (compact, large)]
         assert sizes[1] > 2 * sizes[0], (compact, sizes)
+
+
+def test_other_writes_cross_the_edge(pair):
+    """Writes other than the one-entry ones: several fields in one HSET, HINCRBY, ZINCRBY,
+    SADD of several members, LPUSH of several, and RESTORE, which converts as it loads."""
+    ours, theirs = pair
+    settings = ["hash-max-listpack-entries", "3", "zset-max-listpack-entries", "3",
+                "set-max-intset-entries", "3", "list-max-listpack-size", "3"]
+    lines = [
+        ("h", ["HSET", "h", "a", "1", "b", "2", "c", "3"], ["HSET", "h", "d", "4", "e", "5"]),
+        ("hi", ["HSET", "hi", "a", "1", "b", "2", "c", "3"], ["HINCRBY", "hi", "d", "1"]),
+        ("z", ["ZADD", "z", "1", "a", "2", "b", "3", "c"], ["ZINCRBY", "z", "1", "d"]),
+        ("s", ["SADD", "s", "1", "2", "3"], ["SADD", "s", "4", "5"]),
+        ("l", ["RPUSH", "l", "a", "b", "c"], ["LPUSH", "l", "d", "e"]),
+    ]
+    for conn in pair:
+        assert ask(conn, "CONFIG", "SET", *settings) == "OK"
+    for key, first, second in lines:
+        sizes = []
+        for line in (first, second):
+            for conn in pair:
+                ask(conn, *line)
+            assert ask(ours, "OBJECT", "ENCODING", key) == ask(theirs, "OBJECT", "ENCODING", key)
+            sizes.append(ask(ours, "MEMORY", "USAGE", key))
+        assert sizes[1] > 3 * sizes[0], (key, sizes)
+    # RESTORE of a compact hash under a lower threshold: converted on both.
+    for conn in pair:
+        ask(conn, "CONFIG", "SET", "hash-max-listpack-entries", "512")
+        ask(conn, "HSET", "small", "a", "1", "b", "2", "c", "3")
+        payload = ask(conn, "DUMP", "small")
+        ask(conn, "CONFIG", "SET", "hash-max-listpack-entries", "2")
+        assert ask(conn, "RESTORE", "restored", "0", payload) == "OK"
+    assert ask(ours, "OBJECT", "ENCODING", "restored") == b"hashtable"
+    assert ask(theirs, "OBJECT", "ENCODING", "restored") == b"hashtable"

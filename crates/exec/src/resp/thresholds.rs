@@ -87,23 +87,27 @@ impl EncodingThresholds {
 }
 
 impl EncodingThresholds {
-    /// Whether a `kind` collection's encoding, written by a change whose new or changed
-    /// entries are at most `longest` bytes, is past the thresholds: that length against
-    /// the value bound, and the count (a walk of the lengths only when the bytes do not
-    /// rule it out). Kinds without a value bound are checked whole ([`ownable`]'s rule).
+    /// Whether a `kind` collection's encoding is past the thresholds or Spinel's byte
+    /// bound, its entries' lengths aside (the command checked those it adds): the count,
+    /// from a walk of the lengths only when the bytes do not rule it out.
     #[inline]
-    pub(crate) fn past_adding(&self, kind: ValueKind, value: &[u8], longest: usize) -> bool {
-        match kind {
-            ValueKind::ZSet => {
-                longest as u64 > self.zset_value_len.load(Relaxed)
-                    || values::zset::past_bounds(value, self.zset_entries.load(Relaxed), u64::MAX)
+    pub(crate) fn count_past(&self, kind: ValueKind, value: &[u8]) -> bool {
+        past_byte_bound(kind, value)
+            || match kind {
+                ValueKind::ZSet => {
+                    values::zset::past_bounds(value, self.zset_entries.load(Relaxed), u64::MAX)
+                }
+                ValueKind::Hash => {
+                    values::hash::past_bounds(value, self.hash_entries.load(Relaxed), u64::MAX)
+                }
+                _ => ownable(kind, value, self),
             }
-            ValueKind::Hash => {
-                longest as u64 > self.hash_value_len.load(Relaxed)
-                    || values::hash::past_bounds(value, self.hash_entries.load(Relaxed), u64::MAX)
-            }
-            _ => ownable(kind, value, self),
-        }
+    }
+
+    /// Whether a sorted-set member of this length is past `zset-max-listpack-value`.
+    #[inline]
+    pub(crate) fn zset_member_past(&self, len: usize) -> bool {
+        len as u64 > self.zset_value_len.load(Relaxed)
     }
 }
 

@@ -63,11 +63,6 @@ pub(super) enum Edit {
     Keep,
     /// Store this encoding, keeping the key's TTL (none for a new key).
     Write(Vec<u8>),
-    /// [`Edit::Write`] of an encoding whose new or changed entries are at most `longest`
-    /// bytes, the others being as they were: only those are checked against the encoding
-    /// thresholds' value length, as Redis checks a command's new arguments (a walk of every
-    /// entry would cost a ZADD a third more).
-    WriteAdded { value: Vec<u8>, longest: usize },
     /// Remove the key (Redis removes a collection once it is empty).
     Delete,
 }
@@ -83,9 +78,24 @@ pub(super) fn modify<R>(
     ctx: &Ctx<'_>,
     key: &[u8],
     kind: ValueKind,
+    f: impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> Result<R, Failure> {
+    modify_checked(ctx, key, kind, None, f)
+}
+
+/// [`modify`] for a command that checked the entries it adds against the encoding
+/// thresholds' value length itself (`lengths_past`: one is too long), as Redis checks a
+/// command's new arguments; only the count is checked on the write then (a walk of every
+/// entry's length would cost a ZADD a tenth more). `None`: the write checks every entry.
+pub(super) fn modify_checked<R>(
+    ctx: &Ctx<'_>,
+    key: &[u8],
+    kind: ValueKind,
+    lengths_past: Option<bool>,
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
     let mut owning = Owning::new(ctx.shared);
+    owning.lengths_past = lengths_past;
     // Whether the run that took effect deleted the key it found (for the `del` event).
     let mut emptied = false;
     let result = ctx.shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
@@ -129,14 +139,6 @@ fn modify_run<R>(
                     Ok(change) => change,
                     Err(failure) => return (Change::Keep, Err(failure)),
                 },
-                Edit::WriteAdded { value, longest } => {
-                    let thresholds = &ctx.shared.redis.encoding_thresholds;
-                    let past = thresholds.past_adding(kind, &value, longest);
-                    match owning.write_decided(kind, value, expiry, past) {
-                        Ok(change) => change,
-                        Err(failure) => return (Change::Keep, Err(failure)),
-                    }
-                }
             };
             (change, Ok(out))
         }
@@ -151,11 +153,13 @@ pub(super) struct Owning<'s> {
     shared: &'s crate::Shared,
     created: Option<Vec<u8>>,
     touched: Option<Arc<Owned>>,
+    /// The command's own verdict on the lengths of what it adds ([`modify_checked`]).
+    lengths_past: Option<bool>,
 }
 
 impl<'s> Owning<'s> {
     pub(super) fn new(shared: &'s crate::Shared) -> Owning<'s> {
-        Owning { shared, created: None, touched: None }
+        Owning { shared, created: None, touched: None, lengths_past: None }
     }
 
     /// The most a value kept outside the store may hold ([`owned_size_max`]).
@@ -181,19 +185,28 @@ impl<'s> Owning<'s> {
 
     /// The change that stores `value` as a `kind` collection: in the store, or moved out
     /// of it when it is large (refused past [`owned_size_max`] then).
+    #[inline]
     pub(super) fn write(
         &mut self,
         kind: ValueKind,
         value: Vec<u8>,
         expiry: Expiry,
     ) -> Result<Change, Failure> {
-        let past = ownable(kind, &value, &self.shared.redis.encoding_thresholds);
-        self.write_decided(kind, value, expiry, past)
+        let thresholds = &self.shared.redis.encoding_thresholds;
+        let past = match self.lengths_past {
+            None => ownable(kind, &value, thresholds),
+            Some(past) => past || thresholds.count_past(kind, &value),
+        };
+        if !past {
+            return Ok(Change::WriteKind { value, kind, expiry });
+        }
+        self.move_out(kind, value, expiry)
     }
 
     /// [`Owning::write`] of a value whose caller checked the encoding thresholds itself
     /// (`past`: it moves out), from what its change added; Spinel's byte bound is checked
     /// here.
+    #[inline]
     pub(super) fn write_decided(
         &mut self,
         kind: ValueKind,
@@ -204,6 +217,18 @@ impl<'s> Owning<'s> {
         if !past && !past_byte_bound(kind, &value) {
             return Ok(Change::WriteKind { value, kind, expiry });
         }
+        self.move_out(kind, value, expiry)
+    }
+
+    /// The change that registers `value` outside the store and makes the key its owner
+    /// (the rare path of a write: out of line).
+    #[inline(never)]
+    fn move_out(
+        &mut self,
+        kind: ValueKind,
+        value: Vec<u8>,
+        expiry: Expiry,
+    ) -> Result<Change, Failure> {
         let size_max = owned_size_max(&self.shared.core.store);
         if value.len() > size_max {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
@@ -258,12 +283,8 @@ fn edit_owned<R>(
     let mut state = owned.state.lock();
     let encoded = encode_owned(&state.value);
     let (edit, out) = f(encoded.as_deref());
-    let edit = match edit {
-        Edit::WriteAdded { value, .. } => Edit::Write(value),
-        edit => edit,
-    };
     let change = match edit {
-        Edit::Keep | Edit::WriteAdded { .. } => Change::Keep,
+        Edit::Keep => Change::Keep,
         Edit::Delete => Change::Delete,
         Edit::Write(value) if value.len() > size_max => {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };

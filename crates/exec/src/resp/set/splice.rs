@@ -188,7 +188,7 @@ mod tests {
 
     fn sorted_members(edit: &Edit, before: &[u8]) -> Vec<Vec<u8>> {
         let value = match edit {
-            Edit::Write(value) | Edit::WriteAdded { value, .. } => value.as_slice(),
+            Edit::Write(value) => value.as_slice(),
             Edit::Keep => before,
             Edit::Delete => return Vec::new(),
         };
