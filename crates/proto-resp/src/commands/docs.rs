@@ -252,6 +252,21 @@ mod tests {
         }
     }
 
+    /// Goal: every command and subcommand has its generated entry (a new command without
+    /// one fails here until `scripts/gen_command_docs.py` is run).
+    #[test]
+    fn every_command_has_docs() {
+        for spec in super::super::all_commands() {
+            assert!(command_docs(spec.name).is_some(), "{}", spec.name);
+            if let super::super::Run::Subcommands { table, .. } = &spec.run {
+                for sub in table.iter() {
+                    assert!(command_docs(sub.name).is_some_and(|d| !d.since.is_empty()));
+                }
+            }
+        }
+        assert!(command_docs("nosuch").is_none());
+    }
+
     #[test]
     fn heads() {
         let head = Head::parse("ip:port:s?@6.2.0=LADDR");
