@@ -357,6 +357,9 @@ pub struct RedisState {
     /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
     /// ...), by name; a name not here has its default.
     pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
+    /// The encoding thresholds of `kept_config`, as atomics: every collection write reads
+    /// them (`resp::thresholds`).
+    pub(crate) encoding_thresholds: crate::resp::thresholds::EncodingThresholds,
     /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
     pub save_state: crate::snapshot::SaveState,
     /// What the server does for the settings exec cannot apply itself (set once by it).
@@ -527,6 +530,7 @@ impl RedisState {
             error_stats: crate::resp::ErrorStats::default(),
             slowlog: Default::default(),
             kept_config: Mutex::new(Vec::new()),
+            encoding_thresholds: Default::default(),
             save_state: crate::snapshot::SaveState::new(started_unix_secs),
             control: std::sync::OnceLock::new(),
         }

@@ -108,6 +108,8 @@ const FLAG_NAMES: &[(Flags, &str)] = &[
 mod bitmap;
 mod blocking;
 mod cluster;
+mod docs;
+mod docs_data;
 mod geo;
 mod group;
 mod hash;

@@ -327,10 +327,23 @@ pub fn is_valid(encoded: &[u8]) -> bool {
 /// has expiring fields (or is malformed) and must take the decoding path.
 #[inline]
 pub fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>, bool)> {
+    splice_set_counted(encoded, name, value).map(|(out, fields)| (out, fields.is_some()))
+}
+
+/// [`splice_set`], telling for a new field how many fields the hash has now (the walk
+/// that found the name absent counted them): `None` when the field was replaced.
+#[inline]
+pub fn splice_set_counted(
+    encoded: &[u8],
+    name: &[u8],
+    value: &[u8],
+) -> Option<(Vec<u8>, Option<usize>)> {
     let (&0, body) = encoded.split_first()? else { return None };
     let offset = |entries: &Entries<'_>| body.len() - entries.rest().len();
     let mut entries = Entries::new(body);
+    let mut fields = 0;
     while !entries.rest().is_empty() {
+        fields += 1;
         let field = entries.next()?;
         let value_start = offset(&entries);
         entries.next()?;
@@ -340,14 +353,52 @@ pub fn splice_set(encoded: &[u8], name: &[u8], value: &[u8]) -> Option<(Vec<u8>,
             out.extend_from_slice(&encoded[..1 + value_start]);
             put_entry(&mut out, value);
             out.extend_from_slice(&body[value_end..]);
-            return Some((out, false));
+            return Some((out, None));
         }
     }
     let mut out = Vec::with_capacity(encoded.len() + name.len() + value.len() + 10);
     out.extend_from_slice(encoded);
     put_entry(&mut out, name);
     put_entry(&mut out, value);
-    Some((out, true))
+    Some((out, Some(fields + 1)))
+}
+
+/// Whether a hash holds more than `fields_max` fields, or a name or value longer than
+/// `len_max` bytes: Redis's bounds for a listpack (`hash-max-listpack-entries` and
+/// `-value`), past which a hash moves out of the store. Expired fields not yet dropped
+/// count, as Redis's listpack holds them until it is next changed. A walk of the lengths
+/// that stops at the first field past a bound; none at all when the bytes alone rule both
+/// out (each field takes at least two, and no entry is longer than the encoding).
+#[inline]
+pub fn past_bounds(encoded: &[u8], fields_max: u64, len_max: u64) -> bool {
+    let cannot_pass = |bound: u64, bytes: usize| bytes as u64 <= bound;
+    if cannot_pass(len_max, encoded.len()) && cannot_pass(fields_max, encoded.len() / 2) {
+        return false;
+    }
+    let (_, raw) = Raw::open(encoded);
+    let (mut rest, mut expiring, mut fields) = (raw.rest, raw.expiring, 0u64);
+    // The lengths alone: a name's, a value's (and an expiring field's time), skipped over.
+    let skip_entry = |rest: &mut &[u8]| -> Option<u64> {
+        let (len, used) = read_varint(rest)?;
+        *rest = rest.get(used..)?.get(usize::try_from(len).ok()?..)?;
+        Some(len)
+    };
+    while !rest.is_empty() {
+        let (Some(name_len), Some(value_len)) = (skip_entry(&mut rest), skip_entry(&mut rest))
+        else {
+            break;
+        };
+        fields += 1;
+        if fields > fields_max || name_len > len_max || value_len > len_max {
+            return true;
+        }
+        if expiring > 0 {
+            expiring -= 1;
+            let Some((_, used)) = read_varint(rest) else { break };
+            rest = &rest[used..];
+        }
+    }
+    false
 }
 
 /// The value kept outside the store for a large hash's encoding.
@@ -394,6 +445,25 @@ mod tests {
             value: Cow::Owned(value.to_vec()),
             expire_at_ms: at,
         }
+    }
+
+    /// Goal: the thresholds' walk counts every field, expiring ones included, and finds
+    /// a long name or value wherever it is.
+    #[test]
+    fn past_bounds_at_the_edges() {
+        let fields: Vec<Field<'_>> = (0..6)
+            .map(|i| field(format!("f{i}").as_bytes(), b"vvvv", (i < 3).then_some(1_000 + i)))
+            .collect();
+        let encoded = encode(&fields, None);
+        assert!(!past_bounds(&encoded, 6, 4));
+        assert!(past_bounds(&encoded, 5, 4));
+        assert!(past_bounds(&encoded, 6, 3));
+        let mut long = fields.clone();
+        long[5] = field(b"f5", b"vvvvv", None);
+        assert!(past_bounds(&encode(&long, None), 6, 4));
+        long[5] = field(b"f5", b"v", Some(7));
+        long[1] = field(b"f1-long", b"v", Some(2));
+        assert!(past_bounds(&encode(&long, None), 6, 4));
     }
 
     /// Goal: a hash without expiries costs one byte over its entries and reads back in

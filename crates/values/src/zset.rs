@@ -209,6 +209,30 @@ pub fn replace(encoded: &[u8], remove: Option<Range<usize>>, entry: Option<&Entr
     out
 }
 
+/// Whether a sorted set holds more than `members_max` members, or one longer than
+/// `len_max` bytes: Redis's bounds for a listpack (`zset-max-listpack-entries` and
+/// `-value`), past which a sorted set moves out of the store. A walk of the member lengths
+/// alone (no score is read) that stops at the first member past a bound; none when the
+/// bytes rule both out (a record takes at least ten bytes, and no member is longer than
+/// the encoding).
+#[inline]
+pub fn past_bounds(encoded: &[u8], members_max: u64, len_max: u64) -> bool {
+    let len = encoded.len() as u64;
+    if len <= len_max && len / 10 <= members_max {
+        return false;
+    }
+    let (mut at, mut members) = (0usize, 0u64);
+    while let Some(rest) = encoded.get(at + 8..).filter(|rest| !rest.is_empty()) {
+        let Some((member_len, used)) = crate::varint::read_usize(rest) else { break };
+        members += 1;
+        if members > members_max || member_len as u64 > len_max {
+            return true;
+        }
+        at = at.saturating_add(8 + used).saturating_add(member_len);
+    }
+    false
+}
+
 /// The value kept outside the store for a large sorted set's encoding.
 #[inline]
 pub fn own(encoded: &[u8]) -> ZSetValue {
@@ -226,6 +250,21 @@ pub fn encode_owned(set: &ZSetValue) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Goal: the thresholds' walk counts members and finds a long one wherever it is.
+    #[test]
+    fn past_bounds_at_the_edges() {
+        let members: Vec<Vec<u8>> = (0..5).map(|i| format!("m{i}").into_bytes()).collect();
+        let entries: Vec<Entry<'_>> =
+            members.iter().enumerate().map(|(i, m)| Entry { score: i as f64, member: m }).collect();
+        let encoded = encode(&entries);
+        assert!(!past_bounds(&encoded, 5, 2));
+        assert!(past_bounds(&encoded, 4, 2));
+        assert!(past_bounds(&encoded, 5, 1));
+        let long = [Entry { score: 9.0, member: b"long-member" }];
+        assert!(past_bounds(&encode(entries.iter().chain(&long)), 10, 10));
+        assert!(!past_bounds(&encode(entries.iter().chain(&long)), 10, 11));
+    }
 
     fn entry(score: f64, member: &[u8]) -> Entry<'_> {
         Entry { score, member }

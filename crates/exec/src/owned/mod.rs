@@ -1,6 +1,8 @@
 //! Large collections kept outside the store: lists, hashes, sets and sorted sets.
 //!
-//! A collection whose compact encoding passes [`OWN_MIN_BYTES`] moves out of the store: its
+//! A collection whose compact encoding passes [`OWN_MIN_BYTES`] (lists) or
+//! [`OWN_TABLE_MIN_BYTES`], or Redis's encoding thresholds (`resp/thresholds.rs`), moves
+//! out of the store: its
 //! elements live in an [`Owned`] here, and the key's store item becomes an *owner*
 //! (`store::OWNER_FLAGS`) whose value is the 8-byte id of its entry in the [`Registry`].
 //! A change then edits the structure in place under its mutex instead of rewriting the

@@ -2,16 +2,15 @@
 //! shows them: clients and test suites set them (often several in one CONFIG SET, or first
 //! thing in a test file), and a refusal would fail the whole command.
 //!
-//! Honoured: the encodings' thresholds that OBJECT ENCODING names a collection's encoding
-//! by, `hash-max-listpack-entries` / `-value`, `set-max-intset-entries` and
-//! `zset-max-listpack-entries` / `-value` (Spinel's own encodings do not change with them;
-//! the names do, as Redis's would, but computed from the contents, so a collection that
-//! shrinks back under a threshold is named compact again where Redis never converts back).
+//! Honoured: the encodings' thresholds, `hash-max-listpack-entries` / `-value`,
+//! `set-max-intset-entries`, `zset-max-listpack-entries` / `-value` and
+//! `list-max-listpack-size`: past them a collection moves out of the store, as Redis
+//! converts it to its large encoding, and OBJECT ENCODING names it so (`thresholds.rs`,
+//! which holds them as atomics for the write path).
 //!
-//! Only kept, nothing in Spinel reads them: the list and stream node sizes
-//! (`list-max-listpack-size`, `list-compress-depth`, `stream-node-max-bytes` / `-entries`:
-//! Redis 7.0 names every list `quicklist` whatever its node size, and Spinel has no
-//! streams); `sanitize-dump-payload` (RESTORE always checks a payload in full); the latency
+//! Only kept, nothing in Spinel reads them: the list compression and stream node sizes
+//! (`list-compress-depth`, `stream-node-max-bytes` / `-entries`: Spinel's streams keep
+//! their own nodes); `sanitize-dump-payload` (RESTORE always checks a payload in full); the latency
 //! percentiles (`latency-tracking`, `latency-tracking-info-percentiles`: no `latencystats`
 //! section); no replication (`repl-backlog-size`, `replica-read-only`), no client eviction
 //! (`maxmemory-clients`), no per-client query buffer limit other than the parser's own
@@ -86,8 +85,8 @@ pub(super) const KEPT: &[Kept] = &[
     kept("maxmemory-samples", "5", |v| integer_between(v, 1, I32_MAX)),
     kept("repl-backlog-size", "1048576", repl_backlog_size),
     kept("save", "", save_points),
-    // The encodings' thresholds: OBJECT ENCODING reads the hash, set and sorted set ones
-    // (`EncodingLimits`); the list and stream ones are only kept.
+    // The encodings' thresholds: where collections move out of the store
+    // (`thresholds.rs`); the compression depth and stream ones are only kept.
     aliased("list-max-listpack-size", "list-max-ziplist-size", "-2", |v| {
         integer_between(v, I32_MIN, I32_MAX)
     }),
@@ -139,28 +138,6 @@ pub(super) fn value(shared: &Shared, name: &str) -> String {
     }
 }
 
-/// The thresholds OBJECT ENCODING names a collection's encoding by, as set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct EncodingLimits {
-    pub hash_entries: u64,
-    pub hash_value_len: u64,
-    pub set_intset_entries: u64,
-    pub zset_entries: u64,
-    pub zset_value_len: u64,
-}
-
-/// The current thresholds (values were checked when set, so they parse).
-pub(crate) fn encoding_limits(shared: &Shared) -> EncodingLimits {
-    let number = |name| value(shared, name).parse::<u64>().unwrap_or(0);
-    EncodingLimits {
-        hash_entries: number("hash-max-listpack-entries"),
-        hash_value_len: number("hash-max-listpack-value"),
-        set_intset_entries: number("set-max-intset-entries"),
-        zset_entries: number("zset-max-listpack-entries"),
-        zset_value_len: number("zset-max-listpack-value"),
-    }
-}
-
 impl Kept {
     /// The value as it will be shown, or Redis's reason for refusing it.
     pub fn check(&self, value: &[u8]) -> Result<String, String> {
@@ -183,6 +160,9 @@ pub(super) fn set(shared: &Shared, name: &'static str, value: String) {
         }
         _ => value,
     };
+    // The encoding thresholds are read on every collection write: from atomics.
+    let checked = find(name).map_or(Ok(String::new()), |kept| kept.check(value.as_bytes()));
+    shared.redis.encoding_thresholds.apply(name, checked.as_deref().unwrap_or(&value));
     match current {
         Some(entry) => entry.1 = value,
         None => values.push((name, value)),

@@ -83,10 +83,11 @@ pub mod slowlog;
 mod sort;
 mod stream;
 mod strings;
+#[allow(dead_code)] // The data type families use it as they land.
+pub(crate) mod thresholds;
 pub mod tracking;
 mod ttl;
 mod tx;
-#[allow(dead_code)] // The data type families use it as they land.
 mod typed;
 
 pub use persist::snapshot_path;

@@ -2,13 +2,13 @@
 //!
 //! OBJECT reads the item without counting an access, as Redis's lookup for it does. The
 //! encoding names are Redis 7.2's for the same value: a string is `int`, `embstr` or `raw`
-//! by its text and length; a collection is compact (`listpack`, `intset`) or not by the
-//! family's own rule (`encoding_name`).
+//! by its text and length; a collection is compact (`listpack`, `intset`) or not by where
+//! it lives (`encoding_name`).
 
 use proto_resp::{args::parse_i64, error};
 use store::{Change, Item, Mode, ValueKind};
 
-use super::{config_kept::EncodingLimits, connection::note_database, keys, typed, Ctx};
+use super::{connection::note_database, keys, typed, Ctx};
 use crate::{keyspace, Shared};
 
 /// OBJECT ENCODING: null for a missing key.
@@ -17,19 +17,20 @@ pub(super) fn encoding(ctx: &mut Ctx<'_>) {
     let reader = shared.core.store.reader();
     let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
         ValueKind::String => string_encoding(item.value()),
-        _ => encoding_name(&item, &super::config_kept::encoding_limits(shared)),
+        _ => encoding_name(&item),
     });
     drop(reader);
     ctx.bulk_or_null(name.map(str::as_bytes));
 }
 
-/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for the same contents
-/// (a list is always a quicklist there) under the thresholds set (`*-max-listpack-*`,
-/// `set-max-intset-entries`).
-fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
+/// The name OBJECT ENCODING gives a collection's value: Redis 7.0's for where it lives.
+/// One kept in the store is compact (`listpack`, `intset`; a set of strings is a hash
+/// table at any size in 7.0, and a list always a quicklist); one moved out of it, past the
+/// encoding thresholds or Spinel's byte bound (`thresholds.rs`), is not, and stays so when
+/// it shrinks, as Redis never converts back.
+fn encoding_name(item: &Item<'_>) -> &'static str {
     let (kind, value) = (item.value_kind(), item.value());
     if item.is_owner() {
-        // Only values that Redis keeps unpacked move out of the store.
         return match kind {
             ValueKind::List => "quicklist",
             ValueKind::ZSet => "skiplist",
@@ -40,9 +41,8 @@ fn encoding_name(item: &Item<'_>, limits: &EncodingLimits) -> &'static str {
     match kind {
         ValueKind::String => "raw",
         ValueKind::List => "quicklist",
-        ValueKind::Hash => super::hash::encoding_name(value, limits),
-        ValueKind::Set => super::set::encoding_name(value, limits),
-        ValueKind::ZSet => super::zset::encoding_name(value, limits),
+        ValueKind::Hash | ValueKind::ZSet => "listpack",
+        ValueKind::Set => super::set::encoding_name(value),
         ValueKind::Stream => "stream",
     }
 }

@@ -305,9 +305,18 @@ mod tests {
         let listed = count + subcommands;
         assert!(h.run("COMMAND LIST").starts_with(&format!("*{listed}\r\n")));
         let docs = h.run("COMMAND DOCS get");
-        assert!(docs.starts_with("*2\r\n$3\r\nget\r\n*6\r\n$7\r\nsummary\r\n"), "{docs}");
+        assert!(docs.starts_with("*2\r\n$3\r\nget\r\n*8\r\n$7\r\nsummary\r\n"), "{docs}");
+        // The argument tree, as Redis sends it: one key, its key spec 0.
+        let key_arg = "$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$3\r\nkey\r\n\
+            $4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n";
+        assert!(docs.ends_with(key_arg), "{docs}");
+        // A subcommand by its full name; unknown ones are left out.
+        let sub = h.run("COMMAND DOCS config|get nosuch|get");
+        assert!(sub.starts_with("*2\r\n$10\r\nconfig|get\r\n*6\r\n$5\r\nsince\r\n"), "{sub}");
         h.session.protocol = proto_resp::Protocol::Resp3;
-        assert!(h.run("COMMAND DOCS get").starts_with("%1\r\n$3\r\nget\r\n%3\r\n"));
+        let docs = h.run("COMMAND DOCS get");
+        assert!(docs.starts_with("%1\r\n$3\r\nget\r\n%4\r\n"), "{docs}");
+        assert!(docs.ends_with(&key_arg.replace("*6", "%3")), "{docs}");
     }
 
     #[test]

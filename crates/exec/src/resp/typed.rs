@@ -17,7 +17,10 @@ use store::{Change, Expiry, Item, Mode, OwnedItem, Reader, StoreError, ValueKind
 
 use crate::owned::{self, encode_owned, own, Owned};
 
-use super::Ctx;
+use super::{
+    thresholds::{ownable, past_byte_bound},
+    Ctx,
+};
 
 /// The name TYPE answers for a kind.
 pub(crate) fn type_name(kind: ValueKind) -> &'static [u8] {
@@ -69,15 +72,30 @@ pub(super) enum Edit {
 /// last run's decision takes effect, so it must compute from its argument alone.
 ///
 /// A list or hash whose encoding grows large moves out of the store (an owner item, see
-/// `owned.rs` and [`ownable`]); for one kept there, `f` gets its encoding, and a write edits
+/// `owned.rs` and `thresholds.rs`); for one kept there, `f` gets its encoding, and a write edits
 /// the kept value in place (the item and its TTL stay).
 pub(super) fn modify<R>(
     ctx: &Ctx<'_>,
     key: &[u8],
     kind: ValueKind,
+    f: impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> Result<R, Failure> {
+    modify_checked(ctx, key, kind, None, f)
+}
+
+/// [`modify`] for a command that checked the entries it adds against the encoding
+/// thresholds' value length itself (`lengths_past`: one is too long), as Redis checks a
+/// command's new arguments; only the count is checked on the write then (a walk of every
+/// entry's length would cost a ZADD a tenth more). `None`: the write checks every entry.
+pub(super) fn modify_checked<R>(
+    ctx: &Ctx<'_>,
+    key: &[u8],
+    kind: ValueKind,
+    lengths_past: Option<bool>,
     mut f: impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> Result<R, Failure> {
     let mut owning = Owning::new(ctx.shared);
+    owning.lengths_past = lengths_past;
     // Whether the run that took effect deleted the key it found (for the `del` event).
     let mut emptied = false;
     let result = ctx.shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
@@ -135,11 +153,13 @@ pub(super) struct Owning<'s> {
     shared: &'s crate::Shared,
     created: Option<Vec<u8>>,
     touched: Option<Arc<Owned>>,
+    /// The command's own verdict on the lengths of what it adds ([`modify_checked`]).
+    lengths_past: Option<bool>,
 }
 
 impl<'s> Owning<'s> {
     pub(super) fn new(shared: &'s crate::Shared) -> Owning<'s> {
-        Owning { shared, created: None, touched: None }
+        Owning { shared, created: None, touched: None, lengths_past: None }
     }
 
     /// The most a value kept outside the store may hold ([`owned_size_max`]).
@@ -165,15 +185,50 @@ impl<'s> Owning<'s> {
 
     /// The change that stores `value` as a `kind` collection: in the store, or moved out
     /// of it when it is large (refused past [`owned_size_max`] then).
+    #[inline]
     pub(super) fn write(
         &mut self,
         kind: ValueKind,
         value: Vec<u8>,
         expiry: Expiry,
     ) -> Result<Change, Failure> {
-        if !ownable(kind, &value) {
+        let thresholds = &self.shared.redis.encoding_thresholds;
+        let past = match self.lengths_past {
+            None => ownable(kind, &value, thresholds),
+            Some(past) => past || thresholds.count_past(kind, &value),
+        };
+        if !past {
             return Ok(Change::WriteKind { value, kind, expiry });
         }
+        self.move_out(kind, value, expiry)
+    }
+
+    /// [`Owning::write`] of a value whose caller checked the encoding thresholds itself
+    /// (`past`: it moves out), from what its change added; Spinel's byte bound is checked
+    /// here.
+    #[inline]
+    pub(super) fn write_decided(
+        &mut self,
+        kind: ValueKind,
+        value: Vec<u8>,
+        expiry: Expiry,
+        past: bool,
+    ) -> Result<Change, Failure> {
+        if !past && !past_byte_bound(kind, &value) {
+            return Ok(Change::WriteKind { value, kind, expiry });
+        }
+        self.move_out(kind, value, expiry)
+    }
+
+    /// The change that registers `value` outside the store and makes the key its owner
+    /// (the rare path of a write: out of line).
+    #[inline(never)]
+    fn move_out(
+        &mut self,
+        kind: ValueKind,
+        value: Vec<u8>,
+        expiry: Expiry,
+    ) -> Result<Change, Failure> {
         let size_max = owned_size_max(&self.shared.core.store);
         if value.len() > size_max {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
@@ -249,25 +304,6 @@ fn edit_owned<R>(
 /// and half the memory limit.
 pub(super) fn owned_size_max(store: &store::Store) -> usize {
     super::PROTO_MAX_BULK_LEN.min(store.memory_limit() / 2)
-}
-
-/// Whether a collection of `kind` with this encoding moves out of the store. (A hash
-/// encoding past 32 KiB always holds more than 128 fields or one past 64 bytes, a set's
-/// more than 512 integers or a string, a sorted set's more than 128 members or one past 64
-/// bytes: Redis keeps each in a hash table, or a skiplist, too. Sorted sets moved out at
-/// 8 KiB were no faster to change at 1,000 members within the noise of two cores, and took
-/// 171 bytes of used_memory per member against 144 in the store: `spinel-bench memory
-/// --structures zset --fields 1000`.)
-fn ownable(kind: ValueKind, value: &[u8]) -> bool {
-    match kind {
-        ValueKind::List => value.len() > owned::OWN_MIN_BYTES,
-        ValueKind::Hash | ValueKind::Set | ValueKind::ZSet => {
-            value.len() > owned::OWN_TABLE_MIN_BYTES
-        }
-        ValueKind::String => false,
-        // A stream is only ever kept outside the store.
-        ValueKind::Stream => true,
-    }
 }
 
 /// Runs `f` on the value kept outside the store for `key` if it holds `kind` and is an

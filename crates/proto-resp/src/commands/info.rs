@@ -1,10 +1,11 @@
 //! COMMAND INFO and COMMAND DOCS replies, from the command tables and the generated
-//! per-command data (`meta.rs`).
+//! per-command data (`meta.rs`, `docs_data.rs`).
 
 use super::{
     all_commands, command_count,
+    docs::{command_docs, Docs},
     keyspec::{command_meta, write_key_specs},
-    lookup, CommandSpec, Run, FLAG_NAMES,
+    lookup, CommandSpec, Run, SubcommandSpec, FLAG_NAMES,
 };
 use crate::Reply;
 
@@ -81,17 +82,68 @@ pub fn write_command_info_all(reply: &mut Reply<'_>, categories: Categories<'_>)
     }
 }
 
-/// One `COMMAND DOCS` pair: the name, then a map of `summary`, `since` and `group`.
-/// Redis also sends `complexity`, `arguments` and history; we do not have them.
+/// One `COMMAND DOCS` pair: the name, then a map of `summary`, `since`, `group`, the doc
+/// flags and `deprecated_since` of a deprecated command, `arguments` (its argument tree,
+/// from the generated `docs_data.rs`) and a container's `subcommands`, in Redis's order.
+/// Redis's prose (`complexity`, `history`, `replaced_by`) is not sent, and our summaries
+/// are our own words.
 pub fn write_command_docs(reply: &mut Reply<'_>, spec: &CommandSpec) {
+    let docs = command_docs(spec.name);
+    let subcommands = match &spec.run {
+        Run::Command(_) => None,
+        Run::Subcommands { table, .. } => Some(*table),
+    };
     reply.bulk(spec.name.as_bytes());
-    reply.map(3);
+    reply.map(3 + docs.map_or(0, Docs::field_count) + usize::from(subcommands.is_some()));
     reply.bulk(b"summary");
     reply.bulk(spec.summary.as_bytes());
     reply.bulk(b"since");
     reply.bulk(spec.since.as_bytes());
     reply.bulk(b"group");
     reply.bulk(spec.group.name().as_bytes());
+    if let Some(docs) = docs {
+        docs.write_fields(reply);
+    }
+    if let Some(table) = subcommands {
+        reply.bulk(b"subcommands");
+        reply.map(table.len());
+        table.iter().for_each(|sub| write_subcommand_docs(reply, spec, sub));
+    }
+}
+
+/// A subcommand's pair: its full name, then `since`, `group` (its container's) and the
+/// fields of [`write_command_docs`] it has. We have no summary of our own for subcommands,
+/// so none is sent.
+fn write_subcommand_docs(reply: &mut Reply<'_>, container: &CommandSpec, sub: &SubcommandSpec) {
+    let docs = command_docs(sub.name);
+    reply.bulk(sub.name.as_bytes());
+    reply.map(2 + docs.map_or(0, Docs::field_count));
+    reply.bulk(b"since");
+    reply.bulk(docs.map_or(container.since, |docs| docs.since).as_bytes());
+    reply.bulk(b"group");
+    reply.bulk(container.group.name().as_bytes());
+    if let Some(docs) = docs {
+        docs.write_fields(reply);
+    }
+}
+
+/// What a `COMMAND DOCS` name names: a command, or a subcommand by its full name
+/// (`config|get`), as Redis looks them up.
+enum Documented {
+    Command(&'static CommandSpec),
+    Subcommand(&'static CommandSpec, &'static SubcommandSpec),
+}
+
+fn documented(name: &[u8]) -> Option<Documented> {
+    let Some(bar) = name.iter().position(|&b| b == b'|') else {
+        return lookup(name).map(Documented::Command);
+    };
+    let container = lookup(&name[..bar])?;
+    let Run::Subcommands { table, .. } = &container.run else {
+        return None;
+    };
+    let sub = table.iter().find(|sub| sub.name.as_bytes().eq_ignore_ascii_case(name))?;
+    Some(Documented::Subcommand(container, sub))
 }
 
 /// `COMMAND DOCS [name ...]`: a map over the named commands that exist (all commands if
@@ -105,7 +157,12 @@ pub fn write_command_docs_for<'n>(
         all_commands().for_each(|spec| write_command_docs(reply, spec));
         return;
     }
-    let found: Vec<&CommandSpec> = names.filter_map(lookup).collect();
+    let found: Vec<Documented> = names.filter_map(documented).collect();
     reply.map(found.len());
-    found.into_iter().for_each(|spec| write_command_docs(reply, spec));
+    for item in found {
+        match item {
+            Documented::Command(spec) => write_command_docs(reply, spec),
+            Documented::Subcommand(container, sub) => write_subcommand_docs(reply, container, sub),
+        }
+    }
 }

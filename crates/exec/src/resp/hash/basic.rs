@@ -85,14 +85,19 @@ fn hset_stored(ctx: &mut Ctx<'_>, pairs: &[(&[u8], &[u8])]) -> Result<i64, Failu
             (Some(item), [(name, value)])
                 if item.value_kind() == ValueKind::Hash && !item.is_owner() =>
             {
-                encoding::splice_set(item.value(), name, value).map(|s| (s, item.expiry()))
+                let spliced = encoding::splice_set_counted(item.value(), name, value);
+                let lens = [name.len(), value.len()];
+                spliced.map(|(encoded, fields)| (encoded, fields, lens, item.expiry()))
             }
             _ => None,
         };
         match spliced {
-            Some(((value, created), expiry)) => {
-                match owning.write(ValueKind::Hash, value, expiry) {
-                    Ok(change) => (change, Ok(i64::from(created))),
+            Some((value, fields, lens, expiry)) => {
+                // Only what this write added is checked against the thresholds, as Redis
+                // checks (the splice's walk counted the fields): no second walk.
+                let past = shared.redis.encoding_thresholds.hash_past(fields, lens);
+                match owning.write_decided(ValueKind::Hash, value, expiry, past) {
+                    Ok(change) => (change, Ok(i64::from(fields.is_some()))),
                     Err(failure) => (Change::Keep, Err(failure)),
                 }
             }

@@ -18,21 +18,6 @@
 //! Files: `basic` (HSET ... HINCRBYFLOAT), `random` (HRANDFIELD, HSCAN), `expire`
 //! (HEXPIRE ... HPERSIST), `ex` (HGETDEL, HGETEX, HSETEX).
 
-/// OBJECT ENCODING's name for a hash: Redis 7.0 keeps one of at most
-/// `hash-max-listpack-entries` fields (512), each name and value at most
-/// `hash-max-listpack-value` bytes (64), as a listpack.
-pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static str {
-    let fields = encoding::decode(encoded, 0).list;
-    let fits = |len: usize| len as u64 <= limits.hash_value_len;
-    let small = fields.len() as u64 <= limits.hash_entries
-        && fields.iter().all(|f| fits(f.name.len()) && fits(f.value.len()));
-    if small {
-        "listpack"
-    } else {
-        "hashtable"
-    }
-}
-
 /// Live field `name` of hash `item`, copied out: looked up in place, under its mutex for
 /// a hash kept outside the store (SORT's `->field` patterns, one lookup per element).
 pub(super) fn field_of(shared: &crate::Shared, item: &Item<'_>, name: &[u8]) -> Option<Vec<u8>> {
@@ -57,7 +42,6 @@ mod random;
 use proto_resp::{args::parse_i64, commands::HashId, error, Reply};
 use store::{Change, Expiry, Item, ValueKind};
 
-use super::config_kept::EncodingLimits;
 use crate::owned;
 
 use super::{

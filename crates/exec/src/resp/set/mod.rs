@@ -10,7 +10,6 @@
 use proto_resp::{commands::SetId, Reply};
 use store::ValueKind;
 
-use super::config_kept::EncodingLimits;
 use super::keyevents::class;
 use super::{
     glob::{self, Case},
@@ -42,14 +41,13 @@ impl ReplyMember for Member<'_> {
 /// Runs one command of this family.
 /// A set's members as text, for the sorted-set commands that read plain sets as inputs
 /// (ZUNION, ZINTER, ZDIFF and ZINTERCARD give each member score 1, as Redis does).
-/// OBJECT ENCODING's name for a set: Redis 7.0 keeps up to `set-max-intset-entries`
-/// integers (512) as an intset and anything else as a hash table.
-pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static str {
+/// OBJECT ENCODING's name for a set kept in the store: an intset when its members are
+/// all integers (past `set-max-intset-entries` it moves out of the store, see
+/// `thresholds.rs`), else a hash table, as Redis 7.0 keeps every set of strings.
+pub(super) fn encoding_name(encoded: &[u8]) -> &'static str {
     match encoding::SetView::new(encoded) {
-        view @ encoding::SetView::Ints { .. } if view.len() as u64 <= limits.set_intset_entries => {
-            "intset"
-        }
-        _ => "hashtable",
+        encoding::SetView::Ints { .. } => "intset",
+        encoding::SetView::Strings { .. } => "hashtable",
     }
 }
 

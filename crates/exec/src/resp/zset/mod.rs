@@ -19,8 +19,8 @@
 use proto_resp::commands::ZSetId;
 use store::{Item, Reader, ValueKind};
 
+use super::typed;
 use super::Ctx;
-use super::{config_kept::EncodingLimits, typed};
 use crate::owned;
 use encoding::{Entry, ZSet};
 use values::zset as encoding;
@@ -89,27 +89,6 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: ZSetId) {
 fn key_at(ctx: &Ctx<'_>, index: usize) -> Vec<u8> {
     let mut scratch = Vec::new();
     crate::keyspace::encode(ctx.session.db, ctx.arg(index), &mut scratch).to_vec()
-}
-
-/// OBJECT ENCODING's name for a sorted set: Redis 7.0 keeps one of at most
-/// `zset-max-listpack-entries` members (128), each at most `zset-max-listpack-value` bytes
-/// (64), as a listpack.
-pub(super) fn encoding_name(encoded: &[u8], limits: &EncodingLimits) -> &'static str {
-    if is_listpack(encoded, limits) {
-        "listpack"
-    } else {
-        "skiplist"
-    }
-}
-
-/// Whether Redis would keep this set as a listpack (a walk that stops at the first sign
-/// it would not).
-fn is_listpack(encoded: &[u8], limits: &EncodingLimits) -> bool {
-    let mut members: u64 = 0;
-    encoding::iter(encoded).all(|e| {
-        members += 1;
-        members <= limits.zset_entries && e.member.len() as u64 <= limits.zset_value_len
-    })
 }
 
 /// Key argument `index` as a sorted set; `Err` once WRONGTYPE has been replied. Counts a

@@ -11,8 +11,8 @@ use super::encoding::{self, Entry, ZSet};
 use super::range::parse_score;
 use super::view::Sorted;
 use super::zrange::{parse_request, select, Kind};
-use super::{modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
-use crate::resp::{blocking::Popped, keyevents::class, typed::Edit};
+use super::{key_at, modify, parse_long_in, Ctx, MUST_BE_POSITIVE};
+use crate::resp::{blocking::Popped, keyevents::class, typed, typed::Edit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Mode {
@@ -124,7 +124,7 @@ fn add_pairs(ctx: &mut Ctx<'_>, flags: Flags, pairs: &[Entry<'_>]) {
         Some(Err(super::large::TooLarge)) => {
             return ctx.refused(crate::core::Refusal::TooLarge);
         }
-        None => match modify(ctx, 1, |current| apply_zadd(current, flags, pairs)) {
+        None => match modify_adding(ctx, pairs, |current| apply_zadd(current, flags, pairs)) {
             Some(out) => out,
             None => return,
         },
@@ -141,6 +141,26 @@ fn add_pairs(ctx: &mut Ctx<'_>, flags: Flags, pairs: &[Entry<'_>]) {
         ctx.reply().null();
     } else {
         ctx.reply().integer(if flags.ch { out.added + out.updated } else { out.added });
+    }
+}
+
+/// [`modify`] of argument 1's sorted set by a change that adds these members at most:
+/// only they can be past `zset-max-listpack-value` (Redis checks a command's new
+/// arguments), so the write checks only the count.
+fn modify_adding<R>(
+    ctx: &mut Ctx<'_>,
+    pairs: &[Entry<'_>],
+    f: impl FnMut(Option<&[u8]>) -> (Edit, R),
+) -> Option<R> {
+    let thresholds = &ctx.shared.redis.encoding_thresholds;
+    let long = pairs.iter().any(|pair| thresholds.zset_member_past(pair.member.len()));
+    let key = key_at(ctx, 1);
+    match typed::modify_checked(ctx, &key, store::ValueKind::ZSet, Some(long), f) {
+        Ok(out) => Some(out),
+        Err(failure) => {
+            ctx.failure(failure);
+            None
+        }
     }
 }
 
