@@ -126,6 +126,9 @@ fn read_unpacked_node(
     let master = r.id()?;
     let (deleted, body_bytes) = (r.number()?, usize::try_from(r.number()?).ok()?);
     let last_pushed = r.id()?;
+    if after.is_some_and(|prev| master <= prev) {
+        return None;
+    }
     let mut names = Vec::new();
     for _ in 0..r.count()? {
         names.push(r.bytes()?);

@@ -273,14 +273,17 @@ impl Node {
     }
 
     /// A node from its buffer as [`Node::buf`] holds it (a snapshot's), checked whole:
-    /// every entry parses, IDs rise from `master` and past `after` (the last ID before
-    /// the node, moved to the node's last), one live entry at least. `None` otherwise.
+    /// every entry parses, IDs rise from `master`, which is past `after` (the last ID
+    /// before the node, moved to the node's last), one live entry at least. `None` otherwise.
     pub(crate) fn from_raw(
         master: StreamId,
         raw: &[u8],
         body_bytes: usize,
         after: &mut Option<StreamId>,
     ) -> Option<Node> {
+        if after.is_some_and(|prev| master <= prev) {
+            return None;
+        }
         let mut rest = raw;
         let master_count = usize::try_from(number(&mut rest)?).ok()?;
         if master_count > rest.len() || !skip_pieces(&mut rest, master_count) {
