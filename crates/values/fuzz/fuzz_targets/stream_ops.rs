@@ -74,7 +74,8 @@ fn check(stream: &StreamValue, model: &[(StreamId, Fields)], a: StreamId, b: Str
         .collect();
     assert_eq!(got, model);
     assert_eq!(stream.len(), model.len() as u64);
-    let want: Vec<StreamId> = model.iter().map(|(id, _)| *id).filter(|id| a <= *id && *id <= b).collect();
+    let want: Vec<StreamId> =
+        model.iter().map(|(id, _)| *id).filter(|id| a <= *id && *id <= b).collect();
     assert_eq!(stream.range(a, b).map(|e| e.id).collect::<Vec<_>>(), want);
     let back: Vec<StreamId> = stream.range_rev(a, b).map(|e| e.id).collect();
     assert_eq!(back, want.iter().rev().copied().collect::<Vec<_>>());

@@ -108,8 +108,8 @@ fn node_listpack(master: StreamId, node: &Node) -> Vec<u8> {
     for slot in node.slots(master) {
         let entry = slot.entry;
         let count = entry.field_count();
-        let same = count == master_count
-            && entry.pairs().map(|(name, _)| name).eq(node.master_fields());
+        let same =
+            count == master_count && entry.pairs().map(|(name, _)| name).eq(node.master_fields());
         let flags = if same { FLAG_SAME_FIELDS } else { 0 };
         lp.int(flags | if slot.deleted { FLAG_DELETED } else { 0 });
         lp.int(entry.id.ms.wrapping_sub(master.ms) as i64);

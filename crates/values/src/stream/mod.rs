@@ -155,7 +155,11 @@ impl StreamValue {
 
     /// The entries from `end` down to `start` (both included). A node reads forward
     /// only (each ID is told from the one before), so each is read whole, then backward.
-    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = Entry<'_>> + '_ {
+    pub fn range_rev(
+        &self,
+        start: StreamId,
+        end: StreamId,
+    ) -> impl Iterator<Item = Entry<'_>> + '_ {
         let from = self.nodes.range(..=start).next_back().map_or(start, |(&master, _)| master);
         let nodes = if start <= end { Some(self.nodes.range(from..=end)) } else { None };
         nodes.into_iter().flatten().rev().flat_map(move |(&master, node)| {

@@ -428,7 +428,10 @@ impl Node {
         if flags & FLAG_NEXT_ID == 0 {
             let ms_delta = id.ms.wrapping_sub(prev.ms);
             varint::put(&mut self.buf, ms_delta);
-            varint::put(&mut self.buf, if ms_delta == 0 { id.seq.wrapping_sub(prev.seq) } else { id.seq });
+            varint::put(
+                &mut self.buf,
+                if ms_delta == 0 { id.seq.wrapping_sub(prev.seq) } else { id.seq },
+            );
         }
         if !same {
             varint::put_usize(&mut self.buf, count);
@@ -489,8 +492,12 @@ impl Node {
 
     /// Deletes the first `n` live entries.
     pub(crate) fn delete_first(&mut self, master: StreamId, n: u64) {
-        let at: Vec<usize> =
-            self.slots(master).filter(|slot| !slot.deleted).take(n as usize).map(|s| s.at).collect();
+        let at: Vec<usize> = self
+            .slots(master)
+            .filter(|slot| !slot.deleted)
+            .take(n as usize)
+            .map(|s| s.at)
+            .collect();
         at.into_iter().for_each(|at| self.flag_deleted(at));
     }
 

@@ -208,8 +208,8 @@ fn damaged_encodings() {
     // entries rise, but the second node's master is below the first's last (found by the
     // stream_codec fuzz target).
     let crossed = [
-        2, 65, 0, 17, 0, 10, 2, 0, 10, 0, 8, 0, 2, 0, 0, 1, 2, 0, 0, 0, 0, 24, 8, 0, 2, 5, 6, 1,
-        8, 0, 0, 0,
+        2, 65, 0, 17, 0, 10, 2, 0, 10, 0, 8, 0, 2, 0, 0, 1, 2, 0, 0, 0, 0, 24, 8, 0, 2, 5, 6, 1, 8,
+        0, 0, 0,
     ];
     assert!(decode(&crossed).is_none());
 }
@@ -240,4 +240,3 @@ fn write_stream_codec_seeds() {
         std::fs::write(format!("{dir}/stream-{seed}"), encode(&stream)).expect("seed written");
     }
 }
-
