@@ -137,7 +137,7 @@ impl StreamValue {
     /// The entry with ID `id`.
     pub fn get(&self, id: StreamId) -> Option<Entry<'_>> {
         let (&master, node) = self.nodes.range(..=id).next_back()?;
-        node.entries(master).take_while(|entry| entry.id <= id).find(|entry| entry.id == id)
+        node.entries_from(master, id).next().filter(|entry| entry.id == id)
     }
 
     /// The entries from `start` to `end` (both included), in order.
@@ -147,14 +147,11 @@ impl StreamValue {
         nodes
             .into_iter()
             .flatten()
-            .flat_map(move |(&master, node)| {
-                node.entries(master).skip_while(move |entry| entry.id < start)
-            })
+            .flat_map(move |(&master, node)| node.entries_from(master, start))
             .take_while(move |entry| entry.id <= end)
     }
 
-    /// The entries from `end` down to `start` (both included). A node reads forward
-    /// only (each ID is told from the one before), so each is read whole, then backward.
+    /// The entries from `end` down to `start` (both included).
     pub fn range_rev(
         &self,
         start: StreamId,
@@ -162,14 +159,11 @@ impl StreamValue {
     ) -> impl Iterator<Item = Entry<'_>> + '_ {
         let from = self.nodes.range(..=start).next_back().map_or(start, |(&master, _)| master);
         let nodes = if start <= end { Some(self.nodes.range(from..=end)) } else { None };
-        nodes.into_iter().flatten().rev().flat_map(move |(&master, node)| {
-            let picked: Vec<Entry<'_>> = node
-                .entries(master)
-                .skip_while(|entry| entry.id < start)
-                .take_while(|entry| entry.id <= end)
-                .collect();
-            picked.into_iter().rev()
-        })
+        nodes
+            .into_iter()
+            .flatten()
+            .rev()
+            .flat_map(move |(&master, node)| node.entries_rev(master, start, end))
     }
 
     /// Deletes the entry with ID `id`; whether it was there. (Its bytes stay, flagged,

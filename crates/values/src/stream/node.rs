@@ -96,18 +96,27 @@ impl<'n> Iterator for Pairs<'n> {
 /// A length-prefixed piece from the front of `rest`.
 #[inline]
 fn take<'e>(rest: &mut &'e [u8]) -> Option<&'e [u8]> {
-    let (len, used) = varint::read_usize(rest)?;
-    let piece = rest.get(used..used.checked_add(len)?)?;
-    *rest = &rest[used + len..];
+    let len = usize::try_from(number(rest)?).ok()?;
+    let piece = rest.get(..len)?;
+    *rest = &rest[len..];
     Some(piece)
 }
 
-/// A varint from the front of `rest`.
-#[inline]
+/// A varint from the front of `rest`: one byte (most lengths and ID steps here) read
+/// inline, longer ones by `varint::read`.
+#[inline(always)]
 fn number(rest: &mut &[u8]) -> Option<u64> {
-    let (n, used) = varint::read(rest)?;
-    *rest = &rest[used..];
-    Some(n)
+    match rest.split_first() {
+        Some((&byte, after)) if byte < 0x80 => {
+            *rest = after;
+            Some(u64::from(byte))
+        }
+        _ => {
+            let (n, used) = varint::read(rest)?;
+            *rest = &rest[used..];
+            Some(n)
+        }
+    }
 }
 
 /// Skips `n` length-prefixed pieces; false when `rest` ends inside them.
@@ -136,12 +145,22 @@ pub(crate) struct Slots<'n> {
     at: usize,
     prev: StreamId,
     first: bool,
+    /// The next entry's ID when known already (reading from a [`Node::marks`] mark): its
+    /// ID bytes are then skipped.
+    known: Option<StreamId>,
 }
 
 impl<'n> Slots<'n> {
     /// The next ID from the front of `rest`, after flags `flags`.
     #[inline]
-    fn id(&self, flags: u8, rest: &mut &[u8]) -> Option<StreamId> {
+    fn id(&mut self, flags: u8, rest: &mut &[u8]) -> Option<StreamId> {
+        if let Some(id) = self.known.take() {
+            if flags & FLAG_NEXT_ID == 0 {
+                number(rest)?;
+                number(rest)?;
+            }
+            return Some(id);
+        }
         if flags & FLAG_NEXT_ID != 0 {
             return if self.first {
                 Some(self.prev)
@@ -188,6 +207,41 @@ impl<'n> Iterator for Slots<'n> {
     }
 }
 
+/// One stretch's entries (at most [`MARK_EVERY`] but past 4 GiB), read forward and
+/// handed out last first, without an allocation unless it holds more.
+#[derive(Default)]
+struct Stretch<'n> {
+    held: [Option<Entry<'n>>; MARK_EVERY as usize],
+    len: usize,
+    more: Vec<Entry<'n>>,
+}
+
+impl<'n> Stretch<'n> {
+    #[inline]
+    fn push(&mut self, entry: Entry<'n>) {
+        match self.held.get_mut(self.len) {
+            Some(slot) if self.more.is_empty() => {
+                *slot = Some(entry);
+                self.len += 1;
+            }
+            _ => self.more.push(entry),
+        }
+    }
+}
+
+impl<'n> Iterator for Stretch<'n> {
+    type Item = Entry<'n>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Entry<'n>> {
+        if let Some(entry) = self.more.pop() {
+            return Some(entry);
+        }
+        self.len = self.len.checked_sub(1)?;
+        self.held[self.len]
+    }
+}
+
 /// A node: its buffer (see the module's text) and Redis's counts. Its master ID (the
 /// first entry's, its key in the stream's map) is kept by the map.
 #[derive(Debug, Clone, Default)]
@@ -206,7 +260,14 @@ pub struct Node {
     pub(crate) last_pushed: StreamId,
     /// The master's field count.
     master_count: usize,
+    /// Every [`MARK_EVERY`]th entry's ID and place (deleted or not), so that a read
+    /// starting inside the node skips to near its start rather than read from the front.
+    marks: Vec<(StreamId, u32)>,
 }
+
+/// How many entries apart the marks are: a read from inside a node walks at most this
+/// many entries to its start; each costs 24 bytes per so many entries.
+const MARK_EVERY: u64 = 16;
 
 /// Where Redis's tail node ends: `stream-node-max-bytes` and `stream-node-max-entries`
 /// (0: no limit on that count).
@@ -301,6 +362,7 @@ impl Node {
         };
         let (mut live, mut deleted, mut end) = (0u64, 0u64, entries_at);
         let (mut tail_at, mut last_pushed) = (entries_at, master);
+        let mut marks = Vec::new();
         let mut slots = node.slots(master);
         while let Some(slot) = slots.next() {
             let id = slot.entry.id;
@@ -310,6 +372,10 @@ impl Node {
             }
             *after = Some(id);
             (tail_at, last_pushed, end) = (slot.at, id, slots.at);
+            let index = live + deleted;
+            if index > 0 && index % MARK_EVERY == 0 {
+                marks.push((index, id, slot.at));
+            }
             match slot.deleted {
                 true => deleted += 1,
                 false => live += 1,
@@ -320,6 +386,7 @@ impl Node {
         }
         (node.live, node.deleted, node.tail_at, node.last_pushed) =
             (live, deleted, tail_at, last_pushed);
+        marks.into_iter().for_each(|(index, id, at)| node.mark(index, id, at));
         Some(node)
     }
 
@@ -346,7 +413,76 @@ impl Node {
             at: self.entries_at,
             prev: master,
             first: true,
+            known: None,
         }
+    }
+
+    /// The entries from the one at `at`, whose ID is `id`, deleted ones included.
+    #[inline]
+    fn slots_from(&self, at: usize, id: StreamId) -> Slots<'_> {
+        Slots { at, prev: id, first: false, known: Some(id), ..self.slots(id) }
+    }
+
+    /// The entries from the last mark at or below `id` (from the front without one).
+    fn slots_near(&self, master: StreamId, id: StreamId) -> Slots<'_> {
+        match self.marks.partition_point(|&(mark, _)| mark <= id) {
+            0 => self.slots(master),
+            n => {
+                let (mark, at) = self.marks[n - 1];
+                self.slots_from(at as usize, mark)
+            }
+        }
+    }
+
+    /// The live entries from `start` on.
+    #[inline]
+    pub(crate) fn entries_from(
+        &self,
+        master: StreamId,
+        start: StreamId,
+    ) -> impl Iterator<Item = Entry<'_>> + Clone {
+        let mut slots = self.slots_near(master, start);
+        let from = loop {
+            let before = slots.clone();
+            match slots.next() {
+                Some(slot) if slot.entry.id < start => {}
+                _ => break before,
+            }
+        };
+        from.filter(|slot| !slot.deleted).map(|slot| slot.entry)
+    }
+
+    /// The live entries from `end` down to `start` (both included). Entries read forward
+    /// only, so the node is read by stretches between marks (stretch `n` from mark `n - 1`,
+    /// or the front, to mark `n`), from the one holding `end` back, each forward and then
+    /// backward.
+    pub(crate) fn entries_rev(
+        &self,
+        master: StreamId,
+        start: StreamId,
+        end: StreamId,
+    ) -> impl Iterator<Item = Entry<'_>> {
+        let last = self.marks.partition_point(|&(mark, _)| mark <= end);
+        (0..=last)
+            .rev()
+            .map_while(move |stretch| {
+                let stop = self.marks.get(stretch).map(|&(mark, _)| mark);
+                if stop.is_some_and(|stop| stop <= start) {
+                    return None;
+                }
+                let slots = match stretch {
+                    0 => self.slots(master),
+                    n => self.slots_from(self.marks[n - 1].1 as usize, self.marks[n - 1].0),
+                };
+                let mut picked = Stretch::default();
+                slots
+                    .take_while(|slot| stop.is_none_or(|stop| slot.entry.id < stop))
+                    .take_while(|slot| slot.entry.id <= end)
+                    .filter(|slot| !slot.deleted && slot.entry.id >= start)
+                    .for_each(|slot| picked.push(slot.entry));
+                Some(picked)
+            })
+            .flatten()
     }
 
     /// The live entries, in order.
@@ -365,26 +501,11 @@ impl Node {
         if self.live == 0 {
             return None;
         }
-        let tail = self.slot_at(self.tail_at, self.last_pushed);
+        let tail = self.slots_from(self.tail_at, self.last_pushed).next();
         match tail {
             Some(slot) if !slot.deleted => Some(slot.entry),
             _ => self.entries(master).last(),
         }
-    }
-
-    /// The entry starting at `at`, whose ID is known to be `id`.
-    fn slot_at(&self, at: usize, id: StreamId) -> Option<Slot<'_>> {
-        let slots = Slots {
-            buf: &self.buf,
-            names: self.names(),
-            master_count: self.master_count,
-            at,
-            prev: id,
-            first: true,
-        };
-        // Its own ID as the previous and `first`: an ID written out reads wrong here, but
-        // only the fields are wanted.
-        slots.clone().next().map(|slot| Slot { entry: Entry { id, ..slot.entry }, ..slot })
     }
 
     /// Whether Redis appends an entry of `fields_len` bytes of names and values to this
@@ -424,6 +545,7 @@ impl Node {
             flags |= FLAG_NEXT_ID;
         }
         let at = self.buf.len();
+        self.mark(self.live + self.deleted, id, at);
         self.buf.push(flags);
         if flags & FLAG_NEXT_ID == 0 {
             let ms_delta = id.ms.wrapping_sub(prev.ms);
@@ -451,6 +573,17 @@ impl Node {
         }
     }
 
+    /// Marks entry number `index` (`id`, at `at`) if it is one of every [`MARK_EVERY`].
+    #[inline]
+    fn mark(&mut self, index: u64, id: StreamId, at: usize) {
+        if index > 0 && index % MARK_EVERY == 0 {
+            // (Past 4 GiB no mark: a read walks from the last one.)
+            if let Ok(at) = u32::try_from(at) {
+                self.marks.push((id, at));
+            }
+        }
+    }
+
     /// Redis's listpack size for this node.
     #[inline]
     pub(crate) fn lp_bytes(&self) -> usize {
@@ -460,12 +593,14 @@ impl Node {
     /// What the node's buffer takes from malloc.
     #[inline]
     pub(crate) fn heap_bytes(&self) -> usize {
-        malloc_bytes(self.buf.capacity())
+        let mark_bytes = size_of::<(StreamId, u32)>();
+        malloc_bytes(self.buf.capacity()) + malloc_bytes(self.marks.capacity() * mark_bytes)
     }
 
     /// Gives back the buffer's spare room (the node is closed: no more appends).
     pub(crate) fn close(&mut self) {
         self.buf.shrink_to_fit();
+        self.marks.shrink_to_fit();
     }
 
     /// Flags the live entry at `at` deleted.
@@ -478,7 +613,7 @@ impl Node {
     /// Deletes the live entry `id`; whether it was there.
     pub(crate) fn delete(&mut self, master: StreamId, id: StreamId) -> bool {
         let found = self
-            .slots(master)
+            .slots_near(master, id)
             .take_while(|slot| slot.entry.id <= id)
             .find(|slot| slot.entry.id == id && !slot.deleted);
         match found {
