@@ -373,7 +373,7 @@ impl Node {
             *after = Some(id);
             (tail_at, last_pushed, end) = (slot.at, id, slots.at);
             let index = live + deleted;
-            if index > 0 && index % MARK_EVERY == 0 {
+            if index > 0 && index.is_multiple_of(MARK_EVERY) {
                 marks.push((index, id, slot.at));
             }
             match slot.deleted {
@@ -576,7 +576,7 @@ impl Node {
     /// Marks entry number `index` (`id`, at `at`) if it is one of every [`MARK_EVERY`].
     #[inline]
     fn mark(&mut self, index: u64, id: StreamId, at: usize) {
-        if index > 0 && index % MARK_EVERY == 0 {
+        if index > 0 && index.is_multiple_of(MARK_EVERY) {
             // (Past 4 GiB no mark: a read walks from the last one.)
             if let Ok(at) = u32::try_from(at) {
                 self.marks.push((id, at));
