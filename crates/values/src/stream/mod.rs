@@ -1,7 +1,8 @@
 //! A Redis stream kept outside the store: entries packed in [`Node`]s of a few hundred
 //! (one buffer each, ending where Redis's listpacks would end), indexed by a `BTreeMap` from each node's master ID, so
 //! that an append is O(1) amortised (to the last node) and a range read O(log n + k) (k
-//! counting the node a range starts in: a node is read from its front); and
+//! counting up to 16 entries before the start: a node is read forward from its front or
+//! from one of its marks); and
 //! the consumer groups ([`group`]).
 //!
 //! The stream's counters are Redis 7.0's: the last ID given, the largest ID deleted, the

@@ -152,7 +152,7 @@ pub(crate) struct Slots<'n> {
 
 impl<'n> Slots<'n> {
     /// The next ID from the front of `rest`, after flags `flags`.
-    #[inline]
+    #[inline(always)]
     fn id(&mut self, flags: u8, rest: &mut &[u8]) -> Option<StreamId> {
         if let Some(id) = self.known.take() {
             if flags & FLAG_NEXT_ID == 0 {
@@ -181,7 +181,7 @@ impl<'n> Slots<'n> {
 impl<'n> Iterator for Slots<'n> {
     type Item = Slot<'n>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Slot<'n>> {
         let at = self.at;
         let mut rest = self.buf.get(at..)?;
