@@ -59,7 +59,19 @@ ROWS = {
     "hset-100": ("resp", hash100_setup, lambda i: resp("HSET", "big", f"f{i % 100}", i), None),
     "zadd": ("resp", lambda: [], lambda i: resp("ZADD", "z", i, f"m{i % 100}"), None),
     "lpush": ("resp", lambda: [], lambda i: resp("LPUSH", "l", "v" * 16), None),
+    "xadd": ("resp", lambda: [],
+             lambda i: resp("XADD", "s", "*", "event", "completed", "jobId", i), None),
+    # Ten entries from an ID inside a node (the node is read from its front to there).
+    "xrange": ("resp", lambda: stream_setup(),
+               lambda i: resp("XRANGE", "x", f"{i % 1900 + 1}-1", "+", "COUNT", 10), None),
+    "xrevrange": ("resp", lambda: stream_setup(),
+                  lambda i: resp("XREVRANGE", "x", f"{i % 1900 + 50}-1", "-", "COUNT", 10), None),
 }
+
+
+def stream_setup():
+    return [resp("XADD", "x", f"{n}-1", "event", "completed", "jobId", n)
+            for n in range(1, 2001)]
 
 
 def free_port():
@@ -78,10 +90,32 @@ def wait_port(port, deadline_secs=90):
     raise RuntimeError(f"server on {port} did not come up")
 
 
+def resp_end(buf, pos):
+    """Where the RESP reply at `pos` ends (arrays of any depth), or None if incomplete."""
+    end = buf.find(b"\r\n", pos)
+    if end < 0:
+        return None
+    line, nxt = buf[pos:end], end + 2
+    if line[:1] == b"$" and line != b"$-1":
+        nxt += int(line[1:]) + 2
+        return nxt if len(buf) >= nxt else None
+    if line[:1] == b"*":
+        for _ in range(max(int(line[1:]), 0)):
+            nxt = resp_end(buf, nxt)
+            if nxt is None:
+                return None
+    return nxt
+
+
 def count_replies(buf, kind):
-    """Complete replies at the front of buf: (count, bytes consumed). RESP replies here are
-    one line each (+OK, :n, $n + data); memcached ones end with END or STORED."""
+    """Complete replies at the front of buf: (count, bytes consumed). RESP replies are read
+    whole (arrays too); memcached ones end with END or STORED."""
     count, pos = 0, 0
+    while kind == "resp":
+        end = resp_end(buf, pos)
+        if end is None:
+            return count, pos
+        count, pos = count + 1, end
     while True:
         end = buf.find(b"\r\n", pos)
         if end < 0:

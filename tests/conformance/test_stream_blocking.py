@@ -3,7 +3,7 @@ pass with CONFORMANCE_TARGET=redis): woken by XADD from another connection (so, 
 workers, across threads), `$` resolved when the client blocks, `>` for groups with one
 consumer of a group served per entry, COUNT, several streams, the null reply on timeout in
 RESP2 and RESP3, CLIENT UNBLOCK, MULTI, the key deleted, replaced or flushed and the group
-destroyed under a waiting XREADGROUP (with the errors Redis sends), a waiter's connection
+destroyed under a waiting XREADGROUP, or the key expired (with the errors Redis sends), a waiter's connection
 closing, and the XREAD BLOCK calls of real job queues (BullMQ's QueueEvents loop, RQ's
 `latest_result`) through redis-py. Every wait is bounded."""
 
@@ -204,6 +204,27 @@ def test_xreadgroup_key_gone(resp_port, key, how):
         plain.assert_quiet(0.1)
         writer.rt(resp_encode("DEL", key, key + ":moved"), b":1\r\n" if how != "flushdb"
                   and how != "del" else b":0\r\n")
+        writer.rt(resp_encode("XADD", key, "1-1", "f", "v"), bulk("1-1"))
+        plain.rt(b"", served(key, entry("1-1", "f", "v")))
+
+
+@pytest.mark.parametrize("how", ["active", "touched"])
+def test_xreadgroup_key_expired(resp_port, key, how):
+    """The key expiring under a waiting XREADGROUP answers it as a deletion does (Redis
+    7.0.15 sends -UNBLOCKED whether the active expire cycle finds the key or a command
+    touches it first); an XREAD on the same key keeps waiting."""
+    with Conn(resp_port) as group, Conn(resp_port) as plain, Conn(resp_port) as writer:
+        writer.rt(resp_encode("XGROUP", "CREATE", key, "g", "$", "MKSTREAM"), b"+OK\r\n")
+        block(resp_port, group, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS",
+              key, ">")
+        block(resp_port, plain, "XREAD", "BLOCK", "0", "STREAMS", key, "$", count=2)
+        writer.rt(resp_encode("PEXPIRE", key, "100"), b":1\r\n")
+        if how == "touched":
+            time.sleep(0.12)
+            writer.rt(resp_encode("EXISTS", key), b":0\r\n")
+        assert group.read_exact(len(UNBLOCKED_GONE), timeout=3.0) == UNBLOCKED_GONE
+        plain.assert_quiet(0.1)
+        wait_blocked(resp_port, 1)
         writer.rt(resp_encode("XADD", key, "1-1", "f", "v"), bulk("1-1"))
         plain.rt(b"", served(key, entry("1-1", "f", "v")))
 

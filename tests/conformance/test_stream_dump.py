@@ -1,8 +1,8 @@
 """Streams across DUMP/RESTORE and snapshots. A stream DUMPed by a real `redis-server`
 7.0.15 (started here, whatever the target) RESTOREs on the server under test to the same
 XINFO STREAM FULL (entries, counters, groups, pending entries, consumers), and the
-server's own DUMP RESTOREs on redis-server the same way; a stream without deletions
-dumps byte for byte as redis-server dumps it; damaged stream payloads are refused with
+server's own DUMP RESTOREs on redis-server the same way; a stream dumps byte for byte
+as redis-server dumps it, deletions and all; damaged stream payloads are refused with
 Redis's error and the server keeps answering; and (Spinel only) SAVE then a restart keeps
 streams with their groups."""
 
@@ -104,10 +104,16 @@ def test_stream_restores_on_redis(c, r, key):
     assert full(r, empty) == full(c, empty)
 
 
-def test_payload_bytes_are_redis_without_deletions(c, r, key):
+@pytest.mark.parametrize("deletions", [False, True])
+def test_payload_bytes_are_redis(c, r, key, deletions):
+    """Byte for byte, deleted entries too (flagged in their node until it goes, as Redis
+    keeps them): XDEL, an exact XTRIM into a node, a MINID trim."""
     for conn in (c, r):
         # Consumers and pending entries carry clock readings, which differ.
-        build(conn, key, deletions=False, consumers=False)
+        build(conn, key, deletions=deletions, consumers=False)
+        if deletions:
+            assert call(conn, "XTRIM", key, "MAXLEN", "=", "250") == 6
+            assert call(conn, "XTRIM", key, "MINID", "12-0") == 3
     assert call(c, "DUMP", key) == call(r, "DUMP", key)
 
 

@@ -340,7 +340,7 @@ pub struct RedisState {
     /// also told by the store's expiry and eviction observers.
     pub tracking: Arc<crate::resp::tracking::Tracking>,
     /// Clients blocked in BLPOP and its kin, by key (`resp::blocking`).
-    pub blocking: crate::resp::blocking::Waiters,
+    pub blocking: Arc<crate::resp::blocking::Waiters>,
     /// Redis CLIENT PAUSE (`resp::pause`).
     pub pause: crate::resp::pause::Pause,
     /// Redis MONITOR's connections (`resp::monitor`).
@@ -458,10 +458,13 @@ impl Shared {
         let keyspace_events = Arc::new(KeyspaceEvents::new(Arc::clone(&pubsub)));
         let tracking = Arc::new(crate::resp::tracking::Tracking::default());
         let owned = Arc::new(crate::owned::Registry::default());
-        observe_store(&mut store, &watchers, &keyspace_events, &tracking, &pubsub, &owned);
+        let blocking = Arc::new(crate::resp::blocking::Waiters::default());
+        let observed = Observed { watchers: &watchers, keyspace_events: &keyspace_events };
+        observe_store(&mut store, observed, &tracking, &pubsub, &owned, &blocking);
         let memcache = MemcacheState::new(&settings, watchers);
-        let redis =
+        let mut redis =
             RedisState::new(&settings, busy, started_unix_secs, pubsub, keyspace_events, tracking);
+        redis.blocking = blocking;
         Shared {
             redis,
             memcache,
@@ -537,16 +540,22 @@ impl RedisState {
     }
 }
 
+/// What the store's eviction and expiry observers report to (beside tracking).
+struct Observed<'a> {
+    watchers: &'a Arc<Watchers>,
+    keyspace_events: &'a Arc<KeyspaceEvents>,
+}
+
 /// The store's observers: an evicted item is logged for memcached `watch`, and an evicted
-/// or expired one raises Redis keyspace events and tracking invalidations; a released
-/// owner item frees its large collection.
+/// or expired one raises Redis keyspace events and tracking invalidations; an expired one
+/// is noted for its blocked clients; a released owner item frees its large collection.
 fn observe_store(
     store: &mut Store,
-    watchers: &Arc<Watchers>,
-    keyspace_events: &Arc<KeyspaceEvents>,
+    Observed { watchers, keyspace_events }: Observed<'_>,
     tracking: &Arc<crate::resp::tracking::Tracking>,
     pubsub: &Arc<crate::resp::pubsub::Registry>,
     owned: &Arc<crate::owned::Registry>,
+    blocking: &Arc<crate::resp::blocking::Waiters>,
 ) {
     let clock = Arc::clone(&store.config().clock);
     let watch_evictions = crate::memcache::watch::eviction_observer(watchers, clock);
@@ -561,8 +570,10 @@ fn observe_store(
     }));
     let events = Arc::clone(keyspace_events);
     let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
+    let waiters = Arc::clone(blocking);
     store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
         events.emit_stored(class::EXPIRED, b"expired", stored);
+        waiters.note_expired(stored);
         if tracked.any() {
             invalidate_stored(&tracked, &subs, stored);
         }

@@ -452,6 +452,8 @@ impl rt::Handler for Worker {
         let maintained_from = exec::latency::now();
         self.shared.core.store.maintain(MAINTAIN_SEGMENTS_PER_TICK);
         exec::resp::slowlog::note_expire_cycle(&self.shared, maintained_from);
+        // XREADGROUP waiters on a stream that expired (here or in a command) are answered.
+        exec::resp::blocking::serve_expired(&self.shared, &self.counters);
         if self.trims_memory {
             self.trim_after_burst();
             let buffers = self.limits.buffers.used_bytes() as u64;

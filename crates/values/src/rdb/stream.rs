@@ -16,9 +16,8 @@
 //!       | the entry's element count (back-pointer, checked)
 //! ```
 //!
-//! Written as Redis writes it, node for node (so XINFO's `radix-tree-keys` agrees), with
-//! one difference: Spinel forgets deleted entries' contents, so its listpacks hold the
-//! live entries only (deleted count 0), which Redis reads as the same stream. Read: every
+//! Written as Redis writes it, node for node (so XINFO's `radix-tree-keys` agrees), the
+//! deleted entries Redis keeps in a node kept and written too. Read: every
 //! count and ID is checked against what the commands could have made (IDs increasing and
 //! within the last ID, counts matching, each pending entry owned by exactly one consumer);
 //! anything else is `None`, RESTORE's "Bad data format", never a panic.
@@ -30,7 +29,7 @@ use crate::{
     int::parse_canonical_i64,
     stream::{
         node::{int_bytes, Node},
-        Consumer, Entry, Group, Pending, StreamId, StreamValue,
+        Consumer, Group, Pending, StreamId, StreamValue,
     },
 };
 
@@ -44,9 +43,9 @@ const FLAG_SAME_FIELDS: i64 = 2;
 pub(super) fn put_stream(out: &mut Vec<u8>, stream: &StreamValue) {
     out.push(TYPE_STREAM_LISTPACKS_2);
     put_len(out, stream.node_count() as u64);
-    for (master, fields, entries, _) in stream.nodes() {
+    for (master, node) in stream.nodes() {
         put_string(out, &raw_id(master));
-        put_string(out, &node_listpack(master, fields, entries));
+        put_string(out, &node_listpack(master, node));
     }
     put_len(out, stream.len());
     let first = stream.first_id();
@@ -94,19 +93,25 @@ fn id_of_raw(raw: &[u8]) -> Option<StreamId> {
     ))
 }
 
-/// One node's listpack, as `streamAppendItem` builds it.
-fn node_listpack(master: StreamId, master_fields: &[Box<[u8]>], entries: &[Entry]) -> Vec<u8> {
+/// One node's listpack, as `streamAppendItem` builds it (and XDEL flags it).
+fn node_listpack(master: StreamId, node: &Node) -> Vec<u8> {
     let mut lp = Listpack::default();
-    lp.int(entries.len() as i64);
+    let master_count = node.master_fields().count();
+    // (What the buffer holds: a node read from an old snapshot counts deleted entries
+    // it no longer has.)
+    let deleted = node.slots(master).filter(|slot| slot.deleted).count();
+    lp.int(node.live as i64);
+    lp.int(deleted as i64);
+    lp.int(master_count as i64);
+    node.master_fields().for_each(|name| lp.string(name));
     lp.int(0);
-    lp.int(master_fields.len() as i64);
-    master_fields.iter().for_each(|name| lp.string(name));
-    lp.int(0);
-    for entry in entries {
+    for slot in node.slots(master) {
+        let entry = slot.entry;
         let count = entry.field_count();
-        let same = count == master_fields.len()
-            && entry.pairs().zip(master_fields).all(|((name, _), master)| name == &master[..]);
-        lp.int(if same { FLAG_SAME_FIELDS } else { 0 });
+        let same =
+            count == master_count && entry.pairs().map(|(name, _)| name).eq(node.master_fields());
+        let flags = if same { FLAG_SAME_FIELDS } else { 0 };
+        lp.int(flags | if slot.deleted { FLAG_DELETED } else { 0 });
         lp.int(entry.id.ms.wrapping_sub(master.ms) as i64);
         lp.int(entry.id.seq.wrapping_sub(master.seq) as i64);
         if same {
@@ -242,31 +247,25 @@ fn read_node(master: StreamId, blob: &[u8], after: &mut Option<StreamId>) -> Opt
     let mut items = elements.iter();
     let mut int = || items.next().and_then(|e| parse_canonical_i64(e));
     let (live, deleted, fields) = (int()?, int()?, usize::try_from(int()?).ok()?);
-    let live = usize::try_from(live).ok()?;
+    let live = u64::try_from(live).ok()?;
     let deleted = u64::try_from(deleted).ok()?;
     let rest = elements.get(3..)?;
-    let master_fields: Vec<Box<[u8]>> =
-        rest.get(..fields)?.iter().map(|n| Box::from(&n[..])).collect();
+    let master_fields: Vec<&[u8]> = rest.get(..fields)?.iter().map(|n| &n[..]).collect();
     if rest.get(fields).map(|e| &e[..]) != Some(b"0") {
         return None;
     }
-    let mut node = Node { master_fields, deleted, last_pushed: master, ..Node::default() };
+    let mut node = Node::new(master, master_fields.iter().copied());
     let mut items = &rest[fields + 1..];
-    let mut seen_deleted = 0;
     while !items.is_empty() {
-        let (id, entry, used) = read_entry(master, &node.master_fields, items)?;
+        let (id, pairs, flagged, used) = read_entry(master, &master_fields, items)?;
         if id < master || after.is_some_and(|prev| id <= prev) {
             return None;
         }
         *after = Some(id);
-        node.last_pushed = id;
-        match entry {
-            Some(entry) => node.entries.push(entry),
-            None => seen_deleted += 1,
-        }
+        node.push(master, id, pairs.into_iter(), flagged);
         items = &items[used..];
     }
-    if node.entries.len() != live || seen_deleted != deleted || live == 0 {
+    if node.live != live || node.deleted != deleted || live == 0 {
         return None;
     }
     let counts = int_bytes(live as i64) + int_bytes(deleted as i64);
@@ -277,13 +276,13 @@ fn read_node(master: StreamId, blob: &[u8], after: &mut Option<StreamId>) -> Opt
 /// A field and its value.
 type Pair<'a> = (&'a [u8], &'a [u8]);
 
-/// One entry from the front of `items`: its ID, the entry (`None` when flagged deleted),
+/// One entry from the front of `items`: its ID, its pairs, whether it is flagged deleted,
 /// and how many elements it took.
-fn read_entry(
+fn read_entry<'a>(
     master: StreamId,
-    master_fields: &[Box<[u8]>],
-    items: &[Vec<u8>],
-) -> Option<(StreamId, Option<Entry>, usize)> {
+    master_fields: &[&'a [u8]],
+    items: &'a [Vec<u8>],
+) -> Option<(StreamId, Vec<Pair<'a>>, bool, usize)> {
     let int = |at: usize| items.get(at).and_then(|e| parse_canonical_i64(e));
     let flags = int(0)?;
     if flags & !(FLAG_DELETED | FLAG_SAME_FIELDS) != 0 {
@@ -293,9 +292,9 @@ fn read_entry(
         master.ms.wrapping_add(int(1)? as u64),
         master.seq.wrapping_add(int(2)? as u64),
     );
-    let (pairs, used): (Vec<Pair<'_>>, usize) = if flags & FLAG_SAME_FIELDS != 0 {
+    let (pairs, used): (Vec<Pair<'a>>, usize) = if flags & FLAG_SAME_FIELDS != 0 {
         let values = items.get(3..3 + master_fields.len())?;
-        let pairs = master_fields.iter().zip(values).map(|(n, v)| (&n[..], &v[..])).collect();
+        let pairs = master_fields.iter().zip(values).map(|(n, v)| (*n, &v[..])).collect();
         (pairs, 3 + master_fields.len())
     } else {
         let count = usize::try_from(int(3)?).ok()?;
@@ -308,8 +307,7 @@ fn read_entry(
     if usize::try_from(back).ok()? != want {
         return None;
     }
-    let entry = (flags & FLAG_DELETED == 0).then(|| Entry::new(id, pairs.into_iter()));
-    Some((id, entry, used + 1))
+    Some((id, pairs, flags & FLAG_DELETED != 0, used + 1))
 }
 
 /// One consumer group; every pending entry must be owned by exactly one of its consumers.

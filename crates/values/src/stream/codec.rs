@@ -2,9 +2,9 @@
 //! numbers and length-prefixed strings throughout:
 //!
 //! ```text
-//!   1 | last ms seq | max-deleted ms seq | entries-added
-//!   nodes: count, each: master ms seq | deleted | body-bytes | fields: count, names
-//!          | entries: count, each: ms seq | fields (Entry's own bytes, length-prefixed)
+//!   2 | last ms seq | max-deleted ms seq | entries-added
+//!   nodes: count, each: master ms seq | body-bytes | the node's buffer (length-prefixed,
+//!          as `node` packs it, deleted entries and all)
 //!   groups: count, each: name | last ms seq | entries-read + 1 (0: unknown)
 //!          | consumers: count, each: name | seen-time
 //!          | pending: count, each: ms seq | consumer name | delivery time | count
@@ -13,15 +13,20 @@
 //! The decoder takes untrusted bytes (a snapshot file): it never panics, never allocates
 //! by a count it read, and refuses anything the commands could not have made (IDs out of
 //! order or past the last, empty nodes, a pending entry whose consumer is missing).
+//!
+//! Version 1 (before nodes were packed: each node's master names, deleted count and live
+//! entries one by one) is still read, so that a snapshot written by an older Spinel
+//! loads.
 
 use std::collections::BTreeMap;
 
 use super::group::{Consumer, Group, Pending};
-use super::node::{fields_valid, Entry, Node};
+use super::node::Node;
 use super::{StreamId, StreamValue};
 use crate::varint;
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+const VERSION_UNPACKED: u8 = 1;
 
 pub fn encode(stream: &StreamValue) -> Vec<u8> {
     let mut out = vec![VERSION];
@@ -29,18 +34,10 @@ pub fn encode(stream: &StreamValue) -> Vec<u8> {
     put_id(&mut out, stream.max_deleted_id);
     varint::put(&mut out, stream.entries_added);
     varint::put_usize(&mut out, stream.nodes.len());
-    for (&master, node) in &stream.nodes {
+    for (master, node) in stream.nodes() {
         put_id(&mut out, master);
-        varint::put(&mut out, node.deleted);
         varint::put_usize(&mut out, node.body_bytes);
-        put_id(&mut out, node.last_pushed);
-        varint::put_usize(&mut out, node.master_fields.len());
-        node.master_fields.iter().for_each(|name| put_bytes(&mut out, name));
-        varint::put_usize(&mut out, node.entries.len());
-        for entry in &node.entries {
-            put_id(&mut out, entry.id);
-            put_bytes(&mut out, &entry.fields);
-        }
+        put_bytes(&mut out, &node.buf);
     }
     varint::put_usize(&mut out, stream.groups.len());
     for (name, group) in &stream.groups {
@@ -85,7 +82,8 @@ pub fn is_valid(bytes: &[u8]) -> bool {
 /// The stream `bytes` encode; `None` for anything [`encode`] could not have written.
 pub fn decode(bytes: &[u8]) -> Option<StreamValue> {
     let mut r = Reader(bytes);
-    if r.byte()? != VERSION {
+    let version = r.byte()?;
+    if version != VERSION && version != VERSION_UNPACKED {
         return None;
     }
     let mut stream = StreamValue::default();
@@ -93,7 +91,10 @@ pub fn decode(bytes: &[u8]) -> Option<StreamValue> {
     stream.entries_added = r.number()?;
     let mut after: Option<StreamId> = None;
     for _ in 0..r.number()? {
-        let (master, node) = read_node(&mut r, &mut after)?;
+        let (master, node) = match version {
+            VERSION => read_node(&mut r, &mut after)?,
+            _ => read_unpacked_node(&mut r, &mut after)?,
+        };
         stream.push_node(master, node);
     }
     if after.is_some_and(|last| last > stream.last_id) || stream.len() > stream.entries_added {
@@ -111,29 +112,55 @@ pub fn decode(bytes: &[u8]) -> Option<StreamValue> {
 /// One node; `after` is the last entry's ID before it, moved to its own last.
 fn read_node(r: &mut Reader<'_>, after: &mut Option<StreamId>) -> Option<(StreamId, Node)> {
     let master = r.id()?;
+    let body_bytes = usize::try_from(r.number()?).ok()?;
+    let node = Node::from_raw(master, r.bytes()?, body_bytes, after)?;
+    Some((master, node))
+}
+
+/// One node as version 1 wrote it: master names, then the live entries one by one (their
+/// fields as `count, (name, value)*`, length-prefixed), the deleted ones only counted.
+fn read_unpacked_node(
+    r: &mut Reader<'_>,
+    after: &mut Option<StreamId>,
+) -> Option<(StreamId, Node)> {
+    let master = r.id()?;
     let (deleted, body_bytes) = (r.number()?, usize::try_from(r.number()?).ok()?);
     let last_pushed = r.id()?;
-    let mut master_fields = Vec::new();
-    for _ in 0..r.count()? {
-        master_fields.push(Box::from(r.bytes()?));
+    if after.is_some_and(|prev| master <= prev) {
+        return None;
     }
-    let mut entries = Vec::new();
+    let mut names = Vec::new();
+    for _ in 0..r.count()? {
+        names.push(r.bytes()?);
+    }
+    let mut node = Node::new(master, names.into_iter());
     for _ in 0..r.count()? {
         let id = r.id()?;
-        let fields = r.bytes()?;
+        let mut fields = Reader(r.bytes()?);
         if id < master || after.is_some_and(|prev| id <= prev) || id > last_pushed {
             return None;
         }
-        if !fields_valid(fields) {
+        let mut pairs = Vec::new();
+        for _ in 0..fields.count()? {
+            pairs.push((fields.bytes()?, fields.bytes()?));
+        }
+        if !fields.0.is_empty() {
             return None;
         }
         *after = Some(id);
-        entries.push(Entry { id, fields: Box::from(fields) });
+        node.push(master, id, pairs.into_iter(), false);
     }
-    if entries.is_empty() {
+    if node.live == 0 {
         return None;
     }
-    Some((master, Node { master_fields, entries, deleted, body_bytes, last_pushed }))
+    if node.last_pushed < last_pushed {
+        // The last entry pushed was deleted: it comes back flagged, without fields (its
+        // ID is what MINID trims by, and the next ID is told from it).
+        node.push(master, last_pushed, std::iter::empty(), true);
+        *after = Some(last_pushed);
+    }
+    (node.deleted, node.body_bytes) = (deleted, body_bytes);
+    Some((master, node))
 }
 
 fn read_group(r: &mut Reader<'_>) -> Option<(Box<[u8]>, Group)> {

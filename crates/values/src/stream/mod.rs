@@ -1,6 +1,8 @@
-//! A Redis stream kept outside the store: entries in [`Node`]s of a few hundred (where
-//! Redis's listpacks would end), indexed by a `BTreeMap` from each node's master ID, so
-//! that an append is O(1) amortised (to the last node) and a range read O(log n + k); and
+//! A Redis stream kept outside the store: entries packed in [`Node`]s of a few hundred
+//! (one buffer each, ending where Redis's listpacks would end), indexed by a `BTreeMap` from each node's master ID, so
+//! that an append is O(1) amortised (to the last node) and a range read O(log n + k) (k
+//! counting up to 16 entries before the start: a node is read forward from its front or
+//! from one of its marks); and
 //! the consumer groups ([`group`]).
 //!
 //! The stream's counters are Redis 7.0's: the last ID given, the largest ID deleted, the
@@ -21,11 +23,9 @@ pub use node::{Entry, NodeLimits, Pairs, LISTPACK_MAX_BYTES};
 
 use node::Node;
 
-/// What an entry costs beyond its fields' allocation: its slot in its node (ID and box),
-/// the allocator's header, and a quarter more, as for a list element.
-const ENTRY_BYTES: usize = 48;
-/// What a node costs beyond its entries: its place in the map and its vectors.
-const NODE_BYTES: usize = 160;
+/// What a node costs beyond its buffer: its key and fields in the map's leaves, which
+/// appends in order leave about half full.
+const NODE_SLOT_BYTES: usize = 2 * (size_of::<StreamId>() + size_of::<Node>());
 
 /// How a trim decides what goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,14 +44,15 @@ pub struct StreamValue {
     pub max_deleted_id: StreamId,
     pub entries_added: u64,
     pub groups: BTreeMap<Box<[u8]>, Group>,
-    /// The bytes the entries and nodes cost (groups are counted apart: [`group`]).
-    entry_bytes: usize,
+    /// The bytes the nodes cost: their buffers as malloc sizes them, and their slots
+    /// (groups are counted apart: [`group`]).
+    node_bytes: usize,
 }
 
-/// What an entry is charged.
+/// What a node is charged.
 #[inline]
-fn entry_cost(entry: &Entry) -> usize {
-    ENTRY_BYTES + (entry.heap_len() + 8).next_multiple_of(16)
+fn node_cost(node: &Node) -> usize {
+    NODE_SLOT_BYTES + node.heap_bytes()
 }
 
 impl StreamValue {
@@ -73,26 +74,34 @@ impl StreamValue {
 
     /// What this stream is charged against the memory limit.
     pub fn charged_bytes(&self) -> usize {
-        self.entry_bytes
+        self.node_bytes
             + self.groups.iter().map(|(name, group)| group.charged_bytes(name)).sum::<usize>()
     }
 
-    /// Appends an entry with ID `id`, which must be above [`StreamValue::last_id`].
-    pub fn append<'a>(
-        &mut self,
-        id: StreamId,
-        pairs: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-        limits: NodeLimits,
-    ) {
+    /// Appends an entry with ID `id`, which must be above [`StreamValue::last_id`]: to the
+    /// last node, or to a new one where Redis's would close (the last then gives back
+    /// its spare room).
+    pub fn append<'a, I>(&mut self, id: StreamId, pairs: I, limits: NodeLimits)
+    where
+        I: Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+    {
         debug_assert!(id > self.last_id || (self.len == 0 && self.entries_added == 0));
-        let entry = Entry::new(id, pairs);
-        let fields_len: usize = entry.pairs().map(|(n, v)| n.len() + v.len()).sum();
-        self.entry_bytes += entry_cost(&entry);
+        let fields_len: usize = pairs.clone().map(|(n, v)| n.len() + v.len()).sum();
         match self.nodes.iter_mut().next_back() {
-            Some((&master, node)) if node.takes(fields_len, limits) => node.push(master, entry),
-            _ => {
-                self.nodes.insert(id, Node::open(id, entry));
-                self.entry_bytes += NODE_BYTES;
+            Some((&master, node)) if node.takes(fields_len, limits) => {
+                let before = node.heap_bytes();
+                node.push(master, id, pairs, false);
+                self.node_bytes = self.node_bytes + node.heap_bytes() - before;
+            }
+            tail => {
+                if let Some((_, node)) = tail {
+                    let before = node.heap_bytes();
+                    node.close();
+                    self.node_bytes -= before - node.heap_bytes();
+                }
+                let node = Node::open(id, pairs);
+                self.node_bytes += node_cost(&node);
+                self.nodes.insert(id, node);
             }
         }
         self.len += 1;
@@ -100,18 +109,17 @@ impl StreamValue {
         self.entries_added += 1;
     }
 
-    /// Puts a whole node back as it was saved (snapshot loading; `codec` checks order).
-    pub(crate) fn push_node(&mut self, master: StreamId, node: Node) {
-        self.len += node.entries.len() as u64;
-        self.entry_bytes += NODE_BYTES + node.entries.iter().map(entry_cost).sum::<usize>();
+    /// Puts a whole node back as it was saved (loading; the loader checks order).
+    pub(crate) fn push_node(&mut self, master: StreamId, mut node: Node) {
+        node.close();
+        self.len += node.live;
+        self.node_bytes += node_cost(&node);
         self.nodes.insert(master, node);
     }
 
     /// The nodes by master ID, in order (for encoders).
-    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &[Box<[u8]>], &[Entry], u64)> {
-        self.nodes
-            .iter()
-            .map(|(&id, node)| (id, &node.master_fields[..], &node.entries[..], node.deleted))
+    pub(crate) fn nodes(&self) -> impl Iterator<Item = (StreamId, &Node)> {
+        self.nodes.iter().map(|(&master, node)| (master, node))
     }
 
     /// The first live entry's ID (0-0 when empty).
@@ -119,61 +127,56 @@ impl StreamValue {
         self.first().map_or(StreamId::MIN, |entry| entry.id)
     }
 
-    pub fn first(&self) -> Option<&Entry> {
-        self.nodes.values().find_map(|node| node.entries.first())
+    pub fn first(&self) -> Option<Entry<'_>> {
+        self.nodes.iter().find_map(|(&master, node)| node.first(master))
     }
 
-    pub fn last(&self) -> Option<&Entry> {
-        self.nodes.values().rev().find_map(|node| node.entries.last())
+    pub fn last(&self) -> Option<Entry<'_>> {
+        self.nodes.iter().rev().find_map(|(&master, node)| node.last(master))
     }
 
     /// The entry with ID `id`.
-    pub fn get(&self, id: StreamId) -> Option<&Entry> {
-        let (_, node) = self.nodes.range(..=id).next_back()?;
-        node.search(id).ok().map(|at| &node.entries[at])
+    pub fn get(&self, id: StreamId) -> Option<Entry<'_>> {
+        let (&master, node) = self.nodes.range(..=id).next_back()?;
+        node.entries_from(master, id).next().filter(|entry| entry.id == id)
     }
 
     /// The entries from `start` to `end` (both included), in order.
-    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> + '_ {
+    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = Entry<'_>> + '_ {
         let from = self.nodes.range(..=start).next_back().map_or(start, |(&master, _)| master);
         let nodes = if start <= end { Some(self.nodes.range(from..=end)) } else { None };
         nodes
             .into_iter()
             .flatten()
-            .flat_map(move |(_, node)| {
-                let at = node.search(start).unwrap_or_else(|at| at);
-                node.entries[at..].iter()
-            })
+            .flat_map(move |(&master, node)| node.entries_from(master, start))
             .take_while(move |entry| entry.id <= end)
     }
 
     /// The entries from `end` down to `start` (both included).
-    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> + '_ {
+    pub fn range_rev(
+        &self,
+        start: StreamId,
+        end: StreamId,
+    ) -> impl Iterator<Item = Entry<'_>> + '_ {
         let from = self.nodes.range(..=start).next_back().map_or(start, |(&master, _)| master);
         let nodes = if start <= end { Some(self.nodes.range(from..=end)) } else { None };
         nodes
             .into_iter()
             .flatten()
             .rev()
-            .flat_map(move |(_, node)| {
-                let at = match node.search(end) {
-                    Ok(at) => at + 1,
-                    Err(at) => at,
-                };
-                node.entries[..at].iter().rev()
-            })
-            .take_while(move |entry| entry.id >= start)
+            .flat_map(move |(&master, node)| node.entries_rev(master, start, end))
     }
 
-    /// Deletes the entry with ID `id`; whether it was there.
+    /// Deletes the entry with ID `id`; whether it was there. (Its bytes stay, flagged,
+    /// until its node goes, as in Redis.)
     pub fn delete(&mut self, id: StreamId) -> bool {
         let Some((&master, node)) = self.nodes.range_mut(..=id).next_back() else { return false };
-        let Ok(at) = node.search(id) else { return false };
-        let entry = node.delete_at(at);
-        self.entry_bytes -= entry_cost(&entry);
-        if node.entries.is_empty() {
+        if !node.delete(master, id) {
+            return false;
+        }
+        if node.live == 0 {
+            self.node_bytes -= node_cost(node);
             self.nodes.remove(&master);
-            self.entry_bytes -= NODE_BYTES;
         }
         self.len -= 1;
         if id > self.max_deleted_id {
@@ -191,8 +194,9 @@ impl StreamValue {
             if matches!(trim, Trim::MaxLen(max) if self.len <= max) {
                 break;
             }
+            let master = *slot.key();
             let node = slot.get();
-            let live = node.entries.len() as u64;
+            let live = node.live;
             if limit != 0 && deleted + live > limit {
                 break;
             }
@@ -201,8 +205,7 @@ impl StreamValue {
                 Trim::MinId(min) => node.last_pushed < min,
             };
             if whole {
-                let node = slot.remove();
-                self.entry_bytes -= NODE_BYTES + node.entries.iter().map(entry_cost).sum::<usize>();
+                self.node_bytes -= node_cost(&slot.remove());
                 self.len -= live;
                 deleted += live;
                 continue;
@@ -212,18 +215,18 @@ impl StreamValue {
             }
             let node = slot.get_mut();
             let n = match trim {
-                Trim::MaxLen(max) => (self.len - max) as usize,
-                Trim::MinId(min) => node.entries.partition_point(|entry| entry.id < min),
+                Trim::MaxLen(max) => {
+                    node.delete_first(master, self.len - max);
+                    self.len - max
+                }
+                Trim::MinId(min) => node.delete_below(master, min),
             };
-            let gone = node.delete_first(n);
-            self.entry_bytes -= gone.iter().map(entry_cost).sum::<usize>();
-            self.len -= n as u64;
-            deleted += n as u64;
-            if node.entries.is_empty() {
+            self.len -= n;
+            deleted += n;
+            if node.live == 0 {
                 // (MINID past every live entry, short of a deleted one: Redis keeps the
                 // empty node; it holds nothing, so it goes here.)
-                slot.remove();
-                self.entry_bytes -= NODE_BYTES;
+                self.node_bytes -= node_cost(&slot.remove());
             }
             break;
         }

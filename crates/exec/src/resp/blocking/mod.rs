@@ -448,10 +448,32 @@ fn command_index(command: &[u8]) -> Option<usize> {
 /// After a top-level command: serves the waiters of the keys it made ready, in their
 /// arrival order, each in its own protocol (see the module docs).
 pub(super) fn serve_ready(shared: &Shared, counters: &Counters, session: &mut Session) {
-    let mut ready = std::mem::take(&mut session.ready_keys);
+    let ready = std::mem::take(&mut session.ready_keys);
     if !shared.redis.blocking.any() {
         return;
     }
+    serve_keys(shared, counters, ready);
+}
+
+/// Between batches (a worker's tick, after its share of the active expire cycle): serves
+/// the waiters of keys that expired (see [`Waiters::note_expired`]). One relaxed load
+/// while nobody blocks.
+pub fn serve_expired(shared: &Shared, counters: &Counters) {
+    if !shared.redis.blocking.any() {
+        return;
+    }
+    let expired = shared.redis.blocking.take_expired();
+    if expired.is_empty() {
+        return;
+    }
+    let worker = shared.core.worker_of(counters);
+    shared.core.gate.enter(worker);
+    serve_keys(shared, counters, expired);
+    shared.core.gate.leave(worker);
+}
+
+/// Serves the waiters of `ready`, key by key in order (the caller is inside the gate).
+fn serve_keys(shared: &Shared, counters: &Counters, mut ready: Vec<Vec<u8>>) {
     // Each key once, in the order the writes made them ready (as Redis's ready list).
     let mut seen = std::collections::HashSet::new();
     ready.retain(|key| seen.insert(key.clone()));

@@ -16,6 +16,8 @@ pub(in crate::resp) fn note_written(ctx: &mut Ctx<'_>, route: Route) {
     if !ctx.shared.redis.blocking.any() {
         return;
     }
+    // Keys the command (or another worker's) found expired: their waiters too.
+    ctx.session.ready_keys.extend(ctx.shared.redis.blocking.take_expired());
     let spec = ctx.spec;
     let keys = match route {
         // XGROUP DESTROY answers the group's waiters with -NOGROUP.

@@ -22,7 +22,7 @@
 
 use std::{
     collections::{HashMap, VecDeque},
-    sync::atomic::{AtomicU32, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
 
 use parking_lot::Mutex;
@@ -193,6 +193,11 @@ pub struct Waiters {
     waiting: AtomicUsize,
     filter: KeyFilter,
     inner: Mutex<Inner>,
+    /// Keys that expired while someone may have waited on them (stored form), for the
+    /// next serving: the store's expiry observer runs inside the store and cannot serve.
+    expired: Mutex<Vec<Vec<u8>>>,
+    /// Whether `expired` may hold a key (so that taking costs one load when not).
+    expired_noted: AtomicBool,
 }
 
 impl Waiters {
@@ -203,6 +208,24 @@ impl Waiters {
     #[inline]
     pub fn any(&self) -> bool {
         self.waiting.load(Ordering::Relaxed) != 0
+    }
+
+    /// The store expired `key` (stored form): if someone may wait on it, it is noted to
+    /// be served (an XREADGROUP waiter is then answered as for a deleted key, as Redis
+    /// 7.0 answers it whether the key expires lazily or in the active cycle).
+    pub fn note_expired(&self, key: &[u8]) {
+        if self.any() && self.may_wait_on(key) {
+            self.expired.lock().push(key.to_vec());
+            self.expired_noted.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The keys [`Waiters::note_expired`] noted since the last call.
+    pub(super) fn take_expired(&self) -> Vec<Vec<u8>> {
+        if !self.expired_noted.swap(false, Ordering::Relaxed) {
+            return Vec::new();
+        }
+        std::mem::take(&mut *self.expired.lock())
     }
 
     /// Whether someone may wait on `key` (stored form): false means surely nobody does.

@@ -171,7 +171,7 @@ fn write<R>(
 }
 
 /// Replies with one entry: its ID and its fields and values, flat.
-fn reply_entry(reply: &mut Reply<'_>, entry: &Entry) {
+fn reply_entry(reply: &mut Reply<'_>, entry: Entry<'_>) {
     reply.array(2);
     reply.bulk(entry.id.to_string().as_bytes());
     reply.array(entry.field_count() * 2);
@@ -182,7 +182,7 @@ fn reply_entry(reply: &mut Reply<'_>, entry: &Entry) {
 }
 
 /// Replies with entries as XRANGE does.
-fn reply_entries<'e>(reply: &mut Reply<'_>, entries: impl Iterator<Item = &'e Entry>) {
+fn reply_entries<'e>(reply: &mut Reply<'_>, entries: impl Iterator<Item = Entry<'e>>) {
     let deferred = reply.deferred(proto_resp::reply::Aggregate::Array);
     let mut n = 0;
     for entry in entries {
