@@ -67,6 +67,6 @@ pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{set_reads_touch, Miss, Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MetaState, Mode,
-    OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull,
-    KEY_LEN_MAX, MIB, OWNER_FLAGS,
+    NeverEvict, OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind,
+    WhenFull, KEY_LEN_MAX, MIB, OWNER_FLAGS,
 };

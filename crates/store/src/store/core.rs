@@ -219,9 +219,15 @@ impl Store {
                 } else {
                     self.retire_item(found.value.location(), r, ctx.guard);
                 }
-                self.insert_new(ctx, slot, gen, data_len);
+                if !self.insert_new(ctx, slot, gen, data_len) {
+                    return Err(OpError::Store(StoreError::NoSpace));
+                }
             }
-            None => self.insert_new(ctx, slot, gen, data_len),
+            None => {
+                if !self.insert_new(ctx, slot, gen, data_len) {
+                    return Err(OpError::Store(StoreError::NoSpace));
+                }
+            }
         }
         let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
         if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
@@ -231,11 +237,20 @@ impl Store {
         Ok(cas)
     }
 
-    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, gen: u32, data_len: i64) {
+    /// Points the index at a new item; false when it found no slot and must not be
+    /// dropped (the write is refused).
+    #[must_use]
+    pub(super) fn insert_new(
+        &self,
+        ctx: &mut Ctx<'_>,
+        slot: Slot,
+        gen: u32,
+        data_len: i64,
+    ) -> bool {
         for _ in 0..4 {
             if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
                 ctx.stats.count(gen, 1, data_len);
-                return;
+                return true;
             }
             // Both buckets are full before the table reached its load limit: grow
             // now (a sub-table is 1/64 of the index), or, without memory to, make way.
@@ -245,11 +260,16 @@ impl Store {
                 self.evict_from_window(ctx);
             }
         }
-        // Nothing in the window could give way (all stripes busy): the new item is dropped
-        // as if evicted at once. Growth of the table (after this write) makes it rare.
-        ctx.stats.evictions += 1;
+        // Nothing in the window could give way (all stripes busy, or every item protected):
+        // the new item is dropped as if evicted at once. Growth of the table (after this
+        // write) makes it rare. One that must not be evicted is refused instead.
         let r = self.resolve(slot.location(), ctx.guard);
         self.retire_item(slot.location(), &r, ctx.guard);
+        if self.protection().protects(&r) {
+            return false;
+        }
+        ctx.stats.evictions += 1;
+        true
     }
 
     /// [`Store::retire`] for an item whose index entry went for good: an owner is released.
