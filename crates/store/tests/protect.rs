@@ -16,11 +16,14 @@ use store::{
 const START_MS: u64 = 1_700_000_000_000;
 const HOUR_MS: u64 = 3_600_000;
 
-/// A 2 MiB store of 64 KiB segments (large items from 16 KiB), on a clock that stands still,
+/// The owners' values a store released.
+type Released = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// A store of 64 KiB segments (large items from 16 KiB), on a clock that stands still,
 /// and the owners' values it released.
-fn small_store(memory_bytes: usize) -> (Store, Arc<ManualClock>, Arc<Mutex<Vec<Vec<u8>>>>) {
+fn small_store(memory_bytes: usize) -> (Store, Arc<ManualClock>, Released) {
     let clock = Arc::new(ManualClock::new(START_MS));
-    let released: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let released: Released = Arc::default();
     let seen = Arc::clone(&released);
     let config = Config {
         memory_bytes,

@@ -453,16 +453,7 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::Policy(name.as_bytes()));
             }
-            Kind::NoEvictDbs => {
-                let mask = crate::noevict::parse_dbs(value)
-                    .map_err(|why| set_failed(b"spinel-noevict-dbs", &why))?;
-                changes.push(Change::NoEvictDbs(mask));
-            }
-            Kind::NoEvictPrefixes => {
-                let prefixes = crate::noevict::parse_prefixes(value)
-                    .map_err(|why| set_failed(b"spinel-noevict-prefixes", &why))?;
-                changes.push(Change::NoEvictPrefixes(prefixes));
-            }
+            Kind::NoEvictDbs | Kind::NoEvictPrefixes => changes.push(noevict_change(*kind, value)?),
             Kind::Password => changes.push(Change::Password(value.to_vec())),
             Kind::ProtectedMode => {
                 let on = match value.to_ascii_lowercase().as_slice() {
@@ -505,6 +496,18 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
         }
     }
     Ok(changes)
+}
+
+/// A never-evict mark's change (`crate::noevict`), checked.
+fn noevict_change(kind: Kind, value: &[u8]) -> Result<Change, String> {
+    if matches!(kind, Kind::NoEvictDbs) {
+        let mask = crate::noevict::parse_dbs(value)
+            .map_err(|why| set_failed(b"spinel-noevict-dbs", &why))?;
+        return Ok(Change::NoEvictDbs(mask));
+    }
+    let prefixes = crate::noevict::parse_prefixes(value)
+        .map_err(|why| set_failed(b"spinel-noevict-prefixes", &why))?;
+    Ok(Change::NoEvictPrefixes(prefixes))
 }
 
 /// `proto-max-bulk-len`'s value check: a memory value from 1 MiB.

@@ -195,7 +195,7 @@ impl Store {
         } else {
             self.segments.header(location.segment).flush_gen.load(Ordering::Acquire)
         };
-        match existing {
+        let linked = match existing {
             Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
                 if r.flush_gen == gen {
                     ctx.stats.count(gen, 0, data_len - r.data_len());
@@ -203,31 +203,21 @@ impl Store {
                     ctx.stats.count(r.flush_gen, -1, -r.data_len());
                     ctx.stats.count(gen, 1, data_len);
                 }
-                if same_owner(r, item) {
-                    self.retire(found.value.location(), ctx.guard);
-                } else {
-                    self.retire_item(found.value.location(), r, ctx.guard);
-                }
+                self.retire_replaced(found, r, item, ctx.guard);
+                true
             }
             Some((found, r)) => {
                 // Moving out of a migrating table found no room: drop the old entry first
                 // (an owner rewritten as itself lives on in the new one).
                 self.index.remove(ctx.hash, found);
                 count_unlink(ctx.stats, r, found.value.freq(), Unlink::Deleted, ctx.flush_gen);
-                if same_owner(r, item) {
-                    self.retire(found.value.location(), ctx.guard);
-                } else {
-                    self.retire_item(found.value.location(), r, ctx.guard);
-                }
-                if !self.insert_new(ctx, slot, gen, data_len) {
-                    return Err(OpError::Store(StoreError::NoSpace));
-                }
+                self.retire_replaced(found, r, item, ctx.guard);
+                self.insert_new(ctx, slot, gen, data_len)
             }
-            None => {
-                if !self.insert_new(ctx, slot, gen, data_len) {
-                    return Err(OpError::Store(StoreError::NoSpace));
-                }
-            }
+            None => self.insert_new(ctx, slot, gen, data_len),
+        };
+        if !linked {
+            return Err(OpError::Store(StoreError::NoSpace)); // a protected item found no slot
         }
         let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
         if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
@@ -235,6 +225,22 @@ impl Store {
         }
         ctx.stats.total_items += 1;
         Ok(cas)
+    }
+
+    /// Retires the item a write replaced: an owner rewritten as itself lives on in the new
+    /// one, so it is not released.
+    fn retire_replaced(
+        &self,
+        found: &Found<'_>,
+        r: &Resolved<'_>,
+        item: &NewItem<'_>,
+        guard: &Guard,
+    ) {
+        if same_owner(r, item) {
+            self.retire(found.value.location(), guard);
+        } else {
+            self.retire_item(found.value.location(), r, guard);
+        }
     }
 
     /// Points the index at a new item; false when it found no slot and must not be
