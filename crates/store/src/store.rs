@@ -7,6 +7,7 @@
 //!   store/write.rs  appending to segments, large items, the memory budget
 //!   store/growth.rs index growth, migration, and making way in full buckets
 //!   store/evict.rs  making room for a write: S3-FIFO eviction, the grace period
+//!   store/protect.rs what eviction may take: volatile-only, never-evict keys, refusal
 //!   store/reclaim.rs dead (expired, flushed) segments and flush generations
 //!   store/sweep.rs  active expiry: an incremental sweep of the index for expired items
 //! ```

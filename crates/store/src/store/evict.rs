@@ -7,7 +7,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 
 use super::{
     count_unlink,
-    protect::{EvictPass, Protection},
+    protect::{EvictPass, NextPass, Protection},
     ttl_class, ttl_class_ms, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD,
 };
 use crate::{
@@ -113,7 +113,7 @@ impl Store {
     ) -> Taken {
         let no_victims =
             |coming, freed_now| Taken { coming, freed_now, victims_left: false, stalled: false };
-        if pass.protection.restricts() && self.still_exhausted() {
+        if self.known_exhausted(pass) {
             return no_victims(coming, 0);
         }
         let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
@@ -156,15 +156,7 @@ impl Store {
                 fruitless = 0;
                 if compact {
                     *compaction_failed = true;
-                } else if pass.partial_seen && pass.min_free_bytes > 1 {
-                    // No segment frees a quarter of itself: take any that frees something.
-                    (pass.min_free_bytes, pass.partial_seen) = (1, false);
-                } else if !std::mem::replace(&mut pass.sealed, true) {
-                    // Items in active segments are not queued yet: one more pass with them.
-                    self.seal_actives(&mut self.lock_ctl());
-                    entries = self.lock_ctl().queued();
-                } else {
-                    self.mark_exhausted();
+                } else if self.next_pass(pass, &mut entries) == NextPass::Exhausted {
                     return no_victims(coming, freed_now);
                 }
             }

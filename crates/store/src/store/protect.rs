@@ -14,11 +14,13 @@
 //!
 //! The work per write is bounded: a write that needs room takes victims until a pass over
 //! every queued entry (as many as were queued when it started) took nothing. Then, if some
-//! segment had anything at all to free, one more pass takes any such segment; if not, the
+//! segment had anything at all to free, one more pass takes any such segment; then one
+//! more with the active segments sealed (their items are not queued until then); then the
 //! write is refused (`StoreError::NoSpace`, Redis's OOM error) and the store remembers that
 //! it is *exhausted*: the next writes are refused after summing the stripes' counts (about
 //! 20 us for 1024 uncontended locks), not after another pass, until those counts change (a
-//! write, a delete, an expiry, a flush) or the policy, the marks or the limit do.
+//! write, a delete, an expiry, a flush) or the policy or the marks do. The counts are taken
+//! before the pass, so that a write during it leaves the mark stale at once.
 
 use std::sync::atomic::Ordering;
 
@@ -65,10 +67,23 @@ pub(super) struct EvictPass {
     pub(super) protection: Protection,
     /// A segment is taken only if this many bytes of it would come back.
     pub(super) min_free_bytes: usize,
+    /// The stripes' counts when the pass started, under a protection.
+    pub(super) counts: Option<Exhausted>,
     /// A segment skipped for freeing too little had something to free.
     pub(super) partial_seen: bool,
     /// The active segments were sealed, so that a last pass saw every item.
     pub(super) sealed: bool,
+}
+
+/// What follows a pass that took nothing (`Store::next_pass`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NextPass {
+    /// A pass taking any segment that frees something.
+    AnyFreeing,
+    /// A pass with the active segments sealed.
+    Sealed,
+    /// None: the write is refused.
+    Exhausted,
 }
 
 /// The stripes' counts when a pass found nothing evictable: while they stay the same, no
@@ -102,8 +117,42 @@ impl Store {
         EvictPass {
             protection: self.protection(),
             min_free_bytes: self.seg_size * MIN_FREE_NUM / MIN_FREE_DEN,
+            counts: None,
             partial_seen: false,
             sealed: false,
+        }
+    }
+
+    /// Whether, under a protection, a pass found nothing evictable and nothing changed since;
+    /// if not, the counts a pass that finds nothing marks the store with.
+    pub(super) fn known_exhausted(&self, pass: &mut EvictPass) -> bool {
+        if !pass.protection.restricts() {
+            return false;
+        }
+        let (counts, exhausted) = self.exhaustion();
+        pass.counts = Some(counts);
+        exhausted
+    }
+
+    /// A pass over every queued entry took nothing: what the next one does. First segments
+    /// freeing less than a quarter of themselves count, then the active segments are sealed
+    /// (their items were not queued); after that, the store is exhausted.
+    pub(super) fn next_pass(&self, pass: &mut EvictPass, entries: &mut usize) -> NextPass {
+        if pass.partial_seen && pass.min_free_bytes > 1 {
+            (pass.min_free_bytes, pass.partial_seen) = (1, false);
+            return NextPass::AnyFreeing;
+        }
+        if !std::mem::replace(&mut pass.sealed, true) {
+            self.seal_actives(&mut self.lock_ctl());
+            *entries = self.lock_ctl().queued();
+            return NextPass::Sealed;
+        }
+        match pass.counts {
+            Some(counts) => {
+                self.mark_exhausted(counts);
+                NextPass::Exhausted
+            }
+            None => NextPass::Sealed, // no protection: every pass takes something
         }
     }
 
@@ -140,19 +189,25 @@ impl Store {
         freeable
     }
 
-    /// Whether a pass found nothing evictable and nothing changed since.
-    pub(super) fn still_exhausted(&self) -> bool {
-        let Some(mark) = *self.exhausted.lock() else { return false };
-        if mark == self.exhaustion_counts() {
-            return true;
+    /// The counts now, and whether a pass found nothing evictable and nothing changed
+    /// since. The counts are taken before the pass that may follow, so that a write during
+    /// it leaves the mark it makes stale at once.
+    pub(super) fn exhaustion(&self) -> (Exhausted, bool) {
+        let counts = self.exhaustion_counts();
+        let mut mark = self.exhausted.lock();
+        match *mark {
+            Some(marked) if marked == counts => (counts, true),
+            Some(_) => {
+                *mark = None;
+                (counts, false)
+            }
+            None => (counts, false),
         }
-        self.forget_exhausted();
-        false
     }
 
-    /// Remembers that a pass found nothing evictable.
-    pub(super) fn mark_exhausted(&self) {
-        *self.exhausted.lock() = Some(self.exhaustion_counts());
+    /// Remembers that a pass that started at `counts` found nothing evictable.
+    pub(super) fn mark_exhausted(&self, counts: Exhausted) {
+        *self.exhausted.lock() = Some(counts);
     }
 
     pub(super) fn forget_exhausted(&self) {
@@ -160,6 +215,7 @@ impl Store {
     }
 
     fn exhaustion_counts(&self) -> Exhausted {
+        // Before the stripes: a flush during the sum makes the mark stale.
         let mut mark = Exhausted {
             flush_gen: self.flush_gen.load(Ordering::Acquire),
             total_items: 0,
