@@ -319,8 +319,14 @@ impl Store {
             if cleared == Cleared::NoRoom {
                 // Items before this one are copied or gone (their bytes are garbage now);
                 // the rest stay, and the segment is taken first again once memory is back.
-                self.lock_ctl().push_segment_front(id, seg);
-                return None;
+                if self.memory_on_its_way() || self.others_clearing() {
+                    self.lock_ctl().push_segment_front(id, seg);
+                    return None;
+                }
+                // A protected item, with nothing on its way: victims that need no copies
+                // go first, this one waits at the tail.
+                self.lock_ctl().push_segment(id, seg);
+                return Some(Freed::HELD);
             }
         }
         let recycled = Arc::clone(&self.recycled);
