@@ -16,6 +16,10 @@ noeviction: a queue whose keys get evicted loses jobs. The server here is config
 asks (redis-server --maxmemory-policy noeviction, spinel -M), and the script asserts that no
 such warning is printed, then that it is printed once the policy is set to allkeys-lru with
 CONFIG SET. `CONFORMANCE_TARGET=redis` runs the same script against redis-server 7.0.
+
+Spinel can also hold BullMQ beside a cache: with allkeys-lru and BullMQ's database marked
+never-evict (--noevict-dbs), INFO on a connection in that database says noeviction, so
+BullMQ does not warn there and does warn in database 0 (tests/clients/bullmq/noevict_db.js).
 bullmq (and the ioredis it drives) are installed from the lock file by
 scripts/install-test-deps (`npm ci`).
 """
@@ -52,3 +56,16 @@ def test_bullmq_job_queue_end_to_end(node, make_server, target):
     server = make_server(extra=NOEVICTION_FLAGS[target])
     oks = run_check([node, "check.js", f"127.0.0.1:{server.resp_port}", "bq"], BULLMQ_DIR)
     assert len(oks) == STEP_COUNT, oks
+
+
+# The steps of noevict_db.js.
+NOEVICT_STEP_COUNT = 3
+
+
+def test_bullmq_in_a_never_evict_database_of_an_evicting_spinel(node, make_server, target):
+    if target != "spinel":
+        pytest.skip("never-evict databases are Spinel's")
+    server = make_server(extra=["--noevict-dbs", "3"])
+    oks = run_check([node, "noevict_db.js", f"127.0.0.1:{server.resp_port}", "bq", "3"],
+                    BULLMQ_DIR)
+    assert len(oks) == NOEVICT_STEP_COUNT, oks

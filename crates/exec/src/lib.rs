@@ -33,6 +33,7 @@ pub mod keyspace;
 pub mod latency;
 pub mod memcache;
 pub mod metrics;
+pub mod noevict;
 mod owned;
 pub mod resp;
 mod shared;

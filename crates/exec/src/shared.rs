@@ -393,8 +393,10 @@ pub struct Core {
     /// Redis `maxmemory 0` was set: no limit of one's own, the store at its ceiling.
     maxmemory_unset: AtomicBool,
     /// The index in [`MAXMEMORY_POLICIES`] of Redis's `maxmemory-policy` as last set (the
-    /// store only knows evict or refuse; this keeps the name the client chose).
+    /// store knows evict, evict volatile or refuse; this keeps the name the client chose).
     maxmemory_policy: AtomicU8,
+    /// Databases and key prefixes never evicted (`noevict.rs`).
+    pub noevict: crate::noevict::NoEvictMarks,
     /// Set (SIGTERM, or `shutdown` with `-A`) to ask every loop to stop.
     pub shutdown: AtomicBool,
     /// Every connection of either protocol: Redis `CLIENT LIST`, memcached `stats conns`;
@@ -417,8 +419,10 @@ pub struct Core {
 /// What `refresh_certs` runs (see [`MemcacheState::refresh_certs`]).
 pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
-/// Redis's `maxmemory-policy` names, in the order its error message lists them. All but
-/// `noeviction` make the store evict (S3-FIFO over all keys, whatever the name says).
+/// Redis's `maxmemory-policy` names, in the order its error message lists them.
+/// `allkeys-*` make the store evict any key, `volatile-*` only keys with a TTL (S3-FIFO's
+/// order either way, whatever the name says of LRU, LFU, random or TTL), `noeviction`
+/// refuse writes that need memory.
 pub const MAXMEMORY_POLICIES: [&str; 8] = [
     "volatile-lru",
     "volatile-lfu",
@@ -429,6 +433,9 @@ pub const MAXMEMORY_POLICIES: [&str; 8] = [
     "allkeys-random",
     "noeviction",
 ];
+const POLICY_VOLATILE_LRU: u8 = 0;
+/// The last `volatile-*` name.
+const POLICY_VOLATILE_LAST: u8 = 3;
 const POLICY_ALLKEYS_LRU: u8 = 4;
 const POLICY_NOEVICTION: u8 = 7;
 
@@ -593,6 +600,7 @@ impl Core {
         let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let policy = match store.when_full() {
             store::WhenFull::Evict => POLICY_ALLKEYS_LRU,
+            store::WhenFull::EvictVolatile => POLICY_VOLATILE_LRU,
             store::WhenFull::Refuse => POLICY_NOEVICTION,
         };
         Core {
@@ -608,6 +616,7 @@ impl Core {
             maxbytes: AtomicU64::new(maxbytes),
             maxmemory_unset: AtomicBool::new(false),
             maxmemory_policy: AtomicU8::new(policy),
+            noevict: crate::noevict::NoEvictMarks::default(),
             shutdown: AtomicBool::new(false),
             clients: ClientRegistry::default(),
             conn_buffer_bytes: AtomicU64::new(0),
@@ -653,6 +662,17 @@ impl Core {
         }
     }
 
+    /// The policy that applies to database `db`'s keys, as INFO shows it to a connection
+    /// that selected it: `noeviction` for a database marked never-evict (BullMQ reads it
+    /// there and asks for `noeviction`), else [`Core::maxmemory_policy`].
+    pub fn maxmemory_policy_of_db(&self, db: u8) -> &'static str {
+        if self.noevict.db_marked(db) {
+            MAXMEMORY_POLICIES[usize::from(POLICY_NOEVICTION)]
+        } else {
+            self.maxmemory_policy()
+        }
+    }
+
     /// Redis's `maxmemory-policy` as last set.
     pub fn maxmemory_policy(&self) -> &'static str {
         let index = self.maxmemory_policy.load(std::sync::atomic::Ordering::Relaxed);
@@ -668,10 +688,10 @@ impl Core {
             return false;
         };
         let index = index as u8;
-        let when_full = if index == POLICY_NOEVICTION {
-            store::WhenFull::Refuse
-        } else {
-            store::WhenFull::Evict
+        let when_full = match index {
+            POLICY_NOEVICTION => store::WhenFull::Refuse,
+            ..=POLICY_VOLATILE_LAST => store::WhenFull::EvictVolatile,
+            _ => store::WhenFull::Evict,
         };
         self.store.set_when_full(when_full);
         self.maxmemory_policy.store(index, std::sync::atomic::Ordering::Relaxed);

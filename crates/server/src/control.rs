@@ -144,6 +144,8 @@ const LIVE_KEYS: &[&str] = &[
     "memory-limit",
     "conn-limit",
     "idle-timeout",
+    "noevict-dbs",
+    "noevict-prefixes",
     "requirepass",
     "protected-mode",
     "extended",
@@ -205,6 +207,11 @@ fn apply_limits(shared: &Shared, before: &Config, after: &mut Config) {
     if after.idle_timeout_secs != before.idle_timeout_secs {
         shared.core.set_idle_timeout_secs(after.idle_timeout_secs);
     }
+    if (after.noevict_dbs, &after.noevict_prefixes)
+        != (before.noevict_dbs, &before.noevict_prefixes)
+    {
+        crate::apply_noevict_marks(shared, after);
+    }
 }
 
 fn apply_auth(shared: &Shared, before: &Config, after: &Config) {
@@ -257,6 +264,8 @@ fn keep_unapplied(applied: &mut Config, running: &Config) {
     kept.memory_limit_mib = applied.memory_limit_mib;
     kept.conn_limit = applied.conn_limit;
     kept.idle_timeout_secs = applied.idle_timeout_secs;
+    kept.noevict_dbs = applied.noevict_dbs;
+    kept.noevict_prefixes = applied.noevict_prefixes.clone();
     kept.requirepass = applied.requirepass.clone();
     kept.protected_mode = applied.protected_mode;
     kept.memcache_tls = applied.memcache_tls.clone();

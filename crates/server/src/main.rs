@@ -548,6 +548,7 @@ fn build_shared(
         let cluster = open_cluster(config, file)?;
         shared.redis.cluster.set(cluster).expect("set once, at start");
     }
+    apply_noevict_marks(&shared, config);
     for directive in &config.redis_conf {
         // As Redis: a parameter it would refuse stops the start, naming the line.
         exec::resp::set_at_start(&shared, &directive.name, &directive.value).map_err(|why| {
@@ -555,6 +556,13 @@ fn build_shared(
         })?;
     }
     Ok(shared)
+}
+
+/// `--noevict-dbs` and `--noevict-prefixes` (at start and on a reload).
+pub(crate) fn apply_noevict_marks(shared: &Shared, config: &Config) {
+    let (store, marks) = (&shared.core.store, &shared.core.noevict);
+    marks.set_dbs(store, config.noevict_dbs);
+    marks.set_prefixes(store, config.noevict_prefixes.clone());
 }
 
 /// The store, with the memory the connection buffers reserve taken off the limit.

@@ -25,7 +25,9 @@
 //!   read and written only through bytes.rs, which holds the store's pointer arithmetic.
 //! - Eviction takes whole segments in S3-FIFO order: from the small queue, items read since
 //!   they were written move to main and the rest leave; from main, read items are copied
-//!   forward once per read. Expiry reclaims whole segments whose items all expired; items
+//!   forward once per read. Items the policy protects (`WhenFull::EvictVolatile`: those
+//!   without an expiry; the `NeverEvict` predicate's) are kept as read ones are, and a write
+//!   that finds only them is refused after one bounded pass (store/protect.rs). Expiry reclaims whole segments whose items all expired; items
 //!   are grouped by TTL class so that this happens, and dead segments gather at the heads of
 //!   their class's queue, where `maintain` and writes find them without a scan (store/reclaim.rs).
 //!   Expired items among live ones are found by a sweep of the index, a slice per
@@ -67,6 +69,6 @@ pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{set_reads_touch, Miss, Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MetaState, Mode,
-    OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind, WhenFull,
-    KEY_LEN_MAX, MIB, OWNER_FLAGS,
+    NeverEvict, OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind,
+    WhenFull, KEY_LEN_MAX, MIB, OWNER_FLAGS,
 };

@@ -204,7 +204,15 @@ impl Ctl {
     /// free segments are not), plus a slack, so that an item written or read on probation
     /// survives until at least a tenth of the memory in new bytes came in (measured without
     /// the slack: gone after 9.4-10.3% under a full main queue; tests/conformance/test_memory.py).
-    pub(crate) fn pick_victim(&mut self) -> Option<Victim> {
+    ///
+    /// With `first` = `Queue::Small` the small queue goes first whenever it has entries:
+    /// eviction that had to keep the last victim (`store/protect.rs`) looks at the other
+    /// queue, so that a main queue of protected segments does not hide the small queue's
+    /// evictable ones behind S3-FIFO's share.
+    pub(crate) fn pick_victim_preferring(&mut self, first: Queue) -> Option<Victim> {
+        if first == Queue::Small && self.small.len > 0 {
+            return self.small.pop_oldest();
+        }
         // Owners count in neither length: they are entries of memory kept outside, a few
         // hundred or thousand per segment's worth, and would make the tenth a share of them.
         let total = self.small.len + self.main.len;

@@ -7,6 +7,7 @@
 //!   store/write.rs  appending to segments, large items, the memory budget
 //!   store/growth.rs index growth, migration, and making way in full buckets
 //!   store/evict.rs  making room for a write: S3-FIFO eviction, the grace period
+//!   store/protect.rs what eviction may take: volatile-only, never-evict keys, refusal
 //!   store/reclaim.rs dead (expired, flushed) segments and flush generations
 //!   store/sweep.rs  active expiry: an incremental sweep of the index for expired items
 //! ```
@@ -21,7 +22,7 @@
 //!   Memory is reused only after every reader pinned before its unlink has unpinned.
 
 use std::sync::{
-    atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering},
     Arc,
 };
 
@@ -44,6 +45,7 @@ mod growth;
 mod limit;
 mod ops;
 mod owners;
+mod protect;
 mod reclaim;
 mod sweep;
 mod write;
@@ -280,8 +282,13 @@ pub struct Store {
     /// Unix second are flushed (0: none).
     flushed_through_secs: AtomicU64,
     /// What a full store does now: `config.when_full` at start, switched by
-    /// [`Store::set_when_full`] (true: refuse).
-    refuse_when_full: AtomicBool,
+    /// [`Store::set_when_full`] (`WhenFull as u8`).
+    when_full: AtomicU8,
+    /// Keys eviction must keep whatever the policy (`store/protect.rs`).
+    never_evict: parking_lot::RwLock<Option<NeverEvict>>,
+    /// Set when a pass over every queued victim found nothing it may evict
+    /// (`store/protect.rs`): writes are refused at once until the store changes.
+    exhausted: Mutex<Option<protect::Exhausted>>,
     /// Where the expiry sweep goes on (`store/sweep.rs`).
     sweep_cursor: SweepCursor,
     /// What the store holds, estimated for compaction (`store/compact.rs`).
@@ -422,7 +429,9 @@ impl Store {
             flush_gen: AtomicU32::new(0),
             flush_at_ms: AtomicU64::new(u64::MAX),
             flushed_through_secs: AtomicU64::new(0),
-            refuse_when_full: AtomicBool::new(config.when_full == WhenFull::Refuse),
+            when_full: AtomicU8::new(config.when_full as u8),
+            never_evict: parking_lot::RwLock::new(None),
+            exhausted: Mutex::new(None),
             sweep_cursor: SweepCursor::default(),
             held: Held::default(),
             clearing: AtomicUsize::new(0),

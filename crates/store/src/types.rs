@@ -35,13 +35,23 @@ pub const OWNER_FLAGS: u32 = 1;
 /// lock held: it must not write to the store.
 pub type ReleaseObserver = Arc<dyn Fn(&[u8]) -> usize + Send + Sync>;
 
+/// Whether a stored key is never evicted, whatever the policy (Spinel's never-evict
+/// marks: a database or key prefix holding a job queue, locks, sessions). Called by
+/// eviction for each live item it meets (and for a new item the index has no slot for),
+/// with a stripe lock held: it must be cheap and must not touch the store. Such items are kept as if read (copied forward),
+/// and when only they are left, writes are refused as under [`WhenFull::Refuse`].
+pub type NeverEvict = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
 /// What a full store does with a write that needs memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WhenFull {
-    /// Evict items to make room (memcached's default).
-    Evict,
+    /// Evict items to make room (memcached's default; Redis's `allkeys-*`).
+    Evict = 0,
+    /// Evict only items with an expiry (Redis's `volatile-*`); with none left to evict,
+    /// refuse as [`WhenFull::Refuse`] does.
+    EvictVolatile = 1,
     /// Refuse the write with [`StoreError::NoSpace`] (memcached `-M`).
-    Refuse,
+    Refuse = 2,
 }
 
 /// Settings fixed when the store is built.

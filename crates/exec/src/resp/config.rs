@@ -38,6 +38,10 @@ enum Kind {
     MaxMemory,
     /// `maxmemory-policy`: settable.
     Policy,
+    /// `spinel-noevict-dbs`: databases never evicted (Spinel's; see `crate::noevict`).
+    NoEvictDbs,
+    /// `spinel-noevict-prefixes`: key prefixes never evicted.
+    NoEvictPrefixes,
     /// `requirepass`: settable, any bytes (empty: no password).
     Password,
     /// `protected-mode`: settable, yes or no.
@@ -139,6 +143,9 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("requirepass", Kind::Password, super::auth::password),
     kept!("save"),
     ("slaveof", Kind::Immutable, |_| String::new()),
+    // Spinel's own: shown only when named exactly (not by `CONFIG GET *`).
+    ("spinel-noevict-dbs", Kind::NoEvictDbs, |s| s.core.noevict.dbs_text()),
+    ("spinel-noevict-prefixes", Kind::NoEvictPrefixes, |s| s.core.noevict.prefixes_text()),
     (
         "slowlog-log-slower-than",
         Kind::Number {
@@ -274,6 +281,9 @@ pub(super) fn config_get(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// Spinel's own parameters start with this; no Redis parameter does.
+const SPINEL_PREFIX: &str = "spinel-";
+
 /// How CONFIG GET shows parameter `name` for `patterns`: as the first exact pattern that
 /// names it is written, else by its name if a glob matches it; `None` if nothing does.
 fn shown_name<'a>(patterns: &[&'a [u8]], name: &'static str) -> Option<&'a [u8]> {
@@ -282,7 +292,8 @@ fn shown_name<'a>(patterns: &[&'a [u8]], name: &'static str) -> Option<&'a [u8]>
     if let Some(given) = exact {
         return Some(given);
     }
-    let globbed = !kept::is_hidden(name)
+    let hidden = kept::is_hidden(name) || name.starts_with(SPINEL_PREFIX);
+    let globbed = !hidden
         && patterns
             .iter()
             .any(|p| is_glob(p) && glob::matches(p, name.as_bytes(), Case::Insensitive));
@@ -295,6 +306,9 @@ enum Change {
     MaxMemory(u64),
     /// `maxmemory-policy`, a name from the table.
     Policy(&'static [u8]),
+    /// Never-evict databases, as a mask (bit n: database n).
+    NoEvictDbs(u16),
+    NoEvictPrefixes(Vec<Vec<u8>>),
     Password(Vec<u8>),
     ProtectedMode(bool),
     Number(fn(&Shared, i64), i64),
@@ -439,6 +453,7 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
                 };
                 changes.push(Change::Policy(name.as_bytes()));
             }
+            Kind::NoEvictDbs | Kind::NoEvictPrefixes => changes.push(noevict_change(*kind, value)?),
             Kind::Password => changes.push(Change::Password(value.to_vec())),
             Kind::ProtectedMode => {
                 let on = match value.to_ascii_lowercase().as_slice() {
@@ -481,6 +496,18 @@ fn check_values(pairs: &[(&[u8], &[u8])], kinds: &[Kind]) -> Result<Vec<Change>,
         }
     }
     Ok(changes)
+}
+
+/// A never-evict mark's change (`crate::noevict`), checked.
+fn noevict_change(kind: Kind, value: &[u8]) -> Result<Change, String> {
+    if matches!(kind, Kind::NoEvictDbs) {
+        let mask = crate::noevict::parse_dbs(value)
+            .map_err(|why| set_failed(b"spinel-noevict-dbs", &why))?;
+        return Ok(Change::NoEvictDbs(mask));
+    }
+    let prefixes = crate::noevict::parse_prefixes(value)
+        .map_err(|why| set_failed(b"spinel-noevict-prefixes", &why))?;
+    Ok(Change::NoEvictPrefixes(prefixes))
 }
 
 /// `proto-max-bulk-len`'s value check: a memory value from 1 MiB.
@@ -565,6 +592,10 @@ fn apply(shared: &Shared, changes: &[Change]) -> Result<(), String> {
             Change::Policy(name) => {
                 shared.core.set_maxmemory_policy(name);
             }
+            Change::NoEvictDbs(mask) => shared.core.noevict.set_dbs(&shared.core.store, *mask),
+            Change::NoEvictPrefixes(prefixes) => {
+                shared.core.noevict.set_prefixes(&shared.core.store, prefixes.clone())
+            }
             Change::Password(password) => super::auth::set_password(shared, password),
             Change::ProtectedMode(on) => super::auth::set_protected_mode(shared, *on),
             Change::Number(set, n) => set(shared, *n),
@@ -610,6 +641,8 @@ fn same_value(kind: Kind, current: &str, wanted: &[u8]) -> bool {
         Kind::Memory => memory_bytes(wanted).is_some_and(|n| n.to_string() == current),
         Kind::MaxMemory
         | Kind::Policy
+        | Kind::NoEvictDbs
+        | Kind::NoEvictPrefixes
         | Kind::Password
         | Kind::ProtectedMode
         | Kind::Protected

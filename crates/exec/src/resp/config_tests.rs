@@ -19,15 +19,17 @@ fn config_get() {
     ]);
     h.check3(&[("CONFIG GET databases", "%1\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")]);
     let all = h.run("CONFIG GET *");
-    // key-load-delay and rdb-key-save-delay are hidden, as are a few absent ones
+    // key-load-delay and rdb-key-save-delay are hidden, as are a few absent ones and
+    // Spinel's own (spinel-noevict-*)
     let absent = super::super::config_absent::ABSENT
         .iter()
         .filter(|kept| !kept.hidden)
         .map(|kept| 1 + usize::from(kept.alias.is_some()))
         .sum::<usize>();
-    let shown = super::PARAMETERS.len() - 2 + absent;
+    let shown = super::PARAMETERS.len() - 4 + absent;
     assert!(all.starts_with(&format!("*{}\r\n", 2 * shown)), "{all}");
     assert!(!all.contains("key-load-delay"));
+    assert!(!all.contains("spinel-"));
     let max = h.run("CONFIG GET max*");
     assert!(max.starts_with("*12\r\n$10\r\nmaxclients\r\n"), "{max}");
     h.check(&[
@@ -92,7 +94,7 @@ fn config_set_maxmemory_and_policy() {
     assert_eq!(h.shared.core.store.memory_limit(), 16 << 20);
     assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Refuse);
     h.check(&[("CONFIG SET maxmemory-policy volatile-ttl", "+OK\r\n")]);
-    assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
+    assert_eq!(h.shared.core.store.when_full(), store::WhenFull::EvictVolatile);
     assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$12\r\nvolatile-ttl\r\n"));
     h.check(&[
         ("CONFIG SET maxmemory 0", "+OK\r\n"),
@@ -105,8 +107,59 @@ fn config_set_maxmemory_and_policy() {
         refused.starts_with("-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - "),
         "{refused}"
     );
-    assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
+    assert_eq!(h.shared.core.store.when_full(), store::WhenFull::EvictVolatile);
     assert!(h.run("CONFIG GET maxmemory").ends_with("$1\r\n0\r\n"));
+    h.check(&[("CONFIG SET maxmemory-policy allkeys-random", "+OK\r\n")]);
+    assert_eq!(h.shared.core.store.when_full(), store::WhenFull::Evict);
+}
+
+/// Goal: the never-evict marks are set, shown (only when named) and checked at their edges;
+/// INFO shows `noeviction` to a connection in a marked database, and only there.
+#[test]
+fn config_set_noevict_marks() {
+    let mut h = Harness::new();
+    let failed = |name: &str, why: &str| {
+        format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n")
+    };
+    let dbs =
+        failed("spinel-noevict-dbs", "argument must be a list of database numbers from 0 to 15");
+    let long = "p".repeat(257);
+    let prefixes = failed("spinel-noevict-prefixes", "a prefix is 1 to 256 bytes");
+    let many: Vec<String> = (0..65).map(|i| format!("p{i}")).collect();
+    h.check(&[
+        ("CONFIG GET spinel-noevict-dbs", "*2\r\n$18\r\nspinel-noevict-dbs\r\n$0\r\n\r\n"),
+        ("CONFIG SET spinel-noevict-dbs \"15 1,1\"", "+OK\r\n"),
+        ("CONFIG GET spinel-noevict-dbs", "*2\r\n$18\r\nspinel-noevict-dbs\r\n$4\r\n1 15\r\n"),
+        ("CONFIG SET spinel-noevict-dbs 16", &dbs),
+        ("CONFIG SET spinel-noevict-dbs -1", &dbs),
+        ("CONFIG SET spinel-noevict-dbs x", &dbs),
+        ("CONFIG SET SPINEL-NOEVICT-PREFIXES \"bull: sess:\"", "+OK\r\n"),
+        (
+            "CONFIG GET spinel-noevict-prefixes",
+            "*2\r\n$23\r\nspinel-noevict-prefixes\r\n$11\r\nbull: sess:\r\n",
+        ),
+        (&format!("CONFIG SET spinel-noevict-prefixes {long}"), &prefixes),
+        (
+            &format!("CONFIG SET spinel-noevict-prefixes \"{}\"", many.join(" ")),
+            &failed("spinel-noevict-prefixes", "at most 64 prefixes"),
+        ),
+        ("CONFIG GET spinel-*", "*0\r\n"),
+    ]);
+    // The refused ones changed nothing.
+    assert!(h.shared.core.noevict.db_marked(15) && !h.shared.core.noevict.db_marked(2));
+    assert_eq!(h.shared.core.noevict.prefixes_text(), "bull: sess:");
+    let policy = |h: &mut Harness| {
+        let info = h.run("INFO memory");
+        let line = info.lines().find(|l| l.starts_with("maxmemory_policy:")).map(str::to_string);
+        line.expect("a policy line")
+    };
+    assert_eq!(policy(&mut h), "maxmemory_policy:allkeys-lru");
+    h.check(&[("SELECT 15", "+OK\r\n")]);
+    assert_eq!(policy(&mut h), "maxmemory_policy:noeviction");
+    // CONFIG GET shows the parameter as set, for every connection.
+    assert!(h.run("CONFIG GET maxmemory-policy").ends_with("$11\r\nallkeys-lru\r\n"));
+    h.check(&[("CONFIG SET spinel-noevict-dbs \"\"", "+OK\r\n")]);
+    assert_eq!(policy(&mut h), "maxmemory_policy:allkeys-lru");
 }
 
 /// Goal: RESETSTAT zeroes what Redis zeroes.

@@ -47,11 +47,12 @@ pub(super) fn info(ctx: &mut Ctx<'_>) {
             all || (default && !NOT_DEFAULT.contains(s)) || asked.iter().any(|a| a == s.as_bytes())
         })
         .collect();
-    let text = render(ctx.shared, &wanted);
+    let text = render(ctx.shared, ctx.session.db, &wanted);
     ctx.reply().verbatim(b"txt", text.as_bytes());
 }
 
-fn render(shared: &Shared, sections: &[&str]) -> String {
+/// The sections for a connection that selected database `db`.
+fn render(shared: &Shared, db: u8, sections: &[&str]) -> String {
     let mut text = String::with_capacity(2048);
     for (index, section) in sections.iter().enumerate() {
         if index > 0 {
@@ -61,7 +62,7 @@ fn render(shared: &Shared, sections: &[&str]) -> String {
         match *section {
             "server" => server(shared, &mut text),
             "clients" => clients(shared, &mut text),
-            "memory" => memory(shared, &mut text),
+            "memory" => memory(shared, db, &mut text),
             "persistence" => persistence(shared, &mut text),
             "stats" => stats(shared, &shared.core.totals(), &mut text),
             "replication" => replication(shared, &mut text),
@@ -133,7 +134,7 @@ fn clients(shared: &Shared, text: &mut String) {
     field(text, "clients_in_timeout_table", shared.redis.blocking.with_timeout());
 }
 
-fn memory(shared: &Shared, text: &mut String) {
+fn memory(shared: &Shared, db: u8, text: &mut String) {
     let clients_bytes = shared.core.conn_buffer_bytes.load(Ordering::Relaxed);
     let used = shared.core.store.memory_used_bytes() as u64 + clients_bytes;
     let maxmemory = shared.core.maxmemory_bytes();
@@ -145,7 +146,8 @@ fn memory(shared: &Shared, text: &mut String) {
     }
     field(text, "maxmemory", maxmemory);
     field(text, "maxmemory_human", bytes_to_human(maxmemory));
-    field(text, "maxmemory_policy", shared.core.maxmemory_policy());
+    // The policy its keys are under: `noeviction` in a never-evict database.
+    field(text, "maxmemory_policy", shared.core.maxmemory_policy_of_db(db));
     // Nothing is held outside the limit's count (no replication backlog, no AOF buffer).
     field(text, "mem_not_counted_for_evict", 0);
     field(text, "mem_clients_normal", clients_bytes);

@@ -117,6 +117,10 @@ pub struct Config {
     pub pin: bool,
     pub busy_poll_us: u64,
     pub idle_timeout_secs: u64,
+    /// `--noevict-dbs`: databases never evicted, bit n for database n.
+    pub noevict_dbs: u16,
+    /// `--noevict-prefixes`: key prefixes never evicted.
+    pub noevict_prefixes: Vec<Vec<u8>>,
     /// memcached `-o read_buf_mem_limit`: connections holding a partly received request,
     /// 16 KiB counted each, over all threads; 0 is no limit.
     pub read_buf_mem_limit_mib: u64,
@@ -230,6 +234,8 @@ impl Default for Config {
             pin: false,
             busy_poll_us: 0,
             idle_timeout_secs: 0,
+            noevict_dbs: 0,
+            noevict_prefixes: Vec::new(),
             read_buf_mem_limit_mib: 0,
             output_limit_mib: 64,
             output_pause_kib: 32,

@@ -351,6 +351,27 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub busy_poll_us: Option<u64>,
 
+    /// Databases whose keys are never evicted, whatever maxmemory-policy says: numbers
+    /// from 0 to 15, separated by commas or spaces [default: none]
+    ///
+    /// Their keys behave as under noeviction: kept, and when only they are left, writes are
+    /// refused with Redis's OOM error (memcached: SERVER_ERROR out of memory). INFO shows a
+    /// connection that selected one maxmemory_policy:noeviction. memcached's keys are
+    /// database 0's. Redis CONFIG SET spinel-noevict-dbs changes it at run time.
+    #[arg(long, value_name = "DB,...", help_heading = SPINEL)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noevict_dbs: Option<String>,
+
+    /// Key prefixes whose keys are never evicted, in every database and on the memcached
+    /// port, separated by spaces: at most 64, each 1 to 256 bytes [default: none]
+    ///
+    /// As --noevict-dbs, for keys that start with one of them (`bull:` for BullMQ's
+    /// queues, `lock:`, `sess:`). Redis CONFIG SET spinel-noevict-prefixes changes it at
+    /// run time.
+    #[arg(long, value_name = "PREFIX ...", help_heading = SPINEL)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noevict_prefixes: Option<String>,
+
     /// Close connections idle this long; 0 is never [default: 0]
     #[arg(long, value_name = "SECS", help_heading = SPINEL)]
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
@@ -489,6 +510,8 @@ impl Options {
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),
+            noevict_dbs: cli.noevict_dbs.or(self.noevict_dbs),
+            noevict_prefixes: cli.noevict_prefixes.or(self.noevict_prefixes),
             idle_timeout: cli.idle_timeout.or(self.idle_timeout),
             read_buf_mem_limit: cli.read_buf_mem_limit.or(self.read_buf_mem_limit),
             output_limit: cli.output_limit.or(self.output_limit),

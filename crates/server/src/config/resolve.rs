@@ -26,6 +26,7 @@ pub(super) fn resolve(mut options: Options) -> Result<Config, String> {
     config.ssl_suboptions = ssl_suboptions;
     redis_settings(&mut options, &mut config)?;
     runtime_settings(&mut options, &mut config);
+    eviction_marks(&mut options, &mut config)?;
     process_settings(&mut options, &mut config);
     config.warnings = ignored_suboptions
         .iter()
@@ -206,6 +207,19 @@ fn runtime_settings(options: &mut Options, config: &mut Config) {
     config.redis_conf_file = options.redis_conf.take();
 }
 
+/// `--noevict-dbs` and `--noevict-prefixes`, checked as CONFIG SET checks them.
+fn eviction_marks(options: &mut Options, config: &mut Config) -> Result<(), String> {
+    if let Some(dbs) = options.noevict_dbs.take() {
+        config.noevict_dbs = exec::noevict::parse_dbs(dbs.as_bytes())
+            .map_err(|why| format!("--noevict-dbs '{dbs}': {why}"))?;
+    }
+    if let Some(prefixes) = options.noevict_prefixes.take() {
+        config.noevict_prefixes = exec::noevict::parse_prefixes(prefixes.as_bytes())
+            .map_err(|why| format!("--noevict-prefixes '{prefixes}': {why}"))?;
+    }
+    Ok(())
+}
+
 /// The process itself: the user it runs as, daemon mode, the pid file, memory locking, core
 /// dumps and verbosity.
 fn process_settings(options: &mut Options, config: &mut Config) {
@@ -270,6 +284,9 @@ pub(super) fn effective_options(config: &Config) -> Options {
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),
         idle_timeout: Some(config.idle_timeout_secs),
+        noevict_dbs: Some(noevict_dbs_text(config.noevict_dbs)).filter(|t| !t.is_empty()),
+        noevict_prefixes: Some(noevict_prefixes_text(&config.noevict_prefixes))
+            .filter(|t| !t.is_empty()),
         read_buf_mem_limit: Some(config.read_buf_mem_limit_mib),
         output_limit: Some(Positive(config.output_limit_mib)),
         output_pause: Some(Positive(config.output_pause_kib)),
@@ -281,6 +298,20 @@ pub(super) fn effective_options(config: &Config) -> Options {
         generate: None,
         license: false,
     }
+}
+
+/// The never-evict databases as `--noevict-dbs` takes them.
+fn noevict_dbs_text(mask: u16) -> String {
+    let dbs: Vec<String> =
+        (0..16).filter(|db| mask & (1 << db) != 0).map(|db| db.to_string()).collect();
+    dbs.join(",")
+}
+
+/// The never-evict prefixes as `--noevict-prefixes` takes them.
+fn noevict_prefixes_text(prefixes: &[Vec<u8>]) -> String {
+    let shown: Vec<String> =
+        prefixes.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+    shown.join(" ")
 }
 
 /// The `-o` suboptions kept in `config`, as one `-o` list.

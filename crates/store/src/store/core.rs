@@ -195,7 +195,7 @@ impl Store {
         } else {
             self.segments.header(location.segment).flush_gen.load(Ordering::Acquire)
         };
-        match existing {
+        let linked = match existing {
             Some((found, r)) if self.index.replace(ctx.hash, found, slot, ctx.guard) => {
                 if r.flush_gen == gen {
                     ctx.stats.count(gen, 0, data_len - r.data_len());
@@ -203,25 +203,21 @@ impl Store {
                     ctx.stats.count(r.flush_gen, -1, -r.data_len());
                     ctx.stats.count(gen, 1, data_len);
                 }
-                if same_owner(r, item) {
-                    self.retire(found.value.location(), ctx.guard);
-                } else {
-                    self.retire_item(found.value.location(), r, ctx.guard);
-                }
+                self.retire_replaced(found, r, item, ctx.guard);
+                true
             }
             Some((found, r)) => {
                 // Moving out of a migrating table found no room: drop the old entry first
                 // (an owner rewritten as itself lives on in the new one).
                 self.index.remove(ctx.hash, found);
                 count_unlink(ctx.stats, r, found.value.freq(), Unlink::Deleted, ctx.flush_gen);
-                if same_owner(r, item) {
-                    self.retire(found.value.location(), ctx.guard);
-                } else {
-                    self.retire_item(found.value.location(), r, ctx.guard);
-                }
-                self.insert_new(ctx, slot, gen, data_len);
+                self.retire_replaced(found, r, item, ctx.guard);
+                self.insert_new(ctx, slot, gen, data_len)
             }
             None => self.insert_new(ctx, slot, gen, data_len),
+        };
+        if !linked {
+            return Err(OpError::Store(StoreError::NoSpace)); // a protected item found no slot
         }
         let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
         if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
@@ -231,11 +227,36 @@ impl Store {
         Ok(cas)
     }
 
-    pub(super) fn insert_new(&self, ctx: &mut Ctx<'_>, slot: Slot, gen: u32, data_len: i64) {
+    /// Retires the item a write replaced: an owner rewritten as itself lives on in the new
+    /// one, so it is not released.
+    fn retire_replaced(
+        &self,
+        found: &Found<'_>,
+        r: &Resolved<'_>,
+        item: &NewItem<'_>,
+        guard: &Guard,
+    ) {
+        if same_owner(r, item) {
+            self.retire(found.value.location(), guard);
+        } else {
+            self.retire_item(found.value.location(), r, guard);
+        }
+    }
+
+    /// Points the index at a new item; false when it found no slot and must not be
+    /// dropped (the write is refused).
+    #[must_use]
+    pub(super) fn insert_new(
+        &self,
+        ctx: &mut Ctx<'_>,
+        slot: Slot,
+        gen: u32,
+        data_len: i64,
+    ) -> bool {
         for _ in 0..4 {
             if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
                 ctx.stats.count(gen, 1, data_len);
-                return;
+                return true;
             }
             // Both buckets are full before the table reached its load limit: grow
             // now (a sub-table is 1/64 of the index), or, without memory to, make way.
@@ -245,11 +266,16 @@ impl Store {
                 self.evict_from_window(ctx);
             }
         }
-        // Nothing in the window could give way (all stripes busy): the new item is dropped
-        // as if evicted at once. Growth of the table (after this write) makes it rare.
-        ctx.stats.evictions += 1;
+        // Nothing in the window could give way (all stripes busy, or every item protected):
+        // the new item is dropped as if evicted at once. Growth of the table (after this
+        // write) makes it rare. One that must not be evicted is refused instead.
         let r = self.resolve(slot.location(), ctx.guard);
         self.retire_item(slot.location(), &r, ctx.guard);
+        if self.protection().protects(&r) {
+            return false;
+        }
+        ctx.stats.evictions += 1;
+        true
     }
 
     /// [`Store::retire`] for an item whose index entry went for good: an owner is released.

@@ -6,7 +6,9 @@ use std::sync::{atomic::Ordering, Arc};
 use crossbeam_epoch::{self as epoch, Guard};
 
 use super::{
-    count_unlink, ttl_class, ttl_class_ms, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD,
+    count_unlink,
+    protect::{EvictPass, NextPass, Protection},
+    ttl_class, ttl_class_ms, Clear, Resolved, Store, Unlink, Writer, EVICT_AHEAD,
 };
 use crate::{
     bytes,
@@ -39,44 +41,45 @@ impl Store {
         // Set once compaction went a whole pass over the queues without freeing anything and
         // nothing is on its way back: eviction takes over for the rest of this call.
         let mut compaction_failed = false;
+        let mut pass = self.evict_pass();
+        // Rounds whose victim's kept items found no room, with nothing on its way back.
+        let mut idle_stalls = 0;
         for _ in 0..rounds_max {
             let frees_before = self.recycled.frees.load(Ordering::Acquire);
             if self.claim(need, room) {
                 return Ok(());
             }
-            let now_ms = self.config.clock.now_ms();
-            let mut coming = 0;
-            // Bytes that owners gave back at once (no grace period to wait for).
-            let mut freed_now = 0;
-            let mut victims_left = true;
-            for victim in self.take_dead(now_ms, 2) {
-                let bytes = self.clear(victim, Clear::Reclaim).unwrap_or(0);
-                coming += bytes;
-                freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
-            }
-            if self.when_full() == WhenFull::Evict {
+            let mut taken = self.reclaim_dead();
+            if self.when_full() != WhenFull::Refuse {
                 // Memory in its grace period comes back without evicting more: a large item
                 // rewritten again and again (an APPEND loop, a growing Redis collection)
                 // would otherwise evict itself, its older copies freeing nothing yet.
                 let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
                 let wanted = need_bytes.saturating_sub(room.bytes).saturating_sub(graced);
-                let taken = self.evict_victims(coming, wanted, &mut compaction_failed);
-                (coming, victims_left) = (taken.coming, taken.victims_left);
-                freed_now += taken.freed_now;
-                if taken.stalled && coming == 0 {
-                    // What will make room for the copies is in another thread's hands.
-                    self.wait_for_frees(frees_before);
+                let evicted =
+                    self.evict_victims(taken.coming, wanted, &mut compaction_failed, &mut pass);
+                (taken.coming, taken.victims_left) = (evicted.coming, evicted.victims_left);
+                taken.freed_now += evicted.freed_now;
+                if evicted.stalled && taken.coming == 0 {
+                    // What will make room for the copies is in another thread's hands; with
+                    // nothing on its way and nobody clearing, only protected items are left.
+                    if self.memory_on_its_way() || self.clearing.load(Ordering::Acquire) > 0 {
+                        self.wait_for_frees(frees_before);
+                    } else if idle_stalls > 2 {
+                        return Err(StoreError::NoSpace);
+                    }
+                    idle_stalls += 1;
                     continue;
                 }
             }
-            let evictable = victims_left && self.when_full() == WhenFull::Evict;
-            if coming == 0 && !self.memory_on_its_way() {
+            let evictable = taken.victims_left && self.when_full() != WhenFull::Refuse;
+            if taken.coming == 0 && !self.memory_on_its_way() {
                 if !evictable {
                     return Err(StoreError::NoSpace);
                 }
                 continue; // what was on its way went to another writer: evict again
             }
-            if coming > 0 && freed_now == coming {
+            if taken.coming > 0 && taken.freed_now == taken.coming {
                 continue; // all of it is back already
             }
             self.wait_for_frees(frees_before);
@@ -84,22 +87,45 @@ impl Store {
         Err(StoreError::NoSpace)
     }
 
+    /// Reclaims up to two dead victims: what comes back, and of that what owners gave back
+    /// at once (no grace period to wait for).
+    fn reclaim_dead(&self) -> Taken {
+        let now_ms = self.config.clock.now_ms();
+        let mut taken = Taken { coming: 0, freed_now: 0, victims_left: true, stalled: false };
+        for victim in self.take_dead(now_ms, 2) {
+            let bytes = self.clear(victim, Clear::Reclaim).unwrap_or(0);
+            taken.coming += bytes;
+            taken.freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
+        }
+        taken
+    }
+
     /// Takes victims until what comes back (`coming`, counting what is on its way already)
     /// covers `wanted`, and one more while fewer than `EVICT_AHEAD` are in their grace.
+    /// Under a protection (`protect.rs`), a pass over every queued entry that took nothing
+    /// ends it: the queues count as empty.
     fn evict_victims(
         &self,
         mut coming: usize,
         wanted: usize,
         compaction_failed: &mut bool,
+        pass: &mut EvictPass,
     ) -> Taken {
+        let no_victims =
+            |coming, freed_now| Taken { coming, freed_now, victims_left: false, stalled: false };
+        if self.known_exhausted(pass) {
+            return no_victims(coming, 0);
+        }
         let graced = self.recycled.in_grace_bytes.load(Ordering::Acquire);
         let mut ahead = self.recycled.in_grace.load(Ordering::Acquire) < EVICT_AHEAD
             && graced < EVICT_AHEAD * self.seg_size;
         let mut freed_now = 0;
-        // Compaction queues again what it cannot free (full segments, large items, owners):
-        // a pass over every queued entry that freed nothing ends it.
-        let pass = self.lock_ctl().queued();
+        // Compaction queues again what it cannot free (full segments, large items, owners),
+        // and so does eviction what it must keep: a pass over every queued entry that freed
+        // nothing ends it.
+        let mut entries = self.lock_ctl().queued();
         let mut fruitless = 0;
+        let mut held_last = false;
         while coming < wanted || std::mem::take(&mut ahead) {
             // A victim's kept items are copied into a free segment; without one they would
             // be evicted with the rest. Wait for memory in its grace period rather than drop
@@ -108,25 +134,34 @@ impl Store {
             if (coming > 0 || self.memory_on_its_way()) && !self.room_for_copies() {
                 break;
             }
-            let Some(victim) = self.pick_victim() else {
-                return Taken { coming, freed_now, victims_left: false, stalled: false };
+            // After a victim that had to be kept, the small queue's turn.
+            let first = if held_last { Queue::Small } else { Queue::Main };
+            let Some(victim) = self.pick_victim_preferring(first) else {
+                return no_victims(coming, freed_now);
             };
             let compact = !*compaction_failed && self.compacting();
             let mode = if compact { Clear::Compact } else { Clear::Evict };
-            let Some(bytes) = self.clear(victim, mode) else {
+            let Some(freed) = self.clear_victim(victim, mode, pass) else {
                 // A kept item found no room for its copy: the segment went back to the head
                 // of its queue; wait for the memory on its way back.
                 return Taken { coming, freed_now, victims_left: true, stalled: true };
             };
-            fruitless = if bytes == 0 && compact { fruitless + 1 } else { 0 };
-            if fruitless > pass {
+            held_last = freed.held;
+            let progress = freed.bytes > 0 || (!compact && !freed.held);
+            fruitless = if progress { 0 } else { fruitless + 1 };
+            if fruitless > entries {
                 if self.memory_on_its_way() {
-                    break; // wait for it, then compact again
+                    break; // wait for it, then compact (or evict) again
                 }
-                *compaction_failed = true;
+                fruitless = 0;
+                if compact {
+                    *compaction_failed = true;
+                } else if self.next_pass(pass, &mut entries) == NextPass::Exhausted {
+                    return no_victims(coming, freed_now);
+                }
             }
-            coming += bytes;
-            freed_now += if matches!(victim, Victim::Owner(..)) { bytes } else { 0 };
+            coming += freed.bytes;
+            freed_now += if matches!(victim, Victim::Owner(..)) { freed.bytes } else { 0 };
         }
         Taken { coming, freed_now, victims_left: true, stalled: false }
     }
@@ -188,12 +223,18 @@ impl Store {
     /// The next eviction victim; when the queues are empty because every segment is still
     /// active (a tiny store), the active segments are sealed so that they can be evicted.
     pub(super) fn pick_victim(&self) -> Option<Victim> {
+        self.pick_victim_preferring(Queue::Main)
+    }
+
+    /// [`Store::pick_victim`], the small queue first with `Queue::Small` (see
+    /// `Ctl::pick_victim_preferring`).
+    pub(super) fn pick_victim_preferring(&self, first: Queue) -> Option<Victim> {
         let mut ctl = self.lock_ctl();
-        if let Some(victim) = ctl.pick_victim() {
+        if let Some(victim) = ctl.pick_victim_preferring(first) {
             return Some(victim);
         }
         self.seal_actives(&mut ctl);
-        ctl.pick_victim()
+        ctl.pick_victim_preferring(first)
     }
 
     /// Waits until memory comes back (segments past their grace, large items freed).
@@ -217,22 +258,38 @@ impl Store {
     /// nothing was freed: a large item kept, or replaced since, a segment compaction left
     /// as it was), or None when a kept item found no room for its copy (`clear_segment`).
     pub(super) fn clear(&self, victim: Victim, mode: Clear) -> Option<usize> {
+        let mut pass = self.evict_pass();
+        self.clear_victim(victim, mode, &mut pass).map(|freed| freed.bytes)
+    }
+
+    /// [`Store::clear`] within a pass of eviction, which says what must be kept.
+    pub(super) fn clear_victim(
+        &self,
+        victim: Victim,
+        mode: Clear,
+        pass: &mut EvictPass,
+    ) -> Option<Freed> {
         match victim {
-            Victim::Segment(id) => self.clear_segment(id, mode),
-            Victim::Large(slot, seq) => Some(self.clear_large(slot, seq, mode)),
+            Victim::Segment(id) => self.clear_segment(id, mode, pass),
+            Victim::Large(slot, seq) => Some(self.clear_large(slot, seq, mode, &pass.protection)),
             Victim::Owner(key_hash, value_hash) => {
-                Some(self.clear_owner(key_hash, value_hash, mode))
+                Some(self.clear_owner(key_hash, value_hash, mode, &pass.protection))
             }
         }
     }
 
-    pub(super) fn clear_segment(&self, id: u32, mode: Clear) -> Option<usize> {
+    pub(super) fn clear_segment(
+        &self,
+        id: u32,
+        mode: Clear,
+        pass: &mut EvictPass,
+    ) -> Option<Freed> {
         let seg = self.segments.header(id);
         seg.wait_writers();
         if mode == Clear::Reclaim && !self.segment_dead(id, self.config.clock.now_ms()) {
             // A writer that reserved space before the seal stored a live item after all.
             self.lock_ctl().push_segment(id, seg);
-            return Some(0);
+            return Some(Freed::NOTHING);
         }
         let end = seg.used_end.load(Ordering::Acquire) as usize;
         let queue = seg.queue();
@@ -241,7 +298,16 @@ impl Store {
             // Copying it would free little: queued again as it is, which is what copying
             // every item forward would have made of it.
             self.lock_ctl().push_segment(id, seg);
-            return Some(0);
+            return Some(Freed::NOTHING);
+        }
+        if mode == Clear::Evict && pass.protection.restricts() {
+            let freeable = self.freeable_bytes(id, end, &pass.protection, &guard);
+            if freeable < pass.min_free_bytes.max(1) {
+                // Mostly (or only) items that must stay: queued again as it is.
+                pass.partial_seen |= freeable > 0;
+                self.lock_ctl().push_segment(id, seg);
+                return Some(Freed::HELD);
+            }
         }
         let _clearing = self.clearing();
         let mut offset = 0;
@@ -249,11 +315,18 @@ impl Store {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, &guard);
             offset += bytes::STAMP_BYTES + r.bytes.len();
-            if self.clear_item(location, &r, mode, queue, &guard) == Cleared::NoRoom {
+            let cleared = self.clear_item(location, &r, mode, queue, &pass.protection, &guard);
+            if cleared == Cleared::NoRoom {
                 // Items before this one are copied or gone (their bytes are garbage now);
                 // the rest stay, and the segment is taken first again once memory is back.
-                self.lock_ctl().push_segment_front(id, seg);
-                return None;
+                if self.memory_on_its_way() || self.others_clearing() {
+                    self.lock_ctl().push_segment_front(id, seg);
+                    return None;
+                }
+                // A protected item, with nothing on its way: victims that need no copies
+                // go first, this one waits at the tail.
+                self.lock_ctl().push_segment(id, seg);
+                return Some(Freed::HELD);
             }
         }
         let recycled = Arc::clone(&self.recycled);
@@ -261,35 +334,42 @@ impl Store {
         let seg_size = self.seg_size;
         guard.defer(move || recycled.push_freed(id, seg_size));
         guard.flush();
-        Some(self.seg_size)
+        Some(Freed { bytes: self.seg_size, held: false })
     }
 
-    pub(super) fn clear_large(&self, slot: u32, seq: u64, mode: Clear) -> usize {
+    pub(super) fn clear_large(
+        &self,
+        slot: u32,
+        seq: u64,
+        mode: Clear,
+        protection: &Protection,
+    ) -> Freed {
         let guard = epoch::pin();
-        let Some(large) = self.recycled.large(slot, &guard) else { return 0 };
+        let Some(large) = self.recycled.large(slot, &guard) else { return Freed::NOTHING };
         if large.seq != seq {
-            return 0; // the item was replaced or deleted; its slot holds another now
+            return Freed::NOTHING; // the item was replaced or deleted; its slot holds another
         }
         let location = Location { segment: LARGE_SEGMENT, offset: slot };
         let r = self.resolve(location, &guard);
         // Large items are queued in main only.
-        let cleared = self.clear_item(location, &r, mode, Queue::Main, &guard);
+        let cleared = self.clear_item(location, &r, mode, Queue::Main, protection, &guard);
         guard.flush();
-        if cleared == Cleared::Unlinked {
-            large.region.len()
-        } else {
-            0
+        match cleared {
+            Cleared::Unlinked => Freed { bytes: large.region.len(), held: false },
+            Cleared::Protected => Freed::HELD,
+            _ => Freed::NOTHING,
         }
     }
 
     /// One item of a victim: drop it, or keep it if it was read since it was (re)written,
-    /// if it is an owner, or if the store is compacting.
+    /// if it is an owner, if `protection` says so, or if the store is compacting.
     pub(super) fn clear_item(
         &self,
         location: Location,
         r: &Resolved<'_>,
         mode: Clear,
         queue: Queue,
+        protection: &Protection,
         guard: &Guard,
     ) -> Cleared {
         let key = r.key();
@@ -309,11 +389,12 @@ impl Store {
             self.observe_expiry(r, flush_gen);
             return Cleared::Unlinked;
         }
+        let protected = mode == Clear::Evict && protection.protects(r);
         // An owner goes by its own queue entry (`owners.rs`), not with its segment.
         let keep = match mode {
             Clear::Reclaim => false,
             Clear::Compact => true,
-            Clear::Evict => freq > 0 || r.is_owner(),
+            Clear::Evict => freq > 0 || r.is_owner() || protected,
         };
         if keep {
             if self.keep(location, r, &found, hash, queue, mode, guard) {
@@ -322,13 +403,15 @@ impl Store {
                 } else if !r.is_owner() {
                     stats.evict_kept += 1;
                 }
-                return Cleared::Kept;
+                return if protected { Cleared::Protected } else { Cleared::Kept };
             }
             // A segment item's copy found no room. Memory on its way back (or a segment
             // another thread is clearing) will make some: the item stays where it is for
-            // now. Without any, it is evicted after all: nothing else would make room.
-            if location.segment != LARGE_SEGMENT
-                && (self.memory_on_its_way() || self.others_clearing())
+            // now. Without any, it is evicted after all: nothing else would make room,
+            // unless it is protected, which waits (or refuses the write) instead.
+            if protected
+                || location.segment != LARGE_SEGMENT
+                    && (self.memory_on_its_way() || self.others_clearing())
             {
                 return Cleared::NoRoom;
             }
@@ -419,8 +502,25 @@ pub(super) enum Cleared {
     Unlinked,
     /// Copied forward, or queued again (a large item).
     Kept,
+    /// Kept because it must not be evicted (`protect.rs`).
+    Protected,
     /// To be kept, but its copy found no room: the clear stops here.
     NoRoom,
+}
+
+/// What clearing one victim gave back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Freed {
+    /// Bytes on their way back.
+    pub(super) bytes: usize,
+    /// Queued again unchanged, because what it holds must be kept (`protect.rs`): no
+    /// progress towards room, unlike an item kept for a second chance, which loses a count.
+    pub(super) held: bool,
+}
+
+impl Freed {
+    pub(super) const NOTHING: Freed = Freed { bytes: 0, held: false };
+    pub(super) const HELD: Freed = Freed { bytes: 0, held: true };
 }
 
 /// What a write that found no memory asks `make_room` for.

@@ -96,12 +96,17 @@ impl Store {
         self.stripes[stripe].0.try_lock().map(Some)
     }
 
-    /// Both of the key's buckets are full: evict their least-used entry that we can lock.
+    /// Both of the key's buckets are full: evict their least-used entry that we can lock
+    /// and that may be evicted (`protect.rs`).
     pub(super) fn evict_from_window(&self, ctx: &mut Ctx<'_>) {
         let mut candidates = self.index.window_entries(ctx.hash, ctx.guard);
         candidates.sort_by_key(|(_, slot)| slot.freq());
+        let protection = self.protection();
         for (cell, slot) in candidates {
             let r = self.resolve(slot.location(), ctx.guard);
+            if protection.protects(&r) {
+                continue;
+            }
             let hash = HashParts::of(r.key());
             let held = [stripe_of(ctx.hash)];
             let Some(mut other) = self.try_lock_unless_held(stripe_of(hash), &held) else {

@@ -37,15 +37,16 @@ impl Store {
     /// the new one. Refuse to evict is safe with no free segment left: eviction then
     /// evicts read items rather than copying them, as it does when copies find no room.
     pub fn set_when_full(&self, when_full: WhenFull) {
-        self.refuse_when_full.store(when_full == WhenFull::Refuse, Ordering::Relaxed);
+        self.when_full.store(when_full as u8, Ordering::Relaxed);
+        self.forget_exhausted();
     }
 
     /// What a full store does now.
     pub fn when_full(&self) -> WhenFull {
-        if self.refuse_when_full.load(Ordering::Relaxed) {
-            WhenFull::Refuse
-        } else {
-            WhenFull::Evict
+        match self.when_full.load(Ordering::Relaxed) {
+            0 => WhenFull::Evict,
+            1 => WhenFull::EvictVolatile,
+            _ => WhenFull::Refuse,
         }
     }
 

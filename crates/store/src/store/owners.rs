@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_epoch::{self as epoch, Guard};
 
-use super::{count_unlink, Clear, Resolved, Store, Unlink};
+use super::{count_unlink, evict::Freed, protect::Protection, Clear, Resolved, Store, Unlink};
 use crate::{
     index::{self, Found, HashParts},
     segment::{Queue, Victim},
@@ -70,13 +70,22 @@ impl Store {
         !self.visible(&r, now_ms)
     }
 
-    /// Evicts the owner an entry names (or keeps it for a second chance, if it was used);
-    /// returns the outside bytes that went back at once (0 for an entry gone stale).
-    pub(super) fn clear_owner(&self, key_hash: u64, value_hash: u64, mode: Clear) -> usize {
+    /// Evicts the owner an entry names (or keeps it for a second chance, if it was used, or
+    /// for good, if `protection` says so); returns the outside bytes that went back at once
+    /// (0 for an entry gone stale).
+    pub(super) fn clear_owner(
+        &self,
+        key_hash: u64,
+        value_hash: u64,
+        mode: Clear,
+        protection: &Protection,
+    ) -> Freed {
         let hash = HashParts::from_hash(key_hash);
         let guard = epoch::pin();
         let mut stats = self.lock_stripe(hash);
-        let Some(found) = self.find_owner(key_hash, value_hash, &guard) else { return 0 };
+        let Some(found) = self.find_owner(key_hash, value_hash, &guard) else {
+            return Freed::NOTHING;
+        };
         let location = found.value.location();
         let r = self.resolve(location, &guard);
         let now_ms = self.config.clock.now_ms();
@@ -86,12 +95,13 @@ impl Store {
             self.index.remove(hash, &found);
             count_unlink(&mut stats, &r, freq, Unlink::Dead, flush_gen);
             self.observe_expiry(&r, flush_gen);
-            return self.retire_item(location, &r, &guard);
+            return Freed { bytes: self.retire_item(location, &r, &guard), held: false };
         }
-        if mode != Clear::Evict || freq > 0 {
-            // Used since it was queued (or, reclaiming, found alive after all, or compacting):
-            // queued again.
-            if mode == Clear::Evict {
+        let protected = mode == Clear::Evict && protection.protects(&r);
+        if mode != Clear::Evict || freq > 0 || protected {
+            // Used since it was queued (or, reclaiming, found alive after all, or compacting,
+            // or protected): queued again.
+            if mode == Clear::Evict && freq > 0 {
                 // Best effort: a lost count only shortens its next chance.
                 let kept = found.value.with_freq(freq - 1);
                 self.index.replace(hash, &found, kept, &guard);
@@ -99,14 +109,14 @@ impl Store {
             }
             let class = super::ttl_class(r.header.expiry, now_ms);
             self.lock_ctl().push(Queue::Main, class, Victim::Owner(key_hash, value_hash));
-            return 0;
+            return if protected { Freed::HELD } else { Freed::NOTHING };
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, &r, freq, Unlink::Evicted, flush_gen);
         let released_bytes = self.retire_item(location, &r, &guard);
         drop(stats);
         self.observe_eviction(&r, freq, now_ms);
-        released_bytes
+        Freed { bytes: released_bytes, held: false }
     }
 
     /// Neither expired nor flushed, now.
