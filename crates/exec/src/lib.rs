@@ -35,6 +35,7 @@ pub mod memcache;
 pub mod metrics;
 pub mod noevict;
 mod owned;
+mod policy;
 pub mod resp;
 mod shared;
 pub mod snapshot;
@@ -42,9 +43,9 @@ pub mod watch;
 
 pub use control::ServerControl;
 pub use counters::{Counters, Totals};
+pub use policy::MAXMEMORY_POLICIES;
 pub use shared::{
-    Core, MemcacheState, MemcachedFeatures, RedisState, RefreshCerts, Settings, Shared,
-    SslSettings, MAXMEMORY_POLICIES,
+    Core, MemcacheState, MemcachedFeatures, RedisState, RefreshCerts, Settings, Shared, SslSettings,
 };
 
 /// Whether the connection stays open after a request.

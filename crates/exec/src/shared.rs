@@ -55,6 +55,10 @@ use store::Store;
 use crate::{
     counters::{Counters, Totals},
     memcache::{detail::PrefixStats, tune::Tunables},
+    policy::{
+        MAXMEMORY_POLICIES, POLICY_ALLKEYS_LRU, POLICY_NOEVICTION, POLICY_VOLATILE_LAST,
+        POLICY_VOLATILE_LRU,
+    },
     resp::{
         keyevents::{class, KeyspaceEvents},
         ClientRegistry,
@@ -418,26 +422,6 @@ pub struct Core {
 
 /// What `refresh_certs` runs (see [`MemcacheState::refresh_certs`]).
 pub type RefreshCerts = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
-
-/// Redis's `maxmemory-policy` names, in the order its error message lists them.
-/// `allkeys-*` make the store evict any key, `volatile-*` only keys with a TTL (S3-FIFO's
-/// order either way, whatever the name says of LRU, LFU, random or TTL), `noeviction`
-/// refuse writes that need memory.
-pub const MAXMEMORY_POLICIES: [&str; 8] = [
-    "volatile-lru",
-    "volatile-lfu",
-    "volatile-random",
-    "volatile-ttl",
-    "allkeys-lru",
-    "allkeys-lfu",
-    "allkeys-random",
-    "noeviction",
-];
-const POLICY_VOLATILE_LRU: u8 = 0;
-/// The last `volatile-*` name.
-const POLICY_VOLATILE_LAST: u8 = 3;
-const POLICY_ALLKEYS_LRU: u8 = 4;
-const POLICY_NOEVICTION: u8 = 7;
 
 /// memcached's read buffers as Spinel has them: a connection holds one while it has a partly
 /// received request (its input tail); the server refreshes these at every tick.

@@ -522,8 +522,8 @@ fn build_shared(
     skipped: &[listen::Skipped],
 ) -> Result<Shared, String> {
     // Before anything looks a command up: the table is built once, renamed.
-    if !config.command_renames.is_empty() {
-        proto_resp::rename_commands(&config.command_renames)?;
+    if !config.redis_conf.renames.is_empty() {
+        proto_resp::rename_commands(&config.redis_conf.renames)?;
     }
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store = open_store(config, reserve_bytes)?;
@@ -535,8 +535,8 @@ fn build_shared(
         let users = exec::resp::acl::read_acl_file(std::path::Path::new(path))?;
         shared.redis.users.replace_all(users);
     }
-    if !config.redis_conf_users.is_empty() {
-        let lines = config.redis_conf_users.iter().map(|line| {
+    if !config.redis_conf.users.is_empty() {
+        let lines = config.redis_conf.users.iter().map(|line| {
             let words: Vec<&str> = line.words.iter().map(String::as_str).collect();
             // As Redis: the existing `default` is reset before its line applies.
             let reset = (words[0] == "default").then_some("reset");
@@ -549,7 +549,7 @@ fn build_shared(
         shared.redis.cluster.set(cluster).expect("set once, at start");
     }
     apply_noevict_marks(&shared, config);
-    for directive in &config.redis_conf {
+    for directive in &config.redis_conf.directives {
         // As Redis: a parameter it would refuse stops the start, naming the line.
         exec::resp::set_at_start(&shared, &directive.name, &directive.value).map_err(|why| {
             format!("{}: '{} {}': {why}", directive.place, directive.name, directive.value)

@@ -136,11 +136,9 @@ pub struct Config {
     /// `--redis-conf`: the file, and its parameters that are not options here, for CONFIG
     /// SET at start.
     pub redis_conf_file: Option<String>,
-    pub redis_conf: Vec<redis_conf::Directive>,
-    /// redis.conf's `user` lines (never beside an ACL file).
-    pub redis_conf_users: Vec<redis_conf::Line>,
-    /// redis.conf's `rename-command` lines: (old, new).
-    pub command_renames: Vec<(String, String)>,
+    /// redis.conf's parameters for CONFIG SET, `user` lines (never beside an ACL file) and
+    /// `rename-command` lines.
+    pub redis_conf: redis_conf::Lines,
     /// memcached `-o` suboptions given that have no effect here, kept for `--print-config`.
     pub ignored_suboptions: Vec<(String, String)>,
     /// Start-up warnings (ignored memcached suboptions), printed once logging is set up.
@@ -243,9 +241,7 @@ impl Default for Config {
             log_format: LogFormat::Text,
             config_file: None,
             redis_conf_file: None,
-            redis_conf: Vec::new(),
-            redis_conf_users: Vec::new(),
-            command_renames: Vec::new(),
+            redis_conf: redis_conf::Lines::default(),
             ignored_suboptions: Vec::new(),
             warnings: Vec::new(),
             args: Vec::new(),
@@ -323,13 +319,11 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
     let from_redis_conf = std::mem::take(&mut redis_conf.options);
     let layered = from_redis_conf.under(from_file.fold_suboptions()).under(cli.fold_suboptions());
     let mut config = resolve(layered)?;
-    if !redis_conf.users.is_empty() && config.aclfile.is_some() {
+    if !redis_conf.lines.users.is_empty() && config.aclfile.is_some() {
         // As Redis: two sources of users would leave one silently unused.
         return Err("redis.conf declares users and an ACL file is set: use one or the other".into());
     }
-    config.redis_conf = redis_conf.directives;
-    config.redis_conf_users = redis_conf.users;
-    config.command_renames = redis_conf.renames;
+    config.redis_conf = redis_conf.lines;
     config.args = args.to_vec();
     config.warnings.extend(refused::warnings(&matches));
     if print_config {

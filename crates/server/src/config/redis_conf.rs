@@ -34,6 +34,13 @@ pub struct Line {
 pub struct RedisConf {
     /// Spinel's own options.
     pub options: Options,
+    /// What the server applies at start.
+    pub lines: Lines,
+}
+
+/// The lines of a redis.conf the server applies at start, beyond Spinel's own options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lines {
     /// Parameters for CONFIG SET at start.
     pub directives: Vec<Directive>,
     /// `user <name> <rules...>`, the words after `user`.
@@ -68,21 +75,25 @@ pub fn read(path: &str) -> Result<RedisConf, String> {
                 }
                 continue;
             }
-            ("user", [_, ..]) => conf.users.push(Line { place, words: args.to_vec() }),
-            ("rename-command", [old, new]) => conf.renames.push((old.clone(), new.clone())),
+            ("user", [_, ..]) => conf.lines.users.push(Line { place, words: args.to_vec() }),
+            ("rename-command", [old, new]) => conf.lines.renames.push((old.clone(), new.clone())),
             ("loadmodule", _) => return Err(fail("Spinel loads no modules".into())),
             ("user" | "rename-command", _) | (_, []) => {
                 return Err(fail("Bad directive or wrong number of arguments".into()))
             }
             _ => {
                 if !take_option(&mut conf.options, &name, args).map_err(fail)? {
-                    conf.directives.push(Directive { place, name, value: args.join(" ") });
+                    conf.lines.directives.push(Directive { place, name, value: args.join(" ") });
                 }
             }
         }
     }
     if let Some((place, points)) = save {
-        conf.directives.push(Directive { place, name: "save".into(), value: points.join(" ") });
+        conf.lines.directives.push(Directive {
+            place,
+            name: "save".into(),
+            value: points.join(" "),
+        });
     }
     Ok(conf)
 }
@@ -309,7 +320,7 @@ mod tests {
         );
         std::fs::write(&main, text).unwrap();
         let conf = read(main.to_str().unwrap()).unwrap();
-        let (options, rest) = (conf.options, conf.directives);
+        let (options, rest) = (conf.options, conf.lines.directives);
         assert_eq!(options.resp_port, Some(7000));
         assert_eq!(options.listen.map(|l| l.addrs.len()), Some(2));
         assert_eq!(options.memory_limit, Some(positive(100).unwrap()));
