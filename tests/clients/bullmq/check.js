@@ -44,39 +44,9 @@ const port = Number(hostPort.slice(hostPort.lastIndexOf(':') + 1));
 const connection = { host, port };
 const queueName = 'jobs';
 
-// BullMQ reports a server it does not like (the eviction policy) with console.warn.
-const warnings = [];
-const consoleWarn = console.warn;
-console.warn = (...args) => {
-  warnings.push(args.join(' '));
-  consoleWarn(...args);
-};
+const { warnings, tally, stepper, expect } = require('./steps');
 
-let passed = 0;
-let failed = 0;
-
-async function step(name, fn) {
-  let timer;
-  const overdue = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${STEP_TIMEOUT_MS} ms`)),
-      STEP_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([fn(), overdue]);
-    console.log(`ok ${name}`);
-    passed += 1;
-  } catch (err) {
-    console.log(`FAIL ${name}: ${String(err && err.message).replace(/\n/g, ' ')}`);
-    failed += 1;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function expect(what, got, want) {
-  const [g, w] = [JSON.stringify(got), JSON.stringify(want)];
-  if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
-}
+const step = stepper(STEP_TIMEOUT_MS);
 
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -292,17 +262,17 @@ async function main() {
 
 setTimeout(() => {
   console.log(`FAIL run: not finished in ${RUN_DEADLINE_MS} ms`);
-  console.log(`${passed} passed, ${failed + 1} failed`);
+  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
   process.exit(1);
 }, RUN_DEADLINE_MS).unref();
 
 main()
   .catch((err) => {
     console.log(`FAIL run: ${err && err.stack}`);
-    failed += 1;
+    tally.failed += 1;
   })
   .finally(() => {
-    console.log(`${passed} passed, ${failed} failed`);
+    console.log(`${tally.passed} passed, ${tally.failed} failed`);
     // Connections a failed step left open must not keep the process alive.
-    process.exit(failed ? 1 : 0);
+    process.exit(tally.failed ? 1 : 0);
   });

@@ -23,39 +23,10 @@ const host = hostPort.slice(0, hostPort.lastIndexOf(':'));
 const port = Number(hostPort.slice(hostPort.lastIndexOf(':') + 1));
 const db = Number(dbText);
 
-const warnings = [];
-const consoleWarn = console.warn;
-console.warn = (...args) => {
-  warnings.push(args.join(' '));
-  consoleWarn(...args);
-};
+const { warnings, tally, stepper, expect } = require('./steps');
+
 const policyWarnings = () => warnings.filter((w) => w.includes('Eviction policy'));
-
-let passed = 0;
-let failed = 0;
-
-async function step(name, fn) {
-  let timer;
-  const overdue = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${STEP_TIMEOUT_MS} ms`)),
-      STEP_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([fn(), overdue]);
-    console.log(`ok ${name}`);
-    passed += 1;
-  } catch (err) {
-    console.log(`FAIL ${name}: ${String(err && err.message).replace(/\n/g, ' ')}`);
-    failed += 1;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function expect(what, got, want) {
-  const [g, w] = [JSON.stringify(got), JSON.stringify(want)];
-  if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
-}
+const step = stepper(STEP_TIMEOUT_MS);
 
 async function main() {
   const connection = { host, port, db };
@@ -95,16 +66,16 @@ async function main() {
 
 setTimeout(() => {
   console.log(`FAIL run: not finished in ${RUN_DEADLINE_MS} ms`);
-  console.log(`${passed} passed, ${failed + 1} failed`);
+  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
   process.exit(1);
 }, RUN_DEADLINE_MS).unref();
 
 main()
   .catch((err) => {
     console.log(`FAIL run: ${err && err.stack}`);
-    failed += 1;
+    tally.failed += 1;
   })
   .finally(() => {
-    console.log(`${passed} passed, ${failed} failed`);
-    process.exit(failed ? 1 : 0);
+    console.log(`${tally.passed} passed, ${tally.failed} failed`);
+    process.exit(tally.failed ? 1 : 0);
   });
