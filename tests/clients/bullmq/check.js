@@ -44,7 +44,7 @@ const port = Number(hostPort.slice(hostPort.lastIndexOf(':') + 1));
 const connection = { host, port };
 const queueName = 'jobs';
 
-const { warnings, tally, stepper, expect } = require('./steps');
+const { warnings, stepper, expect, run } = require('./steps');
 
 const step = stepper(STEP_TIMEOUT_MS);
 
@@ -260,19 +260,4 @@ async function main() {
   await queue.close();
 }
 
-setTimeout(() => {
-  console.log(`FAIL run: not finished in ${RUN_DEADLINE_MS} ms`);
-  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
-  process.exit(1);
-}, RUN_DEADLINE_MS).unref();
-
-main()
-  .catch((err) => {
-    console.log(`FAIL run: ${err && err.stack}`);
-    tally.failed += 1;
-  })
-  .finally(() => {
-    console.log(`${tally.passed} passed, ${tally.failed} failed`);
-    // Connections a failed step left open must not keep the process alive.
-    process.exit(tally.failed ? 1 : 0);
-  });
+run(main, RUN_DEADLINE_MS);

@@ -23,7 +23,7 @@ const host = hostPort.slice(0, hostPort.lastIndexOf(':'));
 const port = Number(hostPort.slice(hostPort.lastIndexOf(':') + 1));
 const db = Number(dbText);
 
-const { warnings, tally, stepper, expect } = require('./steps');
+const { warnings, stepper, expect, run } = require('./steps');
 
 const policyWarnings = () => warnings.filter((w) => w.includes('Eviction policy'));
 const step = stepper(STEP_TIMEOUT_MS);
@@ -64,18 +64,4 @@ async function main() {
   await queue.close();
 }
 
-setTimeout(() => {
-  console.log(`FAIL run: not finished in ${RUN_DEADLINE_MS} ms`);
-  console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
-  process.exit(1);
-}, RUN_DEADLINE_MS).unref();
-
-main()
-  .catch((err) => {
-    console.log(`FAIL run: ${err && err.stack}`);
-    tally.failed += 1;
-  })
-  .finally(() => {
-    console.log(`${tally.passed} passed, ${tally.failed} failed`);
-    process.exit(tally.failed ? 1 : 0);
-  });
+run(main, RUN_DEADLINE_MS);

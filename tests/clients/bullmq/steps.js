@@ -37,4 +37,23 @@ function expect(what, got, want) {
   if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
 }
 
-module.exports = { warnings, tally, stepper, expect };
+// Runs `main`, then prints the tally and exits, 1 when any step failed (connections a failed
+// step left open must not keep the process alive); a run past `deadlineMs` fails whole.
+function run(main, deadlineMs) {
+  setTimeout(() => {
+    console.log(`FAIL run: not finished in ${deadlineMs} ms`);
+    console.log(`${tally.passed} passed, ${tally.failed + 1} failed`);
+    process.exit(1);
+  }, deadlineMs).unref();
+  main()
+    .catch((err) => {
+      console.log(`FAIL run: ${err && err.stack}`);
+      tally.failed += 1;
+    })
+    .finally(() => {
+      console.log(`${tally.passed} passed, ${tally.failed} failed`);
+      process.exit(tally.failed ? 1 : 0);
+    });
+}
+
+module.exports = { warnings, tally, stepper, expect, run };
