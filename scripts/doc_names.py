@@ -66,8 +66,8 @@ def defined_names(source):
     # Names brought in from other crates (`use std::time::Instant`).
     for group in re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", source, re.M):
         names |= set(re.findall(r"[A-Za-z_]\w*", group))
-    # Enum variants, struct fields and methods named at a use site.
-    names |= set(re.findall(r"^\s*([A-Z]\w*)\s*[({,]", source, re.M))
+    # Enum variants (a discriminant's `= N` too), struct fields and methods named at a use site.
+    names |= set(re.findall(r"^\s*([A-Z]\w*)\s*(?:[({,]|= [^=])", source, re.M))
     names |= set(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_]\w*)\s*:", source, re.M))
     return names
 
