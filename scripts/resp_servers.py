@@ -8,6 +8,15 @@ import sys
 import time
 
 
+def encode(*args):
+    """A command as RESP's array of bulk strings (str and int arguments as their text)."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -23,17 +23,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from resp_servers import free_port, start_server  # noqa: E402
+from resp_servers import encode, free_port, start_server  # noqa: E402
 
 BATCH = 1000
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Conn:
