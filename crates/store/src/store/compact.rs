@@ -32,10 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam_epoch::{self as epoch, Guard};
 
 use super::Store;
-use crate::{
-    bytes,
-    index::{HashParts, Location},
-};
+use crate::{bytes, index::Location};
 
 /// Compaction applies while held bytes are at most this share of the limit.
 const COMPACT_BELOW_NUM: usize = 1;
@@ -130,8 +127,7 @@ impl Store {
             let r = self.resolve(location, guard);
             let len = bytes::STAMP_BYTES + r.bytes.len();
             offset += len;
-            let hash = HashParts::of(r.key());
-            if self.index.find(hash, guard, |slot| slot.location() == location).is_some() {
+            if self.indexed_at(location, r.key(), guard) {
                 live += len;
             }
         }

@@ -331,4 +331,11 @@ impl Store {
             flush_gen: seg.flush_gen.load(Ordering::Acquire),
         }
     }
+
+    /// Whether the index still points at `location` for `key` (the item stored there): a
+    /// segment walk's test for an item still live, not replaced or deleted since.
+    pub(super) fn indexed_at(&self, location: Location, key: &[u8], guard: &Guard) -> bool {
+        let hash = HashParts::of(key);
+        self.index.find(hash, guard, |slot| slot.location() == location).is_some()
+    }
 }

@@ -29,7 +29,7 @@ use crossbeam_epoch::Guard;
 use super::{Resolved, Store};
 use crate::{
     bytes,
-    index::{HashParts, Location},
+    index::Location,
     types::{Expiry, NeverEvict, WhenFull},
 };
 
@@ -176,10 +176,7 @@ impl Store {
             let r = self.resolve(location, guard);
             let len = bytes::STAMP_BYTES + r.bytes.len();
             offset += len;
-            let hash = HashParts::of(r.key());
-            let indexed =
-                self.index.find(hash, guard, |slot| slot.location() == location).is_some();
-            let kept = indexed
+            let kept = self.indexed_at(location, r.key(), guard)
                 && r.visible(now_ms, flush_gen, through_secs)
                 && (r.is_owner() || protection.protects(&r));
             if !kept {
