@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod noevict;
 mod owned;
 mod policy;
+pub mod repl;
 pub mod resp;
 mod shared;
 pub mod snapshot;

@@ -375,6 +375,8 @@ pub struct RedisState {
 /// and the stop flag.
 pub struct Core {
     pub store: Store,
+    /// Redis replication, both roles (`crate::repl`); memcached writes are journaled too.
+    pub repl: crate::repl::Replication,
     pub settings: Settings,
     pub started: Instant,
     pub started_unix_secs: u64,
@@ -450,7 +452,9 @@ impl Shared {
         let tracking = Arc::new(crate::resp::tracking::Tracking::default());
         let owned = Arc::new(crate::owned::Registry::default());
         let blocking = Arc::new(crate::resp::blocking::Waiters::default());
-        let observed = Observed { watchers: &watchers, keyspace_events: &keyspace_events };
+        let dirty = Arc::new(crate::repl::Dirty::default());
+        let observed =
+            Observed { watchers: &watchers, keyspace_events: &keyspace_events, dirty: &dirty };
         observe_store(&mut store, observed, &tracking, &pubsub, &owned, &blocking);
         let memcache = MemcacheState::new(&settings, watchers);
         let mut redis =
@@ -461,7 +465,7 @@ impl Shared {
             memcache,
             owned,
             this: std::sync::OnceLock::new(),
-            core: Core::new(store, settings, gate, workers, started_unix_secs),
+            core: Core::new(store, settings, gate, workers, started_unix_secs, dirty),
         }
     }
 
@@ -535,6 +539,8 @@ impl RedisState {
 struct Observed<'a> {
     watchers: &'a Arc<Watchers>,
     keyspace_events: &'a Arc<KeyspaceEvents>,
+    /// Expired and evicted keys a primary sends its replicas.
+    dirty: &'a Arc<crate::repl::Dirty>,
 }
 
 /// The store's observers: an evicted item is logged for memcached `watch`, and an evicted
@@ -542,7 +548,7 @@ struct Observed<'a> {
 /// is noted for its blocked clients; a released owner item frees its large collection.
 fn observe_store(
     store: &mut Store,
-    Observed { watchers, keyspace_events }: Observed<'_>,
+    Observed { watchers, keyspace_events, dirty }: Observed<'_>,
     tracking: &Arc<crate::resp::tracking::Tracking>,
     pubsub: &Arc<crate::resp::pubsub::Registry>,
     owned: &Arc<crate::owned::Registry>,
@@ -552,8 +558,10 @@ fn observe_store(
     let watch_evictions = crate::memcache::watch::eviction_observer(watchers, clock);
     let events = Arc::clone(keyspace_events);
     let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
+    let evicted = Arc::clone(dirty);
     store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
         watch_evictions(item);
+        evicted.note(item.key());
         events.emit_stored(class::EVICTED, b"evicted", item.key());
         if tracked.any() {
             invalidate_stored(&tracked, &subs, item.key());
@@ -562,7 +570,9 @@ fn observe_store(
     let events = Arc::clone(keyspace_events);
     let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
     let waiters = Arc::clone(blocking);
+    let expired = Arc::clone(dirty);
     store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
+        expired.note(stored);
         events.emit_stored(class::EXPIRED, b"expired", stored);
         waiters.note_expired(stored);
         if tracked.any() {
@@ -580,6 +590,7 @@ impl Core {
         gate: crate::gate::Gate,
         workers: usize,
         started_unix_secs: u64,
+        dirty: Arc<crate::repl::Dirty>,
     ) -> Core {
         let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let policy = match store.when_full() {
@@ -589,6 +600,7 @@ impl Core {
         };
         Core {
             store,
+            repl: crate::repl::Replication::new(dirty),
             started: Instant::now(),
             started_unix_secs,
             clock_secs: AtomicU32::new(0),

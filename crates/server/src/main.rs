@@ -306,12 +306,17 @@ impl Workers<'_> {
             .map(|_| rt::Notifier::new().map_err(|e| format!("cannot make a notifier: {e}")))
             .collect::<Result<Vec<_>, _>>()?;
         let wake = notifiers.clone();
-        self.shared.redis.pubsub.set_notify(Box::new(move |worker, own| match wake.get(worker) {
+        let notify = move |worker: usize, own: bool| match wake.get(worker) {
             Some(notifier) if own => notifier.notify_local(),
             // Inside a worker's input batch, the wake waits for its end (`wakes`).
             Some(notifier) if !wakes::held(worker) => notifier.notify(),
             _ => {}
-        }));
+        };
+        let notify = std::sync::Arc::new(notify);
+        let for_pubsub = std::sync::Arc::clone(&notify);
+        self.shared.redis.pubsub.set_notify(Box::new(move |worker, own| for_pubsub(worker, own)));
+        // A replica's feed wakes its connection's loop the same way.
+        self.shared.core.repl.set_notify(Box::new(move |worker, own| notify(worker, own)));
         Ok(notifiers)
     }
 }
@@ -528,7 +533,11 @@ fn build_shared(
     let reserve_bytes = buffer_reserve_bytes(config, backend);
     let store = open_store(config, reserve_bytes)?;
     let settings = command_settings(config, backend, skipped, reserve_bytes);
-    let shared = Shared::new(store, settings, config.threads + udp_thread_count(config));
+    // One worker slot more than the loops and UDP threads: the replication link's thread
+    // runs its primary's commands in it (`exec::repl`).
+    let link_worker = config.threads + udp_thread_count(config);
+    let shared = Shared::new(store, settings, link_worker + 1);
+    shared.core.repl.set_link_worker(link_worker);
     shared.memcache.verbosity.store(config.verbosity, Ordering::Relaxed);
     if let Some(path) = &config.aclfile {
         // As Redis: a start with an ACL file it cannot read fails, naming the line.

@@ -412,6 +412,10 @@ impl rt::Handler for Worker {
                 if session.drain_messages(out) == exec::resp::pubsub::Drained::CutOff {
                     return rt::After::CloseAfterFlush;
                 }
+                // A replica: the replication stream (its copy first).
+                if !session.drain_replica(&self.shared, out) {
+                    return rt::After::CloseAfterFlush;
+                }
                 // Answered (served, unblocked or timed out): its waiting input runs now.
                 if session.is_blocked() && session.poll_blocked(&self.shared, out) {
                     return rt::After::Yield;
@@ -454,6 +458,10 @@ impl rt::Handler for Worker {
         exec::resp::slowlog::note_expire_cycle(&self.shared, maintained_from);
         // XREADGROUP waiters on a stream that expired (here or in a command) are answered.
         exec::resp::blocking::serve_expired(&self.shared, &self.counters);
+        // A primary's replicas: expired keys' DELs, and the stream's PING.
+        if self.index == 0 {
+            exec::repl::tick(&self.shared);
+        }
         if self.trims_memory {
             self.trim_after_burst();
             let buffers = self.limits.buffers.used_bytes() as u64;

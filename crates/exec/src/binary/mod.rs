@@ -170,6 +170,13 @@ pub fn execute(
     if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request.key);
     }
+    // A primary's replicas get the item as it is now, or the flush.
+    match ctx.changed {
+        _ if !view.core().repl.journaling() => {}
+        Changed::All => view.journal_flush(),
+        Changed::Key => view.journal_items(&[&session.key(request.key).to_vec()]),
+        Changed::Keys | Changed::Nothing => {}
+    }
     Flow::Continue
 }
 

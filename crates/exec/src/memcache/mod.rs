@@ -386,6 +386,9 @@ pub fn execute(
     if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request);
     }
+    if ctx.changed != Changed::Nothing && view.core().repl.journaling() {
+        journal_change(&ctx, session, request);
+    }
     Flow::Continue
 }
 
@@ -401,7 +404,38 @@ fn retrieve(
     if ctx.changed != Changed::Nothing && ctx.view.redis().tracking_any() {
         tell_trackers(ctx, session, request);
     }
+    if ctx.changed != Changed::Nothing && ctx.view.core().repl.journaling() {
+        journal_change(ctx, session, request);
+    }
     flow
+}
+
+/// What the request changed, sent to this primary's replicas: the items it wrote or
+/// touched as they are now, or a FLUSHALL.
+#[cold]
+#[inline(never)]
+fn journal_change(ctx: &Ctx<'_>, session: &mut Session, request: &Request<'_>) {
+    match (ctx.changed, request) {
+        (Changed::All, _) => ctx.view.journal_flush(),
+        (Changed::Keys, Request::Retrieve(retrieve)) => {
+            let touched = std::mem::take(&mut session.touched);
+            let keys: Vec<Vec<u8>> = touched
+                .iter()
+                .filter_map(|&at| retrieve.keys.iter_from(at).next())
+                .map(|key| session.key(key).to_vec())
+                .collect();
+            session.touched = touched;
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            ctx.view.journal_items(&keys);
+        }
+        (Changed::Key, _) => {
+            if let Some(stored) = written_key(session, request) {
+                let stored = stored.to_vec();
+                ctx.view.journal_items(&[&stored]);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `ms`, and its `watch mutations` line.

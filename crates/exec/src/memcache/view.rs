@@ -68,6 +68,18 @@ impl<'a> MemcacheView<'a> {
         RedisLinks { redis: &self.shared.redis }
     }
 
+    /// A primary with replicas: the items at these stored keys go to them as they are now,
+    /// with their flags and CAS (`crate::repl`).
+    pub(crate) fn journal_items(self, stored: &[&[u8]]) {
+        let keys = stored.iter().filter_map(|key| crate::keyspace::decode(key));
+        crate::repl::journal_keys(self.shared, keys, true);
+    }
+
+    /// A primary with replicas: every item went (`flush_all`).
+    pub(crate) fn journal_flush(self) {
+        crate::repl::journal_verbatim(self.shared, None, &[b"FLUSHALL"]);
+    }
+
     /// `stats reset` (and CONFIG RESETSTAT, [`Shared::reset_totals`]): the counters, Redis's
     /// error counts, and the per-prefix and watch counts as memcached clears them.
     pub fn reset_totals(self) {

@@ -117,6 +117,10 @@ pub(super) fn refusal(
     routed: &Routed,
     command: &Command<'_>,
 ) -> Result<(), Refusal> {
+    if session.from_master {
+        // The primary's stream: Redis's master client is not subject to ACLs.
+        return Ok(());
+    }
     if session.account.is_none() && !routed.spec.flags.contains(Flags::NO_AUTH) {
         session.account = starting_account(shared);
         if session.account.is_none() {

@@ -5,7 +5,7 @@ use proto_resp::{CommandId, Route, SubcommandId};
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, connection, debug, geo, hash, help,
     incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
-    persist, pubsub, replicaof, script, server, set, slowlog, sort, stream, strings, tracking, ttl,
+    persist, pubsub, replication, script, server, set, slowlog, sort, stream, strings, tracking, ttl,
     tx, zset, Ctx,
 };
 use crate::Flow;
@@ -44,9 +44,14 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             C::Lcs => lcs::lcs(ctx),
             C::Lolwut => lolwut::lolwut(ctx),
             C::Debug => debug::debug(ctx),
-            C::Replicaof => replicaof::replicaof(ctx),
+            C::Replicaof => replication::replicaof(ctx),
+            C::Psync => replication::psync(ctx),
+            C::Sync => replication::sync(ctx),
+            C::Replconf => replication::replconf(ctx),
+            C::Failover => replication::failover(ctx),
             C::Reset => connection::reset(ctx),
-            C::Role => cluster::role(ctx),
+            C::Role if ctx.shared.redis.cluster.get().is_some() => cluster::role(ctx),
+            C::Role => replication::role(ctx),
             C::Info => info::info(ctx),
             C::Dbsize => server::dbsize(ctx),
             C::Flushdb => server::flushdb(ctx),

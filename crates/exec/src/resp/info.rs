@@ -89,7 +89,7 @@ fn title(section: &str) -> String {
     title
 }
 
-fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
+pub(super) fn field(text: &mut String, name: &str, value: impl std::fmt::Display) {
     let _ = write!(text, "{name}:{value}\r\n");
 }
 
@@ -251,10 +251,11 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "acl_access_denied_auth", denied_auth);
 }
 
-/// A primary with no replicas.
+/// The replication section: a cluster replica's view of the map, or the role this server
+/// has in Redis replication (`replication::info_section`).
 fn replication(shared: &Shared, text: &mut String) {
     if let Some((ip, port)) = super::cluster::replica_of(shared) {
-        // A replica in the cluster map that never connects (Spinel does not replicate).
+        // A replica in the cluster map, fed by no replication link.
         field(text, "role", "slave");
         field(text, "master_host", ip);
         field(text, "master_port", port);
@@ -267,12 +268,12 @@ fn replication(shared: &Shared, text: &mut String) {
         field(text, "slave_priority", 100);
         field(text, "slave_read_only", 1);
         field(text, "replica_announced", 1);
-    } else {
-        field(text, "role", "master");
+        field(text, "connected_slaves", 0);
+        field(text, "master_repl_offset", 0);
+        field(text, "repl_backlog_active", 0);
+        return;
     }
-    field(text, "connected_slaves", 0);
-    field(text, "master_repl_offset", 0);
-    field(text, "repl_backlog_active", 0);
+    super::replication::info_section(shared, text);
 }
 
 /// Process CPU time, as Redis prints `getrusage` (`seconds.microseconds`); no children.

@@ -74,7 +74,7 @@ mod persist;
 mod pick;
 pub mod pubsub;
 mod redact;
-mod replicaof;
+pub(crate) mod replication;
 mod scan;
 pub mod script;
 mod server;
@@ -156,6 +156,11 @@ pub struct Session {
     /// A loop drives this session (a connection's): a busy script it runs may yield to
     /// that loop. Off for sessions nothing resumes (harnesses, fuzzers).
     script_may_suspend: bool,
+    /// A replica's connection (REPLCONF, PSYNC): what it said, and its feed (`repl`).
+    replica: Option<Box<replication::ReplicaConn>>,
+    /// The replication link's session: commands of the primary's stream (no ACL, no
+    /// READONLY, not journaled again).
+    from_master: bool,
 }
 
 /// CLIENT REPLY's setting: whether replies are sent.
@@ -244,8 +249,33 @@ impl Session {
         self.busy = busy;
     }
 
+    /// The session of the replica link: runs its primary's stream.
+    pub(crate) fn master_client(shared: &Shared) -> Session {
+        let mut session = Session::connect(shared, "master:0", "");
+        session.from_master = true;
+        session.script_may_suspend = false;
+        session
+    }
+
+    /// For a replica's connection: moves the stream waiting for it into `out`; false when
+    /// the connection must close (its copy failed, or it fell behind the backlog).
+    pub fn drain_replica(&self, shared: &Shared, out: &mut Vec<u8>) -> bool {
+        match self.replica.as_ref().and_then(|r| r.feed.as_ref()) {
+            Some(feed) => feed.drain(shared, out) == crate::repl::feed::Drained::Open,
+            None => true,
+        }
+    }
+
+    /// Whether this connection is a replica being fed.
+    pub fn is_replica_feed(&self) -> bool {
+        self.replica.as_ref().is_some_and(|r| r.feed.is_some())
+    }
+
     /// Removes the connection from `CLIENT LIST`; call once, when it closes.
     pub fn disconnect(&mut self, shared: &Shared) {
+        if let Some(feed) = self.replica.as_ref().and_then(|r| r.feed.as_ref()) {
+            feed.close(shared);
+        }
         self.orphan_script();
         self.leave_blocking(shared);
         if std::mem::take(&mut self.postponed) {
@@ -275,6 +305,12 @@ pub fn execute(
 ) -> Flow {
     if shared.redis.pause.is_set() && pause::postpone(shared, session, command) {
         return Flow::Postpone;
+    }
+    if session.is_replica_feed() {
+        // A replica's connection carries the stream: its own commands (REPLCONF ACK) are
+        // run, and whatever they answer is not sent.
+        let mut dropped = Vec::new();
+        return execute_as(shared, counters, session, command, &mut dropped, Exclusive::IfMultiKey);
     }
     execute_as(shared, counters, session, command, out, Exclusive::IfMultiKey)
 }
@@ -545,8 +581,16 @@ fn drop_reply(session: &mut Session, out: &mut Vec<u8>, start: usize, pushed: bo
 
 /// Runs the handler, then raises the keyspace events it recorded (`absent`: the keys that
 /// did not exist before it, when events are on) and counts its changes.
-fn dispatch_and_publish(ctx: &mut Ctx<'_>, route: Route, absent: Option<&[usize]>) -> Flow {
+fn dispatch_and_publish(
+    ctx: &mut Ctx<'_>,
+    route: Route,
+    absent: Option<&[usize]>,
+    reply_at: usize,
+) -> Flow {
     let flow = dispatch::dispatch(ctx, route);
+    if ctx.shared.core.repl.journaling() && !ctx.session.from_master {
+        replication::after_write(ctx, route, reply_at);
+    }
     if let Some(absent) = absent {
         keyevents::publish(ctx, absent);
     }
@@ -591,6 +635,14 @@ fn run(
     let events =
         (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     let reply_at = ctx.out.len();
+    if writes && shared.core.repl.is_replica() && replication::refuses_write(shared, ctx.session) {
+        ctx.error(replication::READONLY);
+        ctx.session.key_scratch = ctx.key_scratch;
+        if no_touch {
+            store::set_reads_touch(true);
+        }
+        return Flow::Continue;
+    }
     if shared.redis.tracking.any() {
         tracking::before_command(&mut ctx);
     }
@@ -604,9 +656,11 @@ fn run(
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.core.worker_of(counters);
         let events = events.as_deref();
-        shared.core.gate.exclusive(worker, || dispatch_and_publish(&mut ctx, routed.route, events))
+        shared.core.gate.exclusive(worker, || {
+            dispatch_and_publish(&mut ctx, routed.route, events, reply_at)
+        })
     } else {
-        dispatch_and_publish(&mut ctx, routed.route, events.as_deref())
+        dispatch_and_publish(&mut ctx, routed.route, events.as_deref(), reply_at)
     };
     if counted {
         counters.command_stats.count_call(slot, ctx.out.get(reply_at) == Some(&b'-'));

@@ -38,6 +38,8 @@ pub(super) use commands::{dispatch, dispatch_sub, role};
 /// RESTORE's storing, for the fuzz targets (`crate::fuzzing`).
 #[cfg(feature = "fuzzing")]
 pub(crate) use dump::to_stored;
+/// A key's value as a DUMP payload carries it (the replication stream's RESTOREs).
+pub(crate) use dump::value_of;
 use topology::Topology;
 
 /// No node: the value of an empty field of a slot word.

@@ -1,0 +1,286 @@
+//! Redis replication, both roles, over Redis's own protocol, so that a Spinel replica
+//! follows a Spinel or a redis-server primary, and a redis-server replica follows Spinel.
+//!
+//! ```text
+//!  primary                                             replica
+//!  a write's keys ──> journal (mutex): the keys' state   link thread (link.rs): PING,
+//!     as SET / RESTORE ... ABSTTL / DEL, SELECT when the    REPLCONF, PSYNC; the RDB to a
+//!     database changes ──> backlog (backlog.rs)            file, loaded; then each command
+//!  PSYNC ──> a feed (feed.rs): +FULLRESYNC, an RDB        of the stream run as the master
+//!     written by a thread into a bounded pipe, then        client, its bytes appended to
+//!     the backlog from the offset the walk began at;       this server's own backlog (so a
+//!     drained by the connection's worker when woken        sub-replica or a promotion keeps
+//!                                                          the same offsets)
+//! ```
+//!
+//! Why each write is sent as the state of the keys it changed, not as the command: the
+//! workers write in parallel with no lock over a command, so the order two workers append
+//! commands for one key need not be the order they applied them; the state read after the
+//! write, under the journal's lock, is always at least as new as the write, so the last
+//! entry for a key is its final value, whatever the interleaving. The same property makes
+//! a full copy consistent without a fork or a pause: the RDB is a walk of the live store
+//! that begins at offset X, and every entry after X sets keys to a state (idempotent), so
+//! a replica that loads the walk and applies the stream from X ends exactly at the
+//! primary's state, with no write lost or applied twice (INCR and APPEND included). The
+//! price: a write to a large collection sends the whole collection (RESTORE).
+//!
+//! memcached writes travel the same way, with their client flags and CAS unique in an
+//! `ECHO` just before (`spinel:mc <flags> <cas>`): a redis-server replica runs the ECHO
+//! (no effect, no log) and stores the string; a Spinel replica keeps the item whole.
+
+pub mod backlog;
+pub(crate) mod feed;
+mod journal;
+mod rdb_shim;
+pub(crate) mod link;
+mod link_stream;
+
+use std::sync::{
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed},
+    Arc, OnceLock,
+};
+
+use parking_lot::Mutex;
+
+use crate::Shared;
+
+pub use feed::Feed;
+pub(crate) use journal::Journal;
+
+/// What wakes worker `i`'s loop (`own`: the calling worker's), set once by the server.
+pub type Notify = Box<dyn Fn(usize, bool) + Send + Sync>;
+
+/// Replication state, for both protocols (in [`crate::Core`]).
+pub struct Replication {
+    /// This server is a primary with a backlog: writes are journaled. One relaxed load per
+    /// write when it is not.
+    journaling: AtomicBool,
+    /// This server follows a primary (`REPLICAOF host port`).
+    replica: AtomicBool,
+    pub(crate) journal: Mutex<Journal>,
+    /// Stored keys the store expired or evicted while journaling: their state (gone) is
+    /// sent at the next append or tick.
+    pub(crate) dirty: Arc<Dirty>,
+    notify: OnceLock<Notify>,
+    /// The worker slot (gate, counters) of the replica link's thread.
+    link_worker: AtomicUsize,
+    pub(crate) link: Mutex<link::LinkState>,
+    /// Unix milliseconds of the last replica acknowledgement check (min-replicas).
+    pub(crate) good_replicas: AtomicUsize,
+    next_feed_id: AtomicU64,
+    /// Unix ms of the last PING the stream carried.
+    last_ping_ms: AtomicU64,
+}
+
+/// Keys the store's observers saw go, waiting to be journaled.
+#[derive(Debug, Default)]
+pub struct Dirty {
+    pub(crate) on: AtomicBool,
+    pub(crate) keys: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Dirty {
+    /// Called by the expiry and eviction observers with the stored key.
+    pub fn note(&self, stored: &[u8]) {
+        if self.on.load(Relaxed) {
+            self.keys.lock().push(stored.to_vec());
+        }
+    }
+}
+
+impl std::fmt::Debug for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replication").finish_non_exhaustive()
+    }
+}
+
+impl Replication {
+    pub fn new(dirty: Arc<Dirty>) -> Replication {
+        Replication {
+            journaling: AtomicBool::new(false),
+            replica: AtomicBool::new(false),
+            journal: Mutex::new(Journal::new()),
+            dirty,
+            notify: OnceLock::new(),
+            link_worker: AtomicUsize::new(0),
+            link: Mutex::new(link::LinkState::default()),
+            good_replicas: AtomicUsize::new(0),
+            next_feed_id: AtomicU64::new(1),
+            last_ping_ms: AtomicU64::new(0),
+        }
+    }
+
+    /// Sets what wakes a worker whose replica has stream to send (once, by the server).
+    pub fn set_notify(&self, notify: Notify) {
+        let _ = self.notify.set(notify);
+    }
+
+    /// The worker slot the replica link's thread runs commands in (set by the server: a
+    /// slot of its own in the gate and the counters).
+    pub fn set_link_worker(&self, worker: usize) {
+        self.link_worker.store(worker, Relaxed);
+    }
+
+    pub(crate) fn link_worker(&self) -> usize {
+        self.link_worker.load(Relaxed)
+    }
+
+    pub(crate) fn wake(&self, worker: usize, own: bool) {
+        if let Some(notify) = self.notify.get() {
+            notify(worker, own);
+        }
+    }
+
+    /// Whether writes are journaled (a primary with a backlog).
+    #[inline(always)]
+    pub fn journaling(&self) -> bool {
+        self.journaling.load(Relaxed)
+    }
+
+    /// Whether this server follows a primary.
+    #[inline(always)]
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Relaxed)
+    }
+
+    pub(crate) fn set_journaling(&self, on: bool) {
+        self.journaling.store(on, Relaxed);
+        self.dirty.on.store(on, Relaxed);
+    }
+
+    pub(crate) fn set_replica(&self, on: bool) {
+        self.replica.store(on, Relaxed);
+    }
+
+    pub(crate) fn next_feed_id(&self) -> u64 {
+        self.next_feed_id.fetch_add(1, Relaxed)
+    }
+}
+
+/// 40 random hex digits: a replication ID.
+pub(crate) fn new_replid() -> String {
+    use std::io::Read;
+    let mut random = [0u8; 20];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut random));
+    if read.is_err() {
+        // No /dev/urandom: the clock and the process id still make it unique enough.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let seed = nanos ^ (u128::from(std::process::id()) << 64);
+        random[..16].copy_from_slice(&seed.to_le_bytes());
+    }
+    random.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The payload of a full copy, as a primary with `capa eof` sends it: `$EOF:<mark>`, the
+/// RDB, the mark.
+pub(crate) fn write_payload(
+    shared: &Shared,
+    out: &mut impl std::io::Write,
+    replid: &str,
+    offset: u64,
+) -> std::io::Result<()> {
+    let mark = new_replid();
+    out.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
+    rdb_shim::write_rdb(shared, out, replid, offset)?;
+    out.write_all(mark.as_bytes())
+}
+
+/// A replica's full copy, received into `path`: every key replaced by the file's.
+pub(crate) fn load_full_copy(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
+    let worker = shared.core.repl.link_worker();
+    let gate = &shared.core.gate;
+    gate.enter(worker);
+    let loaded = gate.exclusive(worker, || {
+        let counters = shared.core.counters(worker);
+        crate::core::flush::flush_all(&shared.core, &counters, 0, crate::core::flush::Switch::Ignore);
+        rdb_shim::load_rdb_file(shared, path)
+    });
+    gate.leave(worker);
+    loaded
+}
+
+/// What a write changed, journaled when this server is a primary with replicas.
+pub(crate) fn journal_keys<'k>(
+    shared: &Shared,
+    keys: impl IntoIterator<Item = (u8, &'k [u8])>,
+    memcached: bool,
+) {
+    journal::keys_changed(shared, keys, memcached);
+}
+
+/// A command journaled as it is.
+pub(crate) fn journal_verbatim(shared: &Shared, db: Option<u8>, parts: &[&[u8]]) {
+    journal::verbatim(shared, db, parts);
+}
+
+/// A primary's tick: expired keys and, every `repl-ping-replica-period`, a PING.
+pub fn tick(shared: &Shared) {
+    let repl = &shared.core.repl;
+    if !repl.journaling() {
+        return;
+    }
+    let now_ms = crate::resp::now_unix_ms(shared);
+    let period_ms = crate::resp::replication::kept_int(shared, "repl-ping-replica-period").max(1) as u64 * 1000;
+    let last = repl.last_ping_ms.load(Relaxed);
+    let ping = now_ms >= last + period_ms
+        && repl.last_ping_ms.compare_exchange(last, now_ms, Relaxed, Relaxed).is_ok();
+    journal::tick(shared, ping);
+    acks_changed(shared);
+}
+
+/// One replica as ROLE and INFO show it.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplicaView {
+    pub ip: String,
+    pub port: u32,
+    pub ack_offset: u64,
+    pub lag_secs: u64,
+    pub online: bool,
+}
+
+/// `master_repl_offset` and the replicas being fed.
+pub(crate) fn replicas(shared: &Shared) -> (u64, Vec<ReplicaView>) {
+    let now_ms = crate::resp::now_unix_ms(shared);
+    let journal = shared.core.repl.journal.lock();
+    let views = journal
+        .feeds
+        .iter()
+        .filter(|f| !f.is_gone())
+        .map(|f| ReplicaView {
+            ip: f.ip.clone(),
+            port: f.port.load(Relaxed),
+            ack_offset: f.ack_offset.load(Relaxed),
+            lag_secs: now_ms.saturating_sub(f.ack_ms.load(Relaxed)) / 1000,
+            online: !f.in_bulk(),
+        })
+        .collect();
+    (journal.offset(), views)
+}
+
+/// Recounts the replicas good for `min-replicas-to-write` (online, acknowledged within
+/// `min-replicas-max-lag` seconds).
+pub(crate) fn acks_changed(shared: &Shared) {
+    let max_lag = crate::resp::replication::kept_int(shared, "min-replicas-max-lag").max(0) as u64;
+    let (_, views) = replicas(shared);
+    let good = views.iter().filter(|v| v.online && v.lag_secs <= max_lag).count();
+    shared.core.repl.good_replicas.store(good, Relaxed);
+}
+
+/// How many replicas acknowledged offset `offset` or more.
+pub(crate) fn acked_at_least(shared: &Shared, offset: u64) -> usize {
+    let journal = shared.core.repl.journal.lock();
+    journal.feeds.iter().filter(|f| !f.is_gone() && f.ack_offset.load(Relaxed) >= offset).count()
+}
+
+/// Asks every replica for its offset now (WAIT).
+pub(crate) fn ask_acks(shared: &Shared) {
+    let repl = &shared.core.repl;
+    let mut journal = repl.journal.lock();
+    if journal.feeds.is_empty() {
+        return;
+    }
+    journal.command(&[b"REPLCONF", b"GETACK", b"*"]);
+    journal.flush(repl);
+}

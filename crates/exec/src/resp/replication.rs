@@ -1,0 +1,312 @@
+//! The replication commands: PSYNC and SYNC (a replica asks for the stream), REPLCONF (its
+//! settings and acknowledgements), REPLICAOF (follow a primary, or stop), ROLE, FAILOVER,
+//! INFO's replication section, and what a write appends to the stream (`after_write`).
+//! The stream itself is `crate::repl`.
+
+use std::sync::{atomic::Ordering::Relaxed, Arc};
+
+use proto_resp::args::parse_i64;
+
+use super::{config_kept, Ctx, Session};
+use crate::repl::{self, Feed};
+
+/// What a connection that said it is a replica (REPLCONF) told, and its feed once PSYNC
+/// made one.
+#[derive(Debug, Default)]
+pub(crate) struct ReplicaConn {
+    port: u32,
+    pub(crate) feed: Option<Arc<Feed>>,
+}
+
+/// PSYNC replid offset.
+pub(super) fn psync(ctx: &mut Ctx<'_>) {
+    let (replid, offset) = (ctx.arg(1).to_vec(), parse_i64(ctx.arg(2)).unwrap_or(-1));
+    start_feed(ctx, Some((replid, offset)));
+}
+
+/// SYNC: a full copy, without the +FULLRESYNC line (replicas before PSYNC).
+pub(super) fn sync(ctx: &mut Ctx<'_>) {
+    start_feed(ctx, None);
+}
+
+fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
+    if ctx.session.replica.as_ref().is_some_and(|r| r.feed.is_some()) {
+        return;
+    }
+    let shared_arc = match ctx.shared.this.get().and_then(std::sync::Weak::upgrade) {
+        Some(shared) => shared,
+        None => return ctx.error("ERR the server is stopping"),
+    };
+    let repl = &ctx.shared.core.repl;
+    if repl.is_replica() && !repl::link::is_up(ctx.shared) {
+        return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
+    }
+    let worker = ctx.shared.core.worker_of(ctx.counters);
+    let (client_id, addr) = {
+        let client = ctx.session.client.lock();
+        (client.id, client.addr.clone())
+    };
+    let ip = addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string();
+    let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
+    let size = backlog_size(ctx.shared);
+    let mut journal = repl.journal.lock();
+    journal.ensure_backlog(size);
+    if !repl.is_replica() {
+        repl.set_journaling(true);
+    }
+    let backlog = journal.backlog.as_ref().expect("made above");
+    let partial = asked.as_ref().is_some_and(|(id, offset)| {
+        let from = *offset as u64;
+        let same = id.as_slice() == journal.replid.as_bytes()
+            || (id.as_slice() == journal.replid2.as_bytes() && *offset <= journal.second_offset);
+        *offset > 0 && same && backlog.holds(from)
+    });
+    let (feed, reply) = if partial {
+        let from = asked.as_ref().map_or(0, |(_, o)| *o as u64);
+        let feed = Feed::new(worker, client_id, ip, port, from);
+        (feed, format!("+CONTINUE {}\r\n", journal.replid))
+    } else {
+        let at = backlog.end();
+        let feed = Feed::new(worker, client_id, ip, port, at + 1);
+        let line = asked.is_some().then(|| format!("+FULLRESYNC {} {at}\r\n", journal.replid));
+        (feed, line.unwrap_or_default())
+    };
+    let feed = Arc::new(feed);
+    journal.feeds.push(Arc::clone(&feed));
+    let (replid, at) = (journal.replid.clone(), journal.offset());
+    drop(journal);
+    ctx.out.extend_from_slice(reply.as_bytes());
+    if !partial {
+        let started = feed.start_bulk(&shared_arc, move |shared, out| {
+            repl::write_payload(shared, out, &replid, at)
+        });
+        if started.is_err() {
+            feed.close(ctx.shared);
+            return ctx.error("ERR cannot start the full resynchronisation");
+        }
+    }
+    // The connection streams from now on: its worker drains the feed when woken.
+    super::pubsub::subscriptions(ctx);
+    ctx.session.replica.get_or_insert_with(Box::default).feed = Some(feed);
+    repl.wake(worker, true);
+}
+
+/// REPLCONF option value [option value ...].
+pub(super) fn replconf(ctx: &mut Ctx<'_>) {
+    if ctx.argc() % 2 == 0 {
+        return ctx.error(proto_resp::error::SYNTAX);
+    }
+    let mut at = 1;
+    while at < ctx.argc() {
+        let (option, value) = (ctx.arg(at).to_ascii_lowercase(), ctx.arg(at + 1));
+        match option.as_slice() {
+            b"listening-port" => {
+                let Ok(port) = parse_i64(value) else {
+                    return ctx.error("ERR value is not an integer or out of range");
+                };
+                ctx.session.replica.get_or_insert_with(Box::default).port = port as u32;
+                if let Some(feed) = ctx.session.replica.as_ref().and_then(|r| r.feed.as_ref()) {
+                    feed.port.store(port as u32, Relaxed);
+                }
+            }
+            b"ack" | b"fack" => {
+                if let Some(feed) = ctx.session.replica.as_ref().and_then(|r| r.feed.as_ref()) {
+                    if option == b"ack" {
+                        let offset = parse_i64(value).unwrap_or(0).max(0) as u64;
+                        feed.ack_offset.fetch_max(offset, Relaxed);
+                        feed.ack_ms.store(super::now_unix_ms(ctx.shared), Relaxed);
+                        repl::acks_changed(ctx.shared);
+                    }
+                }
+                // An acknowledgement has no reply.
+                return;
+            }
+            b"getack" => return,
+            b"ip-address" | b"capa" | b"rdb-only" | b"rdb-filter-only" | b"rdb-channel" => {}
+            _ => {
+                let name = String::from_utf8_lossy(ctx.arg(at));
+                return ctx.error(format!("ERR Unrecognized REPLCONF option: {name}"));
+            }
+        }
+        at += 2;
+    }
+    ctx.reply().ok();
+}
+
+/// REPLICAOF host port | NO ONE.
+pub(super) fn replicaof(ctx: &mut Ctx<'_>) {
+    if ctx.shared.redis.cluster.get().is_some() {
+        return ctx.error("ERR REPLICAOF not allowed in cluster mode.");
+    }
+    if ctx.arg(1).eq_ignore_ascii_case(b"no") && ctx.arg(2).eq_ignore_ascii_case(b"one") {
+        repl::link::stop_following(ctx.shared);
+        return ctx.reply().ok();
+    }
+    let port = match parse_i64(ctx.arg(2)) {
+        Ok(port) if (0..=65535).contains(&port) => port as u16,
+        _ => return ctx.error("ERR Invalid master port"),
+    };
+    let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    let Some(shared) = ctx.shared.this.get().and_then(std::sync::Weak::upgrade) else {
+        return ctx.error("ERR the server is stopping");
+    };
+    match repl::link::follow(&shared, host, port) {
+        repl::link::Followed::Already => ctx.reply().simple(b"OK Already connected to specified master"),
+        repl::link::Followed::Started => ctx.reply().ok(),
+    }
+}
+
+/// ROLE.
+pub(super) fn role(ctx: &mut Ctx<'_>) {
+    let shared = ctx.shared;
+    if let Some((host, port, state, offset)) = repl::link::role_of(shared) {
+        let mut reply = ctx.reply();
+        reply.array(5);
+        reply.bulk(b"slave");
+        reply.bulk(host.as_bytes());
+        reply.integer(i64::from(port));
+        reply.bulk(state.as_bytes());
+        reply.integer(offset);
+        return;
+    }
+    let (offset, replicas) = repl::replicas(shared);
+    let mut reply = ctx.reply();
+    reply.array(3);
+    reply.bulk(b"master");
+    reply.integer(offset as i64);
+    reply.array(replicas.len());
+    for replica in replicas {
+        reply.array(3);
+        reply.bulk(replica.ip.as_bytes());
+        reply.bulk(replica.port.to_string().as_bytes());
+        reply.bulk(replica.ack_offset.to_string().as_bytes());
+    }
+}
+
+/// `repl-backlog-size` as set.
+pub(crate) fn backlog_size(shared: &crate::Shared) -> usize {
+    config_kept::value(shared, "repl-backlog-size").parse().unwrap_or(1 << 20)
+}
+
+/// A kept integer setting (`min-replicas-to-write` ...).
+pub(crate) fn kept_int(shared: &crate::Shared, name: &str) -> i64 {
+    config_kept::value(shared, name).parse().unwrap_or(0)
+}
+
+/// A kept text setting (`masterauth` ...).
+pub(crate) fn kept_text(shared: &crate::Shared, name: &str) -> String {
+    config_kept::value(shared, name)
+}
+
+/// A kept yes/no setting (`replica-read-only` ...).
+pub(crate) fn kept_yes(shared: &crate::Shared, name: &str) -> bool {
+    config_kept::value(shared, name) == "yes"
+}
+
+/// What a Redis write appends to the stream, once it ran (`run` calls this when the
+/// server journals): its keys' state, or the command as it is for those that act on
+/// whole databases or on functions.
+pub(super) fn after_write(ctx: &Ctx<'_>, route: proto_resp::Route, reply_at: usize) {
+    let name = ctx.spec.name;
+    let db = ctx.session.db;
+    if ctx.outcome.flushed() || verbatim(name, route) {
+        if ctx.out.get(reply_at) == Some(&b'-') {
+            return;
+        }
+        let parts: Vec<&[u8]> = (0..ctx.argc()).map(|i| ctx.arg(i)).collect();
+        let selects = matches!(name, "flushdb");
+        return repl::journal_verbatim(ctx.shared, selects.then_some(db), &parts);
+    }
+    if ctx.outcome.changes() == 0 {
+        return;
+    }
+    let mut keys: Vec<(u8, &[u8])> =
+        ctx.outcome.events().map(|e| (e.db.unwrap_or(db), ctx.arg(e.key_index))).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    repl::journal_keys(ctx.shared, keys, false);
+}
+
+/// Commands sent as they are: those that act on whole databases, and the writes of
+/// FUNCTION.
+fn verbatim(name: &str, route: proto_resp::Route) -> bool {
+    use proto_resp::SubcommandId as S;
+    matches!(name, "swapdb" | "flushall" | "flushdb")
+        || matches!(
+            route,
+            proto_resp::Route::Subcommand(
+                S::FunctionLoad | S::FunctionDelete | S::FunctionFlush | S::FunctionRestore
+            )
+        )
+}
+
+/// Whether a replica refuses this write from a client (`replica-read-only`).
+pub(super) fn refuses_write(shared: &crate::Shared, session: &Session) -> bool {
+    shared.core.repl.is_replica() && !session.from_master && kept_yes(shared, "replica-read-only")
+}
+
+pub(super) const READONLY: &str = "READONLY You can't write against a read only replica.";
+
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: not yet coordinated by Spinel.
+pub(super) fn failover(ctx: &mut Ctx<'_>) {
+    if ctx.shared.core.repl.is_replica() {
+        return ctx.error("ERR FAILOVER is not valid when server is a replica.");
+    }
+    if repl::replicas(ctx.shared).1.is_empty() {
+        return ctx.error("ERR FAILOVER requires connected replicas.");
+    }
+    ctx.error("ERR FAILOVER is not supported by Spinel: use REPLICAOF NO ONE on the replica")
+}
+
+/// INFO's replication section, with Redis 7.0's fields (Sentinel parses them).
+pub(super) fn info_section(shared: &crate::Shared, text: &mut String) {
+    use super::info::field;
+    let link = repl::link::info_of(shared);
+    let (offset, replicas) = repl::replicas(shared);
+    match &link {
+        Some(link) => {
+            field(text, "role", "slave");
+            field(text, "master_host", &link.host);
+            field(text, "master_port", link.port);
+            field(text, "master_link_status", if link.up { "up" } else { "down" });
+            field(text, "master_last_io_seconds_ago", link.last_io_secs);
+            field(text, "master_sync_in_progress", u8::from(link.syncing));
+            field(text, "slave_read_repl_offset", offset);
+            field(text, "slave_repl_offset", offset);
+            if !link.up {
+                field(text, "master_link_down_since_seconds", link.down_secs);
+            }
+            field(text, "slave_priority", kept_int(shared, "replica-priority"));
+            field(text, "slave_read_only", u8::from(kept_yes(shared, "replica-read-only")));
+            field(text, "replica_announced", u8::from(kept_yes(shared, "replica-announced")));
+        }
+        None => field(text, "role", "master"),
+    }
+    field(text, "connected_slaves", replicas.len());
+    if link.is_none() && kept_int(shared, "min-replicas-to-write") > 0 {
+        let good = shared.core.repl.good_replicas.load(Relaxed);
+        field(text, "min_slaves_good_slaves", good);
+    }
+    for (at, r) in replicas.iter().enumerate() {
+        let state = if r.online { "online" } else { "wait_bgsave" };
+        let line = format!(
+            "ip={},port={},state={state},offset={},lag={}",
+            r.ip, r.port, r.ack_offset, r.lag_secs
+        );
+        field(text, &format!("slave{at}"), line);
+    }
+    let journal = shared.core.repl.journal.lock();
+    field(text, "master_failover_state", "no-failover");
+    field(text, "master_replid", &journal.replid);
+    field(text, "master_replid2", &journal.replid2);
+    field(text, "master_repl_offset", journal.offset());
+    field(text, "second_repl_offset", journal.second_offset);
+    let (active, size, first, histlen) = match &journal.backlog {
+        Some(b) => (1, b.size(), b.first_offset(), b.histlen()),
+        None => (0, backlog_size(shared), 0, 0),
+    };
+    field(text, "repl_backlog_active", active);
+    field(text, "repl_backlog_size", size);
+    field(text, "repl_backlog_first_byte_offset", first);
+    field(text, "repl_backlog_histlen", histlen);
+}
