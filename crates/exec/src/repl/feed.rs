@@ -28,7 +28,6 @@ const CHUNK_BYTES: usize = 64 << 10;
 #[derive(Debug)]
 pub struct Feed {
     pub(crate) worker: usize,
-    pub(crate) client_id: u64,
     pub(crate) ip: String,
     /// REPLCONF listening-port.
     pub(crate) port: AtomicU32,
@@ -63,10 +62,9 @@ pub enum Drained {
 }
 
 impl Feed {
-    pub(crate) fn new(worker: usize, client_id: u64, ip: String, port: u32, position: u64) -> Feed {
+    pub(crate) fn new(worker: usize, ip: String, port: u32, position: u64) -> Feed {
         Feed {
             worker,
-            client_id,
             ip,
             port: AtomicU32::new(port),
             position: AtomicU64::new(position),

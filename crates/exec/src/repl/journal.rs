@@ -162,7 +162,6 @@ impl Journal {
         let Some(value) = crate::resp::cluster::value_of(shared, &item) else {
             return self.command(&[b"DEL", key]);
         };
-        drop(item);
         let payload = values::rdb::dump(&value);
         let ttl = expiry_ms.unwrap_or_else(|| "0".into());
         self.command(&[b"RESTORE", key, ttl.as_bytes(), &payload, b"REPLACE", b"ABSTTL"]);

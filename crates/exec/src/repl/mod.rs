@@ -67,9 +67,23 @@ pub struct Replication {
     pub(crate) link: Mutex<link::LinkState>,
     /// Unix milliseconds of the last replica acknowledgement check (min-replicas).
     pub(crate) good_replicas: AtomicUsize,
-    next_feed_id: AtomicU64,
     /// Unix ms of the last PING the stream carried.
     last_ping_ms: AtomicU64,
+    /// `min-replicas-to-write`, `replica-read-only`, `replica-serve-stale-data`, kept in
+    /// step with CONFIG for the write path.
+    pub(crate) min_replicas: AtomicUsize,
+    pub(crate) read_only: AtomicBool,
+    pub(crate) serve_stale: AtomicBool,
+    /// INFO's `sync_full`, `sync_partial_ok`, `sync_partial_err`.
+    pub syncs: SyncCounts,
+}
+
+/// Full and partial resynchronisations served (INFO stats).
+#[derive(Debug, Default)]
+pub struct SyncCounts {
+    pub full: AtomicU64,
+    pub partial_ok: AtomicU64,
+    pub partial_err: AtomicU64,
 }
 
 /// Keys the store's observers saw go, waiting to be journaled.
@@ -105,8 +119,11 @@ impl Replication {
             link_worker: AtomicUsize::new(0),
             link: Mutex::new(link::LinkState::default()),
             good_replicas: AtomicUsize::new(0),
-            next_feed_id: AtomicU64::new(1),
             last_ping_ms: AtomicU64::new(0),
+            min_replicas: AtomicUsize::new(0),
+            read_only: AtomicBool::new(true),
+            serve_stale: AtomicBool::new(true),
+            syncs: SyncCounts::default(),
         }
     }
 
@@ -152,8 +169,25 @@ impl Replication {
         self.replica.store(on, Relaxed);
     }
 
-    pub(crate) fn next_feed_id(&self) -> u64 {
-        self.next_feed_id.fetch_add(1, Relaxed)
+    /// A CONFIG SET (or a config file line) of a setting the write path reads.
+    pub(crate) fn setting_changed(&self, name: &str, value: &str) {
+        match name {
+            "min-replicas-to-write" | "min-slaves-to-write" => {
+                self.min_replicas.store(value.parse().unwrap_or(0), Relaxed);
+            }
+            "replica-read-only" | "slave-read-only" => self.read_only.store(value == "yes", Relaxed),
+            "replica-serve-stale-data" | "slave-serve-stale-data" => {
+                self.serve_stale.store(value == "yes", Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether a write must pass a replication check first (a replica, or a primary with
+    /// `min-replicas-to-write`): one relaxed load each on the write path.
+    #[inline(always)]
+    pub fn guards_writes(&self) -> bool {
+        self.is_replica() || self.min_replicas.load(Relaxed) != 0
     }
 }
 
@@ -283,4 +317,9 @@ pub(crate) fn ask_acks(shared: &Shared) {
     }
     journal.command(&[b"REPLCONF", b"GETACK", b"*"]);
     journal.flush(repl);
+}
+
+/// `master_repl_offset` now.
+pub(crate) fn offset(shared: &Shared) -> u64 {
+    shared.core.repl.journal.lock().offset()
 }

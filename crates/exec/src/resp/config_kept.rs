@@ -163,6 +163,7 @@ pub(super) fn set(shared: &Shared, name: &'static str, value: String) {
     // The encoding thresholds are read on every collection write: from atomics.
     let checked = find(name).map_or(Ok(String::new()), |kept| kept.check(value.as_bytes()));
     shared.redis.encoding_thresholds.apply(name, checked.as_deref().unwrap_or(&value));
+    shared.core.repl.setting_changed(name, checked.as_deref().unwrap_or(&value));
     match current {
         Some(entry) => entry.1 = value,
         None => values.push((name, value)),

@@ -232,6 +232,10 @@ fn stats(shared: &Shared, totals: &Totals, text: &mut String) {
     field(text, "total_net_input_bytes", totals.bytes_read);
     field(text, "total_net_output_bytes", totals.bytes_written);
     field(text, "rejected_connections", totals.rejected_connections);
+    let syncs = &shared.core.repl.syncs;
+    field(text, "sync_full", syncs.full.load(std::sync::atomic::Ordering::Relaxed));
+    field(text, "sync_partial_ok", syncs.partial_ok.load(std::sync::atomic::Ordering::Relaxed));
+    field(text, "sync_partial_err", syncs.partial_err.load(std::sync::atomic::Ordering::Relaxed));
     field(text, "expired_keys", expired);
     field(text, "evicted_keys", evicted);
     field(text, "keyspace_hits", totals.get_hits);

@@ -635,8 +635,12 @@ fn run(
     let events =
         (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     let reply_at = ctx.out.len();
-    if writes && shared.core.repl.is_replica() && replication::refuses_write(shared, ctx.session) {
-        ctx.error(replication::READONLY);
+    let refusal = match shared.core.repl.guards_writes() {
+        false => None,
+        true => replication_refusal(&ctx, writes),
+    };
+    if let Some(refusal) = refusal {
+        ctx.error(refusal);
         ctx.session.key_scratch = ctx.key_scratch;
         if no_touch {
             store::set_reads_touch(true);
@@ -687,6 +691,16 @@ fn run(
         slowlog::note(shared, ctx.session, command, spec.flags, nanos);
     }
     flow
+}
+
+/// A replica's or a guarded primary's refusal of this command (see `replication`).
+#[cold]
+fn replication_refusal(ctx: &Ctx<'_>, writes: bool) -> Option<&'static str> {
+    let stale_ok = ctx.spec.flags.contains(proto_resp::commands::Flags::STALE);
+    if replication::stale_refusal(ctx.shared, ctx.session, stale_ok) {
+        return Some(replication::MASTERDOWN);
+    }
+    writes.then(|| replication::write_refusal(ctx.shared, ctx.session)).flatten()
 }
 
 /// Whether a routed command may write: its flag, or a writing XGROUP subcommand (a

@@ -42,10 +42,7 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
         return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
     let worker = ctx.shared.core.worker_of(ctx.counters);
-    let (client_id, addr) = {
-        let client = ctx.session.client.lock();
-        (client.id, client.addr.clone())
-    };
+    let addr = ctx.session.client.lock().addr.clone();
     let ip = addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string();
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let size = backlog_size(ctx.shared);
@@ -61,13 +58,22 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
             || (id.as_slice() == journal.replid2.as_bytes() && *offset <= journal.second_offset);
         *offset > 0 && same && backlog.holds(from)
     });
+    let syncs = &repl.syncs;
+    match (partial, &asked) {
+        (true, _) => syncs.partial_ok.fetch_add(1, Relaxed),
+        (false, Some((id, _))) if id.as_slice() != b"?" => {
+            syncs.partial_err.fetch_add(1, Relaxed);
+            syncs.full.fetch_add(1, Relaxed)
+        }
+        (false, _) => syncs.full.fetch_add(1, Relaxed),
+    };
     let (feed, reply) = if partial {
         let from = asked.as_ref().map_or(0, |(_, o)| *o as u64);
-        let feed = Feed::new(worker, client_id, ip, port, from);
+        let feed = Feed::new(worker, ip, port, from);
         (feed, format!("+CONTINUE {}\r\n", journal.replid))
     } else {
         let at = backlog.end();
-        let feed = Feed::new(worker, client_id, ip, port, at + 1);
+        let feed = Feed::new(worker, ip, port, at + 1);
         let line = asked.is_some().then(|| format!("+FULLRESYNC {} {at}\r\n", journal.replid));
         (feed, line.unwrap_or_default())
     };
@@ -240,11 +246,34 @@ fn verbatim(name: &str, route: proto_resp::Route) -> bool {
         )
 }
 
-/// Whether a replica refuses this write from a client (`replica-read-only`).
-pub(super) fn refuses_write(shared: &crate::Shared, session: &Session) -> bool {
-    shared.core.repl.is_replica() && !session.from_master && kept_yes(shared, "replica-read-only")
+/// Why this write from a client is refused by replication, if it is: a read-only
+/// replica (`READONLY`), or a primary without `min-replicas-to-write` good replicas.
+pub(super) fn write_refusal(shared: &crate::Shared, session: &Session) -> Option<&'static str> {
+    let repl = &shared.core.repl;
+    if session.from_master {
+        return None;
+    }
+    if repl.is_replica() {
+        return repl.read_only.load(Relaxed).then_some(READONLY);
+    }
+    let wanted = repl.min_replicas.load(Relaxed);
+    (wanted != 0 && repl.good_replicas.load(Relaxed) < wanted).then_some(NOREPLICAS)
 }
 
+/// Whether a replica whose link is down refuses this command
+/// (`replica-serve-stale-data no`): all but those Redis flags `stale`.
+pub(super) fn stale_refusal(shared: &crate::Shared, session: &Session, stale_ok: bool) -> bool {
+    let repl = &shared.core.repl;
+    repl.is_replica()
+        && !session.from_master
+        && !stale_ok
+        && !repl.serve_stale.load(Relaxed)
+        && !repl::link::is_up(shared)
+}
+
+pub(super) const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 pub(super) const READONLY: &str = "READONLY You can't write against a read only replica.";
 
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: not yet coordinated by Spinel.
