@@ -135,6 +135,8 @@ fn start_shared(
     shared.set_this();
     log::init(Arc::clone(&shared), config.log_format);
     restore_snapshot(&shared, config);
+    // redis.conf's `replicaof`: the link starts once the snapshot is in.
+    exec::repl::start_configured(&shared);
     if shared.redis.cluster.get().is_some() {
         spawn_cluster_follower(Arc::clone(&shared))
             .map_err(|e| format!("cannot start the cluster map thread: {e}"))?;

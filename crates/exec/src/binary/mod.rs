@@ -144,6 +144,11 @@ pub fn execute(
             view.core().store.reader().peek(session.key(request.key)).map(|i| i.value().len());
         watch::item_get(view.memcache(), request.key, size, session.conn_number);
     }
+    if view.core().repl.is_replica() && writes_on_replica(view, loud) {
+        let status = proto_memcache::binary::Status::ReadOnlyReplica;
+        proto_memcache::binary::compose_error(request.opcode as u8, status, request.opaque, out);
+        return Flow::Continue;
+    }
     let (opcode, opaque, changed) = (request.opcode as u8, request.opaque, Changed::Nothing);
     let mut ctx = Ctx { view, counters, out, opcode, opaque, quiet, changed };
     use Opcode::*;
@@ -178,6 +183,18 @@ pub fn execute(
         Changed::Keys | Changed::Nothing => {}
     }
     Flow::Continue
+}
+
+/// A write a read-only replica refuses (see `memcache::READ_ONLY_REPLICA`).
+#[cold]
+fn writes_on_replica(view: MemcacheView<'_>, loud: Opcode) -> bool {
+    use Opcode::*;
+    view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed)
+        && matches!(
+            loud,
+            Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Flush
+                | Touch | Gat | GatK
+        )
 }
 
 /// Tells the Redis clients tracking keys what the request changed: its key, or everything

@@ -300,6 +300,33 @@ pub(crate) fn visible_cas(core: &Core, cas: u64) -> u64 {
     }
 }
 
+/// What a read-only replica answers a write: the replication stream is the only writer
+/// of its items (writes go to the primary; `replica-read-only no` lets them through).
+pub(crate) const READ_ONLY_REPLICA: &[u8] = b"SERVER_ERROR read-only replica\r\n";
+
+/// On a read-only replica, a write is refused: Some(its noreply).
+#[cold]
+fn replica_refusal(view: MemcacheView<'_>, request: &Request<'_>) -> Option<bool> {
+    use proto_memcache::text::RetrieveKind;
+    if !view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    match request {
+        Request::Store(store) => Some(store.noreply),
+        Request::Delete { noreply, .. }
+        | Request::Arith { noreply, .. }
+        | Request::Touch { noreply, .. }
+        | Request::FlushAll { noreply, .. } => Some(*noreply),
+        Request::Retrieve(retrieve)
+            if matches!(retrieve.kind, RetrieveKind::Gat { .. } | RetrieveKind::Gats { .. }) =>
+        {
+            Some(false)
+        }
+        Request::MetaSet(_) | Request::MetaDelete(_) | Request::MetaArith(_) => Some(false),
+        _ => None,
+    }
+}
+
 /// Executes one parsed request, appending its reply (if any) to `out`.
 pub fn execute(
     view: MemcacheView<'_>,
@@ -330,6 +357,14 @@ pub fn execute(
     }
     if !resumed && view.memcache().watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(view, session, request);
+    }
+    if view.core().repl.is_replica() {
+        if let Some(noreply) = replica_refusal(view, request) {
+            if !noreply {
+                out.extend_from_slice(READ_ONLY_REPLICA);
+            }
+            return Flow::Continue;
+        }
     }
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
     // One match in this function, as the compiler inlines a get's path into it (a dispatch

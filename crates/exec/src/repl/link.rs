@@ -27,6 +27,8 @@ pub(crate) struct LinkState {
     pub last_io_ms: u64,
     /// Unix ms the link went down (0: up, or never up).
     pub down_since_ms: u64,
+    /// redis.conf's `replicaof`, until the server has started.
+    pub configured: Option<(String, u16)>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +178,12 @@ fn session(shared: &Shared, generation: u64, host: &str, port: u16) -> Result<()
         let journal = shared.core.repl.journal.lock();
         (journal.replid.clone(), journal.offset())
     };
-    send(&mut link, &[b"PSYNC", known_id.as_bytes(), (known_offset + 1).to_string().as_bytes()])?;
+    let from = (known_offset + 1).to_string();
+    if shared.core.repl.failover_psync.load(std::sync::atomic::Ordering::Relaxed) {
+        send(&mut link, &[b"PSYNC", known_id.as_bytes(), from.as_bytes(), b"FAILOVER"])?;
+    } else {
+        send(&mut link, &[b"PSYNC", known_id.as_bytes(), from.as_bytes()])?;
+    }
     let answer = read_line_skipping_newlines(&mut link)?;
     if let Some(rest) = answer.strip_prefix("+FULLRESYNC ") {
         let (replid, offset) = rest.split_once(' ').ok_or("bad FULLRESYNC")?;
@@ -193,6 +200,7 @@ fn session(shared: &Shared, generation: u64, host: &str, port: u16) -> Result<()
     } else {
         return Err(format!("PSYNC answered {answer}"));
     }
+    super::failover::finished(shared);
     set_status(shared, generation, Status::Connected);
     super::link_stream::stream(shared, generation, link)
 }

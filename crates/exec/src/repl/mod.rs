@@ -29,6 +29,7 @@
 //! (no effect, no log) and stores the string; a Spinel replica keeps the item whole.
 
 pub mod backlog;
+pub(crate) mod failover;
 pub(crate) mod feed;
 mod journal;
 mod rdb_shim;
@@ -76,6 +77,10 @@ pub struct Replication {
     pub(crate) serve_stale: AtomicBool,
     /// INFO's `sync_full`, `sync_partial_ok`, `sync_partial_err`.
     pub syncs: SyncCounts,
+    /// FAILOVER's progress (`failover.rs`).
+    pub(crate) failover: Mutex<failover::State>,
+    /// The next PSYNC of the link says FAILOVER (this server is handing over its role).
+    pub(crate) failover_psync: AtomicBool,
 }
 
 /// Full and partial resynchronisations served (INFO stats).
@@ -124,6 +129,8 @@ impl Replication {
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             syncs: SyncCounts::default(),
+            failover: Mutex::new(failover::State::None),
+            failover_psync: AtomicBool::new(false),
         }
     }
 
@@ -322,4 +329,33 @@ pub(crate) fn ask_acks(shared: &Shared) {
 /// `master_repl_offset` now.
 pub(crate) fn offset(shared: &Shared) -> u64 {
     shared.core.repl.journal.lock().offset()
+}
+
+/// redis.conf's `replicaof host port`: noted, and followed once the server started
+/// ([`start_configured`]).
+pub(crate) fn configure_master(shared: &Shared, value: &str) -> Result<(), String> {
+    let mut words = value.split_whitespace();
+    let (Some(host), Some(port), None) = (words.next(), words.next(), words.next()) else {
+        return Err("wrong number of arguments".into());
+    };
+    if host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one") {
+        return Ok(());
+    }
+    let port: u16 = port.parse().map_err(|_| "Invalid master port".to_string())?;
+    shared.core.repl.link.lock().configured = Some((host.to_string(), port));
+    Ok(())
+}
+
+/// Starts following the primary the config file named, if any.
+pub fn start_configured(shared: &Arc<Shared>) {
+    let configured = shared.core.repl.link.lock().configured.take();
+    if let Some((host, port)) = configured {
+        link::follow(shared, host, port);
+    }
+}
+
+/// CONFIG GET replicaof: `host port` of the primary followed, or empty.
+pub(crate) fn master_text(shared: &Shared) -> String {
+    let link = shared.core.repl.link.lock();
+    link.master.as_ref().map_or_else(String::new, |(host, port)| format!("{host} {port}"))
 }

@@ -138,11 +138,11 @@ const PARAMETERS: &[(&str, Kind, Read)] = &[
     ("protected-mode", Kind::ProtectedMode, super::auth::protected_mode),
     ("proto-max-bulk-len", Kind::Memory, |_| super::PROTO_MAX_BULK_LEN.to_string()),
     kept!("repl-backlog-size"),
-    // No replication: never a replica of another server.
-    ("replicaof", Kind::Immutable, |_| String::new()),
+    // The primary this server follows (`REPLICAOF`), as `host port`; empty for none.
+    ("replicaof", Kind::Immutable, crate::repl::master_text),
     ("requirepass", Kind::Password, super::auth::password),
     kept!("save"),
-    ("slaveof", Kind::Immutable, |_| String::new()),
+    ("slaveof", Kind::Immutable, crate::repl::master_text),
     // Spinel's own: shown only when named exactly (not by `CONFIG GET *`).
     ("spinel-noevict-dbs", Kind::NoEvictDbs, |s| s.core.noevict.dbs_text()),
     ("spinel-noevict-prefixes", Kind::NoEvictPrefixes, |s| s.core.noevict.prefixes_text()),
@@ -397,6 +397,9 @@ fn lookup(name: &[u8]) -> Option<(&'static str, Kind, Option<Read>)> {
 /// with the value it has; one Redis fixes at start and Spinel has no use for is kept as
 /// the file gives it (its value is shown, nothing acts on it).
 pub fn set_at_start(shared: &Shared, name: &str, value: &str) -> Result<(), String> {
+    if name.eq_ignore_ascii_case("replicaof") || name.eq_ignore_ascii_case("slaveof") {
+        return crate::repl::configure_master(shared, value);
+    }
     let Some((canonical, kind, read)) = lookup(name.as_bytes()) else {
         return Err("Bad directive or wrong number of arguments".into());
     };

@@ -138,6 +138,19 @@ pub(super) fn pause(ctx: &mut Ctx<'_>) {
     ctx.reply().ok();
 }
 
+/// FAILOVER's pause: writes wait until [`lift`] (or `end_ms`, the failover's deadline).
+pub(crate) fn hold_writes(shared: &Shared, end_ms: u64) {
+    let pause = &shared.redis.pause;
+    pause.all.store(false, Relaxed);
+    pause.end_ms.store(end_ms.max(1), Relaxed);
+}
+
+/// FAILOVER's pause ends (the failover finished, failed or was aborted).
+pub(crate) fn lift(shared: &Shared) {
+    shared.redis.pause.end_ms.store(0, Relaxed);
+    wake_all(shared);
+}
+
 /// CLIENT UNPAUSE.
 pub(super) fn unpause(ctx: &mut Ctx<'_>) {
     ctx.shared.redis.pause.end_ms.store(0, Relaxed);

@@ -21,6 +21,18 @@ pub(crate) struct ReplicaConn {
 /// PSYNC replid offset.
 pub(super) fn psync(ctx: &mut Ctx<'_>) {
     let (replid, offset) = (ctx.arg(1).to_vec(), parse_i64(ctx.arg(2)).unwrap_or(-1));
+    match ctx.cmd.arg(3) {
+        None => {}
+        Some(word) if word.eq_ignore_ascii_case(b"failover") => {
+            // The primary hands its role over: this replica takes it, then answers.
+            let mine = ctx.shared.core.repl.journal.lock().replid.clone();
+            if replid != mine.as_bytes() {
+                return ctx.error("ERR PSYNC FAILOVER replid must match my replid.");
+            }
+            repl::link::stop_following(ctx.shared);
+        }
+        Some(_) => return ctx.error(proto_resp::error::SYNTAX),
+    }
     start_feed(ctx, Some((replid, offset)));
 }
 
@@ -276,15 +288,61 @@ pub(super) const MASTERDOWN: &str =
 const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 pub(super) const READONLY: &str = "READONLY You can't write against a read only replica.";
 
-/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: not yet coordinated by Spinel.
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms] (`repl::failover`).
 pub(super) fn failover(ctx: &mut Ctx<'_>) {
+    let (mut target, mut force, mut abort, mut timeout_ms) = (None, false, false, 0u64);
+    let mut at = 1;
+    while at < ctx.argc() {
+        let word = ctx.arg(at).to_ascii_lowercase();
+        match word.as_slice() {
+            b"to" if at + 2 < ctx.argc() && target.is_none() => {
+                let Ok(port) = parse_i64(ctx.arg(at + 2)) else {
+                    return ctx.error("ERR value is not an integer or out of range");
+                };
+                target = Some((String::from_utf8_lossy(ctx.arg(at + 1)).into_owned(), port as u16));
+                at += 2;
+            }
+            b"force" if !force => force = true,
+            b"abort" if !abort => abort = true,
+            b"timeout" if at + 1 < ctx.argc() && timeout_ms == 0 => {
+                match parse_i64(ctx.arg(at + 1)) {
+                    Ok(ms) if ms > 0 => timeout_ms = ms as u64,
+                    _ => return ctx.error("ERR FAILOVER timeout must be greater than 0"),
+                }
+                at += 1;
+            }
+            _ => return ctx.error(proto_resp::error::SYNTAX),
+        }
+        at += 1;
+    }
+    if abort {
+        if target.is_some() || force || timeout_ms != 0 {
+            return ctx.error("ERR FAILOVER abort cannot be used with other options.");
+        }
+        return match repl::failover::abort(ctx.shared) {
+            Ok(()) => ctx.reply().ok(),
+            Err(message) => ctx.error(message),
+        };
+    }
+    if ctx.shared.redis.cluster.get().is_some() {
+        return ctx.error("ERR FAILOVER not allowed in cluster mode.");
+    }
     if ctx.shared.core.repl.is_replica() {
         return ctx.error("ERR FAILOVER is not valid when server is a replica.");
     }
-    if repl::replicas(ctx.shared).1.is_empty() {
-        return ctx.error("ERR FAILOVER requires connected replicas.");
+    if force && (target.is_none() || timeout_ms == 0) {
+        return ctx.error(
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
+        );
     }
-    ctx.error("ERR FAILOVER is not supported by Spinel: use REPLICAOF NO ONE on the replica")
+    let Some(shared) = ctx.shared.this.get().and_then(std::sync::Weak::upgrade) else {
+        return ctx.error("ERR the server is stopping");
+    };
+    let request = repl::failover::Request { target, force, timeout_ms };
+    match repl::failover::start(&shared, request) {
+        Ok(()) => ctx.reply().ok(),
+        Err(message) => ctx.error(message),
+    }
 }
 
 /// INFO's replication section, with Redis 7.0's fields (Sentinel parses them).
@@ -325,7 +383,8 @@ pub(super) fn info_section(shared: &crate::Shared, text: &mut String) {
         field(text, &format!("slave{at}"), line);
     }
     let journal = shared.core.repl.journal.lock();
-    field(text, "master_failover_state", "no-failover");
+    let failover = shared.core.repl.failover.lock().name();
+    field(text, "master_failover_state", failover);
     field(text, "master_replid", &journal.replid);
     field(text, "master_replid2", &journal.replid2);
     field(text, "master_repl_offset", journal.offset());

@@ -196,6 +196,9 @@ pub enum Status {
     AuthContinue = 0x0021,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
+    /// The binary protocol's "Internal error", Spinel's answer to a write on a read-only
+    /// replica (the message says so).
+    ReadOnlyReplica = 0x0084,
     /// The binary protocol's "Busy" (memcached never sends it): Spinel's answer while a
     /// Redis script is busy and holds the store.
     Busy = 0x0085,
@@ -216,6 +219,7 @@ impl Status {
             Status::AuthContinue => "",
             Status::UnknownCommand => "Unknown command",
             Status::Busy => "Busy running a script",
+            Status::ReadOnlyReplica => "read-only replica",
             Status::OutOfMemory => "Out of memory",
         }
     }
