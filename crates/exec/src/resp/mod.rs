@@ -253,6 +253,7 @@ impl Session {
     pub(crate) fn master_client(shared: &Shared) -> Session {
         let mut session = Session::connect(shared, "master:0", "");
         session.from_master = true;
+        session.activity.set(clients::flag::MASTER, true);
         session.script_may_suspend = false;
         session
     }
