@@ -28,9 +28,15 @@ const fn table() -> [u64; 256] {
 
 /// The CRC-64/Jones of `bytes`.
 pub fn crc64(bytes: &[u8]) -> u64 {
+    crc64_update(0, bytes)
+}
+
+/// The CRC-64/Jones of what gave `crc`, followed by `bytes` (a file's checksum, a piece at a
+/// time).
+pub fn crc64_update(crc: u64, bytes: &[u8]) -> u64 {
     bytes
         .iter()
-        .fold(0u64, |crc, &byte| TABLE[((crc ^ u64::from(byte)) & 0xff) as usize] ^ (crc >> 8))
+        .fold(crc, |crc, &byte| TABLE[((crc ^ u64::from(byte)) & 0xff) as usize] ^ (crc >> 8))
 }
 
 #[cfg(test)]
@@ -43,5 +49,6 @@ mod tests {
     fn check_values() {
         assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
         assert_eq!(crc64(b""), 0);
+        assert_eq!(crc64_update(crc64(b"1234"), b"56789"), crc64(b"123456789"));
     }
 }
