@@ -21,6 +21,9 @@
 //! Redis's fork gives: each item is as it was when the walk met it.
 
 pub(crate) mod format;
+mod rdb;
+
+pub use rdb::{load_rdb_file, save_rdb, write_rdb, RdbAux};
 
 use std::{
     fs::File,
@@ -101,9 +104,16 @@ fn write_items(shared: &Shared, out: BufWriter<File>) -> std::io::Result<(BufWri
     }
 }
 
-/// Restores the items of the snapshot at `path` into the store (which should be empty).
-/// Nothing is restored from a file that fails its checks.
+/// Restores the file at `path` into the store (which should be empty): an RDB file, or
+/// Spinel's own snapshot (memcached's `-e` file, and what SAVE wrote before RDB), told
+/// apart by their first bytes. Nothing is restored from a file that fails its checks.
 pub fn restore(shared: &Shared, path: &Path) -> Result<Outcome, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut magic = Vec::with_capacity(8);
+    let _ = std::io::Read::read_to_end(&mut std::io::Read::take(file, 8), &mut magic);
+    if magic != format::MAGIC {
+        return load_rdb_file(shared, path);
+    }
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let input = std::io::BufReader::with_capacity(1 << 20, file);

@@ -60,18 +60,19 @@ pub struct ItemMeta {
 }
 
 impl ItemMeta {
-    /// The AUX value: flags, then CAS, each an LEB128 varint.
+    /// The AUX value: flags and CAS in decimal, a space between (text, so that
+    /// `redis-check-rdb`, which prints every AUX field, shows it as it is).
     fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(12);
-        crate::varint::put(&mut out, u64::from(self.flags));
-        crate::varint::put(&mut out, self.cas);
-        out
+        format!("{} {}", self.flags, self.cas).into_bytes()
     }
 
     fn decode(bytes: &[u8]) -> Option<ItemMeta> {
-        let (flags, used) = crate::varint::read(bytes)?;
-        let (cas, rest) = crate::varint::read(&bytes[used..])?;
-        (used + rest == bytes.len()).then_some(ItemMeta { flags: u32::try_from(flags).ok()?, cas })
+        let (flags, cas) = std::str::from_utf8(bytes).ok()?.split_once(' ')?;
+        let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        if !digits(flags) || !digits(cas) {
+            return None;
+        }
+        Some(ItemMeta { flags: flags.parse().ok()?, cas: cas.parse().ok()? })
     }
 }
 

@@ -53,7 +53,7 @@ pub(super) fn payload_of(shared: &Shared, stored_key: &[u8]) -> Option<(Vec<u8>,
 /// An item's value as a payload carries it; `None` for a collection released meanwhile,
 /// or one with nothing live in it (a hash whose fields have all expired while the key was
 /// kept: a payload of an empty collection is one no Redis restores).
-fn value_of(shared: &Shared, item: &Item<'_>) -> Option<Value> {
+pub(crate) fn value_of(shared: &Shared, item: &Item<'_>) -> Option<Value> {
     let kind = item.value_kind();
     if kind == ValueKind::String {
         return Some(Value::String(item.value().to_vec()));
