@@ -262,3 +262,6 @@ fn load_key(shared: &Shared, key: file::Key, now_ms: u64) -> bool {
         shared.core.store.store_with(&stored_key, &bytes, item.flags, expiry, Mode::Set, options);
     stored.is_ok()
 }
+
+#[cfg(test)]
+mod tests;
