@@ -1,6 +1,8 @@
-//! Snapshots of the whole store, for a restart that keeps the cache warm: memcached's
-//! `-e FILE` (saved at a graceful stop, restored at the next start) and Redis's SAVE,
-//! BGSAVE and the file loaded at start.
+//! Snapshots of the whole store, for a restart that keeps the cache warm, in two formats:
+//! Redis's RDB (`rdb.rs`: SAVE, BGSAVE, SHUTDOWN SAVE, replication, and the file loaded
+//! at start) and Spinel's own (`format.rs`: memcached's `-e FILE`, saved at a graceful stop
+//! and restored at the next start; an older SAVE's file still loads). [`restore`] tells
+//! them apart by their first bytes. The rest of this note is about Spinel's own format.
 //!
 //! What is saved: every live item, as a walk of the index finds it (`Store::scan_items`):
 //! key (with its database), value (a collection's encoding, read from outside the store
@@ -23,7 +25,7 @@
 pub(crate) mod format;
 mod rdb;
 
-pub use rdb::{load_rdb_file, save_rdb, write_rdb, RdbAux};
+pub use rdb::{load_rdb, load_rdb_file, save_rdb, write_rdb, RdbAux};
 
 use std::{
     fs::File,

@@ -17,7 +17,7 @@
 
 use std::{
     fs::File,
-    io::{BufWriter, Write},
+    io::{BufWriter, Read, Write},
     path::Path,
     sync::atomic::Ordering,
     time::Instant,
@@ -181,12 +181,22 @@ struct Checked {
 /// empty, as after a flush): its function libraries in place of any, its keys, Redis's
 /// and memcached's, in every database. Nothing is loaded from a file that fails a check.
 pub fn load_rdb_file(shared: &Shared, path: &Path) -> Result<Outcome, String> {
-    let started = Instant::now();
     let open = || File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()));
-    let in_file = |why: String| format!("{}: {why}", path.display());
-    let checked = check(open()?).map_err(in_file)?;
+    let mut outcome = load_rdb(shared, open).map_err(|why| format!("{}: {why}", path.display()))?;
+    outcome.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    Ok(outcome)
+}
+
+/// [`load_rdb_file`] from whatever `open` opens, once to check and once to load (`bytes`
+/// is left 0).
+pub fn load_rdb<R: Read>(
+    shared: &Shared,
+    mut open: impl FnMut() -> Result<R, String>,
+) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let checked = check(open()?)?;
     resp::script::load_libraries(shared, &checked.functions)
-        .map_err(|why| in_file(format!("a function library fails to load: {why}")))?;
+        .map_err(|why| format!("a function library fails to load: {why}"))?;
     shared.core.store.reserve_index(checked.keys as usize);
     let mut outcome = Outcome::default();
     let mut cas_max = 0;
@@ -203,17 +213,15 @@ pub fn load_rdb_file(shared: &Shared, path: &Path) -> Result<Outcome, String> {
             false => outcome.skipped += 1,
         }
         Ok(())
-    })
-    .map_err(in_file)?;
+    })?;
     shared.core.store.raise_cas_floor(cas_max);
-    outcome.bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     outcome.millis = started.elapsed().as_millis() as u64;
     Ok(outcome)
 }
 
 /// The checking read: the whole file parsed (values too), its checksum and databases
 /// checked, its functions kept.
-fn check(input: File) -> Result<Checked, String> {
+fn check(input: impl Read) -> Result<Checked, String> {
     let mut checked = Checked { keys: 0, functions: Vec::new() };
     file::read(input, |entry| {
         match entry {

@@ -418,6 +418,10 @@ pub(crate) fn library_codes(shared: &crate::Shared) -> Vec<Vec<u8>> {
 /// Loads the libraries of an RDB file in place of any there: all of them, or (when one
 /// fails to compile or collides) none, saying why.
 pub(crate) fn load_libraries(shared: &crate::Shared, codes: &[Vec<u8>]) -> Result<(), String> {
+    if codes.is_empty() && shared.redis.scripts.libraries.load(Relaxed) == 0 {
+        // Nothing to load or replace: no Lua state is made for it.
+        return Ok(());
+    }
     shared.redis.scripts.with_vm(|vm| {
         let libraries = &mut vm.functions;
         let mut compiled = Vec::with_capacity(codes.len());
