@@ -78,3 +78,19 @@ fn a_damaged_file_loads_nothing() {
     assert!(refused.contains("checksum") || refused.contains("bad data"), "{refused}");
     assert_eq!(second.run("DBSIZE"), ":0\r\n");
 }
+
+/// Goal: a file with a key in database 16 (of a Redis with more databases) is refused, as
+/// Redis refuses it, before any key is loaded.
+#[test]
+fn a_database_past_the_sixteenth_is_refused() {
+    let mut writer = FileWriter::new(Vec::new());
+    writer.select_db(0, 1, 0).unwrap();
+    writer.string_key(b"first", b"v", KeyHead::default()).unwrap();
+    writer.select_db(16, 1, 0).unwrap();
+    writer.string_key(b"k", b"v", KeyHead::default()).unwrap();
+    let (bytes, _) = writer.finish().unwrap();
+    let mut h = Harness::new();
+    let refused = load_rdb(&h.shared, || Ok(&bytes[..])).unwrap_err();
+    assert_eq!(refused, "a key in database 16; there are 16 databases");
+    assert_eq!(h.run("DBSIZE"), ":0\r\n");
+}
