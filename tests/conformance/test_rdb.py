@@ -3,7 +3,8 @@ in their integer and LZF forms, lists, sets incl. intsets, hashes, sorted sets, 
 with consumer groups, TTLs, several databases, a function library) and Spinel started on
 that file serves the same data; Spinel's SAVE passes `redis-check-rdb` and redis-server
 loads it to the same data; memcached items keep flags, CAS and expiry across a Spinel
-SAVE and restart. Damaged files are refused in test_snapshot.py.
+SAVE and restart; SHUTDOWN SAVE and BGSAVE write RDB too. Damaged files are refused in
+test_snapshot.py.
 """
 
 import os
@@ -200,3 +201,21 @@ def test_an_old_spinel_snapshot_still_loads_as_dbfilename(make_server, tmp_path)
     with Conn(second.mc_port) as c:
         assert gets(c, b"k")[:2] == (9, b"hi")
     assert os.path.exists(old)
+
+
+def test_shutdown_save_writes_rdb_and_bgsave_too(make_server, tmp_path):
+    args = ["--dir", str(tmp_path)]
+    first = make_server(extra=args)
+    r = client(first.resp_port)
+    r.set("a", "1")
+    assert r.bgsave() in (True, b"Background saving started")
+    deadline = time.monotonic() + 20
+    while r.info("persistence")["rdb_bgsave_in_progress"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert (tmp_path / "dump.rdb").read_bytes().startswith(b"REDIS0010")
+    r.set("b", "2")
+    r.shutdown(save=True)  # the connection closes without a reply
+    first.proc.wait(30)
+    second = make_server(extra=args)
+    assert sorted(client(second.resp_port).keys()) == [b"a", b"b"]
