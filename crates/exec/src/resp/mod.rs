@@ -100,7 +100,7 @@ pub(crate) fn now_unix_ms(shared: &Shared) -> u64 {
 mod zset;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 pub use clients::{ClientInfo, ClientRegistry, SharedClient};
 pub use errorstats::ErrorStats;
