@@ -32,7 +32,6 @@ pub mod backlog;
 pub(crate) mod failover;
 pub(crate) mod feed;
 mod journal;
-mod rdb_shim;
 pub(crate) mod link;
 mod link_stream;
 
@@ -224,7 +223,12 @@ pub(crate) fn write_payload(
 ) -> std::io::Result<()> {
     let mark = new_replid();
     out.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
-    rdb_shim::write_rdb(shared, out, replid, offset)?;
+    let aux = crate::snapshot::RdbAux {
+        repl_id: replid.to_string(),
+        repl_offset: offset as i64,
+        repl_stream_db: 0,
+    };
+    crate::snapshot::write_rdb(shared, &mut *out, &aux)?;
     out.write_all(mark.as_bytes())
 }
 
@@ -236,7 +240,7 @@ pub(crate) fn load_full_copy(shared: &Shared, path: &std::path::Path) -> Result<
     let loaded = gate.exclusive(worker, || {
         let counters = shared.core.counters(worker);
         crate::core::flush::flush_all(&shared.core, &counters, 0, crate::core::flush::Switch::Ignore);
-        rdb_shim::load_rdb_file(shared, path)
+        crate::snapshot::load_rdb_file(shared, path).map(|_| ())
     });
     gate.leave(worker);
     loaded
