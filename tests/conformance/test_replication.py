@@ -8,6 +8,7 @@ real `redis-server` processes beside them.
 """
 
 import socket
+import tempfile
 import threading
 import time
 
@@ -19,6 +20,17 @@ from conftest import start_server
 pytestmark = pytest.mark.resp
 
 SYNC_TIMEOUT_S = 20
+
+
+def redis_process(*extra):
+    """A real redis-server in a directory of its own (a replica saves the copy it
+    receives as dump.rdb, which must not be where other servers start)."""
+    workdir = tempfile.mkdtemp(prefix="repl-redis-")
+    return start_server("redis", extra=["--dir", workdir, *extra])
+
+
+def redis_replica_of(primary):
+    return redis_process("--replicaof", "127.0.0.1", str(primary.resp_port))
 
 
 def client(server):
@@ -98,7 +110,7 @@ def test_a_redis_server_replica_follows_spinel(make_server):
     primary = make_server()
     p = client(primary)
     fill_every_type(p)
-    replica = start_server("redis", extra=["--replicaof", "127.0.0.1", str(primary.resp_port)])
+    replica = redis_replica_of(primary)
     try:
         wait_until(lambda: caught_up(primary, replica), what="initial sync")
         assert snapshot(client(replica)) == snapshot(p)
@@ -141,7 +153,7 @@ def test_writes_during_the_copy_are_neither_lost_nor_doubled(make_server):
 
     thread = threading.Thread(target=writer)
     thread.start()
-    replica = start_server("redis", extra=["--replicaof", "127.0.0.1", str(primary.resp_port)])
+    replica = redis_replica_of(primary)
     try:
         wait_until(lambda: link_up(replica), what="link")
         time.sleep(0.5)
@@ -163,7 +175,7 @@ def test_a_broken_link_continues_from_the_backlog(make_server):
     primary = make_server()
     p = client(primary)
     p.set("k", "1")
-    replica = start_server("redis", extra=["--replicaof", "127.0.0.1", str(primary.resp_port)])
+    replica = redis_replica_of(primary)
     try:
         wait_until(lambda: caught_up(primary, replica), what="sync")
         client(replica).execute_command("CLIENT", "KILL", "TYPE", "master")
@@ -182,7 +194,7 @@ def test_wait_counts_the_replicas_that_acknowledged(make_server):
     p = client(primary)
     assert p.execute_command("WAIT", 0, 0) == 0
     assert p.execute_command("WAIT", 1, 100) == 0
-    replica = start_server("redis", extra=["--replicaof", "127.0.0.1", str(primary.resp_port)])
+    replica = redis_replica_of(primary)
     try:
         wait_until(lambda: caught_up(primary, replica), what="sync")
         p.set("w", "1")
@@ -199,7 +211,7 @@ def test_min_replicas_to_write(make_server):
     with pytest.raises(redis.ResponseError, match="NOREPLICAS Not enough good replicas"):
         p.set("k", "v")
     assert p.get("k") is None
-    replica = start_server("redis", extra=["--replicaof", "127.0.0.1", str(primary.resp_port)])
+    replica = redis_replica_of(primary)
     try:
         wait_until(lambda: p.set("k", "v"), what="a good replica")
         replica.stop()
@@ -217,3 +229,122 @@ def _writes(r):
         return True
     except redis.ResponseError:
         return False
+
+
+def mc_lines(port, payload, until=b"END\r\n"):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(payload)
+        data = b""
+        while not data.endswith(until):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+
+def follow(replica, primary_port):
+    assert client(replica).execute_command("REPLICAOF", "127.0.0.1", primary_port) == b"OK"
+
+
+def test_a_spinel_replica_follows_redis_server(make_server):
+    """How users arrive: a Spinel replica of a real redis-server 7.0 takes its copy (every
+    type, TTLs, other databases), follows its writes, refuses its own clients' writes on
+    both ports, and once promoted (REPLICAOF NO ONE) keeps every key and takes writes."""
+    primary = redis_process("--repl-diskless-sync-delay", "0")
+    try:
+        r = client(primary)
+        fill_every_type(r)
+        replica = make_server()
+        follow(replica, primary.resp_port)
+        wait_until(lambda: caught_up(primary, replica), what="initial sync")
+        assert snapshot(client(replica)) == snapshot(r)
+        r.incr("n")
+        r.rpush("l", "tail")
+        r.xadd("x", {"c": "3"})
+        r.xreadgroup("g", "c2", {"x": ">"})
+        r.hset("h", "num", "1.25")
+        r.hincrbyfloat("h", "num", 1.5)
+        r.spop("set")
+        r.expire("s", 1000)
+        r.execute_command("SELECT", 3)
+        r.delete("db3")
+        r.execute_command("SELECT", 0)
+        wait_until(lambda: caught_up(primary, replica), what="stream")
+        s = client(replica)
+        assert snapshot(s) == snapshot(r)
+        with pytest.raises(redis.ResponseError, match="^You can't write against a read only"):
+            s.set("mine", "1")
+        assert mc_lines(replica.mc_port, b"set mc 0 0 1\r\nx\r\n", b"\r\n") == \
+            b"SERVER_ERROR read-only replica\r\n"
+        info = s.info("replication")
+        assert info["role"] == "slave" and info["master_port"] == primary.resp_port
+        role = s.execute_command("ROLE")
+        assert role[:4] == [b"slave", b"127.0.0.1", primary.resp_port, b"connected"]
+        assert s.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+        assert s.set("mine", "1") and s.get("n") == r.get("n")
+        assert s.info("replication")["role"] == "master"
+    finally:
+        primary.cleanup()
+
+
+def test_spinel_replicas_of_spinel_keep_memcached_items_whole(make_server):
+    """A Spinel replica of Spinel: memcached items keep their flags, TTLs and CAS uniques
+    through the copy and the stream; touch, incr and flush_all reach it; a chained replica
+    (a replica of the replica) sees the same."""
+    primary, replica, chained = make_server(), make_server(), make_server()
+    mc = primary.mc_port
+    mc_lines(mc, b"set a 11 0 3\r\nabc\r\nset b 22 1000 2\r\nhi\r\n", b"STORED\r\nSTORED\r\n")
+    follow(replica, primary.resp_port)
+    follow(chained, replica.resp_port)
+    wait_until(lambda: caught_up(primary, replica) and caught_up(replica, chained), what="sync")
+    mc_lines(mc, b"set c 33 0 1\r\nz\r\nincr n 1\r\n", b"\r\n")
+    mc_lines(mc, b"set n 0 0 1\r\n5\r\nincr n 2\r\ntouch a 500\r\nappend c 0 0 1\r\ny\r\n",
+             b"TOUCHED\r\nSTORED\r\n")
+    wait_until(lambda: caught_up(primary, replica) and caught_up(replica, chained), what="stream")
+    want = mc_lines(mc, b"gets a b c n\r\n")
+    assert b"VALUE a 11 3" in want and b"VALUE c 33 2" in want and b"\r\n7\r\n" in want
+    for server in (replica, chained):
+        assert mc_lines(server.mc_port, b"gets a b c n\r\n") == want
+        assert 0 < client(server).ttl("a") <= 500
+        assert 0 < client(server).ttl("b") <= 1000
+    mc_lines(mc, b"flush_all\r\n", b"OK\r\n")
+    wait_until(lambda: client(chained).dbsize() == 0, what="flush_all")
+
+
+def test_a_spinel_replica_continues_after_its_link_is_killed(make_server):
+    primary, replica = make_server(), make_server()
+    p = client(primary)
+    p.set("k", "1")
+    follow(replica, primary.resp_port)
+    wait_until(lambda: caught_up(primary, replica), what="sync")
+    killed = client(replica).execute_command("CLIENT", "KILL", "TYPE", "master")
+    assert killed == 1
+    p.set("k", "2")
+    wait_until(lambda: caught_up(primary, replica) and client(replica).get("k") == b"2",
+               what="partial resync")
+    stats = p.info("stats")
+    assert stats["sync_full"] == 1 and stats["sync_partial_ok"] == 1
+
+
+def test_failover_hands_the_role_to_a_caught_up_replica(make_server):
+    """FAILOVER: writes wait, the replica catches up, becomes the primary (continuing the
+    history: no second copy) and the old primary follows it."""
+    primary, replica = make_server(), make_server()
+    p = client(primary)
+    for i in range(100):
+        p.set(f"k{i}", i)
+    follow(replica, primary.resp_port)
+    wait_until(lambda: caught_up(primary, replica), what="sync")
+    assert p.execute_command("FAILOVER", "TIMEOUT", 10_000) == b"OK"
+    wait_until(lambda: client(replica).info("replication")["role"] == "master", what="promotion")
+    wait_until(lambda: p.info("replication").get("master_link_status") == "up", what="demotion")
+    assert p.info("replication")["master_port"] == replica.resp_port
+    r = client(replica)
+    r.set("after", "1")
+    wait_until(lambda: p.get("after") == b"1", what="the old primary follows")
+    assert r.info("stats")["sync_full"] == 0
+    with pytest.raises(redis.ResponseError, match="FAILOVER is not valid when server is a replica"):
+        p.execute_command("FAILOVER")
+    with pytest.raises(redis.ResponseError, match="FAILOVER requires connected replicas"):
+        client(make_server()).execute_command("FAILOVER")
