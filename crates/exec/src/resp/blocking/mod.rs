@@ -506,13 +506,29 @@ fn serve_keys(shared: &Shared, counters: &Counters, mut ready: Vec<Vec<u8>>) {
     let mut seen = std::collections::HashSet::new();
     ready.retain(|key| seen.insert(key.clone()));
     let worker = shared.core.worker_of(counters);
+    // The keys the served pops changed, for a primary's replicas.
+    let mut served: Vec<Vec<u8>> = Vec::new();
+    let journaling = shared.core.repl.journaling();
     shared.core.gate.exclusive(worker, || {
         shared.redis.blocking.serve(
             ready,
-            |waiter, index| serve_one(shared, counters, waiter, index),
+            |waiter, index| {
+                let attempt = serve_one(shared, counters, waiter, index);
+                if let (true, Attempt::Served { pushed, .. }) = (journaling, &attempt) {
+                    if let Some((key, _)) = waiter.keys.iter().find(|(_, i)| *i == index) {
+                        served.push(key.clone());
+                    }
+                    served.extend(pushed.iter().cloned());
+                }
+                attempt
+            },
             |owner| shared.redis.pubsub.wake(owner, owner == worker),
         );
     });
+    if !served.is_empty() {
+        let keys = served.iter().filter_map(|stored| crate::keyspace::decode(stored));
+        crate::repl::journal_keys(shared, keys, false);
+    }
 }
 
 /// Pops for one waiter from key argument `index` of its command, composing its reply as
