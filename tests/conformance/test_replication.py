@@ -348,3 +348,32 @@ def test_failover_hands_the_role_to_a_caught_up_replica(make_server):
         p.execute_command("FAILOVER")
     with pytest.raises(redis.ResponseError, match="FAILOVER requires connected replicas"):
         client(make_server()).execute_command("FAILOVER")
+
+
+def test_hostile_psyncs_are_bounded_and_cleaned_up(make_server):
+    """Clients that ask for full copies and never read them: at most four copies run at
+    once (the rest are refused, as a replica retries), other clients are served
+    throughout, and the copies stop when their connections close."""
+    server = make_server()
+    c = client(server)
+    pipe = c.pipeline(transaction=False)
+    for i in range(20_000):
+        pipe.set(f"k{i}", "v" * 200)
+    pipe.execute()
+    hogs, answers = [], []
+    for _ in range(6):
+        s = socket.create_connection(("127.0.0.1", server.resp_port))
+        s.sendall(b"PSYNC ? -1\r\n")
+        hogs.append(s)
+    time.sleep(0.5)
+    for s in hogs:
+        s.settimeout(2)
+        answers.append(s.recv(64))
+    assert sum(a.startswith(b"+FULLRESYNC") for a in answers) == 4
+    assert sum(a.startswith(b"-ERR too many replicas") for a in answers) == 2
+    assert c.ping() and c.get("k1") == b"v" * 200
+    assert c.info("replication")["connected_slaves"] == 4
+    for s in hogs:
+        s.close()
+    wait_until(lambda: c.info("replication")["connected_slaves"] == 0, what="feeds closed")
+    assert c.set("after", "1")

@@ -175,6 +175,9 @@ pub fn execute(
     if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request.key);
     }
+    if ctx.changed == Changed::Key {
+        view.core().memcached_wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     // A primary's replicas get the item as it is now, or the flush.
     match ctx.changed {
         _ if !view.core().repl.journaling() => {}

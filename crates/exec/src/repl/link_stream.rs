@@ -174,6 +174,7 @@ impl Applier<'_> {
         let store = &self.shared.core.store;
         let _ = store.store_with(stored, value, meta.flags, expiry, Mode::Set, options);
         store.raise_cas_floor(meta.cas);
+        self.shared.core.memcached_wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         true
     }
 }

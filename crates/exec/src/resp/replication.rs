@@ -59,6 +59,15 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let size = backlog_size(ctx.shared);
     let mut journal = repl.journal.lock();
+    let copying = journal.feeds.iter().filter(|f| f.in_bulk() && !f.is_gone()).count();
+    if asked.as_ref().is_none_or(|(id, _)| id.as_slice() != journal.replid.as_bytes())
+        && copying >= FULL_COPIES_MAX
+    {
+        // Each full copy is a walk of the store by a thread of its own: bounded, so that
+        // a crowd of PSYNCs cannot take every core and a pipe's memory each.
+        drop(journal);
+        return ctx.error(TOO_MANY_COPIES);
+    }
     journal.ensure_backlog(size);
     if !repl.is_replica() {
         repl.set_journaling(true);
@@ -109,6 +118,10 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     ctx.session.replica.get_or_insert_with(Box::default).feed = Some(feed);
     repl.wake(worker, true);
 }
+
+/// Full copies made at once, at most (more replicas retry, as after any refusal).
+const FULL_COPIES_MAX: usize = 4;
+const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now, retry later";
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
