@@ -150,6 +150,8 @@ def test_writes_during_the_copy_are_neither_lost_nor_doubled(make_server):
         while not stop.is_set():
             w.incr("counter")
             w.append("log", "a")
+            w.rpush("queue", "j")
+            w.hincrby("hash", "n", 1)
 
     thread = threading.Thread(target=writer)
     thread.start()
@@ -163,6 +165,8 @@ def test_writes_during_the_copy_are_neither_lost_nor_doubled(make_server):
         r = client(replica)
         assert r.get("counter") == p.get("counter")
         assert r.get("log") == p.get("log")
+        assert r.lrange("queue", 0, -1) == p.lrange("queue", 0, -1)
+        assert r.hgetall("hash") == p.hgetall("hash")
         assert r.dbsize() == p.dbsize()
     finally:
         stop.set()
@@ -377,3 +381,53 @@ def test_hostile_psyncs_are_bounded_and_cleaned_up(make_server):
         s.close()
     wait_until(lambda: c.info("replication")["connected_slaves"] == 0, what="feeds closed")
     assert c.set("after", "1")
+
+
+def test_collection_writes_travel_as_commands_not_whole_values(make_server):
+    """A push onto a 10,000-element list, a field set in a large hash, XADD * and EXPIRE
+    cost the stream their arguments (not the whole value again), and replicas (Spinel and
+    redis-server) still end equal, with two clients writing the same keys at once."""
+    primary, replica = make_server(), make_server()
+    p = client(primary)
+    p.rpush("big", *range(10_000))
+    p.hset("bh", mapping={f"f{i}": i for i in range(5_000)})
+    follow(replica, primary.resp_port)
+    other = redis_replica_of(primary)
+    try:
+        wait_until(lambda: caught_up(primary, replica) and caught_up(primary, other),
+                   what="sync")
+        before = p.info("replication")["master_repl_offset"]
+        p.lpush("big", "x")
+        p.hset("bh", "new", "1")
+        stream_id = p.xadd("events", {"a": "1"})
+        p.expire("big", 1000)
+        assert p.info("replication")["master_repl_offset"] - before < 400
+        stop = threading.Event()
+
+        def writer(n):
+            w = client(primary)
+            i = 0
+            while not stop.is_set():
+                w.lpush("big", f"{n}:{i}")
+                w.rpop("big")
+                w.hincrby("bh", "counter", 1)
+                w.xadd("events", {"n": n}, maxlen=50, approximate=False)
+                i += 1
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        stop.set()
+        for t in threads:
+            t.join()
+        wait_until(lambda: caught_up(primary, replica) and caught_up(primary, other),
+                   what="catch up")
+        for r in (client(replica), client(other)):
+            assert r.lrange("big", 0, -1) == p.lrange("big", 0, -1)
+            assert r.hgetall("bh") == p.hgetall("bh")
+            assert r.xrange("events") == p.xrange("events")
+            assert abs(r.ttl("big") - p.ttl("big")) <= 1
+        assert client(replica).xrange("events", count=1) != [] and stream_id
+    finally:
+        other.cleanup()

@@ -195,8 +195,17 @@ fn writes_on_replica(view: MemcacheView<'_>, loud: Opcode) -> bool {
     view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed)
         && matches!(
             loud,
-            Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Flush
-                | Touch | Gat | GatK
+            Set | Add
+                | Replace
+                | Append
+                | Prepend
+                | Delete
+                | Increment
+                | Decrement
+                | Flush
+                | Touch
+                | Gat
+                | GatK
         )
 }
 
