@@ -377,8 +377,7 @@ pub struct Core {
     pub store: Store,
     /// Redis replication, both roles (`crate::repl`); memcached writes are journaled too.
     pub repl: crate::repl::Replication,
-    /// memcached's port has written an item (or items with memcached's flags and CAS were
-    /// loaded): RDB files and full copies then carry every item's flags and CAS.
+    /// memcached's port wrote (or its items were loaded): RDB files carry flags and CAS.
     pub memcached_wrote: AtomicBool,
     pub settings: Settings,
     pub started: Instant,

@@ -304,8 +304,18 @@ pub(crate) fn visible_cas(core: &Core, cas: u64) -> u64 {
 /// of its items (writes go to the primary; `replica-read-only no` lets them through).
 pub(crate) const READ_ONLY_REPLICA: &[u8] = b"SERVER_ERROR read-only replica\r\n";
 
-/// On a read-only replica, a write is refused: Some(its noreply).
+/// On a read-only replica, a write is refused (answered unless noreply): true if it was.
 #[cold]
+fn refused_on_replica(view: MemcacheView<'_>, request: &Request<'_>, out: &mut Vec<u8>) -> bool {
+    match replica_refusal(view, request) {
+        Some(false) => out.extend_from_slice(READ_ONLY_REPLICA),
+        Some(true) => {}
+        None => return false,
+    }
+    true
+}
+
+/// Some(its noreply) for a write a read-only replica refuses.
 fn replica_refusal(view: MemcacheView<'_>, request: &Request<'_>) -> Option<bool> {
     use proto_memcache::text::RetrieveKind;
     if !view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed) {
@@ -358,13 +368,8 @@ pub fn execute(
     if !resumed && view.memcache().watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(view, session, request);
     }
-    if view.core().repl.is_replica() {
-        if let Some(noreply) = replica_refusal(view, request) {
-            if !noreply {
-                out.extend_from_slice(READ_ONLY_REPLICA);
-            }
-            return Flow::Continue;
-        }
+    if view.core().repl.is_replica() && refused_on_replica(view, request, out) {
+        return Flow::Continue;
     }
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
     // One match in this function, as the compiler inlines a get's path into it (a dispatch
@@ -416,16 +421,24 @@ pub fn execute(
         Request::MetaDelete(delete) => meta::delete::execute(&mut ctx, session, delete),
         Request::MetaArith(arith) => meta::arith::execute(&mut ctx, session, arith),
     }
-    // Redis client-side caching, from what the request did: one relaxed load per change
-    // when no client tracks.
-    if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
-        tell_trackers(&ctx, session, request);
-    }
-    if ctx.changed != Changed::Nothing && view.core().repl.journaling() {
-        journal_change(&ctx, session, request);
-    }
-    note_memcached_write(view, ctx.changed);
+    after_change(&ctx, session, request);
     Flow::Continue
+}
+
+/// What a request changed, told to the Redis clients tracking its keys (client-side
+/// caching) and to a primary's replicas: one relaxed load each when there are none.
+#[inline(always)]
+fn after_change(ctx: &Ctx<'_>, session: &mut Session, request: &Request<'_>) {
+    if ctx.changed == Changed::Nothing {
+        return;
+    }
+    if ctx.view.redis().tracking_any() {
+        tell_trackers(ctx, session, request);
+    }
+    if ctx.view.core().repl.journaling() {
+        journal_change(ctx, session, request);
+    }
+    note_memcached_write(ctx.view, ctx.changed);
 }
 
 /// Marks the server as one whose items are memcached's (see `Core::memcached_wrote`): a
@@ -433,7 +446,7 @@ pub fn execute(
 #[inline(always)]
 fn note_memcached_write(view: MemcacheView<'_>, changed: Changed) {
     let wrote = &view.core().memcached_wrote;
-    if changed == Changed::Key && !wrote.load(std::sync::atomic::Ordering::Relaxed) {
+    if changed != Changed::All && !wrote.load(std::sync::atomic::Ordering::Relaxed) {
         wrote.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
@@ -447,12 +460,7 @@ fn retrieve(
     retrieve: &proto_memcache::text::Retrieve<'_>,
 ) -> Flow {
     let flow = retrieve::execute(ctx, session, retrieve);
-    if ctx.changed != Changed::Nothing && ctx.view.redis().tracking_any() {
-        tell_trackers(ctx, session, request);
-    }
-    if ctx.changed != Changed::Nothing && ctx.view.core().repl.journaling() {
-        journal_change(ctx, session, request);
-    }
+    after_change(ctx, session, request);
     flow
 }
 

@@ -81,6 +81,12 @@ impl Feed {
         }
     }
 
+    /// The feed, to start at offset `position`.
+    pub(crate) fn at(self, position: u64) -> Feed {
+        self.position.store(position, Relaxed);
+        self
+    }
+
     pub(crate) fn position(&self) -> u64 {
         self.position.load(Relaxed)
     }

@@ -13,16 +13,27 @@
 //!                                                          the same offsets)
 //! ```
 //!
-//! Why each write is sent as the state of the keys it changed, not as the command: the
-//! workers write in parallel with no lock over a command, so the order two workers append
-//! commands for one key need not be the order they applied them; the state read after the
-//! write, under the journal's lock, is always at least as new as the write, so the last
-//! entry for a key is its final value, whatever the interleaving. The same property makes
-//! a full copy consistent without a fork or a pause: the RDB is a walk of the live store
-//! that begins at offset X, and every entry after X sets keys to a state (idempotent), so
-//! a replica that loads the walk and applies the stream from X ends exactly at the
-//! primary's state, with no write lost or applied twice (INCR and APPEND included). The
-//! price: a write to a large collection sends the whole collection (RESTORE).
+//! How a write travels. By default as the state of the keys it changed, read under the
+//! journal's lock once it ran: the workers write in parallel with no lock over a command,
+//! so the order two workers append commands for one key need not be the order they
+//! applied them; a state read after the write is always at least as new as the write, so
+//! the last entry for a key is its final value, whatever the interleaving. The same
+//! property makes a full copy consistent without a fork or a pause: the RDB is a walk of
+//! the live store that begins at offset X, and while a walk runs every entry sets keys to
+//! a state (idempotent), so a replica that loads the walk and applies the stream from X
+//! ends exactly at the primary's state, with no write lost or applied twice (INCR and
+//! APPEND included).
+//!
+//! A state costs the whole value, which for a push onto a long list would be the whole
+//! list at every push. So the deterministic collection writes (and APPEND, SETRANGE,
+//! RENAME ...) go as the command itself (`resp::verbatim` lists them): such a write takes
+//! the journal's lock before it runs and appends itself before letting go, so two of them
+//! on one key go in the order they applied, and a state entry for that key, read later
+//! under the same lock, still ends at the final value. They do so only while no walk runs
+//! (replayed over a walk that already saw it, a push would apply twice); the expiry
+//! commands go as their outcome (PEXPIREAT, PERSIST or DEL). Keys the store expired or
+//! evicted are noted by its observers and sent (as their state, or as a DEL when the
+//! verbatim write itself found them gone) at the next append.
 //!
 //! memcached writes travel the same way, with their client flags and CAS unique in an
 //! `ECHO` just before (`spinel:mc <flags> <cas>`): a redis-server replica runs the ECHO
@@ -280,7 +291,10 @@ pub fn tick(shared: &Shared) {
     let period_ms =
         crate::resp::replication::kept_int(shared, "repl-ping-replica-period").max(1) as u64 * 1000;
     let last = repl.last_ping_ms.load(Relaxed);
+    // No PING while clients are paused (a FAILOVER's pause): the offsets must stay still
+    // for the replica to catch up to them, as in Redis.
     let ping = now_ms >= last + period_ms
+        && !shared.redis.pause.is_set()
         && repl.last_ping_ms.compare_exchange(last, now_ms, Relaxed, Relaxed).is_ok();
     journal::tick(shared, ping);
     acks_changed(shared);

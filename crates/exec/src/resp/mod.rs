@@ -32,7 +32,7 @@
 
 use std::mem;
 
-use proto_resp::{error, route, Command, CommandSpec, Protocol, Reply, Route, RouteError, Routed};
+use proto_resp::{error, route, Command, CommandSpec, Reply, Route, RouteError, Routed};
 use store::StoreError;
 
 use crate::{core::Refusal, counters::bump, Counters, Flow, Shared};
@@ -75,10 +75,10 @@ mod pick;
 pub mod pubsub;
 mod redact;
 pub(crate) mod replication;
-mod verbatim;
 mod scan;
 pub mod script;
 mod server;
+mod session;
 mod set;
 pub mod slowlog;
 mod sort;
@@ -90,6 +90,7 @@ pub mod tracking;
 mod ttl;
 mod tx;
 mod typed;
+mod verbatim;
 
 pub use persist::snapshot_path;
 pub(crate) use typed::{restore as restore_collection, saved_encoding, type_name};
@@ -106,192 +107,8 @@ pub(crate) mod testkit;
 pub use clients::{ClientInfo, ClientRegistry, SharedClient};
 pub use errorstats::ErrorStats;
 pub(crate) use info::db_key_counts;
-
-/// Per-connection state of a Redis connection.
-#[derive(Debug, Default)]
-pub struct Session {
-    pub db: u8,
-    pub protocol: Protocol,
-    /// What `CLIENT INFO` shows of this connection; `client.id` is 0 for a session that
-    /// was made with `Default` rather than [`Session::connect`].
-    pub client: SharedClient,
-    /// Reused for encoded keys of databases other than 0.
-    key_scratch: Vec<u8>,
-    /// The open transaction, between MULTI and EXEC or DISCARD.
-    tx: Option<tx::Transaction>,
-    /// Keys WATCHed since the last EXEC, DISCARD or UNWATCH.
-    watched: Vec<tx::Watched>,
-    /// The user it logged in as; None until it has (then it may run only AUTH, HELLO,
-    /// QUIT and RESET; see `auth`).
-    account: Option<std::sync::Arc<acl::Account>>,
-    /// Its pub/sub subscriptions, once it has made one.
-    pubsub: Option<Box<pubsub::Subscriptions>>,
-    /// What CLIENT LIST shows of its commands (shared with `client`'s entry).
-    activity: std::sync::Arc<clients::Activity>,
-    /// CLIENT REPLY.
-    reply_mode: ReplyMode,
-    /// The command composed a (un)subscribe confirmation: a push, which Redis sends even
-    /// under CLIENT REPLY OFF or SKIP (a client that subscribes waits for it).
-    pushed: bool,
-    /// A command held by CLIENT PAUSE waits, unread, for the pause to end.
-    postponed: bool,
-    /// It ran MONITOR (its subscriber is in `RedisState::monitors`).
-    monitoring: bool,
-    /// A script's `redis.call` runs (MONITOR shows its commands as from `lua`).
-    in_script: bool,
-    /// While it waits in a blocking command (BLPOP ...): its place in `RedisState::blocking`
-    /// (boxed: an idle connection pays a pointer for it).
-    blocked: Option<Box<blocking::Blocked>>,
-    /// Keys this command (or transaction) wrote while clients wait: their waiters are
-    /// served once it is done (see `blocking`).
-    ready_keys: Vec<Vec<u8>>,
-    /// CLIENT TRACKING and CACHING (see `tracking`).
-    tracking: tracking::ClientTracking,
-    /// READONLY and ASKING (see `cluster`).
-    cluster: cluster::ClientCluster,
-    /// Its worker serves this batch outside the gate because a script is busy
-    /// ([`crate::gate::Entered::Busy`]): every command but the script KILLs gets `-BUSY`.
-    busy: bool,
-    /// Its script, past the busy limit, yielded to its loop ([`Session::resume_script`]).
-    script: Option<Box<script::Suspended>>,
-    /// A loop drives this session (a connection's): a busy script it runs may yield to
-    /// that loop. Off for sessions nothing resumes (harnesses, fuzzers).
-    script_may_suspend: bool,
-    /// A replica's connection (REPLCONF, PSYNC): what it said, and its feed (`repl`).
-    replica: Option<Box<replication::ReplicaConn>>,
-    /// The replication link's session: commands of the primary's stream (no ACL, no
-    /// READONLY, not journaled again).
-    from_master: bool,
-}
-
-/// CLIENT REPLY's setting: whether replies are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum ReplyMode {
-    #[default]
-    On,
-    Off,
-    /// The next command's reply is dropped, then On again.
-    SkipNext,
-    /// Set by a command run under SkipNext: drop this reply, then On.
-    Skipping,
-}
-
-impl Session {
-    /// A session for a new connection, listed by `CLIENT LIST` until
-    /// [`Session::disconnect`]. `addr` and `laddr` are the peer and local addresses as
-    /// `ip:port`.
-    pub fn connect(shared: &Shared, addr: &str, laddr: &str) -> Session {
-        let client = ClientInfo {
-            addr: addr.to_owned(),
-            laddr: laddr.to_owned(),
-            connected_ms: ttl::now_ms(shared),
-            resp: 2,
-            activity: std::sync::Arc::new(clients::Activity::connected_at(
-                shared.core.clock_secs(),
-            )),
-            ..ClientInfo::default()
-        };
-        let activity = std::sync::Arc::clone(&client.activity);
-        let client = shared.core.clients.register(client);
-        let account = auth::starting_account(shared);
-        let tracking = tracking::ClientTracking::of(client.lock().id);
-        Session {
-            client,
-            account,
-            activity,
-            tracking,
-            script_may_suspend: true,
-            ..Session::default()
-        }
-    }
-
-    /// RESP2 with subscriptions: only the pub/sub commands, PING, QUIT and RESET run.
-    fn resp2_subscribed(&self) -> bool {
-        self.protocol == Protocol::Resp2 && self.pubsub.as_ref().is_some_and(|s| s.active())
-    }
-
-    /// Whether it has ever subscribed: its loop must then drain its mailbox
-    /// ([`Session::drain_messages`]) when woken.
-    pub fn is_subscriber(&self) -> bool {
-        self.pubsub.is_some()
-    }
-
-    /// Moves the pub/sub messages waiting for it into `out`.
-    pub fn drain_messages(&self, out: &mut Vec<u8>) -> pubsub::Drained {
-        match &self.pubsub {
-            Some(subs) => subs.subscriber.drain(out),
-            None => pubsub::Drained::Open,
-        }
-    }
-
-    /// Whether its mailbox went over the pub/sub output limit: close the connection.
-    pub fn is_cut_off(&self) -> bool {
-        self.pubsub.as_ref().is_some_and(|subs| subs.subscriber.is_cut_off())
-    }
-
-    /// Whether CLIENT PAUSE holds its next command ([`crate::Flow::Postpone`]).
-    pub fn is_postponed(&self) -> bool {
-        self.postponed
-    }
-
-    /// At each wake and tick of its loop, for a postponed session: true once the pause is
-    /// over (its held input may run).
-    pub fn pause_ended(&mut self, shared: &Shared) -> bool {
-        if self.postponed && shared.redis.pause.over(ttl::now_ms(shared)) {
-            self.postponed = false;
-            shared.redis.pause.note_held(false);
-        }
-        !self.postponed
-    }
-
-    /// Marks the batch about to run as served outside the gate while a script is busy
-    /// (`true`), or inside it as usual (`false`).
-    pub fn set_busy(&mut self, busy: bool) {
-        self.busy = busy;
-    }
-
-    /// The session of the replica link: runs its primary's stream.
-    pub(crate) fn master_client(shared: &Shared) -> Session {
-        let mut session = Session::connect(shared, "master:0", "");
-        session.from_master = true;
-        session.activity.set(clients::flag::MASTER, true);
-        session.script_may_suspend = false;
-        session
-    }
-
-    /// For a replica's connection: moves the stream waiting for it into `out`; false when
-    /// the connection must close (its copy failed, or it fell behind the backlog).
-    pub fn drain_replica(&self, shared: &Shared, out: &mut Vec<u8>) -> bool {
-        match self.replica.as_ref().and_then(|r| r.feed.as_ref()) {
-            Some(feed) => feed.drain(shared, out) == crate::repl::feed::Drained::Open,
-            None => true,
-        }
-    }
-
-    /// Whether this connection is a replica being fed.
-    pub fn is_replica_feed(&self) -> bool {
-        self.replica.as_ref().is_some_and(|r| r.feed.is_some())
-    }
-
-    /// Removes the connection from `CLIENT LIST`; call once, when it closes.
-    pub fn disconnect(&mut self, shared: &Shared) {
-        if let Some(feed) = self.replica.as_ref().and_then(|r| r.feed.as_ref()) {
-            feed.close(shared);
-        }
-        self.orphan_script();
-        self.leave_blocking(shared);
-        if std::mem::take(&mut self.postponed) {
-            shared.redis.pause.note_held(false);
-        }
-        monitor::stop(shared, self);
-        tracking::disconnect(shared, self);
-        if let Some(subs) = &mut self.pubsub {
-            subs.leave(&shared.redis.pubsub);
-            shared.redis.pubsub.forget_client(self.client.lock().id);
-        }
-        shared.core.clients.remove(self.client.lock().id);
-    }
-}
+use session::ReplyMode;
+pub use session::Session;
 
 fn is_http_probe(name: &[u8]) -> bool {
     name.eq_ignore_ascii_case(b"post") || name.eq_ignore_ascii_case(b"host:")
@@ -354,7 +171,15 @@ pub(crate) fn execute_routed(
             None => {
                 ran = true;
                 session.in_script = true;
-                let flow = run(shared, counters, session, command, routed, out, Exclusive::Held);
+                let flow = run_if_allowed(
+                    shared,
+                    counters,
+                    session,
+                    command,
+                    routed,
+                    out,
+                    Exclusive::Held,
+                );
                 session.in_script = false;
                 flow
             }
@@ -456,7 +281,7 @@ fn execute_as(
                 }
                 Ok(()) => {
                     ran = true;
-                    run(shared, counters, session, command, routed, out, exclusive)
+                    run_if_allowed(shared, counters, session, command, routed, out, exclusive)
                 }
                 Err(auth::Refusal::Closed) => return Flow::Close,
                 Err(auth::Refusal::Denied(denied)) => {
@@ -549,7 +374,7 @@ fn run_in_cluster(
         }
         Ok(slot) => {
             cluster::set_command_slot(session, slot);
-            run(shared, counters, session, command, routed, out, Exclusive::IfMultiKey)
+            run_if_allowed(shared, counters, session, command, routed, out, Exclusive::IfMultiKey)
         }
     };
     cluster::after_command(session, &routed);
@@ -615,6 +440,25 @@ fn dispatch_and_publish(
     flow
 }
 
+/// [`run`], unless replication refuses the command here (see `replication_refusal`).
+fn run_if_allowed(
+    shared: &Shared,
+    counters: &Counters,
+    session: &mut Session,
+    command: &Command<'_>,
+    routed: Routed,
+    out: &mut Vec<u8>,
+    exclusive: Exclusive,
+) -> Flow {
+    if shared.core.repl.guards_writes() {
+        if let Some(refusal) = replication_refusal(shared, session, &routed) {
+            Reply::new(out, session.protocol).error(refusal);
+            return Flow::Continue;
+        }
+    }
+    run(shared, counters, session, command, routed, out, exclusive)
+}
+
 fn run(
     shared: &Shared,
     counters: &Counters,
@@ -648,18 +492,6 @@ fn run(
     let events =
         (writes && shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
     let reply_at = ctx.out.len();
-    let refusal = match shared.core.repl.guards_writes() {
-        false => None,
-        true => replication_refusal(&ctx, writes),
-    };
-    if let Some(refusal) = refusal {
-        ctx.error(refusal);
-        ctx.session.key_scratch = ctx.key_scratch;
-        if no_touch {
-            store::set_reads_touch(true);
-        }
-        return Flow::Continue;
-    }
     if shared.redis.tracking.any() {
         tracking::before_command(&mut ctx);
     }
@@ -671,12 +503,9 @@ fn run(
         monitor::feed(&ctx, &routed);
     }
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
-        let worker = shared.core.worker_of(counters);
+        let (worker, gate) = (shared.core.worker_of(counters), &shared.core.gate);
         let events = events.as_deref();
-        shared
-            .core
-            .gate
-            .exclusive(worker, || dispatch_and_publish(&mut ctx, routed.route, events, reply_at))
+        gate.exclusive(worker, || dispatch_and_publish(&mut ctx, routed.route, events, reply_at))
     } else {
         dispatch_and_publish(&mut ctx, routed.route, events.as_deref(), reply_at)
     };
@@ -709,12 +538,16 @@ fn run(
 
 /// A replica's or a guarded primary's refusal of this command (see `replication`).
 #[cold]
-fn replication_refusal(ctx: &Ctx<'_>, writes: bool) -> Option<&'static str> {
-    let stale_ok = ctx.spec.flags.contains(proto_resp::commands::Flags::STALE);
-    if replication::stale_refusal(ctx.shared, ctx.session, stale_ok) {
+fn replication_refusal(
+    shared: &Shared,
+    session: &Session,
+    routed: &Routed,
+) -> Option<&'static str> {
+    let stale_ok = routed.spec.flags.contains(proto_resp::commands::Flags::STALE);
+    if replication::stale_refusal(shared, session, stale_ok) {
         return Some(replication::MASTERDOWN);
     }
-    writes.then(|| replication::write_refusal(ctx.shared, ctx.session)).flatten()
+    is_write(routed).then(|| replication::write_refusal(shared, session)).flatten()
 }
 
 /// Whether a routed command may write: its flag, or a writing XGROUP subcommand (a

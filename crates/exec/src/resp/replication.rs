@@ -57,62 +57,19 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     let addr = ctx.session.client.lock().addr.clone();
     let ip = addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string();
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
-    let size = backlog_size(ctx.shared);
-    let mut journal = repl.journal.lock();
-    let copying = journal.feeds.iter().filter(|f| f.in_bulk() && !f.is_gone()).count();
-    if asked.as_ref().is_none_or(|(id, _)| id.as_slice() != journal.replid.as_bytes())
-        && copying >= FULL_COPIES_MAX
-    {
-        // Each full copy is a walk of the store by a thread of its own: bounded, so that
-        // a crowd of PSYNCs cannot take every core and a pipe's memory each.
-        drop(journal);
-        return ctx.error(TOO_MANY_COPIES);
-    }
-    journal.ensure_backlog(size);
-    if !repl.is_replica() {
-        repl.set_journaling(true);
-    }
-    let backlog = journal.backlog.as_ref().expect("made above");
-    let partial = asked.as_ref().is_some_and(|(id, offset)| {
-        let from = *offset as u64;
-        let same = id.as_slice() == journal.replid.as_bytes()
-            || (id.as_slice() == journal.replid2.as_bytes() && *offset <= journal.second_offset);
-        *offset > 0 && same && backlog.holds(from)
-    });
-    let syncs = &repl.syncs;
-    match (partial, &asked) {
-        (true, _) => syncs.partial_ok.fetch_add(1, Relaxed),
-        (false, Some((id, _))) if id.as_slice() != b"?" => {
-            syncs.partial_err.fetch_add(1, Relaxed);
-            syncs.full.fetch_add(1, Relaxed)
-        }
-        (false, _) => syncs.full.fetch_add(1, Relaxed),
+    let started = match register_feed(ctx.shared, Feed::new(worker, ip, port, 0), &asked) {
+        Ok(started) => started,
+        Err(message) => return ctx.error(message),
     };
-    let (feed, reply) = if partial {
-        let from = asked.as_ref().map_or(0, |(_, o)| *o as u64);
-        let feed = Feed::new(worker, ip, port, from);
-        (feed, format!("+CONTINUE {}\r\n", journal.replid))
-    } else {
-        let at = backlog.end();
-        let feed = Feed::new(worker, ip, port, at + 1);
-        let line = asked.is_some().then(|| format!("+FULLRESYNC {} {at}\r\n", journal.replid));
-        (feed, line.unwrap_or_default())
-    };
-    let feed = Arc::new(feed);
-    journal.feeds.push(Arc::clone(&feed));
-    if !partial {
-        repl::walk_started(&mut journal);
-    }
-    let (replid, at) = (journal.replid.clone(), journal.offset());
-    drop(journal);
+    let (feed, reply, copy) = started;
     ctx.out.extend_from_slice(reply.as_bytes());
-    if !partial {
-        let started = feed.start_bulk(&shared_arc, move |shared, out| {
+    if let Some((replid, at)) = copy {
+        let begun = feed.start_bulk(&shared_arc, move |shared, out| {
             let written = repl::write_payload(shared, out, &replid, at);
             repl::walk_finished(shared);
             written
         });
-        if started.is_err() {
+        if begun.is_err() {
             repl::walk_finished(ctx.shared);
             feed.close(ctx.shared);
             return ctx.error("ERR cannot start the full resynchronisation");
@@ -125,13 +82,74 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     repl.wake(worker, true);
 }
 
+/// A feed registered with the journal, from where it continues (`+CONTINUE`) or from the
+/// offset a full copy's walk begins at (`+FULLRESYNC`; then the copy's replication ID and
+/// offset come back too).
+type Registered = (Arc<Feed>, String, Option<(String, u64)>);
+
+fn register_feed(
+    shared: &crate::Shared,
+    feed: Feed,
+    asked: &Option<(Vec<u8>, i64)>,
+) -> Result<Registered, &'static str> {
+    let repl = &shared.core.repl;
+    let size = backlog_size(shared);
+    let mut journal = repl.journal.lock();
+    let copying = journal.feeds.iter().filter(|f| f.in_bulk() && !f.is_gone()).count();
+    if asked.as_ref().is_none_or(|(id, _)| id.as_slice() != journal.replid.as_bytes())
+        && copying >= FULL_COPIES_MAX
+    {
+        // Each full copy is a walk of the store by a thread of its own: bounded, so that
+        // a crowd of PSYNCs cannot take every core and a pipe's memory each.
+        return Err(TOO_MANY_COPIES);
+    }
+    journal.ensure_backlog(size);
+    if !repl.is_replica() {
+        repl.set_journaling(true);
+    }
+    let backlog = journal.backlog.as_ref().expect("made above");
+    let continues_from = asked.as_ref().and_then(|(id, offset)| {
+        let same = id.as_slice() == journal.replid.as_bytes()
+            || (id.as_slice() == journal.replid2.as_bytes() && *offset <= journal.second_offset);
+        (*offset > 0 && same && backlog.holds(*offset as u64)).then_some(*offset as u64)
+    });
+    count_sync(repl, continues_from.is_some(), asked);
+    let at = backlog.end();
+    let (position, reply, copy) = match continues_from {
+        Some(from) => (from, format!("+CONTINUE {}\r\n", journal.replid), None),
+        None => {
+            let line = asked.is_some().then(|| format!("+FULLRESYNC {} {at}\r\n", journal.replid));
+            repl::walk_started(&mut journal);
+            (at + 1, line.unwrap_or_default(), Some((journal.replid.clone(), at)))
+        }
+    };
+    let feed = Arc::new(feed.at(position));
+    // Its lag counts from now until it acknowledges (INFO's `lag=`, which Sentinel reads).
+    feed.ack_ms.store(super::now_unix_ms(shared), Relaxed);
+    journal.feeds.push(Arc::clone(&feed));
+    Ok((feed, reply, copy))
+}
+
+/// INFO's `sync_full`, `sync_partial_ok` and `sync_partial_err`.
+fn count_sync(repl: &repl::Replication, partial: bool, asked: &Option<(Vec<u8>, i64)>) {
+    let syncs = &repl.syncs;
+    match (partial, asked) {
+        (true, _) => syncs.partial_ok.fetch_add(1, Relaxed),
+        (false, Some((id, _))) if id.as_slice() != b"?" => {
+            syncs.partial_err.fetch_add(1, Relaxed);
+            syncs.full.fetch_add(1, Relaxed)
+        }
+        (false, _) => syncs.full.fetch_add(1, Relaxed),
+    };
+}
+
 /// Full copies made at once, at most (more replicas retry, as after any refusal).
 const FULL_COPIES_MAX: usize = 4;
 const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now, retry later";
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
-    if ctx.argc() % 2 == 0 {
+    if ctx.argc().is_multiple_of(2) {
         return ctx.error(proto_resp::error::SYNTAX);
     }
     let mut at = 1;

@@ -259,7 +259,7 @@ fn put_string(out: &mut Vec<u8>, bytes: &[u8]) {
         }
     }
     if bytes.len() > 20 {
-        if let Some(packed) = lzf::compress(bytes, bytes.len() - 4) {
+        if let Some(packed) = lzf::compress_reusing(bytes, bytes.len() - 4) {
             out.push(0xc3);
             put_len(out, packed.len() as u64);
             put_len(out, bytes.len() as u64);

@@ -47,6 +47,7 @@
 mod ready;
 mod registry;
 mod streams;
+mod wait;
 
 use std::time::{Duration, Instant};
 
@@ -169,7 +170,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, id: BlockingId) -> Flow {
         }
     };
     if request.kind == Kind::Wait {
-        return wait(ctx, request);
+        return wait::wait(ctx, request);
     }
     // Inside EXEC (or a script) it never waits. A single key (not a move) is tried first
     // without the gate: a client served at once costs no more than LPOP.
@@ -374,50 +375,6 @@ fn register_after(
     ctx.session.blocked =
         Some(Box::new(Blocked { ticket, kind: request.kind, deadline, acks: None }));
     ctx.session.activity.set(super::clients::flag::BLOCKED, true);
-}
-
-/// WAIT numreplicas timeout: the number of replicas that acknowledged every write made
-/// so far (the stream's offset now), once `numreplicas` have, or when the timeout passes
-/// (0: never). The replicas are asked for their offset at once (REPLCONF GETACK).
-fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
-    if ctx.shared.core.repl.is_replica() {
-        ctx.error(WAIT_ON_REPLICA);
-        return Flow::Continue;
-    }
-    let wanted = parse_i64(ctx.arg(1)).unwrap_or(0).max(0) as usize;
-    let offset = crate::repl::offset(ctx.shared);
-    let acked = crate::repl::acked_at_least(ctx.shared, offset);
-    if acked >= wanted || ctx.is_nested() {
-        ctx.reply().integer(acked as i64);
-        return Flow::Continue;
-    }
-    crate::repl::ask_acks(ctx.shared);
-    let worker = ctx.shared.core.worker_of(ctx.counters);
-    register(ctx, &request, worker);
-    if let Some(blocked) = &mut ctx.session.blocked {
-        blocked.acks = Some((offset, wanted));
-    }
-    Flow::Block
-}
-
-const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
-
-/// A WAIT's reply once enough replicas acknowledged, or its timeout passed: how many did.
-fn wait_answer(
-    shared: &Shared,
-    blocked: &Blocked,
-    protocol: proto_resp::Protocol,
-) -> Option<Vec<u8>> {
-    let (offset, wanted) = blocked.acks?;
-    let acked = crate::repl::acked_at_least(shared, offset);
-    let timed_out = blocked.deadline.is_some_and(|d| Instant::now() >= d);
-    if acked < wanted && !timed_out {
-        return None;
-    }
-    shared.redis.blocking.cancel(blocked.ticket);
-    let mut out = Vec::new();
-    Reply::new(&mut out, protocol).integer(acked as i64);
-    Some(out)
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 when that client was blocked (it then gets its
@@ -628,7 +585,7 @@ impl Session {
     /// no longer blocked (its pipelined input may run).
     pub fn poll_blocked(&mut self, shared: &Shared, out: &mut Vec<u8>) -> bool {
         let Some(blocked) = &self.blocked else { return false };
-        let acks = blocked.acks.and_then(|_| wait_answer(shared, blocked, self.protocol));
+        let acks = blocked.acks.and_then(|_| wait::answer(shared, blocked, self.protocol));
         let reply = match acks.or_else(|| shared.redis.blocking.take(blocked.ticket)) {
             Some(reply) => reply,
             None if blocked.deadline.is_some_and(|d| Instant::now() >= d) => {
