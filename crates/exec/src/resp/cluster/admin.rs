@@ -129,7 +129,7 @@ fn assign(
 
 /// Raises this node's config epoch above every epoch known, unless it is already the
 /// greatest (and not zero); true if it did.
-fn bump_epoch(topology: &mut Topology) -> bool {
+pub(super) fn bump_epoch(topology: &mut Topology) -> bool {
     let myself = topology.myself;
     let highest = topology.nodes.iter().map(|node| node.config_epoch).max().unwrap_or(0);
     let mine = topology.nodes[myself].config_epoch;
