@@ -234,6 +234,9 @@ fn manual(shared: &Arc<Shared>, cluster: &Cluster, primary_id: &str, address: &s
         return Err(format!("the primary answered CLIENT PAUSE with {paused}"));
     }
     let deadline = Instant::now() + MANUAL_FAILOVER_TIMEOUT;
+    // A write that was running when the pause began may still reach the stream: the
+    // offsets must agree twice in a row, a poll apart.
+    let mut agreed_once = false;
     loop {
         super::follow::send(&mut link, &[b"INFO", b"replication"])?;
         let info = super::follow::read_bulk(&mut link)?;
@@ -242,9 +245,11 @@ fn manual(shared: &Arc<Shared>, cluster: &Cluster, primary_id: &str, address: &s
             .find_map(|line| line.strip_prefix("master_repl_offset:"))
             .and_then(|offset| offset.trim().parse::<u64>().ok())
             .ok_or("the primary's INFO has no master_repl_offset")?;
-        if crate::repl::offset(shared) == wanted {
+        let agreed = crate::repl::offset(shared) == wanted;
+        if agreed && agreed_once {
             return take_over(shared, cluster, primary_id, Epoch::Election);
         }
+        agreed_once = agreed;
         if Instant::now() >= deadline {
             // As Redis: the failover is aborted and the primary writes again.
             let _ = super::follow::send(&mut link, &[b"CLIENT", b"UNPAUSE"]);

@@ -8,7 +8,8 @@
 //!   Redis's rule (`clusterUpdateSlotsConfigWith`), kept to successions so that a slot
 //!   moved by SETSLOT on every node is never pulled back by a node not yet told.
 //! - A node's role is what it says: a primary, or the replica of a known node (a primary
-//!   turned replica loses its slots in this map, as in Redis).
+//!   turned replica loses its slots in this map, as in Redis, or, when the node it follows
+//!   was its replica, they go to that one, whose own claim may not have been read yet).
 //! - A node whose primary (or itself, a primary) lost every slot to one other primary
 //!   follows that one (Redis's `clusterSetMaster` on an UPDATE).
 
@@ -88,8 +89,18 @@ fn take_role(topology: &mut Topology, view: &Topology) {
         return;
     }
     if node.is_primary() {
+        // Its slots go nowhere (as in Redis), unless the node it now follows was its
+        // replica here: that one took them over (its own claim may not have been read).
+        let heir = topology.nodes[primary].primary.as_ref() == Some(&node.id);
         for owner in topology.owner.iter_mut().filter(|owner| **owner == Some(index)) {
-            *owner = None;
+            *owner = heir.then_some(primary);
+        }
+        if heir {
+            let known = view.find(topology.nodes[primary].id.as_bytes());
+            let epoch = known.map_or(0, |at| view.nodes[at].config_epoch);
+            topology.set_primary(primary);
+            let heir_node = &mut topology.nodes[primary];
+            heir_node.config_epoch = heir_node.config_epoch.max(epoch);
         }
     }
     topology.set_replica_of(index, primary);
@@ -182,13 +193,28 @@ mod tests {
     }
 
     #[test]
-    fn a_primary_turned_replica_loses_its_slots() {
-        let mut view = map(A);
-        let c = view.find(C.as_bytes()).unwrap();
-        view.set_replica_of(view.myself, c);
+    fn a_primary_turned_replica_hands_its_slots_to_its_old_replica() {
+        let mut view = after_takeover();
+        let (a, c) = (view.find(A.as_bytes()).unwrap(), view.myself);
+        view.set_replica_of(a, c);
+        view.myself = a; // A's own map, once it follows C.
         let mut other = map(B);
+        learn(&mut other, &[view]);
+        let (a, c) = (other.find(A.as_bytes()).unwrap(), other.find(C.as_bytes()).unwrap());
+        assert!(other.nodes[a].is_replica() && other.ranges_of(a).is_empty());
+        assert_eq!(other.ranges_of(c), vec![(0, 8191)]);
+        assert!(other.nodes[c].is_primary() && other.nodes[c].config_epoch == 3);
+    }
+
+    #[test]
+    fn a_primary_turned_replica_of_another_loses_its_slots() {
+        let mut view = map(A);
+        let b = view.find(B.as_bytes()).unwrap();
+        view.set_replica_of(view.myself, b);
+        let mut other = map(C);
         learn(&mut other, &[view]);
         let a = other.find(A.as_bytes()).unwrap();
         assert!(other.nodes[a].is_replica() && other.ranges_of(a).is_empty());
+        assert_eq!(other.slots_assigned(), 8192);
     }
 }
