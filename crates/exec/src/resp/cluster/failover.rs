@@ -211,22 +211,26 @@ fn start_manual(
         return Ok(()); // One is under way already; it goes on.
     }
     let shared = Arc::clone(shared);
-    let spawned = std::thread::Builder::new().name("spinel-cluster-failover".into()).spawn(
-        move || {
+    let spawned =
+        std::thread::Builder::new().name("spinel-cluster-failover".into()).spawn(move || {
             let Some(cluster) = shared.redis.cluster.get() else { return };
             if let Err(why) = manual(&shared, cluster, &primary_id, &address) {
                 eprintln!("spinel: manual failover given up: {why}");
             }
             cluster.manual_failover.store(false, Relaxed);
-        },
-    );
+        });
     spawned.map(drop).map_err(|e| {
         cluster.manual_failover.store(false, Relaxed);
         format!("ERR cannot start the failover: {e}")
     })
 }
 
-fn manual(shared: &Arc<Shared>, cluster: &Cluster, primary_id: &str, address: &str) -> Result<(), String> {
+fn manual(
+    shared: &Arc<Shared>,
+    cluster: &Cluster,
+    primary_id: &str,
+    address: &str,
+) -> Result<(), String> {
     let mut link = super::follow::connect(address, shared)?;
     super::follow::send(&mut link, &[b"CLIENT", b"PAUSE", PRIMARY_PAUSE_MS, b"WRITE"])?;
     let paused = super::follow::read_line(&mut link)?;
