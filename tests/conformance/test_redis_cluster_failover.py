@@ -275,3 +275,23 @@ def test_default_failover_loses_no_acknowledged_write(make_cluster):
     finally:
         stop.set()
         client.close()
+
+
+def test_reset_turns_a_replica_into_an_empty_primary(make_cluster):
+    cluster = cluster_with_replicas(make_cluster)
+    client = RedisCluster(host="127.0.0.1", port=cluster.nodes[0].port)
+    try:
+        fill(client, "v")
+        primary = cluster.primaries[0]
+        replica = replica_of(cluster, primary)
+        wait_until(lambda: synced(primary, replica), "the replica in sync")
+        assert redis.Redis(port=replica.port).dbsize() > 50
+        assert call(replica.port, "CLUSTER", "RESET", "SOFT") == b"OK"
+        assert role(replica)[0] == b"master"
+        assert redis.Redis(port=replica.port).dbsize() == 0
+        time.sleep(1.5)  # a round of the map's reading later, still alone and empty
+        assert role(replica)[0] == b"master"
+        assert redis.Redis(port=replica.port).dbsize() == 0
+        assert call(replica.port, "CLUSTER", "NODES").decode().count("\n") == 1
+    finally:
+        client.close()

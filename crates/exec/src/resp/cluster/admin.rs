@@ -279,6 +279,12 @@ pub(super) fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     if is_primary && !ctx.shared.core.store.is_empty() {
         return ctx.error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
+    if !is_primary {
+        // A replica becomes an empty primary, as Redis's: it stops following, then flushes.
+        crate::repl::link::stop_following(ctx.shared);
+        let switch = crate::core::flush::Switch::Ignore;
+        crate::core::flush::flush_all(&ctx.shared.core, ctx.counters, 0, switch);
+    }
     let outcome = cluster.change(|topology| {
         let me = topology.me().clone();
         let id = if hard { super::random_node_id() } else { me.id.clone() };
