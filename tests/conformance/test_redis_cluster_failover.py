@@ -124,8 +124,15 @@ def test_replicas_are_fed_by_their_primaries(make_cluster):
         # A write reaches the replica too.
         client.set(key, "changed")
         wait_until(lambda: readonly_get(replica, key) == b"changed", "the write replicated")
-        entry = next(e for e in call(first.port, "CLUSTER", "SLOTS") if int(e[2][1]) == first.port)
-        assert [int(node[1]) for node in entry[2:]] == [first.port, replica.port]
+
+        # CLUSTER SLOTS lists the replica (redis-server once its offset reached the primary
+        # over the bus).
+        def listed():
+            entry = next(e for e in call(first.port, "CLUSTER", "SLOTS")
+                         if int(e[2][1]) == first.port)
+            return [int(node[1]) for node in entry[2:]] == [first.port, replica.port]
+
+        wait_until(listed, "CLUSTER SLOTS to list the replica")
     finally:
         client.close()
 
