@@ -658,15 +658,15 @@ fn command_settings(
     }
 }
 
-/// A cluster replica's map follows its primary's: asked once a second (see
-/// `exec::resp::cluster::Cluster::follow_primary`).
+/// Once a second a cluster node reads the others' maps, and its replication link follows
+/// the primary its map names (see `exec::resp::cluster::Cluster::tick`).
 fn spawn_cluster_follower(shared: Arc<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new().name("cluster-follow".into()).spawn(move || {
         let mut failing = false;
         while !shared.core.shutdown.load(Ordering::Relaxed) {
             std::thread::sleep(std::time::Duration::from_secs(1));
             let Some(cluster) = shared.redis.cluster.get() else { return };
-            match cluster.follow_primary() {
+            match cluster.tick(&shared) {
                 Ok(changed) => {
                     if changed {
                         tracing::info!("cluster: the map follows the primary's");

@@ -129,7 +129,7 @@ fn assign(
 
 /// Raises this node's config epoch above every epoch known, unless it is already the
 /// greatest (and not zero); true if it did.
-fn bump_epoch(topology: &mut Topology) -> bool {
+pub(super) fn bump_epoch(topology: &mut Topology) -> bool {
     let myself = topology.myself;
     let highest = topology.nodes.iter().map(|node| node.config_epoch).max().unwrap_or(0);
     let mine = topology.nodes[myself].config_epoch;
@@ -278,6 +278,12 @@ pub(super) fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     let is_primary = cluster.topology.read().me().is_primary();
     if is_primary && !ctx.shared.core.store.is_empty() {
         return ctx.error("ERR CLUSTER RESET can't be called with master nodes containing keys");
+    }
+    if !is_primary {
+        // A replica becomes an empty primary, as Redis's: it stops following, then flushes.
+        crate::repl::link::stop_following(ctx.shared);
+        let switch = crate::core::flush::Switch::Ignore;
+        crate::core::flush::flush_all(&ctx.shared.core, ctx.counters, 0, switch);
     }
     let outcome = cluster.change(|topology| {
         let me = topology.me().clone();

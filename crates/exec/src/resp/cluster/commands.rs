@@ -1,5 +1,6 @@
 //! The CLUSTER subcommands, and ASKING, READONLY, READWRITE: Redis 7's replies and error
-//! texts. Those that need a cluster bus (MEET, REPLICATE, FAILOVER) say so.
+//! texts. MEET, which needs a cluster bus, says so; REPLICATE and FAILOVER are
+//! `failover.rs`.
 
 use proto_resp::{
     cluster::{key_slot, SLOTS},
@@ -91,12 +92,14 @@ pub(in crate::resp) fn dispatch_sub(ctx: &mut Ctx<'_>, sub: SubcommandId) {
         S::ClusterBumpepoch => super::admin::bumpepoch(ctx, cluster),
         S::ClusterSetConfigEpoch => super::admin::set_config_epoch(ctx, cluster),
         S::ClusterReset => super::admin::reset(ctx, cluster),
-        S::ClusterMeet | S::ClusterReplicate | S::ClusterFailover => ctx.error(NO_BUS),
+        S::ClusterReplicate => super::failover::replicate(ctx, cluster),
+        S::ClusterFailover => super::failover::failover(ctx, cluster),
+        S::ClusterMeet => ctx.error(NO_BUS),
         _ => unreachable!("only CLUSTER subcommands come here"),
     }
 }
 
-/// MEET, REPLICATE and FAILOVER talk to other nodes over Redis's cluster bus.
+/// MEET introduces nodes to each other over Redis's cluster bus.
 const NO_BUS: &str = "ERR Spinel has no cluster bus: change the map in every node's \
                       cluster-config-file and send SIGHUP (or use CLUSTER SETSLOT)";
 
@@ -150,14 +153,22 @@ fn slots(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     let topology = cluster.topology.read().clone();
     let ranges = topology.owned_ranges();
     ctx.reply().array(ranges.len());
-    // Redis lists only the replicas that have replicated something; a Spinel replica
-    // never has (there is no replication), so none is listed and clients read primaries.
+    // Redis lists the replicas it does not know to be failed (and that replicated
+    // something, which a Spinel node cannot tell of another: each replica is fed from its
+    // start).
     for (start, end, owner) in ranges {
+        let replicas: Vec<usize> = topology
+            .replicas_of(owner)
+            .filter(|&at| !topology.nodes[at].flags.iter().any(|flag| flag == "fail"))
+            .collect();
         let mut reply = ctx.reply();
-        reply.array(3);
+        reply.array(3 + replicas.len());
         reply.integer(i64::from(start));
         reply.integer(i64::from(end));
         slots_node(ctx, &topology, owner);
+        for replica in replicas {
+            slots_node(ctx, &topology, replica);
+        }
     }
 }
 
@@ -196,6 +207,8 @@ fn shards(ctx: &mut Ctx<'_>, cluster: &Cluster) {
 fn shard_node(ctx: &mut Ctx<'_>, topology: &Topology, index: usize) {
     let node = &topology.nodes[index];
     let hostname = node.hostname();
+    // This node knows its own offset; another's comes over a bus Spinel does not have.
+    let offset = if index == topology.myself { crate::repl::offset(ctx.shared) } else { 0 };
     map_of(ctx, 7 + usize::from(!hostname.is_empty()));
     let mut reply = ctx.reply();
     reply.bulk(b"id");
@@ -213,15 +226,10 @@ fn shard_node(ctx: &mut Ctx<'_>, topology: &Topology, index: usize) {
     reply.bulk(b"role");
     reply.bulk(if node.is_primary() { b"master" } else { b"replica" });
     reply.bulk(b"replication-offset");
-    reply.integer(0);
+    reply.integer(offset as i64);
     reply.bulk(b"health");
-    // A replica that has replicated nothing is `loading` in Redis: every Spinel replica.
-    let health: &[u8] = match (node.flags.iter().any(|flag| flag == "fail"), node.is_primary()) {
-        (true, _) => b"fail",
-        (false, true) => b"online",
-        (false, false) => b"loading",
-    };
-    reply.bulk(health);
+    let failed = node.flags.iter().any(|flag| flag == "fail");
+    reply.bulk(if failed { b"fail" } else { b"online" });
 }
 
 /// An integer argument, or Redis's error for one that is not.
@@ -290,35 +298,30 @@ fn replicas(ctx: &mut Ctx<'_>, cluster: &Cluster) {
     lines.iter().for_each(|line| reply.bulk(line.as_bytes()));
 }
 
-/// The primary this node replicates in the cluster map, as (ip, port): a configured
-/// replica's. Spinel replicates nothing, so such a replica's link is always down.
+/// The primary this node replicates in the cluster map, as (ip, port), while its
+/// replication link does not follow it yet (INFO and ROLE show the link once it does).
 pub(in crate::resp) fn replica_of(shared: &crate::Shared) -> Option<(String, u16)> {
+    if crate::repl::link::role_of(shared).is_some() {
+        return None;
+    }
     let topology = shared.redis.cluster.get()?.topology.read();
     let primary = topology.primary_of(topology.myself);
     let node = &topology.nodes[primary];
     (primary != topology.myself).then(|| (node.ip.clone(), node.port))
 }
 
-/// ROLE: `master` with no connected replicas, or, for a replica in the cluster map,
-/// `slave` with its primary and the link state `connect` (it never connects: Spinel does
-/// not replicate) and offset -1, as Redis shows a replica not yet connected.
+/// ROLE: the replication link's, or, for a replica in the map whose link has not started
+/// yet, `slave` with its primary, the link state `connect` and offset -1, as Redis shows a
+/// replica not yet connected.
 pub(in crate::resp) fn role(ctx: &mut Ctx<'_>) {
-    let replica = replica_of(ctx.shared);
+    let Some((ip, port)) = replica_of(ctx.shared) else {
+        return super::super::replication::role(ctx);
+    };
     let mut reply = ctx.reply();
-    match replica {
-        None => {
-            reply.array(3);
-            reply.bulk(b"master");
-            reply.integer(0);
-            reply.array(0);
-        }
-        Some((ip, port)) => {
-            reply.array(5);
-            reply.bulk(b"slave");
-            reply.bulk(ip.as_bytes());
-            reply.integer(i64::from(port));
-            reply.bulk(b"connect");
-            reply.integer(-1);
-        }
-    }
+    reply.array(5);
+    reply.bulk(b"slave");
+    reply.bulk(ip.as_bytes());
+    reply.integer(i64::from(port));
+    reply.bulk(b"connect");
+    reply.integer(-1);
 }

@@ -1,32 +1,79 @@
-//! A replica's view of the map follows its primary's. Redis replicas learn slot moves over
-//! the cluster bus; a Spinel replica has none, and `redis-cli --cluster reshard` tells only
-//! primaries. So a node that is a replica asks its primary for CLUSTER NODES (the server
-//! calls [`super::Cluster::follow_primary`] once a second) and takes the slot owners and config epochs it answers (never its own flags or open
-//! slots), writing its file when they changed.
+//! Once a second (the server's cluster thread calls [`super::Cluster::tick`]) a node reads
+//! the other nodes' CLUSTER NODES. A replica takes its primary's slot owners and config
+//! epochs (never its own flags or open slots): Redis replicas learn slot moves over the
+//! cluster bus, a Spinel replica has none, and `redis-cli --cluster reshard` tells only
+//! primaries. Every node takes what the others say of themselves where a failover shows
+//! (`gossip.rs`). The map is written to its file when it changed, and the replication link
+//! is moved to follow the primary the map names (`failover::sync_link`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::topology::Topology;
+use crate::Shared;
 
-/// How long a replica waits for its primary's answer.
+/// How long a node waits for another's answer.
 const TIMEOUT: Duration = Duration::from_secs(1);
+/// How long it waits to connect (a node that is down must not hold up the round).
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
+/// Nodes read per round besides the primary (a large cluster is read in turns).
+const PEERS_PER_ROUND: usize = 16;
 
 impl super::Cluster {
-    /// If this node is a replica: asks its primary for CLUSTER NODES and takes the slot
-    /// owners and epochs from it (the server calls this once a second). Ok(true) when the
-    /// map changed; the error says what failed, for the server's log.
-    pub fn follow_primary(&self) -> Result<bool, String> {
-        let Some(address) = primary_address(&self.topology.read()) else { return Ok(false) };
-        let view = ask_nodes(&address).and_then(|text| Topology::parse(&text));
-        let view = view.map_err(|why| format!("primary {address}: {why}"))?;
+    /// One round: reads the primary's map (a replica) and some other nodes', takes what
+    /// they say, then moves the replication link to the map's primary. Ok(true) when the
+    /// map changed; the error says what failed (the primary's answer), for the server's log.
+    pub fn tick(&self, shared: &Arc<Shared>) -> Result<bool, String> {
+        let (primary, peers) = {
+            let topology = self.topology.read();
+            (primary_address(&topology), self.peers_this_round(&topology))
+        };
+        let primary_view = primary.as_ref().map(|address| {
+            let view = ask_nodes(address, shared).and_then(|text| Topology::parse(&text));
+            view.map_err(|why| format!("primary {address}: {why}"))
+        });
+        let views: Vec<Topology> = peers
+            .iter()
+            .filter(|address| Some(*address) != primary.as_ref())
+            .filter_map(|address| ask_nodes(address, shared).ok())
+            .filter_map(|text| Topology::parse(&text).ok())
+            .chain(primary_view.iter().filter_map(|view| view.as_ref().ok().cloned()))
+            .collect();
         let mut changed = false;
         self.change_if(|topology| {
-            changed = adopt(topology, &view);
+            if let Some(Ok(view)) = &primary_view {
+                changed |= adopt(topology, view);
+            }
+            changed |= super::gossip::learn(topology, &views);
             changed
         })?;
-        Ok(changed)
+        super::failover::sync_link(shared, self);
+        match primary_view {
+            Some(Err(why)) => Err(why),
+            _ => Ok(changed),
+        }
+    }
+
+    /// The addresses of the nodes to read this round, in turns when there are many.
+    fn peers_this_round(&self, topology: &Topology) -> Vec<String> {
+        let mut addresses: Vec<String> = (0..topology.nodes.len())
+            .filter(|&at| at != topology.myself)
+            .map(|at| &topology.nodes[at])
+            .filter(|node| !node.ip.is_empty() && node.port != 0)
+            .map(|node| format!("{}:{}", node.ip, node.port))
+            .collect();
+        addresses.sort_unstable();
+        addresses.dedup();
+        if addresses.len() <= PEERS_PER_ROUND {
+            return addresses;
+        }
+        let start = self.next_peer.fetch_add(PEERS_PER_ROUND, Relaxed) % addresses.len();
+        addresses.rotate_left(start);
+        addresses.truncate(PEERS_PER_ROUND);
+        addresses
     }
 }
 
@@ -38,23 +85,72 @@ fn primary_address(topology: &Topology) -> Option<String> {
         .then(|| format!("{}:{}", node.ip, node.port))
 }
 
-/// CLUSTER NODES of the server at `address`.
-fn ask_nodes(address: &str) -> Result<String, String> {
+/// The largest CLUSTER NODES answer read (a line per node, a few hundred bytes each).
+const MAX_ANSWER: usize = 16 << 20;
+
+/// A connection to another node, logged in with `masteruser`/`masterauth` when they are
+/// set (as the replication link logs in).
+pub(super) fn connect(address: &str, shared: &Shared) -> Result<BufReader<TcpStream>, String> {
     let socket_address = address.parse().map_err(|_| format!("bad address {address}"))?;
-    let mut stream =
-        TcpStream::connect_timeout(&socket_address, TIMEOUT).map_err(|e| e.to_string())?;
+    let stream =
+        TcpStream::connect_timeout(&socket_address, CONNECT_TIMEOUT).map_err(|e| e.to_string())?;
     stream.set_read_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
-    stream.write_all(b"*2\r\n$7\r\nCLUSTER\r\n$5\r\nNODES\r\n").map_err(|e| e.to_string())?;
-    let mut reader = BufReader::new(stream);
-    let mut header = String::new();
-    reader.read_line(&mut header).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(TIMEOUT)).map_err(|e| e.to_string())?;
+    let mut link = BufReader::new(stream);
+    let auth = crate::resp::replication::kept_text(shared, "masterauth");
+    if !auth.is_empty() {
+        let user = crate::resp::replication::kept_text(shared, "masteruser");
+        let mut parts = vec![b"AUTH".as_slice()];
+        if !user.is_empty() {
+            parts.push(user.as_bytes());
+        }
+        parts.push(auth.as_bytes());
+        send(&mut link, &parts)?;
+        read_line(&mut link)?;
+    }
+    Ok(link)
+}
+
+/// Sends one command.
+pub(super) fn send(link: &mut BufReader<TcpStream>, parts: &[&[u8]]) -> Result<(), String> {
+    let mut out = format!("*{}\r\n", parts.len()).into_bytes();
+    for part in parts {
+        out.extend_from_slice(format!("${}\r\n", part.len()).as_bytes());
+        out.extend_from_slice(part);
+        out.extend_from_slice(b"\r\n");
+    }
+    link.get_mut().write_all(&out).map_err(|e| e.to_string())
+}
+
+/// One reply line, without its CRLF (at most 4 KiB).
+pub(super) fn read_line(link: &mut BufReader<TcpStream>) -> Result<String, String> {
+    let mut line = Vec::new();
+    link.by_ref().take(4096).read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+    if !line.ends_with(b"\n") {
+        return Err("no answer".into());
+    }
+    Ok(String::from_utf8_lossy(&line).trim_end().to_owned())
+}
+
+/// A bulk string reply (a verbatim string's `txt:` prefix removed).
+pub(super) fn read_bulk(link: &mut BufReader<TcpStream>) -> Result<String, String> {
+    let header = read_line(link)?;
     let length = header
         .strip_prefix('$')
-        .and_then(|n| n.trim_end().parse::<usize>().ok())
-        .ok_or_else(|| format!("answered {}", header.trim_end()))?;
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).map_err(|e| e.to_string())?;
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|length| *length <= MAX_ANSWER)
+        .ok_or_else(|| format!("answered {header}"))?;
+    let mut body = vec![0; length + 2];
+    link.read_exact(&mut body).map_err(|e| e.to_string())?;
+    body.truncate(length);
     String::from_utf8(body).map_err(|e| e.to_string())
+}
+
+/// CLUSTER NODES of the server at `address`.
+fn ask_nodes(address: &str, shared: &Shared) -> Result<String, String> {
+    let mut link = connect(address, shared)?;
+    send(&mut link, &[b"CLUSTER", b"NODES"])?;
+    read_bulk(&mut link)
 }
 
 /// Takes the slot owners and epochs of `view` (the primary's map) into `topology`, adding

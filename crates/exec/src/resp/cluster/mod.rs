@@ -11,8 +11,13 @@
 //! There is no cluster bus: the map is what the operator's file says, changed by CLUSTER
 //! SETSLOT (as `redis-cli --cluster reshard` sends it to every node), ADDSLOTS and their
 //! kin, and read again on SIGHUP. Each change is written back to the file. Failure
-//! detection and failover are the operator's (or an orchestrator's): it edits the files
-//! and signals the nodes.
+//! detection is the operator's (or an orchestrator's). Once a second each node reads the
+//! others' CLUSTER NODES (`follow.rs`, `gossip.rs`): a replica takes its primary's map, and
+//! every node takes what the others say of themselves where Redis's gossip would (a
+//! replica that took its primary's slots with a greater config epoch, a node's role).
+//!
+//! A replica in the map is fed by its primary over Redis replication (`crate::repl::link`,
+//! started and moved as the map says, `failover.rs`); CLUSTER FAILOVER promotes it.
 //!
 //! The request path reads one atomic word per slot; the map's lock is taken only to
 //! answer a redirect or a CLUSTER command.
@@ -29,7 +34,9 @@ use crate::Shared;
 mod admin;
 mod commands;
 mod dump;
+mod failover;
 mod follow;
+mod gossip;
 mod migrate;
 pub(crate) mod topology;
 
@@ -56,6 +63,10 @@ pub struct Cluster {
     topology: RwLock<Topology>,
     /// The config file, read at start and on SIGHUP, written after each change.
     path: PathBuf,
+    /// Where the next round of reading other nodes' maps starts (`follow.rs`).
+    next_peer: AtomicUsize,
+    /// A CLUSTER FAILOVER waiting for the primary's offset (`failover.rs`).
+    manual_failover: AtomicBool,
 }
 
 impl Cluster {
@@ -78,6 +89,8 @@ impl Cluster {
             state_ok: AtomicBool::new(false),
             topology: RwLock::new(topology),
             path: path.to_owned(),
+            next_peer: AtomicUsize::new(0),
+            manual_failover: AtomicBool::new(false),
         };
         let topology = cluster.topology.read();
         cluster.publish(&topology);
@@ -243,6 +256,10 @@ pub(super) fn judge(
     command: &Command<'_>,
 ) -> Result<Option<u16>, Vec<u8>> {
     let Some(cluster) = shared.redis.cluster.get() else { return Ok(None) };
+    if session.from_master {
+        // The primary's stream runs whatever slot its keys are in, as Redis runs it.
+        return Ok(None);
+    }
     let is_exec = matches!(
         routed.route,
         Route::Command(proto_resp::CommandId::Transactions(proto_resp::commands::TxId::Exec))

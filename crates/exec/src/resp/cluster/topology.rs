@@ -46,6 +46,17 @@ impl Node {
         self.flags.iter().any(|flag| flag == "master")
     }
 
+    /// Flagged `slave` (Redis's `nodeIsSlave`).
+    pub(crate) fn is_replica(&self) -> bool {
+        self.flags.iter().any(|flag| flag == "slave")
+    }
+
+    /// Its role flag becomes `role` (`master` or `slave`), first among its flags.
+    fn set_role(&mut self, role: &str) {
+        self.flags.retain(|flag| flag != "master" && flag != "slave" && flag != "noflags");
+        self.flags.insert(0, role.to_owned());
+    }
+
     /// Its hostname, if the file gives one.
     pub(crate) fn hostname(&self) -> &str {
         self.endpoint_extra.split(',').next().filter(|name| !name.contains('=')).unwrap_or("")
@@ -122,6 +133,31 @@ impl Topology {
     pub(crate) fn replicas_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
         let id = &self.nodes[index].id;
         (0..self.nodes.len()).filter(move |&at| self.nodes[at].primary.as_ref() == Some(id))
+    }
+
+    /// The node at `index` becomes a replica of the node at `primary`. This node closes its
+    /// open slots when it becomes one, as Redis's `clusterSetMaster` does.
+    pub(crate) fn set_replica_of(&mut self, index: usize, primary: usize) {
+        let primary_id = self.nodes[primary].id.clone();
+        let node = &mut self.nodes[index];
+        node.set_role("slave");
+        node.primary = Some(primary_id);
+        if index == self.myself {
+            self.migrating.clear();
+            self.importing.clear();
+        }
+    }
+
+    /// The node at `index` becomes a primary (of no slot yet).
+    pub(crate) fn set_primary(&mut self, index: usize) {
+        let node = &mut self.nodes[index];
+        node.set_role("master");
+        node.primary = None;
+    }
+
+    /// How many slots the node at `index` owns.
+    pub(crate) fn slot_count(&self, index: usize) -> usize {
+        self.owner.iter().filter(|owner| **owner == Some(index)).count()
     }
 
     /// CLUSTER FORGET: the node leaves the map; its slots are unassigned.
