@@ -52,8 +52,7 @@ from resp_servers import encode, free_port  # noqa: E402
 
 TCK = os.sysconf("SC_CLK_TCK")
 PRIMARY_CPU, SIDE_CPU = "1", "0"
-ITEM_BYTES, KEY_BYTES = 100, 16
-VALUE_BYTES = ITEM_BYTES - KEY_BYTES
+KEY_BYTES = 16
 LOAD = ["-c", "50", "-t", "1", "--pipeline", "1", "--ratio", "1:9", "--key-size", "20",
         "--value-size", "20", "--keyspace", "10000"]
 BINARIES = {"redis": "redis-server", "valkey": "/work/peers/valkey-server"}
@@ -203,18 +202,19 @@ class MemorySampler(threading.Thread):
 
 def fill_file(size_mib, tmp_root):
     """A redis-cli --pipe input of SIZE MiB of items (made once per size)."""
-    path = os.path.join(tmp_root, f"fill-{size_mib}.resp")
-    count = size_mib * (1 << 20) // ITEM_BYTES
+    value_bytes = ARGS.value_bytes
+    path = os.path.join(tmp_root, f"fill-{size_mib}-{value_bytes}.resp")
+    count = size_mib * (1 << 20) // (KEY_BYTES + value_bytes)
     if os.path.exists(path):
         return path, count
     pool = base64.b64encode(os.urandom(1 << 20))
-    span = len(pool) - VALUE_BYTES
+    span = len(pool) - value_bytes
     head = b"*3\r\n$3\r\nSET\r\n$%d\r\n" % KEY_BYTES
-    mid = b"\r\n$%d\r\n" % VALUE_BYTES
+    mid = b"\r\n$%d\r\n" % value_bytes
     with open(path, "wb") as f:
         for start in range(0, count, 100_000):
             f.write(b"".join(
-                head + b"key:%012d" % i + mid + pool[(i * 7919) % span:][:VALUE_BYTES] + b"\r\n"
+                head + b"key:%012d" % i + mid + pool[(i * 7919) % span:][:value_bytes] + b"\r\n"
                 for i in range(start, min(count, start + 100_000))))
     return path, count
 
@@ -255,12 +255,14 @@ def bench_result(proc, seconds):
 def offsets(primary_conn, replica_conn):
     """(primary master_repl_offset, slave0's acknowledged offset, replica's applied offset,
     replica link up)."""
+    # The replica first: the primary's offset, read after, is at least as new, so each lag
+    # is an upper bound (it includes the time between the two reads).
+    r = replica_conn.info()
     p = primary_conn.info()
     ack = -1
     if "slave0" in p:
         fields = dict(kv.split("=", 1) for kv in p["slave0"].split(","))
         ack = int(fields.get("offset", -1))
-    r = replica_conn.info()
     return (int(p["master_repl_offset"]), ack, int(r.get("slave_repl_offset", -1)),
             r.get("master_link_status") == "up")
 
@@ -280,8 +282,9 @@ def attach(primary, replica, timeout_s):
             if up and applied == master:
                 return up_s, now
             time.sleep(0.05)
+        read = rc.info().get("master_sync_read_bytes", "?")
         raise RuntimeError(f"{primary.kind} -> {replica.kind}: not caught up in {timeout_s}s "
-                           f"(link up after {up_s}s); logs in {primary.dir}, {replica.dir}")
+                           f"(link up after {up_s}s, {read} RDB bytes read)")
     finally:
         pc.close()
         rc.close()
@@ -315,7 +318,7 @@ def sync_once(primary_kind, rep_kind, size_mib, tmp_root):
         cpu_before = cpu_secs(primary.pid)
         sampler.start()
         try:
-            up_s, caught_s = attach(primary, replica, timeout_s=30 + size_mib / 10)
+            up_s, caught_s = attach(primary, replica, timeout_s=ARGS.sync_timeout_s or 30 + size_mib / 10)
         except RuntimeError as e:
             note(str(e))
             return {"failed": True, "peak_extra_mib": sampler.peak_kib / 1024}
@@ -497,6 +500,11 @@ def main():
     parser.add_argument("--primaries", default="spinel,redis,valkey")
     parser.add_argument("--spinel-replica", action="store_true",
                         help="sync: also a Spinel replica of a Spinel primary")
+    parser.add_argument("--value-bytes", type=int, default=84,
+                        help="sync: value length (keys are 16 bytes); above 20 RDB writers "
+                        "try LZF on each value")
+    parser.add_argument("--sync-timeout-s", type=float, default=0,
+                        help="sync: give up after this (default 30 s + 1 s per 10 MiB)")
     parser.add_argument("--spinel-args", default="", help="extra arguments for every Spinel")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ARGS = parser.parse_args()
