@@ -8,8 +8,9 @@ throughput with 0, 1 and 2 replicas.
         [--primaries spinel,redis,valkey] [--spinel-replica]
 
 Parts (run one at a time; each is bounded and stops by itself):
-  sync        Each primary is filled with SIZE MiB of strings (16-byte keys `key:%012d`, 84-byte
-              incompressible values: 100 bytes of key+value per item), then an empty replica
+  sync        Each primary is filled with SIZE MiB of strings (16-byte keys `key:%012d`, values
+              of --value-bytes random base64 characters, so LZF finds nothing to pack; SIZE
+              counts key+value bytes), by `redis-cli --pipe`, then an empty replica
               is sent REPLICAOF. Measured: seconds until the replica's link is up, and until it
               is caught up (link up, its slave_repl_offset equal to the primary's
               master_repl_offset); the primary's peak extra memory, sampled every 50 ms: VmRSS
