@@ -211,10 +211,8 @@ REDIS_70_DEFAULTS = {
     'zset-max-ziplist-value': '64',
 }
 # Where Spinel's defaults are its own: memcached's connection limit, a memory-bounded
-# store that evicts by default (-m 64), its listen backlog, its snapshot's file name and
-# its threads (-t).
-SPINEL_DIFFERS = {"maxclients", "maxmemory", "maxmemory-policy", "tcp-backlog", "dbfilename",
-                  "io-threads"}
+# store that evicts by default (-m 64), its listen backlog and its threads (-t).
+SPINEL_DIFFERS = {"maxclients", "maxmemory", "maxmemory-policy", "tcp-backlog", "io-threads"}
 
 
 @pytest.fixture

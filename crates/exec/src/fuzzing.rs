@@ -23,7 +23,7 @@ use crate::{
     snapshot, Counters, Settings, Shared,
 };
 
-pub use values::rdb::Value;
+pub use values::rdb::{crc64, Value};
 
 /// The Unix time the fuzzing server's clock stands at (fixed: runs repeat).
 pub const NOW_MS: u64 = 1_700_000_000_000;
@@ -163,6 +163,23 @@ impl Server {
     /// Restores a snapshot file's bytes into the store, as the server does at start.
     pub fn restore_snapshot(&mut self, file: &[u8]) -> Result<snapshot::Outcome, String> {
         snapshot::restore_from(&self.shared, file)
+    }
+
+    /// Every stored key (a database's other than 0 with its prefix: see `keyspace`).
+    pub fn keys(&self) -> Vec<Vec<u8>> {
+        let mut keys = Vec::new();
+        let mut cursor = 0;
+        loop {
+            cursor = self.shared.core.store.scan(cursor, 512, |key| keys.push(key.to_vec()));
+            if cursor == 0 {
+                return keys;
+            }
+        }
+    }
+
+    /// Loads an RDB file's bytes into the store, as the server does at start.
+    pub fn load_rdb(&mut self, file: &[u8]) -> Result<snapshot::Outcome, String> {
+        snapshot::load_rdb(&self.shared, || Ok(file))
     }
 
     /// Stores `value` as `key`'s collection of kind byte `kind` (see [`valid_encoding`])

@@ -244,7 +244,7 @@ impl Default for Settings {
             protected_mode: true,
             aclfile: None,
             dir: ".".into(),
-            dbfilename: "dump.spinel".into(),
+            dbfilename: "dump.rdb".into(),
             memory_file: None,
             ssl: None,
         }

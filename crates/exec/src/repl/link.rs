@@ -29,6 +29,8 @@ pub(crate) struct LinkState {
     pub down_since_ms: u64,
     /// redis.conf's `replicaof`, until the server has started.
     pub configured: Option<(String, u16)>,
+    /// CLIENT KILL TYPE master: the link's thread drops its connection (and reconnects).
+    pub drop_requested: bool,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +57,11 @@ impl Status {
 pub(crate) enum Followed {
     Already,
     Started,
+}
+
+/// CLIENT KILL of the master client: the link reconnects, continuing with PSYNC.
+pub(crate) fn drop_connection(shared: &Shared) {
+    shared.core.repl.link.lock().drop_requested = true;
 }
 
 /// Whether the link to the primary is up (a replica may feed its own replicas).

@@ -61,8 +61,14 @@ fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Res
     let limits = proto_resp::Limits::default();
     let mut storage = ArgStorage::default();
     loop {
-        if shared.core.repl.link.lock().generation != generation {
-            return Ok(());
+        {
+            let mut link = shared.core.repl.link.lock();
+            if link.generation != generation {
+                return Ok(());
+            }
+            if std::mem::take(&mut link.drop_requested) {
+                return Err("the master client was killed (CLIENT KILL)".into());
+            }
         }
         if last_ack.elapsed() >= ACK_EVERY {
             ack(shared, link)?;

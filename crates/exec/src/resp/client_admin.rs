@@ -147,6 +147,11 @@ fn end_matching(ctx: &mut Ctx<'_>, filter: &Filter) -> (usize, bool) {
             me = true;
             return Matched::Keep;
         }
+        if client.activity.has(super::clients::flag::MASTER) {
+            // The replication link: its thread reconnects (and continues with PSYNC).
+            crate::repl::link::drop_connection(ctx.shared);
+            return Matched::Keep;
+        }
         if let (Some(control), Some(fd)) = (control, client.fd) {
             control.end_connection(fd);
         }

@@ -77,6 +77,10 @@ pub mod flag {
     pub const TRACKING_BROKEN_REDIR: u32 = 16;
     /// `B`: tracking in BCAST mode.
     pub const TRACKING_BCAST: u32 = 32;
+    /// `M`: the replication link's session (a replica's primary).
+    pub const MASTER: u32 = 64;
+    /// `S`: a replica being fed.
+    pub const REPLICA: u32 = 128;
 }
 
 impl Default for Activity {
@@ -159,6 +163,11 @@ impl Activity {
     /// CLIENT LIST's `flags=` letters.
     fn flag_letters(&self) -> String {
         let mut letters = String::new();
+        for (bit, letter) in [(flag::REPLICA, 'S'), (flag::MASTER, 'M')] {
+            if self.has(bit) {
+                letters.push(letter);
+            }
+        }
         if self.has(flag::BLOCKED) {
             letters.push('b');
         }

@@ -296,7 +296,8 @@ pub(super) enum ClientType {
     Any,
     Normal,
     Pubsub,
-    None,
+    Master,
+    Replica,
 }
 
 impl ClientType {
@@ -305,7 +306,8 @@ impl ClientType {
         match name {
             b"normal" => ClientType::Normal,
             b"pubsub" => ClientType::Pubsub,
-            _ => ClientType::None,
+            b"master" => ClientType::Master,
+            _ => ClientType::Replica,
         }
     }
 
@@ -315,11 +317,15 @@ impl ClientType {
             .subscriptions
             .iter()
             .any(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        use super::clients::flag;
+        let (master, replica) =
+            (client.activity.has(flag::MASTER), client.activity.has(flag::REPLICA));
         match self {
             ClientType::Any => true,
-            ClientType::Normal => !subscribed,
-            ClientType::Pubsub => subscribed,
-            ClientType::None => false,
+            ClientType::Normal => !subscribed && !master && !replica,
+            ClientType::Pubsub => subscribed && !replica,
+            ClientType::Master => master,
+            ClientType::Replica => replica,
         }
     }
 }

@@ -100,7 +100,7 @@ pub(crate) fn now_unix_ms(shared: &Shared) -> u64 {
 mod zset;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 
 pub use clients::{ClientInfo, ClientRegistry, SharedClient};
 pub use errorstats::ErrorStats;
@@ -253,6 +253,7 @@ impl Session {
     pub(crate) fn master_client(shared: &Shared) -> Session {
         let mut session = Session::connect(shared, "master:0", "");
         session.from_master = true;
+        session.activity.set(clients::flag::MASTER, true);
         session.script_may_suspend = false;
         session
     }

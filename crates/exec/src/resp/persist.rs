@@ -1,6 +1,6 @@
-//! SAVE, BGSAVE and LASTSAVE: a snapshot of every key (`crate::snapshot`) written to
-//! `dir`/`dbfilename`, which the server loads when it starts. Not Redis's RDB format: a
-//! Spinel snapshot, refused cleanly by anything else, and anything else by Spinel.
+//! SAVE, BGSAVE and LASTSAVE: every key as a Redis RDB file (`crate::snapshot::save_rdb`)
+//! written to `dir`/`dbfilename`, which the server loads when it starts (redis-server
+//! loads it too, and Spinel loads redis-server's).
 
 use std::sync::atomic::Ordering;
 
@@ -104,7 +104,7 @@ fn save_now(shared: &Shared) -> Result<(), ()> {
     let path = snapshot_path(shared);
     // Writes during a BGSAVE stay counted after it, as Redis keeps them in `dirty`.
     let changes_at_start = shared.core.raw_totals().redis_changes;
-    let result = snapshot::save(shared, &path);
+    let result = snapshot::save_rdb(shared, &path);
     let now_secs = super::now_unix_ms(shared) / 1000;
     shared.redis.save_state.finished(result.is_ok(), now_secs, changes_at_start);
     result.map(|_| ()).map_err(|why| *shared.redis.save_state.last_error.lock() = why)

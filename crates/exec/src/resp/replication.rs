@@ -105,6 +105,7 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     }
     // The connection streams from now on: its worker drains the feed when woken.
     super::pubsub::subscriptions(ctx);
+    ctx.session.activity.set(super::clients::flag::REPLICA, true);
     ctx.session.replica.get_or_insert_with(Box::default).feed = Some(feed);
     repl.wake(worker, true);
 }

@@ -17,7 +17,7 @@ use std::io::{self, Read, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-const MAGIC: &[u8; 8] = b"SPINELSN";
+pub(crate) const MAGIC: &[u8; 8] = b"SPINELSN";
 pub(crate) const VERSION: u32 = 1;
 /// Records are grouped into blocks of about this many bytes.
 const BLOCK_BYTES: usize = 1 << 20;

@@ -1,6 +1,8 @@
-//! Snapshots of the whole store, for a restart that keeps the cache warm: memcached's
-//! `-e FILE` (saved at a graceful stop, restored at the next start) and Redis's SAVE,
-//! BGSAVE and the file loaded at start.
+//! Snapshots of the whole store, for a restart that keeps the cache warm, in two formats:
+//! Redis's RDB (`rdb.rs`: SAVE, BGSAVE, SHUTDOWN SAVE, replication, and the file loaded
+//! at start) and Spinel's own (`format.rs`: memcached's `-e FILE`, saved at a graceful stop
+//! and restored at the next start; an older SAVE's file still loads). [`restore`] tells
+//! them apart by their first bytes. The rest of this note is about Spinel's own format.
 //!
 //! What is saved: every live item, as a walk of the index finds it (`Store::scan_items`):
 //! key (with its database), value (a collection's encoding, read from outside the store
@@ -21,6 +23,9 @@
 //! Redis's fork gives: each item is as it was when the walk met it.
 
 pub(crate) mod format;
+mod rdb;
+
+pub use rdb::{load_rdb, load_rdb_file, save_rdb, write_rdb, RdbAux};
 
 use std::{
     fs::File,
@@ -101,9 +106,16 @@ fn write_items(shared: &Shared, out: BufWriter<File>) -> std::io::Result<(BufWri
     }
 }
 
-/// Restores the items of the snapshot at `path` into the store (which should be empty).
-/// Nothing is restored from a file that fails its checks.
+/// Restores the file at `path` into the store (which should be empty): an RDB file, or
+/// Spinel's own snapshot (memcached's `-e` file, and what SAVE wrote before RDB), told
+/// apart by their first bytes. Nothing is restored from a file that fails its checks.
 pub fn restore(shared: &Shared, path: &Path) -> Result<Outcome, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut magic = Vec::with_capacity(8);
+    let _ = std::io::Read::read_to_end(&mut std::io::Read::take(file, 8), &mut magic);
+    if magic != format::MAGIC {
+        return load_rdb_file(shared, path);
+    }
     let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let input = std::io::BufReader::with_capacity(1 << 20, file);

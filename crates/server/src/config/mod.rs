@@ -214,7 +214,7 @@ impl Default for Config {
             aclfile: None,
             memory_file: None,
             dir: ".".into(),
-            dbfilename: "dump.spinel".into(),
+            dbfilename: "dump.rdb".into(),
             protected_mode: true,
             cluster_config_file: None,
             metrics_port: 0,

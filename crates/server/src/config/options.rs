@@ -268,8 +268,8 @@ pub struct Options {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dir: Option<String>,
 
-    /// Redis `dbfilename`: the snapshot's file name in --dir; loaded at start when it
-    /// exists (a Spinel snapshot, not Redis's RDB) [default: dump.spinel]
+    /// Redis `dbfilename`: the RDB file's name in --dir (SAVE, BGSAVE); loaded at start
+    /// when it exists (an RDB file, or an older Spinel snapshot) [default: dump.rdb]
     #[arg(long, value_name = "NAME", help_heading = REDIS)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dbfilename: Option<String>,

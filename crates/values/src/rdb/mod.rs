@@ -28,12 +28,13 @@
 
 mod convert;
 mod crc64;
+pub mod file;
 mod lzf;
 mod packed;
 mod stream;
 
 pub use convert::{from_owned, kept, Kept};
-pub use crc64::crc64;
+pub use crc64::{crc64, crc64_update};
 
 /// The RDB version written, and the newest read (Redis 7.0's).
 pub const RDB_VERSION: u16 = 10;
@@ -87,38 +88,56 @@ const QUICKLIST_NODE_PACKED: u64 = 2;
 /// The payload DUMP answers for `value`.
 pub fn dump(value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
-    match value {
-        Value::String(bytes) => {
-            out.push(TYPE_STRING);
-            put_string(&mut out, bytes);
-        }
-        Value::List(elements) | Value::Set(elements) => {
-            out.push(if matches!(value, Value::List(_)) { TYPE_LIST } else { TYPE_SET });
-            put_len(&mut out, elements.len() as u64);
-            elements.iter().for_each(|element| put_string(&mut out, element));
-        }
-        Value::Hash(fields) => {
-            out.push(TYPE_HASH);
-            put_len(&mut out, fields.len() as u64);
-            for (name, value) in fields {
-                put_string(&mut out, name);
-                put_string(&mut out, value);
-            }
-        }
-        Value::ZSet(members) => {
-            out.push(TYPE_ZSET_2);
-            put_len(&mut out, members.len() as u64);
-            for (member, score) in members {
-                put_string(&mut out, member);
-                out.extend_from_slice(&score.to_le_bytes());
-            }
-        }
-        Value::Stream(value) => stream::put_stream(&mut out, value),
-    }
+    put_entry(&mut out, None, value);
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
+}
+
+/// A value's type byte, then `key` when there is one (an RDB file's entry), then the value.
+fn put_entry(out: &mut Vec<u8>, key: Option<&[u8]>, value: &Value) {
+    let put_key = |out: &mut Vec<u8>| {
+        if let Some(key) = key {
+            put_string(out, key);
+        }
+    };
+    match value {
+        Value::String(bytes) => {
+            out.push(TYPE_STRING);
+            put_key(out);
+            put_string(out, bytes);
+        }
+        Value::List(elements) | Value::Set(elements) => {
+            out.push(if matches!(value, Value::List(_)) { TYPE_LIST } else { TYPE_SET });
+            put_key(out);
+            put_len(out, elements.len() as u64);
+            elements.iter().for_each(|element| put_string(out, element));
+        }
+        Value::Hash(fields) => {
+            out.push(TYPE_HASH);
+            put_key(out);
+            put_len(out, fields.len() as u64);
+            for (name, value) in fields {
+                put_string(out, name);
+                put_string(out, value);
+            }
+        }
+        Value::ZSet(members) => {
+            out.push(TYPE_ZSET_2);
+            put_key(out);
+            put_len(out, members.len() as u64);
+            for (member, score) in members {
+                put_string(out, member);
+                out.extend_from_slice(&score.to_le_bytes());
+            }
+        }
+        Value::Stream(value) => {
+            out.push(stream::TYPE_STREAM_LISTPACKS_2);
+            put_key(out);
+            stream::put_stream(out, value);
+        }
+    }
 }
 
 /// `verifyDumpPayload`: a footer, a version this server reads, and a matching checksum.
@@ -132,8 +151,21 @@ pub fn verify(payload: &[u8]) -> bool {
 /// The value in a payload that passed [`verify`]; `None` is "Bad data format" (an unknown
 /// type, lengths past the end, an empty collection, duplicate members, a NaN score).
 pub fn load(payload: &[u8]) -> Option<Value> {
-    let mut reader = Reader { bytes: &payload[..payload.len().checked_sub(10)?] };
+    let mut reader = Reader::new(&payload[..payload.len().checked_sub(10)?]);
     let kind = reader.byte()?;
+    load_value(&mut reader, kind)
+}
+
+/// Whether `kind` is a value type byte this reader knows (an RDB file's opcodes and module
+/// types are not).
+fn known_type(kind: u8) -> bool {
+    matches!(kind, 0..=5 | 10..=14 | 16..=18)
+        || kind == stream::TYPE_STREAM_LISTPACKS
+        || kind == stream::TYPE_STREAM_LISTPACKS_2
+}
+
+/// The value of type `kind` at the reader's front.
+fn load_value(reader: &mut Reader<'_>, kind: u8) -> Option<Value> {
     let value = match kind {
         TYPE_STRING => Value::String(reader.string()?),
         TYPE_LIST => Value::List(reader.strings(1)?),
@@ -150,7 +182,7 @@ pub fn load(payload: &[u8]) -> Option<Value> {
             Value::List(reader.quicklist(kind == TYPE_LIST_QUICKLIST_2)?)
         }
         stream::TYPE_STREAM_LISTPACKS | stream::TYPE_STREAM_LISTPACKS_2 => {
-            Value::Stream(Box::new(stream::load_stream(&mut reader, kind)?))
+            Value::Stream(Box::new(stream::load_stream(reader, kind)?))
         }
         _ => return None,
     };
@@ -250,6 +282,9 @@ fn canonical_i32(bytes: &[u8]) -> Option<i32> {
 /// is left, so a lying length ends the read, never an allocation of what it claims.
 struct Reader<'a> {
     bytes: &'a [u8],
+    /// Set when a read wanted more bytes than are left: on a part of a file read so far,
+    /// that asks for more of it rather than saying the data is bad.
+    short: bool,
 }
 
 /// A length, or the encoding of a special string (`rdbLoadLen`'s `isencoded`).
@@ -259,8 +294,21 @@ enum Len {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes, short: false }
+    }
+
+    /// Whether `n` more bytes (or items that take a byte at least) can be there.
+    fn fits(&mut self, n: usize) -> bool {
         if n > self.bytes.len() {
+            self.short = true;
+            return false;
+        }
+        true
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if !self.fits(n) {
             return None;
         }
         let (head, rest) = self.bytes.split_at(n);
@@ -300,7 +348,8 @@ impl<'a> Reader<'a> {
 
     /// A count of items that each take a byte at least: never more than the bytes left.
     fn count(&mut self) -> Option<usize> {
-        self.len().filter(|&n| n <= self.bytes.len())
+        let n = self.len()?;
+        self.fits(n).then_some(n)
     }
 
     fn id(&mut self) -> Option<crate::stream::StreamId> {
@@ -343,17 +392,14 @@ impl<'a> Reader<'a> {
     fn strings(&mut self, per_item: usize) -> Option<Vec<Vec<u8>>> {
         let count = self.len()?.checked_mul(per_item)?;
         // Each string takes at least a byte: a count past the bytes left is a lie.
-        if count > self.bytes.len() {
+        if !self.fits(count) {
             return None;
         }
         (0..count).map(|_| self.string()).collect()
     }
 
     fn zset(&mut self, binary_scores: bool) -> Option<Vec<(Vec<u8>, f64)>> {
-        let count = self.len()?;
-        if count > self.bytes.len() {
-            return None;
-        }
+        let count = self.count()?;
         let mut members = Vec::with_capacity(count);
         for _ in 0..count {
             let member = self.string()?;
@@ -376,10 +422,7 @@ impl<'a> Reader<'a> {
     /// Quicklist nodes: ziplists (1), or (2) each a container kind then a listpack or one
     /// plain element.
     fn quicklist(&mut self, version_2: bool) -> Option<Vec<Vec<u8>>> {
-        let nodes = self.len()?;
-        if nodes > self.bytes.len() {
-            return None;
-        }
+        let nodes = self.count()?;
         let mut elements = Vec::new();
         for _ in 0..nodes {
             let container = if version_2 { self.len()? as u64 } else { QUICKLIST_NODE_PACKED };

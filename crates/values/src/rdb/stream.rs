@@ -39,9 +39,8 @@ pub(super) const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 const FLAG_DELETED: i64 = 1;
 const FLAG_SAME_FIELDS: i64 = 2;
 
-/// Writes `stream` as type 19 (the type byte included).
+/// Writes `stream` as type 19 (after its type byte).
 pub(super) fn put_stream(out: &mut Vec<u8>, stream: &StreamValue) {
-    out.push(TYPE_STREAM_LISTPACKS_2);
     put_len(out, stream.node_count() as u64);
     for (master, node) in stream.nodes() {
         put_string(out, &raw_id(master));

@@ -35,11 +35,9 @@ pub(crate) mod topology;
 
 pub(super) use commands::replica_of;
 pub(super) use commands::{dispatch, dispatch_sub, role};
-/// RESTORE's storing, for the fuzz targets (`crate::fuzzing`).
-#[cfg(feature = "fuzzing")]
-pub(crate) use dump::to_stored;
-/// A key's value as a DUMP payload carries it (the replication stream's RESTOREs).
-pub(crate) use dump::value_of;
+/// A key's value as DUMP reads it and RESTORE stores it: RDB files (`crate::snapshot`), the
+/// replication stream's RESTOREs (`crate::repl`) and the fuzz targets (`crate::fuzzing`).
+pub(crate) use dump::{to_stored, value_of};
 use topology::Topology;
 
 /// No node: the value of an empty field of a slot word.

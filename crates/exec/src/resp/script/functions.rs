@@ -401,10 +401,43 @@ fn named_arguments(table: &Table) -> Result<(Value, Value, Value, Value), String
     Ok((name, callback, flags, description))
 }
 
-fn note_counts(ctx: &Ctx<'_>, libraries: &Libraries) {
+fn note_counts(shared: &crate::Shared, libraries: &Libraries) {
     let (libs, functions) = libraries.counts();
-    ctx.shared.redis.scripts.libraries.store(libs, Relaxed);
-    ctx.shared.redis.scripts.functions.store(functions, Relaxed);
+    shared.redis.scripts.libraries.store(libs, Relaxed);
+    shared.redis.scripts.functions.store(functions, Relaxed);
+}
+
+/// Every library's code, in name order (an RDB file's FUNCTION2 entries).
+pub(crate) fn library_codes(shared: &crate::Shared) -> Vec<Vec<u8>> {
+    shared
+        .redis
+        .scripts
+        .with_vm(|vm| vm.functions.libraries.values().map(|library| library.code.clone()).collect())
+}
+
+/// Loads the libraries of an RDB file in place of any there: all of them, or (when one
+/// fails to compile or collides) none, saying why.
+pub(crate) fn load_libraries(shared: &crate::Shared, codes: &[Vec<u8>]) -> Result<(), String> {
+    if codes.is_empty() && shared.redis.scripts.libraries.load(Relaxed) == 0 {
+        // Nothing to load or replace: no Lua state is made for it.
+        return Ok(());
+    }
+    shared.redis.scripts.with_vm(|vm| {
+        let libraries = &mut vm.functions;
+        let mut compiled = Vec::with_capacity(codes.len());
+        for code in codes {
+            compiled.push(libraries.compile(code)?);
+        }
+        let saved = std::mem::take(&mut libraries.libraries);
+        for (name, library) in compiled {
+            if let Err(message) = libraries.add(name, library, false, From::Restore) {
+                libraries.libraries = saved;
+                return Err(message);
+            }
+        }
+        note_counts(shared, libraries);
+        Ok(())
+    })
 }
 
 /// FUNCTION LOAD [REPLACE] code.
@@ -425,7 +458,7 @@ pub(super) fn load(ctx: &mut Ctx<'_>) {
         let libraries = &mut vm.functions;
         let (name, library) = libraries.compile(code)?;
         libraries.add(name.clone(), library, replace, From::Load)?;
-        note_counts(ctx, libraries);
+        note_counts(ctx.shared, libraries);
         Ok::<_, String>(name)
     });
     match outcome {
@@ -487,7 +520,7 @@ pub(super) fn delete(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let removed = shared.redis.scripts.with_vm(|vm| {
         let removed = vm.functions.libraries.remove(&name).is_some();
-        note_counts(ctx, &vm.functions);
+        note_counts(ctx.shared, &vm.functions);
         removed
     });
     if removed {
@@ -508,7 +541,7 @@ pub(super) fn flush(ctx: &mut Ctx<'_>) {
     let shared = ctx.shared;
     let fresh = shared.redis.scripts.with_vm(|vm| {
         let fresh = vm.fresh_functions();
-        note_counts(ctx, &vm.functions);
+        note_counts(ctx.shared, &vm.functions);
         fresh
     });
     match fresh {
@@ -661,7 +694,7 @@ pub(super) fn restore(ctx: &mut Ctx<'_>) {
                 return Err(message);
             }
         }
-        note_counts(ctx, libraries);
+        note_counts(ctx.shared, libraries);
         Ok(())
     });
     match outcome {

@@ -62,6 +62,7 @@ mod suspend;
 mod vm;
 
 pub use call::Suspended;
+pub(crate) use functions::{library_codes, load_libraries};
 pub use suspend::drive_orphan;
 
 /// The Redis 7 version scripts see in `redis.REDIS_VERSION`.
