@@ -15,6 +15,9 @@ use crate::repl::{self, Feed};
 #[derive(Debug, Default)]
 pub(crate) struct ReplicaConn {
     port: u32,
+    /// `REPLCONF ip-address` (the replica's `replica-announce-ip`): shown in place of the
+    /// connection's address.
+    ip: Option<String>,
     pub(crate) feed: Option<Arc<Feed>>,
 }
 
@@ -55,7 +58,9 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     }
     let worker = ctx.shared.core.worker_of(ctx.counters);
     let addr = ctx.session.client.lock().addr.clone();
-    let ip = addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string();
+    let announced = ctx.session.replica.as_ref().and_then(|r| r.ip.clone());
+    let ip = announced
+        .unwrap_or_else(|| addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string());
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let size = backlog_size(ctx.shared);
     let mut journal = repl.journal.lock();
@@ -141,7 +146,11 @@ pub(super) fn replconf(ctx: &mut Ctx<'_>) {
                 return;
             }
             b"getack" => return,
-            b"ip-address" | b"capa" | b"rdb-only" | b"rdb-filter-only" | b"rdb-channel" => {}
+            b"ip-address" => {
+                let ip = String::from_utf8_lossy(value).into_owned();
+                ctx.session.replica.get_or_insert_with(Box::default).ip = Some(ip);
+            }
+            b"capa" | b"rdb-only" | b"rdb-filter-only" | b"rdb-channel" => {}
             _ => {
                 let name = String::from_utf8_lossy(ctx.arg(at));
                 return ctx.error(format!("ERR Unrecognized REPLCONF option: {name}"));
