@@ -70,12 +70,12 @@ def sentinel_argv(conf):
     return [exe("redis-server"), str(conf), "--sentinel"]
 
 
-def start_sentinel(tmp_path, index, primary_port):
+def start_sentinel(tmp_path, index, primary_port, quorum=2):
     port = free_port()
     conf = tmp_path / f"sentinel-{index}.conf"
     conf.write_text("\n".join([
         f"port {port}", "bind 127.0.0.1", f"dir {tmp_path}",
-        f"sentinel monitor {MASTER} 127.0.0.1 {primary_port} 2",
+        f"sentinel monitor {MASTER} 127.0.0.1 {primary_port} {quorum}",
         f"sentinel down-after-milliseconds {MASTER} 1000",
         f"sentinel failover-timeout {MASTER} 10000",
         f"sentinel parallel-syncs {MASTER} 1",
@@ -264,8 +264,10 @@ def test_replica_announce_ip_and_port(make_server, tmp_path, target):
         "replica-announce-ip 10.1.2.3", "replica-announce-port 7777"])
     try:
         p = redis.Redis(port=primary.resp_port, socket_timeout=5)
-        line = wait_until(lambda: p.info("replication").get("slave0"), DISCOVERY_TIMEOUT_S,
-                          "the replica to attach")
+        # ROLE lists a replica once it is online (as Redis's does).
+        line = wait_until(lambda: (p.info("replication").get("slave0") or {}).get("state")
+                          == "online" and p.info("replication")["slave0"],
+                          DISCOVERY_TIMEOUT_S, "the replica to be online")
         assert line["ip"] == "10.1.2.3" and line["port"] == 7777, line
         assert p.execute_command("ROLE")[2][0][:2] == [b"10.1.2.3", b"7777"]
     finally:
@@ -292,6 +294,68 @@ def test_ioredis_sentinel_client_follows_the_failover(topology):
             proc.wait()
     assert proc.returncode == 0 and "ok failover" in out, out
     assert "1 passed, 0 failed" in out, out
+
+
+def test_the_reconfiguration_transaction(make_server, tmp_path, target):
+    """What Sentinel sends a server it reconfigures, word for word: MULTI, SLAVEOF,
+    CONFIG REWRITE, CLIENT KILL TYPE normal, CLIENT KILL TYPE pubsub, EXEC. Every normal
+    and Pub/Sub client but the caller is disconnected (so clients ask Sentinel again),
+    the file names the primary, and SLAVEOF NO ONE in the same way takes it back out."""
+    node = start_node(target_kind(target), make_server, tmp_path, "node", ["hz 10"])
+    try:
+        # One connection, reused by the transactions and the checks (the pool's).
+        caller = redis.Redis(port=node.resp_port, socket_timeout=5)
+        normal = redis.Redis(port=node.resp_port, socket_timeout=5, single_connection_client=True)
+        normal.ping()
+        pubsub = redis.Redis(port=node.resp_port, socket_timeout=5).pubsub()
+        pubsub.subscribe("__sentinel__:hello")
+        pubsub.get_message(timeout=5)
+        nowhere = free_port()
+        replies = []
+        for host, port in (("127.0.0.1", str(nowhere)), ("NO", "ONE")):
+            pipe = caller.pipeline(transaction=True)
+            pipe.execute_command("SLAVEOF", host, port)
+            pipe.execute_command("CONFIG", "REWRITE")
+            pipe.execute_command("CLIENT", "KILL", "TYPE", "normal")
+            pipe.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+            replies.append(pipe.execute())
+            if host != "NO":
+                assert f"replicaof 127.0.0.1 {nowhere}" in node.conf.read_text()
+                assert caller.info("replication")["role"] == "slave"
+        assert replies[0][1:] == [b"OK", 1, 1] and replies[1][1:] == [b"OK", 0, 0], replies
+        assert caller.info("replication")["role"] == "master"
+        text = node.conf.read_text()
+        assert "replicaof" not in text and "hz 10" in text, text
+        with pytest.raises(redis.ConnectionError):
+            normal.ping()
+        with pytest.raises(redis.ConnectionError):
+            pubsub.get_message(timeout=2)
+            pubsub.ping()
+            pubsub.get_message(timeout=2)
+    finally:
+        node.cleanup()
+
+
+def test_sentinel_kills_a_busy_script(make_server, tmp_path, target):
+    """A script past busy-reply-threshold makes PING answer -BUSY; once the primary is
+    subjectively down Sentinel sends SCRIPT KILL, and the script ends."""
+    primary = start_node(target_kind(target), make_server, tmp_path, "primary",
+                         ["busy-reply-threshold 100"])
+    sentinel = start_sentinel(tmp_path, 0, primary.resp_port, quorum=1)
+    try:
+        s = redis.Redis(port=sentinel.resp_port, socket_timeout=5, decode_responses=True)
+        wait_until(lambda: "s_down" not in s.sentinel_master(MASTER)["flags"]
+                   and s.sentinel_master(MASTER)["role-reported"] == "master",
+                   DISCOVERY_TIMEOUT_S, "the sentinel to see the primary")
+        busy = redis.Redis(port=primary.resp_port, socket_timeout=FAILOVER_TIMEOUT_S)
+        started = time.monotonic()
+        with pytest.raises(redis.ResponseError, match="killed by user"):
+            busy.eval("while true do end", 0)
+        assert time.monotonic() - started < FAILOVER_TIMEOUT_S
+        assert redis.Redis(port=primary.resp_port, socket_timeout=5).ping()
+    finally:
+        sentinel.cleanup()
+        primary.cleanup()
 
 
 FAILOVER_RUNS = 3

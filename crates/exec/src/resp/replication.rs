@@ -197,7 +197,9 @@ pub(super) fn role(ctx: &mut Ctx<'_>) {
         reply.integer(offset);
         return;
     }
-    let (offset, replicas) = repl::replicas(shared);
+    let (offset, mut replicas) = repl::replicas(shared);
+    // Redis lists a replica once it is online (its copy taken).
+    replicas.retain(|replica| replica.online);
     let mut reply = ctx.reply();
     reply.array(3);
     reply.bulk(b"master");
