@@ -379,6 +379,9 @@ pub struct Core {
     pub store: Store,
     /// Redis replication, both roles (`crate::repl`); memcached writes are journaled too.
     pub repl: crate::repl::Replication,
+    /// memcached's port has written an item (or items with memcached's flags and CAS were
+    /// loaded): RDB files and full copies then carry every item's flags and CAS.
+    pub memcached_wrote: AtomicBool,
     pub settings: Settings,
     pub started: Instant,
     pub started_unix_secs: u64,
@@ -604,6 +607,7 @@ impl Core {
         Core {
             store,
             repl: crate::repl::Replication::new(dirty),
+            memcached_wrote: AtomicBool::new(false),
             started: Instant::now(),
             started_unix_secs,
             clock_secs: AtomicU32::new(0),

@@ -175,6 +175,9 @@ pub fn execute(
     if ctx.changed != Changed::Nothing && view.redis().tracking_any() {
         tell_trackers(&ctx, session, request.key);
     }
+    if ctx.changed == Changed::Key {
+        view.core().memcached_wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     // A primary's replicas get the item as it is now, or the flush.
     match ctx.changed {
         _ if !view.core().repl.journaling() => {}
@@ -192,8 +195,17 @@ fn writes_on_replica(view: MemcacheView<'_>, loud: Opcode) -> bool {
     view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed)
         && matches!(
             loud,
-            Set | Add | Replace | Append | Prepend | Delete | Increment | Decrement | Flush
-                | Touch | Gat | GatK
+            Set | Add
+                | Replace
+                | Append
+                | Prepend
+                | Delete
+                | Increment
+                | Decrement
+                | Flush
+                | Touch
+                | Gat
+                | GatK
         )
 }
 

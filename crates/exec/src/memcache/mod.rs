@@ -424,7 +424,18 @@ pub fn execute(
     if ctx.changed != Changed::Nothing && view.core().repl.journaling() {
         journal_change(&ctx, session, request);
     }
+    note_memcached_write(view, ctx.changed);
     Flow::Continue
+}
+
+/// Marks the server as one whose items are memcached's (see `Core::memcached_wrote`): a
+/// load per write, a store once.
+#[inline(always)]
+fn note_memcached_write(view: MemcacheView<'_>, changed: Changed) {
+    let wrote = &view.core().memcached_wrote;
+    if changed == Changed::Key && !wrote.load(std::sync::atomic::Ordering::Relaxed) {
+        wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// get, gets, gat, gats; a gat's touches are told to the Redis clients tracking its keys.

@@ -57,7 +57,9 @@ pub(crate) fn start(shared: &Arc<Shared>, request: Request) -> Result<(), &'stat
             .iter()
             .find(|r| &r.ip == host && r.port == u32::from(*port))
             .ok_or("ERR FAILOVER target HOST and PORT is not a replica.")?,
-        None => replicas.iter().find(|r| r.online).ok_or("ERR FAILOVER requires connected replicas.")?,
+        None => {
+            replicas.iter().find(|r| r.online).ok_or("ERR FAILOVER requires connected replicas.")?
+        }
     };
     if !target.online {
         return Err("ERR FAILOVER target replica is not online.");
@@ -68,8 +70,7 @@ pub(crate) fn start(shared: &Arc<Shared>, request: Request) -> Result<(), &'stat
         0 => u64::MAX,
         ms => now_ms + ms,
     };
-    *repl.failover.lock() =
-        State::WaitingForSync { host, port, deadline_ms, force: request.force };
+    *repl.failover.lock() = State::WaitingForSync { host, port, deadline_ms, force: request.force };
     crate::resp::pause::hold_writes(shared, deadline_ms.min(now_ms + 3_600_000));
     super::ask_acks(shared);
     let shared = Arc::clone(shared);

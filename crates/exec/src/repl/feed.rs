@@ -48,6 +48,10 @@ pub struct Feed {
 enum Phase {
     /// The RDB goes first.
     Bulk(Arc<Pipe>),
+    /// The RDB went, ending with its EOF mark: the stream waits for the replica's first
+    /// REPLCONF ACK, as Redis's does. A replica finds the mark only at the end of a read;
+    /// stream bytes right behind it would hide it.
+    AwaitAck,
     Online,
 }
 
@@ -104,6 +108,16 @@ impl Feed {
         }
     }
 
+    /// REPLCONF ACK: a replica that took its copy is fed the stream from now on.
+    pub(crate) fn acked(&self) -> bool {
+        let mut phase = self.phase.lock();
+        if matches!(*phase, Phase::AwaitAck) {
+            *phase = Phase::Online;
+            return true;
+        }
+        false
+    }
+
     /// The connection closed: stop its RDB writer, and let the backlog forget it.
     pub fn close(&self, shared: &Shared) {
         self.gone.store(true, Relaxed);
@@ -126,6 +140,7 @@ impl Feed {
         // holders read `in_bulk`, not the phase).
         let pipe = match &*self.phase.lock() {
             Phase::Bulk(pipe) => Some(Arc::clone(pipe)),
+            Phase::AwaitAck => return Drained::Open,
             Phase::Online => None,
         };
         let more = match pipe {
@@ -133,9 +148,9 @@ impl Feed {
                 PipeRead::Failed => return Drained::Close,
                 PipeRead::More => true,
                 PipeRead::Finished => {
-                    *self.phase.lock() = Phase::Online;
+                    *self.phase.lock() = Phase::AwaitAck;
                     self.bulk.store(false, Relaxed);
-                    true
+                    false
                 }
                 PipeRead::Empty => false,
             },
@@ -171,7 +186,8 @@ impl Feed {
         self.bulk.store(true, Relaxed);
         let (feed, shared) = (Arc::clone(self), Arc::clone(shared));
         std::thread::Builder::new().name("spinel-repl-rdb".into()).spawn(move || {
-            let mut writer = PipeWriter { pipe, feed, shared: Arc::clone(&shared), buf: Vec::new() };
+            let mut writer =
+                PipeWriter { pipe, feed, shared: Arc::clone(&shared), buf: Vec::new() };
             let written = write(&shared, &mut writer).and_then(|()| writer.flush());
             writer.pipe.finish(written.is_ok());
             writer.wake();

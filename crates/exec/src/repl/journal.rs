@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use parking_lot::MutexGuard;
+
 use store::Expiry;
 
 use super::{backlog::Backlog, Feed};
@@ -25,6 +27,8 @@ pub(crate) struct Journal {
     last_db: Option<u8>,
     /// Replicas being fed.
     pub feeds: Vec<Arc<Feed>>,
+    /// Full copies whose walk of the store is under way: no write is sent verbatim then.
+    pub walks: usize,
     scratch: Vec<u8>,
 }
 
@@ -40,6 +44,7 @@ impl Journal {
             base_offset: 0,
             last_db: None,
             feeds: Vec::new(),
+            walks: 0,
             scratch: Vec::new(),
         }
     }
@@ -177,6 +182,95 @@ impl Journal {
             }
         }
     }
+}
+
+/// The journal locked for a write sent verbatim (`resp::verbatim`), before it executes;
+/// None while a full copy's walk is under way (the write then goes as state). Keys the
+/// store let go before this point are sent first, as their state.
+pub(crate) fn lock_for_verbatim(shared: &Shared) -> Option<MutexGuard<'_, Journal>> {
+    let repl = &shared.core.repl;
+    let mut journal = repl.journal.lock();
+    if journal.walks != 0 {
+        return None;
+    }
+    journal.take_dirty(shared);
+    journal.flush(repl);
+    Some(journal)
+}
+
+impl Journal {
+    /// After a verbatim write ran: the keys the store let go meanwhile (a DEL for those
+    /// of this write's keys, which it found gone; the state of others), then the command.
+    pub fn append_verbatim(
+        &mut self,
+        shared: &Shared,
+        own_keys: &[(u8, &[u8])],
+        db: u8,
+        parts: &[&[u8]],
+    ) {
+        self.take_dirty_around(shared, own_keys);
+        self.select(db);
+        self.command(parts);
+        self.flush(&shared.core.repl);
+    }
+
+    /// After EXPIRE and its kin ran: the key's expiry as it is now.
+    pub fn append_expiry(&mut self, shared: &Shared, own_keys: &[(u8, &[u8])]) {
+        self.take_dirty_around(shared, own_keys);
+        for &(db, key) in own_keys {
+            self.select(db);
+            let mut scratch = Vec::new();
+            let stored = crate::keyspace::encode(db, key, &mut scratch);
+            let expiry = shared.core.store.reader().peek(stored).map(|item| item.expiry());
+            match expiry {
+                None => self.command(&[b"DEL", key]),
+                Some(Expiry::Never) => self.command(&[b"PERSIST", key]),
+                Some(Expiry::AtMs(at)) => {
+                    self.command(&[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+                }
+            }
+        }
+        self.flush(&shared.core.repl);
+    }
+
+    /// A verbatim write that changed nothing (or failed): only the keys the store let go.
+    pub fn append_verbatim_nothing(&mut self, shared: &Shared) {
+        self.take_dirty(shared);
+        self.flush(&shared.core.repl);
+    }
+
+    /// A verbatim write that cannot be sent as it is after all: its keys' state.
+    pub fn append_states(&mut self, shared: &Shared, own_keys: &[(u8, &[u8])]) {
+        self.take_dirty(shared);
+        for &(db, key) in own_keys {
+            self.key_state(shared, db, key, false);
+        }
+        self.flush(&shared.core.repl);
+    }
+
+    fn take_dirty_around(&mut self, shared: &Shared, own_keys: &[(u8, &[u8])]) {
+        let dirty = std::mem::take(&mut *shared.core.repl.dirty.keys.lock());
+        for stored in dirty {
+            let Some((db, key)) = crate::keyspace::decode(&stored) else { continue };
+            if own_keys.iter().any(|&(d, k)| d == db && k == key) {
+                self.select(db);
+                self.command(&[b"DEL", key]);
+            } else {
+                self.key_state(shared, db, key, false);
+            }
+        }
+    }
+}
+
+/// A full copy's walk began (under the journal's lock, with its offset taken).
+pub(crate) fn walk_started(journal: &mut Journal) {
+    journal.walks += 1;
+}
+
+/// A full copy's walk is over: writes may go verbatim again.
+pub(crate) fn walk_finished(shared: &Shared) {
+    let mut journal = shared.core.repl.journal.lock();
+    journal.walks = journal.walks.saturating_sub(1);
 }
 
 /// The keys a write changed, by database, each sent as its state now.

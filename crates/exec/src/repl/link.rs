@@ -320,7 +320,8 @@ fn full_copy(shared: &Shared, link: &mut Link, replid: &str, offset: u64) -> Res
 
 fn receive_payload(link: &mut Link, header: &str, path: &std::path::Path) -> Result<(), String> {
     let mut file = std::io::BufWriter::new(
-        std::fs::File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+        std::fs::File::create(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?,
     );
     let io = |e: std::io::Error| format!("while receiving the copy: {e}");
     if let Some(mark) = header.strip_prefix("$EOF:") {
@@ -350,7 +351,9 @@ fn receive_until_mark(link: &mut Link, file: &mut impl Write, mark: &[u8]) -> st
         let chunk = match link.fill_buf() {
             Ok([]) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             Ok(chunk) => chunk.to_vec(),
-            Err(e) if is_timeout(&e) && silent_since.elapsed() < Duration::from_secs(60) => continue,
+            Err(e) if is_timeout(&e) && silent_since.elapsed() < Duration::from_secs(60) => {
+                continue
+            }
             Err(e) => return Err(e),
         };
         silent_since = Instant::now();

@@ -32,11 +32,7 @@ struct Applier<'a> {
     scratch: Vec<u8>,
 }
 
-pub(super) fn stream(
-    shared: &Shared,
-    generation: u64,
-    mut link: BufReader,
-) -> Result<(), String> {
+pub(super) fn stream(shared: &Shared, generation: u64, mut link: BufReader) -> Result<(), String> {
     let worker = shared.core.repl.link_worker();
     let mut applier = Applier {
         shared,
@@ -56,8 +52,13 @@ type BufReader = std::io::BufReader<std::net::TcpStream>;
 fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Result<(), String> {
     let shared = applier.shared;
     link.get_mut().set_read_timeout(Some(Duration::from_millis(200))).map_err(|e| e.to_string())?;
-    let timeout = Duration::from_secs(crate::resp::replication::kept_int(shared, "repl-timeout").max(1) as u64);
-    let (mut pending, mut last_ack, mut last_io) = (Vec::new(), Instant::now(), Instant::now());
+    let timeout = Duration::from_secs(
+        crate::resp::replication::kept_int(shared, "repl-timeout").max(1) as u64,
+    );
+    // The first ACK goes at once: a primary that sent an EOF-marked copy starts the
+    // stream only then.
+    let mut last_ack = Instant::now().checked_sub(ACK_EVERY).unwrap_or_else(Instant::now);
+    let (mut pending, mut last_io) = (Vec::new(), Instant::now());
     let limits = proto_resp::Limits::default();
     let mut storage = ArgStorage::default();
     loop {
@@ -174,6 +175,7 @@ impl Applier<'_> {
         let store = &self.shared.core.store;
         let _ = store.store_with(stored, value, meta.flags, expiry, Mode::Set, options);
         store.raise_cas_floor(meta.cas);
+        self.shared.core.memcached_wrote.store(true, std::sync::atomic::Ordering::Relaxed);
         true
     }
 }
@@ -183,4 +185,3 @@ fn parse_meta(text: &[u8]) -> Option<McMeta> {
     let (flags, cas) = text.split_once(' ')?;
     Some(McMeta { flags: flags.parse().ok()?, cas: cas.parse().ok()? })
 }
-

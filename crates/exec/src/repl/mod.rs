@@ -32,7 +32,6 @@ pub mod backlog;
 pub(crate) mod failover;
 pub(crate) mod feed;
 mod journal;
-mod rdb_shim;
 pub(crate) mod link;
 mod link_stream;
 
@@ -46,7 +45,10 @@ use parking_lot::Mutex;
 use crate::Shared;
 
 pub use feed::Feed;
-pub(crate) use journal::Journal;
+pub(crate) use journal::{lock_for_verbatim, walk_finished, walk_started, Journal};
+
+/// The journal, locked across a write sent verbatim.
+pub(crate) type JournalGuard<'a> = parking_lot::MutexGuard<'a, Journal>;
 
 /// What wakes worker `i`'s loop (`own`: the calling worker's), set once by the server.
 pub type Notify = Box<dyn Fn(usize, bool) + Send + Sync>;
@@ -182,7 +184,9 @@ impl Replication {
             "min-replicas-to-write" | "min-slaves-to-write" => {
                 self.min_replicas.store(value.parse().unwrap_or(0), Relaxed);
             }
-            "replica-read-only" | "slave-read-only" => self.read_only.store(value == "yes", Relaxed),
+            "replica-read-only" | "slave-read-only" => {
+                self.read_only.store(value == "yes", Relaxed)
+            }
             "replica-serve-stale-data" | "slave-serve-stale-data" => {
                 self.serve_stale.store(value == "yes", Relaxed);
             }
@@ -224,7 +228,12 @@ pub(crate) fn write_payload(
 ) -> std::io::Result<()> {
     let mark = new_replid();
     out.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
-    rdb_shim::write_rdb(shared, out, replid, offset)?;
+    let aux = crate::snapshot::RdbAux {
+        repl_id: replid.to_string(),
+        repl_offset: offset as i64,
+        repl_stream_db: 0,
+    };
+    crate::snapshot::write_rdb(shared, &mut *out, &aux)?;
     out.write_all(mark.as_bytes())
 }
 
@@ -235,8 +244,13 @@ pub(crate) fn load_full_copy(shared: &Shared, path: &std::path::Path) -> Result<
     gate.enter(worker);
     let loaded = gate.exclusive(worker, || {
         let counters = shared.core.counters(worker);
-        crate::core::flush::flush_all(&shared.core, &counters, 0, crate::core::flush::Switch::Ignore);
-        rdb_shim::load_rdb_file(shared, path)
+        crate::core::flush::flush_all(
+            &shared.core,
+            &counters,
+            0,
+            crate::core::flush::Switch::Ignore,
+        );
+        crate::snapshot::load_rdb_file(shared, path).map(|_| ())
     });
     gate.leave(worker);
     loaded
@@ -263,7 +277,8 @@ pub fn tick(shared: &Shared) {
         return;
     }
     let now_ms = crate::resp::now_unix_ms(shared);
-    let period_ms = crate::resp::replication::kept_int(shared, "repl-ping-replica-period").max(1) as u64 * 1000;
+    let period_ms =
+        crate::resp::replication::kept_int(shared, "repl-ping-replica-period").max(1) as u64 * 1000;
     let last = repl.last_ping_ms.load(Relaxed);
     let ping = now_ms >= last + period_ms
         && repl.last_ping_ms.compare_exchange(last, now_ms, Relaxed, Relaxed).is_ok();

@@ -5,8 +5,8 @@ use proto_resp::{CommandId, Route, SubcommandId};
 use super::{
     acl, auth, bitmap, blocking, client_admin, cluster, config, config_rewrite, connection, debug, geo, hash, help,
     incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
-    persist, pubsub, replication, script, server, set, slowlog, sort, stream, strings, tracking, ttl,
-    tx, zset, Ctx,
+    persist, pubsub, replication, script, server, set, slowlog, sort, stream, strings, tracking,
+    ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 

@@ -76,6 +76,7 @@ mod pick;
 pub mod pubsub;
 mod redact;
 pub(crate) mod replication;
+mod verbatim;
 mod scan;
 pub mod script;
 mod server;
@@ -305,7 +306,11 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
-    if shared.redis.pause.is_set() && pause::postpone(shared, session, command) {
+    // The primary's stream is never held (Redis's master client is exempt from pauses).
+    if shared.redis.pause.is_set()
+        && !session.from_master
+        && pause::postpone(shared, session, command)
+    {
         return Flow::Postpone;
     }
     if session.is_replica_feed() {
@@ -589,9 +594,16 @@ fn dispatch_and_publish(
     absent: Option<&[usize]>,
     reply_at: usize,
 ) -> Flow {
+    let journaling = ctx.shared.core.repl.journaling() && !ctx.session.from_master;
+    // A write sent verbatim holds the journal from before it runs (`verbatim`).
+    let verbatim = match journaling && !ctx.is_nested() {
+        true => verbatim::kind_of(ctx, route)
+            .and_then(|kind| Some((kind, crate::repl::lock_for_verbatim(ctx.shared)?))),
+        false => None,
+    };
     let flow = dispatch::dispatch(ctx, route);
-    if ctx.shared.core.repl.journaling() && !ctx.session.from_master {
-        replication::after_write(ctx, route, reply_at);
+    if journaling {
+        replication::after_write(ctx, route, reply_at, verbatim);
     }
     if let Some(absent) = absent {
         keyevents::publish(ctx, absent);
@@ -662,9 +674,10 @@ fn run(
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let worker = shared.core.worker_of(counters);
         let events = events.as_deref();
-        shared.core.gate.exclusive(worker, || {
-            dispatch_and_publish(&mut ctx, routed.route, events, reply_at)
-        })
+        shared
+            .core
+            .gate
+            .exclusive(worker, || dispatch_and_publish(&mut ctx, routed.route, events, reply_at))
     } else {
         dispatch_and_publish(&mut ctx, routed.route, events.as_deref(), reply_at)
     };

@@ -64,6 +64,15 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let size = backlog_size(ctx.shared);
     let mut journal = repl.journal.lock();
+    let copying = journal.feeds.iter().filter(|f| f.in_bulk() && !f.is_gone()).count();
+    if asked.as_ref().is_none_or(|(id, _)| id.as_slice() != journal.replid.as_bytes())
+        && copying >= FULL_COPIES_MAX
+    {
+        // Each full copy is a walk of the store by a thread of its own: bounded, so that
+        // a crowd of PSYNCs cannot take every core and a pipe's memory each.
+        drop(journal);
+        return ctx.error(TOO_MANY_COPIES);
+    }
     journal.ensure_backlog(size);
     if !repl.is_replica() {
         repl.set_journaling(true);
@@ -96,14 +105,20 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     };
     let feed = Arc::new(feed);
     journal.feeds.push(Arc::clone(&feed));
+    if !partial {
+        repl::walk_started(&mut journal);
+    }
     let (replid, at) = (journal.replid.clone(), journal.offset());
     drop(journal);
     ctx.out.extend_from_slice(reply.as_bytes());
     if !partial {
         let started = feed.start_bulk(&shared_arc, move |shared, out| {
-            repl::write_payload(shared, out, &replid, at)
+            let written = repl::write_payload(shared, out, &replid, at);
+            repl::walk_finished(shared);
+            written
         });
         if started.is_err() {
+            repl::walk_finished(ctx.shared);
             feed.close(ctx.shared);
             return ctx.error("ERR cannot start the full resynchronisation");
         }
@@ -114,6 +129,10 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
     ctx.session.replica.get_or_insert_with(Box::default).feed = Some(feed);
     repl.wake(worker, true);
 }
+
+/// Full copies made at once, at most (more replicas retry, as after any refusal).
+const FULL_COPIES_MAX: usize = 4;
+const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now, retry later";
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
@@ -139,6 +158,10 @@ pub(super) fn replconf(ctx: &mut Ctx<'_>) {
                         let offset = parse_i64(value).unwrap_or(0).max(0) as u64;
                         feed.ack_offset.fetch_max(offset, Relaxed);
                         feed.ack_ms.store(super::now_unix_ms(ctx.shared), Relaxed);
+                        if feed.acked() {
+                            let worker = ctx.shared.core.worker_of(ctx.counters);
+                            ctx.shared.core.repl.wake(feed.worker, feed.worker == worker);
+                        }
                         repl::acks_changed(ctx.shared);
                     }
                 }
@@ -179,7 +202,9 @@ pub(super) fn replicaof(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR the server is stopping");
     };
     match repl::link::follow(&shared, host, port) {
-        repl::link::Followed::Already => ctx.reply().simple(b"OK Already connected to specified master"),
+        repl::link::Followed::Already => {
+            ctx.reply().simple(b"OK Already connected to specified master")
+        }
         repl::link::Followed::Started => ctx.reply().ok(),
     }
 }
@@ -234,32 +259,77 @@ pub(crate) fn kept_yes(shared: &crate::Shared, name: &str) -> bool {
 }
 
 /// What a Redis write appends to the stream, once it ran (`run` calls this when the
-/// server journals): its keys' state, or the command as it is for those that act on
-/// whole databases or on functions.
-pub(super) fn after_write(ctx: &Ctx<'_>, route: proto_resp::Route, reply_at: usize) {
+/// server journals): the command itself when `verbatim` holds the journal (taken before
+/// it ran, `resp::verbatim`); else the command as it is for those that act on whole
+/// databases or on functions; else its keys' state.
+pub(super) fn after_write(
+    ctx: &Ctx<'_>,
+    route: proto_resp::Route,
+    reply_at: usize,
+    verbatim: Option<(super::verbatim::Verbatim, repl::JournalGuard<'_>)>,
+) {
     let name = ctx.spec.name;
     let db = ctx.session.db;
-    if ctx.outcome.flushed() || verbatim(name, route) {
-        if ctx.out.get(reply_at) == Some(&b'-') {
+    let failed = ctx.out.get(reply_at) == Some(&b'-');
+    if let Some((kind, mut journal)) = verbatim {
+        let keys = changed_keys(ctx);
+        if failed || keys.is_empty() {
+            journal.append_verbatim_nothing(ctx.shared);
+            return;
+        }
+        return append_verbatim(ctx, kind, &mut journal, &keys, reply_at);
+    }
+    if ctx.outcome.flushed() || verbatim_as_sent(name, route) {
+        if failed {
             return;
         }
         let parts: Vec<&[u8]> = (0..ctx.argc()).map(|i| ctx.arg(i)).collect();
         let selects = matches!(name, "flushdb");
         return repl::journal_verbatim(ctx.shared, selects.then_some(db), &parts);
     }
-    if ctx.outcome.changes() == 0 {
-        return;
+    let keys = changed_keys(ctx);
+    if !keys.is_empty() {
+        repl::journal_keys(ctx.shared, keys, false);
     }
+}
+
+/// The (database, key) pairs the write's events name, each once.
+fn changed_keys<'c>(ctx: &'c Ctx<'_>) -> Vec<(u8, &'c [u8])> {
+    let db = ctx.session.db;
     let mut keys: Vec<(u8, &[u8])> =
         ctx.outcome.events().map(|e| (e.db.unwrap_or(db), ctx.arg(e.key_index))).collect();
     keys.sort_unstable();
     keys.dedup();
-    repl::journal_keys(ctx.shared, keys, false);
+    keys
+}
+
+fn append_verbatim(
+    ctx: &Ctx<'_>,
+    kind: super::verbatim::Verbatim,
+    journal: &mut repl::Journal,
+    keys: &[(u8, &[u8])],
+    reply_at: usize,
+) {
+    use super::verbatim::Verbatim;
+    let mut parts: Vec<&[u8]> = (0..ctx.argc()).map(|i| ctx.arg(i)).collect();
+    match kind {
+        Verbatim::Expiry => return journal.append_expiry(ctx.shared, keys),
+        Verbatim::Xadd => {
+            let (Some(at), Some(id)) =
+                (super::verbatim::id_at(ctx), super::verbatim::answered_id(ctx.out, reply_at))
+            else {
+                return journal.append_states(ctx.shared, keys);
+            };
+            parts[at] = id;
+        }
+        Verbatim::Command => {}
+    }
+    journal.append_verbatim(ctx.shared, keys, ctx.session.db, &parts);
 }
 
 /// Commands sent as they are: those that act on whole databases, and the writes of
 /// FUNCTION.
-fn verbatim(name: &str, route: proto_resp::Route) -> bool {
+fn verbatim_as_sent(name: &str, route: proto_resp::Route) -> bool {
     use proto_resp::SubcommandId as S;
     matches!(name, "swapdb" | "flushall" | "flushdb")
         || matches!(

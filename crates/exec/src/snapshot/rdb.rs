@@ -138,7 +138,12 @@ fn write_item<W: Write>(
         Expiry::AtMs(at) => Some(at),
     };
     if item.value_kind() == ValueKind::String {
-        let item_meta = (db == 0).then(|| ItemMeta { flags: item.flags(), cas: item.cas() });
+        // Flags and CAS travel for memcached's items: once its port wrote anything, every
+        // string of database 0 may be one; before, only those with flags (a Redis-only
+        // server writes Redis-sized files).
+        let memcached = shared.core.memcached_wrote.load(std::sync::atomic::Ordering::Relaxed);
+        let item_meta = (db == 0 && (memcached || item.flags() != 0))
+            .then(|| ItemMeta { flags: item.flags(), cas: item.cas() });
         let head = KeyHead { expire_at_ms, item: item_meta };
         return writer.string_key(key, item.value(), head);
     }
@@ -259,6 +264,10 @@ fn load_key(shared: &Shared, key: file::Key, now_ms: u64) -> bool {
     let (kind, bytes) = resp::cluster::to_stored(key.value);
     if kind != ValueKind::String {
         return resp::restore_collection(shared, &stored_key, kind, bytes, expiry).is_ok();
+    }
+    if key.item.is_some() {
+        // Items with memcached's flags and CAS: later files and copies carry them too.
+        shared.core.memcached_wrote.store(true, Ordering::Relaxed);
     }
     let item = key.item.unwrap_or(ItemMeta { flags: 0, cas: 0 });
     let options = StoreOptions {

@@ -371,7 +371,8 @@ fn register_after(
     // A timeout too far to add to now (XREAD BLOCK 9223372036854775807) waits forever,
     // as it does in Redis, whose deadline then wraps past every clock reading.
     let deadline = request.timeout.and_then(|timeout| Instant::now().checked_add(timeout));
-    ctx.session.blocked = Some(Box::new(Blocked { ticket, kind: request.kind, deadline, acks: None }));
+    ctx.session.blocked =
+        Some(Box::new(Blocked { ticket, kind: request.kind, deadline, acks: None }));
     ctx.session.activity.set(super::clients::flag::BLOCKED, true);
 }
 
@@ -402,7 +403,11 @@ fn wait(ctx: &mut Ctx<'_>, request: Request) -> Flow {
 const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
 
 /// A WAIT's reply once enough replicas acknowledged, or its timeout passed: how many did.
-fn wait_answer(shared: &Shared, blocked: &Blocked, protocol: proto_resp::Protocol) -> Option<Vec<u8>> {
+fn wait_answer(
+    shared: &Shared,
+    blocked: &Blocked,
+    protocol: proto_resp::Protocol,
+) -> Option<Vec<u8>> {
     let (offset, wanted) = blocked.acks?;
     let acked = crate::repl::acked_at_least(shared, offset);
     let timed_out = blocked.deadline.is_some_and(|d| Instant::now() >= d);
@@ -506,13 +511,29 @@ fn serve_keys(shared: &Shared, counters: &Counters, mut ready: Vec<Vec<u8>>) {
     let mut seen = std::collections::HashSet::new();
     ready.retain(|key| seen.insert(key.clone()));
     let worker = shared.core.worker_of(counters);
+    // The keys the served pops changed, for a primary's replicas.
+    let mut served: Vec<Vec<u8>> = Vec::new();
+    let journaling = shared.core.repl.journaling();
     shared.core.gate.exclusive(worker, || {
         shared.redis.blocking.serve(
             ready,
-            |waiter, index| serve_one(shared, counters, waiter, index),
+            |waiter, index| {
+                let attempt = serve_one(shared, counters, waiter, index);
+                if let (true, Attempt::Served { pushed, .. }) = (journaling, &attempt) {
+                    if let Some((key, _)) = waiter.keys.iter().find(|(_, i)| *i == index) {
+                        served.push(key.clone());
+                    }
+                    served.extend(pushed.iter().cloned());
+                }
+                attempt
+            },
             |owner| shared.redis.pubsub.wake(owner, owner == worker),
         );
     });
+    if !served.is_empty() {
+        let keys = served.iter().filter_map(|stored| crate::keyspace::decode(stored));
+        crate::repl::journal_keys(shared, keys, false);
+    }
 }
 
 /// Pops for one waiter from key argument `index` of its command, composing its reply as
