@@ -3,10 +3,10 @@
 use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
-    acl, auth, bitmap, blocking, client_admin, cluster, config, config_rewrite, connection, debug, geo, hash, help,
-    incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
-    persist, pubsub, replication, script, server, set, slowlog, sort, stream, strings, tracking,
-    ttl, tx, zset, Ctx,
+    acl, auth, bitmap, blocking, client_admin, cluster, config, config_rewrite, connection, debug,
+    geo, hash, help, incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor,
+    object, pause, persist, pubsub, replication, script, server, set, slowlog, sort, stream,
+    strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 

@@ -76,7 +76,6 @@ mod pick;
 pub mod pubsub;
 mod redact;
 pub(crate) mod replication;
-mod verbatim;
 mod scan;
 pub mod script;
 mod server;
@@ -91,6 +90,7 @@ pub mod tracking;
 mod ttl;
 mod tx;
 mod typed;
+mod verbatim;
 
 pub use persist::snapshot_path;
 pub(crate) use typed::{restore as restore_collection, saved_encoding, type_name};

@@ -136,7 +136,7 @@ const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now,
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
-    if ctx.argc() % 2 == 0 {
+    if ctx.argc().is_multiple_of(2) {
         return ctx.error(proto_resp::error::SYNTAX);
     }
     let mut at = 1;
