@@ -57,10 +57,7 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
         return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
     let worker = ctx.shared.core.worker_of(ctx.counters);
-    let addr = ctx.session.client.lock().addr.clone();
-    let announced = ctx.session.replica.as_ref().and_then(|r| r.ip.clone());
-    let ip = announced
-        .unwrap_or_else(|| addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string());
+    let ip = replica_ip(ctx);
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let size = backlog_size(ctx.shared);
     let mut journal = repl.journal.lock();
@@ -133,6 +130,16 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
 /// Full copies made at once, at most (more replicas retry, as after any refusal).
 const FULL_COPIES_MAX: usize = 4;
 const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now, retry later";
+
+/// The replica's address as INFO and ROLE show it: `REPLCONF ip-address` when it sent
+/// one (`replica-announce-ip`), else its connection's.
+fn replica_ip(ctx: &Ctx<'_>) -> String {
+    if let Some(ip) = ctx.session.replica.as_ref().and_then(|r| r.ip.clone()) {
+        return ip;
+    }
+    let addr = ctx.session.client.lock().addr.clone();
+    addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string()
+}
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
