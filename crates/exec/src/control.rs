@@ -22,4 +22,10 @@ pub trait ServerControl: Send + Sync {
     /// holds the client registry's lock, which the connection's close also takes, so `fd`
     /// is still that connection's.
     fn end_connection(&self, fd: i32);
+
+    /// The redis.conf the server was started with (`--redis-conf`), as an absolute path:
+    /// the file CONFIG REWRITE writes. `None` without one.
+    fn config_file(&self) -> Option<String> {
+        None
+    }
 }

@@ -361,6 +361,8 @@ pub struct RedisState {
     /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
     /// ...), by name; a name not here has its default.
     pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
+    /// The parameters CONFIG SET changed (canonical names), for CONFIG REWRITE.
+    pub(crate) config_changed: Mutex<Vec<&'static str>>,
     /// The encoding thresholds of `kept_config`, as atomics: every collection write reads
     /// them (`resp::thresholds`).
     pub(crate) encoding_thresholds: crate::resp::thresholds::EncodingThresholds,
@@ -530,6 +532,7 @@ impl RedisState {
             error_stats: crate::resp::ErrorStats::default(),
             slowlog: Default::default(),
             kept_config: Mutex::new(Vec::new()),
+            config_changed: Mutex::new(Vec::new()),
             encoding_thresholds: Default::default(),
             save_state: crate::snapshot::SaveState::new(started_unix_secs),
             control: std::sync::OnceLock::new(),

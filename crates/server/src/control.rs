@@ -89,6 +89,8 @@ pub struct Control {
     memcache_tls: Option<Arc<tls::Context>>,
     resp_tls: Option<Arc<tls::Context>>,
     resp_params: Arc<Mutex<RespTls>>,
+    /// `--redis-conf`, absolute (CONFIG REWRITE writes it).
+    redis_conf: Option<String>,
 }
 
 impl Control {
@@ -98,7 +100,11 @@ impl Control {
         resp_tls: Option<Arc<tls::Context>>,
     ) -> Control {
         let resp_params = Arc::new(Mutex::new(RespTls::from_config(config)));
-        Control { memcache_tls, resp_tls, resp_params }
+        // Absolute, as Redis keeps it: the file is found whatever the working directory.
+        let redis_conf = config.redis_conf_file.as_ref().map(|path| {
+            std::fs::canonicalize(path).map_or_else(|_| path.clone(), |p| p.display().to_string())
+        });
+        Control { memcache_tls, resp_tls, resp_params, redis_conf }
     }
 
     /// Puts Redis `tls-*` settings in force: without a TLS port they are only kept (as
@@ -135,6 +141,10 @@ impl exec::ServerControl for Control {
 
     fn allow_connections(&self, count: u64) -> Result<(), u64> {
         process::allow_connections(count)
+    }
+
+    fn config_file(&self) -> Option<String> {
+        self.redis_conf.clone()
     }
 }
 

@@ -212,6 +212,25 @@ fn session(shared: &Shared, generation: u64, host: &str, port: u16) -> Result<()
     super::link_stream::stream(shared, generation, link)
 }
 
+/// REPLCONF listening-port (`replica-announce-port` when set, else the RESP port) and,
+/// when `replica-announce-ip` is set, REPLCONF ip-address: what the primary shows in its
+/// INFO `slaveN` line and ROLE, where Sentinel finds this replica.
+fn announce(shared: &Shared, link: &mut Link) -> Result<(), String> {
+    use crate::resp::replication::{kept_int, kept_text};
+    let port = match kept_int(shared, "replica-announce-port") {
+        0 => shared.core.settings.resp_port.to_string(),
+        announced => announced.to_string(),
+    };
+    send(link, &[b"REPLCONF", b"listening-port", port.as_bytes()])?;
+    expect_ok(link, "REPLCONF listening-port")?;
+    let ip = kept_text(shared, "replica-announce-ip");
+    if !ip.is_empty() {
+        send(link, &[b"REPLCONF", b"ip-address", ip.as_bytes()])?;
+        expect_ok(link, "REPLCONF ip-address")?;
+    }
+    Ok(())
+}
+
 /// AUTH (when `masterauth` is set), PING, REPLCONF listening-port and capa.
 fn handshake(shared: &Shared, link: &mut Link) -> Result<(), String> {
     let auth = crate::resp::replication::kept_text(shared, "masterauth");
@@ -231,9 +250,7 @@ fn handshake(shared: &Shared, link: &mut Link) -> Result<(), String> {
     if pong.starts_with('-') {
         return Err(format!("PING answered {pong} (set masterauth)"));
     }
-    let port = shared.core.settings.resp_port.to_string();
-    send(link, &[b"REPLCONF", b"listening-port", port.as_bytes()])?;
-    expect_ok(link, "REPLCONF listening-port")?;
+    announce(shared, link)?;
     send(link, &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
     expect_ok(link, "REPLCONF capa")
 }

@@ -249,8 +249,12 @@ pub(super) fn config_resetstat(ctx: &mut Ctx<'_>) {
     ctx.reply().ok();
 }
 
-pub(super) fn config_rewrite(ctx: &mut Ctx<'_>) {
-    ctx.error("ERR The server is running without a config file");
+/// Parameter `name`'s value as CONFIG GET shows it; `None` for a name CONFIG lacks.
+pub(super) fn current_value(shared: &Shared, name: &str) -> Option<String> {
+    match PARAMETERS.iter().find(|(n, ..)| *n == name) {
+        Some((_, _, read)) => Some(read(shared)),
+        None => kept::find(name).map(|found| kept::value(shared, found.name)),
+    }
 }
 
 /// Every parameter matching any of the patterns (case-insensitive), each once; a hidden
@@ -330,7 +334,11 @@ pub(super) fn config_set(ctx: &mut Ctx<'_>) {
         .and_then(|kinds| check_values(&pairs, &kinds))
         .and_then(|changes| apply(ctx.shared, &changes));
     match result {
-        Ok(()) => ctx.reply().ok(),
+        Ok(()) => {
+            let names = pairs.iter().filter_map(|(name, _)| lookup(name).map(|(n, ..)| n));
+            super::config_rewrite::note_changed(ctx.shared, names);
+            ctx.reply().ok()
+        }
         Err(message) => ctx.error(message),
     }
 }

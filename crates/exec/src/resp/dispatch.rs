@@ -3,10 +3,10 @@
 use proto_resp::{CommandId, Route, SubcommandId};
 
 use super::{
-    acl, auth, bitmap, blocking, client_admin, cluster, config, connection, debug, geo, hash, help,
-    incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor, object, pause,
-    persist, pubsub, replication, script, server, set, slowlog, sort, stream, strings, tracking,
-    ttl, tx, zset, Ctx,
+    acl, auth, bitmap, blocking, client_admin, cluster, config, config_rewrite, connection, debug,
+    geo, hash, help, incr, info, keys, latencies, lcs, list, lolwut, memory, module, monitor,
+    object, pause, persist, pubsub, replication, script, server, set, slowlog, sort, stream,
+    strings, tracking, ttl, tx, zset, Ctx,
 };
 use crate::Flow;
 
@@ -183,7 +183,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, route: Route) -> Flow {
             S::AclWhoami => acl::commands::whoami(ctx),
             S::ConfigSet => config::config_set(ctx),
             S::ConfigResetstat => config::config_resetstat(ctx),
-            S::ConfigRewrite => config::config_rewrite(ctx),
+            S::ConfigRewrite => config_rewrite::config_rewrite(ctx),
             S::MemoryDoctor => memory::doctor(ctx),
             S::MemoryHelp => memory::help(ctx),
             S::MemoryMallocStats => memory::malloc_stats(ctx),

@@ -49,6 +49,7 @@ pub use config::set_at_start;
 mod config_absent;
 mod config_checks;
 mod config_kept;
+mod config_rewrite;
 mod connection;
 mod debug;
 mod dispatch;

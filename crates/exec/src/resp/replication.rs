@@ -15,6 +15,9 @@ use crate::repl::{self, Feed};
 #[derive(Debug, Default)]
 pub(crate) struct ReplicaConn {
     port: u32,
+    /// `REPLCONF ip-address` (the replica's `replica-announce-ip`): shown in place of the
+    /// connection's address.
+    ip: Option<String>,
     pub(crate) feed: Option<Arc<Feed>>,
 }
 
@@ -54,8 +57,7 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
         return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
     let worker = ctx.shared.core.worker_of(ctx.counters);
-    let addr = ctx.session.client.lock().addr.clone();
-    let ip = addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string();
+    let ip = replica_ip(ctx);
     let port = ctx.session.replica.as_ref().map_or(0, |r| r.port);
     let started = match register_feed(ctx.shared, Feed::new(worker, ip, port, 0), &asked) {
         Ok(started) => started,
@@ -147,6 +149,16 @@ fn count_sync(repl: &repl::Replication, partial: bool, asked: &Option<(Vec<u8>, 
 const FULL_COPIES_MAX: usize = 4;
 const TOO_MANY_COPIES: &str = "ERR too many replicas are taking a full copy now, retry later";
 
+/// The replica's address as INFO and ROLE show it: `REPLCONF ip-address` when it sent
+/// one (`replica-announce-ip`), else its connection's.
+fn replica_ip(ctx: &Ctx<'_>) -> String {
+    if let Some(ip) = ctx.session.replica.as_ref().and_then(|r| r.ip.clone()) {
+        return ip;
+    }
+    let addr = ctx.session.client.lock().addr.clone();
+    addr.rsplit_once(':').map_or(addr.as_str(), |(ip, _)| ip).to_string()
+}
+
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
     if ctx.argc().is_multiple_of(2) {
@@ -182,7 +194,11 @@ pub(super) fn replconf(ctx: &mut Ctx<'_>) {
                 return;
             }
             b"getack" => return,
-            b"ip-address" | b"capa" | b"rdb-only" | b"rdb-filter-only" | b"rdb-channel" => {}
+            b"ip-address" => {
+                let ip = String::from_utf8_lossy(value).into_owned();
+                ctx.session.replica.get_or_insert_with(Box::default).ip = Some(ip);
+            }
+            b"capa" | b"rdb-only" | b"rdb-filter-only" | b"rdb-channel" => {}
             _ => {
                 let name = String::from_utf8_lossy(ctx.arg(at));
                 return ctx.error(format!("ERR Unrecognized REPLCONF option: {name}"));
@@ -231,7 +247,9 @@ pub(super) fn role(ctx: &mut Ctx<'_>) {
         reply.integer(offset);
         return;
     }
-    let (offset, replicas) = repl::replicas(shared);
+    let (offset, mut replicas) = repl::replicas(shared);
+    // Redis lists a replica once it is online (its copy taken).
+    replicas.retain(|replica| replica.online);
     let mut reply = ctx.reply();
     reply.array(3);
     reply.bulk(b"master");
