@@ -42,6 +42,10 @@ pub struct Feed {
     gone: AtomicBool,
     /// The phase is `Bulk` (read without the phase's lock).
     bulk: AtomicBool,
+    /// The RDB went, ended by its EOF mark: the stream waits for the replica's first
+    /// REPLCONF ACK, as Redis's `repl_put_online_on_ack`. The replica finds the mark only
+    /// at the end of what it read, so stream bytes read with it would hide it for good.
+    ack_wait: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -74,6 +78,7 @@ impl Feed {
             wake_pending: AtomicBool::new(false),
             gone: AtomicBool::new(false),
             bulk: AtomicBool::new(false),
+            ack_wait: AtomicBool::new(false),
         }
     }
 
@@ -133,12 +138,14 @@ impl Feed {
                 PipeRead::Failed => return Drained::Close,
                 PipeRead::More => true,
                 PipeRead::Finished => {
+                    self.ack_wait.store(true, Relaxed);
                     *self.phase.lock() = Phase::Online;
                     self.bulk.store(false, Relaxed);
                     true
                 }
                 PipeRead::Empty => false,
             },
+            None if self.ack_wait.load(Relaxed) => false,
             None => {
                 let journal = shared.core.repl.journal.lock();
                 let Some(backlog) = &journal.backlog else { return Drained::Open };
@@ -157,6 +164,14 @@ impl Feed {
             shared.core.repl.wake(self.worker, true);
         }
         Drained::Open
+    }
+
+    /// A REPLCONF ACK came (on this feed's own worker): after a full copy, the stream
+    /// may go now.
+    pub(crate) fn acked(&self, shared: &Shared) {
+        if self.ack_wait.swap(false, Relaxed) && self.ask_wake() {
+            shared.core.repl.wake(self.worker, true);
+        }
     }
 
     /// Starts a full resynchronisation: the RDB comes first, written by a thread of its own

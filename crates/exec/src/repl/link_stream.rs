@@ -57,7 +57,10 @@ fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Res
     let shared = applier.shared;
     link.get_mut().set_read_timeout(Some(Duration::from_millis(200))).map_err(|e| e.to_string())?;
     let timeout = Duration::from_secs(crate::resp::replication::kept_int(shared, "repl-timeout").max(1) as u64);
-    let (mut pending, mut last_ack, mut last_io) = (Vec::new(), Instant::now(), Instant::now());
+    // The first ACK goes at once: a primary that sent its copy with an EOF mark holds
+    // the stream until it (as Redis does).
+    let acked_long_ago = Instant::now().checked_sub(ACK_EVERY).unwrap_or_else(Instant::now);
+    let (mut pending, mut last_ack, mut last_io) = (Vec::new(), acked_long_ago, Instant::now());
     let limits = proto_resp::Limits::default();
     let mut storage = ArgStorage::default();
     loop {

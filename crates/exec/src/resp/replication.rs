@@ -134,6 +134,7 @@ pub(super) fn replconf(ctx: &mut Ctx<'_>) {
                         let offset = parse_i64(value).unwrap_or(0).max(0) as u64;
                         feed.ack_offset.fetch_max(offset, Relaxed);
                         feed.ack_ms.store(super::now_unix_ms(ctx.shared), Relaxed);
+                        feed.acked(ctx.shared);
                         repl::acks_changed(ctx.shared);
                     }
                 }
