@@ -121,3 +121,72 @@ def test_consumer_group_changes_reach_the_replicas(trio, step):
         p.xautoclaim("x", "g", "c2", 0, count=1)
     want = streams_converged(trio)
     assert want[2], "the group is there"
+
+
+@pytest.mark.spinel_only
+def test_failover_completes_while_memcached_clients_write(make_server):
+    """FAILOVER pauses writes until the target caught up. memcached clients write to the
+    same store: unless they wait too, the offset keeps moving, the target never catches
+    up and the failover gives up at its TIMEOUT (and any memcached write that lands
+    after the target's last ACK would be lost in the handover)."""
+    primary, replica = make_server(), make_server()
+    follow(replica, primary.resp_port)
+    wait_until(lambda: caught_up(primary, replica), what="sync")
+    stop = threading.Event()
+
+    def writer():
+        import repl_soak_kit
+        conn = repl_soak_kit.McConn(primary.mc_port)
+        i = 0
+        try:
+            while not stop.is_set():
+                conn.request(f"set mc{i % 50} 0 0 1\r\nx\r\n".encode())
+                i += 1
+        except (OSError, ConnectionError):
+            pass  # the old primary refuses writes once it follows
+        finally:
+            conn.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        time.sleep(0.3)
+        assert client(primary).execute_command("FAILOVER", "TIMEOUT", 3000) == b"OK"
+        wait_until(lambda: client(primary).info("replication")["master_failover_state"]
+                   == "no-failover", timeout=10, what="the failover to end")
+        assert client(replica).info("replication")["role"] == "master", \
+            "the failover gave up: the target never caught up"
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+@pytest.mark.spinel_only
+def test_after_an_eof_marked_copy_the_stream_waits_for_the_first_ack(make_server):
+    """A replica finds the copy's EOF mark only at the end of what it read: stream bytes
+    sent right behind the mark (the primary's first PING, a write) hid it, and the replica
+    waited for the end of its copy for ever (about one initial sync in ten). As Redis, the
+    primary holds the stream until the replica's first REPLCONF ACK."""
+    import socket as sockets
+    primary = make_server()
+    with sockets.create_connection(("127.0.0.1", primary.resp_port), timeout=5) as s:
+        s.sendall(b"*5\r\n$8\r\nREPLCONF\r\n$4\r\ncapa\r\n$3\r\neof\r\n$4\r\ncapa\r\n"
+                  b"$6\r\npsync2\r\n")
+        assert s.recv(100) == b"+OK\r\n"
+        s.sendall(b"*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
+        got = b""
+        while got.count(b"$EOF:") == 0 or len(got) < got.index(b"$EOF:") + 47:
+            got += s.recv(65536)
+        mark = got[got.index(b"$EOF:") + 5:got.index(b"$EOF:") + 45]
+        while not got.endswith(mark):
+            got += s.recv(65536)
+        client(primary).set("k", "v")
+        s.settimeout(0.5)
+        with pytest.raises(sockets.timeout):
+            extra = s.recv(65536)
+            pytest.fail(f"stream bytes before the first ACK: {extra!r}")
+        s.settimeout(5)
+        s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+        stream = b""
+        while b"$1\r\nk\r\n" not in stream:
+            stream += s.recv(65536)

@@ -72,13 +72,13 @@ class Topology:
         self.note(f"CLIENT KILL TYPE master on {name}: {killed!r}")
 
     def restart_leaf(self):
-        self.leaf.stop()
+        halt(self.leaf)
         self.leaf = self.make_server()
         follow(self.leaf, self.mid.resp_port)
         self.note(f"restarted leaf (now :{self.leaf.resp_port})")
 
     def restart_mid(self):
-        self.mid.stop()
+        halt(self.mid)
         self.mid = self.make_server()
         follow(self.mid, self.primary.resp_port)
         follow(self.leaf, self.mid.resp_port)
@@ -155,6 +155,12 @@ class Topology:
     def cleanup(self):
         for server in self.redis_servers:
             server.cleanup()
+
+
+def halt(server):
+    """SIGTERM and wait, leaving its stderr readable (make_server prints it on failure)."""
+    server.signal(signal.SIGTERM)
+    server.proc.wait(10)
 
 
 def kit_wait(check, what, timeout=20):
