@@ -190,3 +190,43 @@ def test_after_an_eof_marked_copy_the_stream_waits_for_the_first_ack(make_server
         stream = b""
         while b"$1\r\nk\r\n" not in stream:
             stream += s.recv(65536)
+
+
+def test_a_promoted_replica_hands_its_new_id_to_its_own_replicas(make_server):
+    """REPLICAOF NO ONE gives the promoted server a new replication ID. Its own replicas
+    (a chained one) kept the old ID: their link went on, so a later FAILOVER to one of
+    them was refused for ever (`PSYNC FAILOVER replid must match my replid`) with the
+    writes paused. Redis disconnects them so they reconnect and learn the new ID."""
+    primary, mid, leaf = make_server(), make_server(), make_server()
+    follow(mid, primary.resp_port)
+    follow(leaf, mid.resp_port)
+    client(primary).set("k", "1")
+    wait_until(lambda: caught_up(primary, mid) and caught_up(mid, leaf), what="sync")
+    primary.stop()
+    assert client(mid).execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    new_id = client(mid).info("replication")["master_replid"]
+    wait_until(lambda: client(leaf).info("replication")["master_replid"] == new_id,
+               what="the chained replica to learn the new ID")
+    client(mid).set("k", "2")
+    wait_until(lambda: caught_up(mid, leaf), what="catch up")
+    assert client(mid).info("stats")["sync_partial_ok"] >= 1, "it continued, no new copy"
+    assert client(mid).execute_command("FAILOVER", "TIMEOUT", 5000) == b"OK"
+    wait_until(lambda: client(leaf).info("replication")["role"] == "master",
+               what="the failover to the chained replica")
+    assert client(leaf).get("k") == b"2"
+
+
+@pytest.mark.spinel_only
+def test_a_blocked_xreadgroup_served_by_an_xadd_reaches_the_replicas(trio):
+    """XREADGROUP BLOCK served by another client's XADD moves the group (last delivered
+    ID, pending entry) on the waiter's behalf: the replicas must see it."""
+    p = client(trio[0])
+    p.xgroup_create("x", "g", id="$", mkstream=True)
+    p.xgroup_createconsumer("x", "g", "c")
+    thread, box = blocked(trio[0], "XREADGROUP", "GROUP", "g", "c", "BLOCK", 5000,
+                          "STREAMS", "x", ">")
+    p.xadd("x", {"f": "v"}, id="5-0")
+    thread.join(10)
+    assert box and box[0], "the blocked client was not served"
+    want = streams_converged(trio)
+    assert want[2][0][3] == [(b"5-0", b"c", 1)]

@@ -23,7 +23,7 @@ import pytest
 import redis
 
 import repl_soak_kit as kit
-from test_replication import client, follow, link_up, redis_replica_of
+from test_replication import client, redis_replica_of
 
 pytestmark = [pytest.mark.resp, pytest.mark.spinel_only, pytest.mark.slow]
 
@@ -155,6 +155,11 @@ class Topology:
     def cleanup(self):
         for server in self.redis_servers:
             server.cleanup()
+
+
+def follow(replica, port):
+    reply = client(replica).execute_command("REPLICAOF", "127.0.0.1", port)
+    assert reply in (b"OK", b"OK Already connected to specified master"), reply
 
 
 def halt(server):

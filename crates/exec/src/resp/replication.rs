@@ -237,11 +237,13 @@ pub(super) fn after_write(ctx: &Ctx<'_>, route: proto_resp::Route, reply_at: usi
         let selects = matches!(name, "flushdb");
         return repl::journal_verbatim(ctx.shared, selects.then_some(db), &parts);
     }
-    if ctx.outcome.changes() == 0 {
+    let quiet = ctx.outcome.quiet_keys();
+    if ctx.outcome.changes() == 0 && quiet.is_empty() {
         return;
     }
     let mut keys: Vec<(u8, &[u8])> =
         ctx.outcome.events().map(|e| (e.db.unwrap_or(db), ctx.arg(e.key_index))).collect();
+    keys.extend(quiet.iter().map(|&index| (db, ctx.arg(index))));
     keys.sort_unstable();
     keys.dedup();
     repl::journal_keys(ctx.shared, keys, false);

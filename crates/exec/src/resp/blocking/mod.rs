@@ -548,12 +548,9 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         true => streams::serve(&mut ctx, waiter, index),
         false => pop_for(&mut ctx, waiter, index),
     };
-    if let Attempt::Served { reply, .. } = &attempt {
-        if !reply.starts_with(b"-") && shared.core.repl.journaling() {
-            // The pop changed its keys as the waiter's own command: replicas hear their
-            // state as for any write (the pusher's entry was read before or after it).
-            super::replication::after_write(&ctx, routed.route, 0);
-        }
+    let popped = matches!(&attempt, Attempt::Served { reply, .. } if !reply.starts_with(b"-"));
+    if popped && shared.core.repl.journaling() {
+        super::replication::after_write(&ctx, routed.route, 0); // a write: replicas hear it
     }
     if let (Attempt::Served { reply, .. }, Some(absent)) = (&attempt, &events) {
         if !reply.starts_with(b"-") {
