@@ -230,3 +230,24 @@ def test_a_blocked_xreadgroup_served_by_an_xadd_reaches_the_replicas(trio):
     assert box and box[0], "the blocked client was not served"
     want = streams_converged(trio)
     assert want[2][0][3] == [(b"5-0", b"c", 1)]
+
+
+@pytest.mark.spinel_only
+@pytest.mark.parametrize("command", [b"gat 0 k\r\n", b"gats 0 k\r\n", b"gat 5000 k\r\n"])
+def test_a_gat_moves_the_ttl_on_the_replicas_too(trio, command):
+    """memcached's gat touches the item (its TTL changes) while it reads it: the replicas
+    must get the new TTL. It was told only to tracking clients, so a replica kept the old
+    one (here: the item expires on the replicas, not on the primary, after `gat 0`)."""
+    import repl_soak_kit
+    primary = trio[0]
+    mc = repl_soak_kit.McConn(primary.mc_port)
+    try:
+        assert mc.request(b"set k 3 1000 1\r\nx\r\n") == [b"STORED"]
+        assert mc.request(command)[-1] == b"END"
+    finally:
+        mc.close()
+    want = converged(trio)
+    ttl_ms = want[(0, b"k")]
+    wait_until(lambda: all(abs(client(r).pttl("k") - client(primary).pttl("k")) < 1500
+                           and (client(r).pttl("k") < 0) == (client(primary).pttl("k") < 0)
+                           for r in trio[1:]), what=f"the TTL on the replicas ({ttl_ms})")
