@@ -179,7 +179,7 @@ pub fn execute(
     match ctx.changed {
         _ if !view.core().repl.journaling() => {}
         Changed::All => view.journal_flush(),
-        Changed::Key => view.journal_items(&[&session.key(request.key).to_vec()]),
+        Changed::Key => view.journal_items(&[session.key(request.key)]),
         Changed::Keys | Changed::Nothing => {}
     }
     Flow::Continue

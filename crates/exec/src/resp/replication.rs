@@ -112,7 +112,7 @@ fn start_feed(ctx: &mut Ctx<'_>, asked: Option<(Vec<u8>, i64)>) {
 
 /// REPLCONF option value [option value ...].
 pub(super) fn replconf(ctx: &mut Ctx<'_>) {
-    if ctx.argc() % 2 == 0 {
+    if ctx.argc().is_multiple_of(2) {
         return ctx.error(proto_resp::error::SYNTAX);
     }
     let mut at = 1;
