@@ -78,7 +78,7 @@ fn get(
 
 /// As [`get`], touching each hit. memcached counts a gat as touches, not gets
 /// (`cmd_touch`, `touch_hits`). The keys it touched are kept for the Redis clients that
-/// track them ([`Changed::Keys`]), while there are any.
+/// track them and for the replicas ([`Changed::Keys`]), while there are any.
 #[inline(never)]
 fn get_and_touch(
     ctx: &mut Ctx<'_>,
@@ -109,7 +109,8 @@ fn get_and_touch(
         };
         touch::count(ctx.counters, counted);
         let hit = counted == TouchOutcome::Touched;
-        if hit && view.redis().tracking_any() {
+        // Kept for the tracking clients and for the replicas (the touch moved its TTL).
+        if hit && (view.redis().tracking_any() || view.core().repl.journaling()) {
             ctx.changed = Changed::Keys;
             session.touched.push(request.keys.offset_after(key) - key.len());
         }

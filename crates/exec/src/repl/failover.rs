@@ -96,6 +96,9 @@ pub(crate) fn abort(shared: &Shared) -> Result<(), &'static str> {
 /// Waits for the target to catch up, then hands over (or gives up at the deadline).
 fn drive(shared: &Arc<Shared>) {
     let repl = &shared.core.repl;
+    // Each GETACK moves the offset the target must reach: asked every check, a target
+    // whose ACK takes longer than a check to come back would never be caught up.
+    let mut asked_ms = crate::resp::now_unix_ms(shared);
     loop {
         std::thread::sleep(Duration::from_millis(10));
         let state = repl.failover.lock().clone();
@@ -117,9 +120,16 @@ fn drive(shared: &Arc<Shared>) {
             super::link::follow(shared, host, port);
             return;
         }
-        super::ask_acks(shared);
+        let now_ms = crate::resp::now_unix_ms(shared);
+        if now_ms >= asked_ms + ASK_EVERY_MS {
+            super::ask_acks(shared);
+            asked_ms = now_ms;
+        }
     }
 }
+
+/// How often a failover asks its target for its offset again.
+const ASK_EVERY_MS: u64 = 250;
 
 /// The link to the new primary answered its PSYNC: the failover is over.
 pub(crate) fn finished(shared: &Shared) {

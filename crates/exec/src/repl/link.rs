@@ -126,6 +126,10 @@ pub(crate) fn stop_following(shared: &Shared) {
     if journal.backlog.is_some() {
         repl.set_journaling(true);
     }
+    drop(journal);
+    // As Redis: this server's replicas must learn the new replication ID, which they do
+    // by reconnecting (a partial resync, from the second ID).
+    drop_feeds(shared);
 }
 
 /// Closes this server's own replicas (they resynchronise with the new history).

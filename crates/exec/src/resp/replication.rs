@@ -323,6 +323,8 @@ fn changed_keys<'c>(ctx: &'c Ctx<'_>) -> Vec<(u8, &'c [u8])> {
     let db = ctx.session.db;
     let mut keys: Vec<(u8, &[u8])> =
         ctx.outcome.events().map(|e| (e.db.unwrap_or(db), ctx.arg(e.key_index))).collect();
+    // Writes that raise no keyspace event (a stream group's XREADGROUP, XACK, XCLAIM).
+    keys.extend(ctx.outcome.quiet_keys().iter().map(|&index| (db, ctx.arg(index))));
     keys.sort_unstable();
     keys.dedup();
     keys

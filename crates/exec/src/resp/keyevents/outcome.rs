@@ -60,6 +60,9 @@ pub(crate) struct Outcome {
     emptied: Cell<bool>,
     /// FLUSHALL or FLUSHDB emptied a database: every tracking client's cache is invalid.
     flushed: bool,
+    /// Key arguments changed without an event of their own (XACK, XCLAIM, XREADGROUP
+    /// move a group's state; Redis raises nothing): replicas must still hear them.
+    quiet: Vec<usize>,
 }
 
 impl Outcome {
@@ -95,6 +98,11 @@ impl Outcome {
         self.flushed
     }
 
+    /// The key arguments changed without an event (see `quiet`).
+    pub(crate) fn quiet_keys(&self) -> &[usize] {
+        &self.quiet
+    }
+
     /// The one key argument every event names, when they name one (the common case: no
     /// list to build).
     pub(crate) fn single_key_index(&self) -> Option<usize> {
@@ -117,6 +125,13 @@ impl Ctx<'_> {
     /// Redis raises it for.
     pub(in crate::resp) fn wrote(&mut self, class: u32, name: &'static str, key_index: usize) {
         self.outcome.push(Event { class, name, key_index, db: None });
+    }
+
+    /// Key argument `key_index` changed, with no keyspace event (replication only).
+    pub(in crate::resp) fn changed_quietly(&mut self, key_index: usize) {
+        if !self.outcome.quiet.contains(&key_index) {
+            self.outcome.quiet.push(key_index);
+        }
     }
 
     /// [`Ctx::wrote`] for key argument `key_index` as it is in database `db`.

@@ -136,6 +136,7 @@ fn write<R>(
 ) -> Result<R, Failure> {
     let shared = ctx.shared;
     let mut owning = Owning::new(shared);
+    let mut any_change = false;
     let (key, _) = ctx.key_and_out(index);
     let result = shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
@@ -150,6 +151,7 @@ fn write<R>(
                     return (Change::Keep, Err(Failure::WrongType));
                 };
                 let wrote = f(Some(stream));
+                any_change |= wrote.changed;
                 if wrote.changed {
                     state.value_bytes = state.value.charged_bytes();
                     state.changes += 1;
@@ -163,10 +165,15 @@ fn write<R>(
                 if !wrote.changed {
                     return (Change::Keep, Ok(wrote.out));
                 }
+                any_change = true;
                 (owning.write_value(ValueKind::Stream, owned::Value::Stream(stream)), Ok(wrote.out))
             }
         }
     });
+    if any_change {
+        // A group's state may change with no event (XACK, XCLAIM): replicas hear it.
+        ctx.changed_quietly(index);
+    }
     owning.finish(result.map(|(_, out)| out))
 }
 
