@@ -124,10 +124,10 @@ def test_consumer_group_changes_reach_the_replicas(trio, step):
 
 
 @pytest.mark.spinel_only
-@pytest.mark.xfail(strict=True, reason="open: FAILOVER's pause holds Redis writes only")
 def test_failover_completes_while_memcached_clients_write(make_server):
     """FAILOVER pauses writes until the target caught up. memcached clients write to the
-    same store: unless they wait too, the offset keeps moving, the target never catches
+    same store: they are refused meanwhile (SERVER_ERROR failover in progress), else the
+    offset would keep moving, the target would never catch
     up and the failover gives up at its TIMEOUT (and any memcached write that lands
     after the target's last ACK would be lost in the handover)."""
     primary, replica = make_server(), make_server()

@@ -329,9 +329,8 @@ pub struct RedisState {
     pub acl_log: crate::resp::acl::log::AclLog,
     /// Failed Redis logins, counted and limited per address.
     pub failed_logins: crate::resp::auth::FailedLogins,
-    /// Redis `requirepass` as last set (start, CONFIG SET); see `resp::auth`.
+    /// Redis `requirepass` and `protected-mode` as last set (start, CONFIG SET).
     pub(crate) requirepass: parking_lot::RwLock<Option<Vec<u8>>>,
-    /// Redis `protected-mode` as last set (start, CONFIG SET).
     pub(crate) protected_mode: AtomicBool,
     /// Redis `aclfile`, if any.
     pub(crate) aclfile: Option<std::path::PathBuf>,
@@ -361,10 +360,8 @@ pub struct RedisState {
     /// CONFIG values Spinel keeps for clients without acting on them (`repl-backlog-size`
     /// ...), by name; a name not here has its default.
     pub(crate) kept_config: Mutex<Vec<(&'static str, String)>>,
-    /// The parameters CONFIG SET changed (canonical names), for CONFIG REWRITE.
-    pub(crate) config_changed: Mutex<Vec<&'static str>>,
-    /// The encoding thresholds of `kept_config`, as atomics: every collection write reads
-    /// them (`resp::thresholds`).
+    pub(crate) config_changed: Mutex<Vec<&'static str>>, // CONFIG SET's names, for REWRITE
+    /// `kept_config`'s encoding thresholds as atomics, for collection writes (`thresholds`).
     pub(crate) encoding_thresholds: crate::resp::thresholds::EncodingThresholds,
     /// Saves: the last one's time and outcome, and whether a BGSAVE runs.
     pub save_state: crate::snapshot::SaveState,
@@ -377,9 +374,9 @@ pub struct RedisState {
 /// and the stop flag.
 pub struct Core {
     pub store: Store,
-    /// Redis replication, both roles (`crate::repl`); memcached writes are journaled too.
+    /// Replication, both roles, memcached writes too (`crate::repl`).
     pub repl: crate::repl::Replication,
-    /// memcached's port wrote (or its items were loaded): RDB files carry flags and CAS.
+    /// memcached wrote (or its items loaded): RDB files carry flags and CAS.
     pub memcached_wrote: AtomicBool,
     pub settings: Settings,
     pub started: Instant,

@@ -144,7 +144,7 @@ pub fn execute(
             view.core().store.reader().peek(session.key(request.key)).map(|i| i.value().len());
         watch::item_get(view.memcache(), request.key, size, session.conn_number);
     }
-    if view.core().repl.is_replica() && writes_on_replica(view, loud) {
+    if view.core().repl.guards_memcached() && writes_on_replica(view, loud) {
         let status = proto_memcache::binary::Status::ReadOnlyReplica;
         proto_memcache::binary::compose_error(request.opcode as u8, status, request.opaque, out);
         return Flow::Continue;
@@ -192,7 +192,8 @@ pub fn execute(
 #[cold]
 fn writes_on_replica(view: MemcacheView<'_>, loud: Opcode) -> bool {
     use Opcode::*;
-    view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed)
+    let repl = &view.core().repl;
+    (!repl.is_replica() || repl.read_only.load(std::sync::atomic::Ordering::Relaxed))
         && matches!(
             loud,
             Set | Add

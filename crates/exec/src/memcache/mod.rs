@@ -308,6 +308,7 @@ pub(crate) const READ_ONLY_REPLICA: &[u8] = b"SERVER_ERROR read-only replica\r\n
 #[cold]
 fn refused_on_replica(view: MemcacheView<'_>, request: &Request<'_>, out: &mut Vec<u8>) -> bool {
     match replica_refusal(view, request) {
+        Some(false) if !view.core().repl.is_replica() => out.extend_from_slice(FAILING_OVER),
         Some(false) => out.extend_from_slice(READ_ONLY_REPLICA),
         Some(true) => {}
         None => return false,
@@ -315,10 +316,15 @@ fn refused_on_replica(view: MemcacheView<'_>, request: &Request<'_>, out: &mut V
     true
 }
 
-/// Some(its noreply) for a write a read-only replica refuses.
+/// What a primary answers a write while FAILOVER hands its role over (Redis clients wait
+/// meanwhile; a memcached client is told, and nothing it was told is stored is lost).
+pub(crate) const FAILING_OVER: &[u8] = b"SERVER_ERROR failover in progress\r\n";
+
+/// Some(its noreply) for a write a read-only replica (or a failing-over primary) refuses.
 fn replica_refusal(view: MemcacheView<'_>, request: &Request<'_>) -> Option<bool> {
     use proto_memcache::text::RetrieveKind;
-    if !view.core().repl.read_only.load(std::sync::atomic::Ordering::Relaxed) {
+    let repl = &view.core().repl;
+    if repl.is_replica() && !repl.read_only.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
     match request {
@@ -368,7 +374,7 @@ pub fn execute(
     if !resumed && view.memcache().watchers.wants(crate::watch::kind::FETCHERS) {
         watch::before(view, session, request);
     }
-    if view.core().repl.is_replica() && refused_on_replica(view, request, out) {
+    if view.core().repl.guards_memcached() && refused_on_replica(view, request, out) {
         return Flow::Continue;
     }
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };

@@ -71,6 +71,7 @@ pub(crate) fn start(shared: &Arc<Shared>, request: Request) -> Result<(), &'stat
         ms => now_ms + ms,
     };
     *repl.failover.lock() = State::WaitingForSync { host, port, deadline_ms, force: request.force };
+    repl.failing_over.store(true, Relaxed);
     crate::resp::pause::hold_writes(shared, deadline_ms.min(now_ms + 3_600_000));
     super::ask_acks(shared);
     let shared = Arc::clone(shared);
@@ -88,6 +89,7 @@ pub(crate) fn abort(shared: &Shared) -> Result<(), &'static str> {
         return Err("ERR No failover in progress.");
     }
     *state = State::None;
+    shared.core.repl.failing_over.store(false, Relaxed);
     drop(state);
     crate::resp::pause::lift(shared);
     Ok(())
@@ -111,6 +113,7 @@ fn drive(shared: &Arc<Shared>) {
         let late = crate::resp::now_unix_ms(shared) >= deadline_ms;
         if late && !force && !acked {
             *repl.failover.lock() = State::None;
+            repl.failing_over.store(false, Relaxed);
             crate::resp::pause::lift(shared);
             return;
         }
@@ -136,6 +139,7 @@ pub(crate) fn finished(shared: &Shared) {
     let repl = &shared.core.repl;
     if repl.failover_psync.swap(false, Relaxed) {
         *repl.failover.lock() = State::None;
+        repl.failing_over.store(false, Relaxed);
         crate::resp::pause::lift(shared);
     }
 }

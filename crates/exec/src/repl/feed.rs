@@ -81,6 +81,17 @@ impl Feed {
         }
     }
 
+    /// A replica's copy is asked for but not begun: nothing goes until it begins.
+    pub(crate) fn await_copy(&self) {
+        *self.phase.lock() = Phase::Bulk(Arc::new(Pipe::default()));
+        self.bulk.store(true, Relaxed);
+    }
+
+    /// A replica's copy begins now: the stream follows from `position`.
+    pub(crate) fn restart_at(&self, position: u64) {
+        self.position.store(position, Relaxed);
+    }
+
     /// The feed, to start at offset `position`.
     pub(crate) fn at(self, position: u64) -> Feed {
         self.position.store(position, Relaxed);

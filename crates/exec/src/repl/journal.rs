@@ -27,8 +27,12 @@ pub(crate) struct Journal {
     last_db: Option<u8>,
     /// Replicas being fed.
     pub feeds: Vec<Arc<Feed>>,
-    /// Full copies whose walk of the store is under way: no write is sent verbatim then.
+    /// Full copies whose walk of the store is under way: no write is sent verbatim then
+    /// (and a replica applies none of its primary's).
     pub walks: usize,
+    /// A replica's full copies asked for, which its link thread starts between two
+    /// commands of the stream (with whether the +FULLRESYNC line goes first).
+    pub walk_requests: Vec<(Arc<Feed>, bool)>,
     scratch: Vec<u8>,
 }
 
@@ -45,6 +49,7 @@ impl Journal {
             last_db: None,
             feeds: Vec::new(),
             walks: 0,
+            walk_requests: Vec::new(),
             scratch: Vec::new(),
         }
     }

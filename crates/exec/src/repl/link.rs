@@ -310,6 +310,8 @@ fn read_line_skipping_newlines(link: &mut Link) -> Result<String, String> {
 /// The full copy: the payload (`$<len>` or `$EOF:<mark>`) into a file, then every key
 /// replaced by the file's.
 fn full_copy(shared: &Shared, link: &mut Link, replid: &str, offset: u64) -> Result<(), String> {
+    // A new history: this server's own replicas take a copy of it again.
+    drop_feeds(shared);
     let header = read_line_skipping_newlines(link)?;
     let dir = &shared.core.settings.dir;
     let path = dir.join(format!("temp-spinel-repl-{}.rdb", std::process::id()));

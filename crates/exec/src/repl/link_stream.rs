@@ -59,7 +59,6 @@ fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Res
     // stream only then.
     let mut last_ack = Instant::now().checked_sub(ACK_EVERY).unwrap_or_else(Instant::now);
     let (mut pending, mut last_io) = (Vec::new(), Instant::now());
-    let limits = proto_resp::Limits::default();
     let mut storage = ArgStorage::default();
     loop {
         {
@@ -85,6 +84,7 @@ fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Res
                 shared.core.repl.link.lock().last_io_ms = crate::resp::now_unix_ms(shared);
             }
             Err(e) if is_timeout(&e) => {
+                super::start_requested_walks(shared);
                 if last_io.elapsed() > timeout {
                     return Err("timeout: no data from the primary".into());
                 }
@@ -92,30 +92,50 @@ fn pump(applier: &mut Applier<'_>, generation: u64, link: &mut BufReader) -> Res
             }
             Err(e) => return Err(format!("cannot read: {e}")),
         }
-        let mut used_total = 0;
-        loop {
-            let input = &pending[used_total..];
-            match proto_resp::parse_command_in(input, &limits, storage) {
-                Ok((command, used)) => {
-                    let bytes = input[..used].to_vec();
-                    let getack = applier.apply(&command);
-                    storage = command.into_storage();
-                    used_total += used;
-                    let repl = &shared.core.repl;
-                    repl.journal.lock().append_raw(&bytes, repl);
-                    if getack {
-                        ack(shared, link)?;
-                    }
-                }
-                Err(ParseError::Incomplete) => {
-                    storage = ArgStorage::default();
-                    break;
-                }
-                Err(_) => return Err("the primary sent a request that does not parse".into()),
-            }
-        }
-        pending.drain(..used_total);
+        let (used, kept) = apply_all(applier, link, &pending, storage)?;
+        storage = kept;
+        pending.drain(..used);
     }
+}
+
+/// Runs every whole command `pending` holds (appending each to the backlog); returns the
+/// bytes used, and the argument storage for the next call.
+fn apply_all(
+    applier: &mut Applier<'_>,
+    link: &mut BufReader,
+    pending: &[u8],
+    mut storage: ArgStorage,
+) -> Result<(usize, ArgStorage), String> {
+    let (shared, limits) = (applier.shared, proto_resp::Limits::default());
+    let mut used_total = 0;
+    loop {
+        let input = &pending[used_total..];
+        match proto_resp::parse_command_in(input, &limits, storage) {
+            Ok((command, used)) => {
+                let bytes = input[..used].to_vec();
+                // A copy of this replica being walked must see no command applied
+                // during it (the walk is then exact at its offset).
+                while super::walking(shared) {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let getack = applier.apply(&command);
+                storage = command.into_storage();
+                used_total += used;
+                let repl = &shared.core.repl;
+                repl.journal.lock().append_raw(&bytes, repl);
+                super::start_requested_walks(shared);
+                if getack {
+                    ack(shared, link)?;
+                }
+            }
+            Err(ParseError::Incomplete) => {
+                storage = ArgStorage::default();
+                break;
+            }
+            Err(_) => return Err("the primary sent a request that does not parse".into()),
+        }
+    }
+    Ok((used_total, storage))
 }
 
 fn ack(shared: &Shared, link: &mut BufReader) -> Result<(), String> {

@@ -53,6 +53,8 @@ use std::sync::{
 
 use parking_lot::Mutex;
 
+use std::io::Write as _;
+
 use crate::Shared;
 
 pub use feed::Feed;
@@ -94,6 +96,8 @@ pub struct Replication {
     pub(crate) failover: Mutex<failover::State>,
     /// The next PSYNC of the link says FAILOVER (this server is handing over its role).
     pub(crate) failover_psync: AtomicBool,
+    /// A FAILOVER holds writes: memcached's too, which CLIENT PAUSE does not hold.
+    pub(crate) failing_over: AtomicBool,
 }
 
 /// Full and partial resynchronisations served (INFO stats).
@@ -144,6 +148,7 @@ impl Replication {
             syncs: SyncCounts::default(),
             failover: Mutex::new(failover::State::None),
             failover_psync: AtomicBool::new(false),
+            failing_over: AtomicBool::new(false),
         }
     }
 
@@ -205,6 +210,13 @@ impl Replication {
         }
     }
 
+    /// Whether a memcached write must pass a replication check first: a replica, or a
+    /// primary handing its role over (one relaxed load each).
+    #[inline(always)]
+    pub fn guards_memcached(&self) -> bool {
+        self.is_replica() || self.failing_over.load(Relaxed)
+    }
+
     /// Whether a write must pass a replication check first (a replica, or a primary with
     /// `min-replicas-to-write`): one relaxed load each on the write path.
     #[inline(always)]
@@ -246,6 +258,44 @@ pub(crate) fn write_payload(
     };
     crate::snapshot::write_rdb(shared, &mut *out, &aux)?;
     out.write_all(mark.as_bytes())
+}
+
+/// On a replica, between two commands of its primary's stream: starts the full copies its
+/// own replicas asked for, each from the offset reached now (nothing is applied while a
+/// walk runs, so each copy is exact at its offset).
+pub(crate) fn start_requested_walks(shared: &Shared) {
+    let mut journal = shared.core.repl.journal.lock();
+    if journal.walk_requests.is_empty() {
+        return;
+    }
+    let Some(shared_arc) = shared.this.get().and_then(std::sync::Weak::upgrade) else { return };
+    let requests = std::mem::take(&mut journal.walk_requests);
+    let (replid, at) = (journal.replid.clone(), journal.offset());
+    for (feed, line) in requests {
+        if feed.is_gone() {
+            continue;
+        }
+        feed.restart_at(at + 1);
+        walk_started(&mut journal);
+        let replid = replid.clone();
+        let begun = feed.start_bulk(&shared_arc, move |shared, out| {
+            if line {
+                out.write_all(format!("+FULLRESYNC {replid} {at}\r\n").as_bytes())?;
+            }
+            let written = write_payload(shared, out, &replid, at);
+            walk_finished(shared);
+            written
+        });
+        if begun.is_err() {
+            journal.walks = journal.walks.saturating_sub(1);
+            feed.mark_gone();
+        }
+    }
+}
+
+/// Whether a full copy's walk runs now (a replica then holds its stream).
+pub(crate) fn walking(shared: &Shared) -> bool {
+    shared.core.repl.journal.lock().walks != 0
 }
 
 /// A replica's full copy, received into `path`: every key replaced by the file's.

@@ -119,6 +119,17 @@ fn register_feed(
     let at = backlog.end();
     let (position, reply, copy) = match continues_from {
         Some(from) => (from, format!("+CONTINUE {}\r\n", journal.replid), None),
+        None if repl.is_replica() => {
+            // A replica's copy begins between two commands of its primary's stream, which
+            // its link thread applies: the thread starts it (`repl::start_requested_walks`),
+            // and the +FULLRESYNC line, with that offset, goes first through the pipe.
+            let feed = Arc::new(feed.at(at + 1));
+            feed.await_copy();
+            journal.walk_requests.push((Arc::clone(&feed), asked.is_some()));
+            journal.feeds.push(Arc::clone(&feed));
+            feed.ack_ms.store(super::now_unix_ms(shared), Relaxed);
+            return Ok((feed, String::new(), None));
+        }
         None => {
             let line = asked.is_some().then(|| format!("+FULLRESYNC {} {at}\r\n", journal.replid));
             repl::walk_started(&mut journal);

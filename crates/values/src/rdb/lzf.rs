@@ -241,7 +241,7 @@ mod tests {
     use super::*;
 
     fn round_trip(input: &[u8]) -> Option<Vec<u8>> {
-        let packed = compress(input, input.len().saturating_sub(4))?;
+        let packed = compress_reusing(input, input.len().saturating_sub(4))?;
         assert_eq!(decompress(&packed, input.len()).as_deref(), Some(input));
         Some(packed)
     }
