@@ -358,11 +358,13 @@ def test_hostile_psyncs_are_bounded_and_cleaned_up(make_server):
     """Clients that ask for full copies and never read them: at most four copies run at
     once (the rest are refused, as a replica retries), other clients are served
     throughout, and the copies stop when their connections close."""
-    server = make_server()
+    # More data than a copy's pipe and the sockets hold, so no copy can finish while its
+    # client reads nothing (a finished copy no longer counts).
+    server = make_server(extra=["-m", "256"])
     c = client(server)
     pipe = c.pipeline(transaction=False)
-    for i in range(20_000):
-        pipe.set(f"k{i}", "v" * 200)
+    for i in range(50_000):
+        pipe.set(f"k{i}", "v" * 1000)
     pipe.execute()
     hogs, answers = [], []
     for _ in range(6):
@@ -375,7 +377,7 @@ def test_hostile_psyncs_are_bounded_and_cleaned_up(make_server):
         answers.append(s.recv(64))
     assert sum(a.startswith(b"+FULLRESYNC") for a in answers) == 4
     assert sum(a.startswith(b"-ERR too many replicas") for a in answers) == 2
-    assert c.ping() and c.get("k1") == b"v" * 200
+    assert c.ping() and c.get("k1") == b"v" * 1000
     assert c.info("replication")["connected_slaves"] == 4
     for s in hogs:
         s.close()

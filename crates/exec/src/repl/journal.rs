@@ -112,17 +112,7 @@ impl Journal {
 
     /// Frames a command of `parts` into the scratch buffer (sent by [`Self::flush`]).
     pub fn command(&mut self, parts: &[&[u8]]) {
-        let out = &mut self.scratch;
-        out.push(b'*');
-        out.extend_from_slice(parts.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-        for part in parts {
-            out.push(b'$');
-            out.extend_from_slice(part.len().to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(part);
-            out.extend_from_slice(b"\r\n");
-        }
+        proto_resp::compose_command(parts, &mut self.scratch);
     }
 
     /// A SELECT first when the stream is in another database.

@@ -269,12 +269,7 @@ fn expect_ok(link: &mut Link, what: &str) -> Result<(), String> {
 
 pub(super) fn send(link: &mut Link, parts: &[&[u8]]) -> Result<(), String> {
     let mut out = Vec::new();
-    out.extend_from_slice(format!("*{}\r\n", parts.len()).as_bytes());
-    for part in parts {
-        out.extend_from_slice(format!("${}\r\n", part.len()).as_bytes());
-        out.extend_from_slice(part);
-        out.extend_from_slice(b"\r\n");
-    }
+    proto_resp::compose_command(parts, &mut out);
     link.get_mut().write_all(&out).map_err(|e| format!("cannot send: {e}"))
 }
 
