@@ -16,6 +16,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from cluster_kit import make_cluster  # noqa: F401
+from waits import wait_for
 
 pytestmark = pytest.mark.resp
 
@@ -35,17 +36,7 @@ def call(port, *args):
 
 
 def wait_until(check, what, timeout=WAIT_S):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as error:
-            last = error
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    return wait_for(check, what, timeout, interval=0.1)
 
 
 def replica_of(cluster, primary):

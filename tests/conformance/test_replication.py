@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from conftest import start_server
+from waits import wait_for
 
 pytestmark = pytest.mark.resp
 
@@ -38,17 +39,7 @@ def client(server):
 
 
 def wait_until(check, timeout=SYNC_TIMEOUT_S, what="condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (redis.ConnectionError, redis.ResponseError) as e:
-            last = e
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    return wait_for(check, what, timeout)
 
 
 def link_up(replica):

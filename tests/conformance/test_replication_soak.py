@@ -24,6 +24,7 @@ import redis
 
 import repl_soak_kit as kit
 from test_replication import client, redis_replica_of
+from waits import wait_for
 
 pytestmark = [pytest.mark.resp, pytest.mark.spinel_only, pytest.mark.slow]
 
@@ -169,17 +170,7 @@ def halt(server):
 
 
 def kit_wait(check, what, timeout=20):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (redis.ConnectionError, redis.ResponseError) as e:
-            last = e
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    return wait_for(check, what, timeout)
 
 
 def start_writers(topo, seed):

@@ -22,6 +22,7 @@ from redis.sentinel import Sentinel
 
 from clients import client_dir
 from conftest import Server, free_port
+from waits import wait_for
 
 pytestmark = [pytest.mark.resp, pytest.mark.slow]
 
@@ -33,17 +34,7 @@ REPLICAS = 2
 
 
 def wait_until(check, timeout, what):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (redis.ConnectionError, redis.ResponseError, redis.TimeoutError) as e:
-            last = e
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+    return wait_for(check, what, timeout)
 
 
 def exe(name):
