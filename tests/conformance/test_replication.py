@@ -424,3 +424,22 @@ def test_collection_writes_travel_as_commands_not_whole_values(make_server):
         assert client(replica).xrange("events", count=1) != [] and stream_id
     finally:
         other.cleanup()
+
+
+def test_replication_commands_need_their_rights(make_server):
+    """PSYNC, SYNC and REPLCONF are @admin @dangerous, as in Redis: an unauthenticated
+    client gets NOAUTH, a user without @admin NOPERM, and neither becomes a replica."""
+    server = make_server(extra=["--requirepass", "s3cret"])
+    anon = redis.Redis(port=server.resp_port, socket_timeout=5)
+    for command in (("PSYNC", "?", "-1"), ("SYNC",), ("REPLCONF", "capa", "eof")):
+        with pytest.raises(redis.AuthenticationError):
+            anon.execute_command(*command)
+    admin = redis.Redis(port=server.resp_port, password="s3cret", socket_timeout=5)
+    admin.execute_command("ACL", "SETUSER", "low", "on", ">pw", "~*", "+@all", "-@admin")
+    low = redis.Redis(port=server.resp_port, username="low", password="pw", socket_timeout=5)
+    for command in (("PSYNC", "?", "-1"), ("SYNC",), ("REPLCONF", "capa", "eof"),
+                    ("REPLICAOF", "127.0.0.1", "1"), ("FAILOVER",)):
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            low.execute_command(*command)
+    assert admin.info("replication")["connected_slaves"] == 0
+    assert admin.info("replication")["role"] == "master"
