@@ -34,6 +34,7 @@ pub mod latency;
 pub mod memcache;
 pub mod metrics;
 pub mod noevict;
+mod observers;
 mod owned;
 mod policy;
 pub mod repl;

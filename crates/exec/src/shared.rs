@@ -59,10 +59,7 @@ use crate::{
         MAXMEMORY_POLICIES, POLICY_ALLKEYS_LRU, POLICY_NOEVICTION, POLICY_VOLATILE_LAST,
         POLICY_VOLATILE_LRU,
     },
-    resp::{
-        keyevents::{class, KeyspaceEvents},
-        ClientRegistry,
-    },
+    resp::{keyevents::KeyspaceEvents, ClientRegistry},
     watch::Watchers,
 };
 
@@ -251,18 +248,6 @@ impl Default for Settings {
     }
 }
 
-/// An expired or evicted item's key, as the store names it: invalidated for the clients
-/// that track it (not on a worker's command path: every loop it reaches is woken).
-fn invalidate_stored(
-    tracking: &crate::resp::tracking::Tracking,
-    pubsub: &crate::resp::pubsub::Registry,
-    stored: &[u8],
-) {
-    if let Some((_, name)) = crate::keyspace::decode(stored) {
-        tracking.invalidate(pubsub, &[name], 0, usize::MAX);
-    }
-}
-
 /// State shared by every worker; built once by the server.
 pub struct Shared {
     /// What both protocols and the server's loops use (see [`Core`]).
@@ -376,6 +361,8 @@ pub struct Core {
     pub store: Store,
     /// Replication, both roles, memcached writes too (`crate::repl`).
     pub repl: crate::repl::Replication,
+    /// SAVE and BGSAVE's picture of one instant (`snapshot::picture`).
+    pub picture: Arc<crate::snapshot::Picture>,
     /// memcached wrote (or its items loaded): RDB files carry flags and CAS.
     pub memcached_wrote: AtomicBool,
     pub settings: Settings,
@@ -454,9 +441,16 @@ impl Shared {
         let owned = Arc::new(crate::owned::Registry::default());
         let blocking = Arc::new(crate::resp::blocking::Waiters::default());
         let dirty = Arc::new(crate::repl::Dirty::default());
-        let observed =
-            Observed { watchers: &watchers, keyspace_events: &keyspace_events, dirty: &dirty };
-        observe_store(&mut store, observed, &tracking, &pubsub, &owned, &blocking);
+        let picture = Arc::new(crate::snapshot::Picture::default());
+        let observed = crate::observers::Observed {
+            watchers: &watchers,
+            keyspace_events: &keyspace_events,
+            dirty: &dirty,
+            picture: &picture,
+        };
+        crate::observers::observe_store(
+            &mut store, observed, &tracking, &pubsub, &owned, &blocking,
+        );
         let memcache = MemcacheState::new(&settings, watchers);
         let mut redis =
             RedisState::new(&settings, busy, started_unix_secs, pubsub, keyspace_events, tracking);
@@ -466,7 +460,7 @@ impl Shared {
             memcache,
             owned,
             this: std::sync::OnceLock::new(),
-            core: Core::new(store, settings, gate, workers, started_unix_secs, dirty),
+            core: Core::new(store, settings, gate, workers, started_unix_secs, (dirty, picture)),
         }
     }
 
@@ -537,54 +531,6 @@ impl RedisState {
     }
 }
 
-/// What the store's eviction and expiry observers report to (beside tracking).
-struct Observed<'a> {
-    watchers: &'a Arc<Watchers>,
-    keyspace_events: &'a Arc<KeyspaceEvents>,
-    /// Expired and evicted keys a primary sends its replicas.
-    dirty: &'a Arc<crate::repl::Dirty>,
-}
-
-/// The store's observers: an evicted item is logged for memcached `watch`, and an evicted
-/// or expired one raises Redis keyspace events and tracking invalidations; an expired one
-/// is noted for its blocked clients; a released owner item frees its large collection.
-fn observe_store(
-    store: &mut Store,
-    Observed { watchers, keyspace_events, dirty }: Observed<'_>,
-    tracking: &Arc<crate::resp::tracking::Tracking>,
-    pubsub: &Arc<crate::resp::pubsub::Registry>,
-    owned: &Arc<crate::owned::Registry>,
-    blocking: &Arc<crate::resp::blocking::Waiters>,
-) {
-    let clock = Arc::clone(&store.config().clock);
-    let watch_evictions = crate::memcache::watch::eviction_observer(watchers, clock);
-    let events = Arc::clone(keyspace_events);
-    let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
-    let evicted = Arc::clone(dirty);
-    store.set_eviction_observer(Arc::new(move |item: &store::Item<'_>| {
-        watch_evictions(item);
-        evicted.note(item.key());
-        events.emit_stored(class::EVICTED, b"evicted", item.key());
-        if tracked.any() {
-            invalidate_stored(&tracked, &subs, item.key());
-        }
-    }));
-    let events = Arc::clone(keyspace_events);
-    let (tracked, subs) = (Arc::clone(tracking), Arc::clone(pubsub));
-    let waiters = Arc::clone(blocking);
-    let expired = Arc::clone(dirty);
-    store.set_expiry_observer(Arc::new(move |stored: &[u8]| {
-        expired.note(stored);
-        events.emit_stored(class::EXPIRED, b"expired", stored);
-        waiters.note_expired(stored);
-        if tracked.any() {
-            invalidate_stored(&tracked, &subs, stored);
-        }
-    }));
-    let registry = Arc::clone(owned);
-    store.set_release_observer(Arc::new(move |handle: &[u8]| registry.release(handle)));
-}
-
 impl Core {
     fn new(
         store: Store,
@@ -592,7 +538,7 @@ impl Core {
         gate: crate::gate::Gate,
         workers: usize,
         started_unix_secs: u64,
-        dirty: Arc<crate::repl::Dirty>,
+        (dirty, picture): (Arc<crate::repl::Dirty>, Arc<crate::snapshot::Picture>),
     ) -> Core {
         let maxbytes = store.memory_limit() as u64 + settings.buffer_reserve_bytes;
         let policy = match store.when_full() {
@@ -603,6 +549,7 @@ impl Core {
         Core {
             store,
             repl: crate::repl::Replication::new(dirty),
+            picture,
             memcached_wrote: AtomicBool::new(false),
             started: Instant::now(),
             started_unix_secs,

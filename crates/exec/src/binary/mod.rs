@@ -149,6 +149,7 @@ pub fn execute(
         proto_memcache::binary::compose_error(request.opcode as u8, status, request.opaque, out);
         return Flow::Continue;
     }
+    keep_for_picture(view, session, request.key, loud);
     let (opcode, opaque, changed) = (request.opcode as u8, request.opaque, Changed::Nothing);
     let mut ctx = Ctx { view, counters, out, opcode, opaque, quiet, changed };
     use Opcode::*;
@@ -191,23 +192,36 @@ pub fn execute(
 /// A write a read-only replica refuses (see `memcache::READ_ONLY_REPLICA`).
 #[cold]
 fn writes_on_replica(view: MemcacheView<'_>, loud: Opcode) -> bool {
-    use Opcode::*;
     let repl = &view.core().repl;
     (!repl.is_replica() || repl.read_only.load(std::sync::atomic::Ordering::Relaxed))
-        && matches!(
-            loud,
-            Set | Add
-                | Replace
-                | Append
-                | Prepend
-                | Delete
-                | Increment
-                | Decrement
-                | Flush
-                | Touch
-                | Gat
-                | GatK
-        )
+        && writes(loud)
+}
+
+/// A save's picture under way keeps the item a write changes as it is first.
+#[inline(always)]
+fn keep_for_picture(view: MemcacheView<'_>, session: &mut Session, key: &[u8], loud: Opcode) {
+    if view.core().picture.is_active() && writes(loud) {
+        view.keep_for_picture(session.key(key));
+    }
+}
+
+/// Whether a request of this (loud) opcode changes items.
+fn writes(loud: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        loud,
+        Set | Add
+            | Replace
+            | Append
+            | Prepend
+            | Delete
+            | Increment
+            | Decrement
+            | Flush
+            | Touch
+            | Gat
+            | GatK
+    )
 }
 
 /// Tells the Redis clients tracking keys what the request changed: its key, or everything

@@ -35,6 +35,8 @@ pub(crate) fn flush_all(
     if switch == Switch::Honour && !core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
+    // A save's picture under way is abandoned, the save ordered before the flush.
+    core.picture.abandon(crate::snapshot::Abandon::Flush("a flush"));
     core.store.flush_all(delay_ms);
     FlushOutcome::Flushed
 }
@@ -64,6 +66,7 @@ pub(crate) fn flush_accessed_through(
     if switch == Switch::Honour && !core.settings.flush_enabled {
         return FlushOutcome::Disabled;
     }
+    core.picture.abandon(crate::snapshot::Abandon::Flush("a flush"));
     core.store.cancel_delayed_flush();
     core.store.flush_accessed_through(unix_secs);
     FlushOutcome::Flushed

@@ -377,6 +377,7 @@ pub fn execute(
     if view.core().repl.guards_memcached() && refused_on_replica(view, request, out) {
         return Flow::Continue;
     }
+    keep_before_write(view, session, request);
     let mut ctx = Ctx { view, counters, out, changed: Changed::Nothing };
     // One match in this function, as the compiler inlines a get's path into it (a dispatch
     // function of its own cost a get 1% more instructions).
@@ -532,6 +533,35 @@ fn tell_trackers(ctx: &Ctx<'_>, session: &mut Session, request: &Request<'_>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Before a request that writes runs while a save's picture is under way: the items it
+/// may change are kept as they are (`snapshot::picture`).
+#[inline(always)]
+fn keep_before_write(view: MemcacheView<'_>, session: &mut Session, request: &Request<'_>) {
+    if view.core().picture.is_active() {
+        keep_request(view, session, request);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn keep_request(view: MemcacheView<'_>, session: &mut Session, request: &Request<'_>) {
+    match request {
+        Request::Retrieve(retrieve) if retrieve.kind.touch_exptime().is_some() => {
+            for key in retrieve.keys.iter_from(0) {
+                view.keep_for_picture(session.key(key));
+            }
+        }
+        Request::Retrieve(_) => {}
+        Request::MetaGet(get)
+            if get.flags.vivify_ttl_secs.or(get.flags.update_ttl_secs).is_none() => {}
+        _ => {
+            if let Some(stored) = written_key(session, request) {
+                view.keep_for_picture(stored);
+            }
+        }
     }
 }
 

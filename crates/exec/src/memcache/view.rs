@@ -75,6 +75,12 @@ impl<'a> MemcacheView<'a> {
         crate::repl::journal_keys(self.shared, keys, true);
     }
 
+    /// A save's picture under way: the item at `stored` is kept before a write changes it
+    /// (`crate::snapshot::Picture::keep`).
+    pub(crate) fn keep_for_picture(self, stored: &[u8]) {
+        self.shared.core.picture.keep(self.shared, stored);
+    }
+
     /// A primary with replicas: every item went (`flush_all`).
     pub(crate) fn journal_flush(self) {
         crate::repl::journal_verbatim(self.shared, None, &[b"FLUSHALL"]);

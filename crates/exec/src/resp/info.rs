@@ -210,6 +210,11 @@ fn persistence(shared: &Shared, text: &mut String) {
     let running = state.in_progress.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "loading", 0);
     field(text, "async_loading", 0);
+    // Redis's copy-on-write figures are a fork's pages; here, the keys a save's picture
+    // kept (see `snapshot::picture`).
+    let (kept_now, kept_peak) = shared.core.picture.kept_now_and_peak();
+    field(text, "current_cow_peak", kept_peak);
+    field(text, "current_cow_size", kept_now);
     let changes = shared.core.raw_totals().redis_changes;
     let at_save = state.changes_at_save.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_changes_since_last_save", changes.wrapping_sub(at_save));
@@ -219,6 +224,8 @@ fn persistence(shared: &Shared, text: &mut String) {
     let ok = state.last_save_ok.load(std::sync::atomic::Ordering::Relaxed);
     field(text, "rdb_last_bgsave_status", if ok { "ok" } else { "err" });
     field(text, "rdb_saves", state.saves.load(std::sync::atomic::Ordering::Relaxed));
+    let last_kept = shared.core.picture.last_peak_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    field(text, "rdb_last_cow_size", last_kept);
     field(text, "aof_enabled", 0);
     field(text, "aof_rewrite_in_progress", 0);
     field(text, "aof_last_write_status", "ok");

@@ -60,6 +60,7 @@ mod hash;
 mod help;
 mod incr;
 mod info;
+mod keep;
 pub mod keyevents;
 mod keys;
 mod latencies;
@@ -503,6 +504,7 @@ fn run(
     if monitored && shown_first {
         monitor::feed(&ctx, &routed);
     }
+    keep::before_command(&ctx, writes);
     let flow = if exclusive == Exclusive::IfMultiKey && writes_several_keys(spec, command.argc()) {
         let (worker, gate) = (shared.core.worker_of(counters), &shared.core.gate);
         let events = events.as_deref();

@@ -17,10 +17,36 @@ pub(super) fn save(ctx: &mut Ctx<'_>) {
     if ctx.shared.redis.save_state.in_progress.load(Ordering::Acquire) {
         return ctx.error("ERR Background save already in progress");
     }
-    match save_now(ctx.shared) {
+    match save_here(ctx) {
         Ok(()) => ctx.reply().ok(),
         Err(()) => ctx.error("ERR"),
     }
+}
+
+/// A save by this worker (SAVE, SHUTDOWN SAVE). A flush that abandons its picture is
+/// ordered before the save, which begins again (at most a few times) from the flushed
+/// store, as Redis would have run the two one after the other.
+fn save_here(ctx: &Ctx<'_>) -> Result<(), ()> {
+    for _ in 0..3 {
+        let Some(libraries) = begin_picture(ctx) else { return Err(()) };
+        match save_now(ctx.shared, &libraries) {
+            Err(Failure::Flushed) => continue,
+            done => return done.map_err(|_| ()),
+        }
+    }
+    Err(())
+}
+
+/// Begins a picture (see `snapshot::Picture`) with the gate held, so that no request is
+/// half done; returns the function libraries as they are at that instant. None while
+/// another picture is under way.
+fn begin_picture(ctx: &Ctx<'_>) -> Option<Vec<Vec<u8>>> {
+    let (shared, worker) = (ctx.shared, ctx.shared.core.worker_of(ctx.counters));
+    let limit_bytes = snapshot::kept_limit_bytes(shared.core.store.memory_limit());
+    shared.core.gate.exclusive(worker, || {
+        let begun = shared.core.picture.begin(limit_bytes);
+        begun.then(|| super::script::library_codes(shared))
+    })
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: stops the server as SIGTERM does (the
@@ -56,7 +82,7 @@ pub(super) fn shutdown(ctx: &mut Ctx<'_>) -> crate::Flow {
         }
         std::process::exit(0);
     }
-    if save && save_now(ctx.shared).is_err() {
+    if save && shutdown_save(ctx).is_err() {
         ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
         return crate::Flow::Continue;
     }
@@ -73,23 +99,48 @@ pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
     if state.in_progress.swap(true, Ordering::AcqRel) {
         return ctx.error("ERR Background save already in progress");
     }
+    let Some(libraries) = begin_picture(ctx) else {
+        state.in_progress.store(false, Ordering::Release);
+        return ctx.error("ERR Background save already in progress");
+    };
     state.started_secs.store(super::now_unix_ms(ctx.shared) / 1000, Ordering::Relaxed);
     let Some(shared) = ctx.shared.this.get().and_then(std::sync::Weak::upgrade) else {
+        ctx.shared.core.picture.end();
         state.in_progress.store(false, Ordering::Release);
         return ctx.error("ERR the server is stopping");
     };
     let spawned = std::thread::Builder::new().name("spinel-bgsave".into()).spawn(move || {
-        let _ = save_now(&shared);
+        if let Err(Failure::Flushed) = save_now(&shared, &libraries) {
+            eprintln!("spinel: background saving stopped by a flush");
+        }
         shared.redis.save_state.in_progress.store(false, Ordering::Release);
         shared.redis.save_state.started_secs.store(0, Ordering::Relaxed);
     });
     match spawned {
         Ok(_) => ctx.reply().simple(b"Background saving started"),
         Err(e) => {
+            ctx.shared.core.picture.end();
             state.in_progress.store(false, Ordering::Release);
             ctx.error(format!("ERR cannot start the background save: {e}"));
         }
     }
+}
+
+/// SHUTDOWN SAVE: a BGSAVE under way is stopped (as Redis kills its child) and waited
+/// for, then the save runs here.
+fn shutdown_save(ctx: &Ctx<'_>) -> Result<(), ()> {
+    let state = &ctx.shared.redis.save_state;
+    if state.in_progress.load(Ordering::Acquire) {
+        ctx.shared.core.picture.abandon(snapshot::Abandon::Shutdown);
+        let waited = std::time::Instant::now();
+        while state.in_progress.load(Ordering::Acquire) {
+            if waited.elapsed() > std::time::Duration::from_secs(10) {
+                return Err(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    save_here(ctx)
 }
 
 /// LASTSAVE: the Unix time of the last successful save (the start, before any).
@@ -98,14 +149,31 @@ pub(super) fn lastsave(ctx: &mut Ctx<'_>) {
     ctx.reply().integer(secs as i64);
 }
 
-/// Saves to `dir`/`dbfilename`, and notes the outcome for LASTSAVE and INFO (a failure's
-/// reason too, which the server logs).
-fn save_now(shared: &Shared) -> Result<(), ()> {
+/// Why a save failed.
+enum Failure {
+    /// A flush abandoned its picture: not a failed save in Redis's eyes (its FLUSHALL
+    /// kills the saving child, and the status stays as it was).
+    Flushed,
+    /// Anything else: noted for INFO, and logged.
+    Failed,
+}
+
+/// Saves the picture begun (`libraries` read then) to `dir`/`dbfilename`, and notes the
+/// outcome for LASTSAVE and INFO (a failure's reason too, which is logged).
+fn save_now(shared: &Shared, libraries: &[Vec<u8>]) -> Result<(), Failure> {
     let path = snapshot_path(shared);
     // Writes during a BGSAVE stay counted after it, as Redis keeps them in `dirty`.
     let changes_at_start = shared.core.raw_totals().redis_changes;
-    let result = snapshot::save_rdb(shared, &path);
+    let result = snapshot::save_picture(shared, &path, libraries);
+    let flushed = matches!(shared.core.picture.abandoned(), Some(snapshot::Abandon::Flush(_)));
+    if result.is_err() && flushed {
+        return Err(Failure::Flushed);
+    }
     let now_secs = super::now_unix_ms(shared) / 1000;
     shared.redis.save_state.finished(result.is_ok(), now_secs, changes_at_start);
-    result.map(|_| ()).map_err(|why| *shared.redis.save_state.last_error.lock() = why)
+    result.map(|_| ()).map_err(|why| {
+        eprintln!("spinel: saving {} failed: {why}", path.display());
+        *shared.redis.save_state.last_error.lock() = why;
+        Failure::Failed
+    })
 }

@@ -19,13 +19,29 @@
 //! changed, of another version or not a snapshot at all fails its checks before any item is
 //! restored, and the server starts empty, saying why.
 //!
-//! A BGSAVE walks the index while requests run, so it is not one instant's picture as
-//! Redis's fork gives: each item is as it was when the walk met it.
+//! Spinel's own format is written by a walk of the index while requests run, so each item
+//! is as the walk met it; SAVE and BGSAVE's RDB files are one instant's picture
+//! (`picture.rs`).
 
 pub(crate) mod format;
+mod instant;
+mod picture;
 mod rdb;
 
+pub use picture::{kept_limit_bytes, Abandon, Picture, KEPT_LIMIT_MIN_BYTES};
 pub use rdb::{load_rdb, load_rdb_file, save_rdb, write_rdb, RdbAux};
+
+/// Saves an RDB file of the picture begun (with the gate held, see `picture.rs`) when
+/// `libraries` were read; ends the picture, written or not.
+pub fn save_picture(
+    shared: &Shared,
+    path: &Path,
+    libraries: &[Vec<u8>],
+) -> Result<Outcome, String> {
+    let saved = rdb::save_with(path, |out| instant::write_picture(shared, out, libraries));
+    shared.core.picture.end();
+    saved
+}
 
 use std::{
     fs::File,

@@ -63,7 +63,7 @@ pub fn write_rdb<W: Write>(shared: &Shared, out: W, aux: &RdbAux) -> std::io::Re
 }
 
 /// Redis 7.0's header fields, in its order (`rdbSaveInfoAuxFields`).
-fn aux_fields(shared: &Shared, aux: &RdbAux) -> Vec<(&'static str, String)> {
+pub(super) fn aux_fields(shared: &Shared, aux: &RdbAux) -> Vec<(&'static str, String)> {
     let ctime_secs = resp::now_unix_ms(shared) / 1000;
     let mut fields = vec![
         ("redis-ver", RDB_REDIS_VERSION.to_string()),
@@ -81,7 +81,7 @@ fn aux_fields(shared: &Shared, aux: &RdbAux) -> Vec<(&'static str, String)> {
 }
 
 /// Keys and keys with an expiry, per database, as one walk finds them.
-fn count_keys(shared: &Shared) -> [(u64, u64); keyspace::DATABASES as usize] {
+pub(super) fn count_keys(shared: &Shared) -> [(u64, u64); keyspace::DATABASES as usize] {
     let mut counts = [(0u64, 0u64); keyspace::DATABASES as usize];
     let mut cursor = 0;
     loop {
@@ -123,7 +123,7 @@ fn write_database<W: Write>(
     }
 }
 
-fn write_item<W: Write>(
+pub(super) fn write_item<W: Write>(
     shared: &Shared,
     writer: &mut FileWriter<W>,
     db: u8,
@@ -138,11 +138,8 @@ fn write_item<W: Write>(
         Expiry::AtMs(at) => Some(at),
     };
     if item.value_kind() == ValueKind::String {
-        // Flags and CAS travel for memcached's items: once its port wrote anything, every
-        // string of database 0 may be one; before, only those with flags (a Redis-only
-        // server writes Redis-sized files).
-        let memcached = shared.core.memcached_wrote.load(std::sync::atomic::Ordering::Relaxed);
-        let item_meta = (db == 0 && (memcached || item.flags() != 0))
+        // Flags and CAS travel for memcached's items.
+        let item_meta = string_meta(shared, db, item.flags())
             .then(|| ItemMeta { flags: item.flags(), cas: item.cas() });
         let head = KeyHead { expire_at_ms, item: item_meta };
         return writer.string_key(key, item.value(), head);
@@ -154,14 +151,31 @@ fn write_item<W: Write>(
     }
 }
 
+/// Whether a string of `db` with client flags `flags` carries its memcached flags and CAS.
+pub(super) fn string_meta(shared: &Shared, db: u8, flags: u32) -> bool {
+    // Once memcached's port wrote anything, every string of database 0 may be its item;
+    // before, only those with flags (a Redis-only server writes Redis-sized files).
+    let memcached = shared.core.memcached_wrote.load(std::sync::atomic::Ordering::Relaxed);
+    db == 0 && (memcached || flags != 0)
+}
+
 /// Saves an RDB file to `path`: written beside it, synced, then renamed over it, so a
-/// failed save leaves the previous file.
+/// failed save leaves the previous file. A walk of the live store: each key as the walk
+/// met it (see [`super::save_picture`] for one instant's picture).
 pub fn save_rdb(shared: &Shared, path: &Path) -> Result<Outcome, String> {
+    save_with(path, |out| write_rdb(shared, out, &RdbAux::default()))
+}
+
+/// Saves to `path` what `write` writes (a temporary file beside it, synced, renamed).
+pub(super) fn save_with(
+    path: &Path,
+    write: impl FnOnce(BufWriter<File>) -> std::io::Result<(BufWriter<File>, u64)>,
+) -> Result<Outcome, String> {
     let started = Instant::now();
     let temp = path.with_extension("tmp-save");
     let file = File::create(&temp).map_err(|e| format!("cannot create {}: {e}", temp.display()))?;
     let out = BufWriter::with_capacity(1 << 20, file);
-    let (out, items) = match write_rdb(shared, out, &RdbAux::default()) {
+    let (out, items) = match write(out) {
         Ok(done) => done,
         Err(e) => {
             let _ = std::fs::remove_file(&temp);

@@ -344,6 +344,14 @@ impl Store {
         self.scan_items(cursor, count, |item| f(item.key()))
     }
 
+    /// Where a scan meets `key`, comparable with the cursors [`Store::scan_items`] returns:
+    /// once a scan's cursor is past this position (or back at 0, done), every step that
+    /// could list the key has run, at every table size.
+    pub fn scan_position(key: &[u8]) -> u64 {
+        let parts = HashParts::of(key);
+        ((parts.sub as u64) << 33) | u64::from(parts.pos)
+    }
+
     /// [`Store::scan`] handing over each visible item (as a peek: no access is counted).
     /// Lock-free: a step reads a few index blocks under one epoch pin.
     pub fn scan_items(&self, cursor: u64, count: usize, f: impl FnMut(Item<'_>)) -> u64 {

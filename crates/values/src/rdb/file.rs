@@ -170,6 +170,11 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
+    /// The output, to drain what was written to it so far (the file's own buffer aside).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Ends the file (EOF and checksum) and flushes it; returns the writer and the number
     /// of keys written.
     pub fn finish(mut self) -> io::Result<(W, u64)> {

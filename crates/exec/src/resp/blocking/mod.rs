@@ -522,6 +522,7 @@ fn serve_one(shared: &Shared, counters: &Counters, waiter: &Waiter, index: usize
         outcome: keyevents::Outcome::default(),
     };
     let events = (shared.redis.keyspace_events.flags() != 0).then(|| keyevents::absent_keys(&ctx));
+    super::keep::before_command(&ctx, true);
     let attempt = match waiter.kind.is_stream() {
         true => streams::serve(&mut ctx, waiter, index),
         false => pop_for(&mut ctx, waiter, index),
