@@ -2,18 +2,21 @@
 primary (the target: Spinel, or redis-server with CONFORMANCE_TARGET=redis) and its
 replicas; on SIGKILL of the primary they promote a replica, reconfigure the other with
 `MULTI / SLAVEOF / CONFIG REWRITE / CLIENT KILL / EXEC`, and a redis-py `Sentinel` client
-(and ioredis's sentinel connector) keeps writing across the switch.
+(and ioredis's sentinel connector, and Jedis's JedisSentinelPool and RedisSentinelClient)
+keeps writing across the switch.
 
 Sentinel's timeouts are short (down-after-milliseconds 1000, failover-timeout 10000), so
 each failover takes a few seconds; every wait is bounded (FAILOVER_TIMEOUT_S).
 """
 
 import os
+import queue
 import select
 import shutil
 import signal
 import statistics
 import subprocess
+import threading
 import time
 
 import pytest
@@ -285,6 +288,138 @@ def test_ioredis_sentinel_client_follows_the_failover(topology):
             proc.wait()
     assert proc.returncode == 0 and "ok failover" in out, out
     assert "1 passed, 0 failed" in out, out
+
+
+JEDIS_DIR = client_dir("jedis")
+JEDIS_JAR = os.path.join("target", "lib", "jedis-8.0.2.jar")
+JEDIS_WRITERS = ("pool", "client")  # JedisSentinelPool, RedisSentinelClient
+WRITES_BEFORE_KILL = 10
+JVM_EXIT_TIMEOUT_S = 10
+
+
+def java_for_jedis():
+    java = shutil.which("java")
+    if java is None:
+        pytest.fail("java is not installed; run scripts/install-test-deps")
+    if not os.path.isfile(os.path.join(JEDIS_DIR, JEDIS_JAR)):
+        pytest.fail(f"{JEDIS_JAR} is missing in {JEDIS_DIR}; run scripts/install-test-deps")
+    return java
+
+
+def read_lines(proc, lines):
+    """Queues `proc`'s output lines, then None (a thread: the test waits on the queue with
+    timeouts, which a blocking readline could not)."""
+    for line in proc.stdout:
+        lines.put(line.rstrip("\n"))
+    lines.put(None)
+
+
+def read_until(lines, out, done, timeout):
+    """Appends lines to `out` until `done(out)`; fails after `timeout` seconds or at EOF."""
+    deadline = time.monotonic() + timeout
+    while not done(out):
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(f"Sentinel.java said too little in {timeout}s:\n" + "\n".join(out))
+        if line is None:
+            pytest.fail("Sentinel.java ended early:\n" + "\n".join(out))
+        out.append(line)
+
+
+def run_jedis_across_failover(topology, java):
+    """tests/clients/jedis/Sentinel.java's output lines: its two clients write, the primary
+    is SIGKILLed once each has WRITES_BEFORE_KILL increments acknowledged there, and it ends
+    once their increments land on the new primary."""
+    ports = ",".join(str(s.resp_port) for s in topology.sentinels)
+    argv = [java, "-cp", os.path.join("target", "lib", "*"), "Sentinel.java", ports, MASTER,
+            "jedis", str(FAILOVER_TIMEOUT_S * 1000)]
+    proc = subprocess.Popen(argv, cwd=JEDIS_DIR, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=read_lines, args=(proc, lines), daemon=True).start()
+    out = []
+    old = topology.primary.resp_port
+    try:
+        # The JVM compiles Sentinel.java first: DISCOVERY_TIMEOUT_S covers that too.
+        read_until(lines, out, lambda o: o and o[-1].startswith("ready "), DISCOVERY_TIMEOUT_S)
+        assert out[-1] == f"ready {old}", out
+
+        def written_before_kill(o):
+            return all(sum(line.startswith(f"incr {name} {old} ") for line in o)
+                       >= WRITES_BEFORE_KILL for name in JEDIS_WRITERS)
+        read_until(lines, out, written_before_kill, DISCOVERY_TIMEOUT_S)
+        topology.primary.signal(signal.SIGKILL)
+        read_until(lines, out, lambda o: o and " passed, " in o[-1], FAILOVER_TIMEOUT_S + 10)
+        try:
+            proc.wait(timeout=JVM_EXIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the JVM did not end {JVM_EXIT_TIMEOUT_S}s after its clients closed")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, "\n".join(out)
+    assert out[-1] == f"{len(JEDIS_WRITERS)} passed, 0 failed", "\n".join(out)
+    return out
+
+
+def increments(out, name):
+    """(port, value) per INCR `name` had acknowledged, None where one failed or its port is
+    not known."""
+    steps = []
+    for line in out:
+        if line.startswith(f"incr {name} "):
+            _, _, port, value = line.split()
+            steps.append((int(port), int(value)))
+        elif line.startswith(f"error {name} "):
+            steps.append(None)
+    return steps
+
+
+def check_counter(out, name, old):
+    """What the output says of `name`'s counter: every INCR acknowledged and WAITed for
+    before the kill is on the new primary; the first acknowledged there is at most one past
+    each INCR sent before it, and each counts on from the one before (by one, where none
+    failed in between). Returns the new primary's port and the last value."""
+    (durable,) = [int(line.split()[2]) for line in out if line.startswith(f"durable {name} ")]
+    steps = increments(out, name)
+    (port,) = {s[0] for s in steps if s and s[0] != old}
+    first_new = next(i for i, s in enumerate(steps) if s and s[0] == port)
+    before_kill = [s for s in steps[:first_new] if s is not None]
+    assert all(p == old for p, _ in before_kill), (name, out)
+    assert [v for _, v in before_kill] == list(
+        range(durable + 1, durable + 1 + len(before_kill))), (name, out)
+    assert durable < steps[first_new][1] <= durable + first_new + 1, (name, out)
+    after_kill = steps[first_new:]
+    assert all(s is None or s[0] == port for s in after_kill), (name, out)
+    for before, after in zip(after_kill, after_kill[1:]):
+        if before is not None and after is not None:
+            assert after[1] == before[1] + 1, (name, out)
+    values = [s[1] for s in after_kill if s is not None]
+    assert values == sorted(set(values)), (name, out)
+    return port, values[-1]
+
+
+def test_jedis_sentinel_clients_follow_the_failover(topology):
+    """Jedis's JedisSentinelPool and RedisSentinelClient write across the failover (one
+    JVM, one failover); the counters they read back last are what the new primary holds,
+    and the other replica too once it follows it."""
+    out = run_jedis_across_failover(topology, java_for_jedis())
+    old = topology.primary.resp_port
+    last = {}
+    for name in JEDIS_WRITERS:
+        port, last[name] = check_counter(out, name, old)
+        assert topology.sentinel().sentinel_get_master_addr_by_name(MASTER)[1] == port
+    (other,) = [r for r in topology.replicas if r.resp_port != port]
+    new = redis.Redis(port=port, socket_timeout=5)
+    replica = redis.Redis(port=other.resp_port, socket_timeout=5)
+    wait_until(lambda: follows(other, port), FAILOVER_TIMEOUT_S,
+               "the other replica to follow the new primary")
+    for name in JEDIS_WRITERS:
+        assert new.get(f"jedis:{name}") == str(last[name]).encode()
+        wait_until(lambda: replica.get(f"jedis:{name}") == str(last[name]).encode(),
+                   FAILOVER_TIMEOUT_S, f"the other replica to hold {name}'s last increment")
 
 
 def test_the_reconfiguration_transaction(make_server, tmp_path, target):
