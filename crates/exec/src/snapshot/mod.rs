@@ -31,18 +31,6 @@ mod rdb;
 pub use picture::{kept_limit_bytes, Abandon, Picture, KEPT_LIMIT_MIN_BYTES};
 pub use rdb::{load_rdb, load_rdb_file, save_rdb, write_rdb, RdbAux};
 
-/// Saves an RDB file of the picture begun (with the gate held, see `picture.rs`) when
-/// `libraries` were read; ends the picture, written or not.
-pub fn save_picture(
-    shared: &Shared,
-    path: &Path,
-    libraries: &[Vec<u8>],
-) -> Result<Outcome, String> {
-    let saved = rdb::save_with(path, |out| instant::write_picture(shared, out, libraries));
-    shared.core.picture.end();
-    saved
-}
-
 use std::{
     fs::File,
     io::BufWriter,
@@ -63,6 +51,18 @@ pub struct Outcome {
     pub millis: u64,
     /// Restore only: items left out (expired meanwhile, or refused by the store).
     pub skipped: u64,
+}
+
+/// Saves an RDB file of the picture begun (with the gate held, see `picture.rs`) when
+/// `libraries` were read; ends the picture, written or not.
+pub fn save_picture(
+    shared: &Shared,
+    path: &Path,
+    libraries: &[Vec<u8>],
+) -> Result<Outcome, String> {
+    let saved = rdb::save_with(path, |out| instant::write_picture(shared, out, libraries));
+    shared.core.picture.end();
+    saved
 }
 
 /// Saves every live item to `path`.

@@ -22,6 +22,9 @@
 //! The step lock makes the two exclusive, so a write never lands between the walk's
 //! reading a key and its moving past it. A write that began before the picture did
 //! cannot slip in: `begin` runs with the gate held, so every worker is between requests.
+//! No deadlock: a writer keeps before it takes any other lock of its request, and the
+//! eviction observer runs with the store's locks released; the walk, holding `step`,
+//! takes only a large collection's own lock, which nothing holds while it waits on `step`.
 //!
 //! What the picture does not hold back: keys that expire during the walk (a file's
 //! expired keys are dropped as it loads anyway), and evicted large collections (their
