@@ -96,7 +96,7 @@ pub struct Picture {
     kept_bytes: AtomicUsize,
     /// The most kept at once by the picture under way (INFO's `current_cow_peak`) and by
     /// the last one (`rdb_last_cow_size`).
-    peak_bytes: AtomicUsize,
+    pub(crate) peak_bytes: AtomicUsize,
     pub(crate) last_peak_bytes: AtomicUsize,
     /// The most the picture under way may keep.
     limit_bytes: AtomicUsize,
@@ -229,9 +229,14 @@ impl Picture {
             return;
         }
         // Read outside the map's lock; the first to insert wins, and the first insert is
-        // always of a state from before any keeping writer's change.
-        let kept = state_of(shared, stored);
-        self.insert(stored, kept);
+        // always of a state from before any keeping writer's change. A large collection
+        // that would pass the limit is not copied first.
+        let room = self.limit_bytes.load(Ordering::Relaxed);
+        match state_of(shared, stored, room.saturating_sub(self.kept_bytes.load(Ordering::Relaxed)))
+        {
+            Some(kept) => self.insert(stored, kept),
+            None => self.abandon(Abandon::Limit(room)),
+        }
     }
 
     /// The eviction observer's part: an item leaving by eviction, kept if the walk still
@@ -304,17 +309,22 @@ impl Picture {
     }
 }
 
-/// The state of the key stored as `stored`, now.
-fn state_of(shared: &Shared, stored: &[u8]) -> Kept {
+/// The state of the key stored as `stored`, now; None for a large collection of more
+/// than `room_bytes`.
+fn state_of(shared: &Shared, stored: &[u8], room_bytes: usize) -> Option<Kept> {
     let reader = shared.core.store.reader();
-    let Some(item) = reader.peek(stored) else { return Kept::Absent };
+    let Some(item) = reader.peek(stored) else { return Some(Kept::Absent) };
     if !item.is_owner() {
-        return kept_item(&item);
+        return Some(kept_item(&item));
     }
-    match crate::resp::cluster::value_of(shared, &item) {
+    let owned_bytes = shared.owned.get(item.value()).map_or(0, |o| o.state.lock().value_bytes);
+    if owned_bytes > room_bytes {
+        return None;
+    }
+    Some(match crate::resp::cluster::value_of(shared, &item) {
         Some(value) => Kept::Value { value, expiry: item.expiry() },
         None => Kept::Absent,
-    }
+    })
 }
 
 fn kept_item(item: &Item<'_>) -> Kept {

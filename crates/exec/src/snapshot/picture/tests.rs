@@ -114,3 +114,15 @@ fn a_flush_abandons_the_picture() {
         h.shared.core.picture.end();
     }
 }
+
+/// Goal: a large collection written during a save whose copy would pass the limit is not
+/// copied at all: the picture is abandoned first.
+#[test]
+fn a_large_collection_past_the_limit_is_not_copied() {
+    let mut h = filled();
+    assert!(h.shared.core.picture.begin(1_000));
+    h.check(&[("SADD big one-more", ":1\r\n")]);
+    assert_eq!(h.shared.core.picture.abandoned(), Some(Abandon::Limit(1_000)));
+    let peak = h.shared.core.picture.peak_bytes.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(peak, 0, "nothing was kept");
+}
