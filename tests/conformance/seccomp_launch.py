@@ -4,9 +4,9 @@ io_uring_setup,io_uring_enter --errno EPERM -- PROGRAM ARGS...`.
 
 No libseccomp: the classic-BPF program is written out here, installed with
 prctl(PR_SET_NO_NEW_PRIVS) and prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER), and kept across
-the exec and by every thread the program starts. x86_64 and aarch64 (io_uring's calls have
-the same numbers on both); on any other architecture, or the x32 ABI, it refuses to run
-rather than run the program unfiltered."""
+the exec and by every thread the program starts. x86_64 and aarch64 only: on another
+architecture it refuses to run rather than run the program unfiltered, and a call of another
+ABI (x32, a 32-bit one) kills the process."""
 
 import argparse
 import ctypes
@@ -18,8 +18,11 @@ import sys
 
 # <linux/audit.h>
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-# The generic syscall table, shared by x86_64 and aarch64 since Linux 5.1.
-SYSCALLS = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+# io_uring's calls have the same numbers on both (added to every table at once, Linux 5.1);
+# epoll_create1 (to make a loop fail to set up) does not.
+IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+SYSCALLS = {"x86_64": {**IO_URING, "epoll_create1": 291},
+            "aarch64": {**IO_URING, "epoll_create1": 20}}
 X32_SYSCALL_BIT = 0x40000000
 
 # <linux/filter.h> / <linux/bpf_common.h>
@@ -80,14 +83,17 @@ def install(denied, errno_value):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--deny", required=True, help="comma-separated io_uring calls")
+    parser.add_argument("--deny", required=True, help="comma-separated calls: io_uring_setup, "
+                        "io_uring_enter, io_uring_register, epoll_create1")
     parser.add_argument("--errno", required=True, choices=["EPERM", "ENOSYS", "EACCES"])
     parser.add_argument("argv", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not argv:
         parser.error("no program to run")
-    denied = [SYSCALLS[name] for name in args.deny.split(",")]
+    if platform.machine() not in SYSCALLS:
+        sys.exit(f"seccomp_launch: no filter for architecture {platform.machine()}")
+    denied = [SYSCALLS[platform.machine()][name] for name in args.deny.split(",")]
     install(denied, getattr(errno, args.errno))
     os.execv(argv[0], argv)
 

@@ -137,3 +137,15 @@ def test_explicit_uring_refuses_to_start(deny, errno, refused):
     assert lines[0].startswith(f"spinel: --io uring: io_uring unavailable: {refused} "), err
     assert f"({errno})" in lines[0], err
     assert "panicked" not in err and "backtrace" not in err.lower()
+
+
+def test_a_loop_that_fails_to_set_up_stops_the_server():
+    """The loops' own set-up refused (epoll_create1, on epoll): the server exits at once,
+    nonzero, naming the error, rather than hang or serve on fewer loops."""
+    argv = filtered_argv("epoll_create1", "EPERM", "epoll", free_port(), free_port())
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert err.strip().splitlines()[-1] == \
+        "spinel: worker failed: Operation not permitted (os error 1)", err
+    assert "panicked" not in err
