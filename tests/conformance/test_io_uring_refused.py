@@ -6,6 +6,7 @@ real binary runs under a real filter (seccomp_launch.py), with two workers (spin
 
 import os
 import platform
+import resource
 import socket
 import subprocess
 import sys
@@ -149,3 +150,49 @@ def test_a_loop_that_fails_to_set_up_stops_the_server():
     assert err.strip().splitlines()[-1] == \
         "spinel: worker failed: Operation not permitted (os error 1)", err
     assert "panicked" not in err
+
+
+def run_with_open_file_limit(limit, threads, resp_port):
+    """(exit status or None if it kept running, stderr) of a server whose open-file limit,
+    soft and hard, is `limit`."""
+    argv = [spinel_bin(), "-p", "0", "--resp-port", str(resp_port), "-l", "127.0.0.1",
+            "-t", str(threads), "-m", "8", "-c", "4", "--io", "auto"]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit)))
+    try:
+        deadline = time.monotonic() + 5
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", resp_port), timeout=0.5).close()
+                time.sleep(0.3)  # a loop that fails to set up fails within this
+                break
+            except OSError:
+                time.sleep(0.02)
+        status = proc.poll()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    return status, err.decode()
+
+
+def test_some_loops_failing_to_set_up_stops_the_others():
+    """Open-file limits from too few for anything up to enough: just under enough, the probe
+    passes but the last rings made by the workers fail (EMFILE). The server then exits,
+    naming the error, and never serves on the loops that did start."""
+    threads, partial = 4, []
+    for limit in range(10, 64):
+        status, err = run_with_open_file_limit(limit, threads, free_port())
+        if status is None:
+            # (Connections past the limit wait in the backlog: it is not pinged.)
+            assert "worker failed" not in err, err
+            break
+        assert status == 1 and "panicked" not in err, err
+        assert err.strip().splitlines()[-1].startswith("spinel: "), err
+        failed = err.count("worker failed: ")
+        if 0 < failed < threads:  # (the last line repeats one of them)
+            partial.append(limit)
+    else:
+        pytest.fail("no open-file limit up to 63 lets 4 workers start")
+    assert partial, "no limit made only some of the loops fail"
