@@ -449,19 +449,58 @@ pub fn shutdown_connection(fd: std::os::fd::RawFd) {
     sys::shutdown(fd);
 }
 
-/// Whether this kernel lets us use io_uring with the features the driver needs; the error
-/// says why not (seccomp, `kernel.io_uring_disabled`, an old kernel).
-pub fn probe_uring() -> Result<(), String> {
-    driver::uring::probe()
+/// What the loops will ask of io_uring, so that the probe asks the same first: one ring per
+/// loop, each with a receive-buffer ring of this size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UringNeeds {
+    pub loops: usize,
+    pub recv_buffers: u16,
+    pub recv_buffer_bytes: u32,
 }
 
-/// Picks the back end for `choice`: `Err` only when io_uring was asked for explicitly and
-/// is unavailable.
-pub fn choose_backend(choice: IoChoice) -> Result<Backend, String> {
+impl Default for UringNeeds {
+    /// One loop with [`LoopConfig`]'s default receive buffers.
+    fn default() -> Self {
+        let config = LoopConfig::default();
+        UringNeeds {
+            loops: 1,
+            recv_buffers: config.recv_buffers,
+            recv_buffer_bytes: config.recv_buffer_bytes,
+        }
+    }
+}
+
+/// The back end all loops use, and why `--io auto` fell back to epoll, if it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    pub backend: Backend,
+    pub fallback: Option<String>,
+}
+
+/// Whether this kernel lets one loop use io_uring with the features the driver needs; the
+/// error says why not (seccomp, `kernel.io_uring_disabled`, an old kernel).
+pub fn probe_uring() -> Result<(), String> {
+    probe_uring_for(UringNeeds::default())
+}
+
+/// Whether io_uring can carry `needs.loops` loops: their rings are all made at once, each
+/// with its receive-buffer ring and one `io_uring_enter`, then torn down. The error names
+/// the call refused, its errno, and who refuses it.
+pub fn probe_uring_for(needs: UringNeeds) -> Result<(), String> {
+    driver::uring::probe(needs)
+}
+
+/// Picks the one back end of all the loops, before any starts: `Err` only when io_uring
+/// was asked for explicitly and cannot carry them.
+pub fn choose_backend(choice: IoChoice, needs: UringNeeds) -> Result<Chosen, String> {
+    let uring = Chosen { backend: Backend::Uring, fallback: None };
     match choice {
-        IoChoice::Epoll => Ok(Backend::Epoll),
-        IoChoice::Uring => probe_uring().map(|()| Backend::Uring),
-        IoChoice::Auto => Ok(if probe_uring().is_ok() { Backend::Uring } else { Backend::Epoll }),
+        IoChoice::Epoll => Ok(Chosen { backend: Backend::Epoll, fallback: None }),
+        IoChoice::Uring => probe_uring_for(needs).map(|()| uring),
+        IoChoice::Auto => Ok(match probe_uring_for(needs) {
+            Ok(()) => uring,
+            Err(why) => Chosen { backend: Backend::Epoll, fallback: Some(why) },
+        }),
     }
 }
 

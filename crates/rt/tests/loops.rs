@@ -562,18 +562,24 @@ fn shutdown_with_stuck_reader_is_bounded(backend: Backend) {
     drop(stuck);
 }
 
-/// On this machine (Linux 6.18, io_uring enabled) Auto picks io_uring.
+/// On this machine (Linux 6.18, io_uring enabled) Auto picks io_uring; where io_uring is
+/// refused, Auto picks epoll and says why, and Uring fails with the same reason.
 #[test]
 fn auto_chooses_uring() {
-    if let Err(reason) = rt::probe_uring() {
+    let needs = rt::UringNeeds { loops: 4, ..Default::default() };
+    let backend = |choice| rt::choose_backend(choice, needs).map(|c| c.backend);
+    assert_eq!(backend(IoChoice::Epoll), Ok(Backend::Epoll));
+    if let Err(reason) = rt::probe_uring_for(needs) {
         eprintln!("skipping auto_chooses_uring: io_uring unavailable: {reason}");
-        assert_eq!(rt::choose_backend(IoChoice::Auto), Ok(Backend::Epoll));
-        assert!(rt::choose_backend(IoChoice::Uring).is_err());
+        let chosen = rt::choose_backend(IoChoice::Auto, needs).unwrap();
+        assert_eq!(chosen.backend, Backend::Epoll);
+        assert_eq!(chosen.fallback.as_deref(), Some(reason.as_str()));
+        assert_eq!(rt::choose_backend(IoChoice::Uring, needs), Err(reason));
         return;
     }
-    assert_eq!(rt::choose_backend(IoChoice::Auto), Ok(Backend::Uring));
-    assert_eq!(rt::choose_backend(IoChoice::Uring), Ok(Backend::Uring));
-    assert_eq!(rt::choose_backend(IoChoice::Epoll), Ok(Backend::Epoll));
+    let chosen = rt::choose_backend(IoChoice::Auto, needs).unwrap();
+    assert_eq!(chosen, rt::Chosen { backend: Backend::Uring, fallback: None });
+    assert_eq!(backend(IoChoice::Uring), Ok(Backend::Uring));
 }
 
 /// `listen` works for IPv6 too (skipped when the host has no ::1).

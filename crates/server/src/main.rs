@@ -13,6 +13,7 @@ mod control;
 mod dialect;
 mod listen;
 mod log;
+mod loops;
 mod metrics;
 mod ports;
 mod process;
@@ -61,12 +62,14 @@ fn main() -> ExitCode {
 
 fn run(config: &Config) -> Result<(), String> {
     rt::tune_allocator();
-    let backend = rt::choose_backend(config.io)?;
+    let recv_buffers = recv_buffers_per_loop(config.threads);
+    let chosen = loops::choose(config, recv_buffers, RECV_BUFFER_BYTES as u32)?;
+    let backend = chosen.backend;
     let auth_source = auth_file::source(config)?;
     // Which default ports are busy, known before the settings are made: they say so.
     let skipped = listen::busy_defaults(config)?;
     let shared = start_shared(config, backend, auth_source.as_ref(), &skipped)?;
-    warn_at_start(config, backend, &skipped);
+    warn_at_start(config, &chosen, &skipped);
     let (memcache_tls, resp_tls) = load_tls(config, &shared)?;
     let control = control::Control::new(config, memcache_tls.clone(), resp_tls.clone());
     let _ = shared.redis.control.set(Box::new(control.clone()));
@@ -112,7 +115,7 @@ fn run(config: &Config) -> Result<(), String> {
         .collect::<Result<Vec<_>, _>>()?;
     metrics::spawn(metrics_listeners, &shared, &loop_stats, &ports)?;
     service::ready();
-    let failure = wait_for_threads(handles, udp_handles, &stop);
+    let failure = loops::wait_for_threads(handles, udp_handles, &stop);
     save_memory_file(&shared, config);
     failure.map_or(Ok(()), Err)
 }
@@ -145,17 +148,14 @@ fn start_shared(
 }
 
 /// The configuration's warnings, the default ports skipped, and a missing io_uring.
-fn warn_at_start(config: &Config, backend: rt::Backend, skipped: &[listen::Skipped]) {
+fn warn_at_start(config: &Config, chosen: &rt::Chosen, skipped: &[listen::Skipped]) {
     for warning in &config.warnings {
         tracing::warn!("{warning}");
     }
     for skip in skipped {
         tracing::warn!("{}", skip.warning());
     }
-    if config.io == rt::IoChoice::Auto && backend == rt::Backend::Epoll {
-        let reason = rt::probe_uring().err().unwrap_or_default();
-        tracing::warn!("io_uring unavailable ({reason}); using epoll");
-    }
+    loops::warn_fallback(chosen);
 }
 
 /// Lets exec read the certificates again (Redis `CONFIG SET tls-*`).
@@ -289,13 +289,13 @@ impl Workers<'_> {
             let mut loop_config =
                 loop_config(config, self.backend, index, buffers, stats, &idle_timeout);
             loop_config.notifier = Some(notifiers[index].clone());
-            let stop = Arc::clone(self.stop);
+            let (stop, stop_all) = (Arc::clone(self.stop), Arc::clone(self.stop));
             let stop_requested = Arc::new(move || stop.load(Ordering::Relaxed));
             let limits = Arc::clone(&self.limits);
             let worker = Worker::new(Arc::clone(shared), limits, index, stop_requested);
             let handle = std::thread::Builder::new()
                 .name(format!("spinel-w{index}"))
-                .spawn(move || rt::run(&loop_config, own, worker))
+                .spawn(move || loops::run_worker(&loop_config, own, worker, &stop_all))
                 .map_err(|e| format!("cannot start worker thread: {e}"))?;
             handles.push(handle);
         }
@@ -321,32 +321,6 @@ impl Workers<'_> {
         self.shared.core.repl.set_notify(Box::new(move |worker, own| notify(worker, own)));
         Ok(notifiers)
     }
-}
-
-/// Waits for the workers, then the UDP threads; the last failure, if any.
-fn wait_for_threads(
-    handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
-    udp_handles: Vec<std::thread::JoinHandle<()>>,
-    stop: &AtomicBool,
-) -> Option<String> {
-    let mut failure = None;
-    for handle in handles {
-        match handle.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => failure = Some(format!("worker failed: {e}")),
-            Err(_) => failure = Some("worker panicked".to_string()),
-        }
-    }
-    signals::workers_stopped();
-    // The workers stopped on the stop flag or `shutdown`; the UDP threads see either within
-    // one poll, and the flag is set here so that a worker failure stops them too.
-    stop.store(true, Ordering::Relaxed);
-    for handle in udp_handles {
-        if handle.join().is_err() {
-            failure = Some("UDP thread panicked".to_string());
-        }
-    }
-    failure
 }
 
 /// At start: the `-e` file if there is one (removed once read, so that a later crash never

@@ -53,7 +53,7 @@ use std::{
 use io_uring::{
     cqueue, opcode,
     types::{CancelBuilder, Fd, SubmitArgs, Timespec},
-    IoUring, Probe,
+    IoUring,
 };
 
 use bufring::BufRing;
@@ -66,6 +66,9 @@ use crate::{
 };
 
 mod bufring;
+mod probe;
+
+pub(crate) use probe::probe;
 
 const SQ_ENTRIES: u32 = 1024;
 const CQ_ENTRIES: u32 = 8192;
@@ -105,71 +108,6 @@ fn build_ring(entries: u32) -> io::Result<IoUring> {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
         other => other,
     }
-}
-
-/// Why io_uring_setup failed, in words an operator can act on.
-fn describe_setup_error(e: &io::Error) -> String {
-    let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-        .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
-        .unwrap_or_default();
-    match e.raw_os_error() {
-        Some(libc::EPERM) => format!(
-            "io_uring_setup refused (EPERM): io_uring is disabled by the sysctl \
-             kernel.io_uring_disabled{sysctl} or blocked by a seccomp filter (container runtime)"
-        ),
-        Some(libc::ENOSYS) => format!(
-            "io_uring_setup not available (ENOSYS): kernel built without io_uring, or a seccomp \
-             filter hides it{sysctl}"
-        ),
-        _ => format!("io_uring_setup failed: {e}{sysctl}"),
-    }
-}
-
-/// See [`crate::probe_uring`].
-///
-/// The probe ring lives on a helper thread: tearing a ring down leaves work for the thread
-/// that used it, which later interrupts that thread's next blocking socket call (a `recv`
-/// with SO_RCVTIMEO fails with EINTR; seen on Linux 6.18). The caller's thread stays clean.
-pub(crate) fn probe() -> Result<(), String> {
-    std::thread::Builder::new()
-        .name("rt-uring-probe".into())
-        .spawn(probe_here)
-        .map_err(|e| format!("cannot start the io_uring probe thread: {e}"))?
-        .join()
-        .unwrap_or_else(|_| Err("the io_uring probe panicked".into()))
-}
-
-fn probe_here() -> Result<(), String> {
-    let ring = build_ring(8).map_err(|e| describe_setup_error(&e))?;
-    if !ring.params().is_feature_ext_arg() {
-        return Err("kernel lacks IORING_FEAT_EXT_ARG (timed waits; Linux 5.11+)".into());
-    }
-    let mut probe = Probe::new();
-    ring.submitter()
-        .register_probe(&mut probe)
-        .map_err(|e| format!("io_uring opcode probe failed: {e}"))?;
-    let needed = [
-        (opcode::AcceptMulti::CODE, "accept"),
-        (opcode::RecvMulti::CODE, "recv"),
-        (opcode::Send::CODE, "send"),
-        (opcode::AsyncCancel::CODE, "async cancel"),
-        (opcode::Close::CODE, "close"),
-        (opcode::PollAdd::CODE, "poll"),
-        // Multishot receive (6.0) has no opcode of its own; SEND_ZC arrived in the same
-        // release, so its presence stands for it.
-        (opcode::SendZc::CODE, "send_zc (stands for multishot recv, Linux 6.0+)"),
-    ];
-    for (code, name) in needed {
-        if !probe.is_supported(code) {
-            return Err(format!("io_uring lacks the {name} opcode"));
-        }
-    }
-    let mut bufs = BufRing::new(&ring.submitter(), 2, 64)
-        .map_err(|e| format!("io_uring buffer ring registration failed: {e}"))?;
-    if ring.submitter().unregister_buf_ring(BUF_GROUP).is_ok() {
-        bufs.free();
-    }
-    Ok(())
 }
 
 struct ListenSlot {
