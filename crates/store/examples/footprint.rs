@@ -218,7 +218,7 @@ fn main() -> ExitCode {
             break "eviction_seen_in_stats";
         }
         inserted += 1;
-        if inserted % snapshot_every == 0 {
+        if inserted.is_multiple_of(snapshot_every) {
             let breakdown = store.memory_breakdown();
             snapshots.push(Snapshot {
                 items: inserted,

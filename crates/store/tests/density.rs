@@ -48,7 +48,7 @@ fn twenty_byte_items_cost_under_16_bytes_of_metadata() {
     while !evicted.load(Ordering::Relaxed) {
         store.store(&key(n), &value, 0, Expiry::Never, Mode::Set).unwrap();
         n += 1;
-        if n % 50_000 == 0 {
+        if n.is_multiple_of(50_000) {
             let b = store.memory_breakdown();
             assert_adds_up(&b);
             let metadata = (b.charged_bytes - n * PAYLOAD) as f64 / n as f64;
