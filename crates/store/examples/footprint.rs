@@ -17,6 +17,11 @@
 //! where `X = (M MiB - N * (K + V)) / N` (everything that is not payload: item headers, index,
 //! segment tails) and R is the process's peak resident memory (`VmHWM`), which includes the
 //! fixed overhead printed as `baseline_rss_mib` before the store was built.
+//!
+//! Before it, `at_eviction:` lines split X by where the bytes are (`Store::memory_breakdown`),
+//! each in bytes per item, and `fill=P%` lines show the same while filling, when P% of the N
+//! items were in: there metadata per item is `(charged - items * (K + V)) / items`, what
+//! the store has taken beyond the payload so far (the index must grow with the items).
 
 use std::{
     process::ExitCode,
@@ -27,7 +32,47 @@ use std::{
     time::Instant,
 };
 
-use store::{Config, Expiry, Mode, Store, StoreError, WhenFull, MIB};
+use store::{Config, Expiry, MemoryBreakdown, Mode, Store, StoreError, WhenFull, MIB};
+
+/// What the store held after `items` writes, for the fill-level lines.
+struct Snapshot {
+    items: u64,
+    breakdown: MemoryBreakdown,
+    rss_mib: f64,
+}
+
+/// Snapshots taken while filling: this many over the most items that could fit.
+const SNAPSHOTS: u64 = 400;
+
+/// Prints where the charged bytes are, each per item, and what is left over.
+fn print_breakdown(label: &str, items: u64, payload: u64, b: &MemoryBreakdown, total: u64) {
+    let n = items.max(1) as f64;
+    let per = |bytes: u64| bytes as f64 / n;
+    let seg = b.segment_size_bytes;
+    let segments_charged = (b.segments_sealed + b.segments_active + b.segments_free_resident) * seg;
+    let index = b.index_current_bytes + b.index_old_bytes + b.index_retiring_bytes;
+    let known = index + segments_charged + b.outside_bytes;
+    let other = b.charged_bytes.saturating_sub(known);
+    let headers = b.segment_filled_bytes.saturating_sub(items * payload);
+    println!(
+        "{label} items={items} metadata={:.2} = headers {:.2} + index {:.2} (current {:.2} \
+         at {:.1}% load, old {:.2}, retiring {:.2}) + sealed_tails {:.2} + active_unfilled {:.2} \
+         + free_segments {:.2} ({}) + other_charged {:.2} + uncharged {:.2}",
+        per(total.saturating_sub(items * payload)),
+        per(headers),
+        per(index),
+        per(b.index_current_bytes),
+        100.0 * b.index_entries as f64 / b.index_current_slots.max(1) as f64,
+        per(b.index_old_bytes),
+        per(b.index_retiring_bytes),
+        per(b.sealed_tail_bytes),
+        per(b.active_unfilled_bytes),
+        per(b.segments_free_resident * seg),
+        b.segments_free_resident,
+        per(other),
+        per(total.saturating_sub(b.charged_bytes)),
+    );
+}
 
 struct Args {
     key_size: usize,
@@ -142,6 +187,8 @@ fn main() -> ExitCode {
     let value = vec![b'v'; v];
     let mut key = vec![0u8; k];
     let mut inserted: u64 = 0; // items written before the current write
+    let snapshot_every = (count_max / SNAPSHOTS).max(1);
+    let mut snapshots = Vec::new();
     let started = Instant::now();
     let stop_reason = loop {
         if inserted > count_max {
@@ -171,6 +218,14 @@ fn main() -> ExitCode {
             break "eviction_seen_in_stats";
         }
         inserted += 1;
+        if inserted.is_multiple_of(snapshot_every) {
+            let breakdown = store.memory_breakdown();
+            snapshots.push(Snapshot {
+                items: inserted,
+                breakdown,
+                rss_mib: proc_status_mib("VmRSS"),
+            });
+        }
     };
     let elapsed = started.elapsed();
     let n = inserted;
@@ -219,7 +274,20 @@ fn main() -> ExitCode {
         eprintln!("error: the first write already evicted; no items fit");
         return ExitCode::FAILURE;
     }
-    let metadata_per_item = (memory_bytes as f64 - (n * payload as u64) as f64) / n as f64;
+    let payload = payload as u64;
+    for pct in [1, 5, 10, 25, 50, 75, 90, 100] {
+        let want = n * pct / 100;
+        let Some(s) = snapshots.iter().min_by_key(|s| s.items.abs_diff(want)) else { continue };
+        let label = format!("fill={pct}%");
+        print_breakdown(&label, s.items, payload, &s.breakdown, s.breakdown.charged_bytes);
+        println!(
+            "{label} rss_mib={:.2} rss_bytes_per_item={:.2}",
+            s.rss_mib,
+            s.rss_mib * MIB as f64 / s.items.max(1) as f64
+        );
+    }
+    print_breakdown("at_eviction:", n, payload, &store.memory_breakdown(), memory_bytes as u64);
+    let metadata_per_item = (memory_bytes as f64 - (n * payload) as f64) / n as f64;
     println!(
         "items={n} metadata_bytes_per_item={metadata_per_item:.2} rss_mib={:.2}",
         proc_status_mib("VmHWM")

@@ -287,6 +287,16 @@ impl<'g> MigrationChunk<'g> {
     }
 }
 
+/// The index's memory, by where it is (`Index::breakdown`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IndexBreakdown {
+    pub(crate) current_bytes: usize,
+    pub(crate) current_slots: usize,
+    /// Old tables whose entries are still moving to the current ones.
+    pub(crate) old_bytes: usize,
+    pub(crate) entries: usize,
+}
+
 /// When a sub-table grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GrowWhen {
@@ -555,6 +565,23 @@ impl Index {
     /// Whether a sub-table is migrating.
     pub(crate) fn is_growing(&self, sub: usize, guard: &Guard) -> bool {
         !self.subs[sub].old.load(Ordering::Acquire, guard).is_null()
+    }
+
+    /// Where the index's memory is: current tables, old ones still migrating, and entries.
+    pub(crate) fn breakdown(&self, guard: &Guard) -> IndexBreakdown {
+        let mut out = IndexBreakdown::default();
+        for sub in self.subs.iter() {
+            // SAFETY: pinned; the current table is never null.
+            let current = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+            out.current_bytes += current.bytes();
+            out.current_slots += current.slots();
+            // SAFETY: pinned.
+            if let Some(old) = unsafe { sub.old.load(Ordering::Acquire, guard).as_ref() } {
+                out.old_bytes += old.bytes();
+            }
+            out.entries += sub.count.load(Ordering::Relaxed);
+        }
+        out
     }
 
     /// Bytes and slots of all tables, including old ones still migrating.

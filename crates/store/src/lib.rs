@@ -68,7 +68,7 @@ mod types;
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
 pub use store::{set_reads_touch, Miss, Reader, Store, Swept};
 pub use types::{
-    Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MetaState, Mode,
-    NeverEvict, OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions, Stored, ValueKind,
-    WhenFull, KEY_LEN_MAX, MIB, OWNER_FLAGS,
+    Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MemoryBreakdown,
+    MetaState, Mode, NeverEvict, OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions,
+    Stored, ValueKind, WhenFull, KEY_LEN_MAX, MIB, OWNER_FLAGS,
 };

@@ -400,6 +400,9 @@ pub(crate) struct Recycled {
     pub(crate) in_grace: AtomicUsize,
     /// Their bytes: what will come back without evicting anything more.
     pub(crate) in_grace_bytes: AtomicUsize,
+    /// Index tables unlinked after their migration, still charged until their grace period
+    /// ends (`Store::memory_breakdown`).
+    pub(crate) index_retiring_bytes: AtomicUsize,
 }
 
 impl Recycled {
@@ -421,6 +424,7 @@ impl Recycled {
             frees: AtomicUsize::new(0),
             in_grace: AtomicUsize::new(0),
             in_grace_bytes: AtomicUsize::new(0),
+            index_retiring_bytes: AtomicUsize::new(0),
         })
     }
 

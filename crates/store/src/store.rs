@@ -41,6 +41,7 @@ use crate::{
 mod compact;
 mod core;
 mod evict;
+mod footprint;
 mod growth;
 mod limit;
 mod ops;

@@ -404,3 +404,40 @@ pub struct Stats {
     /// Items that were written since the store started.
     pub total_items: u64,
 }
+
+/// The memory budget by where it goes ([`crate::Store::memory_breakdown`]). Charged bytes
+/// are the index tables (current, old and retiring), the segments that hold items or are
+/// free but resident, memory in its grace period, large items and memory kept outside.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryBreakdown {
+    pub limit_bytes: u64,
+    pub charged_bytes: u64,
+    pub segment_size_bytes: u64,
+    /// The sub-tables' current tables.
+    pub index_current_bytes: u64,
+    pub index_current_slots: u64,
+    /// Entries in the index (both tables of a growing sub-table).
+    pub index_entries: u64,
+    /// Old tables whose entries are still moving to the current ones.
+    pub index_old_bytes: u64,
+    /// Old tables unlinked, still charged until no reader can see them.
+    pub index_retiring_bytes: u64,
+    /// Sealed segments (queued for eviction, or cleared and in their grace period).
+    pub segments_sealed: u64,
+    /// Segments open for appends.
+    pub segments_active: u64,
+    /// Free segments whose pages are charged (resident or may be).
+    pub segments_free_resident: u64,
+    /// Free segments whose pages were given back (not charged).
+    pub segments_unbacked: u64,
+    /// Bytes written into the sealed and active segments (items, live or not).
+    pub segment_filled_bytes: u64,
+    /// The unwritten ends of sealed segments: the next item did not fit.
+    pub sealed_tail_bytes: u64,
+    /// The unwritten rest of the active segments.
+    pub active_unfilled_bytes: u64,
+    /// Segments and large items cleared, waiting for readers before they come back.
+    pub in_grace_bytes: u64,
+    /// Memory kept outside the store and charged to it (owners).
+    pub outside_bytes: u64,
+}
