@@ -3,9 +3,9 @@
 full-sync time and the primary's extra memory, replication lag under load, and the primary's
 throughput with 0, 1 and 2 replicas.
 
-    scripts/repl_bench.py --part sync|lag|throughput [--spinel S] [--bench B]
+    scripts/repl_bench.py --part sync|lag|throughput|bgsave [--spinel S] [--bench B]
         [--sizes-mib 256,1024] [--repeat 3] [--big-repeat 1] [--seconds N]
-        [--primaries spinel,redis,valkey] [--spinel-replica]
+        [--primaries spinel,redis,valkey] [--spinel-replica] [--write-rate N]
 
 Parts (run one at a time; each is bounded and stops by itself):
   sync        Each primary is filled with SIZE MiB of strings (16-byte keys `key:%012d`, values
@@ -26,6 +26,15 @@ Parts (run one at a time; each is bounded and stops by itself):
               replica has applied, and acknowledged, everything.
   throughput  The same load for --seconds with 0, 1 and 2 replicas attached (each caught up
               first): requests/s and the primary's CPU seconds (utime+stime, children too).
+  bgsave      Each server is filled as for sync, then sent BGSAVE: the time until INFO shows
+              it done (rdb_saves up, none in progress), and the server's peak extra memory,
+              sampled as for sync, and also as the growth of the PSS of the server and its
+              children together (smaps_rollup: a fork's shared pages count once until
+              copied). With --write-rate N, each case runs twice: idle, and while random
+              existing keys are overwritten at about N SETs/s.
+With --write-rate N, sync overwrites random existing keys at about N SETs/s from REPLICAOF
+until the link is up: the memory a copy costs while writes go on (redis-server's and
+Valkey's fork copy pages on write; Spinel's primary keeps the stream in its backlog).
 
 Placement on this 2-core machine: the primary on CPU 1 (Spinel with -t 1, so one worker like
 redis-server's one main thread; its RDB thread and redis's fork child share CPU 1 too), the
@@ -173,14 +182,22 @@ def cpu_secs(pid, children=True):
     return ticks / TCK
 
 
+def pss_kib(pid):
+    """The PSS of `pid` and its children (smaps_rollup): their memory, each shared page
+    split among its sharers, so a fork's pages count once until copied on write."""
+    return sum(proc_field_kib(p, "smaps_rollup", "Pss") for p in [pid, *child_pids(pid)])
+
+
 class MemorySampler(threading.Thread):
-    """Every 50 ms: the primary's VmRSS growth plus its children's Private_Dirty."""
+    """Every 50 ms: the primary's VmRSS growth plus its children's Private_Dirty, and the
+    growth of the PSS of the primary and its children together."""
 
     def __init__(self, pid):
         super().__init__(daemon=True)
         self.pid, self.stop_flag = pid, threading.Event()
         self.base_kib = proc_field_kib(pid, "status", "VmRSS")
-        self.peak_kib = self.peak_rss_kib = self.peak_child_kib = 0
+        self.base_pss_kib = pss_kib(pid)
+        self.peak_kib = self.peak_rss_kib = self.peak_child_kib = self.peak_pss_kib = 0
         self.samples = 0
 
     def run(self):
@@ -191,6 +208,7 @@ class MemorySampler(threading.Thread):
             self.peak_kib = max(self.peak_kib, rss + child)
             self.peak_rss_kib = max(self.peak_rss_kib, rss)
             self.peak_child_kib = max(self.peak_child_kib, child)
+            self.peak_pss_kib = max(self.peak_pss_kib, pss_kib(self.pid) - self.base_pss_kib)
             self.samples += 1
             self.stop_flag.wait(0.05)
 
@@ -251,6 +269,52 @@ def bench_result(proc, seconds):
     return result
 
 
+class Overwriter(threading.Thread):
+    """Overwrites existing keys (random ones of the fill, same value length) at about
+    `rate` SETs a second, in pipelined batches every 10 ms, from CPU 0, until stopped."""
+
+    def __init__(self, port, count, rate):
+        super().__init__(daemon=True)
+        self.port, self.count, self.rate = port, count, rate
+        self.stop_flag, self.done, self.error = threading.Event(), 0, None
+
+    def run(self):
+        os.sched_setaffinity(threading.get_native_id(), {int(SIDE_CPU)})
+        pool = base64.b64encode(os.urandom(1 << 16))
+        span = len(pool) - ARGS.value_bytes
+        rng = __import__("random").Random(7)
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        rfile = sock.makefile("rb")
+        t0 = time.monotonic()
+        try:
+            while not self.stop_flag.is_set():
+                due = int((time.monotonic() - t0) * self.rate) - self.done
+                batch = min(max(due, 0), 5000)
+                if batch:
+                    sock.sendall(b"".join(
+                        encode("SET", b"key:%012d" % rng.randrange(self.count),
+                               pool[(o := rng.randrange(span)):o + ARGS.value_bytes])
+                        for _ in range(batch)))
+                    for _ in range(batch):
+                        if not rfile.readline().startswith(b"+"):
+                            raise RuntimeError("a SET failed")
+                    self.done += batch
+                self.stop_flag.wait(0.01)
+        except Exception as e:  # noqa: BLE001 - reported by finish()
+            self.error = e
+        finally:
+            rfile.close()
+            sock.close()
+        self.secs = time.monotonic() - t0
+
+    def finish(self):
+        self.stop_flag.set()
+        self.join()
+        if self.error:
+            raise RuntimeError(f"overwriter: {self.error}")
+        return self.done
+
+
 # ---------------------------------------------------------------- replication state
 
 def offsets(primary_conn, replica_conn):
@@ -268,8 +332,9 @@ def offsets(primary_conn, replica_conn):
             r.get("master_link_status") == "up")
 
 
-def attach(primary, replica, timeout_s):
-    """REPLICAOF, then (seconds to link up, seconds to caught up)."""
+def attach(primary, replica, timeout_s, on_up=None):
+    """REPLICAOF, then (seconds to link up, seconds to caught up); `on_up` runs once the
+    link is up."""
     pc, rc = Conn(primary.port), Conn(replica.port)
     try:
         t0 = time.monotonic()
@@ -280,6 +345,9 @@ def attach(primary, replica, timeout_s):
             now = time.monotonic() - t0
             if up and up_s is None:
                 up_s = now
+                if on_up:
+                    on_up()
+                    continue
             if up and applied == master:
                 return up_s, now
             time.sleep(0.05)
@@ -318,13 +386,21 @@ def sync_once(primary_kind, rep_kind, size_mib, tmp_root):
         sampler = MemorySampler(primary.pid)
         cpu_before = cpu_secs(primary.pid)
         sampler.start()
+        writer = Overwriter(primary.port, count, ARGS.write_rate) if ARGS.write_rate else None
+        writes = []
+        stop_writer = (lambda: writes.append(writer.finish())) if writer else None
+        if writer:
+            writer.start()
         try:
-            up_s, caught_s = attach(primary, replica, timeout_s=ARGS.sync_timeout_s or 30 + size_mib / 10)
+            up_s, caught_s = attach(primary, replica, on_up=stop_writer,
+                                    timeout_s=ARGS.sync_timeout_s or 30 + size_mib / 10)
         except RuntimeError as e:
             note(str(e))
             return {"failed": True, "peak_extra_mib": sampler.peak_kib / 1024}
         finally:
             sampler.finish()
+            if writer and not writes:
+                writes.append(writer.finish())
         c = Conn(replica.port)
         keys = c.call("DBSIZE")
         c.close()
@@ -334,6 +410,7 @@ def sync_once(primary_kind, rep_kind, size_mib, tmp_root):
                 "peak_extra_mib": sampler.peak_kib / 1024,
                 "peak_rss_mib": sampler.peak_rss_kib / 1024,
                 "peak_child_mib": sampler.peak_child_kib / 1024,
+                "peak_pss_mib": sampler.peak_pss_kib / 1024, "writes": sum(writes),
                 "cpu_s": cpu_secs(primary.pid) - cpu_before, "keys": count,
                 "samples": sampler.samples, "load": load_1min()}
     finally:
@@ -349,7 +426,8 @@ def sync_cases():
 
 def part_sync(tmp_root):
     print(f"{'run':34} {'up s':>6} {'sync s':>7} {'base MiB':>9} {'peak+ MiB':>9} "
-          f"{'rss+ MiB':>8} {'child MiB':>9} {'cpu s':>6} {'load':>5}", flush=True)
+          f"{'rss+ MiB':>8} {'child MiB':>9} {'pss+ MiB':>8} {'writes':>8} {'cpu s':>6} "
+          f"{'load':>5}", flush=True)
     runs = {}
     for size in [int(s) for s in ARGS.sizes_mib.split(",")]:
         repeat = ARGS.big_repeat if size >= 1024 else ARGS.repeat
@@ -363,18 +441,21 @@ def part_sync(tmp_root):
                 runs.setdefault((size, case), []).append(r)
                 print(f"{rep} {size} MiB {case[0]}->{case[1]:22} {r['up_s']:>6.2f} "
                       f"{r['caught_s']:>7.2f} {r['base_mib']:>9.0f} {r['peak_extra_mib']:>9.1f} "
-                      f"{r['peak_rss_mib']:>8.1f} {r['peak_child_mib']:>9.1f} {r['cpu_s']:>6.2f} "
+                      f"{r['peak_rss_mib']:>8.1f} {r['peak_child_mib']:>9.1f} "
+                      f"{r['peak_pss_mib']:>8.1f} {r['writes']:>8} {r['cpu_s']:>6.2f} "
                       f"{r['load']:>5.1f}", flush=True)
     print("\nmedians\n| data | primary -> replica | runs | keys | link up s | caught up s | "
-          "primary RSS before MiB | peak extra MiB (RSS + child dirty) | primary CPU s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "primary RSS before MiB | peak extra MiB (RSS + child dirty) | peak extra PSS MiB | "
+          "SETs during the copy | primary CPU s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (size, case), rs in runs.items():
         def med(k):
             return statistics.median(r[k] for r in rs)
         print(f"| {size} MiB | {case[0]} -> {case[1]} | {len(rs)} | {rs[0]['keys']:,} | "
               f"{med('up_s'):.2f} | {med('caught_s'):.2f} | {med('base_mib'):,.0f} | "
               f"{med('peak_extra_mib'):,.1f} ({med('peak_rss_mib'):,.1f} + "
-              f"{med('peak_child_mib'):,.1f}) | {med('cpu_s'):.2f} |")
+              f"{med('peak_child_mib'):,.1f}) | {med('peak_pss_mib'):,.1f} | "
+              f"{med('writes'):,.0f} | {med('cpu_s'):.2f} |")
 
 
 # ---------------------------------------------------------------- part 2: lag
@@ -479,6 +560,83 @@ def part_throughput(tmp_root):
         print(f"| {kind} | {n} | {med('rps'):,.0f} | {med('cpu'):.2f} | {med('per_cpu'):,.0f} |")
 
 
+# ---------------------------------------------------------------- part 4: BGSAVE
+
+def bgsave_once(kind, size_mib, rate, tmp_root):
+    """Fills a server, then BGSAVE (with an overwriter at `rate` SETs/s from just before
+    until it ends): its wall time and the server's peak extra memory."""
+    path, count = fill_file(size_mib, tmp_root)
+    server = Server(kind, PRIMARY_CPU, max(512, size_mib * 3), tmp_root)
+    try:
+        fill(server, path, count)
+        time.sleep(1)
+        c = Conn(server.port)
+        saves = int(c.info("persistence")["rdb_saves"])
+        sampler = MemorySampler(server.pid)
+        cpu_before = cpu_secs(server.pid)
+        sampler.start()
+        writer = Overwriter(server.port, count, rate) if rate else None
+        if writer:
+            writer.start()
+        t0 = time.monotonic()
+        try:
+            c.call("BGSAVE")
+            deadline = t0 + (ARGS.sync_timeout_s or 60 + size_mib / 10)
+            while True:
+                info = c.info("persistence")
+                if int(info["rdb_saves"]) > saves and info["rdb_bgsave_in_progress"] == "0":
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{kind}: BGSAVE not done in {deadline - t0:.0f}s")
+                time.sleep(0.05)
+            secs = time.monotonic() - t0
+        finally:
+            writes = writer.finish() if writer else 0
+            sampler.finish()
+        if info["rdb_last_bgsave_status"] != "ok":
+            raise RuntimeError(f"{kind}: BGSAVE failed")
+        c.close()
+        return {"secs": secs, "base_mib": sampler.base_kib / 1024,
+                "peak_extra_mib": sampler.peak_kib / 1024,
+                "peak_rss_mib": sampler.peak_rss_kib / 1024,
+                "peak_child_mib": sampler.peak_child_kib / 1024,
+                "peak_pss_mib": sampler.peak_pss_kib / 1024, "writes": writes,
+                "cpu_s": cpu_secs(server.pid) - cpu_before, "keys": count,
+                "load": load_1min()}
+    finally:
+        server.stop()
+
+
+def part_bgsave(tmp_root):
+    rates = [0, ARGS.write_rate] if ARGS.write_rate else [0]
+    print(f"{'run':34} {'save s':>7} {'base MiB':>9} {'peak+ MiB':>9} {'rss+ MiB':>8} "
+          f"{'child MiB':>9} {'pss+ MiB':>8} {'writes':>8} {'cpu s':>6} {'load':>5}",
+          flush=True)
+    runs = {}
+    for size in [int(s) for s in ARGS.sizes_mib.split(",")]:
+        repeat = ARGS.big_repeat if size >= 1024 else ARGS.repeat
+        for rep in range(1, repeat + 1):
+            for rate in rates:
+                for kind in ARGS.primaries.split(","):
+                    r = bgsave_once(kind, size, rate, tmp_root)
+                    runs.setdefault((size, rate, kind), []).append(r)
+                    print(f"{rep} {size} MiB {kind} {rate}/s{'':14} {r['secs']:>7.2f} "
+                          f"{r['base_mib']:>9.0f} {r['peak_extra_mib']:>9.1f} "
+                          f"{r['peak_rss_mib']:>8.1f} {r['peak_child_mib']:>9.1f} "
+                          f"{r['peak_pss_mib']:>8.1f} {r['writes']:>8} {r['cpu_s']:>6.2f} "
+                          f"{r['load']:>5.1f}", flush=True)
+    print("\nmedians\n| data | server | SETs/s asked | runs | keys | BGSAVE s | RSS before MiB | "
+          "peak extra MiB (RSS + child dirty) | peak extra PSS MiB | SETs during it | CPU s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (size, rate, kind), rs in runs.items():
+        def med(k):
+            return statistics.median(r[k] for r in rs)
+        print(f"| {size} MiB | {kind} | {rate:,} | {len(rs)} | {rs[0]['keys']:,} | "
+              f"{med('secs'):.2f} | {med('base_mib'):,.0f} | {med('peak_extra_mib'):,.1f} "
+              f"({med('peak_rss_mib'):,.1f} + {med('peak_child_mib'):,.1f}) | "
+              f"{med('peak_pss_mib'):,.1f} | {med('writes'):,.0f} | {med('cpu_s'):.2f} |")
+
+
 def note(text):
     print(f"  [{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
@@ -491,7 +649,8 @@ def load_1min():
 def main():
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", required=True, choices=["sync", "lag", "throughput"])
+    parser.add_argument("--part", required=True,
+                        choices=["sync", "lag", "throughput", "bgsave"])
     parser.add_argument("--spinel", default="target/release/spinel")
     parser.add_argument("--bench", default="target/release/spinel-bench")
     parser.add_argument("--sizes-mib", default="256")
@@ -506,13 +665,18 @@ def main():
                         "try LZF on each value")
     parser.add_argument("--sync-timeout-s", type=float, default=0,
                         help="sync: give up after this (default 30 s + 1 s per 10 MiB)")
+    parser.add_argument("--write-rate", type=int, default=0,
+                        help="sync, bgsave: overwrite random existing keys at about this "
+                        "many SETs/s (pipelined, from CPU 0) during the copy (sync: until "
+                        "the link is up) or the save (bgsave: runs 0 and this rate)")
     parser.add_argument("--spinel-args", default="", help="extra arguments for every Spinel")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ARGS = parser.parse_args()
     ARGS.spinel, ARGS.bench = os.path.abspath(ARGS.spinel), os.path.abspath(ARGS.bench)
     tmp_root = tempfile.mkdtemp(prefix="repl-bench-")
     try:
-        {"sync": part_sync, "lag": part_lag, "throughput": part_throughput}[ARGS.part](tmp_root)
+        {"sync": part_sync, "lag": part_lag, "throughput": part_throughput,
+         "bgsave": part_bgsave}[ARGS.part](tmp_root)
     finally:
         if not ARGS.keep:
             shutil.rmtree(tmp_root, ignore_errors=True)

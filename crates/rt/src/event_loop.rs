@@ -264,6 +264,11 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if after == After::Yield && !conn.input.is_empty() && conn.is_open() {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
+        // At the threshold it is paused, as after a request: its send's completion then
+        // ends the loop's wait (the io_uring driver), and `after_send` offers it more.
+        if conn.pending_bytes() >= self.bounds.pause_bytes {
+            conn.set(flag::PAUSED);
+        }
         if !conn.out.is_empty() {
             self.mark_dirty(key);
         }
@@ -545,9 +550,19 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 self.handler.sent(state, bytes);
             }
         }
+        let was_paused = conn.has(flag::PAUSED);
         if conn.try_resume(&self.bounds) {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
+        // A streaming connection is passed over while paused (its output at the threshold),
+        // wakes included; once it resumes, it is offered more at once, not at the next
+        // tick: a replica's full copy (a megabyte per offer) ran at one offer per tick.
+        if was_paused && !conn.has(flag::PAUSED) && conn.has(flag::STREAMING) {
+            self.stream_one(key)?;
+        }
+        let Some(conn) = self.conns.get_mut(key).filter(|c| c.handler.is_some()) else {
+            return Ok(()); // closed by its stream
+        };
         let left = conn.pending_bytes() > 0;
         if !left && conn.finishing() {
             return self.close(key);

@@ -22,6 +22,7 @@ both_backends!(
     sealed_stream_cut_off_sends_close_record,
     many_streaming_connections_come_and_go,
     held_input_runs_once_unblocked,
+    paused_stream_is_offered_more_once_sent,
 );
 
 /// Far longer than a notified delivery may take, and short enough for the shutdown (which
@@ -188,4 +189,18 @@ fn held_input_runs_once_unblocked(backend: Backend) {
     assert_eq!(read_exact(&mut s, 20), b"served\nfirst\nsecond\n");
     assert!(published.elapsed() < PROMPT, "{:?}", published.elapsed());
     assert_eq!(request(&mut s, b"again\n", 6), b"again\n");
+}
+
+/// A streaming connection whose every offer takes its output past the pause threshold (a
+/// replica's full copy: a megabyte per offer) is offered more as soon as that output went,
+/// not at the next tick: with ticks 3 s apart and no notify, 16 chunks of 64 KiB arrive
+/// within 500 ms, in order.
+fn paused_stream_is_offered_more_once_sent(backend: Backend) {
+    let Notified { server, .. } = serve_notified(backend, SLOW_TICK, PLAIN);
+    let mut s = connect(server.addr());
+    let started = Instant::now();
+    s.write_all(b"flood 16\n").unwrap();
+    let got = read_exact(&mut s, 16 * FLOOD_CHUNK_BYTES);
+    assert!(started.elapsed() < PROMPT, "{:?}", started.elapsed());
+    assert!(got == big_reply(FLOOD_CHUNK_BYTES - 1).repeat(16), "chunks out of order");
 }

@@ -116,7 +116,12 @@ pub struct LineConn {
     subscribed: bool,
     /// Sent `block`: waits for one item of the [`Feed`], its input held back.
     blocked: bool,
+    /// `flood N`: chunks of [`FLOOD_CHUNK_BYTES`] still to stream, one per offer.
+    flood: u32,
 }
+
+/// A `flood` chunk: above the pause threshold (32 KiB), as a replica's copy's offers are.
+pub const FLOOD_CHUNK_BYTES: usize = 64 * 1024;
 
 /// The handler yields once a call has produced this much output.
 pub const YIELD_OUTPUT_BYTES: usize = 64 * 1024;
@@ -136,7 +141,7 @@ impl Handler for Lines {
             return Err(line);
         }
         self.stats.accepted.fetch_add(1, Ordering::Relaxed);
-        Ok(LineConn { tag, streamed: 0, cut_at: None, subscribed: false, blocked: false })
+        Ok(LineConn { tag, streamed: 0, cut_at: None, subscribed: false, blocked: false, flood: 0 })
     }
 
     fn receive(&mut self, conn: &mut LineConn, input: &[u8], out: &mut Vec<u8>) -> (usize, After) {
@@ -162,6 +167,11 @@ impl Handler for Lines {
             } else if let Some(n) = line.strip_prefix(b"stream ") {
                 conn.cut_at = Some(std::str::from_utf8(n).unwrap().parse().unwrap());
                 out.extend_from_slice(b"streaming\n");
+                return (input.len(), After::Stream);
+            } else if let Some(n) = line.strip_prefix(b"flood ") {
+                let n: u32 = std::str::from_utf8(n).unwrap().parse().unwrap();
+                out.extend_from_slice(&big_reply(FLOOD_CHUNK_BYTES - 1));
+                conn.flood = n.saturating_sub(1);
                 return (input.len(), After::Stream);
             } else if line == b"block" {
                 conn.blocked = true;
@@ -196,6 +206,11 @@ impl Handler for Lines {
     }
 
     fn stream(&mut self, conn: &mut LineConn, out: &mut Vec<u8>) -> After {
+        if conn.flood > 0 {
+            conn.flood -= 1;
+            out.extend_from_slice(&big_reply(FLOOD_CHUNK_BYTES - 1));
+            return After::Continue;
+        }
         if conn.blocked {
             let Some(item) = self.feed.lock().unwrap().pop_front() else {
                 return After::Continue;

@@ -7,7 +7,7 @@ use crossbeam_epoch as epoch;
 
 use super::{Clear, NewItem, Reader, Store, Unlink};
 use crate::{
-    index::{self, HashParts},
+    index::{self, HashParts, LARGE_SEGMENT},
     shared_writes,
     types::*,
 };
@@ -402,6 +402,15 @@ impl Store {
             }
             found.clear();
             let step = self.index.scan(sub, pos, &reader.guard, &mut found);
+            // The step's items lie each in a random place: asked for all at once, their
+            // lines load together, where reading them in turn waited for one miss at a time
+            // (perf of a full sync: 60% of the walk on an item's first byte).
+            for slot in &found {
+                let location = slot.location();
+                if location.segment != LARGE_SEGMENT {
+                    self.segments.prefetch_item(location.segment, location.offset);
+                }
+            }
             for (i, slot) in found.iter().enumerate() {
                 let r = self.resolve(slot.location(), &reader.guard);
                 if i < step.checked && !step.covers(HashParts::of(r.key()).pos) {
