@@ -161,8 +161,7 @@ pub(super) fn with_limit_lifted<R>(
 ) -> mlua::Result<R> {
     // A value made from a byte of RESP takes a few bytes of Lua (string and slot headers).
     let room = bytes.saturating_mul(16).saturating_add(LIFT_ROOM_BYTES);
-    if bytes > LIFT_INPUT_MAX_BYTES || lua.used_memory().saturating_add(room) > MEMORY_MAX_BYTES
-    {
+    if bytes > LIFT_INPUT_MAX_BYTES || lua.used_memory().saturating_add(room) > MEMORY_MAX_BYTES {
         return f();
     }
     let lifted = Lifted { lua };
@@ -261,8 +260,7 @@ impl State {
             globals.raw_remove(name)?;
         }
         libs::register(lua, &globals)?;
-        let resp3 = Arc::new(AtomicBool::new(false));
-        let (redis, private) = redis_table(lua, &resp3)?;
+        let (redis, private, resp3) = redis_table(lua)?;
         let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
         let (call, pcall, acl_check): (Function, Function, Function) =
             wrappers.call(private.clone())?;
@@ -331,14 +329,15 @@ impl State {
         )?;
         globals.set_metatable(Some(meta.clone()))?;
         super::sandbox::freeze(lua, &backing, &[&globals, &meta, &backing, &backing_meta])?;
-        let globals = backing;
-        let names = Names {
-            keys: lua.create_string("KEYS")?,
-            argv: lua.create_string("ARGV")?,
-            run: lua.create_string("run")?,
-        };
-        let spare_thread = Cell::new(None);
+        let (globals, names, spare_thread) = (backing, Names::new(lua)?, Cell::new(None));
         Ok(State { runner, globals, redis, private, missing, resp3, names, spare_thread })
+    }
+}
+
+impl Names {
+    fn new(lua: &Lua) -> mlua::Result<Names> {
+        let keys = lua.create_string("KEYS")?;
+        Ok(Names { keys, argv: lua.create_string("ARGV")?, run: lua.create_string("run")? })
     }
 }
 
@@ -400,8 +399,8 @@ end
 "#;
 
 /// The `redis` table without `call`/`pcall`/`acl_check_cmd`, and the private table (see
-/// [`State::private`]); `setresp` records its choice in `resp3`.
-fn redis_table(lua: &Lua, resp3: &Arc<AtomicBool>) -> mlua::Result<(Table, Table)> {
+/// [`State::private`]), and where `setresp` records its choice ([`State::resp3`]).
+fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
     let redis = lua.create_table()?;
     let private = lua.create_table()?;
     redis.raw_set(
@@ -464,7 +463,8 @@ fn redis_table(lua: &Lua, resp3: &Arc<AtomicBool>) -> mlua::Result<(Table, Table
             Ok(())
         })?,
     )?;
-    let chosen = Arc::clone(resp3);
+    let resp3 = Arc::new(AtomicBool::new(false));
+    let chosen = Arc::clone(&resp3);
     redis.raw_set(
         "setresp",
         lua.create_function(move |_, version: Value| {
@@ -500,7 +500,7 @@ fn redis_table(lua: &Lua, resp3: &Arc<AtomicBool>) -> mlua::Result<(Table, Table
     }
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
     redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
-    Ok((redis, private))
+    Ok((redis, private, resp3))
 }
 
 /// `redis.log`: exec has no logger of its own; the line is dropped (Redis writes it to
