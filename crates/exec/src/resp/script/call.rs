@@ -26,7 +26,7 @@ use proto_resp::{
 
 use super::{
     convert::{self, ScriptResp},
-    vm::{coded, with_limit_lifted, State},
+    vm::{coded, State},
     Access, Engine, Kind,
 };
 use crate::{
@@ -122,9 +122,7 @@ impl std::fmt::Debug for Suspended {
 /// Runs `call` in `lua` and writes its result (or error) as the reply; or, busy past its
 /// limit, leaves it suspended in the session (no reply yet).
 pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocation<'_>) {
-    let input_bytes: usize = call.keys.iter().chain(&call.args).map(|arg| arg.len()).sum();
-    let prepared = with_limit_lifted(lua, input_bytes, || prepare(lua, state, &call));
-    let (a, b) = match prepared {
+    let (a, b) = match prepare(lua, state, &call) {
         Ok(pair) => pair,
         Err(e) => return ctx.error(format!("ERR {e}")),
     };
@@ -297,7 +295,7 @@ pub(super) fn slice(
     // anew after it (`Engine::with_vm`), as whatever they held may be half-changed.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         lua.scope(|scope| {
-            with_limit_lifted(lua, 0, || {
+            {
                 let run_fn = scope.create_function(|lua, mut args: Variadic<Value>| {
                     let mode = match args.first() {
                         Some(Value::Integer(mode)) => *mode,
@@ -309,8 +307,8 @@ pub(super) fn slice(
                     }
                     run_mode(&cell, lua, state, access, mode, args)
                 })?;
-                state.private.raw_set(&state.names.run, run_fn)
-            })?;
+                state.private.raw_set(&state.names.run, run_fn)?;
+            }
             match start {
                 Some(args) => thread.resume::<MultiValue>(args),
                 None => thread.resume::<MultiValue>(()),
@@ -644,9 +642,6 @@ fn run_command(
     };
     match reply {
         proto_resp::Value::Error(text) | proto_resp::Value::BulkError(text) => refused(text),
-        reply => {
-            let value = with_limit_lifted(lua, out.len(), || convert::to_lua(lua, &reply))?;
-            Ok(Called::Reply(value))
-        }
+        reply => Ok(Called::Reply(convert::to_lua(lua, &reply)?)),
     }
 }

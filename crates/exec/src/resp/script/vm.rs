@@ -147,49 +147,6 @@ pub(super) fn new_lua() -> mlua::Result<Lua> {
 /// script that builds a table of gigabytes would take the host down with the store.
 pub(super) const MEMORY_MAX_BYTES: usize = 128 << 20;
 
-/// Runs `f`, which makes Lua values from Rust out of about `bytes` bytes of input, with
-/// the state's memory limit lifted when they fit under it with room to spare. Under a
-/// limit, `mlua` wraps every allocation it makes from Rust in a protected call of its own,
-/// and those calls are most of what KEYS, ARGV and a `redis.call` reply cost. What `f`
-/// made counts against the limit right after: past it, the caller gets the memory error
-/// an allocation would have raised, and the values are garbage. Large input, or a state
-/// near its limit, runs under the limit as before.
-pub(super) fn with_limit_lifted<R>(
-    lua: &Lua,
-    bytes: usize,
-    f: impl FnOnce() -> mlua::Result<R>,
-) -> mlua::Result<R> {
-    // A value made from a byte of RESP takes a few bytes of Lua (string and slot headers).
-    let room = bytes.saturating_mul(16).saturating_add(LIFT_ROOM_BYTES);
-    if bytes > LIFT_INPUT_MAX_BYTES || lua.used_memory().saturating_add(room) > MEMORY_MAX_BYTES {
-        return f();
-    }
-    let lifted = Lifted { lua };
-    let _ = lua.set_memory_limit(0);
-    let made = f();
-    drop(lifted);
-    if lua.used_memory() > MEMORY_MAX_BYTES {
-        return Err(mlua::Error::MemoryError("not enough memory".into()));
-    }
-    made
-}
-
-/// Most input [`with_limit_lifted`] converts with the limit lifted.
-const LIFT_INPUT_MAX_BYTES: usize = 64 << 10;
-/// Room under the limit it wants besides the input's own share.
-const LIFT_ROOM_BYTES: usize = 1 << 20;
-
-/// Puts the memory limit back, on every way out (a panic under `f` included).
-struct Lifted<'a> {
-    lua: &'a Lua,
-}
-
-impl Drop for Lifted<'_> {
-    fn drop(&mut self) {
-        let _ = self.lua.set_memory_limit(MEMORY_MAX_BYTES);
-    }
-}
-
 /// Compiles `code` as Lua source, never as precompiled bytecode (a crafted chunk can
 /// break the VM's invariants: Redis refuses bytecode since CVE-2015-4335). The garbage
 /// collector is paused while the compiler runs, so nothing the parser holds can be
