@@ -7,8 +7,13 @@ pipelining 100 PUBLISHes of 32 bytes, then one at a time for latency), pinned to
 the servers to CPU 1. With --threads 2 Spinel's two workers share that CPU, so a publish
 crosses threads (subscribers spread over both loops) at the price of context switches.
 
+Deliveries per server CPU-second (utime + stime of the server process, from /proc, over the
+throughput phase) are the figure to compare on a shared machine; with --rounds R each
+(subscribers, server) pair runs R times, interleaved across servers, and the table gives
+the medians and Spinel's ratio to each peer.
+
 Usage: pubsub_cost.py SPINEL_BIN [--subscribers 1,100,10000] [--deliveries 200000]
-                      [--threads N] [--servers spinel,redis,valkey]
+                      [--threads N] [--servers spinel,redis,valkey] [--rounds 1]
 """
 
 import argparse
@@ -16,6 +21,7 @@ import os
 import selectors
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -55,6 +61,13 @@ def start(kind, binary, port, threads):
             time.sleep(0.05)
 
 
+def cpu_seconds(pid):
+    """utime + stime of every thread of `pid`, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def subscribe(port, n):
     sel = selectors.DefaultSelector()
     socks = []
@@ -89,11 +102,12 @@ def drain_count(sel, want, deadline_s=120):
     return RECEIVED["bytes"] // MESSAGE_BYTES
 
 
-def throughput(pub, sel, n, deliveries):
+def throughput(pub, sel, n, deliveries, pid):
     messages = max(1, deliveries // n)
     payload = PAYLOAD
     RECEIVED["bytes"] = 0
     start = time.monotonic()
+    cpu_before = cpu_seconds(pid)
     batch = enc("PUBLISH", "bench", payload) * 100
     sent = 0
     while sent < messages:
@@ -106,7 +120,8 @@ def throughput(pub, sel, n, deliveries):
         drain_count(sel, 0, 0)
     got = drain_count(sel, messages * n)
     elapsed = time.monotonic() - start
-    return got / elapsed, got == messages * n
+    cpu = max(cpu_seconds(pid) - cpu_before, 1 / os.sysconf("SC_CLK_TCK"))
+    return got / elapsed, got / cpu, got == messages * n
 
 
 def latency(pub, sel, socks, rounds=200):
@@ -129,6 +144,24 @@ def latency(pub, sel, socks, rounds=200):
     return samples[len(samples) // 2] * 1e6, samples[int(len(samples) * 0.99)] * 1e6
 
 
+def one_run(kind, spinel, n, args):
+    """One server, one subscriber count: (deliveries/s, per CPU-s, p50 µs, p99 µs, complete)."""
+    port = free_port()
+    proc = start(kind, spinel, port, args.threads)
+    try:
+        sel, socks = subscribe(port, n)
+        pub = socket.create_connection(("127.0.0.1", port))
+        rate, per_cpu, complete = throughput(pub, sel, n, args.deliveries, proc.pid)
+        p50, p99 = latency(pub, sel, socks, rounds=200 if n < 10000 else 50)
+        for s in socks:
+            s.close()
+        pub.close()
+        return rate, per_cpu, p50, p99, complete
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("spinel")
@@ -137,27 +170,28 @@ def main():
     parser.add_argument("--threads", type=int, default=1,
                         help="Spinel's workers, all on the server's one CPU")
     parser.add_argument("--servers", default="spinel,redis,valkey")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
-    print("| subscribers | server | deliveries/s | p50 µs | p99 µs |\n|--:|---|--:|--:|--:|")
+    kinds = args.servers.split(",")
+    print("| subscribers | server | deliveries/s | deliveries/CPU-s (runs) | p50 µs | p99 µs |"
+          " spinel / server |\n|--:|---|--:|--:|--:|--:|--:|")
     for n in [int(x) for x in args.subscribers.split(",")]:
-        for kind in args.servers.split(","):
-            port = free_port()
-            proc = start(kind, args.spinel, port, args.threads)
-            try:
-                sel, socks = subscribe(port, n)
-                pub = socket.create_connection(("127.0.0.1", port))
-                rate, complete = throughput(pub, sel, n, args.deliveries)
-                p50, p99 = latency(pub, sel, socks, rounds=200 if n < 10000 else 50)
-                note = "" if complete else " (incomplete)"
-                print(f"| {n} | {kind} | {rate:,.0f}{note} | {p50:.0f} | {p99:.0f} |",
-                      flush=True)
-                for s in socks:
-                    s.close()
-                pub.close()
-            finally:
-                proc.terminate()
-                proc.wait()
+        runs = {kind: [] for kind in kinds}
+        for _ in range(args.rounds):
+            for kind in kinds:
+                runs[kind].append(one_run(kind, args.spinel, n, args))
+        median = {kind: statistics.median(r[1] for r in runs[kind]) for kind in kinds}
+        for kind in kinds:
+            r = runs[kind]
+            rate = statistics.median(x[0] for x in r)
+            p50 = statistics.median(x[2] for x in r)
+            p99 = statistics.median(x[3] for x in r)
+            note = "" if all(x[4] for x in r) else " (incomplete)"
+            each = " ".join(f"{x[1]:,.0f}" for x in r)
+            ratio = f"{median['spinel'] / median[kind]:.2f}" if "spinel" in median else "-"
+            print(f"| {n} | {kind} | {rate:,.0f}{note} | {median[kind]:,.0f} ({each}) | "
+                  f"{p50:.0f} | {p99:.0f} | {ratio} |", flush=True)
     return 0
 
 

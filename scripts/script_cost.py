@@ -9,8 +9,12 @@ round; the server's CPU time is read from /proc/<pid>/stat (utime + stime) befor
 after. Rounds are interleaved (spinel, redis, valkey, spinel, ...) --rounds times, and the
 table gives each server's median and the ratios of Spinel's to the others'.
 
+With --also OTHER_SPINEL_BIN a second Spinel build (say, before a change) runs in the same
+rounds, as `spinel-also`.
+
 Usage: script_cost.py SPINEL_BIN [--valkey /work/peers/valkey-server] [--requests 200000]
                       [--rounds 3] [--pipeline 100] [--conns 4] [--threads 1]
+                      [--also OTHER_SPINEL_BIN]
 """
 
 import argparse
@@ -47,7 +51,7 @@ def enc(*args):
 
 
 def start(kind, binary, port, threads):
-    if kind == "spinel":
+    if kind.startswith("spinel"):
         argv = [binary, "-p", "0", "--resp-port", str(port), "-t", str(threads), "-m", "256"]
     else:
         argv = [binary, "--port", str(port), "--save", "", "--appendonly", "no"]
@@ -140,9 +144,13 @@ def main():
     parser.add_argument("--conns", type=int, default=4)
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--also", help="a second Spinel binary, measured in the same rounds")
     args = parser.parse_args()
     os.sched_setaffinity(0, {0})
-    servers = [("spinel", args.spinel), ("redis", shutil.which("redis-server"))]
+    servers = [("spinel", args.spinel)]
+    if args.also:
+        servers.append(("spinel-also", args.also))
+    servers.append(("redis", shutil.which("redis-server")))
     if args.valkey and os.path.exists(args.valkey):
         servers.append(("valkey", args.valkey))
     running = {}
@@ -166,14 +174,14 @@ def main():
     print(f"EVALSHA of a 5-command script (GET SET INCR EXPIRE HSET), {args.requests} "
           f"requests x {args.rounds} rounds, pipeline {args.pipeline}, {args.conns} conns, "
           f"server on CPU 1, client on CPU 0")
-    print(f"{'server':8} {'req/CPU-s (median)':>20} {'runs':>32} {'req/s wall':>12}")
+    print(f"{'server':11} {'req/CPU-s (median)':>20} {'runs':>32} {'req/s wall':>12}")
     medians = {}
     for kind, _ in servers:
         per_cpu = [r[0] for r in results[kind]]
         medians[kind] = statistics.median(per_cpu)
         wall = statistics.median(r[1] for r in results[kind])
         runs = " ".join(f"{x:,.0f}" for x in per_cpu)
-        print(f"{kind:8} {medians[kind]:>20,.0f} {runs:>32} {wall:>12,.0f}")
+        print(f"{kind:11} {medians[kind]:>20,.0f} {runs:>32} {wall:>12,.0f}")
     for kind, _ in servers[1:]:
         print(f"spinel / {kind}: {medians['spinel'] / medians[kind]:.2f}")
 

@@ -26,7 +26,6 @@ use proto_resp::{
 
 use super::{
     convert::{self, ScriptResp},
-    sandbox::set_frozen,
     vm::{coded, State},
     Access, Engine, Kind,
 };
@@ -127,9 +126,12 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         Ok(pair) => pair,
         Err(e) => return ctx.error(format!("ERR {e}")),
     };
-    let thread = match lua.create_thread(state.runner.clone()) {
-        Ok(thread) => thread,
-        Err(e) => return ctx.error(format!("ERR {e}")),
+    let thread = match state.spare_thread.take() {
+        Some(thread) => thread,
+        None => match lua.create_thread(state.runner.clone()) {
+            Ok(thread) => thread,
+            Err(e) => return ctx.error(format!("ERR {e}")),
+        },
     };
     let engine = &ctx.shared.redis.scripts;
     start_running(engine, &call, ctx);
@@ -160,19 +162,33 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
         Sliced::Done(outcome) => {
             let protocol = ctx.session.protocol;
             finish(engine, lua, state, outcome, (call.kind, call.name), protocol, ctx.out);
+            keep_thread(state, thread);
         }
+    }
+}
+
+/// Keeps a finished script's thread for the next run, reset (its stack cleared) to the
+/// runner; one that cannot be reset is dropped.
+pub(super) fn keep_thread(state: &State, thread: Thread) {
+    if thread.reset(state.runner.clone()).is_ok() {
+        state.spare_thread.set(Some(thread));
     }
 }
 
 /// KEYS and ARGV (EVAL) or the function's two arguments (FCALL), and a fresh RESP2 choice.
 fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Value, Value)> {
-    let keys = strings(lua, &call.keys, lua.create_table()?)?;
-    let args = strings(lua, &call.args, lua.create_table()?)?;
-    state.private.raw_set("resp", 2)?;
+    let keys = strings(lua, &call.keys)?;
+    let args = strings(lua, &call.args)?;
+    state.resp3.store(false, Relaxed);
     match call.kind {
         Kind::Eval => {
-            set_frozen(&state.globals, "KEYS", Value::Table(keys))?;
-            set_frozen(&state.globals, "ARGV", Value::Table(args))?;
+            let globals = &state.globals;
+            globals.set_readonly(false);
+            let set = globals
+                .raw_set(&state.names.keys, keys)
+                .and_then(|()| globals.raw_set(&state.names.argv, args));
+            globals.set_readonly(true);
+            set?;
             Ok((Value::Nil, Value::Nil))
         }
         Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
@@ -279,31 +295,20 @@ pub(super) fn slice(
     // anew after it (`Engine::with_vm`), as whatever they held may be half-changed.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         lua.scope(|scope| {
-            let call_fn = scope.create_function(|lua, args: Variadic<Value>| {
-                match run_call(&cell, lua, state, access, args)? {
-                    Called::Reply(value) => Ok(value),
-                    Called::Error(message) => {
-                        Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
+            {
+                let run_fn = scope.create_function(|lua, mut args: Variadic<Value>| {
+                    let mode = match args.first() {
+                        Some(Value::Integer(mode)) => *mode,
+                        Some(Value::Number(mode)) => *mode as i64,
+                        _ => 0,
+                    };
+                    if !args.is_empty() {
+                        args.remove(0);
                     }
-                }
-            })?;
-            let pcall_fn = scope.create_function(|lua, args: Variadic<Value>| {
-                match run_call(&cell, lua, state, access, args)? {
-                    Called::Reply(value) => Ok(value),
-                    Called::Error(message) => {
-                        let table = lua.create_table()?;
-                        table.raw_set("err", lua.create_string(message)?)?;
-                        Ok(Value::Table(table))
-                    }
-                }
-            })?;
-            let acl_fn = scope.create_function(|_, args: Variadic<Value>| {
-                let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-                acl_check(held.0.session, &args)
-            })?;
-            state.private.raw_set("call", call_fn)?;
-            state.private.raw_set("pcall", pcall_fn)?;
-            state.private.raw_set("acl_check_cmd", acl_fn)?;
+                    run_mode(&cell, lua, state, access, mode, args)
+                })?;
+                state.private.raw_set(&state.names.run, run_fn)?;
+            }
             match start {
                 Some(args) => thread.resume::<MultiValue>(args),
                 None => thread.resume::<MultiValue>(()),
@@ -314,9 +319,7 @@ pub(super) fn slice(
         engine.discard_vm.store(true, Relaxed);
         Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
-    for name in ["call", "pcall", "acl_check_cmd"] {
-        let _ = state.private.raw_set(name, Value::Nil);
-    }
+    let _ = state.private.raw_set(&state.names.run, Value::Nil);
     if outcome.is_ok() && thread.status() == mlua::thread::ThreadStatus::Resumable {
         if pace.yielded.swap(false, Relaxed) {
             return Sliced::Suspended;
@@ -419,6 +422,38 @@ fn lua_near_full(lua: &Lua) -> bool {
     lua.used_memory() > super::vm::MEMORY_MAX_BYTES / 2
 }
 
+/// `redis.call` (mode 1), `redis.pcall` (2) or `redis.acl_check_cmd` (3), as the
+/// wrappers of [`super::vm`] call `run`.
+fn run_mode(
+    cell: &RefCell<(&mut Caller<'_>, Scratch)>,
+    lua: &Lua,
+    state: &State,
+    access: Access,
+    mode: i64,
+    args: Variadic<Value>,
+) -> mlua::Result<Value> {
+    match mode {
+        1 => match run_call(cell, lua, state, access, args)? {
+            Called::Reply(value) => Ok(value),
+            Called::Error(message) => {
+                Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
+            }
+        },
+        2 => match run_call(cell, lua, state, access, args)? {
+            Called::Reply(value) => Ok(value),
+            Called::Error(message) => {
+                let table = lua.create_table()?;
+                table.raw_set("err", lua.create_string(message)?)?;
+                Ok(Value::Table(table))
+            }
+        },
+        _ => {
+            let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
+            acl_check(held.0.session, &args).map(Value::Boolean)
+        }
+    }
+}
+
 /// The command of a `redis.call` or `redis.pcall` (they differ only in what an error reply
 /// becomes: raised, or returned as `{err = text}`).
 fn run_call(
@@ -433,17 +468,16 @@ fn run_call(
     from_script(caller, scratch, lua, state, access, args)
 }
 
-/// A sequence of Lua strings from `items` (into `table`).
-fn strings(lua: &Lua, items: &[&[u8]], table: mlua::Table) -> mlua::Result<mlua::Table> {
-    for (at, item) in items.iter().enumerate() {
-        table.raw_set(at + 1, lua.create_string(item)?)?;
-    }
-    Ok(table)
+/// A new sequence of Lua strings from `items`.
+fn strings(lua: &Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
+    let strings: Vec<mlua::LuaString> =
+        items.iter().map(|item| lua.create_string(item)).collect::<mlua::Result<_>>()?;
+    lua.create_sequence_from(strings)
 }
 
 /// Whether the script chose RESP3 with `redis.setresp(3)`.
 fn resp3(state: &State) -> bool {
-    state.private.raw_get::<Option<i64>>("resp").ok().flatten() == Some(3)
+    state.resp3.load(Relaxed)
 }
 
 /// What a command from a script came to.
@@ -495,7 +529,7 @@ fn from_script(
 fn compose(raw: &mut Vec<u8>, args: &[Value]) -> bool {
     raw.clear();
     raw.push(b'*');
-    raw.extend_from_slice(args.len().to_string().as_bytes());
+    push_decimal(raw, args.len() as u64);
     raw.extend_from_slice(b"\r\n");
     for arg in args {
         match arg {
@@ -532,10 +566,26 @@ fn acl_check(session: &Session, args: &[Value]) -> mlua::Result<bool> {
 
 fn push_bulk(raw: &mut Vec<u8>, bytes: &[u8]) {
     raw.push(b'$');
-    raw.extend_from_slice(bytes.len().to_string().as_bytes());
+    push_decimal(raw, bytes.len() as u64);
     raw.extend_from_slice(b"\r\n");
     raw.extend_from_slice(bytes);
     raw.extend_from_slice(b"\r\n");
+}
+
+/// Appends `n` in decimal (no allocation: this runs for every argument of every call).
+fn push_decimal(raw: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    raw.extend_from_slice(&digits[at..]);
 }
 
 /// Routes, checks and runs one command line from a script.

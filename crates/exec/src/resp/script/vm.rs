@@ -16,9 +16,16 @@
 //! and `table.*` respect too (`sandbox.rs`); KEYS, ARGV and `redis.call` are set from
 //! Rust for each run. The engine is Luau; `sandbox.rs` says why.
 
-use std::collections::HashMap;
+use std::{
+    cell::Cell,
+    collections::HashMap,
+    sync::{
+        atomic::{AtomicBool, Ordering::Relaxed},
+        Arc,
+    },
+};
 
-use mlua::{chunk::ChunkMode, Function, Lua, LuaOptions, StdLib, Table, Value};
+use mlua::{chunk::ChunkMode, Function, Lua, LuaOptions, LuaString, StdLib, Table, Thread, Value};
 
 use super::{functions::Libraries, libs, REDIS_VERSION, REDIS_VERSION_NUM};
 
@@ -43,12 +50,28 @@ pub(super) struct State {
     pub globals: Table,
     /// `redis` (read-only).
     pub redis: Table,
-    /// What no script can reach: `resp`, the protocol `redis.setresp` chose, and the
-    /// running script's `call`, `pcall` and `acl_check_cmd` (see [`CALL_WRAPPERS`]).
+    /// What no script can reach: the running script's `run`, behind `redis.call`,
+    /// `redis.pcall` and `redis.acl_check_cmd` (see [`CALL_WRAPPERS`]).
     pub private: Table,
     /// Raises "Script attempted to access nonexistent global variable" (for tables that
     /// must behave as the globals do).
     pub missing: Function,
+    /// The running script chose RESP3 with `redis.setresp(3)` (each run starts at RESP2).
+    pub resp3: Arc<AtomicBool>,
+    /// The keys each run sets, made once (a key given as `&str` is a new Lua string at
+    /// every use).
+    pub names: Names,
+    /// A finished script's thread, reset to the runner, for the next run to take (making
+    /// a thread is a good part of a short script's cost).
+    pub spare_thread: Cell<Option<Thread>>,
+}
+
+/// Table keys made once per state.
+pub(super) struct Names {
+    pub keys: LuaString,
+    pub argv: LuaString,
+    /// `run` in the private table.
+    pub run: LuaString,
 }
 
 /// A cached script.
@@ -194,7 +217,7 @@ impl State {
             globals.raw_remove(name)?;
         }
         libs::register(lua, &globals)?;
-        let (redis, private) = redis_table(lua)?;
+        let (redis, private, resp3) = redis_table(lua)?;
         let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
         let (call, pcall, acl_check): (Function, Function, Function) =
             wrappers.call(private.clone())?;
@@ -263,22 +286,29 @@ impl State {
         )?;
         globals.set_metatable(Some(meta.clone()))?;
         super::sandbox::freeze(lua, &backing, &[&globals, &meta, &backing, &backing_meta])?;
-        let globals = backing;
-        Ok(State { runner, globals, redis, private, missing })
+        let (globals, names, spare_thread) = (backing, Names::new(lua)?, Cell::new(None));
+        Ok(State { runner, globals, redis, private, missing, resp3, names, spare_thread })
+    }
+}
+
+impl Names {
+    fn new(lua: &Lua) -> mlua::Result<Names> {
+        let keys = lua.create_string("KEYS")?;
+        Ok(Names { keys, argv: lua.create_string("ARGV")?, run: lua.create_string("run")? })
     }
 }
 
 /// `redis.call`, `redis.pcall` and `redis.acl_check_cmd`: the same functions for the
-/// state's whole life (a script may keep them in a local), each calling the Rust function
-/// that [`super::call`] sets in the private table for the running script only, with that
-/// script's caller (a script suspended while busy gets a new one at each resume). Luau
-/// makes no tail calls, so the script's frame, whose line an error names, stays under the
-/// wrapper's.
+/// state's whole life (a script may keep them in a local), each calling the one Rust
+/// function, `run`, that [`super::call`] sets in the private table for the running script
+/// only, with that script's caller (a script suspended while busy gets a new one at each
+/// resume), and which of the three it is first ([`super::call::Mode`]). Luau makes no tail
+/// calls, so the script's frame, whose line an error names, stays under the wrapper's.
 const CALL_WRAPPERS: &str = r#"
 local private = ...
-return function(...) return private.call(...) end,
-  function(...) return private.pcall(...) end,
-  function(...) return private.acl_check_cmd(...) end
+return function(...) return private.run(1, ...) end,
+  function(...) return private.run(2, ...) end,
+  function(...) return private.run(3, ...) end
 "#;
 
 /// The runner and its error handler, in Lua.
@@ -325,9 +355,9 @@ return function(f, a, b)
 end
 "#;
 
-/// The `redis` table without `call`/`pcall` (set for each run), and the private table
-/// where `setresp` records its choice.
-fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table)> {
+/// The `redis` table without `call`/`pcall`/`acl_check_cmd`, and the private table (see
+/// [`State::private`]), and where `setresp` records its choice ([`State::resp3`]).
+fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
     let redis = lua.create_table()?;
     let private = lua.create_table()?;
     redis.raw_set(
@@ -390,7 +420,8 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table)> {
             Ok(())
         })?,
     )?;
-    let this = private.clone();
+    let resp3 = Arc::new(AtomicBool::new(false));
+    let chosen = Arc::clone(&resp3);
     redis.raw_set(
         "setresp",
         lua.create_function(move |_, version: Value| {
@@ -402,7 +433,8 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table)> {
             if version != 2.0 && version != 3.0 {
                 return Err(mlua::Error::runtime(coded("ERR RESP version must be 2 or 3.")));
             }
-            this.raw_set("resp", version as i64)
+            chosen.store(version == 3.0, Relaxed);
+            Ok(())
         })?,
     )?;
     let noop = lua.create_function(|_, _: mlua::Variadic<Value>| Ok(()))?;
@@ -425,7 +457,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table)> {
     }
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
     redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
-    Ok((redis, private))
+    Ok((redis, private, resp3))
 }
 
 /// `redis.log`: exec has no logger of its own; the line is dropped (Redis writes it to
