@@ -9,7 +9,10 @@ The suite has one target, chosen with `--target` or CONFORMANCE_TARGET:
 - `redis`: only tests marked `resp` run, against the real redis-server.
 
 Tests marked `spinel_only` (cross-protocol behavior, spinel's own flags) are skipped for the
-real peers. Every process started here is recorded and stopped by its own pid; nothing else is
+real peers. Tests marked `slow` run on SLOW_ENTRIES of the matrix (one per I/O back end), and
+tests marked `one_backend` (a property of the commands or the store, not of the I/O back end
+or the worker count: model comparisons with redis-server, COMMAND DOCS, config parsing, long
+measurements) on its first entry only; SPINEL_SLOW_EVERYWHERE=1 runs both on every entry. Every process started here is recorded and stopped by its own pid; nothing else is
 ever signalled.
 """
 
@@ -46,6 +49,8 @@ def pytest_configure(config):
         "resp: Redis-protocol test; also runs with --target redis",
         "spinel_only: behavior only spinel has (cross-protocol, spinel flags)",
         "slow: takes more than a few seconds; runs on SLOW_ENTRIES of the matrix only",
+        "one_backend: does not depend on the I/O back end or the worker count; runs on the "
+        "matrix's first entry only",
     ):
         config.addinivalue_line("markers", line)
 
@@ -70,13 +75,23 @@ def _backend_of(item):
 def pytest_collection_modifyitems(config, items):
     target = target_of(config)
     if target == "spinel":
-        entries = [e.strip() for e in os.environ.get("SPINEL_MATRIX", DEFAULT_MATRIX).split(",")]
-        # With none of the chosen entries among SLOW_ENTRIES, slow tests run everywhere.
-        keep = [e for e in entries if e in SLOW_ENTRIES] or entries
         if os.environ.get("SPINEL_SLOW_EVERYWHERE") == "1":
             return
+        entries = [e.strip() for e in os.environ.get("SPINEL_MATRIX", DEFAULT_MATRIX).split(",")]
+        # The entries the tests were parametrized with (io_uring ones drop out where the
+        # kernel refuses io_uring), in the matrix's order.
+        present = {_backend_of(item) for item in items}
+        entries = [e for e in entries if e in present]
+        # With none of the chosen entries among SLOW_ENTRIES, slow tests run everywhere.
+        keep = [e for e in entries if e in SLOW_ENTRIES] or entries
         for item in items:
-            if item.get_closest_marker("slow") and _backend_of(item) not in (None, *keep):
+            backend = _backend_of(item)
+            if backend is None:
+                continue
+            if item.get_closest_marker("one_backend"):
+                if backend != entries[0]:
+                    item.add_marker(pytest.mark.skip(reason=f"one_backend: runs on {entries[0]}"))
+            elif item.get_closest_marker("slow") and backend not in keep:
                 item.add_marker(pytest.mark.skip(reason=f"slow: runs on {', '.join(keep)}"))
         return
     wanted = "memcache" if target == "memcached" else "resp"

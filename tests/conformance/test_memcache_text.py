@@ -286,6 +286,8 @@ def test_exptime_invalid(c, key):
     c.rt(b"set " + k + b" 0 abc 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\nERROR\r\n")
 
 
+# One matrix entry: the store's clock decides this, not the I/O back end.
+@pytest.mark.one_backend
 @pytest.mark.slow
 def test_exptime_relative_expires(c, key):
     k = b(key)
@@ -314,6 +316,8 @@ def test_flush_all(make_server):
         c.rt(b"flush_all noreply\r\nget fa\r\n", b"END\r\n")
 
 
+# One matrix entry: the store's clock decides this, not the I/O back end.
+@pytest.mark.one_backend
 @pytest.mark.slow
 def test_flush_all_with_delay(make_server):
     server = make_server()

@@ -17,7 +17,8 @@ import pytest
 from conftest import start_server
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# One matrix entry: the replies are the commands', compared with redis-server's.
+pytestmark = [pytest.mark.resp, pytest.mark.one_backend]
 
 STEPS = 4000
 TIME_LIMIT_S = 20.0

@@ -15,7 +15,8 @@ import pytest
 from resp_read import RespSet, read_value
 from wire import Conn, resp_encode
 
-pytestmark = [pytest.mark.resp, pytest.mark.spinel_only]
+# One matrix entry: COMMAND DOCS is a table, compared with redis-server's.
+pytestmark = [pytest.mark.resp, pytest.mark.spinel_only, pytest.mark.one_backend]
 
 PROSE = {b"summary", b"complexity", b"history", b"replaced_by"}
 # 7.2's WITHSCORE: the last argument of ours, which 7.0 lacks.

@@ -14,9 +14,8 @@ import pytest
 from resp_read import read_value
 from wire import Conn, resp_encode
 
-# Slow: an application run or a whole-table sweep, not about the I/O back end; two of the
-# matrix's entries are enough.
-pytestmark = [pytest.mark.resp, pytest.mark.slow]
+# Slow (a whole-table sweep) and not about the I/O back end: one matrix entry is enough.
+pytestmark = [pytest.mark.resp, pytest.mark.slow, pytest.mark.one_backend]
 
 I64_MAX = 9223372036854775807
 # CONFIG GET * of redis-server 7.0.15 started as the suite starts it, less what the start

@@ -13,7 +13,8 @@ from conftest import start_server
 from test_redis_hash import read_reply
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# One matrix entry: the replies are the commands', compared with redis-server's.
+pytestmark = [pytest.mark.resp, pytest.mark.one_backend]
 
 COMMANDS = 3000
 TIME_LIMIT_S = 20.0

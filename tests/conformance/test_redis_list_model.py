@@ -16,7 +16,8 @@ from conftest import start_server
 from test_redis_list import read_reply
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# One matrix entry: the replies are the commands', compared with redis-server's.
+pytestmark = [pytest.mark.resp, pytest.mark.one_backend]
 
 COMMANDS_TOTAL = 4000
 BATCH = 50

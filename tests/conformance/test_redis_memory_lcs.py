@@ -235,6 +235,8 @@ def test_lcs_errors(c, key):
     c.rt(resp_encode("LCS", a), b"-ERR wrong number of arguments for 'lcs' command\r\n")
 
 
+# One matrix entry: the replies are the commands', compared with redis-server's.
+@pytest.mark.one_backend
 def test_lcs_matches_model(c, key):
     rng = random.Random(7)
     a, b = key + ":a", key + ":b"

@@ -189,6 +189,8 @@ STEPS = 1500
 MEMBERS = [f"m{i:06d}" for i in range(0, SIZE, 89)] + ["new", "", "5", "-12", "x" * 70]
 
 
+# One matrix entry: the replies are the commands', compared with redis-server's.
+@pytest.mark.one_backend
 def test_random_large_set_matches_redis(resp_port, target, key):
     if target != "spinel":
         pytest.skip("compares Spinel with redis-server; run with the spinel target")

@@ -18,7 +18,8 @@ from conftest import start_server
 from resp_read import RespError, RespSet, hello3, read_value
 from wire import Conn, resp_encode
 
-pytestmark = pytest.mark.resp
+# One matrix entry: the replies are the commands', compared with redis-server's.
+pytestmark = [pytest.mark.resp, pytest.mark.one_backend]
 
 STEPS = 3000
 TIME_LIMIT_S = 20.0

@@ -285,6 +285,8 @@ def random_command(rng, key, lex_key):
     ])
 
 
+# One matrix entry: the replies are the commands', compared with redis-server's.
+@pytest.mark.one_backend
 def test_random_large_sorted_set_matches_redis(resp_port, target, key):
     if target != "spinel":
         pytest.skip("compares Spinel with redis-server; run with the spinel target")

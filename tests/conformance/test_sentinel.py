@@ -487,6 +487,8 @@ def test_sentinel_kills_a_busy_script(make_server, tmp_path, target):
 FAILOVER_RUNS = 3
 
 
+# One matrix entry: Sentinel's timers set the figure, not the I/O back end.
+@pytest.mark.one_backend
 @pytest.mark.spinel_only
 def test_failover_time_against_redis_server(make_server, tmp_path):
     """The figure: seconds from SIGKILL of the primary to a write the redis-py Sentinel
