@@ -394,32 +394,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
             Ok(super::sha1_hex(&data.as_bytes()))
         })?,
     )?;
-    redis.raw_set(
-        "log",
-        lua.create_function(|_, args: mlua::Variadic<Value>| {
-            if args.len() < 2 {
-                return Err(mlua::Error::runtime(
-                    "ERR redis.log() requires two arguments or more.",
-                ));
-            }
-            let (Value::Integer(_) | Value::Number(_)) = args[0] else {
-                return Err(mlua::Error::runtime(
-                    "ERR First argument must be a number (log level).",
-                ));
-            };
-            let mut line = String::new();
-            for arg in args.iter().skip(1) {
-                if let Ok(Some(text)) = arg.to_string().map(Some) {
-                    if !line.is_empty() {
-                        line.push(' ');
-                    }
-                    line.push_str(&text);
-                }
-            }
-            tracing_log(&line);
-            Ok(())
-        })?,
-    )?;
+    redis.raw_set("log", log_function(lua)?)?;
     let resp3 = Arc::new(AtomicBool::new(false));
     let chosen = Arc::clone(&resp3);
     redis.raw_set(
@@ -458,6 +433,29 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
     redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
     Ok((redis, private, resp3))
+}
+
+/// `redis.log(level, ...)`: checked as Redis checks it, then dropped (see [`tracing_log`]).
+fn log_function(lua: &Lua) -> mlua::Result<mlua::Function> {
+    lua.create_function(|_, args: mlua::Variadic<Value>| {
+        if args.len() < 2 {
+            return Err(mlua::Error::runtime("ERR redis.log() requires two arguments or more."));
+        }
+        let (Value::Integer(_) | Value::Number(_)) = args[0] else {
+            return Err(mlua::Error::runtime("ERR First argument must be a number (log level)."));
+        };
+        let mut line = String::new();
+        for arg in args.iter().skip(1) {
+            if let Ok(Some(text)) = arg.to_string().map(Some) {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&text);
+            }
+        }
+        tracing_log(&line);
+        Ok(())
+    })
 }
 
 /// `redis.log`: exec has no logger of its own; the line is dropped (Redis writes it to

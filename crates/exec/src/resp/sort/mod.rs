@@ -209,17 +209,10 @@ fn sort(ctx: &mut Ctx<'_>, store: Store) {
             elements.reverse();
         }
     } else {
-        let order = Order {
-            desc: options.desc,
-            alpha: options.alpha,
-            by_pattern: options.by.is_some(),
-            store: options.store.is_some(),
-        };
-        let Some(mut weighed) = weigh(&mut lookups, elements, &options) else {
+        let Some(sorted) = sorted(&mut lookups, elements, &options) else {
             return ctx.error(NOT_A_DOUBLE);
         };
-        weighed.sort_by(|a, b| order.compare(a, b));
-        elements = weighed.into_iter().map(|w| w.element).collect();
+        elements = sorted;
     }
     elements.truncate(window.end);
     let picked = elements.drain(window.start..);
@@ -227,10 +220,36 @@ fn sort(ctx: &mut Ctx<'_>, store: Store) {
         None => reply_sorted(ctx, &mut lookups, picked.as_slice(), &options.gets),
         Some(destination) => {
             let values = stored_values(&mut lookups, picked.as_slice(), &options.gets);
+            let count = values.len();
+            let list = super::list::encode_elements(values.iter().map(|value| value.as_ref()));
+            // The write may make room, which waits for memory to come back: no read pin of
+            // this thread may hold that back.
+            drop(values);
             drop(picked);
-            store_sorted(ctx, destination, values);
+            drop(elements);
+            drop(lookups);
+            drop(encoded);
+            drop(reader);
+            store_sorted(ctx, destination, count, list);
         }
     }
+}
+
+/// The elements in the order the options ask for; None when a weight is not a number.
+fn sorted<'e>(
+    lookups: &mut Lookups<'_>,
+    elements: Vec<Cow<'e, [u8]>>,
+    options: &Options<'_>,
+) -> Option<Vec<Cow<'e, [u8]>>> {
+    let order = Order {
+        desc: options.desc,
+        alpha: options.alpha,
+        by_pattern: options.by.is_some(),
+        store: options.store.is_some(),
+    };
+    let mut weighed = weigh(lookups, elements, options)?;
+    weighed.sort_by(|a, b| order.compare(a, b));
+    Some(weighed.into_iter().map(|w| w.element).collect())
 }
 
 /// The elements of the source, in its order (a missing key: none).
@@ -374,10 +393,7 @@ fn stored_values<'e>(
 /// Writes `values` as a list under argument `destination` (replacing any value and its TTL), or
 /// deletes it when there are none; replies how many. As Redis: `sortstore` or `del`
 /// (only if there was a key) for keyspace events, and a waiting BLPOP is served.
-fn store_sorted(ctx: &mut Ctx<'_>, destination: usize, values: Vec<Cow<'_, [u8]>>) {
-    let count = values.len();
-    let encoded = super::list::encode_elements(values.iter().map(|value| value.as_ref()));
-    drop(values);
+fn store_sorted(ctx: &mut Ctx<'_>, destination: usize, count: usize, encoded: Option<Vec<u8>>) {
     let shared = ctx.shared;
     let mut scratch = Vec::new();
     let key = crate::keyspace::encode(ctx.session.db, ctx.arg(destination), &mut scratch);
