@@ -27,6 +27,8 @@ pub(crate) mod format;
 mod instant;
 mod picture;
 mod rdb;
+#[cfg(test)]
+mod testdata;
 
 pub use picture::{kept_limit_bytes, Abandon, Picture, KEPT_LIMIT_MIN_BYTES};
 pub use rdb::{load_rdb, load_rdb_file, save_rdb, write_rdb, RdbAux};

@@ -3,32 +3,14 @@
 
 use crate::{
     resp::testkit::Harness,
-    snapshot::{load_rdb_file, save_picture, Abandon},
+    snapshot::{
+        load_rdb_file, save_picture,
+        testdata::{filled, temp_path},
+        Abandon,
+    },
 };
 
-fn temp_path(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("spinel-picture-{}-{name}", std::process::id()))
-}
-
-fn filled() -> Harness {
-    let mut h = Harness::new();
-    let members: Vec<String> = (0..3000).map(|n| format!("member-{n}")).collect();
-    let mut sadd: Vec<&[u8]> = vec![b"SADD", b"big"];
-    sadd.extend(members.iter().map(|m| m.as_bytes()));
-    h.run_args(&sadd);
-    h.check(&[
-        ("SET s hello", "+OK\r\n"),
-        ("SET n 12345 PX 100000", "+OK\r\n"),
-        ("RPUSH l a 1 a", ":3\r\n"),
-        ("HSET h f v n 7", ":2\r\n"),
-        ("SELECT 3", "+OK\r\n"),
-        ("SET in3 three", "+OK\r\n"),
-        ("SELECT 0", "+OK\r\n"),
-    ]);
-    h
-}
-
-const KEYS: [&str; 7] = ["s", "n", "l", "h", "big", "fresh", "in3"];
+const KEYS: [&str; 10] = ["s", "n", "l", "h", "z", "x", "big", "mc", "fresh", "in3"];
 
 fn dumps(h: &mut Harness) -> Vec<String> {
     let mut all: Vec<String> = KEYS.iter().map(|key| h.run(&format!("DUMP {key}"))).collect();
@@ -71,7 +53,7 @@ fn writes_after_the_instant_are_not_in_the_picture() {
     assert_ne!(dumps(&mut h), before, "the writes changed nothing: the test proves nothing");
     let path = temp_path("instant");
     let saved = save_picture(&h.shared, &path, &[]).unwrap();
-    assert_eq!(saved.items, 6);
+    assert_eq!(saved.items, 9);
     assert_eq!(loaded(&path), before);
     assert!(!h.shared.core.picture.is_active(), "the picture ends with its save");
     assert!(h.shared.core.picture.last_peak_bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
