@@ -27,6 +27,7 @@ pub(super) fn save(ctx: &mut Ctx<'_>) {
 /// ordered before the save, which begins again (at most a few times) from the flushed
 /// store, as Redis would have run the two one after the other.
 fn save_here(ctx: &Ctx<'_>) -> Result<(), ()> {
+    ctx.shared.redis.save_state.saves.fetch_add(1, Ordering::Relaxed);
     for _ in 0..3 {
         let Some(libraries) = begin_picture(ctx) else { return Err(()) };
         match save_now(ctx.shared, &libraries) {
@@ -104,6 +105,7 @@ pub(super) fn bgsave(ctx: &mut Ctx<'_>) {
         return ctx.error("ERR Background save already in progress");
     };
     state.started_secs.store(super::now_unix_ms(ctx.shared) / 1000, Ordering::Relaxed);
+    state.saves.fetch_add(1, Ordering::Relaxed);
     let Some(shared) = ctx.shared.this.get().and_then(std::sync::Weak::upgrade) else {
         ctx.shared.core.picture.end();
         state.in_progress.store(false, Ordering::Release);

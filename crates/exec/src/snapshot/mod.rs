@@ -276,7 +276,8 @@ pub struct SaveState {
     /// `Counters::redis_changes` summed as the last successful save started: INFO's
     /// `rdb_changes_since_last_save` counts from there, as Redis's `dirty` does.
     pub changes_at_save: AtomicU64,
-    /// Successful saves since the start (INFO's `rdb_saves`).
+    /// Saves begun since the start (INFO's `rdb_saves`): redis-server counts a BGSAVE as it
+    /// forks, so one a FLUSHALL stops still counts.
     pub saves: AtomicU64,
 }
 
@@ -293,7 +294,6 @@ impl SaveState {
         if ok {
             self.last_save_secs.store(now_secs, Ordering::Relaxed);
             self.changes_at_save.store(changes_at_start, Ordering::Relaxed);
-            self.saves.fetch_add(1, Ordering::Relaxed);
         }
         self.last_save_ok.store(ok, Ordering::Relaxed);
     }
