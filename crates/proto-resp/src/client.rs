@@ -24,16 +24,27 @@ pub const DEPTH_MAX: usize = 128;
 /// assert_eq!(out, b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
 /// ```
 pub fn compose_command(args: &[&[u8]], out: &mut Vec<u8>) {
-    out.push(b'*');
-    write_i64(args.len() as i64, out);
-    out.extend_from_slice(b"\r\n");
+    compose_command_head(args.len(), out);
     for arg in args {
-        out.push(b'$');
-        write_i64(arg.len() as i64, out);
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
+        compose_bulk_arg(arg, out);
     }
+}
+
+/// A request's `*N` line, for a caller that appends its `N` arguments one by one with
+/// [`compose_bulk_arg`] (no slice of them at hand).
+pub fn compose_command_head(argc: usize, out: &mut Vec<u8>) {
+    out.push(b'*');
+    write_i64(argc as i64, out);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// One argument of a request: `$len`, then its bytes.
+pub fn compose_bulk_arg(arg: &[u8], out: &mut Vec<u8>) {
+    out.push(b'$');
+    write_i64(arg.len() as i64, out);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Parses one reply from the front of `buf`; returns it and the bytes it used.

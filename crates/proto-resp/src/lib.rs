@@ -40,7 +40,7 @@ mod proptests;
 #[cfg(test)]
 mod testutil;
 
-pub use client::{compose_command, parse_reply};
+pub use client::{compose_bulk_arg, compose_command, compose_command_head, parse_reply};
 pub use commands::{
     lookup, rename_commands, ArgRule, CommandId, CommandSpec, Run, SubcommandId, SubcommandSpec,
     COMMANDS,

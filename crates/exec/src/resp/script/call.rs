@@ -528,14 +528,12 @@ fn from_script(
 /// string nor a number.
 fn compose(raw: &mut Vec<u8>, args: &[Value]) -> bool {
     raw.clear();
-    raw.push(b'*');
-    push_decimal(raw, args.len() as u64);
-    raw.extend_from_slice(b"\r\n");
+    proto_resp::compose_command_head(args.len(), raw);
     for arg in args {
         match arg {
-            Value::String(s) => push_bulk(raw, &s.as_bytes()),
-            Value::Integer(n) => push_bulk(raw, n.to_string().as_bytes()),
-            Value::Number(n) => push_bulk(raw, &convert::number_arg(*n)),
+            Value::String(s) => proto_resp::compose_bulk_arg(&s.as_bytes(), raw),
+            Value::Integer(n) => proto_resp::compose_bulk_arg(n.to_string().as_bytes(), raw),
+            Value::Number(n) => proto_resp::compose_bulk_arg(&convert::number_arg(*n), raw),
             _ => return false,
         }
     }
@@ -562,30 +560,6 @@ fn acl_check(session: &Session, args: &[Value]) -> mlua::Result<bool> {
     let Some(account) = &session.account else { return Ok(true) };
     let line: Vec<&[u8]> = command.args().collect();
     Ok(crate::resp::acl::check(account, &routed, &line).is_ok())
-}
-
-fn push_bulk(raw: &mut Vec<u8>, bytes: &[u8]) {
-    raw.push(b'$');
-    push_decimal(raw, bytes.len() as u64);
-    raw.extend_from_slice(b"\r\n");
-    raw.extend_from_slice(bytes);
-    raw.extend_from_slice(b"\r\n");
-}
-
-/// Appends `n` in decimal (no allocation: this runs for every argument of every call).
-fn push_decimal(raw: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    raw.extend_from_slice(&digits[at..]);
 }
 
 /// Routes, checks and runs one command line from a script.
