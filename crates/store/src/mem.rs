@@ -17,6 +17,17 @@ unsafe impl Sync for Region {}
 
 impl Region {
     pub(crate) fn new(len: usize) -> io::Result<Region> {
+        Self::map(len, 0)
+    }
+
+    /// A mapping whose pages are all made resident now, in one call, for a caller that
+    /// writes the whole of it at once (a large item): touching 4 KiB pages one fault at a
+    /// time was a fifth of the server's CPU on appends to 72 KB items.
+    pub(crate) fn new_populated(len: usize) -> io::Result<Region> {
+        Self::map(len, if cfg!(miri) { 0 } else { libc::MAP_POPULATE })
+    }
+
+    fn map(len: usize, extra_flags: libc::c_int) -> io::Result<Region> {
         assert!(len > 0);
         // Miri models only plain private anonymous mappings.
         let no_reserve = if cfg!(miri) { 0 } else { libc::MAP_NORESERVE };
@@ -26,7 +37,7 @@ impl Region {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | no_reserve,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | no_reserve | extra_flags,
                 -1,
                 0,
             )

@@ -390,6 +390,8 @@ pub struct Stats {
     pub index_slots: u64,
     pub segments_in_use: u64,
     pub segments_max: u64,
+    /// Mappings of freed large items kept, charged, for the next large item.
+    pub large_spare_bytes: u64,
     /// Items removed to make room while still valid.
     pub evictions: u64,
     /// Expired items removed by the background reclaim, unread since they were written.

@@ -50,6 +50,10 @@ impl Store {
                 return Ok(());
             }
             let mut taken = self.reclaim_dead();
+            if taken.coming == 0 && self.recycled.drop_spares(need_bytes.saturating_sub(room.bytes))
+            {
+                continue; // spare large-item mappings go before anything live is evicted
+            }
             if self.when_full() != WhenFull::Refuse {
                 // Memory in its grace period comes back without evicting more: a large item
                 // rewritten again and again (an APPEND loop, a growing Redis collection)

@@ -28,6 +28,7 @@ impl Store {
         self.grow_to(bytes);
         self.recycled.limit_bytes.store(bytes, Ordering::Release);
         self.lock_ctl().set_limit_segments(bytes / self.seg_size);
+        self.recycled.drop_spares(usize::MAX);
         self.shrink_to_limit();
         Ok(())
     }

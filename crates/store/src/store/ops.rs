@@ -491,6 +491,7 @@ impl Store {
         stats.index_slots = index_slots as u64;
         stats.memory_used_bytes = self.memory_used_bytes() as u64;
         stats.memory_limit_bytes = self.recycled.limit() as u64;
+        stats.large_spare_bytes = self.recycled.spare_bytes.load(Ordering::Acquire) as u64;
         let ctl = self.lock_ctl();
         let free = ctl.free_resident.len()
             + ctl.free_unbacked.len()

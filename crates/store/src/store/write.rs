@@ -146,17 +146,9 @@ impl Store {
         let (stamp, header, key, value) = new;
         let len = bytes::stored_len(header);
         let bytes = len.div_ceil(PAGE) * PAGE;
-        if room.bytes >= bytes {
-            room.bytes -= bytes;
-        } else if !self.charge_other(bytes) {
-            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
-        }
-        let mut region = match Region::new(bytes) {
-            Ok(region) => region,
-            Err(_) => {
-                self.recycled.uncharge(bytes);
-                return Err(StoreError::NoSpace.into());
-            }
+        let mut region = match self.recycled.take_spare(bytes) {
+            Some(spare) => spare, // charged already
+            None => self.map_large(bytes, room)?,
         };
         bytes::write_large_item(&mut region, stamp, header, key, value);
         shared_writes::note(Site::Seq);
@@ -187,6 +179,19 @@ impl Store {
         Ok((Location { segment: LARGE_SEGMENT, offset: slot }, cas))
     }
 
+    /// A new mapping of `bytes` for a large item, charged (from `room` when it holds them).
+    fn map_large(&self, bytes: usize, room: &mut Room) -> Result<Region, OpError> {
+        if room.bytes >= bytes {
+            room.bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Err(OpError::NeedRoom(Need::Bytes(bytes)));
+        }
+        Region::new_populated(bytes).map_err(|_| {
+            self.recycled.uncharge(bytes);
+            StoreError::NoSpace.into()
+        })
+    }
+
     /// Called when an index entry stops pointing at `location`: a large item's memory is
     /// freed after the grace period (segment bytes simply become garbage until eviction).
     pub(super) fn retire(&self, location: Location, guard: &Guard) {
@@ -208,6 +213,9 @@ impl Store {
                 return true;
             }
             if !self.unback_free_segment(&mut self.lock_ctl()) {
+                if self.recycled.drop_spares(bytes) {
+                    continue;
+                }
                 return false;
             }
             self.recycled.uncharge(self.seg_size);
