@@ -106,7 +106,8 @@ impl<K: KeyOf> Slots<K> {
     pub(crate) fn find(&self, key: &[u8]) -> Option<usize> {
         let hash = self.hasher.hash_one(key);
         let (arena, starts) = (&self.arena, &self.starts);
-        let found = self.positions.find(hash, |&at| K::key(entry_at(arena, starts[at as usize]).0) == key);
+        let found =
+            self.positions.find(hash, |&at| K::key(entry_at(arena, starts[at as usize]).0) == key);
         found.map(|&at| at as usize)
     }
 

@@ -238,7 +238,8 @@ impl ZSetValue {
     #[inline]
     fn forget(&mut self, member: &[u8], id: usize) {
         let last = self.members.len() - 1;
-        let moved_at = (id != last).then(|| self.locate(self.score_of(last), self.member(last as u32)));
+        let moved_at =
+            (id != last).then(|| self.locate(self.score_of(last), self.member(last as u32)));
         self.members.remove(member, false, |_| ());
         let Some((block, at)) = moved_at else { return };
         if let Some(node) = self.blocks.get_mut(block).and_then(|nodes| nodes.get_mut(at)) {

@@ -70,7 +70,8 @@ pub(super) fn set(
 ) -> Option<Result<i64, TooLarge>> {
     let names: Vec<&[u8]> = pairs.iter().map(|(name, _)| *name).collect();
     let thresholds = &ctx.shared.redis.encoding_thresholds;
-    let lengths_past = pairs.iter().any(|(name, value)| thresholds.hash_past(None, [name.len(), value.len()]));
+    let lengths_past =
+        pairs.iter().any(|(name, value)| thresholds.hash_past(None, [name.len(), value.len()]));
     with_plain_fields(ctx, &names, |map, room_bytes| {
         // The growth is bounded by what the new values add (a replaced value's bytes come
         // back), so the check needs no undo.

@@ -160,7 +160,10 @@ fn reply_page<'p>(
 /// whole; others in pages of `scan::page`.
 /// Whether HSCAN returns a hash of `len` fields whole, in one page, as Redis does a
 /// listpack's.
-pub(super) fn one_page<'f>(len: usize, mut fields: impl Iterator<Item = (&'f [u8], &'f [u8])>) -> bool {
+pub(super) fn one_page<'f>(
+    len: usize,
+    mut fields: impl Iterator<Item = (&'f [u8], &'f [u8])>,
+) -> bool {
     len <= ONE_PAGE_FIELDS_MAX
         && fields.all(|(name, value)| name.len().max(value.len()) <= ONE_PAGE_BYTES_MAX)
 }
