@@ -184,6 +184,11 @@ pub(super) fn delete(ctx: &mut Ctx<'_>, names: &[&[u8]]) -> Option<i64> {
         if present.len() + map.expire_at_ms.len() >= map.len() {
             return None;
         }
+        // Each removal that keeps the order is O(fields): many of them go to the general
+        // path, one rewrite of the whole hash (O(fields + names)).
+        if map.listpack && present.len() > 1 {
+            return None;
+        }
         let mut removed_bytes = 0;
         for name in &present {
             if let Some(value_len) = map.remove(name, map.listpack) {
