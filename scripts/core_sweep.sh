@@ -6,7 +6,7 @@
 #   scripts/core_sweep.sh [options] OUT_DIR
 #     --bench PATH          spinel-bench binary            [target/release/spinel-bench]
 #     --spinel PATH         spinel binary                  [target/release/spinel]
-#     --memcached PATH      memcached binary               [memcached on PATH]
+#     --memcached PATH      memcached binary               [memcached on PATH; "" for none]
 #     --nullmc PATH         nullmc binary, the store-less limit (optional; /work/peers/nullmc
 #                           when present, "" for none)
 #     --server-cpus LIST    CPUs of the servers            [0-7]
@@ -73,10 +73,17 @@ done
 [ $# -eq 1 ] || usage
 out=$1
 
-for bin in "$bench" "$spinel" "$memcached"; do
+for bin in "$bench" "$spinel"; do
     [ -x "$bin" ] || { echo "not an executable: '$bin'" >&2; exit 2; }
 done
-servers=spinel,memcached
+servers=spinel
+path=$PATH
+if [ -n "$memcached" ]; then
+    [ -x "$memcached" ] || { echo "not an executable: '$memcached'" >&2; exit 2; }
+    servers=$servers,memcached
+    # compare finds memcached on PATH.
+    path="$(dirname "$(readlink -f "$memcached")"):$PATH"
+fi
 for ((i = 1; i < ${#server_cmds[@]}; i += 2)); do
     servers=$servers,${server_cmds[i]%%[:=]*}
 done
@@ -85,8 +92,6 @@ if [ -n "$nullmc" ] && [ -x "$nullmc" ]; then
     servers=$servers,nullmc
     env_nullmc=(NULLMC_BIN="$nullmc")
 fi
-# compare finds memcached on PATH.
-path="$(dirname "$(readlink -f "$memcached")"):$PATH"
 mkdir -p "$out"
 
 # The server CPUs for thread count $1: its entry in --pin-servers-to, else --server-cpus.
@@ -102,7 +107,7 @@ cpus_for() {
 {
     echo "# core sweep $(date -u +%FT%TZ)"
     echo "host: $(nproc) CPUs, $(uname -r); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "spinel: $spinel ($(sha1sum < "$spinel" | cut -c1-12)); memcached: $memcached; servers: $servers"
+    echo "spinel: $spinel ($(sha1sum < "$spinel" | cut -c1-12)); memcached: ${memcached:-none}; servers: $servers"
     echo "threads: $threads; client CPUs: $client_cpus; connections: $connections; repeat: $repeat; duration: $duration"
 } > "$out/run.txt"
 
