@@ -29,14 +29,14 @@
 //! NOPERM text (binary: status 0x20 with that text as its value), whatever `noreply` or a
 //! quiet opcode says, so a refused write is never silent.
 
+use std::sync::Arc;
+
 use proto_memcache::{
     binary::{compose_response, BinRequest, Opcode, Reply, Status},
     meta::SetMode,
     text::{AdminCommand, ArithOp, RetrieveKind, StoreCommand},
     Request,
 };
-
-use std::sync::Arc;
 
 use super::Session;
 use crate::{
