@@ -9,8 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 macro_rules! counters {
     ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
-        /// One worker's counters (see the module docs for the writing rule).
+        /// One worker's counters (see the module docs for the writing rule). Aligned to
+        /// a cache line pair so that no other worker's counters share a line with them
+        /// (each worker's `Arc` is its own allocation, which malloc may place next to
+        /// another's).
         #[derive(Debug, Default)]
+        #[repr(align(128))]
         pub struct Counters {
             $($(#[$doc])* pub $name: AtomicU64,)*
             /// Calls and latency by Redis command (`crate::latency`).

@@ -29,6 +29,8 @@
 //! NOPERM text (binary: status 0x20 with that text as its value), whatever `noreply` or a
 //! quiet opcode says, so a refused write is never silent.
 
+use std::sync::Arc;
+
 use proto_memcache::{
     binary::{compose_response, BinRequest, Opcode, Reply, Status},
     meta::SetMode,
@@ -66,11 +68,11 @@ pub(crate) fn admit(
     session: &mut Session,
     request: &Request<'_>,
 ) -> Result<(), Refusal> {
-    let account = logged_in(view, session)?;
-    let Some(account) = account else { return Ok(()) };
-    if account.is_unrestricted() {
-        return Ok(());
-    }
+    let account = match logged_in(view, session)? {
+        None => return Ok(()),
+        Some(account) if account.is_unrestricted() => return Ok(()),
+        Some(account) => Arc::clone(account),
+    };
     let Some((command, access)) = text_command(request) else { return Ok(()) };
     let mut decoded = Vec::new();
     let result = match request {
@@ -94,10 +96,11 @@ pub(crate) fn admit_binary(
     session: &mut Session,
     request: &BinRequest<'_>,
 ) -> Result<(), Refusal> {
-    let Some(account) = logged_in(view, session)? else { return Ok(()) };
-    if account.is_unrestricted() {
-        return Ok(());
-    }
+    let account = match logged_in(view, session)? {
+        None => return Ok(()),
+        Some(account) if account.is_unrestricted() => return Ok(()),
+        Some(account) => Arc::clone(account),
+    };
     let Some((command, access)) = binary_command(request) else { return Ok(()) };
     let key = (access != NO_KEYS).then_some(request.key);
     let result = acl::check_as(&account, command, key, access);
@@ -126,17 +129,20 @@ pub(crate) fn may_set(
     }
     let mut decoded = vec![0; proto_memcache::base64::decoded_len_max(key.len())];
     match proto_memcache::meta::decoded_key(key, base64_key, &mut decoded) {
-        Some(key) => acl::check_as(&account, "set", Some(key), WRITE).is_ok(),
+        Some(key) => acl::check_as(account, "set", Some(key), WRITE).is_ok(),
         None => false,
     }
 }
 
 /// The session's user (None in file modes), logging a new connection in as a
-/// passwordless `default` when there is one.
-fn logged_in(
+/// passwordless `default` when there is one. Borrowed, not cloned: every connection of
+/// every worker holds the same `default` account, so a clone per request would write its
+/// reference count, one cache line all workers write (scripts/atomics_per_request.py;
+/// docs/benchmarks/cores.md). Callers clone only to check a restricted user's rules.
+fn logged_in<'s>(
     view: MemcacheView<'_>,
-    session: &mut Session,
-) -> Result<Option<std::sync::Arc<acl::Account>>, Refusal> {
+    session: &'s mut Session,
+) -> Result<Option<&'s Arc<acl::Account>>, Refusal> {
     if session.account.is_none() {
         if !crate::auth::uses_users(view.memcache()) {
             return Ok(None);
@@ -145,7 +151,7 @@ fn logged_in(
             return Err(Refusal::Unauthenticated);
         }
     }
-    let account = session.account.clone().ok_or(Refusal::Unauthenticated)?;
+    let account = session.account.as_ref().ok_or(Refusal::Unauthenticated)?;
     if account.deleted.load(std::sync::atomic::Ordering::Acquire) {
         return Err(Refusal::Closed);
     }
