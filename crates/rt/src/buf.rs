@@ -321,7 +321,14 @@ pub(crate) struct OutPool {
 
 impl OutPool {
     pub fn new() -> Self {
-        OutPool { free: Vec::new(), bytes: 0, large: 0, large_bytes: 0, large_allowed: true, idle_count: 0 }
+        OutPool {
+            free: Vec::new(),
+            bytes: 0,
+            large: 0,
+            large_bytes: 0,
+            large_allowed: true,
+            idle_count: 0,
+        }
     }
 
     /// Frees the buffers nobody needed since the last call (run at each tick), so a burst's
