@@ -275,15 +275,27 @@ impl<K: Copy> DirtyList<K> {
     }
 }
 
-/// Output buffers bigger than this are freed rather than pooled: a buffer that carried a
-/// large value stays resident while pooled (measured: 1 MiB buffers pooled up to 8 MiB per
-/// loop made the peak RSS under 100-500 KB values 4-6 MiB above -m), while reallocating one
-/// costs little next to copying the value into it. It holds a multiget's reply chunk (the
-/// server's is 64 KiB) plus a value of up to 64 KiB: at 64 KiB such buffers were freed after
-/// every chunk and faulted in again (13% of the server's CPU on 48-key gets of 10 KB values).
+/// Output buffers bigger than this are pooled only as one of the few large ones below: a
+/// buffer that carried a large value stays resident while pooled (measured: 1 MiB buffers
+/// pooled up to 8 MiB per loop made the peak RSS under 100-500 KB values 4-6 MiB above -m),
+/// while reallocating one costs little next to copying the value into it. It holds a
+/// multiget's reply chunk (the server's is 64 KiB) plus a value of up to 64 KiB: at 64 KiB
+/// such buffers were freed after every chunk and faulted in again (13% of the server's CPU
+/// on 48-key gets of 10 KB values).
 const POOLED_CAPACITY_MAX: usize = 128 << 10;
-/// At most this many bytes of capacity sit in the pool (they count against the process-wide
-/// buffer budget, so the pool keeps little).
+/// A loop also keeps up to [`POOLED_LARGE_COUNT_MAX`] buffers of up to this capacity: a reply
+/// made in one piece (a Redis MGET of 48 values of 10 KB is 480 KB) is past glibc's mmap
+/// threshold (`tune_allocator`), so without them every such request mapped, faulted in and
+/// unmapped its buffer (17% of the server's CPU).
+const POOLED_LARGE_CAPACITY_MAX: usize = 1 << 20;
+/// As many as one turn sends at once: with 50 connections each asking for 480 KB, 2 or 8
+/// pooled buffers left most replies faulting theirs in (page faults 13% and 11% of the
+/// server's CPU), 16 left 4%. They stay resident only while used: a tick that did not take
+/// them frees them, and none is kept while the process's buffer budget is exceeded.
+const POOLED_LARGE_COUNT_MAX: usize = 16;
+/// At most this many bytes of capacity sit in the pool in buffers up to
+/// [`POOLED_CAPACITY_MAX`] (they count against the process-wide buffer budget, so the pool
+/// keeps little); the large ones come on top.
 pub const POOLED_BYTES_MAX: usize = 1 << 20;
 /// At most this many buffers sit in the pool: enough for every connection that sends in one
 /// turn under load, while a burst (10,000 connections answered at once, each send in flight
@@ -297,6 +309,11 @@ const OUT_CAPACITY_INITIAL: usize = 1024;
 pub(crate) struct OutPool {
     free: Vec<Vec<u8>>,
     bytes: usize,
+    /// Pooled buffers over [`POOLED_CAPACITY_MAX`], and their capacity.
+    large: usize,
+    large_bytes: usize,
+    /// Whether large buffers may be kept: not while the buffer budget is exceeded.
+    large_allowed: bool,
     /// The fewest buffers the pool held since the last [`OutPool::trim`]: that many were
     /// not needed for a whole tick.
     idle_count: usize,
@@ -304,19 +321,26 @@ pub(crate) struct OutPool {
 
 impl OutPool {
     pub fn new() -> Self {
-        OutPool { free: Vec::new(), bytes: 0, idle_count: 0 }
+        OutPool {
+            free: Vec::new(),
+            bytes: 0,
+            large: 0,
+            large_bytes: 0,
+            large_allowed: true,
+            idle_count: 0,
+        }
     }
 
     /// Frees the buffers nobody needed since the last call (run at each tick), so a burst's
     /// buffers do not stay resident once it is over.
     pub fn trim(&mut self) {
         let idle = self.idle_count.min(self.free.len());
-        for buf in self.free.drain(..idle) {
-            self.bytes -= buf.capacity();
+        let mut free = mem::take(&mut self.free);
+        for buf in free.drain(..idle) {
+            self.forget(buf.capacity());
         }
-        if self.free.is_empty() {
-            self.free = Vec::new();
-        }
+        // An emptied pool gives its list's allocation back too.
+        self.free = if free.is_empty() { Vec::new() } else { free };
         self.idle_count = self.free.len();
     }
 
@@ -328,7 +352,7 @@ impl OutPool {
     pub fn take(&mut self) -> Vec<u8> {
         match self.free.pop() {
             Some(buf) => {
-                self.bytes -= buf.capacity();
+                self.forget(buf.capacity());
                 self.idle_count = self.idle_count.min(self.free.len());
                 buf
             }
@@ -336,20 +360,43 @@ impl OutPool {
         }
     }
 
-    /// Gives `buf` back; a big buffer, or one that would push the pool over its byte budget,
-    /// is freed instead.
+    /// Gives `buf` back; a big buffer past the few large ones kept, or one that would push
+    /// the pool over its byte budget, is freed instead. The last one given is the next one
+    /// taken.
     pub fn give(&mut self, mut buf: Vec<u8>) {
         let capacity = buf.capacity();
-        if capacity == 0
-            || capacity > POOLED_CAPACITY_MAX
-            || self.bytes + capacity > POOLED_BYTES_MAX
-            || self.free.len() >= POOLED_COUNT_MAX
-        {
+        let large = capacity > POOLED_CAPACITY_MAX;
+        let kept = if large {
+            self.large_allowed
+                && capacity <= POOLED_LARGE_CAPACITY_MAX
+                && self.large < POOLED_LARGE_COUNT_MAX
+        } else {
+            capacity != 0 && self.bytes - self.large_bytes + capacity <= POOLED_BYTES_MAX
+        };
+        if !kept || self.free.len() >= POOLED_COUNT_MAX {
             return;
         }
         buf.clear();
         self.bytes += capacity;
+        if large {
+            self.large += 1;
+            self.large_bytes += capacity;
+        }
         self.free.push(buf);
+    }
+
+    /// Lets large buffers be kept, or not (run at each tick, from the buffer budget).
+    pub fn allow_large(&mut self, allowed: bool) {
+        self.large_allowed = allowed;
+    }
+
+    /// Counts a buffer of `capacity` out of the pool.
+    fn forget(&mut self, capacity: usize) {
+        self.bytes -= capacity;
+        if capacity > POOLED_CAPACITY_MAX {
+            self.large -= 1;
+            self.large_bytes -= capacity;
+        }
     }
 
     /// Buffers in the pool (for tests).
@@ -476,11 +523,36 @@ mod tests {
     #[test]
     fn pool_is_bounded() {
         let mut pool = OutPool::new();
-        pool.give(Vec::with_capacity(POOLED_CAPACITY_MAX + 1));
-        assert_eq!(pool.len(), 0);
+        pool.give(Vec::with_capacity(POOLED_LARGE_CAPACITY_MAX + 1));
+        assert_eq!(pool.len(), 0, "a buffer over the large ones' capacity is freed");
         for _ in 0..(POOLED_BYTES_MAX / POOLED_CAPACITY_MAX + 5) {
             pool.give(Vec::with_capacity(POOLED_CAPACITY_MAX));
         }
         assert!(pool.bytes() <= POOLED_BYTES_MAX);
+        pool.allow_large(false);
+        pool.give(Vec::with_capacity(512 << 10));
+        assert!(pool.bytes() <= POOLED_BYTES_MAX, "no large buffer over the budget");
+    }
+
+    /// A few large buffers are kept (a big reply reuses a resident one), no more than the
+    /// count; the next take hands out the last one given; a tick that did not use them
+    /// frees them.
+    #[test]
+    fn pool_keeps_a_few_large_buffers() {
+        let mut pool = OutPool::new();
+        for _ in 0..POOLED_LARGE_COUNT_MAX + 2 {
+            pool.give(Vec::with_capacity(512 << 10));
+        }
+        assert_eq!((pool.len(), pool.large), (POOLED_LARGE_COUNT_MAX, POOLED_LARGE_COUNT_MAX));
+        assert_eq!(pool.bytes(), POOLED_LARGE_COUNT_MAX * (512 << 10));
+        pool.give(Vec::with_capacity(100));
+        assert_eq!(pool.take().capacity(), 100);
+        let big = pool.take();
+        assert_eq!((big.capacity(), pool.large), (512 << 10, POOLED_LARGE_COUNT_MAX - 1));
+        pool.give(big);
+        pool.trim(); // starts the count
+        pool.trim();
+        assert_eq!((pool.len(), pool.large, pool.large_bytes), (0, 0, 0), "idle for a tick");
+        assert_eq!(pool.bytes(), 0);
     }
 }

@@ -173,6 +173,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         // Before the handler's tick, so that memory freed here can be given back there.
         self.conns.shrink();
         self.pool.trim();
+        self.pool.allow_large(!self.config.buffers.exceeded());
         let held = self.conns.buffer_bytes() + self.pool.bytes();
         self.config.buffers.publish(&mut self.published_buffer_bytes, held);
         self.config.buffers.publish_tails(&mut self.published_tails, self.inputs.tails());
