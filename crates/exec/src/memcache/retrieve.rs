@@ -20,7 +20,7 @@ use super::{
 };
 use crate::{
     core::{
-        get::Gets,
+        get::{Gets, ReadAhead, BUCKETS_AHEAD},
         touch::{self, Retime, TouchOutcome},
     },
     Flow,
@@ -60,8 +60,25 @@ fn get(
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
     let mut resume_at = None;
+    // A multiget in a large store reads ahead: each key's buckets and item are on their way
+    // before its turn.
+    let mut ahead = ReadAhead::new();
+    let mut later = request.keys.iter_from(session.resume_at);
+    let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
+    if reads_ahead {
+        for key in later.by_ref().take(BUCKETS_AHEAD) {
+            gets.announce(&mut ahead, session.key(key));
+        }
+    }
     for key in request.keys.iter_from(session.resume_at) {
-        let found = gets.get(session.key(key));
+        let found = if reads_ahead {
+            if let Some(next) = later.next() {
+                gets.announce(&mut ahead, session.key(next));
+            }
+            gets.get_announced(&mut ahead, session.key(key))
+        } else {
+            gets.get(session.key(key))
+        };
         detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
             let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));

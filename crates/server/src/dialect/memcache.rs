@@ -146,6 +146,14 @@ impl<'a> Dialect for Text<'a> {
     }
 
     #[inline(always)]
+    fn read_ahead(&mut self, next: &[u8]) {
+        let store = &self.ctx.view.core().store;
+        if let Some(key) = next_get_key(next).filter(|_| store.reads_ahead()) {
+            store.prefetch(store::KeyHash::of(key));
+        }
+    }
+
+    #[inline(always)]
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow {
         if self.reply_chunk_bytes != 0 {
             // A reply chunk at least as large as the request: a resumed multiget parses its
@@ -185,6 +193,19 @@ impl Text<'_> {
             }
         }
     }
+}
+
+/// The first key of a `get`/`gets` line at the front of `next`, if the line starts that
+/// way and the key ends within a key's length: a hint for [`Dialect::read_ahead`], not a
+/// parse (the request is parsed as usual when its turn comes). Keys that start with a NUL
+/// byte are stored escaped: left out.
+#[inline(always)]
+fn next_get_key(next: &[u8]) -> Option<&[u8]> {
+    let rest = next.strip_prefix(b"get ").or_else(|| next.strip_prefix(b"gets "))?;
+    let window = &rest[..rest.len().min(proto_memcache::limits::KEY_LEN_MAX_DEFAULT + 1)];
+    let end = window.iter().position(|&b| matches!(b, b' ' | b'\r' | b'\n'))?;
+    let key = &window[..end];
+    (!key.is_empty() && key[0] != 0).then_some(key)
 }
 
 /// Binary packets, with the codec's rejections answered as memcached does (a status packet,

@@ -56,6 +56,17 @@ impl Dialect for Resp<'_> {
     }
 
     #[inline(always)]
+    fn read_ahead(&mut self, next: &[u8]) {
+        if self.session.db != 0 {
+            return; // keys of other databases are stored prefixed: no hint
+        }
+        let store = &self.shared.core.store;
+        if let Some(key) = next_get_key(next).filter(|_| store.reads_ahead()) {
+            store.prefetch(store::KeyHash::of(key));
+        }
+    }
+
+    #[inline(always)]
     fn execute(&mut self, command: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
         if command.is_empty() {
             return Flow::Continue;
@@ -75,6 +86,23 @@ impl Dialect for Resp<'_> {
     fn keep_scratch(&mut self, storage: ArgStorage) {
         self.storage = Some(storage);
     }
+}
+
+/// The key of a `GET` (any case) in RESP framing at the front of `next` (`*2\r\n$3\r\nGET\r\n`
+/// then the key's bulk string, whole): a hint for [`super::Dialect::read_ahead`], not a
+/// parse. Keys that start with a NUL byte are stored escaped: left out.
+#[inline(always)]
+fn next_get_key(next: &[u8]) -> Option<&[u8]> {
+    const HEAD: &[u8] = b"*2\r\n$3\r\nGET\r\n$";
+    let head = next.get(..HEAD.len())?;
+    if !head.eq_ignore_ascii_case(HEAD) {
+        return None;
+    }
+    let rest = &next[HEAD.len()..];
+    let digits = rest.iter().take(4).take_while(|b| b.is_ascii_digit()).count();
+    let len = rest[..digits].iter().fold(0usize, |n, &b| n * 10 + usize::from(b - b'0'));
+    let key = rest.get(digits..)?.strip_prefix(b"\r\n")?.get(..len)?;
+    (digits > 0 && !key.is_empty() && key[0] != 0).then_some(key)
 }
 
 /// Answers a request the parser refused.

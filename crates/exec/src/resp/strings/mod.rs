@@ -23,7 +23,7 @@ use super::{
 };
 use crate::{
     core::{
-        get::Gets,
+        get::{Gets, ReadAhead, BUCKETS_AHEAD},
         storage::{self, OnRefusal, StoreOutcome},
         touch::{self, Retime, TouchOutcome},
         Refusal,
@@ -405,10 +405,21 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     let mut gets = Gets::new(&shared.core.store);
     let count = ctx.argc() - 1;
     ctx.reply().array(count);
+    // In a large store, reads ahead as memcached's multiget: each key's buckets and item
+    // are on their way before its turn.
+    let mut ahead = ReadAhead::new();
+    let reads_ahead = count > 1 && shared.core.store.reads_ahead();
+    for index in (1..=count.min(BUCKETS_AHEAD)).filter(|_| reads_ahead) {
+        gets.announce(&mut ahead, ctx.key(index));
+    }
     for index in 1..=count {
+        if reads_ahead && index + BUCKETS_AHEAD <= count {
+            gets.announce(&mut ahead, ctx.key(index + BUCKETS_AHEAD));
+        }
         let (key, out) = ctx.key_and_out(index);
         let mut reply = Reply::new(out, protocol);
-        match gets.get(key) {
+        let found = if reads_ahead { gets.get_announced(&mut ahead, key) } else { gets.get(key) };
+        match found {
             Some(item) => reply.bulk(item.value()),
             None => reply.null(),
         }
