@@ -406,6 +406,22 @@ impl Index {
         crate::mem::prefetch_address(base.wrapping_add(home * BUCKET_BYTES));
     }
 
+    /// A sub-table's prefetch hints (test only).
+    #[cfg(test)]
+    pub(crate) fn hints(&self, sub: usize) -> (usize, usize) {
+        let sub = &self.subs[sub];
+        (sub.hint_base.load(Ordering::Relaxed), sub.hint_buckets.load(Ordering::Relaxed))
+    }
+
+    /// A sub-table's current table: its first bucket's address and its bucket count (test
+    /// only).
+    #[cfg(test)]
+    pub(crate) fn current_table(&self, sub: usize, guard: &Guard) -> (usize, usize) {
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { self.subs[sub].current.load(Ordering::Acquire, guard).deref() };
+        (table.region.ptr() as usize, table.buckets)
+    }
+
     /// Calls `f` with the location of each entry of the current table whose tag is the
     /// key's (the items a lookup of the key would read): the home bucket's, or else the
     /// second bucket's.

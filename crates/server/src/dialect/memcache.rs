@@ -309,3 +309,34 @@ impl<'a> Dialect for Binary<'a> {
         !matches!(request.opcode, Opcode::GetQ | Opcode::GetKQ)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::next_get_key;
+
+    // Goal: the read ahead's hint takes the first key of a get/gets line and nothing else:
+    // not another command's, not an unfinished key, not one longer than a key may be, not a
+    // NUL-led (escaped) one.
+    #[test]
+    fn next_get_key_reads_only_get_lines() {
+        let long = [b"get ".to_vec(), vec![b'k'; 251], b"\r\n".to_vec()].concat();
+        let longest = [b"get ".to_vec(), vec![b'k'; 250], b"\r\n".to_vec()].concat();
+        let table: &[(&[u8], Option<&[u8]>)] = &[
+            (b"get abc\r\n", Some(b"abc")),
+            (b"get abc def\r\n", Some(b"abc")),
+            (b"gets abc\n", Some(b"abc")),
+            (b"get abc", None),
+            (b"get  abc\r\n", None),
+            (b"get \0abc\r\n", None),
+            (b"gat 0 abc\r\n", None),
+            (b"set abc 0 0 1\r\nx\r\n", None),
+            (b"GET abc\r\n", None),
+            (b"", None),
+            (&long, None),
+            (&longest, Some(&longest[4..254])),
+        ];
+        for (next, want) in table {
+            assert_eq!(next_get_key(next), *want, "{:?}", String::from_utf8_lossy(next));
+        }
+    }
+}

@@ -128,3 +128,29 @@ fn refuse(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::next_get_key;
+
+    // Goal: the read ahead's hint takes the key of a whole RESP GET (any case) and nothing
+    // else: not another command's, not a key cut short, not a NUL-led (escaped) one.
+    #[test]
+    fn next_get_key_reads_only_whole_gets() {
+        let table: &[(&[u8], Option<&[u8]>)] = &[
+            (b"*2\r\n$3\r\nGET\r\n$3\r\nabc\r\n", Some(b"abc")),
+            (b"*2\r\n$3\r\nget\r\n$3\r\nabc", Some(b"abc")),
+            (b"*2\r\n$3\r\nGET\r\n$3\r\nab", None),
+            (b"*2\r\n$3\r\nGET\r\n$\r\nabc\r\n", None),
+            (b"*2\r\n$3\r\nGET\r\n$0\r\n\r\n", None),
+            (b"*2\r\n$3\r\nGET\r\n$3\r\n\0ab\r\n", None),
+            (b"*3\r\n$3\r\nSET\r\n$3\r\nabc\r\n$1\r\nx\r\n", None),
+            (b"*2\r\n$4\r\nMGET\r\n$3\r\nabc\r\n", None),
+            (b"GET abc\r\n", None),
+            (b"", None),
+        ];
+        for (next, want) in table {
+            assert_eq!(next_get_key(next), *want, "{:?}", String::from_utf8_lossy(next));
+        }
+    }
+}
