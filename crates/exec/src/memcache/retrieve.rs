@@ -62,22 +62,23 @@ fn get(
     let mut resume_at = None;
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
-    let mut ahead = ReadAhead::new();
-    let mut later = request.keys.iter_from(session.resume_at);
     let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
-    if reads_ahead {
+    let mut ahead = reads_ahead.then(ReadAhead::new);
+    let mut later = request.keys.iter_from(session.resume_at);
+    if let Some(ahead) = ahead.as_mut() {
         for key in later.by_ref().take(BUCKETS_AHEAD) {
-            gets.announce(&mut ahead, session.key(key));
+            gets.announce(ahead, session.key(key));
         }
     }
     for key in request.keys.iter_from(session.resume_at) {
-        let found = if reads_ahead {
-            if let Some(next) = later.next() {
-                gets.announce(&mut ahead, session.key(next));
+        let found = match ahead.as_mut() {
+            Some(ahead) => {
+                if let Some(next) = later.next() {
+                    gets.announce(ahead, session.key(next));
+                }
+                gets.get_announced(ahead, session.key(key))
             }
-            gets.get_announced(&mut ahead, session.key(key))
-        } else {
-            gets.get(session.key(key))
+            None => gets.get(session.key(key)),
         };
         detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {

@@ -407,18 +407,22 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     ctx.reply().array(count);
     // In a large store, reads ahead as memcached's multiget: each key's buckets and item
     // are on their way before its turn.
-    let mut ahead = ReadAhead::new();
-    let reads_ahead = count > 1 && shared.core.store.reads_ahead();
-    for index in (1..=count.min(BUCKETS_AHEAD)).filter(|_| reads_ahead) {
-        gets.announce(&mut ahead, ctx.key(index));
+    let mut ahead = (count > 1 && shared.core.store.reads_ahead()).then(ReadAhead::new);
+    if let Some(ahead) = ahead.as_mut() {
+        for index in 1..=count.min(BUCKETS_AHEAD) {
+            gets.announce(ahead, ctx.key(index));
+        }
     }
     for index in 1..=count {
-        if reads_ahead && index + BUCKETS_AHEAD <= count {
-            gets.announce(&mut ahead, ctx.key(index + BUCKETS_AHEAD));
+        if let Some(ahead) = ahead.as_mut().filter(|_| index + BUCKETS_AHEAD <= count) {
+            gets.announce(ahead, ctx.key(index + BUCKETS_AHEAD));
         }
         let (key, out) = ctx.key_and_out(index);
         let mut reply = Reply::new(out, protocol);
-        let found = if reads_ahead { gets.get_announced(&mut ahead, key) } else { gets.get(key) };
+        let found = match ahead.as_mut() {
+            Some(ahead) => gets.get_announced(ahead, key),
+            None => gets.get(key),
+        };
         match found {
             Some(item) => reply.bulk(item.value()),
             None => reply.null(),
