@@ -147,8 +147,12 @@ impl<'a> Dialect for Text<'a> {
 
     #[inline(always)]
     fn read_ahead(&mut self, next: &[u8]) {
+        // The store's size first: one load, where the scan reads the next request.
         let store = &self.ctx.view.core().store;
-        if let Some(key) = next_get_key(next).filter(|_| store.reads_ahead()) {
+        if !store.reads_ahead() {
+            return;
+        }
+        if let Some(key) = next_get_key(next) {
             store.prefetch(store::KeyHash::of(key));
         }
     }

@@ -57,11 +57,13 @@ impl Dialect for Resp<'_> {
 
     #[inline(always)]
     fn read_ahead(&mut self, next: &[u8]) {
-        if self.session.db != 0 {
-            return; // keys of other databases are stored prefixed: no hint
-        }
+        // Keys of other databases are stored prefixed: no hint. The store's size first:
+        // one load, where the scan reads the next request.
         let store = &self.shared.core.store;
-        if let Some(key) = next_get_key(next).filter(|_| store.reads_ahead()) {
+        if self.session.db != 0 || !store.reads_ahead() {
+            return;
+        }
+        if let Some(key) = next_get_key(next) {
             store.prefetch(store::KeyHash::of(key));
         }
     }
