@@ -164,6 +164,9 @@ pub struct Engine<'a> {
     pub unmeasured: Stats,
     in_flight: u64,
     issued_measured: u64,
+    /// When the bytes being parsed were read: the end of every op they complete (one clock
+    /// read per read, not one per op).
+    arrived_ns: u64,
 }
 
 impl<'a> Engine<'a> {
@@ -203,6 +206,7 @@ impl<'a> Engine<'a> {
             unmeasured: Stats::default(),
             in_flight: 0,
             issued_measured: 0,
+            arrived_ns: 0,
         })
     }
 
@@ -513,6 +517,7 @@ impl<'a> Engine<'a> {
     /// `n` bytes arrived in the read buffer: parse replies, keep the unparsed tail (the
     /// server loop's `InputTail`: parsed in place when there is no tail, freed once empty).
     fn received(&mut self, index: usize, n: usize) {
+        self.arrived_ns = self.shared.now_ns();
         let mut input = std::mem::take(&mut self.conns[index].input);
         let buf = std::mem::take(&mut self.read_buf);
         let intact = input.offer(&buf[..n], |bytes| match self.parse_replies(index, bytes) {
@@ -721,7 +726,7 @@ impl<'a> Engine<'a> {
     }
 
     fn op_done(&mut self, slot: u32, s: Slot) {
-        let now = self.shared.now_ns();
+        let now = self.arrived_ns;
         let stats = self.stats_for(s.measured);
         match s.kind {
             Some(OpKind::Get) => {

@@ -125,15 +125,19 @@ impl Segments {
     #[inline]
     pub(crate) fn prefetch_item(&self, id: u32, offset: u32) {
         let at = id as usize * self.size + offset as usize;
-        if at >= self.headers.len() * self.size {
-            return;
+        if at < self.headers.len() * self.size {
+            self.region.prefetch(at);
         }
-        #[cfg(all(target_arch = "x86_64", not(miri)))]
-        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault;
-        // the address lies inside the mapping anyway (checked above).
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(self.region.ptr().add(at).cast::<i8>());
+    }
+
+    /// Starts loading the first two lines of the item at `offset` of segment `id` (its
+    /// header and key, and a small value), for a read a few keys later in a batch.
+    #[inline]
+    pub(crate) fn prefetch_item_head(&self, id: u32, offset: u32) {
+        let at = id as usize * self.size + offset as usize;
+        if at < self.headers.len() * self.size {
+            self.region.prefetch(at);
+            self.region.prefetch((at | 63) + 1);
         }
     }
 

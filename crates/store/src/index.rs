@@ -53,6 +53,8 @@ const VALID: u64 = 1 << 49;
 const FREQ_SHIFT: u32 = 47;
 const FREQ_MASK: u64 = 0b11 << FREQ_SHIFT;
 pub(crate) const FREQ_MAX: u8 = 3;
+/// One mask and compare per cell checks "valid and same tag" (tags fill the top bits).
+const TAG_VALID_MASK: u64 = (u64::MAX << TAG_SHIFT) | VALID;
 const LOCATION_MASK: u64 = (1 << 44) - 1;
 pub(crate) const OFFSET_BITS: u32 = 20;
 pub(crate) const LARGE_SEGMENT: u32 = (1 << 24) - 1;
@@ -174,6 +176,11 @@ impl Table {
         unsafe { &*self.region.ptr().cast::<Bucket>().add(index) }
     }
 
+    /// Starts loading bucket `index`'s line (a hint: nothing past the table).
+    fn prefetch_bucket(&self, index: usize) {
+        self.region.prefetch(index * BUCKET_BYTES);
+    }
+
     fn home(&self, pos: u32) -> usize {
         ((u64::from(pos) * self.buckets as u64) >> 32) as usize
     }
@@ -248,6 +255,12 @@ pub(crate) struct Sub {
     migrate_next: AtomicU64,
     /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
+    /// The current table's first bucket (an address) and bucket count, for prefetches that
+    /// take no pin ([`Index::prefetch_home_unpinned`]): set with the table, read without
+    /// order, so a reader may pair an old one with a new one and prefetch a useless line;
+    /// nothing is ever read through them.
+    hint_base: AtomicUsize,
+    hint_buckets: AtomicUsize,
     /// Entries in both tables together.
     count: OwnLine<AtomicUsize>,
 }
@@ -325,8 +338,11 @@ impl Index {
     pub(crate) fn new(buckets_per_sub: usize) -> std::io::Result<Index> {
         let subs = (0..SUBTABLES)
             .map(|_| {
+                let table = Table::new(buckets_per_sub)?;
                 Ok(Sub {
-                    current: Atomic::new(Table::new(buckets_per_sub)?),
+                    hint_base: AtomicUsize::new(table.region.ptr() as usize),
+                    hint_buckets: AtomicUsize::new(table.buckets),
+                    current: Atomic::new(table),
                     old: Atomic::null(),
                     version: AtomicU64::new(0),
                     count: OwnLine(AtomicUsize::new(0)),
@@ -366,6 +382,75 @@ impl Index {
             }
         }
         None
+    }
+
+    /// Starts loading the key's two buckets in the sub-table's current table (a table
+    /// being migrated away from is left out: it is there only while the sub-table grows).
+    pub(crate) fn prefetch_buckets(&self, hash: HashParts, guard: &Guard) {
+        let sub = &self.subs[hash.sub];
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        for bucket in table.candidates(hash) {
+            table.prefetch_bucket(bucket);
+        }
+    }
+
+    /// Starts loading the key's home bucket in the sub-table's current table without a
+    /// pin, from the sub-table's hints (a stale hint prefetches a useless line): the read
+    /// ahead of pipelined requests, whose reads pin each on their own.
+    pub(crate) fn prefetch_home_unpinned(&self, hash: HashParts) {
+        let sub = &self.subs[hash.sub];
+        let base = sub.hint_base.load(Ordering::Relaxed);
+        let buckets = sub.hint_buckets.load(Ordering::Relaxed);
+        let home = ((u64::from(hash.pos) * buckets as u64) >> 32) as usize;
+        crate::mem::prefetch_address(base.wrapping_add(home * BUCKET_BYTES));
+    }
+
+    /// A sub-table's prefetch hints (test only).
+    #[cfg(test)]
+    pub(crate) fn hints(&self, sub: usize) -> (usize, usize) {
+        let sub = &self.subs[sub];
+        (sub.hint_base.load(Ordering::Relaxed), sub.hint_buckets.load(Ordering::Relaxed))
+    }
+
+    /// A sub-table's current table: its first bucket's address and its bucket count (test
+    /// only).
+    #[cfg(test)]
+    pub(crate) fn current_table(&self, sub: usize, guard: &Guard) -> (usize, usize) {
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { self.subs[sub].current.load(Ordering::Acquire, guard).deref() };
+        (table.region.ptr() as usize, table.buckets)
+    }
+
+    /// Calls `f` with the location of each entry of the current table whose tag is the
+    /// key's (the items a lookup of the key would read): the home bucket's, or else the
+    /// second bucket's.
+    pub(crate) fn tagged_locations(
+        &self,
+        hash: HashParts,
+        guard: &Guard,
+        mut f: impl FnMut(Location),
+    ) {
+        let sub = &self.subs[hash.sub];
+        // SAFETY: pinned; the current table is never null.
+        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
+        let mut scan = |bucket: usize| {
+            let mut matched = false;
+            for slot in &table.bucket(bucket).0 {
+                let value = slot.load(Ordering::Relaxed);
+                if value & TAG_VALID_MASK == want {
+                    f(Slot(value).location());
+                    matched = true;
+                }
+            }
+            matched
+        };
+        // As `probe`: the second bucket only when the home one has no candidate.
+        let home = table.home(hash.pos);
+        if !scan(home) {
+            scan(table.alternate(home, hash));
+        }
     }
 
     /// Inserts a new entry for a key known to be absent. The caller holds the key's stripe.
@@ -497,6 +582,8 @@ impl Index {
         sub.migrate_done.store(0, Ordering::Release);
         let current = sub.current.load(Ordering::Acquire, guard);
         sub.old.store(current, Ordering::Release);
+        sub.hint_base.store(table.region.ptr() as usize, Ordering::Relaxed);
+        sub.hint_buckets.store(table.buckets, Ordering::Relaxed);
         sub.current.store(Owned::new(table), Ordering::Release);
         sub.version.fetch_add(1, Ordering::AcqRel);
         sub.migrate_next.store(gen << 32, Ordering::Release);
@@ -605,8 +692,6 @@ fn probe<'t>(
     hash: HashParts,
     is_key: &mut impl FnMut(Slot) -> bool,
 ) -> Option<Found<'t>> {
-    // One mask and compare per cell checks "valid and same tag" (tags fill the top bits).
-    const TAG_VALID_MASK: u64 = (u64::MAX << TAG_SHIFT) | VALID;
     let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
     let mut probe_bucket = |bucket: usize| {
         for slot in &table.bucket(bucket).0 {

@@ -53,6 +53,22 @@ impl Region {
         self.ptr.as_ptr()
     }
 
+    /// Asks the CPU to start loading the cache line at `offset`, for a read soon after
+    /// (nothing when `offset` is past the end).
+    #[inline]
+    pub(crate) fn prefetch(&self, offset: usize) {
+        if offset >= self.len {
+            return;
+        }
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault;
+        // the address lies inside the mapping anyway (checked above).
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.ptr().add(offset).cast::<i8>());
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -88,6 +104,22 @@ impl Drop for Region {
         // SAFETY: ptr/len came from a successful mmap and are unmapped exactly once.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
+}
+
+/// Asks the CPU to start loading the cache line at `address`, which may be any address: a
+/// prefetch reads nothing the program sees and cannot fault, so a stale or wrong address
+/// costs a useless line at most.
+#[inline]
+pub(crate) fn prefetch_address(address: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: a prefetch is a hint that never faults and dereferences nothing (the address
+    // need not be mapped); SSE is part of x86_64.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(address as *const i8);
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = address;
 }
 
 /// Types whose all-zero bit pattern is a valid value: atomics, and structs of them.

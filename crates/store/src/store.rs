@@ -352,12 +352,43 @@ impl Reader<'_> {
         self.lookup_or_miss(key, Access::DontCount)
     }
 
+    /// [`Reader::get_or_miss`] for a key whose hash is at hand (see [`Reader::prefetch_index`]).
+    pub fn get_or_miss_hashed(&self, key: &[u8], hash: KeyHash) -> Result<Item<'_>, Miss> {
+        debug_assert_eq!(hash, KeyHash::of(key), "the hash of another key");
+        let access = if self.counts_access { Access::Count } else { Access::DontCount };
+        self.lookup_hashed(key, hash.parts(), access)
+    }
+
+    /// A batch's read ahead, first step: starts loading the index buckets where the key of
+    /// `hash` may be, so that a read a few keys later does not wait for them. A hint: it
+    /// changes nothing.
+    #[inline]
+    pub fn prefetch_index(&self, hash: KeyHash) {
+        self.store.index.prefetch_buckets(hash.parts(), &self.guard);
+    }
+
+    /// A batch's read ahead, second step, once the buckets had time to arrive (a key or two
+    /// after [`Reader::prefetch_index`]): reads them and starts loading the items whose
+    /// tags match the key's. A hint: it changes nothing.
+    #[inline]
+    pub fn prefetch_items(&self, hash: KeyHash) {
+        self.store.index.tagged_locations(hash.parts(), &self.guard, |location| {
+            if location.segment != LARGE_SEGMENT {
+                self.store.segments.prefetch_item_head(location.segment, location.offset);
+            }
+        });
+    }
+
     fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
         self.lookup_or_miss(key, access).ok()
     }
 
     fn lookup_or_miss(&self, key: &[u8], access: Access) -> Result<Item<'_>, Miss> {
-        let hash = HashParts::of(key);
+        self.lookup_hashed(key, HashParts::of(key), access)
+    }
+
+    #[inline]
+    fn lookup_hashed(&self, key: &[u8], hash: HashParts, access: Access) -> Result<Item<'_>, Miss> {
         let (found, item) = self.store.find_item(key, hash, &self.guard).ok_or(Miss::Absent)?;
         if !item.visible(self.now_ms, self.flush_gen, self.flushed_through_secs) {
             return Err(item.miss(self.now_ms, self.flush_gen, self.flushed_through_secs));
@@ -371,6 +402,43 @@ impl Reader<'_> {
             item.stamp.store(secs_stamp(self.now_ms));
         }
         Ok(view)
+    }
+}
+
+/// Reads look ahead (prefetch) only in a store holding at least this much: below it, items
+/// and index lines mostly sit in the caches already, and the read ahead's own work cost
+/// more than it saved (48-key gets of 20-byte values, one thread: 0.90-0.94x with 10,000
+/// keys, 1.11x with 100,000, 1.6-1.8x with 1,000,000).
+pub const READ_AHEAD_FROM_BYTES: usize = 4 << 20;
+
+impl Store {
+    /// Whether reads should look ahead: the store holds [`READ_AHEAD_FROM_BYTES`] or more.
+    #[inline]
+    pub fn reads_ahead(&self) -> bool {
+        self.recycled.used_bytes.load(Ordering::Relaxed) >= READ_AHEAD_FROM_BYTES
+    }
+
+    /// Pipelined requests' read ahead: starts loading the home index bucket of the key of
+    /// `hash`, for a read of it soon after (the next request). Takes no pin: a hint from
+    /// the index's unordered table hints, which changes nothing and reads nothing.
+    #[inline]
+    pub fn prefetch(&self, hash: KeyHash) {
+        self.index.prefetch_home_unpinned(hash.parts());
+    }
+}
+
+/// A key's hash, computed once for a batch's read ahead and the read that follows it
+/// ([`Reader::prefetch_index`], [`Reader::prefetch_items`], [`Reader::get_or_miss_hashed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyHash(u64);
+
+impl KeyHash {
+    pub fn of(key: &[u8]) -> KeyHash {
+        KeyHash(index::key_hash(key))
+    }
+
+    fn parts(self) -> HashParts {
+        HashParts::from_hash(self.0)
     }
 }
 

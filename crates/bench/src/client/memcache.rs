@@ -1,21 +1,25 @@
 //! memcached text: `get k1 k2 ...` and `set k 0 ttl len`.
 
 use proto_memcache::{
-    compose_retrieve, compose_store, parse_response,
-    text::{response::Status, RetrieveKind, Store, StoreCommand},
+    compose_store, parse_response,
+    text::{response::Status, Store, StoreCommand},
     Limits, Response, ResponseError,
 };
 
 use super::{ErrorKind, KeyCursor, Parsed, Scratch, SetArgs, Tally};
 use crate::workload::KeyFormat;
+use proto_memcache::limits::LINE_LEN_MAX_DEFAULT;
 
-pub(super) fn compose_get(
-    keys: &[u64],
-    format: &KeyFormat,
-    scratch: &mut Scratch,
-    out: &mut Vec<u8>,
-) {
-    compose_retrieve(RetrieveKind::Get, scratch.keys(keys, format), out);
+/// `get k1 k2 ...`: the line `compose_retrieve` writes, with each key formatted straight
+/// into `out` (no key buffer per key: the load generator must stay cheaper than the
+/// store-less limit server it measures).
+pub(super) fn compose_get(keys: &[u64], format: &KeyFormat, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"get");
+    for &id in keys {
+        out.push(b' ');
+        format.append_key(id, out);
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 pub(super) fn compose_set(
@@ -65,6 +69,17 @@ pub(super) fn parse_get<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Parsed
 where
     I: Iterator<Item = u64> + Clone,
 {
+    match parse_plain_values(keys.clone(), format, input) {
+        Some(parsed) => parsed,
+        None => parse_get_by_codec(keys, format, input),
+    }
+}
+
+/// Any reply to a get, read with the codec's response parser.
+pub(super) fn parse_get_by_codec<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Parsed
+where
+    I: Iterator<Item = u64> + Clone,
+{
     let (response, used) = match response(input) {
         Ok(ok) => ok,
         Err(parsed) => return parsed,
@@ -82,6 +97,72 @@ where
         }
     }
     Parsed::Reply { tally: cursor.finish(), error: None, used }
+}
+
+/// The common reply read in one pass, checking each item as it goes: whole `VALUE <key>
+/// <flags> <bytes>[ <cas>]\r\n<data>\r\n` items (single spaces, plain digits, lines within
+/// the codec's limit) then `END\r\n`. `None` for anything else (an error line, a partial
+/// reply, any other spelling): the codec's parser then decides, so this path accepts only
+/// what the codec accepts, with the same meaning.
+fn parse_plain_values<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Option<Parsed>
+where
+    I: Iterator<Item = u64>,
+{
+    let mut cursor = KeyCursor::new(keys, format);
+    let mut broken = None;
+    let mut at = 0;
+    while let Some(rest) = input[at..].strip_prefix(b"VALUE ") {
+        let (key, data_len, line_len) = value_line(rest)?;
+        let data_start = at + b"VALUE ".len() + line_len;
+        let data_end = data_start.checked_add(data_len)?;
+        if input.get(data_end..data_end.checked_add(2)?)? != b"\r\n" {
+            return None;
+        }
+        if broken.is_none() {
+            broken = cursor.item(key, &input[data_start..data_end]).err();
+        }
+        at = data_end + 2;
+    }
+    // A reply that does not answer the request is reported once whole, as the codec's.
+    input[at..].starts_with(b"END\r\n").then(|| match broken {
+        Some(why) => Parsed::Broken(why),
+        None => {
+            let used = at + b"END\r\n".len();
+            Parsed::Reply { tally: cursor.finish(), error: None, used }
+        }
+    })
+}
+
+/// `<key> <flags> <bytes>[ <cas>]\r\n` at the start of `rest`: the key, the data length and
+/// the bytes the line spans.
+fn value_line(rest: &[u8]) -> Option<(&[u8], usize, usize)> {
+    // The codec looks for the line's end in its first LINE_LEN_MAX_DEFAULT + 2 bytes, six
+    // of which are `VALUE `.
+    let window = &rest[..rest.len().min(LINE_LEN_MAX_DEFAULT - 4)];
+    let key_len = window.iter().position(|&b| b == b' ')?;
+    let (flags, after_flags) = plain_number(&window[key_len + 1..])?;
+    u32::try_from(flags).ok()?;
+    let after = &window[key_len + 1 + after_flags..];
+    let (data_len, after_len) = plain_number(after.strip_prefix(b" ")?)?;
+    let mut line_len = key_len + 1 + after_flags + 1 + after_len;
+    if let Some(cas) = window[line_len..].strip_prefix(b" ") {
+        line_len += 1 + plain_number(cas)?.1;
+    }
+    let key = &window[..key_len];
+    if key.is_empty() || key.contains(&b'\n') || !window[line_len..].starts_with(b"\r\n") {
+        return None;
+    }
+    Some((key, usize::try_from(data_len).ok()?, line_len + 2))
+}
+
+/// Leading decimal digits of `bytes` (1 to 19 of them): the value and the digits read.
+fn plain_number(bytes: &[u8]) -> Option<(u64, usize)> {
+    let digits = bytes.iter().take(20).take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 19 {
+        return None;
+    }
+    let value = bytes[..digits].iter().fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'));
+    Some((value, digits))
 }
 
 pub(super) fn parse_set(input: &[u8]) -> Parsed {

@@ -173,9 +173,9 @@ pub fn compose(
 ) {
     match (kind, set) {
         (OpKind::Get, _) => match protocol {
-            Protocol::Memcache => memcache::compose_get(keys, format, scratch, out),
+            Protocol::Memcache => memcache::compose_get(keys, format, out),
             Protocol::Meta => meta::compose_get(keys, format, scratch, out),
-            Protocol::Resp => resp::compose_get(keys, format, scratch, out),
+            Protocol::Resp => resp::compose_get(keys, format, out),
         },
         (OpKind::Set, Some(set)) => {
             assert_eq!(keys.len(), 1, "a set has one key");
@@ -225,7 +225,7 @@ impl<'f, I: Iterator<Item = u64>> KeyCursor<'f, I> {
     /// An item for `key` arrived: keys asked before it were misses; check its value.
     fn item(&mut self, key: &[u8], data: &[u8]) -> Result<(), &'static str> {
         for id in self.keys.by_ref() {
-            if self.format.key(id).as_bytes() == key {
+            if self.format.is_key(id, key) {
                 self.value(id, data);
                 return Ok(());
             }

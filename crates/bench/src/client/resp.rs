@@ -8,31 +8,24 @@ use proto_resp::{compose_command, parse_reply, ParseError, Value};
 use super::{ErrorKind, KeyCursor, Parsed, Scratch, SetArgs, Tally};
 use crate::workload::KeyFormat;
 
-/// MGETs up to this many keys compose from a stack array of argument slices; larger ones
-/// build a vector (one allocation per request).
-const STACK_ARGS_MAX: usize = 128;
-
-pub(super) fn compose_get(
-    keys: &[u64],
-    format: &KeyFormat,
-    scratch: &mut Scratch,
-    out: &mut Vec<u8>,
-) {
-    if let [key] = keys {
-        compose_command(&[b"GET", format.key(*key).as_bytes()], out);
-        return;
-    }
-    let chunks = scratch.keys(keys, format);
-    if keys.len() < STACK_ARGS_MAX {
-        let mut args: [&[u8]; STACK_ARGS_MAX] = [&[]; STACK_ARGS_MAX];
-        args[0] = b"MGET";
-        for (slot, key) in args[1..].iter_mut().zip(chunks) {
-            *slot = key;
-        }
-        compose_command(&args[..=keys.len()], out);
-    } else {
-        let args: Vec<&[u8]> = std::iter::once(&b"MGET"[..]).chain(chunks).collect();
-        compose_command(&args, out);
+/// `GET k` or `MGET k1 k2 ...`: the frame `compose_command` writes, with each key formatted
+/// straight into `out` (no argument list per request).
+pub(super) fn compose_get(keys: &[u64], format: &KeyFormat, out: &mut Vec<u8>) {
+    let mut digits = [0u8; 10];
+    let command: &[u8] = if keys.len() == 1 { b"GET" } else { b"MGET" };
+    out.push(b'*');
+    out.extend_from_slice(decimal(keys.len() as u32 + 1, &mut digits));
+    out.extend_from_slice(b"\r\n$");
+    out.extend_from_slice(decimal(command.len() as u32, &mut digits));
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(command);
+    out.extend_from_slice(b"\r\n");
+    for &id in keys {
+        out.push(b'$');
+        out.extend_from_slice(decimal(format.key_len(id) as u32, &mut digits));
+        out.extend_from_slice(b"\r\n");
+        format.append_key(id, out);
+        out.extend_from_slice(b"\r\n");
     }
 }
 

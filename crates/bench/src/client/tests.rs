@@ -139,6 +139,55 @@ fn memcache_get() {
     ));
 }
 
+/// Goal: the one-pass reader of plain `VALUE ... END` replies says what the codec's parser
+/// says, on every prefix of replies it reads itself and of spellings it leaves to the codec
+/// (a cas, a bare `\n`, doubled spaces, a `+` sign, an error line, a long key, a key that
+/// was not asked for, flags past u32).
+#[test]
+fn memcache_get_one_pass_agrees_with_codec() {
+    let v1 = val(1, 20);
+    let v2 = val(2, 9);
+    let wires: Vec<Vec<u8>> = vec![
+        [item(1, &v1), item(2, &v2), b"END\r\n".to_vec()].concat(),
+        [item(2, &v2), b"END\r\n".to_vec()].concat(),
+        b"END\r\n".to_vec(),
+        [&b"VALUE key:0001 7 20 99\r\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001 0 20\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001  0 20\r\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001 +0 20\r\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001 4294967296 20\r\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001 0 21\r\n"[..], &v1, b"\r\nEND\r\n"].concat(),
+        [&b"VALUE key:0001 0 20\r\n"[..], &v1, b"\r\nENDX\r\n"].concat(),
+        [item(9, &val(9, 20)), item(1, &v1), b"END\r\n".to_vec()].concat(),
+        [b"VALUE ".to_vec(), vec![b'k'; 2100], b" 0 1\r\nx\r\nEND\r\n".to_vec()].concat(),
+        b"SERVER_ERROR out of memory\r\n".to_vec(),
+        b"VALUE key:0001 0 2\r\nab\r\nEND\r\nVALUE".to_vec(),
+    ];
+    for wire in &wires {
+        for cut in 0..=wire.len() {
+            let input = &wire[..cut];
+            let keys = [1u64, 2, 3].into_iter();
+            let one_pass = memcache::parse_get(keys.clone(), &format(), input);
+            let codec = memcache::parse_get_by_codec(keys, &format(), input);
+            assert_eq!(one_pass, codec, "{:?} cut {cut}", String::from_utf8_lossy(wire));
+        }
+    }
+}
+
+/// Goal: a get line is what the codec's client composer writes for the same keys.
+#[test]
+fn memcache_get_line_is_the_codecs() {
+    use proto_memcache::{compose_retrieve, text::RetrieveKind};
+    for keys in [vec![1u64], vec![1, 2, 999]] {
+        let got = compose_to_vec(Protocol::Memcache, OpKind::Get, &keys, None);
+        let mut want = Vec::new();
+        let names: Vec<Vec<u8>> =
+            keys.iter().map(|&id| format().key(id).as_bytes().to_vec()).collect();
+        compose_retrieve(RetrieveKind::Get, names.iter().map(Vec::as_slice), &mut want);
+        assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn memcache_set() {
     assert_eq!(parse_all(Protocol::Memcache, OpKind::Set, &[1], b"STORED\r\n"), reply(0, 0, 0, 8));

@@ -193,7 +193,7 @@ impl KeyFormat {
     }
 
     /// The length of key `id`: fixed, or a hash of the id into the range.
-    fn len_of(&self, id: u64) -> usize {
+    pub fn key_len(&self, id: u64) -> usize {
         let span = (self.key_size_max - self.key_size + 1) as u64;
         if span == 1 {
             return self.key_size;
@@ -206,21 +206,68 @@ impl KeyFormat {
     /// padded id alone. Distinct ids give distinct keys whatever their lengths: the digits
     /// spell the id, and prefixed keys start with a letter.
     pub fn key(&self, id: u64) -> KeyBuf {
-        let len = self.len_of(id);
-        let prefix_len = if len >= self.digits_needed + PREFIX.len() { PREFIX.len() } else { 0 };
+        let len = self.key_len(id);
         let mut buf = KeyBuf { bytes: [b'0'; KEY_LEN_MAX], len };
-        buf.bytes[..prefix_len].copy_from_slice(&PREFIX[..prefix_len]);
+        self.fill(id, &mut buf.bytes[..len]);
+        buf
+    }
+
+    /// Appends key `id` (the bytes [`KeyFormat::key`] holds) to `out`: the request path's
+    /// way, with no key buffer in between.
+    pub fn append_key(&self, id: u64, out: &mut Vec<u8>) {
+        let len = self.key_len(id);
+        let start = out.len();
+        out.resize(start + len, b'0');
+        self.fill(id, &mut out[start..]);
+    }
+
+    /// Whether `bytes` is key `id`, checked in place (a reply's key against the one asked).
+    pub fn is_key(&self, id: u64, bytes: &[u8]) -> bool {
+        let len = self.key_len(id);
+        if bytes.len() != len {
+            return false;
+        }
+        let prefix_len = self.prefix_len(len);
+        let (prefix, digits) = bytes.split_at(prefix_len);
+        if prefix != &PREFIX[..prefix_len] {
+            return false;
+        }
+        // The digits `fill` writes, lowest first, then the zeros it leaves.
         let mut n = id;
-        let mut at = len;
-        while at > prefix_len {
+        let mut at = digits.len();
+        while at > 0 {
             at -= 1;
-            buf.bytes[at] = b'0' + (n % 10) as u8;
+            if digits[at] != b'0' + (n % 10) as u8 {
+                return false;
+            }
             n /= 10;
             if n == 0 {
                 break;
             }
         }
-        buf
+        digits[..at].iter().all(|&b| b == b'0')
+    }
+
+    fn prefix_len(&self, len: usize) -> usize {
+        if len >= self.digits_needed + PREFIX.len() {
+            PREFIX.len()
+        } else {
+            0
+        }
+    }
+
+    /// Writes key `id` into `buf` (its length, all `b'0'`).
+    fn fill(&self, id: u64, buf: &mut [u8]) {
+        let prefix_len = self.prefix_len(buf.len());
+        buf[..prefix_len].copy_from_slice(&PREFIX[..prefix_len]);
+        let mut n = id;
+        for byte in buf[prefix_len..].iter_mut().rev() {
+            *byte = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
     }
 }
 
@@ -283,6 +330,28 @@ mod tests {
         assert_eq!(tight.key(42).as_bytes(), b"0042");
         assert!(KeyFormat::new(3, 10_000).is_err());
         assert!(KeyFormat::new(251, 10).is_err());
+    }
+
+    /// Goal: `append_key` writes what `key` holds, and `is_key` accepts exactly that key
+    /// (not a neighbour's, not a shorter or longer one), at fixed and ranged sizes.
+    #[test]
+    fn append_and_check_agree_with_key() {
+        for f in [KeyFormat::new(20, 10_000).unwrap(), KeyFormat::with_range(4, 16, 1000).unwrap()]
+        {
+            for id in [0, 1, 9, 10, 42, 999] {
+                let mut out = b"x".to_vec();
+                f.append_key(id, &mut out);
+                assert_eq!(&out[1..], f.key(id).as_bytes(), "id {id}");
+                assert!(f.is_key(id, f.key(id).as_bytes()), "id {id}");
+                assert!(!f.is_key(id + 1, f.key(id).as_bytes()), "id {id} vs {}", id + 1);
+                let key = f.key(id);
+                let bytes = key.as_bytes();
+                assert!(!f.is_key(id, &bytes[1..]), "id {id} shortened");
+                let mut longer = bytes.to_vec();
+                longer.push(b'0');
+                assert!(!f.is_key(id, &longer), "id {id} lengthened");
+            }
+        }
     }
 
     /// Goal: a key size range gives every length in it, the same length for an id every

@@ -4,9 +4,33 @@
 //! once at its end: memcached's `cmd_get`, `get_hits`, `get_misses`, which `INFO` reports
 //! as Redis's `keyspace_hits`/`keyspace_misses`. Nothing is allocated per key.
 
-use store::{Item, Miss, Reader, Store, ValueKind};
+use store::{Item, KeyHash, Miss, Reader, Store, ValueKind};
 
 use crate::counters::{bump, Counters};
+
+/// How far a multiget reads ahead: the index buckets of the key this many keys on are
+/// prefetched ...
+pub(crate) const BUCKETS_AHEAD: usize = 8;
+/// ... and the items whose tags match the key this many keys on (its buckets arrived by
+/// then), so a lookup finds its lines loaded instead of waiting on two misses in a row.
+const ITEMS_AHEAD: usize = 4;
+/// Hashes kept between a key's announcement and its read: more than BUCKETS_AHEAD.
+const RING: usize = 16;
+const _: () = assert!(ITEMS_AHEAD < BUCKETS_AHEAD && BUCKETS_AHEAD < RING);
+
+/// The keys of a multiget announced ahead of their reads ([`Gets::announce`]), each hashed
+/// once for its prefetches and its lookup.
+pub(crate) struct ReadAhead {
+    hashes: [Option<KeyHash>; RING],
+    announced: usize,
+    read: usize,
+}
+
+impl ReadAhead {
+    pub(crate) fn new() -> ReadAhead {
+        ReadAhead { hashes: [None; RING], announced: 0, read: 0 }
+    }
+}
 
 /// The reads of one request.
 pub(crate) struct Gets<'s> {
@@ -51,6 +75,34 @@ impl<'s> Gets<'s> {
     #[inline]
     pub(crate) fn get(&mut self, key: &[u8]) -> Option<Item<'_>> {
         let found = self.reader.get_or_miss(key).and_then(string_only);
+        self.tally.count(found)
+    }
+
+    /// A multiget's key `BUCKETS_AHEAD` keys before its read: hashed, its index buckets
+    /// prefetched. Keys are announced in the order they are read.
+    #[inline]
+    pub(crate) fn announce(&mut self, ahead: &mut ReadAhead, key: &[u8]) {
+        let hash = KeyHash::of(key);
+        self.reader.prefetch_index(hash);
+        ahead.hashes[ahead.announced % RING] = Some(hash);
+        ahead.announced += 1;
+    }
+
+    /// [`Gets::get`] for the next key of a multiget, `key` as announced; starts loading the
+    /// items of the key `ITEMS_AHEAD` on.
+    #[inline]
+    pub(crate) fn get_announced(&mut self, ahead: &mut ReadAhead, key: &[u8]) -> Option<Item<'_>> {
+        let hash = match ahead.hashes[ahead.read % RING].take() {
+            Some(hash) if ahead.read < ahead.announced => hash,
+            _ => KeyHash::of(key),
+        };
+        ahead.read += 1;
+        if ahead.read + ITEMS_AHEAD <= ahead.announced {
+            if let Some(later) = ahead.hashes[(ahead.read + ITEMS_AHEAD - 1) % RING] {
+                self.reader.prefetch_items(later);
+            }
+        }
+        let found = self.reader.get_or_miss_hashed(key, hash).and_then(string_only);
         self.tally.count(found)
     }
 

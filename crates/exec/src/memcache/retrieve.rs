@@ -20,7 +20,7 @@ use super::{
 };
 use crate::{
     core::{
-        get::Gets,
+        get::{Gets, ReadAhead, BUCKETS_AHEAD},
         touch::{self, Retime, TouchOutcome},
     },
     Flow,
@@ -60,8 +60,26 @@ fn get(
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
     let mut resume_at = None;
+    // A multiget in a large store reads ahead: each key's buckets and item are on their way
+    // before its turn.
+    let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
+    let mut ahead = reads_ahead.then(ReadAhead::new);
+    let mut later = request.keys.iter_from(session.resume_at);
+    if let Some(ahead) = ahead.as_mut() {
+        for key in later.by_ref().take(BUCKETS_AHEAD) {
+            gets.announce(ahead, session.key(key));
+        }
+    }
     for key in request.keys.iter_from(session.resume_at) {
-        let found = gets.get(session.key(key));
+        let found = match ahead.as_mut() {
+            Some(ahead) => {
+                if let Some(next) = later.next() {
+                    gets.announce(ahead, session.key(next));
+                }
+                gets.get_announced(ahead, session.key(key))
+            }
+            None => gets.get(session.key(key)),
+        };
         detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
             let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
@@ -165,6 +183,45 @@ mod tests {
         assert_eq!(after.cmd_get - before.cmd_get, 60);
         assert_eq!(after.cmd_touch - before.cmd_touch, 60);
         assert_eq!(after.total_commands - before.total_commands, 2);
+    }
+
+    // Goal: in a store large enough for reads to look ahead, a multiget answers as the
+    // same keys read one by one (hits, misses, repeats, an escaped NUL-led key), whole or
+    // in chunks, and counts every key.
+    #[test]
+    fn multiget_reading_ahead_is_single_gets_in_a_row() {
+        use store::{WhenFull, MIB};
+        let mut h = Harness::with(Settings::default(), WhenFull::Evict, 16 * MIB);
+        let value = "v".repeat(1000);
+        for i in 0..5_000 {
+            h.run(format!("set k{i} {i} 0 1000\r\n{value}\r\n"));
+        }
+        h.run(format!("set \0n 7 0 1000\r\n{value}\r\n"));
+        assert!(h.shared.core.store.reads_ahead(), "the store is too small to read ahead");
+        let keys: Vec<String> = (0..70)
+            .map(|i| match i % 7 {
+                0 => format!("missing{i}"),
+                1 => "\0n".to_string(),
+                2 => "k3".to_string(),
+                _ => format!("k{}", i * 71),
+            })
+            .collect();
+        let one_by_one: Vec<u8> = keys
+            .iter()
+            .flat_map(|key| {
+                let reply = h.run(format!("get {key}\r\n"));
+                reply[..reply.len() - b"END\r\n".len()].to_vec()
+            })
+            .chain(b"END\r\n".iter().copied())
+            .collect();
+        let before = h.totals();
+        let request = format!("get {}\r\n", keys.join(" "));
+        assert_eq!(h.run(&request), one_by_one);
+        h.session.set_reply_chunk(3000);
+        assert_eq!(h.run(&request), one_by_one);
+        let after = h.totals();
+        assert_eq!(after.cmd_get - before.cmd_get, 140);
+        assert_eq!(after.get_misses - before.get_misses, 20);
     }
 
     // Goal: with -C, CAS values read 0 (memcached's `settings.use_cas` off).

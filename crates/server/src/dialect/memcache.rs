@@ -146,6 +146,18 @@ impl<'a> Dialect for Text<'a> {
     }
 
     #[inline(always)]
+    fn read_ahead(&mut self, next: &[u8]) {
+        // The store's size first: one load, where the scan reads the next request.
+        let store = &self.ctx.view.core().store;
+        if !store.reads_ahead() {
+            return;
+        }
+        if let Some(key) = next_get_key(next) {
+            store.prefetch(store::KeyHash::of(key));
+        }
+    }
+
+    #[inline(always)]
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow {
         if self.reply_chunk_bytes != 0 {
             // A reply chunk at least as large as the request: a resumed multiget parses its
@@ -185,6 +197,19 @@ impl Text<'_> {
             }
         }
     }
+}
+
+/// The first key of a `get`/`gets` line at the front of `next`, if the line starts that
+/// way and the key ends within a key's length: a hint for [`Dialect::read_ahead`], not a
+/// parse (the request is parsed as usual when its turn comes). Keys that start with a NUL
+/// byte are stored escaped: left out.
+#[inline(always)]
+fn next_get_key(next: &[u8]) -> Option<&[u8]> {
+    let rest = next.strip_prefix(b"get ").or_else(|| next.strip_prefix(b"gets "))?;
+    let window = &rest[..rest.len().min(proto_memcache::limits::KEY_LEN_MAX_DEFAULT + 1)];
+    let end = window.iter().position(|&b| matches!(b, b' ' | b'\r' | b'\n'))?;
+    let key = &window[..end];
+    (!key.is_empty() && key[0] != 0).then_some(key)
 }
 
 /// Binary packets, with the codec's rejections answered as memcached does (a status packet,
@@ -286,5 +311,36 @@ impl<'a> Dialect for Binary<'a> {
     fn counts(&self, request: &Self::Request<'_>) -> bool {
         use proto_memcache::binary::Opcode;
         !matches!(request.opcode, Opcode::GetQ | Opcode::GetKQ)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_get_key;
+
+    // Goal: the read ahead's hint takes the first key of a get/gets line and nothing else:
+    // not another command's, not an unfinished key, not one longer than a key may be, not a
+    // NUL-led (escaped) one.
+    #[test]
+    fn next_get_key_reads_only_get_lines() {
+        let long = [b"get ".to_vec(), vec![b'k'; 251], b"\r\n".to_vec()].concat();
+        let longest = [b"get ".to_vec(), vec![b'k'; 250], b"\r\n".to_vec()].concat();
+        let table: &[(&[u8], Option<&[u8]>)] = &[
+            (b"get abc\r\n", Some(b"abc")),
+            (b"get abc def\r\n", Some(b"abc")),
+            (b"gets abc\n", Some(b"abc")),
+            (b"get abc", None),
+            (b"get  abc\r\n", None),
+            (b"get \0abc\r\n", None),
+            (b"gat 0 abc\r\n", None),
+            (b"set abc 0 0 1\r\nx\r\n", None),
+            (b"GET abc\r\n", None),
+            (b"", None),
+            (&long, None),
+            (&longest, Some(&longest[4..254])),
+        ];
+        for (next, want) in table {
+            assert_eq!(next_get_key(next), *want, "{:?}", String::from_utf8_lossy(next));
+        }
     }
 }

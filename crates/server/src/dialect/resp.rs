@@ -56,6 +56,19 @@ impl Dialect for Resp<'_> {
     }
 
     #[inline(always)]
+    fn read_ahead(&mut self, next: &[u8]) {
+        // Keys of other databases are stored prefixed: no hint. The store's size first:
+        // one load, where the scan reads the next request.
+        let store = &self.shared.core.store;
+        if self.session.db != 0 || !store.reads_ahead() {
+            return;
+        }
+        if let Some(key) = next_get_key(next) {
+            store.prefetch(store::KeyHash::of(key));
+        }
+    }
+
+    #[inline(always)]
     fn execute(&mut self, command: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
         if command.is_empty() {
             return Flow::Continue;
@@ -75,6 +88,23 @@ impl Dialect for Resp<'_> {
     fn keep_scratch(&mut self, storage: ArgStorage) {
         self.storage = Some(storage);
     }
+}
+
+/// The key of a `GET` (any case) in RESP framing at the front of `next` (`*2\r\n$3\r\nGET\r\n`
+/// then the key's bulk string, whole): a hint for [`super::Dialect::read_ahead`], not a
+/// parse. Keys that start with a NUL byte are stored escaped: left out.
+#[inline(always)]
+fn next_get_key(next: &[u8]) -> Option<&[u8]> {
+    const HEAD: &[u8] = b"*2\r\n$3\r\nGET\r\n$";
+    let head = next.get(..HEAD.len())?;
+    if !head.eq_ignore_ascii_case(HEAD) {
+        return None;
+    }
+    let rest = &next[HEAD.len()..];
+    let digits = rest.iter().take(4).take_while(|b| b.is_ascii_digit()).count();
+    let len = rest[..digits].iter().fold(0usize, |n, &b| n * 10 + usize::from(b - b'0'));
+    let key = rest.get(digits..)?.strip_prefix(b"\r\n")?.get(..len)?;
+    (digits > 0 && !key.is_empty() && key[0] != 0).then_some(key)
 }
 
 /// Answers a request the parser refused.
@@ -97,6 +127,32 @@ fn refuse(
             counters::bump(&counters.protocol_errors, 1);
             proto_resp::Reply::new(out, protocol).error(reply.message());
             Step::HangUp
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_get_key;
+
+    // Goal: the read ahead's hint takes the key of a whole RESP GET (any case) and nothing
+    // else: not another command's, not a key cut short, not a NUL-led (escaped) one.
+    #[test]
+    fn next_get_key_reads_only_whole_gets() {
+        let table: &[(&[u8], Option<&[u8]>)] = &[
+            (b"*2\r\n$3\r\nGET\r\n$3\r\nabc\r\n", Some(b"abc")),
+            (b"*2\r\n$3\r\nget\r\n$3\r\nabc", Some(b"abc")),
+            (b"*2\r\n$3\r\nGET\r\n$3\r\nab", None),
+            (b"*2\r\n$3\r\nGET\r\n$\r\nabc\r\n", None),
+            (b"*2\r\n$3\r\nGET\r\n$0\r\n\r\n", None),
+            (b"*2\r\n$3\r\nGET\r\n$3\r\n\0ab\r\n", None),
+            (b"*3\r\n$3\r\nSET\r\n$3\r\nabc\r\n$1\r\nx\r\n", None),
+            (b"*2\r\n$4\r\nMGET\r\n$3\r\nabc\r\n", None),
+            (b"GET abc\r\n", None),
+            (b"", None),
+        ];
+        for (next, want) in table {
+            assert_eq!(next_get_key(next), *want, "{:?}", String::from_utf8_lossy(next));
         }
     }
 }

@@ -455,3 +455,67 @@ fn stale_owner_entries_are_dropped() {
         assert!(store.get(format!("owner{i}").as_bytes()).is_some());
     }
 }
+
+// The read ahead changes nothing: prefetches (pinned and not) before reads by a key's
+// hash find exactly what plain reads find, present, absent or expired, across an index
+// growth (the unpinned prefetch's hints follow the current table).
+#[test]
+fn read_ahead_reads_what_plain_reads_read() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let config = Config { clock: Arc::clone(&clock) as Arc<dyn Clock>, ..tiny_config() };
+    let store = Store::with_index_buckets(config, 2).expect("valid config");
+    let count = if cfg!(miri) { 40 } else { 2_000 };
+    let key = |i: usize| format!("ra{i}").into_bytes();
+    for i in (0..count).step_by(2) {
+        let expiry = if i % 10 == 0 { Expiry::AtMs(1_001_000) } else { Expiry::Never };
+        store.store(&key(i), &key(i), 0, expiry, Mode::Set).expect("set");
+    }
+    clock.advance_ms(2_000);
+    for _ in 0..4 {
+        store.maintain(1);
+    }
+    let guard = epoch::pin();
+    assert!(store.index.size(&guard).1 > 2 * 8 * index::SUBTABLES, "the index did not grow");
+    for sub in 0..index::SUBTABLES {
+        let (base, buckets) = store.index.hints(sub);
+        let table = store.index.current_table(sub, &guard);
+        assert_eq!((base, buckets), (table.0, table.1), "sub-table {sub}: stale hints");
+    }
+    let reader = store.reader();
+    let hashes: Vec<KeyHash> = (0..count).map(|i| KeyHash::of(&key(i))).collect();
+    for (i, &hash) in hashes.iter().enumerate() {
+        assert_eq!(hash, KeyHash::of(&key(i)), "a hash is a function of the key");
+        store.prefetch(hash);
+        reader.prefetch_index(hash);
+        reader.prefetch_items(hash);
+    }
+    for (i, &hash) in hashes.iter().enumerate() {
+        let plain = reader.get_or_miss(&key(i)).map(|item| item.value().to_vec());
+        let hashed = reader.get_or_miss_hashed(&key(i), hash).map(|item| item.value().to_vec());
+        assert_eq!(plain, hashed, "key {i}");
+        match i {
+            // Expired: still held, or already swept away by the ticks.
+            i if i % 10 == 0 => assert!(hashed.is_err(), "key {i}"),
+            i if i % 2 == 1 => assert_eq!(hashed, Err(Miss::Absent), "key {i}"),
+            i => assert_eq!(hashed, Ok(key(i)), "key {i}"),
+        }
+    }
+}
+
+// Reads look ahead once the store holds READ_AHEAD_FROM_BYTES, not before.
+#[test]
+fn reads_ahead_once_the_store_is_large() {
+    let config = Config { memory_bytes: 4 * READ_AHEAD_FROM_BYTES, ..tiny_config() };
+    let store = Store::new(config).expect("valid config");
+    assert!(!store.reads_ahead(), "an empty store");
+    let value = vec![7u8; 1000];
+    let mut i = 0;
+    while store.memory_used_bytes() < READ_AHEAD_FROM_BYTES {
+        assert!(!store.reads_ahead(), "{} bytes held", store.memory_used_bytes());
+        store
+            .store(format!("big{i}").as_bytes(), &value, 0, Expiry::Never, Mode::Set)
+            .expect("set");
+        i += 1;
+    }
+    assert!(store.reads_ahead(), "{} bytes held", store.memory_used_bytes());
+}

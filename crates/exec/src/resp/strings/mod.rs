@@ -23,7 +23,7 @@ use super::{
 };
 use crate::{
     core::{
-        get::Gets,
+        get::{Gets, ReadAhead, BUCKETS_AHEAD},
         storage::{self, OnRefusal, StoreOutcome},
         touch::{self, Retime, TouchOutcome},
         Refusal,
@@ -405,10 +405,25 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
     let mut gets = Gets::new(&shared.core.store);
     let count = ctx.argc() - 1;
     ctx.reply().array(count);
+    // In a large store, reads ahead as memcached's multiget: each key's buckets and item
+    // are on their way before its turn.
+    let mut ahead = (count > 1 && shared.core.store.reads_ahead()).then(ReadAhead::new);
+    if let Some(ahead) = ahead.as_mut() {
+        for index in 1..=count.min(BUCKETS_AHEAD) {
+            gets.announce(ahead, ctx.key(index));
+        }
+    }
     for index in 1..=count {
+        if let Some(ahead) = ahead.as_mut().filter(|_| index + BUCKETS_AHEAD <= count) {
+            gets.announce(ahead, ctx.key(index + BUCKETS_AHEAD));
+        }
         let (key, out) = ctx.key_and_out(index);
         let mut reply = Reply::new(out, protocol);
-        match gets.get(key) {
+        let found = match ahead.as_mut() {
+            Some(ahead) => gets.get_announced(ahead, key),
+            None => gets.get(key),
+        };
+        match found {
             Some(item) => reply.bulk(item.value()),
             None => reply.null(),
         }

@@ -224,3 +224,30 @@ fn shared_cores_keep_memcached_state() {
     let totals = h.shared.core.totals();
     assert_eq!((totals.delete_hits, totals.get_hits, totals.cmd_touch), (1, 2, 0));
 }
+
+/// Goal: in a store large enough for reads to look ahead, MGET answers as the same keys
+/// read one by one with GET (hits, misses, repeats), in RESP2 and RESP3 alike.
+#[test]
+fn mget_reading_ahead_is_gets_in_a_row() {
+    let mut h = Harness::new();
+    let value = vec![b'v'; 1000];
+    for i in 0..4_600 {
+        let key = format!("k{i}");
+        assert_eq!(h.run_args(&[b"SET", key.as_bytes(), &value]), b"+OK\r\n");
+    }
+    assert!(h.shared.core.store.reads_ahead(), "the store is too small to read ahead");
+    let keys: Vec<String> = (0..70)
+        .map(|i| match i % 5 {
+            0 => format!("missing{i}"),
+            1 => "k3".to_string(),
+            _ => format!("k{}", i * 61),
+        })
+        .collect();
+    let mut want = b"*70\r\n".to_vec();
+    for key in &keys {
+        want.extend(h.run_args(&[b"GET", key.as_bytes()]));
+    }
+    let mut mget: Vec<&[u8]> = vec![b"MGET"];
+    mget.extend(keys.iter().map(|key| key.as_bytes()));
+    assert_eq!(String::from_utf8_lossy(&h.run_args(&mget)), String::from_utf8_lossy(&want));
+}
