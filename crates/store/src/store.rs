@@ -412,7 +412,9 @@ impl Reader<'_> {
 pub const READ_AHEAD_FROM_BYTES: usize = 4 << 20;
 
 impl Store {
-    /// Whether reads should look ahead: the store holds [`READ_AHEAD_FROM_BYTES`] or more.
+    /// Whether reads should look ahead: the store is charged [`READ_AHEAD_FROM_BYTES`] or
+    /// more, index tables included (a 1 GiB store's starting index is 4 MiB by itself, and
+    /// lines of a table that size are not all in a core's cache).
     #[inline]
     pub fn reads_ahead(&self) -> bool {
         self.recycled.used_bytes.load(Ordering::Relaxed) >= READ_AHEAD_FROM_BYTES
