@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from wire import Conn
+from wire import Conn, open_hog, rss_mib
 
 KEYS = 48
 
@@ -60,22 +60,6 @@ def expected_reply_reversed(keys, size):
     parts = [b"VALUE %s 7 %d\r\n%s\r\n" % (key, size, value_of(i, size))
              for i, key in reversed(list(enumerate(keys)))]
     return b"".join(parts) + b"END\r\n"
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-def open_hog(port):
-    """A connection with a tiny receive buffer that will never read."""
-    hog = socket.create_connection(("127.0.0.1", port), timeout=3)
-    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    hog.setblocking(False)
-    return hog
 
 
 @pytest.mark.spinel_only

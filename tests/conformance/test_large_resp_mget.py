@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from wire import Conn, resp_encode
+from wire import Conn, open_hog, resp_encode, rss_mib
 
 KEYS = 48
 
@@ -85,22 +85,6 @@ def test_large_mget_inside_multi_is_one_reply(make_server):
                 + b"+PONG\r\n+PONG\r\n")
         assert conn.read_exact(len(want), timeout=30.0) == want
         conn.assert_quiet()
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-def open_hog(port):
-    """A connection with a tiny receive buffer that will never read."""
-    hog = socket.create_connection(("127.0.0.1", port), timeout=3)
-    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    hog.setblocking(False)
-    return hog
 
 
 def fill_store(conn, size, count=10000):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from wire import Conn, resp_encode
+from wire import Conn, resp_encode, rss_mib
 
 
 def open_until_refused(port, probe, ok_prefix, limit):
@@ -98,14 +98,6 @@ def test_idle_timeout_closes_slowloris(make_server):
         resp.send(b"*3\r\n$3\r\nSET\r\n$4\r\nslow")
         mc.read_all_until_close(6.0)
         resp.read_all_until_close(6.0)
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 @pytest.mark.spinel_only

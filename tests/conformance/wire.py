@@ -149,3 +149,20 @@ def resp_encode(*args):
             a = str(a).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(a), a))
     return b"".join(out)
+
+
+def rss_mib(pid):
+    """A process's resident memory in MiB (VmRSS), for tests that bound a server's growth."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def open_hog(port):
+    """A connection with a tiny receive buffer that will never read."""
+    hog = socket.create_connection(("127.0.0.1", port), timeout=3)
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    hog.setblocking(False)
+    return hog
