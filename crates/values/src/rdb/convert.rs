@@ -60,8 +60,7 @@ pub fn kept(value: Value) -> Kept {
         }
         Value::Hash(fields) => {
             let mut hash = HashValue::default();
-            let bytes = fields.iter().map(|(name, value)| name.len() + value.len()).sum();
-            hash.reserve(fields.len(), bytes);
+            hash.reserve(fields.len());
             fields.iter().for_each(|(name, value)| {
                 hash.insert(name, value);
             });

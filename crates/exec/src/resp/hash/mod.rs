@@ -233,9 +233,7 @@ fn change_owned<R>(
         let too_large = store::StoreError::TooLarge { size: value.len(), max: size_max };
         return (Change::Keep, Err(Failure::Store(too_large)));
     }
-    let mut new_hash = encoding::own(&value);
-    new_hash.listpack = hash.listpack && owning.hash_listpack(&value);
-    state.value = owned::Value::Hash(new_hash);
+    state.value = owned::Value::Hash(encoding::own(&value));
     state.value_bytes = state.value.charged_bytes();
     state.changes += 1;
     if expiry == old_expiry {
