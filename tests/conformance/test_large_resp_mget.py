@@ -15,16 +15,9 @@ import time
 
 import pytest
 
-from wire import Conn, open_hog, resp_encode, rss_mib
+from wire import Conn, open_hog, resp_encode, rss_mib, value_of
 
 KEYS = 48
-
-
-def value_of(i, size):
-    """A value whose bytes say which key and size it belongs to, so a reply out of order or
-    cut and spliced is caught."""
-    stem = b"%06d:" % i
-    return (stem * (size // len(stem) + 1))[:size]
 
 
 def store_keys(conn, prefix, size, count=KEYS):

@@ -166,3 +166,10 @@ def open_hog(port):
     hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     hog.setblocking(False)
     return hog
+
+
+def value_of(i, size):
+    """A value whose bytes say which key and size it belongs to, so a reply out of order or
+    cut and spliced is caught."""
+    stem = b"%06d:" % i
+    return (stem * (size // len(stem) + 1))[:size]
