@@ -20,33 +20,21 @@ the requests served in that window. Prints a table with the medians.
 
 import argparse
 import os
-import re
 import shlex
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from client_cost import memcached_stat  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from callgrind_requests import free_port, wait_port  # noqa: E402
 
 EVENTS = ["task-clock", "context-switches", "cpu-migrations", "raw_syscalls:sys_enter",
           "syscalls:sys_enter_io_uring_enter", "syscalls:sys_enter_epoll_wait"]
-
-
-def stat(port, name):
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(b"stats\r\n")
-        buf = b""
-        while not buf.endswith(b"END\r\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    m = re.search(rb"STAT %s (\d+)" % name.encode(), buf)
-    return int(m.group(1)) if m else 0
 
 
 def perf_counts(pid, seconds):
@@ -77,9 +65,9 @@ def measure(args, command, threads, cpus):
              "--warmup", "1s", "--duration", f"{load_secs}s"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.5)
-        gets0 = stat(port, "cmd_get")
+        gets0 = memcached_stat(port, "cmd_get")
         counts = perf_counts(server.pid, args.seconds)
-        gets1 = stat(port, "cmd_get")
+        gets1 = memcached_stat(port, "cmd_get")
         load.wait(timeout=load_secs + 30)
     finally:
         server.send_signal(signal.SIGTERM)
