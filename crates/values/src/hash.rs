@@ -407,7 +407,7 @@ pub fn own(encoded: &[u8]) -> HashValue {
     let fields = decode(encoded, 0);
     let mut hash = HashValue::default();
     hash.key_expiry = fields.key_expiry.map(|KeyExpiry { set_ms, user_ms }| (set_ms, user_ms));
-    hash.reserve(fields.list.len());
+    hash.reserve(fields.list.len(), encoded.len());
     for field in fields.list {
         if let Some(at_ms) = field.expire_at_ms {
             hash.expire_at_ms.insert(Box::from(&*field.name), at_ms);

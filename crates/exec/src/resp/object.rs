@@ -17,7 +17,7 @@ pub(super) fn encoding(ctx: &mut Ctx<'_>) {
     let reader = shared.core.store.reader();
     let name = reader.peek(ctx.key(2)).map(|item| match item.value_kind() {
         ValueKind::String => string_encoding(item.value()),
-        _ => encoding_name(&item),
+        _ => encoding_name(shared, &item),
     });
     drop(reader);
     ctx.bulk_or_null(name.map(str::as_bytes));
@@ -27,9 +27,13 @@ pub(super) fn encoding(ctx: &mut Ctx<'_>) {
 /// One kept in the store is compact (`listpack`, `intset`; a set of strings is a hash
 /// table at any size in 7.0, and a list always a quicklist); one moved out of it, past the
 /// encoding thresholds or Spinel's byte bound (`thresholds.rs`), is not, and stays so when
-/// it shrinks, as Redis never converts back.
-fn encoding_name(item: &Item<'_>) -> &'static str {
+/// it shrinks, as Redis never converts back; except a hash moved out below the thresholds,
+/// which Redis would still keep as a listpack (`owned::HashValue::listpack`).
+fn encoding_name(shared: &Shared, item: &Item<'_>) -> &'static str {
     let (kind, value) = (item.value_kind(), item.value());
+    if item.is_owner() && kind == ValueKind::Hash && owned_listpack(shared, value) {
+        return "listpack";
+    }
     if item.is_owner() {
         return match kind {
             ValueKind::List => "quicklist",
@@ -45,6 +49,13 @@ fn encoding_name(item: &Item<'_>) -> &'static str {
         ValueKind::Set => super::set::encoding_name(value),
         ValueKind::Stream => "stream",
     }
+}
+
+/// Whether the hash kept outside the store under `handle` is still a listpack to Redis.
+fn owned_listpack(shared: &Shared, handle: &[u8]) -> bool {
+    let Some(owned) = shared.owned.get(handle) else { return false };
+    let state = owned.state.lock();
+    matches!(&state.value, crate::owned::Value::Hash(hash) if hash.listpack)
 }
 
 /// Redis keeps a string that reads back as the same i64 as a number (`int`), a short one

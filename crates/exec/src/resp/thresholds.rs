@@ -10,9 +10,11 @@
 //! members; a sorted set past `zset-max-listpack-*`; a list of more than
 //! `list-max-listpack-size` elements, or past its node size in bytes when negative, as
 //! Redis 7.2 converts a listpack list) or when its encoding passes Spinel's own byte bound
-//! ([`crate::owned::OWN_MIN_BYTES`] for lists, [`crate::owned::OWN_TABLE_MIN_BYTES`] for the
-//! others), whichever comes first: that bound stays an upper limit, whatever the
-//! thresholds. A set of strings is a hash table in Redis 7.0 at any size; Spinel keeps it
+//! ([`crate::owned::OWN_MIN_BYTES`] for lists, [`crate::owned::OWN_HASH_MIN_BYTES`] for
+//! hashes, [`crate::owned::OWN_TABLE_MIN_BYTES`] for the others), whichever comes first:
+//! that bound stays an upper limit, whatever the thresholds. A hash's bound (1 KiB) is far
+//! below Redis's thresholds, for the speed of its writes; such a hash still answers as the
+//! listpack Redis would keep ([`EncodingThresholds::hash_listpack`]). A set of strings is a hash table in Redis 7.0 at any size; Spinel keeps it
 //! compact up to its byte bound. The move is one way, as in Redis: a collection kept
 //! outside the store stays there when it shrinks (until it is deleted, or emptied).
 //!
@@ -23,7 +25,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use store::ValueKind;
 
-use crate::owned::{OWN_MIN_BYTES, OWN_TABLE_MIN_BYTES};
+use crate::owned::{OWN_HASH_MIN_BYTES, OWN_MIN_BYTES, OWN_TABLE_MIN_BYTES};
 
 /// The thresholds in force (Redis 7.0's defaults until set).
 #[derive(Debug)]
@@ -87,6 +89,16 @@ impl EncodingThresholds {
 }
 
 impl EncodingThresholds {
+    /// Whether Redis would keep a hash with this encoding as a listpack (Spinel's byte
+    /// bound aside): what a hash moved out of the store below the thresholds answers to
+    /// OBJECT ENCODING, HSCAN and HDEL's order (`owned::HashValue::listpack`).
+    #[inline]
+    pub(crate) fn hash_listpack(&self, value: &[u8]) -> bool {
+        let (entries, len_max) =
+            (self.hash_entries.load(Relaxed), self.hash_value_len.load(Relaxed));
+        !values::hash::past_bounds(value, entries, len_max)
+    }
+
     /// Whether a `kind` collection's encoding is past the thresholds or Spinel's byte
     /// bound, its entries' lengths aside (the command checked those it adds): the count,
     /// from a walk of the lengths only when the bytes do not rule it out.
@@ -117,7 +129,8 @@ impl EncodingThresholds {
 pub(crate) fn past_byte_bound(kind: ValueKind, value: &[u8]) -> bool {
     match kind {
         ValueKind::List => value.len() > OWN_MIN_BYTES,
-        ValueKind::Hash | ValueKind::Set | ValueKind::ZSet => value.len() > OWN_TABLE_MIN_BYTES,
+        ValueKind::Hash => value.len() > OWN_HASH_MIN_BYTES,
+        ValueKind::Set | ValueKind::ZSet => value.len() > OWN_TABLE_MIN_BYTES,
         ValueKind::String => false,
         ValueKind::Stream => true,
     }
@@ -182,17 +195,22 @@ mod tests {
             }
             out
         };
-        assert!(!ownable(ValueKind::Hash, &hash(512, 8), &limits));
-        assert!(!ownable(ValueKind::Hash, &hash(100, 64), &limits));
-        assert!(ownable(ValueKind::Hash, &hash(513, 1), &limits));
+        // A hash moves out of the store past its own byte bound, or past the thresholds;
+        // whether Redis would still call it a listpack is the thresholds' alone.
+        assert!(!ownable(ValueKind::Hash, &hash(10, 64), &limits));
+        assert!(ownable(ValueKind::Hash, &hash(100, 64), &limits));
+        assert!(limits.hash_listpack(&hash(100, 64)) && limits.hash_listpack(&hash(512, 8)));
         assert!(ownable(ValueKind::Hash, &hash(1, 65), &limits));
+        assert!(!limits.hash_listpack(&hash(513, 1)) && !limits.hash_listpack(&hash(1, 65)));
         limits.apply("hash-max-listpack-entries", "2");
         assert!(!ownable(ValueKind::Hash, &hash(2, 1), &limits));
         assert!(ownable(ValueKind::Hash, &hash(3, 1), &limits));
+        assert!(limits.hash_listpack(&hash(2, 1)) && !limits.hash_listpack(&hash(3, 1)));
         limits.apply("hash-max-listpack-value", "1000000");
         limits.apply("hash-max-listpack-entries", "1000000");
         // Spinel's own bound stays an upper limit.
-        assert!(ownable(ValueKind::Hash, &hash(1, OWN_TABLE_MIN_BYTES), &limits));
+        assert!(ownable(ValueKind::Hash, &hash(1, OWN_HASH_MIN_BYTES), &limits));
+        assert!(limits.hash_listpack(&hash(1, OWN_HASH_MIN_BYTES)));
 
         let list = |n: usize| values::list::encode((0..n).map(|_| &b"x"[..])).unwrap();
         assert!(!ownable(ValueKind::List, &list(1000), &limits));

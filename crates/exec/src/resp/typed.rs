@@ -100,7 +100,7 @@ pub(super) fn modify_checked<R>(
     let mut emptied = false;
     let result = ctx.shared.core.store.modify_within(key, super::PROTO_MAX_BULK_LEN, |current| {
         owning.start_run();
-        let (change, out) = modify_run(ctx, &mut owning, kind, current, &mut f);
+        let (change, out) = modify_run(&mut owning, kind, current, &mut f);
         emptied = matches!(change, Change::Delete);
         (change, out)
     });
@@ -114,7 +114,6 @@ pub(super) fn modify_checked<R>(
 /// ZADD about 40 instructions, callgrind).
 #[inline(always)]
 fn modify_run<R>(
-    ctx: &Ctx<'_>,
     owning: &mut Owning<'_>,
     kind: ValueKind,
     current: Option<Item<'_>>,
@@ -125,8 +124,7 @@ fn modify_run<R>(
         Some(item) if item.value_kind() != kind => (Change::Keep, Err(Failure::WrongType)),
         Some(item) if item.is_owner() => {
             let owned = owning.touch(&item);
-            let size_max = owned_size_max(&ctx.shared.core.store);
-            edit_owned(&owned, kind, size_max, f)
+            edit_owned(&owned, kind, owning, f)
         }
         current => {
             let (edit, out) = f(current.as_ref().map(|item| item.value()));
@@ -234,9 +232,18 @@ impl<'s> Owning<'s> {
             let too_large = StoreError::TooLarge { size: value.len(), max: size_max };
             return Err(Failure::Store(too_large));
         }
-        let handle = self.shared.owned.register(own(kind, &value));
+        let mut owned = own(kind, &value);
+        if let owned::Value::Hash(hash) = &mut owned {
+            hash.listpack = self.hash_listpack(&value);
+        }
+        let handle = self.shared.owned.register(owned);
         self.created = Some(handle.clone());
         Ok(Change::WriteOwner { value: handle, kind, expiry })
+    }
+
+    /// Whether Redis would keep a hash with this encoding as a listpack.
+    pub(super) fn hash_listpack(&self, value: &[u8]) -> bool {
+        self.shared.redis.encoding_thresholds.hash_listpack(value)
     }
 
     /// The change that stores `value`, kept outside the store, as a new `kind` key (a
@@ -277,9 +284,10 @@ impl<'s> Owning<'s> {
 fn edit_owned<R>(
     owned: &Owned,
     kind: ValueKind,
-    size_max: usize,
+    owning: &Owning<'_>,
     f: &mut impl FnMut(Option<&[u8]>) -> (Edit, R),
 ) -> (Change, Result<R, Failure>) {
+    let size_max = owning.size_max();
     let mut state = owned.state.lock();
     let encoded = encode_owned(&state.value);
     let (edit, out) = f(encoded.as_deref());
@@ -291,7 +299,11 @@ fn edit_owned<R>(
             return (Change::Keep, Err(Failure::Store(too_large)));
         }
         Edit::Write(value) => {
+            let listpack = matches!(&state.value, owned::Value::Hash(hash) if hash.listpack);
             state.value = own(kind, &value);
+            if let owned::Value::Hash(hash) = &mut state.value {
+                hash.listpack = listpack && owning.hash_listpack(&value);
+            }
             state.value_bytes = state.value.charged_bytes();
             state.changes += 1;
             Change::Keep

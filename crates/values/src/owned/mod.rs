@@ -82,6 +82,11 @@ pub struct HashValue {
     /// The key expiry the hash set itself, and the key's own before it (see the hash
     /// encoding's `KeyExpiry`).
     pub key_expiry: Option<(u64, Option<u64>)>,
+    /// Redis would still keep this hash as a listpack (it moved out of the store below
+    /// Redis's thresholds, for speed, and has not passed them since): its removals keep
+    /// the order, HSCAN returns it whole, OBJECT ENCODING says `listpack`. Redis's
+    /// conversion is one way, and so is this: once cleared it stays so.
+    pub listpack: bool,
 }
 
 /// A hash field's key: its name, after the name's length.
@@ -142,20 +147,28 @@ impl HashValue {
     /// Sets field `name` to `value`; the length of the value it replaced, if any.
     #[inline]
     pub fn insert(&mut self, name: &[u8], value: &[u8]) -> Option<usize> {
-        let field = joined(name, value);
+        let mut name_len = [0u8; varint::LEN_MAX];
+        let name_len = put_len(&mut name_len, name.len());
+        let parts = [name_len, name, value];
         match self.fields.find(name) {
-            Some(at) => Some(split(&self.fields.replace(at, field)).1.len()),
+            Some(at) => {
+                let old_len = split(self.fields.nth(at)).1.len();
+                self.fields.replace(at, &parts);
+                Some(old_len)
+            }
             None => {
-                self.fields.push(field);
+                self.fields.push(&parts);
                 None
             }
         }
     }
 
-    /// Removes field `name`; the length of its value, if it was there.
+    /// Removes field `name`; the length of its value, if it was there. `keep_order`: the
+    /// fields after it keep their order (O(fields), as a listpack); else the last field
+    /// takes its place (O(1)).
     #[inline]
-    pub fn remove(&mut self, name: &[u8]) -> Option<usize> {
-        self.fields.remove(name).map(|field| split(&field).1.len())
+    pub fn remove(&mut self, name: &[u8], keep_order: bool) -> Option<usize> {
+        self.fields.remove(name, keep_order, |field| split(field).1.len())
     }
 
     /// The fields (name, value), in the hash's order.
@@ -164,9 +177,10 @@ impl HashValue {
         self.fields.iter().map(split)
     }
 
+    /// Room for `additional` more fields of `bytes` in all (names and values).
     #[inline]
-    pub fn reserve(&mut self, additional: usize) {
-        self.fields.reserve(additional);
+    pub fn reserve(&mut self, additional: usize, bytes: usize) {
+        self.fields.reserve(additional, bytes);
     }
 
     #[inline]
@@ -175,7 +189,7 @@ impl HashValue {
             self.iter().map(|(name, value)| hash_field_bytes(name.len(), value.len())).sum();
         let expiring: usize =
             self.expire_at_ms.keys().map(|name| element_bytes(name.len() + 8)).sum();
-        fields + expiring
+        HASH_ENTRY_BYTES + fields + expiring
     }
 }
 
@@ -220,14 +234,14 @@ impl SetValue {
         if self.contains(member) {
             return false;
         }
-        self.members.push(Box::from(member));
+        self.members.push(&[member]);
         true
     }
 
     /// Removes `member`; whether it was there. The last member takes its place.
     #[inline]
     pub fn remove(&mut self, member: &[u8]) -> bool {
-        self.members.remove(member).is_some()
+        self.members.remove(member, false, |_| ()).is_some()
     }
 
     /// The member at `index` (below [`SetValue::len`]) of the set's order.
@@ -243,23 +257,33 @@ impl SetValue {
     }
 }
 
-/// What a set member is charged: as a hash field whose value is its slot in the vector.
+/// What a hash kept outside the store is charged besides its fields: its registry entry
+/// (the value, its state and mutex, the `Arc` and its slot in the registry's map) and its
+/// tables' smallest allocations. Hashes move out of the store small (exec's
+/// `OWN_HASH_MIN_BYTES`), so this is counted, not left to the per-field figures.
+const HASH_ENTRY_BYTES: usize = 384;
+
+/// What a set member is charged: an entry of its bytes in the table (see
+/// [`hash_field_bytes`]).
 #[inline]
 pub fn set_member_bytes(len: usize) -> usize {
-    hash_field_bytes(len, 8)
+    arena_entry_bytes(len)
 }
 
-/// A field's allocation: its name's length (LEB128), the name, the value.
+/// Writes `len` as a varint into `buf`; the bytes it took.
 #[inline]
-fn joined(name: &[u8], value: &[u8]) -> Box<[u8]> {
-    let mut field = Vec::with_capacity(name.len() + value.len() + 2);
-    varint::put_usize(&mut field, name.len());
-    field.extend_from_slice(name);
-    field.extend_from_slice(value);
-    field.into_boxed_slice()
+fn put_len(buf: &mut [u8; varint::LEN_MAX], mut len: usize) -> &[u8] {
+    let mut used = 0;
+    while len >= 0x80 {
+        buf[used] = (len as u8 & 0x7f) | 0x80;
+        len >>= 7;
+        used += 1;
+    }
+    buf[used] = len as u8;
+    &buf[..=used]
 }
 
-/// A field's name and value. (A field is only ever made by [`joined`]; were one damaged,
+/// A field's name and value. (A field is only ever made by [`HashValue::insert`]; were one damaged,
 /// it would read as a whole name and an empty value, never a panic.)
 #[inline]
 fn split(field: &[u8]) -> (&[u8], &[u8]) {
@@ -269,16 +293,27 @@ fn split(field: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
-/// What a hash field is charged (a set member: with a value of length 0): its slot in the table (a boxed slice, at the table's
-/// load and half again for spare capacity), its allocation (the allocator's header and
-/// rounding, 32 bytes at least), and a quarter more, as for a list element.
+/// What a hash field is charged: its bytes in the table's arena (`slots.rs`) with their
+/// lengths, and two sevenths more (garbage stays under an eighth of the arena, under a
+/// seventh of the live bytes, before it is compacted; spare capacity under an eighth:
+/// at most 9/7 of the live bytes in all), and [`SLOT_TABLE_BYTES`] for its place in the
+/// vector of starts and in the hash table.
 #[inline]
 pub fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
-    const SLOT_BYTES: usize = 28;
-    let allocation = (name_len + value_len + 2 + MALLOC_HEADER_BYTES).next_multiple_of(16);
-    let bytes = SLOT_BYTES + allocation.max(32);
-    bytes + bytes / 4
+    arena_entry_bytes(name_len + slots::varint_len(name_len) + value_len)
 }
+
+/// What the table charges an entry of `len` bytes (see [`hash_field_bytes`]).
+#[inline]
+fn arena_entry_bytes(len: usize) -> usize {
+    let stored = len + slots::varint_len(len);
+    SLOT_TABLE_BYTES + stored + stored * 2 / 7
+}
+
+/// An entry's start in the table's vector (8 bytes, and half again for its spare
+/// capacity) and its place in the hash table (4 bytes and a control byte, at a load
+/// between 7/16 and 7/8: at most 11.4 bytes).
+const SLOT_TABLE_BYTES: usize = 12 + 12;
 
 /// What an element of `len` bytes is charged: its slot and its allocation, and a quarter
 /// more for the holes that freed lists leave in the allocator's heap (measured with lists
@@ -310,8 +345,8 @@ mod tests {
         }
         assert_eq!(hash.insert(b"a", b"new"), Some(1));
         assert_eq!(hash.get(b"a"), Some(&b"new"[..]));
-        assert_eq!(hash.remove(&long_name), Some(3));
-        assert_eq!(hash.remove(&long_name), None);
+        assert_eq!(hash.remove(&long_name, false), Some(3));
+        assert_eq!(hash.remove(&long_name, true), None);
         assert_eq!(hash.get(b"b"), None);
         let mut fields: Vec<(&[u8], &[u8])> = hash.iter().collect();
         fields.sort();

@@ -60,7 +60,8 @@ pub fn kept(value: Value) -> Kept {
         }
         Value::Hash(fields) => {
             let mut hash = HashValue::default();
-            hash.reserve(fields.len());
+            let bytes = fields.iter().map(|(name, value)| name.len() + value.len()).sum();
+            hash.reserve(fields.len(), bytes);
             fields.iter().for_each(|(name, value)| {
                 hash.insert(name, value);
             });

@@ -69,6 +69,9 @@ pub(super) fn set(
     only_new: bool,
 ) -> Option<Result<i64, TooLarge>> {
     let names: Vec<&[u8]> = pairs.iter().map(|(name, _)| *name).collect();
+    let thresholds = &ctx.shared.redis.encoding_thresholds;
+    let lengths_past =
+        pairs.iter().any(|(name, value)| thresholds.hash_past(None, [name.len(), value.len()]));
     with_plain_fields(ctx, &names, |map, room_bytes| {
         // The growth is bounded by what the new values add (a replaced value's bytes come
         // back), so the check needs no undo.
@@ -89,6 +92,7 @@ pub(super) fn set(
             }
         }
         let added_bytes = added_bytes - kept_bytes;
+        map.listpack &= !(lengths_past || thresholds.hash_past(Some(map.len()), [0, 0]));
         let sized = if added_bytes == 0 {
             Sized::Unchanged
         } else {
@@ -151,12 +155,15 @@ pub(super) fn random_fields(ctx: &mut Ctx<'_>, count: Option<i64>) -> Option<Vec
 /// fields that have expired.
 pub(super) fn scan(ctx: &mut Ctx<'_>, cursor: u64, count: usize) -> Option<(u64, Vec<FieldCopy>)> {
     read(ctx, |map, now_ms| {
+        let live = |&(name, _): &(&[u8], &[u8])| map.get_live(name, now_ms).is_some();
+        if map.listpack && super::random::one_page(map.len(), map.iter()) {
+            return (0, map.iter().filter(live).map(copy).collect());
+        }
         let rest: Vec<(u64, usize)> = (0..map.len())
             .map(|at| (scan::member_hash(map.nth(at).0), at))
             .filter(|(hash, _)| *hash >= cursor)
             .collect();
         let (next, page) = scan::page(rest, count, map.len());
-        let live = |&(name, _): &(&[u8], &[u8])| map.get_live(name, now_ms).is_some();
         (next, page.into_iter().map(|at| map.nth(at)).filter(live).map(copy).collect())
     })
 }
@@ -177,9 +184,14 @@ pub(super) fn delete(ctx: &mut Ctx<'_>, names: &[&[u8]]) -> Option<i64> {
         if present.len() + map.expire_at_ms.len() >= map.len() {
             return None;
         }
+        // Each removal that keeps the order is O(fields): many of them go to the general
+        // path, one rewrite of the whole hash (O(fields + names)).
+        if map.listpack && present.len() > 1 {
+            return None;
+        }
         let mut removed_bytes = 0;
         for name in &present {
-            if let Some(value_len) = map.remove(name) {
+            if let Some(value_len) = map.remove(name, map.listpack) {
                 removed_bytes += hash_field_bytes(name.len(), value_len);
             }
         }
@@ -247,6 +259,8 @@ fn update<R>(
             return None; // the general path refuses it with the store's error
         }
         let old_len = map.insert(name, &value);
+        let thresholds = &ctx.shared.redis.encoding_thresholds;
+        map.listpack &= !thresholds.hash_past(Some(map.len()), [name.len(), value.len()]);
         let removed_bytes = old_len.map_or(0, |len| hash_field_bytes(name.len(), len));
         Some((Sized::Changed { added_bytes, removed_bytes }, Ok(out)))
     })

@@ -233,7 +233,9 @@ fn change_owned<R>(
         let too_large = store::StoreError::TooLarge { size: value.len(), max: size_max };
         return (Change::Keep, Err(Failure::Store(too_large)));
     }
-    state.value = owned::Value::Hash(encoding::own(&value));
+    let mut new_hash = encoding::own(&value);
+    new_hash.listpack = hash.listpack && owning.hash_listpack(&value);
+    state.value = owned::Value::Hash(new_hash);
     state.value_bytes = state.value.charged_bytes();
     state.changes += 1;
     if expiry == old_expiry {

@@ -158,14 +158,22 @@ fn reply_page<'p>(
 
 /// One page of a scan and the cursor that follows it (0 at the end). Small hashes come
 /// whole; others in pages of `scan::page`.
+/// Whether HSCAN returns a hash of `len` fields whole, in one page, as Redis does a
+/// listpack's.
+pub(super) fn one_page<'f>(
+    len: usize,
+    mut fields: impl Iterator<Item = (&'f [u8], &'f [u8])>,
+) -> bool {
+    len <= ONE_PAGE_FIELDS_MAX
+        && fields.all(|(name, value)| name.len().max(value.len()) <= ONE_PAGE_BYTES_MAX)
+}
+
 fn scan_page<'f, 'a>(
     list: &'f [Field<'a>],
     cursor: u64,
     count: usize,
 ) -> (u64, Vec<&'f Field<'a>>) {
-    let small = list.len() <= ONE_PAGE_FIELDS_MAX
-        && list.iter().all(|f| f.name.len().max(f.value.len()) <= ONE_PAGE_BYTES_MAX);
-    if small {
+    if one_page(list.len(), list.iter().map(|f| (&f.name[..], &f.value[..]))) {
         return (0, list.iter().collect());
     }
     let rest: Vec<(u64, &Field<'a>)> = list
