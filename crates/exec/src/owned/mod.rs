@@ -15,7 +15,7 @@
 //! `Store::modify` never meets a released entry; one made outside it (a fast path) checks
 //! `released` under the mutex and starts over.
 //!
-//! Memory: every entry's bytes are charged with `Store::charge_outside` after the change
+//! Memory: every entry's bytes are charged with `Store::charge_outside_for` after the change
 //! that made them (never inside a stripe lock: making room takes them), so the store may
 //! pass its limit by one change's growth until its next write evicts.
 //!
@@ -108,6 +108,8 @@ pub(crate) struct State {
 
 #[derive(Debug)]
 pub(crate) struct Owned {
+    /// Its id: the owner item's value is its 8 bytes.
+    pub(crate) id: u64,
     pub(crate) state: Mutex<State>,
 }
 
@@ -135,7 +137,7 @@ impl Registry {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let value_bytes = value.charged_bytes();
         let state = State { released: false, charged_bytes: 0, value_bytes, changes: 0, value };
-        let owned = Arc::new(Owned { state: Mutex::new(state) });
+        let owned = Arc::new(Owned { id, state: Mutex::new(state) });
         self.live.fetch_add(1, Ordering::Relaxed);
         self.shard(id).lock().insert(id, owned);
         id.to_le_bytes().to_vec()
@@ -195,7 +197,8 @@ pub(crate) fn settle(store: &store::Store, registry: &Registry, owned: &Owned) {
     // release in between never gives back more than was charged.
     if delta > 0 {
         let bytes = delta as usize;
-        if store.charge_outside(bytes).is_err() {
+        // Making room never evicts the owner whose change this is.
+        if store.charge_outside_for(&owned.id.to_le_bytes(), bytes).is_err() {
             store.force_charge_outside(bytes);
         }
         let mut state = owned.state.lock();

@@ -185,7 +185,12 @@ impl Store {
         // copy must not start cold in the small queue, where S3-FIFO drops unaccessed items
         // (measured: appended keys lost while 90% of the cache was cold). Keeping the count
         // also spares the next readers a write to the slot.
-        let freq = existing.map_or(0, |(found, _)| (found.value.freq() + 1).min(index::FREQ_MAX));
+        // A new owner skips the small queue (`owners.rs`): it starts counted once, the
+        // chance a new item gets there, so that eviction passes over it once.
+        let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
+        let freq = existing.map_or(u8::from(new_owner), |(found, _)| {
+            (found.value.freq() + 1).min(index::FREQ_MAX)
+        });
         let slot = Slot::new(ctx.hash.tag, location, freq);
         let data_len = (header.key_len + header.value_len) as i64;
         // The item is counted in the generation of the memory it landed in: a segment opened
@@ -219,7 +224,6 @@ impl Store {
         if !linked {
             return Err(OpError::Store(StoreError::NoSpace)); // a protected item found no slot
         }
-        let new_owner = item.flags == OWNER_FLAGS && item.kind != ValueKind::String;
         if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
             self.queue_owner(ctx.key, &item.value.concat(), class, ctx.guard);
         }

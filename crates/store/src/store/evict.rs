@@ -31,6 +31,17 @@ impl Store {
     /// Fails only when nothing is left to evict and nothing is on its way back, or with
     /// `WhenFull::Refuse` when nothing dead can be reclaimed.
     pub(super) fn make_room(&self, need: Need, room: &mut Room) -> Result<(), StoreError> {
+        self.make_room_sparing(need, room, None)
+    }
+
+    /// [`Store::make_room`] for the memory of the owner of value hash `spared` (if any),
+    /// which is not evicted for it while anything else can be (`owners.rs`).
+    pub(super) fn make_room_sparing(
+        &self,
+        need: Need,
+        room: &mut Room,
+        spared: Option<u64>,
+    ) -> Result<(), StoreError> {
         let need_bytes = match need {
             Need::Segment => self.seg_size,
             Need::Bytes(bytes) => bytes,
@@ -41,7 +52,7 @@ impl Store {
         // Set once compaction went a whole pass over the queues without freeing anything and
         // nothing is on its way back: eviction takes over for the rest of this call.
         let mut compaction_failed = false;
-        let mut pass = self.evict_pass();
+        let mut pass = EvictPass { spared_owner: spared, ..self.evict_pass() };
         // Rounds whose victim's kept items found no room, with nothing on its way back.
         let mut idle_stalls = 0;
         for _ in 0..rounds_max {
@@ -160,6 +171,9 @@ impl Store {
                 fruitless = 0;
                 if compact {
                     *compaction_failed = true;
+                } else if pass.spared_owner.take().is_some() {
+                    // Nothing else goes: the spared owner does after all, as Redis evicts
+                    // the only key left before a write to it.
                 } else if self.next_pass(pass, &mut entries) == NextPass::Exhausted {
                     return no_victims(coming, freed_now);
                 }
@@ -283,7 +297,8 @@ impl Store {
             Victim::Segment(id) => self.clear_segment(id, mode, pass),
             Victim::Large(slot, seq) => Some(self.clear_large(slot, seq, mode, &pass.protection)),
             Victim::Owner(key_hash, value_hash) => {
-                Some(self.clear_owner(key_hash, value_hash, mode, &pass.protection))
+                let spared = pass.spared_owner == Some(value_hash);
+                Some(self.clear_owner(key_hash, value_hash, mode, &pass.protection, spared))
             }
         }
     }

@@ -252,8 +252,20 @@ impl Store {
     /// would (`NoSpace`: refusing when full, or nothing left to evict). Call it with no
     /// stripe lock held (not inside a `modify` closure): eviction takes them.
     pub fn charge_outside(&self, bytes: usize) -> Result<(), StoreError> {
+        self.charge_outside_sparing(None, bytes)
+    }
+
+    /// [`Store::charge_outside`] for memory that the owner whose value is `owner_value`
+    /// took: making room for it does not evict that owner while anything else can go (a
+    /// write never evicts what it writes; Redis, which makes room before a command, cannot
+    /// either).
+    pub fn charge_outside_for(&self, owner_value: &[u8], bytes: usize) -> Result<(), StoreError> {
+        self.charge_outside_sparing(Some(index::key_hash(owner_value)), bytes)
+    }
+
+    fn charge_outside_sparing(&self, spared: Option<u64>, bytes: usize) -> Result<(), StoreError> {
         let mut room = super::Room::default();
-        let result = self.make_room(super::Need::Bytes(bytes), &mut room);
+        let result = self.make_room_sparing(super::Need::Bytes(bytes), &mut room, spared);
         if result.is_ok() {
             room.bytes -= bytes; // stays charged
             self.recycled.outside_bytes.fetch_add(bytes, Ordering::AcqRel);

@@ -10,6 +10,14 @@
 //! forward instead. A read or an in-place change counts as an access, and a counted owner
 //! gets S3-FIFO's second chance as a large item does: queued again with its count lowered.
 //!
+//! A new owner starts counted once: it skips the small queue, where a new item gets a
+//! chance to be used before eviction meets it, and would otherwise be the first to go
+//! whenever the older ones have all been used (a hash being built by a run of HSETs lost
+//! between two of them, kept partial). And the memory of an owner's own change is charged
+//! sparing it (`Store::charge_outside_for`): eviction queues it again unvisited, and takes
+//! it only when nothing else can go, so that a write never evicts what it writes (Redis
+//! makes room before a command, and cannot either).
+//!
 //! An entry names its owner by the key's hash and the owner value's hash (the value is an
 //! id that is never reused), found through the index, so that it stays right across copies.
 //! Entries of owners deleted or replaced are skipped when met, and dropped in one pass when
@@ -71,14 +79,15 @@ impl Store {
     }
 
     /// Evicts the owner an entry names (or keeps it for a second chance, if it was used, or
-    /// for good, if `protection` says so); returns the outside bytes that went back at once
-    /// (0 for an entry gone stale).
+    /// for good, if `protection` says so, or unvisited, if `spared`: its own write is making
+    /// room); returns the outside bytes that went back at once (0 for an entry gone stale).
     pub(super) fn clear_owner(
         &self,
         key_hash: u64,
         value_hash: u64,
         mode: Clear,
         protection: &Protection,
+        spared: bool,
     ) -> Freed {
         let hash = HashParts::from_hash(key_hash);
         let guard = epoch::pin();
@@ -98,10 +107,11 @@ impl Store {
             return Freed { bytes: self.retire_item(location, &r, &guard), held: false };
         }
         let protected = mode == Clear::Evict && protection.protects(&r);
-        if mode != Clear::Evict || freq > 0 || protected {
+        let spared = mode == Clear::Evict && spared;
+        if mode != Clear::Evict || freq > 0 || protected || spared {
             // Used since it was queued (or, reclaiming, found alive after all, or compacting,
-            // or protected): queued again.
-            if mode == Clear::Evict && freq > 0 {
+            // or protected, or spared): queued again.
+            if mode == Clear::Evict && freq > 0 && !spared {
                 // Best effort: a lost count only shortens its next chance.
                 let kept = found.value.with_freq(freq - 1);
                 self.index.replace(hash, &found, kept, &guard);
@@ -109,7 +119,7 @@ impl Store {
             }
             let class = super::ttl_class(r.header.expiry, now_ms);
             self.lock_ctl().push(Queue::Main, class, Victim::Owner(key_hash, value_hash));
-            return if protected { Freed::HELD } else { Freed::NOTHING };
+            return if protected || spared { Freed::HELD } else { Freed::NOTHING };
         }
         self.index.remove(hash, &found);
         count_unlink(&mut stats, &r, freq, Unlink::Evicted, flush_gen);

@@ -73,6 +73,9 @@ pub(super) struct EvictPass {
     pub(super) partial_seen: bool,
     /// The active segments were sealed, so that a last pass saw every item.
     pub(super) sealed: bool,
+    /// The value hash of the owner whose write makes room (`Store::charge_outside_for`):
+    /// queued again unvisited while anything else can go (`owners.rs`).
+    pub(super) spared_owner: Option<u64>,
 }
 
 /// What follows a pass that took nothing (`Store::next_pass`).
@@ -120,6 +123,7 @@ impl Store {
             counts: None,
             partial_seen: false,
             sealed: false,
+            spared_owner: None,
         }
     }
 
