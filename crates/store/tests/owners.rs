@@ -307,3 +307,16 @@ fn a_new_owner_is_not_evicted_before_read_older_ones() {
     assert!(store.reader().peek(b"new").is_some(), "the new owner went first");
     assert!(!taken(&released).is_empty(), "an older owner made room");
 }
+
+/// Goal: sparing is bounded. An owner whose own change needs more room than anything else
+/// can give goes after all (as Redis evicts the only key left), and the charge succeeds.
+#[test]
+fn a_spared_owner_goes_when_nothing_else_can() {
+    let (store, released) = store_with(4 * MIB, Arc::new(ManualClock::new(START_MS)));
+    write_owner_then_charge(&store, 0);
+    let stats = store.stats();
+    let free = (stats.memory_limit_bytes - stats.memory_used_bytes) as usize;
+    store.charge_outside_for(b"charged-0", free + CHARGED_BYTES / 2).expect("room made");
+    assert!(store.get(b"o0").is_none(), "the only owner made room for its own change");
+    assert_eq!(taken(&released), vec![b"charged-0".to_vec()]);
+}
