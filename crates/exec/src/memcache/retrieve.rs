@@ -18,6 +18,8 @@ use super::{
     detail::{self, Event},
     expiry, visible_cas, Changed, Ctx, Session,
 };
+use store::Item;
+
 use crate::{
     core::{
         get::{Gets, ReadAhead, BUCKETS_AHEAD},
@@ -59,6 +61,13 @@ fn get(
     let returns_cas = request.kind.returns_cas();
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
+    // One key, the commonest get: read without splitting the key list.
+    if let Some(key) = request.keys.single().filter(|_| session.resume_at == 0) {
+        let found = gets.get(session.key(key));
+        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        gets.finish(ctx.counters);
+        return resume_at;
+    }
     let mut resume_at = None;
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
@@ -80,18 +89,32 @@ fn get(
             }
             None => gets.get(session.key(key)),
         };
-        detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
-        if let Some(item) = found {
-            let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
-            compose_value(key, item.flags(), item.value(), cas, ctx.out);
-            if ctx.out.len() >= chunk_end {
-                resume_at = Some(request.keys.offset_after(key));
-                break;
-            }
+        resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        if resume_at.is_some() {
+            break;
         }
     }
     gets.finish(ctx.counters);
     resume_at
+}
+
+/// A key's part of the reply (a hit's `VALUE` line and data); the offset to resume at when
+/// the reply has reached `chunk_end`.
+#[inline(always)]
+fn answer(
+    ctx: &mut Ctx<'_>,
+    request: &Retrieve<'_>,
+    key: &[u8],
+    found: Option<Item<'_>>,
+    returns_cas: bool,
+    chunk_end: usize,
+) -> Option<usize> {
+    let view = ctx.view;
+    detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
+    let item = found?;
+    let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
+    compose_value(key, item.flags(), item.value(), cas, ctx.out);
+    (ctx.out.len() >= chunk_end).then(|| request.keys.offset_after(key))
 }
 
 /// As [`get`], touching each hit. memcached counts a gat as touches, not gets

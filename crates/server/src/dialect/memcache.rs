@@ -157,6 +157,14 @@ impl<'a> Dialect for Text<'a> {
         }
     }
 
+    /// `get` and `gets`: they write nothing (a `gat` touches, `mg` may vivify).
+    #[inline(always)]
+    fn reads_only(&self, request: &Self::Request<'_>) -> bool {
+        use proto_memcache::text::RetrieveKind;
+        matches!(request, proto_memcache::Request::Retrieve(r)
+            if matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets))
+    }
+
     #[inline(always)]
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow {
         if self.reply_chunk_bytes != 0 {

@@ -64,6 +64,12 @@ pub trait Dialect {
     /// loaded. Changes nothing; by default nothing happens.
     fn read_ahead(&mut self, _next: &[u8]) {}
 
+    /// Whether the request only reads the store (a plain get): a run of them in one batch
+    /// shares one epoch pin ([`store::ReadPin`]), dropped before any other request runs.
+    fn reads_only(&self, _request: &Self::Request<'_>) -> bool {
+        false
+    }
+
     /// Runs a parsed request `used` bytes long, appending its reply to `out`.
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow;
 
@@ -141,6 +147,9 @@ fn serve_batch<D: Dialect>(
     let mut pos = 0;
     let mut requests = 0;
     let out_start = out.len();
+    // Held across consecutive reads of this batch only: the batch is bounded by the budget,
+    // and the pin is dropped on return, before the loop waits.
+    let mut pin = None;
     while pos < input.len() {
         if budget.spent(requests, out.len() - out_start) {
             counters::bump(&counters.conn_yields, 1);
@@ -152,6 +161,7 @@ fn serve_batch<D: Dialect>(
             None => match dialect.parse(rest, scratch) {
                 Ok((request, used)) => {
                     let counts = dialect.counts(&request);
+                    hold_pin(&mut pin, dialect.reads_only(&request));
                     dialect.read_ahead(&rest[used..]);
                     let flow = dialect.execute(&request, used, out);
                     scratch = dialect.recycle(request);
@@ -187,6 +197,18 @@ fn serve_batch<D: Dialect>(
         }
     }
     (pos, After::Continue, scratch)
+}
+
+/// Takes the batch's read pin before a read (unless held), drops it before anything else.
+#[inline(always)]
+fn hold_pin(pin: &mut Option<store::ReadPin>, reads_only: bool) {
+    if reads_only {
+        if pin.is_none() {
+            *pin = Some(store::ReadPin::new());
+        }
+    } else if pin.is_some() {
+        *pin = None;
+    }
 }
 
 /// Where a batch ends after a request, and what follows.
