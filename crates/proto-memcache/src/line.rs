@@ -136,7 +136,7 @@ pub(crate) fn find_byte(bytes: &[u8], needle: u8) -> Option<usize> {
 /// The index of the first byte of `bytes` at or below the space (a space, `\r`, `\n`, a tab
 /// or another control byte), eight bytes at a time: where a plain key ends.
 #[inline]
-pub(crate) fn find_below_bang(bytes: &[u8]) -> Option<usize> {
+pub fn find_below_bang(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     // A byte below 0x21 borrows in `word - 0x21..` and has its high bit clear: flagged.
     // Bytes of 0x80 and up have it set and are never flagged themselves; a borrow reaches
