@@ -71,31 +71,60 @@ fn get(
     let mut resume_at = None;
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
-    let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
-    let mut ahead = reads_ahead.then(ReadAhead::new);
-    let mut later = request.keys.iter_from(session.resume_at);
-    if let Some(ahead) = ahead.as_mut() {
-        for key in later.by_ref().take(BUCKETS_AHEAD) {
-            gets.announce(ahead, session.key(key));
-        }
-    }
-    for key in request.keys.iter_from(session.resume_at) {
-        let found = match ahead.as_mut() {
-            Some(ahead) => {
-                if let Some(next) = later.next() {
-                    gets.announce(ahead, session.key(next));
-                }
-                gets.get_announced(ahead, session.key(key))
+    if request.keys.len() > 1 && view.core().store.reads_ahead() {
+        resume_at = get_ahead(ctx, session, request, &mut gets, chunk_end);
+    } else {
+        for key in request.keys.iter_from(session.resume_at) {
+            let found = gets.get(session.key(key));
+            resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+            if resume_at.is_some() {
+                break;
             }
-            None => gets.get(session.key(key)),
-        };
-        resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
-        if resume_at.is_some() {
-            break;
         }
     }
     gets.finish(ctx.counters);
     resume_at
+}
+
+/// Keys kept between their announcement and their read, so the key list is split once.
+const KEY_RING: usize = 16;
+const _: () = assert!(BUCKETS_AHEAD < KEY_RING);
+
+/// [`get`]'s keys read ahead: each announced [`BUCKETS_AHEAD`] keys before its read, and
+/// kept in a ring meanwhile.
+#[inline(always)]
+fn get_ahead(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Retrieve<'_>,
+    gets: &mut Gets<'_>,
+    chunk_end: usize,
+) -> Option<usize> {
+    let returns_cas = request.kind.returns_cas();
+    let mut ahead = ReadAhead::new();
+    let mut later = request.keys.iter_from(session.resume_at);
+    let mut ring: [&[u8]; KEY_RING] = [&[]; KEY_RING];
+    let (mut read, mut announced) = (0, 0);
+    for key in later.by_ref().take(BUCKETS_AHEAD) {
+        gets.announce(&mut ahead, session.key(key));
+        ring[announced % KEY_RING] = key;
+        announced += 1;
+    }
+    while read < announced {
+        let key = ring[read % KEY_RING];
+        read += 1;
+        if let Some(next) = later.next() {
+            gets.announce(&mut ahead, session.key(next));
+            ring[announced % KEY_RING] = next;
+            announced += 1;
+        }
+        let found = gets.get_announced(&mut ahead, session.key(key));
+        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        if resume_at.is_some() {
+            return resume_at;
+        }
+    }
+    None
 }
 
 /// A key's part of the reply (a hit's `VALUE` line and data); the offset to resume at when
