@@ -214,14 +214,17 @@ def measure(binary, row, requests, keep=None):
 
 
 def main():
+    global PIPELINE
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--small", type=int, default=4000)
     ap.add_argument("--large", type=int, default=12000)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--pipeline", type=int, default=100, help="requests per send")
     ap.add_argument("--keep", help="copy each callgrind output here (callgrind_annotate)")
     args = ap.parse_args()
+    PIPELINE = args.pipeline
     rows = args.rows.split(",")
     per_request = {(b, r): [] for b in args.binaries for r in rows}
     for _ in range(args.repeat):

@@ -161,7 +161,8 @@ fn serve_batch<D: Dialect>(
             None => match dialect.parse(rest, scratch) {
                 Ok((request, used)) => {
                     let counts = dialect.counts(&request);
-                    hold_pin(&mut pin, dialect.reads_only(&request));
+                    let more = used < rest.len();
+                    hold_pin(&mut pin, dialect.reads_only(&request), more);
                     dialect.read_ahead(&rest[used..]);
                     let flow = dialect.execute(&request, used, out);
                     scratch = dialect.recycle(request);
@@ -199,15 +200,16 @@ fn serve_batch<D: Dialect>(
     (pos, After::Continue, scratch)
 }
 
-/// Takes the batch's read pin before a read (unless held), drops it before anything else.
+/// Takes the batch's read pin before a read that more input follows (a lone read pins by
+/// itself), keeps it across reads, drops it before anything else.
 #[inline(always)]
-fn hold_pin(pin: &mut Option<store::ReadPin>, reads_only: bool) {
-    if reads_only {
-        if pin.is_none() {
-            *pin = Some(store::ReadPin::new());
+fn hold_pin(pin: &mut Option<store::ReadPin>, reads_only: bool, more: bool) {
+    if !reads_only {
+        if pin.is_some() {
+            *pin = None;
         }
-    } else if pin.is_some() {
-        *pin = None;
+    } else if more && pin.is_none() {
+        *pin = Some(store::ReadPin::new());
     }
 }
 
