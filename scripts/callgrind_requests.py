@@ -42,6 +42,22 @@ def mc_get_setup():
     return [b"set key 0 0 32\r\n" + VALUE + b"\r\n"]
 
 
+KEYS = 10_000
+
+
+def mc_keys_setup():
+    return [b"set k%d 0 0 20\r\n%s\r\n" % (i, VALUE[:20]) for i in range(KEYS)]
+
+
+def resp_keys_setup():
+    return [resp("SET", f"k{i}", VALUE[:20]) for i in range(KEYS)]
+
+
+def key(i):
+    """The i-th key of a request stream: spread over the KEYS keys, not in order."""
+    return b"k%d" % (i * 7919 % KEYS)
+
+
 def hash100_setup():
     args = ["HSET", "big"]
     for i in range(100):
@@ -53,6 +69,12 @@ def hash100_setup():
 ROWS = {
     "mc-get": ("mc", mc_get_setup, lambda i: b"get key\r\n", b"END\r\n"),
     "mc-set": ("mc", lambda: [], lambda i: b"set k%d 0 0 32\r\n%s\r\n" % (i, VALUE), b"\r\n"),
+    # 10,000 keys of 20 bytes, as in docs/benchmarks/batches.md.
+    "mc-get-10k": ("mc", mc_keys_setup, lambda i: b"get " + key(i) + b"\r\n", b"END\r\n"),
+    "mc-get48-10k": ("mc", mc_keys_setup,
+                     lambda i: b"get " + b" ".join(key(i * 48 + j) for j in range(48)) + b"\r\n",
+                     b"END\r\n"),
+    "resp-get-10k": ("resp", resp_keys_setup, lambda i: resp("GET", key(i)), None),
     "resp-get": ("resp", lambda: [resp("SET", "key", VALUE)], lambda i: resp("GET", "key"), None),
     "resp-set": ("resp", lambda: [], lambda i: resp("SET", f"k{i}", VALUE), None),
     "hset-new": ("resp", lambda: [], lambda i: resp("HSET", f"h{i}", "f", "v"), None),
@@ -160,7 +182,7 @@ def control(pid, flag):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def measure(binary, row, requests):
+def measure(binary, row, requests, keep=None):
     kind, setup, request, _ = ROWS[row]
     mc_port, resp_port = free_port(), free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,6 +190,8 @@ def measure(binary, row, requests):
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
                "-t", "1", "-l", "127.0.0.1", "-p", str(mc_port), "--resp-port", str(resp_port),
                "-U", "0", "-m", "1024"]
+        if os.path.basename(binary) == "nullmc":  # nullmc PORT THREADS VALUE_SIZE, no store
+            cmd = cmd[:3] + [binary, str(mc_port), "1", "20"]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             sock = wait_port(mc_port if kind == "mc" else resp_port)
@@ -180,26 +204,34 @@ def measure(binary, row, requests):
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=120)
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            name = f"{os.path.basename(binary)}-{row}-{requests}.cg"
+            subprocess.run(["cp", out + ".1", os.path.join(keep, name)], check=True)
         with open(out + ".1") as f:
             totals = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
         return int(totals.group(1))
 
 
 def main():
+    global PIPELINE
     ap = argparse.ArgumentParser()
     ap.add_argument("binaries", nargs="+")
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--small", type=int, default=4000)
     ap.add_argument("--large", type=int, default=12000)
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--pipeline", type=int, default=100, help="requests per send")
+    ap.add_argument("--keep", help="copy each callgrind output here (callgrind_annotate)")
     args = ap.parse_args()
+    PIPELINE = args.pipeline
     rows = args.rows.split(",")
     per_request = {(b, r): [] for b in args.binaries for r in rows}
     for _ in range(args.repeat):
         for row in rows:
             for binary in args.binaries:
-                small = measure(binary, row, args.small)
-                large = measure(binary, row, args.large)
+                small = measure(binary, row, args.small, args.keep)
+                large = measure(binary, row, args.large, args.keep)
                 value = (large - small) / (args.large - args.small)
                 per_request[(binary, row)].append(value)
                 print(f"{row:9} {binary}: {value:,.0f} Ir/request", file=sys.stderr, flush=True)

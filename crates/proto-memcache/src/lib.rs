@@ -65,7 +65,7 @@ mod tests;
 
 pub use error::{ErrorReply, ParseError, ResponseError};
 pub use limits::Limits;
-pub use line::{parse_c_i32, parse_c_u32, Words};
+pub use line::{find_below_bang, parse_c_i32, parse_c_u32, Words};
 pub use request::{parse_request, Request};
 pub use response::{compose_meta_debug, parse_response, Response};
 pub use text::request::{compose_retrieve, compose_store};

@@ -133,6 +133,29 @@ pub(crate) fn find_byte(bytes: &[u8], needle: u8) -> Option<usize> {
     first_match(word).map(|at| tail_start + at)
 }
 
+/// The index of the first byte of `bytes` at or below the space (a space, `\r`, `\n`, a tab
+/// or another control byte), eight bytes at a time: where a plain key ends.
+#[inline]
+pub fn find_below_bang(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // A byte below 0x21 borrows in `word - 0x21..` and has its high bit clear: flagged.
+    // Bytes of 0x80 and up have it set and are never flagged themselves; a borrow reaches
+    // only bytes above a flagged one, so the lowest flag is exact.
+    let first_match = |word: [u8; 8]| {
+        let word = u64::from_le_bytes(word);
+        let found = word.wrapping_sub(ONES * 0x21) & !word & HIGHS;
+        (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for (index, chunk) in (&mut chunks).enumerate() {
+        if let Some(at) = first_match(chunk.try_into().expect("chunks of eight")) {
+            return Some(index * 8 + at);
+        }
+    }
+    let done = bytes.len() - chunks.remainder().len();
+    chunks.remainder().iter().position(|&b| b <= b' ').map(|at| done + at)
+}
+
 /// How many space-separated words `bytes` holds, if none is longer than `word_len_max`;
 /// `None` when one may be (the caller then checks word by word).
 ///
@@ -340,6 +363,14 @@ impl<'a> Words<'a> {
 
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + Clone {
         tokens(self.raw)
+    }
+
+    /// The one word, when there is exactly one and nothing around it (a get's keys are
+    /// trimmed): read without splitting.
+    #[inline]
+    pub fn single(&self) -> Option<&'a [u8]> {
+        let bare = self.raw.first() != Some(&b' ') && self.raw.last() != Some(&b' ');
+        (self.count == 1 && bare).then_some(self.raw)
     }
 
     /// The words as sent, single spaces or not.

@@ -90,6 +90,18 @@ pub fn parse_request<'a>(
         Some(&BINARY_MAGIC) => return Err(ParseError::Close),
         Some(_) => {}
     }
+    if let Some(parsed) = text::request::plain_get(buf, limits) {
+        return Ok(parsed);
+    }
+    parse_framed(buf, limits)
+}
+
+/// [`parse_request`] past its first byte and the plain-get shortcut: every request framed,
+/// split and checked in memcached's order.
+pub(crate) fn parse_framed<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+) -> Result<(Request<'a>, usize), ParseError> {
     let line = line::frame(buf, limits)?;
     // Dispatch on the first word; only commands that need it tokenize the whole line (a
     // get's keys are checked in one pass and read again only by the executor).

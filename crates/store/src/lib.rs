@@ -66,7 +66,7 @@ mod store;
 mod types;
 
 pub use clock::{Clock, FrozenClock, ManualClock, SystemClock};
-pub use store::{set_reads_touch, KeyHash, Miss, Reader, Store, Swept};
+pub use store::{set_reads_touch, KeyHash, Miss, ReadPin, Reader, Store, Swept};
 pub use types::{
     Change, Config, ConfigError, EvictObserver, ExpireObserver, Expiry, Item, MemoryBreakdown,
     MetaState, Mode, NeverEvict, OwnedItem, ReleaseObserver, Stats, StoreError, StoreOptions,

@@ -323,6 +323,28 @@ pub fn set_reads_touch(touch: bool) {
     READS_TOUCH.with(|cell| cell.set(touch));
 }
 
+/// An epoch pin held across a run of reads on this thread (a batch of pipelined gets):
+/// while it lives, each [`Store::reader`] pins inside it, which costs a counter increment
+/// instead of the SeqCst write to this thread's epoch record (and, every 128th pin, a scan
+/// of every thread's record). Memory retired meanwhile waits for its drop, so hold it only
+/// across reads, never while the thread waits, and for a bounded number of them.
+pub struct ReadPin {
+    _guard: Guard,
+}
+
+impl ReadPin {
+    #[inline]
+    pub fn new() -> ReadPin {
+        ReadPin { _guard: shared_writes::pin() }
+    }
+}
+
+impl Default for ReadPin {
+    fn default() -> Self {
+        ReadPin::new()
+    }
+}
+
 impl Reader<'_> {
     /// Looks a key up and counts the read for eviction.
     pub fn get(&self, key: &[u8]) -> Option<Item<'_>> {

@@ -18,6 +18,8 @@ use super::{
     detail::{self, Event},
     expiry, visible_cas, Changed, Ctx, Session,
 };
+use store::Item;
+
 use crate::{
     core::{
         get::{Gets, ReadAhead, BUCKETS_AHEAD},
@@ -59,39 +61,89 @@ fn get(
     let returns_cas = request.kind.returns_cas();
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
+    // One key, the commonest get: read without splitting the key list.
+    if let Some(key) = request.keys.single().filter(|_| session.resume_at == 0) {
+        let found = gets.get(session.key(key));
+        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        gets.finish(ctx.counters);
+        return resume_at;
+    }
     let mut resume_at = None;
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
-    let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
-    let mut ahead = reads_ahead.then(ReadAhead::new);
-    let mut later = request.keys.iter_from(session.resume_at);
-    if let Some(ahead) = ahead.as_mut() {
-        for key in later.by_ref().take(BUCKETS_AHEAD) {
-            gets.announce(ahead, session.key(key));
-        }
-    }
-    for key in request.keys.iter_from(session.resume_at) {
-        let found = match ahead.as_mut() {
-            Some(ahead) => {
-                if let Some(next) = later.next() {
-                    gets.announce(ahead, session.key(next));
-                }
-                gets.get_announced(ahead, session.key(key))
-            }
-            None => gets.get(session.key(key)),
-        };
-        detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
-        if let Some(item) = found {
-            let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
-            compose_value(key, item.flags(), item.value(), cas, ctx.out);
-            if ctx.out.len() >= chunk_end {
-                resume_at = Some(request.keys.offset_after(key));
+    if request.keys.len() > 1 && view.core().store.reads_ahead() {
+        resume_at = get_ahead(ctx, session, request, &mut gets, chunk_end);
+    } else {
+        for key in request.keys.iter_from(session.resume_at) {
+            let found = gets.get(session.key(key));
+            resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+            if resume_at.is_some() {
                 break;
             }
         }
     }
     gets.finish(ctx.counters);
     resume_at
+}
+
+/// Keys kept between their announcement and their read, so the key list is split once.
+const KEY_RING: usize = 16;
+const _: () = assert!(BUCKETS_AHEAD < KEY_RING);
+
+/// [`get`]'s keys read ahead: each announced [`BUCKETS_AHEAD`] keys before its read, and
+/// kept in a ring meanwhile.
+#[inline(always)]
+fn get_ahead(
+    ctx: &mut Ctx<'_>,
+    session: &mut Session,
+    request: &Retrieve<'_>,
+    gets: &mut Gets<'_>,
+    chunk_end: usize,
+) -> Option<usize> {
+    let returns_cas = request.kind.returns_cas();
+    let mut ahead = ReadAhead::new();
+    let mut later = request.keys.iter_from(session.resume_at);
+    let mut ring: [&[u8]; KEY_RING] = [&[]; KEY_RING];
+    let (mut read, mut announced) = (0, 0);
+    for key in later.by_ref().take(BUCKETS_AHEAD) {
+        gets.announce(&mut ahead, session.key(key));
+        ring[announced % KEY_RING] = key;
+        announced += 1;
+    }
+    while read < announced {
+        let key = ring[read % KEY_RING];
+        read += 1;
+        if let Some(next) = later.next() {
+            gets.announce(&mut ahead, session.key(next));
+            ring[announced % KEY_RING] = next;
+            announced += 1;
+        }
+        let found = gets.get_announced(&mut ahead, session.key(key));
+        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        if resume_at.is_some() {
+            return resume_at;
+        }
+    }
+    None
+}
+
+/// A key's part of the reply (a hit's `VALUE` line and data); the offset to resume at when
+/// the reply has reached `chunk_end`.
+#[inline(always)]
+fn answer(
+    ctx: &mut Ctx<'_>,
+    request: &Retrieve<'_>,
+    key: &[u8],
+    found: Option<Item<'_>>,
+    returns_cas: bool,
+    chunk_end: usize,
+) -> Option<usize> {
+    let view = ctx.view;
+    detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
+    let item = found?;
+    let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
+    compose_value(key, item.flags(), item.value(), cas, ctx.out);
+    (ctx.out.len() >= chunk_end).then(|| request.keys.offset_after(key))
 }
 
 /// As [`get`], touching each hit. memcached counts a gat as touches, not gets

@@ -272,3 +272,53 @@ fn meta_compose_client() {
     assert_eq!((set.mode, set.value), (SetMode::Add, &b"val"[..]));
     assert_eq!(MetaFlags::default(), MetaFlags::default());
 }
+
+// Goal: the plain-get shortcut takes only lines the framed parser reads the same way
+// (request and length), and leaves every other shape to it: keys at and past the length
+// limit, control bytes, tabs, high bytes, CR inside, bare LF, extra spaces, unfinished
+// lines, several keys, other commands.
+#[test]
+fn plain_get_is_the_framed_parse() {
+    let limits = super::limits();
+    let long = |n: usize| [b"get ".to_vec(), vec![b'k'; n], b"\r\n".to_vec()].concat();
+    let mut lines: Vec<Vec<u8>> = vec![long(1), long(249), long(250), long(251), long(2000)];
+    for line in [
+        &b"get a\r\n"[..],
+        b"get a\r\nget b\r\n",
+        b"get \xffkey\x7f\r\n",
+        b"get \0k\r\n",
+        b"get a\tb\r\n",
+        b"get a\rb\r\n",
+        b"get a\n",
+        b"get a \r\n",
+        b"get  a\r\n",
+        b"get a b\r\n",
+        b"get a\r",
+        b"get a",
+        b"get \r\n",
+        b"get\r\n",
+        b"gets a\r\n",
+        b"GET a\r\n",
+        b"get a\r\nset",
+    ] {
+        lines.push(line.to_vec());
+    }
+    let mut rng = super::Rng::new(super::seed());
+    for _ in 0..2000 {
+        let len = rng.below(12) as usize;
+        let key: Vec<u8> = (0..len)
+            .map(|_| [b'a', b' ', b'\r', b'\n', b'\t', 0, 0xff][rng.below(7) as usize])
+            .collect();
+        lines.push([b"get ".to_vec(), key, b"\r\n".to_vec()].concat());
+    }
+    let mut taken = 0;
+    for line in &lines {
+        let framed = crate::request::parse_framed(line, &limits);
+        if let Some(shortcut) = crate::text::request::plain_get(line, &limits) {
+            taken += 1;
+            assert_eq!(Ok(shortcut), framed, "{:?}", String::from_utf8_lossy(line));
+        }
+        assert_eq!(crate::parse_request(line, &limits), framed);
+    }
+    assert!(taken > 10, "the shortcut took {taken} lines");
+}

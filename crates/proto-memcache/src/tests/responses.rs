@@ -237,3 +237,26 @@ fn response_round_trip() {
 fn reply_has_value(reply: &MetaReply<'_>) -> bool {
     reply.expects_value()
 }
+
+// Goal: a VALUE line reads the same whether it was made in the stack buffer (short keys)
+// or piece by piece (longer ones): keys around the boundary, numbers of every width.
+#[test]
+fn value_lines_at_every_key_length() {
+    let numbers = [0u64, 9, 10, 99, 4_294_967_295, u64::MAX];
+    for key_len in [0usize, 1, 63, 64, 65, 250] {
+        let key = vec![b'k'; key_len];
+        for (&flags, &cas) in numbers.iter().zip(numbers.iter().rev()) {
+            let flags = u32::try_from(flags).unwrap_or(u32::MAX);
+            for cas in [None, Some(cas)] {
+                let data = vec![b'v'; (flags % 7) as usize];
+                let mut buf = b"before".to_vec();
+                compose_value(&key, flags, &data, cas, &mut buf);
+                let cas = cas.map(|cas| format!(" {cas}")).unwrap_or_default();
+                let key = String::from_utf8(key.clone()).unwrap();
+                let data = String::from_utf8(data.clone()).unwrap();
+                let want = format!("beforeVALUE {key} {flags} {}{cas}\r\n{data}\r\n", data.len());
+                assert_eq!(String::from_utf8(buf).unwrap(), want);
+            }
+        }
+    }
+}

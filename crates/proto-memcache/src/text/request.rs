@@ -14,7 +14,9 @@ use crate::{
     error::{TOO_LARGE, TOO_MANY_KEYS},
     limits::Limits,
     line::Words,
-    line::{count_short_words, find_byte, tokens, trim_end, trim_start, Line, Tokens},
+    line::{
+        count_short_words, find_below_bang, find_byte, tokens, trim_end, trim_start, Line, Tokens,
+    },
     line::{first_word, parse_c_i32, parse_c_u32, parse_u64, push_i64, push_u64, rest_after},
     request::Request,
 };
@@ -43,6 +45,25 @@ pub(crate) fn check_key(key: &[u8], limits: &Limits) -> Result<(), &'static str>
         return Err(BAD_KEY);
     }
     Ok(())
+}
+
+/// `get <key>\r\n`, the commonest line, parsed without framing or splitting it: one key of
+/// bytes above the space, within the key limit, then `\r\n`. Anything else (more keys, extra
+/// spaces, a bare `\n`, a tab or control byte, a long key, an unfinished line) is `None`,
+/// left to the general parser, which reads these lines the same way.
+#[inline(always)]
+pub(crate) fn plain_get<'a>(buf: &'a [u8], limits: &Limits) -> Option<(Request<'a>, usize)> {
+    const HEAD: usize = b"get ".len();
+    let rest = buf.strip_prefix(b"get ")?;
+    let window = &rest[..rest.len().min(limits.key_len_max + 1)];
+    let key_len = find_below_bang(window)?;
+    let line_fits = HEAD + key_len <= limits.line_len_max && limits.keys_per_get_max >= 1;
+    if key_len == 0 || !line_fits || rest.get(key_len..key_len + 2)? != b"\r\n" {
+        return None;
+    }
+    let keys = Words::with_count(&rest[..key_len], 1);
+    let request = Request::Retrieve(Retrieve { kind: RetrieveKind::Get, keys });
+    Some((request, HEAD + key_len + 2))
 }
 
 /// Parses the text command on `line`, the first line of `buf`.

@@ -65,19 +65,58 @@ pub fn compose_status(status: Status, buf: &mut Vec<u8>) {
 pub fn compose_value(key: &[u8], flags: u32, data: &[u8], cas: Option<u64>, buf: &mut Vec<u8>) {
     // "VALUE " + key + up to three numbers with their spaces + two CRLFs: one reservation.
     buf.reserve(key.len() + data.len() + 6 + 3 * 21 + 4);
-    buf.extend_from_slice(b"VALUE ");
-    buf.extend_from_slice(key);
-    buf.push(b' ');
-    push_u64(buf, u64::from(flags));
-    buf.push(b' ');
-    push_u64(buf, data.len() as u64);
-    if let Some(cas) = cas {
+    if key.len() <= SHORT_KEY_MAX {
+        compose_short_header(key, flags, data.len(), cas, buf);
+    } else {
+        buf.extend_from_slice(b"VALUE ");
+        buf.extend_from_slice(key);
         buf.push(b' ');
-        push_u64(buf, cas);
+        push_u64(buf, u64::from(flags));
+        buf.push(b' ');
+        push_u64(buf, data.len() as u64);
+        if let Some(cas) = cas {
+            buf.push(b' ');
+            push_u64(buf, cas);
+        }
+        buf.extend_from_slice(b"\r\n");
     }
-    buf.extend_from_slice(b"\r\n");
     buf.extend_from_slice(data);
     buf.extend_from_slice(b"\r\n");
+}
+
+/// Keys up to this long have their `VALUE` line made in a stack buffer and appended in one
+/// copy (the separate appends of the line's seven pieces cost about 60 instructions more).
+const SHORT_KEY_MAX: usize = 64;
+const SHORT_HEADER_MAX: usize = b"VALUE ".len() + SHORT_KEY_MAX + 3 * 21 + 2;
+
+/// The `VALUE` line of a key of at most [`SHORT_KEY_MAX`] bytes.
+#[inline(always)]
+fn compose_short_header(key: &[u8], flags: u32, len: usize, cas: Option<u64>, buf: &mut Vec<u8>) {
+    let mut line = [0u8; SHORT_HEADER_MAX];
+    line[..6].copy_from_slice(b"VALUE ");
+    let mut at = 6 + key.len();
+    line[6..at].copy_from_slice(key);
+    at = put_number(&mut line, at, u64::from(flags));
+    at = put_number(&mut line, at, len as u64);
+    if let Some(cas) = cas {
+        at = put_number(&mut line, at, cas);
+    }
+    line[at..at + 2].copy_from_slice(b"\r\n");
+    buf.extend_from_slice(&line[..at + 2]);
+}
+
+/// Writes a space and `value` in decimal at `at`; returns where they end.
+#[inline(always)]
+fn put_number(line: &mut [u8], at: usize, value: u64) -> usize {
+    line[at] = b' ';
+    if value < 10 {
+        line[at + 1] = b'0' + value as u8;
+        return at + 2;
+    }
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(value).as_bytes();
+    line[at + 1..at + 1 + digits.len()].copy_from_slice(digits);
+    at + 1 + digits.len()
 }
 
 /// Appends `END\r\n`, which closes a get or stats reply.

@@ -157,6 +157,14 @@ impl<'a> Dialect for Text<'a> {
         }
     }
 
+    /// `get` and `gets`: they write nothing (a `gat` touches, `mg` may vivify).
+    #[inline(always)]
+    fn reads_only(&self, request: &Self::Request<'_>) -> bool {
+        use proto_memcache::text::RetrieveKind;
+        matches!(request, proto_memcache::Request::Retrieve(r)
+            if matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets))
+    }
+
     #[inline(always)]
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow {
         if self.reply_chunk_bytes != 0 {
@@ -207,7 +215,8 @@ impl Text<'_> {
 fn next_get_key(next: &[u8]) -> Option<&[u8]> {
     let rest = next.strip_prefix(b"get ").or_else(|| next.strip_prefix(b"gets "))?;
     let window = &rest[..rest.len().min(proto_memcache::limits::KEY_LEN_MAX_DEFAULT + 1)];
-    let end = window.iter().position(|&b| matches!(b, b' ' | b'\r' | b'\n'))?;
+    // Eight bytes at a time; a key holding a tab or control byte is cut there (a hint).
+    let end = proto_memcache::find_below_bang(window)?;
     let key = &window[..end];
     (!key.is_empty() && key[0] != 0).then_some(key)
 }

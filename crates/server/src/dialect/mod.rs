@@ -64,6 +64,12 @@ pub trait Dialect {
     /// loaded. Changes nothing; by default nothing happens.
     fn read_ahead(&mut self, _next: &[u8]) {}
 
+    /// Whether the request only reads the store (a plain get): a run of them in one batch
+    /// shares one epoch pin ([`store::ReadPin`]), dropped before any other request runs.
+    fn reads_only(&self, _request: &Self::Request<'_>) -> bool {
+        false
+    }
+
     /// Runs a parsed request `used` bytes long, appending its reply to `out`.
     fn execute(&mut self, request: &Self::Request<'_>, used: usize, out: &mut Vec<u8>) -> Flow;
 
@@ -141,6 +147,9 @@ fn serve_batch<D: Dialect>(
     let mut pos = 0;
     let mut requests = 0;
     let out_start = out.len();
+    // Held across consecutive reads of this batch only: the batch is bounded by the budget,
+    // and the pin is dropped on return, before the loop waits.
+    let mut pin = None;
     while pos < input.len() {
         if budget.spent(requests, out.len() - out_start) {
             counters::bump(&counters.conn_yields, 1);
@@ -152,6 +161,8 @@ fn serve_batch<D: Dialect>(
             None => match dialect.parse(rest, scratch) {
                 Ok((request, used)) => {
                     let counts = dialect.counts(&request);
+                    let more = used < rest.len();
+                    hold_pin(&mut pin, dialect.reads_only(&request), more);
                     dialect.read_ahead(&rest[used..]);
                     let flow = dialect.execute(&request, used, out);
                     scratch = dialect.recycle(request);
@@ -187,6 +198,19 @@ fn serve_batch<D: Dialect>(
         }
     }
     (pos, After::Continue, scratch)
+}
+
+/// Takes the batch's read pin before a read that more input follows (a lone read pins by
+/// itself), keeps it across reads, drops it before anything else.
+#[inline(always)]
+fn hold_pin(pin: &mut Option<store::ReadPin>, reads_only: bool, more: bool) {
+    if !reads_only {
+        if pin.is_some() {
+            *pin = None;
+        }
+    } else if more && pin.is_none() {
+        *pin = Some(store::ReadPin::new());
+    }
 }
 
 /// Where a batch ends after a request, and what follows.

@@ -68,6 +68,12 @@ impl Dialect for Resp<'_> {
         }
     }
 
+    /// A two-argument GET (MGET is left out: it may wait for the store to itself).
+    #[inline(always)]
+    fn reads_only(&self, command: &Self::Request<'_>) -> bool {
+        command.argc() == 2 && command.name().is_some_and(|name| name.eq_ignore_ascii_case(b"get"))
+    }
+
     #[inline(always)]
     fn execute(&mut self, command: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
         if command.is_empty() {
