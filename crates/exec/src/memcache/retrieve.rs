@@ -10,7 +10,7 @@
 //! drained, so a 20,000-hit get never holds its whole reply (nor hits the output limit).
 
 use proto_memcache::text::{
-    response::{compose_end, compose_value},
+    response::{compose_end, compose_value, compose_value_head},
     Retrieve, RetrieveKind,
 };
 
@@ -60,6 +60,8 @@ fn get(
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
     let mut resume_at = None;
+    // Bytes of values lent rather than copied (they count towards the chunk all the same).
+    let mut lent = 0;
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
     let reads_ahead = request.keys.len() > 1 && view.core().store.reads_ahead();
@@ -83,8 +85,8 @@ fn get(
         detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
         if let Some(item) = found {
             let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
-            compose_value(key, item.flags(), item.value(), cas, ctx.out);
-            if ctx.out.len() >= chunk_end {
+            lent += compose_hit(key, &item, cas, ctx.out);
+            if ctx.out.len() + lent >= chunk_end {
                 resume_at = Some(request.keys.offset_after(key));
                 break;
             }
@@ -92,6 +94,28 @@ fn get(
     }
     gets.finish(ctx.counters);
     resume_at
+}
+
+/// Appends a hit's `VALUE` line and data; a large value is lent instead when the worker
+/// lends (sent from item memory, see `store::loans`). Returns the bytes lent.
+#[inline(always)]
+fn compose_hit(key: &[u8], item: &store::Item<'_>, cas: Option<u64>, out: &mut Vec<u8>) -> usize {
+    let value = item.value();
+    if value.len() < store::loans::VALUE_BYTES_MIN {
+        compose_value(key, item.flags(), value, cas, out);
+        return 0;
+    }
+    compose_value_head(key, item.flags(), value.len(), cas, out);
+    let lent = item.lend_value(out.len());
+    if !lent {
+        out.extend_from_slice(value);
+    }
+    out.extend_from_slice(b"\r\n");
+    if lent {
+        value.len()
+    } else {
+        0
+    }
 }
 
 /// As [`get`], touching each hit. memcached counts a gat as touches, not gets
