@@ -54,12 +54,12 @@ def slow_get(port, keys, size, rounds):
     """Asks for `keys` `rounds` times, reading each reply in small pieces with pauses, so
     its values sit half sent while the writers run."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
         for _ in range(rounds):
             sock.sendall(b"get " + b" ".join(keys) + b"\r\n")
             reply = b""
             while not reply.endswith(b"END\r\n"):
-                piece = sock.recv(2048)
+                piece = sock.recv(max(2048, size // 8))
                 assert piece, "server closed"
                 reply += piece
                 time.sleep(0.0005)
@@ -91,6 +91,8 @@ def write_versions(port, prefix, size, stop, counts):
             conn.send(b"".join(batch))
             conn.rt(b"mn\r\n", b"MN\r\n")
             counts["writes"] += 1
+            # Lets the reader's thread run (the writers would hold the interpreter).
+            time.sleep(0.002)
 
 
 @pytest.mark.memcache
@@ -111,8 +113,7 @@ def test_values_sent_while_overwritten_are_whole(make_server, size):
     for writer in writers:
         writer.start()
     try:
-        rounds = 6 if size >= 100000 else 12
-        hits = sum(slow_get(server.mc_port, keys, size, rounds))
+        hits = sum(slow_get(server.mc_port, keys, size, rounds=8))
     finally:
         stop.set()
         for writer in writers:

@@ -380,6 +380,10 @@ pub enum After {
     Stream,
 }
 
+/// Parts of replies a handler lent ([`Handler::lent`]): `(at, bytes)`, `at` the length
+/// the output had where `bytes` belong, ascending.
+pub type Lent<'a> = [(usize, &'a [u8])];
+
 /// What [`Handler::tick`] wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
@@ -414,7 +418,7 @@ pub trait Handler {
     /// in this turn, when the connection may send now) or copied them into its output, so
     /// the peer gets the same stream as if they had been copied. A handler that lent
     /// nothing does nothing (the default).
-    fn lent(&mut self, _conn: &mut Self::Conn, _take: &mut dyn FnMut(&[(usize, &[u8])])) {}
+    fn lent(&mut self, _conn: &mut Self::Conn, _take: &mut dyn FnMut(&Lent<'_>)) {}
 
     /// The connection is gone (peer closed, error, timeout, limit, shutdown).
     fn close(&mut self, conn: Self::Conn);

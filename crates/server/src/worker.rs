@@ -409,7 +409,7 @@ impl rt::Handler for Worker {
     /// Values the batch lent (`store::loans`), handed to the loop to send or copy; the
     /// read pin that kept them goes once they are, before the loop waits again.
     #[inline]
-    fn lent(&mut self, _conn: &mut Conn, take: &mut dyn FnMut(&[(usize, &[u8])])) {
+    fn lent(&mut self, _conn: &mut Conn, take: &mut dyn FnMut(&rt::Lent<'_>)) {
         store::loans::settle(take);
     }
 
