@@ -374,6 +374,12 @@ pub(crate) fn deliver<H: Handler>(
         }
         return result;
     }
+    // A lent reply may leave at once only when nothing is on its way before it: no send
+    // in flight (io_uring), no socket known full, no TLS (records are sealed from `out`).
+    let sends_now = conn.session.is_none()
+        && !conn.sending.has_unsent()
+        && !conn.has(flag::WANT_OUT | flag::SEND_IN_FLIGHT);
+    let fd = sends_now.then_some(conn.fd);
     let Conn { handler: Some(state), input, out, session, .. } = conn else {
         return result;
     };
@@ -383,6 +389,11 @@ pub(crate) fn deliver<H: Handler>(
     out.compact();
     let plain_from = out.bytes().len();
     let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
+    let mut sent = 0;
+    handler.lent(state, &mut |parts| sent = crate::lend::place(out, parts, fd, pool));
+    if sent > 0 {
+        handler.sent(state, sent);
+    }
     if let Some(session) = session {
         session.seal(out.buf_mut(), plain_from);
         if after == After::CloseAfterFlush {

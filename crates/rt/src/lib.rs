@@ -66,6 +66,8 @@
 //! - `sys`: socket, epoll and affinity system calls.
 //! - `session`: the [`Session`] trait, a security layer (TLS) the loop puts between a
 //!   connection's bytes and the handler when [`Handler::session`] gives one.
+//! - `lend`: the parts of a reply a handler lent instead of copying ([`Handler::lent`]):
+//!   one vectored send in the turn, the rest copied into the output.
 //! - `notify`: [`Notifier`], the cross-thread wake (an eventfd behind a pending flag);
 //!   `streaming`: the loop's list of streaming connections, with O(1) removal.
 //!
@@ -96,6 +98,7 @@ mod conn;
 mod driver;
 mod event_loop;
 mod input_budget;
+mod lend;
 mod loop_stats;
 mod notify;
 mod poll;
@@ -377,6 +380,10 @@ pub enum After {
     Stream,
 }
 
+/// Parts of replies a handler lent ([`Handler::lent`]): `(at, bytes)`, `at` the length
+/// the output had where `bytes` belong, ascending.
+pub type Lent<'a> = [(usize, &'a [u8])];
+
 /// What [`Handler::tick`] wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
@@ -402,6 +409,16 @@ pub trait Handler {
 
     /// Bytes were sent (for byte counters).
     fn sent(&mut self, conn: &mut Self::Conn, bytes: usize);
+
+    /// Right after each [`Handler::receive`]: the parts of its replies the handler lent
+    /// instead of copying them into `out` (large values sent from the memory they live
+    /// in). A handler that lent calls `take` once with them: `(at, bytes)`, `at` the length
+    /// `out` had where `bytes` belong, ascending. Their memory must stay valid and
+    /// unchanged until `take` returns; by then the loop has sent them (one vectored send
+    /// in this turn, when the connection may send now) or copied them into its output, so
+    /// the peer gets the same stream as if they had been copied. A handler that lent
+    /// nothing does nothing (the default).
+    fn lent(&mut self, _conn: &mut Self::Conn, _take: &mut dyn FnMut(&Lent<'_>)) {}
 
     /// The connection is gone (peer closed, error, timeout, limit, shutdown).
     fn close(&mut self, conn: Self::Conn);

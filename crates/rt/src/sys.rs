@@ -209,6 +209,19 @@ pub(crate) fn send_nowait(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     check_size(unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) })
 }
 
+/// sendmsg(2) of `iov` in order, neither blocking nor raising SIGPIPE.
+pub(crate) fn sendmsg_nowait(fd: RawFd, iov: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    // SAFETY: an all-zero msghdr is valid (no address, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    // `IoSlice` is ABI-compatible with `iovec` on Unix; the kernel only reads through it.
+    msg.msg_iov = iov.as_ptr().cast_mut().cast();
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: `msg` points at `iov.len()` iovecs, each valid for reads of its length, for
+    // the whole call.
+    check_size(unsafe { libc::sendmsg(fd, &msg, flags) })
+}
+
 /// Closes a descriptor the caller owns and no pending kernel operation uses.
 pub(crate) fn close(fd: RawFd) {
     // SAFETY: the caller owns `fd` and drops it here; close errors on sockets carry no data

@@ -30,6 +30,10 @@ fn is_resp(tag: u32) -> bool {
     matches!(tag, TAG_RESP | TAG_RESP_TLS)
 }
 
+fn is_tls(tag: u32) -> bool {
+    matches!(tag, TAG_MEMCACHE_TLS | TAG_RESP_TLS)
+}
+
 /// Segments reclaimed per tick and worker, at most (bounded work between polls).
 const MAINTAIN_SEGMENTS_PER_TICK: usize = 8;
 /// A multiget's reply is produced in chunks of at least this many bytes (more under a
@@ -228,6 +232,11 @@ impl Worker {
             }
             _ => {
                 let chunk_bytes = limits.yield_output_bytes.max(MULTIGET_CHUNK_BYTES_MIN);
+                // Large values leave from item memory (settled in `lent`, right after this
+                // call); not on TLS, whose records are sealed from the output buffer.
+                if !is_tls(conn.tag.into()) {
+                    store::loans::open();
+                }
                 let mut text = dialect::Text::stream(ctx, conn, chunk_bytes);
                 dialect::serve(&mut text, counters, budget, input, out)
             }
@@ -395,6 +404,13 @@ impl rt::Handler for Worker {
 
     fn sent(&mut self, _conn: &mut Conn, bytes: usize) {
         counters::bump(&self.counters.bytes_written, bytes as u64);
+    }
+
+    /// Values the batch lent (`store::loans`), handed to the loop to send or copy; the
+    /// read pin that kept them goes once they are, before the loop waits again.
+    #[inline]
+    fn lent(&mut self, _conn: &mut Conn, take: &mut dyn FnMut(&rt::Lent<'_>)) {
+        store::loans::settle(take);
     }
 
     fn close(&mut self, mut conn: Conn) {

@@ -59,6 +59,7 @@ mod bytes;
 mod clock;
 mod index;
 mod item;
+pub mod loans;
 mod mem;
 mod segment;
 pub mod shared_writes;

@@ -222,6 +222,7 @@ impl<'a> Resolved<'a> {
             accessed_before: freq > 0,
             meta: self.header.meta,
             kind: self.header.kind,
+            _pinned_here: std::marker::PhantomData,
         }
     }
 }

@@ -283,6 +283,9 @@ pub struct Item<'a> {
     pub(crate) viewed_at_ms: u64,
     pub(crate) meta: MetaState,
     pub(crate) kind: ValueKind,
+    /// Not `Send`: an item is valid while a pin of the thread that read it is held, which
+    /// lending relies on (`loans.rs`).
+    pub(crate) _pinned_here: std::marker::PhantomData<*const ()>,
 }
 
 impl<'a> Item<'a> {

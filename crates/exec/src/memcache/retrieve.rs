@@ -10,7 +10,7 @@
 //! drained, so a 20,000-hit get never holds its whole reply (nor hits the output limit).
 
 use proto_memcache::text::{
-    response::{compose_end, compose_value},
+    response::{compose_end, compose_value, compose_value_head},
     Retrieve, RetrieveKind,
 };
 
@@ -62,9 +62,11 @@ fn get(
     let view = ctx.view;
     let mut gets = Gets::new(&view.core().store);
     // One key, the commonest get: read without splitting the key list.
+    // Bytes of values lent rather than copied (they count towards the chunk all the same).
+    let mut lent = 0;
     if let Some(key) = request.keys.single().filter(|_| session.resume_at == 0) {
         let found = gets.get(session.key(key));
-        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        let resume_at = answer(ctx, request, key, found, returns_cas, (chunk_end, &mut lent));
         gets.finish(ctx.counters);
         return resume_at;
     }
@@ -72,11 +74,11 @@ fn get(
     // A multiget in a large store reads ahead: each key's buckets and item are on their way
     // before its turn.
     if request.keys.len() > 1 && view.core().store.reads_ahead() {
-        resume_at = get_ahead(ctx, session, request, &mut gets, chunk_end);
+        resume_at = get_ahead(ctx, session, request, &mut gets, (chunk_end, &mut lent));
     } else {
         for key in request.keys.iter_from(session.resume_at) {
             let found = gets.get(session.key(key));
-            resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+            resume_at = answer(ctx, request, key, found, returns_cas, (chunk_end, &mut lent));
             if resume_at.is_some() {
                 break;
             }
@@ -98,7 +100,7 @@ fn get_ahead(
     session: &mut Session,
     request: &Retrieve<'_>,
     gets: &mut Gets<'_>,
-    chunk_end: usize,
+    (chunk_end, lent): (usize, &mut usize),
 ) -> Option<usize> {
     let returns_cas = request.kind.returns_cas();
     let mut ahead = ReadAhead::new();
@@ -119,7 +121,7 @@ fn get_ahead(
             announced += 1;
         }
         let found = gets.get_announced(&mut ahead, session.key(key));
-        let resume_at = answer(ctx, request, key, found, returns_cas, chunk_end);
+        let resume_at = answer(ctx, request, key, found, returns_cas, (chunk_end, &mut *lent));
         if resume_at.is_some() {
             return resume_at;
         }
@@ -127,8 +129,8 @@ fn get_ahead(
     None
 }
 
-/// A key's part of the reply (a hit's `VALUE` line and data); the offset to resume at when
-/// the reply has reached `chunk_end`.
+/// A key's part of the reply (a hit's `VALUE` line and data, the data maybe lent and counted
+/// in `lent`); the offset to resume at when the reply has reached `chunk_end`.
 #[inline(always)]
 fn answer(
     ctx: &mut Ctx<'_>,
@@ -136,14 +138,36 @@ fn answer(
     key: &[u8],
     found: Option<Item<'_>>,
     returns_cas: bool,
-    chunk_end: usize,
+    (chunk_end, lent): (usize, &mut usize),
 ) -> Option<usize> {
     let view = ctx.view;
     detail::record(&view.memcache().prefix_stats, key, Event::Get { hit: found.is_some() });
     let item = found?;
     let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
-    compose_value(key, item.flags(), item.value(), cas, ctx.out);
-    (ctx.out.len() >= chunk_end).then(|| request.keys.offset_after(key))
+    *lent += compose_hit(key, &item, cas, ctx.out);
+    (ctx.out.len() + *lent >= chunk_end).then(|| request.keys.offset_after(key))
+}
+
+/// Appends a hit's `VALUE` line and data; a large value is lent instead when the worker
+/// lends (sent from item memory, see `store::loans`). Returns the bytes lent.
+#[inline(always)]
+fn compose_hit(key: &[u8], item: &Item<'_>, cas: Option<u64>, out: &mut Vec<u8>) -> usize {
+    let value = item.value();
+    if value.len() < store::loans::VALUE_BYTES_MIN {
+        compose_value(key, item.flags(), value, cas, out);
+        return 0;
+    }
+    compose_value_head(key, item.flags(), value.len(), cas, out);
+    let lent = item.lend_value(out.len());
+    if !lent {
+        out.extend_from_slice(value);
+    }
+    out.extend_from_slice(b"\r\n");
+    if lent {
+        value.len()
+    } else {
+        0
+    }
 }
 
 /// As [`get`], touching each hit. memcached counts a gat as touches, not gets

@@ -65,22 +65,28 @@ pub fn compose_status(status: Status, buf: &mut Vec<u8>) {
 pub fn compose_value(key: &[u8], flags: u32, data: &[u8], cas: Option<u64>, buf: &mut Vec<u8>) {
     // "VALUE " + key + up to three numbers with their spaces + two CRLFs: one reservation.
     buf.reserve(key.len() + data.len() + 6 + 3 * 21 + 4);
-    if key.len() <= SHORT_KEY_MAX {
-        compose_short_header(key, flags, data.len(), cas, buf);
-    } else {
-        buf.extend_from_slice(b"VALUE ");
-        buf.extend_from_slice(key);
-        buf.push(b' ');
-        push_u64(buf, u64::from(flags));
-        buf.push(b' ');
-        push_u64(buf, data.len() as u64);
-        if let Some(cas) = cas {
-            buf.push(b' ');
-            push_u64(buf, cas);
-        }
-        buf.extend_from_slice(b"\r\n");
-    }
+    compose_value_head(key, flags, data.len(), cas, buf);
     buf.extend_from_slice(data);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Appends the `VALUE` line of a hit whose `len` bytes of data follow (then `\r\n`), for
+/// a writer that sends the data from elsewhere.
+#[inline]
+pub fn compose_value_head(key: &[u8], flags: u32, len: usize, cas: Option<u64>, buf: &mut Vec<u8>) {
+    if key.len() <= SHORT_KEY_MAX {
+        return compose_short_header(key, flags, len, cas, buf);
+    }
+    buf.extend_from_slice(b"VALUE ");
+    buf.extend_from_slice(key);
+    buf.push(b' ');
+    push_u64(buf, u64::from(flags));
+    buf.push(b' ');
+    push_u64(buf, len as u64);
+    if let Some(cas) = cas {
+        buf.push(b' ');
+        push_u64(buf, cas);
+    }
     buf.extend_from_slice(b"\r\n");
 }
 

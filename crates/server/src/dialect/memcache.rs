@@ -176,6 +176,19 @@ impl<'a> Dialect for Text<'a> {
         exec::memcache::execute(view, counters, &mut self.conn.session, request, out)
     }
 
+    #[inline(always)]
+    fn lent_bytes(&self) -> usize {
+        store::loans::lent_bytes()
+    }
+
+    #[inline(always)]
+    fn waits_for_loans(&self, request: &Self::Request<'_>) -> bool {
+        use proto_memcache::{text::RetrieveKind, Request};
+        let reads = matches!(request,
+            Request::Retrieve(r) if matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets));
+        !reads && store::loans::lent_bytes() > 0
+    }
+
     fn watch(&mut self, kinds: u32, out: &mut Vec<u8>, replies_pending: bool) -> bool {
         if replies_pending {
             // memcached refuses a watch behind replies not yet sent.

@@ -89,6 +89,21 @@ pub trait Dialect {
     }
     fn keep_scratch(&mut self, _scratch: Self::Scratch) {}
 
+    /// Bytes of replies this batch lent rather than wrote to `out` (`store::loans`): they
+    /// count towards the batch's output budget all the same.
+    #[inline(always)]
+    fn lent_bytes(&self) -> usize {
+        0
+    }
+
+    /// Whether `request` must wait for the next call: the batch holds loans (a read pin)
+    /// and the request is one that may write (a write that needs memory back does not wait
+    /// for the grace period while its own thread is pinned).
+    #[inline(always)]
+    fn waits_for_loans(&self, _request: &Self::Request<'_>) -> bool {
+        false
+    }
+
     /// memcached `watch` ([`Flow::Watch`]): true if the connection became a watcher, which
     /// ends the batch with the rest of the input dropped and the connection streaming.
     /// `replies_pending`: this batch has replies not sent yet. By default nothing happens.
@@ -151,7 +166,7 @@ fn serve_batch<D: Dialect>(
     // and the pin is dropped on return, before the loop waits.
     let mut pin = None;
     while pos < input.len() {
-        if budget.spent(requests, out.len() - out_start) {
+        if budget.spent(requests, out.len() - out_start + dialect.lent_bytes()) {
             counters::bump(&counters.conn_yields, 1);
             return (pos, After::Yield, scratch);
         }
@@ -160,6 +175,10 @@ fn serve_batch<D: Dialect>(
             Some(step) => step,
             None => match dialect.parse(rest, scratch) {
                 Ok((request, used)) => {
+                    if dialect.waits_for_loans(&request) {
+                        counters::bump(&counters.conn_yields, 1);
+                        return (pos, After::Yield, dialect.recycle(request));
+                    }
                     let counts = dialect.counts(&request);
                     let more = used < rest.len();
                     hold_pin(&mut pin, dialect.reads_only(&request), more);

@@ -1,0 +1,187 @@
+//! Loans: item values a reply sends from item memory instead of copying them into its
+//! output buffer (issue 36: a 48-key get of 10 KB values spent a fifth of the server's CPU
+//! copying values into the reply).
+//!
+//! ```text
+//!   server: loans::open()             this thread may lend, for one batch of requests
+//!   exec:   item.lend_value(at)       value >= VALUE_BYTES_MIN: recorded (at, bytes), not
+//!                                     copied;
+//!                                     the first loan pins the epoch (nested in the reader's)
+//!   server: loans::settle(|parts| ..) the loop sends or copies every part, then the pin
+//!                                     is dropped and lending closes
+//! ```
+//!
+//! Why a part stays valid until `settle` returns: an [`Item`] exists only while the pin of
+//! the reader (or locked operation) that found it is held, on this thread (an `Item` is not
+//! `Send`). The loan's own pin is taken while that pin is held, so the thread stays pinned
+//! without a gap from the read until `settle` drops it; item memory (segments, large-item
+//! mappings) is reused only after every thread pinned before its unlink has unpinned, and
+//! item bytes are never written in place once published. So the bytes can be neither freed
+//! nor changed before the parts are sent or copied.
+//!
+//! A pin must not be held across a wait of the loop: a writer on another thread that needs
+//! memory back waits for the grace period (`wait_for_frees`), and a writer on this thread
+//! that sees its own pin does not wait at all. `settle` is called by the loop in the same
+//! turn, right after the handler call that lent.
+
+use std::cell::{Cell, RefCell};
+
+use crossbeam_epoch::Guard;
+
+use crate::types::Item;
+
+/// This thread's loans, from the first to [`settle`].
+struct Loans {
+    /// Held from the first loan to [`settle`].
+    guard: Option<Guard>,
+    /// (offset in the output, value) in the order lent. The `'static` is not true: each
+    /// slice is valid while `guard` is held, and is only handed out borrowed from it.
+    parts: Vec<(usize, &'static [u8])>,
+}
+
+thread_local! {
+    /// Lending is open (between [`open`] and [`settle`]). Apart from the loans, so that a
+    /// batch that lends nothing reads no more than two plain cells.
+    static OPEN: Cell<bool> = const { Cell::new(false) };
+    /// Bytes lent since [`open`].
+    static LENT_BYTES: Cell<usize> = const { Cell::new(0) };
+    static LOANS: RefCell<Loans> = const { RefCell::new(Loans { guard: None, parts: Vec::new() }) };
+}
+
+/// Values of at least this many bytes are lent; smaller ones are copied (cheaper than a
+/// piece of a vectored send; see docs/benchmarks/large-values.md).
+pub const VALUE_BYTES_MIN: usize = 4096;
+
+/// Opens lending on this thread: until [`settle`], values of [`VALUE_BYTES_MIN`] or more may
+/// be lent ([`Item::lend_value`]).
+#[inline]
+pub fn open() {
+    debug_assert_eq!(LENT_BYTES.get(), 0, "lending opened with loans not settled");
+    OPEN.set(true);
+}
+
+/// Bytes lent on this thread since [`open`] (a batch counts them as output it produced).
+#[inline]
+pub fn lent_bytes() -> usize {
+    LENT_BYTES.get()
+}
+
+/// Closes lending on this thread: `f` gets the parts lent since [`open`] (each with its
+/// offset in the output the batch wrote, in the order lent), if there are any, and must
+/// send or copy them before it returns; then the pin goes.
+#[inline]
+pub fn settle<R>(f: impl FnOnce(&[(usize, &[u8])]) -> R) -> Option<R> {
+    OPEN.set(false);
+    if LENT_BYTES.get() == 0 {
+        return None;
+    }
+    LENT_BYTES.set(0);
+    LOANS.with(|cell| {
+        let mut loans = cell.borrow_mut();
+        // The slices shrink to this borrow, within which the guard is held.
+        let parts: &[(usize, &[u8])] = &loans.parts;
+        let result = f(parts);
+        loans.parts.clear();
+        loans.guard = None;
+        Some(result)
+    })
+}
+
+impl Item<'_> {
+    /// Lends this item's value to the batch's output at offset `at` instead of copying it:
+    /// true if lent (the caller writes nothing of the value), false if lending is closed on
+    /// this thread or the value is under its size.
+    #[inline]
+    pub fn lend_value(&self, at: usize) -> bool {
+        let value = self.value;
+        if value.len() < VALUE_BYTES_MIN {
+            return false;
+        }
+        if !OPEN.get() {
+            return false;
+        }
+        LOANS.with(|cell| {
+            let mut loans = cell.borrow_mut();
+            if loans.guard.is_none() {
+                // Nested in the pin this item was read under (see the module docs).
+                loans.guard = Some(crate::shared_writes::pin());
+            }
+            // SAFETY: the slice stays valid and unchanged while `guard` is held (module
+            // docs), and it is only handed out by `settle`, borrowed within the guard's
+            // life; the guard is dropped after the parts are cleared.
+            let part: &'static [u8] =
+                unsafe { std::slice::from_raw_parts(value.as_ptr(), value.len()) };
+            loans.parts.push((at, part));
+        });
+        LENT_BYTES.set(LENT_BYTES.get() + value.len());
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Config, Expiry, Mode, Store};
+
+    fn small_store() -> Store {
+        Store::new(Config { memory_bytes: 16 << 20, ..Config::default() }).unwrap()
+    }
+
+    #[test]
+    fn only_open_lending_and_large_values_are_lent() {
+        let store = small_store();
+        store.store(b"big", &[7; 5000], 0, Expiry::Never, Mode::Set).unwrap();
+        store.store(b"small", &[8; 10], 0, Expiry::Never, Mode::Set).unwrap();
+        let reader = store.reader();
+        let big = reader.get(b"big").unwrap();
+        assert!(!big.lend_value(0), "lending is closed");
+        super::open();
+        assert!(!reader.get(b"small").unwrap().lend_value(0));
+        assert!(big.lend_value(3));
+        assert_eq!(super::lent_bytes(), 5000);
+        drop(reader);
+        let seen = super::settle(|parts| {
+            assert_eq!(parts.len(), 1);
+            (parts[0].0, parts[0].1.to_vec())
+        });
+        assert_eq!(seen, Some((3, vec![7; 5000])));
+        assert_eq!(super::lent_bytes(), 0);
+        assert_eq!(super::settle(|_| ()), None);
+    }
+
+    /// A lent value stays whole while another thread overwrites and deletes its key, however
+    /// long the loan is held: a value in a segment, and a large item with a mapping of its
+    /// own (without the pin, a deleted large item's mapping is the spare the next write of
+    /// its size fills). The writes stay within the limit: one that needs memory back waits
+    /// for the grace period, which the loan holds up.
+    #[test]
+    fn lent_values_survive_overwrites_and_eviction() {
+        for len in [10_000, 100_000] {
+            let store = Arc::new(small_store());
+            let value = |round: u8| vec![round; len];
+            store.store(b"k", &value(1), 0, Expiry::Never, Mode::Set).unwrap();
+            super::open();
+            {
+                let reader = store.reader();
+                assert!(reader.get(b"k").unwrap().lend_value(0));
+            }
+            std::thread::scope(|scope| {
+                let writer = Arc::clone(&store);
+                scope.spawn(move || {
+                    for round in 0..(20 * 100_000 / len) {
+                        let v = value((round % 250) as u8 + 2);
+                        writer.store(b"k", &v, 0, Expiry::Never, Mode::Set).ok();
+                        let other = format!("f{round}");
+                        writer.store(other.as_bytes(), &v, 0, Expiry::Never, Mode::Set).ok();
+                        if round % 7 == 0 {
+                            writer.delete(b"k", None).ok();
+                        }
+                    }
+                });
+            });
+            let whole = super::settle(|parts| parts[0].1.iter().all(|&b| b == 1));
+            assert_eq!(whole, Some(true), "value of {len} bytes changed under its loan");
+        }
+    }
+}
