@@ -161,6 +161,35 @@ def test_unbounded_memory_is_refused(client, target):
     assert lua_bytes < 64 << 20, lua_bytes
 
 
+def test_replies_cannot_carry_a_script_past_the_memory_limit(client, target):
+    """Replies of redis.call made into Lua values fill the state only up to its limit
+    (Spinel makes small ones without mlua's per-allocation guard, only while twice their
+    size fits under the limit), and the limit holds after: an 8 MiB reply into a state
+    at 120 MiB of its 128 is refused. Each reply differs, as Lua keeps one copy of equal
+    strings."""
+    if target == "redis":
+        pytest.skip("redis-server sets no memory limit on Lua")
+    client.set("hostile:10k", "v" * 10_000)
+    client.set("hostile:8m", "w" * (8 << 20))
+    fill = """
+local t, most = {}, 0
+while collectgarbage('count') < 120 * 1024 do
+  redis.call('APPEND', KEYS[1], 'x')
+  t[#t + 1] = redis.call('GET', KEYS[1])
+  most = math.max(most, collectgarbage('count'))
+end
+"""
+    count, most_kib = client.eval(fill + "return {#t, math.floor(most)}", 1, "hostile:10k")
+    assert count > 1000 and most_kib <= 128 << 10, (count, most_kib)
+    client.set("hostile:10k", "v" * 10_000)
+    message = error_of(client, fill + "redis.call('GET', KEYS[2]) return #t", "hostile:10k",
+                       "hostile:8m", numkeys=2)
+    assert "not enough memory" in message
+    assert client.eval("return 1", 0) == 1
+    assert int(client.info("memory")["used_memory_lua"]) < 64 << 20
+    client.delete("hostile:10k", "hostile:8m")
+
+
 def test_runaway_recursion_is_an_error(client):
     for body in [
         "local function f() return 1 + f() end return f()",

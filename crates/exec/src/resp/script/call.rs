@@ -177,22 +177,26 @@ pub(super) fn keep_thread(state: &State, thread: Thread) {
 
 /// KEYS and ARGV (EVAL) or the function's two arguments (FCALL), and a fresh RESP2 choice.
 fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Value, Value)> {
-    let keys = strings(lua, &call.keys)?;
-    let args = strings(lua, &call.args)?;
+    let items = call.keys.iter().chain(&call.args);
+    let bytes = items.map(|item| item.len() + STRING_OVERHEAD_BYTES).sum::<usize>();
     state.resp3.store(false, Relaxed);
-    match call.kind {
-        Kind::Eval => {
-            let globals = &state.globals;
-            globals.set_readonly(false);
-            let set = globals
-                .raw_set(&state.names.keys, keys)
-                .and_then(|()| globals.raw_set(&state.names.argv, args));
-            globals.set_readonly(true);
-            set?;
-            Ok((Value::Nil, Value::Nil))
+    unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || {
+        let keys = strings(lua, &call.keys)?;
+        let args = strings(lua, &call.args)?;
+        match call.kind {
+            Kind::Eval => {
+                let globals = &state.globals;
+                globals.set_readonly(false);
+                let set = globals
+                    .raw_set(&state.names.keys, keys)
+                    .and_then(|()| globals.raw_set(&state.names.argv, args));
+                globals.set_readonly(true);
+                set?;
+                Ok((Value::Nil, Value::Nil))
+            }
+            Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
         }
-        Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
-    }
+    })
 }
 
 /// What other workers see of the script from now on (FUNCTION STATS, KILL, BUSY).
@@ -307,7 +311,9 @@ pub(super) fn slice(
                     }
                     run_mode(&cell, lua, state, access, mode, args)
                 })?;
-                state.private.raw_set(&state.names.run, run_fn)?;
+                unlimited(lua, STRING_OVERHEAD_BYTES, || {
+                    state.private.raw_set(&state.names.run, run_fn)
+                })?;
             }
             match start {
                 Some(args) => thread.resume::<MultiValue>(args),
@@ -319,7 +325,7 @@ pub(super) fn slice(
         engine.discard_vm.store(true, Relaxed);
         Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
-    let _ = state.private.raw_set(&state.names.run, Value::Nil);
+    let _ = unlimited(lua, 0, || state.private.raw_set(&state.names.run, Value::Nil));
     if outcome.is_ok() && thread.status() == mlua::thread::ThreadStatus::Resumable {
         if pace.yielded.swap(false, Relaxed) {
             return Sliced::Suspended;
@@ -475,6 +481,35 @@ fn strings(lua: &Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
     lua.create_sequence_from(strings)
 }
 
+/// What a Lua string or a table slot takes beside its bytes, at most (a generous bound:
+/// [`unlimited`] must not let a state pass its limit by much).
+const STRING_OVERHEAD_BYTES: usize = 64;
+
+/// Runs `make`, which allocates at most `bytes` in `lua`, with the state's memory limit
+/// lifted when that much fits twice under it. Under a limit, mlua makes every value it
+/// creates inside a protected call (an allocation may fail), several times the cost of
+/// the value: KEYS, ARGV and the replies of `redis.call` were a quarter of a short
+/// EVALSHA's instructions. Without room, `make` runs under the limit and may fail.
+fn unlimited<R>(
+    lua: &Lua,
+    bytes: usize,
+    make: impl FnOnce() -> mlua::Result<R>,
+) -> mlua::Result<R> {
+    let room = super::vm::MEMORY_MAX_BYTES.saturating_sub(lua.used_memory());
+    if bytes.saturating_mul(2) >= room {
+        return make();
+    }
+    struct Relimit<'l>(&'l Lua);
+    impl Drop for Relimit<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.set_memory_limit(super::vm::MEMORY_MAX_BYTES);
+        }
+    }
+    lua.set_memory_limit(0)?;
+    let _relimit = Relimit(lua);
+    make()
+}
+
 /// Whether the script chose RESP3 with `redis.setresp(3)`.
 fn resp3(state: &State) -> bool {
     state.resp3.load(Relaxed)
@@ -616,6 +651,10 @@ fn run_command(
     };
     match reply {
         proto_resp::Value::Error(text) | proto_resp::Value::BulkError(text) => refused(text),
-        reply => Ok(Called::Reply(convert::to_lua(lua, &reply)?)),
+        // A reply of N bytes makes fewer than N strings and tables in Lua.
+        reply => {
+            let bytes = out.len() * (STRING_OVERHEAD_BYTES + 1);
+            Ok(Called::Reply(unlimited(lua, bytes, || convert::to_lua(lua, &reply))?))
+        }
     }
 }
