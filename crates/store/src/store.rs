@@ -479,8 +479,9 @@ pub enum Miss {
 
 impl Store {
     pub fn new(config: Config) -> Result<Store, ConfigError> {
-        // Start the index sized for 2 KiB items; it grows if items are smaller.
-        let slots = config.memory_bytes / 2048;
+        // Start the index sized for 8 KiB items; it grows with the items (a larger start
+        // cost 20 B per item at 1% of a 64 MiB store: docs/benchmarks/store-memory.md).
+        let slots = config.memory_bytes / 8192;
         let buckets_per_sub =
             (slots / index::SUBTABLES / index::SLOTS_PER_BUCKET).max(16).next_power_of_two();
         Store::with_index_buckets(config, buckets_per_sub)
