@@ -12,7 +12,10 @@ Tests marked `spinel_only` (cross-protocol behavior, spinel's own flags) are ski
 real peers. Tests marked `slow` run on SLOW_ENTRIES of the matrix (one per I/O back end), and
 tests marked `one_backend` (a property of the commands or the store, not of the I/O back end
 or the worker count: model comparisons with redis-server, COMMAND DOCS, config parsing, long
-measurements) on its first entry only; SPINEL_SLOW_EVERYWHERE=1 runs both on every entry. Every process started here is recorded and stopped by its own pid; nothing else is
+measurements) on its first entry only; SPINEL_SLOW_EVERYWHERE=1 runs both on every entry.
+An entry written "io:threads/workers" runs only the tests of WORKER_FILES (several workers at
+once: wakeups between loops, fan-out, blocking, hostile churn), CI's way to cover io_uring with
+two workers without running the whole suite a third time. Every process started here is recorded and stopped by its own pid; nothing else is
 ever signalled.
 """
 
@@ -67,6 +70,29 @@ def target_of(config):
 SLOW_ENTRIES = ("uring:1", "epoll:2")
 
 
+# The files whose tests exercise several workers at once (cross-loop wakeups and kills,
+# fan-out, blocking, invalidation, concurrent writers, send paths under load): all that a
+# "io:threads/workers" matrix entry runs.
+WORKER_FILES = frozenset(
+    f"test_{name}.py"
+    for name in (
+        "redis_blocking", "stream_blocking", "redis_pubsub", "redis_tracking",
+        "redis_tracking_order", "memcache_tracking_outcome", "redis_clients", "redis_tx",
+        "hostile_auth", "hostile_busy", "hostile_churn", "hostile_deadlock", "hostile_hangs",
+        "hostile_scripting", "reliability", "reliability_store", "lent_values",
+        "large_multiget", "large_resp_mget", "replication", "replication_cases",
+        "memcache_conns", "read_buf_limit", "limits_hostile", "tls", "udp",
+        "eviction_policies", "memory", "live_config", "instances", "redis_cluster_failover",
+    )
+)
+
+
+def _limited_entries():
+    """The matrix entries written "io:threads/workers"."""
+    raw = os.environ.get("SPINEL_MATRIX", DEFAULT_MATRIX).split(",")
+    return {e.strip().split("/")[0] for e in raw if e.strip().endswith("/workers")}
+
+
 def _backend_of(item):
     callspec = getattr(item, "callspec", None)
     return callspec.params.get("backend") if callspec else None
@@ -75,18 +101,24 @@ def _backend_of(item):
 def pytest_collection_modifyitems(config, items):
     target = target_of(config)
     if target == "spinel":
-        if os.environ.get("SPINEL_SLOW_EVERYWHERE") == "1":
-            return
+        limited = _limited_entries()
+        everywhere = os.environ.get("SPINEL_SLOW_EVERYWHERE") == "1"
         entries = [e.strip() for e in os.environ.get("SPINEL_MATRIX", DEFAULT_MATRIX).split(",")]
-        # The entries the tests were parametrized with (io_uring ones drop out where the
+        # The full entries the tests were parametrized with (io_uring ones drop out where the
         # kernel refuses io_uring), in the matrix's order.
         present = {_backend_of(item) for item in items}
-        entries = [e for e in entries if e in present]
+        entries = [e for e in entries if e in present and e not in limited] or sorted(present)
         # With none of the chosen entries among SLOW_ENTRIES, slow tests run everywhere.
         keep = [e for e in entries if e in SLOW_ENTRIES] or entries
         for item in items:
             backend = _backend_of(item)
             if backend is None:
+                continue
+            if backend in limited:
+                if os.path.basename(str(item.fspath)) not in WORKER_FILES:
+                    item.add_marker(pytest.mark.skip(reason=f"{backend}/workers: WORKER_FILES"))
+                    continue
+            if everywhere:
                 continue
             if item.get_closest_marker("one_backend"):
                 if backend != entries[0]:
@@ -124,9 +156,10 @@ def _matrix():
         raw = raw.strip()
         if not raw:
             continue
-        io, _, threads = raw.partition(":")
+        io, _, threads = raw.removesuffix("/workers").partition(":")
         if io not in ("uring", "epoll") or not threads.isdigit() or int(threads) < 1:
-            raise pytest.UsageError(f"bad SPINEL_MATRIX entry {raw!r}; want io:threads")
+            raise pytest.UsageError(
+                f"bad SPINEL_MATRIX entry {raw!r}; want io:threads or io:threads/workers")
         entries.append(f"{io}:{threads}")
     if any(e.startswith("uring:") for e in entries) and not _uring_usable():
         # Loud, not silent: the run then covers epoll only, and says so.
