@@ -242,7 +242,7 @@ fn reply_has_value(reply: &MetaReply<'_>) -> bool {
 // or piece by piece (longer ones): keys around the boundary, numbers of every width.
 #[test]
 fn value_lines_at_every_key_length() {
-    let numbers = [0u64, 9, 10, 99, 4_294_967_295, u64::MAX];
+    let numbers = [0u64, 9, 10, 42, 99, 100, 4_294_967_295, u64::MAX];
     for key_len in [0usize, 1, 63, 64, 65, 250] {
         let key = vec![b'k'; key_len];
         for (&flags, &cas) in numbers.iter().zip(numbers.iter().rev()) {
