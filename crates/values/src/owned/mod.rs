@@ -294,9 +294,9 @@ fn split(field: &[u8]) -> (&[u8], &[u8]) {
 }
 
 /// What a hash field is charged: its bytes in the table's arena (`slots.rs`) with their
-/// lengths, and two sevenths more (garbage stays under an eighth of the arena, under a
-/// seventh of the live bytes, before it is compacted; spare capacity under an eighth:
-/// at most 9/7 of the live bytes in all), and [`SLOT_TABLE_BYTES`] for its place in the
+/// lengths, and two fifteenths more (garbage stays under a sixteenth of the arena, under a
+/// fifteenth of the live bytes, before it is compacted; spare capacity under a sixteenth:
+/// at most 17/15 of the live bytes in all), and [`SLOT_TABLE_BYTES`] for its place in the
 /// vector of starts and in the hash table.
 #[inline]
 pub fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
@@ -307,13 +307,13 @@ pub fn hash_field_bytes(name_len: usize, value_len: usize) -> usize {
 #[inline]
 fn arena_entry_bytes(len: usize) -> usize {
     let stored = len + slots::varint_len(len);
-    SLOT_TABLE_BYTES + stored + stored * 2 / 7
+    SLOT_TABLE_BYTES + stored + (stored * 2).div_ceil(15)
 }
 
-/// An entry's start in the table's vector (8 bytes, and half again for its spare
-/// capacity) and its place in the hash table (4 bytes and a control byte, at a load
-/// between 7/16 and 7/8: at most 11.4 bytes).
-const SLOT_TABLE_BYTES: usize = 12 + 12;
+/// An entry's start in the table's vector (4 bytes, and an eighth more for its spare
+/// capacity, rounded up) and its place in the hash table (4 bytes and a control byte, at a
+/// load between 7/16 and 7/8: at most 11.4 bytes).
+const SLOT_TABLE_BYTES: usize = 5 + 12;
 
 /// What an element of `len` bytes is charged: its slot and its allocation, and a quarter
 /// more for the holes that freed lists leave in the allocator's heap (measured with lists
