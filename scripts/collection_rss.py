@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """RSS and used_memory per member of 10 large collections of 100,000 members (`m%08d`):
 sorted sets (5,000 distinct scores), hashes (values `v%08d`) or sets, for Spinel or
-redis-server.
+redis-server; or of KEYS collections of MEMBERS each (MEMBERS a multiple of 100 or at most
+1,000), for smaller collections.
 
-    scripts/collection_rss.py BINARY PORT [zset|hash|set]
+    scripts/collection_rss.py BINARY PORT [zset|hash|set] [MEMBERS KEYS]
 
 BINARY containing "redis" is started as redis-server (no persistence), anything else as
 Spinel (`-m 2048 -t 1`). Prints the growth of VmRSS and of INFO used_memory per member.
@@ -34,11 +35,12 @@ else:
 time.sleep(0.5)
 c = Conn(port)
 r0, u0 = rss(p.pid), used(c)
-N, K = 100000, 10
+N, K = (int(sys.argv[4]), int(sys.argv[5])) if len(sys.argv) > 5 else (100000, 10)
+STEP = min(N, 1000)
 for k in range(K):
-    for b in range(0, N, 1000):
+    for b in range(0, N, STEP):
         args = []
-        for i in range(b, b+1000):
+        for i in range(b, b+STEP):
             args += element(i)
         call(c, COMMAND, f"z{k}", *args)
 time.sleep(0.3)
