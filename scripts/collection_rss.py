@@ -6,8 +6,8 @@ redis-server; or of KEYS collections of MEMBERS each (MEMBERS a multiple of 100 
 
     scripts/collection_rss.py BINARY PORT [zset|hash|set] [MEMBERS KEYS]
 
-BINARY containing "redis" is started as redis-server (no persistence), anything else as
-Spinel (`-m 2048 -t 1`). Prints the growth of VmRSS and of INFO used_memory per member.
+BINARY containing "redis" or "valkey" is started as redis-server is (no persistence),
+anything else as Spinel (`-m 2048 -t 1`). Prints the growth of VmRSS and of INFO used_memory per member.
 Only the process it starts is stopped.
 """
 import socket, subprocess, time, sys, os
@@ -28,7 +28,7 @@ COMMAND = {"zset": "ZADD", "hash": "HSET", "set": "SADD"}[structure]
 def element(i):
     return {"zset": [str(i % 5000), f"m{i:08d}"], "hash": [f"m{i:08d}", f"v{i:08d}"],
             "set": [f"m{i:08d}"]}[structure]
-if "redis" in binary:
+if "redis" in binary or "valkey" in binary:
     p = subprocess.Popen([binary, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
 else:
     p = subprocess.Popen([binary, "-p", "0", "--resp-port", str(port), "-m", "2048", "-t", "1"], stdout=subprocess.DEVNULL)
