@@ -354,6 +354,42 @@ mod tests {
         assert!(hash.expire_at_ms.is_empty() && hash.key_expiry.is_none());
     }
 
+    /// Goal: what a hash's fields are charged covers what its table holds (arena, starts,
+    /// hash table) past the floors the hash's own charge covers, as it grows, as values
+    /// change length, and as most of it is removed.
+    #[test]
+    fn field_charges_cover_the_table() {
+        let mut hash = HashValue::default();
+        let mut seed = 11u64;
+        let mut next = |below: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % below
+        };
+        // Past 1,000 fields only the tables' group padding is left to the hash's own charge;
+        // below, their floors (the arena's garbage and growth, the smallest tables) are.
+        let check = |hash: &HashValue, step: usize| {
+            let fields = hash.charged_bytes() - HASH_ENTRY_BYTES;
+            let floors = if hash.len() >= 1_000 { 64 } else { HASH_ENTRY_BYTES };
+            let held = hash.fields.allocated_bytes();
+            assert!(held <= fields + floors, "{step}: {} fields, {held} {fields}", hash.len());
+        };
+        for step in 0..40_000 {
+            let name = format!("field:{:08}", next(10_000));
+            let value = vec![b'v'; 16 + next(48) as usize];
+            hash.insert(name.as_bytes(), &value);
+            if step % 1_000 == 0 {
+                check(&hash, step);
+            }
+        }
+        for step in 0..10_000u64 {
+            let name = format!("field:{step:08}");
+            hash.remove(name.as_bytes(), step % 2 == 0);
+            if step % 500 == 0 || step > 9_900 {
+                check(&hash, step as usize);
+            }
+        }
+    }
+
     /// Goal: members are added once, found, removed once; the rest stay.
     #[test]
     fn set_members() {

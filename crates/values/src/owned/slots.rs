@@ -220,6 +220,7 @@ impl<K: KeyOf> Slots<K> {
         }
         if self.starts.is_empty() {
             (self.arena, self.starts, self.garbage_bytes) = (Vec::new(), Vec::new(), 0);
+            self.positions = HashTable::new();
         } else {
             self.compact_if_wasteful();
             // The starts give back what removals freed, so that their spare capacity stays
@@ -227,6 +228,16 @@ impl<K: KeyOf> Slots<K> {
             let len = self.starts.len();
             if self.starts.capacity() > len + len / 8 + STARTS_MIN {
                 self.starts.shrink_to(len + len / 16);
+            }
+            // And the hash table, once it holds more than the 12 bytes an entry is charged
+            // for its slot (a load under 7/16), past its floor: a table never shrinks alone.
+            // (Its `capacity` would not say so: removed slots left as tombstones are not
+            // counted back.)
+            if len > STARTS_MIN && self.positions.allocation_size() > len * 12 {
+                let Self { arena, starts, positions, hasher, .. } = self;
+                let rehash =
+                    |&at: &u32| hasher.hash_one(K::key(entry_at(arena, starts[at as usize]).0));
+                positions.shrink_to(len, rehash);
             }
         }
         Some(out)
@@ -262,6 +273,13 @@ impl<K: KeyOf> Slots<K> {
         }
         self.arena = arena;
         self.garbage_bytes = 0;
+    }
+
+    /// The bytes the table's three allocations hold (tests: against what is charged).
+    #[cfg(test)]
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        let starts = self.starts.capacity() * size_of::<u32>();
+        self.arena.capacity() + starts + self.positions.allocation_size()
     }
 
     /// The entries, in the table's order.
