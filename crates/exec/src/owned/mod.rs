@@ -47,7 +47,7 @@ pub(crate) const OWN_MIN_BYTES: usize = 8 * 1024;
 /// compare --structure hash --mix set`, 64-byte values, one worker): kept here, HSET served
 /// 1.17x (10 fields, about 700 bytes), 1.15x (30) and 1.19x (100) the requests per
 /// server CPU-second of the rewrite, which fell to 0.77-0.81x Redis at 200-400 fields.
-/// The bound is not lower because a field kept here is charged about 1.8x its share of
+/// The bound is not lower because a field kept here is charged about 1.5x its share of
 /// the encoding (`values::owned::hash_field_bytes`) and each hash kept here a few hundred
 /// bytes more: small hashes, the common case, stay compact (10 fields of 16-byte names and
 /// 32-byte values, about 500 bytes, stay in the store).

@@ -5,13 +5,16 @@
 //!
 //! Why an arena and not one allocation per entry: a 50-byte hash field boxed on its own
 //! cost its allocation (64 bytes with glibc's header and rounding), a 16-byte fat pointer
-//! and the allocator's holes; packed, it costs its bytes and a length byte, and 8 bytes
+//! and the allocator's holes; packed, it costs its bytes and a length byte, and 4 bytes
 //! for its start (`spinel-bench memory`, 1,000 fields: 115 bytes a field charged before,
 //! see `hash_field_bytes`). A replaced entry of the same length is overwritten where it is
 //! (an HSET of a value as long as the old one writes nothing else); any other change
 //! appends and leaves the old bytes as garbage, and the arena is compacted once garbage
-//! passes an eighth of the live bytes, so it stays within a quarter of them (growth is an
-//! eighth at a time, for the same bound on spare capacity).
+//! passes a sixteenth of it, so it stays within 2/15 of the live bytes (growth is a
+//! sixteenth at a time, for the same bound on spare capacity; the vector of starts grows
+//! the same way). A sixteenth and not an eighth: it took 7 bytes off a 50-byte hash
+//! field's charge, and an HSET that overwrites a value of the same length, the common
+//! change, leaves no garbage to compact.
 //!
 //! Order: the entries' order is the vector's. [`Slots::remove`] either moves the last
 //! entry into the gap (O(1): Redis's order for a table this large is its hash order, and
@@ -38,12 +41,17 @@ const GARBAGE_MIN_BYTES: usize = 256;
 /// The smallest growth of the arena.
 const GROWTH_MIN_BYTES: usize = 64;
 
+/// The smallest growth of the vector of starts.
+const STARTS_MIN: usize = 8;
+
 #[derive(Debug, Clone)]
 pub(crate) struct Slots<K> {
     /// Each entry as its length (varint) and its bytes.
     arena: Vec<u8>,
-    /// Where each entry starts in `arena`, in the table's order.
-    starts: Vec<usize>,
+    /// Where each entry starts in `arena`, in the table's order. (u32: the arena is within
+    /// the bytes charged for it, and a collection's charge within `proto-max-bulk-len`,
+    /// 512 MiB; see [`start_of`].)
+    starts: Vec<u32>,
     /// Positions in `starts`, found by key hash. (u32: a table this large would hold
     /// billions of entries, far past any collection the memory bound admits.)
     positions: HashTable<u32>,
@@ -71,14 +79,32 @@ impl<K> Default for Slots<K> {
 /// included). Entries are only written by [`Slots::append`]; a damaged one would read as
 /// empty, never a panic.
 #[inline]
-fn entry_at(arena: &[u8], start: usize) -> (&[u8], usize) {
-    let tail = arena.get(start..).unwrap_or(&[]);
+fn entry_at(arena: &[u8], start: u32) -> (&[u8], usize) {
+    let tail = arena.get(start as usize..).unwrap_or(&[]);
     match varint::read_usize(tail) {
         Some((len, used)) => match tail.get(used..used + len) {
             Some(entry) => (entry, used + len),
             None => (&[], used),
         },
         None => (&[], 0),
+    }
+}
+
+/// An arena offset as a start. The arena never reaches 4 GiB: it is within the bytes
+/// charged for it (`arena_entry_bytes`), which the commands keep within
+/// `proto-max-bulk-len` (512 MiB) before they add to it. Were it passed, the start would
+/// read as a damaged entry (empty), never a panic.
+#[inline]
+fn start_of(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX)
+}
+
+/// Room for `need` more items in `vec`, growing it by at least a sixteenth (and
+/// `floor`): spare capacity stays within a sixteenth of its length past the floor.
+#[inline]
+fn grow<T>(vec: &mut Vec<T>, need: usize, floor: usize) {
+    if vec.capacity() - vec.len() < need {
+        vec.reserve_exact(need.max(vec.len() / 16).max(floor));
     }
 }
 
@@ -119,14 +145,12 @@ impl<K: KeyOf> Slots<K> {
 
     /// Appends an entry made of `parts` to the arena; where it starts.
     #[inline]
-    fn append(&mut self, parts: &[&[u8]]) -> usize {
+    fn append(&mut self, parts: &[&[u8]]) -> u32 {
         let len: usize = parts.iter().map(|part| part.len()).sum();
         let need = stored_len(len);
         let arena = &mut self.arena;
-        if arena.capacity() - arena.len() < need {
-            arena.reserve_exact(need.max(arena.len() / 8).max(GROWTH_MIN_BYTES));
-        }
-        let start = arena.len();
+        grow(arena, need, GROWTH_MIN_BYTES);
+        let start = start_of(arena.len());
         varint::put_usize(arena, len);
         parts.iter().for_each(|part| arena.extend_from_slice(part));
         start
@@ -140,7 +164,7 @@ impl<K: KeyOf> Slots<K> {
         let (old, old_stored) = entry_at(&self.arena, start);
         if old.len() == len {
             // Same length: overwrite the bytes after the length where they are.
-            let mut at_byte = start + old_stored - len;
+            let mut at_byte = start as usize + old_stored - len;
             for part in parts {
                 self.arena[at_byte..at_byte + part.len()].copy_from_slice(part);
                 at_byte += part.len();
@@ -156,6 +180,7 @@ impl<K: KeyOf> Slots<K> {
     #[inline]
     pub(crate) fn push(&mut self, parts: &[&[u8]]) {
         let start = self.append(parts);
+        grow(&mut self.starts, 1, STARTS_MIN);
         self.starts.push(start);
         let at = (self.starts.len() - 1) as u32;
         let Self { arena, starts, positions, hasher, .. } = self;
@@ -194,9 +219,26 @@ impl<K: KeyOf> Slots<K> {
             self.swap_remove(at);
         }
         if self.starts.is_empty() {
-            (self.arena, self.garbage_bytes) = (Vec::new(), 0);
+            (self.arena, self.starts, self.garbage_bytes) = (Vec::new(), Vec::new(), 0);
+            self.positions = HashTable::new();
         } else {
             self.compact_if_wasteful();
+            // The starts give back what removals freed, so that their spare capacity stays
+            // within an eighth of them (a sixteenth after each shrink) as they are charged.
+            let len = self.starts.len();
+            if self.starts.capacity() > len + len / 8 + STARTS_MIN {
+                self.starts.shrink_to(len + len / 16);
+            }
+            // And the hash table, once it holds more than the 12 bytes an entry is charged
+            // for its slot (a load under 7/16), past its floor: a table never shrinks alone.
+            // (Its `capacity` would not say so: removed slots left as tombstones are not
+            // counted back.)
+            if len > STARTS_MIN && self.positions.allocation_size() > len * 12 {
+                let Self { arena, starts, positions, hasher, .. } = self;
+                let rehash =
+                    |&at: &u32| hasher.hash_one(K::key(entry_at(arena, starts[at as usize]).0));
+                positions.shrink_to(len, rehash);
+            }
         }
         Some(out)
     }
@@ -214,23 +256,30 @@ impl<K: KeyOf> Slots<K> {
         }
     }
 
-    /// Rewrites the arena with the live entries only, in order, once garbage passes an
-    /// eighth of it: O(live bytes), after at least an eighth of them were freed.
+    /// Rewrites the arena with the live entries only, in order, once garbage passes a
+    /// sixteenth of it: O(live bytes), after at least a fifteenth of them were freed.
     fn compact_if_wasteful(&mut self) {
         let garbage = self.garbage_bytes;
-        if garbage < GARBAGE_MIN_BYTES || garbage * 8 < self.arena.len() {
+        if garbage < GARBAGE_MIN_BYTES || garbage * 16 < self.arena.len() {
             return;
         }
         let live = self.arena.len() - garbage;
-        let mut arena = Vec::with_capacity(live + live / 8);
+        let mut arena = Vec::with_capacity(live + live / 16);
         for start in &mut self.starts {
             let (_, stored) = entry_at(&self.arena, *start);
-            let new_start = arena.len();
-            arena.extend_from_slice(&self.arena[*start..*start + stored]);
+            let (from, new_start) = (*start as usize, start_of(arena.len()));
+            arena.extend_from_slice(&self.arena[from..from + stored]);
             *start = new_start;
         }
         self.arena = arena;
         self.garbage_bytes = 0;
+    }
+
+    /// The bytes the table's three allocations hold (tests: against what is charged).
+    #[cfg(test)]
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        let starts = self.starts.capacity() * size_of::<u32>();
+        self.arena.capacity() + starts + self.positions.allocation_size()
     }
 
     /// The entries, in the table's order.
@@ -274,7 +323,8 @@ mod tests {
 
     /// Goal: against a model, under pushes, replaces of every length and removals of both
     /// kinds, every entry stays findable, in the model's order when removals keep it, and
-    /// the arena stays within a quarter of its live bytes past its floor.
+    /// the arena's garbage stays within a fifteenth of its live bytes past its floor, its
+    /// spare capacity within a sixteenth, the starts' within an eighth.
     #[test]
     fn model_under_churn() {
         for keep_order in [false, true] {
@@ -309,7 +359,11 @@ mod tests {
                 }
                 assert_eq!(slots.len(), model.len());
                 let live: usize = model.iter().map(|m| stored_len(m.len())).sum();
-                assert!(slots.arena.len() <= live + live / 7 + GARBAGE_MIN_BYTES);
+                assert!(slots.arena.len() <= live + live / 15 + GARBAGE_MIN_BYTES);
+                let spare = slots.arena.capacity() - slots.arena.len();
+                assert!(spare <= (slots.arena.len() / 16).max(GROWTH_MIN_BYTES) + 64);
+                let spare = slots.starts.capacity() - slots.starts.len();
+                assert!(spare <= slots.starts.len() / 8 + STARTS_MIN);
             }
             let entries: Vec<&[u8]> = slots.iter().collect();
             let expected: Vec<&[u8]> = model.iter().map(Vec::as_slice).collect();

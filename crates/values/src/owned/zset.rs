@@ -410,7 +410,7 @@ pub fn zset_member_bytes(len: usize) -> usize {
     const NODE_BYTES: usize = 16 * 2;
     let entry = len + 8;
     let stored = entry + varint_len(entry);
-    super::SLOT_TABLE_BYTES + stored + stored * 2 / 7 + NODE_BYTES
+    super::SLOT_TABLE_BYTES + stored + (stored * 2).div_ceil(15) + NODE_BYTES
 }
 
 #[cfg(test)]
