@@ -23,7 +23,7 @@ mod reply;
 
 use std::{cell::Cell, ffi::c_int, panic::AssertUnwindSafe, ptr};
 
-use mlua::{ffi, Function, Lua};
+use mlua::{ffi, Function, Lua, Table};
 
 /// Which function the script called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,10 +51,6 @@ pub enum Answer<'a> {
 pub trait Host {
     /// Runs `args` (never empty of arguments of the wrong type: see [`Args::well_typed`]).
     fn call(&mut self, entry: Entry, args: &Args) -> Answer<'_>;
-    /// The answer of the last `call` is on the Lua stack. Not called when pushing it
-    /// raised a Lua error (out of memory): the host must also undo at the end of the run
-    /// what it does here.
-    fn pushed(&mut self);
     /// Appends a Lua number argument as the command's text.
     fn number(&self, n: f64, out: &mut Vec<u8>);
 }
@@ -199,10 +195,9 @@ unsafe fn entry(state: *mut ffi::lua_State, which: Entry) -> c_int {
     let raw = unsafe { dispatch(state, slot, which) };
     SLOT.set(slot);
     // SAFETY: the answer's bytes live in the host's buffers, untouched until its next
-    // call; pushing may raise, and nothing here needs dropping.
+    // call; pushing may raise (past the state's memory limit), and nothing here needs
+    // dropping.
     unsafe { push_answer(state, raw) };
-    // SAFETY: as above; the host is told its answer is on the stack.
-    unsafe { tell_pushed(slot) };
     2
 }
 
@@ -226,47 +221,37 @@ unsafe fn dispatch(state: *mut ffi::lua_State, slot: *mut Slot, which: Entry) ->
     answered.unwrap_or(Raw::Error(INTERNAL.as_ptr(), INTERNAL.len()))
 }
 
-/// # Safety
-/// As [`dispatch`].
-unsafe fn tell_pushed(slot: *mut Slot) {
-    // SAFETY: per this function's contract.
-    let host = unsafe { &mut *(*slot).host };
-    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| host.pushed()));
-}
-
 /// Copies the C function's arguments into `args`. Allocates nothing in Lua.
 ///
 /// # Safety
 /// `state` is valid and running a C function.
 unsafe fn read_args(state: *mut ffi::lua_State, host: &dyn Host, args: &mut Args) {
     args.clear();
-    // SAFETY (all calls below): `state` is valid and every index is within 1..=top.
-    let top = unsafe { ffi::lua_gettop(state) };
-    for index in 1..=top {
-        match unsafe { ffi::lua_type(state, index) } {
-            ffi::LUA_TSTRING => {
-                let mut len = 0usize;
-                // A string is read in place: no conversion, no allocation.
-                let at = unsafe { ffi::lua_tolstring(state, index, &mut len) };
-                if !at.is_null() {
-                    // SAFETY: Lua gives `len` readable bytes at `at`, alive while the
-                    // string is on the stack (it is, as an argument).
-                    args.bytes.extend_from_slice(unsafe {
-                        std::slice::from_raw_parts(at.cast::<u8>(), len)
-                    });
+    // SAFETY: `state` is valid and every index is within 1..=top; a string is read in
+    // place (no conversion, no allocation) and Lua gives `len` readable bytes at `at`,
+    // alive while the string is on the stack (it is, as an argument).
+    unsafe {
+        let top = ffi::lua_gettop(state);
+        for index in 1..=top {
+            match ffi::lua_type(state, index) {
+                ffi::LUA_TSTRING => {
+                    let mut len = 0usize;
+                    let at = ffi::lua_tolstring(state, index, &mut len);
+                    if !at.is_null() {
+                        args.bytes.extend_from_slice(std::slice::from_raw_parts(at.cast(), len));
+                    }
                 }
+                ffi::LUA_TNUMBER => {
+                    host.number(ffi::lua_tonumberx(state, index, ptr::null_mut()), &mut args.bytes)
+                }
+                ffi::LUA_TINTEGER => {
+                    let n = ffi::lua_tointeger64(state, index, ptr::null_mut());
+                    args.bytes.extend_from_slice(n.to_string().as_bytes());
+                }
+                _ => args.bad = true,
             }
-            ffi::LUA_TNUMBER => {
-                let n = unsafe { ffi::lua_tonumberx(state, index, ptr::null_mut()) };
-                host.number(n, &mut args.bytes);
-            }
-            ffi::LUA_TINTEGER => {
-                let n = unsafe { ffi::lua_tointeger64(state, index, ptr::null_mut()) };
-                args.bytes.extend_from_slice(n.to_string().as_bytes());
-            }
-            _ => args.bad = true,
+            args.ends.push(args.bytes.len());
         }
-        args.ends.push(args.bytes.len());
     }
 }
 
@@ -304,6 +289,40 @@ unsafe fn push_answer(state: *mut ffi::lua_State, raw: Raw) {
                     ffi::lua_pushlstring_(state, text.as_ptr().cast(), text.len());
                 }
             }
+        }
+    }
+}
+
+/// Two new sequences of Lua strings, `keys` and `args` (a script's KEYS and ARGV, or a
+/// function's two arguments), made in one protected call through the raw API (through
+/// mlua's values, each string and table was a registry reference of its own: about 7k
+/// instructions for a 5-command script's four). A memory error comes back as `Err`.
+pub fn sequences(lua: &Lua, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<(Table, Table)> {
+    // SAFETY: `exec_raw` runs the closure as a C function inside a protected call, which
+    // catches a Lua error raised by an allocation; the closure holds only slices (nothing
+    // to drop if one unwinds it) and leaves the two tables as its results.
+    unsafe {
+        lua.exec_raw((), |state| {
+            if ffi::lua_checkstack(state, 3) != 0 {
+                push_sequence(state, keys);
+                push_sequence(state, args);
+            }
+        })
+    }
+}
+
+/// Pushes a new table holding `items` as strings at 1, 2, ...
+///
+/// # Safety
+/// `state` is valid, inside a protected call, with room for two values.
+unsafe fn push_sequence(state: *mut ffi::lua_State, items: &[&[u8]]) {
+    let hint = c_int::try_from(items.len()).unwrap_or(c_int::MAX);
+    // SAFETY: per this function's contract; every item is a readable slice.
+    unsafe {
+        ffi::lua_createtable(state, hint, 0);
+        for (at, item) in (1..=c_int::MAX).zip(items) {
+            ffi::lua_pushlstring_(state, item.as_ptr().cast(), item.len());
+            ffi::lua_rawseti_(state, -2, at);
         }
     }
 }

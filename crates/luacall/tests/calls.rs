@@ -10,7 +10,6 @@ struct Fixed {
     reply: Vec<u8>,
     seen: Vec<Vec<Vec<u8>>>,
     entries: Vec<Entry>,
-    pushed: usize,
     panic: bool,
     /// A Lua function to call from inside the host (a nested call).
     nested: Option<Function>,
@@ -23,7 +22,6 @@ impl Fixed {
             reply: reply.to_vec(),
             seen: Vec::new(),
             entries: Vec::new(),
-            pushed: 0,
             panic: false,
             nested: None,
             nested_result: None,
@@ -47,10 +45,6 @@ impl Host for Fixed {
             Entry::AclCheck => Answer::Bool(true),
             _ => Answer::Reply(&self.reply),
         }
-    }
-
-    fn pushed(&mut self) {
-        self.pushed += 1;
     }
 
     fn number(&self, n: f64, out: &mut Vec<u8>) {
@@ -92,7 +86,6 @@ fn converted(reply: &[u8]) -> String {
          return tostring(ok) .. ' ' .. describe(v)"
     );
     let out = run(&lua, &call, &mut host, &code).unwrap();
-    assert_eq!(host.pushed, 1);
     out
 }
 
@@ -146,7 +139,10 @@ fn arguments_are_read_off_the_stack() {
     let mut host = Fixed::new(b"+OK\r\n");
     run(&lua, &call, &mut host, "local call = ... call('SET', 'a\\0b', 1.5, 10) return ''")
         .unwrap();
-    assert_eq!(host.seen, vec![vec![b"SET".to_vec(), b"a\0b".to_vec(), b"1.5".to_vec(), b"10".to_vec()]]);
+    assert_eq!(
+        host.seen,
+        vec![vec![b"SET".to_vec(), b"a\0b".to_vec(), b"1.5".to_vec(), b"10".to_vec()]]
+    );
 
     struct Typed(bool);
     impl Host for Typed {
@@ -154,7 +150,6 @@ fn arguments_are_read_off_the_stack() {
             self.0 = args.well_typed();
             Answer::Error(b"ERR refused")
         }
-        fn pushed(&mut self) {}
         fn number(&self, _: f64, _: &mut Vec<u8>) {}
     }
     let mut typed = Typed(true);
@@ -212,10 +207,30 @@ fn a_reply_past_the_memory_limit_is_a_lua_error() {
     )
     .unwrap();
     assert!(got.starts_with("false"), "{got}");
-    assert_eq!(host.pushed, 0);
     let mut host = Fixed::new(b":3\r\n");
-    let got = run(&lua, &call, &mut host, "local call = ... local ok, v = call('GET') return tostring(v)")
-        .unwrap();
+    let got = run(
+        &lua,
+        &call,
+        &mut host,
+        "local call = ... local ok, v = call('GET') return tostring(v)",
+    )
+    .unwrap();
     assert_eq!(got, "3");
     assert_eq!(lua.globals().get::<Value>("missing").unwrap(), Value::Nil);
+}
+
+/// Goal: KEYS and ARGV as Lua sequences of the given bytes; past the memory limit, an error
+/// and a usable state. Method: two small lists, then a 4 MiB string under a 1 MiB limit.
+#[test]
+fn sequences_hold_the_bytes_or_fail_cleanly() {
+    let lua = Lua::new();
+    let (keys, args) = luacall::sequences(&lua, &[b"a", b"b\0c"], &[b"1"]).unwrap();
+    assert_eq!(keys.raw_len(), 2);
+    assert_eq!(keys.raw_get::<mlua::LuaString>(2).unwrap().as_bytes().as_ref(), b"b\0c");
+    assert_eq!(args.raw_get::<String>(1).unwrap(), "1");
+    let big = vec![b'x'; 4 << 20];
+    lua.set_memory_limit(lua.used_memory() + (1 << 20)).unwrap();
+    assert!(luacall::sequences(&lua, &[&big], &[]).is_err());
+    let (keys, _) = luacall::sequences(&lua, &[b"k"], &[]).unwrap();
+    assert_eq!(keys.raw_get::<String>(1).unwrap(), "k");
 }

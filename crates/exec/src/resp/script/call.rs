@@ -171,8 +171,7 @@ fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Val
     let bytes = items.map(|item| item.len() + STRING_OVERHEAD_BYTES).sum::<usize>();
     state.resp3.store(false, Relaxed);
     unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || {
-        let keys = strings(lua, &call.keys)?;
-        let args = strings(lua, &call.args)?;
+        let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
         match call.kind {
             Kind::Eval => {
                 let globals = &state.globals;
@@ -283,7 +282,7 @@ pub(super) fn slice(
     start: Option<(Function, Value, Value)>,
 ) -> Sliced {
     let engine = &caller.shared.redis.scripts;
-    let mut host = super::host::ScriptHost::new(caller, lua, state, access);
+    let mut host = super::host::ScriptHost::new(caller, state, access);
     // A panic in Spinel's own code under the script (a library; a command's is caught in
     // the host) must not take the worker down: it becomes this script's error, and the
     // Lua states are made anew after it (`Engine::with_vm`), as whatever they held may be
@@ -298,8 +297,6 @@ pub(super) fn slice(
         engine.discard_vm.store(true, Relaxed);
         Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
-    // A reply that failed to reach Lua (out of memory) may have left the limit lifted.
-    let _ = lua.set_memory_limit(super::vm::MEMORY_MAX_BYTES);
     if outcome.is_ok() && thread.status() == mlua::thread::ThreadStatus::Resumable {
         if pace.yielded.swap(false, Relaxed) {
             return Sliced::Suspended;
@@ -402,23 +399,16 @@ fn lua_near_full(lua: &Lua) -> bool {
     lua.used_memory() > super::vm::MEMORY_MAX_BYTES / 2
 }
 
-/// A new sequence of Lua strings from `items`.
-fn strings(lua: &Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
-    let strings: Vec<mlua::LuaString> =
-        items.iter().map(|item| lua.create_string(item)).collect::<mlua::Result<_>>()?;
-    lua.create_sequence_from(strings)
-}
-
 /// What a Lua string or a table slot takes beside its bytes, at most (a generous bound:
 /// [`unlimited`] must not let a state pass its limit by much).
-pub(super) const STRING_OVERHEAD_BYTES: usize = 64;
+const STRING_OVERHEAD_BYTES: usize = 64;
 
 /// Runs `make`, which allocates at most `bytes` in `lua`, with the state's memory limit
 /// lifted when that much fits twice under it. Under a limit, mlua makes every value it
 /// creates inside a protected call (an allocation may fail), several times the cost of
 /// the value: KEYS, ARGV and the replies of `redis.call` were a quarter of a short
 /// EVALSHA's instructions. Without room, `make` runs under the limit and may fail.
-pub(super) fn unlimited<R>(
+fn unlimited<R>(
     lua: &Lua,
     bytes: usize,
     make: impl FnOnce() -> mlua::Result<R>,
@@ -442,4 +432,3 @@ pub(super) fn unlimited<R>(
 pub(super) fn resp3(state: &State) -> bool {
     state.resp3.load(Relaxed)
 }
-

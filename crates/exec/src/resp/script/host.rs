@@ -6,19 +6,20 @@
 //! script rules Redis applies (no `noscript` command, no write from a read-only script),
 //! then executed with [`crate::resp::execute_routed`] (the gate is already held, and the
 //! user's ACL rules still apply) into a scratch buffer in the protocol the script chose
-//! (`redis.setresp`). `luacall` converts that reply to Lua in place. The command is built
-//! from the arguments as they are (`Command::from_joined`), with no RESP in between.
+//! (`redis.setresp`). `luacall` converts that reply to Lua in place, under the state's
+//! memory limit (a reply that does not fit raises a memory error in the script). The
+//! command is built from the arguments as they are (`Command::from_joined`), with no RESP
+//! in between.
 
 use std::sync::atomic::Ordering::Relaxed;
 
 use luacall::{Answer, Args, Entry};
-use mlua::Lua;
 use proto_resp::{commands::Flags, route, ArgStorage, Command, Protocol, RouteError, Run};
 
 use super::{
-    call::{resp3, Caller, STRING_OVERHEAD_BYTES},
+    call::{resp3, Caller},
     convert,
-    vm::{State, MEMORY_MAX_BYTES},
+    vm::State,
     Access,
 };
 use crate::resp::Session;
@@ -26,7 +27,6 @@ use crate::resp::Session;
 /// Answers the running script's calls (one slice of its run) for its caller.
 pub(super) struct ScriptHost<'h, 'c> {
     caller: &'h mut Caller<'c>,
-    lua: &'h Lua,
     state: &'h State,
     access: Access,
     /// The command's argument spans, reused.
@@ -35,19 +35,12 @@ pub(super) struct ScriptHost<'h, 'c> {
     out: Vec<u8>,
     /// An error text of Spinel's own (a refused command).
     text: Vec<u8>,
-    /// The memory limit was lifted for the reply: restore it once the reply is in Lua.
-    relimit: bool,
 }
 
 impl<'h, 'c> ScriptHost<'h, 'c> {
-    pub(super) fn new(
-        caller: &'h mut Caller<'c>,
-        lua: &'h Lua,
-        state: &'h State,
-        access: Access,
-    ) -> Self {
+    pub(super) fn new(caller: &'h mut Caller<'c>, state: &'h State, access: Access) -> Self {
         let (storage, out, text) = Default::default();
-        ScriptHost { caller, lua, state, access, storage, out, text, relimit: false }
+        ScriptHost { caller, state, access, storage, out, text }
     }
 
     fn refused(&mut self, message: &[u8]) -> Answer<'_> {
@@ -84,12 +77,6 @@ impl luacall::Host for ScriptHost<'_, '_> {
                 self.caller.shared.redis.scripts.discard_vm.store(true, Relaxed);
                 self.refused(b"ERR internal error (the script engine was reset)")
             }
-        }
-    }
-
-    fn pushed(&mut self) {
-        if std::mem::take(&mut self.relimit) {
-            let _ = self.lua.set_memory_limit(MEMORY_MAX_BYTES);
         }
     }
 
@@ -155,19 +142,7 @@ impl ScriptHost<'_, '_> {
         let out = &mut self.out;
         let _ = crate::resp::execute_routed(shared, counters, caller.session, command, routed, out);
         caller.session.protocol = saved;
-        self.lift_limit();
         Ran::Reply
-    }
-
-    /// Lifts the Lua memory limit for converting the reply when twice a bound of what it
-    /// allocates fits under it (see [`super::call::unlimited`]): a reply of N bytes makes
-    /// fewer than N strings and tables in Lua.
-    fn lift_limit(&mut self) {
-        let bytes = self.out.len().saturating_mul(STRING_OVERHEAD_BYTES + 1);
-        let room = MEMORY_MAX_BYTES.saturating_sub(self.lua.used_memory());
-        if bytes.saturating_mul(2) < room && self.lua.set_memory_limit(0).is_ok() {
-            self.relimit = true;
-        }
     }
 }
 
