@@ -140,7 +140,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let mut caller =
         Caller { shared: ctx.shared, counters: ctx.counters, session: &mut *ctx.session };
     let start = Some((call.function.clone(), a, b));
-    let sliced = slice(&mut caller, lua, state, &thread, &pace, call.access, start);
+    let sliced = slice(&mut caller, state, &thread, &pace, call.access, start);
     let script_db = std::mem::replace(&mut ctx.session.db, db);
     match sliced {
         Sliced::Suspended => {
@@ -274,7 +274,6 @@ fn may_yield_here(lua: &Lua, script_thread: usize) -> bool {
 /// act for `caller` during the slice only.
 pub(super) fn slice(
     caller: &mut Caller<'_>,
-    lua: &Lua,
     state: &State,
     thread: &Thread,
     pace: &Pace,
