@@ -115,7 +115,8 @@ pub fn with_host<R>(host: &mut dyn Host, body: impl FnOnce() -> R) -> R {
     let host: *mut (dyn Host + '_) = host;
     // SAFETY: only the lifetime is erased. The pointer is reachable through SLOT only until
     // `Restore` drops at the end of this function, while `host` is still borrowed.
-    let host: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host) };
+    let host =
+        unsafe { std::mem::transmute::<*mut (dyn Host + '_), *mut (dyn Host + 'static)>(host) };
     let mut owned = Slot { host, args: SPARE.take().unwrap_or_default() };
     // From here on the slot is reached only through this pointer (here and in `entry`).
     let slot: *mut Slot = &mut owned;
@@ -261,7 +262,7 @@ unsafe fn read_args(state: *mut ffi::lua_State, host: &dyn Host, args: &mut Args
 /// `state` is valid; the answer's bytes are readable. May raise a Lua error (out of
 /// memory, a NaN map key): nothing in this frame or below needs dropping.
 unsafe fn push_answer(state: *mut ffi::lua_State, raw: Raw) {
-    // SAFETY (all calls below): `state` is valid, the stack has room for the two values
+    // SAFETY: for all calls below, `state` is valid, the stack has room for the two values
     // (LUA_MINSTACK slots are guaranteed to a C function), bytes are readable.
     unsafe {
         match raw {

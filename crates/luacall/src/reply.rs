@@ -104,7 +104,7 @@ pub(crate) unsafe fn push(state: *mut ffi::lua_State, bytes: &[u8]) -> bool {
 /// # Safety
 /// As [`push`].
 unsafe fn push_value(state: *mut ffi::lua_State, r: &mut Reader<'_>, depth: usize) -> bool {
-    // SAFETY (all Lua calls below): `state` is valid and `lua_checkstack` made room for
+    // SAFETY: for all Lua calls below, `state` is valid and `lua_checkstack` made room for
     // the few values each level pushes; strings are pushed from readable slices.
     unsafe {
         if depth > DEPTH_MAX || ffi::lua_checkstack(state, 4) == 0 {
