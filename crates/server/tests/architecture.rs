@@ -57,7 +57,7 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("crates/exec/src/resp/mod.rs::execute_as", 100),
     ("crates/exec/src/resp/mod.rs::run", 78),
     ("crates/exec/src/resp/script/vm.rs::State::new", 85),
-    ("crates/exec/src/resp/script/vm.rs::redis_table", 100),
+    ("crates/exec/src/resp/script/vm.rs::redis_table", 76),
     ("crates/proto-memcache/src/request.rs::Request::compose", 83),
     ("crates/store/src/store/core.rs::Store::put", 86),
     ("crates/store/src/store/ops.rs::Store::store_with", 72),

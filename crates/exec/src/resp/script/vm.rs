@@ -213,13 +213,7 @@ impl State {
         }
         libs::register(lua, &globals)?;
         let (redis, resp3) = redis_table(lua)?;
-        let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
-        let (raw_call, raw_pcall, raw_acl) = luacall::functions(lua)?;
-        let fail = lua.create_function(|_, text: LuaString| -> mlua::Result<()> {
-            Err(mlua::Error::runtime(coded(&text.to_string_lossy())))
-        })?;
-        let (call, pcall, acl_check): (Function, Function, Function) =
-            wrappers.call((raw_call, raw_pcall, raw_acl, fail))?;
+        let (call, pcall, acl_check) = call_wrappers(lua)?;
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
         redis.raw_set("acl_check_cmd", acl_check)?;
@@ -321,6 +315,16 @@ return function(...)
     return fail(value)
   end
 "#;
+
+/// `redis.call`, `redis.pcall` and `redis.acl_check_cmd` (see [`CALL_WRAPPERS`]).
+fn call_wrappers(lua: &Lua) -> mlua::Result<(Function, Function, Function)> {
+    let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
+    let (raw_call, raw_pcall, raw_acl) = luacall::functions(lua)?;
+    let fail = lua.create_function(|_, text: LuaString| -> mlua::Result<()> {
+        Err(mlua::Error::runtime(coded(&text.to_string_lossy())))
+    })?;
+    wrappers.call((raw_call, raw_pcall, raw_acl, fail))
+}
 
 /// The runner and its error handler, in Lua.
 const SETUP: &str = r#"
