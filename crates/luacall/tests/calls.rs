@@ -85,8 +85,7 @@ fn converted(reply: &[u8]) -> String {
         "{DESCRIBE} local call = ... local ok, v = call('GET', 'k') \
          return tostring(ok) .. ' ' .. describe(v)"
     );
-    let out = run(&lua, &call, &mut host, &code).unwrap();
-    out
+    run(&lua, &call, &mut host, &code).unwrap()
 }
 
 /// Goal: each RESP type as Redis 7 gives it to Lua. Method: (reply, Lua value) table.
