@@ -16,6 +16,7 @@ the ratio to the first binary.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import signal
@@ -89,6 +90,21 @@ ROWS = {
     "xrevrange": ("resp", lambda: stream_setup(),
                   lambda i: resp("XREVRANGE", "x", f"{i % 1900 + 50}-1", "-", "COUNT", 10), None),
 }
+
+
+# The 5-command script of scripts/script_cost.py (docs/benchmarks/redis-paths.md).
+EVAL_SCRIPT = """
+local v = redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], ARGV[1])
+local n = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], 100)
+redis.call('HSET', KEYS[3], 'f', ARGV[1])
+return n
+"""
+EVAL_SHA = hashlib.sha1(EVAL_SCRIPT.encode()).hexdigest()
+ROWS["evalsha"] = ("resp", lambda: [resp("SCRIPT", "LOAD", EVAL_SCRIPT)],
+                   lambda i: resp("EVALSHA", EVAL_SHA, 3, f"s:{i % 1000}", f"n:{i % 1000}",
+                                  f"h:{i % 1000}", "value"), None)
 
 
 def stream_setup():

@@ -88,6 +88,21 @@ impl<'a> Command<'a> {
         self.spans.iter().map(|span| self.resolve(*span))
     }
 
+    /// A command whose arguments lie one after the other in `input`, argument `i` ending
+    /// at `ends[i]` (ends ascending, within `input`): built without RESP, for a caller that
+    /// has the arguments already (a script's `redis.call`). `storage` is reused.
+    pub fn from_joined(input: &'a [u8], ends: &[usize], storage: ArgStorage) -> Command<'a> {
+        let ArgStorage { mut spans, scratch } = storage;
+        spans.clear();
+        let mut start = 0;
+        for &end in ends {
+            let end = end.clamp(start, input.len());
+            spans.push(Span::input(start, end - start));
+            start = end;
+        }
+        Command { input, spans, scratch }
+    }
+
     /// Gives back the (cleared) vectors for the next [`parse_command_in`].
     pub fn into_storage(mut self) -> ArgStorage {
         self.spans.clear();

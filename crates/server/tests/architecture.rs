@@ -14,7 +14,7 @@ mod functions;
 /// reuses the codecs and the runtime; codecs and store know no other workspace crate.
 const ALLOWED_ARROWS: &[(&str, &[&str])] = &[
     ("server", &["exec", "rt", "proto-memcache", "proto-resp", "store"]),
-    ("exec", &["proto-memcache", "proto-resp", "store", "values"]),
+    ("exec", &["proto-memcache", "proto-resp", "store", "values", "luacall"]),
     ("bench", &["proto-memcache", "proto-resp", "rt"]),
     ("rt", &[]),
     ("proto-memcache", &[]),
@@ -22,6 +22,8 @@ const ALLOWED_ARROWS: &[(&str, &[&str])] = &[
     ("store", &[]),
     // Redis values without a protocol: below exec, beside the protocols and the store.
     ("values", &[]),
+    // Lua C functions for exec's `redis.call`: below exec, knowing no workspace crate.
+    ("luacall", &[]),
 ];
 
 /// The longest a file under `crates/*/src` may be.
@@ -55,16 +57,19 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("crates/exec/src/resp/mod.rs::execute_as", 100),
     ("crates/exec/src/resp/mod.rs::run", 78),
     ("crates/exec/src/resp/script/vm.rs::State::new", 85),
-    ("crates/exec/src/resp/script/vm.rs::redis_table", 100),
+    ("crates/exec/src/resp/script/vm.rs::redis_table", 76),
     ("crates/proto-memcache/src/request.rs::Request::compose", 83),
     ("crates/store/src/store/core.rs::Store::put", 86),
     ("crates/store/src/store/ops.rs::Store::store_with", 72),
     ("crates/values/src/rdb/lzf.rs::compress", 81),
 ];
 
-/// The crates allowed to contain `unsafe`: the store (segments, lock-free index) and the
-/// runtime (system calls). Every other crate root declares `#![forbid(unsafe_code)]`.
-const UNSAFE_CRATES: &[&str] = &["store", "rt"];
+/// The crates allowed to contain `unsafe`: the store (segments, lock-free index), the
+/// runtime (system calls) and luacall (`redis.call` as raw Lua C functions: half of a short
+/// script's instructions went to mlua's callback machinery; docs/ARCHITECTURE.md, "Why
+/// luacall has unsafe code", gives the measurement and the soundness argument). Every other
+/// crate root declares `#![forbid(unsafe_code)]`.
+const UNSAFE_CRATES: &[&str] = &["store", "rt", "luacall"];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -243,7 +248,7 @@ fn functions_stay_short() {
 }
 
 #[test]
-fn unsafe_code_only_in_store_and_rt() {
+fn unsafe_code_only_in_store_rt_and_luacall() {
     let mut wrong = Vec::new();
     for package in workspace_packages() {
         if UNSAFE_CRATES.contains(&package.name.as_str()) {
@@ -256,7 +261,7 @@ fn unsafe_code_only_in_store_and_rt() {
             }
         }
     }
-    assert!(wrong.is_empty(), "unsafe outside store and rt:\n  {}", wrong.join("\n  "));
+    assert!(wrong.is_empty(), "unsafe outside store, rt and luacall:\n  {}", wrong.join("\n  "));
 }
 
 /// Lines of the Rust files under `dir` (relative to the workspace) whose code (comments

@@ -1,16 +1,9 @@
-//! Running a script or function, and the commands it runs through `redis.call` and
-//! `redis.pcall`.
-//!
-//! A command from a script is routed as a client's would be, then checked against the
-//! script rules Redis applies (no `noscript` command, no write from a read-only script),
-//! then executed with [`super::super::execute_inside`] (the gate is already held, and
-//! the user's ACL rules still apply) into a scratch buffer in the protocol the script
-//! chose (`redis.setresp`). The reply is parsed back and converted to Lua
-//! (`convert::to_lua`). Cost: one compose and parse of the command and one of the reply
-//! per call, which keeps every command's own code unchanged.
+//! Running a script or function: its thread, its slices (a busy script yields to its
+//! loop), its interrupt (SCRIPT KILL, the busy limit) and its result. The commands it runs
+//! through `redis.call` and `redis.pcall` are answered by `host.rs`, through `luacall`'s
+//! raw C functions, for the slice's caller.
 
 use std::{
-    cell::RefCell,
     sync::{
         atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
         Arc,
@@ -18,11 +11,8 @@ use std::{
     time::Instant,
 };
 
-use mlua::{Function, Lua, MultiValue, Thread, Value, Variadic, VmState};
-use proto_resp::{
-    commands::Flags, parse_command, parse_reply, route, Limits, Protocol, Reply, RouteError,
-    Run as TableRun,
-};
+use mlua::{Function, Lua, MultiValue, Thread, Value, VmState};
+use proto_resp::{Protocol, Reply};
 
 use super::{
     convert::{self, ScriptResp},
@@ -150,7 +140,7 @@ pub(super) fn invoke(ctx: &mut Ctx<'_>, lua: &Lua, state: &State, call: Invocati
     let mut caller =
         Caller { shared: ctx.shared, counters: ctx.counters, session: &mut *ctx.session };
     let start = Some((call.function.clone(), a, b));
-    let sliced = slice(&mut caller, lua, state, &thread, &pace, call.access, start);
+    let sliced = slice(&mut caller, state, &thread, &pace, call.access, start);
     let script_db = std::mem::replace(&mut ctx.session.db, db);
     match sliced {
         Sliced::Suspended => {
@@ -181,8 +171,7 @@ fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Val
     let bytes = items.map(|item| item.len() + STRING_OVERHEAD_BYTES).sum::<usize>();
     state.resp3.store(false, Relaxed);
     unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || {
-        let keys = strings(lua, &call.keys)?;
-        let args = strings(lua, &call.args)?;
+        let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
         match call.kind {
             Kind::Eval => {
                 let globals = &state.globals;
@@ -285,7 +274,6 @@ fn may_yield_here(lua: &Lua, script_thread: usize) -> bool {
 /// act for `caller` during the slice only.
 pub(super) fn slice(
     caller: &mut Caller<'_>,
-    lua: &Lua,
     state: &State,
     thread: &Thread,
     pace: &Pace,
@@ -293,39 +281,21 @@ pub(super) fn slice(
     start: Option<(Function, Value, Value)>,
 ) -> Sliced {
     let engine = &caller.shared.redis.scripts;
-    let cell = RefCell::new((caller, Scratch::default()));
-    // A panic in Spinel's own code under the script (a library, a command) must not
-    // take the worker down: it becomes this script's error, and the Lua states are made
-    // anew after it (`Engine::with_vm`), as whatever they held may be half-changed.
+    let mut host = super::host::ScriptHost::new(caller, state, access);
+    // A panic in Spinel's own code under the script (a library; a command's is caught in
+    // the host) must not take the worker down: it becomes this script's error, and the
+    // Lua states are made anew after it (`Engine::with_vm`), as whatever they held may be
+    // half-changed.
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        lua.scope(|scope| {
-            {
-                let run_fn = scope.create_function(|lua, mut args: Variadic<Value>| {
-                    let mode = match args.first() {
-                        Some(Value::Integer(mode)) => *mode,
-                        Some(Value::Number(mode)) => *mode as i64,
-                        _ => 0,
-                    };
-                    if !args.is_empty() {
-                        args.remove(0);
-                    }
-                    run_mode(&cell, lua, state, access, mode, args)
-                })?;
-                unlimited(lua, STRING_OVERHEAD_BYTES, || {
-                    state.private.raw_set(&state.names.run, run_fn)
-                })?;
-            }
-            match start {
-                Some(args) => thread.resume::<MultiValue>(args),
-                None => thread.resume::<MultiValue>(()),
-            }
+        luacall::with_host(&mut host, || match start {
+            Some(args) => thread.resume::<MultiValue>(args),
+            None => thread.resume::<MultiValue>(()),
         })
     }))
     .unwrap_or_else(|_| {
         engine.discard_vm.store(true, Relaxed);
         Err(mlua::Error::runtime("internal error (the script engine was reset)"))
     });
-    let _ = unlimited(lua, 0, || state.private.raw_set(&state.names.run, Value::Nil));
     if outcome.is_ok() && thread.status() == mlua::thread::ThreadStatus::Resumable {
         if pace.yielded.swap(false, Relaxed) {
             return Sliced::Suspended;
@@ -428,59 +398,6 @@ fn lua_near_full(lua: &Lua) -> bool {
     lua.used_memory() > super::vm::MEMORY_MAX_BYTES / 2
 }
 
-/// `redis.call` (mode 1), `redis.pcall` (2) or `redis.acl_check_cmd` (3), as the
-/// wrappers of [`super::vm`] call `run`.
-fn run_mode(
-    cell: &RefCell<(&mut Caller<'_>, Scratch)>,
-    lua: &Lua,
-    state: &State,
-    access: Access,
-    mode: i64,
-    args: Variadic<Value>,
-) -> mlua::Result<Value> {
-    match mode {
-        1 => match run_call(cell, lua, state, access, args)? {
-            Called::Reply(value) => Ok(value),
-            Called::Error(message) => {
-                Err(mlua::Error::runtime(coded(&String::from_utf8_lossy(&message))))
-            }
-        },
-        2 => match run_call(cell, lua, state, access, args)? {
-            Called::Reply(value) => Ok(value),
-            Called::Error(message) => {
-                let table = lua.create_table()?;
-                table.raw_set("err", lua.create_string(message)?)?;
-                Ok(Value::Table(table))
-            }
-        },
-        _ => {
-            let held = cell.try_borrow().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-            acl_check(held.0.session, &args).map(Value::Boolean)
-        }
-    }
-}
-
-/// The command of a `redis.call` or `redis.pcall` (they differ only in what an error reply
-/// becomes: raised, or returned as `{err = text}`).
-fn run_call(
-    cell: &RefCell<(&mut Caller<'_>, Scratch)>,
-    lua: &Lua,
-    state: &State,
-    access: Access,
-    args: Variadic<Value>,
-) -> mlua::Result<Called> {
-    let mut held = cell.try_borrow_mut().map_err(|_| mlua::Error::RecursiveMutCallback)?;
-    let (caller, scratch) = &mut *held;
-    from_script(caller, scratch, lua, state, access, args)
-}
-
-/// A new sequence of Lua strings from `items`.
-fn strings(lua: &Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
-    let strings: Vec<mlua::LuaString> =
-        items.iter().map(|item| lua.create_string(item)).collect::<mlua::Result<_>>()?;
-    lua.create_sequence_from(strings)
-}
-
 /// What a Lua string or a table slot takes beside its bytes, at most (a generous bound:
 /// [`unlimited`] must not let a state pass its limit by much).
 const STRING_OVERHEAD_BYTES: usize = 64;
@@ -511,150 +428,6 @@ fn unlimited<R>(
 }
 
 /// Whether the script chose RESP3 with `redis.setresp(3)`.
-fn resp3(state: &State) -> bool {
+pub(super) fn resp3(state: &State) -> bool {
     state.resp3.load(Relaxed)
-}
-
-/// What a command from a script came to.
-enum Called {
-    Reply(Value),
-    /// An error reply (or a refusal) as text: `redis.call` raises it, `redis.pcall`
-    /// returns it as `{err = text}`.
-    Error(Vec<u8>),
-}
-
-fn refused(message: &[u8]) -> mlua::Result<Called> {
-    Ok(Called::Error(message.to_vec()))
-}
-
-/// Buffers reused by the commands of one script run.
-#[derive(Default)]
-struct Scratch {
-    raw: Vec<u8>,
-    out: Vec<u8>,
-}
-
-/// Runs a command for `redis.call` or `redis.pcall`.
-fn from_script(
-    caller: &mut Caller<'_>,
-    scratch: &mut Scratch,
-    lua: &Lua,
-    state: &State,
-    access: Access,
-    args: Variadic<Value>,
-) -> mlua::Result<Called> {
-    if args.is_empty() {
-        return refused(b"ERR Please specify at least one argument for this redis lib call");
-    }
-    // The command as RESP, written straight from the Lua values (Lua numbers as Redis 7.0
-    // writes them), then parsed back: the executor's handlers take a parsed command.
-    let mut raw = std::mem::take(&mut scratch.raw);
-    if !compose(&mut raw, &args) {
-        scratch.raw = raw;
-        return refused(b"ERR Lua redis lib command arguments must be strings or integers");
-    }
-    let limits = Limits::default();
-    let outcome = run_command(caller, lua, state, access, &raw, &limits, &mut scratch.out);
-    scratch.raw = raw;
-    outcome
-}
-
-/// Writes `args` into `raw` as one RESP command; false for an argument that is neither a
-/// string nor a number.
-fn compose(raw: &mut Vec<u8>, args: &[Value]) -> bool {
-    raw.clear();
-    proto_resp::compose_command_head(args.len(), raw);
-    for arg in args {
-        match arg {
-            Value::String(s) => proto_resp::compose_bulk_arg(&s.as_bytes(), raw),
-            Value::Integer(n) => proto_resp::compose_bulk_arg(n.to_string().as_bytes(), raw),
-            Value::Number(n) => proto_resp::compose_bulk_arg(&convert::number_arg(*n), raw),
-            _ => return false,
-        }
-    }
-    true
-}
-
-/// `redis.acl_check_cmd(command, ...)`: whether the script's user may run that command
-/// line (its command, subcommand and keys), as Redis 7 answers it.
-fn acl_check(session: &Session, args: &[Value]) -> mlua::Result<bool> {
-    let fail = |message: &str| Err(mlua::Error::runtime(coded(message)));
-    if args.is_empty() {
-        return fail("ERR Please specify at least one argument for this redis lib call");
-    }
-    let mut raw = Vec::new();
-    if !compose(&mut raw, args) {
-        return fail("ERR Lua redis lib command arguments must be strings or integers");
-    }
-    let Ok((command, _)) = parse_command(&raw, &Limits::default()) else {
-        return fail("ERR Invalid command passed to redis.acl_check_cmd()");
-    };
-    let Ok(routed) = route(&command) else {
-        return fail("ERR Invalid command passed to redis.acl_check_cmd()");
-    };
-    let Some(account) = &session.account else { return Ok(true) };
-    let line: Vec<&[u8]> = command.args().collect();
-    Ok(crate::resp::acl::check(account, &routed, &line).is_ok())
-}
-
-/// Routes, checks and runs one command line from a script.
-fn run_command(
-    caller: &mut Caller<'_>,
-    lua: &Lua,
-    state: &State,
-    access: Access,
-    raw: &[u8],
-    limits: &Limits,
-    out: &mut Vec<u8>,
-) -> mlua::Result<Called> {
-    let Ok((command, _)) = parse_command(raw, limits) else {
-        return refused(b"ERR Lua redis lib command could not be read");
-    };
-    let routed = match route(&command) {
-        Ok(routed) => routed,
-        Err(RouteError::UnknownCommand) => {
-            return refused(b"ERR Unknown Redis command called from script")
-        }
-        Err(RouteError::Arity(_)) => {
-            return refused(b"ERR Wrong number of args calling Redis command from script")
-        }
-        Err(other) => return refused(&other.message(&command)),
-    };
-    let spec = routed.spec;
-    let container_refused = matches!(spec.run, TableRun::Subcommands { .. })
-        && matches!(spec.name, "script" | "function" | "client" | "config" | "acl");
-    // A subcommand flagged `noscript` of a container that is not (CLUSTER RESET).
-    let sub_refused = matches!(routed.route, proto_resp::Route::Subcommand(_))
-        && proto_resp::commands::command_meta(crate::resp::full_name(&routed))
-            .is_some_and(|meta| meta.sub_flags.contains(&"noscript"));
-    if spec.flags.contains(Flags::NOSCRIPT) || container_refused || sub_refused {
-        return refused(b"ERR This Redis command is not allowed from script");
-    }
-    // A read-only script may not propagate either (PUBLISH, PFCOUNT), as in Redis: so it
-    // can run during CLIENT PAUSE WRITE.
-    if access == Access::ReadOnly
-        && (spec.flags.contains(Flags::WRITE) || spec.flags.contains(Flags::MAY_REPLICATE))
-    {
-        return refused(b"ERR Write commands are not allowed from read-only scripts.");
-    }
-    if spec.flags.contains(Flags::WRITE) {
-        caller.shared.redis.scripts.running.wrote.store(true, Relaxed);
-    }
-    let protocol = if resp3(state) { Protocol::Resp3 } else { Protocol::Resp2 };
-    let saved = std::mem::replace(&mut caller.session.protocol, protocol);
-    out.clear();
-    let (shared, counters) = (caller.shared, caller.counters);
-    let _ = crate::resp::execute_routed(shared, counters, caller.session, &command, routed, out);
-    caller.session.protocol = saved;
-    let Ok((reply, _)) = parse_reply(out) else {
-        return refused(b"ERR reply could not be read");
-    };
-    match reply {
-        proto_resp::Value::Error(text) | proto_resp::Value::BulkError(text) => refused(text),
-        // A reply of N bytes makes fewer than N strings and tables in Lua.
-        reply => {
-            let bytes = out.len() * (STRING_OVERHEAD_BYTES + 1);
-            Ok(Called::Reply(unlimited(lua, bytes, || convert::to_lua(lua, &reply))?))
-        }
-    }
 }

@@ -1,7 +1,7 @@
 //! Redis's conversions between RESP replies and Lua values, both ways.
 //!
-//! A command's reply to Lua (`to_lua`), in the protocol the script chose with
-//! `redis.setresp` (2 by default):
+//! A command's reply to Lua (done in place by `luacall`, crates/luacall/src/reply.rs), in
+//! the protocol the script chose with `redis.setresp` (2 by default):
 //!
 //! | RESP                     | Lua                                           |
 //! |--------------------------|-----------------------------------------------|
@@ -25,73 +25,11 @@
 //! `ok`, `double`, `big_number`, `map`, `set` or `verbatim_string` that type; any other
 //! table an array of its elements up to the first nil.
 
-use mlua::{Lua, Table, Value};
-use proto_resp::{Reply, Value as Resp};
+use mlua::{Table, Value};
+use proto_resp::Reply;
 
 /// Deepest nesting converted either way (Redis stops at Lua's stack limit).
 const DEPTH_MAX: usize = 128;
-
-/// A parsed reply as a Lua value.
-pub(super) fn to_lua(lua: &Lua, value: &Resp<'_>) -> mlua::Result<Value> {
-    to_lua_at(lua, value, 0)
-}
-
-fn to_lua_at(lua: &Lua, value: &Resp<'_>, depth: usize) -> mlua::Result<Value> {
-    if depth > DEPTH_MAX {
-        return Err(mlua::Error::runtime("ERR reply nested too deep for Lua"));
-    }
-    let string = |bytes: &[u8]| lua.create_string(bytes).map(Value::String);
-    let tagged = |field: &str, inner: Value| -> mlua::Result<Value> {
-        let table = lua.create_table()?;
-        table.raw_set(field, inner)?;
-        Ok(Value::Table(table))
-    };
-    Ok(match value {
-        Resp::Integer(n) => Value::Number(*n as f64),
-        Resp::Bulk(bytes) => string(bytes)?,
-        Resp::NullBulk | Resp::NullArray => Value::Boolean(false),
-        Resp::Null => Value::Nil,
-        Resp::Simple(text) => tagged("ok", string(text)?)?,
-        Resp::Error(text) | Resp::BulkError(text) => tagged("err", string(text)?)?,
-        Resp::Boolean(b) => Value::Boolean(*b),
-        Resp::Double(d) => tagged("double", Value::Number(*d))?,
-        Resp::BigNumber(digits) => tagged("big_number", string(digits)?)?,
-        Resp::Verbatim { format, text } => {
-            let inner = lua.create_table()?;
-            inner.raw_set("format", lua.create_string(format)?)?;
-            inner.raw_set("string", lua.create_string(text)?)?;
-            tagged("verbatim_string", Value::Table(inner))?
-        }
-        Resp::Array(items) | Resp::Push(items) => {
-            let table = lua.create_table_with_capacity(items.len(), 0)?;
-            for (at, item) in items.iter().enumerate() {
-                table.raw_set(at + 1, to_lua_at(lua, item, depth + 1)?)?;
-            }
-            Value::Table(table)
-        }
-        Resp::Map(pairs) => {
-            let inner = lua.create_table_with_capacity(0, pairs.len())?;
-            for (key, value) in pairs {
-                let key = to_lua_at(lua, key, depth + 1)?;
-                if !key.is_nil() {
-                    inner.raw_set(key, to_lua_at(lua, value, depth + 1)?)?;
-                }
-            }
-            tagged("map", Value::Table(inner))?
-        }
-        Resp::Set(members) => {
-            let inner = lua.create_table_with_capacity(0, members.len())?;
-            for member in members {
-                let member = to_lua_at(lua, member, depth + 1)?;
-                if !member.is_nil() {
-                    inner.raw_set(member, true)?;
-                }
-            }
-            tagged("set", Value::Table(inner))?
-        }
-        Resp::Attribute { value, .. } => to_lua_at(lua, value, depth)?,
-    })
-}
 
 /// Which `redis.setresp` the script ran under: how booleans come out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +189,8 @@ fn trim_zeros(text: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use mlua::Lua;
+
     use super::*;
 
     /// Goal: Redis 7.0's number formatting of `redis.call` arguments (`%.17g`), checked
@@ -272,44 +212,37 @@ mod tests {
         }
     }
 
-    /// Goal: both directions keep Redis's types. Method: a round trip through a Lua
-    /// state for each kind of reply, RESP2 and RESP3.
+    /// Goal: a script's result keeps Redis's types (the Lua values a reply becomes are
+    /// luacall's, tested in crates/luacall/tests/calls.rs). Method: each Lua value such a
+    /// reply makes, written as RESP2 and RESP3.
     #[test]
-    fn replies_round_trip_through_lua() {
+    fn results_keep_redis_types() {
         let lua = Lua::new();
-        let cases: &[(Resp<'_>, &[u8], &[u8])] = &[
-            (Resp::Integer(7), b":7\r\n", b":7\r\n"),
-            (Resp::Bulk(b"x"), b"$1\r\nx\r\n", b"$1\r\nx\r\n"),
-            (Resp::NullBulk, b"$-1\r\n", b"#f\r\n"),
-            (Resp::Simple(b"OK"), b"+OK\r\n", b"+OK\r\n"),
-            (Resp::Error(b"ERR no"), b"-ERR no\r\n", b"-ERR no\r\n"),
-            (Resp::Double(1.5), b"$3\r\n1.5\r\n", b",1.5\r\n"),
-            (Resp::Boolean(true), b":1\r\n", b"#t\r\n"),
-            (
-                Resp::Array(vec![Resp::Integer(1), Resp::Bulk(b"a")]),
-                b"*2\r\n:1\r\n$1\r\na\r\n",
-                b"*2\r\n:1\r\n$1\r\na\r\n",
-            ),
-            (
-                Resp::Map(vec![(Resp::Bulk(b"k"), Resp::Integer(1))]),
-                b"*2\r\n$1\r\nk\r\n:1\r\n",
-                b"%1\r\n$1\r\nk\r\n:1\r\n",
-            ),
-            (Resp::Set(vec![Resp::Bulk(b"m")]), b"*1\r\n$1\r\nm\r\n", b"~1\r\n$1\r\nm\r\n"),
+        let cases: &[(&str, &[u8], &[u8])] = &[
+            ("7", b":7\r\n", b":7\r\n"),
+            ("'x'", b"$1\r\nx\r\n", b"$1\r\nx\r\n"),
+            ("false", b"$-1\r\n", b"#f\r\n"),
+            ("{ok = 'OK'}", b"+OK\r\n", b"+OK\r\n"),
+            ("{err = 'ERR no'}", b"-ERR no\r\n", b"-ERR no\r\n"),
+            ("{double = 1.5}", b"$3\r\n1.5\r\n", b",1.5\r\n"),
+            ("true", b":1\r\n", b"#t\r\n"),
+            ("{1, 'a'}", b"*2\r\n:1\r\n$1\r\na\r\n", b"*2\r\n:1\r\n$1\r\na\r\n"),
+            ("{map = {k = 1}}", b"*2\r\n$1\r\nk\r\n:1\r\n", b"%1\r\n$1\r\nk\r\n:1\r\n"),
+            ("{set = {m = true}}", b"*1\r\n$1\r\nm\r\n", b"~1\r\n$1\r\nm\r\n"),
         ];
-        for (resp, two, three) in cases {
-            let value = to_lua(&lua, resp).unwrap();
+        for (code, two, three) in cases {
+            let value: Value = lua.load(format!("return {code}")).eval().unwrap();
             let mut out = Vec::new();
             write_reply(
                 &mut Reply::new(&mut out, proto_resp::Protocol::Resp2),
                 &value,
                 ScriptResp::Two,
             );
-            assert_eq!(out, *two, "{resp:?} to RESP2");
+            assert_eq!(out, *two, "{code} to RESP2");
             let mut out = Vec::new();
             let mut reply = Reply::new(&mut out, proto_resp::Protocol::Resp3);
             write_reply(&mut reply, &value, ScriptResp::Three);
-            assert_eq!(out, *three, "{resp:?} to RESP3");
+            assert_eq!(out, *three, "{code} to RESP3");
         }
     }
 

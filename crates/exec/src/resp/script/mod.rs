@@ -55,6 +55,7 @@ mod call;
 mod convert;
 mod eval;
 mod functions;
+mod host;
 mod libs;
 mod metadata;
 mod sandbox;

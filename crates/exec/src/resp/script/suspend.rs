@@ -60,7 +60,7 @@ impl Session {
             suspended.pace.next_slice();
             let mut caller = Caller { shared, counters, session: self };
             let (thread, pace, access) = (&suspended.thread, &suspended.pace, suspended.access);
-            match slice(&mut caller, lua, state, thread, pace, access, None) {
+            match slice(&mut caller, state, thread, pace, access, None) {
                 Sliced::Suspended => false,
                 Sliced::Done(outcome) => {
                     let what = (suspended.kind, suspended.name.as_str());

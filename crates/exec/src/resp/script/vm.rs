@@ -50,9 +50,6 @@ pub(super) struct State {
     pub globals: Table,
     /// `redis` (read-only).
     pub redis: Table,
-    /// What no script can reach: the running script's `run`, behind `redis.call`,
-    /// `redis.pcall` and `redis.acl_check_cmd` (see [`CALL_WRAPPERS`]).
-    pub private: Table,
     /// Raises "Script attempted to access nonexistent global variable" (for tables that
     /// must behave as the globals do).
     pub missing: Function,
@@ -70,8 +67,6 @@ pub(super) struct State {
 pub(super) struct Names {
     pub keys: LuaString,
     pub argv: LuaString,
-    /// `run` in the private table.
-    pub run: LuaString,
 }
 
 /// A cached script.
@@ -217,10 +212,8 @@ impl State {
             globals.raw_remove(name)?;
         }
         libs::register(lua, &globals)?;
-        let (redis, private, resp3) = redis_table(lua)?;
-        let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
-        let (call, pcall, acl_check): (Function, Function, Function) =
-            wrappers.call(private.clone())?;
+        let (redis, resp3) = redis_table(lua)?;
+        let (call, pcall, acl_check) = call_wrappers(lua)?;
         redis.raw_set("call", call)?;
         redis.raw_set("pcall", pcall)?;
         redis.raw_set("acl_check_cmd", acl_check)?;
@@ -287,29 +280,51 @@ impl State {
         globals.set_metatable(Some(meta.clone()))?;
         super::sandbox::freeze(lua, &backing, &[&globals, &meta, &backing, &backing_meta])?;
         let (globals, names, spare_thread) = (backing, Names::new(lua)?, Cell::new(None));
-        Ok(State { runner, globals, redis, private, missing, resp3, names, spare_thread })
+        Ok(State { runner, globals, redis, missing, resp3, names, spare_thread })
     }
 }
 
 impl Names {
     fn new(lua: &Lua) -> mlua::Result<Names> {
         let keys = lua.create_string("KEYS")?;
-        Ok(Names { keys, argv: lua.create_string("ARGV")?, run: lua.create_string("run")? })
+        Ok(Names { keys, argv: lua.create_string("ARGV")? })
     }
 }
 
 /// `redis.call`, `redis.pcall` and `redis.acl_check_cmd`: the same functions for the
-/// state's whole life (a script may keep them in a local), each calling the one Rust
-/// function, `run`, that [`super::call`] sets in the private table for the running script
-/// only, with that script's caller (a script suspended while busy gets a new one at each
-/// resume), and which of the three it is first ([`super::call::Mode`]). Luau makes no tail
-/// calls, so the script's frame, whose line an error names, stays under the wrapper's.
+/// state's whole life (a script may keep them in a local), each calling its raw C function
+/// from `luacall`, which answers `true, value` or `false, error text` for the script
+/// running on this thread (see `host.rs`). `redis.call` raises the error (`fail`, a coded
+/// error), `redis.pcall` returns it as `{err = text}`. Luau makes no tail calls, so the
+/// script's frame, whose line an error names, stays under the wrapper's.
 const CALL_WRAPPERS: &str = r#"
-local private = ...
-return function(...) return private.run(1, ...) end,
-  function(...) return private.run(2, ...) end,
-  function(...) return private.run(3, ...) end
+local call, pcall, acl_check, fail = ...
+return function(...)
+    local ok, value = call(...)
+    if ok then return value end
+    return fail(value)
+  end,
+  function(...)
+    local ok, value = pcall(...)
+    if ok then return value end
+    return {err = value}
+  end,
+  function(...)
+    local ok, value = acl_check(...)
+    if ok then return value end
+    return fail(value)
+  end
 "#;
+
+/// `redis.call`, `redis.pcall` and `redis.acl_check_cmd` (see [`CALL_WRAPPERS`]).
+fn call_wrappers(lua: &Lua) -> mlua::Result<(Function, Function, Function)> {
+    let wrappers = lua.load(CALL_WRAPPERS).set_name(INTERNAL_CHUNK).into_function()?;
+    let (raw_call, raw_pcall, raw_acl) = luacall::functions(lua)?;
+    let fail = lua.create_function(|_, text: LuaString| -> mlua::Result<()> {
+        Err(mlua::Error::runtime(coded(&text.to_string_lossy())))
+    })?;
+    wrappers.call((raw_call, raw_pcall, raw_acl, fail))
+}
 
 /// The runner and its error handler, in Lua.
 const SETUP: &str = r#"
@@ -355,11 +370,9 @@ return function(f, a, b)
 end
 "#;
 
-/// The `redis` table without `call`/`pcall`/`acl_check_cmd`, and the private table (see
-/// [`State::private`]), and where `setresp` records its choice ([`State::resp3`]).
-fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
+/// The `redis` table without `call`/`pcall`/`acl_check_cmd`, and where `setresp` records its choice ([`State::resp3`]).
+fn redis_table(lua: &Lua) -> mlua::Result<(Table, Arc<AtomicBool>)> {
     let redis = lua.create_table()?;
-    let private = lua.create_table()?;
     redis.raw_set(
         "error_reply",
         lua.create_function(|lua, message: Value| {
@@ -432,7 +445,7 @@ fn redis_table(lua: &Lua) -> mlua::Result<(Table, Table, Arc<AtomicBool>)> {
     }
     redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
     redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
-    Ok((redis, private, resp3))
+    Ok((redis, resp3))
 }
 
 /// `redis.log(level, ...)`: checked as Redis checks it, then dropped (see [`tracing_log`]).
