@@ -112,9 +112,9 @@ impl Dialect for Resp<'_> {
 /// GET and MGET (any case), the commands that may lend values.
 #[inline(always)]
 fn reads_values(command: &Command<'_>) -> bool {
-    command.name().is_some_and(|name| {
-        name.eq_ignore_ascii_case(b"get") || name.eq_ignore_ascii_case(b"mget")
-    })
+    command
+        .name()
+        .is_some_and(|name| name.eq_ignore_ascii_case(b"get") || name.eq_ignore_ascii_case(b"mget"))
 }
 
 /// The key of a `GET` (any case) in RESP framing at the front of `next` (`*2\r\n$3\r\nGET\r\n`
