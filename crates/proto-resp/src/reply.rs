@@ -341,7 +341,7 @@ mod tests {
             true
         });
         reply.bulk_or_lend(b"ab", |_| false);
-        assert_eq!(lent_at, Some(6));
+        assert_eq!(lent_at, Some(7));
         assert_eq!(out, b"$5000\r\n\r\n$2\r\nab\r\n");
     }
 
