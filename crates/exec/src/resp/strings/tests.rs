@@ -264,7 +264,7 @@ fn get_and_mget_lend_only_where_the_reply_stays() {
     h.run_args(&[b"SET", b"big", &big]);
     h.run("SET small v");
     let bulk = [format!("${}\r\n", big.len()).into_bytes(), big.clone(), b"\r\n".to_vec()].concat();
-    // (command, whether it lends, its reply with lent bytes placed back)
+    // A command run with lending open: the bytes it lent, and its reply with them placed.
     let run = |h: &mut Harness, args: &[&[u8]]| -> (usize, Vec<u8>) {
         store::loans::open();
         let out = h.run_args(args);
