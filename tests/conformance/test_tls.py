@@ -216,6 +216,24 @@ def test_redis_large_value_and_pipeline_over_tls(make_server, certs):
 
 
 @pytest.mark.resp
+def test_redis_large_mget_over_tls_beside_plain(make_server, certs):
+    # Large values leave plain connections from item memory, TLS ones copied (records are
+    # sealed from the output buffer): both get the same 48 values of 10 KB, whole.
+    server, port = resp_tls(make_server, certs)
+    tls = redis.Redis(port=port, ssl=True, ssl_ca_certs=certs.path("ca.crt"),
+                      socket_timeout=IO_TIMEOUT_S)
+    plain = redis.Redis(port=server.resp_port, socket_timeout=IO_TIMEOUT_S)
+    values = {f"tls:m{i:02d}": os.urandom(10000) for i in range(48)}
+    assert plain.mset(values)
+    keys = list(values)
+    for client in (tls, plain, tls):
+        assert client.mget(keys) == [values[k] for k in keys]
+        assert client.get(keys[7]) == values[keys[7]]
+    tls.close()
+    plain.close()
+
+
+@pytest.mark.resp
 def test_redis_mutual_tls(make_server, certs):
     server, port = resp_tls(make_server, certs, auth_clients="yes")
     with_cert = redis.Redis(port=port, ssl=True, ssl_ca_certs=certs.path("ca.crt"),

@@ -92,6 +92,18 @@ impl<'b> Reply<'b> {
         self.out.extend_from_slice(b"\r\n");
     }
 
+    /// [`Reply::bulk`], unless `lend` takes the bytes: it gets the offset in the output
+    /// where they belong and returns true if it lent them (the caller places them there
+    /// before the output is sent); the closing CRLF is written either way.
+    #[inline(always)]
+    pub fn bulk_or_lend(&mut self, data: &[u8], lend: impl FnOnce(usize) -> bool) {
+        self.header(b'$', data.len() as i64);
+        if !lend(self.out.len()) {
+            self.out.extend_from_slice(data);
+        }
+        self.out.extend_from_slice(b"\r\n");
+    }
+
     /// A missing value: RESP2 `$-1`, RESP3 `_`.
     pub fn null(&mut self) {
         match self.protocol {
@@ -319,6 +331,20 @@ mod tests {
     }
 
     /// Goal: headers read the same on both sides of the short-length shortcut.
+    #[test]
+    fn a_lent_bulk_leaves_its_place_between_header_and_crlf() {
+        let mut out = Vec::new();
+        let mut reply = Reply::new(&mut out, Protocol::Resp3);
+        let mut lent_at = None;
+        reply.bulk_or_lend(&[b'x'; 5000], |at| {
+            lent_at = Some(at);
+            true
+        });
+        reply.bulk_or_lend(b"ab", |_| false);
+        assert_eq!(lent_at, Some(7));
+        assert_eq!(out, b"$5000\r\n\r\n$2\r\nab\r\n");
+    }
+
     #[test]
     fn header_lengths_around_the_shortcut() {
         for n in [0usize, 1, 9, 10, 42, 99, 100, 101, 255, 256, 1000, 123_456_789] {

@@ -263,9 +263,16 @@ impl Worker {
     fn receive_resp(
         &mut self,
         session: &mut exec::resp::Session,
+        tls: bool,
         input: &[u8],
         out: &mut Vec<u8>,
     ) -> (usize, After) {
+        // GET and MGET send large values from item memory (settled in `lent`, right after
+        // this call; exec decides per command, see `Ctx::lends`); not on TLS, whose
+        // records are sealed from the output buffer, nor to a replica being fed.
+        if !tls && !session.is_replica_feed() {
+            store::loans::open();
+        }
         let storage = self.args.take().unwrap_or_default();
         let (shared, counters, limits) = (&*self.shared, &*self.counters, &*self.limits);
         let mut resp = dialect::Resp::new(shared, counters, &limits.resp, session, storage);
@@ -380,9 +387,10 @@ impl rt::Handler for Worker {
             {
                 (0, After::Continue)
             }
-            Conn::Resp { session, .. } => {
+            Conn::Resp { session, tag } => {
                 session.set_busy(busy);
-                let (consumed, after) = self.receive_resp(session, input, out);
+                let tls = is_tls((*tag).into());
+                let (consumed, after) = self.receive_resp(session, tls, input, out);
                 session.set_busy(false);
                 if session.is_script_suspended() {
                     // Its script yielded, busy: `stream` resumes it this very turn.

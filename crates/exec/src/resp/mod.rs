@@ -633,6 +633,20 @@ impl<'a> Ctx<'a> {
         self.exclusive == Exclusive::Held
     }
 
+    /// Whether this command's reply may lend large values (`store::loans`: sent from item
+    /// memory by the loop, placed at their offsets in `out`), when the worker opened
+    /// lending for the batch. Only where the reply stays where it is written until it is
+    /// sent: not inside EXEC or a script (their replies are copied or made Lua values),
+    /// not under CLIENT REPLY OFF or SKIP (the reply is cut off), not on the primary's
+    /// link or a replica's connection (their replies go to a buffer that is dropped).
+    #[inline(always)]
+    fn lends(&self) -> bool {
+        !self.is_nested()
+            && self.session.reply_mode == ReplyMode::On
+            && !self.session.from_master
+            && self.session.replica.is_none()
+    }
+
     /// Argument `index`; the arity check guarantees the ones a handler reads exist.
     fn arg(&self, index: usize) -> &'a [u8] {
         self.cmd.arg(index).expect("arity checked before the handler runs")

@@ -75,6 +75,19 @@ impl Dialect for Resp<'_> {
     }
 
     #[inline(always)]
+    fn lent_bytes(&self) -> usize {
+        store::loans::lent_bytes()
+    }
+
+    /// Behind a loan, only GET and MGET run: anything else may write (and wait for the
+    /// grace period its own thread holds up), take the gate, or cut or move replies
+    /// already written (CLIENT REPLY, EXEC).
+    #[inline(always)]
+    fn waits_for_loans(&self, command: &Self::Request<'_>) -> bool {
+        store::loans::lent_bytes() > 0 && !reads_values(command)
+    }
+
+    #[inline(always)]
     fn execute(&mut self, command: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
         if command.is_empty() {
             return Flow::Continue;
@@ -94,6 +107,14 @@ impl Dialect for Resp<'_> {
     fn keep_scratch(&mut self, storage: ArgStorage) {
         self.storage = Some(storage);
     }
+}
+
+/// GET and MGET (any case), the commands that may lend values.
+#[inline(always)]
+fn reads_values(command: &Command<'_>) -> bool {
+    command
+        .name()
+        .is_some_and(|name| name.eq_ignore_ascii_case(b"get") || name.eq_ignore_ascii_case(b"mget"))
 }
 
 /// The key of a `GET` (any case) in RESP framing at the front of `next` (`*2\r\n$3\r\nGET\r\n`

@@ -35,12 +35,13 @@ use crate::{
 /// GET: the get core, as memcached `get`.
 pub(super) fn get(ctx: &mut Ctx<'_>) {
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
+    let lends = ctx.lends();
     let mut gets = Gets::new(&shared.core.store);
     let (key, out) = ctx.key_and_out(1);
     let mut reply = Reply::new(out, protocol);
     match gets.get_any(key) {
         Some(item) if item.value_kind() != ValueKind::String => reply.error(error::WRONGTYPE),
-        Some(item) => reply.bulk(item.value()),
+        Some(item) => bulk_value(&mut reply, &item, lends),
         None => reply.null(),
     }
     gets.finish(counters);
@@ -400,8 +401,20 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// A string's value as a bulk reply; a large one is lent rather than copied when `lends`
+/// (sent from item memory, see `store::loans` and `Ctx::lends`).
+#[inline(always)]
+fn bulk_value(reply: &mut Reply<'_>, item: &Item<'_>, lends: bool) {
+    if lends {
+        reply.bulk_or_lend(item.value(), |at| item.lend_value(at));
+    } else {
+        reply.bulk(item.value());
+    }
+}
+
 pub(super) fn mget(ctx: &mut Ctx<'_>) {
     let (shared, counters, protocol) = (ctx.shared, ctx.counters, ctx.session.protocol);
+    let lends = ctx.lends();
     let mut gets = Gets::new(&shared.core.store);
     let count = ctx.argc() - 1;
     ctx.reply().array(count);
@@ -424,7 +437,7 @@ pub(super) fn mget(ctx: &mut Ctx<'_>) {
             None => gets.get(key),
         };
         match found {
-            Some(item) => reply.bulk(item.value()),
+            Some(item) => bulk_value(&mut reply, &item, lends),
             None => reply.null(),
         }
     }

@@ -251,3 +251,50 @@ fn mget_reading_ahead_is_gets_in_a_row() {
     mget.extend(keys.iter().map(|key| key.as_bytes()));
     assert_eq!(String::from_utf8_lossy(&h.run_args(&mget)), String::from_utf8_lossy(&want));
 }
+
+/// Goal: GET and MGET lend large values only where the reply stays where it is written
+/// (`Ctx::lends`): at the top level with replies on, not under CLIENT REPLY SKIP or OFF,
+/// not inside EXEC or a script, and never a small value. Method: lending opened around each
+/// command as the worker opens it; what was lent is placed back, so every reply reads as
+/// if copied.
+#[test]
+fn get_and_mget_lend_only_where_the_reply_stays() {
+    let mut h = Harness::new();
+    let big = vec![b'v'; store::loans::VALUE_BYTES_MIN];
+    h.run_args(&[b"SET", b"big", &big]);
+    h.run("SET small v");
+    let bulk = [format!("${}\r\n", big.len()).into_bytes(), big.clone(), b"\r\n".to_vec()].concat();
+    // A command run with lending open: the bytes it lent, and its reply with them placed.
+    let run = |h: &mut Harness, args: &[&[u8]]| -> (usize, Vec<u8>) {
+        store::loans::open();
+        let out = h.run_args(args);
+        let lent = store::loans::lent_bytes();
+        let placed = store::loans::settle(|parts| {
+            let (mut whole, mut from) = (Vec::new(), 0);
+            for &(at, bytes) in parts {
+                whole.extend_from_slice(&out[from..at]);
+                whole.extend_from_slice(bytes);
+                from = at;
+            }
+            whole.extend_from_slice(&out[from..]);
+            whole
+        });
+        (lent, placed.unwrap_or(out))
+    };
+    assert_eq!(run(&mut h, &[b"GET", b"big"]), (big.len(), bulk.clone()));
+    let both = [b"*2\r\n".to_vec(), bulk.clone(), b"$1\r\nv\r\n".to_vec()].concat();
+    assert_eq!(run(&mut h, &[b"MGET", b"big", b"small"]), (big.len(), both));
+    assert_eq!(run(&mut h, &[b"GET", b"small"]), (0, b"$1\r\nv\r\n".to_vec()));
+    assert_eq!(run(&mut h, &[b"CLIENT", b"REPLY", b"SKIP"]), (0, Vec::new()));
+    assert_eq!(run(&mut h, &[b"GET", b"big"]), (0, Vec::new()));
+    assert_eq!(run(&mut h, &[b"MGET", b"big"]).0, big.len());
+    assert_eq!(run(&mut h, &[b"CLIENT", b"REPLY", b"OFF"]), (0, Vec::new()));
+    assert_eq!(run(&mut h, &[b"MGET", b"big", b"small"]), (0, Vec::new()));
+    assert_eq!(run(&mut h, &[b"CLIENT", b"REPLY", b"ON"]), (0, b"+OK\r\n".to_vec()));
+    assert_eq!(run(&mut h, &[b"MULTI"]).0, 0);
+    assert_eq!(run(&mut h, &[b"GET", b"big"]), (0, b"+QUEUED\r\n".to_vec()));
+    let exec = [b"*1\r\n".to_vec(), bulk.clone()].concat();
+    assert_eq!(run(&mut h, &[b"EXEC"]), (0, exec));
+    let script = b"return redis.call('GET', KEYS[1])";
+    assert_eq!(run(&mut h, &[b"EVAL", script, b"1", b"big"]), (0, bulk));
+}
