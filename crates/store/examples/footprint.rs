@@ -226,8 +226,11 @@ fn main() -> ExitCode {
         inserted += 1;
         // Ten times as often below 4 snapshots' worth, for the 0.1% and 0.5% lines.
         let early = inserted < 4 * snapshot_every;
-        if inserted.is_multiple_of(if early { (snapshot_every / 10).max(1) } else { snapshot_every })
-        {
+        if inserted.is_multiple_of(if early {
+            (snapshot_every / 10).max(1)
+        } else {
+            snapshot_every
+        }) {
             let breakdown = store.memory_breakdown();
             snapshots.push(Snapshot {
                 items: inserted,
