@@ -20,8 +20,9 @@
 //!
 //! Before it, `at_eviction:` lines split X by where the bytes are (`Store::memory_breakdown`),
 //! each in bytes per item, and `fill=P%` lines show the same while filling, when P% of the N
-//! items were in: there metadata per item is `(charged - items * (K + V)) / items`, what
-//! the store has taken beyond the payload so far (the index must grow with the items).
+//! items were in (P from 0.1 to 100): there metadata per item is
+//! `(charged - items * (K + V)) / items`, what the store has taken beyond the payload so far
+//! (the index must grow with the items).
 
 use std::{
     process::ExitCode,
@@ -49,7 +50,12 @@ fn print_breakdown(label: &str, items: u64, payload: u64, b: &MemoryBreakdown, t
     let n = items.max(1) as f64;
     let per = |bytes: u64| bytes as f64 / n;
     let seg = b.segment_size_bytes;
-    let segments_charged = (b.segments_sealed + b.segments_active + b.segments_free_resident) * seg;
+    // Segments in use are charged what was written and their charged, unwritten rest (a
+    // segment taken unbacked is charged as it fills); free resident ones whole.
+    let segments_charged = b.segment_filled_bytes
+        + b.sealed_tail_bytes
+        + b.active_unfilled_bytes
+        + b.segments_free_resident * seg;
     let index = b.index_current_bytes + b.index_old_bytes + b.index_retiring_bytes;
     let known = index + segments_charged + b.outside_bytes;
     let other = b.charged_bytes.saturating_sub(known);
@@ -218,7 +224,13 @@ fn main() -> ExitCode {
             break "eviction_seen_in_stats";
         }
         inserted += 1;
-        if inserted.is_multiple_of(snapshot_every) {
+        // Ten times as often below 4 snapshots' worth, for the 0.1% and 0.5% lines.
+        let early = inserted < 4 * snapshot_every;
+        if inserted.is_multiple_of(if early {
+            (snapshot_every / 10).max(1)
+        } else {
+            snapshot_every
+        }) {
             let breakdown = store.memory_breakdown();
             snapshots.push(Snapshot {
                 items: inserted,
@@ -275,10 +287,14 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let payload = payload as u64;
-    for pct in [1, 5, 10, 25, 50, 75, 90, 100] {
-        let want = n * pct / 100;
+    for per_mille in [1, 5, 10, 50, 100, 250, 500, 750, 900, 1000] {
+        let want = n * per_mille / 1000;
         let Some(s) = snapshots.iter().min_by_key(|s| s.items.abs_diff(want)) else { continue };
-        let label = format!("fill={pct}%");
+        let label = if per_mille % 10 == 0 {
+            format!("fill={}%", per_mille / 10)
+        } else {
+            format!("fill=0.{per_mille}%")
+        };
         print_breakdown(&label, s.items, payload, &s.breakdown, s.breakdown.charged_bytes);
         println!(
             "{label} rss_mib={:.2} rss_bytes_per_item={:.2}",

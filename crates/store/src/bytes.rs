@@ -45,7 +45,7 @@ use crossbeam_epoch::Guard;
 use crate::{
     item::Header,
     mem::{Region, ZeroedArray},
-    segment::SegHeader,
+    segment::{self, SegHeader},
     shared_writes::{self, Site},
 };
 
@@ -156,17 +156,19 @@ impl Segments {
     }
 
     /// Reserves `len` bytes at the end of segment `id` for this writer alone. None if the
-    /// segment is sealed or has no room left; the segment then needs sealing (a failed
-    /// reservation still moves its write offset past the end).
+    /// segment is sealed or has no room left in its charge (`SegHeader::charged_bytes`, at
+    /// most the segment); the segment then needs sealing (a failed reservation still moves
+    /// its write offset past the charge, which then cannot be extended).
     pub(crate) fn reserve(&self, id: u32, len: usize) -> Option<Reservation<'_>> {
         let seg = self.header(id);
         // inflight +1, write_offset +len, and (below) used_end max and inflight -1.
         shared_writes::note(Site::SegAppend);
         shared_writes::note(Site::SegAppend);
         seg.inflight.fetch_add(1, Ordering::AcqRel);
-        let offset = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel);
-        // A sealed segment's offset has the SEALED bit set, so it fails here too.
-        if offset.saturating_add(len as u64) > self.size as u64 {
+        let word = seg.write_offset.fetch_add(len as u64, Ordering::AcqRel);
+        let (offset, room) = segment::reserved_and_room(word);
+        // A sealed segment has no room.
+        if offset.saturating_add(len as u64) > room {
             shared_writes::note(Site::SegAppend);
             seg.inflight.fetch_sub(1, Ordering::Release);
             return None;

@@ -27,7 +27,22 @@ use crate::{
     shared_writes::{self, Site},
 };
 
+/// `SegHeader::write_offset`: the offset reserved so far in its low 40 bits, this bit once
+/// the segment is sealed, and above it the bytes of the segment charged to the budget, in
+/// `CHARGE_UNIT`s (see `SegHeader::charged_bytes`).
 pub(crate) const SEALED: u64 = 1 << 40;
+const OFFSET_MASK: u64 = SEALED - 1;
+
+/// A `write_offset` word's reserved offset, and the end of the room reservations may take
+/// (the charge; zero once sealed).
+#[inline]
+pub(crate) fn reserved_and_room(word: u64) -> (u64, u64) {
+    let room = if word & SEALED != 0 { 0 } else { (word >> CHARGE_SHIFT) * CHARGE_UNIT as u64 };
+    (word & OFFSET_MASK, room)
+}
+const CHARGE_SHIFT: u32 = 41;
+/// The unit segments are charged in as they fill: a page, what they become resident in.
+pub(crate) const CHARGE_UNIT: usize = 4096;
 pub(crate) const NONE: u32 = u32::MAX;
 /// Items are grouped by remaining lifetime into this many classes (powers of ten of
 /// seconds; see `store::ttl_class`), each with its own active segments and queues.
@@ -45,7 +60,9 @@ pub(crate) enum Queue {
 /// appends on one core do not evict the read-mostly line from the other cores' caches.
 #[repr(C, align(64))]
 pub(crate) struct SegHeader {
-    /// Bytes reserved by writers; `SEALED` once no more may be.
+    /// Bytes reserved by writers, `SEALED` once no more may be, and the bytes charged to the
+    /// memory budget, in one word so that a reservation sees the charge as of its own
+    /// `fetch_add` (see `Reserved`).
     pub(crate) write_offset: AtomicU64,
     /// End of the last successful reservation: items fill `[0, used_end)`.
     pub(crate) used_end: AtomicU32,
@@ -78,8 +95,67 @@ impl SegHeader {
         self.write_offset.store(SEALED, Ordering::Release);
     }
 
-    /// Prepares a free segment for writing. Publishing `write_offset = 0` last makes the
-    /// other fields visible to every writer whose reservation succeeds.
+    /// Bytes of the segment charged to the memory budget: the whole segment once it was
+    /// filled (or came from the free resident list), less while a segment taken unbacked is
+    /// filling (it is charged a page at a time, ahead of its writers), none when unbacked.
+    pub(crate) fn charged_bytes(&self) -> usize {
+        (self.write_offset.load(Ordering::Acquire) >> CHARGE_SHIFT) as usize * CHARGE_UNIT
+    }
+
+    /// Records the charge of a free segment (no writer may reserve in it: sealed).
+    pub(crate) fn set_free_charge(&self, bytes: usize) {
+        debug_assert_eq!(bytes % CHARGE_UNIT, 0);
+        let units = (bytes / CHARGE_UNIT) as u64;
+        self.write_offset.store(SEALED | (units << CHARGE_SHIFT), Ordering::Release);
+    }
+
+    /// Raises the charge to at least `target` bytes (whole units), for a segment still open
+    /// and whose reservations all fit its charge so far: once one did not, the segment is
+    /// full for good (a later reservation must not succeed past the failed one's bytes,
+    /// which nobody writes). `charge` is asked for the missing bytes first. Returns whether
+    /// the charge covers `target`, and the bytes charged that the segment did not take (the
+    /// caller gives them back).
+    pub(crate) fn extend_charge(
+        &self,
+        target: usize,
+        charge: impl FnOnce(usize) -> bool,
+    ) -> (bool, usize) {
+        let target_units = target.div_ceil(CHARGE_UNIT) as u64;
+        let mut word = self.write_offset.load(Ordering::Acquire);
+        let units = word >> CHARGE_SHIFT;
+        if units >= target_units {
+            return (true, 0);
+        }
+        let charged = (target_units - units) as usize * CHARGE_UNIT;
+        if !charge(charged) {
+            return (false, 0);
+        }
+        loop {
+            let (offset, units) = (word & OFFSET_MASK, word >> CHARGE_SHIFT);
+            if word & SEALED != 0 || offset > units * CHARGE_UNIT as u64 {
+                return (false, charged);
+            }
+            // Another writer's extension may have landed in between: only what is still
+            // missing is added, the rest of the charge given back.
+            let more = target_units.saturating_sub(units);
+            if more == 0 {
+                return (true, charged);
+            }
+            shared_writes::note(Site::SegAppend);
+            match self.write_offset.compare_exchange_weak(
+                word,
+                word + (more << CHARGE_SHIFT),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return (true, charged - more as usize * CHARGE_UNIT),
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Prepares a free segment for writing, keeping its charge. Publishing `write_offset`
+    /// last makes the other fields visible to every writer whose reservation succeeds.
     pub(crate) fn open(&self, seq: u64, flush_gen: u32, queue: Queue, class: usize) {
         self.used_end.store(0, Ordering::Relaxed);
         self.flush_gen.store(flush_gen, Ordering::Relaxed);
@@ -88,7 +164,8 @@ impl SegHeader {
         self.min_expiry_ms.store(u64::MAX, Ordering::Relaxed);
         self.queue.store(queue as u32, Ordering::Relaxed);
         self.class.store(class as u32, Ordering::Relaxed);
-        self.write_offset.store(0, Ordering::Release);
+        let charge = self.write_offset.load(Ordering::Acquire) & !(SEALED | OFFSET_MASK);
+        self.write_offset.store(charge, Ordering::Release);
     }
 
     pub(crate) fn seal(&self) {
@@ -488,11 +565,11 @@ impl Recycled {
         self.in_grace_bytes.fetch_add(bytes, Ordering::AcqRel);
     }
 
-    pub(crate) fn push_freed(&self, segment: u32, seg_size: usize) {
+    pub(crate) fn push_freed(&self, segment: u32, charged: usize) {
         self.freed.lock().push(segment);
         self.freed_count.fetch_add(1, Ordering::Release);
         self.in_grace.fetch_sub(1, Ordering::AcqRel);
-        self.in_grace_bytes.fetch_sub(seg_size, Ordering::AcqRel);
+        self.in_grace_bytes.fetch_sub(charged, Ordering::AcqRel);
         self.frees.fetch_add(1, Ordering::Release);
     }
 

@@ -68,6 +68,10 @@ const WRITE_SHARDS_MAX: usize = 8;
 /// Segments eviction keeps in their grace period ahead of demand (see `make_room`).
 const EVICT_AHEAD: usize = 2;
 const PAGE: usize = 4096;
+/// A segment being filled is charged this far past the end of the next item (then rounded
+/// up to a page), so that writers sharing it rarely reserve past its charge at once (which
+/// seals it early; `Store::charge_ahead`).
+const CHARGE_AHEAD: usize = 4096;
 
 #[derive(Default)]
 struct StripeStats {

@@ -437,9 +437,10 @@ pub struct MemoryBreakdown {
     pub segments_unbacked: u64,
     /// Bytes written into the sealed and active segments (items, live or not).
     pub segment_filled_bytes: u64,
-    /// The unwritten ends of sealed segments: the next item did not fit.
+    /// The charged, unwritten ends of sealed segments: the next item did not fit.
     pub sealed_tail_bytes: u64,
-    /// The unwritten rest of the active segments.
+    /// The charged, unwritten rest of the active segments (charged a page at a time as
+    /// they fill, when taken unbacked).
     pub active_unfilled_bytes: u64,
     /// Segments and large items cleared, waiting for readers before they come back.
     pub in_grace_bytes: u64,

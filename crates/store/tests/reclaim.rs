@@ -270,7 +270,10 @@ fn check_all_memory_returns(expiry: Expiry, kill: impl Fn(&Store, &ManualClock))
     let second = fill_most(&store, 2, Expiry::Never);
     assert_eq!(second.evictions, 0, "{second:?}");
     assert_eq!(second.expired_reclaimed, after.expired_reclaimed, "{second:?}");
-    assert!(second.items >= first.items, "{first:?}\n{second:?}");
+    // Up to a segment's worth fewer (about 2,000 items, and the fill's 1,000-item steps):
+    // the first fill's active segment was charged as it filled, the second's came resident
+    // from the free list, charged whole.
+    assert!(second.items + 3_000 >= first.items, "{first:?}\n{second:?}");
     assert!(second.memory_used_bytes <= second.memory_limit_bytes, "{second:?}");
     assert_eq!(store.get(b"large:3").expect("large item").value, vec![2u8; 200 * 1024]);
 }

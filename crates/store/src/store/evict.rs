@@ -193,7 +193,7 @@ impl Store {
     /// Whether eviction could open a segment for the items it keeps.
     pub(super) fn room_for_copies(&self) -> bool {
         let mut ctl = self.lock_ctl();
-        self.recycled.take_freed(&mut ctl.free_resident);
+        self.take_freed(&mut ctl);
         !ctl.free_resident.is_empty()
             || (!ctl.free_unbacked.is_empty()
                 && self.recycled.used_bytes.load(Ordering::Acquire) + self.seg_size
@@ -218,10 +218,10 @@ impl Store {
                 // Free segments' charge moves to the room as their pages go back.
                 let mut ctl = self.lock_ctl();
                 while room.bytes < bytes {
-                    if !self.unback_free_segment(&mut ctl) {
+                    let Some(unbacked) = self.unback_free_segment(&mut ctl) else {
                         return false; // the reserve is for eviction's copies
-                    }
-                    room.bytes += self.seg_size;
+                    };
+                    room.bytes += unbacked;
                 }
                 true
             }
@@ -231,7 +231,7 @@ impl Store {
     /// Returns what a write claimed and did not use.
     pub(super) fn give_back(&self, room: Room) {
         if let Some(id) = room.segment {
-            self.lock_ctl().free_resident.push(id);
+            self.give_back_segment(&mut self.lock_ctl(), id);
         }
         if room.bytes > 0 {
             self.recycled.uncharge(room.bytes);
@@ -354,12 +354,14 @@ impl Store {
                 return Some(Freed::HELD);
             }
         }
+        // What comes back is what it was charged: the whole segment, or less if it was
+        // sealed before it filled (`Store::charge_ahead`; `take_freed` unbacks it).
+        let charged = seg.charged_bytes();
         let recycled = Arc::clone(&self.recycled);
-        recycled.enter_grace(self.seg_size);
-        let seg_size = self.seg_size;
-        guard.defer(move || recycled.push_freed(id, seg_size));
+        recycled.enter_grace(charged);
+        guard.defer(move || recycled.push_freed(id, charged));
         guard.flush();
-        Some(Freed { bytes: self.seg_size, held: false })
+        Some(Freed { bytes: charged, held: false })
     }
 
     pub(super) fn clear_large(

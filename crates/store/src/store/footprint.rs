@@ -49,7 +49,10 @@ impl Store {
         for (id, _) in in_use.iter().enumerate().filter(|(_, used)| **used) {
             let used_end =
                 u64::from(self.segments.header(id as u32).used_end.load(Ordering::Acquire));
-            let unfilled = out.segment_size_bytes.saturating_sub(used_end);
+            // Charged and not written: a sealed segment's tail, the rest of an active one's
+            // charge (charged as it fills: `Store::charge_ahead`).
+            let charged = self.segments.header(id as u32).charged_bytes() as u64;
+            let unfilled = charged.saturating_sub(used_end);
             if active.contains(&(id as u32)) {
                 out.segments_active += 1;
                 out.active_unfilled_bytes += unfilled;

@@ -118,10 +118,8 @@ impl Store {
             if self.recycled.used_bytes.load(Ordering::Acquire) <= self.recycled.limit() {
                 return true;
             }
-            if !self.unback_free_segment(&mut ctl) {
-                return false;
-            }
-            self.recycled.uncharge(self.seg_size);
+            let Some(unbacked) = self.unback_free_segment(&mut ctl) else { return false };
+            self.recycled.uncharge(unbacked);
         }
     }
 }
