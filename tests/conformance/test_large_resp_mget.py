@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from wire import Conn, open_hog, resp_encode, rss_mib, value_of
+from wire import Conn, feed_hogs, open_hog, resp_encode, rss_mib, value_of
 
 KEYS = 48
 
@@ -113,11 +113,7 @@ def test_never_readers_of_large_mgets_hold_bounded_memory(make_server):
     readers = [Conn(server.resp_port) for _ in range(4)]
     with Conn(server.resp_port) as writer:
         while time.monotonic() < deadline:
-            for hog in hogs:
-                try:
-                    sent += hog.send(request)
-                except BlockingIOError:
-                    pass
+            sent += feed_hogs(hogs, request)
             # 50 new 10 KB keys per round: about 100 MB over the run, past -m 64. The
             # readers' keys are rewritten with the same values, so they stay whole.
             batch = b"".join(resp_encode(b"SET", b"w%07d" % (written + i), fill)

@@ -168,6 +168,17 @@ def open_hog(port):
     return hog
 
 
+def feed_hogs(hogs, request):
+    """Writes `request` to each hog whose socket takes it; the bytes the kernel took."""
+    sent = 0
+    for hog in hogs:
+        try:
+            sent += hog.send(request)
+        except BlockingIOError:
+            pass
+    return sent
+
+
 def value_of(i, size):
     """A value whose bytes say which key and size it belongs to, so a reply out of order or
     cut and spliced is caught."""
