@@ -483,12 +483,10 @@ pub enum Miss {
 
 impl Store {
     pub fn new(config: Config) -> Result<Store, ConfigError> {
-        // Start the index sized for 8 KiB items; it grows with the items (a larger start
-        // cost 20 B per item at 1% of a 64 MiB store: docs/benchmarks/store-memory.md).
-        let slots = config.memory_bytes / 8192;
-        let buckets_per_sub =
-            (slots / index::SUBTABLES / index::SLOTS_PER_BUCKET).max(16).next_power_of_two();
-        Store::with_index_buckets(config, buckets_per_sub)
+        // Start the index at two buckets per sub-table (its least) whatever the limit; it grows with the
+        // items (sized for 8 KiB items it was 52 B per item at 0.1% of a 64 MiB store and of
+        // a 4 GiB one: docs/benchmarks/store-memory.md).
+        Store::with_index_buckets(config, 2)
     }
 
     /// [`Store::new`] with sub-tables of `buckets_per_sub` buckets to start with (tests
