@@ -445,7 +445,10 @@ impl<'a> Engine<'a> {
         let key_count = self.part_keys.len() as u32;
         let part = Part { kind, key_count, slot, redirects, asking: false, follow_up: false };
         conn.pending.push_back(part);
-        conn.keys.extend(self.part_keys.iter().copied());
+        match self.part_keys.as_slice() {
+            [one] => conn.keys.push_back(*one),
+            many => conn.keys.extend(many.iter().copied()),
+        }
         self.dirty.mark(index as u32, &mut conn.dirty);
         self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
     }
