@@ -587,7 +587,10 @@ impl<'a> Engine<'a> {
                     used += n;
                     let conn = &mut self.conns[index];
                     conn.pending.pop_front();
-                    conn.keys.drain(..part.key_count as usize);
+                    match part.key_count {
+                        1 => drop(conn.keys.pop_front()),
+                        n => drop(conn.keys.drain(..n as usize)),
+                    }
                     if self.follow.commands > 0 {
                         self.send_follow_ups(index, part);
                     }
