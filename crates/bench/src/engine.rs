@@ -445,7 +445,10 @@ impl<'a> Engine<'a> {
         let key_count = self.part_keys.len() as u32;
         let part = Part { kind, key_count, slot, redirects, asking: false, follow_up: false };
         conn.pending.push_back(part);
-        conn.keys.extend(self.part_keys.iter().copied());
+        match self.part_keys.as_slice() {
+            [one] => conn.keys.push_back(*one),
+            many => conn.keys.extend(many.iter().copied()),
+        }
         self.dirty.mark(index as u32, &mut conn.dirty);
         self.stats_for(self.slots[slot as usize].measured).counts.bytes_sent += sent;
     }
@@ -584,7 +587,10 @@ impl<'a> Engine<'a> {
                     used += n;
                     let conn = &mut self.conns[index];
                     conn.pending.pop_front();
-                    conn.keys.drain(..part.key_count as usize);
+                    match part.key_count {
+                        1 => drop(conn.keys.pop_front()),
+                        n => drop(conn.keys.drain(..n as usize)),
+                    }
                     if self.follow.commands > 0 {
                         self.send_follow_ups(index, part);
                     }

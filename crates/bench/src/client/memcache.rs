@@ -69,6 +69,12 @@ pub(super) fn parse_get<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Parsed
 where
     I: Iterator<Item = u64> + Clone,
 {
+    let mut first_two = keys.clone();
+    if let (Some(id), None) = (first_two.next(), first_two.next()) {
+        if let Some(parsed) = parse_single(id, format, input) {
+            return parsed;
+        }
+    }
     match parse_plain_values(keys.clone(), format, input) {
         Some(parsed) => parsed,
         None => parse_get_by_codec(keys, format, input),
@@ -133,13 +139,55 @@ where
     })
 }
 
+/// The reply to a single-key get, the load's commonest: `END\r\n`, or one whole plain item
+/// for key `id` (the key compared in place at the length it must have) then `END\r\n`.
+/// `None` for anything else, which [`parse_plain_values`] and the codec then read: like
+/// that path, it accepts only what the codec accepts, with the same meaning.
+fn parse_single(id: u64, format: &KeyFormat, input: &[u8]) -> Option<Parsed> {
+    const END: &[u8] = b"END\r\n";
+    if input.starts_with(END) {
+        let tally = Tally { misses: 1, ..Tally::default() };
+        return Some(Parsed::Reply { tally, error: None, used: END.len() });
+    }
+    let rest = input.strip_prefix(b"VALUE ")?;
+    let key_len = format.key_len(id);
+    if rest.get(key_len) != Some(&b' ') || !format.is_key(id, &rest[..key_len]) {
+        return None;
+    }
+    let (data_len, line_len) = after_key(rest, key_len)?;
+    let data_start = b"VALUE ".len() + line_len;
+    let data_end = data_start.checked_add(data_len)?;
+    let end = data_end.checked_add(2 + END.len())?;
+    let tail = input.get(data_end..end)?;
+    if &tail[..2] != b"\r\n" || &tail[2..] != END {
+        return None;
+    }
+    let mut tally = Tally::default();
+    super::check_value(&mut tally, id, &input[data_start..data_end]);
+    Some(Parsed::Reply { tally, error: None, used: end })
+}
+
 /// `<key> <flags> <bytes>[ <cas>]\r\n` at the start of `rest`: the key, the data length and
 /// the bytes the line spans.
 fn value_line(rest: &[u8]) -> Option<(&[u8], usize, usize)> {
-    // The codec looks for the line's end in its first LINE_LEN_MAX_DEFAULT + 2 bytes, six
-    // of which are `VALUE `.
-    let window = &rest[..rest.len().min(LINE_LEN_MAX_DEFAULT - 4)];
-    let key_len = window.iter().position(|&b| b == b' ')?;
+    let key_len = line_window(rest).iter().position(|&b| b == b' ')?;
+    let (data_len, line_len) = after_key(rest, key_len)?;
+    Some((&rest[..key_len], data_len, line_len))
+}
+
+/// The part of `rest` (a value line after `VALUE `) the codec looks for the line's end in:
+/// its first LINE_LEN_MAX_DEFAULT + 2 bytes, six of which are `VALUE `.
+fn line_window(rest: &[u8]) -> &[u8] {
+    &rest[..rest.len().min(LINE_LEN_MAX_DEFAULT - 4)]
+}
+
+/// The rest of a value line whose key (no space, no LF) is the first `key_len` bytes of
+/// `rest`: the data length and the bytes the whole line spans.
+fn after_key(rest: &[u8], key_len: usize) -> Option<(usize, usize)> {
+    let window = line_window(rest);
+    if key_len == 0 || window.get(key_len) != Some(&b' ') {
+        return None;
+    }
     let (flags, after_flags) = plain_number(&window[key_len + 1..])?;
     u32::try_from(flags).ok()?;
     let after = &window[key_len + 1 + after_flags..];
@@ -148,11 +196,10 @@ fn value_line(rest: &[u8]) -> Option<(&[u8], usize, usize)> {
     if let Some(cas) = window[line_len..].strip_prefix(b" ") {
         line_len += 1 + plain_number(cas)?.1;
     }
-    let key = &window[..key_len];
-    if key.is_empty() || key.contains(&b'\n') || !window[line_len..].starts_with(b"\r\n") {
+    if window[..key_len].contains(&b'\n') || !window[line_len..].starts_with(b"\r\n") {
         return None;
     }
-    Some((key, usize::try_from(data_len).ok()?, line_len + 2))
+    Some((usize::try_from(data_len).ok()?, line_len + 2))
 }
 
 /// Leading decimal digits of `bytes` (1 to 19 of them): the value and the digits read.

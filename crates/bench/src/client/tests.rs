@@ -163,13 +163,50 @@ fn memcache_get_one_pass_agrees_with_codec() {
         b"SERVER_ERROR out of memory\r\n".to_vec(),
         b"VALUE key:0001 0 2\r\nab\r\nEND\r\nVALUE".to_vec(),
     ];
+    // Three keys take the multiget path; one key (asked or not) the single-get one.
+    for asked in [&[1u64, 2, 3][..], &[1], &[2]] {
+        for wire in &wires {
+            for cut in 0..=wire.len() {
+                let input = &wire[..cut];
+                let keys = asked.iter().copied();
+                let one_pass = memcache::parse_get(keys.clone(), &format(), input);
+                let codec = memcache::parse_get_by_codec(keys, &format(), input);
+                let text = String::from_utf8_lossy(wire);
+                assert_eq!(one_pass, codec, "{asked:?} {text:?} cut {cut}");
+            }
+        }
+    }
+}
+
+/// Goal: the GET fast path (a plain bulk string or `$-1`) says what `parse_reply` says, on
+/// every prefix of replies it reads itself and of spellings it leaves to the codec (a
+/// sign, a RESP3 null, an error, a short or long payload, an array, a huge length).
+#[test]
+fn resp_get_fast_path_agrees_with_codec() {
+    let v1 = val(1, 20);
+    let wires: Vec<Vec<u8>> = vec![
+        [&b"$20\r\n"[..], &v1, b"\r\n"].concat(),
+        [&b"$20\r\n"[..], &val(2, 20), b"\r\n"].concat(),
+        b"$-1\r\n".to_vec(),
+        b"_\r\n".to_vec(),
+        b"$0\r\n\r\n".to_vec(),
+        [&b"$+20\r\n"[..], &v1, b"\r\n"].concat(),
+        [&b"$020\r\n"[..], &v1, b"\r\n"].concat(),
+        [&b"$21\r\n"[..], &v1, b"\r\n"].concat(),
+        [&b"$19\r\n"[..], &v1, b"\r\n"].concat(),
+        [&b"$20\n"[..], &v1, b"\r\n"].concat(),
+        b"$9999999999\r\nx\r\n".to_vec(),
+        b"-ERR wrong\r\n".to_vec(),
+        b"*1\r\n$-1\r\n".to_vec(),
+        b"+OK\r\n".to_vec(),
+    ];
     for wire in &wires {
         for cut in 0..=wire.len() {
             let input = &wire[..cut];
-            let keys = [1u64, 2, 3].into_iter();
-            let one_pass = memcache::parse_get(keys.clone(), &format(), input);
-            let codec = memcache::parse_get_by_codec(keys, &format(), input);
-            assert_eq!(one_pass, codec, "{:?} cut {cut}", String::from_utf8_lossy(wire));
+            let keys = [1u64].into_iter();
+            let fast = resp::parse_get(keys.clone(), &format(), input);
+            let codec = resp::parse_get_by_codec(keys, &format(), input);
+            assert_eq!(fast, codec, "{:?} cut {cut}", String::from_utf8_lossy(wire));
         }
     }
 }

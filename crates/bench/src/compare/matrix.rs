@@ -234,6 +234,11 @@ impl Sample {
     pub fn server_utilization(&self) -> f64 {
         ratio(self.server_cpu_secs, self.secs)
     }
+    /// The load generator's CPU over wall time: near 1.0 per client CPU, it may be what
+    /// limits the run (the server's `server_utilization` then stays below 1.0).
+    pub fn client_utilization(&self) -> f64 {
+        ratio(self.client_cpu_secs, self.secs)
+    }
     pub fn hit_ratio(&self) -> f64 {
         ratio(self.hits as f64, (self.hits + self.misses) as f64)
     }

@@ -260,11 +260,13 @@ fn progress_line(rep: usize, o: &Options, what: &str, result: &Result<Sample, St
     let head = format!("[{}/{}] {what:<34}", rep + 1, o.repeat);
     match result {
         Ok(s) => format!(
-            "{head} {:>9} req/s {:>9} keys/s {:>9} req/srv-CPU-s  srv CPU {:.2}  foreign {:.1}%{}{}",
+            "{head} {:>9} req/s {:>9} keys/s {:>9} req/srv-CPU-s  srv CPU {:.2}  client CPU \
+             {:.2}  foreign {:.1}%{}{}",
             report_md::si(s.req_per_sec()),
             report_md::si(s.keys_per_sec()),
             report_md::si(s.req_per_server_cpu_sec()),
             s.server_utilization(),
+            s.client_utilization(),
             s.foreign_pct,
             if s.noisy { "  NOISY" } else { "" },
             if s.errors + s.corrupt > 0 {

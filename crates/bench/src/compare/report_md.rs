@@ -40,6 +40,15 @@ fn pct(x: f64) -> String {
     }
 }
 
+/// A CPU busy fraction (1.00 = one core all the run).
+fn busy(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "-".into()
+    }
+}
+
 fn hit(x: f64) -> String {
     if x.is_finite() {
         format!("{:.3}", x)
@@ -52,20 +61,23 @@ fn hit(x: f64) -> String {
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = String::new();
     out.push_str(
-        "| workload | server | req/s | keys/s | req/srv-CPU-s | keys/srv-CPU-s | p50 ms | \
-         p99 ms | p99.9 ms | hit | spread req/s, eff | noisy | errors |\n",
+        "| workload | server | req/s | keys/s | req/srv-CPU-s | keys/srv-CPU-s | srv busy | \
+         req/client-CPU-s | p50 ms | p99 ms | p99.9 ms | hit | spread req/s, eff | noisy | \
+         errors |\n",
     );
-    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    out.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}, {} | {}/{} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}, {} | {}/{} | {} |",
             r.workload,
             r.server,
             si(r.req_per_sec.median),
             si(r.keys_per_sec.median),
             si(r.req_per_server_cpu_sec.median),
             si(r.keys_per_server_cpu_sec.median),
+            busy(r.server_utilization),
+            si(r.req_per_client_cpu_sec),
             ms(r.latency_us_p50),
             ms(r.latency_us_p99),
             ms(r.latency_us_p999),
@@ -142,6 +154,10 @@ pub fn per_server_markdown(rows: &[Row], limit: Option<&str>) -> String {
             let measure = format!("÷ {d}");
             line(&mut out, "", &measure, servers.iter().map(|s| ratio(eff(s), eff(d))));
         }
+        // Whether each server was saturated: a divisor that idled part of the run (the
+        // load could not keep it busy) makes every ratio to it too high.
+        let util = |s: &&str| of(s).map_or("-".into(), |r| busy(r.server_utilization));
+        line(&mut out, "", "srv busy", servers.iter().map(util));
         if w.cell.open_loop() {
             let field =
                 |f: fn(&Row) -> String| servers.iter().map(move |s| of(s).map_or("-".into(), f));
@@ -284,8 +300,8 @@ pub(crate) mod tests {
         assert!(lines[0].starts_with("| workload | server | req/s"));
         assert_eq!(
             lines[2],
-            "| get mget48 20/20 | spinel | 155.0k | 7.44M | 155.0k | 7.44M | 0.250 | 1.000 | \
-             2.500 | 0.990 | 6.5%, 6.5% | 0/2 | 0 |"
+            "| get mget48 20/20 | spinel | 155.0k | 7.44M | 155.0k | 7.44M | 1.00 | - | 0.250 | \
+             1.000 | 2.500 | 0.990 | 6.5%, 6.5% | 0/2 | 0 |"
         );
         assert!(lines[3].contains("| memcached | 120.0k |") && lines[3].contains("240.0k"));
         assert!(sweep_markdown(&rows()).lines().nth(2).unwrap().contains("| spinel | 1 |"));
@@ -310,7 +326,8 @@ pub(crate) mod tests {
         assert_eq!(lines[2], "| get mget48 20/20 | keys/srv-CPU-s | 7.44M | 11.52M | 23.04M |");
         assert_eq!(lines[3], "|  | ÷ nullmc | 0.32 | 0.50 | 1.00 |");
         assert_eq!(lines[4], "|  | ÷ memcached | 0.65 | 1.00 | 2.00 |");
-        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[5], "|  | srv busy | 1.00 | 0.50 | 0.50 |");
+        assert_eq!(lines.len(), 6);
         let mut open = rows[0].clone();
         open.cell.rate_per_sec = 40_000;
         open.cell.keys_per_get = 1;

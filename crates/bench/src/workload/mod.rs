@@ -106,7 +106,8 @@ pub struct Generator {
     /// Keys per set: 1, or 2 for `multi` (MULTI, SET a, SET b, EXEC).
     keys_per_set: usize,
     value_sizes: ValueSizes,
-    count: u64,
+    /// Where the next request falls in the cycle of `sets + gets` (no division per request).
+    in_cycle: u64,
 }
 
 impl Generator {
@@ -120,7 +121,7 @@ impl Generator {
             keys_per_get: workload.keys_per_get.max(family.keys_per_op()),
             keys_per_set: family.keys_per_op(),
             value_sizes: workload.value_sizes.clone(),
-            count: 0,
+            in_cycle: 0,
         }
     }
 
@@ -129,8 +130,11 @@ impl Generator {
     pub fn next(&mut self, keys: &mut Vec<u64>) -> Op {
         let cycle = u64::from(self.ratio.sets) + u64::from(self.ratio.gets);
         let kind =
-            if self.count % cycle < u64::from(self.ratio.sets) { OpKind::Set } else { OpKind::Get };
-        self.count += 1;
+            if self.in_cycle < u64::from(self.ratio.sets) { OpKind::Set } else { OpKind::Get };
+        self.in_cycle += 1;
+        if self.in_cycle >= cycle {
+            self.in_cycle = 0;
+        }
         keys.clear();
         match kind {
             OpKind::Set => {
