@@ -363,19 +363,37 @@ impl Index {
         guard: &'g Guard,
         mut is_key: impl FnMut(Slot) -> bool,
     ) -> Option<Found<'g>> {
+        self.find_map(hash, guard, |slot| is_key(slot).then_some(())).map(|(found, ())| found)
+    }
+
+    /// [`Index::find`] whose test also returns what it read to confirm the match (a
+    /// lookup's decoded item), so that nothing is kept aside or read twice.
+    #[inline]
+    pub(crate) fn find_map<'g, T>(
+        &self,
+        hash: HashParts,
+        guard: &'g Guard,
+        mut is_key: impl FnMut(Slot) -> Option<T>,
+    ) -> Option<(Found<'g>, T)> {
         let sub = &self.subs[hash.sub];
         // Bounded: a retry needs a concurrent move, and moves are finite per growth.
         for _ in 0..64 {
             let version = sub.version.load(Ordering::Acquire);
-            // Load `current` before `old`: growth publishes `old` first, so seeing the new
-            // current table implies seeing the old one too.
             let current = sub.current.load(Ordering::Acquire, guard);
+            // SAFETY: tables are retired only through the epoch, and we are pinned; the
+            // current table is never null.
+            let table = unsafe { current.deref() };
+            if let Some(found) = probe(table, hash, &mut is_key) {
+                return Some(found);
+            }
+            // `old` is loaded after `current`: growth publishes `old` first, so seeing the
+            // new current table implies seeing the old one too. Most lookups (a hit while
+            // no table grows) never load it.
             let old = sub.old.load(Ordering::Acquire, guard);
-            for (table, in_old_table) in [(current, false), (old, true)] {
-                // SAFETY: tables are retired only through the epoch, and we are pinned.
-                let Some(table) = (unsafe { table.as_ref() }) else { continue };
-                if let Some(found) = probe(table, hash, &mut is_key) {
-                    return Some(Found { in_old_table, ..found });
+            // SAFETY: as above.
+            if let Some(table) = unsafe { old.as_ref() } {
+                if let Some((found, t)) = probe(table, hash, &mut is_key) {
+                    return Some((Found { in_old_table: true, ..found }, t));
                 }
             }
             if sub.version.load(Ordering::Acquire) == version {
@@ -688,17 +706,20 @@ impl Index {
     }
 }
 
-fn probe<'t>(
+#[inline]
+fn probe<'t, T>(
     table: &'t Table,
     hash: HashParts,
-    is_key: &mut impl FnMut(Slot) -> bool,
-) -> Option<Found<'t>> {
+    is_key: &mut impl FnMut(Slot) -> Option<T>,
+) -> Option<(Found<'t>, T)> {
     let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
     let mut probe_bucket = |bucket: usize| {
         for slot in &table.bucket(bucket).0 {
             let value = slot.load(Ordering::Acquire);
-            if value & TAG_VALID_MASK == want && is_key(Slot(value)) {
-                return Some(Found { slot, value: Slot(value), in_old_table: false });
+            if value & TAG_VALID_MASK == want {
+                if let Some(t) = is_key(Slot(value)) {
+                    return Some((Found { slot, value: Slot(value), in_old_table: false }, t));
+                }
             }
         }
         None

@@ -101,16 +101,10 @@ impl Store {
         hash: HashParts,
         guard: &'g Guard,
     ) -> Option<(Found<'g>, Resolved<'g>)> {
-        let mut item = None;
-        let found = self.index.find(hash, guard, |slot| {
+        self.index.find_map(hash, guard, |slot| {
             let r = self.resolve(slot.location(), guard);
-            let matches = r.key() == key;
-            if matches {
-                item = Some(r);
-            }
-            matches
-        })?;
-        Some((found, item.expect("find matched without an item")))
+            (r.key() == key).then_some(r)
+        })
     }
 
     /// The key's visible item; an invisible one (expired, flushed) is unlinked on the way.
