@@ -389,12 +389,8 @@ impl Index {
             // `old` is loaded after `current`: growth publishes `old` first, so seeing the
             // new current table implies seeing the old one too. Most lookups (a hit while
             // no table grows) never load it.
-            let old = sub.old.load(Ordering::Acquire, guard);
-            // SAFETY: as above.
-            if let Some(table) = unsafe { old.as_ref() } {
-                if let Some((found, t)) = probe(table, hash, &mut is_key) {
-                    return Some((Found { in_old_table: true, ..found }, t));
-                }
+            if let Some(found) = probe_old(sub, hash, guard, &mut is_key) {
+                return Some(found);
             }
             if sub.version.load(Ordering::Acquire) == version {
                 return None;
@@ -706,6 +702,22 @@ impl Index {
     }
 }
 
+/// [`probe`] in a sub-table's old table, if it is growing: out of the lookups' way.
+#[cold]
+#[inline(never)]
+fn probe_old<'g, T>(
+    sub: &Sub,
+    hash: HashParts,
+    guard: &'g Guard,
+    is_key: &mut impl FnMut(Slot) -> Option<T>,
+) -> Option<(Found<'g>, T)> {
+    let old = sub.old.load(Ordering::Acquire, guard);
+    // SAFETY: tables are retired only through the epoch, and we are pinned.
+    let table = unsafe { old.as_ref() }?;
+    let (found, t) = probe(table, hash, is_key)?;
+    Some((Found { in_old_table: true, ..found }, t))
+}
+
 #[inline]
 fn probe<'t, T>(
     table: &'t Table,
@@ -713,7 +725,14 @@ fn probe<'t, T>(
     is_key: &mut impl FnMut(Slot) -> Option<T>,
 ) -> Option<(Found<'t>, T)> {
     let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
-    let mut probe_bucket = |bucket: usize| {
+    let home = table.home(hash.pos);
+    let mut bucket = home;
+    // One loop over the two buckets, so that `is_key` is inlined once. The second bucket
+    // only if needed: finding it costs more than the home bucket's probe.
+    for second in [false, true] {
+        if second {
+            bucket = table.alternate(home, hash);
+        }
         for slot in &table.bucket(bucket).0 {
             let value = slot.load(Ordering::Acquire);
             if value & TAG_VALID_MASK == want {
@@ -722,11 +741,8 @@ fn probe<'t, T>(
                 }
             }
         }
-        None
-    };
-    // The second bucket only if needed: finding it costs more than the home bucket's probe.
-    let home = table.home(hash.pos);
-    probe_bucket(home).or_else(|| probe_bucket(table.alternate(home, hash)))
+    }
+    None
 }
 
 /// Puts `slot` into the emptier of the key's two buckets.
