@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 
 mod cuckoo;
+mod find;
 mod scan;
 
 use crate::{
@@ -356,35 +357,6 @@ impl Index {
         Ok(Index { subs: subs.into_boxed_slice() })
     }
 
-    /// Finds the entry for a key: `is_key` confirms a tag match by reading the item.
-    pub(crate) fn find<'g>(
-        &self,
-        hash: HashParts,
-        guard: &'g Guard,
-        mut is_key: impl FnMut(Slot) -> bool,
-    ) -> Option<Found<'g>> {
-        let sub = &self.subs[hash.sub];
-        // Bounded: a retry needs a concurrent move, and moves are finite per growth.
-        for _ in 0..64 {
-            let version = sub.version.load(Ordering::Acquire);
-            // Load `current` before `old`: growth publishes `old` first, so seeing the new
-            // current table implies seeing the old one too.
-            let current = sub.current.load(Ordering::Acquire, guard);
-            let old = sub.old.load(Ordering::Acquire, guard);
-            for (table, in_old_table) in [(current, false), (old, true)] {
-                // SAFETY: tables are retired only through the epoch, and we are pinned.
-                let Some(table) = (unsafe { table.as_ref() }) else { continue };
-                if let Some(found) = probe(table, hash, &mut is_key) {
-                    return Some(Found { in_old_table, ..found });
-                }
-            }
-            if sub.version.load(Ordering::Acquire) == version {
-                return None;
-            }
-        }
-        None
-    }
-
     /// Starts loading the key's two buckets in the sub-table's current table (a table
     /// being migrated away from is left out: it is there only while the sub-table grows).
     pub(crate) fn prefetch_buckets(&self, hash: HashParts, guard: &Guard) {
@@ -686,26 +658,6 @@ impl Index {
         }
         (bytes, slots)
     }
-}
-
-fn probe<'t>(
-    table: &'t Table,
-    hash: HashParts,
-    is_key: &mut impl FnMut(Slot) -> bool,
-) -> Option<Found<'t>> {
-    let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
-    let mut probe_bucket = |bucket: usize| {
-        for slot in &table.bucket(bucket).0 {
-            let value = slot.load(Ordering::Acquire);
-            if value & TAG_VALID_MASK == want && is_key(Slot(value)) {
-                return Some(Found { slot, value: Slot(value), in_old_table: false });
-            }
-        }
-        None
-    };
-    // The second bucket only if needed: finding it costs more than the home bucket's probe.
-    let home = table.home(hash.pos);
-    probe_bucket(home).or_else(|| probe_bucket(table.alternate(home, hash)))
 }
 
 /// Puts `slot` into the emptier of the key's two buckets.

@@ -143,8 +143,35 @@ impl Header {
 
     /// Reads a header byte by byte through `byte(i)`, so that the caller never has to form a
     /// slice over bytes past the header that another thread may be writing.
+    #[inline]
     pub(crate) fn decode_with(byte: impl Fn(usize) -> u8) -> (Header, usize) {
         let first = byte(0);
+        let form = first & FORM_MASK;
+        // The commonest header, a PLAIN string with its key length inline and a value under
+        // 128 bytes (one varint byte), in two steps.
+        if form == FORM_PLAIN && first & !FORM_MASK != KEY_LEN_ESCAPE {
+            let value_len = byte(1);
+            if value_len < 0x80 {
+                return (Header::plain(usize::from(first & !FORM_MASK), value_len.into()), 2);
+            }
+        }
+        Self::decode_general(first, byte)
+    }
+
+    /// A PLAIN header: a string with nothing optional.
+    fn plain(key_len: usize, value_len: usize) -> Header {
+        Header {
+            client_flags: 0,
+            expiry: Expiry::Never,
+            key_len,
+            value_len,
+            cas: None,
+            meta: MetaState { stale: false, win_token_sent: false },
+            kind: ValueKind::String,
+        }
+    }
+
+    fn decode_general(first: u8, byte: impl Fn(usize) -> u8) -> (Header, usize) {
         let form = first & FORM_MASK;
         assert!(form == FORM_PLAIN || form == FORM_EXTENDED, "not an item header");
         let mut at = 1;
@@ -242,6 +269,8 @@ mod tests {
             (0u32, Expiry::Never, 20usize, 20usize, None, plain, 2usize),
             (0, Expiry::Never, 32, 128, None, plain, 3),
             (0, Expiry::Never, 62, 1, None, plain, 2),
+            (0, Expiry::Never, 0, 127, None, plain, 2),
+            (0, Expiry::Never, 1, 0, None, plain, 2),
             (0, Expiry::Never, 63, 1, None, plain, 3),
             (7, Expiry::Never, 32, 128, None, plain, 5),
             (u32::MAX, Expiry::AtMs(1_700_000_000_123), 65536, 64 << 20, Some(u64::MAX), both, 0),
