@@ -145,8 +145,7 @@ fn answer(
     let item = found?;
     let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
     *lent += compose_hit(key, &item, cas, ctx.out);
-    (ctx.out.len() + *lent / LENT_CHUNK_SHARE >= chunk_end)
-        .then(|| request.keys.offset_after(key))
+    (ctx.out.len() + *lent / LENT_CHUNK_SHARE >= chunk_end).then(|| request.keys.offset_after(key))
 }
 
 /// Lent bytes count for this share of their size towards a multiget's reply chunk: they

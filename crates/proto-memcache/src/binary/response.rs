@@ -3,7 +3,8 @@
 
 use super::{
     request::{write_packet, write_packet_or_lend},
-    Header, Status, HEADER_LEN, RESPONSE_MAGIC};
+    Header, Status, HEADER_LEN, RESPONSE_MAGIC,
+};
 use crate::{Limits, ResponseError};
 
 /// What every response header carries besides the lengths.

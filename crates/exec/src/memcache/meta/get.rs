@@ -336,7 +336,10 @@ mod tests {
         use crate::memcache::tests::lending;
         let mut h = Harness::lending_sizes();
         let big = "v".repeat(store::loans::VALUE_BYTES_MIN);
-        h.check(format!("set k 3 0 {}\r\n{big}\r\nset s 0 0 1\r\nx\r\n", big.len()), "STORED\r\nSTORED\r\n");
+        h.check(
+            format!("set k 3 0 {}\r\n{big}\r\nset s 0 0 1\r\nx\r\n", big.len()),
+            "STORED\r\nSTORED\r\n",
+        );
         let n = big.len();
         let lent = lending(|| h.run("mg k v f\r\nmg s v\r\nmg k v q k\r\nmn\r\n"));
         let want = format!("VA {n} f3\r\n{big}\r\nVA 1\r\nx\r\nVA {n} kk\r\n{big}\r\nMN\r\n");
