@@ -225,6 +225,11 @@ impl Worker {
         let (shared, counters, limits) = (&*self.shared, &*self.counters, &*self.limits);
         let ctx = dialect::Ctx { view: shared.memcache_view(), counters, limits: &limits.memcache };
         let budget = limits.budget();
+        // Large values leave from item memory (settled in `lent`, right after this call);
+        // not on TLS, whose records are sealed from the output buffer.
+        if !is_tls(conn.tag.into()) {
+            store::loans::open();
+        }
         let (consumed, after) = match conn.framing {
             Framing::Binary => {
                 let mut binary = dialect::Binary::stream(ctx, conn);
@@ -232,11 +237,6 @@ impl Worker {
             }
             _ => {
                 let chunk_bytes = limits.yield_output_bytes.max(MULTIGET_CHUNK_BYTES_MIN);
-                // Large values leave from item memory (settled in `lent`, right after this
-                // call); not on TLS, whose records are sealed from the output buffer.
-                if !is_tls(conn.tag.into()) {
-                    store::loans::open();
-                }
                 let mut text = dialect::Text::stream(ctx, conn, chunk_bytes);
                 dialect::serve(&mut text, counters, budget, input, out)
             }

@@ -176,6 +176,13 @@ impl Segments {
         Some(Reservation { segments: self, id, offset: offset as usize, len })
     }
 
+    /// Makes bytes `from..to` of segment `id` resident now, in one call: its charge was
+    /// just extended over them, and a write is about to touch them (`Region::populate`).
+    pub(crate) fn populate(&self, id: u32, from: usize, to: usize) {
+        assert!((id as usize) < self.headers.len() && from <= to && to <= self.size);
+        self.region.populate(id as usize * self.size + from, to - from);
+    }
+
     /// Gives the pages of segment `id` back to the kernel; it reads as zeros afterwards.
     ///
     /// # Safety

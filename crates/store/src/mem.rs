@@ -81,6 +81,27 @@ impl Region {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// Makes the pages of `[offset, offset + len)` (widened to whole pages) resident now, in
+    /// one call, for a range about to be written: faulting them in one at a time as a write
+    /// crosses each was 7% of the server's CPU on 10 KB sets into segments not used before.
+    /// Changes no byte. On a kernel without `MADV_POPULATE_WRITE` (before 5.14) nothing
+    /// happens and the pages fault in as before.
+    pub(crate) fn populate(&self, offset: usize, len: usize) {
+        const PAGE: usize = 4096;
+        let end = offset.saturating_add(len).next_multiple_of(PAGE).min(self.len);
+        let start = offset - offset % PAGE;
+        if cfg!(miri) || start >= end {
+            return;
+        }
+        // SAFETY: the range lies inside the mapping (clamped above) and starts on a page
+        // boundary (the mapping does); populating for write only faults pages in as a write
+        // would, without changing what any byte reads, so readers and writers of the range
+        // on other threads are unaffected.
+        unsafe {
+            libc::madvise(self.ptr().add(start).cast(), end - start, libc::MADV_POPULATE_WRITE)
+        };
+    }
+
     /// Gives the pages of `[offset, offset + len)` back to the kernel; they read as zero after.
     ///
     /// # Safety

@@ -23,7 +23,9 @@ pub mod sasl;
 #[cfg(test)]
 mod tests;
 
-use proto_memcache::binary::{compose_error, compose_response, BinRequest, Opcode, Reply, Status};
+use proto_memcache::binary::{
+    compose_error, compose_response, compose_response_or_lend, BinRequest, Opcode, Reply, Status,
+};
 use store::Item;
 
 use crate::{
@@ -251,6 +253,16 @@ fn miss(ctx: &mut Ctx<'_>, key: &[u8], with_key: bool) {
     }
 }
 
+/// What a hit's reply carries besides its header: the value (a get's, a gat's), and
+/// whether a large one may be lent rather than copied (a get's, read without the lock:
+/// `store::loans`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Value {
+    None,
+    Copied,
+    Lent,
+}
+
 /// The hit of a get, gat or touch: flags as extras, the key (empty unless a K variant),
 /// the value (unless a touch).
 fn compose_hit(
@@ -258,13 +270,14 @@ fn compose_hit(
     (opcode, opaque): (u8, u32),
     item: &Item<'_>,
     key: &[u8],
-    value: bool,
+    value: Value,
     out: &mut Vec<u8>,
 ) {
     let cas = visible_cas(view.core(), item.cas());
     let reply = Reply { opcode, status: Status::NoError, opaque, cas };
-    let value = if value { item.value() } else { b"" };
-    compose_response(&reply, &item.flags().to_be_bytes(), key, value, out);
+    let data = if value == Value::None { b"" } else { item.value() };
+    let lend = |at| value == Value::Lent && item.lend_value(at);
+    compose_response_or_lend(&reply, (&item.flags().to_be_bytes(), key), data, lend, out);
 }
 
 fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_key: bool) {
@@ -274,7 +287,7 @@ fn get(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<'_>, with_
         Some(item) => {
             // A quiet get answers its hits: quiet only means silent on a miss.
             let key = if with_key { request.key } else { b"" };
-            compose_hit(view, (ctx.opcode, ctx.opaque), &item, key, true, ctx.out);
+            compose_hit(view, (ctx.opcode, ctx.opaque), &item, key, Value::Lent, ctx.out);
             true
         }
         None => false,
@@ -296,7 +309,9 @@ fn get_and_touch(ctx: &mut Ctx<'_>, session: &mut Session, request: &BinRequest<
     let reply_key = if with_key { key } else { b"" };
     let outcome =
         touch::get_and_touch(&view.core().store, session.key(key), retime, ctx.out, |item, out| {
-            compose_hit(view, head, item, reply_key, loud != Opcode::Touch, out);
+            // Copied: under the lock, whose step may run again after making room.
+            let value = if loud == Opcode::Touch { Value::None } else { Value::Copied };
+            compose_hit(view, head, item, reply_key, value, out);
         });
     touch::count(ctx.counters, outcome);
     let hit = outcome == TouchOutcome::Touched;

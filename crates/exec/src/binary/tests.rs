@@ -49,6 +49,11 @@ fn run(h: &mut Harness, wire: &[u8]) -> (Vec<Packet>, bool) {
             break;
         }
     }
+    (packets(&out), closed)
+}
+
+/// The reply packets in `out`.
+fn packets(out: &[u8]) -> Vec<Packet> {
     let mut packets = Vec::new();
     let mut at = 0;
     while at < out.len() {
@@ -65,7 +70,7 @@ fn run(h: &mut Harness, wire: &[u8]) -> (Vec<Packet>, bool) {
         ));
         at += used;
     }
-    (packets, closed)
+    packets
 }
 
 fn statuses(packets: &[Packet]) -> Vec<(u8, u16)> {
@@ -191,6 +196,43 @@ fn touch_and_gat() {
     assert_eq!(statuses(&p), [(0x00, 1)]);
     let totals = h.totals();
     assert_eq!((totals.cmd_touch, totals.touch_hits, totals.touch_misses), (6, 3, 3));
+}
+
+// Goal: the gets (Get, GetK, GetQ, GetKQ) lend a large value, sent from item memory; a gat
+// (under the key's lock) and a small value are copied; the packets read the same either way.
+#[test]
+fn gets_lend_large_values_and_gat_copies() {
+    use crate::memcache::tests::lending;
+    let mut h = Harness::lending_sizes();
+    let big = vec![b'v'; store::loans::VALUE_BYTES_MIN];
+    run(&mut h, &req(Opcode::Set, &set_extras(3, 0), b"b", &big, 0));
+    run(&mut h, &req(Opcode::Set, &set_extras(3, 0), b"s", b"x", 0));
+    let gets = [Opcode::Get, Opcode::GetK, Opcode::GetQ, Opcode::GetKQ]
+        .map(|op| req(op, b"", b"b", b"", 0))
+        .concat();
+    let wire = [gets, req(Opcode::Get, b"", b"s", b"", 0)].concat();
+    let copied = run(&mut h, &wire).0;
+    let (lent, placed) = lending(|| {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < wire.len() {
+            let (request, used) = parse_request(&wire[pos..], &Limits::default()).expect("valid");
+            pos += used;
+            let view = h.shared.memcache_view();
+            super::execute(view, &h.counters, &mut h.session, &request, &mut out);
+        }
+        out
+    });
+    assert_eq!(lent, 4 * big.len());
+    assert_eq!(packets(&placed), copied);
+    let gat = req(Opcode::Gat, &10u32.to_be_bytes(), b"b", b"", 0);
+    let (lent, _) = lending(|| {
+        let (request, _) = parse_request(&gat, &Limits::default()).expect("valid");
+        let mut out = Vec::new();
+        super::execute(h.shared.memcache_view(), &h.counters, &mut h.session, &request, &mut out);
+        out
+    });
+    assert_eq!(lent, 0);
 }
 
 // Goal: delete with and without CAS, flush (and -F), version, noop, stat groups.

@@ -145,8 +145,15 @@ fn answer(
     let item = found?;
     let cas = returns_cas.then(|| visible_cas(view.core(), item.cas()));
     *lent += compose_hit(key, &item, cas, ctx.out);
-    (ctx.out.len() + *lent >= chunk_end).then(|| request.keys.offset_after(key))
+    (ctx.out.len() + *lent / LENT_CHUNK_SHARE >= chunk_end).then(|| request.keys.offset_after(key))
 }
+
+/// Lent bytes count for this share of their size towards a multiget's reply chunk: they
+/// are not copied, and a call's loans leave in one vectored send, so eight 64 KiB chunks
+/// of 10 KB values (eight handler calls and sends, the key line parsed again each time)
+/// become one. What the kernel does not take of them is copied into the output, so a
+/// client that does not read holds at most this many chunks' worth.
+const LENT_CHUNK_SHARE: usize = 8;
 
 /// Appends a hit's `VALUE` line and data; a large value is lent instead when the worker
 /// lends (sent from item memory, see `store::loans`). Returns the bytes lent.

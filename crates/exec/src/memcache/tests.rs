@@ -35,10 +35,24 @@ impl Harness {
     }
 
     pub(crate) fn with(settings: Settings, when_full: WhenFull, memory_bytes: usize) -> Harness {
+        Harness::with_item_size_max(settings, when_full, memory_bytes, ITEM_SIZE_MAX)
+    }
+
+    /// A harness whose items may be large enough to be lent (`store::loans`).
+    pub(crate) fn lending_sizes() -> Harness {
+        Harness::with_item_size_max(Settings::default(), WhenFull::Evict, 8 * MIB, 32 * 1024)
+    }
+
+    fn with_item_size_max(
+        settings: Settings,
+        when_full: WhenFull,
+        memory_bytes: usize,
+        item_size_max: usize,
+    ) -> Harness {
         let clock = Arc::new(ManualClock::new(T0_MS));
         let config = Config {
             memory_bytes,
-            item_size_max: ITEM_SIZE_MAX,
+            item_size_max,
             segment_size_bytes: 64 * 1024,
             when_full,
             clock: clock.clone(),
@@ -143,4 +157,23 @@ fn harness_frames_like_the_server() {
     h.check("set k 0 0 1\r\nab\rget k\r\n", "CLIENT_ERROR bad data chunk\r\nEND\r\n");
     h.check("mn\r\nquit\r\nmn\r\n", "MN\r\n<close>");
     assert!(h.totals().total_commands >= 4);
+}
+
+/// Runs `command` with lending open, as the worker opens it around a batch: the bytes it
+/// lent (`store::loans`), and its output with them placed back, so it reads as if copied.
+pub(crate) fn lending(command: impl FnOnce() -> Vec<u8>) -> (usize, Vec<u8>) {
+    store::loans::open();
+    let out = command();
+    let lent = store::loans::lent_bytes();
+    let placed = store::loans::settle(|parts| {
+        let (mut whole, mut from) = (Vec::new(), 0);
+        for &(at, bytes) in parts {
+            whole.extend_from_slice(&out[from..at]);
+            whole.extend_from_slice(bytes);
+            from = at;
+        }
+        whole.extend_from_slice(&out[from..]);
+        whole
+    });
+    (lent, placed.unwrap_or(out))
 }

@@ -25,7 +25,8 @@ mod tests;
 
 pub use request::{compose_request, parse_request, refused_set_key, BinParseError, BinRequest};
 pub use response::{
-    compose_error, compose_error_message, compose_response, parse_response, BinResponse, Reply,
+    compose_error, compose_error_message, compose_response, compose_response_or_lend,
+    parse_response, BinResponse, Reply,
 };
 
 /// The first byte of every request packet.

@@ -92,10 +92,24 @@ pub fn compose_request(
 
 /// Fills in the lengths and appends header and body.
 pub(super) fn write_packet(
-    mut header: Header,
+    header: Header,
     extras: &[u8],
     key: &[u8],
     value: &[u8],
+    out: &mut Vec<u8>,
+) {
+    write_packet_or_lend(header, (extras, key), value, |_| false, out);
+}
+
+/// [`write_packet`], unless `lend` takes the value: it gets the offset in `out` where the
+/// value belongs and returns true if it lent it (the caller places it there before `out`
+/// is sent; nothing of it is written).
+#[inline(always)]
+pub(super) fn write_packet_or_lend(
+    mut header: Header,
+    (extras, key): (&[u8], &[u8]),
+    value: &[u8],
+    lend: impl FnOnce(usize) -> bool,
     out: &mut Vec<u8>,
 ) {
     // Lengths beyond the fields' widths cannot be framed; callers stay far below them.
@@ -103,11 +117,13 @@ pub(super) fn write_packet(
     header.extras_len = u8::try_from(extras.len()).expect("extras fit a u8 length");
     header.body_len =
         u32::try_from(extras.len() + key.len() + value.len()).expect("body fits a u32 length");
-    out.reserve(HEADER_LEN + header.body_len as usize);
+    out.reserve(HEADER_LEN + extras.len() + key.len());
     header.write(out);
     out.extend_from_slice(extras);
     out.extend_from_slice(key);
-    out.extend_from_slice(value);
+    if !lend(out.len()) {
+        out.extend_from_slice(value);
+    }
 }
 
 /// Parses the request packet at the start of `input`, and returns how many bytes it took.

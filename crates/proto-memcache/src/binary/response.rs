@@ -1,7 +1,10 @@
 //! Responses: [`compose_response`] and [`compose_error`] for the server,
 //! [`parse_response`] for clients.
 
-use super::{request::write_packet, Header, Status, HEADER_LEN, RESPONSE_MAGIC};
+use super::{
+    request::{write_packet, write_packet_or_lend},
+    Header, Status, HEADER_LEN, RESPONSE_MAGIC,
+};
 use crate::{Limits, ResponseError};
 
 /// What every response header carries besides the lengths.
@@ -25,6 +28,27 @@ pub fn compose_response(reply: &Reply, extras: &[u8], key: &[u8], value: &[u8], 
         ..Header::default()
     };
     write_packet(header, extras, key, value, out);
+}
+
+/// [`compose_response`], with the value lent rather than copied when `lend` takes it: it
+/// gets the offset in `out` where the value belongs and returns true if it lent it.
+#[inline(always)]
+pub fn compose_response_or_lend(
+    reply: &Reply,
+    (extras, key): (&[u8], &[u8]),
+    value: &[u8],
+    lend: impl FnOnce(usize) -> bool,
+    out: &mut Vec<u8>,
+) {
+    let header = Header {
+        magic: RESPONSE_MAGIC,
+        opcode: reply.opcode,
+        vbucket_or_status: reply.status as u16,
+        opaque: reply.opaque,
+        cas: reply.cas,
+        ..Header::default()
+    };
+    write_packet_or_lend(header, (extras, key), value, lend, out);
 }
 
 /// Appends an error response as memcached sends it: the status's message as the value,

@@ -20,7 +20,8 @@ pub mod response;
 pub use flags::{compose_flags, Flag, MetaFlags};
 pub use request::{compose_meta, MetaArith, MetaDebug, MetaDelete, MetaGet, MetaSet, SetMode};
 pub use response::{
-    compose_meta_reply, ItemInfo, MetaReply, MetaResponse, MetaStatus, RecacheState, ReturnedFlags,
+    compose_meta_reply, compose_meta_reply_or_lend, ItemInfo, MetaReply, MetaResponse, MetaStatus,
+    RecacheState, ReturnedFlags,
 };
 
 use crate::base64;

@@ -136,9 +136,19 @@ impl<'b> MetaReply<'b> {
 
     /// Ends a `VA` reply with its data block.
     pub fn finish_value(self, value: &[u8]) {
+        self.finish_value_or_lend(value, |_| false);
+    }
+
+    /// [`MetaReply::finish_value`], unless `lend` takes the data: it gets the offset in the
+    /// buffer where the data belongs and returns true if it lent it (the caller places it
+    /// there before the buffer is sent); the closing CRLF is written either way.
+    #[inline(always)]
+    pub fn finish_value_or_lend(self, value: &[u8], lend: impl FnOnce(usize) -> bool) {
         assert_eq!(self.value_len, Some(value.len()), "VA length and data disagree");
         self.buf.extend_from_slice(b"\r\n");
-        self.buf.extend_from_slice(value);
+        if !lend(self.buf.len()) {
+            self.buf.extend_from_slice(value);
+        }
         self.buf.extend_from_slice(b"\r\n");
     }
 }
@@ -183,6 +193,20 @@ pub fn compose_meta_reply(
     item: &ItemInfo,
     recache: RecacheState,
     value: Option<&[u8]>,
+    buf: &mut Vec<u8>,
+) {
+    let reply = (status, item, recache);
+    compose_meta_reply_or_lend(reply, request, key_as_sent, value, |_| false, buf);
+}
+
+/// [`compose_meta_reply`], with the value's data lent rather than copied when `lend` takes
+/// it (see [`MetaReply::finish_value_or_lend`]).
+pub fn compose_meta_reply_or_lend(
+    (status, item, recache): (MetaStatus, &ItemInfo, RecacheState),
+    request: &MetaFlags<'_>,
+    key_as_sent: &[u8],
+    value: Option<&[u8]>,
+    lend: impl FnOnce(usize) -> bool,
     buf: &mut Vec<u8>,
 ) {
     assert_eq!(status == MetaStatus::Va, value.is_some(), "VA goes with a value");
@@ -239,7 +263,7 @@ pub fn compose_meta_reply(
         }
     }
     match value {
-        Some(value) => reply.finish_value(value),
+        Some(value) => reply.finish_value_or_lend(value, lend),
         None => reply.finish(),
     }
 }

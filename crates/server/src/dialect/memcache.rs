@@ -181,11 +181,20 @@ impl<'a> Dialect for Text<'a> {
         store::loans::lent_bytes()
     }
 
+    /// Behind a loan, only what reads (and may lend) runs: get, gets, an `mg` that does not
+    /// touch, vivify or recache, and `mn`, which ends a run of quiet `mg`s.
     #[inline(always)]
     fn waits_for_loans(&self, request: &Self::Request<'_>) -> bool {
         use proto_memcache::{text::RetrieveKind, Request};
-        let reads = matches!(request,
-            Request::Retrieve(r) if matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets));
+        let reads = match request {
+            Request::Retrieve(r) => matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets),
+            Request::MetaGet(get) => {
+                let flags = &get.flags;
+                flags.update_ttl_secs.or(flags.vivify_ttl_secs).or(flags.recache_ttl_secs).is_none()
+            }
+            Request::MetaNoop => true,
+            _ => false,
+        };
         !reads && store::loans::lent_bytes() > 0
     }
 
@@ -325,6 +334,23 @@ impl<'a> Dialect for Binary<'a> {
     fn execute(&mut self, request: &Self::Request<'_>, _used: usize, out: &mut Vec<u8>) -> Flow {
         let (view, counters) = (self.ctx.view, self.ctx.counters);
         exec::binary::execute(view, counters, &mut self.conn.session, request, out)
+    }
+
+    #[inline(always)]
+    fn lent_bytes(&self) -> usize {
+        store::loans::lent_bytes()
+    }
+
+    /// Behind a loan, only the gets (which may lend) and Noop, which ends a run of quiet
+    /// gets, run; anything else waits for the next call, as in text.
+    #[inline(always)]
+    fn waits_for_loans(&self, request: &Self::Request<'_>) -> bool {
+        use proto_memcache::binary::Opcode;
+        let reads = matches!(
+            request.opcode,
+            Opcode::Get | Opcode::GetQ | Opcode::GetK | Opcode::GetKQ | Opcode::Noop
+        );
+        !reads && store::loans::lent_bytes() > 0
     }
 
     /// A run of quiet gets is one multiget (libmemcached ends it with a noop), as a text

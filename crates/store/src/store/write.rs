@@ -13,7 +13,7 @@ use crate::{
     index::{self, Location, LARGE_SEGMENT},
     item::Header,
     mem::Region,
-    segment::{self, Ctl, Large, Queue, SegHeader, Victim, NONE, SEALED},
+    segment::{self, Ctl, Large, Queue, Victim, NONE, SEALED},
     shared_writes::{self, Site},
     types::*,
 };
@@ -59,7 +59,7 @@ impl Store {
         let (stamp, header, key, value) = new;
         let seg = self.segments.header(id);
         let len = bytes::stored_len(header);
-        self.charge_ahead(seg, len, client);
+        self.charge_ahead(id, len, client);
         let reservation = self.segments.reserve(id, len)?;
         reservation.write(stamp, header, key, value);
         let offset = reservation.offset();
@@ -91,7 +91,8 @@ impl Store {
     /// left, the reservation fails past the charge and the segment is sealed there, as if
     /// full; what it was not charged for was never touched. A client's charge leaves
     /// eviction's reserve free, as taking a segment does; eviction's copies may use it.
-    fn charge_ahead(&self, seg: &SegHeader, len: usize, client: bool) {
+    fn charge_ahead(&self, id: u32, len: usize, client: bool) {
+        let seg = self.segments.header(id);
         let word = seg.write_offset.load(Ordering::Acquire);
         let (offset, room) = segment::reserved_and_room(word);
         let (end, room) = (offset as usize + len, room as usize);
@@ -104,7 +105,7 @@ impl Store {
         // as they fill: kept items must not meet a segment sealed short of its end.
         let target = if client { end + CHARGE_AHEAD.max(end / 4) } else { self.seg_size };
         let target = target.min(self.seg_size);
-        let (_, surplus) = seg.extend_charge(target, |bytes| {
+        let (charged, surplus) = seg.extend_charge(target, |bytes| {
             if client {
                 self.try_charge_leaving_reserve(bytes)
             } else {
@@ -113,6 +114,11 @@ impl Store {
         });
         if surplus > 0 {
             self.recycled.uncharge(surplus);
+        }
+        if charged {
+            // The pages just charged for, made resident in one call rather than a fault per
+            // page as the writes reach them.
+            self.segments.populate(id, room.min(target), target);
         }
     }
 

@@ -4,7 +4,8 @@
 //! A plain `mg` reads through a store reader and writes nothing. One that may change the
 //! item (`T`, `N`, `R`, or a stale item whose win token is still to be handed out) runs
 //! under the key's lock, so exactly one client gets `W`; the reply is composed from the item
-//! as it was under the lock. `h` is the access bit from before this request, `l` is always
+//! as it was under the lock. A large value (`store::loans`) is lent from the reader path
+//! only, never from under the lock. `h` is the access bit from before this request, `l` is always
 //! 0 (the store keeps no access times), and `u` reads without counting an access.
 
 use proto_memcache::meta::{ItemInfo, MetaCommand, MetaGet, MetaStatus, RecacheState};
@@ -76,7 +77,7 @@ fn read(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>) -> Read {
     // Reading the clock costs as much as the lookup; only `l` and `t` need it.
     let now_ms = if request.flags.needs_clock() { ctx.now_ms() } else { 0 };
     let hit = Hit { expiry: item.expiry(), now_ms, hit_before: item.accessed_before() };
-    compose_hit(view, ctx.out, request, &item, hit, recache);
+    compose_hit(view, ctx.out, request, (&item, true), hit, recache);
     gets.finish(ctx.counters);
     Read::Answered
 }
@@ -97,7 +98,10 @@ fn locked(ctx: &mut Ctx<'_>, key: &[u8], request: &MetaGet<'_>, hit_before: Opti
         let won = !before.win_token_sent && (before.stale || recache_due(&item, recache_at));
         let recache = RecacheState { already_won: before.win_token_sent, stale: before.stale, won };
         let hit_before = hit_before.unwrap_or(item.accessed_before());
-        compose_hit(view, out, request, &item, Hit { expiry, now_ms, hit_before }, recache);
+        // Not lent: the locked step may be run again (and its reply written again) after
+        // making room, which must not happen while a loan keeps this thread pinned.
+        let hit = Hit { expiry, now_ms, hit_before };
+        compose_hit(view, out, request, (&item, false), hit, recache);
         if new_expiry.is_none() && !won {
             return (Change::Keep, Outcome::Hit);
         }
@@ -153,11 +157,13 @@ struct Hit {
     hit_before: bool,
 }
 
+/// A hit's reply; its value lent rather than copied when `lends` (a large one, with lending
+/// open on this thread: see `store::loans`).
 fn compose_hit(
     view: MemcacheView<'_>,
     out: &mut Vec<u8>,
     request: &MetaGet<'_>,
-    item: &Item<'_>,
+    (item, lends): (&Item<'_>, bool),
     hit: Hit,
     recache: RecacheState,
 ) {
@@ -179,7 +185,8 @@ fn compose_hit(
         ItemInfo::default()
     };
     let status = if value.is_some() { MetaStatus::Va } else { MetaStatus::Hd };
-    echo(request).reply(out, status, &info, recache, value);
+    let lend = |at| lends && item.lend_value(at);
+    echo(request).reply_lending(out, (status, &info, recache), value, lend);
 }
 
 fn compose_vivified(
@@ -320,6 +327,27 @@ mod tests {
         h.check("mg k v c\r\n", format!("VA 2 c{cas} X W\r\nhi\r\n"));
         h.check("mg k v u\r\n", "VA 2 Z X\r\nhi\r\n");
         h.check("set k 0 0 1\r\nx\r\nmg k\r\n", "STORED\r\nHD\r\n");
+    }
+
+    // Goal: a plain mg lends a large value (sent from item memory), a quiet one too; one
+    // that touches, and a small value, are copied; every reply reads the same either way.
+    #[test]
+    fn plain_mg_lends_large_values_and_locked_mg_copies() {
+        use crate::memcache::tests::lending;
+        let mut h = Harness::lending_sizes();
+        let big = "v".repeat(store::loans::VALUE_BYTES_MIN);
+        h.check(
+            format!("set k 3 0 {}\r\n{big}\r\nset s 0 0 1\r\nx\r\n", big.len()),
+            "STORED\r\nSTORED\r\n",
+        );
+        let n = big.len();
+        let lent = lending(|| h.run("mg k v f\r\nmg s v\r\nmg k v q k\r\nmn\r\n"));
+        let want = format!("VA {n} f3\r\n{big}\r\nVA 1\r\nx\r\nVA {n} kk\r\n{big}\r\nMN\r\n");
+        assert_eq!(lent, (2 * n, want.into_bytes()));
+        let touched = lending(|| h.run("mg k T30 v\r\n"));
+        assert_eq!(touched, (0, format!("VA {n}\r\n{big}\r\n").into_bytes()));
+        // Without lending open (UDP, TLS), nothing is lent.
+        assert_eq!(h.run("mg k s v\r\n"), format!("VA {n} s{n}\r\n{big}\r\n").into_bytes());
     }
 
     // Goal: b keys are decoded for the store and echoed as sent; -C makes c read 0.

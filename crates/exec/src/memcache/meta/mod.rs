@@ -17,7 +17,7 @@ pub(super) mod set;
 
 use proto_memcache::{
     meta::{
-        compose_meta_reply, quiet_suppresses, ItemInfo, MetaCommand, MetaFlags, MetaStatus,
+        compose_meta_reply_or_lend, quiet_suppresses, ItemInfo, MetaCommand, MetaFlags, MetaStatus,
         RecacheState,
     },
     ErrorReply,
@@ -50,10 +50,23 @@ impl Echo<'_> {
         recache: RecacheState,
         value: Option<&[u8]>,
     ) {
+        self.reply_lending(out, (status, item, recache), value, |_| false);
+    }
+
+    /// [`Echo::reply`], with the value lent rather than copied when `lend` takes it (see
+    /// `store::loans`).
+    fn reply_lending(
+        &self,
+        out: &mut Vec<u8>,
+        (status, item, recache): (MetaStatus, &ItemInfo, RecacheState),
+        value: Option<&[u8]>,
+        lend: impl FnOnce(usize) -> bool,
+    ) {
         if self.flags.quiet && quiet_suppresses(self.command, status) {
             return;
         }
-        compose_meta_reply(status, self.flags, self.key, item, recache, value, out);
+        let reply = (status, item, recache);
+        compose_meta_reply_or_lend(reply, self.flags, self.key, value, lend, out);
     }
 
     /// A reply that reports nothing about an item: a miss, `NF`, `EX`, `md`'s `HD`.
