@@ -170,20 +170,17 @@ fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Val
     let items = call.keys.iter().chain(&call.args);
     let bytes = items.map(|item| item.len() + STRING_OVERHEAD_BYTES).sum::<usize>();
     state.resp3.store(false, Relaxed);
-    unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || {
-        let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
-        match call.kind {
-            Kind::Eval => {
-                let globals = &state.globals;
-                globals.set_readonly(false);
-                let set = globals
-                    .raw_set(&state.names.keys, keys)
-                    .and_then(|()| globals.raw_set(&state.names.argv, args));
-                globals.set_readonly(true);
-                set?;
-                Ok((Value::Nil, Value::Nil))
-            }
-            Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
+    unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || match call.kind {
+        Kind::Eval => {
+            let set = luacall::set_script_sequences(lua, &call.keys, &call.args);
+            // Read-only again whatever happened (mlua's `set_readonly(true)` keeps the
+            // safe environment's flag).
+            state.globals.set_readonly(true);
+            set.map(|()| (Value::Nil, Value::Nil))
+        }
+        Kind::Function => {
+            let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
+            Ok((Value::Table(keys), Value::Table(args)))
         }
     })
 }
