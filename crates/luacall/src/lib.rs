@@ -19,7 +19,10 @@
 //! - Reading arguments allocates nothing in Lua: strings are read in place
 //!   (`lua_tolstring` on a string never converts), numbers are formatted by the host.
 
+mod interrupt;
 mod reply;
+
+pub use interrupt::{interrupt_soon, throttle_interrupt};
 
 use std::{cell::Cell, ffi::c_int, panic::AssertUnwindSafe, ptr};
 
