@@ -172,7 +172,7 @@ fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Val
     state.resp3.store(false, Relaxed);
     unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || match call.kind {
         Kind::Eval => {
-            let set = luacall::set_script_sequences(lua, &call.keys, &call.args);
+            let set = luacall::set_script_sequences(lua, &state.globals, &call.keys, &call.args);
             // Read-only again whatever happened (mlua's `set_readonly(true)` keeps the
             // safe environment's flag).
             state.globals.set_readonly(true);

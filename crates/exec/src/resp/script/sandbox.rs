@@ -134,7 +134,34 @@ integer.rshift integer.arshift integer.lrotate integer.rrotate integer.countrz \
 integer.countlz integer.extract integer.tonumber";
 
 /// The globals a script may not take as constants: each run sets them anew.
-pub(super) const PER_RUN: [&str; 2] = ["KEYS", "ARGV"];
+const PER_RUN: [&str; 2] = ["KEYS", "ARGV"];
+
+/// Runs `load` (which compiles and loads a chunk) with KEYS and ARGV missing from the
+/// globals. In a safe environment Luau resolves a chunk's global names when it loads it
+/// and keeps what it found as constants (`GETIMPORT`); a name it did not find is looked
+/// up at each use. KEYS and ARGV change with every run, so they must not be found. The
+/// caller has stopped the collector (the two keys keep their slots in the table).
+pub(super) fn without_per_run<R>(lua: &Lua, load: impl FnOnce() -> R) -> R {
+    let globals = lua.globals();
+    if !globals.is_readonly() {
+        return load(); // still being set up
+    }
+    let kept: Vec<Value> = PER_RUN.iter().map(|name| globals.raw_get(*name).unwrap_or_default()).collect();
+    globals.set_readonly(false);
+    for name in PER_RUN {
+        let _ = globals.raw_set(name, Value::Nil);
+    }
+    globals.set_readonly(true);
+    globals.set_safeenv(true);
+    let loaded = load();
+    globals.set_readonly(false);
+    for (name, value) in PER_RUN.iter().zip(kept) {
+        let _ = globals.raw_set(*name, value);
+    }
+    globals.set_readonly(true);
+    globals.set_safeenv(true);
+    loaded
+}
 
 /// What each builtin name ([`BUILTINS`]) holds in `globals` now (a pointer; 0 where it is
 /// missing), to compare before and after the sandbox changes them.
@@ -159,8 +186,8 @@ pub(super) fn builtins_now(globals: &Table) -> Vec<(&'static str, usize)> {
 
 /// The compiler for scripts, whose globals table is a safe environment (read-only, so
 /// Luau may resolve `redis.call` and the libraries once, when the script loads, and call
-/// its builtins directly): KEYS and ARGV are looked up at each use, as each run sets
-/// them; a builtin the sandbox removed or replaced is not called as a builtin (a script's
+/// its builtins directly; KEYS and ARGV are hidden while it loads: [`without_per_run`]);
+/// a builtin the sandbox removed or replaced is not called as a builtin (a script's
 /// `bit32.band` or `typeof` must raise for a missing global, as in Redis). `before` and
 /// `after` are [`builtins_now`] before and after the sandbox.
 pub(super) fn safe_compiler(
@@ -174,6 +201,5 @@ pub(super) fn safe_compiler(
         .into_iter()
         .partition(|name| matches!(*name, "pairs" | "ipairs" | "next" | "pcall" | "xpcall"));
     debug_assert!(iterators.is_empty(), "the sandbox changed {iterators:?}");
-    let mutable = PER_RUN.iter().copied().chain(iterators);
-    mlua::chunk::Compiler::new().set_mutable_globals(mutable).set_disabled_builtins(disabled)
+    mlua::chunk::Compiler::new().set_mutable_globals(iterators).set_disabled_builtins(disabled)
 }

@@ -182,7 +182,7 @@ fn compile_with(
     if let Some(compiler) = compiler {
         chunk = chunk.set_compiler(compiler);
     }
-    let compiled = chunk.into_function();
+    let compiled = super::sandbox::without_per_run(lua, || chunk.into_function());
     if was_running {
         lua.gc_restart();
     }
