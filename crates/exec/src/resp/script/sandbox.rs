@@ -146,7 +146,8 @@ pub(super) fn without_per_run<R>(lua: &Lua, load: impl FnOnce() -> R) -> R {
     if !globals.is_readonly() {
         return load(); // still being set up
     }
-    let kept: Vec<Value> = PER_RUN.iter().map(|name| globals.raw_get(*name).unwrap_or_default()).collect();
+    let kept: Vec<Value> =
+        PER_RUN.iter().map(|name| globals.raw_get(*name).unwrap_or_default()).collect();
     globals.set_readonly(false);
     for name in PER_RUN {
         let _ = globals.raw_set(name, Value::Nil);

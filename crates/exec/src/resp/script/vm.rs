@@ -13,8 +13,12 @@
 //! attempted to access nonexistent global variable" (a metatable on the globals table).
 //! The globals, every library table (`redis`, `string`, `cjson`, ...), their metatables
 //! and the string metatable carry Luau's read-only flag, which `rawset`, `setmetatable`
-//! and `table.*` respect too (`sandbox.rs`); KEYS, ARGV and `redis.call` are set from
-//! Rust for each run. The engine is Luau; `sandbox.rs` says why.
+//! and `table.*` respect too (`sandbox.rs`); KEYS and ARGV are set from Rust for each run.
+//! As nothing else a script can reach changes, the globals table is a Luau safe
+//! environment: a chunk's global names (`redis.call`, `string.sub`) are resolved once,
+//! when it loads (KEYS and ARGV hidden meanwhile), and Luau's builtins are called
+//! directly, but for those the sandbox removed or replaced (`sandbox::safe_compiler`).
+//! The engine is Luau; `sandbox.rs` says why.
 
 use std::{
     cell::Cell,
