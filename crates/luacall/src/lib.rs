@@ -19,7 +19,10 @@
 //! - Reading arguments allocates nothing in Lua: strings are read in place
 //!   (`lua_tolstring` on a string never converts), numbers are formatted by the host.
 
+mod interrupt;
 mod reply;
+
+pub use interrupt::{interrupt_soon, throttle_interrupt};
 
 use std::{cell::Cell, ffi::c_int, panic::AssertUnwindSafe, ptr};
 
@@ -307,6 +310,34 @@ pub fn sequences(lua: &Lua, keys: &[&[u8]], args: &[&[u8]]) -> mlua::Result<(Tab
             if ffi::lua_checkstack(state, 3) != 0 {
                 push_sequence(state, keys);
                 push_sequence(state, args);
+            }
+        })
+    }
+}
+
+/// A script's KEYS and ARGV: two new sequences of Lua strings set in `globals` (which
+/// are read-only: the flag is lifted for the two raw sets only, and the table's `safeenv`
+/// flag is left as it is, where mlua's `Table::set_readonly(false)` clears it), in one
+/// protected call. A memory error comes back as `Err`, with the globals read-only.
+pub fn set_script_sequences(
+    lua: &Lua,
+    globals: &Table,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+) -> mlua::Result<()> {
+    // SAFETY: as in `sequences`; `globals` is the closure's first argument (index 1), and
+    // it is writable only between the two `lua_setreadonly` calls, where nothing may
+    // raise: KEYS and ARGV already exist in it (set when the state was made), so each raw
+    // set finds its interned key and its slot, allocating nothing.
+    unsafe {
+        lua.exec_raw(globals, |state| {
+            if ffi::lua_checkstack(state, 3) != 0 && ffi::lua_type(state, 1) == ffi::LUA_TTABLE {
+                push_sequence(state, keys);
+                push_sequence(state, args);
+                ffi::lua_setreadonly(state, 1, 0);
+                ffi::lua_rawsetfield(state, 1, c"ARGV".as_ptr());
+                ffi::lua_rawsetfield(state, 1, c"KEYS".as_ptr());
+                ffi::lua_setreadonly(state, 1, 1);
             }
         })
     }

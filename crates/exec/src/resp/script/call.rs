@@ -5,7 +5,7 @@
 
 use std::{
     sync::{
-        atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed},
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
         Arc,
     },
     time::Instant,
@@ -170,20 +170,17 @@ fn prepare(lua: &Lua, state: &State, call: &Invocation<'_>) -> mlua::Result<(Val
     let items = call.keys.iter().chain(&call.args);
     let bytes = items.map(|item| item.len() + STRING_OVERHEAD_BYTES).sum::<usize>();
     state.resp3.store(false, Relaxed);
-    unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || {
-        let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
-        match call.kind {
-            Kind::Eval => {
-                let globals = &state.globals;
-                globals.set_readonly(false);
-                let set = globals
-                    .raw_set(&state.names.keys, keys)
-                    .and_then(|()| globals.raw_set(&state.names.argv, args));
-                globals.set_readonly(true);
-                set?;
-                Ok((Value::Nil, Value::Nil))
-            }
-            Kind::Function => Ok((Value::Table(keys), Value::Table(args))),
+    unlimited(lua, bytes + 2 * STRING_OVERHEAD_BYTES, || match call.kind {
+        Kind::Eval => {
+            let set = luacall::set_script_sequences(lua, &state.globals, &call.keys, &call.args);
+            // Read-only again whatever happened (mlua's `set_readonly(true)` keeps the
+            // safe environment's flag).
+            state.globals.set_readonly(true);
+            set.map(|()| (Value::Nil, Value::Nil))
+        }
+        Kind::Function => {
+            let (keys, args) = luacall::sequences(lua, &call.keys, &call.args)?;
+            Ok((Value::Table(keys), Value::Table(args)))
         }
     })
 }
@@ -201,14 +198,14 @@ fn start_running(engine: &Engine, call: &Invocation<'_>, ctx: &Ctx<'_>) {
     running.active.store(true, Relaxed);
 }
 
-/// The interrupt: the kill flag at every call, the clock every [`CLOCK_EVERY`] calls
-/// (raising `busy` past the limit, and yielding a suspendable script each [`SLICE_MS`]).
+/// The interrupt, behind `luacall`'s throttle: the kill flag at every call (the throttle
+/// reads it), the clock every [`CLOCK_EVERY`] calls (raising `busy` past the limit, and
+/// yielding a suspendable script each [`SLICE_MS`]).
 fn set_interrupt(lua: &Lua, engine: &Engine, pace: &Arc<Pace>, kind: Kind, name: &str) {
     let limit_ms = engine.busy_threshold_ms.load(Relaxed);
     let kill_after_ms = engine.kill_after_ms.load(Relaxed);
     let watch = Arc::clone(&engine.watch);
     let pace = Arc::clone(pace);
-    let ticks = AtomicU32::new(0);
     let name = name.to_owned();
     let kill_text = parking_lot::Mutex::new(None::<String>);
     lua.set_interrupt(move |lua| {
@@ -228,33 +225,47 @@ fn set_interrupt(lua: &Lua, engine: &Engine, pace: &Arc<Pace>, kind: Kind, name:
         // A slice is over but the clock's interrupt fell where no yield may happen (the
         // wrapper of `redis.call`: in a tight loop of calls the clock, every CLOCK_EVERY
         // interrupts, may always land there): every interrupt tries until one may.
-        if pace.yield_wanted.load(Relaxed) && may_yield_here(lua, pace.thread) {
-            pace.yield_wanted.store(false, Relaxed);
-            pace.yielded.store(true, Relaxed);
-            return Ok(VmState::Yield);
+        if pace.yield_wanted.load(Relaxed) {
+            if may_yield_here(lua, pace.thread) {
+                pace.yield_wanted.store(false, Relaxed);
+                pace.yielded.store(true, Relaxed);
+                return Ok(VmState::Yield);
+            }
+            luacall::interrupt_soon();
         }
-        if !ticks.fetch_add(1, Relaxed).is_multiple_of(CLOCK_EVERY) {
-            return Ok(VmState::Continue);
-        }
-        let elapsed_ms = pace.elapsed_ms();
-        if kill_after_ms > 0 && elapsed_ms > kill_after_ms {
-            watch.kill.store(true, Relaxed);
-        }
-        if limit_ms == 0 || elapsed_ms <= limit_ms {
-            return Ok(VmState::Continue);
-        }
-        watch.busy.store(true, Relaxed);
-        let slice_over = elapsed_ms >= pace.slice_from_ms.load(Relaxed) + SLICE_MS;
-        if !pace.suspendable || !slice_over {
-            return Ok(VmState::Continue);
-        }
-        if may_yield_here(lua, pace.thread) {
-            pace.yielded.store(true, Relaxed);
-            return Ok(VmState::Yield);
-        }
-        pace.yield_wanted.store(true, Relaxed);
-        Ok(VmState::Continue)
+        clock(lua, &watch, &pace, limit_ms, kill_after_ms)
     });
+    luacall::throttle_interrupt(lua, &engine.watch.kill, CLOCK_EVERY);
+}
+
+/// The interrupt's clock: kills past `kill_after_ms`, raises `busy` past `limit_ms`, and
+/// yields a suspendable busy script once its slice is over.
+fn clock(
+    lua: &Lua,
+    watch: &super::Watch,
+    pace: &Pace,
+    limit_ms: u64,
+    kill_after_ms: u64,
+) -> mlua::Result<VmState> {
+    let elapsed_ms = pace.elapsed_ms();
+    if kill_after_ms > 0 && elapsed_ms > kill_after_ms {
+        watch.kill.store(true, Relaxed);
+    }
+    if limit_ms == 0 || elapsed_ms <= limit_ms {
+        return Ok(VmState::Continue);
+    }
+    watch.busy.store(true, Relaxed);
+    let slice_over = elapsed_ms >= pace.slice_from_ms.load(Relaxed) + SLICE_MS;
+    if !pace.suspendable || !slice_over {
+        return Ok(VmState::Continue);
+    }
+    if may_yield_here(lua, pace.thread) {
+        pace.yielded.store(true, Relaxed);
+        return Ok(VmState::Yield);
+    }
+    pace.yield_wanted.store(true, Relaxed);
+    luacall::interrupt_soon();
+    Ok(VmState::Continue)
 }
 
 /// Whether the running code may yield to the loop: it is the script's own thread (not a

@@ -99,8 +99,9 @@ pub struct Running {
 /// the hook must be `'static`).
 #[derive(Debug, Default)]
 pub struct Watch {
-    /// SCRIPT KILL or FUNCTION KILL asked the script to stop.
-    kill: AtomicBool,
+    /// SCRIPT KILL or FUNCTION KILL asked the script to stop (shared with `luacall`'s
+    /// interrupt throttle, which passes every interrupt on while it is up).
+    kill: Arc<AtomicBool>,
     /// The gate's busy flag: raised once the script passes `busy-reply-threshold`.
     busy: Arc<AtomicBool>,
 }
@@ -132,7 +133,7 @@ impl Engine {
     /// An engine that raises `busy` (the gate's) while a script runs past its limit.
     pub fn new(busy: Arc<AtomicBool>) -> Engine {
         Engine {
-            watch: Arc::new(Watch { kill: AtomicBool::new(false), busy }),
+            watch: Arc::new(Watch { kill: Arc::new(AtomicBool::new(false)), busy }),
             vm: Mutex::new(None),
             running: Running::default(),
             busy_threshold_ms: AtomicU64::new(5000),

@@ -55,3 +55,34 @@ fn exec_and_functions() {
         ("FCALL f 0", "-ERR Function not found\r\n"),
     ]);
 }
+
+/// Goal: with the globals a safe environment (load-time constants, direct builtins), each
+/// run still sees its own KEYS and ARGV (a new script, a cached one, a chunk made by
+/// `loadstring`), and a builtin the sandbox removed still raises for a missing global,
+/// as in Redis (texts checked against redis-server 7.0). Method: wire table.
+#[test]
+fn safe_environment_keeps_per_run_globals_and_missing_builtins() {
+    let mut h = Harness::new();
+    h.check(&[
+        ("EVAL \"return {KEYS[1], ARGV[1]}\" 1 a b", "*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+        ("EVAL \"return {KEYS[1], ARGV[1]}\" 1 c d", "*2\r\n$1\r\nc\r\n$1\r\nd\r\n"),
+        ("EVAL \"return KEYS[2]\" 2 e f", "$1\r\nf\r\n"),
+        ("EVAL \"return loadstring('return ARGV[1]')()\" 0 g", "$1\r\ng\r\n"),
+        ("EVAL \"return loadstring('return ARGV[1]')()\" 0 h", "$1\r\nh\r\n"),
+        (
+            "EVAL \"return typeof(1)\" 0",
+            "-ERR user_script:1: Script attempted to access nonexistent global variable \
+             'typeof' script: a0ed2faa11f8fb68479df94f72d31c4c6a7a67fe, on @user_script:1.\r\n",
+        ),
+        (
+            "EVAL \"return bit32.band(1,3)\" 0",
+            "-ERR user_script:1: Script attempted to access nonexistent global variable \
+             'bit32' script: b3e2138fc6f45f61073a584816e699bc7605c773, on @user_script:1.\r\n",
+        ),
+        (
+            "EVAL \"redis = 1\" 0",
+            "-ERR user_script:1: Attempt to modify a readonly table script: \
+             00cca49a9d18094f532f6d5cd3ecec29fc0fafd9, on @user_script:1.\r\n",
+        ),
+    ]);
+}

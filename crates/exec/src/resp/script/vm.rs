@@ -13,8 +13,12 @@
 //! attempted to access nonexistent global variable" (a metatable on the globals table).
 //! The globals, every library table (`redis`, `string`, `cjson`, ...), their metatables
 //! and the string metatable carry Luau's read-only flag, which `rawset`, `setmetatable`
-//! and `table.*` respect too (`sandbox.rs`); KEYS, ARGV and `redis.call` are set from
-//! Rust for each run. The engine is Luau; `sandbox.rs` says why.
+//! and `table.*` respect too (`sandbox.rs`); KEYS and ARGV are set from Rust for each run.
+//! As nothing else a script can reach changes, the globals table is a Luau safe
+//! environment: a chunk's global names (`redis.call`, `string.sub`) are resolved once,
+//! when it loads (KEYS and ARGV hidden meanwhile), and Luau's builtins are called
+//! directly, but for those the sandbox removed or replaced (`sandbox::safe_compiler`).
+//! The engine is Luau; `sandbox.rs` says why.
 
 use std::{
     cell::Cell,
@@ -46,7 +50,7 @@ pub(super) struct State {
     /// `xpcall(f, handler, ...)` in Lua: runs `f` with its arguments and turns a failure
     /// into an error table with `source` and `line`.
     pub runner: Function,
-    /// What the globals proxy reads from (KEYS and ARGV are raw-set in it).
+    /// The globals (read-only; KEYS and ARGV are raw-set in it for each run).
     pub globals: Table,
     /// `redis` (read-only).
     pub redis: Table,
@@ -55,18 +59,9 @@ pub(super) struct State {
     pub missing: Function,
     /// The running script chose RESP3 with `redis.setresp(3)` (each run starts at RESP2).
     pub resp3: Arc<AtomicBool>,
-    /// The keys each run sets, made once (a key given as `&str` is a new Lua string at
-    /// every use).
-    pub names: Names,
     /// A finished script's thread, reset to the runner, for the next run to take (making
     /// a thread is a good part of a short script's cost).
     pub spare_thread: Cell<Option<Thread>>,
-}
-
-/// Table keys made once per state.
-pub(super) struct Names {
-    pub keys: LuaString,
-    pub argv: LuaString,
 }
 
 /// A cached script.
@@ -191,7 +186,7 @@ fn compile_with(
     if let Some(compiler) = compiler {
         chunk = chunk.set_compiler(compiler);
     }
-    let compiled = chunk.into_function();
+    let compiled = super::sandbox::without_per_run(lua, || chunk.into_function());
     if was_running {
         lua.gc_restart();
     }
@@ -201,6 +196,7 @@ fn compile_with(
 impl State {
     fn new(lua: &Lua) -> mlua::Result<State> {
         let globals = lua.globals();
+        let before = super::sandbox::builtins_now(&globals);
         for name in [
             "print", "loadfile", "dofile", "getfenv", "setfenv", "module", "newproxy", "require",
             "typeof", "rawlen", "gcinfo",
@@ -245,20 +241,12 @@ impl State {
         let setup: Function = lua.load(SETUP).set_name(INTERNAL_CHUNK).into_function()?;
         let describe = lua.create_function(|_, error: Value| Ok(describe(&error)))?;
         let runner: Function = setup.call((where_failed, describe, redis.clone()))?;
-        // Read-only globals from here on: the globals table becomes an empty proxy whose
-        // reads go (in C, through `__index` = a table) to `backing`, whose own metatable
-        // raises for a name that does not exist; every write to the proxy raises.
-        let backing = lua.create_table()?;
-        for pair in globals.pairs::<Value, Value>() {
-            let (key, value) = pair?;
-            backing.raw_set(key, value)?;
-        }
-        let keys: Vec<Value> =
-            backing.pairs::<Value, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
-        for key in keys {
-            globals.raw_set(key, Value::Nil)?;
-        }
-        backing.raw_set("_G", globals.clone())?;
+        // Read-only globals from here on: the globals table and every library carry Luau's
+        // read-only flag; the globals' metatable raises for a name that does not exist
+        // (`__index`) and for a new one (`__newindex`; an existing one raises Luau's
+        // read-only error). Nothing a script can reach changes between runs but KEYS and
+        // ARGV (set from Rust), so the globals are a safe environment for Luau (see
+        // `sandbox::safe_compiler`).
         let missing = lua
             .load(
                 "return function(_, k) error(\"Script attempted to access nonexistent global \
@@ -266,11 +254,8 @@ impl State {
             )
             .set_name(INTERNAL_CHUNK)
             .call::<Function>(())?;
-        let backing_meta = lua.create_table()?;
-        backing_meta.raw_set("__index", missing.clone())?;
-        backing.set_metatable(Some(backing_meta.clone()))?;
         let meta = lua.create_table()?;
-        meta.raw_set("__index", backing.clone())?;
+        meta.raw_set("__index", missing.clone())?;
         meta.raw_set(
             "__newindex",
             lua.load("return function() error('Attempt to modify a readonly table', 2) end")
@@ -278,16 +263,12 @@ impl State {
                 .call::<Function>(())?,
         )?;
         globals.set_metatable(Some(meta.clone()))?;
-        super::sandbox::freeze(lua, &backing, &[&globals, &meta, &backing, &backing_meta])?;
-        let (globals, names, spare_thread) = (backing, Names::new(lua)?, Cell::new(None));
-        Ok(State { runner, globals, redis, missing, resp3, names, spare_thread })
-    }
-}
-
-impl Names {
-    fn new(lua: &Lua) -> mlua::Result<Names> {
-        let keys = lua.create_string("KEYS")?;
-        Ok(Names { keys, argv: lua.create_string("ARGV")? })
+        super::sandbox::freeze(lua, &globals, &[&globals, &meta])?;
+        globals.set_safeenv(true);
+        let after = super::sandbox::builtins_now(&globals);
+        lua.set_compiler(super::sandbox::safe_compiler(&before, &after));
+        let spare_thread = Cell::new(None);
+        Ok(State { runner, globals, redis, missing, resp3, spare_thread })
     }
 }
 
