@@ -374,11 +374,10 @@ impl Store {
     /// Redis SCAN's page: [`Store::scan_items`] going on until `count` items that `f` took
     /// (it returns whether it did: Redis counts the keys of the client's database alone) were
     /// visited, or [`SCAN_PAGE_BUCKETS_PER_ITEM`] buckets per item wanted (at least
-    /// [`SCAN_PAGE_BUCKETS_MIN`]) were read. The index
-    /// starts sized for the memory limit (a 256 MiB store: 16384 buckets), so a small
-    /// keyspace lies in mostly empty blocks; Redis's table of a few keys has a few buckets and
-    /// answers SCAN in one call, which clients and their tests expect. Empty sub-tables are
-    /// passed over without reading them.
+    /// [`SCAN_PAGE_BUCKETS_MIN`]) were read. An index emptied
+    /// by deletes keeps its grown size, so a small keyspace may lie in mostly empty blocks;
+    /// Redis's table of a few keys has a few buckets and answers SCAN in one call, which
+    /// clients and their tests expect. Empty sub-tables are passed over without reading them.
     pub fn scan_page(&self, cursor: u64, count: usize, mut f: impl FnMut(Item<'_>) -> bool) -> u64 {
         let bucket_budget =
             count.saturating_mul(SCAN_PAGE_BUCKETS_PER_ITEM).max(SCAN_PAGE_BUCKETS_MIN);
