@@ -14,13 +14,12 @@ bound is Spinel's own.
 import re
 import socket
 import struct
-import threading
 import time
 
 import pytest
 
-from test_lent_values import KEYS, check_whole, versioned, write_versions
-from wire import Conn, feed_hogs, open_hog, rss_mib, value_of
+from test_lent_values import set_first_versions, slow_reads_of, write_versions
+from wire import Conn, feed_hogs, open_hog, reads_while_written, rss_mib, value_of
 
 pytestmark = pytest.mark.memcache
 
@@ -108,20 +107,7 @@ def slow_reads(port, kind, keys, size, rounds):
     """As test_lent_values.slow_get, with `mg` or binary GetKQ: each reply read in small
     pieces with pauses, its values checked whole."""
     request_of, complete, parse = READERS[kind]
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
-        for _ in range(rounds):
-            sock.sendall(request_of(keys))
-            reply = b""
-            while not complete(reply):
-                piece = sock.recv(max(2048, size // 8))
-                assert piece, "server closed"
-                reply += piece
-                time.sleep(0.0005)
-            hits = parse(reply)
-            for key, flags, data in hits:
-                check_whole(key, flags, data, size)
-            yield len(hits)
+    return slow_reads_of(port, request_of(keys), complete, parse, size, rounds)
 
 
 @pytest.mark.slow
@@ -130,25 +116,14 @@ def slow_reads(port, kind, keys, size, rounds):
 def test_values_sent_while_overwritten_are_whole(make_server, size, kind):
     server = make_server()
     prefix = b"lent%s%d" % (kind.encode(), size)
-    keys = [b"%s_%03d" % (prefix, i) for i in range(KEYS)]
-    with Conn(server.mc_port) as setup:
-        for i, key in enumerate(keys):
-            value = versioned(i, 1, size)
-            setup.rt(b"set %s 1 0 %d\r\n%s\r\n" % (key, size, value), b"STORED\r\n")
-    stop, counts = threading.Event(), {"writes": 0}
-    writers = [threading.Thread(target=write_versions,
-                                args=(server.mc_port, prefix, size, stop, counts))
-               for _ in range(2)]
-    for writer in writers:
-        writer.start()
-    try:
-        hits = sum(slow_reads(server.mc_port, kind, keys, size, rounds=8))
-    finally:
-        stop.set()
-        for writer in writers:
-            writer.join()
-    print(f"{hits} whole values read while {counts['writes']} write rounds ran")
-    assert counts["writes"] > 0 and hits > 0
+    keys = set_first_versions(server.mc_port, prefix, size)
+
+    def read():
+        return sum(slow_reads(server.mc_port, kind, keys, size, rounds=8))
+
+    hits, writes = reads_while_written(write_versions, server.mc_port, prefix, size, read)
+    print(f"{hits} whole values read while {writes} write rounds ran")
+    assert writes > 0 and hits > 0
     with Conn(server.mc_port) as after:
         after.rt(b"mn\r\n", b"MN\r\n")
 

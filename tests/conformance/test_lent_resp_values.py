@@ -13,12 +13,12 @@ is Spinel's own.
 
 import socket
 import struct
-import threading
 import time
 
 import pytest
 
-from wire import Conn, feed_hogs, open_hog, resp_encode, rss_mib, value_of
+from wire import (Conn, feed_hogs, open_hog, reads_while_written, resp_encode, rss_mib,
+                  value_of)
 
 KEYS = 24
 
@@ -167,20 +167,12 @@ def test_values_sent_while_overwritten_are_whole(make_server, size, protocol):
                             for i, key in enumerate(keys)))
         want = b"+OK\r\n" * KEYS
         assert setup.read_exact(len(want), timeout=10.0) == want
-    stop, counts = threading.Event(), {"writes": 0}
-    writers = [threading.Thread(target=write_versions,
-                                args=(server.resp_port, prefix, size, stop, counts))
-               for _ in range(2)]
-    for writer in writers:
-        writer.start()
-    try:
-        hits = slow_mgets(server.resp_port, protocol, keys, size, rounds=8)
-    finally:
-        stop.set()
-        for writer in writers:
-            writer.join()
-    print(f"{hits} whole values read while {counts['writes']} write rounds ran")
-    assert counts["writes"] > 0 and hits > 0
+    def read():
+        return slow_mgets(server.resp_port, protocol, keys, size, rounds=8)
+
+    hits, writes = reads_while_written(write_versions, server.resp_port, prefix, size, read)
+    print(f"{hits} whole values read while {writes} write rounds ran")
+    assert writes > 0 and hits > 0
     with Conn(server.resp_port) as after:
         after.rt(resp_encode(b"PING"), b"+PONG\r\n")
 

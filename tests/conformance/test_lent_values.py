@@ -9,12 +9,11 @@ Holds for memcached too (`CONFORMANCE_TARGET=memcached`).
 
 import re
 import socket
-import threading
 import time
 
 import pytest
 
-from wire import Conn
+from wire import Conn, reads_while_written
 
 KEYS = 24
 VALUE_LINE = re.compile(rb"VALUE (\S+) (\d+) (\d+)\r\n")
@@ -50,20 +49,39 @@ def check_whole(key, flags, data, size):
     assert data == versioned(index, version, size), f"{key!r}: torn value"
 
 
+def set_first_versions(port, prefix, size):
+    """Sets KEYS keys under `prefix` to their first version over memcached text; the keys."""
+    keys = [b"%s_%03d" % (prefix, i) for i in range(KEYS)]
+    with Conn(port) as setup:
+        for i, key in enumerate(keys):
+            value = versioned(i, 1, size)
+            setup.rt(b"set %s 1 0 %d\r\n%s\r\n" % (key, size, value), b"STORED\r\n")
+    return keys
+
+
 def slow_get(port, keys, size, rounds):
     """Asks for `keys` `rounds` times, reading each reply in small pieces with pauses, so
     its values sit half sent while the writers run."""
+    request = b"get " + b" ".join(keys) + b"\r\n"
+    return slow_reads_of(port, request, lambda reply: reply.endswith(b"END\r\n"),
+                         parse_get_reply, size, rounds)
+
+
+def slow_reads_of(port, request, complete, parse, size, rounds):
+    """Sends `request` `rounds` times and reads each reply in small pieces with pauses until
+    `complete(reply)`; checks every (key, flags, data) of `parse(reply)` whole and yields
+    how many there were."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
         for _ in range(rounds):
-            sock.sendall(b"get " + b" ".join(keys) + b"\r\n")
+            sock.sendall(request)
             reply = b""
-            while not reply.endswith(b"END\r\n"):
+            while not complete(reply):
                 piece = sock.recv(max(2048, size // 8))
                 assert piece, "server closed"
                 reply += piece
                 time.sleep(0.0005)
-            hits = parse_get_reply(reply)
+            hits = parse(reply)
             for key, flags, data in hits:
                 check_whole(key, flags, data, size)
             yield len(hits)
@@ -101,24 +119,13 @@ def write_versions(port, prefix, size, stop, counts):
 def test_values_sent_while_overwritten_are_whole(make_server, size):
     server = make_server()
     prefix = b"lent%d" % size
-    keys = [b"%s_%03d" % (prefix, i) for i in range(KEYS)]
-    with Conn(server.mc_port) as setup:
-        for i, key in enumerate(keys):
-            value = versioned(i, 1, size)
-            setup.rt(b"set %s 1 0 %d\r\n%s\r\n" % (key, size, value), b"STORED\r\n")
-    stop, counts = threading.Event(), {"writes": 0}
-    writers = [threading.Thread(target=write_versions,
-                                args=(server.mc_port, prefix, size, stop, counts))
-               for _ in range(2)]
-    for writer in writers:
-        writer.start()
-    try:
-        hits = sum(slow_get(server.mc_port, keys, size, rounds=8))
-    finally:
-        stop.set()
-        for writer in writers:
-            writer.join()
-    print(f"{hits} whole values read while {counts['writes']} write rounds ran")
-    assert counts["writes"] > 0 and hits > 0
+    keys = set_first_versions(server.mc_port, prefix, size)
+
+    def read():
+        return sum(slow_get(server.mc_port, keys, size, rounds=8))
+
+    hits, writes = reads_while_written(write_versions, server.mc_port, prefix, size, read)
+    print(f"{hits} whole values read while {writes} write rounds ran")
+    assert writes > 0 and hits > 0
     with Conn(server.mc_port) as after:
         after.rt(b"mn\r\n", b"MN\r\n")

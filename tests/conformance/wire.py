@@ -6,6 +6,7 @@ hanging the suite.
 
 import re
 import socket
+import threading
 import time
 
 READ_TIMEOUT_S = 3.0
@@ -166,6 +167,24 @@ def open_hog(port):
     hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     hog.setblocking(False)
     return hog
+
+
+def reads_while_written(write, port, prefix, size, read, writers=2):
+    """Runs `read()` while `writers` threads run `write(port, prefix, size, stop, counts)`
+    (each bumping counts["writes"] a round until `stop` is set); returns what `read` returned
+    and the write rounds made meanwhile."""
+    stop, counts = threading.Event(), {"writes": 0}
+    threads = [threading.Thread(target=write, args=(port, prefix, size, stop, counts))
+               for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    try:
+        result = read()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    return result, counts["writes"]
 
 
 def feed_hogs(hogs, request):

@@ -19,15 +19,20 @@ pub struct Reply {
 
 /// Appends a response packet.
 pub fn compose_response(reply: &Reply, extras: &[u8], key: &[u8], value: &[u8], out: &mut Vec<u8>) {
-    let header = Header {
+    write_packet(response_header(reply), extras, key, value, out);
+}
+
+/// The header of a response packet for `reply` (lengths filled in as it is written).
+#[inline(always)]
+fn response_header(reply: &Reply) -> Header {
+    Header {
         magic: RESPONSE_MAGIC,
         opcode: reply.opcode,
         vbucket_or_status: reply.status as u16,
         opaque: reply.opaque,
         cas: reply.cas,
         ..Header::default()
-    };
-    write_packet(header, extras, key, value, out);
+    }
 }
 
 /// [`compose_response`], with the value lent rather than copied when `lend` takes it: it
@@ -40,15 +45,7 @@ pub fn compose_response_or_lend(
     lend: impl FnOnce(usize) -> bool,
     out: &mut Vec<u8>,
 ) {
-    let header = Header {
-        magic: RESPONSE_MAGIC,
-        opcode: reply.opcode,
-        vbucket_or_status: reply.status as u16,
-        opaque: reply.opaque,
-        cas: reply.cas,
-        ..Header::default()
-    };
-    write_packet_or_lend(header, (extras, key), value, lend, out);
+    write_packet_or_lend(response_header(reply), (extras, key), value, lend, out);
 }
 
 /// Appends an error response as memcached sends it: the status's message as the value,

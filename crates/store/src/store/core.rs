@@ -252,6 +252,8 @@ impl Store {
         gen: u32,
         data_len: i64,
     ) -> bool {
+        // memcached -M evicts nothing, not even to find an index slot: the write is refused.
+        let may_evict = self.when_full() != WhenFull::Refuse;
         for _ in 0..4 {
             if let Insert::Done = self.index.insert(ctx.hash, slot, ctx.guard) {
                 ctx.stats.count(gen, 1, data_len);
@@ -261,16 +263,18 @@ impl Store {
             // now (a sub-table is 1/64 of the index), or, without memory to, make way.
             if !self.relocate_from_buckets(ctx.hash, ctx.guard)
                 && !self.grow(ctx.hash.sub, GrowWhen::BucketsFull, ctx.guard)
+                && may_evict
             {
                 self.evict_from_window(ctx);
             }
         }
         // Nothing in the window could give way (all stripes busy, or every item protected):
         // the new item is dropped as if evicted at once. Growth of the table (after this
-        // write) makes it rare. One that must not be evicted is refused instead.
+        // write) makes it rare. One that must not be evicted is refused instead, and so is
+        // every one under -M.
         let r = self.resolve(slot.location(), ctx.guard);
         self.retire_item(slot.location(), &r, ctx.guard);
-        if self.protection().protects(&r) {
+        if !may_evict || self.protection().protects(&r) {
             return false;
         }
         ctx.stats.evictions += 1;

@@ -266,20 +266,7 @@ fn get_and_mget_lend_only_where_the_reply_stays() {
     let bulk = [format!("${}\r\n", big.len()).into_bytes(), big.clone(), b"\r\n".to_vec()].concat();
     // A command run with lending open: the bytes it lent, and its reply with them placed.
     let run = |h: &mut Harness, args: &[&[u8]]| -> (usize, Vec<u8>) {
-        store::loans::open();
-        let out = h.run_args(args);
-        let lent = store::loans::lent_bytes();
-        let placed = store::loans::settle(|parts| {
-            let (mut whole, mut from) = (Vec::new(), 0);
-            for &(at, bytes) in parts {
-                whole.extend_from_slice(&out[from..at]);
-                whole.extend_from_slice(bytes);
-                from = at;
-            }
-            whole.extend_from_slice(&out[from..]);
-            whole
-        });
-        (lent, placed.unwrap_or(out))
+        crate::memcache::tests::lending(|| h.run_args(args))
     };
     assert_eq!(run(&mut h, &[b"GET", b"big"]), (big.len(), bulk.clone()));
     let both = [b"*2\r\n".to_vec(), bulk.clone(), b"$1\r\nv\r\n".to_vec()].concat();
