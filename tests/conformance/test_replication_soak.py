@@ -222,8 +222,9 @@ def test_replicas_converge_under_writes_and_chaos(make_server):
     context = f"seed {seed} (SPINEL_SOAK_SEED), {SOAK_SECS}s (SPINEL_SOAK_SECS)"
     try:
         kit_wait(topo.all_caught_up, "the first sync")
-        threads = start_writers(topo, seed)
         deadline = time.monotonic() + SOAK_SECS
+        kit.FLUSHES_UNTIL[0] = deadline - min(5.0, SOAK_SECS / 4)
+        threads = start_writers(topo, seed)
         while time.monotonic() < deadline:
             time.sleep(rng.uniform(1.0, 3.5))
             if time.monotonic() < deadline:
