@@ -26,7 +26,14 @@ from wire import Conn, resp_encode
 KEYS = 16
 ROUNDS = 4
 FILLERS_PER_ROUND = 8
+# Sets of new keys behind each get and overwrite of a pipeline: enough that a write in the
+# batch finds the store's free memory gone and must wait for a grace period its own loans
+# hold up, with the lent value's own memory (just replaced) among what comes back.
+FILLERS_PER_GET = 6
 DEADLINE_S = 30
+# Spinel's batch budget raised (`--output-pause`, `-R`), so that a batch runs many writes
+# behind a 100 KB loan instead of ending at its first 32 KiB of output.
+WIDE_BATCHES = ["--output-pause", "4096", "-R", "400"]
 
 
 def versioned(key_index, version, size):
@@ -73,8 +80,24 @@ def fill_store(port, size, stop, counts):
             time.sleep(0.001)
 
 
+def evictions(port):
+    """The server's `evictions` stat (memcached text)."""
+    with Conn(port) as conn:
+        conn.send(b"stats\r\n")
+        stats = conn.read_until(b"END\r\n")
+    return int(stats.split(b"STAT evictions ", 1)[1].split(b"\r\n", 1)[0])
+
+
 def pipelines_while_filled(port, run_rounds, size, fillers=2):
-    """Runs `run_rounds()` while `fillers` threads keep the store full; the fill rounds."""
+    """Fills the store past its 64 MiB, then runs `run_rounds()` while `fillers` threads
+    keep it full; checks that writes evicted meanwhile. The fill rounds."""
+    filler = b"p" * size
+    with Conn(port) as conn:
+        for start in range(0, (96 << 20) // size, 64):
+            conn.send(b"".join(b"set prefill_%d 0 0 %d noreply\r\n%s\r\n" % (n, size, filler)
+                               for n in range(start, start + 64)))
+            conn.rt(b"mn\r\n", b"MN\r\n")
+    evicted_before = evictions(port)
     stop, counts = threading.Event(), {"fills": 0}
     threads = [threading.Thread(target=fill_store, args=(port, size, stop, counts))
                for _ in range(fillers)]
@@ -86,6 +109,7 @@ def pipelines_while_filled(port, run_rounds, size, fillers=2):
         stop.set()
         for thread in threads:
             thread.join()
+    assert evictions(port) > evicted_before, "the store was not full"
     return counts["fills"]
 
 
@@ -126,6 +150,10 @@ def text_round(conn, prefix, model, round_no):
         requests.append(b"set %s %d 0 %d\r\n%s\r\n" % (key, version, size,
                                                       versioned(i, version, size)))
         expects.append(("set", i, version))
+        for j in range(FILLERS_PER_GET):
+            requests.append(b"set pf_%s_%d_%d 0 0 %d\r\n%s\r\n" % (key, round_no, j, size,
+                                                                 b"x" * size))
+            expects.append(("fill",))
         requests.append(b"get %s\r\n" % key)
         expects.append(("get", i))
         if i % 4 == round_no % 4:
@@ -145,6 +173,8 @@ def text_round(conn, prefix, model, round_no):
                 data = conn.read_exact(int(length) + 2)[:-2]
                 model.check_hit(expect[1], int(flags), data)
                 assert conn.read_line() == b"END\r\n"
+            elif expect[0] == "fill":
+                assert conn.read_line() == b"STORED\r\n"
             elif expect[0] == "set":
                 assert conn.read_line() == b"STORED\r\n"
                 model.version[expect[1]] = expect[2]
@@ -165,6 +195,10 @@ def meta_round(conn, prefix, model, round_no):
         requests.append(b"ms %s %d F%d\r\n%s\r\n" % (key, size, version,
                                                    versioned(i, version, size)))
         expects.append(("set", i, version))
+        for j in range(FILLERS_PER_GET):
+            requests.append(b"ms pf_%s_%d_%d %d\r\n%s\r\n" % (key, round_no, j, size,
+                                                             b"x" * size))
+            expects.append(("fill",))
         requests.append(b"mg %s v f\r\n" % key)
         expects.append(("get", i))
         if i % 4 == round_no % 4:
@@ -183,6 +217,8 @@ def meta_round(conn, prefix, model, round_no):
                 assert head == b"VA", f"reply out of order: {line!r}"
                 data = conn.read_exact(int(length) + 2)[:-2]
                 model.check_hit(expect[1], int(flags[1:]), data)
+            elif expect[0] == "fill":
+                assert line == b"HD\r\n", f"reply out of order: {line!r}"
             elif expect[0] == "set":
                 assert line == b"HD\r\n", f"reply out of order: {line!r}"
                 model.version[expect[1]] = expect[2]
@@ -208,8 +244,8 @@ def run_pipelines(port, prefix, size, make_round):
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [10000, 100000])
 @pytest.mark.parametrize("dialect", ["text", "meta"])
-def test_writes_behind_lent_gets_keep_order_under_eviction(make_server, size, dialect):
-    server = make_server()
+def test_writes_behind_lent_gets_keep_order_under_eviction(make_server, target, size, dialect):
+    server = make_server(extra=WIDE_BATCHES if target == "spinel" else ())
     make_round = text_round if dialect == "text" else meta_round
     prefix = b"lw%s%d" % (dialect.encode(), size)
     fills = pipelines_while_filled(
@@ -230,6 +266,9 @@ def resp_round(conn, prefix, model, round_no):
         expects.append(("get", i))
         requests.append(resp_encode(b"SET", key, versioned(i, version, size)))
         expects.append(("set", i, version))
+        for j in range(FILLERS_PER_GET):
+            requests.append(resp_encode(b"SET", b"pf_%s_%d_%d" % (key, round_no, j), b"x" * size))
+            expects.append(("fill",))
         requests.append(resp_encode(b"GET", key))
         expects.append(("get", i))
         if i % 4 == round_no % 4:
@@ -247,6 +286,8 @@ def resp_round(conn, prefix, model, round_no):
                 assert line.startswith(b"$"), f"reply out of order: {line!r}"
                 data = conn.read_exact(int(line[1:]) + 2)[:-2]
                 model.check_hit(expect[1], int(data[6:11]), data)
+            elif expect[0] == "fill":
+                assert line == b"+OK\r\n", f"reply out of order: {line!r}"
             elif expect[0] == "set":
                 assert line == b"+OK\r\n", f"reply out of order: {line!r}"
                 model.version[expect[1]] = expect[2]
@@ -262,7 +303,7 @@ def resp_round(conn, prefix, model, round_no):
 def test_resp_writes_behind_lent_gets_keep_order_under_eviction(make_server, target, size):
     if target != "spinel":
         pytest.skip("fills the store over memcached text")
-    server = make_server()
+    server = make_server(extra=WIDE_BATCHES)
     prefix = b"lwresp%d" % size
     fills = pipelines_while_filled(
         server.mc_port, lambda: run_pipelines(server.resp_port, prefix, size, resp_round), size)

@@ -117,7 +117,8 @@ impl Dialect for Resp<'_> {
 #[inline(always)]
 fn writes_one_string(command: &Command<'_>) -> bool {
     command.name().is_some_and(|name| {
-        name.eq_ignore_ascii_case(b"set") || (command.argc() == 2 && name.eq_ignore_ascii_case(b"del"))
+        name.eq_ignore_ascii_case(b"set")
+            || (command.argc() == 2 && name.eq_ignore_ascii_case(b"del"))
     })
 }
 
