@@ -262,8 +262,11 @@ impl Store {
     /// write behind large gets in one batch) is let go first, their values copied
     /// (`loans::unpin`), so that such a write waits as any other does.
     pub(super) fn wait_for_frees(&self, frees_before: usize) {
-        if epoch::is_pinned() && !(crate::loans::unpin() && !epoch::is_pinned()) {
-            return;
+        if epoch::is_pinned() {
+            crate::loans::unpin();
+            if epoch::is_pinned() {
+                return;
+            }
         }
         for spin in 0..100_000 {
             if self.recycled.frees.load(Ordering::Acquire) != frees_before
