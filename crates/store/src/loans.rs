@@ -159,7 +159,8 @@ impl Item<'_> {
             }
             // SAFETY: the slice stays valid and unchanged while `guard` is held (module
             // docs), and it is only handed out by `settle`, borrowed within the guard's
-            // life; the guard is dropped after the parts are cleared.
+            // life; the guard is dropped after the parts are cleared, or by `unpin` after
+            // it re-pointed this part at a copy.
             let part: &'static [u8] =
                 unsafe { std::slice::from_raw_parts(value.as_ptr(), value.len()) };
             loans.parts.push((at, part));
