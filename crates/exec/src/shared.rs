@@ -573,6 +573,17 @@ impl Core {
         }
     }
 
+    /// Whether a plain one-key write may run behind this thread's loans (`store::loans`)
+    /// now: it may wait for memory (the loans' pin is let go first, `Store::wait_for_frees`),
+    /// but must not wait for a lock that another thread may hold while it waits for a grace
+    /// period, which those loans hold up: the replication journal (a write sent verbatim
+    /// holds it around the write) and a save's picture (writes keep their keys into it).
+    /// Two loads.
+    #[inline]
+    pub fn writes_behind_loans(&self) -> bool {
+        !self.repl.journaling() && !self.picture.is_active()
+    }
+
     /// memcached's `limit_maxbytes`: the store's limit plus the buffers' share.
     pub fn maxbytes(&self) -> u64 {
         self.maxbytes.load(std::sync::atomic::Ordering::Relaxed)

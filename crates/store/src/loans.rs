@@ -20,9 +20,15 @@
 //! nor changed before the parts are sent or copied.
 //!
 //! A pin must not be held across a wait of the loop: a writer on another thread that needs
-//! memory back waits for the grace period (`wait_for_frees`), and a writer on this thread
-//! that sees its own pin does not wait at all. `settle` is called by the loop in the same
-//! turn, right after the handler call that lent.
+//! memory back waits for the grace period (`wait_for_frees`). `settle` is called by the
+//! loop in the same turn, right after the handler call that lent.
+//!
+//! Writes run behind loans (a set after a large get in one pipeline). One that needs memory
+//! back must wait for a grace period that its own thread's loan pin holds up; before it
+//! waits, [`unpin`] copies the values lent so far out of item memory and drops the pin, so
+//! the wait can end (and no thread ever waits for frees while its loans pin the epoch).
+//! The parts keep their offsets, so the replies leave in the same order either way; the
+//! copy is what lending saved, paid only by a batch whose write found the store full.
 
 use std::cell::{Cell, RefCell};
 
@@ -35,8 +41,14 @@ struct Loans {
     /// Held from the first loan to [`settle`].
     guard: Option<Guard>,
     /// (offset in the output, value) in the order lent. The `'static` is not true: each
-    /// slice is valid while `guard` is held, and is only handed out borrowed from it.
+    /// slice is valid while `guard` is held (`parts[copied..]`) or while `copies` holds its
+    /// bytes (`parts[..copied]`), and is only handed out borrowed from them.
     parts: Vec<(usize, &'static [u8])>,
+    /// The first `copied` parts point into `copies`, not into item memory ([`unpin`]).
+    copied: usize,
+    /// The values [`unpin`] copied out of item memory, one buffer per call; a buffer's
+    /// bytes stay where they are when the list grows.
+    copies: Vec<Vec<u8>>,
 }
 
 thread_local! {
@@ -45,7 +57,9 @@ thread_local! {
     static OPEN: Cell<bool> = const { Cell::new(false) };
     /// Bytes lent since [`open`].
     static LENT_BYTES: Cell<usize> = const { Cell::new(0) };
-    static LOANS: RefCell<Loans> = const { RefCell::new(Loans { guard: None, parts: Vec::new() }) };
+    static LOANS: RefCell<Loans> = const {
+        RefCell::new(Loans { guard: None, parts: Vec::new(), copied: 0, copies: Vec::new() })
+    };
 }
 
 /// Values of at least this many bytes are lent; smaller ones are copied (cheaper than a
@@ -82,8 +96,45 @@ pub fn settle<R>(f: impl FnOnce(&[(usize, &[u8])]) -> R) -> Option<R> {
         let parts: &[(usize, &[u8])] = &loans.parts;
         let result = f(parts);
         loans.parts.clear();
+        loans.copied = 0;
+        loans.copies.clear();
         loans.guard = None;
         Some(result)
+    })
+}
+
+/// Lets go of this thread's loan pin, if it holds one, after copying the values lent since
+/// the last call out of item memory: the parts keep their offsets and order, and `settle`
+/// hands out the copies. For a write on this thread that must wait for a grace period
+/// (`Store::wait_for_frees`), which the pin would hold up for good. A value lent after
+/// this pins again. True if a pin was let go.
+pub(crate) fn unpin() -> bool {
+    LOANS.with(|cell| {
+        // Never borrowed across a store call; a borrow here would be a bug, not a wait.
+        let Ok(mut loans) = cell.try_borrow_mut() else { return false };
+        if loans.guard.is_none() {
+            return false;
+        }
+        let loans = &mut *loans;
+        let fresh = &mut loans.parts[loans.copied..];
+        let mut copy = Vec::with_capacity(fresh.iter().map(|(_, part)| part.len()).sum());
+        for (_, part) in fresh.iter() {
+            copy.extend_from_slice(part);
+        }
+        let mut from = 0;
+        for (_, part) in fresh.iter_mut() {
+            let len = part.len();
+            // SAFETY: `copy`'s heap buffer is kept in `copies` until `settle` clears the
+            // parts, is never written again, and does not move when `copies` grows; so the
+            // slice stays valid for as long as the part exists (see `Loans::parts`).
+            *part = unsafe { std::slice::from_raw_parts(copy.as_ptr().add(from), len) };
+            from += len;
+        }
+        loans.copies.push(copy);
+        loans.copied = loans.parts.len();
+        // The item memory is no longer referred to: its grace period may end.
+        loans.guard = None;
+        true
     })
 }
 
@@ -108,7 +159,8 @@ impl Item<'_> {
             }
             // SAFETY: the slice stays valid and unchanged while `guard` is held (module
             // docs), and it is only handed out by `settle`, borrowed within the guard's
-            // life; the guard is dropped after the parts are cleared.
+            // life; the guard is dropped after the parts are cleared, or by `unpin` after
+            // it re-pointed this part at a copy.
             let part: &'static [u8] =
                 unsafe { std::slice::from_raw_parts(value.as_ptr(), value.len()) };
             loans.parts.push((at, part));
@@ -148,6 +200,39 @@ mod tests {
         assert_eq!(seen, Some((3, vec![7; 5000])));
         assert_eq!(super::lent_bytes(), 0);
         assert_eq!(super::settle(|_| ()), None);
+    }
+
+    /// A write on the lending thread that needs memory back (several times the store's memory
+    /// written behind a loan) waits for a grace period that its own loan would hold up for
+    /// good: the loan's value is copied and its pin let go first, so every write is stored
+    /// (before, none could wait, and the full store refused them), a value lent after that
+    /// pins again, and both leave whole and in order.
+    #[test]
+    fn writes_behind_a_loan_wait_after_copying_it() {
+        let store = small_store();
+        store.store(b"k", &[1; 10_000], 0, Expiry::Never, Mode::Set).unwrap();
+        store.store(b"j", &[2; 10_000], 0, Expiry::Never, Mode::Set).unwrap();
+        super::open();
+        assert!(store.reader().get(b"k").unwrap().lend_value(0));
+        for round in 0..4_000u32 {
+            let key = format!("f{round}");
+            let value = [(round % 250) as u8; 10_000];
+            store.store(key.as_bytes(), &value, 0, Expiry::Never, Mode::Set).unwrap();
+            if round == 2_000 {
+                // The copy is made once, on the first wait; the next loan pins again.
+                assert!(!crossbeam_epoch::is_pinned(), "the loan's pin was let go");
+                store.store(b"j", &[2; 10_000], 0, Expiry::Never, Mode::Set).unwrap();
+                assert!(store.reader().get(b"j").unwrap().lend_value(7));
+                assert!(crossbeam_epoch::is_pinned());
+            }
+        }
+        store.store(b"k", &[3; 10_000], 0, Expiry::Never, Mode::Set).unwrap();
+        store.delete(b"j", None).unwrap();
+        let seen = super::settle(|parts| {
+            let whole = |part: &[u8]| part.iter().all(|&b| b == part[0]);
+            parts.iter().map(|&(at, part)| (at, part[0], whole(part))).collect::<Vec<_>>()
+        });
+        assert_eq!(seen, Some(vec![(0, 1, true), (7, 2, true)]));
     }
 
     /// A lent value stays whole while another thread overwrites and deletes its key, however

@@ -181,21 +181,29 @@ impl<'a> Dialect for Text<'a> {
         store::loans::lent_bytes()
     }
 
-    /// Behind a loan, only what reads (and may lend) runs: get, gets, an `mg` that does not
-    /// touch, vivify or recache, and `mn`, which ends a run of quiet `mg`s.
+    /// Behind a loan, what reads (and may lend) runs: get, gets, an `mg` that does not
+    /// touch, vivify or recache, and `mn`, which ends a run of quiet `mg`s; and the plain
+    /// one-key writes (the store family, `delete`, `ms`, `md`) while
+    /// [`exec::Core::writes_behind_loans`] says they may. Anything else waits.
     #[inline(always)]
     fn waits_for_loans(&self, request: &Self::Request<'_>) -> bool {
         use proto_memcache::{text::RetrieveKind, Request};
-        let reads = match request {
-            Request::Retrieve(r) => matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets),
+        if store::loans::lent_bytes() == 0 {
+            return false;
+        }
+        match request {
+            Request::Retrieve(r) => !matches!(r.kind, RetrieveKind::Get | RetrieveKind::Gets),
             Request::MetaGet(get) => {
                 let flags = &get.flags;
-                flags.update_ttl_secs.or(flags.vivify_ttl_secs).or(flags.recache_ttl_secs).is_none()
+                flags.update_ttl_secs.or(flags.vivify_ttl_secs).or(flags.recache_ttl_secs).is_some()
             }
-            Request::MetaNoop => true,
-            _ => false,
-        };
-        !reads && store::loans::lent_bytes() > 0
+            Request::MetaNoop => false,
+            Request::Store(_)
+            | Request::Delete { .. }
+            | Request::MetaSet(_)
+            | Request::MetaDelete(_) => !self.ctx.view.core().writes_behind_loans(),
+            _ => true,
+        }
     }
 
     fn watch(&mut self, kinds: u32, out: &mut Vec<u8>, replies_pending: bool) -> bool {
@@ -341,16 +349,32 @@ impl<'a> Dialect for Binary<'a> {
         store::loans::lent_bytes()
     }
 
-    /// Behind a loan, only the gets (which may lend) and Noop, which ends a run of quiet
-    /// gets, run; anything else waits for the next call, as in text.
+    /// Behind a loan, the gets (which may lend) and Noop, which ends a run of quiet gets,
+    /// run, and the plain one-key writes (set, add, replace, append, prepend, delete and
+    /// their quiet forms) while [`exec::Core::writes_behind_loans`] says they may; anything
+    /// else waits for the next call, as in text.
     #[inline(always)]
     fn waits_for_loans(&self, request: &Self::Request<'_>) -> bool {
         use proto_memcache::binary::Opcode;
-        let reads = matches!(
-            request.opcode,
-            Opcode::Get | Opcode::GetQ | Opcode::GetK | Opcode::GetKQ | Opcode::Noop
-        );
-        !reads && store::loans::lent_bytes() > 0
+        if store::loans::lent_bytes() == 0 {
+            return false;
+        }
+        match request.opcode {
+            Opcode::Get | Opcode::GetQ | Opcode::GetK | Opcode::GetKQ | Opcode::Noop => false,
+            Opcode::Set
+            | Opcode::SetQ
+            | Opcode::Add
+            | Opcode::AddQ
+            | Opcode::Replace
+            | Opcode::ReplaceQ
+            | Opcode::Append
+            | Opcode::AppendQ
+            | Opcode::Prepend
+            | Opcode::PrependQ
+            | Opcode::Delete
+            | Opcode::DeleteQ => !self.ctx.view.core().writes_behind_loans(),
+            _ => true,
+        }
     }
 
     /// A run of quiet gets is one multiget (libmemcached ends it with a noop), as a text

@@ -97,8 +97,11 @@ pub trait Dialect {
     }
 
     /// Whether `request` must wait for the next call: the batch holds loans (a read pin)
-    /// and the request is one that may write (a write that needs memory back does not wait
-    /// for the grace period while its own thread is pinned).
+    /// and the request is not one that may run behind them. Reads that lend do; so do plain
+    /// one-key writes, which wait for nothing but memory (a write that needs memory back
+    /// has the loans copied and their pin let go first: `store::loans`). A request that may
+    /// wait for a lock another thread holds while it waits for a grace period (the gate, the
+    /// replication journal), or that cuts or moves replies already written, waits.
     #[inline(always)]
     fn waits_for_loans(&self, _request: &Self::Request<'_>) -> bool {
         false

@@ -79,12 +79,16 @@ impl Dialect for Resp<'_> {
         store::loans::lent_bytes()
     }
 
-    /// Behind a loan, only GET and MGET run: anything else may write (and wait for the
-    /// grace period its own thread holds up), take the gate, or cut or move replies
-    /// already written (CLIENT REPLY, EXEC).
+    /// Behind a loan, GET and MGET run, and SET and a one-key DEL while
+    /// [`exec::Core::writes_behind_loans`] says they may (they wait for nothing but
+    /// memory, and the loans let go of their pin before that). Anything else waits: it may
+    /// take the gate (MSET, a DEL of several keys), or cut or move replies already written
+    /// (CLIENT REPLY, EXEC).
     #[inline(always)]
     fn waits_for_loans(&self, command: &Self::Request<'_>) -> bool {
-        store::loans::lent_bytes() > 0 && !reads_values(command)
+        store::loans::lent_bytes() > 0
+            && !reads_values(command)
+            && !(writes_one_string(command) && self.shared.core.writes_behind_loans())
     }
 
     #[inline(always)]
@@ -107,6 +111,15 @@ impl Dialect for Resp<'_> {
     fn keep_scratch(&mut self, storage: ArgStorage) {
         self.storage = Some(storage);
     }
+}
+
+/// SET, and DEL of one key (any case): plain one-key writes, which take no gate.
+#[inline(always)]
+fn writes_one_string(command: &Command<'_>) -> bool {
+    command.name().is_some_and(|name| {
+        name.eq_ignore_ascii_case(b"set")
+            || (command.argc() == 2 && name.eq_ignore_ascii_case(b"del"))
+    })
 }
 
 /// GET and MGET (any case), the commands that may lend values.

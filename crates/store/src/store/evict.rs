@@ -258,10 +258,15 @@ impl Store {
     /// Waits until memory comes back (segments past their grace, large items freed). Not
     /// when this thread holds a read pin itself: the grace period cannot end while it does,
     /// so waiting would only spin (found by fuzzing: SORT ... STORE made room under its
-    /// reader and spun for half a minute, holding the gate).
+    /// reader and spun for half a minute, holding the gate). A pin of this thread's loans (a
+    /// write behind large gets in one batch) is let go first, their values copied
+    /// (`loans::unpin`), so that such a write waits as any other does.
     pub(super) fn wait_for_frees(&self, frees_before: usize) {
         if epoch::is_pinned() {
-            return;
+            crate::loans::unpin();
+            if epoch::is_pinned() {
+                return;
+            }
         }
         for spin in 0..100_000 {
             if self.recycled.frees.load(Ordering::Acquire) != frees_before
