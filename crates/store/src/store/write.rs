@@ -6,8 +6,8 @@ use std::sync::{atomic::Ordering, Arc};
 use crossbeam_epoch::Guard;
 
 use super::{
-    shard, Need, OpError, Room, Store, Writer, CHARGE_AHEAD, CHARGE_AHEAD_SHARE, CHARGE_MARGIN, PAGE,
-    RESERVE_SEGMENTS, TTL_CLASSES,
+    shard, Need, OpError, Room, Store, Writer, CHARGE_AHEAD, CHARGE_AHEAD_SHARE, CHARGE_MARGIN,
+    PAGE, RESERVE_SEGMENTS, TTL_CLASSES,
 };
 use crate::{
     bytes,
