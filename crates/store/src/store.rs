@@ -68,10 +68,15 @@ const WRITE_SHARDS_MAX: usize = 8;
 /// Segments eviction keeps in their grace period ahead of demand (see `make_room`).
 const EVICT_AHEAD: usize = 2;
 const PAGE: usize = 4096;
-/// A segment being filled is charged this far past the end of the next item (then rounded
-/// up to a page), so that writers sharing it rarely reserve past its charge at once (which
-/// seals it early; `Store::charge_ahead`).
+/// What a segment taken unbacked is charged first (a page; `Store::take_segment`).
 const CHARGE_AHEAD: usize = 4096;
+/// A segment being filled is charged again once the next item comes within its own length
+/// and this much of the charge, so that writers sharing it rarely reserve past its charge at
+/// once (which seals it early; `Store::charge_ahead`).
+const CHARGE_MARGIN: usize = 256;
+/// A segment being filled is charged ahead of its items by at most the memory in use over
+/// this (then rounded up to a page; `Store::charge_ahead`).
+const CHARGE_AHEAD_SHARE: usize = 256;
 
 #[derive(Default)]
 struct StripeStats {

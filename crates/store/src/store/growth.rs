@@ -126,13 +126,14 @@ impl Store {
         }
     }
 
-    /// After a write: move a chunk of a growing sub-table, or start growing a full one.
+    /// After a write: move a chunk of a growing sub-table, or start growing a full one and
+    /// move its first chunk now. Left to the sub-table's next write, a small table's whole
+    /// migration waited about 64 writes with both tables charged (old tables were 0.8 B
+    /// per item at 0.1% of a 64 MiB store, when sub-tables grow every few keys).
     pub(super) fn after_write(&self, sub: usize, guard: &Guard) {
-        if self.index.is_growing(sub, guard) {
+        if self.index.is_growing(sub, guard) || self.grow(sub, GrowWhen::OverLoadLimit, guard) {
             self.migrate_step(sub, guard);
-            return;
         }
-        self.grow(sub, GrowWhen::OverLoadLimit, guard);
     }
 
     /// Starts growing a sub-table if `when` says it needs it. False if it did not start, for

@@ -6,7 +6,8 @@ use std::sync::{atomic::Ordering, Arc};
 use crossbeam_epoch::Guard;
 
 use super::{
-    shard, Need, OpError, Room, Store, Writer, CHARGE_AHEAD, PAGE, RESERVE_SEGMENTS, TTL_CLASSES,
+    shard, Need, OpError, Room, Store, Writer, CHARGE_AHEAD, CHARGE_AHEAD_SHARE, CHARGE_MARGIN,
+    PAGE, RESERVE_SEGMENTS, TTL_CLASSES,
 };
 use crate::{
     bytes,
@@ -84,26 +85,36 @@ impl Store {
         Some((Location { segment: id, offset }, cas))
     }
 
-    /// Charges a segment that is being filled for the next `len` bytes and some more, unless
-    /// its charge covers them and `CHARGE_AHEAD` more already: a segment taken unbacked is
-    /// charged in pages as it fills, not whole when taken (a 256 KiB segment a tenth
-    /// written was 18.5 B per item at 1% of a 64 MiB store). When the budget has no room
-    /// left, the reservation fails past the charge and the segment is sealed there, as if
-    /// full; what it was not charged for was never touched. A client's charge leaves
+    /// Charges a segment that is being filled for the next `len` bytes and a little more,
+    /// unless its charge covers them and `len + CHARGE_MARGIN` more already: a segment taken
+    /// unbacked is charged in pages as it fills, not whole when taken (a 256 KiB segment a
+    /// tenth written was 18.5 B per item at 1% of a 64 MiB store). When the budget has no
+    /// room left, the reservation fails past the charge and the segment is sealed there, as
+    /// if full; what it was not charged for was never touched. A client's charge leaves
     /// eviction's reserve free, as taking a segment does; eviction's copies may use it.
     fn charge_ahead(&self, id: u32, len: usize, client: bool) {
         let seg = self.segments.header(id);
         let word = seg.write_offset.load(Ordering::Acquire);
         let (offset, room) = segment::reserved_and_room(word);
         let (end, room) = (offset as usize + len, room as usize);
-        if word & SEALED != 0 || room >= self.seg_size || end + CHARGE_AHEAD <= room {
+        // The margin: room for another writer's item of this size reserved at the same time
+        // (two writers sharing a segment), so that they rarely pass the charge at once.
+        let margin = len + CHARGE_MARGIN;
+        if word & SEALED != 0 || room >= self.seg_size || end + margin <= room {
             return;
         }
-        // Ahead by a quarter of what is written (at least `CHARGE_AHEAD`): a segment is
-        // charged in about 16 steps, not one per page (each a write to the shared budget).
+        // Ahead by a quarter of what is written, so that a full segment is charged in about
+        // 16 steps (each a write to the shared budget), but by no more than a small share
+        // of the memory in use: while a store is small, what is charged ahead of the items
+        // is most of its metadata (a quarter was 8 B per item at 0.1% of a 64 MiB store).
         // Eviction's copies take the whole segment at once, as before segments were charged
         // as they fill: kept items must not meet a segment sealed short of its end.
-        let target = if client { end + CHARGE_AHEAD.max(end / 4) } else { self.seg_size };
+        let target = if client {
+            let used = self.recycled.used_bytes.load(Ordering::Acquire);
+            end + margin + (end / 4).min(used / CHARGE_AHEAD_SHARE)
+        } else {
+            self.seg_size
+        };
         let target = target.min(self.seg_size);
         let (charged, surplus) = seg.extend_charge(target, |bytes| {
             if client {
