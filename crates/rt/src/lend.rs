@@ -13,11 +13,12 @@
 //! known full, no TLS), then the copy of the rest. Either way the peer gets the same bytes
 //! in the same order as if they had been copied.
 
-use std::{io::IoSlice, os::fd::RawFd};
+use std::{io::IoSlice, os::fd::RawFd, time::Instant};
 
 use crate::{
     buf::{OutBuf, OutPool},
     sys,
+    zerocopy::{Hold, ZeroCopy},
 };
 
 /// The most pieces one send takes (the kernel's `UIO_MAXIOV`); the rest is copied.
@@ -29,15 +30,32 @@ const IOV_MAX: usize = 1024;
 /// CPU-second against 127k copied), while a multiget's chunk (64 KiB) gains from it.
 pub(crate) const SEND_BYTES_MIN: usize = 32 << 10;
 
+/// A connection's zero-copy sends ([`crate::zerocopy`]), for a call of [`place`].
+pub(crate) struct ZeroCopySend<'z> {
+    pub zc: &'z mut ZeroCopy,
+    /// Lent bytes of one call from which its send is zero-copy.
+    pub min_bytes: usize,
+    /// Takes the handler's hold on the parts ([`crate::Handler::hold_lent`]).
+    pub hold: fn() -> Option<Hold>,
+}
+
+impl ZeroCopySend<'_> {
+    fn wants(&self, lent: usize) -> bool {
+        self.min_bytes > 0 && lent >= self.min_bytes && self.zc.usable()
+    }
+}
+
 /// Places `parts` (offsets into `out`'s bytes, ascending, none before its unsent front)
 /// into `out`'s stream: sends them with `out`'s unsent bytes through `fd` when given and
-/// they come to [`SEND_BYTES_MIN`] or more, and copies whatever was not sent into `out`.
-/// Returns the bytes sent.
+/// they come to [`SEND_BYTES_MIN`] or more (or to the zero-copy threshold, when `zc` is
+/// given: that send is zero-copy), and copies whatever was not sent into `out`. Returns
+/// the bytes sent.
 pub(crate) fn place(
     out: &mut OutBuf,
     parts: &[(usize, &[u8])],
     fd: Option<RawFd>,
     pool: &mut OutPool,
+    zc: Option<ZeroCopySend<'_>>,
 ) -> usize {
     let front = out.bytes().len() - out.unsent_len();
     let mut last = front;
@@ -46,8 +64,11 @@ pub(crate) fn place(
         last = at;
     }
     let lent: usize = parts.iter().map(|(_, bytes)| bytes.len()).sum();
+    let zc = zc.filter(|zc| zc.wants(lent));
     let sent = match fd {
-        Some(fd) if lent >= SEND_BYTES_MIN => send(fd, out.bytes(), front, parts),
+        Some(fd) if lent >= SEND_BYTES_MIN || zc.is_some() => {
+            send(fd, out.bytes(), front, parts, zc)
+        }
         _ => 0,
     };
     let total = out.unsent_len() + lent;
@@ -89,14 +110,26 @@ fn insert(out: &mut OutBuf, parts: &[(usize, &[u8])]) {
     buf.extend_from_slice(&after[from - first..]);
 }
 
-/// One vectored send of the pieces without waiting; 0 when the socket takes nothing or
-/// fails (the ordinary send that follows finds the error).
-fn send<'a>(fd: RawFd, bytes: &'a [u8], front: usize, parts: &[(usize, &'a [u8])]) -> usize {
+/// One vectored send of the pieces without waiting, zero-copy when `zc` is given and the
+/// socket still takes it; 0 when the socket takes nothing or fails (the ordinary send that
+/// follows finds the error).
+fn send<'a>(
+    fd: RawFd,
+    bytes: &'a [u8],
+    front: usize,
+    parts: &[(usize, &'a [u8])],
+    zc: Option<ZeroCopySend<'_>>,
+) -> usize {
     let mut iov: Vec<IoSlice<'a>> = Vec::with_capacity((2 * parts.len() + 1).min(IOV_MAX));
     for_each_piece(bytes, front, parts, |piece| {
         iov.push(IoSlice::new(piece));
         iov.len() < IOV_MAX
     });
+    if let Some(ZeroCopySend { zc, hold, .. }) = zc {
+        if let Some(sent) = zc.send(fd, &iov, Instant::now(), hold) {
+            return sent;
+        }
+    }
     sys::sendmsg_nowait(fd, &iov).unwrap_or(0)
 }
 
@@ -142,7 +175,7 @@ mod tests {
         let mut pool = OutPool::new();
         let mut out = OutBuf::from(b"A:\r\nB:\r\nEND\r\n".to_vec());
         let parts: [(usize, &[u8]); 3] = [(2, b"aaa"), (6, b"bb"), (6, b"c")];
-        assert_eq!(place(&mut out, &parts, None, &mut pool), 0);
+        assert_eq!(place(&mut out, &parts, None, &mut pool, None), 0);
         assert_eq!(out.unsent(), b"A:aaa\r\nB:bbc\r\nEND\r\n");
     }
 
@@ -156,7 +189,7 @@ mod tests {
         let value = vec![b'x'; 5000];
         let parts: [(usize, &[u8]); 1] = [(3, &value)];
         let want = stream(out.bytes(), &parts);
-        assert_eq!(place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool), 0);
+        assert_eq!(place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, None), 0);
         assert_eq!(out.unsent(), &want[..]);
     }
 
@@ -173,7 +206,7 @@ mod tests {
         let parts: [(usize, &[u8]); 2] = [(6, &big), (10, b"!")];
         assert!(big.len() >= SEND_BYTES_MIN);
         let want = stream(out.bytes(), &parts);
-        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool);
+        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, None);
         assert!(sent > 0 && sent < want.len(), "sent {sent}");
         assert_eq!(out.unsent(), &want[sent..]);
         drop(client);

@@ -45,6 +45,8 @@ thread_local! {
     static OPEN: Cell<bool> = const { Cell::new(false) };
     /// Bytes lent since [`open`].
     static LENT_BYTES: Cell<usize> = const { Cell::new(0) };
+    /// Within `settle`'s `f` (the loans' pin held): [`hold`] may pin on.
+    static SETTLING: Cell<bool> = const { Cell::new(false) };
     static LOANS: RefCell<Loans> = const { RefCell::new(Loans { guard: None, parts: Vec::new() }) };
 }
 
@@ -80,11 +82,27 @@ pub fn settle<R>(f: impl FnOnce(&[(usize, &[u8])]) -> R) -> Option<R> {
         let mut loans = cell.borrow_mut();
         // The slices shrink to this borrow, within which the guard is held.
         let parts: &[(usize, &[u8])] = &loans.parts;
+        SETTLING.set(true);
         let result = f(parts);
+        SETTLING.set(false);
         loans.parts.clear();
         loans.guard = None;
         Some(result)
     })
+}
+
+/// A pin of this thread that outlives [`settle`]: taken within `settle`'s `f`, it keeps the
+/// parts being settled valid and unchanged for as long as it lives (a zero-copy send, whose
+/// kernel reads them after `f` returns). Each one delays the reuse of freed memory on every
+/// thread while it lives: drop it as soon as the kernel is done.
+pub struct Hold {
+    _guard: Guard,
+}
+
+/// A [`Hold`] on the parts lent on this thread, or None outside `settle` (no loan pinned).
+pub fn hold() -> Option<Hold> {
+    // Nested in the loans' pin, which is held while `f` runs: no gap in the thread's pin.
+    SETTLING.get().then(|| Hold { _guard: crate::shared_writes::pin() })
 }
 
 impl Item<'_> {
@@ -148,6 +166,38 @@ mod tests {
         assert_eq!(seen, Some((3, vec![7; 5000])));
         assert_eq!(super::lent_bytes(), 0);
         assert_eq!(super::settle(|_| ()), None);
+    }
+
+    /// A hold taken within `settle` keeps the part valid after it, while another thread
+    /// overwrites, deletes and evicts; outside `settle` there is nothing to hold.
+    #[test]
+    fn a_hold_outlives_settle() {
+        let store = Arc::new(small_store());
+        store.store(b"k", &[1; 100_000], 0, Expiry::Never, Mode::Set).unwrap();
+        assert!(super::hold().is_none());
+        super::open();
+        assert!(store.reader().get(b"k").unwrap().lend_value(0));
+        let (hold, part) = super::settle(|parts| {
+            let part: &'static [u8] =
+                // SAFETY: read only while `hold` lives (the point of this test).
+                unsafe { std::slice::from_raw_parts(parts[0].1.as_ptr(), parts[0].1.len()) };
+            (super::hold(), part)
+        })
+        .unwrap();
+        assert!(hold.is_some());
+        let writer = Arc::clone(&store);
+        std::thread::spawn(move || {
+            for round in 0..20 {
+                let v = vec![round as u8 + 2; 100_000];
+                writer.store(b"k", &v, 0, Expiry::Never, Mode::Set).ok();
+                writer.store(format!("f{round}").as_bytes(), &v, 0, Expiry::Never, Mode::Set).ok();
+                writer.delete(b"k", None).ok();
+            }
+        })
+        .join()
+        .unwrap();
+        assert!(part.iter().all(|&b| b == 1), "a held part changed");
+        drop(hold);
     }
 
     /// A lent value stays whole while another thread overwrites and deletes its key, however

@@ -250,6 +250,10 @@ impl Driver for Epoll {
         Ok(())
     }
 
+    fn forget_fd(&mut self, fd: RawFd) -> io::Result<()> {
+        sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, 0, 0)
+    }
+
     fn stop_accepting(&mut self) -> io::Result<()> {
         for slot in &mut self.listeners {
             slot.socket = None;
@@ -336,6 +340,12 @@ impl Epoll {
             conn.set(flag::OUT_READY);
             self.cursor = Cursor::Conn { key, bits: bits & !OUT };
             return Some(Event::Writable(key));
+        }
+        // The error queue holds zero-copy notifications, not an error: reaped here, the
+        // rest of the readiness is looked at next (a real error stays and is seen again).
+        if bits & ERR != 0 && conn.zc.as_mut().is_some_and(|zc| zc.reap(conn.fd)) {
+            self.cursor = Cursor::Conn { key, bits: bits & !ERR };
+            return Some(Event::ZeroCopyDone(key));
         }
         if bits & ERR != 0 || (bits & HUP != 0 && !conn.wants_input(bounds)) {
             // Reset, or both directions shut: nobody will read what is left.

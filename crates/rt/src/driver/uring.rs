@@ -313,6 +313,11 @@ impl Driver for Uring {
         self.push(opcode::Close::new(Fd(fd)).build().user_data(user_data(KIND_CLOSE, key)))
     }
 
+    /// Nothing to do: no operation is left on a freed slot's descriptor.
+    fn forget_fd(&mut self, _fd: RawFd) -> io::Result<()> {
+        Ok(())
+    }
+
     fn stop_accepting(&mut self) -> io::Result<()> {
         self.accepting = false;
         for index in 0..self.listeners.len() {
