@@ -242,6 +242,7 @@ impl<C> Conn<C> {
     /// buffers must wait for the completions (never set with epoll).
     pub fn ops_in_flight(&self) -> bool {
         self.has(flag::RECV_ARMED | flag::SEND_IN_FLIGHT)
+            || self.zc.as_ref().is_some_and(|zc| zc.polling)
     }
 
     /// Whether the handler still owns state here (false for a zombie).

@@ -480,6 +480,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         if let Some(zc) = conn.zc.as_mut().filter(|zc| !zc.is_idle()) {
             self.zerocopy.track(key, zc);
+            self.driver.watch_errors(key, conn)?;
         }
         if d.has_output || conn.finishing() {
             self.mark_dirty(key);
@@ -676,6 +677,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         if !conn.is_open() {
             return Ok(());
+        }
+        if conn.zc.as_ref().is_some_and(|zc| !zc.is_idle()) {
+            self.driver.watch_errors(key, conn)?;
         }
         self.sync_reading(key)
     }

@@ -120,17 +120,28 @@ fn send<'a>(
     parts: &[(usize, &'a [u8])],
     zc: Option<ZeroCopySend<'_>>,
 ) -> usize {
+    if let Some(ZeroCopySend { zc, hold, .. }) = zc {
+        if let Some(hold) = zc.begin(fd, hold) {
+            // The kernel reads every piece in place until the notification: `out`'s bytes
+            // (reply lines) go from a copy kept with the hold, as `out` is reused at once.
+            let lines = bytes.to_vec();
+            let result = sys::sendmsg_zerocopy(fd, &pieces(&lines, front, parts));
+            if let Some(sent) = zc.end(result, Instant::now(), hold, lines) {
+                return sent;
+            }
+        }
+    }
+    sys::sendmsg_nowait(fd, &pieces(bytes, front, parts)).unwrap_or(0)
+}
+
+/// The iovecs of one send: the stream's pieces in order, at most [`IOV_MAX`].
+fn pieces<'a>(bytes: &'a [u8], front: usize, parts: &[(usize, &'a [u8])]) -> Vec<IoSlice<'a>> {
     let mut iov: Vec<IoSlice<'a>> = Vec::with_capacity((2 * parts.len() + 1).min(IOV_MAX));
     for_each_piece(bytes, front, parts, |piece| {
         iov.push(IoSlice::new(piece));
         iov.len() < IOV_MAX
     });
-    if let Some(ZeroCopySend { zc, hold, .. }) = zc {
-        if let Some(sent) = zc.send(fd, &iov, Instant::now(), hold) {
-            return sent;
-        }
-    }
-    sys::sendmsg_nowait(fd, &iov).unwrap_or(0)
+    iov
 }
 
 /// Calls `f` on each non-empty piece of the stream in order (`out`'s bytes from `front`,

@@ -302,6 +302,20 @@ pub(crate) fn zerocopy_done(fd: RawFd) -> io::Result<Option<ZerocopyDone>> {
     }
 }
 
+/// The socket's pending error (SO_ERROR, which clears it); 0 when none.
+pub(crate) fn socket_error(fd: RawFd) -> i32 {
+    let mut value: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are valid for writes of their sizes for the whole call.
+    let ret = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, (&raw mut value).cast(), &mut len)
+    };
+    if ret < 0 {
+        return io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+    }
+    value
+}
+
 /// Makes the next close of `fd` reset the connection (SO_LINGER, zero seconds): the
 /// kernel drops what it has not sent, and with it its hold on zero-copied pages.
 pub(crate) fn set_abortive_close(fd: RawFd) {

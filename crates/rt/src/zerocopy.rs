@@ -21,7 +21,6 @@
 
 use std::{
     collections::VecDeque,
-    io::IoSlice,
     os::fd::RawFd,
     time::{Duration, Instant},
 };
@@ -46,18 +45,32 @@ enum Mode {
     Off,
 }
 
+/// A zero-copy send the kernel has not reported done.
+struct Held {
+    /// The kernel's number for it.
+    number: u32,
+    bytes: usize,
+    at: Instant,
+    _hold: Hold,
+    /// The send's own bytes (reply lines, earlier output): the kernel reads them in place
+    /// too, so they live here, not in the connection's output buffer, which is reused.
+    _lines: Vec<u8>,
+}
+
 /// One connection's zero-copy sends in the kernel's hands.
 pub(crate) struct ZeroCopy {
     mode: Mode,
     /// The number the kernel gives the next zero-copy send that takes bytes.
     next: u32,
-    /// (send number, bytes, when, hold), oldest first.
-    held: VecDeque<(u32, usize, Instant, Hold)>,
+    /// Held sends, oldest first.
+    held: VecDeque<Held>,
     held_bytes: usize,
     /// In the loop's [`ZeroCopies::waiting`].
     pub listed: bool,
     /// Held past [`HOLD_MAX`]: the connection is reset at its close, not left to linger.
     pub reset: bool,
+    /// io_uring: a poll for the error queue (POLLERR) is in flight.
+    pub polling: bool,
 }
 
 impl ZeroCopy {
@@ -69,6 +82,7 @@ impl ZeroCopy {
             held_bytes: 0,
             listed: false,
             reset: false,
+            polling: false,
         }
     }
 
@@ -88,40 +102,59 @@ impl ZeroCopy {
 
     /// When the oldest held send went out.
     pub fn oldest(&self) -> Option<Instant> {
-        self.held.front().map(|&(_, _, at, _)| at)
+        self.held.front().map(|held| held.at)
     }
 
-    /// Sends `iov` zero-copy; `hold` is called only when the kernel took bytes, while the
-    /// parts are still valid. None when this socket does not send zero-copy (the caller
-    /// sends plainly); else the bytes taken (0 on a full socket or an error, which the
-    /// ordinary send that follows finds).
-    pub fn send(
-        &mut self,
-        fd: RawFd,
-        iov: &[IoSlice<'_>],
-        now: Instant,
-        hold: impl FnOnce() -> Option<Hold>,
-    ) -> Option<usize> {
+    /// Starts a zero-copy send on `fd`: the handler's hold on the parts, or None when this
+    /// socket does not send zero-copy or there is nothing to hold (the caller sends plainly).
+    pub fn begin(&mut self, fd: RawFd, hold: impl FnOnce() -> Option<Hold>) -> Option<Hold> {
         if self.mode == Mode::Untried {
             self.mode = if sys::enable_zerocopy(fd).is_ok() { Mode::On } else { Mode::Off };
         }
         if self.mode != Mode::On {
             return None;
         }
-        // The hold is taken first: without one the parts may not outlive this call.
-        let hold = hold()?;
-        match sys::sendmsg_zerocopy(fd, iov) {
+        hold()
+    }
+
+    /// Ends the send [`ZeroCopy::begin`] started, whose iovecs point into the hold's parts
+    /// and `lines` only: None when it must be sent plainly after all (ENOBUFS: no room for
+    /// the notification), else the bytes taken (0 on a full socket or an error, which the
+    /// ordinary send that follows finds). Taken bytes keep `hold` and `lines` until their
+    /// notification.
+    pub fn end(
+        &mut self,
+        result: std::io::Result<usize>,
+        now: Instant,
+        hold: Hold,
+        lines: Vec<u8>,
+    ) -> Option<usize> {
+        match result {
             Ok(0) => Some(0),
-            Ok(sent) => {
-                self.held.push_back((self.next, sent, now, hold));
+            Ok(bytes) => {
+                let number = self.next;
+                self.held.push_back(Held { number, bytes, at: now, _hold: hold, _lines: lines });
                 self.next = self.next.wrapping_add(1);
-                self.held_bytes += sent;
-                Some(sent)
+                self.held_bytes += bytes;
+                Some(bytes)
             }
-            // ENOBUFS: no room for the notification (optmem); send this one plainly.
             Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => None,
             Err(_) => Some(0),
         }
+    }
+
+    /// [`ZeroCopy::begin`], the send, [`ZeroCopy::end`], for iovecs that all point into
+    /// held memory.
+    #[cfg(test)]
+    pub fn send(
+        &mut self,
+        fd: RawFd,
+        iov: &[std::io::IoSlice<'_>],
+        now: Instant,
+        hold: impl FnOnce() -> Option<Hold>,
+    ) -> Option<usize> {
+        let hold = self.begin(fd, hold)?;
+        self.end(sys::sendmsg_zerocopy(fd, iov), now, hold, Vec::new())
     }
 
     /// Takes every notification waiting on `fd`'s error queue and drops the holds it
@@ -135,6 +168,12 @@ impl ZeroCopy {
         any
     }
 
+    /// The socket reported an error condition (EPOLLERR, POLLERR): reaps, and tells whether
+    /// it was only the error queue's notifications (true) or a real socket error.
+    pub fn notified(&mut self, fd: RawFd) -> bool {
+        self.reap(fd) || sys::socket_error(fd) == 0
+    }
+
     /// Drops the holds of sends `done.first..=done.last`; a copy turns zero-copy off.
     fn release(&mut self, done: sys::ZerocopyDone) {
         if done.copied {
@@ -142,10 +181,10 @@ impl ZeroCopy {
         }
         let span = done.last.wrapping_sub(done.first);
         let held_bytes = &mut self.held_bytes;
-        self.held.retain(|&(number, bytes, _, _)| {
-            let covered = number.wrapping_sub(done.first) <= span;
+        self.held.retain(|held| {
+            let covered = held.number.wrapping_sub(done.first) <= span;
             if covered {
-                *held_bytes -= bytes;
+                *held_bytes -= held.bytes;
             }
             !covered
         });
@@ -230,6 +269,7 @@ impl Lingering {
 mod tests {
     use std::{
         cell::Cell,
+        io::IoSlice,
         io::{Read, Write},
         net::{TcpListener, TcpStream},
         os::fd::AsRawFd,
@@ -300,9 +340,7 @@ mod tests {
         zc.next = u32::MAX - 1;
         let now = Instant::now();
         for bytes in [10, 20, 30, 40] {
-            zc.held.push_back((zc.next, bytes, now, hold(&live).unwrap()));
-            zc.next = zc.next.wrapping_add(1);
-            zc.held_bytes += bytes;
+            assert_eq!(zc.end(Ok(bytes), now, hold(&live).unwrap(), Vec::new()), Some(bytes));
         }
         let done = |first, last| sys::ZerocopyDone { first, last, copied: false };
         zc.release(done(0, 1));

@@ -250,6 +250,11 @@ impl Driver for Epoll {
         Ok(())
     }
 
+    /// EPOLLERR is always reported: nothing to arm.
+    fn watch_errors<C>(&mut self, _key: Key, _conn: &mut Conn<C>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn forget_fd(&mut self, fd: RawFd) -> io::Result<()> {
         sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, 0, 0)
     }
@@ -343,7 +348,7 @@ impl Epoll {
         }
         // The error queue holds zero-copy notifications, not an error: reaped here, the
         // rest of the readiness is looked at next (a real error stays and is seen again).
-        if bits & ERR != 0 && conn.zc.as_mut().is_some_and(|zc| zc.reap(conn.fd)) {
+        if bits & ERR != 0 && conn.zc.as_mut().is_some_and(|zc| zc.notified(conn.fd)) {
             self.cursor = Cursor::Conn { key, bits: bits & !ERR };
             return Some(Event::ZeroCopyDone(key));
         }

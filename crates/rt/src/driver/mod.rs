@@ -132,6 +132,10 @@ pub(crate) trait Driver: Sized {
     /// Closes the descriptor of a connection whose slot was freed.
     fn close_fd(&mut self, key: Key, fd: RawFd) -> io::Result<()>;
 
+    /// The connection has zero-copy sends held: report [`Event::ZeroCopyDone`] when the
+    /// kernel's notifications arrive (io_uring: a POLLERR poll; epoll: EPOLLERR comes anyway).
+    fn watch_errors<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()>;
+
     /// The descriptor of a freed slot stays open without the driver (a lingering
     /// zero-copy close): stop watching it.
     fn forget_fd(&mut self, fd: RawFd) -> io::Result<()>;
