@@ -120,26 +120,62 @@ fn send<'a>(
     parts: &[(usize, &'a [u8])],
     zc: Option<ZeroCopySend<'_>>,
 ) -> usize {
-    if let Some(ZeroCopySend { zc, hold, .. }) = zc {
-        if let Some(hold) = zc.begin(fd, hold) {
-            // The kernel reads every piece in place until the notification: `out`'s bytes
-            // (reply lines) go from a copy kept with the hold, as `out` is reused at once.
-            let lines = bytes.to_vec();
-            let result = sys::sendmsg_zerocopy(fd, &pieces(&lines, front, parts));
-            if let Some(sent) = zc.end(result, Instant::now(), hold, lines) {
-                return sent;
-            }
+    let mut sent = 0;
+    if let Some(zc) = zc {
+        match zero_copy(fd, bytes, front, parts, zc) {
+            Some(0) => return 0,
+            Some(taken) => sent = taken,
+            None => {}
         }
     }
-    sys::sendmsg_nowait(fd, &pieces(bytes, front, parts)).unwrap_or(0)
+    let rest = sys::sendmsg_nowait(fd, &pieces(bytes, front, parts, sent, usize::MAX));
+    sent + rest.unwrap_or(0)
 }
 
-/// The iovecs of one send: the stream's pieces in order, at most [`IOV_MAX`].
-fn pieces<'a>(bytes: &'a [u8], front: usize, parts: &[(usize, &'a [u8])]) -> Vec<IoSlice<'a>> {
+/// The zero-copy send of the stream's first bytes, as many as the peer's window takes at
+/// once, and only on a socket with nothing queued: so the kernel puts them on the wire now
+/// and is done with them one round trip later (a send queued behind a slow reader would
+/// keep its pin for as long as the reader dawdles). None: none sent zero-copy (the caller
+/// sends plainly); else the bytes taken.
+fn zero_copy(
+    fd: RawFd,
+    bytes: &[u8],
+    front: usize,
+    parts: &[(usize, &[u8])],
+    zc: ZeroCopySend<'_>,
+) -> Option<usize> {
+    let room = sys::tcp_send_room(fd);
+    if room < zc.min_bytes {
+        return None;
+    }
+    let hold = zc.zc.begin(fd, zc.hold)?;
+    // The kernel reads every piece in place until the notification: `out`'s bytes (reply
+    // lines) go from a copy kept with the hold, as `out` is reused at once.
+    let lines = bytes.to_vec();
+    let result = sys::sendmsg_zerocopy(fd, &pieces(&lines, front, parts, 0, room));
+    zc.zc.end(result, Instant::now(), hold, lines)
+}
+
+/// The iovecs of one send: the stream's pieces in order, from byte `skip` of it, up to
+/// `limit` bytes and at most [`IOV_MAX`] pieces.
+fn pieces<'a>(
+    bytes: &'a [u8],
+    front: usize,
+    parts: &[(usize, &'a [u8])],
+    mut skip: usize,
+    mut limit: usize,
+) -> Vec<IoSlice<'a>> {
     let mut iov: Vec<IoSlice<'a>> = Vec::with_capacity((2 * parts.len() + 1).min(IOV_MAX));
     for_each_piece(bytes, front, parts, |piece| {
-        iov.push(IoSlice::new(piece));
-        iov.len() < IOV_MAX
+        let from = skip.min(piece.len());
+        skip -= from;
+        let piece = &piece[from..];
+        let piece = &piece[..piece.len().min(limit)];
+        limit -= piece.len();
+        if !piece.is_empty() {
+            iov.push(IoSlice::new(piece));
+        }
+        limit > 0 && iov.len() < IOV_MAX
     });
     iov
 }

@@ -302,6 +302,28 @@ pub(crate) fn zerocopy_done(fd: RawFd) -> io::Result<Option<ZerocopyDone>> {
     }
 }
 
+/// How many bytes a send on the TCP socket `fd` would put on the wire at once: the peer's
+/// advertised window when nothing is queued or unacknowledged, else 0 (also 0 when the
+/// kernel does not say: `tcpi_snd_wnd` came with Linux 5.4).
+pub(crate) fn tcp_send_room(fd: RawFd) -> usize {
+    // struct tcp_info (linux/tcp.h): tcpi_unacked at 24, tcpi_notsent_bytes at 144,
+    // tcpi_snd_wnd at 228, 232 bytes in all; read as u32s.
+    let mut info = [0u32; 58];
+    let mut len = size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` and `len` are valid for writes of their sizes for the whole call.
+    let ret = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len)
+    };
+    if ret < 0 || (len as usize) < size_of_val(&info) {
+        return 0;
+    }
+    let (unacked, notsent, window) = (info[24 / 4], info[144 / 4], info[228 / 4]);
+    if unacked > 0 || notsent > 0 {
+        return 0;
+    }
+    window as usize
+}
+
 /// The socket's pending error (SO_ERROR, which clears it); 0 when none.
 pub(crate) fn socket_error(fd: RawFd) -> i32 {
     let mut value: libc::c_int = 0;
