@@ -12,6 +12,10 @@
 //! within it: a send now if the connection may send now (nothing in flight, socket not
 //! known full, no TLS), then the copy of the rest. Either way the peer gets the same bytes
 //! in the same order as if they had been copied.
+//!
+//! With a zero-copy threshold (`LoopConfig::zerocopy_min_bytes`), the send's first bytes
+//! (up to the peer's window, on a socket with nothing queued) go with `MSG_ZEROCOPY`
+//! instead, and the handler's hold on the parts outlives this call (`zerocopy.rs`).
 
 use std::{io::IoSlice, os::fd::RawFd, time::Instant};
 

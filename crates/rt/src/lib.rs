@@ -424,9 +424,10 @@ pub trait Handler {
     /// instead of copying them into `out` (large values sent from the memory they live
     /// in). A handler that lent calls `take` once with them: `(at, bytes)`, `at` the length
     /// `out` had where `bytes` belong, ascending. Their memory must stay valid and
-    /// unchanged until `take` returns; by then the loop has sent them (one vectored send
-    /// in this turn, when the connection may send now) or copied them into its output, so
-    /// the peer gets the same stream as if they had been copied. A handler that lent
+    /// unchanged until `take` returns (or, for a zero-copy send, while the hold that `take`
+    /// took through [`Handler::hold_lent`] lives); by then the loop has sent them (one
+    /// vectored send in this turn, when the connection may send now) or copied them into
+    /// its output, so the peer gets the same stream as if they had been copied. A handler that lent
     /// nothing does nothing (the default).
     fn lent(&mut self, _conn: &mut Self::Conn, _take: &mut dyn FnMut(&Lent<'_>)) {}
 

@@ -281,8 +281,7 @@ pub(crate) fn zerocopy_done(fd: RawFd) -> io::Result<Option<ZerocopyDone>> {
             // SAFETY: non-null and within the control buffer (above).
             let header = unsafe { &*cmsg };
             let ip = (header.cmsg_level == libc::SOL_IP && header.cmsg_type == libc::IP_RECVERR)
-                || (header.cmsg_level == libc::SOL_IPV6
-                    && header.cmsg_type == libc::IPV6_RECVERR);
+                || (header.cmsg_level == libc::SOL_IPV6 && header.cmsg_type == libc::IPV6_RECVERR);
             if ip {
                 // SAFETY: an IP_RECVERR cmsg carries a sock_extended_err (unaligned read).
                 let err: libc::sock_extended_err =

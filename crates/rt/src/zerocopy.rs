@@ -306,9 +306,8 @@ mod tests {
         let live = Rc::new(Cell::new(0));
         let mut zc = ZeroCopy::new();
         let data = vec![7u8; 100_000];
-        let sent = zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || {
-            hold(&live)
-        });
+        let sent =
+            zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || hold(&live));
         let sent = sent.expect("SO_ZEROCOPY is accepted on TCP");
         assert!(sent > 0);
         assert_eq!(zc.held_bytes(), sent);
@@ -324,9 +323,8 @@ mod tests {
         assert_eq!(live.get(), 0, "the hold outlived its notification");
         assert_eq!(zc.held_bytes(), 0);
         assert!(!zc.usable(), "loopback copies: zero-copy goes off");
-        let again = zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || {
-            hold(&live)
-        });
+        let again =
+            zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || hold(&live));
         assert_eq!(again, None);
         assert_eq!(live.get(), 0);
     }
@@ -365,9 +363,8 @@ mod tests {
         // Fill the peer's window so the kernel keeps the send queued.
         let mut sent = 0;
         for _ in 0..1000 {
-            let got = zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || {
-                hold(&live)
-            });
+            let got =
+                zc.send(server.as_raw_fd(), &[IoSlice::new(&data)], Instant::now(), || hold(&live));
             match got {
                 Some(0) | None => break,
                 Some(n) => sent += n,

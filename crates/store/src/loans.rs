@@ -23,6 +23,12 @@
 //! memory back waits for the grace period (`wait_for_frees`), and a writer on this thread
 //! that sees its own pin does not wait at all. `settle` is called by the loop in the same
 //! turn, right after the handler call that lent.
+//!
+//! The one exception is a [`Hold`] (zero-copy sends, `--zerocopy-min-bytes`): taken within
+//! `settle`, it keeps the pin until the kernel says it is done with the pages, about one
+//! round trip, at most a second (rt resets a connection whose send is held longer). While it
+//! lives, writers elsewhere wait longer for memory, and a write on this thread that needs
+//! memory back evicts rather than waits.
 
 use std::cell::{Cell, RefCell};
 

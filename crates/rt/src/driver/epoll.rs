@@ -255,8 +255,10 @@ impl Driver for Epoll {
         Ok(())
     }
 
+    /// Not registered (its watch failed): nothing to remove.
     fn forget_fd(&mut self, fd: RawFd) -> io::Result<()> {
-        sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, 0, 0)
+        let _ = sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, 0, 0);
+        Ok(())
     }
 
     fn stop_accepting(&mut self) -> io::Result<()> {
