@@ -407,16 +407,8 @@ pub(crate) fn deliver<H: Handler>(
     out.compact();
     let plain_from = out.bytes().len();
     let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
-    let mut sent = 0;
     let zc_min = if fd.is_some() { bounds.zerocopy_min_bytes } else { 0 };
-    handler.lent(state, &mut |parts| {
-        let zc = (zc_min > 0).then(|| ZeroCopySend {
-            zc: zc.get_or_insert_with(|| Box::new(ZeroCopy::new())),
-            min_bytes: zc_min,
-            hold: H::hold_lent,
-        });
-        sent = crate::lend::place(out, parts, fd, pool, zc);
-    });
+    let sent = place_lent(handler, state, out, fd, pool, (zc, zc_min));
     if sent > 0 {
         handler.sent(state, sent);
     }
@@ -446,6 +438,28 @@ pub(crate) fn deliver<H: Handler>(
         conn.set(flag::PAUSED);
     }
     result
+}
+
+/// Has the handler place what it lent ([`crate::lend::place`]), zero-copy from `zc.1`
+/// lent bytes when that is not 0; returns the bytes sent.
+fn place_lent<H: Handler>(
+    handler: &mut H,
+    state: &mut H::Conn,
+    out: &mut OutBuf,
+    fd: Option<RawFd>,
+    pool: &mut OutPool,
+    (zc, zc_min): (&mut Option<Box<ZeroCopy>>, usize),
+) -> usize {
+    let mut sent = 0;
+    handler.lent(state, &mut |parts| {
+        let zc = (zc_min > 0).then(|| ZeroCopySend {
+            zc: zc.get_or_insert_with(|| Box::new(ZeroCopy::new())),
+            min_bytes: zc_min,
+            hold: H::hold_lent,
+        });
+        sent = crate::lend::place(out, parts, fd, pool, zc);
+    });
+    sent
 }
 
 /// One handler call on `input`; returns the bytes consumed and what it asked for.
