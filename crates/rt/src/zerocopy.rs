@@ -3,11 +3,13 @@
 //! until the kernel says it is done with the pages, not only until `sendmsg` returns.
 //!
 //! ```text
-//!   lend::place   lent >= LoopConfig::zerocopy_min_bytes, socket not known to copy:
-//!                 sendmsg(MSG_ZEROCOPY) took n > 0 bytes  -> held: (send number, n, hold)
-//!   error queue   "sends first..=last done" (EPOLLERR on epoll; every turn and tick)
-//!                 -> their holds dropped; "copied" -> this socket sends plainly from now on
-//!   close         holds left: the socket lingers (write side shut, error queue watched)
+//!   lend::place   lent >= LoopConfig::zerocopy_min_bytes, socket not known to copy, nothing
+//!                 queued on it: sendmsg(MSG_ZEROCOPY) of at most the peer's window, the
+//!                 rest plainly -> held: (send number, n, hold, the send's reply lines)
+//!   error queue   "sends first..=last done" (every turn and tick; EPOLLERR on epoll, a
+//!                 POLLERR poll on io_uring) -> their holds dropped; "copied" -> this
+//!                 socket sends plainly from now on (loopback and veth always copy)
+//!   close         holds left: the socket lingers (write side shut, reaped each turn)
 //!                 until they are released, at most HOLD_MAX, then is reset (SO_LINGER 0)
 //! ```
 //!
