@@ -244,6 +244,30 @@ mod tests {
         assert_eq!(out.unsent(), &want[..]);
     }
 
+    /// A zero-copy send: the peer gets the stream whole although `out` is rewritten at
+    /// once (its lines left from a copy kept with the hold), and the hold is kept.
+    #[test]
+    fn a_zero_copy_send_keeps_its_lines_and_its_hold() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        let big: Vec<u8> = (0..40_000).map(|i| i as u8).collect();
+        let mut pool = OutPool::new();
+        let mut out = OutBuf::from(b"VALUE a\r\n\r\nEND\r\n".to_vec());
+        let parts: [(usize, &[u8]); 1] = [(9, &big)];
+        let want = stream(out.bytes(), &parts);
+        let mut zc = ZeroCopy::new();
+        let send = ZeroCopySend { zc: &mut zc, min_bytes: 16 << 10, hold: || Some(Box::new(7u8)) };
+        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, Some(send));
+        assert_eq!(sent, want.len());
+        assert!(zc.held_bytes() > 0, "nothing held");
+        out.buf_mut().clear();
+        out.buf_mut().extend_from_slice(&[b'!'; 64]);
+        let mut got = vec![0; want.len()];
+        peer.read_exact(&mut got).unwrap();
+        assert_eq!(got, want);
+    }
+
     /// A peer that reads nothing: the kernel takes what its buffers hold, the rest is
     /// copied, and the two together are the stream.
     #[test]
