@@ -17,6 +17,9 @@
 //!                                `out` and are sent after it (ordering kept)
 //!     session: Option<Box<Box<dyn Session>>>   TLS: `out` and `sending` hold ciphertext
 //!                                only; `deliver` seals each handler call's replies
+//!     zc: Option<Box<ZeroCopy>>  zero-copy sends the kernel has not reported done, with
+//!                                the handler's holds (`zerocopy.rs`); from the first lent
+//!                                send while the loop has a zero-copy threshold
 //!   }
 //! ```
 //!
@@ -26,6 +29,8 @@ use std::{os::fd::RawFd, time::Instant};
 
 use crate::{
     buf::{InputTail, OutBuf, OutPool},
+    lend::ZeroCopySend,
+    zerocopy::ZeroCopy,
     After, Handler, Session,
 };
 
@@ -89,6 +94,8 @@ pub(crate) struct Bounds {
     /// The most one read takes (epoll): small while the loop's input budget is over, so
     /// that a connection read before it is held brings in little.
     pub read_bytes: usize,
+    /// Lent bytes of one handler call from which they leave zero-copy; 0 = never.
+    pub zerocopy_min_bytes: usize,
 }
 
 pub(crate) struct Conn<C> {
@@ -107,6 +114,8 @@ pub(crate) struct Conn<C> {
     /// Boxed twice so the slot holds a thin pointer: every connection pays 8 bytes for
     /// TLS being possible, not 16.
     pub session: Option<Box<Box<dyn Session>>>,
+    /// Zero-copy sends still held (see `zerocopy.rs`); None until the first.
+    pub zc: Option<Box<ZeroCopy>>,
 }
 
 impl<C> Conn<C> {
@@ -122,6 +131,7 @@ impl<C> Conn<C> {
             last_input: now,
             input_counted: 0,
             session: None,
+            zc: None,
         }
     }
 
@@ -200,8 +210,15 @@ impl<C> Conn<C> {
         self.input.capacity() + self.out.capacity() + self.sending.capacity()
     }
 
-    /// Bytes the handler produced that the peer has not got yet.
+    /// Bytes the handler produced that the peer has not got yet: unsent, or sent zero-copy
+    /// from memory still held (so a peer that reads nothing pins no more than it may queue).
     pub fn pending_bytes(&self) -> usize {
+        let held = self.zc.as_ref().map_or(0, |zc| zc.held_bytes());
+        self.unsent_bytes() + held
+    }
+
+    /// Bytes of output not handed to the kernel yet.
+    pub fn unsent_bytes(&self) -> usize {
         self.out.unsent_len() + self.sending.unsent_len()
     }
 
@@ -225,6 +242,7 @@ impl<C> Conn<C> {
     /// buffers must wait for the completions (never set with epoll).
     pub fn ops_in_flight(&self) -> bool {
         self.has(flag::RECV_ARMED | flag::SEND_IN_FLIGHT)
+            || self.zc.as_ref().is_some_and(|zc| zc.polling)
     }
 
     /// Whether the handler still owns state here (false for a zombie).
@@ -380,7 +398,7 @@ pub(crate) fn deliver<H: Handler>(
         && !conn.sending.has_unsent()
         && !conn.has(flag::WANT_OUT | flag::SEND_IN_FLIGHT);
     let fd = sends_now.then_some(conn.fd);
-    let Conn { handler: Some(state), input, out, session, .. } = conn else {
+    let Conn { handler: Some(state), input, out, session, zc, .. } = conn else {
         return result;
     };
     if out.capacity() == 0 {
@@ -389,8 +407,8 @@ pub(crate) fn deliver<H: Handler>(
     out.compact();
     let plain_from = out.bytes().len();
     let after = input.offer(data, |bytes| call(handler, state, bytes, out.buf_mut()));
-    let mut sent = 0;
-    handler.lent(state, &mut |parts| sent = crate::lend::place(out, parts, fd, pool));
+    let zc_min = if fd.is_some() { bounds.zerocopy_min_bytes } else { 0 };
+    let sent = place_lent(handler, state, out, fd, pool, (zc, zc_min));
     if sent > 0 {
         handler.sent(state, sent);
     }
@@ -420,6 +438,28 @@ pub(crate) fn deliver<H: Handler>(
         conn.set(flag::PAUSED);
     }
     result
+}
+
+/// Has the handler place what it lent ([`crate::lend::place`]), zero-copy from `zc.1`
+/// lent bytes when that is not 0; returns the bytes sent.
+fn place_lent<H: Handler>(
+    handler: &mut H,
+    state: &mut H::Conn,
+    out: &mut OutBuf,
+    fd: Option<RawFd>,
+    pool: &mut OutPool,
+    (zc, zc_min): (&mut Option<Box<ZeroCopy>>, usize),
+) -> usize {
+    let mut sent = 0;
+    handler.lent(state, &mut |parts| {
+        let zc = (zc_min > 0).then(|| ZeroCopySend {
+            zc: zc.get_or_insert_with(|| Box::new(ZeroCopy::new())),
+            min_bytes: zc_min,
+            hold: H::hold_lent,
+        });
+        sent = crate::lend::place(out, parts, fd, pool, zc);
+    });
+    sent
 }
 
 /// One handler call on `input`; returns the bytes consumed and what it asked for.
@@ -475,6 +515,7 @@ mod tests {
         limit_bytes: usize::MAX,
         hold_bytes: usize::MAX,
         read_bytes: usize::MAX,
+        zerocopy_min_bytes: 0,
     };
 
     fn output_bounds(pause_bytes: usize, limit_bytes: usize) -> Bounds {
@@ -603,10 +644,10 @@ mod tests {
     }
 
     /// The loop's part of an idle connection stays small (the handler's state comes on top):
-    /// 128 bytes before TLS, plus the session's thin pointer.
+    /// 128 bytes before TLS, plus the session's thin pointer and the zero-copy one.
     #[test]
     fn idle_slot_is_small() {
-        assert!(size_of::<Slot<()>>() <= 136, "{}", size_of::<Slot<()>>());
+        assert!(size_of::<Slot<()>>() <= 144, "{}", size_of::<Slot<()>>());
     }
 
     #[test]

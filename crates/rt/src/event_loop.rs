@@ -35,7 +35,9 @@ use crate::{
     input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
     session::Opened,
     streaming::Streaming,
-    sys, After, Control, Handler, Listener, LoopConfig,
+    sys,
+    zerocopy::{ZeroCopies, HOLD_MAX},
+    After, Control, Handler, Listener, LoopConfig,
 };
 
 /// How long, after the shutdown grace, the loop waits for the kernel to finish cancelled
@@ -81,6 +83,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     /// TLS: plaintext decrypted from one receive, handed to [`deliver`] and cleared (one
     /// buffer per loop, so a connection holds no plaintext between turns but its tail).
     plain: Vec<u8>,
+    /// Zero-copy sends the kernel has not reported done (see `zerocopy.rs`).
+    zerocopy: ZeroCopies,
 }
 
 /// See [`crate::run`].
@@ -106,6 +110,7 @@ pub(crate) fn run<D: Driver, H: Handler>(
         inputs: InputBudget::new(config.input_budget_bytes, config.input_tails_max),
         published_tails: (0, 0),
         plain: Vec::new(),
+        zerocopy: ZeroCopies::default(),
     };
     match event_loop.turns() {
         Ok(()) => event_loop.finish(),
@@ -129,12 +134,18 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if self.now >= next_tick {
                 next_tick = self.now + self.config.tick_interval;
                 match self.mode {
-                    Mode::Running => self.tick()?,
+                    Mode::Running => {
+                        self.tick()?;
+                        self.reap_zerocopy(true)?;
+                    }
                     Mode::Draining { deadline } if self.now >= deadline => return Ok(()),
                     Mode::Draining { .. } => {}
                 }
             }
             self.flush()?;
+            if !self.zerocopy.is_empty() {
+                self.reap_zerocopy(false)?;
+            }
             if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
                 return Ok(());
             }
@@ -163,6 +174,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 Event::Failed(key) => self.close(key)?,
                 Event::Settled(key) => self.settle(key)?,
                 Event::Notified => self.on_notified()?,
+                Event::ZeroCopyDone(key) => self.after_zerocopy(key)?,
             }
         }
         Ok(())
@@ -367,7 +379,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     #[cold]
     fn close_after_flush(&mut self, key: Key) -> io::Result<()> {
         let conn = self.conns.get_mut(key).expect("a live connection");
-        if conn.pending_bytes() == 0 {
+        if conn.unsent_bytes() == 0 {
             return self.close(key);
         }
         conn.set(flag::CLOSE_AFTER_FLUSH);
@@ -465,6 +477,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         if d.backlog {
             conn.enqueue_backlog(key, &mut self.backlog);
+        }
+        if let Some(zc) = conn.zc.as_mut().filter(|zc| !zc.is_idle()) {
+            self.zerocopy.track(key, zc);
+            self.driver.watch_errors(key, conn)?;
         }
         if d.has_output || conn.finishing() {
             self.mark_dirty(key);
@@ -564,7 +580,8 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         let Some(conn) = self.conns.get_mut(key).filter(|c| c.handler.is_some()) else {
             return Ok(()); // closed by its stream
         };
-        let left = conn.pending_bytes() > 0;
+        // Not held zero-copy bytes: the kernel has them (a finished connection lingers).
+        let left = conn.unsent_bytes() > 0;
         if !left && conn.finishing() {
             return self.close(key);
         }
@@ -614,8 +631,57 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         if conn.ops_in_flight() {
             return Ok(());
         }
-        let conn = self.conns.remove(key);
+        let mut conn = self.conns.remove(key);
+        if let Some(zc) = conn.zc.take().filter(|zc| !zc.is_idle()) {
+            self.driver.forget_fd(conn.fd)?;
+            self.zerocopy.linger(conn.fd, zc, self.now);
+            return Ok(());
+        }
         self.driver.close_fd(key, conn.fd)
+    }
+
+    /// Takes the kernel's zero-copy notifications for every connection with held sends
+    /// (each turn), finishes lingering closes, and at ticks resets a connection whose
+    /// oldest held send is older than [`HOLD_MAX`] (its hold delays memory reuse on every
+    /// thread).
+    fn reap_zerocopy(&mut self, tick: bool) -> io::Result<()> {
+        self.zerocopy.finish_lingering(self.now);
+        for key in mem::take(&mut self.zerocopy.waiting) {
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            let Some(zc) = conn.zc.as_mut() else { continue };
+            if zc.reap(conn.fd) {
+                self.after_zerocopy(key)?;
+            }
+            let Some(conn) = self.conns.get_mut(key) else { continue };
+            let Some(zc) = conn.zc.as_mut() else { continue };
+            if zc.is_idle() {
+                zc.listed = false;
+                continue;
+            }
+            self.zerocopy.waiting.push(key);
+            let stuck = zc.oldest().is_some_and(|at| self.now.duration_since(at) >= HOLD_MAX);
+            if tick && stuck && !zc.reset {
+                zc.reset = true;
+                sys::set_abortive_close(conn.fd);
+                self.close(key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Held bytes were released: a paused connection may resume.
+    fn after_zerocopy(&mut self, key: Key) -> io::Result<()> {
+        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
+        if conn.try_resume(&self.bounds) {
+            conn.enqueue_backlog(key, &mut self.backlog);
+        }
+        if !conn.is_open() {
+            return Ok(());
+        }
+        if conn.zc.as_ref().is_some_and(|zc| !zc.is_idle()) {
+            self.driver.watch_errors(key, conn)?;
+        }
+        self.sync_reading(key)
     }
 
     /// Stops accepting and reading; every connection flushes what it has, then closes.
@@ -647,6 +713,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.driver.wait_for_ops()?;
             self.now = Instant::now();
             self.handle_events()?;
+        }
+        // Lingering zero-copy closes get the rest of the wait, then are reset on drop.
+        while self.zerocopy.finish_lingering(Instant::now()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
         }
         Ok(())
     }

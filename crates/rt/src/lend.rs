@@ -12,12 +12,17 @@
 //! within it: a send now if the connection may send now (nothing in flight, socket not
 //! known full, no TLS), then the copy of the rest. Either way the peer gets the same bytes
 //! in the same order as if they had been copied.
+//!
+//! With a zero-copy threshold (`LoopConfig::zerocopy_min_bytes`), the send's first bytes
+//! (up to the peer's window, on a socket with nothing queued) go with `MSG_ZEROCOPY`
+//! instead, and the handler's hold on the parts outlives this call (`zerocopy.rs`).
 
-use std::{io::IoSlice, os::fd::RawFd};
+use std::{io::IoSlice, os::fd::RawFd, time::Instant};
 
 use crate::{
     buf::{OutBuf, OutPool},
     sys,
+    zerocopy::{Hold, ZeroCopy},
 };
 
 /// The most pieces one send takes (the kernel's `UIO_MAXIOV`); the rest is copied.
@@ -29,15 +34,32 @@ const IOV_MAX: usize = 1024;
 /// CPU-second against 127k copied), while a multiget's chunk (64 KiB) gains from it.
 pub(crate) const SEND_BYTES_MIN: usize = 32 << 10;
 
+/// A connection's zero-copy sends ([`crate::zerocopy`]), for a call of [`place`].
+pub(crate) struct ZeroCopySend<'z> {
+    pub zc: &'z mut ZeroCopy,
+    /// Lent bytes of one call from which its send is zero-copy.
+    pub min_bytes: usize,
+    /// Takes the handler's hold on the parts ([`crate::Handler::hold_lent`]).
+    pub hold: fn() -> Option<Hold>,
+}
+
+impl ZeroCopySend<'_> {
+    fn wants(&self, lent: usize) -> bool {
+        self.min_bytes > 0 && lent >= self.min_bytes && self.zc.usable()
+    }
+}
+
 /// Places `parts` (offsets into `out`'s bytes, ascending, none before its unsent front)
 /// into `out`'s stream: sends them with `out`'s unsent bytes through `fd` when given and
-/// they come to [`SEND_BYTES_MIN`] or more, and copies whatever was not sent into `out`.
-/// Returns the bytes sent.
+/// they come to [`SEND_BYTES_MIN`] or more (or to the zero-copy threshold, when `zc` is
+/// given: that send is zero-copy), and copies whatever was not sent into `out`. Returns
+/// the bytes sent.
 pub(crate) fn place(
     out: &mut OutBuf,
     parts: &[(usize, &[u8])],
     fd: Option<RawFd>,
     pool: &mut OutPool,
+    zc: Option<ZeroCopySend<'_>>,
 ) -> usize {
     let front = out.bytes().len() - out.unsent_len();
     let mut last = front;
@@ -46,8 +68,11 @@ pub(crate) fn place(
         last = at;
     }
     let lent: usize = parts.iter().map(|(_, bytes)| bytes.len()).sum();
+    let zc = zc.filter(|zc| zc.wants(lent));
     let sent = match fd {
-        Some(fd) if lent >= SEND_BYTES_MIN => send(fd, out.bytes(), front, parts),
+        Some(fd) if lent >= SEND_BYTES_MIN || zc.is_some() => {
+            send(fd, out.bytes(), front, parts, zc)
+        }
         _ => 0,
     };
     let total = out.unsent_len() + lent;
@@ -89,15 +114,74 @@ fn insert(out: &mut OutBuf, parts: &[(usize, &[u8])]) {
     buf.extend_from_slice(&after[from - first..]);
 }
 
-/// One vectored send of the pieces without waiting; 0 when the socket takes nothing or
-/// fails (the ordinary send that follows finds the error).
-fn send<'a>(fd: RawFd, bytes: &'a [u8], front: usize, parts: &[(usize, &'a [u8])]) -> usize {
+/// One vectored send of the pieces without waiting, zero-copy when `zc` is given and the
+/// socket still takes it; 0 when the socket takes nothing or fails (the ordinary send that
+/// follows finds the error).
+fn send<'a>(
+    fd: RawFd,
+    bytes: &'a [u8],
+    front: usize,
+    parts: &[(usize, &'a [u8])],
+    zc: Option<ZeroCopySend<'_>>,
+) -> usize {
+    let mut sent = 0;
+    if let Some(zc) = zc {
+        match zero_copy(fd, bytes, front, parts, zc) {
+            Some(0) => return 0,
+            Some(taken) => sent = taken,
+            None => {}
+        }
+    }
+    let rest = sys::sendmsg_nowait(fd, &pieces(bytes, front, parts, sent, usize::MAX));
+    sent + rest.unwrap_or(0)
+}
+
+/// The zero-copy send of the stream's first bytes, as many as the peer's window takes at
+/// once, and only on a socket with nothing queued: so the kernel puts them on the wire now
+/// and is done with them one round trip later (a send queued behind a slow reader would
+/// keep its pin for as long as the reader dawdles). None: none sent zero-copy (the caller
+/// sends plainly); else the bytes taken.
+fn zero_copy(
+    fd: RawFd,
+    bytes: &[u8],
+    front: usize,
+    parts: &[(usize, &[u8])],
+    zc: ZeroCopySend<'_>,
+) -> Option<usize> {
+    let room = sys::tcp_send_room(fd);
+    if room < zc.min_bytes {
+        return None;
+    }
+    let hold = zc.zc.begin(fd, zc.hold)?;
+    // The kernel reads every piece in place until the notification: `out`'s bytes (reply
+    // lines) go from a copy kept with the hold, as `out` is reused at once.
+    let lines = bytes.to_vec();
+    let result = sys::sendmsg_zerocopy(fd, &pieces(&lines, front, parts, 0, room));
+    zc.zc.end(result, Instant::now(), hold, lines)
+}
+
+/// The iovecs of one send: the stream's pieces in order, from byte `skip` of it, up to
+/// `limit` bytes and at most [`IOV_MAX`] pieces.
+fn pieces<'a>(
+    bytes: &'a [u8],
+    front: usize,
+    parts: &[(usize, &'a [u8])],
+    mut skip: usize,
+    mut limit: usize,
+) -> Vec<IoSlice<'a>> {
     let mut iov: Vec<IoSlice<'a>> = Vec::with_capacity((2 * parts.len() + 1).min(IOV_MAX));
     for_each_piece(bytes, front, parts, |piece| {
-        iov.push(IoSlice::new(piece));
-        iov.len() < IOV_MAX
+        let from = skip.min(piece.len());
+        skip -= from;
+        let piece = &piece[from..];
+        let piece = &piece[..piece.len().min(limit)];
+        limit -= piece.len();
+        if !piece.is_empty() {
+            iov.push(IoSlice::new(piece));
+        }
+        limit > 0 && iov.len() < IOV_MAX
     });
-    sys::sendmsg_nowait(fd, &iov).unwrap_or(0)
+    iov
 }
 
 /// Calls `f` on each non-empty piece of the stream in order (`out`'s bytes from `front`,
@@ -142,7 +226,7 @@ mod tests {
         let mut pool = OutPool::new();
         let mut out = OutBuf::from(b"A:\r\nB:\r\nEND\r\n".to_vec());
         let parts: [(usize, &[u8]); 3] = [(2, b"aaa"), (6, b"bb"), (6, b"c")];
-        assert_eq!(place(&mut out, &parts, None, &mut pool), 0);
+        assert_eq!(place(&mut out, &parts, None, &mut pool, None), 0);
         assert_eq!(out.unsent(), b"A:aaa\r\nB:bbc\r\nEND\r\n");
     }
 
@@ -156,8 +240,32 @@ mod tests {
         let value = vec![b'x'; 5000];
         let parts: [(usize, &[u8]); 1] = [(3, &value)];
         let want = stream(out.bytes(), &parts);
-        assert_eq!(place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool), 0);
+        assert_eq!(place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, None), 0);
         assert_eq!(out.unsent(), &want[..]);
+    }
+
+    /// A zero-copy send: the peer gets the stream whole although `out` is rewritten at
+    /// once (its lines left from a copy kept with the hold), and the hold is kept.
+    #[test]
+    fn a_zero_copy_send_keeps_its_lines_and_its_hold() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        let big: Vec<u8> = (0..40_000).map(|i| i as u8).collect();
+        let mut pool = OutPool::new();
+        let mut out = OutBuf::from(b"VALUE a\r\n\r\nEND\r\n".to_vec());
+        let parts: [(usize, &[u8]); 1] = [(9, &big)];
+        let want = stream(out.bytes(), &parts);
+        let mut zc = ZeroCopy::new();
+        let send = ZeroCopySend { zc: &mut zc, min_bytes: 16 << 10, hold: || Some(Box::new(7u8)) };
+        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, Some(send));
+        assert_eq!(sent, want.len());
+        assert!(zc.held_bytes() > 0, "nothing held");
+        out.buf_mut().clear();
+        out.buf_mut().extend_from_slice(&[b'!'; 64]);
+        let mut got = vec![0; want.len()];
+        peer.read_exact(&mut got).unwrap();
+        assert_eq!(got, want);
     }
 
     /// A peer that reads nothing: the kernel takes what its buffers hold, the rest is
@@ -173,7 +281,7 @@ mod tests {
         let parts: [(usize, &[u8]); 2] = [(6, &big), (10, b"!")];
         assert!(big.len() >= SEND_BYTES_MIN);
         let want = stream(out.bytes(), &parts);
-        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool);
+        let sent = place(&mut out, &parts, Some(client.as_raw_fd()), &mut pool, None);
         assert!(sent > 0 && sent < want.len(), "sent {sent}");
         assert_eq!(out.unsent(), &want[sent..]);
         drop(client);

@@ -67,7 +67,9 @@
 //! - `session`: the [`Session`] trait, a security layer (TLS) the loop puts between a
 //!   connection's bytes and the handler when [`Handler::session`] gives one.
 //! - `lend`: the parts of a reply a handler lent instead of copying ([`Handler::lent`]):
-//!   one vectored send in the turn, the rest copied into the output.
+//!   one vectored send in the turn, the rest copied into the output; `zerocopy`: that send
+//!   with `MSG_ZEROCOPY` above [`LoopConfig::zerocopy_min_bytes`], the handler's hold on
+//!   the parts ([`Handler::hold_lent`]) kept until the kernel's notification.
 //! - `notify`: [`Notifier`], the cross-thread wake (an eventfd behind a pending flag);
 //!   `streaming`: the loop's list of streaming connections, with O(1) removal.
 //!
@@ -92,6 +94,7 @@ pub use loop_stats::LoopStats;
 pub use notify::Notifier;
 pub use poll::{set_timer_slack, Event, Interest, Poller};
 pub use session::{Opened, Session};
+pub use zerocopy::Hold;
 
 mod buf;
 mod conn;
@@ -105,6 +108,7 @@ mod poll;
 mod session;
 mod streaming;
 mod sys;
+mod zerocopy;
 
 /// Which system interface a loop uses to wait for and perform I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +167,10 @@ pub struct LoopConfig {
     /// Lets other threads wake the loop to offer output to its streaming connections at
     /// once ([`Notifier::notify`]), not only at the next tick. One notifier per loop.
     pub notifier: Option<Notifier>,
+    /// A handler call that lent this many bytes or more sends them zero-copy
+    /// (`MSG_ZEROCOPY`, see `zerocopy.rs`), holding them ([`Handler::hold_lent`]) until
+    /// the kernel is done with them; 0 = never.
+    pub zerocopy_min_bytes: usize,
 }
 
 impl LoopConfig {
@@ -177,6 +185,7 @@ impl LoopConfig {
             limit_bytes: self.output_limit_bytes,
             hold_bytes: self.input_hold_bytes,
             read_bytes: usize::MAX,
+            zerocopy_min_bytes: self.zerocopy_min_bytes,
         }
     }
 }
@@ -233,6 +242,7 @@ impl Default for LoopConfig {
             shutdown_grace: Duration::from_secs(1),
             stats: Arc::default(),
             notifier: None,
+            zerocopy_min_bytes: 0,
         }
     }
 }
@@ -414,11 +424,23 @@ pub trait Handler {
     /// instead of copying them into `out` (large values sent from the memory they live
     /// in). A handler that lent calls `take` once with them: `(at, bytes)`, `at` the length
     /// `out` had where `bytes` belong, ascending. Their memory must stay valid and
-    /// unchanged until `take` returns; by then the loop has sent them (one vectored send
-    /// in this turn, when the connection may send now) or copied them into its output, so
-    /// the peer gets the same stream as if they had been copied. A handler that lent
+    /// unchanged until `take` returns (or, for a zero-copy send, while the hold that `take`
+    /// took through [`Handler::hold_lent`] lives); by then the loop has sent them (one
+    /// vectored send in this turn, when the connection may send now) or copied them into
+    /// its output, so the peer gets the same stream as if they had been copied. A handler that lent
     /// nothing does nothing (the default).
     fn lent(&mut self, _conn: &mut Self::Conn, _take: &mut dyn FnMut(&Lent<'_>)) {}
+
+    /// Called only within `take` of [`Handler::lent`], when the loop sends the parts
+    /// zero-copy ([`LoopConfig::zerocopy_min_bytes`]): a hold that keeps their memory valid
+    /// and unchanged for as long as it lives, past `take`'s return (the loop drops it once
+    /// the kernel is done with the pages). None (the default): the parts are sent plainly.
+    fn hold_lent() -> Option<Hold>
+    where
+        Self: Sized,
+    {
+        None
+    }
 
     /// The connection is gone (peer closed, error, timeout, limit, shutdown).
     fn close(&mut self, conn: Self::Conn);

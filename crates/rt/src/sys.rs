@@ -222,6 +222,145 @@ pub(crate) fn sendmsg_nowait(fd: RawFd, iov: &[std::io::IoSlice<'_>]) -> io::Res
     check_size(unsafe { libc::sendmsg(fd, &msg, flags) })
 }
 
+/// `SO_ZEROCOPY` (asm-generic/socket.h; not in `libc`).
+const SO_ZEROCOPY: libc::c_int = 60;
+/// `sock_extended_err::ee_origin` of a zero-copy notification.
+const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+/// `sock_extended_err::ee_code` bit: the kernel copied the bytes after all.
+const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+
+/// Lets `fd` take `MSG_ZEROCOPY` sends (setsockopt `SO_ZEROCOPY`).
+pub(crate) fn enable_zerocopy(fd: RawFd) -> io::Result<()> {
+    set_int_option(fd, libc::SOL_SOCKET, SO_ZEROCOPY, 1)
+}
+
+/// [`sendmsg_nowait`] with `MSG_ZEROCOPY`: the kernel sends from the pages of `iov` and
+/// reports on the socket's error queue when it no longer needs them ([`zerocopy_done`]).
+pub(crate) fn sendmsg_zerocopy(fd: RawFd, iov: &[std::io::IoSlice<'_>]) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL | libc::MSG_ZEROCOPY;
+    // SAFETY: an all-zero msghdr is valid (no address, no control data).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr().cast_mut().cast();
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: as in `sendmsg_nowait`; the pages stay the caller's business until the
+    // notification (the kernel holds references to them, so nothing here can fault).
+    check_size(unsafe { libc::sendmsg(fd, &msg, flags) })
+}
+
+/// A zero-copy notification: the sends numbered `first..=last` (counted per socket from 0,
+/// one number per `MSG_ZEROCOPY` sendmsg that took bytes) are done with their pages;
+/// `copied` when the kernel copied them anyway (loopback always does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ZerocopyDone {
+    pub first: u32,
+    pub last: u32,
+    pub copied: bool,
+}
+
+/// Takes one notification from `fd`'s error queue without waiting: `Ok(None)` when the
+/// queue is empty; other messages there (none are expected on a TCP socket) are skipped.
+pub(crate) fn zerocopy_done(fd: RawFd) -> io::Result<Option<ZerocopyDone>> {
+    // u64s: aligned for the cmsghdr the kernel writes at the start.
+    let mut control = [0u64; 16];
+    loop {
+        // SAFETY: an all-zero msghdr is valid; no data buffer is needed for the error queue.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        let flags = libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT;
+        // SAFETY: `msg` points at `control`, valid for writes of its length for the call.
+        match check_size(unsafe { libc::recvmsg(fd, &mut msg, flags) }) {
+            Err(e) if is_would_block(&e) => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        // SAFETY: `msg` was filled by the kernel; CMSG_FIRSTHDR/NXTHDR stay within
+        // `msg_controllen`, and each cmsg's data holds `cmsg_len` bytes.
+        let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(&msg) };
+        while !cmsg.is_null() {
+            // SAFETY: non-null and within the control buffer (above).
+            let header = unsafe { &*cmsg };
+            let ip = (header.cmsg_level == libc::SOL_IP && header.cmsg_type == libc::IP_RECVERR)
+                || (header.cmsg_level == libc::SOL_IPV6 && header.cmsg_type == libc::IPV6_RECVERR);
+            if ip {
+                // SAFETY: an IP_RECVERR cmsg carries a sock_extended_err (unaligned read).
+                let err: libc::sock_extended_err =
+                    unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast()) };
+                if err.ee_errno == 0 && err.ee_origin == SO_EE_ORIGIN_ZEROCOPY {
+                    let copied = err.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0;
+                    return Ok(Some(ZerocopyDone {
+                        first: err.ee_info,
+                        last: err.ee_data,
+                        copied,
+                    }));
+                }
+            }
+            // SAFETY: as above.
+            cmsg = unsafe { libc::CMSG_NXTHDR(&msg, cmsg) };
+        }
+    }
+}
+
+/// How many bytes a send on the TCP socket `fd` would put on the wire at once: the peer's
+/// advertised window when nothing is queued or unacknowledged, else 0 (also 0 when the
+/// kernel does not say: `tcpi_snd_wnd` came with Linux 5.4).
+pub(crate) fn tcp_send_room(fd: RawFd) -> usize {
+    // struct tcp_info (linux/tcp.h): tcpi_unacked at 24, tcpi_notsent_bytes at 144,
+    // tcpi_snd_wnd at 228, 232 bytes in all; read as u32s.
+    let mut info = [0u32; 58];
+    let mut len = size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` and `len` are valid for writes of their sizes for the whole call.
+    let ret = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len)
+    };
+    if ret < 0 || (len as usize) < size_of_val(&info) {
+        return 0;
+    }
+    let (unacked, notsent, window) = (info[24 / 4], info[144 / 4], info[228 / 4]);
+    if unacked > 0 || notsent > 0 {
+        return 0;
+    }
+    window as usize
+}
+
+/// The socket's pending error (SO_ERROR, which clears it); 0 when none.
+pub(crate) fn socket_error(fd: RawFd) -> i32 {
+    let mut value: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are valid for writes of their sizes for the whole call.
+    let ret = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, (&raw mut value).cast(), &mut len)
+    };
+    if ret < 0 {
+        return io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+    }
+    value
+}
+
+/// Makes the next close of `fd` reset the connection (SO_LINGER, zero seconds): the
+/// kernel drops what it has not sent, and with it its hold on zero-copied pages.
+pub(crate) fn set_abortive_close(fd: RawFd) {
+    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+    // SAFETY: `linger` is valid for reads of its size for the whole call. An error leaves
+    // an ordinary close, which is still correct.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of_val(&linger) as libc::socklen_t,
+        )
+    };
+}
+
+/// Ends the writing half of `fd` (the peer reads the end of the stream once it has read
+/// what is queued) while keeping the descriptor open.
+pub(crate) fn shutdown_write(fd: RawFd) {
+    // SAFETY: shutdown(2) touches no memory; an error (not connected) changes nothing.
+    unsafe { libc::shutdown(fd, libc::SHUT_WR) };
+}
+
 /// Closes a descriptor the caller owns and no pending kernel operation uses.
 pub(crate) fn close(fd: RawFd) {
     // SAFETY: the caller owns `fd` and drops it here; close errors on sockets carry no data

@@ -706,6 +706,7 @@ fn loop_config(
         input_tails_max: input_tails_max(config),
         recv_buffer_bytes: RECV_BUFFER_BYTES as u32,
         stats: Arc::clone(stats),
+        zerocopy_min_bytes: usize::try_from(config.zerocopy_min_bytes).unwrap_or(usize::MAX),
         ..Default::default()
     }
 }

@@ -421,6 +421,11 @@ impl rt::Handler for Worker {
         store::loans::settle(take);
     }
 
+    /// A zero-copy send keeps the loans' pin until the kernel is done with the pages.
+    fn hold_lent() -> Option<rt::Hold> {
+        store::loans::hold().map(|hold| Box::new(hold) as rt::Hold)
+    }
+
     fn close(&mut self, mut conn: Conn) {
         tracing::debug!("connection closed");
         match &mut conn {

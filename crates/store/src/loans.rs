@@ -29,6 +29,13 @@
 //! the wait can end (and no thread ever waits for frees while its loans pin the epoch).
 //! The parts keep their offsets, so the replies leave in the same order either way; the
 //! copy is what lending saved, paid only by a batch whose write found the store full.
+//!
+//! The one exception is a [`Hold`] (zero-copy sends, `--zerocopy-min-bytes`): taken within
+//! `settle`, it keeps the pin until the kernel says it is done with the pages, about one
+//! round trip, at most a second (rt resets a connection whose send is held longer). While it
+//! lives, writers elsewhere wait longer for memory, and a write on this thread that needs
+//! memory back evicts rather than waits. Parts [`unpin`] copied are not in item memory,
+//! and their copies go at `settle`'s end: a batch with copies gets no hold (sent plainly).
 
 use std::cell::{Cell, RefCell};
 
@@ -57,6 +64,8 @@ thread_local! {
     static OPEN: Cell<bool> = const { Cell::new(false) };
     /// Bytes lent since [`open`].
     static LENT_BYTES: Cell<usize> = const { Cell::new(0) };
+    /// Within `settle`'s `f` (the loans' pin held) and no part copied: [`hold`] may pin on.
+    static SETTLING: Cell<bool> = const { Cell::new(false) };
     static LOANS: RefCell<Loans> = const {
         RefCell::new(Loans { guard: None, parts: Vec::new(), copied: 0, copies: Vec::new() })
     };
@@ -94,7 +103,10 @@ pub fn settle<R>(f: impl FnOnce(&[(usize, &[u8])]) -> R) -> Option<R> {
         let mut loans = cell.borrow_mut();
         // The slices shrink to this borrow, within which the guard is held.
         let parts: &[(usize, &[u8])] = &loans.parts;
+        // Parts copied by `unpin` are freed below, before a hold's send would be done.
+        SETTLING.set(loans.copied == 0);
         let result = f(parts);
+        SETTLING.set(false);
         loans.parts.clear();
         loans.copied = 0;
         loans.copies.clear();
@@ -136,6 +148,21 @@ pub(crate) fn unpin() -> bool {
         loans.guard = None;
         true
     })
+}
+
+/// A pin of this thread that outlives [`settle`]: taken within `settle`'s `f`, it keeps the
+/// parts being settled valid and unchanged for as long as it lives (a zero-copy send, whose
+/// kernel reads them after `f` returns). Each one delays the reuse of freed memory on every
+/// thread while it lives: drop it as soon as the kernel is done.
+pub struct Hold {
+    _guard: Guard,
+}
+
+/// A [`Hold`] on the parts lent on this thread, or None outside `settle` (no loan pinned)
+/// and when a write behind the loans had them copied ([`unpin`]): those are sent plainly.
+pub fn hold() -> Option<Hold> {
+    // Nested in the loans' pin, which is held while `f` runs: no gap in the thread's pin.
+    SETTLING.get().then(|| Hold { _guard: crate::shared_writes::pin() })
 }
 
 impl Item<'_> {
@@ -229,10 +256,44 @@ mod tests {
         store.store(b"k", &[3; 10_000], 0, Expiry::Never, Mode::Set).unwrap();
         store.delete(b"j", None).unwrap();
         let seen = super::settle(|parts| {
+            // Copied parts are freed at settle's end: no zero-copy hold may outlive them.
+            assert!(super::hold().is_none(), "a hold over copied parts");
             let whole = |part: &[u8]| part.iter().all(|&b| b == part[0]);
             parts.iter().map(|&(at, part)| (at, part[0], whole(part))).collect::<Vec<_>>()
         });
         assert_eq!(seen, Some(vec![(0, 1, true), (7, 2, true)]));
+    }
+
+    /// A hold taken within `settle` keeps the part valid after it, while another thread
+    /// overwrites, deletes and evicts; outside `settle` there is nothing to hold.
+    #[test]
+    fn a_hold_outlives_settle() {
+        let store = Arc::new(small_store());
+        store.store(b"k", &[1; 100_000], 0, Expiry::Never, Mode::Set).unwrap();
+        assert!(super::hold().is_none());
+        super::open();
+        assert!(store.reader().get(b"k").unwrap().lend_value(0));
+        let (hold, part) = super::settle(|parts| {
+            let part: &'static [u8] =
+                // SAFETY: read only while `hold` lives (the point of this test).
+                unsafe { std::slice::from_raw_parts(parts[0].1.as_ptr(), parts[0].1.len()) };
+            (super::hold(), part)
+        })
+        .unwrap();
+        assert!(hold.is_some());
+        let writer = Arc::clone(&store);
+        std::thread::spawn(move || {
+            for round in 0..20 {
+                let v = vec![round as u8 + 2; 100_000];
+                writer.store(b"k", &v, 0, Expiry::Never, Mode::Set).ok();
+                writer.store(format!("f{round}").as_bytes(), &v, 0, Expiry::Never, Mode::Set).ok();
+                writer.delete(b"k", None).ok();
+            }
+        })
+        .join()
+        .unwrap();
+        assert!(part.iter().all(|&b| b == 1), "a held part changed");
+        drop(hold);
     }
 
     /// A lent value stays whole while another thread overwrites and deletes its key, however

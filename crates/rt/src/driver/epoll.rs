@@ -250,6 +250,17 @@ impl Driver for Epoll {
         Ok(())
     }
 
+    /// EPOLLERR is always reported: nothing to arm.
+    fn watch_errors<C>(&mut self, _key: Key, _conn: &mut Conn<C>) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Not registered (its watch failed): nothing to remove.
+    fn forget_fd(&mut self, fd: RawFd) -> io::Result<()> {
+        let _ = sys::epoll_ctl(self.epfd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, 0, 0);
+        Ok(())
+    }
+
     fn stop_accepting(&mut self) -> io::Result<()> {
         for slot in &mut self.listeners {
             slot.socket = None;
@@ -336,6 +347,12 @@ impl Epoll {
             conn.set(flag::OUT_READY);
             self.cursor = Cursor::Conn { key, bits: bits & !OUT };
             return Some(Event::Writable(key));
+        }
+        // The error queue holds zero-copy notifications, not an error: reaped here, the
+        // rest of the readiness is looked at next (a real error stays and is seen again).
+        if bits & ERR != 0 && conn.zc.as_mut().is_some_and(|zc| zc.notified(conn.fd)) {
+            self.cursor = Cursor::Conn { key, bits: bits & !ERR };
+            return Some(Event::ZeroCopyDone(key));
         }
         if bits & ERR != 0 || (bits & HUP != 0 && !conn.wants_input(bounds)) {
             // Reset, or both directions shut: nobody will read what is left.

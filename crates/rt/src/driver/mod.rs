@@ -59,6 +59,9 @@ pub(crate) enum Event<I> {
     /// The loop's [`crate::Notifier`] was notified; the driver has drained its counter, so
     /// the loop takes the wake and offers output to its streaming connections.
     Notified,
+    /// Zero-copy notifications released some of a connection's held sends (epoll: the
+    /// error queue's EPOLLERR, reaped by the driver).
+    ZeroCopyDone(Key),
 }
 
 // Events are returned by value, two or three per request: keep them small.
@@ -128,6 +131,14 @@ pub(crate) trait Driver: Sized {
 
     /// Closes the descriptor of a connection whose slot was freed.
     fn close_fd(&mut self, key: Key, fd: RawFd) -> io::Result<()>;
+
+    /// The connection has zero-copy sends held: report [`Event::ZeroCopyDone`] when the
+    /// kernel's notifications arrive (io_uring: a POLLERR poll; epoll: EPOLLERR comes anyway).
+    fn watch_errors<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()>;
+
+    /// The descriptor of a freed slot stays open without the driver (a lingering
+    /// zero-copy close): stop watching it.
+    fn forget_fd(&mut self, fd: RawFd) -> io::Result<()>;
 
     /// Stops accepting, closes the listeners and stops watching the notifier (shutdown).
     fn stop_accepting(&mut self) -> io::Result<()>;

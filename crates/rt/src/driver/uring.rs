@@ -83,6 +83,7 @@ const KIND_SEND: u64 = 3;
 const KIND_CANCEL: u64 = 4;
 const KIND_CLOSE: u64 = 5;
 const KIND_NOTIFY: u64 = 6;
+const KIND_ERRPOLL: u64 = 7;
 
 fn user_data(kind: u64, key: Key) -> u64 {
     debug_assert!(key.gen <= GEN_MASK);
@@ -210,6 +211,7 @@ impl Driver for Uring {
                 KIND_RECV => self.on_recv(key, res, flags, conns),
                 KIND_SEND => self.on_send(key, res, conns),
                 KIND_NOTIFY => self.on_notify(res, flags)?,
+                KIND_ERRPOLL => self.on_errpoll(key, conns),
                 KIND_CANCEL | KIND_CLOSE => {
                     self.in_flight -= 1;
                     None
@@ -311,6 +313,25 @@ impl Driver for Uring {
 
     fn close_fd(&mut self, key: Key, fd: RawFd) -> io::Result<()> {
         self.push(opcode::Close::new(Fd(fd)).build().user_data(user_data(KIND_CLOSE, key)))
+    }
+
+    /// One-shot poll for POLLERR (the error queue has notifications), re-armed by the loop
+    /// while sends stay held; cancelled with the connection's other operations.
+    fn watch_errors<C>(&mut self, key: Key, conn: &mut Conn<C>) -> io::Result<()> {
+        if conn.handler.is_none() || conn.has(flag::CANCELLED) {
+            return Ok(());
+        }
+        let Some(zc) = conn.zc.as_mut().filter(|zc| !zc.polling) else { return Ok(()) };
+        zc.polling = true;
+        let entry = opcode::PollAdd::new(Fd(conn.fd), libc::POLLERR as u32)
+            .build()
+            .user_data(user_data(KIND_ERRPOLL, key));
+        self.push(entry)
+    }
+
+    /// Nothing to do: no operation is left on a freed slot's descriptor.
+    fn forget_fd(&mut self, _fd: RawFd) -> io::Result<()> {
+        Ok(())
     }
 
     fn stop_accepting(&mut self) -> io::Result<()> {
@@ -622,6 +643,23 @@ impl Uring {
             0 => Event::Eof(key),
             r if r > 0 || r == -libc::ENOBUFS || r == -libc::ECANCELED => Event::RecvStopped(key),
             _ => Event::Failed(key), // ECONNRESET and other socket errors
+        })
+    }
+
+    /// The error-queue poll ended: notifications (reaped here), a socket error, or a cancel.
+    #[cold]
+    fn on_errpoll<C>(&mut self, key: Key, conns: &mut Slots<C>) -> Option<Event<RecvBuf>> {
+        self.in_flight -= 1;
+        let conn = conns.get_mut(key).expect("error poll completion for a freed slot");
+        let open = conn.is_open();
+        let zc = conn.zc.as_mut().expect("an error poll without zero-copy state");
+        zc.polling = false;
+        if !open {
+            return Some(Event::Settled(key));
+        }
+        Some(match zc.notified(conn.fd) {
+            true => Event::ZeroCopyDone(key),
+            false => Event::Failed(key),
         })
     }
 

@@ -116,6 +116,9 @@ pub struct Config {
     pub io: IoChoice,
     pub pin: bool,
     pub busy_poll_us: u64,
+    /// `--zerocopy-min-bytes`: lent values of one batch from this many bytes leave
+    /// zero-copy (`rt::LoopConfig::zerocopy_min_bytes`); 0 is off.
+    pub zerocopy_min_bytes: u64,
     pub idle_timeout_secs: u64,
     /// `--noevict-dbs`: databases never evicted, bit n for database n.
     pub noevict_dbs: u16,
@@ -231,6 +234,7 @@ impl Default for Config {
             io: IoChoice::Auto,
             pin: false,
             busy_poll_us: 0,
+            zerocopy_min_bytes: 0,
             idle_timeout_secs: 0,
             noevict_dbs: 0,
             noevict_prefixes: Vec::new(),

@@ -351,6 +351,14 @@ pub struct Options {
     #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
     pub busy_poll_us: Option<u64>,
 
+    /// Send large values zero-copy (MSG_ZEROCOPY) when a batch lends this many bytes or
+    /// more; 0 is off [default: 0]
+    ///
+    /// Loopback always copies (measured: a cost, no gain); see docs/benchmarks/large-values.md.
+    #[arg(long, value_name = "BYTES", help_heading = SPINEL)]
+    #[serde(default, deserialize_with = "text::option", skip_serializing_if = "Option::is_none")]
+    pub zerocopy_min_bytes: Option<u64>,
+
     /// Databases whose keys are never evicted, whatever maxmemory-policy says: numbers
     /// from 0 to 15, separated by commas or spaces [default: none]
     ///
@@ -510,6 +518,7 @@ impl Options {
             io: cli.io.or(self.io),
             pin: cli.pin || self.pin,
             busy_poll_us: cli.busy_poll_us.or(self.busy_poll_us),
+            zerocopy_min_bytes: cli.zerocopy_min_bytes.or(self.zerocopy_min_bytes),
             noevict_dbs: cli.noevict_dbs.or(self.noevict_dbs),
             noevict_prefixes: cli.noevict_prefixes.or(self.noevict_prefixes),
             idle_timeout: cli.idle_timeout.or(self.idle_timeout),

@@ -187,6 +187,8 @@ fn runtime_settings(options: &mut Options, config: &mut Config) {
     }
     config.pin = take(&mut options.pin);
     config.busy_poll_us = options.busy_poll_us.take().unwrap_or(config.busy_poll_us);
+    config.zerocopy_min_bytes =
+        options.zerocopy_min_bytes.take().unwrap_or(config.zerocopy_min_bytes);
     config.idle_timeout_secs = options.idle_timeout.take().unwrap_or(config.idle_timeout_secs);
     // memcached keeps the bytes in 32 bits.
     if let Some(mib) = options.read_buf_mem_limit.take() {
@@ -283,6 +285,7 @@ pub(super) fn effective_options(config: &Config) -> Options {
         io: Some(Io(config.io)),
         pin: config.pin,
         busy_poll_us: Some(config.busy_poll_us),
+        zerocopy_min_bytes: Some(config.zerocopy_min_bytes),
         idle_timeout: Some(config.idle_timeout_secs),
         noevict_dbs: Some(noevict_dbs_text(config.noevict_dbs)).filter(|t| !t.is_empty()),
         noevict_prefixes: Some(noevict_prefixes_text(&config.noevict_prefixes))
