@@ -145,7 +145,6 @@ impl Store {
         existing: Option<(&Found<'_>, &Resolved<'_>)>,
         item: &NewItem<'_>,
     ) -> Result<u64, OpError> {
-        let value_len = item.value_len();
         if item.expiry.is_expired(ctx.now_ms) {
             // Stored and at once expired, as memcached does with a negative TTL.
             if let Some((found, r)) = existing {
@@ -161,7 +160,7 @@ impl Store {
             client_flags: item.flags,
             expiry: item.expiry,
             key_len: ctx.key.len(),
-            value_len,
+            value_len: item.value_len(),
             cas: item.cas,
             meta: item.meta,
             kind: item.kind,
