@@ -62,6 +62,18 @@ def key(i):
     return b"k%d" % (i * 7919 % KEYS)
 
 
+VALUE128 = b"v" * 128
+
+
+def key32(i):
+    """The i-th key of a 32/128 request stream (the matrix's 32/128 row): 32 bytes, spread."""
+    return b"k%031d" % (i * 7919 % KEYS)
+
+
+def mc_set128(i):
+    return b"set " + key32(i) + b" 0 0 128\r\n" + VALUE128 + b"\r\n"
+
+
 def hash100_setup():
     args = ["HSET", "big"]
     for i in range(100):
@@ -81,6 +93,15 @@ ROWS = {
     "resp-get-10k": ("resp", resp_keys_setup, lambda i: resp("GET", key(i)), None),
     "resp-get": ("resp", lambda: [resp("SET", "key", VALUE)], lambda i: resp("GET", "key"), None),
     "resp-set": ("resp", lambda: [], lambda i: resp("SET", f"k{i}", VALUE), None),
+    # Sets over 10,000 existing 32-byte keys with 128-byte values: the set of the 9:1 32/128
+    # rows of docs/benchmarks/matrix.md (an overwrite, as there the key space is preloaded).
+    "mc-set128-10k": ("mc", lambda: [mc_set128(i) for i in range(KEYS)], mc_set128, b"\r\n"),
+    "resp-set128-10k": ("resp", lambda: [resp("SET", key32(i), VALUE128) for i in range(KEYS)],
+                        lambda i: resp("SET", key32(i), VALUE128), None),
+    "mc-get128-10k": ("mc", lambda: [mc_set128(i) for i in range(KEYS)],
+                      lambda i: b"get " + key32(i) + b"\r\n", b"END\r\n"),
+    "resp-get128-10k": ("resp", lambda: [resp("SET", key32(i), VALUE128) for i in range(KEYS)],
+                        lambda i: resp("GET", key32(i)), None),
     "hset-new": ("resp", lambda: [], lambda i: resp("HSET", f"h{i}", "f", "v"), None),
     "hset-100": ("resp", hash100_setup, lambda i: resp("HSET", "big", f"f{i % 100}", i), None),
     "zadd": ("resp", lambda: [], lambda i: resp("ZADD", "z", i, f"m{i % 100}"), None),
@@ -205,6 +226,9 @@ def measure(binary, row, requests, keep=None):
                "-U", "0", "-m", "1024"]
         if os.path.basename(binary) == "nullmc":  # nullmc PORT THREADS VALUE_SIZE, no store
             cmd = cmd[:3] + [binary, str(mc_port), "1", "20"]
+        if os.path.basename(binary) == "pogocache":  # one port for both protocols; epoll
+            resp_port = mc_port
+            cmd = cmd[:3] + [binary, "-p", str(mc_port), "--threads", "1", "--uring", "no"]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             sock = wait_port(mc_port if kind == "mc" else resp_port)

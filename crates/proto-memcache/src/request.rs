@@ -93,11 +93,14 @@ pub fn parse_request<'a>(
     if let Some(parsed) = text::request::plain_get(buf, limits) {
         return Ok(parsed);
     }
+    if let Some(parsed) = text::request::plain_set(buf, limits) {
+        return Ok(parsed);
+    }
     parse_framed(buf, limits)
 }
 
-/// [`parse_request`] past its first byte and the plain-get shortcut: every request framed,
-/// split and checked in memcached's order.
+/// [`parse_request`] past its first byte and the plain get and set shortcuts: every request
+/// framed, split and checked in memcached's order.
 pub(crate) fn parse_framed<'a>(
     buf: &'a [u8],
     limits: &Limits,

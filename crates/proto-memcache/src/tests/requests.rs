@@ -322,3 +322,81 @@ fn plain_get_is_the_framed_parse() {
     }
     assert!(taken > 10, "the shortcut took {taken} lines");
 }
+
+// Goal: the plain-set shortcut takes only requests the framed parser reads the same way
+// (request and length), and leaves every other shape to it: keys and numbers at and past
+// their limits, signs, noreply, extra spaces, bare LF, blocks unfinished, too large or badly
+// ended, other storage commands.
+#[test]
+fn plain_set_is_the_framed_parse() {
+    let limits = super::limits();
+    let set = |key: &[u8], numbers: &[u8], block: &[u8]| {
+        [b"set ", key, b" ", numbers, b"\r\n", block].concat()
+    };
+    let mut wires: Vec<Vec<u8>> = vec![
+        set(&[b'k'; 250], b"0 0 1", b"v\r\n"),
+        set(&[b'k'; 251], b"0 0 1", b"v\r\n"),
+        set(b"k", b"999999999 999999999 1", b"v\r\n"),
+        set(b"k", b"4294967295 0 1", b"v\r\n"),
+        set(b"k", b"0 2147483648 1", b"v\r\n"),
+        set(b"k", b"0 0 1048576", &[[b'v'; 1048576].as_slice(), b"\r\n"].concat()),
+        set(b"k", b"0 0 1048577", &[[b'v'; 1048577].as_slice(), b"\r\n"].concat()),
+    ];
+    for wire in [
+        &b"set k 0 0 1\r\nv\r\n"[..],
+        b"set k 0 0 1\r\nv\r\nget k\r\n",
+        b"set k 007 -1 1\r\nv\r\n",
+        b"set k 0 -1 1\r\nv\r\n",
+        b"set k +1 0 1\r\nv\r\n",
+        b"set k 0 0 1 noreply\r\nv\r\n",
+        b"set k 0 0 1\nv\r\n",
+        b"set k 0 0 1\r\nvv\r\n",
+        b"set k 0 0 1\r\nv\r",
+        b"set k 0 0 1\r\nv",
+        b"set k 0 0 1\r\n",
+        b"set k 0 0 1\r",
+        b"set k  0 0 1\r\nv\r\n",
+        b"set k 0 0 1 \r\nv\r\n",
+        b"set  k 0 0 1\r\nv\r\n",
+        b"set k 0 0\r\nv\r\n",
+        b"set \xffk\x7f 0 0 1\r\nv\r\n",
+        b"set k\tk 0 0 1\r\nv\r\n",
+        b"set k\rk 0 0 1\r\nv\r\n",
+        b"set k 0 0 0\r\n\r\n",
+        b"set k 0 0 -1\r\n\r\n",
+        b"SET k 0 0 1\r\nv\r\n",
+        b"add k 0 0 1\r\nv\r\n",
+    ] {
+        wires.push(wire.to_vec());
+    }
+    let mut rng = super::Rng::new(super::seed());
+    for _ in 0..2000 {
+        let mut pick = |choices: &[u8], len: u64| -> Vec<u8> {
+            let len = rng.below(len) as usize;
+            (0..len).map(|_| choices[rng.below(choices.len() as u64) as usize]).collect()
+        };
+        let key = pick(b"a \r\n\t\0\xff", 6);
+        let numbers = pick(b"0123456789  -+\r\n", 16);
+        let block = pick(b"v\r\n", 6);
+        wires.push(set(&key, &numbers, &block));
+        // Well formed, with numbers of up to eleven digits.
+        let mut digits = || -> Vec<u8> {
+            let len = 1 + rng.below(11);
+            (0..len).map(|_| b'0' + rng.below(10) as u8).collect()
+        };
+        let (flags, exptime) = (digits(), digits());
+        let len = rng.below(4) as usize;
+        let numbers = [flags, b" ".to_vec(), exptime, format!(" {len}").into_bytes()].concat();
+        wires.push(set(b"key", &numbers, &[vec![b'v'; len], b"\r\n".to_vec()].concat()));
+    }
+    let mut taken = 0;
+    for wire in &wires {
+        let framed = crate::request::parse_framed(wire, &limits);
+        if let Some(shortcut) = crate::text::request::plain_set(wire, &limits) {
+            taken += 1;
+            assert_eq!(Ok(shortcut), framed, "{:?}", String::from_utf8_lossy(wire));
+        }
+        assert_eq!(crate::parse_request(wire, &limits), framed);
+    }
+    assert!(taken > 500, "the shortcut took {taken} requests");
+}

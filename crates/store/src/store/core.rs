@@ -145,7 +145,6 @@ impl Store {
         existing: Option<(&Found<'_>, &Resolved<'_>)>,
         item: &NewItem<'_>,
     ) -> Result<u64, OpError> {
-        let value_len = item.value_len();
         if item.expiry.is_expired(ctx.now_ms) {
             // Stored and at once expired, as memcached does with a negative TTL.
             if let Some((found, r)) = existing {
@@ -161,7 +160,7 @@ impl Store {
             client_flags: item.flags,
             expiry: item.expiry,
             key_len: ctx.key.len(),
-            value_len,
+            value_len: item.value_len(),
             cas: item.cas,
             meta: item.meta,
             kind: item.kind,
@@ -169,10 +168,11 @@ impl Store {
         let class = ttl_class(item.expiry, ctx.now_ms);
         let stamp = item.stamp.unwrap_or_else(|| secs_stamp(ctx.now_ms));
         let new = (stamp, &header, ctx.key, item.value);
-        let (location, cas) = if bytes::stored_len(&header) >= self.large_min {
+        let len = bytes::stored_len(&header);
+        let (location, cas) = if len >= self.large_min {
             self.write_large(new, ctx.flush_gen, class, ctx.room)?
         } else {
-            self.append(Queue::Small, class, new, Writer::Client(ctx.room))
+            self.append_sized(Queue::Small, class, new, len, Writer::Client(ctx.room))
                 .ok_or(OpError::NeedRoom(Need::Segment))?
         };
         // A rewrite of a live item (overwrite, append, incr, touch) counts as an access: a

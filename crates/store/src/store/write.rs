@@ -30,9 +30,22 @@ impl Store {
         queue: Queue,
         class: usize,
         new: NewBytes<'_>,
+        writer: Writer<'_>,
+    ) -> Option<(Location, u64)> {
+        self.append_sized(queue, class, new, bytes::stored_len(new.1), writer)
+    }
+
+    /// [`Store::append`] for a caller that has the item's stored length at hand (a client
+    /// write, which compared it with the large-item threshold): the header is measured once.
+    pub(super) fn append_sized(
+        &self,
+        queue: Queue,
+        class: usize,
+        new: NewBytes<'_>,
+        len: usize,
         mut writer: Writer<'_>,
     ) -> Option<(Location, u64)> {
-        let len = bytes::stored_len(new.1);
+        debug_assert_eq!(len, bytes::stored_len(new.1));
         debug_assert!(len < self.large_min || matches!(writer, Writer::Eviction));
         let active_index = self.active_index(queue, class);
         let active = &self.active[active_index];
@@ -40,7 +53,7 @@ impl Store {
         for _ in 0..8 {
             let id = active.load(Ordering::Acquire);
             if id != NONE {
-                if let Some(done) = self.try_append(id, new, client) {
+                if let Some(done) = self.try_append(id, new, len, client) {
                     return Some(done);
                 }
             }
@@ -55,11 +68,11 @@ impl Store {
         &self,
         id: u32,
         new: NewBytes<'_>,
+        len: usize,
         client: bool,
     ) -> Option<(Location, u64)> {
         let (stamp, header, key, value) = new;
         let seg = self.segments.header(id);
-        let len = bytes::stored_len(header);
         self.charge_ahead(id, len, client);
         let reservation = self.segments.reserve(id, len)?;
         reservation.write(stamp, header, key, value);

@@ -171,12 +171,12 @@ type Written = (bool, Option<Vec<u8>>);
 fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Written, Refusal> {
     let shared = ctx.shared;
     bump(&ctx.counters.cmd_set, 1);
-    let now = ttl::now_ms(shared);
     let key = ctx.key(key_index);
+    // The clock is read only for a deadline (a plain SET has none).
     let fixed_expiry = match w.ttl {
         NewTtl::Clear => Some(Expiry::Never),
         NewTtl::Keep => None,
-        NewTtl::At(at) => ttl::expiry_at(at, now),
+        NewTtl::At(at) => ttl::expiry_at(at, ttl::now_ms(shared)),
     };
     if let (false, Some(expiry)) = (w.get, fixed_expiry) {
         // SET, NX and XX mean memcached's set, add and replace.
@@ -188,6 +188,7 @@ fn write_string(ctx: &mut Ctx<'_>, key_index: usize, w: Write<'_>) -> Result<Wri
         return store_plain(shared, key, w.value, expiry, mode).map(|stored| (stored, None));
     }
     // GET and KEEPTTL need the old item, and a past deadline deletes: Redis-only steps.
+    let now = ttl::now_ms(shared);
     let (_, written) = shared
         .core
         .store
@@ -248,7 +249,10 @@ fn store_plain(
 }
 
 pub(super) fn set(ctx: &mut Ctx<'_>) {
-    let Ok(opts) = parse_extended(ctx, 3, Kind::Set) else {
+    // `SET key value`, the commonest, has no options to parse.
+    let parsed =
+        if ctx.argc() == 3 { Ok(Extended::default()) } else { parse_extended(ctx, 3, Kind::Set) };
+    let Ok(opts) = parsed else {
         return ctx.error(error::SYNTAX);
     };
     let ttl = match opts.ttl {
