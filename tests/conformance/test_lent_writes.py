@@ -138,29 +138,38 @@ class Model:
         assert data == versioned(i, want, self.size), f"key {i}: torn or stale value"
 
 
-def text_round(conn, prefix, model, round_no):
-    """One pipeline: per key, get, set to a new version, get; every fourth key also delete
-    and get. Returns the requests and a checker that reads their replies in order."""
+def plan_round(prefix, model, round_no, get, put, delete):
+    """One pipeline's requests in a dialect's encoding (`get(key)`, `put(key, version,
+    data)`, `delete(key)`): per key, get, set to a new version, fillers, get; every fourth
+    key also delete and get. Returns the requests and what each reply must be."""
     size, requests, expects = model.size, [], []
     for i in range(KEYS):
         key = b"%s_%03d" % (prefix, i)
         version = round_no * 100 + i + 1
-        requests.append(b"get %s\r\n" % key)
+        requests.append(get(key))
         expects.append(("get", i))
-        requests.append(b"set %s %d 0 %d\r\n%s\r\n" % (key, version, size,
-                                                      versioned(i, version, size)))
+        requests.append(put(key, version, versioned(i, version, size)))
         expects.append(("set", i, version))
         for j in range(FILLERS_PER_GET):
-            requests.append(b"set pf_%s_%d_%d 0 0 %d\r\n%s\r\n" % (key, round_no, j, size,
-                                                                 b"x" * size))
+            requests.append(put(b"pf_%s_%d_%d" % (key, round_no, j), 0, b"x" * size))
             expects.append(("fill",))
-        requests.append(b"get %s\r\n" % key)
+        requests.append(get(key))
         expects.append(("get", i))
         if i % 4 == round_no % 4:
-            requests.append(b"delete %s\r\n" % key)
+            requests.append(delete(key))
             expects.append(("delete", i))
-            requests.append(b"get %s\r\n" % key)
+            requests.append(get(key))
             expects.append(("get", i))
+    return b"".join(requests), expects
+
+
+def text_round(conn, prefix, model, round_no):
+    """One pipeline of `plan_round` in text commands. Returns the requests and a checker
+    that reads their replies in order."""
+    requests, expects = plan_round(
+        prefix, model, round_no, lambda key: b"get %s\r\n" % key,
+        lambda key, version, data: b"set %s %d 0 %d\r\n%s\r\n" % (key, version, len(data), data),
+        lambda key: b"delete %s\r\n" % key)
 
     def check():
         for expect in expects:
@@ -181,31 +190,15 @@ def text_round(conn, prefix, model, round_no):
             else:
                 assert conn.read_line() in (b"DELETED\r\n", b"NOT_FOUND\r\n")
                 model.version.pop(expect[1], None)
-    return b"".join(requests), check
+    return requests, check
 
 
 def meta_round(conn, prefix, model, round_no):
     """`text_round` in meta commands: mg (value and flags), ms, md."""
-    size, requests, expects = model.size, [], []
-    for i in range(KEYS):
-        key = b"%s_%03d" % (prefix, i)
-        version = round_no * 100 + i + 1
-        requests.append(b"mg %s v f\r\n" % key)
-        expects.append(("get", i))
-        requests.append(b"ms %s %d F%d\r\n%s\r\n" % (key, size, version,
-                                                   versioned(i, version, size)))
-        expects.append(("set", i, version))
-        for j in range(FILLERS_PER_GET):
-            requests.append(b"ms pf_%s_%d_%d %d\r\n%s\r\n" % (key, round_no, j, size,
-                                                             b"x" * size))
-            expects.append(("fill",))
-        requests.append(b"mg %s v f\r\n" % key)
-        expects.append(("get", i))
-        if i % 4 == round_no % 4:
-            requests.append(b"md %s\r\n" % key)
-            expects.append(("delete", i))
-            requests.append(b"mg %s v f\r\n" % key)
-            expects.append(("get", i))
+    requests, expects = plan_round(
+        prefix, model, round_no, lambda key: b"mg %s v f\r\n" % key,
+        lambda key, version, data: b"ms %s %d F%d\r\n%s\r\n" % (key, len(data), version, data),
+        lambda key: b"md %s\r\n" % key)
 
     def check():
         for expect in expects:
@@ -225,7 +218,7 @@ def meta_round(conn, prefix, model, round_no):
             else:
                 assert line in (b"HD\r\n", b"NF\r\n"), f"reply out of order: {line!r}"
                 model.version.pop(expect[1], None)
-    return b"".join(requests), check
+    return requests, check
 
 
 def run_pipelines(port, prefix, size, make_round):
@@ -258,24 +251,10 @@ def test_writes_behind_lent_gets_keep_order_under_eviction(make_server, target, 
 def resp_round(conn, prefix, model, round_no):
     """`text_round` in RESP: GET, SET, GET, and DEL then GET for every fourth key. The
     version is the value's own (RESP has no flags)."""
-    size, requests, expects = model.size, [], []
-    for i in range(KEYS):
-        key = b"%s_%03d" % (prefix, i)
-        version = round_no * 100 + i + 1
-        requests.append(resp_encode(b"GET", key))
-        expects.append(("get", i))
-        requests.append(resp_encode(b"SET", key, versioned(i, version, size)))
-        expects.append(("set", i, version))
-        for j in range(FILLERS_PER_GET):
-            requests.append(resp_encode(b"SET", b"pf_%s_%d_%d" % (key, round_no, j), b"x" * size))
-            expects.append(("fill",))
-        requests.append(resp_encode(b"GET", key))
-        expects.append(("get", i))
-        if i % 4 == round_no % 4:
-            requests.append(resp_encode(b"DEL", key))
-            expects.append(("delete", i))
-            requests.append(resp_encode(b"GET", key))
-            expects.append(("get", i))
+    requests, expects = plan_round(
+        prefix, model, round_no, lambda key: resp_encode(b"GET", key),
+        lambda key, _version, data: resp_encode(b"SET", key, data),
+        lambda key: resp_encode(b"DEL", key))
 
     def check():
         for expect in expects:
@@ -294,7 +273,7 @@ def resp_round(conn, prefix, model, round_no):
             else:
                 assert line in (b":1\r\n", b":0\r\n"), f"reply out of order: {line!r}"
                 model.version.pop(expect[1], None)
-    return b"".join(requests), check
+    return requests, check
 
 
 @pytest.mark.resp
