@@ -47,6 +47,10 @@ const CHARGE_SHIFT: u32 = 41;
 /// (`Store::charge_ahead`), so up to a page per segment being filled is resident and not
 /// charged.
 pub(crate) const CHARGE_UNIT: usize = 64;
+// The charge's bits (above the sealed bit) count a whole segment: offsets are 20 bits.
+const _: () = assert!(
+    ((1u64 << (64 - CHARGE_SHIFT)) - 1) * CHARGE_UNIT as u64 >= 1 << crate::index::OFFSET_BITS
+);
 pub(crate) const NONE: u32 = u32::MAX;
 /// Items are grouped by remaining lifetime into this many classes (powers of ten of
 /// seconds; see `store::ttl_class`), each with its own active segments and queues.
