@@ -75,8 +75,10 @@ const CHARGE_AHEAD: usize = 4096;
 /// once (which seals it early; `Store::charge_ahead`).
 const CHARGE_MARGIN: usize = 256;
 /// A segment being filled is charged ahead of its items by at most the memory in use over
-/// this (then rounded up to a page; `Store::charge_ahead`).
+/// this, and at least `CHARGE_STEP_MIN` (`Store::charge_ahead`).
 const CHARGE_AHEAD_SHARE: usize = 256;
+/// The least a segment's charge grows by at once (in whole `segment::CHARGE_UNIT`s).
+const CHARGE_STEP_MIN: usize = 512;
 
 #[derive(Default)]
 struct StripeStats {
