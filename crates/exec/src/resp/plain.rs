@@ -124,3 +124,90 @@ pub(super) fn run_plain(
     session.pushed = false;
     Flow::Continue
 }
+
+#[cfg(test)]
+mod tests {
+    use proto_resp::{parse_command, Limits};
+
+    use super::super::{execute_as, testkit::Harness, Exclusive};
+
+    /// The commands both harnesses run: plain GETs and SETs, hits and misses, SET's options,
+    /// its syntax error, a WRONGTYPE read, and commands between them that take the general
+    /// path.
+    const LINES: &[&str] = &[
+        "PING",
+        "SET k v",
+        "GET k",
+        "GET nosuch",
+        "SET k2 v EX 100",
+        "SET k3 v NX",
+        "SET k3 w NX",
+        "SET k4 v BADOPTION",
+        "SET k5 v EX 0",
+        "HSET h f v",
+        "GET h",
+        "SET k6 v GET",
+        "get k",
+        "set k x",
+        "SELECT 1",
+        "SET k v",
+        "GET k",
+        "DBSIZE",
+    ];
+
+    /// What INFO tells of `h`'s calls, its timings (`usec`) left out.
+    fn info_without_times(h: &mut Harness) -> Vec<String> {
+        let mut lines = Vec::new();
+        for section in ["commandstats", "errorstats", "stats", "keyspace"] {
+            let text = h.run(&format!("INFO {section}"));
+            for line in text.split("\r\n").filter(|line| line.contains(':')) {
+                let kept: Vec<&str> = line.split(',').filter(|f| !f.contains("usec")).collect();
+                lines.push(kept.join(","));
+            }
+        }
+        lines.retain(|line| {
+            !line.starts_with("instantaneous_")
+                && !line.starts_with("total_net_")
+                && !line.starts_with("total_commands_processed")
+        });
+        lines
+    }
+
+    /// Goal: the plain path answers and counts as the general path does (replies, INFO
+    /// commandstats, errorstats, keyspace hits and misses, `dirty`, databases), and it is
+    /// the path a default session takes. Method: the same lines through `execute` (plain
+    /// where it can) and through `execute_as` (never plain) on two harnesses; then
+    /// keyspace events, MULTI and CLIENT REPLY OFF each turn the plain path off.
+    #[test]
+    fn plain_path_answers_and_counts_as_the_general_path() {
+        let (mut plain, mut general) = (Harness::new(), Harness::new());
+        for line in LINES {
+            let want = {
+                let wire = format!("{line}\r\n");
+                let (command, _) = parse_command(wire.as_bytes(), &Limits::default()).unwrap();
+                let mut out = Vec::new();
+                let g = &mut general;
+                let exclusive = Exclusive::IfMultiKey;
+                execute_as(&g.shared, &g.counters, &mut g.session, &command, &mut out, exclusive);
+                String::from_utf8_lossy(&out).into_owned()
+            };
+            assert_eq!(plain.run(line), want, "{line}");
+        }
+        let totals = (plain.shared.core.totals(), general.shared.core.totals());
+        assert_eq!(totals.0.total_commands, totals.1.total_commands);
+        assert_eq!(info_without_times(&mut plain), info_without_times(&mut general));
+        // After its first command, a default session is plain for GET and SET.
+        let wire = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        let (get, _) = parse_command(wire, &Limits::default()).unwrap();
+        assert!(super::command(&get).is_some() && super::is_plain(&plain.shared, &plain.session));
+        plain.run("CONFIG SET notify-keyspace-events KEA");
+        assert!(!super::is_plain(&plain.shared, &plain.session), "keyspace events are on");
+        plain.run("CONFIG SET notify-keyspace-events \"\"");
+        plain.run("MULTI");
+        assert!(!super::is_plain(&plain.shared, &plain.session), "a transaction is open");
+        assert_eq!(plain.run("SET k v"), "+QUEUED\r\n");
+        plain.run("DISCARD");
+        plain.run("CLIENT REPLY OFF");
+        assert_eq!(plain.run("GET k"), "", "CLIENT REPLY OFF drops the reply");
+    }
+}
