@@ -86,6 +86,7 @@ fn bump(counter: &AtomicU64, by: u64) {
 
 impl CommandStats {
     /// Counts a call of command `index`; true when it is one the histogram samples.
+    #[inline]
     pub fn count(&self, index: usize) -> bool {
         let sampled = self.next_is_sampled(index);
         bump(&self.entries[index].calls, 1);
@@ -95,6 +96,7 @@ impl CommandStats {
     /// Whether the next call of command `index` is one the histogram samples; a command
     /// asks before it runs and is counted ([`CommandStats::count`]) once it ran, so that
     /// INFO does not count itself and CONFIG RESETSTAT counts itself, as in Redis.
+    #[inline]
     pub fn next_is_sampled(&self, index: usize) -> bool {
         self.entries[index].calls.load(Relaxed).wrapping_add(1).is_multiple_of(SAMPLE)
     }
@@ -109,6 +111,7 @@ impl CommandStats {
     }
 
     /// Counts a call of command `index` that replied with an error.
+    #[inline]
     pub fn fail(&self, index: usize) {
         bump(&self.entries[index].failed, 1);
     }

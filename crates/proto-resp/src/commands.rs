@@ -183,6 +183,7 @@ pub fn all_commands() -> impl Iterator<Item = &'static CommandSpec> + Clone {
 
 /// A command's position in [`all_commands`] (its tables' order), found from where its
 /// entry lies: a few comparisons, for per-command counters on the request path.
+#[inline]
 pub fn index_of(spec: &CommandSpec) -> usize {
     let address = spec as *const CommandSpec as usize;
     let size = std::mem::size_of::<CommandSpec>();

@@ -63,6 +63,7 @@ pub struct Command<'a> {
 
 impl<'a> Command<'a> {
     /// Number of arguments, the command name included.
+    #[inline]
     pub fn argc(&self) -> usize {
         self.spans.len()
     }
@@ -74,11 +75,13 @@ impl<'a> Command<'a> {
     }
 
     /// Argument `index` (0 is the command name).
+    #[inline]
     pub fn arg(&self, index: usize) -> Option<&[u8]> {
         self.spans.get(index).map(|span| self.resolve(*span))
     }
 
     /// The command name as sent (any case), or `None` for an empty command.
+    #[inline]
     pub fn name(&self) -> Option<&[u8]> {
         self.arg(0)
     }
@@ -110,6 +113,7 @@ impl<'a> Command<'a> {
         ArgStorage { spans: self.spans, scratch: self.scratch }
     }
 
+    #[inline]
     fn resolve(&self, span: Span) -> &[u8] {
         let source = if span.in_scratch { &self.scratch[..] } else { self.input };
         &source[span.start..span.start + span.len]

@@ -74,6 +74,7 @@ mod object;
 pub mod pause;
 mod persist;
 mod pick;
+mod plain;
 pub mod pubsub;
 mod redact;
 pub(crate) mod replication;
@@ -124,6 +125,11 @@ pub fn execute(
     command: &Command<'_>,
     out: &mut Vec<u8>,
 ) -> Flow {
+    if let Some(plain) = plain::command(command) {
+        if plain::is_plain(shared, session) {
+            return plain::run_plain(shared, counters, session, command, plain, out);
+        }
+    }
     // The primary's stream is never held (Redis's master client is exempt from pauses).
     if shared.redis.pause.is_set()
         && !session.from_master
