@@ -97,6 +97,37 @@ fn compose_helpers() {
     assert_eq!(buf, expected);
 }
 
+// Goal: a VALUE item is the same bytes whichever way it is made (short key and data in
+// one stack buffer, short key alone, long key): every key length to 70, data length to
+// 40, numbers of one to twenty digits, with and without a CAS, appended after other bytes.
+#[test]
+fn compose_value_every_length() {
+    let numbers = [0u64, 7, 42, 100, 65_535, u64::from(u32::MAX), u64::MAX];
+    for key_len in 0..=70usize {
+        let key: Vec<u8> = (0..key_len).map(|i| b'a' + (i % 26) as u8).collect();
+        for data_len in 0..=40usize {
+            let data: Vec<u8> = (0..data_len).map(|i| (i * 7) as u8).collect();
+            for (i, &number) in numbers.iter().enumerate() {
+                let flags = number as u32;
+                let cas = (i % 2 == 1).then_some(number);
+                let mut buf = b"before".to_vec();
+                compose_value(&key, flags, &data, cas, &mut buf);
+                let mut expected = b"before".to_vec();
+                expected.extend_from_slice(b"VALUE ");
+                expected.extend_from_slice(&key);
+                expected.extend_from_slice(format!(" {flags} {data_len}").as_bytes());
+                if let Some(cas) = cas {
+                    expected.extend_from_slice(format!(" {cas}").as_bytes());
+                }
+                expected.extend_from_slice(b"\r\n");
+                expected.extend_from_slice(&data);
+                expected.extend_from_slice(b"\r\n");
+                assert_eq!(buf, expected, "key {key_len}, data {data_len}, number {number}");
+            }
+        }
+    }
+}
+
 // Goal: a meta reply returns the requested flags in request order, O and k on a miss
 // too, then Z X W; the quiet table matches memcached.
 #[test]

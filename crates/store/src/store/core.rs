@@ -104,7 +104,7 @@ impl Store {
     ) -> Option<(Found<'g>, Resolved<'g>)> {
         self.index.find_map(hash, guard, |slot| {
             let r = self.resolve(slot.location(), guard);
-            (r.key() == key).then_some(r)
+            same_key(r.key(), key).then_some(r)
         })
     }
 
@@ -348,5 +348,55 @@ impl Store {
     pub(super) fn indexed_at(&self, location: Location, key: &[u8], guard: &Guard) -> bool {
         let hash = HashParts::of(key);
         self.index.find(hash, guard, |slot| slot.location() == location).is_some()
+    }
+}
+
+/// `a == b` for a lookup's tag match: keys of up to 32 bytes (most keys) compared as two
+/// overlapping words each, without a call to `memcmp` (whose call and size dispatch were
+/// about a fifth of the compare's instructions on 20-byte keys, callgrind).
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        16..=32 => {
+            word::<16>(a, 0) == word::<16>(b, 0) && word::<16>(a, n - 16) == word::<16>(b, n - 16)
+        }
+        8..=15 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        _ => a == b,
+    }
+}
+
+/// The `N` bytes of `bytes` from `at` (the caller checked they are there).
+#[inline(always)]
+fn word<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut word = [0; N];
+    word.copy_from_slice(&bytes[at..at + N]);
+    word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_key;
+
+    // Goal: the word-wise key compare agrees with `==` for every length up to 40 and a
+    // difference at every position (first and last bytes of each word included).
+    #[test]
+    fn same_key_is_equality() {
+        for len in 0..=40usize {
+            let a: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
+            assert!(same_key(&a, &a.clone()), "len {len}");
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 1;
+                assert!(!same_key(&a, &b), "len {len}, differs at {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(0);
+            assert!(!same_key(&a, &longer) && !same_key(&longer, &a), "len {len}");
+        }
     }
 }
