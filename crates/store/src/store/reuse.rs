@@ -11,12 +11,15 @@
 //!
 //! So, once the memory charged is more than `REUSE_LIVE_SHARE` times what the store holds
 //! (live items, the index, memory kept outside; `compact.rs`'s estimate) and past a floor,
-//! each client roll onto a new segment asks for one compaction ahead, and one more when the
-//! free resident list is down to eviction's reserve. The write that rolled runs it after
-//! its stripe lock is let go (`reuse_ahead`): the oldest queued segment, as eviction would
-//! take it, has its live items copied forward (`Clear::Compact`: queue and access count
-//! kept, nothing evicted) if at most three quarters of it is live, and goes back to the
-//! free resident list after its grace period, charged and resident, for the next roll. With
+//! a client roll onto a new segment asks for compactions ahead until a few segments
+//! (`REUSE_STOCK`) are free or on their way back, with a bound on those in their grace
+//! period (`REUSE_GRACE_MAX`: a long pin elsewhere delays them all, and fresh pages are
+//! taken meanwhile, as before). The next write runs one after its stripe lock is let go
+//! (`reuse_ahead`; one atomic load per write when none is asked for): the oldest queued
+//! segment, as eviction would take it, has its live items copied forward (`Clear::Compact`:
+//! queue and access count kept, nothing evicted) if at most three quarters of it is live,
+//! and goes back to the free resident list after its grace period, charged and resident,
+//! for the next roll. With
 //! the memory at least twice the live data, a FIFO of uniformly rewritten items is about a
 //! fifth live at its head, so a segment of room costs a fifth of a segment of copies.
 //!
@@ -42,8 +45,12 @@ const REUSE_LIVE_SHARE: usize = 2;
 const REUSE_FLOOR_SEGMENTS: usize = 16;
 /// Compactions ahead that may free nothing in a row before the asks stop for a turnover.
 const REUSE_FRUITLESS_MAX: usize = 4;
-/// Compactions ahead asked for and not yet run, at most.
-const REUSE_DUE_MAX: usize = 4;
+/// Segments kept free, on their way back or asked for, beyond eviction's reserve: a roll
+/// takes one of them while the next ones are in their grace period.
+const REUSE_STOCK: usize = 3;
+/// Compactions ahead wait while this many segments and items are in their grace period (a
+/// long read pin on another thread holds them all back).
+const REUSE_GRACE_MAX: usize = 32;
 
 /// The state of compaction ahead.
 #[derive(Default)]
@@ -57,16 +64,21 @@ pub(super) struct Reuse {
 }
 
 impl Store {
-    /// Notes a client's roll onto segment-taking (under `ctl`): asks for a compaction ahead
-    /// when the store holds much less than it was charged, and a second one when the free
-    /// resident list is down to `reserve`.
+    /// Notes a client's roll onto segment-taking (under `ctl`): asks for compactions ahead,
+    /// when the store holds much less than it was charged, until the free segments (and
+    /// those past their grace, or asked for) come to `REUSE_STOCK` beyond eviction's
+    /// `reserve`, with at most `REUSE_GRACE_MAX` segments and items in their grace period.
     pub(super) fn note_roll_for_reuse(&self, ctl: &Ctl, reserve: usize) {
-        if !self.reuse_wanted() {
+        let stock = ctl.free_resident.len() + self.recycled.freed_count.load(Ordering::Acquire);
+        let wanted = (reserve + REUSE_STOCK).saturating_sub(stock);
+        if wanted == 0
+            || self.recycled.in_grace.load(Ordering::Acquire) >= REUSE_GRACE_MAX
+            || !self.reuse_wanted()
+        {
             return;
         }
-        let asks = 1 + usize::from(ctl.free_resident.len() <= reserve);
         let _ = self.reuse.due.fetch_update(Ordering::AcqRel, Ordering::Acquire, |due| {
-            (due < REUSE_DUE_MAX).then(|| (due + asks).min(REUSE_DUE_MAX))
+            (due < wanted).then_some(wanted)
         });
     }
 
@@ -98,9 +110,10 @@ impl Store {
 
     #[cold]
     fn reuse_ahead_slow(&self) {
-        let claimed = self.reuse.due.fetch_update(Ordering::AcqRel, Ordering::Acquire, |due| {
-            due.checked_sub(1)
-        });
+        let claimed = self
+            .reuse
+            .due
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |due| due.checked_sub(1));
         if claimed.is_err() || self.when_full() == WhenFull::Refuse {
             return;
         }
