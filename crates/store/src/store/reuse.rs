@@ -94,8 +94,12 @@ impl Store {
         self.reuse_mark_passed(used, self.held_bytes_cached())
     }
 
+    /// Whether `used` bytes charged are past the mark for `held` bytes held, and short of
+    /// the limit by more than `REUSE_FLOOR_SEGMENTS / 2` segments: at the limit, room is
+    /// `make_room`'s business (a copy that finds no room there may evict its item).
     fn reuse_mark_passed(&self, used: usize, held: usize) -> bool {
-        used > REUSE_FLOOR_SEGMENTS * self.seg_size && used > REUSE_LIVE_SHARE * held
+        let near_limit = used + REUSE_FLOOR_SEGMENTS / 2 * self.seg_size > self.recycled.limit();
+        used > REUSE_FLOOR_SEGMENTS * self.seg_size && used > REUSE_LIVE_SHARE * held && !near_limit
     }
 
     /// Runs one compaction ahead if a roll asked for one. Call with no lock held and no
