@@ -48,6 +48,7 @@ mod ops;
 mod owners;
 mod protect;
 mod reclaim;
+mod reuse;
 mod sweep;
 mod write;
 
@@ -309,6 +310,8 @@ pub struct Store {
     /// Threads clearing a segment now (`store/compact.rs`): their segments are memory on
     /// its way back.
     clearing: AtomicUsize,
+    /// Compaction ahead of the limit (`store/reuse.rs`).
+    reuse: reuse::Reuse,
 }
 
 /// A pinned read session: items it returns stay valid until it is dropped. Take one per
@@ -539,6 +542,7 @@ impl Store {
             sweep_cursor: SweepCursor::default(),
             held: Held::default(),
             clearing: AtomicUsize::new(0),
+            reuse: reuse::Reuse::default(),
             seg_size,
             seg_count: AtomicUsize::new(seg_count),
             large_min,

@@ -63,7 +63,7 @@ impl Store {
 
     /// The estimate of held bytes, made again if older than `HELD_REFRESH_MS`. One thread
     /// refreshes it; the others read the one it replaces.
-    fn held_bytes(&self) -> usize {
+    pub(super) fn held_bytes(&self) -> usize {
         let now_ms = self.config.clock.now_ms();
         let at_ms = self.held.at_ms.load(Ordering::Acquire);
         let stale = now_ms.saturating_sub(at_ms) >= HELD_REFRESH_MS || at_ms == 0;
@@ -76,6 +76,11 @@ impl Store {
         {
             self.refresh_held();
         }
+        self.held.bytes.load(Ordering::Acquire)
+    }
+
+    /// The last estimate of held bytes, as it is (no lock taken).
+    pub(super) fn held_bytes_cached(&self) -> usize {
         self.held.bytes.load(Ordering::Acquire)
     }
 

@@ -85,6 +85,7 @@ impl Store {
             };
             self.after_write(hash.sub, &guard);
             drop(guard);
+            self.reuse_ahead();
             match result {
                 Ok(r) => return Ok(r),
                 Err(OpError::Store(e)) => return Err(e),

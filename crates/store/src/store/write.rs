@@ -178,7 +178,9 @@ impl Store {
         let id = match writer {
             Writer::Client(room) => room.segment.take().or_else(|| {
                 let reserve = self.writer_reserve();
-                self.take_segment(&mut ctl, reserve)
+                let id = self.take_segment(&mut ctl, reserve);
+                self.note_roll_for_reuse(&ctl, reserve);
+                id
             }),
             Writer::Eviction => self.take_segment(&mut ctl, 0),
         };
