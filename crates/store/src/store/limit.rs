@@ -86,6 +86,10 @@ impl Store {
     /// Gives free segments' pages back, then evicts, until the charge fits the limit (or
     /// nothing is left to evict). Bounded as `make_room` is.
     fn shrink_to_limit(&self) {
+        // Whether to compact or evict is decided on what the store holds now: the estimate
+        // may be as old as the last write that refreshed it (with a clock that has not moved
+        // since, any age), and a stale low one would copy live items instead of evicting.
+        self.refresh_held();
         let rounds_max = self.eviction_rounds_max();
         for _ in 0..rounds_max {
             if self.unback_over_limit() {
