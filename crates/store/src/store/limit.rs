@@ -30,6 +30,8 @@ impl Store {
         self.lock_ctl().set_limit_segments(bytes / self.seg_size);
         self.recycled.drop_spares(usize::MAX);
         self.shrink_to_limit();
+        // The shrink's pins may have collected mappings past their grace period as spares.
+        self.recycled.drop_spares(usize::MAX);
         Ok(())
     }
 
