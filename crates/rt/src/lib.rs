@@ -97,6 +97,7 @@ pub use session::{Opened, Session};
 pub use zerocopy::Hold;
 
 mod buf;
+mod clock;
 mod conn;
 mod driver;
 mod event_loop;
