@@ -268,7 +268,11 @@ impl Driver for Uring {
             return Ok(Sending::Blocked); // its completion marks the connection dirty again
         }
         if conn.sending.is_drained() && !conn.out.is_empty() {
-            pool.give(conn.sending.take_vec());
+            // Usually nothing to give: the last completion moved the drained buffer to `out`
+            // (`Conn::advance_output`), and it comes back here full.
+            if conn.sending.capacity() != 0 {
+                pool.give(conn.sending.take_vec());
+            }
             conn.sending = mem::take(&mut conn.out);
         }
         if !conn.sending.has_unsent() {
