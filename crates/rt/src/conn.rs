@@ -666,6 +666,27 @@ mod tests {
         assert!(!d.has_output && !d.close_after_flush);
     }
 
+    /// io_uring's drained `sending` becomes a spare `out` when `out` has none, and goes back
+    /// to the pool if no reply took it; with `out` holding a buffer, it goes to the pool.
+    #[test]
+    fn drained_send_buffer_is_a_spare_for_the_turn() {
+        let mut pool = OutPool::new();
+        let mut conn = Conn::new(-1, (), Mono::now());
+        conn.sending = OutBuf::from(b"reply\r\n".to_vec());
+        assert!(!conn.advance_output(3, &mut pool), "not drained yet");
+        assert!(conn.advance_output(4, &mut pool));
+        assert_eq!((conn.sending.capacity(), pool.len()), (0, 0));
+        assert!(conn.out.is_empty() && conn.out.capacity() != 0);
+        conn.return_spare(&mut pool);
+        assert_eq!((conn.out.capacity(), pool.len()), (0, 1));
+        conn.sending = OutBuf::from(b"a".to_vec());
+        conn.out = OutBuf::from(b"b".to_vec());
+        assert!(!conn.advance_output(1, &mut pool));
+        assert_eq!((conn.sending.capacity(), pool.len()), (0, 2));
+        conn.return_spare(&mut pool);
+        assert_eq!(conn.out.bytes(), b"b", "a spare with output stays");
+    }
+
     #[test]
     fn over_limit_is_reported() {
         let mut pool = OutPool::new();
