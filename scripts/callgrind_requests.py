@@ -11,6 +11,7 @@ requests go (pipelined 100 at a time, every reply read) and the counters are dum
 run does `--large` requests. Instructions per request are (Ir(large) - Ir(small)) / (large -
 small): start-up, setup and the fixed cost of a phase cancel out; idle ticks (about 1.6 M
 instructions a second under valgrind) are the noise left.
+CALLGRIND_SERVER_ARGS adds flags to Spinel's command line (`--io epoll` for the epoll back end).
 Binaries are run in turn (A, B, A, B ...) with --repeat; the table shows each row's median and
 the ratio to the first binary.
 """
@@ -223,7 +224,7 @@ def measure(binary, row, requests, keep=None):
         out = os.path.join(tmp, "cg.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
                "-t", "1", "-l", "127.0.0.1", "-p", str(mc_port), "--resp-port", str(resp_port),
-               "-U", "0", "-m", "1024"]
+               "-U", "0", "-m", "1024"] + os.environ.get("CALLGRIND_SERVER_ARGS", "").split()
         if os.path.basename(binary) == "nullmc":  # nullmc PORT THREADS VALUE_SIZE, no store
             cmd = cmd[:3] + [binary, str(mc_port), "1", "20"]
         if os.path.basename(binary) == "pogocache":  # one port for both protocols; epoll

@@ -25,10 +25,11 @@
 //!
 //! An idle connection holds no buffer: all three are empty (no heap).
 
-use std::{os::fd::RawFd, time::Instant};
+use std::os::fd::RawFd;
 
 use crate::{
     buf::{InputTail, OutBuf, OutPool},
+    clock::Mono,
     lend::ZeroCopySend,
     zerocopy::ZeroCopy,
     After, Handler, Session,
@@ -107,7 +108,7 @@ pub(crate) struct Conn<C> {
     pub input: InputTail,
     pub out: OutBuf,
     pub sending: OutBuf,
-    pub last_input: Instant,
+    pub last_input: Mono,
     /// `input`'s length as last counted in the loop's input budget.
     pub input_counted: usize,
     /// TLS (see `session.rs`): `input` holds plaintext, `out` and `sending` ciphertext.
@@ -119,7 +120,7 @@ pub(crate) struct Conn<C> {
 }
 
 impl<C> Conn<C> {
-    pub fn new(fd: RawFd, handler: C, now: Instant) -> Self {
+    pub fn new(fd: RawFd, handler: C, now: Mono) -> Self {
         Conn {
             fd,
             flags: 0,
@@ -224,12 +225,40 @@ impl<C> Conn<C> {
 
     /// Records `bytes` written from the front of the output: from `sending` while it has
     /// unsent bytes (io_uring), else from `out` in place (epoll). A buffer written to the end
-    /// goes back to the pool.
-    pub fn advance_output(&mut self, bytes: usize, pool: &mut OutPool) {
-        let buf = if self.sending.has_unsent() { &mut self.sending } else { &mut self.out };
-        buf.advance(bytes);
-        if buf.is_drained() {
-            pool.give(buf.take_vec());
+    /// goes back to the pool, except a drained `sending` while `out` has no buffer: it
+    /// becomes `out`, a spare for this turn (the next request of a client that waits for
+    /// each reply arrives in the same turn as the send's completion, and its reply is
+    /// written there, with no pool round trip). Returns true then; the caller lists the
+    /// connection, and the flush gives an unused spare back (an idle connection holds no
+    /// buffer across a wait).
+    #[inline]
+    pub fn advance_output(&mut self, bytes: usize, pool: &mut OutPool) -> bool {
+        if !self.sending.has_unsent() {
+            self.out.advance(bytes);
+            if self.out.is_drained() {
+                pool.give(self.out.take_vec());
+            }
+            return false;
+        }
+        self.sending.advance(bytes);
+        if !self.sending.is_drained() {
+            return false;
+        }
+        let mut vec = self.sending.take_vec();
+        if self.out.capacity() != 0 || vec.capacity() > SPARE_CAPACITY_MAX {
+            pool.give(vec);
+            return false;
+        }
+        vec.clear();
+        self.out = OutBuf::from(vec);
+        true
+    }
+
+    /// Gives back a spare `out` (see [`Conn::advance_output`]) that took no output.
+    #[inline]
+    pub fn return_spare(&mut self, pool: &mut OutPool) {
+        if self.out.is_empty() && self.out.capacity() != 0 {
+            pool.give(self.out.take_vec());
         }
     }
 
@@ -250,6 +279,10 @@ impl<C> Conn<C> {
         self.handler.is_some()
     }
 }
+
+/// A drained `sending` buffer up to this capacity may stay a turn as the connection's spare
+/// `out` ([`Conn::advance_output`]); a larger one goes back to the pool at once.
+const SPARE_CAPACITY_MAX: usize = 64 << 10;
 
 /// Names a connection across turns: the slot and the generation it had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -525,7 +558,7 @@ mod tests {
     #[test]
     fn tail_is_kept_and_freed_once_consumed() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let d = deliver(&mut OneLine, &mut conn, b"ab\ncd", &mut pool, &UNBOUNDED);
         assert!(d.has_output && d.backlog);
         assert_eq!(conn.out.bytes(), b"ab\n");
@@ -543,7 +576,7 @@ mod tests {
     #[test]
     fn no_output_returns_the_buffer() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let d = deliver(&mut OneLine, &mut conn, b"partial", &mut pool, &UNBOUNDED);
         assert!(!d.has_output);
         assert_eq!(conn.out.capacity(), 0);
@@ -554,7 +587,7 @@ mod tests {
     #[test]
     fn yield_asks_for_backlog() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let input = b"x\n".repeat(5);
         let d = deliver(&mut OneLine, &mut conn, &input, &mut pool, &UNBOUNDED);
         assert!(d.backlog);
@@ -572,7 +605,7 @@ mod tests {
     #[test]
     fn backpressure_pauses_and_resumes() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let bounds = output_bounds(8, usize::MAX);
         deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &bounds);
         assert!(conn.has(flag::PAUSED));
@@ -594,7 +627,7 @@ mod tests {
     #[test]
     fn eof_finishes_after_backlog() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         deliver(&mut OneLine, &mut conn, b"a\nb\n", &mut pool, &UNBOUNDED);
         conn.set(flag::PEER_EOF | flag::BACKLOG);
         assert!(!conn.finishing() && !conn.wants_input(&UNBOUNDED));
@@ -607,15 +640,14 @@ mod tests {
     #[test]
     fn slots_shrink_after_a_burst() {
         let mut slots = Slots::new();
-        let keys: Vec<_> =
-            (0..5000).map(|i| slots.insert(Conn::new(i, (), Instant::now()))).collect();
+        let keys: Vec<_> = (0..5000).map(|i| slots.insert(Conn::new(i, (), Mono::now()))).collect();
         for &key in &keys[1..] {
             slots.remove(key);
         }
         slots.shrink();
         assert_eq!(slots.slots.len(), 1);
         assert!(slots.free.is_empty());
-        let again = slots.insert(Conn::new(9, (), Instant::now()));
+        let again = slots.insert(Conn::new(9, (), Mono::now()));
         assert!(slots.get_mut(keys[1]).is_none(), "a stale key must not name the new slot");
         assert_eq!(slots.get_mut(again).map(|c| c.fd), Some(9));
     }
@@ -623,7 +655,7 @@ mod tests {
     #[test]
     fn close_after_flush_drops_input_and_ignores_more() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let d = deliver(&mut OneLine, &mut conn, b"a\nquit\nb\n", &mut pool, &UNBOUNDED);
         assert!(d.backlog);
         let d = deliver(&mut OneLine, &mut conn, b"", &mut pool, &UNBOUNDED);
@@ -634,10 +666,31 @@ mod tests {
         assert!(!d.has_output && !d.close_after_flush);
     }
 
+    /// io_uring's drained `sending` becomes a spare `out` when `out` has none, and goes back
+    /// to the pool if no reply took it; with `out` holding a buffer, it goes to the pool.
+    #[test]
+    fn drained_send_buffer_is_a_spare_for_the_turn() {
+        let mut pool = OutPool::new();
+        let mut conn = Conn::new(-1, (), Mono::now());
+        conn.sending = OutBuf::from(b"reply\r\n".to_vec());
+        assert!(!conn.advance_output(3, &mut pool), "not drained yet");
+        assert!(conn.advance_output(4, &mut pool));
+        assert_eq!((conn.sending.capacity(), pool.len()), (0, 0));
+        assert!(conn.out.is_empty() && conn.out.capacity() != 0);
+        conn.return_spare(&mut pool);
+        assert_eq!((conn.out.capacity(), pool.len()), (0, 1));
+        conn.sending = OutBuf::from(b"a".to_vec());
+        conn.out = OutBuf::from(b"b".to_vec());
+        assert!(!conn.advance_output(1, &mut pool));
+        assert_eq!((conn.sending.capacity(), pool.len()), (0, 2));
+        conn.return_spare(&mut pool);
+        assert_eq!(conn.out.bytes(), b"b", "a spare with output stays");
+    }
+
     #[test]
     fn over_limit_is_reported() {
         let mut pool = OutPool::new();
-        let mut conn = Conn::new(-1, (), Instant::now());
+        let mut conn = Conn::new(-1, (), Mono::now());
         let d =
             deliver(&mut OneLine, &mut conn, b"0123456789\n", &mut pool, &output_bounds(100, 10));
         assert!(d.over_limit);
@@ -653,9 +706,9 @@ mod tests {
     #[test]
     fn slots_bump_generation() {
         let mut slots = Slots::new();
-        let a = slots.insert(Conn::new(3, (), Instant::now()));
+        let a = slots.insert(Conn::new(3, (), Mono::now()));
         slots.remove(a);
-        let b = slots.insert(Conn::new(4, (), Instant::now()));
+        let b = slots.insert(Conn::new(4, (), Mono::now()));
         assert_eq!(a.index, b.index);
         assert_ne!(a.gen, b.gen);
         assert!(slots.get_mut(a).is_none());

@@ -30,15 +30,18 @@ use std::{
 
 use crate::{
     buf::{DirtyList, OutPool},
+    clock::Mono,
     conn::{deliver, flag, Bounds, Conn, Delivered, Key, Slots},
     driver::{Driver, Event, Sending},
     input_budget::{InputBudget, INPUT_SOLO_BYTES, INPUT_TIGHT_READ_BYTES},
     session::Opened,
     streaming::Streaming,
     sys,
-    zerocopy::{ZeroCopies, HOLD_MAX},
+    zerocopy::ZeroCopies,
     After, Control, Handler, Listener, LoopConfig,
 };
+
+mod reap;
 
 /// How long, after the shutdown grace, the loop waits for the kernel to finish cancelled
 /// operations before it gives up and leaks their memory rather than free it under the kernel.
@@ -49,7 +52,7 @@ enum Mode {
     Running,
     /// Shutdown: no input is read, queued output is sent, connections close as they drain.
     Draining {
-        deadline: Instant,
+        deadline: Mono,
     },
 }
 
@@ -63,6 +66,9 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
+    /// Connections given a spare `out` this turn (`Conn::advance_output`), given back at the
+    /// flush if unused.
+    spares: Vec<Key>,
     /// Connections that stream ([`crate::After::Stream`]), offered output at each tick and
     /// each notifier wake.
     streaming: Streaming,
@@ -70,7 +76,8 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     config: &'a LoopConfig,
     /// Connections the handler still knows (zombies excluded).
     open: usize,
-    now: Instant,
+    /// The clock as read when this turn's wait returned.
+    now: Mono,
     mode: Mode,
     /// Backpressure and input bounds in force (tightened while the buffer budget is over).
     bounds: Bounds,
@@ -99,11 +106,12 @@ pub(crate) fn run<D: Driver, H: Handler>(
         pool: OutPool::new(),
         dirty: DirtyList::new(),
         backlog: Vec::new(),
+        spares: Vec::new(),
         streaming: Streaming::new(),
         handler,
         config,
         open: 0,
-        now: Instant::now(),
+        now: Mono::now(),
         mode: Mode::Running,
         bounds: config.bounds(),
         published_buffer_bytes: 0,
@@ -123,9 +131,9 @@ pub(crate) fn run<D: Driver, H: Handler>(
 
 impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     fn turns(&mut self) -> io::Result<()> {
-        let mut next_tick = Instant::now() + self.config.tick_interval;
+        let mut next_tick = Mono::now() + self.config.tick_interval;
         loop {
-            self.now = Instant::now();
+            self.now = Mono::now();
             self.handle_events()?;
             self.offer_backlog()?;
             // A wake the loop's own handler asked for this turn (`Notifier::notify_local`,
@@ -149,9 +157,11 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
                 return Ok(());
             }
-            // One clock read per turn, spread over the turn's requests.
-            self.config.stats.note_turn(self.now.elapsed());
-            self.driver.wait(self.now, next_tick, !self.backlog.is_empty())?;
+            // One clock read at the turn's end, spread over the turn's requests: the busy
+            // time, and the driver's wait timeout (the rest of the tick) from the same read.
+            let end = Mono::now();
+            self.config.stats.note_turn(end.nanos_since(self.now));
+            self.driver.wait(end, next_tick, !self.backlog.is_empty())?;
         }
     }
 
@@ -201,7 +211,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
                 let Some(conn) = self.conns.get_mut(key) else { continue };
                 // A streaming connection (a log watcher) is not expected to send anything.
                 let streaming = conn.has(flag::STREAMING);
-                if conn.is_open() && !streaming && self.now.duration_since(conn.last_input) > idle {
+                if conn.is_open() && !streaming && self.now.since(conn.last_input) > idle {
                     self.close(key)?;
                 }
             }
@@ -409,8 +419,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// Small reads while the input budget is over, whole ones otherwise.
     #[inline]
     fn tighten_reads(&mut self) {
-        self.bounds.read_bytes =
-            if self.inputs.over() { INPUT_TIGHT_READ_BYTES } else { usize::MAX };
+        self.bounds.read_bytes = read_bytes(&self.inputs);
     }
 
     /// Lets held connections read again as the input budget allows.
@@ -482,13 +491,15 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.zerocopy.track(key, zc);
             self.driver.watch_errors(key, conn)?;
         }
+        // Marked and synced on the connection in hand (one slot lookup for the delivery).
         if d.has_output || conn.finishing() {
-            self.mark_dirty(key);
+            self.dirty.mark(key, &mut conn.dirty);
         }
         if tail_changed {
-            self.tighten_reads();
+            self.bounds.read_bytes = read_bytes(&self.inputs);
         }
-        self.sync_reading(key)?;
+        let want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
+        self.driver.set_reading(key, conn, want)?;
         if tail_changed {
             self.release_held()?;
         }
@@ -534,6 +545,11 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     ///
     /// The TLS seam (see the module docs): a session would encrypt `Conn::out` here.
     fn flush(&mut self) -> io::Result<()> {
+        for key in self.spares.drain(..) {
+            if let Some(conn) = self.conns.get_mut(key) {
+                conn.return_spare(&mut self.pool);
+            }
+        }
         let pass = self.dirty.begin_pass();
         for &key in &pass {
             let Some(conn) = self.conns.get_mut(key) else { continue };
@@ -558,23 +574,51 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// `bytes` of output left (a completion, or a send that wrote at once): gives drained
     /// buffers back, resumes a paused connection, closes a finished one, and has the rest
     /// sent.
+    ///
+    /// The common case (not paused) is a straight path: the reading state is synced only
+    /// when this changed a flag (epoll's `WANT_OUT`); nothing else here changes what
+    /// [`Conn::keeps_reading`] says, and every other change syncs where it is made.
     #[inline]
     fn after_send(&mut self, key: Key, bytes: usize) -> io::Result<()> {
         let conn = self.conns.get_mut(key).expect("sent on a live connection");
-        conn.advance_output(bytes, &mut self.pool);
+        let flags = conn.flags;
+        if conn.advance_output(bytes, &mut self.pool) {
+            self.spares.push(key);
+        }
         if bytes > 0 {
             if let Some(state) = conn.handler.as_mut() {
                 self.handler.sent(state, bytes);
             }
         }
-        let was_paused = conn.has(flag::PAUSED);
+        if conn.has(flag::PAUSED) {
+            return self.after_send_paused(key);
+        }
+        // Not held zero-copy bytes: the kernel has them (a finished connection lingers).
+        let left = conn.unsent_bytes() > 0;
+        if !left && conn.finishing() {
+            return self.close(key);
+        }
+        if self.driver.output_left(conn, left) {
+            self.dirty.mark(key, &mut conn.dirty);
+        }
+        if conn.flags == flags {
+            return Ok(());
+        }
+        let want = conn.keeps_reading(&self.bounds) && self.mode == Mode::Running;
+        self.driver.set_reading(key, conn, want)
+    }
+
+    /// [`Self::after_send`] for a paused connection: it may resume (and stream).
+    #[cold]
+    fn after_send_paused(&mut self, key: Key) -> io::Result<()> {
+        let conn = self.conns.get_mut(key).expect("sent on a live connection");
         if conn.try_resume(&self.bounds) {
             conn.enqueue_backlog(key, &mut self.backlog);
         }
         // A streaming connection is passed over while paused (its output at the threshold),
         // wakes included; once it resumes, it is offered more at once, not at the next
         // tick: a replica's full copy (a megabyte per offer) ran at one offer per tick.
-        if was_paused && !conn.has(flag::PAUSED) && conn.has(flag::STREAMING) {
+        if !conn.has(flag::PAUSED) && conn.has(flag::STREAMING) {
             self.stream_one(key)?;
         }
         let Some(conn) = self.conns.get_mut(key).filter(|c| c.handler.is_some()) else {
@@ -634,54 +678,10 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         let mut conn = self.conns.remove(key);
         if let Some(zc) = conn.zc.take().filter(|zc| !zc.is_idle()) {
             self.driver.forget_fd(conn.fd)?;
-            self.zerocopy.linger(conn.fd, zc, self.now);
+            self.zerocopy.linger(conn.fd, zc, Instant::now());
             return Ok(());
         }
         self.driver.close_fd(key, conn.fd)
-    }
-
-    /// Takes the kernel's zero-copy notifications for every connection with held sends
-    /// (each turn), finishes lingering closes, and at ticks resets a connection whose
-    /// oldest held send is older than [`HOLD_MAX`] (its hold delays memory reuse on every
-    /// thread).
-    fn reap_zerocopy(&mut self, tick: bool) -> io::Result<()> {
-        self.zerocopy.finish_lingering(self.now);
-        for key in mem::take(&mut self.zerocopy.waiting) {
-            let Some(conn) = self.conns.get_mut(key) else { continue };
-            let Some(zc) = conn.zc.as_mut() else { continue };
-            if zc.reap(conn.fd) {
-                self.after_zerocopy(key)?;
-            }
-            let Some(conn) = self.conns.get_mut(key) else { continue };
-            let Some(zc) = conn.zc.as_mut() else { continue };
-            if zc.is_idle() {
-                zc.listed = false;
-                continue;
-            }
-            self.zerocopy.waiting.push(key);
-            let stuck = zc.oldest().is_some_and(|at| self.now.duration_since(at) >= HOLD_MAX);
-            if tick && stuck && !zc.reset {
-                zc.reset = true;
-                sys::set_abortive_close(conn.fd);
-                self.close(key)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Held bytes were released: a paused connection may resume.
-    fn after_zerocopy(&mut self, key: Key) -> io::Result<()> {
-        let Some(conn) = self.conns.get_mut(key) else { return Ok(()) };
-        if conn.try_resume(&self.bounds) {
-            conn.enqueue_backlog(key, &mut self.backlog);
-        }
-        if !conn.is_open() {
-            return Ok(());
-        }
-        if conn.zc.as_ref().is_some_and(|zc| !zc.is_idle()) {
-            self.driver.watch_errors(key, conn)?;
-        }
-        self.sync_reading(key)
     }
 
     /// Stops accepting and reading; every connection flushes what it has, then closes.
@@ -711,7 +711,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         let deadline = Instant::now() + DRAIN_WAIT;
         while self.driver.ops_in_flight() && Instant::now() < deadline {
             self.driver.wait_for_ops()?;
-            self.now = Instant::now();
+            self.now = Mono::now();
             self.handle_events()?;
         }
         // Lingering zero-copy closes get the rest of the wait, then are reset on drop.
@@ -737,6 +737,16 @@ fn answer_close<C>(conn: &mut Conn<C>, pool: &mut OutPool) {
         *out = crate::buf::OutBuf::from(pool.take());
     }
     session.close(out.buf_mut());
+}
+
+/// The most one read takes: small while the input budget is over, whole reads otherwise.
+#[inline]
+fn read_bytes(inputs: &InputBudget) -> usize {
+    if inputs.over() {
+        INPUT_TIGHT_READ_BYTES
+    } else {
+        usize::MAX
+    }
 }
 
 /// Holds `conn` (not held yet) if the input budget says so.

@@ -27,12 +27,13 @@ use std::{
     io, mem,
     net::SocketAddr,
     os::fd::{AsRawFd, OwnedFd, RawFd},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
+    clock::Mono,
     conn::{flag, Bounds, Conn, Key, Slots},
     sys, ListenSocket, Listener, LoopConfig, Notifier,
 };
@@ -284,7 +285,7 @@ impl Driver for Epoll {
     }
 
     #[inline]
-    fn wait(&mut self, _now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+    fn wait(&mut self, now: Mono, next_tick: Mono, work_waiting: bool) -> io::Result<()> {
         self.next = 0;
         self.cursor = Cursor::Next;
         let epfd = self.epfd.as_raw_fd();
@@ -292,10 +293,10 @@ impl Driver for Epoll {
             return sys::epoll_wait(epfd, &mut self.events, 0);
         }
         if !self.busy_poll.is_zero() {
-            let until = (Instant::now() + self.busy_poll).min(next_tick);
+            let until = (now + self.busy_poll).min(next_tick);
             loop {
                 sys::epoll_wait(epfd, &mut self.events, 0)?;
-                if !self.events.is_empty() || Instant::now() >= until {
+                if !self.events.is_empty() || Mono::now() >= until {
                     break;
                 }
                 std::hint::spin_loop();
@@ -304,9 +305,10 @@ impl Driver for Epoll {
                 return Ok(());
             }
         }
-        // Round up, so the loop does not wake just before the tick and spin.
-        let timeout = next_tick.saturating_duration_since(Instant::now());
-        let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
+        // Round up, so the loop does not wake just before the tick and spin. `now` was read
+        // at the turn's end; after a spin, the clock is read again.
+        let now = if self.busy_poll.is_zero() { now } else { Mono::now() };
+        let ms = next_tick.nanos_since(now).div_ceil(1_000_000).min(i32::MAX as u64) as i32;
         sys::epoll_wait(epfd, &mut self.events, ms)
     }
 

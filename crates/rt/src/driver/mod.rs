@@ -20,10 +20,11 @@
 //! Dispatch is static: the loop is monomorphized per driver, so a call through this trait
 //! costs what a call to the driver's own method did.
 
-use std::{io, net::SocketAddr, os::fd::RawFd, time::Instant};
+use std::{io, net::SocketAddr, os::fd::RawFd};
 
 use crate::{
     buf::OutPool,
+    clock::Mono,
     conn::{Bounds, Conn, Key, Slots},
     Listener, LoopConfig,
 };
@@ -155,8 +156,9 @@ pub(crate) trait Driver: Sized {
 
     /// Hands the kernel what this turn queued and waits until the next tick for events (at
     /// once when `work_waiting`: a backlog is to be offered); collects them for
-    /// [`Driver::next_event`].
-    fn wait(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()>;
+    /// [`Driver::next_event`]. `now` is the clock as read at the turn's end (the timeout is
+    /// the rest of the tick from it).
+    fn wait(&mut self, now: Mono, next_tick: Mono, work_waiting: bool) -> io::Result<()>;
 
     /// Whether the kernel still holds operations (io_uring; the loop waits for them at exit).
     fn ops_in_flight(&self) -> bool;

@@ -47,7 +47,7 @@ use std::{
     io, mem,
     net::SocketAddr,
     os::fd::{AsRawFd, RawFd},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use io_uring::{
@@ -61,6 +61,7 @@ use bufring::BufRing;
 use super::{Driver, Event, Sending};
 use crate::{
     buf::OutPool,
+    clock::Mono,
     conn::{flag, Bounds, Conn, Key, Slots, GEN_MASK},
     sys, ListenSocket, Listener, LoopConfig, Notifier,
 };
@@ -267,7 +268,11 @@ impl Driver for Uring {
             return Ok(Sending::Blocked); // its completion marks the connection dirty again
         }
         if conn.sending.is_drained() && !conn.out.is_empty() {
-            pool.give(conn.sending.take_vec());
+            // Usually nothing to give: the last completion moved the drained buffer to `out`
+            // (`Conn::advance_output`), and it comes back here full.
+            if conn.sending.capacity() != 0 {
+                pool.give(conn.sending.take_vec());
+            }
             conn.sending = mem::take(&mut conn.out);
         }
         if !conn.sending.has_unsent() {
@@ -378,7 +383,7 @@ impl Driver for Uring {
         self.cancel_op(user_data(KIND_RECV, key))
     }
 
-    fn wait(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+    fn wait(&mut self, now: Mono, next_tick: Mono, work_waiting: bool) -> io::Result<()> {
         self.enter(now, next_tick, work_waiting)?;
         self.collect();
         Ok(())
@@ -425,7 +430,7 @@ impl Uring {
     /// The turn's `MSG_DONTWAIT` sends post their completions during this enter, before it
     /// waits (see the module docs), so it waits for one completion beyond them: the next real
     /// event, or the tick.
-    fn enter(&mut self, now: Instant, next_tick: Instant, work_waiting: bool) -> io::Result<()> {
+    fn enter(&mut self, now: Mono, next_tick: Mono, work_waiting: bool) -> io::Result<()> {
         let mut sends = mem::take(&mut self.sends_this_turn);
         if work_waiting || !self.ring.completion().is_empty() {
             return self.submit();
@@ -437,8 +442,11 @@ impl Uring {
                 return Ok(());
             }
         }
-        let timeout = next_tick.saturating_duration_since(Instant::now());
-        let ts = Timespec::from(timeout);
+        // `now` was read at the turn's end; after a spin, the clock is read again.
+        let now = if self.busy_poll.is_zero() { now } else { Mono::now() };
+        let timeout = next_tick.nanos_since(now);
+        let ts =
+            Timespec::new().sec(timeout / 1_000_000_000).nsec((timeout % 1_000_000_000) as u32);
         let args = SubmitArgs::new().timespec(&ts);
         match self.ring.submitter().submit_with_args(1 + sends as usize, &args) {
             Ok(_) => Ok(()),
@@ -448,12 +456,12 @@ impl Uring {
     }
 
     /// Busy-polls the completion queue until `until`; true when a completion arrived.
-    fn spin(&mut self, until: Instant) -> io::Result<bool> {
+    fn spin(&mut self, until: Mono) -> io::Result<bool> {
         loop {
             if !self.ring.completion().is_empty() {
                 return Ok(true);
             }
-            if Instant::now() >= until {
+            if Mono::now() >= until {
                 return Ok(false);
             }
             if self.ring.submission().taskrun() {
