@@ -66,9 +66,18 @@ pub struct Text<'a> {
     auth_reply_at: Option<usize>,
     /// A multiget's reply is made in chunks of about this many bytes (0: in one piece).
     reply_chunk_bytes: usize,
-    /// The request whose home bucket the read ahead started (its address in the input)
-    /// and its key's hash: its items are started when it is next.
-    ahead: Option<(usize, store::KeyHash)>,
+    /// The request whose home bucket the read ahead started: its items are started when it
+    /// is next.
+    ahead: Option<Ahead>,
+}
+
+/// A request the read ahead scanned two requests early.
+struct Ahead {
+    /// Its address in the input (compared, never read through).
+    start: usize,
+    hash: store::KeyHash,
+    /// Its length, if the scan saw it (see [`read_ahead_key`]).
+    len: Option<usize>,
 }
 
 impl<'a> Text<'a> {
@@ -159,17 +168,25 @@ impl<'a> Dialect for Text<'a> {
         if !store.reads_ahead() {
             return;
         }
-        let Some(first) = read_ahead_key(next) else { return };
         let at = next.as_ptr() as usize;
-        match self.ahead.take() {
-            Some((start, hash)) if start == at => store.reader().prefetch_items(hash),
-            _ => store.prefetch(store::KeyHash::of(first.key)),
-        }
-        let Some(len) = first.len else { return };
+        // The next request was scanned as the one after next a request ago: its hash and
+        // length are at hand, and its bucket on its way.
+        let len = match self.ahead.take() {
+            Some(ahead) if ahead.start == at => {
+                store.reader().prefetch_items(ahead.hash);
+                ahead.len
+            }
+            _ => {
+                let Some(first) = read_ahead_key(next) else { return };
+                store.prefetch(store::KeyHash::of(first.key));
+                first.len
+            }
+        };
+        let Some(len) = len else { return };
         if let Some(second) = next.get(len..).and_then(read_ahead_key) {
             let hash = store::KeyHash::of(second.key);
             store.prefetch(hash);
-            self.ahead = Some((at + len, hash));
+            self.ahead = Some(Ahead { start: at + len, hash, len: second.len });
         }
     }
 
