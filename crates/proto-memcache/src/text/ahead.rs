@@ -61,6 +61,9 @@ fn set_len(after: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// A scan's input and its key and length (`None`: no hint).
+    type Case<'a> = (&'a [u8], Option<(&'a [u8], Option<usize>)>);
+
     // Goal: the key and the request's length for plain gets and sets; a key alone for
     // other forms of them; nothing for other commands, NUL-led keys or unfinished keys.
     #[test]
@@ -68,7 +71,7 @@ mod tests {
         let long = [b"get ".to_vec(), vec![b'k'; 251], b"\r\n".to_vec()].concat();
         let longest = [b"get ".to_vec(), vec![b'k'; 250], b"\r\n".to_vec()].concat();
         let set = b"set abc 1 0 3\r\nxyz\r\nget q\r\n";
-        let table: &[(&[u8], Option<(&[u8], Option<usize>)>)] = &[
+        let table: &[Case<'_>] = &[
             (b"get abc\r\n", Some((b"abc", Some(9)))),
             (b"get abc\r\nget d\r\n", Some((b"abc", Some(9)))),
             (b"get abc def\r\n", Some((b"abc", None))),
