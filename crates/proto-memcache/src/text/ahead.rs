@@ -98,6 +98,15 @@ mod tests {
             let got = read_ahead_key(next).map(|ahead| (ahead.key, ahead.len));
             assert_eq!(got, *want, "{:?}", String::from_utf8_lossy(next));
         }
+        // Every cut of every case (input arriving in pieces): a hint or none, never a length
+        // past what a whole request would have.
+        for (next, _) in table {
+            for cut in 0..next.len() {
+                if let Some(Ahead { key, len }) = read_ahead_key(&next[..cut]) {
+                    assert!(key.len() < cut && len.is_none_or(|len| len <= next.len() + 2));
+                }
+            }
+        }
         let after = &set[read_ahead_key(set).unwrap().len.unwrap()..];
         assert_eq!(read_ahead_key(after), Some(Ahead { key: b"q", len: Some(7) }));
     }
