@@ -75,6 +75,18 @@ def mc_set128(i):
     return b"set " + key32(i) + b" 0 0 128\r\n" + VALUE128 + b"\r\n"
 
 
+VALUE1K = b"v" * 1024
+
+
+def key64(i):
+    """The i-th key of a 64/1024 request stream (the matrix's 64/1024 row): 64 bytes, spread."""
+    return b"k%063d" % (i * 7919 % KEYS)
+
+
+def mc_set1k(i):
+    return b"set " + key64(i) + b" 0 0 1024\r\n" + VALUE1K + b"\r\n"
+
+
 def hash100_setup():
     args = ["HSET", "big"]
     for i in range(100):
@@ -103,6 +115,10 @@ ROWS = {
                       lambda i: b"get " + key32(i) + b"\r\n", b"END\r\n"),
     "resp-get128-10k": ("resp", lambda: [resp("SET", key32(i), VALUE128) for i in range(KEYS)],
                         lambda i: resp("GET", key32(i)), None),
+    # The same over 64-byte keys with 1 KiB values: the 9:1 64/1024 rows' set.
+    "mc-set1k-10k": ("mc", lambda: [mc_set1k(i) for i in range(KEYS)], mc_set1k, b"\r\n"),
+    "resp-set1k-10k": ("resp", lambda: [resp("SET", key64(i), VALUE1K) for i in range(KEYS)],
+                       lambda i: resp("SET", key64(i), VALUE1K), None),
     "hset-new": ("resp", lambda: [], lambda i: resp("HSET", f"h{i}", "f", "v"), None),
     "hset-100": ("resp", hash100_setup, lambda i: resp("HSET", "big", f"f{i % 100}", i), None),
     "zadd": ("resp", lambda: [], lambda i: resp("ZADD", "z", i, f"m{i % 100}"), None),

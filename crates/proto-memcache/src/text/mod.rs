@@ -9,6 +9,7 @@
 //!  verbosity <level> [noreply]           version | quit | stats [args]*
 //! ```
 
+pub mod ahead;
 pub mod auth;
 pub(crate) mod request;
 pub mod response;

@@ -115,7 +115,7 @@ const PLAIN_DIGITS_MAX: usize = 9;
 /// The number of plain digits at the start of `bytes`, ended by `end`: its value and the
 /// bytes it took with `end`; `None` for no digit, too many or another ending.
 #[inline(always)]
-fn plain_digits(bytes: &[u8], end: u8) -> Option<(u32, usize)> {
+pub(crate) fn plain_digits(bytes: &[u8], end: u8) -> Option<(u32, usize)> {
     let mut value = 0u32;
     for (index, &b) in bytes.iter().take(PLAIN_DIGITS_MAX + 1).enumerate() {
         if !b.is_ascii_digit() {

@@ -1,7 +1,7 @@
 //! memcached's two stream dialects: text/meta and binary.
 
 use exec::{conns::ConnState, counters, memcache::MemcacheView, Counters, Flow};
-use proto_memcache::binary::BinRequest;
+use proto_memcache::{binary::BinRequest, text::ahead::read_ahead_key};
 
 use super::{Dialect, Step};
 
@@ -66,18 +66,30 @@ pub struct Text<'a> {
     auth_reply_at: Option<usize>,
     /// A multiget's reply is made in chunks of about this many bytes (0: in one piece).
     reply_chunk_bytes: usize,
+    /// The request whose home bucket the read ahead started: its items are started when it
+    /// is next.
+    ahead: Option<Ahead>,
+}
+
+/// A request the read ahead scanned two requests early.
+struct Ahead {
+    /// Its address in the input (compared, never read through).
+    start: usize,
+    hash: store::KeyHash,
+    /// Its length, if the scan saw it (see [`read_ahead_key`]).
+    len: Option<usize>,
 }
 
 impl<'a> Text<'a> {
     /// A TCP (or Unix socket) connection's text dialect.
     pub fn stream(ctx: Ctx<'a>, conn: &'a mut MemcacheConn, reply_chunk_bytes: usize) -> Self {
         let login = exec::auth::text_login_offered(ctx.view);
-        Text { ctx, conn, login, auth_reply_at: None, reply_chunk_bytes }
+        Text { ctx, conn, login, auth_reply_at: None, reply_chunk_bytes, ahead: None }
     }
 
     /// A datagram's: no login (admission is per datagram), replies made whole.
     pub fn datagram(ctx: Ctx<'a>, conn: &'a mut MemcacheConn) -> Self {
-        Text { ctx, conn, login: false, auth_reply_at: None, reply_chunk_bytes: 0 }
+        Text { ctx, conn, login: false, auth_reply_at: None, reply_chunk_bytes: 0, ahead: None }
     }
 
     /// A login step for a connection that has not logged in yet.
@@ -145,6 +157,10 @@ impl<'a> Dialect for Text<'a> {
         Step::Done { used: 0, counts: false }
     }
 
+    /// Two steps, two requests apart: the request after next has its home index bucket
+    /// started, and the next one (whose bucket was started a request ago) the items its
+    /// bucket points at, so that neither the index nor the item waits for memory when it
+    /// runs. Gets and sets alike: a set reads the item it replaces (its key compared).
     #[inline(always)]
     fn read_ahead(&mut self, next: &[u8]) {
         // The store's size first: one load, where the scan reads the next request.
@@ -152,8 +168,25 @@ impl<'a> Dialect for Text<'a> {
         if !store.reads_ahead() {
             return;
         }
-        if let Some(key) = next_get_key(next) {
-            store.prefetch(store::KeyHash::of(key));
+        let at = next.as_ptr() as usize;
+        // The next request was scanned as the one after next a request ago: its hash and
+        // length are at hand, and its bucket on its way.
+        let len = match self.ahead.take() {
+            Some(ahead) if ahead.start == at => {
+                store.reader().prefetch_items(ahead.hash);
+                ahead.len
+            }
+            _ => {
+                let Some(first) = read_ahead_key(next) else { return };
+                store.prefetch(store::KeyHash::of(first.key));
+                first.len
+            }
+        };
+        let Some(len) = len else { return };
+        if let Some(second) = next.get(len..).and_then(read_ahead_key) {
+            let hash = store::KeyHash::of(second.key);
+            store.prefetch(hash);
+            self.ahead = Some(Ahead { start: at + len, hash, len: second.len });
         }
     }
 
@@ -235,20 +268,6 @@ impl Text<'_> {
             }
         }
     }
-}
-
-/// The first key of a `get`/`gets` line at the front of `next`, if the line starts that
-/// way and the key ends within a key's length: a hint for [`Dialect::read_ahead`], not a
-/// parse (the request is parsed as usual when its turn comes). Keys that start with a NUL
-/// byte are stored escaped: left out.
-#[inline(always)]
-fn next_get_key(next: &[u8]) -> Option<&[u8]> {
-    let rest = next.strip_prefix(b"get ").or_else(|| next.strip_prefix(b"gets "))?;
-    let window = &rest[..rest.len().min(proto_memcache::limits::KEY_LEN_MAX_DEFAULT + 1)];
-    // Eight bytes at a time; a key holding a tab or control byte is cut there (a hint).
-    let end = proto_memcache::find_below_bang(window)?;
-    let key = &window[..end];
-    (!key.is_empty() && key[0] != 0).then_some(key)
 }
 
 /// Binary packets, with the codec's rejections answered as memcached does (a status packet,
@@ -383,36 +402,5 @@ impl<'a> Dialect for Binary<'a> {
     fn counts(&self, request: &Self::Request<'_>) -> bool {
         use proto_memcache::binary::Opcode;
         !matches!(request.opcode, Opcode::GetQ | Opcode::GetKQ)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::next_get_key;
-
-    // Goal: the read ahead's hint takes the first key of a get/gets line and nothing else:
-    // not another command's, not an unfinished key, not one longer than a key may be, not a
-    // NUL-led (escaped) one.
-    #[test]
-    fn next_get_key_reads_only_get_lines() {
-        let long = [b"get ".to_vec(), vec![b'k'; 251], b"\r\n".to_vec()].concat();
-        let longest = [b"get ".to_vec(), vec![b'k'; 250], b"\r\n".to_vec()].concat();
-        let table: &[(&[u8], Option<&[u8]>)] = &[
-            (b"get abc\r\n", Some(b"abc")),
-            (b"get abc def\r\n", Some(b"abc")),
-            (b"gets abc\n", Some(b"abc")),
-            (b"get abc", None),
-            (b"get  abc\r\n", None),
-            (b"get \0abc\r\n", None),
-            (b"gat 0 abc\r\n", None),
-            (b"set abc 0 0 1\r\nx\r\n", None),
-            (b"GET abc\r\n", None),
-            (b"", None),
-            (&long, None),
-            (&longest, Some(&longest[4..254])),
-        ];
-        for (next, want) in table {
-            assert_eq!(next_get_key(next), *want, "{:?}", String::from_utf8_lossy(next));
-        }
     }
 }
