@@ -8,7 +8,8 @@
 //! location:        [ segment id:24 | offset:20 ]    (segment id 0xFFFFFF: large item)
 //! ```
 //! The index is 64 sub-tables chosen by the top hash bits. A sub-table is an array of 64-byte
-//! buckets of 8 slots, cut into blocks of about 64 buckets. A key has two candidate buckets in
+//! buckets of 8 slots, cut into blocks of 64 buckets (the last one also takes the remainder).
+//! A key has two candidate buckets in
 //! one block: its home, `pos * buckets >> 32`, and a second one picked by other hash bits; it
 //! is inserted into the emptier (two choices balance buckets, so tables fill to their load
 //! limit before any bucket overflows). Bucket order, and so block order, is hash order at
@@ -38,8 +39,10 @@ use crate::{
 
 pub(crate) const SUBTABLES: usize = 64;
 pub(crate) const SLOTS_PER_BUCKET: usize = 8;
-/// Buckets per block (the last blocks of a table may be a little larger).
+/// Buckets per block (the last block of a table holds the remainder too).
 const BLOCK_BUCKETS: usize = 64;
+/// Hash bits that pick a key's second bucket in its block: the stripe bits xor the tag.
+const MIX_BITS: u32 = 14;
 const BUCKET_BYTES: usize = 64;
 /// Grow when a sub-table is this full (percent of slots), plus 0..=8 by sub-table: keys
 /// spread evenly, so equal thresholds made all 64 sub-tables grow, and hold old and new
@@ -154,6 +157,9 @@ struct Bucket([AtomicU64; SLOTS_PER_BUCKET]);
 const _: () = assert!(std::mem::size_of::<Bucket>() == BUCKET_BYTES);
 // The tag (14 bits) fills the slot's top bits, which the probe's mask relies on.
 const _: () = assert!(TAG_SHIFT + 14 == 64);
+// The step's bits (stripe 11, tag 14, xored) fit MIX_BITS, and a step times a block's size
+// fits a usize.
+const _: () = assert!(MIX_BITS == 14 && 2 * BLOCK_BUCKETS << MIX_BITS < u32::MAX as usize);
 
 pub(crate) struct Table {
     region: Region,
@@ -199,39 +205,43 @@ impl Table {
         ((bucket as u64) << 32).div_ceil(self.buckets as u64)
     }
 
-    fn blocks(&self) -> usize {
-        (self.buckets / BLOCK_BUCKETS).max(1)
-    }
-
-    /// The block holding `bucket`, as a range of buckets.
+    /// The block holding `bucket`, as a range of buckets: blocks of exactly
+    /// [`BLOCK_BUCKETS`] from bucket 0, the remainder folded into the last one (so it holds
+    /// `BLOCK_BUCKETS..2 * BLOCK_BUCKETS` buckets; a smaller table is one block). Found by
+    /// shifts and one compare, no division: a lookup's second bucket comes from it.
+    #[inline]
     fn block_of(&self, bucket: usize) -> std::ops::Range<usize> {
-        let blocks = self.blocks();
-        let block = bucket * blocks / self.buckets;
-        let start = (block * self.buckets).div_ceil(blocks);
-        let end = ((block + 1) * self.buckets).div_ceil(blocks);
+        let last_start = self.buckets.saturating_sub(BLOCK_BUCKETS) / BLOCK_BUCKETS * BLOCK_BUCKETS;
+        let start = (bucket / BLOCK_BUCKETS * BLOCK_BUCKETS).min(last_start);
+        let end = if start == last_start { self.buckets } else { start + BLOCK_BUCKETS };
         start..end
     }
 
     /// The two buckets a key may live in (equal only in a one-bucket block, never here).
+    #[inline]
     fn candidates(&self, hash: HashParts) -> [usize; 2] {
         let home = self.home(hash.pos);
         [home, self.alternate(home, hash)]
     }
 
-    /// The key's second bucket, in the block of its home bucket.
+    /// The key's second bucket, in the block of its home bucket, never the home: a step of
+    /// `1..size` buckets on, wrapping within the block. The step scales [`MIX_BITS`] hash
+    /// bits by a multiply and a shift and the wrap is a conditional subtract, so a table of
+    /// any size finds it without a division (the `%` of the earlier arithmetic took about
+    /// half of a read ahead's time in tables not a multiple of the block).
+    #[inline]
     fn alternate(&self, home: usize, hash: HashParts) -> usize {
-        let mix = hash.stripe_bits as usize ^ hash.tag as usize;
-        if self.buckets.is_multiple_of(BLOCK_BUCKETS) {
-            // Every block is exactly BLOCK_BUCKETS long (a table sized in powers of two):
-            // `block_of`'s arithmetic with constant divisors, which compile to no division.
-            let start = home / BLOCK_BUCKETS * BLOCK_BUCKETS;
-            let step = 1 + mix % (BLOCK_BUCKETS - 1);
-            return start + (home - start + step) % BLOCK_BUCKETS;
-        }
         let block = self.block_of(home);
         let size = block.len();
-        let step = 1 + mix % (size - 1);
-        block.start + (home - block.start + step) % size
+        let mix = (hash.stripe_bits ^ u32::from(hash.tag)) as usize;
+        debug_assert!(mix < 1 << MIX_BITS);
+        let step = 1 + ((mix * (size - 1)) >> MIX_BITS);
+        let at = home + step;
+        if at >= block.end {
+            at - size
+        } else {
+            at
+        }
     }
 
     /// Slots a key may live in, home bucket first.
@@ -734,27 +744,59 @@ impl Drop for Index {
 mod tests {
     use super::*;
 
-    /// The general block arithmetic, as every table size uses it.
-    fn alternate_by_blocks(table: &Table, home: usize, hash: HashParts) -> usize {
-        let block = table.block_of(home);
-        let size = block.len();
-        let step = 1 + (hash.stripe_bits as usize ^ hash.tag as usize) % (size - 1);
-        block.start + (home - block.start + step) % size
+    /// The block and second-bucket arithmetic written plainly, with divisions.
+    fn alternate_by_blocks(table: &Table, home: usize, hash: HashParts) -> (usize, usize) {
+        let blocks = (table.buckets / BLOCK_BUCKETS).max(1);
+        let block = (home / BLOCK_BUCKETS).min(blocks - 1);
+        let start = block * BLOCK_BUCKETS;
+        let size = if block == blocks - 1 { table.buckets - start } else { BLOCK_BUCKETS };
+        let mix = (hash.stripe_bits ^ u32::from(hash.tag)) as usize;
+        let step = 1 + mix * (size - 1) / (1 << MIX_BITS);
+        (start, start + (home - start + step) % size)
     }
 
-    // Goal: the whole-block shortcut puts every key in the same second bucket as the general
-    // arithmetic, for tables of whole blocks and others; and never in its home bucket.
+    // Goal: the division-free arithmetic puts every key in the same second bucket as the
+    // plain one, for tables of whole blocks and others, small and large; the second bucket
+    // is never the home one and lies in its block, and blocks tile the table.
     #[test]
     fn alternate_bucket_matches_block_arithmetic() {
-        for buckets in [16, 64, 128, 1024, 1100, 4096 + 7] {
+        for buckets in [2, 3, 16, 63, 64, 65, 127, 128, 129, 1024, 1100, 4096 + 7, 4096 + 63] {
             let table = Table::new(buckets).expect("map a table");
             for i in 0u64..5000 {
                 let hash = HashParts::of(&i.to_le_bytes());
                 let home = table.home(hash.pos);
                 let alternate = table.alternate(home, hash);
-                assert_eq!(alternate, alternate_by_blocks(&table, home, hash), "{buckets} {i}");
+                let (start, plain) = alternate_by_blocks(&table, home, hash);
+                assert_eq!(alternate, plain, "{buckets} {i}");
                 assert_ne!(alternate, home);
+                assert_eq!(table.block_of(home).start, start);
+                assert!(table.block_of(home).contains(&alternate));
             }
+            let mut next = 0;
+            while next < buckets {
+                let block = table.block_of(next);
+                assert_eq!(block.start, next, "{buckets}");
+                assert!(
+                    block.len() >= BLOCK_BUCKETS.min(buckets) && block.len() < 2 * BLOCK_BUCKETS
+                );
+                next = block.end;
+            }
+            assert_eq!(next, buckets);
         }
+    }
+
+    // Goal: every step 1..size is used in a block, evenly enough that two choices balance.
+    #[test]
+    fn alternate_steps_spread_over_the_block() {
+        let table = Table::new(100).expect("map a table");
+        let mut seen = [0usize; 100];
+        for i in 0u64..200_000 {
+            let hash = HashParts::of(&i.to_le_bytes());
+            let home = table.home(hash.pos);
+            seen[(table.alternate(home, hash) + 100 - home) % 100] += 1;
+        }
+        let counts = &seen[1..];
+        let (min, max) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+        assert!(seen[0] == 0 && *min > 0 && *max < min + min / 4, "{min}..{max}");
     }
 }
