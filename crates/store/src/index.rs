@@ -197,7 +197,7 @@ impl Table {
     }
 
     fn home(&self, pos: u32) -> usize {
-        ((u64::from(pos) * self.buckets as u64) >> 32) as usize
+        home_bucket(self.buckets, pos)
     }
 
     /// The first hash position whose home bucket is `bucket` (2^32 past the last bucket).
@@ -205,48 +205,72 @@ impl Table {
         ((bucket as u64) << 32).div_ceil(self.buckets as u64)
     }
 
-    /// The block holding `bucket`, as a range of buckets: blocks of exactly
-    /// [`BLOCK_BUCKETS`] from bucket 0, the remainder folded into the last one (so it holds
-    /// `BLOCK_BUCKETS..2 * BLOCK_BUCKETS` buckets; a smaller table is one block). Found by
-    /// shifts and one compare, no division: a lookup's second bucket comes from it.
+    /// The block holding `bucket` ([`block_of`]).
     #[inline]
     fn block_of(&self, bucket: usize) -> std::ops::Range<usize> {
-        let last_start = self.buckets.saturating_sub(BLOCK_BUCKETS) / BLOCK_BUCKETS * BLOCK_BUCKETS;
-        let start = (bucket / BLOCK_BUCKETS * BLOCK_BUCKETS).min(last_start);
-        let end = if start == last_start { self.buckets } else { start + BLOCK_BUCKETS };
-        start..end
+        block_of(self.buckets, bucket)
     }
 
     /// The two buckets a key may live in (equal only in a one-bucket block, never here).
     #[inline]
     fn candidates(&self, hash: HashParts) -> [usize; 2] {
-        let home = self.home(hash.pos);
-        [home, self.alternate(home, hash)]
+        candidates(self.buckets, hash)
     }
 
-    /// The key's second bucket, in the block of its home bucket, never the home: a step of
-    /// `1..size` buckets on, wrapping within the block. The step scales [`MIX_BITS`] hash
-    /// bits by a multiply and a shift and the wrap is a conditional subtract, so a table of
-    /// any size finds it without a division (the `%` of the earlier arithmetic took about
-    /// half of a read ahead's time in tables not a multiple of the block).
+    /// The key's second bucket ([`alternate`]).
     #[inline]
     fn alternate(&self, home: usize, hash: HashParts) -> usize {
-        let block = self.block_of(home);
-        let size = block.len();
-        let mix = (hash.stripe_bits ^ u32::from(hash.tag)) as usize;
-        debug_assert!(mix < 1 << MIX_BITS);
-        let step = 1 + ((mix * (size - 1)) >> MIX_BITS);
-        let at = home + step;
-        if at >= block.end {
-            at - size
-        } else {
-            at
-        }
+        alternate(self.buckets, home, hash)
     }
 
     /// Slots a key may live in, home bucket first.
     fn cells(&self, hash: HashParts) -> impl Iterator<Item = &AtomicU64> + '_ {
         self.candidates(hash).into_iter().flat_map(move |b| self.bucket(b).0.iter())
+    }
+}
+
+/// The home bucket of hash position `pos` in a table of `buckets`.
+#[inline]
+fn home_bucket(buckets: usize, pos: u32) -> usize {
+    ((u64::from(pos) * buckets as u64) >> 32) as usize
+}
+
+/// The block holding `bucket` in a table of `buckets`, as a range of buckets: blocks of
+/// exactly [`BLOCK_BUCKETS`] from bucket 0, the remainder folded into the last one (so it
+/// holds `BLOCK_BUCKETS..2 * BLOCK_BUCKETS` buckets; a smaller table is one block). Found by
+/// shifts and one compare, no division: a lookup's second bucket comes from it.
+#[inline]
+fn block_of(buckets: usize, bucket: usize) -> std::ops::Range<usize> {
+    let last_start = buckets.saturating_sub(BLOCK_BUCKETS) / BLOCK_BUCKETS * BLOCK_BUCKETS;
+    let start = (bucket / BLOCK_BUCKETS * BLOCK_BUCKETS).min(last_start);
+    let end = if start == last_start { buckets } else { start + BLOCK_BUCKETS };
+    start..end
+}
+
+/// A key's two buckets in a table of `buckets`, home first.
+#[inline]
+fn candidates(buckets: usize, hash: HashParts) -> [usize; 2] {
+    let home = home_bucket(buckets, hash.pos);
+    [home, alternate(buckets, home, hash)]
+}
+
+/// The key's second bucket, in the block of its home bucket, never the home: a step of
+/// `1..size` buckets on, wrapping within the block. The step scales [`MIX_BITS`] hash bits
+/// by a multiply and a shift and the wrap is a conditional subtract, so a table of any size
+/// finds it without a division (the `%` of the earlier arithmetic took about half of a read
+/// ahead's time in tables not a multiple of the block).
+#[inline]
+fn alternate(buckets: usize, home: usize, hash: HashParts) -> usize {
+    let block = block_of(buckets, home);
+    let size = block.len();
+    let mix = (hash.stripe_bits ^ u32::from(hash.tag)) as usize;
+    debug_assert!(mix < 1 << MIX_BITS && size >= 2);
+    let step = 1 + ((mix * (size - 1)) >> MIX_BITS);
+    let at = home + step;
+    if at >= block.end {
+        at - size
+    } else {
+        at
     }
 }
 
@@ -275,7 +299,7 @@ pub(crate) struct Sub {
     /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
     /// The current table's first bucket (an address) and bucket count, for prefetches that
-    /// take no pin ([`Index::prefetch_home_unpinned`]): set with the table, read without
+    /// take no pin ([`Index::prefetch_buckets_unpinned`]): set with the table, read without
     /// order, so a reader may pair an old one with a new one and prefetch a useless line;
     /// nothing is ever read through them.
     hint_base: AtomicUsize,
@@ -385,15 +409,21 @@ impl Index {
         }
     }
 
-    /// Starts loading the key's home bucket in the sub-table's current table without a
-    /// pin, from the sub-table's hints (a stale hint prefetches a useless line): the read
-    /// ahead of pipelined requests, whose reads pin each on their own.
-    pub(crate) fn prefetch_home_unpinned(&self, hash: HashParts) {
+    /// Starts loading the key's two buckets in the sub-table's current table without a
+    /// pin, from the sub-table's hints (a stale hint prefetches useless lines): the read
+    /// ahead of pipelined requests, whose reads pin each on their own. No division finds
+    /// the second bucket, and about half the keys live there.
+    #[inline]
+    pub(crate) fn prefetch_buckets_unpinned(&self, hash: HashParts) {
         let sub = &self.subs[hash.sub];
         let base = sub.hint_base.load(Ordering::Relaxed);
         let buckets = sub.hint_buckets.load(Ordering::Relaxed);
-        let home = ((u64::from(hash.pos) * buckets as u64) >> 32) as usize;
-        crate::mem::prefetch_address(base.wrapping_add(home * BUCKET_BYTES));
+        if buckets < 2 {
+            return; // never: every table has two or more (the block arithmetic needs them)
+        }
+        for bucket in candidates(buckets, hash) {
+            crate::mem::prefetch_address(base.wrapping_add(bucket * BUCKET_BYTES));
+        }
     }
 
     /// A sub-table's prefetch hints (test only).
@@ -412,35 +442,32 @@ impl Index {
         (table.region.ptr() as usize, table.buckets)
     }
 
-    /// Calls `f` with the location of each entry of the current table whose tag is the
-    /// key's (the items a lookup of the key would read): the home bucket's, or else the
-    /// second bucket's.
-    pub(crate) fn tagged_locations(
-        &self,
-        hash: HashParts,
-        guard: &Guard,
-        mut f: impl FnMut(Location),
-    ) {
+    /// The location of an entry of the current table whose tag is the key's (the item a
+    /// lookup of the key would most likely read): the home bucket's, or else the second
+    /// bucket's; of several (a tag shared by chance: 14 bits), the last. Each bucket is
+    /// scanned without a branch per slot (a select), and nothing is called per match: it is
+    /// the read ahead's second step, run for every key of a batch.
+    #[inline]
+    pub(crate) fn tagged_location(&self, hash: HashParts, guard: &Guard) -> Option<Location> {
         let sub = &self.subs[hash.sub];
         // SAFETY: pinned; the current table is never null.
         let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
         let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
-        let mut scan = |bucket: usize| {
-            let mut matched = false;
+        let scan = |bucket: usize| {
+            let mut matched = 0;
             for slot in &table.bucket(bucket).0 {
                 let value = slot.load(Ordering::Relaxed);
-                if value & TAG_VALID_MASK == want {
-                    f(Slot(value).location());
-                    matched = true;
-                }
+                matched = if value & TAG_VALID_MASK == want { value } else { matched };
             }
             matched
         };
         // As `probe`: the second bucket only when the home one has no candidate.
         let home = table.home(hash.pos);
-        if !scan(home) {
-            scan(table.alternate(home, hash));
+        let mut matched = scan(home);
+        if matched == 0 {
+            matched = scan(table.alternate(home, hash));
         }
+        (matched != 0).then(|| Slot(matched).location())
     }
 
     /// Inserts a new entry for a key known to be absent. The caller holds the key's stripe.
