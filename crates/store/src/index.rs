@@ -8,7 +8,8 @@
 //! location:        [ segment id:24 | offset:20 ]    (segment id 0xFFFFFF: large item)
 //! ```
 //! The index is 64 sub-tables chosen by the top hash bits. A sub-table is an array of 64-byte
-//! buckets of 8 slots, cut into blocks of about 64 buckets. A key has two candidate buckets in
+//! buckets of 8 slots, cut into blocks of 64 buckets (the last one also takes the remainder).
+//! A key has two candidate buckets in
 //! one block: its home, `pos * buckets >> 32`, and a second one picked by other hash bits; it
 //! is inserted into the emptier (two choices balance buckets, so tables fill to their load
 //! limit before any bucket overflows). Bucket order, and so block order, is hash order at
@@ -27,9 +28,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 
+mod buckets;
 mod cuckoo;
 mod find;
 mod scan;
+
+use buckets::{alternate, block_of, candidates, home_bucket};
 
 use crate::{
     mem::Region,
@@ -38,8 +42,10 @@ use crate::{
 
 pub(crate) const SUBTABLES: usize = 64;
 pub(crate) const SLOTS_PER_BUCKET: usize = 8;
-/// Buckets per block (the last blocks of a table may be a little larger).
+/// Buckets per block (the last block of a table holds the remainder too).
 const BLOCK_BUCKETS: usize = 64;
+/// Hash bits that pick a key's second bucket in its block: the stripe bits xor the tag.
+const MIX_BITS: u32 = 14;
 const BUCKET_BYTES: usize = 64;
 /// Grow when a sub-table is this full (percent of slots), plus 0..=8 by sub-table: keys
 /// spread evenly, so equal thresholds made all 64 sub-tables grow, and hold old and new
@@ -154,6 +160,9 @@ struct Bucket([AtomicU64; SLOTS_PER_BUCKET]);
 const _: () = assert!(std::mem::size_of::<Bucket>() == BUCKET_BYTES);
 // The tag (14 bits) fills the slot's top bits, which the probe's mask relies on.
 const _: () = assert!(TAG_SHIFT + 14 == 64);
+// The step's bits (stripe 11, tag 14, xored) fit MIX_BITS, and a step times a block's size
+// fits a usize.
+const _: () = assert!(MIX_BITS == 14 && (2 * BLOCK_BUCKETS) << MIX_BITS < u32::MAX as usize);
 
 pub(crate) struct Table {
     region: Region,
@@ -191,7 +200,7 @@ impl Table {
     }
 
     fn home(&self, pos: u32) -> usize {
-        ((u64::from(pos) * self.buckets as u64) >> 32) as usize
+        home_bucket(self.buckets, pos)
     }
 
     /// The first hash position whose home bucket is `bucket` (2^32 past the last bucket).
@@ -199,39 +208,22 @@ impl Table {
         ((bucket as u64) << 32).div_ceil(self.buckets as u64)
     }
 
-    fn blocks(&self) -> usize {
-        (self.buckets / BLOCK_BUCKETS).max(1)
-    }
-
-    /// The block holding `bucket`, as a range of buckets.
+    /// The block holding `bucket` ([`block_of`]).
+    #[inline]
     fn block_of(&self, bucket: usize) -> std::ops::Range<usize> {
-        let blocks = self.blocks();
-        let block = bucket * blocks / self.buckets;
-        let start = (block * self.buckets).div_ceil(blocks);
-        let end = ((block + 1) * self.buckets).div_ceil(blocks);
-        start..end
+        block_of(self.buckets, bucket)
     }
 
     /// The two buckets a key may live in (equal only in a one-bucket block, never here).
+    #[inline]
     fn candidates(&self, hash: HashParts) -> [usize; 2] {
-        let home = self.home(hash.pos);
-        [home, self.alternate(home, hash)]
+        candidates(self.buckets, hash)
     }
 
-    /// The key's second bucket, in the block of its home bucket.
+    /// The key's second bucket ([`alternate`]).
+    #[inline]
     fn alternate(&self, home: usize, hash: HashParts) -> usize {
-        let mix = hash.stripe_bits as usize ^ hash.tag as usize;
-        if self.buckets.is_multiple_of(BLOCK_BUCKETS) {
-            // Every block is exactly BLOCK_BUCKETS long (a table sized in powers of two):
-            // `block_of`'s arithmetic with constant divisors, which compile to no division.
-            let start = home / BLOCK_BUCKETS * BLOCK_BUCKETS;
-            let step = 1 + mix % (BLOCK_BUCKETS - 1);
-            return start + (home - start + step) % BLOCK_BUCKETS;
-        }
-        let block = self.block_of(home);
-        let size = block.len();
-        let step = 1 + mix % (size - 1);
-        block.start + (home - block.start + step) % size
+        alternate(self.buckets, home, hash)
     }
 
     /// Slots a key may live in, home bucket first.
@@ -265,7 +257,7 @@ pub(crate) struct Sub {
     /// Old buckets migrated in this generation; exactly one chunk brings it to the total.
     migrate_done: AtomicUsize,
     /// The current table's first bucket (an address) and bucket count, for prefetches that
-    /// take no pin ([`Index::prefetch_home_unpinned`]): set with the table, read without
+    /// take no pin ([`Index::prefetch_buckets_unpinned`]): set with the table, read without
     /// order, so a reader may pair an old one with a new one and prefetch a useless line;
     /// nothing is ever read through them.
     hint_base: AtomicUsize,
@@ -375,15 +367,21 @@ impl Index {
         }
     }
 
-    /// Starts loading the key's home bucket in the sub-table's current table without a
-    /// pin, from the sub-table's hints (a stale hint prefetches a useless line): the read
-    /// ahead of pipelined requests, whose reads pin each on their own.
-    pub(crate) fn prefetch_home_unpinned(&self, hash: HashParts) {
+    /// Starts loading the key's two buckets in the sub-table's current table without a
+    /// pin, from the sub-table's hints (a stale hint prefetches useless lines): the read
+    /// ahead of pipelined requests, whose reads pin each on their own. No division finds
+    /// the second bucket, and about half the keys live there.
+    #[inline]
+    pub(crate) fn prefetch_buckets_unpinned(&self, hash: HashParts) {
         let sub = &self.subs[hash.sub];
         let base = sub.hint_base.load(Ordering::Relaxed);
         let buckets = sub.hint_buckets.load(Ordering::Relaxed);
-        let home = ((u64::from(hash.pos) * buckets as u64) >> 32) as usize;
-        crate::mem::prefetch_address(base.wrapping_add(home * BUCKET_BYTES));
+        if buckets < 2 {
+            return; // never: every table has two or more (the block arithmetic needs them)
+        }
+        for bucket in candidates(buckets, hash) {
+            crate::mem::prefetch_address(base.wrapping_add(bucket * BUCKET_BYTES));
+        }
     }
 
     /// A sub-table's prefetch hints (test only).
@@ -402,35 +400,32 @@ impl Index {
         (table.region.ptr() as usize, table.buckets)
     }
 
-    /// Calls `f` with the location of each entry of the current table whose tag is the
-    /// key's (the items a lookup of the key would read): the home bucket's, or else the
-    /// second bucket's.
-    pub(crate) fn tagged_locations(
-        &self,
-        hash: HashParts,
-        guard: &Guard,
-        mut f: impl FnMut(Location),
-    ) {
+    /// The location of an entry of the current table whose tag is the key's (the item a
+    /// lookup of the key would most likely read): the home bucket's, or else the second
+    /// bucket's; of several (a tag shared by chance: 14 bits), the last. Each bucket is
+    /// scanned without a branch per slot (a select), and nothing is called per match: it is
+    /// the read ahead's second step, run for every key of a batch.
+    #[inline]
+    pub(crate) fn tagged_location(&self, hash: HashParts, guard: &Guard) -> Option<Location> {
         let sub = &self.subs[hash.sub];
         // SAFETY: pinned; the current table is never null.
         let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
         let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
-        let mut scan = |bucket: usize| {
-            let mut matched = false;
+        let scan = |bucket: usize| {
+            let mut matched = 0;
             for slot in &table.bucket(bucket).0 {
                 let value = slot.load(Ordering::Relaxed);
-                if value & TAG_VALID_MASK == want {
-                    f(Slot(value).location());
-                    matched = true;
-                }
+                matched = if value & TAG_VALID_MASK == want { value } else { matched };
             }
             matched
         };
         // As `probe`: the second bucket only when the home one has no candidate.
         let home = table.home(hash.pos);
-        if !scan(home) {
-            scan(table.alternate(home, hash));
+        let mut matched = scan(home);
+        if matched == 0 {
+            matched = scan(table.alternate(home, hash));
         }
+        (matched != 0).then(|| Slot(matched).location())
     }
 
     /// Inserts a new entry for a key known to be absent. The caller holds the key's stripe.
@@ -725,35 +720,6 @@ impl Drop for Index {
                         drop(shared.into_owned());
                     }
                 }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The general block arithmetic, as every table size uses it.
-    fn alternate_by_blocks(table: &Table, home: usize, hash: HashParts) -> usize {
-        let block = table.block_of(home);
-        let size = block.len();
-        let step = 1 + (hash.stripe_bits as usize ^ hash.tag as usize) % (size - 1);
-        block.start + (home - block.start + step) % size
-    }
-
-    // Goal: the whole-block shortcut puts every key in the same second bucket as the general
-    // arithmetic, for tables of whole blocks and others; and never in its home bucket.
-    #[test]
-    fn alternate_bucket_matches_block_arithmetic() {
-        for buckets in [16, 64, 128, 1024, 1100, 4096 + 7] {
-            let table = Table::new(buckets).expect("map a table");
-            for i in 0u64..5000 {
-                let hash = HashParts::of(&i.to_le_bytes());
-                let home = table.home(hash.pos);
-                let alternate = table.alternate(home, hash);
-                assert_eq!(alternate, alternate_by_blocks(&table, home, hash), "{buckets} {i}");
-                assert_ne!(alternate, home);
             }
         }
     }

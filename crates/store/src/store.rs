@@ -405,15 +405,15 @@ impl Reader<'_> {
     }
 
     /// A batch's read ahead, second step, once the buckets had time to arrive (a key or two
-    /// after [`Reader::prefetch_index`]): reads them and starts loading the items whose
-    /// tags match the key's. A hint: it changes nothing.
+    /// after [`Reader::prefetch_index`]): reads them and starts loading the item whose tag
+    /// matches the key's. A hint: it changes nothing.
     #[inline]
     pub fn prefetch_items(&self, hash: KeyHash) {
-        self.store.index.tagged_locations(hash.parts(), &self.guard, |location| {
+        if let Some(location) = self.store.index.tagged_location(hash.parts(), &self.guard) {
             if location.segment != LARGE_SEGMENT {
                 self.store.segments.prefetch_item_head(location.segment, location.offset);
             }
-        });
+        }
     }
 
     fn lookup(&self, key: &[u8], access: Access) -> Option<Item<'_>> {
@@ -457,12 +457,12 @@ impl Store {
         self.recycled.used_bytes.load(Ordering::Relaxed) >= READ_AHEAD_FROM_BYTES
     }
 
-    /// Pipelined requests' read ahead: starts loading the home index bucket of the key of
+    /// Pipelined requests' read ahead: starts loading both index buckets of the key of
     /// `hash`, for a read of it soon after (the next request). Takes no pin: a hint from
     /// the index's unordered table hints, which changes nothing and reads nothing.
     #[inline]
     pub fn prefetch(&self, hash: KeyHash) {
-        self.index.prefetch_home_unpinned(hash.parts());
+        self.index.prefetch_buckets_unpinned(hash.parts());
     }
 }
 
