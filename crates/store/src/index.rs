@@ -431,16 +431,21 @@ impl Index {
     /// Inserts a new entry for a key known to be absent. The caller holds the key's stripe.
     pub(crate) fn insert(&self, hash: HashParts, slot: Slot, guard: &Guard) -> Insert {
         let sub = &self.subs[hash.sub];
-        let current = sub.current.load(Ordering::Acquire, guard);
-        // SAFETY: pinned; the current table is never null.
-        let table = unsafe { current.deref() };
-        if claim_slot(table, hash, slot) {
-            shared_writes::note(Site::IndexCount);
-            sub.count.fetch_add(1, Ordering::Relaxed);
-            Insert::Done
-        } else {
-            Insert::Full
+        // Bounded: a retry needs a growth to start meanwhile, and one starts only after the
+        // last finished.
+        for _ in 0..4 {
+            let current = sub.current.load(Ordering::Acquire, guard);
+            // SAFETY: pinned; the current table is never null.
+            let table = unsafe { current.deref() };
+            let Some(cell) = claim_slot(table, hash, slot) else { return Insert::Full };
+            if still_current(sub, current, guard) {
+                shared_writes::note(Site::IndexCount);
+                sub.count.fetch_add(1, Ordering::Relaxed);
+                return Insert::Done;
+            }
+            cell.store(0, Ordering::Release);
         }
+        Insert::Full
     }
 
     /// Replaces a found entry's value (new location or freq). An entry still in the old table
@@ -458,9 +463,12 @@ impl Index {
             return true;
         }
         let sub = &self.subs[hash.sub];
+        let current = sub.current.load(Ordering::Acquire, guard);
         // SAFETY: pinned; the current table is never null.
-        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
-        if !claim_slot(table, hash, slot) {
+        let table = unsafe { current.deref() };
+        let Some(cell) = claim_slot(table, hash, slot) else { return false };
+        if !still_current(sub, current, guard) {
+            cell.store(0, Ordering::Release);
             return false;
         }
         sub.version.fetch_add(1, Ordering::AcqRel);
@@ -564,7 +572,9 @@ impl Index {
         sub.hint_base.store(table.region.ptr() as usize, Ordering::Relaxed);
         sub.hint_buckets.store(table.buckets, Ordering::Relaxed);
         sub.current.store(Owned::new(table), Ordering::Release);
-        sub.version.fetch_add(1, Ordering::AcqRel);
+        // SeqCst: a claim in the table this replaces is either seen by the migration or
+        // sees the new table (`still_current`).
+        sub.version.fetch_add(1, Ordering::SeqCst);
         sub.migrate_next.store(gen << 32, Ordering::Release);
         Ok(())
     }
@@ -666,8 +676,20 @@ impl Index {
     }
 }
 
-/// Puts `slot` into the emptier of the key's two buckets.
-fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> bool {
+/// Whether `table` is still the sub-table's current one after this thread claimed a cell
+/// in it. A growth that started in between may have moved that cell's bucket already, and
+/// an entry left behind in the old table is lost when the table is retired (seen: keys
+/// stored and acknowledged, gone, while 8 threads grew the index): the caller takes its
+/// claim back and tries again in the new table. It holds the key's stripe, so no
+/// migration moved the claimed entry meanwhile. The fence orders the claim before the
+/// load, as the growth's version bump orders its new table before its migration's reads.
+pub(crate) fn still_current(sub: &Sub, table: Shared<'_, Table>, guard: &Guard) -> bool {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    sub.current.load(Ordering::Acquire, guard) == table
+}
+
+/// Puts `slot` into the emptier of the key's two buckets; the cell it took, if any.
+fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> Option<&AtomicU64> {
     let [first, second] = table.candidates(hash).map(|b| table.bucket(b));
     let free = |bucket: &Bucket| bucket.0.iter().filter(|c| c.load(Ordering::Relaxed) == 0).count();
     let order = if free(second) > free(first) { [second, first] } else { [first, second] };
@@ -677,11 +699,11 @@ fn claim_slot(table: &Table, hash: HashParts, slot: Slot) -> bool {
                 && cell.compare_exchange(0, slot.0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             {
                 shared_writes::note(Site::IndexClaim);
-                return true;
+                return Some(cell);
             }
         }
     }
-    false
+    None
 }
 
 /// Entries a migration must move: used by the store, which re-derives each key's hash.

@@ -574,8 +574,13 @@ impl Recycled {
     }
 
     pub(crate) fn push_freed(&self, segment: u32, charged: usize) {
-        self.freed.lock().push(segment);
+        // Counted under the list's lock: `take_freed` subtracts the list's length under it,
+        // and a segment listed but not yet counted made the count wrap below zero (an add
+        // overflow in `note_roll_for_reuse`, seen once in tests/reliability.rs).
+        let mut freed = self.freed.lock();
+        freed.push(segment);
         self.freed_count.fetch_add(1, Ordering::Release);
+        drop(freed);
         self.in_grace.fetch_sub(1, Ordering::AcqRel);
         self.in_grace_bytes.fetch_sub(charged, Ordering::AcqRel);
         self.frees.fetch_add(1, Ordering::Release);

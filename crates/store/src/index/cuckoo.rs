@@ -31,8 +31,9 @@ impl Index {
         guard: &Guard,
     ) -> bool {
         let sub = &self.subs[hash.sub];
+        let current = sub.current.load(Ordering::Acquire, guard);
         // SAFETY: pinned; the current table is never null.
-        let table = unsafe { sub.current.load(Ordering::Acquire, guard).deref() };
+        let table = unsafe { current.deref() };
         let [first, second] = table.candidates(hash);
         let in_first = table.bucket(first).0.iter().any(|c| std::ptr::eq(c, cell));
         let target = table.bucket(if in_first { second } else { first });
@@ -42,6 +43,10 @@ impl Index {
         }) else {
             return false;
         };
+        if !super::still_current(sub, current, guard) {
+            free.store(0, Ordering::Release); // a growth started: the entry stays where it is
+            return false;
+        }
         // Same order as a move between tables: new copy, version bump, then clear the old.
         sub.version.fetch_add(1, Ordering::AcqRel);
         if self.remove_if(hash.sub, cell, value) {

@@ -441,7 +441,10 @@ impl Store {
             // another thread is clearing) will make some: the item stays where it is for
             // now. Without any, it is evicted after all: nothing else would make room,
             // unless it is protected, which waits (or refuses the write) instead.
+            // Compaction evicts nothing protected either (it took a never-evict item that
+            // found no room for its copy when nothing was on its way back).
             if protected
+                || mode == Clear::Compact && protection.protects(r)
                 || location.segment != LARGE_SEGMENT
                     && (self.memory_on_its_way() || self.others_clearing())
             {

@@ -11,6 +11,11 @@ use crossbeam_epoch::Guard;
 use super::{count_unlink, stripe_of, Ctx, Store, StripeStats, Unlink, MIGRATE_CHUNK_BUCKETS};
 use crate::index::{self, GrowStep, GrowWhen, HashParts, Slot, Table};
 
+/// Times a protected entry that found no slot in the new table frees one and tries again
+/// before it is dropped after all (`Store::migrate_cell`): only when both its buckets and
+/// every one of their entries' other buckets stay full of protected entries.
+const PROTECTED_MOVE_ROUNDS: usize = 8;
+
 impl Store {
     /// Sizes the index for about `keys` keys in one growth per sub-table, for a caller about
     /// to insert that many (a restore): growing as they come moves every entry once per
@@ -189,8 +194,9 @@ impl Store {
     }
 
     pub(super) fn migrate_cell(&self, cell: &AtomicU64, guard: &Guard) {
+        let mut rounds = 0;
         // Bounded: the value changes only by readers raising its frequency (at most 3 times)
-        // or by its removal.
+        // or by its removal; a protected entry retries at most `PROTECTED_MOVE_ROUNDS` times.
         while let Some(value) = index::slot_value(cell) {
             let r = self.resolve(value.location(), guard);
             let hash = HashParts::of(r.key());
@@ -201,17 +207,57 @@ impl Store {
             let moved = index::move_entry(&self.index, hash, cell, value, guard)
                 || (self.relocate_from_buckets(hash, guard)
                     && index::move_entry(&self.index, hash, cell, value, guard));
-            if !moved {
-                index::drop_entry(&self.index, hash, cell);
-                let flush_gen = self.flush_gen.load(Ordering::Acquire);
-                count_unlink(&mut stats, &r, value.freq(), Unlink::Evicted, flush_gen);
-                self.retire_item(value.location(), &r, guard);
+            if moved {
+                return;
+            }
+            if rounds < PROTECTED_MOVE_ROUNDS && self.protection().protects(&r) {
+                // An entry that must not be evicted is not dropped for want of a slot (it was
+                // a never-evict key lost under concurrent writes): its stripe let go, a slot
+                // of its new buckets is made, one stripe held at a time, and it moves again.
                 drop(stats);
-                if self.config.on_evict.is_some() {
-                    self.observe_eviction(&r, value.freq(), self.config.clock.now_ms());
-                }
+                rounds += 1;
+                self.free_slot_for(hash, guard);
+                continue;
+            }
+            index::drop_entry(&self.index, hash, cell);
+            let flush_gen = self.flush_gen.load(Ordering::Acquire);
+            count_unlink(&mut stats, &r, value.freq(), Unlink::Evicted, flush_gen);
+            self.retire_item(value.location(), &r, guard);
+            drop(stats);
+            if self.config.on_evict.is_some() {
+                self.observe_eviction(&r, value.freq(), self.config.clock.now_ms());
             }
             return;
+        }
+    }
+
+    /// Makes a free slot in the current table's buckets of `hash` for a protected entry
+    /// moving out of the old table: the least used entry there that may be evicted goes, or
+    /// else one moves to its other bucket. The caller holds no stripe, so each entry's
+    /// stripe is waited for (one at a time: no lock order to keep), not only tried as a
+    /// write's cuckoo steps do.
+    fn free_slot_for(&self, hash: HashParts, guard: &Guard) {
+        let mut entries = self.index.window_entries(hash, guard);
+        if entries.len() < 2 * index::SLOTS_PER_BUCKET {
+            return; // a slot is free already
+        }
+        entries.sort_by_key(|(_, slot)| slot.freq());
+        let protection = self.protection();
+        for (cell, slot) in entries {
+            let r = self.resolve(slot.location(), guard);
+            let other = HashParts::of(r.key());
+            let mut stats = self.lock_stripe(other);
+            if !protection.protects(&r) && self.index.remove_if(other.sub, cell, slot) {
+                let flush_gen = self.flush_gen.load(Ordering::Acquire);
+                count_unlink(&mut stats, &r, slot.freq(), Unlink::Evicted, flush_gen);
+                self.retire_item(slot.location(), &r, guard);
+                drop(stats);
+                self.observe_eviction(&r, slot.freq(), self.config.clock.now_ms());
+                return;
+            }
+            if self.index.relocate(other, cell, slot, guard) {
+                return;
+            }
         }
     }
 }
