@@ -297,6 +297,23 @@ class Server:
             pass
 
 
+PORT_TRIES = 3
+
+
+def start_on_free_ports(start):
+    """`start(mc_port, resp_port)` on fresh free ports, again on new ones when a port was
+    taken between `free_port` and the server's bind (another xdist worker's client socket
+    can get it: CI saw "Address already in use" once)."""
+    for attempt in range(PORT_TRIES):
+        server = start(free_port(), free_port())
+        try:
+            return server.wait_ready()
+        except pytest.fail.Exception:
+            if attempt + 1 == PORT_TRIES or "Address already in use" not in server.stderr():
+                raise
+            server.cleanup()
+
+
 def start_server(target, io=None, threads=1, conn_limit=None, idle_timeout=None, item_max=None,
                  extra=()):
     """Start one server of `target` with the generic limits translated to its own flags.
@@ -305,17 +322,18 @@ def start_server(target, io=None, threads=1, conn_limit=None, idle_timeout=None,
     chunk size unless slab_chunk_max is lowered too, so that is added for it.
     """
     if target == "spinel":
-        mc_port, resp_port = free_port(), free_port()
-        argv = [spinel_bin(), "-p", str(mc_port), "--resp-port", str(resp_port),
-                "-l", "127.0.0.1", "-t", str(threads), "--io", io, "-m", "64"]
-        if conn_limit is not None:
-            argv += ["-c", str(conn_limit)]
-        if idle_timeout is not None:
-            argv += ["--idle-timeout", str(idle_timeout)]
-        if item_max is not None:
-            argv += ["-I", item_max]
-        argv += list(extra)
-        return Server("spinel", argv, mc_port, resp_port, io, threads).wait_ready()
+        def start(mc_port, resp_port):
+            argv = [spinel_bin(), "-p", str(mc_port), "--resp-port", str(resp_port),
+                    "-l", "127.0.0.1", "-t", str(threads), "--io", io, "-m", "64"]
+            if conn_limit is not None:
+                argv += ["-c", str(conn_limit)]
+            if idle_timeout is not None:
+                argv += ["--idle-timeout", str(idle_timeout)]
+            if item_max is not None:
+                argv += ["-I", item_max]
+            argv += list(extra)
+            return Server("spinel", argv, mc_port, resp_port, io, threads)
+        return start_on_free_ports(start)
     if target == "memcached":
         exe = shutil.which("memcached") or pytest.skip("memcached not installed")
         port = free_port()
