@@ -228,31 +228,22 @@ fn refusing_again_costs_no_pass() {
 fn marked_items_survive_concurrent_eviction() {
     let (store, _, _) = small_store(4 * MIB);
     store.set_never_evict(Some(prefix(b"job:")));
-    let stored: Vec<Vec<String>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..4)
-            .map(|t| {
-                let store = &store;
-                scope.spawn(move || {
-                    let mut jobs = Vec::new();
-                    for i in 0..10_000 {
-                        if i % 40 == 0 {
-                            let job = format!("job:{t}:{i}");
-                            if set(store, &job, 1000, Expiry::Never).is_ok() {
-                                jobs.push(job);
-                            }
-                        }
-                        set(store, &format!("c{t}:{i}"), 1000, Expiry::Never).unwrap();
-                        if i % 3 == 0 {
-                            store.get(format!("c{t}:{}", i / 2).as_bytes());
-                        }
-                    }
-                    jobs
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    let jobs = on_threads(4, |t| {
+        let mut jobs = Vec::new();
+        for i in 0..10_000 {
+            if i % 40 == 0 {
+                let job = format!("job:{t}:{i}");
+                if set(&store, &job, 1000, Expiry::Never).is_ok() {
+                    jobs.push(job);
+                }
+            }
+            set(&store, &format!("c{t}:{i}"), 1000, Expiry::Never).unwrap();
+            if i % 3 == 0 {
+                store.get(format!("c{t}:{}", i / 2).as_bytes());
+            }
+        }
+        jobs
     });
-    let jobs: Vec<String> = stored.into_iter().flatten().collect();
     assert_eq!(jobs.len(), 1_000, "every job was stored");
     assert_eq!(missing(&store, jobs.into_iter()), Vec::<String>::new());
     assert!(store.stats().evictions > 20_000, "{:?}", store.stats());
@@ -266,29 +257,29 @@ fn marked_items_survive_concurrent_eviction() {
 fn marked_items_survive_index_growth() {
     let (store, _, _) = small_store(8 * MIB);
     store.set_never_evict(Some(prefix(b"job:")));
-    let stored: Vec<Vec<String>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..8)
-            .map(|t| {
-                let store = &store;
-                scope.spawn(move || {
-                    let mut jobs = Vec::new();
-                    for i in 0..16_000 {
-                        if i % 4 == 0 {
-                            let job = format!("job:{t}:{i}");
-                            if set(store, &job, 60, Expiry::Never).is_ok() {
-                                jobs.push(job);
-                            }
-                        }
-                        set(store, &format!("c{t}:{i}"), 60, Expiry::Never).unwrap();
-                    }
-                    jobs
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    let jobs = on_threads(8, |t| {
+        let mut jobs = Vec::new();
+        for i in 0..16_000 {
+            if i % 4 == 0 {
+                let job = format!("job:{t}:{i}");
+                if set(&store, &job, 60, Expiry::Never).is_ok() {
+                    jobs.push(job);
+                }
+            }
+            set(&store, &format!("c{t}:{i}"), 60, Expiry::Never).unwrap();
+        }
+        jobs
     });
-    let jobs: Vec<String> = stored.into_iter().flatten().collect();
     assert_eq!(jobs.len(), 32_000, "every job was stored");
     assert_eq!(missing(&store, jobs.into_iter()), Vec::<String>::new());
     assert!(store.stats().evictions > 10_000, "{:?}", store.stats());
+}
+
+/// Runs `work(t)` on `threads` threads at once; the keys they all return.
+fn on_threads(threads: usize, work: impl Fn(usize) -> Vec<String> + Sync) -> Vec<String> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|t| scope.spawn(move || work(t))).collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    })
 }
