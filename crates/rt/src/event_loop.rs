@@ -66,8 +66,9 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
-    /// Connections given a spare `out` this turn (`Conn::advance_output`), given back at the
-    /// flush if unused.
+    /// Connections given a spare `out` (`Conn::advance_output`), given back at the next
+    /// flush if unused: io_uring's in the turn their send completed, epoll's at the flush
+    /// after the one that drained them (held across one wait).
     spares: Vec<Key>,
     /// Connections that stream ([`crate::After::Stream`]), offered output at each tick and
     /// each notifier wake.
@@ -154,6 +155,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if !self.zerocopy.is_empty() {
                 self.reap_zerocopy(false)?;
             }
+            self.handler.turn_end();
             if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
                 return Ok(());
             }
@@ -705,6 +707,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// After the drain: closes what is still open and waits (bounded) for the kernel to
     /// finish what it holds.
     fn finish(&mut self) -> io::Result<()> {
+        self.handler.turn_end();
         for key in self.conns.keys() {
             self.close(key)?;
         }
@@ -713,6 +716,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.driver.wait_for_ops()?;
             self.now = Mono::now();
             self.handle_events()?;
+            self.handler.turn_end();
         }
         // Lingering zero-copy closes get the rest of the wait, then are reset on drop.
         while self.zerocopy.finish_lingering(Instant::now()) && Instant::now() < deadline {
@@ -727,6 +731,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         for key in self.conns.keys() {
             let _ = self.close(key);
         }
+        self.handler.turn_end();
     }
 }
 
