@@ -5,7 +5,7 @@
 //!   turn:  events of the last wait, one at a time ──> accept / deliver to the handler /
 //!          account sends / notified: stream ──> offer the backlog (yielded input) ──>
 //!          tick (every tick_interval; streams too) ──> flush: one send per dirty
-//!          connection ──> driver.wait
+//!          connection ──> handler.turn_end ──> driver.wait
 //! ```
 //!
 //! The [`Driver`] owns the kernel side and reports what happened as [`Event`]s; the loop
