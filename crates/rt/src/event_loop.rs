@@ -195,6 +195,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// Runs the handler's tick, the idle scan and delayed accept re-arms.
     fn tick(&mut self) -> io::Result<()> {
         // Before the handler's tick, so that memory freed here can be given back there.
+        // Unused spares first, so the published buffer bytes hold none (an epoll spare
+        // from the last turn's flush would wait for this turn's).
+        self.return_spares();
         self.conns.shrink();
         self.pool.trim();
         self.pool.allow_large(!self.config.buffers.exceeded());
@@ -547,11 +550,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     ///
     /// The TLS seam (see the module docs): a session would encrypt `Conn::out` here.
     fn flush(&mut self) -> io::Result<()> {
-        for key in self.spares.drain(..) {
-            if let Some(conn) = self.conns.get_mut(key) {
-                conn.return_spare(&mut self.pool);
-            }
-        }
+        self.return_spares();
         let pass = self.dirty.begin_pass();
         for &key in &pass {
             let Some(conn) = self.conns.get_mut(key) else { continue };
@@ -571,6 +570,16 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         self.dirty.end_pass(pass);
         Ok(())
+    }
+
+    /// Gives back the spare `out`s no reply took (see `spares`).
+    #[inline]
+    fn return_spares(&mut self) {
+        for key in self.spares.drain(..) {
+            if let Some(conn) = self.conns.get_mut(key) {
+                conn.return_spare(&mut self.pool);
+            }
+        }
     }
 
     /// `bytes` of output left (a completion, or a send that wrote at once): gives drained
