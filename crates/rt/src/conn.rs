@@ -225,20 +225,31 @@ impl<C> Conn<C> {
 
     /// Records `bytes` written from the front of the output: from `sending` while it has
     /// unsent bytes (io_uring), else from `out` in place (epoll). A buffer written to the end
-    /// goes back to the pool, except a drained `sending` while `out` has no buffer: it
-    /// becomes `out`, a spare for this turn (the next request of a client that waits for
-    /// each reply arrives in the same turn as the send's completion, and its reply is
-    /// written there, with no pool round trip). Returns true then; the caller lists the
-    /// connection, and the flush gives an unused spare back (an idle connection holds no
-    /// buffer across a wait).
+    /// goes back to the pool, except when it can be the connection's spare `out` (the next
+    /// request of a client that waits for each reply has its reply written there, with no
+    /// pool round trip). Returns true then; the caller lists the connection, and the next
+    /// flush gives an unused spare back:
+    ///
+    /// - io_uring: a drained `sending` while `out` has no buffer. The send's completion and
+    ///   the next request arrive in the same wait, so the spare lives for the rest of that
+    ///   turn and an idle connection holds no buffer across a wait.
+    /// - epoll: a drained `out` (written in place at the flush). The next request arrives
+    ///   after the wait, so the spare is held across one wait, and given back at the next
+    ///   turn's flush if that turn brought no reply: an idle connection holds no buffer
+    ///   past the turn after its last reply (at most a tick of waiting).
     #[inline]
     pub fn advance_output(&mut self, bytes: usize, pool: &mut OutPool) -> bool {
         if !self.sending.has_unsent() {
             self.out.advance(bytes);
-            if self.out.is_drained() {
-                pool.give(self.out.take_vec());
+            if !self.out.is_drained() || self.out.capacity() == 0 {
+                return false;
             }
-            return false;
+            if self.out.capacity() > SPARE_CAPACITY_MAX {
+                pool.give(self.out.take_vec());
+                return false;
+            }
+            self.out.clear();
+            return true;
         }
         self.sending.advance(bytes);
         if !self.sending.is_drained() {
@@ -280,8 +291,8 @@ impl<C> Conn<C> {
     }
 }
 
-/// A drained `sending` buffer up to this capacity may stay a turn as the connection's spare
-/// `out` ([`Conn::advance_output`]); a larger one goes back to the pool at once.
+/// A drained output buffer up to this capacity may stay as the connection's spare `out`
+/// ([`Conn::advance_output`]); a larger one goes back to the pool at once.
 const SPARE_CAPACITY_MAX: usize = 64 << 10;
 
 /// Names a connection across turns: the slot and the generation it had.
@@ -685,6 +696,30 @@ mod tests {
         assert_eq!((conn.sending.capacity(), pool.len()), (0, 2));
         conn.return_spare(&mut pool);
         assert_eq!(conn.out.bytes(), b"b", "a spare with output stays");
+    }
+
+    /// epoll's `out`, written in place, stays as the spare once drained (the caller lists
+    /// it, and the next flush gives it back unless a reply took it); a large one goes back.
+    #[test]
+    fn drained_out_is_a_spare_until_the_next_flush() {
+        let mut pool = OutPool::new();
+        let mut conn = Conn::new(-1, (), Mono::now());
+        conn.out = OutBuf::from(b"reply\r\n".to_vec());
+        assert!(!conn.advance_output(3, &mut pool), "not drained yet");
+        assert!(conn.advance_output(4, &mut pool));
+        assert!(conn.out.is_empty() && conn.out.capacity() != 0);
+        assert_eq!(pool.len(), 0);
+        conn.out.buf_mut().extend_from_slice(b"next\r\n");
+        conn.return_spare(&mut pool);
+        assert_eq!((conn.out.bytes(), pool.len()), (&b"next\r\n"[..], 0), "a reply took it");
+        assert!(conn.advance_output(6, &mut pool));
+        conn.return_spare(&mut pool);
+        assert_eq!((conn.out.capacity(), pool.len()), (0, 1), "unused: back to the pool");
+        assert!(!conn.advance_output(0, &mut pool), "no buffer, no spare");
+        conn.out = OutBuf::with_capacity(SPARE_CAPACITY_MAX + 1);
+        conn.out.buf_mut().push(b'x');
+        assert!(!conn.advance_output(1, &mut pool));
+        assert_eq!((conn.out.capacity(), pool.len()), (0, 2));
     }
 
     #[test]

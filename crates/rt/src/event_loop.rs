@@ -5,7 +5,7 @@
 //!   turn:  events of the last wait, one at a time ──> accept / deliver to the handler /
 //!          account sends / notified: stream ──> offer the backlog (yielded input) ──>
 //!          tick (every tick_interval; streams too) ──> flush: one send per dirty
-//!          connection ──> driver.wait
+//!          connection ──> handler.turn_end ──> driver.wait
 //! ```
 //!
 //! The [`Driver`] owns the kernel side and reports what happened as [`Event`]s; the loop
@@ -66,8 +66,9 @@ pub(crate) struct EventLoop<'a, D: Driver, H: Handler> {
     dirty: DirtyList<Key>,
     /// Connections with leftover input the handler should see again next turn.
     backlog: Vec<Key>,
-    /// Connections given a spare `out` this turn (`Conn::advance_output`), given back at the
-    /// flush if unused.
+    /// Connections given a spare `out` (`Conn::advance_output`), given back at the next
+    /// flush if unused: io_uring's in the turn their send completed, epoll's at the flush
+    /// after the one that drained them (held across one wait).
     spares: Vec<Key>,
     /// Connections that stream ([`crate::After::Stream`]), offered output at each tick and
     /// each notifier wake.
@@ -154,6 +155,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             if !self.zerocopy.is_empty() {
                 self.reap_zerocopy(false)?;
             }
+            self.handler.turn_end();
             if matches!(self.mode, Mode::Draining { .. }) && self.open == 0 {
                 return Ok(());
             }
@@ -193,6 +195,9 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// Runs the handler's tick, the idle scan and delayed accept re-arms.
     fn tick(&mut self) -> io::Result<()> {
         // Before the handler's tick, so that memory freed here can be given back there.
+        // Unused spares first, so the published buffer bytes hold none (an epoll spare
+        // from the last turn's flush would wait for this turn's).
+        self.return_spares();
         self.conns.shrink();
         self.pool.trim();
         self.pool.allow_large(!self.config.buffers.exceeded());
@@ -545,11 +550,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     ///
     /// The TLS seam (see the module docs): a session would encrypt `Conn::out` here.
     fn flush(&mut self) -> io::Result<()> {
-        for key in self.spares.drain(..) {
-            if let Some(conn) = self.conns.get_mut(key) {
-                conn.return_spare(&mut self.pool);
-            }
-        }
+        self.return_spares();
         let pass = self.dirty.begin_pass();
         for &key in &pass {
             let Some(conn) = self.conns.get_mut(key) else { continue };
@@ -569,6 +570,16 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         }
         self.dirty.end_pass(pass);
         Ok(())
+    }
+
+    /// Gives back the spare `out`s no reply took (see `spares`).
+    #[inline]
+    fn return_spares(&mut self) {
+        for key in self.spares.drain(..) {
+            if let Some(conn) = self.conns.get_mut(key) {
+                conn.return_spare(&mut self.pool);
+            }
+        }
     }
 
     /// `bytes` of output left (a completion, or a send that wrote at once): gives drained
@@ -705,6 +716,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
     /// After the drain: closes what is still open and waits (bounded) for the kernel to
     /// finish what it holds.
     fn finish(&mut self) -> io::Result<()> {
+        self.handler.turn_end();
         for key in self.conns.keys() {
             self.close(key)?;
         }
@@ -713,6 +725,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
             self.driver.wait_for_ops()?;
             self.now = Mono::now();
             self.handle_events()?;
+            self.handler.turn_end();
         }
         // Lingering zero-copy closes get the rest of the wait, then are reset on drop.
         while self.zerocopy.finish_lingering(Instant::now()) && Instant::now() < deadline {
@@ -727,6 +740,7 @@ impl<D: Driver, H: Handler> EventLoop<'_, D, H> {
         for key in self.conns.keys() {
             let _ = self.close(key);
         }
+        self.handler.turn_end();
     }
 }
 

@@ -19,8 +19,10 @@
 //! - An idle connection holds no buffer: received bytes live in the loop's shared receive
 //!   buffers (io_uring provided buffers, or one scratch buffer for epoll); only the unparsed
 //!   tail of a request is copied into a per-connection buffer, freed once it is consumed.
-//!   Output buffers come from a per-loop pool and go back to it once sent (io_uring's may
-//!   stay as the connection's spare for the rest of the turn in which its send completed).
+//!   Output buffers come from a per-loop pool and go back to it once sent; a drained one
+//!   may stay as the connection's spare for its next reply: io_uring's for the rest of the
+//!   turn in which its send completed, epoll's until the flush of the turn after (across
+//!   one wait), given back then if that turn brought no reply.
 //! - All input that arrived in one loop turn is handed to the handler before any reply is
 //!   sent; then every connection with output gets one send.
 //! - Backpressure: a connection whose unsent output reaches [`LoopConfig::output_pause_bytes`]
@@ -450,6 +452,12 @@ pub trait Handler {
 
     /// Runs every [`LoopConfig::tick_interval`].
     fn tick(&mut self) -> Control;
+
+    /// The loop's turn is over (its sends are made) and it is about to wait: what the
+    /// handler keeps for the turn's calls only (a clock read once for all of them) ends
+    /// here. By default nothing happens.
+    #[inline]
+    fn turn_end(&mut self) {}
 
     /// The socket of a connection just accepted, once, before any input: for a handler
     /// that may have to end the connection from another thread (Redis CLIENT KILL shuts

@@ -24,6 +24,7 @@ both_backends!(
     paused_pipeline_drains_completely,
     half_close_drops_incomplete_request,
     reset_frees_paused_connections,
+    idle_connections_hold_no_output_buffer,
     idle_timeout_closes,
     idle_timeout_set_while_running,
     accept_refusal_sends_line,
@@ -235,6 +236,29 @@ fn half_close_drops_incomplete_request(backend: Backend) {
     s.shutdown(Shutdown::Write).unwrap();
     assert_eq!(read_to_end(&mut s), b"one\ntwo\n");
     assert!(eventually(Duration::from_secs(2), || server.stats.closed.load(Ordering::Relaxed) == 1));
+}
+
+/// Connections that got a reply and then stay idle hold no output buffer once a tick has
+/// passed: epoll keeps a drained one as the connection's spare across one wait only, and
+/// the pool frees buffers nobody took for a tick.
+fn idle_connections_hold_no_output_buffer(backend: Backend) {
+    let cfg = config(backend);
+    let buffers = cfg.buffers.clone();
+    let server = start(cfg, vec![listener(0)], PLAIN);
+    let clients: Vec<_> = (0..20)
+        .map(|_| {
+            let mut s = connect(server.addr());
+            s.write_all(b"big 40000\n").unwrap();
+            assert_eq!(read_exact(&mut s, 40_001).len(), 40_001);
+            s
+        })
+        .collect();
+    assert!(
+        eventually(Duration::from_secs(2), || buffers.used_bytes() == 0),
+        "{} bytes still held by idle connections",
+        buffers.used_bytes()
+    );
+    drop(clients);
 }
 
 /// Resetting paused connections frees what they held at once; others are still served.

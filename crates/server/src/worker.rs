@@ -147,6 +147,12 @@ pub struct Worker {
     /// The tick at which to trim: a few after the last noticed drop, so that every loop has
     /// freed its share (each shrinks its tables at its own tick) and the closing is over.
     trim_at_tick: Option<u64>,
+    /// The store's clock, read at the turn's first receive and held still until the turn
+    /// ends ([`rt::Handler::turn_end`]): every request of the turn, whichever connection
+    /// sent it, sees that time, as Redis caches its clock for a command and memcached keeps
+    /// `current_time`. One read per turn rather than per connection's batch (46
+    /// instructions each, callgrind).
+    clock: Option<store::FrozenClock>,
 }
 
 /// Ticks between the last noticed drop in connections and the trim.
@@ -196,6 +202,7 @@ impl Worker {
             trims_memory: index == 0,
             conns_peak: 0,
             trim_at_tick: None,
+            clock: None,
         }
     }
 
@@ -358,8 +365,11 @@ impl rt::Handler for Worker {
             }
             return (input.len(), After::CloseAfterFlush);
         }
-        // One clock read for the batch, not one per request (see store::FrozenClock).
-        let _clock = store::FrozenClock::now();
+        // One clock read for the loop's turn, not one per request or connection (see
+        // store::FrozenClock; let go in `turn_end`).
+        if self.clock.is_none() {
+            self.clock = Some(store::FrozenClock::now());
+        }
         // Other loops' wakes wait for the batch's end: one each, not one per PUBLISH.
         crate::wakes::hold();
         // Inside the gate while executing: an EXEC on another worker waits for this batch.
@@ -484,6 +494,12 @@ impl rt::Handler for Worker {
             Conn::Resp { session, .. } if session.is_cut_off() => rt::After::CloseAfterFlush,
             _ => rt::After::Continue,
         }
+    }
+
+    /// The turn's frozen clock goes (the store reads the wall clock again).
+    #[inline]
+    fn turn_end(&mut self) {
+        self.clock = None;
     }
 
     fn tick(&mut self) -> Control {

@@ -174,20 +174,23 @@ fn serve_batch<D: Dialect>(
             return (pos, After::Yield, scratch);
         }
         let rest = &input[pos..];
-        let step = match dialect.intercept(rest, out) {
-            Some(step) => step,
-            None => match dialect.parse(rest, scratch) {
-                Ok((request, used)) => {
-                    if dialect.waits_for_loans(&request) {
+        let step = if let Some(step) = dialect.intercept(rest, out) {
+            step
+        } else {
+            // Borrowed in place, not moved out (see `recycle`).
+            let parsed = dialect.parse(rest, scratch);
+            match parsed {
+                Ok((ref request, used)) => {
+                    if dialect.waits_for_loans(request) {
                         counters::bump(&counters.conn_yields, 1);
-                        return (pos, After::Yield, dialect.recycle(request));
+                        return (pos, After::Yield, recycle(dialect, parsed));
                     }
-                    let counts = dialect.counts(&request);
+                    let counts = dialect.counts(request);
                     let more = used < rest.len();
-                    hold_pin(&mut pin, dialect.reads_only(&request), more);
+                    hold_pin(&mut pin, dialect.reads_only(request), more);
                     dialect.read_ahead(&rest[used..]);
-                    let flow = dialect.execute(&request, used, out);
-                    scratch = dialect.recycle(request);
+                    let flow = dialect.execute(request, used, out);
+                    scratch = recycle(dialect, parsed);
                     if flow != Flow::Continue {
                         let replies_pending = out.len() > out_start;
                         match ending(dialect, flow, out, replies_pending, counters) {
@@ -204,7 +207,7 @@ fn serve_batch<D: Dialect>(
                     scratch = D::Scratch::default();
                     dialect.refuse(error, rest, out)
                 }
-            },
+            }
         };
         match step {
             Step::Done { used, counts } => {
@@ -220,6 +223,21 @@ fn serve_batch<D: Dialect>(
         }
     }
     (pos, After::Continue, scratch)
+}
+
+/// The scratch back from a parsed request ([`Dialect::recycle`]). The batch matches the
+/// parse's result in place and borrows the request from it, so the result moves only here,
+/// after the request ran (a memcached request is large: moving it out of the result before
+/// it ran was a `memcpy` of about 30 instructions a request, callgrind).
+#[inline(always)]
+fn recycle<'a, D: Dialect>(
+    dialect: &mut D,
+    parsed: Result<(D::Request<'a>, usize), D::Error>,
+) -> D::Scratch {
+    match parsed {
+        Ok((request, _)) => dialect.recycle(request),
+        Err(_) => D::Scratch::default(),
+    }
 }
 
 /// Takes the batch's read pin before a read that more input follows (a lone read pins by
