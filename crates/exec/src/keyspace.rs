@@ -12,7 +12,9 @@ pub const DATABASES: u8 = 16;
 const ESCAPE: u8 = 0;
 
 /// The stored form of `key` in database `db`; borrows `key` when no prefix is needed,
-/// otherwise builds it in `scratch`.
+/// otherwise builds it in `scratch`. Inlined: every keyed request asks (a call was 19
+/// instructions of a pipelined single get's ~1,350, callgrind).
+#[inline]
 pub fn encode<'a>(db: u8, key: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
     debug_assert!(db < DATABASES);
     if db == 0 && key.first() != Some(&ESCAPE) {

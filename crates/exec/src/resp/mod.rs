@@ -669,7 +669,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`Ctx::key`] and the reply buffer together, for a core that composes the reply
-    /// under the key's lock.
+    /// under the key's lock. Inlined: a GET's one call (out of line, 49 instructions of a
+    /// pipelined GET's ~1,500, callgrind).
+    #[inline(always)]
     fn key_and_out(&mut self, index: usize) -> (&[u8], &mut Vec<u8>) {
         let key = self.cmd.arg(index).expect("arity checked before the handler runs");
         (crate::keyspace::encode(self.session.db, key, &mut self.key_scratch), &mut *self.out)

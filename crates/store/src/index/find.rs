@@ -69,6 +69,11 @@ fn probe_old<'g, T>(
     Some((Found { in_old_table: true, ..found }, t))
 }
 
+/// A key's entry in `table`: its home bucket first, then (a hit there needs no more) its
+/// second one. The second bucket's place is found only when the home bucket has no match:
+/// in one loop over both buckets the compiler computed it before the first probe, about 30
+/// instructions that a home-bucket hit (most hits) did not need (callgrind, `get` of 10k
+/// keys at pipeline 32).
 #[inline]
 fn probe<'t, T>(
     table: &'t Table,
@@ -77,19 +82,25 @@ fn probe<'t, T>(
 ) -> Option<(Found<'t>, T)> {
     let want = (u64::from(hash.tag) << TAG_SHIFT) | VALID;
     let home = table.home(hash.pos);
-    let mut bucket = home;
-    // One loop over the two buckets, so that `is_key` is inlined once. The second bucket
-    // only if needed: finding it costs more than the home bucket's probe.
-    for second in [false, true] {
-        if second {
-            bucket = table.alternate(home, hash);
-        }
-        for slot in &table.bucket(bucket).0 {
-            let value = slot.load(Ordering::Acquire);
-            if value & TAG_VALID_MASK == want {
-                if let Some(t) = is_key(Slot(value)) {
-                    return Some((Found { slot, value: Slot(value), in_old_table: false }, t));
-                }
+    if let Some(found) = probe_bucket(table, home, want, is_key) {
+        return Some(found);
+    }
+    probe_bucket(table, table.alternate(home, hash), want, is_key)
+}
+
+/// The slot of `bucket` whose tag matches (`want`) and whose item `is_key` confirms.
+#[inline(always)]
+fn probe_bucket<'t, T>(
+    table: &'t Table,
+    bucket: usize,
+    want: u64,
+    is_key: &mut impl FnMut(Slot) -> Option<T>,
+) -> Option<(Found<'t>, T)> {
+    for slot in &table.bucket(bucket).0 {
+        let value = slot.load(Ordering::Acquire);
+        if value & TAG_VALID_MASK == want {
+            if let Some(t) = is_key(Slot(value)) {
+                return Some((Found { slot, value: Slot(value), in_old_table: false }, t));
             }
         }
     }
