@@ -32,7 +32,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam_epoch::{self as epoch, Guard};
 
 use super::Store;
-use crate::{bytes, index::Location};
+use crate::{
+    bytes,
+    index::{HashParts, Location},
+};
 
 /// Compaction applies while held bytes are at most this share of the limit.
 const COMPACT_BELOW_NUM: usize = 1;
@@ -43,6 +46,9 @@ const COMPACT_LIVE_MAX_NUM: usize = 3;
 const COMPACT_LIVE_MAX_DEN: usize = 4;
 /// Bytes an item takes beyond its key and value: its header (2 to 20) and access stamp (2).
 const ITEM_OVERHEAD_BYTES: usize = 12;
+/// How many items ahead (guessed from the current one's length) a segment walk starts
+/// loading headers.
+const PREFETCH_ITEMS_AHEAD: usize = 3;
 /// How old the estimate may be when a write that needs room reads it.
 const HELD_REFRESH_MS: u64 = 10;
 
@@ -121,21 +127,63 @@ impl Store {
         self.clearing.load(Ordering::Acquire) > 1
     }
 
-    /// Whether compacting segment `id` (items in `[0, end)`) frees enough to be worth its
-    /// copies: at most `COMPACT_LIVE_MAX` of it is live. Copying a fuller one frees little
-    /// and needs nearly a whole free segment for the copies. Lock-free: a reader's lookups.
-    pub(super) fn worth_compacting(&self, id: u32, end: usize, guard: &Guard) -> bool {
-        let mut live = 0;
+    /// The live items of segment `id` (items in `[0, end)`), found lock-free: a reader's
+    /// lookups, pipelined. Each item's index buckets load while the next item's header is
+    /// read, and the header a few items on (guessed: items as long as this one) loads ahead:
+    /// one miss after another on each header and each bucket was a fifth of the server's
+    /// CPU on 9:1 sets of 1 KiB (perf). The list is a hint for the clear that follows,
+    /// which checks each item again under its stripe lock; an item not live now cannot be
+    /// again (the segment is sealed and its writers are done, so nothing is indexed here).
+    pub(super) fn live_items(&self, id: u32, end: usize, guard: &Guard) -> LiveItems {
+        let mut live = LiveItems::default();
+        let mut behind: Option<(Location, HashParts, usize)> = None;
         let mut offset = 0;
         while offset < end {
             let location = Location { segment: id, offset: offset as u32 };
             let r = self.resolve(location, guard);
             let len = bytes::STAMP_BYTES + r.bytes.len();
-            offset += len;
-            if self.indexed_at(location, r.key(), guard) {
-                live += len;
+            let ahead = offset.saturating_add(len.saturating_mul(PREFETCH_ITEMS_AHEAD));
+            if ahead < end {
+                self.segments.prefetch_item_head(id, ahead as u32);
             }
+            let hash = HashParts::of(r.key());
+            self.index.prefetch_buckets(hash, guard);
+            if let Some(item) = behind.replace((location, hash, len)) {
+                self.note_if_live(item, &mut live, guard);
+            }
+            offset += len;
         }
-        live * COMPACT_LIVE_MAX_DEN <= self.seg_size * COMPACT_LIVE_MAX_NUM
+        if let Some(item) = behind {
+            self.note_if_live(item, &mut live, guard);
+        }
+        live
     }
+
+    fn note_if_live(
+        &self,
+        item: (Location, HashParts, usize),
+        live: &mut LiveItems,
+        guard: &Guard,
+    ) {
+        let (location, hash, len) = item;
+        if self.index.find(hash, guard, |slot| slot.location() == location).is_some() {
+            live.offsets.push(location.offset);
+            live.bytes += len;
+        }
+    }
+
+    /// Whether compacting a segment with `live_bytes` live frees enough to be worth its
+    /// copies: at most `COMPACT_LIVE_MAX` of it is live. Copying a fuller one frees little
+    /// and needs nearly a whole free segment for the copies.
+    pub(super) fn worth_compacting(&self, live_bytes: usize) -> bool {
+        live_bytes * COMPACT_LIVE_MAX_DEN <= self.seg_size * COMPACT_LIVE_MAX_NUM
+    }
+}
+
+/// A segment's live items, from [`Store::live_items`]: their offsets in order, and the
+/// bytes they take with their stamps.
+#[derive(Default)]
+pub(super) struct LiveItems {
+    pub(super) offsets: Vec<u32>,
+    pub(super) bytes: usize,
 }

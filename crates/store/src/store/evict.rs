@@ -324,7 +324,9 @@ impl Store {
         let end = seg.used_end.load(Ordering::Acquire) as usize;
         let queue = seg.queue();
         let guard = epoch::pin();
-        if mode == Clear::Compact && !self.worth_compacting(id, end, &guard) {
+        // Compaction visits only the items its lock-free walk found live.
+        let live = (mode == Clear::Compact).then(|| self.live_items(id, end, &guard));
+        if live.as_ref().is_some_and(|live| !self.worth_compacting(live.bytes)) {
             // Copying it would free little: queued again as it is, which is what copying
             // every item forward would have made of it.
             self.lock_ctl().push_segment(id, seg);
@@ -340,11 +342,12 @@ impl Store {
             }
         }
         let _clearing = self.clearing();
-        let mut offset = 0;
-        while offset < end {
-            let location = Location { segment: id, offset: offset as u32 };
+        let live = live.map(|live| live.offsets);
+        let mut next = 0;
+        while let Some(offset) = visit_at(live.as_deref(), next, end) {
+            let location = Location { segment: id, offset };
             let r = self.resolve(location, &guard);
-            offset += bytes::STAMP_BYTES + r.bytes.len();
+            next += if live.is_some() { 1 } else { bytes::STAMP_BYTES + r.bytes.len() };
             let cleared = self.clear_item(location, &r, mode, queue, &pass.protection, &guard);
             if cleared == Cleared::NoRoom {
                 // Items before this one are copied or gone (their bytes are garbage now);
@@ -576,4 +579,13 @@ pub(super) struct Room {
     pub(super) segment: Option<u32>,
     /// Bytes charged to the budget.
     pub(super) bytes: usize,
+}
+
+/// The offset of the next item a segment's clear visits, from `next`: a place in `live`
+/// (the items a compaction's walk found live), or the offset itself when every item is.
+fn visit_at(live: Option<&[u32]>, next: usize, end: usize) -> Option<u32> {
+    match live {
+        Some(live) => live.get(next).copied(),
+        None => (next < end).then_some(next as u32),
+    }
 }
