@@ -44,6 +44,8 @@ mod follow;
 
 /// Reads per readiness event per connection, so one busy connection cannot starve others.
 const READS_PER_EVENT: usize = 4;
+/// The shared receive buffer of a thread.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
 /// How long in-flight requests may take to finish after the run's end.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// Live-report interval.
@@ -149,6 +151,7 @@ pub struct Engine<'a> {
     generator: Generator,
     keys: Vec<u64>,
     part_keys: Vec<u64>,
+    read_buf: Box<[u8]>,
     scratch: Scratch,
     /// Commands the reply just parsed asks its op to send next.
     follow: FollowUps,
@@ -194,6 +197,7 @@ impl<'a> Engine<'a> {
             generator: Generator::new(&config.workload, seed, start),
             keys: Vec::with_capacity(config.workload.keys_per_get),
             part_keys: Vec::with_capacity(config.workload.keys_per_get),
+            read_buf: vec![0; READ_BUFFER_BYTES].into_boxed_slice(),
             scratch: Scratch::default(),
             follow: FollowUps::default(),
             dirty: DirtyList::with_capacity(slot_count),
@@ -501,31 +505,30 @@ impl<'a> Engine<'a> {
 
     fn on_readable(&mut self, index: usize) {
         for _ in 0..READS_PER_EVENT {
-            let n = match self.conns[index].read() {
+            let n = match self.conns[index].read(&mut self.read_buf) {
                 ReadResult::Data(n) => n,
                 ReadResult::WouldBlock => return,
                 ReadResult::Closed(_) => return self.kill(index, ErrorKind::Connection),
             };
-            let full = self.conns[index].input.is_full();
             self.received(index, n);
-            if self.conns[index].dead || !full {
+            if self.conns[index].dead || n < self.read_buf.len() {
                 return;
             }
-            self.conns[index].input.grow();
         }
     }
 
-    /// `n` bytes arrived in the connection's input buffer: parse replies in place, keep
-    /// the unparsed rest there.
+    /// `n` bytes arrived in the read buffer: parse replies, keep the unparsed tail (the
+    /// server loop's `InputTail`: parsed in place when there is no tail, freed once empty).
     fn received(&mut self, index: usize, n: usize) {
         self.arrived_ns = self.shared.now_ns();
-        self.conns[index].input.filled(n);
         let mut input = std::mem::take(&mut self.conns[index].input);
-        let parsed = self.parse_replies(index, input.unparsed());
-        if let Some(used) = parsed {
-            input.consume(used);
-        }
-        if parsed.is_some() && !input.is_over_limit() {
+        let buf = std::mem::take(&mut self.read_buf);
+        let intact = input.offer(&buf[..n], |bytes| match self.parse_replies(index, bytes) {
+            Some(used) => (used, true),
+            None => (0, false),
+        });
+        self.read_buf = buf;
+        if intact {
             self.conns[index].input = input;
         } else {
             self.kill(index, ErrorKind::Protocol); // its input is dropped with `input`
