@@ -107,9 +107,10 @@ where
 
 /// The common reply read in one pass, checking each item as it goes: whole `VALUE <key>
 /// <flags> <bytes>[ <cas>]\r\n<data>\r\n` items (single spaces, plain digits, lines within
-/// the codec's limit) then `END\r\n`. `None` for anything else (an error line, a partial
-/// reply, any other spelling): the codec's parser then decides, so this path accepts only
-/// what the codec accepts, with the same meaning.
+/// the codec's limit) then `END\r\n`, or such items cut short by the end of the input
+/// (`Incomplete`, as the codec says). `None` for anything else (an error line, any other
+/// spelling): the codec's parser then decides, so this path accepts only what the codec
+/// accepts, with the same meaning.
 fn parse_plain_values<I>(keys: I, format: &KeyFormat, input: &[u8]) -> Option<Parsed>
 where
     I: Iterator<Item = u64>,
@@ -118,10 +119,16 @@ where
     let mut broken = None;
     let mut at = 0;
     while let Some(rest) = input[at..].strip_prefix(b"VALUE ") {
-        let (key, data_len, line_len) = value_line(rest)?;
+        let Some((key, data_len, line_len)) = value_line(rest) else {
+            return line_cut_short(rest).then_some(Parsed::Incomplete);
+        };
         let data_start = at + b"VALUE ".len() + line_len;
         let data_end = data_start.checked_add(data_len)?;
-        if input.get(data_end..data_end.checked_add(2)?)? != b"\r\n" {
+        // The codec waits for the data and its terminator whatever the bytes so far.
+        let Some(terminator) = input.get(data_end..data_end.checked_add(2)?) else {
+            return Some(Parsed::Incomplete);
+        };
+        if terminator != b"\r\n" {
             return None;
         }
         if broken.is_none() {
@@ -129,14 +136,25 @@ where
         }
         at = data_end + 2;
     }
+    let rest = &input[at..];
+    // Fewer than six bytes and no line end: the codec waits for the rest of the line.
+    if rest.len() < b"VALUE ".len() && !rest.contains(&b'\n') {
+        return Some(Parsed::Incomplete);
+    }
     // A reply that does not answer the request is reported once whole, as the codec's.
-    input[at..].starts_with(b"END\r\n").then(|| match broken {
+    rest.starts_with(b"END\r\n").then(|| match broken {
         Some(why) => Parsed::Broken(why),
         None => {
             let used = at + b"END\r\n".len();
             Parsed::Reply { tally: cursor.finish(), error: None, used }
         }
     })
+}
+
+/// Whether `rest` (after `VALUE `) is a value line the input cut short: no line end yet,
+/// and too short for the codec to call the line too long.
+fn line_cut_short(rest: &[u8]) -> bool {
+    rest.len() < LINE_LEN_MAX_DEFAULT - 4 && !rest.contains(&b'\n')
 }
 
 /// The reply to a single-key get, the load's commonest: `END\r\n`, or one whole plain item
@@ -171,6 +189,9 @@ fn parse_single(id: u64, format: &KeyFormat, input: &[u8]) -> Option<Parsed> {
 /// the bytes the line spans.
 fn value_line(rest: &[u8]) -> Option<(&[u8], usize, usize)> {
     let key_len = line_window(rest).iter().position(|&b| b == b' ')?;
+    if rest[..key_len].contains(&b'\n') {
+        return None;
+    }
     let (data_len, line_len) = after_key(rest, key_len)?;
     Some((&rest[..key_len], data_len, line_len))
 }
@@ -181,8 +202,8 @@ fn line_window(rest: &[u8]) -> &[u8] {
     &rest[..rest.len().min(LINE_LEN_MAX_DEFAULT - 4)]
 }
 
-/// The rest of a value line whose key (no space, no LF) is the first `key_len` bytes of
-/// `rest`: the data length and the bytes the whole line spans.
+/// The rest of a value line whose key (no space, no LF: the caller has checked) is the first
+/// `key_len` bytes of `rest`: the data length and the bytes the whole line spans.
 fn after_key(rest: &[u8], key_len: usize) -> Option<(usize, usize)> {
     let window = line_window(rest);
     if key_len == 0 || window.get(key_len) != Some(&b' ') {
@@ -196,7 +217,7 @@ fn after_key(rest: &[u8], key_len: usize) -> Option<(usize, usize)> {
     if let Some(cas) = window[line_len..].strip_prefix(b" ") {
         line_len += 1 + plain_number(cas)?.1;
     }
-    if window[..key_len].contains(&b'\n') || !window[line_len..].starts_with(b"\r\n") {
+    if !window[line_len..].starts_with(b"\r\n") {
         return None;
     }
     Some((usize::try_from(data_len).ok()?, line_len + 2))

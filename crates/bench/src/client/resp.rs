@@ -119,11 +119,22 @@ where
 /// length, or RESP2's null. `None` for anything else, which `parse_reply` then reads; this
 /// accepts only what it accepts, with the same meaning.
 fn parse_single(id: u64, input: &[u8]) -> Option<Parsed> {
-    const NULL: &[u8] = b"$-1\r\n";
+    let (data, used) = plain_bulk(input)?;
     let mut tally = Tally::default();
+    match data {
+        Some(data) => super::check_value(&mut tally, id, data),
+        None => tally.misses = 1,
+    }
+    Some(Parsed::Reply { tally, error: None, used })
+}
+
+/// A whole bulk string with a plain decimal length (`Some(data)`), or RESP2's null
+/// (`None`), at the front of `input`, and the bytes it spans. `None` for anything else
+/// (a partial one included), which `parse_reply` then reads.
+fn plain_bulk(input: &[u8]) -> Option<(Option<&[u8]>, usize)> {
+    const NULL: &[u8] = b"$-1\r\n";
     if input.starts_with(NULL) {
-        tally.misses = 1;
-        return Some(Parsed::Reply { tally, error: None, used: NULL.len() });
+        return Some((None, NULL.len()));
     }
     let rest = input.strip_prefix(b"$")?;
     let digits = rest.iter().take(10).take_while(|b| b.is_ascii_digit()).count();
@@ -136,8 +147,7 @@ fn parse_single(id: u64, input: &[u8]) -> Option<Parsed> {
     if input.get(end..end + 2)? != b"\r\n" {
         return None;
     }
-    super::check_value(&mut tally, id, &input[start..end]);
-    Some(Parsed::Reply { tally, error: None, used: end + 2 })
+    Some((Some(&input[start..end]), end + 2))
 }
 
 fn parse_mget<I: Iterator<Item = u64>>(
@@ -156,15 +166,23 @@ fn parse_mget<I: Iterator<Item = u64>>(
     let mut used = end + 2;
     let mut cursor = KeyCursor::new(keys, format);
     for _ in 0..count {
-        let (value, n) = match reply(&input[used..]) {
-            Ok(ok) => ok,
-            Err(parsed) => return parsed,
-        };
-        used += n;
-        let outcome = match value {
-            Value::Bulk(data) => cursor.next_value(Some(data)),
-            Value::NullBulk | Value::Null => cursor.next_value(None),
-            _ => Err("MGET element is not a bulk string or null"),
+        let outcome = match plain_bulk(&input[used..]) {
+            Some((data, n)) => {
+                used += n;
+                cursor.next_value(data)
+            }
+            None => {
+                let (value, n) = match reply(&input[used..]) {
+                    Ok(ok) => ok,
+                    Err(parsed) => return parsed,
+                };
+                used += n;
+                match value {
+                    Value::Bulk(data) => cursor.next_value(Some(data)),
+                    Value::NullBulk | Value::Null => cursor.next_value(None),
+                    _ => Err("MGET element is not a bulk string or null"),
+                }
+            }
         };
         if let Err(why) = outcome {
             return Parsed::Broken(why);

@@ -266,6 +266,12 @@ fn resp_get() {
         parse_all(Protocol::Resp, OpKind::Get, &[1, 2, 3], &multi),
         reply(1, 2, 1, multi.len())
     );
+    // A RESP3 null element is read by the codec, the plain bulk after it by the fast path.
+    let resp3 = [&b"*2\r\n_\r\n$20\r\n"[..], &val(2, 20), b"\r\n"].concat();
+    assert_eq!(
+        parse_all(Protocol::Resp, OpKind::Get, &[1, 2], &resp3),
+        reply(1, 1, 0, resp3.len())
+    );
     assert!(matches!(
         parse(Protocol::Resp, OpKind::Get, [1, 2].into_iter(), &format(), b"*3\r\n"),
         Parsed::Broken(_)
