@@ -184,10 +184,13 @@ impl Store {
         Taken { coming, freed_now, victims_left: true, stalled: false }
     }
 
-    /// Whether memory is in its grace period or freed and not yet on a free list.
+    /// Whether memory is in its grace period or freed and not yet on a free list. A replaced
+    /// index table's charge counts: without it, a never-evict write was refused while the
+    /// charge of the table its own growth replaced was about to come back.
     pub(super) fn memory_on_its_way(&self) -> bool {
         self.recycled.in_grace.load(Ordering::Acquire) > 0
             || self.recycled.freed_count.load(Ordering::Acquire) > 0
+            || self.recycled.index_retiring_bytes.load(Ordering::Acquire) > 0
     }
 
     /// Whether eviction could open a segment for the items it keeps.

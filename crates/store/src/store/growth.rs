@@ -11,6 +11,15 @@ use crossbeam_epoch::Guard;
 use super::{count_unlink, stripe_of, Ctx, Store, StripeStats, Unlink, MIGRATE_CHUNK_BUCKETS};
 use crate::index::{self, GrowStep, GrowWhen, HashParts, Slot, Table};
 
+/// What [`Store::grow_from`] did.
+pub(super) enum Grown {
+    Started,
+    /// Not needed, growing already, or not now (near the limit, over the load limit).
+    NotStarted,
+    /// Needed, and the budget had not these bytes for the new table.
+    NoMemory(usize),
+}
+
 /// Times a protected entry that found no slot in the new table frees one and tries again
 /// before it is dropped after all (`Store::migrate_cell`): only when both its buckets and
 /// every one of their entries' other buckets stay full of protected entries.
@@ -144,13 +153,25 @@ impl Store {
     /// Starts growing a sub-table if `when` says it needs it. False if it did not start, for
     /// want of memory or because it is growing already.
     pub(super) fn grow(&self, sub: usize, when: GrowWhen, guard: &Guard) -> bool {
+        matches!(self.grow_from(sub, when, &mut 0, guard), Grown::Started)
+    }
+
+    /// [`Store::grow`], the new table charged to `room_bytes` (memory a write made room for,
+    /// `Store::make_room`) when they cover it, else to the budget.
+    pub(super) fn grow_from(
+        &self,
+        sub: usize,
+        when: GrowWhen,
+        room_bytes: &mut usize,
+        guard: &Guard,
+    ) -> Grown {
         let step = if self.memory_used_bytes() > self.config.memory_bytes / 2 {
             GrowStep::Small
         } else {
             GrowStep::Normal
         };
         let Some(buckets) = self.index.wants_growth(sub, when, step, guard) else {
-            return false;
+            return Grown::NotStarted;
         };
         let bytes = Table::bytes_for(buckets);
         // Near the memory limit, index memory competes with items: grow only when a key
@@ -158,18 +179,21 @@ impl Store {
         // exactly when memory is scarce.
         let used = self.memory_used_bytes();
         if when == GrowWhen::OverLoadLimit && used + bytes > self.config.memory_bytes / 8 * 7 {
-            return false;
+            return Grown::NotStarted;
         }
-        if !self.charge_other(bytes) {
-            return false; // no memory to spare: the table stays fuller
+        if *room_bytes >= bytes {
+            *room_bytes -= bytes;
+        } else if !self.charge_other(bytes) {
+            return Grown::NoMemory(bytes); // no memory to spare: the table stays fuller
         }
         let started = Table::new(buckets)
             .ok()
             .is_some_and(|table| self.index.start_growth(sub, table, guard).is_ok());
         if !started {
             self.recycled.uncharge(bytes);
+            return Grown::NotStarted;
         }
-        started
+        Grown::Started
     }
 
     pub(super) fn migrate_step(&self, sub: usize, guard: &Guard) {
@@ -183,8 +207,11 @@ impl Store {
             let recycled = Arc::clone(&self.recycled);
             recycled.index_retiring_bytes.fetch_add(bytes, Ordering::AcqRel);
             guard.defer(move || {
-                recycled.index_retiring_bytes.fetch_sub(bytes, Ordering::AcqRel);
                 recycled.uncharge(bytes);
+                recycled.index_retiring_bytes.fetch_sub(bytes, Ordering::AcqRel);
+                // A write waiting for memory on its way back (`Store::wait_for_frees`)
+                // counts this charge coming back as a free.
+                recycled.frees.fetch_add(1, Ordering::Release);
             });
             // Hand the table and its charge to the global queue now: left in this thread's
             // bag, they waited for 64 more deferred frees, and retired tables still charged

@@ -58,10 +58,34 @@ impl Store {
                 }
             }
             if !self.roll(queue, class, active_index, id, writer.reborrow()) {
-                return None;
+                return self.append_to_other_shard(queue, class, new, len, &writer);
             }
         }
         None
+    }
+
+    /// Eviction's copy when its own shard's segment is full and no free one is left: the
+    /// other shards' main-queue segments of its class, which only eviction writes and which
+    /// are charged whole. Without this a copy could find no room while another shard's
+    /// segment had plenty, and every victim holding a never-evict item was then kept, until
+    /// a pass over all of them refused a write with most of the store evictable (seen: 1 run
+    /// in 10-80 of `marked_items_survive_concurrent_eviction`).
+    fn append_to_other_shard(
+        &self,
+        queue: Queue,
+        class: usize,
+        new: NewBytes<'_>,
+        len: usize,
+        writer: &Writer<'_>,
+    ) -> Option<(Location, u64)> {
+        if !matches!(writer, Writer::Eviction) || queue != Queue::Main {
+            return None;
+        }
+        let first = (queue as usize * TTL_CLASSES + class) * self.write_shards;
+        (first..first + self.write_shards).find_map(|index| {
+            let id = self.active[index].load(Ordering::Acquire);
+            (id != NONE).then(|| self.try_append(id, new, len, false)).flatten()
+        })
     }
 
     pub(super) fn try_append(
