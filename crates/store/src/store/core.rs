@@ -217,11 +217,7 @@ impl Store {
             }
             None => self.insert_new(ctx, slot, gen, data_len),
         };
-        match linked {
-            Linked::Yes => {}
-            Linked::Refused => return Err(OpError::Store(StoreError::NoSpace)),
-            Linked::NeedsIndexBytes(bytes) => return Err(OpError::NeedRoom(Need::Bytes(bytes))),
-        }
+        linked.or_refuse()?;
         if new_owner && !existing.is_some_and(|(_, r)| same_owner(r, item)) {
             self.queue_owner(ctx.key, &item.value.concat(), class, ctx.guard);
         }
@@ -395,6 +391,27 @@ fn word<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
     word
 }
 
+/// Whether [`Store::insert_new`] linked the item.
+pub(super) enum Linked {
+    /// Linked, or dropped as if evicted at once.
+    Yes,
+    /// Not linked: the write is refused.
+    Refused,
+    /// Not linked: a grown index table needs these bytes first.
+    NeedsIndexBytes(usize),
+}
+
+impl Linked {
+    /// The write goes on, is refused, or makes room for a grown index table first.
+    fn or_refuse(self) -> Result<(), OpError> {
+        match self {
+            Linked::Yes => Ok(()),
+            Linked::Refused => Err(OpError::Store(StoreError::NoSpace)),
+            Linked::NeedsIndexBytes(bytes) => Err(OpError::NeedRoom(Need::Bytes(bytes))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::same_key;
@@ -416,14 +433,4 @@ mod tests {
             assert!(!same_key(&a, &longer) && !same_key(&longer, &a), "len {len}");
         }
     }
-}
-
-/// Whether [`Store::insert_new`] linked the item.
-pub(super) enum Linked {
-    /// Linked, or dropped as if evicted at once.
-    Yes,
-    /// Not linked: the write is refused.
-    Refused,
-    /// Not linked: a grown index table needs these bytes first.
-    NeedsIndexBytes(usize),
 }
