@@ -6,6 +6,8 @@ HISTOGRAM's `calls` are exact on both servers; its buckets are checked only for 
 The expectations are what redis-server 7.0 does (validated with CONFORMANCE_TARGET=redis).
 """
 
+import re
+
 import pytest
 
 from resp_read import read_value
@@ -102,7 +104,9 @@ def test_latency_doctor(fresh):
     call(c, "EVAL", "local i = 0 while i < 3000000 do i = i + 1 end return i", "0")
     report = call(c, "LATENCY", "DOCTOR").decode()
     assert report.startswith("Dave, I have observed latency spikes in this Redis instance. "
-                             "You don't mind talking about it, do you Dave?\n\n1. command: 1 "
-                             "latency spikes (average "), report
+                             "You don't mind talking about it, do you Dave?\n\n1. "), report
+    # Other events may pass a 1 ms threshold too on a loaded machine (CI saw an expire cycle
+    # of 1 ms listed first); the script's spike is one numbered line among them.
+    assert re.search(r"^\d+\. command: 1 latency spikes \(average ", report, re.M), report
     assert "- Check your Slow Log to understand what are the commands you are running which are "\
            "too slow to execute." in report
